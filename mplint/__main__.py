@@ -1,0 +1,7 @@
+"""Allow ``python -m mplint``."""
+
+import sys
+
+from mplint.cli import main
+
+sys.exit(main())

@@ -1,0 +1,1 @@
+"""Shared analyses that several checks read (model outputs, layer properties)."""

@@ -1,0 +1,89 @@
+"""What a Keras layer constructor call says about its dtype and activation."""
+
+from __future__ import annotations
+
+from typing import FrozenSet, Optional
+
+import libcst as cst
+
+from mplint.analysis.models import SOFTMAX_FUNCTIONS, LayerCall, argument
+from mplint.checker import Context
+
+FLOAT32_NAMES = frozenset({"float32", "float64"})
+SIXTEEN_BIT_NAMES = frozenset({"float16", "bfloat16", "mixed_float16", "mixed_bfloat16", "half"})
+
+ABSENT = "absent"
+UNKNOWN = "unknown"
+
+#: layers whose second positional argument is ``activation``
+_ACTIVATION_SECOND = frozenset({"keras.layers.Dense"})
+#: layers whose first positional argument is the activation
+_ACTIVATION_FIRST = frozenset({"keras.layers.Activation"})
+
+
+def is_keras_layer(layer: LayerCall) -> bool:
+    return any(name.startswith("keras.layers.") for name in layer.layer_class)
+
+
+def layer_dtype(layer: LayerCall, ctx: Context) -> str:
+    """"float32"-like name, a 16-bit name, ABSENT (no dtype argument) or UNKNOWN."""
+    expr = argument(layer.constructor, -1, "dtype")
+    if expr is None:
+        return ABSENT
+    if isinstance(expr, cst.Name) and expr.value == "None":
+        return ABSENT
+    found = ctx.values.values(expr, layer.location)
+    if found is None or len(found) != 1:
+        return UNKNOWN
+    value = next(iter(found))
+    return str(value) if isinstance(value, str) else UNKNOWN
+
+
+def computes_in_float32(layer: LayerCall, ctx: Context) -> Optional[bool]:
+    """True when the layer computes in float32, False when 16-bit, None when unknown.
+
+    Without a dtype argument the layer follows the global policy: False here, since
+    callers only ask under a mixed policy.
+    """
+    dtype = layer_dtype(layer, ctx)
+    if dtype == ABSENT:
+        return False
+    if dtype == UNKNOWN:
+        return None
+    if dtype in FLOAT32_NAMES:
+        return True
+    if dtype in SIXTEEN_BIT_NAMES:
+        return False
+    return None
+
+
+def activation_expr(layer: LayerCall) -> Optional[cst.BaseExpression]:
+    if layer.layer_class & _ACTIVATION_FIRST:
+        return argument(layer.constructor, 0, "activation")
+    if layer.layer_class & _ACTIVATION_SECOND:
+        return argument(layer.constructor, 1, "activation")
+    return argument(layer.constructor, -1, "activation")
+
+
+def is_softmax_value(expr: cst.BaseExpression, ctx: Context, layer: LayerCall) -> bool:
+    if ctx.names.resolve(expr) & SOFTMAX_FUNCTIONS:
+        return True
+    found = ctx.values.values(expr, layer.location)
+    return found is not None and found == frozenset({"softmax"})
+
+
+def is_softmax_layer(layer: LayerCall, ctx: Context) -> bool:
+    """A Softmax layer, ``Activation('softmax')`` or any layer with ``activation=softmax``."""
+    if "keras.layers.Softmax" in layer.layer_class:
+        return True
+    expr = activation_expr(layer)
+    return expr is not None and is_softmax_value(expr, ctx, layer)
+
+
+def sixteen_bit_name(names: FrozenSet[str]) -> str:
+    """How to name the compute dtype in messages for these mixed policies."""
+    if names == frozenset({"mixed_bfloat16"}):
+        return "bfloat16"
+    if names == frozenset({"mixed_float16"}):
+        return "float16"
+    return "float16/bfloat16"

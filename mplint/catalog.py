@@ -1,0 +1,191 @@
+"""The rule catalog: one YAML file per rule, the single source of its docs and examples.
+
+In a source checkout the catalog is the top-level ``rules/`` folder; in an installed
+wheel it ships as ``mplint/rules/``. Every entry is validated strictly: a missing or
+unknown key is an error naming the file.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+import yaml
+
+RULE_ID = re.compile(r"^MP\d{3}$")
+KEBAB = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+
+_REQUIRED = {"id", "name", "summary", "severity", "why", "fix", "examples"}
+_OPTIONAL = {"options", "references"}
+_FIX_KEYS = {"safety", "description"}
+_EXAMPLE_KEYS = {"bad", "good", "fixed", "config", "path"}
+_OPTION_KEYS = {"type", "default", "description"}
+_OPTION_TYPES = {"int": int, "str": str, "bool": bool, "float": float, "list": list}
+
+
+class CatalogError(Exception):
+    """A catalog entry is malformed; the message names the file."""
+
+
+@dataclass(frozen=True)
+class Example:
+    kind: str  # "bad" or "good"
+    code: str
+    fixed: Optional[str] = None
+    config: Dict[str, Any] = field(default_factory=dict)
+    path: str = "example.py"
+
+
+@dataclass(frozen=True)
+class RuleOption:
+    name: str
+    type: str
+    default: Any
+    description: str
+
+
+@dataclass(frozen=True)
+class RuleEntry:
+    id: str
+    name: str
+    summary: str
+    severity: str
+    why: str
+    fix_safety: str  # "safe", "unsafe" or "none"
+    fix_description: str
+    examples: Tuple[Example, ...]
+    options: Tuple[RuleOption, ...] = ()
+    references: Tuple[str, ...] = ()
+    source: str = ""
+
+    @property
+    def fixable(self) -> bool:
+        return self.fix_safety != "none"
+
+
+def catalog_dir() -> Path:
+    """``mplint/rules`` inside a wheel, else ``rules/`` next to the package."""
+    here = Path(__file__).resolve().parent
+    installed = here / "rules"
+    if installed.is_dir():
+        return installed
+    return here.parent / "rules"
+
+
+def _fail(path: Path, message: str) -> CatalogError:
+    return CatalogError(f"{path}: {message}")
+
+
+def _text(path: Path, data: dict, key: str) -> str:
+    value = data.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise _fail(path, f"'{key}' must be a non-empty string")
+    return value
+
+
+def load_entry(path: Path) -> RuleEntry:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise _fail(path, f"cannot be read: {exc}") from None
+    if not isinstance(data, dict):
+        raise _fail(path, "must be a mapping")
+    missing = _REQUIRED - data.keys()
+    if missing:
+        raise _fail(path, f"missing key(s): {', '.join(sorted(missing))}")
+    unknown = data.keys() - _REQUIRED - _OPTIONAL
+    if unknown:
+        raise _fail(path, f"unknown key(s): {', '.join(sorted(unknown))}")
+    rule_id = _text(path, data, "id")
+    if not RULE_ID.match(rule_id) or path.stem != rule_id:
+        raise _fail(path, f"'id' must look like MP101 and match the file name, got {rule_id!r}")
+    name = _text(path, data, "name")
+    if not KEBAB.match(name):
+        raise _fail(path, f"'name' must be kebab-case, got {name!r}")
+    severity = _text(path, data, "severity")
+    if severity not in ("error", "warning"):
+        raise _fail(path, f"'severity' must be error or warning, got {severity!r}")
+    fix = data["fix"]
+    if not isinstance(fix, dict) or set(fix) != _FIX_KEYS:
+        raise _fail(path, "'fix' must have exactly the keys safety and description")
+    if fix["safety"] not in ("safe", "unsafe", "none"):
+        raise _fail(path, "'fix.safety' must be safe, unsafe or none")
+    examples = _examples(path, data["examples"], fix["safety"])
+    options = _options(path, data.get("options") or {})
+    references = data.get("references") or []
+    if not isinstance(references, list) or not all(isinstance(r, str) for r in references):
+        raise _fail(path, "'references' must be a list of strings")
+    return RuleEntry(
+        id=rule_id, name=name, summary=_text(path, data, "summary").strip(),
+        severity=severity, why=_text(path, data, "why").strip(),
+        fix_safety=fix["safety"], fix_description=str(fix["description"]).strip(),
+        examples=examples, options=options, references=tuple(references), source=str(path),
+    )
+
+
+def _examples(path: Path, raw: Any, safety: str) -> Tuple[Example, ...]:
+    if not isinstance(raw, list) or not raw:
+        raise _fail(path, "'examples' must be a non-empty list")
+    out: List[Example] = []
+    for i, item in enumerate(raw):
+        where = f"examples[{i}]"
+        if not isinstance(item, dict):
+            raise _fail(path, f"{where} must be a mapping")
+        unknown = item.keys() - _EXAMPLE_KEYS
+        if unknown:
+            raise _fail(path, f"{where}: unknown key(s): {', '.join(sorted(unknown))}")
+        kinds = [k for k in ("bad", "good") if k in item]
+        if len(kinds) != 1:
+            raise _fail(path, f"{where} must have exactly one of 'bad' or 'good'")
+        kind = kinds[0]
+        if "fixed" in item and kind != "bad":
+            raise _fail(path, f"{where}: 'fixed' goes with a 'bad' example")
+        if kind == "bad" and safety != "none" and "fixed" not in item:
+            raise _fail(path, f"{where}: a fixable rule's bad example needs 'fixed'")
+        config = item.get("config") or {}
+        if not isinstance(config, dict):
+            raise _fail(path, f"{where}: 'config' must be a mapping")
+        out.append(Example(kind, str(item[kind]), item.get("fixed"), config,
+                           str(item.get("path", "example.py"))))
+    if not any(e.kind == "bad" for e in out) or not any(e.kind == "good" for e in out):
+        raise _fail(path, "'examples' needs at least one bad and one good example")
+    return tuple(out)
+
+
+def _options(path: Path, raw: Any) -> Tuple[RuleOption, ...]:
+    if not isinstance(raw, dict):
+        raise _fail(path, "'options' must be a mapping")
+    out = []
+    for name, spec in raw.items():
+        if not isinstance(spec, dict) or set(spec) != _OPTION_KEYS:
+            raise _fail(path, f"option {name!r} needs exactly type, default, description")
+        typ = _OPTION_TYPES.get(spec["type"])
+        if typ is None or not isinstance(spec["default"], typ):
+            raise _fail(path, f"option {name!r}: default does not match type {spec['type']!r}")
+        out.append(RuleOption(str(name), spec["type"], spec["default"], str(spec["description"])))
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=None)
+def load_catalog(directory: Optional[str] = None) -> Dict[str, RuleEntry]:
+    """All entries by rule id, sorted by id."""
+    folder = Path(directory) if directory else catalog_dir()
+    entries = {}
+    for path in sorted(folder.glob("MP*.yaml")):
+        entry = load_entry(path)
+        entries[entry.id] = entry
+    if not entries:
+        raise CatalogError(f"{folder}: no rule catalog entries found")
+    return entries
+
+
+def rule_options(catalog: Dict[str, RuleEntry]) -> Dict[str, RuleOption]:
+    """Options declared by any rule; config keys beyond the global ones come from here."""
+    out: Dict[str, RuleOption] = {}
+    for entry in catalog.values():
+        for option in entry.options:
+            out.setdefault(option.name, option)
+    return out

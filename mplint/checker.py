@@ -1,0 +1,110 @@
+"""What a check module sees: the base class, its context and the fix it may offer.
+
+A check is one class per module in ``mplint/checks/``. It defines libcst-style
+``visit_<Node>``/``leave_<Node>`` methods that the shared walker calls in one pass
+over the file, and optionally ``finish()``, called once the walk is over and every
+module fact (the policy, the Keras version) is known. Checks report nodes; the
+engine turns them into positioned findings, applies suppressions and fixes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Dict, List, Mapping, Optional, Tuple, Type, TypeVar, Union
+
+import libcst as cst
+
+if TYPE_CHECKING:  # pragma: no cover
+    from mplint.facts import ModuleFacts
+    from mplint.names import NameResolver
+    from mplint.scopes import ScopeTracker
+    from mplint.values import Evaluator
+
+A = TypeVar("A")
+
+Replacement = Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel]
+
+
+@dataclass
+class Fix:
+    """Node replacements, by node identity, that repair one finding.
+
+    ``safety`` is what this occurrence deserves; the engine never lets it exceed the
+    catalog entry's safety, and demotes it to unsafe when it would drop a comment.
+    ``imports`` are ``(module, name_or_None, asname_or_None)`` to add when applied.
+    """
+
+    replacements: Dict[cst.CSTNode, Replacement]
+    safety: str = "safe"
+    imports: Tuple[Tuple[str, Optional[str], Optional[str]], ...] = ()
+
+
+@dataclass
+class Report:
+    node: cst.CSTNode
+    message: str
+    fix: Optional[Fix] = None
+
+
+@dataclass
+class Context:
+    """Per-file state shared by every check during one walk."""
+
+    path: str
+    module: cst.Module
+    names: "NameResolver"
+    scopes: "ScopeTracker"
+    facts: "ModuleFacts"
+    options: Mapping[str, Any]
+    values: "Evaluator"
+    reports: Dict[str, List[Report]] = field(default_factory=dict)
+    #: shared analyses (see ``Check.requires``), one instance per file
+    analyses: Dict[type, Any] = field(default_factory=dict)
+
+    def get(self, analysis: Type[A]) -> A:
+        """The shared analysis of that type that the engine walked for this file."""
+        return self.analyses[analysis]
+
+
+class Analysis:
+    """A shared, read-only fact finder that several checks use (e.g. model outputs).
+
+    It is walked once per file, before the checks, when any selected check lists it
+    in ``requires``.
+    """
+
+    requires: ClassVar[Tuple[type, ...]] = ()
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+
+
+class Check:
+    """Base class of every rule implementation.
+
+    Subclasses set ``rule_id`` (its catalog entry supplies name, severity and docs).
+    """
+
+    rule_id: ClassVar[str] = ""
+    #: Analysis classes this check reads through ``self.ctx.get(...)``
+    requires: ClassVar[Tuple[type, ...]] = ()
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+
+    @property
+    def names(self) -> "NameResolver":
+        return self.ctx.names
+
+    @property
+    def facts(self) -> "ModuleFacts":
+        return self.ctx.facts
+
+    def option(self, key: str) -> Any:
+        return self.ctx.options[key]
+
+    def report(self, node: cst.CSTNode, message: str, fix: Optional[Fix] = None) -> None:
+        self.ctx.reports.setdefault(self.rule_id, []).append(Report(node, message, fix))
+
+    def finish(self) -> None:
+        """Called after the walk, when all module facts are known."""

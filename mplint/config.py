@@ -1,0 +1,171 @@
+"""``[tool.mplint]`` in pyproject.toml: found, parsed and validated strictly.
+
+Unknown keys and wrong types are errors that name the key (exit 2), as users of
+ruff expect. Rule options (``alignment``, ...) are declared in the rules' catalog
+entries, so a new rule with an option touches nothing here.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+
+from mplint.catalog import RuleEntry, rule_options
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+DEFAULT_EXCLUDE = (
+    ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", ".eggs", "__pypackages__",
+    "build", "dist", "site-packages", "node_modules", ".mplint_cache", "__pycache__",
+    ".ipynb_checkpoints",
+)
+
+POLICIES = ("mixed_float16", "mixed_bfloat16", "float32")
+
+
+class ConfigError(Exception):
+    """The configuration is invalid; the message names the file and key."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything a run needs to know besides the paths."""
+
+    root: Path = field(default_factory=Path.cwd)
+    config_path: Optional[Path] = None
+    select: Tuple[str, ...] = ("ALL",)
+    ignore: Tuple[str, ...] = ()
+    exclude: Tuple[str, ...] = DEFAULT_EXCLUDE
+    per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
+    assume_policy: Optional[str] = None
+    keras_version: Optional[int] = None
+    respect_gitignore: bool = True
+    options: Tuple[Tuple[str, Any], ...] = ()
+
+    def with_overrides(self, **changes: Any) -> "Settings":
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+    def option_map(self) -> Dict[str, Any]:
+        return dict(self.options)
+
+
+def _str_list(key: str, value: Any, where: str) -> Tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}: '{key}' must be a list of strings")
+    return tuple(value)
+
+
+def find_config(start: Path) -> Optional[Path]:
+    """The nearest pyproject.toml above ``start`` that has a [tool.mplint] table."""
+    start = start.resolve()
+    for folder in (start, *start.parents):
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            try:
+                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+                return candidate  # let load_settings report it
+            if isinstance(data.get("tool"), dict) and "mplint" in data["tool"]:
+                return candidate
+    return None
+
+
+def load_settings(config_path: Optional[Path], catalog: Dict[str, RuleEntry],
+                  root: Optional[Path] = None) -> Settings:
+    """Read and validate the [tool.mplint] table (defaults when there is none)."""
+    options = {name: opt.default for name, opt in rule_options(catalog).items()}
+    if config_path is None:
+        return Settings(root=(root or Path.cwd()).resolve(), options=tuple(sorted(options.items())))
+    where = str(config_path)
+    try:
+        data = tomllib.loads(config_path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{where}: cannot be read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{where}: is not valid UTF-8") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{where}: invalid TOML: {exc}") from None
+    table = data.get("tool", {}).get("mplint", {}) if isinstance(data.get("tool"), dict) else {}
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: [tool.mplint] must be a table")
+    declared = rule_options(catalog)
+    settings: Dict[str, Any] = {}
+    exclude = list(DEFAULT_EXCLUDE)
+    for key, value in table.items():
+        if key == "select":
+            settings["select"] = validate_codes(_str_list(key, value, where), catalog, f"{where}: 'select'")
+        elif key == "ignore":
+            settings["ignore"] = validate_codes(_str_list(key, value, where), catalog, f"{where}: 'ignore'")
+        elif key == "exclude":
+            exclude = list(_str_list(key, value, where))
+        elif key == "extend-exclude":
+            exclude += _str_list(key, value, where)
+        elif key == "per-file-ignores":
+            if not isinstance(value, dict):
+                raise ConfigError(f"{where}: 'per-file-ignores' must be a table of pattern = [codes]")
+            pfi = []
+            for pattern, codes in value.items():
+                codes = validate_codes(_str_list(f"per-file-ignores.{pattern}", codes, where),
+                                       catalog, f"{where}: 'per-file-ignores.{pattern}'")
+                pfi.append((pattern, codes))
+            settings["per_file_ignores"] = tuple(pfi)
+        elif key == "assume-policy":
+            if value not in POLICIES:
+                raise ConfigError(f"{where}: 'assume-policy' must be one of {', '.join(POLICIES)}, got {value!r}")
+            settings["assume_policy"] = value
+        elif key == "keras-version":
+            if value not in (2, 3) or isinstance(value, bool):
+                raise ConfigError(f"{where}: 'keras-version' must be 2 or 3, got {value!r}")
+            settings["keras_version"] = value
+        elif key == "respect-gitignore":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where}: 'respect-gitignore' must be true or false")
+            settings["respect_gitignore"] = value
+        elif key in declared:
+            opt = declared[key]
+            expected = {"int": int, "str": str, "bool": bool, "float": (int, float), "list": list}[opt.type]
+            if not isinstance(value, expected) or (opt.type != "bool" and isinstance(value, bool)):
+                raise ConfigError(f"{where}: '{key}' must be of type {opt.type}, got {value!r}")
+            options[key] = value
+        else:
+            raise ConfigError(f"{where}: unknown key '{key}' in [tool.mplint]")
+    return Settings(root=config_path.parent.resolve(), config_path=config_path,
+                    exclude=tuple(exclude), options=tuple(sorted(options.items())), **settings)
+
+
+def validate_codes(codes: Iterable[str], catalog: Dict[str, RuleEntry], where: str) -> Tuple[str, ...]:
+    """Each code must be ALL or a prefix of at least one known rule id."""
+    out = []
+    for raw in codes:
+        code = raw.strip().upper()
+        if code != "ALL" and not any(rule_id.startswith(code) for rule_id in catalog):
+            raise ConfigError(f"{where}: unknown rule or prefix {raw!r}")
+        out.append(code)
+    return tuple(out)
+
+
+def _best(patterns: Sequence[str], rule_id: str) -> int:
+    """Length of the most specific matching code (ALL counts as 0), -1 if none."""
+    best = -1
+    for p in patterns:
+        if p == "ALL":
+            best = max(best, 0)
+        elif rule_id.startswith(p):
+            best = max(best, len(p))
+    return best
+
+
+def selected_rules(catalog: Dict[str, RuleEntry], select: Sequence[str],
+                   ignore: Sequence[str]) -> List[str]:
+    """Rule ids enabled by select/ignore; the more specific code wins, ties go to ignore."""
+    out = []
+    for rule_id in catalog:
+        s, i = _best(select, rule_id), _best(ignore, rule_id)
+        if s >= 0 and s > i:
+            out.append(rule_id)
+    return out

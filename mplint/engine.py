@@ -1,0 +1,288 @@
+"""Check one file: parse once, walk once with every check, position and filter findings.
+
+The data path for a file reads top to bottom in :meth:`Linter.analyze`:
+names from imports -> one walk (scopes, facts, checks) -> ``finish()`` ->
+positions for reported nodes only -> suppressions and per-file ignores -> findings.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
+
+import libcst as cst
+import pathspec
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+
+from mplint.catalog import RuleEntry
+from mplint.checker import Check, Context, Fix, Report
+from mplint.checks import registry
+from mplint.config import Settings
+from mplint.facts import FactsCollector, ModuleFacts
+from mplint.findings import FileError, Finding
+from mplint.names import NameResolver, collect_module_imports
+from mplint.scopes import ScopeTracker
+from mplint.source import Source, SourceError, parse, read_source
+from mplint.suppression import scan
+from mplint.values import Evaluator
+from mplint.walker import Walker
+
+#: Every rule matches names that come from importing one of these packages (or the
+#: environment switch of the graph rewrite), so a file without them cannot produce
+#: a finding and is not even parsed.
+PREFILTER = (b"tensorflow", b"keras", b"TF_ENABLE_AUTO_MIXED_PRECISION")
+
+REPORT_URL = "https://github.com/mplint/mplint/issues"
+
+
+def may_matter(raw: bytes) -> bool:
+    return any(token in raw for token in PREFILTER)
+
+
+@dataclass
+class FixCandidate:
+    finding: Finding
+    fix: Fix
+    safety: str
+
+
+@dataclass
+class FileAnalysis:
+    findings: List[Finding] = field(default_factory=list)
+    fixes: List[FixCandidate] = field(default_factory=list)
+    errors: List[FileError] = field(default_factory=list)
+    positions: Optional[Dict[cst.CSTNode, CodeRange]] = None
+
+
+@dataclass
+class FileResult:
+    path: str
+    findings: List[Finding] = field(default_factory=list)
+    errors: List[FileError] = field(default_factory=list)
+
+
+class Linter:
+    """Runs the selected checks on files with one configuration."""
+
+    def __init__(self, settings: Settings, catalog: Dict[str, RuleEntry], rule_ids: Sequence[str]) -> None:
+        self.settings = settings
+        self.catalog = catalog
+        checks = registry()
+        self.rule_ids = [r for r in rule_ids if r in checks]
+        self.check_classes = [checks[r] for r in self.rule_ids]
+        self.known_codes: FrozenSet[str] = frozenset(catalog)
+        self.options = settings.option_map()
+        self._pfi = [
+            (pathspec.GitIgnoreSpec.from_lines([pattern]), frozenset(codes))
+            for pattern, codes in settings.per_file_ignores
+        ]
+
+    # -- entry points -----------------------------------------------------------
+    def lint_path(self, path: str) -> FileResult:
+        result = FileResult(path)
+        try:
+            source = read_source(path)
+            if not may_matter(source.raw):
+                return result
+            module = parse(source)
+        except SourceError as exc:
+            result.errors.append(FileError(path, str(exc)))
+            return result
+        analysis = self.analyze(source, module)
+        result.findings, result.errors = analysis.findings, analysis.errors
+        return result
+
+    def analyze(self, source: Source, module: cst.Module) -> FileAnalysis:
+        """Run every selected check over one parsed module."""
+        out = FileAnalysis()
+        ignored = self._ignored_for(source.path)
+        classes = [c for c in self.check_classes if c.rule_id not in ignored]
+        if not classes:
+            return out
+        names = NameResolver()
+        collect_module_imports(module, names)
+        tracker = ScopeTracker(module, names)
+        facts = ModuleFacts(assumed_policy=self.settings.assume_policy,
+                            keras_version=self.settings.keras_version)
+        evaluator = Evaluator(names)
+        ctx = Context(source.path, module, names, tracker, facts, self.options, evaluator)
+        collector = FactsCollector(facts, names, tracker, evaluator)
+        analyses = _instantiate_analyses(classes, ctx)
+        checks = [cls(ctx) for cls in classes]
+        crashed: Dict[str, BaseException] = {}
+
+        def on_error(owner: object, exc: BaseException) -> None:
+            rule = getattr(owner, "rule_id", "") or type(owner).__name__
+            crashed[rule] = exc
+
+        walker = Walker([tracker, collector, *analyses, *checks], on_error)
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, 20000))
+        try:
+            walker.walk(module)
+        except RecursionError:
+            out.errors.append(FileError(source.path, "too deeply nested to check"))
+            return out
+        finally:
+            sys.setrecursionlimit(limit)
+        for check in checks:
+            if check.rule_id in crashed:
+                continue
+            try:
+                check.finish()
+            except Exception as exc:  # a broken rule must not stop the others
+                crashed[check.rule_id] = exc
+        for rule, exc in sorted(crashed.items()):
+            ctx.reports.pop(rule, None)
+            out.errors.append(FileError(
+                source.path,
+                f"internal error in rule {rule}: {type(exc).__name__}: {exc}. "
+                f"The other rules still ran. Please report this at {REPORT_URL}",
+            ))
+        if not ctx.reports:
+            self._warn_unknown_codes(source, out)
+            return out
+        self._position(source, module, ctx.reports, out)
+        return out
+
+    # -- helpers ------------------------------------------------------------------
+    def _ignored_for(self, path: str) -> FrozenSet[str]:
+        if not self._pfi:
+            return frozenset()
+        try:
+            rel = Path(path).resolve().relative_to(self.settings.root).as_posix()
+        except ValueError:
+            rel = Path(path).as_posix()
+        ignored = set()
+        for spec, codes in self._pfi:
+            if spec.match_file(rel):
+                for rule in self.rule_ids:
+                    if any(code == "ALL" or rule.startswith(code) for code in codes):
+                        ignored.add(rule)
+        return frozenset(ignored)
+
+    def _warn_unknown_codes(self, source: Source, out: FileAnalysis) -> None:
+        if "noqa" in source.text:
+            for line, code in scan(source.text, self.known_codes).unknown:
+                out.errors.append(FileError(source.path, f"line {line}: unknown rule {code} in a suppression comment", "warning"))
+
+    def _position(self, source: Source, module: cst.Module,
+                  reports: Dict[str, List[Report]], out: FileAnalysis) -> None:
+        positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        out.positions = positions
+        suppressions = scan(source.text, self.known_codes)
+        for line, code in suppressions.unknown:
+            out.errors.append(FileError(source.path, f"line {line}: unknown rule {code} in a suppression comment", "warning"))
+        seen = set()
+        for rule in sorted(reports):
+            entry = self.catalog[rule]
+            for report in reports[rule]:
+                rng = positions.get(report.node)
+                if rng is None:
+                    continue
+                first, last = statement_span(module, positions, rng)
+                if suppressions.suppressed(rule, first, last):
+                    continue
+                safety = self._safety(entry, report)
+                finding = Finding(
+                    path=source.path, line=rng.start.line, col=rng.start.column + 1,
+                    end_line=rng.end.line, end_col=rng.end.column + 1, rule=rule,
+                    severity=entry.severity, message=report.message, fix=safety,
+                )
+                key = (finding.line, finding.col, rule, finding.message)
+                if key in seen:
+                    continue
+                seen.add(key)
+                out.findings.append(finding)
+                if safety is not None and report.fix is not None:
+                    out.fixes.append(FixCandidate(finding, report.fix, safety))
+        out.findings.sort(key=lambda f: (f.line, f.col, f.rule))
+
+    @staticmethod
+    def _safety(entry: RuleEntry, report: Report) -> Optional[str]:
+        """The catalog caps a fix's safety; dropping a comment demotes it to unsafe."""
+        if report.fix is None or not entry.fixable:
+            return None
+        if entry.fix_safety == "unsafe" or report.fix.safety == "unsafe":
+            return "unsafe"
+        for old, new in report.fix.replacements.items():
+            if not comments_of(old) <= comments_of(new):
+                return "unsafe"
+        return "safe"
+
+
+def _instantiate_analyses(classes: Sequence[type], ctx: Context) -> List[object]:
+    """One instance of every analysis the checks need, dependencies first."""
+    ordered: List[type] = []
+
+    def need(analysis: type) -> None:
+        if analysis in ordered:
+            return
+        for dep in getattr(analysis, "requires", ()):
+            need(dep)
+        ordered.append(analysis)
+
+    for cls in classes:
+        for analysis in cls.requires:
+            need(analysis)
+    for analysis in ordered:
+        ctx.analyses[analysis] = analysis(ctx)
+    return [ctx.analyses[a] for a in ordered]
+
+
+class _CommentCollector(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found: List[str] = []
+
+    def visit_Comment(self, node: cst.Comment) -> None:
+        self.found.append(node.value)
+
+
+def comments_of(node: object) -> FrozenSet[str]:
+    if not isinstance(node, cst.CSTNode):
+        if isinstance(node, cst.FlattenSentinel):
+            return frozenset().union(*(comments_of(n) for n in node.nodes))
+        return frozenset()
+    collector = _CommentCollector()
+    node.visit(collector)
+    return frozenset(collector.found)
+
+
+_STATEMENT_PARTS = (cst.BaseCompoundStatement, cst.IndentedBlock, cst.Else, cst.Finally,
+                    cst.ExceptHandler, cst.ExceptStarHandler, cst.MatchCase)
+
+
+def statement_span(module: cst.Module, positions: Dict[cst.CSTNode, CodeRange],
+                   rng: CodeRange) -> Tuple[int, int]:
+    """Lines of the statement holding a finding, for ``# noqa`` on any of them.
+
+    A finding inside a compound statement's header (``with``, ``def``) spans the
+    header lines only, never the whole block.
+    """
+    line = rng.start.line
+    nodes: Sequence[cst.CSTNode] = module.body
+    span = (rng.start.line, rng.end.line)
+    while True:
+        for node in nodes:
+            pos = positions.get(node)
+            if pos is None or not (pos.start.line <= line <= pos.end.line):
+                continue
+            if isinstance(node, cst.SimpleStatementLine):
+                return (min(pos.start.line, span[0]), max(pos.end.line, span[1]))
+            if isinstance(node, cst.BaseCompoundStatement):
+                body = positions.get(node.body)
+                header_end = pos.start.line
+                if body is not None and isinstance(node.body, cst.IndentedBlock) and node.body.body:
+                    first = positions.get(node.body.body[0])
+                    if first is not None:
+                        header_end = max(pos.start.line, first.start.line - 1)
+                elif body is not None:
+                    header_end = body.end.line
+                if line <= header_end:
+                    return (min(pos.start.line, span[0]), max(header_end, span[1]))
+            nodes = [c for c in node.children if isinstance(c, _STATEMENT_PARTS + (cst.SimpleStatementLine,))]
+            break
+        else:
+            return span

@@ -1,0 +1,136 @@
+"""Apply fixes: non-overlapping edits in one pass, re-parse, repeat to a fixed point.
+
+Each pass applies every allowed fix whose edited nodes do not overlap an earlier
+one's, then re-parses the result (a fix that yields invalid code is rolled back and
+reported) and checks again, until nothing is left to apply or the pass cap is hit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple
+
+import libcst as cst
+from libcst.codemod import CodemodContext
+from libcst.codemod.visitors import AddImportsVisitor
+
+from mplint.engine import FixCandidate, Linter, may_matter
+from mplint.findings import FileError, Finding
+from mplint.source import Source, SourceError, parse, read_source, write_atomic
+
+MAX_PASSES = 10
+
+
+@dataclass
+class FixOutcome:
+    path: str
+    original: bytes = b""
+    fixed: Optional[bytes] = None  # None when nothing changed
+    applied: int = 0
+    applied_rules: List[str] = field(default_factory=list)
+    remaining: List[Finding] = field(default_factory=list)
+    errors: List[FileError] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return self.fixed is not None and self.fixed != self.original
+
+
+class _Replace(cst.CSTTransformer):
+    def __init__(self, replacements: Dict[int, object]) -> None:
+        super().__init__()
+        self.replacements = replacements
+
+    def on_leave(self, original_node, updated_node):  # type: ignore[override]
+        return self.replacements.get(id(original_node), updated_node)
+
+
+def _ranges(candidate: FixCandidate, positions) -> List[Tuple[Tuple[int, int], Tuple[int, int]]]:
+    out = []
+    for node in candidate.fix.replacements:
+        rng = positions.get(node)
+        if rng is None:
+            return []
+        out.append(((rng.start.line, rng.start.column), (rng.end.line, rng.end.column)))
+    return out
+
+
+def _overlaps(a, b) -> bool:
+    return any(x[0] < y[1] and y[0] < x[1] or x == y for x in a for y in b)
+
+
+def fix_source(linter: Linter, source: Source, module: cst.Module, unsafe: bool) -> FixOutcome:
+    """Fix one parsed file in memory."""
+    outcome = FixOutcome(source.path, original=source.raw)
+    text = source.text
+    for _ in range(MAX_PASSES):
+        analysis = linter.analyze(source, module)
+        outcome.errors = [e for e in outcome.errors if e.kind != "warning"] + analysis.errors
+        chosen: List[FixCandidate] = []
+        taken: List = []
+        for candidate in analysis.fixes:
+            if candidate.safety == "unsafe" and not unsafe:
+                continue
+            spans = _ranges(candidate, analysis.positions or {})
+            if not spans or any(_overlaps(spans, t) for t in taken):
+                continue
+            chosen.append(candidate)
+            taken.append(spans)
+        outcome.remaining = analysis.findings
+        if not chosen:
+            break
+        new_module = _apply(module, chosen)
+        new_text = new_module.code
+        try:
+            reparsed = cst.parse_module(new_text)
+        except cst.ParserSyntaxError:
+            rules = ", ".join(sorted({c.finding.rule for c in chosen}))
+            outcome.errors.append(FileError(
+                source.path, f"internal error: the fix for {rules} produced invalid code and was not applied"))
+            break
+        if new_text == text:
+            break
+        outcome.applied += len(chosen)
+        outcome.applied_rules += [c.finding.rule for c in chosen]
+        text, module = new_text, reparsed
+        source = Source(source.path, source.raw, text, source.encoding, source.bom)
+    else:
+        outcome.errors.append(FileError(source.path, f"fixes did not converge after {MAX_PASSES} passes", "warning"))
+    if outcome.applied:
+        outcome.fixed = source.encode(text)
+    return outcome
+
+
+def _apply(module: cst.Module, chosen: List[FixCandidate]) -> cst.Module:
+    replacements = {}
+    imports = []
+    for candidate in chosen:
+        for old, new in candidate.fix.replacements.items():
+            replacements[id(old)] = new
+        imports.extend(candidate.fix.imports)
+    new_module = module.visit(_Replace(replacements))
+    if imports:
+        context = CodemodContext()
+        for mod, obj, asname in imports:
+            AddImportsVisitor.add_needed_import(context, mod, obj, asname)
+        new_module = AddImportsVisitor(context).transform_module(new_module)
+    return new_module
+
+
+def fix_path(linter: Linter, path: str, unsafe: bool, write: bool) -> FixOutcome:
+    """Fix one file on disk; writes atomically only when ``write`` and it changed."""
+    try:
+        source = read_source(path)
+        if not may_matter(source.raw):
+            return FixOutcome(path, original=source.raw)
+        module = parse(source)
+    except SourceError as exc:
+        return FixOutcome(path, errors=[FileError(path, str(exc))])
+    outcome = fix_source(linter, source, module, unsafe)
+    if write and outcome.changed:
+        try:
+            write_atomic(path, outcome.fixed or b"", expected=source.raw)
+        except SourceError as exc:
+            outcome.errors.append(FileError(path, str(exc)))
+            outcome.fixed = None
+    return outcome

@@ -1,0 +1,265 @@
+"""Canonical names for every spelling of a TensorFlow/Keras API.
+
+Rules compare canonical names only, never raw text. A name is resolved from the
+file's own import statements (an alias table built while the file is walked),
+not with libcst's QualifiedNameProvider, which costs about nine parses per file.
+
+Canonical form:
+- Keras APIs start with ``keras.`` whatever package they came from
+  (``tf.keras``, ``tensorflow.python.keras``, ``tf_keras``, ``keras.api._v2.keras``);
+  the package itself is kept apart as the *origin* (see :func:`keras_origin`).
+- Other TensorFlow APIs start with ``tensorflow.``.
+- Exact synonyms (``keras.config.set_dtype_policy`` and
+  ``keras.mixed_precision.set_global_policy``) map to one name.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
+
+import libcst as cst
+
+# Prefix rewrites, longest first. Each maps a package path to the canonical prefix.
+_PREFIXES: Tuple[Tuple[str, str], ...] = (
+    ("tensorflow.compat.v1.keras", "keras"),
+    ("tensorflow.compat.v2.keras", "keras"),
+    ("tensorflow.python.keras", "keras"),
+    ("tensorflow.compat.v2", "tensorflow"),
+    ("tensorflow.keras", "keras"),
+    ("keras.api._v2.keras", "keras"),
+    ("keras._tf_keras.keras", "keras"),
+    ("keras.api.keras", "keras"),
+    ("tf_keras.keras", "keras"),
+    ("tf_keras", "keras"),
+    ("keras.src", "keras"),
+)
+
+# Exact synonyms: the same object under several public names.
+_SYNONYMS: Dict[str, str] = {
+    "keras.models.Model": "keras.Model",
+    "keras.models.Sequential": "keras.Sequential",
+    "keras.engine.training.Model": "keras.Model",
+    "keras.engine.sequential.Sequential": "keras.Sequential",
+    "keras.engine.functional.Functional": "keras.Model",
+    "keras.layers.Layer": "keras.layers.Layer",
+    "keras.engine.base_layer.Layer": "keras.layers.Layer",
+    "keras.Layer": "keras.layers.Layer",
+    "keras.engine.input_layer.Input": "keras.Input",
+    "keras.layers.Input": "keras.Input",
+    "keras.config.set_dtype_policy": "keras.mixed_precision.set_global_policy",
+    "keras.mixed_precision.set_dtype_policy": "keras.mixed_precision.set_global_policy",
+    "keras.config.dtype_policy": "keras.mixed_precision.global_policy",
+    "keras.mixed_precision.dtype_policy": "keras.mixed_precision.global_policy",
+    "keras.mixed_precision.DTypePolicy": "keras.mixed_precision.Policy",
+    "keras.DTypePolicy": "keras.mixed_precision.Policy",
+    "keras.FloatDTypePolicy": "keras.mixed_precision.Policy",
+    "keras.dtype_policies.DTypePolicy": "keras.mixed_precision.Policy",
+    "keras.dtype_policies.FloatDTypePolicy": "keras.mixed_precision.Policy",
+    "keras.mixed_precision.policy.Policy": "keras.mixed_precision.Policy",
+    "keras.optimizers.LossScaleOptimizer": "keras.mixed_precision.LossScaleOptimizer",
+    "keras.mixed_precision.loss_scale_optimizer.LossScaleOptimizer":
+        "keras.mixed_precision.LossScaleOptimizer",
+    "tensorflow.math.softmax": "tensorflow.nn.softmax",
+    "tensorflow.dtypes.float16": "tensorflow.float16",
+    "tensorflow.dtypes.float32": "tensorflow.float32",
+    "tensorflow.dtypes.bfloat16": "tensorflow.bfloat16",
+    "tensorflow.dtypes.cast": "tensorflow.cast",
+    "keras.ops.nn.softmax": "keras.ops.softmax",
+    "keras.backend.set_floatx": "keras.config.set_floatx",
+    "keras.backend.floatx": "keras.config.floatx",
+}
+
+# Keras 2 kept layer classes in submodules (keras.layers.core.Dense); fold them.
+_LAYER_SUBMODULE_PREFIX = "keras.layers."
+
+
+def canonical(dotted: str) -> str:
+    """Return the canonical spelling of a fully qualified dotted name."""
+    for prefix, repl in _PREFIXES:
+        if dotted == prefix or dotted.startswith(prefix + "."):
+            dotted = repl + dotted[len(prefix):]
+            break
+    if dotted.startswith(_LAYER_SUBMODULE_PREFIX):
+        parts = dotted.split(".")
+        # keras.layers.core.dense.Dense -> keras.layers.Dense
+        if len(parts) > 3 and parts[-1][:1].isupper() and all(
+            p[:1].islower() for p in parts[2:-1]
+        ) and parts[2] != "experimental":
+            dotted = "keras.layers." + parts[-1]
+    return _SYNONYMS.get(dotted, dotted)
+
+
+def keras_origin(dotted: str) -> Optional[str]:
+    """Which Keras package a fully qualified name comes from.
+
+    ``"tf_keras"`` for the standalone Keras 2 package, ``"keras"`` for ``keras``
+    and ``tf.keras`` (both are the same package's global state under TF >= 2.16),
+    None when the name is not a Keras name. Rules that care about split global
+    state (MP406) compare origins.
+    """
+    if dotted == "tf_keras" or dotted.startswith("tf_keras."):
+        return "tf_keras"
+    if canonical(dotted).startswith("keras.") or canonical(dotted) == "keras":
+        return "keras"
+    return None
+
+
+def dotted_name(node: cst.BaseExpression) -> Optional[str]:
+    """``a.b.c`` for a Name/Attribute chain, else None."""
+    parts: List[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if isinstance(node, cst.Name):
+        parts.append(node.value)
+        return ".".join(reversed(parts))
+    return None
+
+
+def _module_path(node: cst.BaseExpression) -> str:
+    name = dotted_name(node)
+    return name or ""
+
+
+class AliasScope:
+    """The import aliases visible in one scope: local name -> qualified names."""
+
+    __slots__ = ("aliases",)
+
+    def __init__(self) -> None:
+        self.aliases: Dict[str, Set[str]] = {}
+
+    def add(self, local: str, qualified: str) -> None:
+        self.aliases.setdefault(local, set()).add(qualified)
+
+    def add_import(self, node: cst.BaseSmallStatement, package: Optional[str] = None) -> None:
+        """Record the names bound by an ``import``/``from ... import`` statement."""
+        if isinstance(node, cst.Import):
+            for alias in node.names:
+                full = _module_path(alias.name)
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    self.add(alias.asname.name.value, full)
+                else:
+                    # `import tensorflow.keras` binds `tensorflow`
+                    head = full.split(".", 1)[0]
+                    self.add(head, head)
+        elif isinstance(node, cst.ImportFrom):
+            if node.relative:  # relative imports are the project's own code
+                return
+            module = _module_path(node.module) if node.module is not None else ""
+            if not module or isinstance(node.names, cst.ImportStar):
+                return
+            for alias in node.names:
+                name = _module_path(alias.name)
+                local = name
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    local = alias.asname.name.value
+                self.add(local, module + "." + name)
+
+
+class NameResolver:
+    """Resolves expressions to canonical API names through a stack of scopes."""
+
+    def __init__(self) -> None:
+        self.scopes: List[AliasScope] = [AliasScope()]
+        self._cache: Dict[Tuple[int, str], FrozenSet[str]] = {}
+
+    @property
+    def module_scope(self) -> AliasScope:
+        return self.scopes[0]
+
+    def push(self) -> None:
+        self.scopes.append(AliasScope())
+
+    def pop(self) -> None:
+        self.scopes.pop()
+        self._cache.clear()
+
+    def add_import(self, node: cst.BaseSmallStatement) -> None:
+        self.scopes[-1].add_import(node)
+        self._cache.clear()
+
+    def add_alias(self, local: str, qualified: Iterable[str]) -> None:
+        """``Dense = tf.keras.layers.Dense``: a plain assignment that names an API."""
+        for q in qualified:
+            self.scopes[-1].add(local, q)
+        self._cache.clear()
+
+    def qualified(self, node: cst.BaseExpression) -> FrozenSet[str]:
+        """Fully qualified (not yet canonical) names the expression may denote."""
+        dotted = dotted_name(node)
+        if dotted is None:
+            return frozenset()
+        head, _, rest = dotted.partition(".")
+        for scope in reversed(self.scopes):
+            targets = scope.aliases.get(head)
+            if targets:
+                return frozenset(t + "." + rest if rest else t for t in targets)
+        return frozenset()
+
+    def resolve(self, node: cst.BaseExpression) -> FrozenSet[str]:
+        """Canonical names the expression may denote (empty when unknown)."""
+        dotted = dotted_name(node)
+        if dotted is None:
+            return frozenset()
+        key = (len(self.scopes), dotted)
+        hit = self._cache.get(key)
+        if hit is None:
+            hit = frozenset(canonical(q) for q in self.qualified(node))
+            self._cache[key] = hit
+        return hit
+
+    def origins(self, node: cst.BaseExpression) -> FrozenSet[str]:
+        """Keras packages (``keras``/``tf_keras``) the expression comes from."""
+        return frozenset(o for o in map(keras_origin, self.qualified(node)) if o)
+
+
+def collect_module_imports(module: cst.Module, resolver: NameResolver) -> None:
+    """Fill the module scope from top-level imports before the walk starts.
+
+    Looks into ``if``/``try``/``with`` blocks at module level, so both branches of a
+    try/except import become candidates. Also records module-level aliases such as
+    ``Dense = tf.keras.layers.Dense`` once the imports they use are known.
+    """
+    assigns: List[cst.Assign] = []
+
+    def visit_block(body: Iterable[cst.CSTNode]) -> None:
+        for stmt in body:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, (cst.Import, cst.ImportFrom)):
+                        resolver.module_scope.add_import(small)
+                    elif isinstance(small, cst.Assign):
+                        assigns.append(small)
+            elif isinstance(stmt, cst.If):
+                visit_block(stmt.body.body)
+                orelse = stmt.orelse
+                while orelse is not None:
+                    visit_block(orelse.body.body)
+                    orelse = getattr(orelse, "orelse", None)
+            elif isinstance(stmt, cst.Try):
+                visit_block(stmt.body.body)
+                for handler in stmt.handlers:
+                    visit_block(handler.body.body)
+                if stmt.orelse is not None:
+                    visit_block(stmt.orelse.body.body)
+            elif isinstance(stmt, cst.With):
+                visit_block(stmt.body.body)
+
+    visit_block(module.body)
+    for assign in assigns:
+        record_alias_assignment(assign, resolver)
+
+
+def record_alias_assignment(node: cst.Assign, resolver: NameResolver) -> None:
+    """Treat ``L = tf.keras.layers`` like ``from tensorflow.keras import layers as L``."""
+    if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
+        return
+    if not isinstance(node.value, (cst.Attribute, cst.Name)):
+        return
+    qualified = resolver.qualified(node.value)
+    if qualified and any(q.split(".", 1)[0] in _API_ROOTS for q in qualified):
+        resolver.add_alias(node.targets[0].target.value, qualified)
+
+
+_API_ROOTS = frozenset({"tensorflow", "keras", "tf_keras", "numpy"})

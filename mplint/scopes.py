@@ -1,0 +1,213 @@
+"""Scopes and name bindings, recorded in the same walk that runs the checks.
+
+Rules follow values through variables (``x = Dense(10)(x); outputs = x``), find an
+optimizer's creation from its use, or read a constant's definition. The tracker
+keeps, per scope, every simple binding of a name in statement order, so a check
+can ask "what did ``x`` hold just before this statement?" after the walk is over.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Union
+
+import libcst as cst
+
+from mplint.names import NameResolver, record_alias_assignment
+
+ScopeNode = Union[cst.Module, cst.FunctionDef, cst.ClassDef, cst.Lambda]
+
+
+@dataclass
+class Binding:
+    """``name`` bound at statement ``order``; ``value`` is the assigned expression
+    when it is a plain single-target assignment, else None (unknown)."""
+
+    name: str
+    order: int
+    value: Optional[cst.BaseExpression]
+    node: cst.CSTNode
+    kind: str  # assign | annassign | augassign | param | def | class | for | with
+    scope: Optional["Scope"] = None
+
+
+@dataclass
+class Scope:
+    node: ScopeNode
+    parent: Optional["Scope"]
+    kind: str  # module | function | class | lambda
+    bindings: Dict[str, List[Binding]] = field(default_factory=dict)
+    #: ``self.<attr> = value`` assignments made in the methods of a class scope
+    attributes: Dict[str, List[Binding]] = field(default_factory=dict)
+    children: List["Scope"] = field(default_factory=list)
+
+    def bind(self, binding: Binding) -> None:
+        binding.scope = self
+        self.bindings.setdefault(binding.name, []).append(binding)
+
+    def lookup(self, name: str, order: Optional[int] = None) -> Optional[Binding]:
+        """The binding of ``name`` visible at ``order`` (None: after the scope ran).
+
+        In this scope, the latest binding made before ``order``; otherwise the last
+        binding in the nearest enclosing non-class scope, as Python resolves it when
+        the inner function runs.
+        """
+        found = self.bindings.get(name)
+        if found:
+            if order is None:
+                return found[-1]
+            earlier = [b for b in found if b.order < order]
+            if earlier:
+                return earlier[-1]
+            if self.kind != "module":
+                return None
+        parent = self.parent
+        while parent is not None and parent.kind == "class":
+            parent = parent.parent
+        if parent is None:
+            return None
+        return parent.lookup(name, None)
+
+    def enclosing_class(self) -> Optional["Scope"]:
+        scope: Optional[Scope] = self
+        while scope is not None:
+            if scope.kind == "class":
+                return scope
+            scope = scope.parent
+        return None
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a node was seen: its scope and the statement order inside the file."""
+
+    scope: Scope
+    order: int
+
+    def lookup(self, name: str) -> Optional[Binding]:
+        return self.scope.lookup(name, self.order)
+
+
+class ScopeTracker:
+    """First visitor of every walk: keeps scopes, bindings and the import aliases."""
+
+    def __init__(self, module: cst.Module, names: NameResolver) -> None:
+        self.names = names
+        self.module_scope = Scope(module, None, "module")
+        self.current = self.module_scope
+        self.order = 0
+
+    # -- where are we ---------------------------------------------------------
+    def location(self) -> Location:
+        return Location(self.current, self.order)
+
+    def _push(self, node: ScopeNode, kind: str) -> None:
+        scope = Scope(node, self.current, kind)
+        self.current.children.append(scope)
+        self.current = scope
+        self.names.push()
+
+    def _pop(self) -> None:
+        assert self.current.parent is not None
+        self.current = self.current.parent
+        self.names.pop()
+
+    # -- statements advance the order --------------------------------------------
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self.order += 1
+
+    def _compound(self, node: cst.CSTNode) -> None:
+        self.order += 1
+
+    visit_If = visit_While = visit_With = visit_Try = _compound
+
+    # -- scopes --------------------------------------------------------------------
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.order += 1
+        self.current.bind(Binding(node.name.value, self.order, None, node, "def"))
+        self._push(node, "function")
+        for param in _all_params(node.params):
+            self.current.bind(Binding(param.name.value, self.order, None, param, "param"))
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._pop()
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.order += 1
+        self.current.bind(Binding(node.name.value, self.order, None, node, "class"))
+        self._push(node, "class")
+
+    def leave_ClassDef(self, node: cst.ClassDef) -> None:
+        self._pop()
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self._push(node, "lambda")
+        for param in _all_params(node.params):
+            self.current.bind(Binding(param.name.value, self.order, None, param, "param"))
+
+    def leave_Lambda(self, node: cst.Lambda) -> None:
+        self._pop()
+
+    # -- imports -------------------------------------------------------------------
+    def visit_Import(self, node: cst.Import) -> None:
+        if self.current.kind != "module":
+            self.names.add_import(node)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if self.current.kind != "module":
+            self.names.add_import(node)
+
+    # -- bindings ------------------------------------------------------------------
+    def visit_Assign(self, node: cst.Assign) -> None:
+        single = len(node.targets) == 1
+        for target in node.targets:
+            self._bind_target(target.target, node.value if single else None, node, "assign")
+        if self.current.kind != "module":
+            record_alias_assignment(node, self.names)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._bind_target(node.target, node.value, node, "annassign")
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._bind_target(node.target, None, node, "augassign")
+
+    def visit_For(self, node: cst.For) -> None:
+        self.order += 1
+        self._bind_target(node.target, None, node, "for")
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._bind_target(node.asname.name, None, node, "with")
+
+    def _bind_target(
+        self, target: cst.BaseExpression, value: Optional[cst.BaseExpression],
+        node: cst.CSTNode, kind: str,
+    ) -> None:
+        if isinstance(target, cst.Name):
+            self.current.bind(Binding(target.value, self.order, value, node, kind))
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                inner = element.value
+                if isinstance(inner, cst.StarredElement):
+                    inner = inner.value
+                self._bind_target(inner, None, node, kind)
+        elif (
+            isinstance(target, cst.Attribute)
+            and isinstance(target.value, cst.Name)
+            and target.value.value == "self"
+        ):
+            cls = self.current.enclosing_class()
+            if cls is not None:
+                cls.attributes.setdefault(target.attr.value, []).append(
+                    Binding(target.attr.value, self.order, value, node, kind, self.current)
+                )
+
+
+def _all_params(params: cst.Parameters) -> List[cst.Param]:
+    out = list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
+    if isinstance(params.star_arg, cst.Param):
+        out.append(params.star_arg)
+    if params.star_kwarg is not None:
+        out.append(params.star_kwarg)
+    return out

@@ -1,0 +1,99 @@
+"""One batched traversal of a libcst tree for all checks at once.
+
+libcst's own ``CSTNode.visit`` rebuilds every node's children on the way back up,
+which costs more than the parse itself. Checks only read the tree, so this walker
+reads the dataclass fields directly, skips whitespace and punctuation, and calls
+``visit_<NodeType>`` / ``leave_<NodeType>`` on every check that defines them, in
+source order. Leave handlers run in reverse order, so the scope tracker (first in
+the list) is still inside a scope while the checks leave it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable, Dict, List, Sequence, Tuple
+
+import libcst as cst
+
+# Fields that only hold whitespace, comments or punctuation: never walked.
+_SKIP_FIELDS = frozenset(
+    {
+        "lpar", "rpar", "comma", "semicolon", "leading_lines", "lines_after_decorators",
+        "header", "footer", "equal", "colon", "dot", "star", "operator", "arrow",
+        "asynchronous", "lbracket", "rbracket", "lbrace", "rbrace", "newline",
+        "trailing_whitespace", "first_line", "empty_lines", "indent", "whitespace",
+        "relative", "default_comma", "default_indent", "default_newline",
+        "star_arg", "walrus", "await_", "from_", "keyword_or", "prefix",
+        "quote", "string", "encoding", "has_trailing_newline",
+    }
+)
+
+_FIELDS_BY_TYPE: Dict[type, Tuple[str, ...]] = {}
+
+
+def _child_fields(node_type: type) -> Tuple[str, ...]:
+    fields = _FIELDS_BY_TYPE.get(node_type)
+    if fields is None:
+        fields = tuple(
+            f.name
+            for f in dataclasses.fields(node_type)
+            if f.name not in _SKIP_FIELDS and not f.name.startswith("whitespace")
+        )
+        _FIELDS_BY_TYPE[node_type] = fields
+    return fields
+
+
+Handler = Callable[[cst.CSTNode], None]
+ErrorHook = Callable[[object, BaseException], None]
+
+
+class Walker:
+    """Dispatches node events to the handlers of several visitors in one pass."""
+
+    def __init__(self, visitors: Sequence[object], on_error: ErrorHook) -> None:
+        self._visit: Dict[str, List[Tuple[object, Handler]]] = {}
+        self._leave: Dict[str, List[Tuple[object, Handler]]] = {}
+        self._on_error = on_error
+        self._disabled: set = set()
+        for visitor in visitors:
+            for attr in dir(visitor):
+                if attr.startswith("visit_"):
+                    self._visit.setdefault(attr[6:], []).append((visitor, getattr(visitor, attr)))
+                elif attr.startswith("leave_"):
+                    self._leave.setdefault(attr[6:], []).append((visitor, getattr(visitor, attr)))
+        for handlers in self._leave.values():
+            handlers.reverse()
+        #: ancestors of the node being visited, outermost first
+        self.stack: List[cst.CSTNode] = []
+
+    def _call(self, handlers: List[Tuple[object, Handler]], node: cst.CSTNode) -> None:
+        for owner, handler in handlers:
+            if owner in self._disabled:
+                continue
+            try:
+                handler(node)
+            except RecursionError:
+                raise
+            except Exception as exc:  # one broken check must not stop the others
+                self._disabled.add(owner)
+                self._on_error(owner, exc)
+
+    def walk(self, node: cst.CSTNode) -> None:
+        name = type(node).__name__
+        handlers = self._visit.get(name)
+        if handlers:
+            self._call(handlers, node)
+        stack = self.stack
+        stack.append(node)
+        for field in _child_fields(type(node)):
+            value = getattr(node, field)
+            if isinstance(value, cst.CSTNode):
+                self.walk(value)
+            elif isinstance(value, (list, tuple)):
+                for item in value:
+                    if isinstance(item, cst.CSTNode):
+                        self.walk(item)
+        stack.pop()
+        handlers = self._leave.get(name)
+        if handlers:
+            self._call(handlers, node)
