@@ -1,0 +1,23 @@
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_cli(*args, cwd=None, input=None, env=None):
+    """Run the real console entry point in a subprocess, as a user would."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "mplint", *map(str, args)],
+        cwd=cwd, input=input, capture_output=True, text=True, env=full_env, timeout=300,
+    )
+
+
+@pytest.fixture
+def cli():
+    return run_cli

@@ -1,0 +1,221 @@
+"""The command line as a user runs it: exit codes, formats, bad input, fixes on disk."""
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import yaml
+
+from conftest import ROOT, run_cli
+
+BAD = textwrap.dedent('''\
+    import tensorflow as tf
+
+    tf.keras.mixed_precision.set_global_policy("mixed_float16")
+    model = tf.keras.Sequential([tf.keras.layers.Dense(10, activation="softmax")])
+''')
+GOOD = BAD.replace('activation="softmax"', 'activation="softmax", dtype="float32"')
+
+
+def _project(tmp_path, files, pyproject=None):
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
+    if pyproject is not None:
+        (tmp_path / "pyproject.toml").write_text(pyproject, encoding="utf-8")
+    return tmp_path
+
+
+def test_clean_code_exits_0(tmp_path):
+    _project(tmp_path, {"good.py": GOOD})
+    result = run_cli("check", ".", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "All checks passed!" in result.stdout
+
+
+def test_findings_exit_1_with_text_format(tmp_path):
+    _project(tmp_path, {"bad.py": BAD})
+    result = run_cli("check", ".", cwd=tmp_path)
+    assert result.returncode == 1
+    first = result.stdout.splitlines()[0]
+    assert first.startswith("bad.py:4:30: MP101 ")
+    assert first.endswith("[*]")
+    assert "Found 1 problem" in result.stdout
+
+
+def test_exit_zero(tmp_path):
+    _project(tmp_path, {"bad.py": BAD})
+    assert run_cli("check", "--exit-zero", ".", cwd=tmp_path).returncode == 0
+
+
+def test_json_format(tmp_path):
+    _project(tmp_path, {"bad.py": BAD})
+    result = run_cli("check", "--output-format", "json", "bad.py", cwd=tmp_path)
+    data = json.loads(result.stdout)
+    assert set(data[0]) == {"path", "line", "col", "end_line", "end_col", "rule", "severity", "message", "fix"}
+    assert data[0]["rule"] == "MP101" and data[0]["fix"] == "safe" and data[0]["severity"] == "error"
+
+
+def test_bad_input_is_one_line_per_file_and_others_still_run(tmp_path):
+    _project(tmp_path, {
+        "bad.py": BAD,
+        "broken.py": "import tensorflow as tf\ndef f(:\n",
+        "latin.py": b"import tensorflow\nx = '\xe9'\n",
+        "nul.py": b"import keras\x00\n",
+    })
+    result = run_cli("check", "bad.py", "broken.py", "latin.py", "nul.py", "missing.py", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "bad.py:4:30: MP101" in result.stdout
+    err = result.stderr
+    assert "Traceback" not in err
+    assert "broken.py: syntax error at line 2" in err
+    assert "latin.py: cannot be decoded as utf-8" in err
+    assert "nul.py: contains null bytes" in err
+    assert "missing.py: no such file or directory" in err
+    assert len(err.strip().splitlines()) == 4
+
+
+def test_config_unknown_key_and_wrong_type_name_the_key(tmp_path):
+    _project(tmp_path, {"bad.py": BAD}, "[tool.mplint]\nselekt = ['MP1']\n")
+    result = run_cli("check", ".", cwd=tmp_path)
+    assert result.returncode == 2 and "unknown key 'selekt'" in result.stderr
+    (tmp_path / "pyproject.toml").write_text("[tool.mplint]\nselect = 'MP1'\n")
+    result = run_cli("check", ".", cwd=tmp_path)
+    assert result.returncode == 2 and "'select' must be a list of strings" in result.stderr
+    (tmp_path / "pyproject.toml").write_text("[tool.mplint\n")
+    result = run_cli("check", ".", cwd=tmp_path)
+    assert result.returncode == 2 and "pyproject.toml" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_unknown_rule_in_select_is_a_usage_error(tmp_path):
+    _project(tmp_path, {"bad.py": BAD})
+    result = run_cli("check", "--select", "MP999", ".", cwd=tmp_path)
+    assert result.returncode == 2 and "MP999" in result.stderr
+
+
+def test_select_and_ignore(tmp_path):
+    _project(tmp_path, {"bad.py": BAD})
+    assert run_cli("check", "--ignore", "MP1", ".", cwd=tmp_path).returncode == 0
+    assert run_cli("check", "--select", "MP101", ".", cwd=tmp_path).returncode == 1
+    assert run_cli("check", "--select", "MP101", "--ignore", "MP1", ".", cwd=tmp_path).returncode == 1
+
+
+def test_config_select_per_file_ignores_and_assume_policy(tmp_path):
+    no_policy = BAD.replace('tf.keras.mixed_precision.set_global_policy("mixed_float16")\n', "")
+    _project(tmp_path, {"a.py": no_policy, "tests/t.py": BAD},
+             "[tool.mplint]\nassume-policy = 'mixed_float16'\n"
+             "per-file-ignores = { 'tests/*' = ['MP101'] }\n")
+    result = run_cli("check", ".", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "a.py:3:" in result.stdout and "tests" not in result.stdout
+
+
+def test_exclude_gitignore_and_force_exclude(tmp_path):
+    _project(tmp_path, {"gen/bad.py": BAD, "vendored/bad.py": BAD, ".gitignore": "vendored/\n"},
+             "[tool.mplint]\nextend-exclude = ['gen/']\n")
+    assert run_cli("check", ".", cwd=tmp_path).returncode == 0
+    # an explicitly named file is checked, unless --force-exclude (pre-commit)
+    assert run_cli("check", "gen/bad.py", cwd=tmp_path).returncode == 1
+    assert run_cli("check", "--force-exclude", "gen/bad.py", cwd=tmp_path).returncode == 0
+
+
+def test_noqa_and_unknown_code_warning(tmp_path):
+    text = BAD.replace('"softmax")])', '"softmax")])  # noqa: MP101, MP999')
+    _project(tmp_path, {"bad.py": text})
+    result = run_cli("check", ".", cwd=tmp_path)
+    assert result.returncode == 0
+    assert "bad.py: line 4: unknown rule MP999" in result.stderr
+
+
+def test_file_level_noqa(tmp_path):
+    _project(tmp_path, {"bad.py": "# mplint: noqa: MP101\n" + BAD})
+    assert run_cli("check", ".", cwd=tmp_path).returncode == 0
+
+
+def test_fix_writes_and_second_run_changes_nothing(tmp_path):
+    _project(tmp_path, {"bad.py": BAD})
+    result = run_cli("fix", ".", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Fixed 1 finding in 1 file; 0 remaining." in result.stdout
+    assert (tmp_path / "bad.py").read_text() == GOOD
+    again = run_cli("fix", ".", cwd=tmp_path)
+    assert again.returncode == 0 and "Fixed 0 findings" in again.stdout
+    assert (tmp_path / "bad.py").read_text() == GOOD
+
+
+def test_fix_diff_writes_nothing(tmp_path):
+    _project(tmp_path, {"bad.py": BAD})
+    result = run_cli("fix", "--diff", "bad.py", cwd=tmp_path)
+    assert result.returncode == 1
+    assert '+model = tf.keras.Sequential([tf.keras.layers.Dense(10, activation="softmax", dtype="float32")])' in result.stdout
+    assert (tmp_path / "bad.py").read_text() == BAD
+
+
+def test_fix_keeps_crlf_bom_and_declared_encoding(tmp_path):
+    crlf = BAD.replace("\n", "\r\n").encode()
+    bom = b"\xef\xbb\xbf" + BAD.encode()
+    latin = ("# -*- coding: latin-1 -*-\n# caf\xe9\n" + BAD).encode("latin-1")
+    _project(tmp_path, {"crlf.py": crlf, "bom.py": bom, "latin.py": latin})
+    result = run_cli("fix", ".", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "crlf.py").read_bytes() == GOOD.replace("\n", "\r\n").encode()
+    assert (tmp_path / "bom.py").read_bytes() == b"\xef\xbb\xbf" + GOOD.encode()
+    assert (tmp_path / "latin.py").read_bytes() == ("# -*- coding: latin-1 -*-\n# caf\xe9\n" + GOOD).encode("latin-1")
+
+
+def test_unsafe_fix_needs_the_flag(tmp_path):
+    text = BAD.replace('activation="softmax"', 'activation="softmax", dtype="float16"')
+    _project(tmp_path, {"bad.py": text})
+    result = run_cli("fix", ".", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "1 more fixable with `mplint fix --unsafe-fixes`" in result.stdout
+    assert (tmp_path / "bad.py").read_text() == text
+    assert run_cli("fix", "--unsafe-fixes", ".", cwd=tmp_path).returncode == 0
+    assert 'dtype="float32"' in (tmp_path / "bad.py").read_text()
+
+
+def test_rule_and_rules_commands():
+    result = run_cli("rule", "MP101")
+    assert result.returncode == 0
+    assert result.stdout.startswith("MP101 (float16-final-softmax)")
+    for heading in ("Why", "Fix (safe)", "Example", "Use instead"):
+        assert heading in result.stdout
+    assert run_cli("rule", "MP999").returncode == 2
+    listing = run_cli("rules")
+    assert listing.returncode == 0 and "float16-final-softmax" in listing.stdout
+
+
+def test_static_path_does_not_import_tensorflow():
+    code = (
+        "import sys; from mplint.cli import main; "
+        f"rc = main(['check', '--exit-zero', {str(ROOT / 'fixtures')!r}]); "
+        "bad = [m for m in ('tensorflow', 'keras', 'tf_keras') if m in sys.modules]; "
+        "sys.exit(3 if bad else rc)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+
+
+def test_pre_commit_hooks_match_the_console_script():
+    hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    assert 'mplint = "mplint.cli:main"' in pyproject
+    by_id = {h["id"]: h for h in hooks}
+    assert set(by_id) >= {"mplint", "mplint-fix"}
+    for hook in hooks:
+        assert hook["language"] == "python"
+        assert hook["entry"].split()[0] == "mplint"
+        assert {"python", "pyi"} <= set(hook["types_or"])
+        assert hook["require_serial"] is True
+    assert by_id["mplint"]["entry"] == "mplint check --force-exclude"
+    assert by_id["mplint-fix"]["entry"].startswith("mplint fix")
+
+
+def test_readme_rule_table_matches_the_catalog():
+    from mplint.docs import render
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert render(readme) == readme, "run `python -m mplint.docs` to regenerate the table"

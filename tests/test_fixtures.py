@@ -1,0 +1,58 @@
+"""Fixture files carry `# expect: MPxxx` on every line that must fire; nothing else may.
+
+Every fixture is also fixed (unsafe fixes included): the result must parse, settle
+in one run, and keep every comment.
+"""
+
+import io
+import re
+import tokenize
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from mplint.api import fix_text, lint_text, make_linter
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = sorted((ROOT / "fixtures").rglob("*.py"))
+MARKER = re.compile(r"#.*\bexpect:\s*(MP\d{3}(?:\s*,\s*MP\d{3})*)")
+LINTER = make_linter()
+
+
+def _expected(text):
+    out = set()
+    for number, line in enumerate(text.splitlines(), 1):
+        match = MARKER.search(line)
+        if match:
+            out |= {(number, code.strip()) for code in match.group(1).split(",")}
+    return out
+
+
+def _comments(text):
+    return [t.string for t in tokenize.generate_tokens(io.StringIO(text).readline)
+            if t.type == tokenize.COMMENT]
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_fixture_findings_match_markers(path):
+    text = path.read_text(encoding="utf-8")
+    findings, errors = lint_text(text, path=str(path), linter=LINTER)
+    assert not errors
+    assert {(f.line, f.rule) for f in findings} == _expected(text)
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_fixture_fix_parses_settles_and_keeps_comments(path):
+    text = path.read_text(encoding="utf-8")
+    fixed = fix_text(text, path=str(path), unsafe=True, linter=LINTER)
+    cst.parse_module(fixed)
+    assert fix_text(fixed, path=str(path), unsafe=True, linter=LINTER) == fixed
+    before, after = _comments(text), _comments(fixed)
+    assert all(c in after for c in before)
+    if not _expected(text):
+        assert fixed == text, "a silent fixture must stay byte-identical"
+
+
+def test_there_are_fixtures():
+    assert len(FIXTURES) >= 5
