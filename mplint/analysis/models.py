@@ -108,6 +108,9 @@ class ModelOutputs(Analysis):
         self._callee_names: Dict[int, FrozenSet[str]] = {}
         self._loops: List[int] = [0]
         self._attribute_adds = 0
+        #: ``self.x(...)`` calls made inside classes (sub-models used as layers)
+        self._self_calls: List[Tuple[cst.Call, Location]] = []
+        self._nested: Optional[Set[int]] = None
         #: assignments made inside a loop body (a new value each iteration)
         self._loop_assigns: Set[int] = set()
         self._resolved: Optional[List[ModelOutput]] = None
@@ -170,6 +173,8 @@ class ModelOutputs(Analysis):
             )
         elif isinstance(func, cst.Attribute) and func.attr.value == "add" and len(node.args) == 1:
             self._attribute_adds += 1
+        if _self_attribute(func) and loc.scope.enclosing_class() is not None:
+            self._self_calls.append((node, loc))
         for arg in node.args:
             if isinstance(arg.value, cst.Name):
                 self._passed.setdefault(arg.value.value, []).append((node, loc))
@@ -192,10 +197,15 @@ class ModelOutputs(Analysis):
         """Every model output found in the file (call after the walk)."""
         if self._resolved is None:
             self._resolved = []
+            nested = self._nested_models()
             for call, loc, style in self._models:
+                if id(call) in nested:
+                    continue  # its outputs feed another model: reported through that one
                 for expr, producer in self._model_outputs(call, loc, 0):
                     self._resolved.append(ModelOutput(call, expr, producer, style))
             for classdef, scope in self._model_classes().values():
+                if id(classdef) in nested:
+                    continue
                 for expr, producer in self._subclassed(scope, 0):
                     self._resolved.append(ModelOutput(classdef, expr, producer, "subclassed"))
         return self._resolved
@@ -221,6 +231,77 @@ class ModelOutputs(Analysis):
         if self.resolve(call.func) & (MODEL_CLASSES | SEQUENTIAL_CLASSES):
             return True
         return self._local_model_class(call.func, loc) is not None
+
+    # -- sub-models ----------------------------------------------------------------------
+    def _nested_models(self) -> Set[int]:
+        """Models used as layers of another model (ids of constructor calls and
+        ClassDefs): an encoder, a backbone, a GAN's generator. Their outputs are
+        intermediate tensors unless they end the outer model."""
+        if self._nested is None:
+            nested: Set[int] = set()
+            for call, loc, style in self._models:
+                if style == "functional":
+                    outputs = argument(call, 1, "outputs")
+                    if outputs is not None:
+                        self._mark_graph(outputs, loc, nested)
+                else:
+                    self._mark_sequential(call, loc, nested)
+            for call, loc in self._self_calls:
+                self._mark_layer(call.func, loc, nested)
+            self._nested = nested
+        return self._nested
+
+    def _mark_layer(self, expr: cst.BaseExpression, loc: Location, nested: Set[int]) -> None:
+        layer = self._layer(expr, loc, 0)
+        if layer is None or not self.is_model_constructor(layer.constructor, layer.location):
+            return
+        nested.add(id(layer.constructor))
+        found = self._local_model_class(layer.constructor.func, layer.location)
+        if found is not None:
+            nested.add(id(found[0]))
+
+    def _mark_sequential(self, call: cst.Call, loc: Location, nested: Set[int]) -> None:
+        layers = argument(call, 0, "layers")
+        if isinstance(layers, (cst.List, cst.Tuple)):
+            for element in layers.elements:
+                if not isinstance(element, cst.StarredElement):
+                    self._mark_layer(element.value, loc, nested)
+        variable = _bound_to(call, loc)
+        if variable is not None:
+            for mutation in self._mutations.get(variable, []):
+                if mutation.method == "add" and mutation.call.args:
+                    self._mark_layer(mutation.call.args[0].value, mutation.location, nested)
+
+    def _mark_graph(self, outputs: cst.BaseExpression, loc: Location, nested: Set[int]) -> None:
+        """Walk a functional graph back from its outputs, marking models called in it."""
+        stack: List[Tuple[cst.BaseExpression, Location]] = [(outputs, loc)]
+        seen: Set[int] = set()
+        budget = 5000
+        while stack and budget:
+            budget -= 1
+            expr, where = stack.pop()
+            if id(expr) in seen:
+                continue
+            seen.add(id(expr))
+            if isinstance(expr, (cst.List, cst.Tuple)):
+                stack += [(e.value, where) for e in expr.elements]
+            elif isinstance(expr, cst.Dict):
+                stack += [(e.value, where) for e in expr.elements]
+            elif isinstance(expr, cst.Name):
+                binding = self._plain_binding(expr, where)
+                if binding is not None and binding.value is not None and binding.scope is not None:
+                    stack.append((binding.value, Location(binding.scope, binding.order)))
+            elif isinstance(expr, cst.BinaryOperation):
+                stack += [(expr.left, where), (expr.right, where)]
+            elif isinstance(expr, cst.Subscript):
+                stack.append((expr.value, where))
+            elif isinstance(expr, cst.Call):
+                helper = self._local_function(expr.func, where)
+                if helper is not None:
+                    stack += self._returns.get(id(helper), [])
+                elif isinstance(expr.func, (cst.Call, cst.Name)) or _self_attribute(expr.func):
+                    self._mark_layer(expr.func, where, nested)
+                stack += [(arg.value, where) for arg in expr.args]
 
     # -- model styles ---------------------------------------------------------------
     def _model_outputs(self, call: cst.Call, loc: Location, depth: int) -> Iterator[Output]:
