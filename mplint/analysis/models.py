@@ -110,6 +110,10 @@ class ModelOutputs(Analysis):
         self._attribute_adds = 0
         #: ``self.x(...)`` calls made inside classes (sub-models used as layers)
         self._self_calls: List[Tuple[cst.Call, Location]] = []
+        #: calls whose result is used as a layer: ``F(...)(x)``, ``[F(...), ...]``,
+        #: ``blocks.append(F(...))``; and calls made inside class bodies
+        self._positions: List[Tuple[cst.Call, Location]] = []
+        self._class_calls: List[Tuple[cst.Call, Location]] = []
         self._nested: Optional[Set[int]] = None
         #: assignments made inside a loop body (a new value each iteration)
         self._loop_assigns: Set[int] = set()
@@ -153,6 +157,14 @@ class ModelOutputs(Analysis):
 
     visit_AnnAssign = visit_Assign
 
+    def visit_List(self, node: cst.List) -> None:
+        loc = self.ctx.scopes.location()
+        for element in node.elements:
+            if isinstance(element.value, cst.Call):
+                self._positions.append((element.value, loc))
+
+    visit_Tuple = visit_List  # type: ignore[assignment]
+
     def visit_Return(self, node: cst.Return) -> None:
         if node.value is None:
             return
@@ -173,8 +185,15 @@ class ModelOutputs(Analysis):
             )
         elif isinstance(func, cst.Attribute) and func.attr.value == "add" and len(node.args) == 1:
             self._attribute_adds += 1
-        if _self_attribute(func) and loc.scope.enclosing_class() is not None:
-            self._self_calls.append((node, loc))
+        if loc.scope.enclosing_class() is not None:
+            if _self_attribute(func):
+                self._self_calls.append((node, loc))
+            else:
+                self._class_calls.append((node, loc))
+        if isinstance(func, cst.Call):
+            self._positions.append((func, loc))
+        if isinstance(func, cst.Attribute) and func.attr.value in _MUTATORS:
+            self._positions += [(a.value, loc) for a in node.args if isinstance(a.value, cst.Call)]
         for arg in node.args:
             if isinstance(arg.value, cst.Name):
                 self._passed.setdefault(arg.value.value, []).append((node, loc))
@@ -246,8 +265,16 @@ class ModelOutputs(Analysis):
                         self._mark_graph(outputs, loc, nested)
                 else:
                     self._mark_sequential(call, loc, nested)
-            for call, loc in self._self_calls:
-                self._mark_layer(call.func, loc, nested)
+            # Blocks: models made where a layer goes, or made or called inside a
+            # Keras class (a training wrapper that is a plain class only runs them).
+            for call, loc in self._positions:
+                self._mark_layer(call, loc, nested)
+            keras_classes = self._keras_classes()
+            for calls, target in ((self._self_calls, True), (self._class_calls, False)):
+                for call, loc in calls:
+                    cls = loc.scope.enclosing_class()
+                    if cls is not None and id(cls.node) in keras_classes:
+                        self._mark_layer(call.func if target else call, loc, nested)
             self._nested = nested
         return self._nested
 
@@ -351,6 +378,23 @@ class ModelOutputs(Analysis):
                             break
             self._model_class_scopes = found
         return self._model_class_scopes
+
+    def _keras_classes(self) -> Set[int]:
+        """Local classes deriving from any Keras class (Model, Layer...)."""
+        found: Dict[int, Tuple[cst.ClassDef, Scope]] = {}
+        changed = True
+        while changed:
+            changed = False
+            for node, scope, loc in self._classes:
+                if id(node) in found:
+                    continue
+                for base in node.bases:
+                    names = self.resolve(base.value)
+                    if any(n.startswith("keras.") for n in names) or self._is_found_class(base.value, loc, found):
+                        found[id(node)] = (node, scope)
+                        changed = True
+                        break
+        return set(found)
 
     @staticmethod
     def _is_found_class(expr: cst.BaseExpression, loc: Location,
