@@ -154,3 +154,14 @@ CASES = {
 def test_model_outputs(name):
     code, expected = CASES[name]
     assert sorted(outputs_of(code), key=str) == sorted(expected, key=str)
+
+
+def test_functional_subclass_through_super_init():
+    code = """
+    class Net(keras.Model):
+        def __init__(self):
+            inputs = keras.Input((4,))
+            outputs = layers.Dense(2, activation="sigmoid")(inputs)
+            super().__init__(inputs=inputs, outputs=outputs)
+    """
+    assert outputs_of(code) == [("functional", 'layers.Dense(2, activation="sigmoid")')]

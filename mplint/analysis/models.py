@@ -114,6 +114,8 @@ class ModelOutputs(Analysis):
         #: ``blocks.append(F(...))``; and calls made inside class bodies
         self._positions: List[Tuple[cst.Call, Location]] = []
         self._class_calls: List[Tuple[cst.Call, Location]] = []
+        #: ``super().__init__(inputs, outputs)`` in classes: functional subclasses
+        self._super_inits: List[Tuple[cst.Call, Location, Scope]] = []
         self._nested: Optional[Set[int]] = None
         #: assignments made inside a loop body (a new value each iteration)
         self._loop_assigns: Set[int] = set()
@@ -199,6 +201,11 @@ class ModelOutputs(Analysis):
                 self._passed.setdefault(arg.value.value, []).append((node, loc))
         resolved = self.ctx.names.resolve(func)
         self._callee_names[id(func)] = resolved
+        if _is_super_init(func) and argument(node, 1, "outputs") is not None:
+            # ``class M(keras.Model): def __init__(...): super().__init__(inputs, outputs)``
+            cls = loc.scope.enclosing_class()
+            if cls is not None:
+                self._super_inits.append((node, loc, cls))
         if not resolved:
             return
         if resolved & MODEL_CLASSES:
@@ -222,6 +229,12 @@ class ModelOutputs(Analysis):
                     continue  # its outputs feed another model: reported through that one
                 for expr, producer in self._model_outputs(call, loc, 0):
                     self._resolved.append(ModelOutput(call, expr, producer, style))
+            for call, loc, cls in self._super_inits:
+                if id(cls.node) in self._model_classes() and id(cls.node) not in nested:
+                    outputs = argument(call, 1, "outputs")
+                    assert outputs is not None
+                    for expr, producer in self._tensor(outputs, loc, 0):
+                        self._resolved.append(ModelOutput(call, expr, producer, "functional"))
             for classdef, scope in self._model_classes().values():
                 if id(classdef) in nested:
                     continue
@@ -676,6 +689,16 @@ class ModelOutputs(Analysis):
         if id(binding.node) not in self._function_scopes:
             return None
         return binding.node
+
+
+def _is_super_init(func: cst.BaseExpression) -> bool:
+    return (
+        isinstance(func, cst.Attribute)
+        and func.attr.value == "__init__"
+        and isinstance(func.value, cst.Call)
+        and isinstance(func.value.func, cst.Name)
+        and func.value.func.value == "super"
+    )
 
 
 def _self_attribute(expr: cst.BaseExpression) -> bool:
