@@ -279,10 +279,11 @@ class ModelOutputs(Analysis):
                 else:
                     self._mark_sequential(call, loc, nested)
             # Blocks: models made where a layer goes, or made or called inside a
-            # Keras class (a training wrapper that is a plain class only runs them).
+            # Keras class or a class that builds a functional graph (a training
+            # wrapper that is a plain class only runs them).
             for call, loc in self._positions:
                 self._mark_layer(call, loc, nested)
-            keras_classes = self._keras_classes()
+            keras_classes = self._keras_classes() | {id(cls.node) for _, _, cls in self._super_inits}
             for calls, target in ((self._self_calls, True), (self._class_calls, False)):
                 for call, loc in calls:
                     cls = loc.scope.enclosing_class()
