@@ -65,3 +65,15 @@ def _separator(call: cst.Call, args: list, index: int) -> cst.Comma:
 
 def string(value: str, quote: str) -> cst.SimpleString:
     return cst.SimpleString(f"{quote}{value}{quote}")
+
+
+def cast(value: cst.BaseExpression, function: str, dtype: cst.BaseExpression) -> cst.Call:
+    """``<function>(value, dtype)``, e.g. ``tf.cast(x, tf.float32)``; ``function`` is
+    dotted source text such as ``"tf.cast"`` or ``"keras.ops.cast"``."""
+    return cst.Call(
+        func=cst.parse_expression(function),
+        args=[
+            cst.Arg(value, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+            cst.Arg(dtype),
+        ],
+    )

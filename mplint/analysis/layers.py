@@ -8,6 +8,7 @@ import libcst as cst
 
 from mplint.analysis.models import SOFTMAX_FUNCTIONS, LayerCall, argument
 from mplint.checker import Context
+from mplint.facts import MIXED_POLICIES
 
 FLOAT32_NAMES = frozenset({"float32", "float64"})
 SIXTEEN_BIT_NAMES = frozenset({"float16", "bfloat16", "mixed_float16", "mixed_bfloat16", "half"})
@@ -87,3 +88,48 @@ def sixteen_bit_name(names: FrozenSet[str]) -> str:
     if names == frozenset({"mixed_float16"}):
         return "float16"
     return "float16/bfloat16"
+
+
+#: Keras layers whose output is not a float computed under the policy (lookups,
+#: hashing, raw-input plumbing) or is whatever a user function returns (Lambda).
+NOT_FLOAT_COMPUTE_LAYERS = frozenset({
+    "keras.layers.Lambda", "keras.layers.InputLayer", "keras.layers.Identity",
+    "keras.layers.StringLookup", "keras.layers.IntegerLookup", "keras.layers.TextVectorization",
+    "keras.layers.Hashing", "keras.layers.HashedCrossing", "keras.layers.CategoryEncoding",
+    "keras.layers.Discretization", "keras.layers.Normalization", "keras.layers.Rescaling",
+    "keras.layers.Resizing", "keras.layers.CenterCrop",
+})
+
+
+def computes_under_policy(layer: LayerCall) -> bool:
+    """A Keras layer whose float output follows its dtype policy (Dense, Conv,
+    Activation, pooling...), not a preprocessing/lookup layer or a Lambda."""
+    if not is_keras_layer(layer) or layer.layer_class & NOT_FLOAT_COMPUTE_LAYERS:
+        return False
+    return not any(
+        ".preprocessing." in name or name.startswith("keras.layers.Random")
+        for name in layer.layer_class
+    )
+
+
+def built_under_float32_policy(layer: LayerCall, ctx: Context) -> bool:
+    """The global policy is certainly float32 where this layer is constructed.
+
+    Layers take the global policy when they are built, so a float32 policy set
+    just before the output layer (in the same scope), or a module-level layer built
+    before the module ever sets a policy, computes in float32 even in a module that
+    is mixed elsewhere.
+    """
+    facts = ctx.facts
+    where = layer.location
+    earlier = [c for c in facts.policy_calls
+               if c.location.scope is where.scope and c.location.order < where.order]
+    if earlier:
+        last = max(earlier, key=lambda c: c.location.order)
+        return last.values is not None and not (last.values & MIXED_POLICIES)
+    if where.scope.kind != "module" or facts.assumed_policy in MIXED_POLICIES or facts.project_policies:
+        return False
+    return bool(facts.policy_calls) and all(
+        c.location.scope.kind == "module" and c.location.order > where.order
+        for c in facts.policy_calls
+    )

@@ -1,21 +1,29 @@
 """Model outputs: which layer call or op produces each output of each Keras model.
 
-Functional models (``keras.Model(inputs, outputs)``) are followed backwards from
-the outputs through plain variable assignments to the producing layer call;
-Sequential models end in their last layer (list literal, a list variable, or the
-last ``.add``). Anything not followed with certainty yields no producer, and rules
-stay silent on it.
+Three model styles are recognised:
+
+- functional: ``keras.Model(inputs, outputs)``; outputs are followed backwards
+  through variables, lists/tuples/dicts, helper functions that return the tensor
+  (every ``return``), and nested models called as layers;
+- sequential: ``keras.Sequential`` ends in its last layer (a list literal, a list
+  variable and its ``.append``/``.extend`` calls, or the last ``.add``);
+- subclassed: a class deriving (directly or through local classes) from
+  ``keras.Model``; its outputs are what ``call`` returns, e.g. ``self.head(x)``
+  with ``self.head = Dense(...)`` set in ``__init__``, or ``tf.nn.softmax(x)``.
+
+Anything not followed with certainty yields no producer, and rules stay silent on
+it (the runtime checker measures what static analysis cannot see).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, Iterator, List, Optional, Tuple
+from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from mplint.checker import Analysis, Context
-from mplint.scopes import Location
+from mplint.scopes import Binding, Location, Scope
 
 MODEL_CLASSES = frozenset({"keras.Model"})
 SEQUENTIAL_CLASSES = frozenset({"keras.Sequential"})
@@ -26,7 +34,14 @@ SOFTMAX_FUNCTIONS = frozenset({
     "keras.backend.softmax",
 })
 
+#: list/model methods that change which layer comes last
+_MUTATORS = frozenset({"add", "append", "extend", "insert", "pop", "remove", "clear"})
+#: builtins that may receive a model or a list of layers without changing it
+_HARMLESS_CALLEES = frozenset({"print", "len", "isinstance", "id", "repr", "str", "type"})
+
 _MAX_DEPTH = 16
+
+Output = Tuple[cst.BaseExpression, Optional["Producer"]]
 
 
 @dataclass
@@ -52,12 +67,26 @@ Producer = object  # LayerCall | OpCall
 
 @dataclass
 class ModelOutput:
-    """One output of one model: the expression and, when known, what produced it."""
+    """One output of one model: the expression and, when known, what produced it.
 
-    model_call: cst.Call
+    ``model_call`` is the ``Model(...)``/``Sequential(...)`` call, or the
+    ``ClassDef`` of a subclassed model (style ``subclassed``).
+    """
+
+    model_call: cst.CSTNode
     expression: cst.BaseExpression
     producer: Optional[Producer]
-    style: str  # functional | sequential
+    style: str  # functional | sequential | subclassed
+
+
+@dataclass
+class _MethodCall:
+    """``receiver.method(...)`` on a plain variable: ``model.add``, ``layers.append``."""
+
+    method: str
+    call: cst.Call
+    location: Location
+    in_loop: bool
 
 
 class ModelOutputs(Analysis):
@@ -66,162 +95,657 @@ class ModelOutputs(Analysis):
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
         self._models: List[Tuple[cst.Call, Location, str]] = []
-        #: ``x.add(layer)`` calls by receiver variable name
-        self._adds: Dict[str, List[Tuple[cst.Call, Location]]] = {}
+        self._classes: List[Tuple[cst.ClassDef, Scope, Location]] = []
+        #: mutating method calls by receiver variable name
+        self._mutations: Dict[str, List[_MethodCall]] = {}
+        #: calls that receive a bare variable as an argument, by variable name
+        self._passed: Dict[str, List[Tuple[cst.Call, Location]]] = {}
+        #: return values of each function, by id of its FunctionDef
+        self._returns: Dict[int, List[Tuple[cst.BaseExpression, Location]]] = {}
+        self._function_scopes: Dict[int, Scope] = {}
+        #: canonical names of call targets, resolved during the walk (local imports
+        #: are only visible then)
+        self._callee_names: Dict[int, FrozenSet[str]] = {}
+        self._loops: List[int] = [0]
+        self._attribute_adds = 0
+        #: ``self.x(...)`` calls made inside classes (sub-models used as layers)
+        self._self_calls: List[Tuple[cst.Call, Location]] = []
+        #: calls whose result is used as a layer: ``F(...)(x)``, ``[F(...), ...]``,
+        #: ``blocks.append(F(...))``; and calls made inside class bodies
+        self._positions: List[Tuple[cst.Call, Location]] = []
+        self._class_calls: List[Tuple[cst.Call, Location]] = []
+        #: ``super().__init__(inputs, outputs)`` in classes: functional subclasses
+        self._super_inits: List[Tuple[cst.Call, Location, Scope]] = []
+        self._nested: Optional[Set[int]] = None
+        #: assignments made inside a loop body (a new value each iteration)
+        self._loop_assigns: Set[int] = set()
         self._resolved: Optional[List[ModelOutput]] = None
+        self._model_class_scopes: Optional[Dict[int, Tuple[cst.ClassDef, Scope]]] = None
+        self._expanding: Set[int] = set()
 
     # -- collection --------------------------------------------------------------
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._function_scopes[id(node)] = self.ctx.scopes.current
+        self._loops.append(0)
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._loops.pop()
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        scope = self.ctx.scopes.current
+        assert scope.parent is not None
+        self._classes.append((node, scope, Location(scope.parent, self.ctx.scopes.order)))
+        for base in node.bases:
+            self._callee_names[id(base.value)] = self.ctx.names.resolve(base.value)
+        self._loops.append(0)
+
+    def leave_ClassDef(self, node: cst.ClassDef) -> None:
+        self._loops.pop()
+
+    def _enter_loop(self, node: cst.CSTNode) -> None:
+        self._loops[-1] += 1
+
+    def _leave_loop(self, node: cst.CSTNode) -> None:
+        self._loops[-1] -= 1
+
+    visit_For = visit_While = visit_ListComp = visit_GeneratorExp = _enter_loop
+    visit_SetComp = visit_DictComp = _enter_loop
+    leave_For = leave_While = leave_ListComp = leave_GeneratorExp = _leave_loop
+    leave_SetComp = leave_DictComp = _leave_loop
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if self._loops[-1] > 0:
+            self._loop_assigns.add(id(node))
+
+    visit_AnnAssign = visit_Assign
+
+    def visit_List(self, node: cst.List) -> None:
+        loc = self.ctx.scopes.location()
+        for element in node.elements:
+            if isinstance(element.value, cst.Call):
+                self._positions.append((element.value, loc))
+
+    visit_Tuple = visit_List  # type: ignore[assignment]
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if node.value is None:
+            return
+        loc = self.ctx.scopes.location()
+        if isinstance(loc.scope.node, cst.FunctionDef):
+            self._returns.setdefault(id(loc.scope.node), []).append((node.value, loc))
+
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
+        loc = self.ctx.scopes.location()
         if (
             isinstance(func, cst.Attribute)
-            and func.attr.value == "add"
+            and func.attr.value in _MUTATORS
             and isinstance(func.value, cst.Name)
-            and node.args
         ):
-            self._adds.setdefault(func.value.value, []).append((node, self.ctx.scopes.location()))
-            return
+            self._mutations.setdefault(func.value.value, []).append(
+                _MethodCall(func.attr.value, node, loc, self._loops[-1] > 0)
+            )
+        elif isinstance(func, cst.Attribute) and func.attr.value == "add" and len(node.args) == 1:
+            self._attribute_adds += 1
+        if loc.scope.enclosing_class() is not None:
+            if _self_attribute(func):
+                self._self_calls.append((node, loc))
+            else:
+                self._class_calls.append((node, loc))
+        if isinstance(func, cst.Call):
+            self._positions.append((func, loc))
+        if isinstance(func, cst.Attribute) and func.attr.value in _MUTATORS:
+            self._positions += [(a.value, loc) for a in node.args if isinstance(a.value, cst.Call)]
+        for arg in node.args:
+            if isinstance(arg.value, cst.Name):
+                self._passed.setdefault(arg.value.value, []).append((node, loc))
         resolved = self.ctx.names.resolve(func)
+        self._callee_names[id(func)] = resolved
+        if _is_super_init(func) and argument(node, 1, "outputs") is not None:
+            # ``class M(keras.Model): def __init__(...): super().__init__(inputs, outputs)``
+            cls = loc.scope.enclosing_class()
+            if cls is not None:
+                self._super_inits.append((node, loc, cls))
         if not resolved:
             return
         if resolved & MODEL_CLASSES:
-            self._models.append((node, self.ctx.scopes.location(), "functional"))
+            self._models.append((node, loc, "functional"))
         elif resolved & SEQUENTIAL_CLASSES:
-            self._models.append((node, self.ctx.scopes.location(), "sequential"))
+            self._models.append((node, loc, "sequential"))
 
     # -- queries -------------------------------------------------------------------
+    def resolve(self, expr: cst.BaseExpression) -> FrozenSet[str]:
+        """Canonical names of a call target or class base, as seen during the walk."""
+        found = self._callee_names.get(id(expr))
+        return found if found is not None else self.ctx.names.resolve(expr)
+
     def outputs(self) -> List[ModelOutput]:
         """Every model output found in the file (call after the walk)."""
         if self._resolved is None:
             self._resolved = []
+            nested = self._nested_models()
             for call, loc, style in self._models:
-                if style == "functional":
-                    self._resolved += self._functional(call, loc)
-                else:
-                    self._resolved += self._sequential(call, loc)
+                if id(call) in nested:
+                    continue  # its outputs feed another model: reported through that one
+                for expr, producer in self._model_outputs(call, loc, 0):
+                    self._resolved.append(ModelOutput(call, expr, producer, style))
+            for call, loc, cls in self._super_inits:
+                if id(cls.node) in self._model_classes() and id(cls.node) not in nested:
+                    outputs = argument(call, 1, "outputs")
+                    assert outputs is not None
+                    for expr, producer in self._tensor(outputs, loc, 0):
+                        self._resolved.append(ModelOutput(call, expr, producer, "functional"))
+            for classdef, scope in self._model_classes().values():
+                if id(classdef) in nested:
+                    continue
+                for expr, producer in self._subclassed(scope, 0):
+                    self._resolved.append(ModelOutput(classdef, expr, producer, "subclassed"))
         return self._resolved
 
-    def _functional(self, call: cst.Call, loc: Location) -> List[ModelOutput]:
-        outputs = _argument(call, 1, "outputs")
-        if outputs is None:
-            return []
-        return [
-            ModelOutput(call, expr, self.producer(expr, where), "functional")
-            for expr, where in self._leaves(outputs, loc, 0)
-        ]
+    def producer(self, expr: cst.BaseExpression, loc: Location, depth: int = 0) -> Optional[Producer]:
+        """What computes the tensor ``expr`` (a layer call or an op call), if known.
 
-    def _leaves(self, expr: cst.BaseExpression, loc: Location, depth: int) -> Iterator[Tuple[cst.BaseExpression, Location]]:
-        """Split list/tuple/dict outputs (through variables) into single tensors."""
-        if depth > _MAX_DEPTH:
+        None when unknown, or when several tensors may be meant (a helper function
+        with several returns, a multi-output nested model).
+        """
+        found = list(self._tensor(expr, loc, depth))
+        if len(found) != 1:
+            return None
+        return found[0][1]
+
+    def op_input(self, op: OpCall) -> Optional[Producer]:
+        """The producer of an op's first tensor argument (``x`` in ``tf.nn.softmax(x)``)."""
+        expr = first_tensor_argument(op.call)
+        return None if expr is None else self.producer(expr, op.location)
+
+    def is_model_constructor(self, call: cst.Call, loc: Location) -> bool:
+        """``keras.Model(...)``, ``keras.Sequential(...)`` or a local Model subclass."""
+        if self.resolve(call.func) & (MODEL_CLASSES | SEQUENTIAL_CLASSES):
+            return True
+        return self._local_model_class(call.func, loc) is not None
+
+    # -- sub-models ----------------------------------------------------------------------
+    def _nested_models(self) -> Set[int]:
+        """Models used as layers of another model (ids of constructor calls and
+        ClassDefs): an encoder, a backbone, a GAN's generator. Their outputs are
+        intermediate tensors unless they end the outer model."""
+        if self._nested is None:
+            nested: Set[int] = set()
+            for call, loc, style in self._models:
+                if style == "functional":
+                    outputs = argument(call, 1, "outputs")
+                    if outputs is not None:
+                        self._mark_graph(outputs, loc, nested)
+                else:
+                    self._mark_sequential(call, loc, nested)
+            # Blocks: models made where a layer goes, or made or called inside a
+            # Keras class or a class that builds a functional graph (a training
+            # wrapper that is a plain class only runs them).
+            for call, loc in self._positions:
+                self._mark_layer(call, loc, nested)
+            keras_classes = self._keras_classes() | {id(cls.node) for _, _, cls in self._super_inits}
+            for calls, target in ((self._self_calls, True), (self._class_calls, False)):
+                for call, loc in calls:
+                    cls = loc.scope.enclosing_class()
+                    if cls is not None and id(cls.node) in keras_classes:
+                        self._mark_layer(call.func if target else call, loc, nested)
+            self._nested = nested
+        return self._nested
+
+    def _mark_layer(self, expr: cst.BaseExpression, loc: Location, nested: Set[int]) -> None:
+        layer = self._layer(expr, loc, 0)
+        if layer is None or not self.is_model_constructor(layer.constructor, layer.location):
             return
-        if isinstance(expr, (cst.List, cst.Tuple)):
-            for element in expr.elements:
-                if isinstance(element, cst.StarredElement):
-                    return
-                yield from self._leaves(element.value, loc, depth + 1)
-        elif isinstance(expr, cst.Dict):
-            for element in expr.elements:
-                if isinstance(element, cst.DictElement):
-                    yield from self._leaves(element.value, loc, depth + 1)
-        elif isinstance(expr, cst.Name):
-            binding = loc.lookup(expr.value)
-            if (
-                binding is not None and binding.kind == "assign" and binding.scope is not None
-                and isinstance(binding.value, (cst.List, cst.Tuple, cst.Dict))
-            ):
-                yield from self._leaves(binding.value, Location(binding.scope, binding.order), depth + 1)
-            else:
-                yield expr, loc
-        else:
-            yield expr, loc
+        nested.add(id(layer.constructor))
+        found = self._local_model_class(layer.constructor.func, layer.location)
+        if found is not None:
+            nested.add(id(found[0]))
 
-    def _sequential(self, call: cst.Call, loc: Location) -> List[ModelOutput]:
-        last: Optional[Tuple[cst.BaseExpression, Location]] = None
-        layers = _argument(call, 0, "layers")
-        if layers is not None:
-            items = self._list_items(layers, loc)
-            if items is None:
-                return []
-            if items:
-                last = items[-1]
-        # model = Sequential(...); model.add(...): the last add in the same scope wins
-        variable = self._bound_to(call, loc)
+    def _mark_sequential(self, call: cst.Call, loc: Location, nested: Set[int]) -> None:
+        layers = argument(call, 0, "layers")
+        if isinstance(layers, (cst.List, cst.Tuple)):
+            for element in layers.elements:
+                if not isinstance(element, cst.StarredElement):
+                    self._mark_layer(element.value, loc, nested)
+        variable = _bound_to(call, loc)
         if variable is not None:
-            adds = [
-                (add, where) for add, where in self._adds.get(variable, [])
-                if where.scope is loc.scope and where.order > loc.order
-            ]
-            rebinds = [b for b in loc.scope.bindings.get(variable, []) if b.order > loc.order]
-            if rebinds:
-                adds = [(a, w) for a, w in adds if w.order < rebinds[0].order]
-            if adds:
-                add, where = adds[-1]
-                last = (add.args[0].value, where)
-        if last is None:
-            return []
-        expr, where = last
-        return [ModelOutput(call, expr, self._layer(expr, where, 0), "sequential")]
+            for mutation in self._mutations.get(variable, []):
+                if mutation.method == "add" and mutation.call.args:
+                    self._mark_layer(mutation.call.args[0].value, mutation.location, nested)
 
-    def _list_items(self, expr: cst.BaseExpression, loc: Location) -> Optional[List[Tuple[cst.BaseExpression, Location]]]:
+    def _mark_graph(self, outputs: cst.BaseExpression, loc: Location, nested: Set[int]) -> None:
+        """Walk a functional graph back from its outputs, marking models called in it."""
+        stack: List[Tuple[cst.BaseExpression, Location]] = [(outputs, loc)]
+        seen: Set[int] = set()
+        budget = 5000
+        while stack and budget:
+            budget -= 1
+            expr, where = stack.pop()
+            if id(expr) in seen:
+                continue
+            seen.add(id(expr))
+            if isinstance(expr, (cst.List, cst.Tuple)):
+                stack += [(e.value, where) for e in expr.elements]
+            elif isinstance(expr, cst.Dict):
+                stack += [(e.value, where) for e in expr.elements]
+            elif isinstance(expr, cst.Name):
+                binding = self._plain_binding(expr, where)
+                if binding is not None and binding.value is not None and binding.scope is not None:
+                    stack.append((binding.value, Location(binding.scope, binding.order)))
+            elif isinstance(expr, cst.BinaryOperation):
+                stack += [(expr.left, where), (expr.right, where)]
+            elif isinstance(expr, cst.Subscript):
+                stack.append((expr.value, where))
+            elif isinstance(expr, cst.Call):
+                helper = self._local_function(expr.func, where)
+                if helper is not None:
+                    stack += self._returns.get(id(helper), [])
+                elif isinstance(expr.func, (cst.Call, cst.Name)) or _self_attribute(expr.func):
+                    self._mark_layer(expr.func, where, nested)
+                stack += [(arg.value, where) for arg in expr.args]
+
+    # -- model styles ---------------------------------------------------------------
+    def _model_outputs(self, call: cst.Call, loc: Location, depth: int) -> Iterator[Output]:
+        """The outputs of the model that ``call`` constructs (any style)."""
+        if depth > _MAX_DEPTH or id(call) in self._expanding:
+            return
+        self._expanding.add(id(call))
+        try:
+            resolved = self.resolve(call.func)
+            if resolved & MODEL_CLASSES:
+                outputs = argument(call, 1, "outputs")
+                if outputs is not None:
+                    yield from self._tensor(outputs, loc, depth + 1)
+            elif resolved & SEQUENTIAL_CLASSES:
+                last = self._sequential_last(call, loc)
+                if last is not None:
+                    yield from self._layer_outputs(last[0], last[1], depth + 1)
+            else:
+                found = self._local_model_class(call.func, loc)
+                if found is not None:
+                    yield from self._subclassed(found[1], depth + 1)
+        finally:
+            self._expanding.discard(id(call))
+
+    def _subclassed(self, class_scope: Scope, depth: int) -> Iterator[Output]:
+        """What ``call`` returns in a subclassed model (each ``return``)."""
+        method = _method(class_scope, "call")
+        if method is None:
+            return
+        for value, where in self._returns.get(id(method), []):
+            yield from self._tensor(value, where, depth + 1)
+
+    def _model_classes(self) -> Dict[int, Tuple[cst.ClassDef, Scope]]:
+        """Local classes deriving from keras.Model, directly or via local classes."""
+        if self._model_class_scopes is None:
+            found: Dict[int, Tuple[cst.ClassDef, Scope]] = {}
+            changed = True
+            while changed:
+                changed = False
+                for node, scope, loc in self._classes:
+                    if id(node) in found:
+                        continue
+                    for base in node.bases:
+                        if self.resolve(base.value) & MODEL_CLASSES or self._is_found_class(base.value, loc, found):
+                            found[id(node)] = (node, scope)
+                            changed = True
+                            break
+            self._model_class_scopes = found
+        return self._model_class_scopes
+
+    def _keras_classes(self) -> Set[int]:
+        """Local classes deriving from any Keras class (Model, Layer...)."""
+        found: Dict[int, Tuple[cst.ClassDef, Scope]] = {}
+        changed = True
+        while changed:
+            changed = False
+            for node, scope, loc in self._classes:
+                if id(node) in found:
+                    continue
+                for base in node.bases:
+                    names = self.resolve(base.value)
+                    if any(n.startswith("keras.") for n in names) or self._is_found_class(base.value, loc, found):
+                        found[id(node)] = (node, scope)
+                        changed = True
+                        break
+        return set(found)
+
+    @staticmethod
+    def _is_found_class(expr: cst.BaseExpression, loc: Location,
+                        found: Dict[int, Tuple[cst.ClassDef, Scope]]) -> bool:
+        if not isinstance(expr, cst.Name):
+            return False
+        binding = loc.lookup(expr.value)
+        return binding is not None and binding.kind == "class" and id(binding.node) in found
+
+    def _local_model_class(self, func: cst.BaseExpression, loc: Location) -> Optional[Tuple[cst.ClassDef, Scope]]:
+        if not isinstance(func, cst.Name):
+            return None
+        binding = loc.lookup(func.value)
+        if binding is None or binding.kind != "class":
+            return None
+        return self._model_classes().get(id(binding.node))
+
+    # -- sequential -------------------------------------------------------------------
+    def _sequential_last(self, call: cst.Call, loc: Location) -> Optional[Tuple[cst.BaseExpression, Location]]:
+        """The last layer of a Sequential model, when it is known for certain."""
+        last: Optional[Tuple[cst.BaseExpression, Location]] = None
+        layers = argument(call, 0, "layers")
+        if layers is not None:
+            if isinstance(layers, cst.Name) and layers.value == "None":
+                layers = None
+            else:
+                last = self._last_item(layers, loc, call, 0)
+                if last is None:
+                    return None
+        # model = Sequential(...); model.add(...): the last add in the same scope wins
+        variable = _bound_to(call, loc)
+        if variable is None:
+            # Returned, stored on ``self`` or passed on: layers may be added where
+            # we cannot follow, so only trust it when no unexplained add exists.
+            return None if self._unexplained_adds() else last
+        binding = _binding_of(call, loc, variable)
+        mutations = self._mutations_of(variable, binding, loc)
+        if mutations is None:
+            return None
+        if any(m.method != "add" for m in mutations):
+            return None  # pop()/insert() on a model: order unknown
+        if mutations:
+            final = mutations[-1]
+            if final.in_loop or not final.call.args:
+                return None  # one layer per iteration: not a single layer to fix
+            if self._passed_between(variable, binding, loc.order, final.location.order, loc):
+                return None
+            last = (final.call.args[0].value, final.location)
+        if self._adds_elsewhere(variable, binding, loc):
+            return None
+        return last
+
+    def _last_item(self, expr: cst.BaseExpression, loc: Location, use: cst.Call,
+                   depth: int) -> Optional[Tuple[cst.BaseExpression, Location]]:
+        """The last element of a list of layers (literal, variable, ``a + b``)."""
+        if depth > _MAX_DEPTH:
+            return None
+        if isinstance(expr, (cst.List, cst.Tuple)):
+            if not expr.elements:
+                return None
+            final = expr.elements[-1]
+            if isinstance(final, cst.StarredElement):
+                return None
+            return final.value, loc
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+            return self._last_item(expr.right, loc, use, depth + 1)
         if isinstance(expr, cst.Name):
             binding = loc.lookup(expr.value)
             if binding is None or binding.kind != "assign" or binding.scope is None or binding.value is None:
                 return None
-            # A list that is appended to later is not known statically.
-            return self._list_items(binding.value, Location(binding.scope, binding.order))
-        if isinstance(expr, (cst.List, cst.Tuple)):
-            out = []
-            for element in expr.elements:
-                if isinstance(element, cst.StarredElement):
-                    return None
-                out.append((element.value, loc))
-            return out
-        return None
-
-    @staticmethod
-    def _bound_to(call: cst.Call, loc: Location) -> Optional[str]:
-        for name, bindings in loc.scope.bindings.items():
-            for binding in bindings:
-                if binding.value is call:
-                    return name
-        return None
-
-    # -- producers ---------------------------------------------------------------------
-    def producer(self, expr: cst.BaseExpression, loc: Location, depth: int = 0) -> Optional[Producer]:
-        """What computes the tensor ``expr`` (a layer call or an op call), if known."""
-        if depth > _MAX_DEPTH:
-            return None
-        if isinstance(expr, cst.Name):
-            binding = loc.lookup(expr.value)
-            if binding is None or binding.kind != "assign" or binding.value is None or binding.scope is None:
+            where = Location(binding.scope, binding.order)
+            last = self._last_item(binding.value, where, use, depth + 1)
+            # appends between the list's creation and the Sequential call
+            mutations = self._mutations_of(expr.value, binding, where)
+            if mutations is None:
                 return None
-            return self.producer(binding.value, Location(binding.scope, binding.order), depth + 1)
-        if not isinstance(expr, cst.Call):
-            return None
-        func = expr.func
-        if isinstance(func, cst.Call):  # Dense(10)(x)
-            return self._layer(func, loc, depth + 1)
-        if isinstance(func, cst.Name):
-            binding = loc.lookup(func.value)
-            if binding is not None and binding.kind == "assign" and isinstance(binding.value, cst.Call) and binding.scope is not None:
-                return self._layer(binding.value, Location(binding.scope, binding.order), depth + 1)
-        resolved = self.ctx.names.resolve(func)
-        if resolved:
-            return OpCall(expr, resolved, loc)
+            mutations = [m for m in mutations if m.location.order <= loc.order]
+            if mutations:
+                final = mutations[-1]
+                if final.in_loop or final.method not in ("append", "extend") or not final.call.args:
+                    return None
+                if any(m.method not in ("append", "extend") for m in mutations):
+                    return None
+                if final.method == "append":
+                    last = (final.call.args[0].value, final.location)
+                else:
+                    last = self._last_item(final.call.args[0].value, final.location, use, depth + 1)
+            if last is not None and self._passed_between(expr.value, binding, binding.order, loc.order, loc, use):
+                return None
+            return last
         return None
+
+    def _unexplained_adds(self) -> bool:
+        """An ``.add`` call on something not plainly bound to a Sequential call."""
+        if self._attribute_adds:
+            return True
+        for mutations in self._mutations.values():
+            for m in mutations:
+                if m.method != "add":
+                    continue
+                receiver = m.call.func.value  # type: ignore[attr-defined]
+                binding = m.location.lookup(receiver.value)
+                value = binding.value if binding is not None else None
+                if not (isinstance(value, cst.Call) and self.resolve(value.func) & SEQUENTIAL_CLASSES):
+                    return True
+        return False
+
+    def _mutations_of(self, variable: str, binding: Optional[Binding], loc: Location) -> Optional[List[_MethodCall]]:
+        """Mutating calls on ``variable`` after ``binding`` and before it is rebound.
+
+        None when one happens in another scope (a closure): order unknown.
+        """
+        if binding is None or binding.scope is None:
+            return None
+        out = []
+        later = [b.order for b in binding.scope.bindings.get(variable, []) if b.order > binding.order]
+        end = min(later) if later else None
+        for mutation in self._mutations.get(variable, []):
+            if mutation.location.lookup(variable) is not binding:
+                continue
+            if mutation.location.scope is not binding.scope:
+                return None
+            if mutation.location.order <= binding.order or (end is not None and mutation.location.order >= end):
+                continue
+            out.append(mutation)
+        return out
+
+    def _adds_elsewhere(self, variable: str, binding: Optional[Binding], loc: Location) -> bool:
+        """The model is handed to a local function that adds layers to something."""
+        for call, where in self._passed.get(variable, []):
+            if where.scope is not loc.scope or where.order <= loc.order:
+                continue
+            if where.lookup(variable) is not binding:
+                continue
+            callee = self._local_function(call.func, where)
+            if callee is not None and any(
+                m.method == "add" and m.location.scope.node is callee
+                for ms in self._mutations.values() for m in ms
+            ):
+                return True
+        return False
+
+    def _passed_between(self, variable: str, binding: Optional[Binding], start: int, end: int,
+                        loc: Location, use: Optional[cst.Call] = None) -> bool:
+        """The variable is given to unknown code that may add or append to it."""
+        for call, where in self._passed.get(variable, []):
+            if call is use or where.lookup(variable) is not binding:
+                continue
+            if not (start < where.order <= end):
+                continue
+            func = call.func
+            if isinstance(func, cst.Name) and func.value in _HARMLESS_CALLEES:
+                continue
+            if self.resolve(func):
+                continue  # a TF/Keras API (plot_model, Model(...)) does not add layers
+            return True
+        return False
+
+    # -- following tensors backwards ------------------------------------------------------
+    def _tensor(self, expr: cst.BaseExpression, loc: Location, depth: int) -> Iterator[Output]:
+        """Each single tensor ``expr`` may stand for, with its producer (None: unknown)."""
+        if depth > _MAX_DEPTH:
+            yield expr, None
+            return
+        if isinstance(expr, (cst.List, cst.Tuple)):
+            for element in expr.elements:
+                if not isinstance(element, cst.StarredElement):
+                    yield from self._tensor(element.value, loc, depth + 1)
+            return
+        if isinstance(expr, cst.Dict):
+            for element in expr.elements:
+                if isinstance(element, cst.DictElement):
+                    yield from self._tensor(element.value, loc, depth + 1)
+            return
+        if isinstance(expr, cst.Name):
+            binding = self._plain_binding(expr, loc)
+            if binding is None or binding.scope is None or binding.value is None:
+                yield expr, None
+                return
+            yield from self._tensor(binding.value, Location(binding.scope, binding.order), depth + 1)
+            return
+        if not isinstance(expr, cst.Call):
+            yield expr, None
+            return
+        func = expr.func
+        helper = self._local_function(func, loc)
+        if helper is not None:
+            returns = self._returns.get(id(helper), [])
+            if not returns or id(helper) in self._expanding:
+                yield expr, None
+                return
+            self._expanding.add(id(helper))
+            try:
+                for value, where in returns:
+                    yield from self._tensor(value, where, depth + 1)
+            finally:
+                self._expanding.discard(id(helper))
+            return
+        if isinstance(func, (cst.Call, cst.Name)) or _self_attribute(func):
+            layer = self._layer(func, loc, depth + 1)
+            if layer is not None:
+                if self.is_model_constructor(layer.constructor, layer.location):
+                    nested = list(self._model_outputs(layer.constructor, layer.location, depth + 1))
+                    yield from nested if nested else [(expr, None)]
+                else:
+                    yield expr, layer
+                return
+        resolved = self.resolve(func)
+        if resolved and not isinstance(func, cst.Call):
+            yield expr, OpCall(expr, resolved, loc)
+            return
+        yield expr, None
+
+    def _layer_outputs(self, expr: cst.BaseExpression, loc: Location, depth: int) -> Iterator[Output]:
+        """The output of a layer given as a layer (Sequential items), expanding models."""
+        layer = self._layer(expr, loc, depth + 1)
+        if layer is None:
+            yield expr, None
+        elif self.is_model_constructor(layer.constructor, layer.location):
+            yield from self._model_outputs(layer.constructor, layer.location, depth + 1)
+        else:
+            yield expr, layer
 
     def _layer(self, expr: cst.BaseExpression, loc: Location, depth: int) -> Optional[LayerCall]:
-        """The layer an expression denotes: a constructor call, possibly via a variable."""
+        """The layer an expression denotes: a constructor call, possibly via a variable,
+        a ``self.attr`` set once in the class, or a helper returning the layer."""
         if depth > _MAX_DEPTH:
             return None
         if isinstance(expr, cst.Name):
-            binding = loc.lookup(expr.value)
-            if binding is None or binding.kind != "assign" or binding.value is None or binding.scope is None:
+            binding = self._plain_binding(expr, loc)
+            if binding is None or binding.scope is None or binding.value is None:
                 return None
             return self._layer(binding.value, Location(binding.scope, binding.order), depth + 1)
+        if _self_attribute(expr):
+            assert isinstance(expr, cst.Attribute)
+            cls = loc.scope.enclosing_class()
+            if cls is None:
+                return None
+            bindings = cls.attributes.get(expr.attr.value, [])
+            # Set more than once (if/else heads, a later replacement): which one is
+            # the output is a run-time matter.
+            if len(bindings) != 1 or bindings[0].value is None or bindings[0].scope is None:
+                return None
+            return self._layer(bindings[0].value, Location(bindings[0].scope, bindings[0].order), depth + 1)
         if isinstance(expr, cst.Call):
-            return LayerCall(expr, self.ctx.names.resolve(expr.func), loc)
+            helper = self._local_function(expr.func, loc)
+            if helper is not None:
+                returns = self._returns.get(id(helper), [])
+                if len(returns) != 1:
+                    return None
+                return self._layer(returns[0][0], returns[0][1], depth + 1)
+            return LayerCall(expr, self.resolve(expr.func), loc)
         return None
+
+    def _plain_binding(self, name: cst.Name, loc: Location) -> Optional[Binding]:
+        """The single-value assignment ``name`` refers to; None for parameters, loop
+        targets, augmented assignments and assignments inside a loop body (one layer
+        per iteration: no single layer to report or fix)."""
+        binding = loc.lookup(name.value)
+        if binding is None or binding.kind not in ("assign", "annassign"):
+            return None
+        if id(binding.node) in self._loop_assigns:
+            return None
+        return binding
+
+    def _local_function(self, func: cst.BaseExpression, loc: Location) -> Optional[cst.FunctionDef]:
+        """The FunctionDef a call target names: a local function or ``self.method``."""
+        binding: Optional[Binding] = None
+        if isinstance(func, cst.Name):
+            binding = loc.lookup(func.value)
+        elif _self_attribute(func):
+            assert isinstance(func, cst.Attribute)
+            cls = loc.scope.enclosing_class()
+            if cls is not None and not cls.attributes.get(func.attr.value):
+                found = cls.bindings.get(func.attr.value)
+                binding = found[-1] if found else None
+        if binding is None or binding.kind != "def" or not isinstance(binding.node, cst.FunctionDef):
+            return None
+        if id(binding.node) not in self._function_scopes:
+            return None
+        return binding.node
+
+
+def _is_super_init(func: cst.BaseExpression) -> bool:
+    return (
+        isinstance(func, cst.Attribute)
+        and func.attr.value == "__init__"
+        and isinstance(func.value, cst.Call)
+        and isinstance(func.value.func, cst.Name)
+        and func.value.func.value == "super"
+    )
+
+
+def _self_attribute(expr: cst.BaseExpression) -> bool:
+    return (
+        isinstance(expr, cst.Attribute)
+        and isinstance(expr.value, cst.Name)
+        and expr.value.value == "self"
+    )
+
+
+def _method(class_scope: Scope, name: str) -> Optional[cst.FunctionDef]:
+    found = class_scope.bindings.get(name)
+    if not found or found[-1].kind != "def" or not isinstance(found[-1].node, cst.FunctionDef):
+        return None
+    return found[-1].node
+
+
+def _bound_to(call: cst.Call, loc: Location) -> Optional[str]:
+    for name, bindings in loc.scope.bindings.items():
+        for binding in bindings:
+            if binding.value is call:
+                return name
+    return None
+
+
+def _binding_of(call: cst.Call, loc: Location, name: str) -> Optional[Binding]:
+    for binding in loc.scope.bindings.get(name, []):
+        if binding.value is call:
+            return binding
+    return None
+
+
+#: keywords under which ops take their tensor argument
+_TENSOR_KEYWORDS = ("x", "logits", "features", "tensor", "input", "inputs")
+
+
+def first_tensor_argument(call: cst.Call) -> Optional[cst.BaseExpression]:
+    """The tensor an op works on: its first positional argument or a known keyword."""
+    for arg in call.args:
+        if arg.star:
+            return None
+        if arg.keyword is None:
+            return arg.value
+        if arg.keyword.value in _TENSOR_KEYWORDS:
+            return arg.value
+    return None
 
 
 def _argument(call: cst.Call, position: int, keyword: str) -> Optional[cst.BaseExpression]:

@@ -2,46 +2,43 @@
 
 from __future__ import annotations
 
-from typing import Set
-
-from mplint.analysis.layers import (
-    ABSENT, computes_in_float32, is_keras_layer, is_softmax_layer, layer_dtype, sixteen_bit_name,
-)
-from mplint.analysis.models import LayerCall, ModelOutputs
+from mplint.analysis.layers import ABSENT
+from mplint.analysis.models import LayerCall, OpCall, first_tensor_argument
+from mplint.analysis.precision import OutputPrecision, float32_keyword_fix
 from mplint.checker import Check, Fix
-from mplint.edits import quote_of, string, with_keyword
 
 
 class Float16FinalSoftmax(Check):
     rule_id = "MP101"
-    requires = (ModelOutputs,)
+    requires = (OutputPrecision,)
 
     def finish(self) -> None:
-        policy = self.facts.mixed_policy()
-        reported: Set[int] = set()
-        for output in self.ctx.get(ModelOutputs).outputs():
-            layer = output.producer
-            if not isinstance(layer, LayerCall) or id(layer.constructor) in reported:
+        precision = self.ctx.get(OutputPrecision)
+        for found in precision.sixteen_bit_outputs():
+            if not found.softmax:
+                continue  # MP102's
+            compute = precision.compute_name(found)
+            if isinstance(found.producer, LayerCall):
+                call = found.producer.constructor
+                self.report(
+                    call,
+                    f"final softmax computed in {compute}; give the output layer "
+                    f"dtype='float32' so the model's probabilities are float32",
+                    Fix({call: float32_keyword_fix(call, self.ctx)},
+                        safety="safe" if found.dtype == ABSENT else "unsafe"),
+                )
                 continue
-            if not is_keras_layer(layer) or not is_softmax_layer(layer, self.ctx):
-                continue
-            if computes_in_float32(layer, self.ctx) is not False:
-                continue  # float32 (any spelling) or a dtype we cannot read: silent
-            dtype = layer_dtype(layer, self.ctx)
-            if dtype == ABSENT:
-                if policy is None:
-                    continue  # follows a float32 global policy
-                compute, note = sixteen_bit_name(policy.names), policy.note
-            else:
-                compute, note = ("bfloat16" if "bfloat16" in dtype else "float16"), ""
-            reported.add(id(layer.constructor))
-            call = layer.constructor
-            fixed = with_keyword(call, "dtype", string("float32", quote_of(call, self.ctx.module)))
+            assert isinstance(found.producer, OpCall)
+            op = found.producer
+            fix = None
+            value = first_tensor_argument(op.call)
+            casted = None if value is None else precision.float32_cast(value, op)
+            if value is not None and casted is not None:
+                new, own_module = casted
+                fix = Fix({value: new}, safety="safe" if own_module else "unsafe")
             self.report(
-                call,
-                f"final softmax computed in {compute}{note}; give the output layer "
-                f"dtype='float32' so the model's probabilities are float32",
-                Fix({call: fixed}, safety="safe" if dtype == ABSENT else "unsafe"),
+                op.call,
+                f"final softmax computed in {compute}; cast its input to float32 so "
+                f"the model's probabilities are float32",
+                fix,
             )
-
-

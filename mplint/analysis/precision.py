@@ -1,0 +1,166 @@
+"""Which model outputs are computed in the 16-bit compute dtype (MP101, MP102).
+
+An output is 16-bit when what computes it runs in the compute dtype of a mixed
+policy: a Keras layer without a float32 dtype of its own, or a dtype-preserving op
+(softmax, sigmoid, reshape...) applied to such a tensor. A cast or a float32 layer
+settles it as float32. Anything else (custom layers, unknown ops, function
+parameters, a dtype we cannot read) is unknown, and the rules stay silent on it.
+
+The division between the rules: an output whose last computation is a softmax is
+MP101's; every other 16-bit output is MP102's. A shape-only op after a softmax
+(``tf.reshape(probs, ...)``) still counts as a softmax output.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import FrozenSet, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from mplint.analysis.layers import (
+    ABSENT, built_under_float32_policy, computes_in_float32, computes_under_policy,
+    is_softmax_layer, layer_dtype, sixteen_bit_name,
+)
+from mplint.analysis.models import SOFTMAX_FUNCTIONS, LayerCall, ModelOutput, ModelOutputs, OpCall
+from mplint.checker import Analysis, Context
+from mplint.edits import cast, quote_of, string, with_keyword
+from mplint.facts import PolicyState
+
+#: ops whose result has the dtype of their input and only moves values around
+SHAPE_OPS = frozenset({
+    f"{root}.{op}"
+    for root in ("tensorflow", "keras.ops")
+    for op in ("reshape", "squeeze", "expand_dims", "identity", "transpose")
+} | {"tensorflow.ensure_shape"})
+
+#: element-wise ops whose result has the dtype of their input
+ELEMENTWISE_OPS = frozenset({
+    "tensorflow.nn.sigmoid", "tensorflow.math.sigmoid", "tensorflow.sigmoid",
+    "tensorflow.nn.tanh", "tensorflow.math.tanh", "tensorflow.tanh",
+    "tensorflow.nn.relu", "tensorflow.nn.log_softmax", "tensorflow.math.log_softmax",
+    "tensorflow.nn.l2_normalize", "tensorflow.math.l2_normalize",
+    "keras.ops.sigmoid", "keras.ops.tanh", "keras.ops.relu", "keras.ops.log_softmax",
+    "keras.activations.sigmoid", "keras.activations.tanh", "keras.activations.relu",
+    "keras.activations.linear",
+})
+
+_MAX_DEPTH = 16
+
+
+@dataclass
+class SixteenBitOutput:
+    """A model output computed in 16 bits, and the node a finding points at."""
+
+    output: ModelOutput
+    producer: object  # LayerCall (report its constructor) | OpCall (report the call)
+    softmax: bool
+    #: ABSENT when the dtype comes from the mixed policy, else the explicit 16-bit dtype
+    dtype: str
+
+    @property
+    def node(self) -> cst.Call:
+        if isinstance(self.producer, LayerCall):
+            return self.producer.constructor
+        assert isinstance(self.producer, OpCall)
+        return self.producer.call
+
+
+class OutputPrecision(Analysis):
+    """Judges every model output once, for both output rules."""
+
+    requires = (ModelOutputs,)
+
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
+        self._found: Optional[List[SixteenBitOutput]] = None
+
+    def sixteen_bit_outputs(self) -> List[SixteenBitOutput]:
+        """Outputs certainly computed in 16 bits, one per reported node."""
+        if self._found is None:
+            self._found = []
+            seen: Set[int] = set()
+            policy = self.ctx.facts.mixed_policy()
+            models = self.ctx.get(ModelOutputs)
+            for output in models.outputs():
+                if output.producer is None:
+                    continue
+                judged = self._judge(output.producer, policy, models, 0)
+                if judged is None:
+                    continue
+                found = SixteenBitOutput(output, judged[0], judged[1], judged[2])
+                if id(found.node) in seen:
+                    continue
+                seen.add(id(found.node))
+                self._found.append(found)
+        return self._found
+
+    def _judge(self, producer: object, policy: Optional[PolicyState], models: ModelOutputs,
+               depth: int) -> Optional[Tuple[object, bool, str]]:
+        """(producer to report, computed by a softmax, dtype) for a 16-bit tensor."""
+        if depth > _MAX_DEPTH:
+            return None
+        if isinstance(producer, LayerCall):
+            if not computes_under_policy(producer) or computes_in_float32(producer, self.ctx) is not False:
+                return None  # float32 in any spelling, unreadable dtype, or not a policy layer
+            dtype = layer_dtype(producer, self.ctx)
+            if dtype == ABSENT and (policy is None or built_under_float32_policy(producer, self.ctx)):
+                return None
+            return producer, is_softmax_layer(producer, self.ctx), dtype
+        if not isinstance(producer, OpCall):
+            return None
+        function = producer.function
+        if not function & (SOFTMAX_FUNCTIONS | SHAPE_OPS | ELEMENTWISE_OPS):
+            return None  # casts (explicit intent) and ops we do not know
+        inner_producer = models.op_input(producer)
+        inner = None if inner_producer is None else self._judge(inner_producer, policy, models, depth + 1)
+        if inner is None:
+            return None
+        if function & SOFTMAX_FUNCTIONS:
+            return producer, True, inner[2]
+        if function & SHAPE_OPS and inner[1]:
+            return inner  # reshaping probabilities: the softmax is still the output
+        return producer, False, inner[2]
+
+    # -- wording and fixes shared by the rules ---------------------------------------
+    def compute_name(self, found: SixteenBitOutput) -> str:
+        """"float16" / "bfloat16" plus the run-time policy note where it applies."""
+        if found.dtype != ABSENT:
+            return "bfloat16" if "bfloat16" in found.dtype else "float16"
+        policy = self.ctx.facts.mixed_policy()
+        assert policy is not None
+        return sixteen_bit_name(policy.names) + policy.note
+
+    def float32_cast(self, value: cst.BaseExpression, op: Optional[OpCall]) -> Optional[Tuple[cst.Call, bool]]:
+        """``value`` cast to float32 in the file's own spelling, and whether that
+        spelling comes from the op's own module (else from another import)."""
+        names = self.ctx.names
+        if op is not None:
+            node = op.call.func
+            while isinstance(node, cst.Attribute):
+                node = node.value
+                found = self._cast_for(node, names.resolve(node), value)
+                if found is not None:
+                    return found, True
+        for local, qualified in names.module_scope.aliases.items():
+            if qualified == {"tensorflow"}:
+                return self._cast_for(cst.Name(local), frozenset({"tensorflow"}), value), False
+        for local, qualified in names.module_scope.aliases.items():
+            if {q.replace("tensorflow.keras", "keras") for q in qualified} == {"keras.ops"}:
+                return self._cast_for(cst.Name(local), frozenset({"keras.ops"}), value), False
+        return None
+
+    def _cast_for(self, prefix: cst.BaseExpression, resolved: FrozenSet[str],
+                  value: cst.BaseExpression) -> Optional[cst.Call]:
+        text = self.ctx.module.code_for_node(prefix)
+        if resolved == {"tensorflow"}:
+            return cast(value, f"{text}.cast", cst.parse_expression(f"{text}.float32"))
+        if resolved == {"keras.ops"}:
+            quote = '"' if self.ctx.module.code.count('"') >= self.ctx.module.code.count("'") else "'"
+            return cast(value, f"{text}.cast", string("float32", quote))
+        return None
+
+
+def float32_keyword_fix(call: cst.Call, ctx: Context) -> cst.Call:
+    """The layer constructor with ``dtype='float32'`` (quotes as the call has them)."""
+    return with_keyword(call, "dtype", string("float32", quote_of(call, ctx.module)))

@@ -1,0 +1,167 @@
+"""ModelOutputs finds the producer of every model output, in every model style.
+
+Other rules (MP101, MP102, MP304) read this analysis, so its answers are pinned
+here directly: which layer or op produces each output, and the model style.
+"""
+
+import textwrap
+
+import libcst as cst
+import pytest
+
+from mplint.analysis.models import LayerCall, ModelOutputs, OpCall
+from mplint.checker import Context
+from mplint.facts import FactsCollector, ModuleFacts
+from mplint.names import NameResolver, collect_module_imports
+from mplint.scopes import ScopeTracker
+from mplint.values import Evaluator
+from mplint.walker import Walker
+
+HEADER = "import tensorflow as tf\nimport keras\nfrom keras import layers, ops\n"
+
+
+def outputs_of(code):
+    module = cst.parse_module(HEADER + textwrap.dedent(code))
+    names = NameResolver()
+    collect_module_imports(module, names)
+    tracker = ScopeTracker(module, names)
+    facts = ModuleFacts()
+    evaluator = Evaluator(names)
+    ctx = Context("t.py", module, names, tracker, facts, {}, evaluator)
+    analysis = ModelOutputs(ctx)
+
+    def fail(owner, exc):
+        raise exc
+
+    Walker([tracker, FactsCollector(facts, names, tracker, evaluator), analysis], fail).walk(module)
+    found = []
+    for output in analysis.outputs():
+        producer = output.producer
+        if isinstance(producer, LayerCall):
+            text = module.code_for_node(producer.constructor)
+        elif isinstance(producer, OpCall):
+            text = module.code_for_node(producer.call.func)
+        else:
+            text = None
+        found.append((output.style, text))
+    return found
+
+
+CASES = {
+    "functional through reassignment": (
+        """
+        i = keras.Input((4,))
+        x = layers.Dense(8)(i)
+        x = layers.Dense(2, name="out")(x)
+        out = x
+        m = keras.Model(i, out)
+        """,
+        [("functional", 'layers.Dense(2, name="out")')],
+    ),
+    "dict and helper returns": (
+        """
+        def head(t):
+            if t is None:
+                return layers.Dense(1)(t)
+            return layers.Dense(3)(t)
+        i = keras.Input((4,))
+        m = keras.Model(inputs=i, outputs={"a": head(i), "b": ops.sigmoid(i)})
+        """,
+        [("functional", "layers.Dense(1)"), ("functional", "layers.Dense(3)"),
+         ("functional", "ops.sigmoid")],
+    ),
+    "nested model as a layer": (
+        """
+        i = keras.Input((4,))
+        inner = keras.Model(i, layers.Dense(5)(i))
+        outer = keras.Model(i, inner(i))
+        """,
+        [("functional", "layers.Dense(5)")],
+    ),
+    "sequential list variable with appends": (
+        """
+        stack = [layers.Dense(4)]
+        stack.append(layers.Dense(6))
+        stack.append(layers.Softmax())
+        m = keras.Sequential(stack)
+        stack.append(layers.Dense(7))
+        """,
+        [("sequential", "layers.Softmax()")],
+    ),
+    "sequential add, last wins": (
+        """
+        m = keras.Sequential([layers.Dense(4)])
+        m.add(layers.Dense(5))
+        m.add(layers.Dense(6))
+        """,
+        [("sequential", "layers.Dense(6)")],
+    ),
+    "sequential add in a loop is unknown": (
+        """
+        m = keras.Sequential()
+        for u in (4, 5):
+            m.add(layers.Dense(u))
+        """,
+        [],
+    ),
+    "subclassed layer attribute and op": (
+        """
+        class Net(keras.Model):
+            def __init__(self):
+                super().__init__()
+                self.proj = layers.Dense(3)
+            def call(self, x):
+                h = self.proj(x)
+                return h, tf.nn.softmax(h)
+        """,
+        [("subclassed", "layers.Dense(3)"), ("subclassed", "tf.nn.softmax")],
+    ),
+    "subclassed through a local base class": (
+        """
+        class Base(keras.Model):
+            pass
+        class Net(Base):
+            def __init__(self):
+                super().__init__()
+                self.out = layers.Dense(2)
+            def call(self, x):
+                return self.out(x)
+        """,
+        [("subclassed", "layers.Dense(2)")],
+    ),
+    "encoder feeding another model is not an output": (
+        """
+        i = keras.Input((4,))
+        encoder = keras.Model(i, layers.Dense(8)(i))
+        clf = keras.Model(i, layers.Dense(2)(encoder(i)))
+        prediction = clf(tf.zeros((1, 4)))
+        """,
+        [("functional", "layers.Dense(2)")],
+    ),
+    "unresolvable outputs have no producer": (
+        """
+        def build(t, layer):
+            return keras.Model(t, layer(t))
+        base = keras.applications.MobileNetV2()
+        m = keras.Model(base.input, base.output)
+        """,
+        [("functional", None), ("functional", None)],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_model_outputs(name):
+    code, expected = CASES[name]
+    assert sorted(outputs_of(code), key=str) == sorted(expected, key=str)
+
+
+def test_functional_subclass_through_super_init():
+    code = """
+    class Net(keras.Model):
+        def __init__(self):
+            inputs = keras.Input((4,))
+            outputs = layers.Dense(2, activation="sigmoid")(inputs)
+            super().__init__(inputs=inputs, outputs=outputs)
+    """
+    assert outputs_of(code) == [("functional", 'layers.Dense(2, activation="sigmoid")')]
