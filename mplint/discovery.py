@@ -42,6 +42,7 @@ class _Ignorer:
 
     def __init__(self, root: Path, exclude: Sequence[str], respect_gitignore: bool) -> None:
         self.root = root
+        self.patterns = list(exclude)
         self.exclude = _spec(exclude)
         self.respect_gitignore = respect_gitignore
         self._gitignores: Dict[Path, Optional[pathspec.PathSpec]] = {}
@@ -70,6 +71,26 @@ class _Ignorer:
                     pass
             self._gitignores[folder] = _spec(lines) if lines else None
         return self._gitignores[folder]
+
+    def below(self, folder: Path) -> "_Ignorer":
+        """The ignorer for walking a folder named on the command line.
+
+        Patterns that exclude the named folder itself are dropped: naming it asks for
+        it (``mplint check fixtures/`` with ``exclude = ["fixtures/"]``); patterns
+        that exclude something inside it still apply.
+        """
+        keep = [p for p in self.patterns if not _spec([p]).match_file(self._probe(folder, True))]
+        if len(keep) == len(self.patterns):
+            return self
+        narrowed = _Ignorer.__new__(_Ignorer)
+        narrowed.__dict__.update(self.__dict__)
+        narrowed.patterns, narrowed.exclude = keep, _spec(keep)
+        return narrowed
+
+    def _probe(self, path: Path, is_dir: bool) -> str:
+        rel = _rel(path, self.root)
+        probe = rel if rel is not None else path.name
+        return probe + "/" if is_dir else probe
 
     def excluded(self, path: Path, is_dir: bool) -> bool:
         rel = _rel(path, self.root)
@@ -117,7 +138,7 @@ def discover(paths: Sequence[str], root: Path, exclude: Sequence[str],
         if path.is_dir():
             if force_exclude and ignorer.excluded(absolute, True):
                 continue
-            for display in _walk(given, absolute, ignorer, suffixes, out):
+            for display in _walk(given, absolute, ignorer.below(absolute), suffixes, out):
                 add(display)
         elif path.is_file():
             if force_exclude and ignorer.excluded(absolute, False):

@@ -119,6 +119,8 @@ def test_exclude_gitignore_and_force_exclude(tmp_path):
     assert run_cli("check", ".", cwd=tmp_path).returncode == 0
     # an explicitly named file is checked, unless --force-exclude (pre-commit)
     assert run_cli("check", "gen/bad.py", cwd=tmp_path).returncode == 1
+    assert run_cli("check", "gen/", cwd=tmp_path).returncode == 1
+    assert run_cli("check", "--force-exclude", "gen/", cwd=tmp_path).returncode == 0
     assert run_cli("check", "--force-exclude", "gen/bad.py", cwd=tmp_path).returncode == 0
 
 
