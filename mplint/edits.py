@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Optional, Tuple
+
 import libcst as cst
+
+if TYPE_CHECKING:  # pragma: no cover
+    from mplint.names import NameResolver
 
 
 def quote_of(call: cst.Call, module: cst.Module) -> str:
@@ -65,3 +70,34 @@ def _separator(call: cst.Call, args: list, index: int) -> cst.Comma:
 
 def string(value: str, quote: str) -> cst.SimpleString:
     return cst.SimpleString(f"{quote}{value}{quote}")
+
+
+Import = Tuple[str, Optional[str], Optional[str]]
+
+
+def spell(qualified: str, names: "NameResolver") -> Optional[Tuple[cst.BaseExpression, Tuple[Import, ...]]]:
+    """An expression naming the fully qualified API ``qualified`` in this file.
+
+    Uses the longest module-level import alias that is a prefix of it
+    (``tf`` for ``tensorflow.keras...``); without one, the fix adds
+    ``import tensorflow as tf`` (or ``import <root>``) and spells the name from it.
+    None when the name it would need is taken by something else.
+    """
+    best: Optional[Tuple[str, str]] = None
+    for local, targets in names.module_scope.aliases.items():
+        if len(targets) != 1:
+            continue
+        target = next(iter(targets))
+        if (qualified == target or qualified.startswith(target + ".")) and (
+            best is None or len(target) > len(best[1])
+        ):
+            best = (local, target)
+    if best is not None:
+        local, target = best
+        return cst.parse_expression(local + qualified[len(target):]), ()
+    root, _, rest = qualified.partition(".")
+    local = "tf" if root == "tensorflow" else root
+    if local in names.module_scope.aliases:
+        return None
+    text = local + ("." + rest if rest else "")
+    return cst.parse_expression(text), ((root, None, local if local != root else None),)
