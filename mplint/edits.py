@@ -101,3 +101,33 @@ def spell(qualified: str, names: "NameResolver") -> Optional[Tuple[cst.BaseExpre
         return None
     text = local + ("." + rest if rest else "")
     return cst.parse_expression(text), ((root, None, local if local != root else None),)
+
+
+def import_spec(local: str, module: cst.Module) -> Optional[Import]:
+    """``(module, name, asname)`` of the top-level import that binds ``local``.
+
+    The shape ``Fix.remove_imports`` takes, to drop an import a fix leaves unused.
+    """
+    for stmt in module.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if isinstance(small, cst.ImportFrom) and not small.relative and small.module is not None \
+                    and not isinstance(small.names, cst.ImportStar):
+                for alias in small.names:
+                    if alias.evaluated_alias == local or (alias.asname is None and alias.evaluated_name == local):
+                        return (_dotted(small.module), alias.evaluated_name, alias.evaluated_alias)
+            elif isinstance(small, cst.Import):
+                for alias in small.names:
+                    if alias.evaluated_alias == local:
+                        return (alias.evaluated_name, None, local)
+                    if alias.asname is None and alias.evaluated_name == local:
+                        return (local, None, None)
+    return None
+
+
+def _dotted(node: cst.BaseExpression) -> str:
+    if isinstance(node, cst.Attribute):
+        return _dotted(node.value) + "." + node.attr.value
+    assert isinstance(node, cst.Name)
+    return node.value

@@ -59,6 +59,8 @@ TPU_NAMES = frozenset({
 
 #: the environment switch TensorFlow's grappler reads to turn the rewrite on
 AMP_ENV_VAR = "TF_ENABLE_AUTO_MIXED_PRECISION"
+#: makes ``tf.keras`` the tf_keras package (Keras 2) under TF >= 2.16
+LEGACY_KERAS_ENV_VAR = "TF_USE_LEGACY_KERAS"
 _ENV_TRUE = frozenset({"1", "true", "True", "TRUE"})
 _ENVIRON = frozenset({"os.environ"})
 _ENV_SETTERS = frozenset({"os.environ.setdefault", "os.putenv"})
@@ -139,6 +141,8 @@ class ModuleFacts:
     floatx_calls: List[Site] = field(default_factory=list)
     #: TPUStrategy / TPUClusterResolver uses: the program runs on TPUs
     tpu_sites: List[Site] = field(default_factory=list)
+    #: TF_USE_LEGACY_KERAS=1 set from Python: tf.keras is tf_keras
+    legacy_keras_env: List[Site] = field(default_factory=list)
 
     def policy_values(self) -> FrozenSet[str]:
         """Every policy name this module may set; UNKNOWN for unresolvable ones."""
@@ -209,11 +213,15 @@ class FactsCollector:
 
     def _env(self, node: cst.CSTNode, key: cst.BaseExpression, value: cst.BaseExpression) -> None:
         loc = self.tracker.location()
-        if self.evaluator.values(key, loc) != frozenset({AMP_ENV_VAR}):
+        name = self.evaluator.values(key, loc)
+        if name not in (frozenset({AMP_ENV_VAR}), frozenset({LEGACY_KERAS_ENV_VAR})):
             return
         found = self.evaluator.values(value, loc)
         if found is not None and found and all(str(v) in _ENV_TRUE for v in found):
-            self.facts.rewrite_sites.append(self._site(node, "env"))
+            if name == frozenset({AMP_ENV_VAR}):
+                self.facts.rewrite_sites.append(self._site(node, "env"))
+            else:
+                self.facts.legacy_keras_env.append(self._site(node, "env"))
 
     def visit_Call(self, node: cst.Call) -> None:
         resolved = self.names.resolve(node.func)
