@@ -17,7 +17,7 @@ from typing import Optional, Tuple
 #: LossScaleOptimizer in TF 2.15).
 _KERAS_ROOTS: Tuple[Tuple[str, str], ...] = (
     ("tensorflow.compat.v1.keras", "tensorflow.keras"),
-    ("tensorflow.compat.v2.keras", "tensorflow.keras"),
+    ("tensorflow.compat.v2.keras", "tensorflow.compat.v2.keras"),
     ("tensorflow.python.keras", "tensorflow.keras"),
     ("tensorflow.keras", "tensorflow.keras"),
     ("tf_keras", "tf_keras"),

@@ -280,3 +280,13 @@ def test_mp407_result_used_or_original_never_used():
             amp = tf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite(opt)
     """
     assert _lint(code, "MP407") == []
+
+
+def test_mp402_silent_in_tf1_code():
+    code = """
+        import tensorflow as tf
+        tf.logging.set_verbosity(tf.logging.INFO)
+        opt = tf.train.AdamOptimizer(1e-3)
+        opt = tf.train.experimental.enable_mixed_precision_graph_rewrite(opt)
+    """
+    assert _lint(code, "MP402") == []

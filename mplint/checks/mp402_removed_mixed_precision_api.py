@@ -21,6 +21,18 @@ from mplint.migrations import Migration, migrate, parse_version
 from mplint.names import dotted_name
 
 _LOSS_SCALE_CLASSES = ("DynamicLossScale", "FixedLossScale")
+#: TF1-only names (gone from the TF2 namespace): a file using them targets TF 1.x,
+#: where ``tf.train.experimental`` and ``tf.keras.mixed_precision.experimental`` are current
+_TF1_ONLY = (
+    "tensorflow.Session", "tensorflow.InteractiveSession", "tensorflow.placeholder",
+    "tensorflow.get_variable", "tensorflow.variable_scope", "tensorflow.ConfigProto",
+    "tensorflow.global_variables_initializer", "tensorflow.trainable_variables",
+    "tensorflow.logging", "tensorflow.app", "tensorflow.flags", "tensorflow.gfile",
+    "tensorflow.layers", "tensorflow.contrib", "tensorflow.train.AdamOptimizer",
+    "tensorflow.train.GradientDescentOptimizer", "tensorflow.train.MomentumOptimizer",
+    "tensorflow.train.Optimizer", "tensorflow.train.get_or_create_global_step",
+    "tensorflow.train.get_global_step",
+)
 _GUARD_WORDS = ("version", "hasattr", "experimental", "VERSION")
 
 ImportNode = Union[cst.Import, cst.ImportFrom]
@@ -50,6 +62,7 @@ class RemovedMixedPrecisionApi(Check):
         self._guarded_locals: Set[str] = set()
         self._specs: Dict[str, Import] = {}
         self._refs: List[_Ref] = []
+        self._tf1 = False
 
     # -- guards: try/except around the import, version checks ------------------------
     def visit_Try(self, node: cst.Try) -> None:
@@ -125,6 +138,8 @@ class RemovedMixedPrecisionApi(Check):
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._skip.add(id(node.attr))
+        if not self._tf1 and any(n == m or n.startswith(m + ".") for n in self.names.resolve(node) for m in _TF1_ONLY):
+            self._tf1 = True
         self._reference(node)
 
     def visit_Name(self, node: cst.Name) -> None:
@@ -158,6 +173,8 @@ class RemovedMixedPrecisionApi(Check):
 
     # -- decide -----------------------------------------------------------------------
     def finish(self) -> None:
+        if self._tf1:
+            return  # TF 1.x code: the experimental API is the current one there
         renamed: Dict[str, Tuple[str, str]] = {}
         for node in self._imports:
             self._report_import(node, renamed)
