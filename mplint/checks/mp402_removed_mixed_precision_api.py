@@ -23,7 +23,7 @@ from mplint.names import dotted_name
 _LOSS_SCALE_CLASSES = ("DynamicLossScale", "FixedLossScale")
 #: TF1-only names (gone from the TF2 namespace): a file using them targets TF 1.x,
 #: where ``tf.train.experimental`` and ``tf.keras.mixed_precision.experimental`` are current
-_TF1_ONLY = (
+_TF1_ONLY = frozenset((
     "tensorflow.Session", "tensorflow.InteractiveSession", "tensorflow.placeholder",
     "tensorflow.get_variable", "tensorflow.variable_scope", "tensorflow.ConfigProto",
     "tensorflow.global_variables_initializer", "tensorflow.trainable_variables",
@@ -32,7 +32,7 @@ _TF1_ONLY = (
     "tensorflow.train.GradientDescentOptimizer", "tensorflow.train.MomentumOptimizer",
     "tensorflow.train.Optimizer", "tensorflow.train.get_or_create_global_step",
     "tensorflow.train.get_global_step",
-)
+))
 _GUARD_WORDS = ("version", "hasattr", "experimental", "VERSION")
 
 ImportNode = Union[cst.Import, cst.ImportFrom]
@@ -74,8 +74,7 @@ class RemovedMixedPrecisionApi(Check):
             self._guard -= 1
 
     def visit_If(self, node: cst.If) -> None:
-        test = self.ctx.module.code_for_node(node.test)
-        if any(word in test for word in _GUARD_WORDS):
+        if any(word in name for name in _names_in(node.test) for word in _GUARD_WORDS):
             self._skip.add(id(node))
             self._guard += 1
 
@@ -138,7 +137,8 @@ class RemovedMixedPrecisionApi(Check):
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._skip.add(id(node.attr))
-        if not self._tf1 and any(n == m or n.startswith(m + ".") for n in self.names.resolve(node) for m in _TF1_ONLY):
+        # Every prefix of a chain is visited as its own Attribute: exact names suffice.
+        if not self._tf1 and self.names.resolve(node) & _TF1_ONLY:
             self._tf1 = True
         self._reference(node)
 
@@ -147,6 +147,9 @@ class RemovedMixedPrecisionApi(Check):
 
     def _reference(self, node: cst.BaseExpression) -> Optional[_Ref]:
         if self._in_import or self._guard or id(node) in self._skip:
+            return None
+        # Every removed name's canonical form says "experimental": a cached, cheap filter.
+        if not any("experimental" in n for n in self.names.resolve(node)):
             return None
         dotted = dotted_name(node)
         if dotted is None:
@@ -400,6 +403,32 @@ def _aliases(node: ImportNode):
             full = dotted_name(alias.name) or ""
             asname = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else None
             yield full, asname or full.split(".")[0], asname
+
+
+def _names_in(expr: cst.CSTNode):
+    """Identifiers and string contents in an ``if`` test (``tf.__version__``, ``hasattr``)."""
+    if isinstance(expr, cst.Name):
+        yield expr.value
+    elif isinstance(expr, cst.SimpleString):
+        yield expr.value
+    elif isinstance(expr, cst.Attribute):
+        yield expr.attr.value
+        yield from _names_in(expr.value)
+    elif isinstance(expr, cst.Call):
+        yield from _names_in(expr.func)
+        for arg in expr.args:
+            yield from _names_in(arg.value)
+    elif isinstance(expr, cst.Comparison):
+        yield from _names_in(expr.left)
+        for target in expr.comparisons:
+            yield from _names_in(target.comparator)
+    elif isinstance(expr, cst.BooleanOperation):
+        yield from _names_in(expr.left)
+        yield from _names_in(expr.right)
+    elif isinstance(expr, cst.UnaryOperation):
+        yield from _names_in(expr.expression)
+    elif isinstance(expr, cst.Subscript):
+        yield from _names_in(expr.value)
 
 
 def _v(version: Tuple[int, int]) -> str:
