@@ -290,3 +290,16 @@ def test_mp402_silent_in_tf1_code():
         opt = tf.train.experimental.enable_mixed_precision_graph_rewrite(opt)
     """
     assert _lint(code, "MP402") == []
+
+
+def test_mp402_graph_rewrite_with_a_keras_optimizer():
+    code = """
+        import tensorflow as tf
+        opt = tf.keras.optimizers.Adam(1e-3)
+        opt = tf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite(opt)
+        legacy = tf.keras.optimizers.legacy.Adam(1e-3)
+        legacy = tf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite(legacy)
+        v1 = tf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite(tf.compat.v1.train.AdamOptimizer())
+    """
+    assert [(f.line, f.severity) for f in _lint(code, "MP402")] == [(4, "error")]
+    assert _lint(code, "MP402", **{"target-tf-version": "2.10"}) == []

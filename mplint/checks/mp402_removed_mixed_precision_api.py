@@ -17,6 +17,7 @@ import libcst as cst
 from mplint.analysis.models import argument
 from mplint.checker import Check, Fix
 from mplint.edits import Import, spell
+from mplint.facts import GRAPH_REWRITE_FUNCTIONS
 from mplint.migrations import Migration, migrate, parse_version
 from mplint.names import dotted_name
 
@@ -36,6 +37,10 @@ _TF1_ONLY = frozenset((
 _GUARD_WORDS = ("version", "hasattr", "experimental", "VERSION")
 
 ImportNode = Union[cst.Import, cst.ImportFrom]
+
+#: Keras optimizers became new-style in TF 2.11; the graph rewrite refuses them since
+#: (reference, section 4). Before that a TF2 Keras optimizer was accepted.
+_KERAS_OPTIMIZERS_REJECTED = Migration("keras.optimizers.*", None, (2, 11), (2, 11))
 
 
 @dataclass
@@ -63,6 +68,8 @@ class RemovedMixedPrecisionApi(Check):
         self._specs: Dict[str, Import] = {}
         self._refs: List[_Ref] = []
         self._tf1 = False
+        #: graph rewrite calls handed a (non-legacy) Keras optimizer
+        self._keras_rewrites: List[cst.Call] = []
 
     # -- guards: try/except around the import, version checks ------------------------
     def visit_Try(self, node: cst.Try) -> None:
@@ -121,6 +128,8 @@ class RemovedMixedPrecisionApi(Check):
 
     # -- references ------------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
+        if self.names.resolve(node.func) & GRAPH_REWRITE_FUNCTIONS and self._keras_optimizer(argument(node, 0, "opt")):
+            self._keras_rewrites.append(node)
         ref = self._reference(node.func)
         if ref is None:
             return
@@ -134,6 +143,19 @@ class RemovedMixedPrecisionApi(Check):
                     head = dotted_name(scale.func).split(".")[0]  # type: ignore[union-attr]
                     ref.consumed.append((head, next(iter(self.names.qualified(cst.Name(head))), "")))
                     self._skip_chain(scale.func)
+
+    def _keras_optimizer(self, expr: Optional[cst.BaseExpression]) -> bool:
+        """A current Keras optimizer (``keras.optimizers.Adam(...)``, not ``legacy``)."""
+        if isinstance(expr, cst.Name):
+            binding = self.ctx.scopes.location().lookup(expr.value)
+            expr = binding.value if binding is not None and binding.kind == "assign" else None
+        if not isinstance(expr, cst.Call):
+            return False
+        return any(
+            n.startswith("keras.optimizers.") and n.count(".") == 2 and n[17:18].isupper()
+            and not n.endswith("LossScaleOptimizer")
+            for n in self.names.resolve(expr.func)
+        )
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._skip.add(id(node.attr))
@@ -178,6 +200,13 @@ class RemovedMixedPrecisionApi(Check):
     def finish(self) -> None:
         if self._tf1:
             return  # TF 1.x code: the experimental API is the current one there
+        for call in self._keras_rewrites:
+            severity = self._severity(_KERAS_OPTIMIZERS_REJECTED)
+            if severity is not None:
+                self.report(call, "the graph rewrite is a TF1 API that rejects Keras optimizers "
+                            "since TF 2.11 (ValueError: \"opt\" must be an instance of a "
+                            "tf.train.Optimizer); use set_global_policy('mixed_float16') instead, "
+                            "which wraps the optimizer itself", None, severity)
         renamed: Dict[str, Tuple[str, str]] = {}
         for node in self._imports:
             self._report_import(node, renamed)
