@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional, Tuple
+from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -131,3 +131,37 @@ def _dotted(node: cst.BaseExpression) -> str:
         return _dotted(node.value) + "." + node.attr.value
     assert isinstance(node, cst.Name)
     return node.value
+
+
+def arg_index(args: Sequence[cst.Arg], position: int, keyword: str) -> Optional[int]:
+    """Index in ``args`` of the argument at ``position`` or named ``keyword``, if any."""
+    positional = 0
+    for i, arg in enumerate(args):
+        if arg.star:
+            return None
+        if arg.keyword is None:
+            if positional == position:
+                return i
+            positional += 1
+        elif arg.keyword.value == keyword:
+            return i
+    return None
+
+
+def without_arg(args: List[cst.Arg], index: int) -> List[cst.Arg]:
+    """``args`` less one; a removed last argument hands its comma (or none) to the new last."""
+    out = args[:index] + args[index + 1:]
+    if index == len(args) - 1 and out:
+        out[-1] = out[-1].with_changes(comma=args[index].comma)
+    return out
+
+
+def replace_arg(args: List[cst.Arg], index: int,
+                keywords: List[Tuple[str, cst.BaseExpression]]) -> List[cst.Arg]:
+    """``args`` with ``args[index]`` replaced by keyword arguments, keeping the layout."""
+    separator = next((a.comma for a in args[:index][::-1] if isinstance(a.comma, cst.Comma)),
+                     cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    equal = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
+    new = [cst.Arg(value=v, keyword=cst.Name(k), equal=equal, comma=separator) for k, v in keywords]
+    new[-1] = new[-1].with_changes(comma=args[index].comma)
+    return args[:index] + new + args[index + 1:]

@@ -10,13 +10,13 @@ alone: it already runs on both generations.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Set, Tuple, Union
+from typing import Dict, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
 from mplint.analysis.models import argument
 from mplint.checker import Check, Fix
-from mplint.edits import Import, spell
+from mplint.edits import Import, arg_index, replace_arg, spell, without_arg
 from mplint.facts import GRAPH_REWRITE_FUNCTIONS
 from mplint.migrations import Migration, migrate, parse_version
 from mplint.names import dotted_name
@@ -333,7 +333,7 @@ class RemovedMixedPrecisionApi(Check):
         assert call is not None
         member = m.new.rpartition(".")[2]  # type: ignore[union-attr]
         args = list(call.args)
-        index = _arg_index(args, 1, "loss_scale")
+        index = arg_index(args, 1, "loss_scale")
         safety, note = "safe", ""
         removals: Tuple[Import, ...] = ()
         if index is not None:
@@ -343,7 +343,7 @@ class RemovedMixedPrecisionApi(Check):
                 note = "; the policy no longer carries a loss scale (compile() adds one under mixed_float16)"
                 if literal not in (frozenset({"auto"}), frozenset({"dynamic"})):
                     safety = "unsafe"
-                args = _drop(args, index)
+                args = without_arg(args, index)
             else:
                 moved = self._loss_scale_args(value, literal)
                 if moved is None:
@@ -352,9 +352,9 @@ class RemovedMixedPrecisionApi(Check):
                 if moved:
                     safety = "unsafe"
                     note = "; `loss_scale` became `dynamic=`/`initial_scale=`/`dynamic_growth_steps=`"
-                    args = _replace_with_keywords(args, index, moved)
+                    args = replace_arg(args, index, moved)
                 else:
-                    args = _drop(args, index)
+                    args = without_arg(args, index)
                 removals = self._consumed_imports(ref)
         if spelled is None:
             self.report(call, message + note, None, severity)
@@ -468,34 +468,3 @@ def _status(m: Migration, severity: str, failure: str) -> str:
     if severity == "error":
         return f"was removed in TF {_v(m.removed)} ({failure})"
     return f"is deprecated since TF {_v(m.since)} and removed in TF {_v(m.removed)}"
-
-
-def _arg_index(args: Sequence[cst.Arg], position: int, keyword: str) -> Optional[int]:
-    positional = 0
-    for i, arg in enumerate(args):
-        if arg.star:
-            return None
-        if arg.keyword is None:
-            if positional == position:
-                return i
-            positional += 1
-        elif arg.keyword.value == keyword:
-            return i
-    return None
-
-
-def _drop(args: List[cst.Arg], index: int) -> List[cst.Arg]:
-    out = args[:index] + args[index + 1:]
-    if index == len(args) - 1 and out:
-        out[-1] = out[-1].with_changes(comma=args[index].comma)
-    return out
-
-
-def _replace_with_keywords(args: List[cst.Arg], index: int,
-                           keywords: List[Tuple[str, cst.BaseExpression]]) -> List[cst.Arg]:
-    separator = next((a.comma for a in args[:index][::-1] if isinstance(a.comma, cst.Comma)),
-                     cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-    equal = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
-    new = [cst.Arg(value=v, keyword=cst.Name(k), equal=equal, comma=separator) for k, v in keywords]
-    new[-1] = new[-1].with_changes(comma=args[index].comma)
-    return args[:index] + new + args[index + 1:]
