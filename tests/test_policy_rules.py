@@ -303,3 +303,15 @@ def test_mp402_graph_rewrite_with_a_keras_optimizer():
     """
     assert [(f.line, f.severity) for f in _lint(code, "MP402")] == [(4, "error")]
     assert _lint(code, "MP402", **{"target-tf-version": "2.10"}) == []
+
+
+def test_target_tf_version_from_pyproject(tmp_path, cli):
+    import json
+
+    (tmp_path / "pyproject.toml").write_text('[tool.mplint]\ntarget-tf-version = "2.8"\n', encoding="utf-8")
+    (tmp_path / "train.py").write_text(OLD, encoding="utf-8")
+    result = cli("check", "--output-format", "json", "train.py", cwd=tmp_path)
+    findings = json.loads(result.stdout)
+    assert [(f["rule"], f["severity"]) for f in findings] == [("MP402", "warning")]
+    (tmp_path / "pyproject.toml").write_text('[tool.mplint]\ntarget-tf-version = 2.8\n', encoding="utf-8")
+    assert cli("check", "train.py", cwd=tmp_path).returncode == 2  # a string is required
