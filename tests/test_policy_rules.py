@@ -315,3 +315,19 @@ def test_target_tf_version_from_pyproject(tmp_path, cli):
     assert [(f["rule"], f["severity"]) for f in findings] == [("MP402", "warning")]
     (tmp_path / "pyproject.toml").write_text('[tool.mplint]\ntarget-tf-version = 2.8\n', encoding="utf-8")
     assert cli("check", "train.py", cwd=tmp_path).returncode == 2  # a string is required
+
+
+def test_mp401_silent_across_separate_test_functions():
+    code = """
+        import tensorflow as tf
+
+        class MixedPrecisionTest(tf.test.TestCase):
+            def test_keras_policy(self):
+                tf.keras.mixed_precision.set_global_policy("mixed_float16")
+
+            def test_graph_rewrite(self):
+                opt = tf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite(self.opt)
+    """
+    assert _lint(code, "MP401") == []
+    both = code.replace("(self.opt)", "(self.opt)\n                tf.keras.mixed_precision.set_global_policy('mixed_float16')")
+    assert len(_lint(both, "MP401")) == 1
