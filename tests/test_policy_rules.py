@@ -331,3 +331,13 @@ def test_mp401_silent_across_separate_test_functions():
     assert _lint(code, "MP401") == []
     both = code.replace("(self.opt)", "(self.opt)\n                tf.keras.mixed_precision.set_global_policy('mixed_float16')")
     assert len(_lint(both, "MP401")) == 1
+
+
+def test_mp402_one_finding_when_only_the_import_changes():
+    code = """
+        from tensorflow.keras.mixed_precision import experimental as mixed_precision
+        policy = mixed_precision.Policy("mixed_float16")
+        opt = mixed_precision.LossScaleOptimizer(opt)
+    """
+    assert [f.line for f in _lint(code, "MP402")] == [2]
+    assert _fix(code, "MP402").startswith("\nfrom tensorflow.keras import mixed_precision\n")

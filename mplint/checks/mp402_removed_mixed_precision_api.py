@@ -362,6 +362,8 @@ class RemovedMixedPrecisionApi(Check):
         expr, imports, drop = spelled
         new_call = call.with_changes(func=expr, args=args)
         text = self.ctx.module.code_for_node(expr)
+        if text == ref.dotted and index is None:
+            return  # only its import changes, and that has its own finding
         use = f"; use `{text}`" if text != ref.dotted else ""
         self.report(call, f"{message}{use}{note}",
                     Fix({call: new_call}, safety, imports, drop + removals), severity)
