@@ -31,12 +31,15 @@ class Fix:
 
     ``safety`` is what this occurrence deserves; the engine never lets it exceed the
     catalog entry's safety, and demotes it to unsafe when it would drop a comment.
-    ``imports`` are ``(module, name_or_None, asname_or_None)`` to add when applied.
+    ``imports`` are ``(module, name_or_None, asname_or_None)`` to add when applied;
+    ``remove_imports`` (same shape) are dropped afterwards, each only if the fixed
+    file no longer uses it (libcst's RemoveImportsVisitor decides).
     """
 
     replacements: Dict[cst.CSTNode, Replacement]
     safety: str = "safe"
     imports: Tuple[Tuple[str, Optional[str], Optional[str]], ...] = ()
+    remove_imports: Tuple[Tuple[str, Optional[str], Optional[str]], ...] = ()
 
 
 @dataclass
@@ -44,6 +47,8 @@ class Report:
     node: cst.CSTNode
     message: str
     fix: Optional[Fix] = None
+    #: overrides the catalog severity for this finding (e.g. by target version)
+    severity: Optional[str] = None
 
 
 @dataclass
@@ -103,8 +108,10 @@ class Check:
     def option(self, key: str) -> Any:
         return self.ctx.options[key]
 
-    def report(self, node: cst.CSTNode, message: str, fix: Optional[Fix] = None) -> None:
-        self.ctx.reports.setdefault(self.rule_id, []).append(Report(node, message, fix))
+    def report(self, node: cst.CSTNode, message: str, fix: Optional[Fix] = None,
+               severity: Optional[str] = None) -> None:
+        """Report ``node``; ``severity`` ("error"/"warning") overrides the catalog's."""
+        self.ctx.reports.setdefault(self.rule_id, []).append(Report(node, message, fix, severity))
 
     def finish(self) -> None:
         """Called after the walk, when all module facts are known."""

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
+
 import libcst as cst
+
+if TYPE_CHECKING:  # pragma: no cover
+    from mplint.names import NameResolver
 
 
 def quote_of(call: cst.Call, module: cst.Module) -> str:
@@ -77,3 +82,97 @@ def cast(value: cst.BaseExpression, function: str, dtype: cst.BaseExpression) ->
             cst.Arg(dtype),
         ],
     )
+
+Import = Tuple[str, Optional[str], Optional[str]]
+
+
+def spell(qualified: str, names: "NameResolver") -> Optional[Tuple[cst.BaseExpression, Tuple[Import, ...]]]:
+    """An expression naming the fully qualified API ``qualified`` in this file.
+
+    Uses the longest module-level import alias that is a prefix of it
+    (``tf`` for ``tensorflow.keras...``); without one, the fix adds
+    ``import tensorflow as tf`` (or ``import <root>``) and spells the name from it.
+    None when the name it would need is taken by something else.
+    """
+    best: Optional[Tuple[str, str]] = None
+    for local, targets in names.module_scope.aliases.items():
+        if len(targets) != 1:
+            continue
+        target = next(iter(targets))
+        if (qualified == target or qualified.startswith(target + ".")) and (
+            best is None or len(target) > len(best[1])
+        ):
+            best = (local, target)
+    if best is not None:
+        local, target = best
+        return cst.parse_expression(local + qualified[len(target):]), ()
+    root, _, rest = qualified.partition(".")
+    local = "tf" if root == "tensorflow" else root
+    if local in names.module_scope.aliases:
+        return None
+    text = local + ("." + rest if rest else "")
+    return cst.parse_expression(text), ((root, None, local if local != root else None),)
+
+
+def import_spec(local: str, module: cst.Module) -> Optional[Import]:
+    """``(module, name, asname)`` of the top-level import that binds ``local``.
+
+    The shape ``Fix.remove_imports`` takes, to drop an import a fix leaves unused.
+    """
+    for stmt in module.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if isinstance(small, cst.ImportFrom) and not small.relative and small.module is not None \
+                    and not isinstance(small.names, cst.ImportStar):
+                for alias in small.names:
+                    if alias.evaluated_alias == local or (alias.asname is None and alias.evaluated_name == local):
+                        return (_dotted(small.module), alias.evaluated_name, alias.evaluated_alias)
+            elif isinstance(small, cst.Import):
+                for alias in small.names:
+                    if alias.evaluated_alias == local:
+                        return (alias.evaluated_name, None, local)
+                    if alias.asname is None and alias.evaluated_name == local:
+                        return (local, None, None)
+    return None
+
+
+def _dotted(node: cst.BaseExpression) -> str:
+    if isinstance(node, cst.Attribute):
+        return _dotted(node.value) + "." + node.attr.value
+    assert isinstance(node, cst.Name)
+    return node.value
+
+
+def arg_index(args: Sequence[cst.Arg], position: int, keyword: str) -> Optional[int]:
+    """Index in ``args`` of the argument at ``position`` or named ``keyword``, if any."""
+    positional = 0
+    for i, arg in enumerate(args):
+        if arg.star:
+            return None
+        if arg.keyword is None:
+            if positional == position:
+                return i
+            positional += 1
+        elif arg.keyword.value == keyword:
+            return i
+    return None
+
+
+def without_arg(args: List[cst.Arg], index: int) -> List[cst.Arg]:
+    """``args`` less one; a removed last argument hands its comma (or none) to the new last."""
+    out = args[:index] + args[index + 1:]
+    if index == len(args) - 1 and out:
+        out[-1] = out[-1].with_changes(comma=args[index].comma)
+    return out
+
+
+def replace_arg(args: List[cst.Arg], index: int,
+                keywords: List[Tuple[str, cst.BaseExpression]]) -> List[cst.Arg]:
+    """``args`` with ``args[index]`` replaced by keyword arguments, keeping the layout."""
+    separator = next((a.comma for a in args[:index][::-1] if isinstance(a.comma, cst.Comma)),
+                     cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    equal = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
+    new = [cst.Arg(value=v, keyword=cst.Name(k), equal=equal, comma=separator) for k, v in keywords]
+    new[-1] = new[-1].with_changes(comma=args[index].comma)
+    return args[:index] + new + args[index + 1:]

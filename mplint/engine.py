@@ -189,7 +189,7 @@ class Linter:
                 finding = Finding(
                     path=source.path, line=rng.start.line, col=rng.start.column + 1,
                     end_line=rng.end.line, end_col=rng.end.column + 1, rule=rule,
-                    severity=entry.severity, message=report.message, fix=safety,
+                    severity=report.severity or entry.severity, message=report.message, fix=safety,
                 )
                 key = (finding.line, finding.col, rule, finding.message)
                 if key in seen:

@@ -9,7 +9,7 @@ and from config (``assume-policy``) are merged in here, so rules ask one object.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import FrozenSet, List, Optional
+from typing import FrozenSet, List, Optional, Tuple
 
 import libcst as cst
 
@@ -38,6 +38,59 @@ GRAPPLER_OPTIONS_FUNCTIONS = frozenset({
     "tensorflow.config.optimizer.set_experimental_options",
 })
 
+DISABLE_REWRITE_FUNCTIONS = frozenset({
+    "tensorflow.train.experimental.disable_mixed_precision_graph_rewrite",
+    "tensorflow.compat.v1.train.experimental.disable_mixed_precision_graph_rewrite",
+    "tensorflow.compat.v1.mixed_precision.disable_mixed_precision_graph_rewrite",
+    "tensorflow.mixed_precision.experimental.disable_mixed_precision_graph_rewrite",
+})
+
+#: ``keras.backend.set_floatx`` is folded into this by names._SYNONYMS
+SET_FLOATX_FUNCTIONS = frozenset({"keras.config.set_floatx"})
+
+TPU_NAMES = frozenset({
+    "tensorflow.distribute.TPUStrategy",
+    "tensorflow.distribute.experimental.TPUStrategy",
+    "tensorflow.compat.v1.distribute.experimental.TPUStrategy",
+    "tensorflow.distribute.cluster_resolver.TPUClusterResolver",
+    "tensorflow.compat.v1.distribute.cluster_resolver.TPUClusterResolver",
+    "tensorflow.contrib.cluster_resolver.TPUClusterResolver",
+})
+
+#: the environment switch TensorFlow's grappler reads to turn the rewrite on
+AMP_ENV_VAR = "TF_ENABLE_AUTO_MIXED_PRECISION"
+#: makes ``tf.keras`` the tf_keras package (Keras 2) under TF >= 2.16
+LEGACY_KERAS_ENV_VAR = "TF_USE_LEGACY_KERAS"
+_ENV_TRUE = frozenset({"1", "true", "True", "TRUE"})
+_ENVIRON = frozenset({"os.environ"})
+_ENV_SETTERS = frozenset({"os.environ.setdefault", "os.putenv"})
+_ENV_UPDATE = frozenset({"os.environ.update"})
+
+#: (id of an ``if`` statement, "body" or "else"): the branches a statement sits in
+Branches = Tuple[Tuple[int, str], ...]
+
+
+def exclusive(a: Branches, b: Branches) -> bool:
+    """True when two statements sit in different branches of one ``if``: at most one runs."""
+    where = dict(a)
+    return any(key in where and where[key] != branch for key, branch in b)
+
+
+@dataclass
+class Site:
+    """Where a mixed-precision switch is flipped: the node, its scope and its branches.
+
+    ``kind`` tells the mechanism apart (``call``, ``grappler``, ``env`` for the
+    graph rewrite; the API name otherwise); ``values`` holds the static values of
+    its argument when they matter (set_floatx), None when unknown.
+    """
+
+    node: cst.CSTNode
+    location: Location
+    kind: str
+    branches: Branches = ()
+    values: Optional[FrozenSet[object]] = None
+
 
 @dataclass
 class PolicyCall:
@@ -47,6 +100,8 @@ class PolicyCall:
     values: Optional[FrozenSet[str]]
     location: Location
     origins: FrozenSet[str]
+    #: the ``if`` branches the call sits in (see :func:`exclusive`)
+    branches: Branches = ()
 
 
 @dataclass(frozen=True)
@@ -77,6 +132,17 @@ class ModuleFacts:
     policy_calls: List[PolicyCall] = field(default_factory=list)
     rewrite_calls: List[cst.Call] = field(default_factory=list)
     grappler_calls: List[cst.Call] = field(default_factory=list)
+    #: every way the graph rewrite is switched on: the rewrite call, the grappler
+    #: option ``{'auto_mixed_precision': True}`` and TF_ENABLE_AUTO_MIXED_PRECISION=1
+    rewrite_sites: List[Site] = field(default_factory=list)
+    #: ``disable_mixed_precision_graph_rewrite()`` calls
+    rewrite_disables: List[Site] = field(default_factory=list)
+    #: ``set_floatx(...)`` calls, with the values of their argument
+    floatx_calls: List[Site] = field(default_factory=list)
+    #: TPUStrategy / TPUClusterResolver uses: the program runs on TPUs
+    tpu_sites: List[Site] = field(default_factory=list)
+    #: TF_USE_LEGACY_KERAS=1 set from Python: tf.keras is tf_keras
+    legacy_keras_env: List[Site] = field(default_factory=list)
 
     def policy_values(self) -> FrozenSet[str]:
         """Every policy name this module may set; UNKNOWN for unresolvable ones."""
@@ -114,11 +180,71 @@ class FactsCollector:
         self.names = names
         self.tracker = tracker
         self.evaluator = evaluator
+        #: open ``if`` statements: [id, branch being walked, the node]
+        self._ifs: List[list] = []
+
+    # -- if/else branches (a policy chosen by a hardware check is not a conflict) --
+    def visit_If(self, node: cst.If) -> None:
+        if self._ifs and self._ifs[-1][2].orelse is node:  # an elif: the parent's else
+            self._ifs[-1][1] = "else"
+        self._ifs.append([id(node), "body", node])
+
+    def visit_Else(self, node: cst.Else) -> None:
+        if self._ifs and self._ifs[-1][2].orelse is node:
+            self._ifs[-1][1] = "else"
+
+    def leave_If(self, node: cst.If) -> None:
+        self._ifs.pop()
+
+    def branches(self) -> Branches:
+        return tuple((key, branch) for key, branch, _ in self._ifs)
+
+    def _site(self, node: cst.CSTNode, kind: str,
+              values: Optional[FrozenSet[object]] = None) -> Site:
+        return Site(node, self.tracker.location(), kind, self.branches(), values)
+
+    # -- TF_ENABLE_AUTO_MIXED_PRECISION set from Python ------------------------------
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            sub = target.target
+            if (isinstance(sub, cst.Subscript) and self.names.resolve(sub.value) & _ENVIRON
+                    and len(sub.slice) == 1 and isinstance(sub.slice[0].slice, cst.Index)):
+                self._env(node, sub.slice[0].slice.value, node.value)
+
+    def _env(self, node: cst.CSTNode, key: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        loc = self.tracker.location()
+        name = self.evaluator.values(key, loc)
+        if name not in (frozenset({AMP_ENV_VAR}), frozenset({LEGACY_KERAS_ENV_VAR})):
+            return
+        found = self.evaluator.values(value, loc)
+        if found is not None and found and all(str(v) in _ENV_TRUE for v in found):
+            if name == frozenset({AMP_ENV_VAR}):
+                self.facts.rewrite_sites.append(self._site(node, "env"))
+            else:
+                self.facts.legacy_keras_env.append(self._site(node, "env"))
 
     def visit_Call(self, node: cst.Call) -> None:
         resolved = self.names.resolve(node.func)
         if not resolved:
             return
+        if resolved & _ENV_SETTERS and len(node.args) >= 2:
+            self._env(node, node.args[0].value, node.args[1].value)
+        elif resolved & _ENV_UPDATE:
+            for arg in node.args:
+                if arg.keyword is not None:
+                    self._env(node, cst.SimpleString(repr(arg.keyword.value)), arg.value)
+                elif isinstance(arg.value, cst.Dict) and not arg.star:
+                    for element in arg.value.elements:
+                        if isinstance(element, cst.DictElement):
+                            self._env(node, element.key, element.value)
+        elif resolved & DISABLE_REWRITE_FUNCTIONS:
+            self.facts.rewrite_disables.append(self._site(node, "disable"))
+        elif resolved & SET_FLOATX_FUNCTIONS:
+            values = self.evaluator.values(node.args[0].value, self.tracker.location()) if node.args else None
+            self.facts.floatx_calls.append(self._site(node, "floatx", values))
+        elif resolved & TPU_NAMES or any(n.rpartition(".")[0] in TPU_NAMES for n in resolved):
+            # only a call (construction, ``.connect()``) says the program runs on a TPU
+            self.facts.tpu_sites.append(self._site(node, "tpu"))
         if resolved & SET_POLICY_FUNCTIONS:
             loc = self.tracker.location()
             values: Optional[FrozenSet[str]] = None
@@ -127,9 +253,29 @@ class FactsCollector:
                 if found is not None and all(isinstance(v, str) for v in found):
                     values = frozenset(str(v) for v in found)
             self.facts.policy_calls.append(
-                PolicyCall(node, values, loc, self.names.origins(node.func))
+                PolicyCall(node, values, loc, self.names.origins(node.func), self.branches())
             )
         elif resolved & GRAPH_REWRITE_FUNCTIONS:
             self.facts.rewrite_calls.append(node)
+            self.facts.rewrite_sites.append(self._site(node, "call"))
         elif resolved & GRAPPLER_OPTIONS_FUNCTIONS:
             self.facts.grappler_calls.append(node)
+            if node.args and self._enables_amp(node.args[0].value):
+                self.facts.rewrite_sites.append(self._site(node, "grappler"))
+
+    def _enables_amp(self, options: cst.BaseExpression) -> bool:
+        """``{'auto_mixed_precision': True}`` (a literal, or a name bound to one)."""
+        loc = self.tracker.location()
+        if isinstance(options, cst.Name):
+            binding = loc.lookup(options.value)
+            if binding is None or binding.kind != "assign" or binding.scope is None:
+                return False
+            options = binding.value  # type: ignore[assignment]
+            loc = Location(binding.scope, binding.order)
+        if not isinstance(options, cst.Dict):
+            return False
+        for element in options.elements:
+            if (isinstance(element, cst.DictElement)
+                    and self.evaluator.values(element.key, loc) == frozenset({"auto_mixed_precision"})):
+                return self.evaluator.values(element.value, loc) == frozenset({True})
+        return False

@@ -12,7 +12,7 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 from libcst.codemod import CodemodContext
-from libcst.codemod.visitors import AddImportsVisitor
+from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
 from mplint.engine import FixCandidate, Linter, may_matter
 from mplint.findings import FileError, Finding
@@ -104,16 +104,24 @@ def fix_source(linter: Linter, source: Source, module: cst.Module, unsafe: bool)
 def _apply(module: cst.Module, chosen: List[FixCandidate]) -> cst.Module:
     replacements = {}
     imports = []
+    removals = []
     for candidate in chosen:
         for old, new in candidate.fix.replacements.items():
             replacements[id(old)] = new
         imports.extend(candidate.fix.imports)
+        removals.extend(candidate.fix.remove_imports)
     new_module = module.visit(_Replace(replacements))
     if imports:
         context = CodemodContext()
         for mod, obj, asname in imports:
             AddImportsVisitor.add_needed_import(context, mod, obj, asname)
         new_module = AddImportsVisitor(context).transform_module(new_module)
+    if removals:
+        # Only imports the fixed code no longer uses go (the visitor checks scopes).
+        context = CodemodContext()
+        for mod, obj, asname in removals:
+            RemoveImportsVisitor.remove_unused_import(context, mod, obj, asname)
+        new_module = RemoveImportsVisitor(context).transform_module(new_module)
     return new_module
 
 

@@ -104,6 +104,19 @@ def keras_origin(dotted: str) -> Optional[str]:
     return None
 
 
+def keras_package(dotted: str) -> Optional[str]:
+    """Which package object a Keras name is read through: finer than :func:`keras_origin`.
+
+    ``"tf_keras"``, ``"tf.keras"`` (read through TensorFlow: Keras 3 under TF >= 2.16,
+    Keras 2 before, tf_keras with TF_USE_LEGACY_KERAS=1) or ``"keras"``; None for
+    non-Keras names.
+    """
+    origin = keras_origin(dotted)
+    if origin == "keras" and dotted.startswith("tensorflow."):
+        return "tf.keras"
+    return origin
+
+
 def dotted_name(node: cst.BaseExpression) -> Optional[str]:
     """``a.b.c`` for a Name/Attribute chain, else None."""
     parts: List[str] = []
@@ -212,6 +225,10 @@ class NameResolver:
     def origins(self, node: cst.BaseExpression) -> FrozenSet[str]:
         """Keras packages (``keras``/``tf_keras``) the expression comes from."""
         return frozenset(o for o in map(keras_origin, self.qualified(node)) if o)
+
+    def packages(self, node: cst.BaseExpression) -> FrozenSet[str]:
+        """Like :meth:`origins`, telling ``tf.keras`` apart (see :func:`keras_package`)."""
+        return frozenset(p for p in map(keras_package, self.qualified(node)) if p)
 
 
 def collect_module_imports(module: cst.Module, resolver: NameResolver) -> None:

@@ -169,7 +169,8 @@ def test_fix_keeps_crlf_bom_and_declared_encoding(tmp_path):
 
 
 def test_unsafe_fix_needs_the_flag(tmp_path):
-    text = BAD.replace('activation="softmax"', 'activation="softmax", dtype="float16"')
+    # bfloat16, not float16: a float16 layer dtype is also MP404's (pure float16)
+    text = BAD.replace('activation="softmax"', 'activation="softmax", dtype="bfloat16"')
     _project(tmp_path, {"bad.py": text})
     result = run_cli("fix", ".", cwd=tmp_path)
     assert result.returncode == 1

@@ -1,0 +1,107 @@
+"""MP401: a mixed Keras policy and the graph rewrite switched on in one program."""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional
+
+import libcst as cst
+
+from mplint.checker import Check, Fix
+from mplint.facts import GRAPH_REWRITE_FUNCTIONS, MIXED_POLICIES, PolicyCall, Site, exclusive
+from mplint.analysis.models import argument
+from mplint.scopes import Scope
+
+_MECHANISM = {
+    "call": "the mixed precision graph rewrite is enabled here",
+    "grappler": "the grappler option auto_mixed_precision=True turns on the graph rewrite here",
+    "env": "TF_ENABLE_AUTO_MIXED_PRECISION=1 turns on the graph rewrite here",
+}
+
+
+class DoubleEnabling(Check):
+    rule_id = "MP401"
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._line: Optional[cst.SimpleStatementLine] = None
+        #: id(rewrite call) -> the statement line holding it
+        self._lines: Dict[int, cst.SimpleStatementLine] = {}
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self._line = node
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self._line is not None and self.names.resolve(node.func) & GRAPH_REWRITE_FUNCTIONS:
+            self._lines[id(node)] = self._line
+
+    def finish(self) -> None:
+        facts = self.facts
+        # disable_mixed_precision_graph_rewrite() anywhere: the program switches
+        # mechanisms on purpose and the order is a run-time matter; stay silent.
+        if not facts.rewrite_sites or facts.rewrite_disables:
+            return
+        mixed = [c for c in facts.policy_calls if c.values and c.values & MIXED_POLICIES]
+        assumed = facts.assumed_policy if facts.assumed_policy in MIXED_POLICIES else None
+        if assumed is None and facts.project_policies & MIXED_POLICIES:
+            assumed = sorted(facts.project_policies & MIXED_POLICIES)[0]
+        for site in facts.rewrite_sites:
+            # A policy and a rewrite in different branches of one `if` is the
+            # usual either/or switch (`--amp=keras|graph`): at most one runs.
+            conflicting = [c for c in mixed if not exclusive(c.branches, site.branches)
+                           and not _separate_tests(c.location.scope, site.location.scope)]
+            if not conflicting and assumed is None:
+                continue
+            self.report(site.node, self._message(site, conflicting, assumed), self._fix(site))
+
+    def _message(self, site: Site, conflicting: List[PolicyCall], assumed: Optional[str]) -> str:
+        if conflicting:
+            policy = f"`{self.ctx.module.code_for_node(conflicting[0].node)}` also sets a mixed Keras policy"
+        else:
+            policy = f"the project's Keras policy is {assumed}"
+        return (
+            f"{_MECHANISM[site.kind]} and {policy}: Keras 2 raises ValueError, Keras 3 "
+            f"runs both and the rewrite casts float32 layers (such as the output) to "
+            f"float16; use only the Keras policy"
+        )
+
+    def _fix(self, site: Site) -> Optional[Fix]:
+        """Replace the rewrite call by its optimizer: Keras wraps it under a mixed policy."""
+        if site.kind != "call":
+            return None
+        call = site.node
+        assert isinstance(call, cst.Call)
+        opt = argument(call, 0, "opt")
+        if opt is None:
+            return None
+        line = self._lines.get(id(call))
+        if line is not None and len(line.body) == 1 and not _has_comment(line):
+            stmt = line.body[0]
+            same_name = (
+                isinstance(stmt, cst.Assign) and stmt.value is call and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0].target, cst.Name) and isinstance(opt, cst.Name)
+                and stmt.targets[0].target.value == opt.value
+            )
+            if same_name or (isinstance(stmt, cst.Expr) and stmt.value is call):
+                return Fix({line: cst.RemovalSentinel.REMOVE}, safety="unsafe")
+        return Fix({call: opt}, safety="unsafe")
+
+
+def _separate_tests(a: Scope, b: Scope) -> bool:
+    """Two different test functions: a test module exercises each mechanism on its own."""
+    ta, tb = _test_function(a), _test_function(b)
+    return ta is not None and tb is not None and ta is not tb
+
+
+def _test_function(scope: Optional[Scope]) -> Optional[Scope]:
+    while scope is not None:
+        node = scope.node
+        if isinstance(node, cst.FunctionDef) and node.name.value.startswith("test"):
+            return scope
+        scope = scope.parent
+    return None
+
+
+def _has_comment(line: cst.SimpleStatementLine) -> bool:
+    return line.trailing_whitespace.comment is not None or any(
+        empty.comment is not None for empty in line.leading_lines
+    )

@@ -1,0 +1,472 @@
+"""MP402: the experimental mixed-precision API (removed in TF 2.9) and friends.
+
+A codemod to the current API, like ``tf_upgrade_v2``: renames are safe, moved
+arguments are unsafe. Import statements of removed modules are rewritten in place
+(keeping the local name), so usages keep their spelling and no import is left
+behind. Code that guards the old API (``try``/``except``, version checks) is left
+alone: it already runs on both generations.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Set, Tuple, Union
+
+import libcst as cst
+
+from mplint.analysis.models import argument
+from mplint.checker import Check, Fix
+from mplint.edits import Import, arg_index, replace_arg, spell, without_arg
+from mplint.facts import GRAPH_REWRITE_FUNCTIONS
+from mplint.migrations import Migration, migrate, parse_version
+from mplint.names import dotted_name
+
+_LOSS_SCALE_CLASSES = ("DynamicLossScale", "FixedLossScale")
+#: TF1-only names (gone from the TF2 namespace): a file using them targets TF 1.x,
+#: where ``tf.train.experimental`` and ``tf.keras.mixed_precision.experimental`` are current
+_TF1_ONLY = frozenset((
+    "tensorflow.Session", "tensorflow.InteractiveSession", "tensorflow.placeholder",
+    "tensorflow.get_variable", "tensorflow.variable_scope", "tensorflow.ConfigProto",
+    "tensorflow.global_variables_initializer", "tensorflow.trainable_variables",
+    "tensorflow.logging", "tensorflow.app", "tensorflow.flags", "tensorflow.gfile",
+    "tensorflow.layers", "tensorflow.contrib", "tensorflow.train.AdamOptimizer",
+    "tensorflow.train.GradientDescentOptimizer", "tensorflow.train.MomentumOptimizer",
+    "tensorflow.train.Optimizer", "tensorflow.train.get_or_create_global_step",
+    "tensorflow.train.get_global_step",
+))
+_GUARD_WORDS = ("version", "hasattr", "experimental", "VERSION")
+
+ImportNode = Union[cst.Import, cst.ImportFrom]
+
+#: Keras optimizers became new-style in TF 2.11; the graph rewrite refuses them since
+#: (reference, section 4). Before that a TF2 Keras optimizer was accepted.
+_KERAS_OPTIMIZERS_REJECTED = Migration("keras.optimizers.*", None, (2, 11), (2, 11))
+
+
+@dataclass
+class _Ref:
+    """A use of a removed name: a chain (``tf.keras...set_policy``) or a call."""
+
+    node: cst.BaseExpression
+    dotted: str
+    qualified: str
+    head_target: str
+    call: Optional[cst.Call] = None
+    consumed: List[Tuple[str, str]] = field(default_factory=list)  # (head, head target)
+
+
+class RemovedMixedPrecisionApi(Check):
+    rule_id = "MP402"
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._guard = 0
+        self._in_import = 0
+        self._skip: Set[int] = set()
+        self._imports: List[ImportNode] = []
+        self._guarded_locals: Set[str] = set()
+        self._specs: Dict[str, Import] = {}
+        self._refs: List[_Ref] = []
+        self._tf1 = False
+        #: graph rewrite calls handed a (non-legacy) Keras optimizer
+        self._keras_rewrites: List[cst.Call] = []
+
+    # -- guards: try/except around the import, version checks ------------------------
+    def visit_Try(self, node: cst.Try) -> None:
+        if node.handlers:
+            self._guard += 1
+
+    def leave_Try(self, node: cst.Try) -> None:
+        if node.handlers:
+            self._guard -= 1
+
+    def visit_If(self, node: cst.If) -> None:
+        if any(word in name for name in _names_in(node.test) for word in _GUARD_WORDS):
+            self._skip.add(id(node))
+            self._guard += 1
+
+    def leave_If(self, node: cst.If) -> None:
+        if id(node) in self._skip:
+            self._guard -= 1
+
+    # -- names that are not references ---------------------------------------------
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self._skip.add(id(node.keyword))
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self._skip.add(id(node.name))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._skip.add(id(node.name))
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._skip.add(id(node.name))
+
+    # -- imports -------------------------------------------------------------------
+    def visit_Import(self, node: cst.Import) -> None:
+        self._import(node)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self._import(node)
+
+    def leave_Import(self, node: cst.Import) -> None:
+        self._in_import -= 1
+
+    def leave_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self._in_import -= 1
+
+    def _import(self, node: ImportNode) -> None:
+        self._in_import += 1
+        for full, local, asname in _aliases(node):
+            module, _, obj = full.rpartition(".") if isinstance(node, cst.ImportFrom) else (full, "", "")
+            self._specs[local] = (module, obj or None, asname) if obj else (full, None, asname)
+            if self._guard and migrate(full) is not None:
+                self._guarded_locals.add(local)
+        if not self._guard and any(migrate(full) for full, _, _ in _aliases(node)):
+            self._imports.append(node)
+
+    # -- references ------------------------------------------------------------------
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.names.resolve(node.func) & GRAPH_REWRITE_FUNCTIONS and self._keras_optimizer(argument(node, 0, "opt")):
+            self._keras_rewrites.append(node)
+        ref = self._reference(node.func)
+        if ref is None:
+            return
+        ref.call = node
+        member = ref.qualified.rpartition(".")[2]
+        if member == "LossScaleOptimizer":
+            scale = argument(node, 1, "loss_scale")
+            if isinstance(scale, cst.Call) and dotted_name(scale.func):
+                names = {q.rpartition(".")[2] for q in self.names.qualified(scale.func)}
+                if names & set(_LOSS_SCALE_CLASSES):
+                    head = dotted_name(scale.func).split(".")[0]  # type: ignore[union-attr]
+                    ref.consumed.append((head, next(iter(self.names.qualified(cst.Name(head))), "")))
+                    self._skip_chain(scale.func)
+
+    def _keras_optimizer(self, expr: Optional[cst.BaseExpression]) -> bool:
+        """A current Keras optimizer (``keras.optimizers.Adam(...)``, not ``legacy``)."""
+        if isinstance(expr, cst.Name):
+            binding = self.ctx.scopes.location().lookup(expr.value)
+            expr = binding.value if binding is not None and binding.kind == "assign" else None
+        if not isinstance(expr, cst.Call):
+            return False
+        return any(
+            n.startswith("keras.optimizers.") and n.count(".") == 2 and n[17:18].isupper()
+            and not n.endswith("LossScaleOptimizer")
+            for n in self.names.resolve(expr.func)
+        )
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._skip.add(id(node.attr))
+        # Every prefix of a chain is visited as its own Attribute: exact names suffice.
+        if not self._tf1 and self.names.resolve(node) & _TF1_ONLY:
+            self._tf1 = True
+        self._reference(node)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self._reference(node)
+
+    def _reference(self, node: cst.BaseExpression) -> Optional[_Ref]:
+        if self._in_import or self._guard or id(node) in self._skip:
+            return None
+        # Every removed name's canonical form says "experimental": a cached, cheap filter.
+        if not any("experimental" in n for n in self.names.resolve(node)):
+            return None
+        dotted = dotted_name(node)
+        if dotted is None:
+            return None
+        qualified = self.names.qualified(node)
+        # Several candidates (a try/except import) with a current one: compat code.
+        if not qualified or any(migrate(q) is None for q in qualified):
+            return None
+        head = dotted.split(".")[0]
+        if head in self._guarded_locals or self.ctx.scopes.location().lookup(head) is not None:
+            return None  # guarded, or a variable that shadows the import
+        self._skip_chain(node)
+        q = sorted(qualified)[0]
+        ref = _Ref(node, dotted, q, next(iter(self.names.qualified(cst.Name(head))), ""))
+        self._refs.append(ref)
+        return ref
+
+    def _skip_chain(self, node: cst.BaseExpression) -> None:
+        while isinstance(node, cst.Attribute):
+            self._skip.add(id(node))
+            self._skip.add(id(node.attr))
+            node = node.value
+        self._skip.add(id(node))
+
+    # -- decide -----------------------------------------------------------------------
+    def finish(self) -> None:
+        if self._tf1:
+            return  # TF 1.x code: the experimental API is the current one there
+        for call in self._keras_rewrites:
+            severity = self._severity(_KERAS_OPTIMIZERS_REJECTED)
+            if severity is not None:
+                self.report(call, "the graph rewrite is a TF1 API that rejects Keras optimizers "
+                            "since TF 2.11 (ValueError: \"opt\" must be an instance of a "
+                            "tf.train.Optimizer); use set_global_policy('mixed_float16') instead, "
+                            "which wraps the optimizer itself", None, severity)
+        renamed: Dict[str, Tuple[str, str]] = {}
+        for node in self._imports:
+            self._report_import(node, renamed)
+        for ref in self._refs:
+            self._report_ref(ref, renamed)
+
+    def _severity(self, migration: Migration) -> Optional[str]:
+        """error/warning by the target TF version; None: the target predates the new API."""
+        if self.facts.keras_version == 3:
+            return "error"
+        target = parse_version(str(self.option("target-tf-version")))
+        if target is None or target >= migration.removed:
+            return "error"
+        return "warning" if target >= migration.since else None
+
+    def _report_import(self, node: ImportNode, renamed: Dict[str, Tuple[str, str]]) -> None:
+        aliases = list(_aliases(node))
+        migrations = [migrate(full) for full, _, _ in aliases]
+        first = next(m for m in migrations if m is not None)
+        severity = self._severity(first)
+        if severity is None:
+            return
+        old = ", ".join(sorted({m.old for m in migrations if m is not None}))
+        message = f"`{old}` {_status(first, severity, 'the import fails')}; import the current API instead"
+        new_node = self._new_import(node, aliases, migrations, renamed)
+        fix = Fix({node: new_node}, safety="safe") if new_node is not None else None
+        self.report(node, message, fix, severity)
+
+    def _new_import(self, node: ImportNode, aliases, migrations, renamed) -> Optional[ImportNode]:
+        if isinstance(node, cst.Import):
+            new_names = []
+            for alias, (full, local, asname), m in zip(node.names, aliases, migrations):
+                if m is None:
+                    new_names.append(alias)
+                    continue
+                if m.new is None:
+                    return None
+                new_names.append(alias.with_changes(name=cst.parse_expression(m.new)))
+                if asname:
+                    renamed[local] = (local, m.new)
+            return node.with_changes(names=new_names)
+        if any(m is None or m.new is None for m in migrations):
+            return None  # a mix of current and removed names: split it by hand
+        parents = {m.new.rpartition(".")[0] for m in migrations}  # type: ignore[union-attr]
+        if len(parents) != 1:
+            return None
+        parent = parents.pop()
+        new_names = []
+        for alias, (full, local, asname), m in zip(node.names, aliases, migrations):  # type: ignore[union-attr]
+            leaf = m.new.rpartition(".")[2]
+            new_local = local if asname else leaf
+            if new_local != local and new_local in self.names.module_scope.aliases:
+                return None
+            renamed[local] = (new_local, m.new)
+            changes = {"name": cst.Name(leaf)}
+            if asname == leaf:
+                changes["asname"] = None
+            new_names.append(alias.with_changes(**changes))
+        if new_names and not isinstance(node.names[-1].comma, cst.Comma):
+            new_names[-1] = new_names[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        return node.with_changes(module=cst.parse_expression(parent), names=new_names)
+
+    def _respell(self, ref_dotted: str, head_target: str, new: str,
+                 renamed: Dict[str, Tuple[str, str]]) -> Optional[Tuple[cst.BaseExpression, Tuple[Import, ...], Tuple[Import, ...]]]:
+        """The new spelling of a chain, with imports to add and to drop if unused."""
+        head = ref_dotted.split(".")[0]
+        if head in renamed:
+            local, target = renamed[head]
+        elif migrate(head_target) is None:
+            local, target = head, head_target
+        else:
+            return None  # the head's import is removed but could not be rewritten
+        if new == target or new.startswith(target + "."):
+            return cst.parse_expression(local + new[len(target):]), (), ()
+        spelled = spell(new, self.names)
+        if spelled is None:
+            return None
+        expr, imports = spelled
+        spec = self._specs.get(head)
+        return expr, imports, ((spec,) if spec and head not in renamed else ())
+
+    def _report_ref(self, ref: _Ref, renamed: Dict[str, Tuple[str, str]]) -> None:
+        m = migrate(ref.qualified)
+        if m is None:
+            return
+        severity = self._severity(m)
+        if severity is None:
+            return
+        member = ref.qualified.rpartition(".")[2]
+        message = f"`{ref.dotted}` {_status(m, severity, 'AttributeError')}"
+        if m.new is None:
+            if ref.call is not None and member == "get_layer_policy":
+                self._layer_policy(ref, message, severity)
+            else:
+                self.report(ref.node, message + "; no mechanical replacement", None, severity)
+            return
+        spelled = self._respell(ref.dotted, ref.head_target, m.new, renamed)
+        new_member = m.new.rpartition(".")[2]
+        if ref.call is not None and new_member in ("Policy", "LossScaleOptimizer"):
+            self._call(ref, m, spelled, message, severity)
+            return
+        if spelled is None:
+            self.report(ref.node, message, None, severity)
+            return
+        expr, imports, removals = spelled
+        if self.ctx.module.code_for_node(expr) == ref.dotted:
+            return  # only its import changes, and that has its own finding
+        text = self.ctx.module.code_for_node(expr)
+        self.report(ref.node, f"{message}; use `{text}`",
+                    Fix({ref.node: expr}, "safe", imports, removals), severity)
+
+    def _layer_policy(self, ref: _Ref, message: str, severity: str) -> None:
+        call = ref.call
+        assert call is not None
+        layer = argument(call, 0, "layer")
+        fix = None
+        if isinstance(layer, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)) and len(call.args) == 1:
+            fix = Fix({call: cst.Attribute(value=layer, attr=cst.Name("dtype_policy"))}, "safe")
+        self.report(call, f"{message}; use `layer.dtype_policy`", fix, severity)
+
+    def _call(self, ref: _Ref, m: Migration, spelled, message: str, severity: str) -> None:
+        """Policy / LossScaleOptimizer: rename, and move the ``loss_scale`` argument."""
+        call = ref.call
+        assert call is not None
+        member = m.new.rpartition(".")[2]  # type: ignore[union-attr]
+        args = list(call.args)
+        index = arg_index(args, 1, "loss_scale")
+        safety, note = "safe", ""
+        removals: Tuple[Import, ...] = ()
+        if index is not None:
+            value = args[index].value
+            literal = self.ctx.values.values(value, None)
+            if member == "Policy":
+                note = "; the policy no longer carries a loss scale (compile() adds one under mixed_float16)"
+                if literal not in (frozenset({"auto"}), frozenset({"dynamic"})):
+                    safety = "unsafe"
+                args = without_arg(args, index)
+            else:
+                moved = self._loss_scale_args(value, literal)
+                if moved is None:
+                    self.report(call, message + "; move its loss_scale argument by hand", None, severity)
+                    return
+                if moved:
+                    safety = "unsafe"
+                    note = "; `loss_scale` became `dynamic=`/`initial_scale=`/`dynamic_growth_steps=`"
+                    args = replace_arg(args, index, moved)
+                else:
+                    args = without_arg(args, index)
+                removals = self._consumed_imports(ref)
+        if spelled is None:
+            self.report(call, message + note, None, severity)
+            return
+        expr, imports, drop = spelled
+        new_call = call.with_changes(func=expr, args=args)
+        text = self.ctx.module.code_for_node(expr)
+        if text == ref.dotted and index is None:
+            return  # only its import changes, and that has its own finding
+        use = f"; use `{text}`" if text != ref.dotted else ""
+        self.report(call, f"{message}{use}{note}",
+                    Fix({call: new_call}, safety, imports, drop + removals), severity)
+
+    def _loss_scale_args(self, value: cst.BaseExpression, literal) -> Optional[List[Tuple[str, cst.BaseExpression]]]:
+        """Keyword arguments of the current LossScaleOptimizer for an old ``loss_scale``.
+
+        [] when the old value was the default ("dynamic"); None when there is no
+        equivalent (a fixed scale under Keras 3, a custom multiplier, a LossScale object).
+        """
+        if literal == frozenset({"dynamic"}):
+            return []
+        fixed_false = cst.Name("False")
+        if literal is not None and len(literal) == 1 and isinstance(next(iter(literal)), (int, float)):
+            if self.facts.keras_version == 3:
+                return None  # Keras 3 has no fixed loss scale
+            return [("dynamic", fixed_false), ("initial_scale", value)]
+        if isinstance(value, cst.Call):
+            kind = {q.rpartition(".")[2] for q in self.names.qualified(value.func)} & set(_LOSS_SCALE_CLASSES)
+            if kind == {"FixedLossScale"}:
+                scale = argument(value, 0, "loss_scale_value")
+                if scale is None or self.facts.keras_version == 3 or len(value.args) != 1:
+                    return None
+                return [("dynamic", fixed_false), ("initial_scale", scale)]
+            if kind == {"DynamicLossScale"}:
+                out = []
+                initial = argument(value, 0, "initial_loss_scale")
+                period = argument(value, 1, "increment_period")
+                multiplier = argument(value, 2, "multiplier")
+                if multiplier is not None and self.ctx.values.values(multiplier, None) not in (frozenset({2}), frozenset({2.0})):
+                    return None
+                if any(a.star for a in value.args):
+                    return None
+                if initial is not None:
+                    out.append(("initial_scale", initial))
+                if period is not None:
+                    out.append(("dynamic_growth_steps", period))
+                return out
+        return None
+
+    def _consumed_imports(self, ref: _Ref) -> Tuple[Import, ...]:
+        """Imports of a DynamicLossScale/FixedLossScale class the fix no longer uses."""
+        out: List[Import] = []
+        for head, target in ref.consumed:
+            spec = self._specs.get(head)
+            if spec is None or spec[1] is None:
+                continue
+            out.append(spec)
+            m = migrate(target)
+            if m is not None and m.new is not None:
+                module, _, obj = m.new.rpartition(".")
+                out.append((module, obj, spec[2]))
+        return tuple(out)
+
+
+def _aliases(node: ImportNode):
+    """(full dotted name, local name, asname or None) for each imported name."""
+    if isinstance(node, cst.ImportFrom):
+        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+            return
+        module = dotted_name(node.module)
+        for alias in node.names:
+            name = dotted_name(alias.name)
+            asname = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else None
+            yield f"{module}.{name}", asname or name, asname
+    else:
+        for alias in node.names:
+            full = dotted_name(alias.name) or ""
+            asname = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else None
+            yield full, asname or full.split(".")[0], asname
+
+
+def _names_in(expr: cst.CSTNode):
+    """Identifiers and string contents in an ``if`` test (``tf.__version__``, ``hasattr``)."""
+    if isinstance(expr, cst.Name):
+        yield expr.value
+    elif isinstance(expr, cst.SimpleString):
+        yield expr.value
+    elif isinstance(expr, cst.Attribute):
+        yield expr.attr.value
+        yield from _names_in(expr.value)
+    elif isinstance(expr, cst.Call):
+        yield from _names_in(expr.func)
+        for arg in expr.args:
+            yield from _names_in(arg.value)
+    elif isinstance(expr, cst.Comparison):
+        yield from _names_in(expr.left)
+        for target in expr.comparisons:
+            yield from _names_in(target.comparator)
+    elif isinstance(expr, cst.BooleanOperation):
+        yield from _names_in(expr.left)
+        yield from _names_in(expr.right)
+    elif isinstance(expr, cst.UnaryOperation):
+        yield from _names_in(expr.expression)
+    elif isinstance(expr, cst.Subscript):
+        yield from _names_in(expr.value)
+
+
+def _v(version: Tuple[int, int]) -> str:
+    return f"{version[0]}.{version[1]}"
+
+
+def _status(m: Migration, severity: str, failure: str) -> str:
+    if severity == "error":
+        return f"was removed in TF {_v(m.removed)} ({failure})"
+    return f"is deprecated since TF {_v(m.since)} and removed in TF {_v(m.removed)}"

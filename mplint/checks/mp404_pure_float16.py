@@ -1,0 +1,92 @@
+"""MP404: pure float16 (float16 variables) instead of the mixed_float16 policy."""
+
+from __future__ import annotations
+
+from typing import List, Optional, Tuple
+
+import libcst as cst
+
+from mplint.analysis.models import argument
+from mplint.checker import Check, Fix
+from mplint.edits import import_spec, quote_of, spell, string
+from mplint.names import dotted_name
+from mplint.facts import MIXED_POLICIES
+from mplint.scopes import Location
+from mplint.values import POLICY_CONSTRUCTORS
+
+#: layer classes whose dtype says nothing about variables or compute
+_NOT_LAYERS = frozenset({"keras.Input", "keras.layers.InputLayer"})
+_FLOATX_SUFFIXES = (".backend.set_floatx", ".config.set_floatx")
+_WHY = "variables become float16, updates underflow and training diverges; "
+
+
+class PureFloat16(Check):
+    rule_id = "MP404"
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._layer_dtypes: List[Tuple[cst.Arg, Location]] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        resolved = self.names.resolve(node.func)
+        if not any(n.startswith("keras.layers.") for n in resolved) or resolved & _NOT_LAYERS:
+            return
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value == "dtype":
+                self._layer_dtypes.append((arg, self.ctx.scopes.location()))
+
+    def finish(self) -> None:
+        facts = self.facts
+        mixed_set = any(c.values and c.values & MIXED_POLICIES for c in facts.policy_calls)
+        for site in facts.floatx_calls:
+            # A mixed policy set too decides the layers' dtypes: not pure float16.
+            if site.values == frozenset({"float16"}) and not mixed_set:
+                self.report(site.node, "set_floatx('float16') makes every layer pure float16: "
+                            + _WHY + "use the 'mixed_float16' policy", self._floatx_fix(site.node))
+        for call in facts.policy_calls:
+            if call.values == frozenset({"float16"}):
+                literal = _policy_literal(call.node, self)
+                fix = None
+                if literal is not None:
+                    fix = Fix({literal: _restring(literal, "mixed_float16")}, safety="unsafe")
+                self.report(call.node, "the global policy 'float16' is pure float16: " + _WHY
+                            + "use 'mixed_float16'", fix)
+        for arg, loc in self._layer_dtypes:
+            if self.ctx.values.values(arg.value, loc) != frozenset({"float16"}):
+                continue
+            quote = quote_of(cst.Call(func=cst.Name("f"), args=[arg]), self.ctx.module)
+            self.report(arg.value, "a layer with dtype float16 keeps float16 variables: " + _WHY
+                        + "use dtype='mixed_float16' (or the global policy)",
+                        Fix({arg.value: string("mixed_float16", quote)}, safety="unsafe"))
+
+    def _floatx_fix(self, node: cst.CSTNode) -> Optional[Fix]:
+        assert isinstance(node, cst.Call)
+        for qualified in sorted(self.names.qualified(node.func)):
+            for suffix in _FLOATX_SUFFIXES:
+                if qualified.endswith(suffix):
+                    root = qualified[: -len(suffix)]
+                    spelled = spell(root + ".mixed_precision.set_global_policy", self.names)
+                    if spelled is None or len(node.args) != 1:
+                        return None
+                    expr, imports = spelled
+                    quote = quote_of(node, self.ctx.module)
+                    arg = node.args[0].with_changes(value=string("mixed_float16", quote), keyword=None, equal=cst.MaybeSentinel.DEFAULT)
+                    head = (dotted_name(node.func) or "").split(".")[0]
+                    spec = import_spec(head, self.ctx.module)  # dropped only if left unused
+                    return Fix({node: node.with_changes(func=expr, args=[arg])}, "unsafe", imports,
+                               (spec,) if spec else ())
+        return None
+
+
+def _policy_literal(call: cst.CSTNode, check: Check) -> Optional[cst.SimpleString]:
+    """The string literal naming the policy in ``set_global_policy('x')`` or ``Policy('x')``."""
+    assert isinstance(call, cst.Call)
+    literal = argument(call, 0, "policy")
+    if isinstance(literal, cst.Call) and check.names.resolve(literal.func) & POLICY_CONSTRUCTORS:
+        literal = argument(literal, 0, "name")
+    return literal if isinstance(literal, cst.SimpleString) else None
+
+
+def _restring(literal: cst.SimpleString, value: str) -> cst.SimpleString:
+    quote = literal.value[len(literal.prefix)]
+    return literal.with_changes(value=f"{literal.prefix}{quote}{value}{quote}")

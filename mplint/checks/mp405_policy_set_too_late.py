@@ -1,0 +1,189 @@
+"""MP405: the global policy is set after layers or models were created in the same scope.
+
+A layer's dtype policy is fixed when it is constructed, and a model's too; compile()
+wraps the optimizer in a LossScaleOptimizer only if the model's own policy was
+mixed_float16 when it was built (reference, section 3). So a mixed policy set after
+``model = build_model()`` does nothing for that model. Only objects still *used*
+after the policy call count (trained, called, compiled, added to a model): a float32
+teacher loaded before the policy and only asked to predict is left alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Set
+
+import libcst as cst
+
+from mplint.checker import Check
+from mplint.facts import MIXED_POLICIES
+from mplint.scopes import Binding, Location
+
+_MODEL_FACTORIES = frozenset({
+    "keras.Model", "keras.Sequential", "keras.models.load_model", "keras.saving.load_model",
+    "keras.models.clone_model",
+})
+_NOT_LAYERS = frozenset({"keras.Input", "keras.layers.InputLayer"})
+#: preprocessing layers: adapted before the model is built, harmless in float32
+_PREPROCESSING = frozenset({
+    "Normalization", "Rescaling", "TextVectorization", "StringLookup", "IntegerLookup",
+    "Discretization", "CategoryEncoding", "Hashing", "Resizing", "CenterCrop",
+})
+#: uses that do not depend on the policy the object was built with
+_READ_ONLY = frozenset({
+    "predict", "predict_on_batch", "evaluate", "test_on_batch", "summary", "save",
+    "save_weights", "export", "to_json", "get_config", "count_params", "get_weights",
+    "name", "dtype_policy", "dtype", "compute_dtype", "variable_dtype",
+})
+
+
+@dataclass
+class _Creation:
+    name: str
+    binding: Binding
+    what: str
+
+
+@dataclass
+class _Use:
+    name: str
+    location: Location
+    attr: Optional[str]
+
+
+class PolicySetTooLate(Check):
+    rule_id = "MP405"
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._functions: List[cst.FunctionDef] = []
+        #: functions whose body builds Keras layers or models
+        self._builders: Set[int] = set()
+        self._assigns: List[cst.Assign] = []
+        self._uses: List[_Use] = []
+        self._skip: Set[int] = set()
+        self._attr_of: Dict[int, str] = {}
+
+    # -- which functions build models ------------------------------------------------
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._functions.append(node)
+        self._skip.add(id(node.name))
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._functions.pop()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self._functions and self._creates(node):
+            self._builders.update(id(f) for f in self._functions)
+
+    def _creates(self, call: cst.Call) -> Optional[str]:
+        resolved = self.names.resolve(call.func)
+        if resolved & _MODEL_FACTORIES or any(n.startswith("keras.applications.") for n in resolved):
+            return "model"
+        if any(n.startswith("keras.layers.") and n[13:14].isupper()
+               and n[13:] not in _PREPROCESSING and not n[13:].startswith("Random")
+               for n in resolved) and not resolved & _NOT_LAYERS:
+            return "layer"
+        return None
+
+    # -- bindings and uses ---------------------------------------------------------------
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._skip.add(id(target.target))
+        if isinstance(node.value, cst.Call) and len(node.targets) == 1 \
+                and isinstance(node.targets[0].target, cst.Name):
+            self._assigns.append(node)
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self._skip.add(id(node.target))
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self._skip.add(id(node.name))
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self._skip.add(id(node.keyword))
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._skip.add(id(node.attr))
+        self._attr_of[id(node.value)] = node.attr.value
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if id(node) not in self._skip:
+            self._uses.append(_Use(node.value, self.ctx.scopes.location(), self._attr_of.get(id(node))))
+
+    # -- decide ---------------------------------------------------------------------------
+    def finish(self) -> None:
+        if not any(c.values and c.values & MIXED_POLICIES for c in self.facts.policy_calls):
+            return
+        creations = self._creations()
+        if not creations:
+            return
+        for call in self.facts.policy_calls:
+            if not call.values or not call.values & MIXED_POLICIES:
+                continue
+            scope, order = call.location.scope, call.location.order
+            if any(other.location.scope is scope and other.location.order < order
+                   for other in self.facts.policy_calls):
+                # An earlier policy call in this scope governs what was built after it
+                # (a float32 head built on purpose between two calls is deliberate).
+                continue
+            late = [c for c in creations if c.binding.scope is scope and c.binding.order < order
+                    and self._used_after(c, scope, order)]
+            if late:
+                first = late[0]
+                self.report(
+                    call.node,
+                    f"the policy is set after `{first.name}` ({first.what}) was created in this "
+                    f"scope and is still used: it keeps the old policy (float32), and compile() "
+                    f"adds no loss scaling for it; set the policy before building anything",
+                )
+
+    def _creations(self) -> List[_Creation]:
+        self._by_node = {id(b.node): b for scope in self._all_scopes()
+                         for bindings in scope.bindings.values() for b in bindings}
+        out = []
+        for node in self._assigns:
+            call = node.value
+            assert isinstance(call, cst.Call)
+            name = node.targets[0].target.value  # type: ignore[attr-defined]
+            what = self._creates(call) or self._local_builder(call, node)
+            if what is None:
+                continue
+            binding = self._binding_of(node, name)
+            if binding is not None:
+                out.append(_Creation(name, binding, what))
+        return out
+
+    def _local_builder(self, call: cst.Call, assign: cst.Assign) -> Optional[str]:
+        """``model = build_model()`` where ``build_model`` is defined in this file."""
+        if not isinstance(call.func, cst.Name):
+            return None
+        binding = self._binding_of(assign, assign.targets[0].target.value)  # type: ignore[attr-defined]
+        if binding is None or binding.scope is None:
+            return None
+        found = binding.scope.lookup(call.func.value, binding.order)
+        if found is not None and found.kind == "def" and id(found.node) in self._builders:
+            return f"built by {call.func.value}()"
+        return None
+
+    def _binding_of(self, node: cst.Assign, name: str) -> Optional[Binding]:
+        binding = self._by_node.get(id(node))
+        return binding if binding is not None and binding.name == name else None
+
+    def _all_scopes(self):
+        stack = [self.ctx.scopes.module_scope]
+        while stack:
+            scope = stack.pop()
+            yield scope
+            stack.extend(scope.children)
+
+    def _used_after(self, creation: _Creation, scope, order: int) -> bool:
+        for use in self._uses:
+            if use.name != creation.name or use.location.scope is not scope or use.location.order <= order:
+                continue
+            if use.attr in _READ_ONLY:
+                continue
+            if use.location.lookup(use.name) is creation.binding:
+                return True
+        return False

@@ -1,0 +1,91 @@
+"""MP407: the graph rewrite is on, but the optimizer that trains does no loss scaling."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import List, Optional, Set, Tuple
+
+import libcst as cst
+
+from mplint.analysis.models import argument
+from mplint.checker import Check, Fix
+from mplint.facts import GRAPH_REWRITE_FUNCTIONS, MIXED_POLICIES
+
+_TRAINING = frozenset({"fit", "minimize", "apply_gradients", "train_on_batch"})
+_SCALING = frozenset({"scale_loss", "get_scaled_loss", "get_unscaled_gradients"})
+
+
+class GraphRewriteResultUnused(Check):
+    rule_id = "MP407"
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._line: Optional[cst.SimpleStatementLine] = None
+        self._rewrites: List[Tuple[cst.Call, Optional[cst.SimpleStatementLine]]] = []
+        self._names: Counter = Counter()
+        self._attrs: Set[str] = set()
+        self._scaling = False
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self._line = node
+
+    def visit_Name(self, node: cst.Name) -> None:
+        # Every occurrence counts as a use, attribute names too: that errs on silence.
+        self._names[node.value] += 1
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._attrs.add(node.attr.value)
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None and node.keyword.value == "loss_scale":
+            self._scaling = True
+
+    def visit_Call(self, node: cst.Call) -> None:
+        resolved = self.names.resolve(node.func)
+        if resolved & GRAPH_REWRITE_FUNCTIONS:
+            self._rewrites.append((node, self._line))
+        elif any(n.endswith("LossScaleOptimizer") for n in resolved):
+            self._scaling = True
+
+    def finish(self) -> None:
+        for call, line in self._rewrites:
+            self._check_rewrite(call, line)
+        self._check_grappler()
+
+    def _check_rewrite(self, call: cst.Call, line: Optional[cst.SimpleStatementLine]) -> None:
+        if line is None or len(line.body) != 1:
+            return
+        stmt = line.body[0]
+        opt = argument(call, 0, "opt")
+        if isinstance(stmt, cst.Expr) and stmt.value is call:
+            fix = None
+            if isinstance(opt, cst.Name):
+                assign = cst.Assign(targets=[cst.AssignTarget(cst.Name(opt.value))], value=call)
+                fix = Fix({stmt: assign}, safety="safe")
+            self.report(call, "the optimizer returned by the graph rewrite is discarded: the "
+                        "rewrite casts to float16 but the optimizer in use does no loss scaling; "
+                        "assign the result back to the optimizer", fix)
+            return
+        if (isinstance(stmt, cst.Assign) and stmt.value is call and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0].target, cst.Name) and isinstance(opt, cst.Name)):
+            result = stmt.targets[0].target.value
+            # `opt` trains on (used beyond its definition and this call), the result never.
+            if result != opt.value and self._names[result] == 1 and self._names[opt.value] > 2:
+                self.report(call, f"`{result}` (the loss-scaling optimizer from the graph "
+                            f"rewrite) is never used while `{opt.value}` trains without loss "
+                            f"scaling; use `{result}` or assign to `{opt.value}`")
+
+    def _check_grappler(self) -> None:
+        """The grappler option alone: float16 compute with no loss scaling anywhere."""
+        facts = self.facts
+        sites = [s for s in facts.rewrite_sites if s.kind == "grappler"]
+        if not sites or self._rewrites or self._scaling or self._attrs & _SCALING:
+            return
+        if not self._attrs & _TRAINING:
+            return  # inference only: no loss scaling needed
+        if any(c.values is None or c.values & MIXED_POLICIES for c in facts.policy_calls):
+            return  # Keras adds the loss scale (or MP401 reports the conflict)
+        for site in sites:
+            self.report(site.node, "the grappler option auto_mixed_precision computes in "
+                        "float16, but this program trains with no loss scaling anywhere: small "
+                        "gradients underflow; use set_global_policy('mixed_float16') instead")

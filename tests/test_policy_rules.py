@@ -1,0 +1,343 @@
+"""MP401-MP407 beyond the catalog examples: facts, target versions, import tidying, precision."""
+
+import textwrap
+
+import pytest
+
+from mplint.api import fix_text, lint_text, make_linter
+
+
+def _lint(code, rule, **overrides):
+    findings, errors = lint_text(textwrap.dedent(code), linter=make_linter(select=[rule], **overrides))
+    assert not errors
+    return findings
+
+
+def _fix(code, rule, **overrides):
+    return fix_text(textwrap.dedent(code), unsafe=True, linter=make_linter(select=[rule], **overrides))
+
+
+POLICY = 'import os\nimport tensorflow as tf\ntf.keras.mixed_precision.set_global_policy("mixed_float16")\n'
+
+
+# -- facts: every way the graph rewrite is switched on -----------------------------------
+@pytest.mark.parametrize("line", [
+    'os.environ["TF_ENABLE_AUTO_MIXED_PRECISION"] = "1"',
+    'os.environ.setdefault("TF_ENABLE_AUTO_MIXED_PRECISION", "true")',
+    'os.environ.update({"TF_ENABLE_AUTO_MIXED_PRECISION": "1"})',
+    'os.environ.update(TF_ENABLE_AUTO_MIXED_PRECISION="1")',
+    'os.putenv("TF_ENABLE_AUTO_MIXED_PRECISION", "1")',
+    'tf.config.optimizer.set_experimental_options({"auto_mixed_precision": True})',
+    'opt = tf.train.experimental.enable_mixed_precision_graph_rewrite(opt)',
+])
+def test_mp401_sees_every_switch(line):
+    assert [f.rule for f in _lint(POLICY + line + "\n", "MP401")] == ["MP401"]
+
+
+@pytest.mark.parametrize("line", [
+    'os.environ["TF_ENABLE_AUTO_MIXED_PRECISION"] = "0"',
+    'os.environ["TF_ENABLE_AUTO_MIXED_PRECISION"] = flag',
+    'os.environ["OTHER"] = "1"',
+    'tf.config.optimizer.set_experimental_options({"auto_mixed_precision": False})',
+    'tf.config.optimizer.set_experimental_options({"layout_optimizer": True})',
+])
+def test_mp401_silent_without_a_rewrite(line):
+    assert _lint(POLICY + line + "\n", "MP401") == []
+
+
+def test_mp401_silent_for_float32_and_run_time_policies():
+    code = """
+        import tensorflow as tf
+        tf.keras.mixed_precision.set_global_policy("float32")
+        tf.keras.mixed_precision.set_global_policy(args.policy)
+        opt = tf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite(opt)
+    """
+    assert _lint(code, "MP401") == []
+
+
+def test_mp401_else_branch_is_exclusive_but_a_nested_if_is_not():
+    exclusive = """
+        import tensorflow as tf
+        if use_keras:
+            tf.keras.mixed_precision.set_global_policy("mixed_float16")
+        else:
+            if graph:
+                opt = tf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite(opt)
+    """
+    assert _lint(exclusive, "MP401") == []
+    both = """
+        import tensorflow as tf
+        if use_keras:
+            tf.keras.mixed_precision.set_global_policy("mixed_float16")
+            if graph:
+                opt = tf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite(opt)
+    """
+    assert len(_lint(both, "MP401")) == 1
+
+
+def test_mp401_config_policy_and_fix_keeps_commented_line():
+    code = """
+        import tensorflow as tf
+        opt = tf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite(opt)  # amp
+    """
+    assert _lint(code, "MP401") == []
+    assert len(_lint(code, "MP401", assume_policy="mixed_float16")) == 1
+    assert "opt = opt  # amp" in _fix(code, "MP401", assume_policy="mixed_float16")
+
+
+# -- MP402: target version, import rewriting, tidy imports ----------------------------------
+OLD = 'import tensorflow as tf\ntf.keras.mixed_precision.experimental.set_policy("mixed_float16")\n'
+
+
+@pytest.mark.parametrize("target,severity", [
+    ("", "error"), ("2.9", "error"), ("2.12.1", "error"), ("2.8", "warning"), ("2.4", "warning"),
+    ("2.3", None), ("not a version", "error"),
+])
+def test_mp402_severity_follows_target_version(target, severity):
+    findings = _lint(OLD, "MP402", **{"target-tf-version": target})
+    assert [f.severity for f in findings] == ([severity] if severity else [])
+
+
+def test_mp402_keras_3_is_always_an_error():
+    findings = _lint(OLD, "MP402", keras_version=3, **{"target-tf-version": "2.5"})
+    assert [f.severity for f in findings] == ["error"]
+
+
+def test_mp402_graph_rewrite_was_removed_earlier():
+    code = "import tensorflow as tf\nopt = tf.train.experimental.enable_mixed_precision_graph_rewrite(opt)\n"
+    assert [f.severity for f in _lint(code, "MP402", **{"target-tf-version": "2.7"})] == ["error"]
+
+
+def test_mp402_rewrites_imports_and_leaf_names():
+    code = """
+        import tensorflow.keras.mixed_precision.experimental as mp
+        from tensorflow.keras.mixed_precision.experimental import set_policy, Policy as P
+
+        set_policy(P("mixed_float16"))
+        mp.set_policy("mixed_float16")
+        print(mp.get_layer_policy(model.layers[0]).name)
+    """
+    assert _fix(code, "MP402") == textwrap.dedent("""
+        import tensorflow.keras.mixed_precision as mp
+        from tensorflow.keras.mixed_precision import set_global_policy, Policy as P
+
+        set_global_policy(P("mixed_float16"))
+        mp.set_global_policy("mixed_float16")
+        print(model.layers[0].dtype_policy.name)
+    """)
+
+
+def test_mp402_adds_the_import_it_needs_and_drops_the_unused_one():
+    code = """
+        from tensorflow.train import experimental as tte
+
+        opt = tte.enable_mixed_precision_graph_rewrite(opt)
+    """
+    assert _fix(code, "MP402") == textwrap.dedent("""
+        import tensorflow as tf
+
+        opt = tf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite(opt)
+    """)
+
+
+def test_mp402_keeps_an_import_still_in_use():
+    code = """
+        from tensorflow.train import experimental as tte
+
+        opt = tte.enable_mixed_precision_graph_rewrite(opt)
+        state = tte.PythonState()
+    """
+    assert "from tensorflow.train import experimental as tte" in _fix(code, "MP402")
+
+
+def test_mp402_fixed_loss_scale_has_no_keras_3_equivalent():
+    code = """
+        import tensorflow as tf
+        opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 128)
+    """
+    findings = _lint(code, "MP402", keras_version=3)
+    assert len(findings) == 1 and findings[0].fix is None
+    assert _fix(code, "MP402").strip().endswith(
+        "LossScaleOptimizer(opt, dynamic=False, initial_scale=128)")
+
+
+def test_mp402_dynamic_loss_scale_is_a_safe_drop():
+    code = """
+        import tensorflow as tf
+        opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, loss_scale="dynamic")
+    """
+    findings = _lint(code, "MP402")
+    assert [f.fix for f in findings] == ["safe"]
+    assert "LossScaleOptimizer(opt)" in _fix(code, "MP402")
+
+
+@pytest.mark.parametrize("code", [
+    # a variable that shadows the import
+    """
+    from tensorflow.keras.mixed_precision.experimental import set_policy  # noqa: MP402
+    def f(set_policy):
+        return set_policy(1)
+    """,
+    # current spellings and unrelated `experimental` names
+    """
+    import tensorflow as tf
+    tf.keras.mixed_precision.set_global_policy("mixed_float16")
+    tf.config.experimental.set_memory_growth(gpu, True)
+    state = tf.train.experimental.PythonState()
+    opt = tf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite(opt)
+    """,
+])
+def test_mp402_silent(code):
+    assert _lint(code, "MP402") == []
+
+
+def test_fixed_files_parse_and_settle():
+    code = """
+        from tensorflow.keras.mixed_precision import experimental as mixed_precision
+        from tensorflow.mixed_precision.experimental import DynamicLossScale
+        mixed_precision.set_policy("mixed_float16")
+        opt = mixed_precision.LossScaleOptimizer(opt, DynamicLossScale(increment_period=10))
+    """
+    fixed = _fix(code, "MP402")
+    assert "experimental" not in fixed and "DynamicLossScale" not in fixed
+    assert _fix(fixed, "MP402") == fixed
+
+
+# -- MP403-MP407 ----------------------------------------------------------------------------
+def test_mp403_silent_when_policy_is_a_run_time_value():
+    code = """
+        import tensorflow as tf
+        strategy = tf.distribute.TPUStrategy(tf.distribute.cluster_resolver.TPUClusterResolver())
+        tf.keras.mixed_precision.set_global_policy(FLAGS.policy)
+    """
+    assert _lint(code, "MP403") == []
+
+
+def test_mp404_keeps_backend_import_still_used():
+    code = """
+        from tensorflow.keras import backend as K
+        K.set_floatx("float16")
+        K.clear_session()
+    """
+    fixed = _fix(code, "MP404")
+    assert "from tensorflow.keras import backend as K" in fixed
+    assert 'tf.keras.mixed_precision.set_global_policy("mixed_float16")' in fixed
+    assert "import tensorflow as tf" in fixed
+
+
+def test_mp404_silent_when_a_mixed_policy_is_set_too():
+    code = """
+        import tensorflow as tf
+        tf.keras.backend.set_floatx("float16")
+        tf.keras.mixed_precision.set_global_policy("mixed_float16")
+    """
+    assert _lint(code, "MP404") == []
+
+
+def test_mp405_layer_called_after_the_policy():
+    code = """
+        from tensorflow import keras
+        dense = keras.layers.Dense(64)
+        keras.mixed_precision.set_global_policy("mixed_float16")
+        y = dense(x)
+    """
+    assert [f.line for f in _lint(code, "MP405")] == [4]
+
+
+def test_mp405_silent_across_scopes_and_for_unknown_builders():
+    code = """
+        from tensorflow import keras
+        from mypackage import build_model
+        model = build_model()
+        keras.mixed_precision.set_global_policy("mixed_float16")
+        model.fit(x, y)
+
+        def other():
+            layer = keras.layers.Dense(8)
+            return layer
+    """
+    assert _lint(code, "MP405") == []
+
+
+def test_mp406_mixed_layer_packages_including_the_policy_one_are_left_alone():
+    code = """
+        import keras
+        import tf_keras
+        keras.mixed_precision.set_global_policy("mixed_float16")
+        a = keras.layers.Dense(8)
+        b = tf_keras.layers.Dense(8)
+    """
+    assert _lint(code, "MP406") == []
+
+
+def test_mp407_result_used_or_original_never_used():
+    code = """
+        import tensorflow as tf
+        def a(opt, loss):
+            amp = tf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite(opt)
+            return amp.minimize(loss)
+        def b(opt):
+            amp = tf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite(opt)
+    """
+    assert _lint(code, "MP407") == []
+
+
+def test_mp402_silent_in_tf1_code():
+    code = """
+        import tensorflow as tf
+        tf.logging.set_verbosity(tf.logging.INFO)
+        opt = tf.train.AdamOptimizer(1e-3)
+        opt = tf.train.experimental.enable_mixed_precision_graph_rewrite(opt)
+    """
+    assert _lint(code, "MP402") == []
+
+
+def test_mp402_graph_rewrite_with_a_keras_optimizer():
+    code = """
+        import tensorflow as tf
+        opt = tf.keras.optimizers.Adam(1e-3)
+        opt = tf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite(opt)
+        legacy = tf.keras.optimizers.legacy.Adam(1e-3)
+        legacy = tf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite(legacy)
+        v1 = tf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite(tf.compat.v1.train.AdamOptimizer())
+    """
+    assert [(f.line, f.severity) for f in _lint(code, "MP402")] == [(4, "error")]
+    assert _lint(code, "MP402", **{"target-tf-version": "2.10"}) == []
+
+
+def test_target_tf_version_from_pyproject(tmp_path, cli):
+    import json
+
+    (tmp_path / "pyproject.toml").write_text('[tool.mplint]\ntarget-tf-version = "2.8"\n', encoding="utf-8")
+    (tmp_path / "train.py").write_text(OLD, encoding="utf-8")
+    result = cli("check", "--output-format", "json", "train.py", cwd=tmp_path)
+    findings = json.loads(result.stdout)
+    assert [(f["rule"], f["severity"]) for f in findings] == [("MP402", "warning")]
+    (tmp_path / "pyproject.toml").write_text('[tool.mplint]\ntarget-tf-version = 2.8\n', encoding="utf-8")
+    assert cli("check", "train.py", cwd=tmp_path).returncode == 2  # a string is required
+
+
+def test_mp401_silent_across_separate_test_functions():
+    code = """
+        import tensorflow as tf
+
+        class MixedPrecisionTest(tf.test.TestCase):
+            def test_keras_policy(self):
+                tf.keras.mixed_precision.set_global_policy("mixed_float16")
+
+            def test_graph_rewrite(self):
+                opt = tf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite(self.opt)
+    """
+    assert _lint(code, "MP401") == []
+    both = code.replace("(self.opt)", "(self.opt)\n                tf.keras.mixed_precision.set_global_policy('mixed_float16')")
+    assert len(_lint(both, "MP401")) == 1
+
+
+def test_mp402_one_finding_when_only_the_import_changes():
+    code = """
+        from tensorflow.keras.mixed_precision import experimental as mixed_precision
+        policy = mixed_precision.Policy("mixed_float16")
+        opt = mixed_precision.LossScaleOptimizer(opt)
+    """
+    assert [f.line for f in _lint(code, "MP402")] == [2]
+    assert _fix(code, "MP402").startswith("\nfrom tensorflow.keras import mixed_precision\n")
