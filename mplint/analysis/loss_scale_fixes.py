@@ -86,6 +86,8 @@ def _free_name(base: str, loc: Location) -> str:
 
 def add_scaling(ctx: Context, step: TrainStep, version: int, edits: StatementEdits) -> bool:
     """Scale each differentiated loss inside its tape (and unscale on Keras 2)."""
+    if version == 3 and step.clipped:
+        return False  # Keras 3 would clip the still-scaled gradients: a human must decide
     optimizer = code(ctx, step.receiver)
     method = "scale_loss" if version == 3 else "get_scaled_loss"
     for gradient in step.gradients:

@@ -86,6 +86,8 @@ class TrainStep:
     unscale_calls: List[cst.Call] = field(default_factory=list)
     #: ``g / optimizer.dynamic_scale``-style manual unscaling on the way to the update
     divisions: List[cst.BinaryOperation] = field(default_factory=list)
+    #: the gradients are clipped on the way (clipping scaled gradients needs care)
+    clipped: bool = False
 
     @property
     def kinds(self) -> FrozenSet[str]:
@@ -350,6 +352,8 @@ class TrainingLoops(Analysis):
             if (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
                     and node.func.attr.value == UNSCALE_METHOD):
                 step.unscale_calls.append(node)
+            elif isinstance(node, cst.Call) and "clip" in (dotted_name(node.func) or "").lower():
+                step.clipped = True
             elif isinstance(node, cst.BinaryOperation) and id(node) in self._divisions:
                 if self.is_loss_scale(node.right, self._divisions[id(node)]):
                     step.divisions.append(node)

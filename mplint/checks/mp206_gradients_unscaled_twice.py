@@ -45,6 +45,7 @@ class GradientsUnscaledTwice(Check):
                 if add_unscaling(self.ctx, step, edits):
                     replacements = fix_replacements(edits, [])
                     fix = Fix(replacements, safety="unsafe") if replacements else None
-                self.report(step.call, f"Keras 3-style loss scaling on Keras 2: `{name}.apply_gradients()` "
-                                       f"does not unscale, so the update uses gradients multiplied by the "
-                                       f"loss scale; unscale them with get_unscaled_gradients()", fix)
+                self.report(step.call, f"Keras 3-style loss scaling (scale_loss) on Keras 2: Keras 2 does "
+                                       f"not unscale in apply_gradients(), so `{name}` updates with gradients "
+                                       f"multiplied by the loss scale; unscale them with "
+                                       f"get_unscaled_gradients()", fix)
