@@ -266,3 +266,57 @@ def test_keras2_rename_alone_is_unsafe_when_nothing_unscales():
     assert fix_text(textwrap.dedent(code), linter=make_linter(select=["MP207"])) == textwrap.dedent(code)
     out = fixed(code)
     assert "opt.get_scaled_loss(" in out and "grads = opt.get_unscaled_gradients(grads)" in out
+
+
+def test_version_portable_guards_are_silent():
+    code = """
+        import tensorflow as tf
+
+        optimizer = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.Adam())
+
+
+        def train_step(model, x):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(model(x))
+                if hasattr(optimizer, "get_scaled_loss"):
+                    scaled = optimizer.get_scaled_loss(loss)
+                else:
+                    scaled = optimizer.scale_loss(loss)
+            grads = tape.gradient(scaled, model.trainable_variables)
+            try:
+                grads = optimizer.get_unscaled_gradients(grads)
+            except AttributeError:
+                pass
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    """
+    assert findings(code, keras_version=3) == []
+
+
+def test_conditional_scaling_on_one_branch_is_silent():
+    code = """
+        import tensorflow as tf
+
+
+        class DistributedModel:
+            def __init__(self, optimizer, mixed_precision):
+                self.optimizer = optimizer
+                self.mixed_precision = mixed_precision
+                if mixed_precision:
+                    self.optimizer = tf.keras.mixed_precision.LossScaleOptimizer(optimizer)
+
+            @tf.function
+            def step(self, model, x):
+                def replica_step(x):
+                    with tf.GradientTape() as tape:
+                        loss = tf.reduce_mean(model(x))
+                        if self.mixed_precision:
+                            scaled_loss = self.optimizer.get_scaled_loss(loss)
+                    if self.mixed_precision:
+                        gradients = self.optimizer.get_unscaled_gradients(
+                            tape.gradient(scaled_loss, model.trainable_variables))
+                    else:
+                        gradients = tape.gradient(loss, model.trainable_variables)
+                    self.optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+                return replica_step(x)
+    """
+    assert findings(code, keras_version=2) == []

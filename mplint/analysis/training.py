@@ -124,6 +124,11 @@ class TrainingLoops(Analysis):
         self.grappler_amp: List[cst.Call] = []
         self.rewrite_calls: List[Tuple[cst.Call, Location]] = []
         self._statement: List[cst.SimpleStatementLine] = []
+        #: ``if hasattr(opt, "get_scaled_loss")`` tests and ``try``/``except AttributeError``
+        #: blocks around the node being visited: version-portable code
+        self._guards: List[cst.CSTNode] = []
+        #: ids of loss-scaling method calls made under such a guard
+        self.guarded: Set[int] = set()
         self._steps: Optional[List[TrainStep]] = None
 
     # -- collection -----------------------------------------------------------------
@@ -132,6 +137,38 @@ class TrainingLoops(Analysis):
 
     def leave_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         self._statement.pop()
+
+    def visit_If(self, node: cst.If) -> None:
+        self._guards.append(node.test)
+
+    def leave_If(self, node: cst.If) -> None:
+        self._guards.pop()
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        self._guards.append(node.test)
+
+    def leave_IfExp(self, node: cst.IfExp) -> None:
+        self._guards.pop()
+
+    def visit_Try(self, node: cst.Try) -> None:
+        catches = any(h.type is not None and "AttributeError" in self.ctx.module.code_for_node(h.type)
+                      for h in node.handlers)
+        self._guards.append(cst.Name("AttributeError") if catches else cst.Name("_"))
+
+    def leave_Try(self, node: cst.Try) -> None:
+        self._guards.pop()
+
+    def _is_guarded(self, method: str) -> bool:
+        for test in self._guards:
+            if isinstance(test, cst.Name) and test.value == "AttributeError":
+                return True
+            for node in _expression_nodes(test):
+                if (isinstance(node, cst.Call) and isinstance(node.func, cst.Name)
+                        and node.func.value in ("hasattr", "getattr") and len(node.args) >= 2
+                        and isinstance(node.args[1].value, cst.SimpleString)
+                        and node.args[1].value.evaluated_value == method):
+                    return True
+        return False
 
     def visit_With(self, node: cst.With) -> None:
         for item in node.items:
@@ -179,6 +216,8 @@ class TrainingLoops(Analysis):
             self.applies.append((node, self.ctx.scopes.location(), method, statement))
         if method in SCALE_METHODS or method == UNSCALE_METHOD or method == "minimize" or method == "apply":
             self.method_calls.setdefault(method, []).append((node, self.ctx.scopes.location()))
+            if self._guards and self._is_guarded(method):
+                self.guarded.add(id(node))
 
     def _grappler(self, node: cst.Call) -> None:
         """``set_experimental_options({'auto_mixed_precision': True})`` turns on float16."""
@@ -372,9 +411,10 @@ class TrainingLoops(Analysis):
     def flow(self, expr: cst.BaseExpression, loc: Location) -> List[cst.CSTNode]:
         """Every node the value of ``expr`` may be computed from, in ``loc``'s function.
 
-        Follows local names back to the statements that bound them (the latest
-        binding before use; tuple targets, augmented assignments, ``for`` targets);
-        names of enclosing scopes, attributes and parameters end the trail.
+        Follows local names back to every statement that bound them earlier in the
+        same scope (both branches of an ``if``; tuple targets, augmented
+        assignments, ``for`` targets); names of enclosing scopes, attributes and
+        parameters end the trail.
         """
         out: List[cst.CSTNode] = []
         seen: Set[int] = set()
@@ -385,17 +425,15 @@ class TrainingLoops(Analysis):
                 out.append(sub)
                 if not isinstance(sub, cst.Name):
                     continue
-                binding = where.lookup(sub.value)
-                while binding is not None and binding.scope is where.scope and id(binding) not in seen:
+                for binding in where.scope.bindings.get(sub.value, ()):
+                    if binding.order >= where.order or id(binding) in seen:
+                        continue
                     seen.add(id(binding))
                     source = binding_source(binding)
-                    here = Location(binding.scope, binding.order)
                     if source is not None:
-                        work.append((source, here))
-                    if binding.kind != "augassign":
-                        break
-                    out.append(binding.node)  # `loss *= scale` reads the old value too
-                    binding = here.lookup(sub.value)
+                        work.append((source, Location(where.scope, binding.order)))
+                    if binding.kind == "augassign":
+                        out.append(binding.node)  # `loss *= scale`
         return out
 
 

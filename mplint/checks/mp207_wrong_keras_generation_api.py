@@ -34,6 +34,8 @@ class WrongKerasGenerationApi(Check):
                 continue  # the project defines its own method of that name
             for call, _ in loops.method_calls.get(method, []):
                 assert isinstance(call.func, cst.Attribute)
+                if id(call) in loops.guarded:
+                    continue  # `if hasattr(opt, "get_scaled_loss"):` runs on both generations
                 if replacement is not None:
                     fixed: cst.BaseExpression = call.with_changes(
                         func=call.func.with_changes(attr=cst.Name(replacement)))
@@ -46,6 +48,8 @@ class WrongKerasGenerationApi(Check):
                             Fix({call: fixed}, safety="safe") if fixed is not call else None)
         for call, loc in loops.method_calls.get("minimize", []):
             assert isinstance(call.func, cst.Attribute)
+            if id(call) in loops.guarded:
+                continue
             kinds = {o.kind for o in loops.optimizer_origins(call.func.value, loc)}
             if kinds and kinds <= {PLAIN, LSO, COMPILED}:
                 self.report(call, "Keras 3 optimizers have no minimize() (AttributeError); compute the "
@@ -55,6 +59,8 @@ class WrongKerasGenerationApi(Check):
         if "scale_loss" not in loops.defined_functions:
             for call, _ in loops.method_calls.get("scale_loss", []):
                 assert isinstance(call.func, cst.Attribute)
+                if id(call) in loops.guarded:
+                    continue
                 fixed = call.with_changes(func=call.func.with_changes(attr=cst.Name("get_scaled_loss")))
                 step = steps.get(id(call))
                 # Renaming alone makes the loop run with scaled gradients unless it unscales.
@@ -64,6 +70,8 @@ class WrongKerasGenerationApi(Check):
                                   "get_unscaled_gradients()", Fix({call: fixed}, safety=safety))
         for call, loc in loops.method_calls.get("apply", []):
             assert isinstance(call.func, cst.Attribute)
+            if id(call) in loops.guarded:
+                continue
             kinds = {o.kind for o in loops.optimizer_origins(call.func.value, loc)}
             if not kinds or not kinds <= {LSO, COMPILED} or LSO not in kinds:
                 continue
