@@ -320,3 +320,24 @@ def test_conditional_scaling_on_one_branch_is_silent():
                 return replica_step(x)
     """
     assert findings(code, keras_version=2) == []
+
+
+def test_scaling_through_a_project_helper_is_trusted():
+    code = """
+        import tensorflow as tf
+
+        optimizer = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.Adam())
+
+
+        class helpers:
+            def apply_loss_scale(loss):
+                return optimizer.get_scaled_loss(loss)
+
+
+        def train_step(model, x):
+            with tf.GradientTape() as tape:
+                scaled = helpers.apply_loss_scale(tf.reduce_mean(model(x)))
+            grads = optimizer.get_unscaled_gradients(tape.gradient(scaled, model.trainable_variables))
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    """
+    assert findings(code, keras_version=2) == []

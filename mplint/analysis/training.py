@@ -380,10 +380,10 @@ class TrainingLoops(Analysis):
             if target is None:
                 continue
             for node in self.flow(target, where):
-                if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-                    if node.func.attr.value in SCALE_METHODS:
-                        scaling.add(node.func.attr.value)
-                        step.scale_calls.append(node)
+                if (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+                        and node.func.attr.value in SCALE_METHODS):
+                    scaling.add(node.func.attr.value)
+                    step.scale_calls.append(node)
                 elif _manual_scaling(node):
                     scaling.add("manual")
         step.scaling = frozenset(scaling)
@@ -471,7 +471,11 @@ def _expression_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
 
 
 def _manual_scaling(node: cst.CSTNode) -> bool:
-    """``loss * loss_scale`` or ``loss *= scale``: the loop scales by hand."""
+    """``loss * loss_scale``, ``loss *= scale`` or ``scale_fn(loss)``: the loop scales its own way."""
+    if isinstance(node, cst.Call):
+        name = dotted_name(node.func)
+        last = name.rsplit(".", 1)[-1] if name else ""
+        return last[:1].islower() and "scale" in last.lower() and last not in SCALE_METHODS
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
         return _mentions_scale(node.left) or _mentions_scale(node.right)
     if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.MultiplyAssign):
