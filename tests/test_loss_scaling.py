@@ -341,3 +341,22 @@ def test_scaling_through_a_project_helper_is_trusted():
             optimizer.apply_gradients(zip(grads, model.trainable_variables))
     """
     assert findings(code, keras_version=2) == []
+
+
+def test_optimizer_passed_as_an_argument_is_followed_to_its_creation():
+    code = LOOP_WITH_PARAM + """
+    def main(model, dataset):
+        opt = tf.keras.optimizers.Adam(1e-3)
+        for x, y in dataset:
+            train_step(model, opt, x, y)
+    """
+    assert findings(code, keras_version=3) == [(11, "MP201")]
+    out = fixed(code, keras_version=3)
+    assert "opt = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.Adam(1e-3))" in out
+    assert "scaled_loss = optimizer.scale_loss(loss)" in out
+    # A second caller passing something unknown makes the parameter unknown: silent.
+    other = code + """
+    def other(model, optimizer, x, y):
+        train_step(model, optimizer=optimizer, x=x, y=y)
+    """
+    assert findings(other, keras_version=3) == []

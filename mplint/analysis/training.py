@@ -120,6 +120,8 @@ class TrainingLoops(Analysis):
         self._withs: List[Tuple[cst.With, Location]] = []
         self._model_classes: Set[int] = set()
         self.defined_functions: Set[str] = set()
+        #: ``name(...)`` calls by callee name, to follow an optimizer passed as an argument
+        self._calls_by_name: Dict[str, List[Tuple[cst.Call, Location]]] = {}
         self.auto_scale_off = False
         self.grappler_amp: List[cst.Call] = []
         self.rewrite_calls: List[Tuple[cst.Call, Location]] = []
@@ -189,6 +191,8 @@ class TrainingLoops(Analysis):
     def visit_Call(self, node: cst.Call) -> None:
         names = self.ctx.names
         func = node.func
+        if isinstance(func, cst.Name):
+            self._calls_by_name.setdefault(func.value, []).append((node, self.ctx.scopes.location()))
         statement = self._statement[-1] if self._statement else None
         resolved = names.resolve(func)
         if resolved:
@@ -281,12 +285,47 @@ class TrainingLoops(Analysis):
 
     def _binding_origins(self, binding: Optional[Binding], depth: int,
                          seen: FrozenSet[int]) -> Iterator[Origin]:
-        if (binding is None or binding.scope is None or binding.value is None
-                or binding.kind not in ("assign", "annassign") or id(binding) in seen):
+        if binding is None or binding.scope is None or id(binding) in seen:
+            yield Origin(UNKNOWN)
+            return
+        if binding.kind == "param":
+            yield from self._argument_origins(binding, depth, seen | {id(binding)})
+            return
+        if binding.value is None or binding.kind not in ("assign", "annassign"):
             yield Origin(UNKNOWN)
             return
         yield from self._origins(binding.value, Location(binding.scope, binding.order), depth + 1,
                                  seen | {id(binding)})
+
+    def _argument_origins(self, binding: Binding, depth: int, seen: FrozenSet[int]) -> Iterator[Origin]:
+        """An optimizer parameter: what every direct call of the function passes for it.
+
+        Only plain functions called by name in this file are followed; a function
+        handed to ``strategy.run`` or called from elsewhere stays UNKNOWN.
+        """
+        scope = binding.scope
+        function = scope.node if scope is not None else None
+        if not isinstance(function, cst.FunctionDef) or scope is None or scope.parent is None \
+                or scope.parent.kind == "class":
+            yield Origin(UNKNOWN)
+            return
+        params = function.params
+        positional = [i for i, p in enumerate(params.params) if p is binding.node]
+        if not positional and not any(p is binding.node for p in params.kwonly_params):
+            yield Origin(UNKNOWN)
+            return
+        position = positional[0] if positional else -1
+        sites = [(call, loc) for call, loc in self._calls_by_name.get(function.name.value, [])
+                 if _defines(loc.lookup(function.name.value), function)]
+        if not sites:
+            yield Origin(UNKNOWN)
+            return
+        for call, loc in sites:
+            arg = argument(call, position, binding.name) if position >= 0 else argument(call, -1, binding.name)
+            if arg is None or any(a.star for a in call.args):
+                yield Origin(UNKNOWN)
+                continue
+            yield from self._origins(arg, loc, depth + 1, seen)
 
     def wrapped_elsewhere(self, call: cst.Call) -> bool:
         """Whether some LossScaleOptimizer(...) in the file wraps this constructor's result."""
@@ -435,6 +474,10 @@ class TrainingLoops(Analysis):
                     if binding.kind == "augassign":
                         out.append(binding.node)  # `loss *= scale`
         return out
+
+
+def _defines(binding: Optional[Binding], function: cst.FunctionDef) -> bool:
+    return binding is not None and binding.kind == "def" and binding.node is function
 
 
 def binding_source(binding: Binding) -> Optional[cst.CSTNode]:
