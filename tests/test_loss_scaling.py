@@ -360,3 +360,24 @@ def test_optimizer_passed_as_an_argument_is_followed_to_its_creation():
         train_step(model, optimizer=optimizer, x=x, y=y)
     """
     assert findings(other, keras_version=3) == []
+
+
+def test_dropping_get_unscaled_gradients_is_safe_only_straight_into_apply():
+    code = """
+        import tensorflow as tf
+
+        optimizer = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.Adam())
+
+
+        def train_step(model, x):
+            with tf.GradientTape() as tape:
+                scaled_loss = optimizer.get_scaled_loss(tf.reduce_mean(model(x)))
+            grads = optimizer.get_unscaled_gradients(tape.gradient(scaled_loss, model.trainable_variables))
+            CLIP
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    """
+    straight = code.replace("CLIP", "pass")
+    clipped = code.replace("CLIP", "grads, _ = tf.clip_by_global_norm(grads, 1.0)")
+    for text, safety in ((straight, "safe"), (clipped, "unsafe")):
+        found, _ = lint_text(textwrap.dedent(text), linter=make_linter(select=["MP207"], keras_version=3))
+        assert [(f.line, f.fix) for f in found] == [(9, "safe"), (10, safety)]

@@ -24,11 +24,11 @@ class WrongKerasGenerationApi(Check):
             for call in [*step.scale_calls, *step.unscale_calls, step.call]:
                 steps.setdefault(id(call), step)
         if version == 3:
-            self._keras3(loops)
+            self._keras3(loops, steps)
         else:
             self._keras2(loops, steps)
 
-    def _keras3(self, loops: TrainingLoops) -> None:
+    def _keras3(self, loops: TrainingLoops, steps: Dict[int, TrainStep]) -> None:
         for method, replacement in (("get_scaled_loss", "scale_loss"), ("get_unscaled_gradients", None)):
             if method in loops.defined_functions:
                 continue  # the project defines its own method of that name
@@ -43,9 +43,15 @@ class WrongKerasGenerationApi(Check):
                 else:
                     fixed = _only_argument(call) or call
                     advice = "drop it: apply()/apply_gradients() unscale by themselves"
+                safety = "safe"
+                if replacement is None:
+                    # Dropping the unscaling is only neutral when the gradients go straight
+                    # to apply(): clipping or logging them would now see scaled values.
+                    step = steps.get(id(call))
+                    safety = "safe" if step is not None and not step.clipped else "unsafe"
                 self.report(call, f"Keras 3's LossScaleOptimizer has no {method}() (AttributeError at the "
                                   f"first step); {advice}",
-                            Fix({call: fixed}, safety="safe") if fixed is not call else None)
+                            Fix({call: fixed}, safety=safety) if fixed is not call else None)
         for call, loc in loops.method_calls.get("minimize", []):
             assert isinstance(call.func, cst.Attribute)
             if id(call) in loops.guarded:
