@@ -381,3 +381,22 @@ def test_dropping_get_unscaled_gradients_is_safe_only_straight_into_apply():
     for text, safety in ((straight, "safe"), (clipped, "unsafe")):
         found, _ = lint_text(textwrap.dedent(text), linter=make_linter(select=["MP207"], keras_version=3))
         assert [(f.line, f.fix) for f in found] == [(9, "safe"), (10, safety)]
+
+
+def test_keras3_loss_scale_factor_is_loss_scaling_without_a_wrapper():
+    code = """
+        import keras
+        import tensorflow as tf
+
+        keras.mixed_precision.set_global_policy("mixed_float16")
+        optimizer = keras.optimizers.SGD(0.1, loss_scale_factor=1024.0)
+
+
+        def train_step(model, x):
+            with tf.GradientTape() as tape:
+                loss = keras.ops.mean(model(x))
+                SCALE
+            optimizer.apply(tape.gradient(loss, model.trainable_variables), model.trainable_variables)
+    """
+    assert findings(code.replace("SCALE", "loss = optimizer.scale_loss(loss)"), keras_version=3) == []
+    assert findings(code.replace("SCALE", "pass"), keras_version=3) == [(13, "MP202")]

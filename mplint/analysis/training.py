@@ -40,6 +40,8 @@ GRAPPLER_AMP_KEYS = frozenset({"auto_mixed_precision"})
 
 PLAIN = "plain"  # a Keras optimizer, never wrapped
 LSO = "lso"  # a LossScaleOptimizer created here
+#: a Keras 3 optimizer given ``loss_scale_factor=``: scale_loss() scales, apply() unscales
+FACTOR = "factor"
 COMPILED = "compiled"  # ``self.optimizer`` of a Model subclass: what compile() made
 UNKNOWN = "unknown"
 
@@ -257,7 +259,11 @@ class TrainingLoops(Analysis):
                 inner_origins = tuple(self._origins(inner, loc, depth + 1, seen)) if inner is not None else ()
                 yield Origin(LSO, expr, loc, inner_origins)
             elif any(is_optimizer_constructor(n) for n in names):
-                yield Origin(PLAIN, expr, loc)
+                factor = argument(expr, -1, "loss_scale_factor")
+                if factor is not None and not (isinstance(factor, cst.Name) and factor.value == "None"):
+                    yield Origin(FACTOR, expr, loc)  # Keras 3 static loss scaling, no wrapper needed
+                else:
+                    yield Origin(PLAIN, expr, loc)
             else:
                 yield Origin(UNKNOWN)
         elif isinstance(expr, cst.IfExp):

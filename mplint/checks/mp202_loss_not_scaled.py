@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Optional
 
 from mplint.analysis.loss_scale_fixes import StatementEdits, add_scaling, fix_replacements
-from mplint.analysis.training import COMPILED, LSO, TrainingLoops, TrainStep, compiled_is_wrapped
+from mplint.analysis.training import COMPILED, FACTOR, LSO, TrainingLoops, TrainStep, compiled_is_wrapped
 from mplint.checker import Check, Fix
 
 
@@ -22,6 +22,8 @@ class LossNotScaled(Check):
             kinds = step.kinds
             if LSO in kinds:
                 how = "is a LossScaleOptimizer"
+            elif FACTOR in kinds:
+                how = "has a loss_scale_factor (its apply() divides by it)"
             elif COMPILED in kinds and kinds <= {COMPILED} and compiled_is_wrapped(self.ctx, loops):
                 how = "is the LossScaleOptimizer that compile() wraps around it under mixed_float16"
             else:
