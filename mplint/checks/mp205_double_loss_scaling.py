@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import List, Optional
 
 import libcst as cst
 
@@ -38,7 +38,7 @@ class DoubleLossScaling(Check):
                             self._unwrap(opt, wrapped))
 
     @staticmethod
-    def _unwrap(inner: cst.BaseExpression, wrapped: list) -> Optional[Fix]:
+    def _unwrap(inner: cst.BaseExpression, wrapped: List[Origin]) -> Optional[Fix]:
         """Remove the inner wrapping: ``LSO(LSO(x))`` -> ``LSO(x)``; ``o = LSO(x())`` -> ``o = x()``."""
         if len(wrapped) != 1:
             return None
