@@ -22,6 +22,7 @@ from mplint.checks import registry
 from mplint.config import Settings
 from mplint.facts import FactsCollector, ModuleFacts
 from mplint.findings import FileError, Finding
+from mplint.keras_version import detect as detect_keras_version
 from mplint.names import NameResolver, collect_module_imports
 from mplint.scopes import ScopeTracker
 from mplint.source import Source, SourceError, parse, read_source
@@ -105,7 +106,8 @@ class Linter:
         collect_module_imports(module, names)
         tracker = ScopeTracker(module, names)
         facts = ModuleFacts(assumed_policy=self.settings.assume_policy,
-                            keras_version=self.settings.keras_version)
+                            keras_version=detect_keras_version(self.settings.keras_version, source.text),
+                            configured_keras_version=self.settings.keras_version)
         evaluator = Evaluator(names)
         ctx = Context(source.path, module, names, tracker, facts, self.options, evaluator)
         collector = FactsCollector(facts, names, tracker, evaluator)

@@ -127,6 +127,8 @@ class ModuleFacts:
 
     assumed_policy: Optional[str] = None
     keras_version: Optional[int] = None
+    #: the ``keras-version`` setting itself (keras_version may come from detection)
+    configured_keras_version: Optional[int] = None
     #: mixed policies set elsewhere in the project (project facts)
     project_policies: FrozenSet[str] = frozenset()
     policy_calls: List[PolicyCall] = field(default_factory=list)

@@ -21,3 +21,15 @@ def run_cli(*args, cwd=None, input=None, env=None):
 @pytest.fixture
 def cli():
     return run_cli
+
+
+@pytest.fixture
+def no_installed_keras(monkeypatch):
+    """Judge code as on a machine without TensorFlow (what `pip install mplint` gives).
+
+    The Keras generation otherwise comes from the installed packages, which differ
+    between CI (TensorFlow installed for the runtime tests) and a bare machine.
+    """
+    import mplint.keras_version as kv
+
+    monkeypatch.setattr(kv, "installed_generation", lambda: None)

@@ -20,6 +20,9 @@ CASES = [
 ]
 
 
+pytestmark = pytest.mark.usefixtures("no_installed_keras")
+
+
 def _linter(entry, example):
     return make_linter(select=[entry.id], **config_overrides(example.config))
 

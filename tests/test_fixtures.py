@@ -20,6 +20,9 @@ MARKER = re.compile(r"#.*\bexpect:\s*(MP\d{3}(?:\s*,\s*MP\d{3})*)")
 LINTER = make_linter()
 
 
+pytestmark = pytest.mark.usefixtures("no_installed_keras")
+
+
 def _expected(text):
     out = set()
     for number, line in enumerate(text.splitlines(), 1):

@@ -165,3 +165,25 @@ def test_functional_subclass_through_super_init():
             super().__init__(inputs=inputs, outputs=outputs)
     """
     assert outputs_of(code) == [("functional", 'layers.Dense(2, activation="sigmoid")')]
+
+
+_LOOP = '''
+import tensorflow as tf
+
+tf.keras.mixed_precision.set_global_policy("mixed_bfloat16")
+model = tf.keras.Sequential([tf.keras.layers.Dense(8)])
+
+def step(x):
+    return tf.cast(model(x), tf.float32)
+'''
+
+
+def test_mp102_silent_when_every_call_of_the_model_is_cast_to_float32():
+    from mplint.api import lint_text
+
+    findings, _ = lint_text(_LOOP, select=["MP102"])
+    assert findings == []
+    uncast = _LOOP + "\nraw = model(x)\n"
+    assert [f.rule for f in lint_text(uncast, select=["MP102"])[0]] == ["MP102"]
+    compiled = _LOOP + "\nmodel.compile(loss='mse')\n"
+    assert [f.rule for f in lint_text(compiled, select=["MP102"])[0]] == ["MP102"]

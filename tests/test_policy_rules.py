@@ -6,6 +6,9 @@ import pytest
 
 from mplint.api import fix_text, lint_text, make_linter
 
+# Judged as on a machine without TensorFlow: the installed Keras would change MP402.
+pytestmark = pytest.mark.usefixtures("no_installed_keras")
+
 
 def _lint(code, rule, **overrides):
     findings, errors = lint_text(textwrap.dedent(code), linter=make_linter(select=[rule], **overrides))

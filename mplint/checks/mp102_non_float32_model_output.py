@@ -2,21 +2,72 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from typing import Optional, Set
+
+import libcst as cst
+
 from mplint.analysis.layers import ABSENT
-from mplint.analysis.models import LayerCall, OpCall
+from mplint.analysis.models import LayerCall, OpCall, argument
 from mplint.analysis.precision import OutputPrecision, float32_keyword_fix
 from mplint.checker import Check, Fix
+
+_CASTS = frozenset({"tensorflow.cast", "keras.ops.cast"})
+#: Keras trains on the raw output: its loss sees the 16-bit tensor
+_KERAS_TRAINING = frozenset({"compile", "fit", "train_on_batch", "evaluate"})
 
 
 class NonFloat32ModelOutput(Check):
     rule_id = "MP102"
     requires = (OutputPrecision,)
 
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._called = Counter()  # model variable -> calls `model(...)`
+        self._cast = Counter()  # model variable -> calls wrapped in a float32 cast
+        self._keras_trained: Set[str] = set()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Name):
+            self._called[func.value] += 1
+        elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
+                and func.attr.value in _KERAS_TRAINING:
+            self._keras_trained.add(func.value.value)
+        if node.args and isinstance(node.args[0].value, cst.Call) \
+                and isinstance(node.args[0].value.func, cst.Name) and self._is_float32_cast(node):
+            self._cast[node.args[0].value.func.value] += 1
+
+    def _is_float32_cast(self, node: cst.Call) -> bool:
+        if not self.names.resolve(node.func) & _CASTS:
+            return False
+        dtype = argument(node, 1, "dtype")
+        return dtype is not None and self.ctx.values.values(dtype, self.ctx.scopes.location()) == frozenset({"float32"})
+
+    def _cast_by_every_caller(self, model_call: cst.CSTNode) -> bool:
+        """The model is only ever called as ``tf.cast(model(x), tf.float32)``: the
+        16-bit output never reaches a loss (a common custom-loop idiom)."""
+        name = self._variable_of(model_call)
+        return (name is not None and self._called[name] > 0
+                and self._cast[name] == self._called[name] and name not in self._keras_trained)
+
+    def _variable_of(self, model_call: cst.CSTNode) -> Optional[str]:
+        stack = [self.ctx.scopes.module_scope]
+        while stack:
+            scope = stack.pop()
+            for name, bindings in scope.bindings.items():
+                if any(b.value is model_call for b in bindings):
+                    return name
+            stack.extend(scope.children)
+        return None
+
     def finish(self) -> None:
         precision = self.ctx.get(OutputPrecision)
         for found in precision.sixteen_bit_outputs():
             if found.softmax:
                 continue  # MP101 reports softmax outputs, once
+            if self._cast_by_every_caller(found.output.model_call):
+                continue
             compute = precision.compute_name(found)
             if isinstance(found.producer, LayerCall):
                 call = found.producer.constructor

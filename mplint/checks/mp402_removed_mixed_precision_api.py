@@ -214,8 +214,13 @@ class RemovedMixedPrecisionApi(Check):
             self._report_ref(ref, renamed)
 
     def _severity(self, migration: Migration) -> Optional[str]:
-        """error/warning by the target TF version; None: the target predates the new API."""
-        if self.facts.keras_version == 3:
+        """error/warning by the target TF version; None: the target predates the new API.
+
+        An explicit target wins over the Keras generation detected from installed
+        packages (a project pinned to TF 2.8 may be linted on a machine with TF 2.21);
+        a configured ``keras-version = 3`` means the target has no experimental API.
+        """
+        if self.facts.configured_keras_version == 3:
             return "error"
         target = parse_version(str(self.option("target-tf-version")))
         if target is None or target >= migration.removed:

@@ -1,0 +1,586 @@
+"""Custom training loops: optimizers, tapes, gradients, and the steps joining them.
+
+A *train step* is an ``optimizer.apply_gradients``/``apply``/``minimize`` call fed,
+through local variables, by ``tape.gradient`` on a ``tf.GradientTape`` (or by
+``tf.gradients``). The optimizer is followed back to its creation: a name (in the
+step's function, an enclosing function or the module), a ``self.<attr>`` set in a
+method of the class, or the optimizer ``compile()`` gives a Model subclass. Anything
+not followed with certainty is UNKNOWN, and the loss-scaling rules stay silent on it.
+``tape.gradient`` whose result reaches no optimizer (saliency maps, input gradients)
+is not a train step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from mplint.analysis.models import argument
+from mplint.checker import Analysis, Context
+from mplint.facts import GRAPH_REWRITE_FUNCTIONS
+from mplint.names import dotted_name
+from mplint.scopes import Binding, Location
+
+GRADIENT_TAPES = frozenset({"tensorflow.GradientTape", "tensorflow.autodiff.GradientTape"})
+SYMBOLIC_GRADIENTS = frozenset({"tensorflow.gradients", "tensorflow.compat.v1.gradients"})
+LOSS_SCALE_OPTIMIZERS = frozenset({
+    "keras.mixed_precision.LossScaleOptimizer",
+    "keras.mixed_precision.experimental.LossScaleOptimizer",
+})
+MODEL_CLASSES = frozenset({"keras.Model"})
+APPLY_METHODS = frozenset({"apply_gradients", "apply", "minimize"})
+#: loss-scaling method -> the Keras generation that has it
+SCALE_METHODS = {"scale_loss": 3, "get_scaled_loss": 2}
+UNSCALE_METHOD = "get_unscaled_gradients"
+#: attributes holding the current loss scale (Keras 3, Keras 2)
+LOSS_SCALE_ATTRIBUTES = frozenset({"dynamic_scale", "loss_scale"})
+GRAPPLER_AMP_KEYS = frozenset({"auto_mixed_precision"})
+
+PLAIN = "plain"  # a Keras optimizer, never wrapped
+LSO = "lso"  # a LossScaleOptimizer created here
+#: a Keras 3 optimizer given ``loss_scale_factor=``: scale_loss() scales, apply() unscales
+FACTOR = "factor"
+COMPILED = "compiled"  # ``self.optimizer`` of a Model subclass: what compile() made
+UNKNOWN = "unknown"
+
+_MAX_DEPTH = 12
+_MAX_FLOW = 3000
+
+
+@dataclass(frozen=True, eq=False)
+class Origin:
+    """Where an optimizer value comes from."""
+
+    kind: str
+    call: Optional[cst.Call] = None  # the constructor call (PLAIN and LSO)
+    location: Optional[Location] = None
+    inner: Tuple["Origin", ...] = ()  # LSO: what it wraps
+
+
+@dataclass
+class Gradient:
+    """``tape.gradient(target, sources)`` on a GradientTape, or ``tf.gradients``."""
+
+    call: cst.Call
+    location: Location
+    target: Optional[cst.BaseExpression]
+    statement: Optional[cst.SimpleStatementLine]
+    tape_block: Optional[cst.With]  # the ``with`` block the tape records in
+    symbolic: bool = False
+
+
+@dataclass
+class TrainStep:
+    """One optimizer update fed by gradients computed in the same function."""
+
+    call: cst.Call
+    method: str
+    receiver: cst.BaseExpression
+    location: Location
+    statement: Optional[cst.SimpleStatementLine]
+    origins: Tuple[Origin, ...]
+    gradients: List[Gradient]
+    #: how the differentiated loss was scaled: "scale_loss", "get_scaled_loss", "manual"
+    scaling: FrozenSet[str] = frozenset()
+    scale_calls: List[cst.Call] = field(default_factory=list)
+    unscale_calls: List[cst.Call] = field(default_factory=list)
+    #: ``g / optimizer.dynamic_scale``-style manual unscaling on the way to the update
+    divisions: List[cst.BinaryOperation] = field(default_factory=list)
+    #: the gradients are clipped on the way (clipping scaled gradients needs care)
+    clipped: bool = False
+
+    @property
+    def kinds(self) -> FrozenSet[str]:
+        return frozenset(o.kind for o in self.origins)
+
+    @property
+    def loss_scaled(self) -> bool:
+        return bool(self.scaling)
+
+    @property
+    def unscaled(self) -> bool:
+        return bool(self.unscale_calls or self.divisions)
+
+
+class TrainingLoops(Analysis):
+    """Collects optimizer, tape and gradient calls; joins them into train steps."""
+
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
+        #: canonical names of every call's callee, resolved while its imports are in scope
+        self.call_names: Dict[int, FrozenSet[str]] = {}
+        self.qualified: Dict[int, FrozenSet[str]] = {}
+        self.lso_calls: List[Tuple[cst.Call, Location]] = []
+        #: calls of a loss-scaling method by name (scale_loss, get_scaled_loss, ...)
+        self.method_calls: Dict[str, List[Tuple[cst.Call, Location]]] = {}
+        self.applies: List[Tuple[cst.Call, Location, str, Optional[cst.SimpleStatementLine]]] = []
+        self._gradient_calls: Dict[int, Tuple[cst.Call, Location, Optional[cst.SimpleStatementLine], bool]] = {}
+        self._divisions: Dict[int, Location] = {}
+        self._with_of_item: Dict[int, cst.With] = {}
+        self._withs: List[Tuple[cst.With, Location]] = []
+        self._model_classes: Set[int] = set()
+        self.defined_functions: Set[str] = set()
+        #: ``name(...)`` calls by callee name, to follow an optimizer passed as an argument
+        self._calls_by_name: Dict[str, List[Tuple[cst.Call, Location]]] = {}
+        self.auto_scale_off = False
+        self.grappler_amp: List[cst.Call] = []
+        self.rewrite_calls: List[Tuple[cst.Call, Location]] = []
+        self._statement: List[cst.SimpleStatementLine] = []
+        #: ``if hasattr(opt, "get_scaled_loss")`` tests and ``try``/``except AttributeError``
+        #: blocks around the node being visited: version-portable code
+        self._guards: List[cst.CSTNode] = []
+        #: ids of loss-scaling method calls made under such a guard
+        self.guarded: Set[int] = set()
+        self._steps: Optional[List[TrainStep]] = None
+
+    # -- collection -----------------------------------------------------------------
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self._statement.append(node)
+
+    def leave_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self._statement.pop()
+
+    def visit_If(self, node: cst.If) -> None:
+        self._guards.append(node.test)
+
+    def leave_If(self, node: cst.If) -> None:
+        self._guards.pop()
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        self._guards.append(node.test)
+
+    def leave_IfExp(self, node: cst.IfExp) -> None:
+        self._guards.pop()
+
+    def visit_Try(self, node: cst.Try) -> None:
+        catches = any(h.type is not None and "AttributeError" in self.ctx.module.code_for_node(h.type)
+                      for h in node.handlers)
+        self._guards.append(cst.Name("AttributeError") if catches else cst.Name("_"))
+
+    def leave_Try(self, node: cst.Try) -> None:
+        self._guards.pop()
+
+    def _is_guarded(self, method: str) -> bool:
+        for test in self._guards:
+            if isinstance(test, cst.Name) and test.value == "AttributeError":
+                return True
+            for node in _expression_nodes(test):
+                if (isinstance(node, cst.Call) and isinstance(node.func, cst.Name)
+                        and node.func.value in ("hasattr", "getattr") and len(node.args) >= 2
+                        and isinstance(node.args[1].value, cst.SimpleString)
+                        and node.args[1].value.evaluated_value == method):
+                    return True
+        return False
+
+    def visit_With(self, node: cst.With) -> None:
+        for item in node.items:
+            self._with_of_item[id(item)] = node
+        self._withs.append((node, self.ctx.scopes.location()))
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        if any(self.ctx.names.resolve(base.value) & MODEL_CLASSES for base in node.bases):
+            self._model_classes.add(id(node))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.defined_functions.add(node.name.value)
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        if isinstance(node.operator, cst.Divide):
+            self._divisions[id(node)] = self.ctx.scopes.location()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        names = self.ctx.names
+        func = node.func
+        if isinstance(func, cst.Name):
+            self._calls_by_name.setdefault(func.value, []).append((node, self.ctx.scopes.location()))
+        statement = self._statement[-1] if self._statement else None
+        resolved = names.resolve(func)
+        if resolved:
+            self.call_names[id(node)] = resolved
+            if resolved & LOSS_SCALE_OPTIMIZERS:
+                self.lso_calls.append((node, self.ctx.scopes.location()))
+            elif any(is_optimizer_constructor(n) for n in resolved):
+                self.qualified[id(node)] = names.qualified(func)
+            elif resolved & SYMBOLIC_GRADIENTS:
+                self._gradient_calls[id(node)] = (node, self.ctx.scopes.location(), statement, True)
+            elif resolved & GRAPH_REWRITE_FUNCTIONS:
+                self.rewrite_calls.append((node, self.ctx.scopes.location()))
+            elif "tensorflow.config.optimizer.set_experimental_options" in resolved:
+                self._grappler(node)
+        for arg in node.args:
+            if (arg.keyword is not None and arg.keyword.value == "auto_scale_loss"
+                    and isinstance(arg.value, cst.Name) and arg.value.value == "False"):
+                self.auto_scale_off = True
+        if not isinstance(func, cst.Attribute):
+            return
+        method = func.attr.value
+        if method == "gradient":
+            self._gradient_calls[id(node)] = (node, self.ctx.scopes.location(), statement, False)
+        elif method in APPLY_METHODS:
+            self.applies.append((node, self.ctx.scopes.location(), method, statement))
+        if method in SCALE_METHODS or method == UNSCALE_METHOD or method == "minimize" or method == "apply":
+            self.method_calls.setdefault(method, []).append((node, self.ctx.scopes.location()))
+            if self._guards and self._is_guarded(method):
+                self.guarded.add(id(node))
+
+    def _grappler(self, node: cst.Call) -> None:
+        """``set_experimental_options({'auto_mixed_precision': True})`` turns on float16."""
+        if not node.args:
+            return
+        options = node.args[0].value
+        loc = self.ctx.scopes.location()
+        if isinstance(options, cst.Name):
+            binding = loc.lookup(options.value)
+            options = binding.value if binding is not None and binding.value is not None else options
+        if not isinstance(options, cst.Dict):
+            return
+        for element in options.elements:
+            if isinstance(element, cst.DictElement):
+                key = self.ctx.values.value(element.key, loc)
+                if key in GRAPPLER_AMP_KEYS and self.ctx.values.value(element.value, loc) is True:
+                    self.grappler_amp.append(node)
+
+    # -- optimizers -------------------------------------------------------------------
+    def optimizer_origins(self, expr: cst.BaseExpression, loc: Location) -> Tuple[Origin, ...]:
+        """Every origin the optimizer ``expr`` seen at ``loc`` may have."""
+        return tuple(self._origins(expr, loc, 0, frozenset()))
+
+    def _origins(self, expr: cst.BaseExpression, loc: Location, depth: int,
+                 seen: FrozenSet[int]) -> Iterator[Origin]:
+        if depth > _MAX_DEPTH:
+            yield Origin(UNKNOWN)
+            return
+        if isinstance(expr, cst.Call):
+            names = self.call_names.get(id(expr), frozenset())
+            if names & LOSS_SCALE_OPTIMIZERS:
+                inner = lso_argument(expr)
+                inner_origins = tuple(self._origins(inner, loc, depth + 1, seen)) if inner is not None else ()
+                yield Origin(LSO, expr, loc, inner_origins)
+            elif any(is_optimizer_constructor(n) for n in names):
+                factor = argument(expr, -1, "loss_scale_factor")
+                if factor is not None and not (isinstance(factor, cst.Name) and factor.value == "None"):
+                    yield Origin(FACTOR, expr, loc)  # Keras 3 static loss scaling, no wrapper needed
+                else:
+                    yield Origin(PLAIN, expr, loc)
+            else:
+                yield Origin(UNKNOWN)
+        elif isinstance(expr, cst.IfExp):
+            yield from self._origins(expr.body, loc, depth + 1, seen)
+            yield from self._origins(expr.orelse, loc, depth + 1, seen)
+        elif isinstance(expr, cst.Name):
+            binding = loc.lookup(expr.value)
+            yield from self._binding_origins(binding, depth, seen)
+        elif (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name)
+              and expr.value.value == "self"):
+            cls = loc.scope.enclosing_class()
+            if cls is None:
+                yield Origin(UNKNOWN)
+                return
+            bindings = [b for b in cls.attributes.get(expr.attr.value, []) if id(b) not in seen]
+            if bindings:
+                for binding in bindings:
+                    yield from self._binding_origins(binding, depth, seen)
+            elif expr.attr.value == "optimizer" and id(cls.node) in self._model_classes:
+                yield Origin(COMPILED, None, loc)
+            else:
+                yield Origin(UNKNOWN)
+        else:
+            yield Origin(UNKNOWN)
+
+    def _binding_origins(self, binding: Optional[Binding], depth: int,
+                         seen: FrozenSet[int]) -> Iterator[Origin]:
+        if binding is None or binding.scope is None or id(binding) in seen:
+            yield Origin(UNKNOWN)
+            return
+        if binding.kind == "param":
+            yield from self._argument_origins(binding, depth, seen | {id(binding)})
+            return
+        if binding.value is None or binding.kind not in ("assign", "annassign"):
+            yield Origin(UNKNOWN)
+            return
+        yield from self._origins(binding.value, Location(binding.scope, binding.order), depth + 1,
+                                 seen | {id(binding)})
+
+    def _argument_origins(self, binding: Binding, depth: int, seen: FrozenSet[int]) -> Iterator[Origin]:
+        """An optimizer parameter: what every direct call of the function passes for it.
+
+        Only plain functions called by name in this file are followed; a function
+        handed to ``strategy.run`` or called from elsewhere stays UNKNOWN.
+        """
+        scope = binding.scope
+        function = scope.node if scope is not None else None
+        if not isinstance(function, cst.FunctionDef) or scope is None or scope.parent is None \
+                or scope.parent.kind == "class":
+            yield Origin(UNKNOWN)
+            return
+        params = function.params
+        positional = [i for i, p in enumerate(params.params) if p is binding.node]
+        if not positional and not any(p is binding.node for p in params.kwonly_params):
+            yield Origin(UNKNOWN)
+            return
+        position = positional[0] if positional else -1
+        sites = [(call, loc) for call, loc in self._calls_by_name.get(function.name.value, [])
+                 if _defines(loc.lookup(function.name.value), function)]
+        if not sites:
+            yield Origin(UNKNOWN)
+            return
+        for call, loc in sites:
+            arg = argument(call, position, binding.name) if position >= 0 else argument(call, -1, binding.name)
+            if arg is None or any(a.star for a in call.args):
+                yield Origin(UNKNOWN)
+                continue
+            yield from self._origins(arg, loc, depth + 1, seen)
+
+    def wrapped_elsewhere(self, call: cst.Call) -> bool:
+        """Whether some LossScaleOptimizer(...) in the file wraps this constructor's result."""
+        for lso, loc in self.lso_calls:
+            inner = lso_argument(lso)
+            if inner is None:
+                continue
+            if any(o.call is call for o in self._origins(inner, loc, 0, frozenset())):
+                return True
+        return False
+
+    # -- steps --------------------------------------------------------------------------
+    def steps(self) -> List[TrainStep]:
+        """Every train step of the file (call after the walk)."""
+        if self._steps is None:
+            self._steps = [s for s in map(self._step, self.applies) if s is not None]
+        return self._steps
+
+    def _step(self, entry: Tuple[cst.Call, Location, str, Optional[cst.SimpleStatementLine]]) -> Optional[TrainStep]:
+        call, loc, method, statement = entry
+        assert isinstance(call.func, cst.Attribute)
+        if method == "minimize":
+            return self._minimize_step(call, loc, statement)
+        grads = argument(call, 0, "grads_and_vars" if method == "apply_gradients" else "grads")
+        if grads is None:
+            return None
+        flow = self.flow(grads, loc)
+        gradients = [g for g in (self._gradient(n) for n in flow if isinstance(n, cst.Call)) if g is not None]
+        if not gradients:
+            return None
+        step = TrainStep(call, method, call.func.value, loc, statement,
+                         self.optimizer_origins(call.func.value, loc), gradients)
+        self._scaling(step, flow)
+        return step
+
+    def _minimize_step(self, call: cst.Call, loc: Location,
+                       statement: Optional[cst.SimpleStatementLine]) -> Optional[TrainStep]:
+        """Keras 2 ``optimizer.minimize(loss, var_list, tape=tape)``: scales by itself when wrapped."""
+        assert isinstance(call.func, cst.Attribute)
+        origins = self.optimizer_origins(call.func.value, loc)
+        if not any(o.kind in (PLAIN, LSO) for o in origins):
+            return None  # a TF1 optimizer or something unknown
+        loss = argument(call, 0, "loss")
+        if loss is None:
+            return None
+        step = TrainStep(call, "minimize", call.func.value, loc, statement, origins, [])
+        self._scaling(step, self.flow(loss, loc))
+        return step
+
+    def _gradient(self, call: cst.Call) -> Optional[Gradient]:
+        entry = self._gradient_calls.get(id(call))
+        if entry is None:
+            return None
+        node, loc, statement, symbolic = entry
+        target = argument(node, 0, "ys" if symbolic else "target")
+        if symbolic:
+            return Gradient(node, loc, target, statement, None, True)
+        assert isinstance(node.func, cst.Attribute)
+        block = self._tape_block(node.func.value, loc)
+        if block is None:
+            return None
+        return Gradient(node, loc, target, statement, block or None)
+
+    def _tape_block(self, tape: cst.BaseExpression, loc: Location) -> Optional[object]:
+        """The ``with`` block of a GradientTape (False: a tape with no block found)."""
+        if not isinstance(tape, cst.Name):
+            return None
+        binding = loc.lookup(tape.value)
+        if binding is None:
+            return None
+        if binding.kind == "with" and isinstance(binding.node, cst.WithItem):
+            item = binding.node.item
+            if isinstance(item, cst.Call) and self.call_names.get(id(item), frozenset()) & GRADIENT_TAPES:
+                return self._with_of_item.get(id(binding.node), False)
+            return None
+        if (binding.kind == "assign" and isinstance(binding.value, cst.Call)
+                and self.call_names.get(id(binding.value), frozenset()) & GRADIENT_TAPES):
+            for block, where in reversed(self._withs):
+                if (where.scope is binding.scope and binding.order < where.order <= loc.order
+                        and any(isinstance(i.item, cst.Name) and i.item.value == tape.value for i in block.items)):
+                    return block
+            return False
+        return None
+
+    def _scaling(self, step: TrainStep, grads_flow: List[cst.CSTNode]) -> None:
+        scaling: Set[str] = set()
+        targets = [(g.target, g.location) for g in step.gradients if g.target is not None]
+        if step.method == "minimize":
+            targets = [(argument(step.call, 0, "loss"), step.location)]
+        for target, where in targets:
+            if target is None:
+                continue
+            for node in self.flow(target, where):
+                if (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+                        and node.func.attr.value in SCALE_METHODS):
+                    scaling.add(node.func.attr.value)
+                    step.scale_calls.append(node)
+                elif _manual_scaling(node):
+                    scaling.add("manual")
+        step.scaling = frozenset(scaling)
+        for node in grads_flow:
+            if (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+                    and node.func.attr.value == UNSCALE_METHOD):
+                step.unscale_calls.append(node)
+            elif isinstance(node, cst.Call) and "clip" in (dotted_name(node.func) or "").lower():
+                step.clipped = True
+            elif isinstance(node, cst.BinaryOperation) and id(node) in self._divisions:
+                if self.is_loss_scale(node.right, self._divisions[id(node)]):
+                    step.divisions.append(node)
+
+    def is_loss_scale(self, expr: cst.BaseExpression, loc: Location) -> bool:
+        """``opt.dynamic_scale``/``opt.loss_scale``, directly or through a local name."""
+        if isinstance(expr, cst.Attribute):
+            return expr.attr.value in LOSS_SCALE_ATTRIBUTES
+        if isinstance(expr, cst.Name):
+            binding = loc.lookup(expr.value)
+            if binding is not None and binding.kind == "assign" and isinstance(binding.value, cst.Attribute):
+                return binding.value.attr.value in LOSS_SCALE_ATTRIBUTES
+        return False
+
+    # -- local data flow ------------------------------------------------------------------
+    def flow(self, expr: cst.BaseExpression, loc: Location) -> List[cst.CSTNode]:
+        """Every node the value of ``expr`` may be computed from, in ``loc``'s function.
+
+        Follows local names back to every statement that bound them earlier in the
+        same scope (both branches of an ``if``; tuple targets, augmented
+        assignments, ``for`` targets); names of enclosing scopes, attributes and
+        parameters end the trail.
+        """
+        out: List[cst.CSTNode] = []
+        seen: Set[int] = set()
+        work: List[Tuple[cst.CSTNode, Location]] = [(expr, loc)]
+        while work and len(out) < _MAX_FLOW:
+            node, where = work.pop()
+            for sub in _expression_nodes(node):
+                out.append(sub)
+                if not isinstance(sub, cst.Name):
+                    continue
+                for binding in where.scope.bindings.get(sub.value, ()):
+                    if binding.order >= where.order or id(binding) in seen:
+                        continue
+                    seen.add(id(binding))
+                    source = binding_source(binding)
+                    if source is not None:
+                        work.append((source, Location(where.scope, binding.order)))
+                    if binding.kind == "augassign":
+                        out.append(binding.node)  # `loss *= scale`
+        return out
+
+
+def _defines(binding: Optional[Binding], function: cst.FunctionDef) -> bool:
+    return binding is not None and binding.kind == "def" and binding.node is function
+
+
+def binding_source(binding: Binding) -> Optional[cst.CSTNode]:
+    """The expression a binding's value is computed from (the whole right-hand side)."""
+    node = binding.node
+    if binding.value is not None:
+        return binding.value
+    if isinstance(node, (cst.Assign, cst.AugAssign)):
+        return node.value
+    if isinstance(node, cst.For):
+        return node.iter
+    if isinstance(node, cst.WithItem):
+        return node.item
+    return None
+
+
+def _expression_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The nodes of an expression, skipping attribute and keyword names."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        if isinstance(current, cst.Attribute):
+            stack.append(current.value)
+        elif isinstance(current, cst.Arg):
+            stack.append(current.value)
+        elif isinstance(current, (cst.Name, cst.BaseString, cst.Integer, cst.Float, cst.Imaginary)):
+            continue
+        else:
+            stack.extend(c for c in current.children
+                         if isinstance(c, (cst.BaseExpression, cst.Arg, cst.BaseElement, cst.BaseDictElement,
+                                           cst.CompFor, cst.CompIf, cst.BaseSlice, cst.SubscriptElement,
+                                           cst.AugAssign)))
+
+
+def _manual_scaling(node: cst.CSTNode) -> bool:
+    """``loss * loss_scale``, ``loss *= scale`` or ``scale_fn(loss)``: the loop scales its own way."""
+    if isinstance(node, cst.Call):
+        name = dotted_name(node.func)
+        last = name.rsplit(".", 1)[-1] if name else ""
+        return last[:1].islower() and "scale" in last.lower() and last not in SCALE_METHODS
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
+        return _mentions_scale(node.left) or _mentions_scale(node.right)
+    if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.MultiplyAssign):
+        return _mentions_scale(node.value)
+    return False
+
+
+def _mentions_scale(expr: cst.BaseExpression) -> bool:
+    """Whether a name or attribute inside ``expr`` says "scale" (``loss_scale``, ``self.scale``)."""
+    for node in _expression_nodes(expr):
+        if isinstance(node, cst.Name) and "scale" in node.value.lower():
+            return True
+        if isinstance(node, cst.Attribute) and "scale" in node.attr.value.lower():
+            return True
+    return False
+
+
+def lso_argument(call: cst.Call) -> Optional[cst.BaseExpression]:
+    """The optimizer a LossScaleOptimizer(...) call wraps."""
+    return argument(call, 0, "inner_optimizer") or argument(call, -1, "optimizer")
+
+
+def is_optimizer_constructor(name: str) -> bool:
+    """``keras.optimizers.Adam`` and friends (legacy/experimental too), or ``optimizers.get``."""
+    parts = name.split(".")
+    if parts[:2] != ["keras", "optimizers"]:
+        return False
+    if len(parts) == 3:
+        return parts[2] == "get" or (parts[2][:1].isupper() and parts[2] != "Optimizer")
+    return len(parts) == 4 and parts[2] in ("legacy", "experimental") and parts[3][:1].isupper() \
+        and parts[3] != "Optimizer"
+
+
+def contains(root: cst.CSTNode, target: cst.CSTNode) -> bool:
+    """Whether ``target`` (by identity) is ``root`` or inside it."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node is target:
+            return True
+        stack.extend(node.children)
+    return False
+
+
+def float16_source(ctx: Context, loops: TrainingLoops) -> Optional[str]:
+    """Why float16 compute may be on: a policy note, or None when it is not."""
+    policy = ctx.facts.mixed_policy()
+    if policy is not None and policy.float16:
+        return "mixed_float16" + policy.note
+    if loops.grappler_amp:
+        return "the grappler auto_mixed_precision option"
+    return None
+
+
+def compiled_is_wrapped(ctx: Context, loops: TrainingLoops) -> bool:
+    """compile() wraps ``self.optimizer`` for certain only under a certain mixed_float16 policy."""
+    policy = ctx.facts.mixed_policy()
+    return (policy is not None and policy.certain and policy.names == frozenset({"mixed_float16"})
+            and not loops.auto_scale_off)

@@ -1,0 +1,65 @@
+"""MP201: a float16 custom training loop whose optimizer is never a LossScaleOptimizer."""
+
+from __future__ import annotations
+
+from typing import Set
+
+from mplint.analysis.loss_scale_fixes import (
+    StatementEdits, add_scaling, add_unscaling, fix_replacements, wrap_creation,
+)
+from mplint.analysis.training import PLAIN, TrainingLoops, TrainStep, float16_source
+from mplint.checker import Check, Fix
+
+
+class MissingLossScaleOptimizer(Check):
+    rule_id = "MP201"
+    requires = (TrainingLoops,)
+
+    def finish(self) -> None:
+        loops = self.ctx.get(TrainingLoops)
+        why = float16_source(self.ctx, loops)
+        if why is None:
+            return  # float32 or bfloat16: no loss scaling needed
+        version = self.facts.keras_version
+        wrapped: Set[int] = set()
+        for step in loops.steps():
+            if not step.origins or step.kinds != {PLAIN} or "manual" in step.scaling:
+                continue  # wrapped, unknown, or scaled by hand
+            if step.method == "minimize" and version == 3:
+                continue  # Keras 3 has no minimize(); not this rule's finding
+            elsewhere = any(loops.wrapped_elsewhere(o.call) for o in step.origins if o.call is not None)
+            name = self.ctx.module.code_for_node(step.receiver)
+            if elsewhere:
+                message = (f"custom training loop under {why} applies gradients with `{name}`, "
+                           f"not with the LossScaleOptimizer that wraps it: small gradients underflow to zero")
+            else:
+                message = (f"custom training loop under {why} uses optimizer `{name}`, which is never "
+                           f"wrapped in a LossScaleOptimizer: small float16 gradients underflow to zero")
+            fix = None
+            if not elsewhere and not any(id(o.call) in wrapped for o in step.origins):
+                fix = self._fix(loops, step, version)
+                if fix is not None:
+                    wrapped.update(id(o.call) for o in step.origins)
+            self.report(step.call, message, fix)
+
+    def _fix(self, loops: TrainingLoops, step: TrainStep, version: object) -> "Fix | None":
+        if version not in (2, 3) or len(step.origins) != 1:
+            return None
+        origin = step.origins[0]
+        if origin.call is None or origin.location is None:
+            return None
+        wrapping = wrap_creation(self.ctx, loops, origin.call, origin.location)
+        if wrapping is None:
+            return None
+        new_call, imports = wrapping
+        edits = StatementEdits()
+        if step.method != "minimize":
+            if not step.loss_scaled:
+                if not add_scaling(self.ctx, step, int(version), edits):  # type: ignore[call-overload]
+                    return None
+            elif version == 2 and not step.unscaled and not add_unscaling(self.ctx, step, edits):
+                return None
+        replacements = fix_replacements(edits, [(origin.call, new_call)])
+        if replacements is None:
+            return None
+        return Fix(replacements, safety="unsafe", imports=imports)

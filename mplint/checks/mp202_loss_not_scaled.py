@@ -1,0 +1,47 @@
+"""MP202: a LossScaleOptimizer applies gradients of a loss that was never scaled."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from mplint.analysis.loss_scale_fixes import StatementEdits, add_scaling, fix_replacements
+from mplint.analysis.training import COMPILED, FACTOR, LSO, TrainingLoops, TrainStep, compiled_is_wrapped
+from mplint.checker import Check, Fix
+
+
+class LossNotScaled(Check):
+    rule_id = "MP202"
+    requires = (TrainingLoops,)
+
+    def finish(self) -> None:
+        loops = self.ctx.get(TrainingLoops)
+        version = self.facts.keras_version
+        for step in loops.steps():
+            if step.method == "minimize" or step.loss_scaled or not step.gradients:
+                continue  # minimize() scales by itself (Keras 2)
+            kinds = step.kinds
+            if LSO in kinds:
+                how = "is a LossScaleOptimizer"
+            elif FACTOR in kinds:
+                how = "has a loss_scale_factor (its apply() divides by it)"
+            elif COMPILED in kinds and kinds <= {COMPILED} and compiled_is_wrapped(self.ctx, loops):
+                how = "is the LossScaleOptimizer that compile() wraps around it under mixed_float16"
+            else:
+                continue
+            name = self.ctx.module.code_for_node(step.receiver)
+            effect = {
+                3: "Keras 3 divides every gradient by the loss scale (32768 at first) in "
+                   f"{step.method}(), so the model barely trains",
+                2: "the gradients get no loss scaling and small ones underflow to zero",
+            }.get(version, "the gradients are not loss-scaled (Keras 3 even divides them by the scale)")  # type: ignore[call-overload]
+            self.report(step.call, f"`{name}` {how}, but the loss differentiated here is not scaled: "
+                                   f"{effect}; scale the loss inside the tape", self._fix(step, version))
+
+    def _fix(self, step: TrainStep, version: object) -> Optional[Fix]:
+        if version not in (2, 3):
+            return None
+        edits = StatementEdits()
+        if not add_scaling(self.ctx, step, int(version), edits):  # type: ignore[call-overload]
+            return None
+        replacements = fix_replacements(edits, [])
+        return Fix(replacements, safety="unsafe") if replacements else None

@@ -1,0 +1,29 @@
+"""MP203: Keras 2 scales the loss with get_scaled_loss but never unscales the gradients."""
+
+from __future__ import annotations
+
+from mplint.analysis.loss_scale_fixes import StatementEdits, add_unscaling, fix_replacements
+from mplint.analysis.training import TrainingLoops
+from mplint.checker import Check, Fix
+
+
+class GradientsNotUnscaled(Check):
+    rule_id = "MP203"
+    requires = (TrainingLoops,)
+
+    def finish(self) -> None:
+        if self.facts.keras_version == 3:
+            return  # Keras 3 has no get_scaled_loss: MP207 reports it
+        for step in self.ctx.get(TrainingLoops).steps():
+            if (step.method == "minimize" or "get_scaled_loss" not in step.scaling
+                    or step.unscaled or not step.gradients):
+                continue
+            name = self.ctx.module.code_for_node(step.receiver)
+            edits = StatementEdits()
+            fix = None
+            if add_unscaling(self.ctx, step, edits):
+                replacements = fix_replacements(edits, [])
+                fix = Fix(replacements, safety="unsafe") if replacements else None
+            self.report(step.call, f"the loss is scaled with get_scaled_loss() but the gradients reach "
+                                   f"{step.method}() still scaled; call `{name}.get_unscaled_gradients()` "
+                                   f"on them first (Keras 2 does not unscale in apply_gradients)", fix)

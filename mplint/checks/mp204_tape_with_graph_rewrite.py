@@ -1,0 +1,28 @@
+"""MP204: gradients taken with GradientTape/tf.gradients while the graph rewrite is on."""
+
+from __future__ import annotations
+
+from typing import Set
+
+from mplint.analysis.training import TrainingLoops
+from mplint.checker import Check
+
+
+class TapeWithGraphRewrite(Check):
+    rule_id = "MP204"
+    requires = (TrainingLoops,)
+
+    def finish(self) -> None:
+        if not self.facts.rewrite_calls:
+            return
+        seen: Set[int] = set()
+        for step in self.ctx.get(TrainingLoops).steps():
+            for gradient in step.gradients:
+                if id(gradient.call) in seen:
+                    continue
+                seen.add(id(gradient.call))
+                how = "tf.gradients" if gradient.symbolic else "tf.GradientTape"
+                self.report(gradient.call, f"the mixed precision graph rewrite is enabled, but gradients "
+                                           f"computed with {how} do not get its loss scale; use the "
+                                           f"optimizer's minimize()/compute_gradients(), or a Keras "
+                                           f"mixed_float16 policy with a LossScaleOptimizer")

@@ -1,0 +1,51 @@
+"""MP205: a LossScaleOptimizer wrapped again, or passed to the graph rewrite."""
+
+from __future__ import annotations
+
+from typing import List, Optional
+
+import libcst as cst
+
+from mplint.analysis.training import LSO, Origin, TrainingLoops, lso_argument
+from mplint.analysis.models import argument
+from mplint.checker import Check, Fix
+
+
+class DoubleLossScaling(Check):
+    rule_id = "MP205"
+    requires = (TrainingLoops,)
+
+    def finish(self) -> None:
+        loops = self.ctx.get(TrainingLoops)
+        for call, loc in loops.lso_calls:
+            inner = lso_argument(call)
+            if inner is None:
+                continue
+            wrapped = [o for o in loops.optimizer_origins(inner, loc) if o.kind == LSO]
+            if not wrapped:
+                continue
+            self.report(call, "this LossScaleOptimizer wraps another LossScaleOptimizer: Keras 2 raises "
+                              "TypeError, Keras 3 accepts it and divides every gradient by the inner loss "
+                              "scale too; wrap the optimizer once", self._unwrap(inner, wrapped))
+        for call, loc in loops.rewrite_calls:
+            opt = argument(call, 0, "opt")
+            if opt is None:
+                continue
+            wrapped = [o for o in loops.optimizer_origins(opt, loc) if o.kind == LSO]
+            if wrapped:
+                self.report(call, "a LossScaleOptimizer is passed to the mixed precision graph rewrite, "
+                                  "which raises ValueError; the rewrite adds its own loss scaling",
+                            self._unwrap(opt, wrapped))
+
+    @staticmethod
+    def _unwrap(inner: cst.BaseExpression, wrapped: List[Origin]) -> Optional[Fix]:
+        """Remove the inner wrapping: ``LSO(LSO(x))`` -> ``LSO(x)``; ``o = LSO(x())`` -> ``o = x()``."""
+        if len(wrapped) != 1:
+            return None
+        origin: Origin = wrapped[0]
+        if origin.call is None:
+            return None
+        unwrapped = lso_argument(origin.call)
+        if unwrapped is None or (origin.call is not inner and not isinstance(unwrapped, cst.Call)):
+            return None  # `o = LSO(o)` would become `o = o`
+        return Fix({origin.call: unwrapped}, safety="unsafe")

@@ -1,0 +1,51 @@
+"""MP206: loss-scale bookkeeping written for the other Keras generation.
+
+Keras 3: gradients divided by the loss scale by hand before ``apply``/``apply_gradients``,
+which unscale again. Keras 2: ``scale_loss`` (Keras 3 style) with no unscaling, so
+``apply_gradients`` gets scaled gradients.
+"""
+
+from __future__ import annotations
+
+from typing import Set
+
+from mplint.analysis.loss_scale_fixes import StatementEdits, add_unscaling, fix_replacements
+from mplint.analysis.training import COMPILED, LSO, TrainingLoops, compiled_is_wrapped
+from mplint.checker import Check, Fix
+
+
+class GradientsUnscaledTwice(Check):
+    rule_id = "MP206"
+    requires = (TrainingLoops,)
+
+    def finish(self) -> None:
+        loops = self.ctx.get(TrainingLoops)
+        version = self.facts.keras_version
+        seen: Set[int] = set()
+        for step in loops.steps():
+            if step.method == "minimize":
+                continue
+            name = self.ctx.module.code_for_node(step.receiver)
+            if version == 3:
+                wrapped = LSO in step.kinds or (
+                    step.kinds == {COMPILED} and compiled_is_wrapped(self.ctx, loops))
+                if not wrapped:
+                    continue
+                for division in step.divisions:
+                    if id(division) in seen:
+                        continue
+                    seen.add(id(division))
+                    self.report(division, f"gradients divided by the loss scale by hand, but Keras 3's "
+                                          f"`{name}.{step.method}()` unscales them again: every update is "
+                                          f"divided by the scale twice",
+                                Fix({division: division.left}, safety="unsafe"))
+            elif version == 2 and "scale_loss" in step.scaling and not step.unscaled:
+                edits = StatementEdits()
+                fix = None
+                if add_unscaling(self.ctx, step, edits):
+                    replacements = fix_replacements(edits, [])
+                    fix = Fix(replacements, safety="unsafe") if replacements else None
+                self.report(step.call, f"Keras 3-style loss scaling (scale_loss) on Keras 2: Keras 2 does "
+                                       f"not unscale in apply_gradients(), so `{name}` updates with gradients "
+                                       f"multiplied by the loss scale; unscale them with "
+                                       f"get_unscaled_gradients()", fix)

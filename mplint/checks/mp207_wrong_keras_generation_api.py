@@ -1,0 +1,107 @@
+"""MP207: a loss-scaling method the Keras generation in use does not have."""
+
+from __future__ import annotations
+
+from typing import Dict, Optional
+
+import libcst as cst
+
+from mplint.analysis.training import COMPILED, LSO, PLAIN, TrainingLoops, TrainStep
+from mplint.checker import Check, Fix
+
+
+class WrongKerasGenerationApi(Check):
+    rule_id = "MP207"
+    requires = (TrainingLoops,)
+
+    def finish(self) -> None:
+        version = self.facts.keras_version
+        if version not in (2, 3):
+            return  # unknown generation: either spelling may be right
+        loops = self.ctx.get(TrainingLoops)
+        steps: Dict[int, TrainStep] = {}
+        for step in loops.steps():
+            for call in [*step.scale_calls, *step.unscale_calls, step.call]:
+                steps.setdefault(id(call), step)
+        if version == 3:
+            self._keras3(loops, steps)
+        else:
+            self._keras2(loops, steps)
+
+    def _keras3(self, loops: TrainingLoops, steps: Dict[int, TrainStep]) -> None:
+        for method, replacement in (("get_scaled_loss", "scale_loss"), ("get_unscaled_gradients", None)):
+            if method in loops.defined_functions:
+                continue  # the project defines its own method of that name
+            for call, _ in loops.method_calls.get(method, []):
+                assert isinstance(call.func, cst.Attribute)
+                if id(call) in loops.guarded:
+                    continue  # `if hasattr(opt, "get_scaled_loss"):` runs on both generations
+                if replacement is not None:
+                    fixed: cst.BaseExpression = call.with_changes(
+                        func=call.func.with_changes(attr=cst.Name(replacement)))
+                    advice = f"use {replacement}()"
+                else:
+                    fixed = _only_argument(call) or call
+                    advice = "drop it: apply()/apply_gradients() unscale by themselves"
+                safety = "safe"
+                if replacement is None:
+                    # Dropping the unscaling is only neutral when the gradients go straight
+                    # to apply(): clipping or logging them would now see scaled values.
+                    step = steps.get(id(call))
+                    safety = "safe" if step is not None and not step.clipped else "unsafe"
+                self.report(call, f"Keras 3's LossScaleOptimizer has no {method}() (AttributeError at the "
+                                  f"first step); {advice}",
+                            Fix({call: fixed}, safety=safety) if fixed is not call else None)
+        for call, loc in loops.method_calls.get("minimize", []):
+            assert isinstance(call.func, cst.Attribute)
+            if id(call) in loops.guarded:
+                continue
+            kinds = {o.kind for o in loops.optimizer_origins(call.func.value, loc)}
+            if kinds and kinds <= {PLAIN, LSO, COMPILED}:
+                self.report(call, "Keras 3 optimizers have no minimize() (AttributeError); compute the "
+                                  "gradients of optimizer.scale_loss(loss) with a GradientTape and call apply()")
+
+    def _keras2(self, loops: TrainingLoops, steps: Dict[int, TrainStep]) -> None:
+        if "scale_loss" not in loops.defined_functions:
+            for call, _ in loops.method_calls.get("scale_loss", []):
+                assert isinstance(call.func, cst.Attribute)
+                if id(call) in loops.guarded:
+                    continue
+                fixed = call.with_changes(func=call.func.with_changes(attr=cst.Name("get_scaled_loss")))
+                step = steps.get(id(call))
+                # Renaming alone makes the loop run with scaled gradients unless it unscales.
+                safety = "safe" if step is not None and step.unscaled else "unsafe"
+                self.report(call, "Keras 2's LossScaleOptimizer has no scale_loss() (AttributeError at the "
+                                  "first step); use get_scaled_loss() and unscale the gradients with "
+                                  "get_unscaled_gradients()", Fix({call: fixed}, safety=safety))
+        for call, loc in loops.method_calls.get("apply", []):
+            assert isinstance(call.func, cst.Attribute)
+            if id(call) in loops.guarded:
+                continue
+            kinds = {o.kind for o in loops.optimizer_origins(call.func.value, loc)}
+            if not kinds or not kinds <= {LSO, COMPILED} or LSO not in kinds:
+                continue
+            step = steps.get(id(call))
+            fixed = _apply_gradients(call)
+            safety = "safe" if step is not None and (not step.loss_scaled or step.unscaled) else "unsafe"
+            self.report(call, "apply() is the Keras 3 method; Keras 2's LossScaleOptimizer updates through "
+                              "apply_gradients(zip(grads, vars))",
+                        Fix({call: fixed}, safety=safety) if fixed is not None else None)
+
+
+def _only_argument(call: cst.Call) -> Optional[cst.BaseExpression]:
+    if len(call.args) == 1 and call.args[0].keyword is None and not call.args[0].star:
+        return call.args[0].value
+    return None
+
+
+def _apply_gradients(call: cst.Call) -> Optional[cst.Call]:
+    """``opt.apply(grads, vars)`` -> ``opt.apply_gradients(zip(grads, vars))``."""
+    if len(call.args) != 2 or any(a.keyword is not None or a.star for a in call.args):
+        return None
+    assert isinstance(call.func, cst.Attribute)
+    zipped = cst.Call(func=cst.Name("zip"), args=[a.with_changes(comma=call.args[0].comma) if i == 0
+                                                  else a.with_changes(comma=cst.MaybeSentinel.DEFAULT)
+                                                  for i, a in enumerate(call.args)])
+    return call.with_changes(func=call.func.with_changes(attr=cst.Name("apply_gradients")),
+                             args=[cst.Arg(zipped)])

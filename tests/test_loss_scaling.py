@@ -1,0 +1,402 @@
+"""Loss scaling in custom loops (MP201-MP207): cases beyond the catalog examples."""
+
+import textwrap
+
+import libcst as cst
+import pytest
+
+from mplint.api import fix_text, lint_text, make_linter
+from mplint.keras_version import detect, generation_from_versions, installed_generation, spelling_generation
+
+RULES = ["MP201", "MP202", "MP203", "MP204", "MP205", "MP206", "MP207"]
+
+
+def findings(code, **overrides):
+    found, errors = lint_text(textwrap.dedent(code), linter=make_linter(select=RULES, **overrides))
+    assert not [e for e in errors if e.kind == "error"], errors
+    return [(f.line, f.rule) for f in found]
+
+
+def fixed(code, **overrides):
+    linter = make_linter(select=RULES, **overrides)
+    out = fix_text(textwrap.dedent(code), unsafe=True, linter=linter)
+    cst.parse_module(out)
+    assert fix_text(out, unsafe=True, linter=linter) == out
+    return out
+
+
+# -- the Keras generation -------------------------------------------------------------
+@pytest.mark.parametrize("keras,tensorflow,expected", [
+    ("3.15.1", "2.21.0", 3),
+    (None, "2.16.1", 3),
+    ("2.15.0", "2.15.1", 2),
+    (None, "2.13.0", 2),
+    ("3.0.0", None, 3),
+    (None, None, None),
+    ("garbage", "1.15.0", None),
+])
+def test_generation_from_installed_versions(keras, tensorflow, expected):
+    assert generation_from_versions(keras, tensorflow) == expected
+
+
+def test_generation_priority_config_then_tf_keras_then_installed_then_spelling():
+    keras2_text = "import tensorflow as tf\nx = opt.get_scaled_loss(loss)\n"
+    assert detect(3, keras2_text, installed=2) == 3
+    assert detect(None, "import tf_keras as keras\n", installed=3) == 2
+    assert detect(None, "import os\nos.environ['TF_USE_LEGACY_KERAS'] = '1'\n", installed=3) == 2
+    assert detect(None, keras2_text, installed=3) == 3
+    assert detect(None, keras2_text, use_installed=False) == 2
+    assert detect(None, "s = opt.scale_loss(loss)\n", use_installed=False) == 3
+    assert detect(None, "import tensorflow as tf\n", use_installed=False) is None
+
+
+def test_mixed_spellings_say_nothing():
+    assert spelling_generation("a = o.get_scaled_loss(l)\nb = o.scale_loss(l)\n") is None
+
+
+def test_installed_generation_is_read_once_per_process():
+    installed_generation.cache_clear()
+    first = installed_generation()
+    installed_generation()
+    installed_generation()
+    assert installed_generation.cache_info().misses == 1
+    assert installed_generation() == first
+
+
+# -- MP201 ---------------------------------------------------------------------------
+LOOP_WITH_PARAM = """
+    import tensorflow as tf
+
+    tf.keras.mixed_precision.set_global_policy("mixed_float16")
+
+
+    def train_step(model, optimizer, x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(model(x) - y)
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+"""
+
+
+def test_optimizer_that_cannot_be_followed_is_silent():
+    assert findings(LOOP_WITH_PARAM) == []
+    factory = LOOP_WITH_PARAM.replace("def train_step(model, optimizer, x, y):",
+                                      "optimizer = make_optimizer()\n\n\n    def train_step(model, x, y):")
+    assert findings(factory) == []
+    tf1 = LOOP_WITH_PARAM.replace("def train_step(model, optimizer, x, y):",
+                                  "optimizer = tf.compat.v1.train.AdamOptimizer()\n\n\n    def train_step(model, x, y):")
+    assert findings(tf1) == []
+
+
+def test_run_time_policy_choice_fires_with_a_note():
+    code = """
+        import tensorflow as tf
+        import sys
+
+        policy = "mixed_float16" if "--fp16" in sys.argv else "float32"
+        tf.keras.mixed_precision.set_global_policy(policy)
+        opt = tf.keras.optimizers.Adam()
+
+
+        def step(model, x):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(model(x))
+            opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+    """
+    found, _ = lint_text(textwrap.dedent(code), linter=make_linter(select=["MP201"]))
+    assert [f.line for f in found] == [13]
+    assert "chosen at run time" in found[0].message
+
+
+KERAS3_PLAIN = """
+    from keras.optimizers import SGD
+    from keras.mixed_precision import set_global_policy
+    import tensorflow as tf
+
+    set_global_policy("mixed_float16")
+    opt = SGD(0.1)
+
+
+    def step(model, x, y):
+        tape = tf.GradientTape(persistent=True)
+        with tape:
+            loss = tf.reduce_mean(model(x) - y)
+            grads = tape.gradient(loss, model.trainable_variables)
+        opt.apply(grads, model.trainable_variables)
+"""
+
+
+def test_fix_imports_mixed_precision_and_scales_before_a_gradient_inside_the_tape():
+    assert findings(KERAS3_PLAIN, keras_version=3) == [(15, "MP201")]
+    out = fixed(KERAS3_PLAIN, keras_version=3)
+    assert "from keras import mixed_precision" in out
+    assert "opt = mixed_precision.LossScaleOptimizer(SGD(0.1))" in out
+    assert ("        loss = tf.reduce_mean(model(x) - y)\n"
+            "        scaled_loss = opt.scale_loss(loss)\n"
+            "        grads = tape.gradient(scaled_loss, model.trainable_variables)\n") in out
+
+
+def test_no_fix_when_keras3_loop_clips_or_the_loss_is_not_a_variable_of_the_tape():
+    clipped = KERAS3_PLAIN.replace("        opt.apply(grads", "        grads = [tf.clip_by_norm(g, 1.0) for g in grads]\n        opt.apply(grads")
+    assert findings(clipped, keras_version=3) == [(16, "MP201")]
+    assert fixed(clipped, keras_version=3) == textwrap.dedent(clipped)
+    inline = KERAS3_PLAIN.replace("tape.gradient(loss,", "tape.gradient(tf.reduce_mean(model(x)),")
+    assert fixed(inline, keras_version=3) == textwrap.dedent(inline)
+
+
+def test_applying_with_the_unwrapped_optimizer_is_reported_without_a_fix():
+    code = """
+        import tensorflow as tf
+
+        tf.keras.mixed_precision.set_global_policy("mixed_float16")
+        opt = tf.keras.optimizers.Adam()
+        lso = tf.keras.mixed_precision.LossScaleOptimizer(opt)
+
+
+        def step(model, x):
+            with tf.GradientTape() as tape:
+                loss = lso.scale_loss(tf.reduce_mean(model(x)))
+            opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+    """
+    found, _ = lint_text(textwrap.dedent(code), linter=make_linter(select=["MP201"], keras_version=3))
+    assert [(f.line, f.fix) for f in found] == [(12, None)]
+    assert "not with the LossScaleOptimizer that wraps it" in found[0].message
+
+
+# -- MP202 / MP205 / MP204 / MP207 ------------------------------------------------------
+TRAIN_STEP = """
+    import keras
+    import tensorflow as tf
+
+    POLICY
+
+
+    class Net(keras.Model):
+        def train_step(self, data):
+            x, y = data
+            with tf.GradientTape() as tape:
+                loss = self.compute_loss(y=y, y_pred=self(x, training=True))
+            grads = tape.gradient(loss, self.trainable_variables)
+            self.optimizer.apply(grads, self.trainable_variables)
+            return {"loss": loss}
+"""
+
+
+@pytest.mark.parametrize("policy,expected", [
+    ('keras.mixed_precision.set_global_policy("mixed_float16")', [(14, "MP202")]),
+    ('keras.mixed_precision.set_global_policy(POLICY_NAME)', []),  # not certain
+    ('keras.mixed_precision.set_global_policy("mixed_bfloat16")', []),
+    ('keras.mixed_precision.set_global_policy("mixed_float16")\nNet().compile(optimizer="adam", auto_scale_loss=False)', []),
+])
+def test_compiled_optimizer_counts_as_wrapped_only_under_a_certain_float16_policy(policy, expected):
+    code = TRAIN_STEP.replace("POLICY", policy.replace("\n", "\n    "))
+    assert findings(code, keras_version=3) == expected
+
+
+def test_rewrapping_a_name_is_reported_without_a_fix():
+    code = """
+        import keras
+
+        opt = keras.optimizers.Adam()
+        opt = keras.mixed_precision.LossScaleOptimizer(opt)
+        opt = keras.mixed_precision.LossScaleOptimizer(opt)
+    """
+    found, _ = lint_text(textwrap.dedent(code), linter=make_linter(select=["MP205"]))
+    assert [(f.line, f.fix) for f in found] == [(6, None)]
+
+
+def test_graph_rewrite_with_a_gradient_tape():
+    code = """
+        import tensorflow as tf
+
+        opt = tf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite(
+            tf.compat.v1.train.AdamOptimizer())
+
+
+        def step(model, x):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(model(x))
+            grads = tape.gradient(loss, model.trainable_variables)
+            opt.apply_gradients(zip(grads, model.trainable_variables))
+
+
+        def input_gradients(model, x):
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                y = model(x)
+            return tape.gradient(y, x)
+    """
+    assert findings(code) == [(11, "MP204")]
+
+
+def test_keras3_minimize_is_reported_without_a_fix():
+    code = """
+        import keras
+        import tensorflow as tf
+
+        optimizer = keras.mixed_precision.LossScaleOptimizer(keras.optimizers.SGD())
+
+
+        def train_step(model, x, y):
+            with tf.GradientTape() as tape:
+                loss = keras.ops.mean(model(x) - y)
+            optimizer.minimize(loss, model.trainable_variables, tape=tape)
+    """
+    found, _ = lint_text(textwrap.dedent(code), linter=make_linter(select=RULES, keras_version=3))
+    assert [(f.line, f.rule, f.fix) for f in found] == [(11, "MP207", None)]
+
+
+def test_keras2_rename_alone_is_unsafe_when_nothing_unscales():
+    code = """
+        import tf_keras as keras
+        import tensorflow as tf
+
+        opt = keras.mixed_precision.LossScaleOptimizer(keras.optimizers.Adam())
+
+
+        def step(model, x):
+            with tf.GradientTape() as tape:
+                loss = opt.scale_loss(tf.reduce_mean(model(x)))
+            grads = tape.gradient(loss, model.trainable_variables)
+            opt.apply_gradients(zip(grads, model.trainable_variables))
+    """
+    found, _ = lint_text(textwrap.dedent(code), linter=make_linter(select=["MP207"]))
+    assert [(f.line, f.fix) for f in found] == [(10, "unsafe")]
+    # Safe fixes alone must not turn a crash into silently wrong training.
+    assert fix_text(textwrap.dedent(code), linter=make_linter(select=["MP207"])) == textwrap.dedent(code)
+    out = fixed(code)
+    assert "opt.get_scaled_loss(" in out and "grads = opt.get_unscaled_gradients(grads)" in out
+
+
+def test_version_portable_guards_are_silent():
+    code = """
+        import tensorflow as tf
+
+        optimizer = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.Adam())
+
+
+        def train_step(model, x):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(model(x))
+                if hasattr(optimizer, "get_scaled_loss"):
+                    scaled = optimizer.get_scaled_loss(loss)
+                else:
+                    scaled = optimizer.scale_loss(loss)
+            grads = tape.gradient(scaled, model.trainable_variables)
+            try:
+                grads = optimizer.get_unscaled_gradients(grads)
+            except AttributeError:
+                pass
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    """
+    assert findings(code, keras_version=3) == []
+
+
+def test_conditional_scaling_on_one_branch_is_silent():
+    code = """
+        import tensorflow as tf
+
+
+        class DistributedModel:
+            def __init__(self, optimizer, mixed_precision):
+                self.optimizer = optimizer
+                self.mixed_precision = mixed_precision
+                if mixed_precision:
+                    self.optimizer = tf.keras.mixed_precision.LossScaleOptimizer(optimizer)
+
+            @tf.function
+            def step(self, model, x):
+                def replica_step(x):
+                    with tf.GradientTape() as tape:
+                        loss = tf.reduce_mean(model(x))
+                        if self.mixed_precision:
+                            scaled_loss = self.optimizer.get_scaled_loss(loss)
+                    if self.mixed_precision:
+                        gradients = self.optimizer.get_unscaled_gradients(
+                            tape.gradient(scaled_loss, model.trainable_variables))
+                    else:
+                        gradients = tape.gradient(loss, model.trainable_variables)
+                    self.optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+                return replica_step(x)
+    """
+    assert findings(code, keras_version=2) == []
+
+
+def test_scaling_through_a_project_helper_is_trusted():
+    code = """
+        import tensorflow as tf
+
+        optimizer = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.Adam())
+
+
+        class helpers:
+            def apply_loss_scale(loss):
+                return optimizer.get_scaled_loss(loss)
+
+
+        def train_step(model, x):
+            with tf.GradientTape() as tape:
+                scaled = helpers.apply_loss_scale(tf.reduce_mean(model(x)))
+            grads = optimizer.get_unscaled_gradients(tape.gradient(scaled, model.trainable_variables))
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    """
+    assert findings(code, keras_version=2) == []
+
+
+def test_optimizer_passed_as_an_argument_is_followed_to_its_creation():
+    code = LOOP_WITH_PARAM + """
+    def main(model, dataset):
+        opt = tf.keras.optimizers.Adam(1e-3)
+        for x, y in dataset:
+            train_step(model, opt, x, y)
+    """
+    assert findings(code, keras_version=3) == [(11, "MP201")]
+    out = fixed(code, keras_version=3)
+    assert "opt = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.Adam(1e-3))" in out
+    assert "scaled_loss = optimizer.scale_loss(loss)" in out
+    # A second caller passing something unknown makes the parameter unknown: silent.
+    other = code + """
+    def other(model, optimizer, x, y):
+        train_step(model, optimizer=optimizer, x=x, y=y)
+    """
+    assert findings(other, keras_version=3) == []
+
+
+def test_dropping_get_unscaled_gradients_is_safe_only_straight_into_apply():
+    code = """
+        import tensorflow as tf
+
+        optimizer = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.Adam())
+
+
+        def train_step(model, x):
+            with tf.GradientTape() as tape:
+                scaled_loss = optimizer.get_scaled_loss(tf.reduce_mean(model(x)))
+            grads = optimizer.get_unscaled_gradients(tape.gradient(scaled_loss, model.trainable_variables))
+            CLIP
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    """
+    straight = code.replace("CLIP", "pass")
+    clipped = code.replace("CLIP", "grads, _ = tf.clip_by_global_norm(grads, 1.0)")
+    for text, safety in ((straight, "safe"), (clipped, "unsafe")):
+        found, _ = lint_text(textwrap.dedent(text), linter=make_linter(select=["MP207"], keras_version=3))
+        assert [(f.line, f.fix) for f in found] == [(9, "safe"), (10, safety)]
+
+
+def test_keras3_loss_scale_factor_is_loss_scaling_without_a_wrapper():
+    code = """
+        import keras
+        import tensorflow as tf
+
+        keras.mixed_precision.set_global_policy("mixed_float16")
+        optimizer = keras.optimizers.SGD(0.1, loss_scale_factor=1024.0)
+
+
+        def train_step(model, x):
+            with tf.GradientTape() as tape:
+                loss = keras.ops.mean(model(x))
+                SCALE
+            optimizer.apply(tape.gradient(loss, model.trainable_variables), model.trainable_variables)
+    """
+    assert findings(code.replace("SCALE", "loss = optimizer.scale_loss(loss)"), keras_version=3) == []
+    assert findings(code.replace("SCALE", "pass"), keras_version=3) == [(13, "MP202")]
