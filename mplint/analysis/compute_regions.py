@@ -132,9 +132,10 @@ class ComputeRegions(Analysis):
                 fn = argument(node, 0, "map_func")
                 if fn is not None:
                     self._map_args.append((node, _Pending(fn, self.ctx.scopes.location())))
-            elif attr == "__init__" and _is_super_call(func.value):
+                return
+            if attr == "__init__" and _is_super_call(func.value):
                 self._super_inits.append((node, self.ctx.scopes.current))
-            return
+                return
         resolved = self.ctx.names.resolve(func)
         if not resolved:
             return

@@ -125,6 +125,9 @@ _DTYPE_POSITION = {
     "keras.backend.random_normal": 3, "keras.backend.random_uniform": 3,
 }
 
+#: ops returning several tensors of their first argument's dtype
+_UNPACKING = frozenset({"tensorflow.nn.moments", "tensorflow.nn.weighted_moments",
+                        "tensorflow.split", "tensorflow.unstack"})
 _GLOBAL_POLICY = frozenset({"keras.mixed_precision.global_policy"})
 _COMPUTE_DTYPE_ATTRS = frozenset({"compute_dtype", "_compute_dtype"})
 _VARIABLE_DTYPE_ATTRS = frozenset({"dtype", "variable_dtype", "_dtype", "_variable_dtype"})
@@ -331,7 +334,9 @@ class TensorKinds(Analysis):
             if not isinstance(expr.operator, ARITHMETIC):
                 return None
             kinds = {self.kind(expr.left, where, depth + 1), self.kind(expr.right, where, depth + 1)} - {None}
-            return next(iter(kinds)) if len(kinds) == 1 else None
+            # float32 meeting 16-bit fails at run time; once fixed the result is
+            # 16-bit, so later operands are judged against the 16-bit side
+            return LOW if LOW in kinds else next(iter(kinds), None)
         if isinstance(expr, cst.IfExp):
             a, b = self.kind(expr.body, where, depth + 1), self.kind(expr.orelse, where, depth + 1)
             return a if a == b else None
@@ -342,6 +347,9 @@ class TensorKinds(Analysis):
     def reaching(self, name: cst.Name, where: Where) -> Tuple[Optional[Binding], bool]:
         """The binding of a name at ``where`` and whether it certainly reaches it."""
         binding = where.loc.lookup(name.value)
+        if binding is None and where.loc.scope.kind == "lambda":
+            # lambda parameters are bound at the lambda's own statement order
+            binding = where.loc.scope.lookup(name.value, None)
         if binding is None:
             return None, False
         if binding.kind == "param":
@@ -364,6 +372,15 @@ class TensorKinds(Analysis):
             return None
         if binding.kind in ("assign", "annassign") and binding.value is not None:
             return self.kind(binding.value, where, depth + 1)
+        if binding.kind == "assign" and isinstance(binding.node, cst.Assign):
+            # ``mean, var = tf.nn.moments(x, ...)``: every part has x's dtype
+            value = binding.node.value
+            if (
+                isinstance(value, cst.Call) and value.args
+                and self.ctx.names.resolve(value.func) & _UNPACKING
+            ):
+                return self.kind(value.args[0].value, where, depth + 1)
+            return None
         if binding.kind == "augassign" and isinstance(binding.node, cst.AugAssign):
             node = binding.node
             if not isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign, cst.DivideAssign)):
