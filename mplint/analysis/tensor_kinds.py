@@ -320,10 +320,11 @@ class TensorKinds(Analysis):
 
     def _kind(self, expr: cst.BaseExpression, where: Where, depth: int) -> Optional[str]:
         if isinstance(expr, cst.Name):
-            binding, reaching = self.reaching(expr, where)
-            if binding is None or not reaching:
+            candidates = self.candidates(expr, where)
+            if not candidates:
                 return None
-            return self._binding_kind(binding, depth)
+            kinds = {self._binding_kind(b, depth) for b in candidates}
+            return next(iter(kinds)) if len(kinds) == 1 else None
         if isinstance(expr, cst.Attribute):
             return self._attribute_kind(expr, where, depth)
         if isinstance(expr, cst.Subscript):
@@ -358,6 +359,34 @@ class TensorKinds(Analysis):
         if path is None:
             return binding, False
         return binding, where.path[:len(path)] == path
+
+    def candidates(self, name: cst.Name, where: Where) -> List[Binding]:
+        """The bindings of a name that may reach ``where``, latest first.
+
+        After ``x = a`` then ``if c: x = b``, both may reach a later use; the list
+        ends at the first binding that certainly reaches (same or enclosing block).
+        Empty when that cannot be worked out (then the name's kind is unknown).
+        """
+        binding, reaching = self.reaching(name, where)
+        if binding is None:
+            return []
+        if reaching:
+            return [binding]
+        scope = binding.scope
+        if scope is None or scope is not where.loc.scope:
+            return []
+        earlier = [b for b in scope.bindings.get(name.value, []) if b.order <= binding.order]
+        out: List[Binding] = []
+        for candidate in reversed(earlier):
+            out.append(candidate)
+            if candidate.kind == "param":
+                return out
+            path = self._paths.get(candidate.node)
+            if path is None:
+                return []
+            if where.path[:len(path)] == path:
+                return out
+        return []
 
     def binding_where(self, binding: Binding) -> Optional[Where]:
         if binding.scope is None:
@@ -668,11 +697,11 @@ class TensorKinds(Analysis):
         if depth > _MAX_DEPTH or self.kind(expr, where) != F32:
             return None
         if isinstance(expr, cst.Name):
-            binding, _ = self.reaching(expr, where)
-            if binding is None or binding.value is None:
-                return None
-            bw = self.binding_where(binding)
-            return self.origin(binding.value, bw, depth + 1) if bw is not None else None
+            for binding in self.candidates(expr, where):
+                bw = self.binding_where(binding)
+                if binding.value is not None and bw is not None and self.kind(binding.value, bw) == F32:
+                    return self.origin(binding.value, bw, depth + 1)
+            return None
         if isinstance(expr, cst.Attribute):
             binding = self._self_attribute(expr, where)
             if binding is not None and binding.value is not None:

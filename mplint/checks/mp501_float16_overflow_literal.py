@@ -12,6 +12,8 @@ from mplint.checker import Check, Fix
 
 #: the smallest magnitude that float16 rounds to infinity (65519 still rounds to 65504)
 OVERFLOW = 65520.0
+#: positive constants at least this large are "infinity" sentinels, not scales
+SENTINEL = 1e8
 
 #: combining calls in which an infinite operand is harmful; clipping at +-inf
 #: (``tf.clip_by_value(x, -1e5, 1e5)``, ``tf.maximum(x, -1e9)``) is a no-op, not a bug
@@ -47,18 +49,25 @@ class Float16OverflowLiteral(Check):
                     f"and meets a float16 tensor here; inf turns into NaN (0 * inf in a "
                     f"mask, or a softmax over a fully masked row); use the dtype's own "
                     f"limit (float16 ends at 65504) or do this math in float32",
-                    self._fix(node, value < 0, site, region.kind == "layer"),
+                    self._fix(node, value, site, region.kind == "layer"),
                 )
 
-    def _fix(self, node: cst.BaseExpression, negative: bool, site: Site, in_layer: bool) -> Optional[Fix]:
-        """``tf.as_dtype(<16-bit tensor>.dtype).min`` (or ``self.compute_dtype``)."""
+    def _fix(self, node: cst.BaseExpression, value: float, site: Site, in_layer: bool) -> Optional[Fix]:
+        """``tf.as_dtype(<16-bit tensor>.dtype).min`` (or ``self.compute_dtype``).
+
+        Only for sentinels that stand for -inf/+inf (masks, padding fill values):
+        negative constants and huge ones. A scale such as ``x * 1e5`` has no
+        mechanical replacement, so it gets no fix.
+        """
+        if value > 0 and value < SENTINEL:
+            return None
         tf = self.names.module_alias("tensorflow")
         if tf is None:
             return None
         dtype = self._dtype_source(site, in_layer)
         if dtype is None:
             return None
-        limit = "min" if negative else "max"
+        limit = "min" if value < 0 else "max"
         new = cst.parse_expression(f"{tf}.as_dtype({dtype}).{limit}")
         if node.lpar:
             new = new.with_changes(lpar=node.lpar, rpar=node.rpar)
