@@ -13,6 +13,10 @@ from mplint.checker import Check, Fix
 from mplint.edits import with_keyword
 
 
+#: how TensorFlow's error message names the 16-bit dtypes
+_TF_NAMES = {"float16": "half", "bfloat16": "bfloat16", "float16/bfloat16": "half (or bfloat16)"}
+
+
 class HardcodedFloat32InLayer(Check):
     rule_id = "MP504"
     requires = (ComputeRegions, TensorKinds)
@@ -42,14 +46,21 @@ class HardcodedFloat32InLayer(Check):
                 if origin in reported:
                     continue
                 reported.add(origin)
-                self.report(
-                    origin,
-                    f"float32 tensor made in {compute} layer code{policy.note}; it meets a "
-                    f"{compute} tensor in `{self._snippet(mismatch.node)}`, where TensorFlow raises "
-                    f"'expected to be a half tensor but is a float tensor'; create it "
-                    f"in the compute dtype ({'self.compute_dtype' if region.kind == 'layer' else 'x.dtype'})",
-                    self._fix(origin, where, mismatch, region.kind == "layer"),
-                )
+                meets = (f"it meets a {compute} tensor in `{self._snippet(mismatch.node)}`, "
+                         f"where TensorFlow raises 'expected to be a {_TF_NAMES.get(compute, compute)} "
+                         f"tensor but is a float tensor'")
+                if self._is_variable(origin):
+                    message = (f"raw tf.Variable is float32 and never autocast{policy.note}; "
+                               f"{meets}; create the weight with self.add_weight, which "
+                               f"Keras reads in the compute dtype inside call")
+                else:
+                    spelling = "self.compute_dtype" if region.kind == "layer" else "x.dtype"
+                    message = (f"float32 tensor made in {compute} layer code{policy.note}; "
+                               f"{meets}; create it in the compute dtype ({spelling})")
+                self.report(origin, message, self._fix(origin, where, mismatch, region.kind == "layer"))
+
+    def _is_variable(self, origin: cst.CSTNode) -> bool:
+        return isinstance(origin, cst.Call) and "tensorflow.Variable" in self.names.resolve(origin.func)
 
     def _uses_tensorflow(self) -> bool:
         return any(
