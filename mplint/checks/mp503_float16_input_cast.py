@@ -49,15 +49,18 @@ class Float16InputCast(Check):
             if not regions.is_pipeline(loc):
                 continue
             name = next(iter(found))
+            # ``.astype`` results often feed tf.numpy_function with a declared
+            # Tout, which a new dtype would contradict: unsafe there.
+            safety = "unsafe" if _is_astype(call) else "safe"
             self.report(
                 dtype,
                 f"input data cast to {name} in the input pipeline{policy.note}; keep "
                 f"input processing in float32 and let the model's first layer cast "
                 f"to the compute dtype (the mixed precision guide's advice)",
-                self._fix(dtype),
+                self._fix(dtype, safety),
             )
 
-    def _fix(self, dtype: cst.BaseExpression) -> Optional[Fix]:
+    def _fix(self, dtype: cst.BaseExpression, safety: str) -> Optional[Fix]:
         """Cast to float32 in the same spelling: ``tf.float16`` -> ``tf.float32``."""
         if isinstance(dtype, cst.Attribute) and dtype.attr.value in _ATTRS:
             new: cst.BaseExpression = dtype.with_changes(attr=cst.Name("float32"))
@@ -66,4 +69,8 @@ class Float16InputCast(Check):
             new = cst.SimpleString(f"{dtype.prefix}{quote}float32{quote}")
         else:
             return None
-        return Fix({dtype: new}, safety="safe")
+        return Fix({dtype: new}, safety=safety)
+
+
+def _is_astype(call: cst.Call) -> bool:
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value == "astype"
