@@ -110,7 +110,8 @@ class ComputeRegions(Analysis):
         self._classes: Dict[cst.ClassDef, LayerClass] = {}
         self._all_classes: Dict[cst.ClassDef, Tuple[Scope, List[Tuple[cst.BaseExpression, FrozenSet[str]]]]] = {}
         self._lambda_args: List[_Pending] = []
-        self._map_args: List[Tuple[cst.Call, _Pending]] = []
+        #: ``<receiver>.map(fn)`` calls: the receiver and the mapped function
+        self._map_args: List[Tuple[cst.BaseExpression, _Pending]] = []
         self._functional: Dict[int, _Functional] = {}
         #: ``super().__init__(...)`` calls by the class they appear in
         self._super_inits: List[Tuple[cst.Call, Scope]] = []
@@ -131,7 +132,7 @@ class ComputeRegions(Analysis):
             if attr in _MAP_METHODS and node.args:
                 fn = argument(node, 0, "map_func")
                 if fn is not None:
-                    self._map_args.append((node, _Pending(fn, self.ctx.scopes.location())))
+                    self._map_args.append((func.value, _Pending(fn, self.ctx.scopes.location())))
                 return
             if attr == "__init__" and _is_super_call(func.value):
                 self._super_inits.append((node, self.ctx.scopes.current))
@@ -143,7 +144,7 @@ class ComputeRegions(Analysis):
         if resolved & LAMBDA_LAYER:
             fn = argument(node, 0, "function")
             dtype = argument(node, -1, "dtype")
-            if fn is not None and (dtype is None or not self._pins_float32(dtype, loc)):
+            if fn is not None and (dtype is None or not self._not_sixteen_bit(dtype, loc)):
                 self._lambda_args.append(_Pending(fn, loc))
         elif resolved & INPUT_FUNCTIONS:
             self._functional_for(loc.scope).inputs.append(loc.order)
@@ -169,8 +170,8 @@ class ComputeRegions(Analysis):
             found = self._functional[id(scope)] = _Functional(scope)
         return found
 
-    def _pins_float32(self, expr: cst.BaseExpression, loc: Location) -> bool:
-        """True unless the dtype argument is certainly a 16-bit or mixed one."""
+    def _not_sixteen_bit(self, expr: cst.BaseExpression, loc: Location) -> bool:
+        """True unless a dtype argument is certainly a 16-bit or mixed policy name."""
         found = self.ctx.values.values(expr, loc)
         if found is None:
             return True  # unknown dtype: not ours to judge
@@ -203,27 +204,32 @@ class ComputeRegions(Analysis):
             dtype = argument(call, -1, "dtype")
             autocast = argument(call, -1, "autocast")
             loc = Location(scope, 10**9)
-            if dtype is not None and self._pins_float32(dtype, loc):
+            if dtype is not None and self._not_sixteen_bit(dtype, loc):
                 self._classes[cls_scope.node].sixteen_bit = False
             if isinstance(autocast, cst.Name) and autocast.value == "False":
                 self._classes[cls_scope.node].sixteen_bit = False
         for node in self._autocast_off:
             if node in self._classes:
                 self._classes[node].sixteen_bit = False
-        # subclasses of a float32 layer class stay float32 (a fixpoint is not needed
-        # for realistic depths; one pass over the classes in file order suffices)
-        for cls in self._classes.values():
-            for expr, _ in cls.bases:
-                if isinstance(expr, cst.Name) and expr.value in by_name:
-                    parent = self._classes.get(by_name[expr.value])
+        # subclasses of a float32 (or non-autocast) layer class inherit that
+        changed = True
+        while changed:
+            changed = False
+            for cls in self._classes.values():
+                if not cls.sixteen_bit:
+                    continue
+                for expr, _ in cls.bases:
+                    parent = self._classes.get(by_name[expr.value]) if (
+                        isinstance(expr, cst.Name) and expr.value in by_name) else None
                     if parent is not None and not parent.sixteen_bit:
                         cls.sixteen_bit = False
+                        changed = True
         for pending in self._lambda_args:
             fn = self._function_node(pending.expr, pending.loc)
             if fn is not None:
                 self._lambda_functions.add(fn)
-        for call, pending in self._map_args:
-            if not self._is_dataset(call.func.value, pending.loc, 0):  # type: ignore[attr-defined]
+        for receiver, pending in self._map_args:
+            if not self._is_dataset(receiver, pending.loc, 0):
                 continue
             fn = self._function_node(pending.expr, pending.loc)
             if fn is not None:

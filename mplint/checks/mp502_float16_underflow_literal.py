@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Optional, Set
+from typing import FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from mplint.analysis.compute_regions import ComputeRegions
 from mplint.analysis.layers import computes_in_float32
 from mplint.analysis.models import LayerCall, argument
-from mplint.analysis.tensor_kinds import LOW, TensorKinds
-from mplint.checker import Check
+from mplint.analysis.tensor_kinds import LOW, TensorKinds, Where
+from mplint.checker import Check, Context
 
 #: half of float16's smallest subnormal (5.96e-8): anything below rounds to 0.0
 #: (TF 2.21: 2.9e-8 -> 0.0, 3e-8 -> 5.96e-8)
@@ -40,9 +40,10 @@ class Float16UnderflowLiteral(Check):
     rule_id = "MP502"
     requires = (ComputeRegions, TensorKinds)
 
-    def __init__(self, ctx) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
-        self._norm_calls = []  # type: list
+        #: normalization calls: (call, canonical names, where, Keras packages)
+        self._norm_calls: List[Tuple[cst.Call, FrozenSet[str], Where, FrozenSet[str]]] = []
 
     def visit_Call(self, node: cst.Call) -> None:
         names = self.names.resolve(node.func)
@@ -85,11 +86,11 @@ class Float16UnderflowLiteral(Check):
                 epsilon = argument(call, -1, "epsilon")
             self._check_epsilon(epsilon, kinds, where, seen, policy.note)
 
-    def _keras2(self, origins: frozenset) -> bool:
+    def _keras2(self, origins: FrozenSet[str]) -> bool:
         return "tf_keras" in origins or self.facts.keras_version == 2
 
     def _check_epsilon(self, epsilon: Optional[cst.BaseExpression], kinds: TensorKinds,
-                       where, seen: Set[cst.CSTNode], note: str) -> None:  # type: ignore[no-untyped-def]
+                       where: Where, seen: Set[cst.CSTNode], note: str) -> None:
         if epsilon is None or epsilon in seen:
             return
         values = kinds.constant(epsilon, where)
@@ -102,7 +103,10 @@ class Float16UnderflowLiteral(Check):
 
     def _report(self, node: cst.CSTNode, value: float, note: str, where: str) -> None:
         text = " ".join(self.ctx.module.code_for_node(node).split())
-        shown = text if text.replace(".", "").replace("-", "").replace("e", "").isdigit() else f"{text} ({value:g})"
+        literal = isinstance(node, (cst.Float, cst.Integer)) or (
+            isinstance(node, cst.UnaryOperation) and isinstance(node.expression, (cst.Float, cst.Integer))
+        )
+        shown = text if literal else f"{text} ({value:g})"
         self.report(
             node,
             f"`{shown}` is 0.0 in float16{note}; {where}, so it no longer guards a "

@@ -8,7 +8,7 @@ import libcst as cst
 
 from mplint.analysis.compute_regions import ComputeRegions
 from mplint.analysis.models import argument
-from mplint.checker import Check, Fix
+from mplint.checker import Check, Context, Fix
 from mplint.scopes import Location
 
 #: casts whose dtype argument is the second one (or ``dtype=``)
@@ -23,7 +23,7 @@ class Float16InputCast(Check):
     rule_id = "MP503"
     requires = (ComputeRegions,)
 
-    def __init__(self, ctx) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
         self._casts: List[Tuple[cst.Call, cst.BaseExpression, Location]] = []
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Iterator, List, Optional, Tuple
+from typing import Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from mplint.analysis.compute_regions import ComputeRegions
 from mplint.analysis.tensor_kinds import LOW, TensorKinds, Where
-from mplint.checker import Check, Fix
+from mplint.checker import Check, Context, Fix
 from mplint.edits import quote_of, string
 
 _SUMS = frozenset({"tensorflow.reduce_sum", "tensorflow.math.reduce_sum",
@@ -23,7 +23,7 @@ class Float16Accumulation(Check):
     rule_id = "MP505"
     requires = (ComputeRegions, TensorKinds)
 
-    def __init__(self, ctx) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
         self._sinks: List[Tuple[cst.Call, Where]] = []
 
@@ -43,7 +43,7 @@ class Float16Accumulation(Check):
         if policy is None or not policy.float16:
             return  # bfloat16 sums do not overflow (float32's range)
         kinds = self.ctx.get(TensorKinds)
-        reported = set()
+        reported: Set[cst.CSTNode] = set()
         for sink, where in self._sinks:
             value = sink.args[0].value
             for total, at, direct in self._sums(value, where, True, 0):
