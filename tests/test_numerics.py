@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from mplint.api import lint_text, make_linter
+from mplint.api import fix_text, lint_text, make_linter
 
 HEADER = "import tensorflow as tf\ntf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
 
@@ -197,3 +197,23 @@ class Norm(tf.keras.layers.Layer):
 """
     assert fired(code, assume_policy="mixed_bfloat16") == set()
     assert fired(code, assume_policy="mixed_float16") == {(6, "MP505"), (7, "MP501"), (7, "MP502")}
+
+
+def test_keras_ops_sum_fix_uses_ops_cast():
+    code = textwrap.dedent("""\
+        import keras
+        from keras import ops
+
+        keras.mixed_precision.set_global_policy("mixed_float16")
+
+
+        class Penalty(keras.layers.Layer):
+            def call(self, x):
+                self.add_loss(ops.sum(ops.square(x)))
+                return x
+        """)
+    linter = make_linter(select=["MP505"])
+    assert [(f.line, f.fix) for f in lint_text(code, linter=linter)[0]] == [(9, "safe")]
+    fixed = fix_text(code, linter=linter)
+    assert 'self.add_loss(ops.sum(ops.cast(ops.square(x), "float32")))' in fixed
+    assert lint_text(fixed, linter=linter)[0] == []

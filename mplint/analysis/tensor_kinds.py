@@ -51,7 +51,9 @@ _AUG_ARITHMETIC = (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign, cst.Di
 
 _TF_PREFIXES = ("tensorflow.", "tensorflow.math.", "tensorflow.nn.", "tensorflow.linalg.")
 
-#: TensorFlow ops whose result has the dtype of their first tensor argument
+_KERAS_OPS_PREFIXES = ("keras.ops.", "keras.ops.nn.", "keras.ops.numpy.", "keras.backend.")
+
+#: TensorFlow (and Keras) ops whose result has the dtype of their first tensor argument
 _PRESERVING = frozenset({
     "reshape", "transpose", "expand_dims", "squeeze", "tile", "identity", "stop_gradient",
     "abs", "negative", "square", "sqrt", "rsqrt", "exp", "log", "log1p", "tanh", "sigmoid",
@@ -63,6 +65,9 @@ _PRESERVING = frozenset({
     "subtract", "multiply", "divide", "truediv", "maximum", "minimum", "pow",
     "squared_difference", "einsum", "tensordot", "concat", "stack", "add_n",
     "erf", "sin", "cos", "reciprocal", "floor", "ceil", "round", "sign",
+    # Keras spellings of the same ops
+    "sum", "mean", "max", "min", "prod", "var", "std", "dot", "batch_dot", "concatenate",
+    "where", "clip", "logsumexp", "expm1",
 })
 
 #: ops whose tensor operands must share one dtype: name -> how to find them
@@ -276,10 +281,6 @@ class TensorKinds(Analysis):
         if layout == "list" and args and isinstance(args[0], (cst.List, cst.Tuple)):
             return [e.value for e in args[0].elements if not isinstance(e, cst.StarredElement)]
         return []
-
-    def call_context(self, node: cst.BinaryOperation) -> Optional[Tuple[cst.Call, Where]]:
-        """The combining call an outermost arithmetic expression is an argument of."""
-        return self._arg_of.get(node)
 
     # -- constants ------------------------------------------------------------------------
     def constant(self, expr: cst.BaseExpression, where: Where) -> Optional[FrozenSet[float]]:
@@ -496,15 +497,17 @@ class TensorKinds(Analysis):
             found = self.ctx.values.values(value, where.loc) if value is not None else None
             return F32 if found and all(isinstance(v, float) for v in found) else None
         for name in names:
-            if name.rsplit(".", 1)[0] + "." in _TF_PREFIXES and name.rsplit(".", 1)[-1] in _PRESERVING:
+            module, short = name.rsplit(".", 1)
+            if module + "." in _TF_PREFIXES + _KERAS_OPS_PREFIXES and short in _PRESERVING:
                 operands = self.operands(call) if self.combining(call) else []
                 if not operands:
                     first = [a.value for a in call.args if a.keyword is None and not a.star]
-                    operands = first[:1]
-                    if name.endswith("einsum"):
-                        operands = first[1:]
+                    operands = first[1:] if short == "einsum" else first[:1]
                 kinds = {self.kind(o, where, depth + 1) for o in operands} - {None}
-                return next(iter(kinds)) if len(kinds) == 1 else None
+                if len(kinds) == 1:
+                    return next(iter(kinds))
+                # Keras ops promote float16 with float32 to float32
+                return F32 if module.startswith("keras.") and kinds == {LOW, F32} else None
         return None
 
     def _called_layer(self, func: cst.BaseExpression, where: Where) -> Optional[bool]:
