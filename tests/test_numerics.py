@@ -135,6 +135,14 @@ inputs = tf_keras.Input((8, 8, 16))
 x = tf_keras.layers.GroupNormalization(groups=4, epsilon=1e-12)(inputs)
 y = tf.keras.layers.GroupNormalization(groups=4, epsilon=1e-12)(inputs)
 """, {(6, "MP502")}),
+    "preprocess-method-of-a-layer-is-model-code": (HEADER + """
+class Stem(tf.keras.layers.Layer):
+    def _preprocess(self, x):
+        return tf.cast(x, tf.float16) / 255.0
+
+    def call(self, x):
+        return self._preprocess(x)
+""", set()),
     "per-row-sum-is-not-an-accumulator": (HEADER + """
 class Pool(tf.keras.layers.Layer):
     def call(self, x):

@@ -342,12 +342,17 @@ class ComputeRegions(Analysis):
             node = scope.node
             if node in self._pipeline_functions:
                 return True
-            if isinstance(node, cst.FunctionDef):
+            if isinstance(node, cst.FunctionDef) and not self._is_layer_method(scope):
                 name = node.name.value.lower()
                 if any(word in name for word in _PREPROCESS_WORDS):
                     return True
             scope = scope.parent
         return False
+
+    def _is_layer_method(self, scope: Scope) -> bool:
+        """A method of a Keras layer class: model code, whatever its name says."""
+        parent = scope.parent
+        return parent is not None and parent.kind == "class" and parent.node in self._classes
 
     def is_sixteen_bit_layer(self, expr: cst.BaseExpression, loc: Location) -> bool:
         """A layer constructor call whose instances compute in the 16-bit dtype."""
