@@ -222,6 +222,14 @@ class NameResolver:
             self._cache[key] = hit
         return hit
 
+    def module_alias(self, qualified: str) -> Optional[str]:
+        """A module-level local name bound to exactly ``qualified`` (``tf`` for
+        ``tensorflow``), for fixes that must spell an API; None when there is none."""
+        for local, targets in sorted(self.module_scope.aliases.items()):
+            if targets == {qualified}:
+                return local
+        return None
+
     def origins(self, node: cst.BaseExpression) -> FrozenSet[str]:
         """Keras packages (``keras``/``tf_keras``) the expression comes from."""
         return frozenset(o for o in map(keras_origin, self.qualified(node)) if o)

@@ -1,0 +1,400 @@
+"""Which code runs in the 16-bit compute dtype under a mixed policy, and which feeds it.
+
+Numeric rules (MP501-MP505) only make sense where tensors really are float16 or
+bfloat16. Under a mixed policy that is:
+
+- ``call`` (and private ``_helper`` methods) of a class whose bases resolve to a
+  Keras layer or model (``keras.layers.Layer``, ``keras.Model``, a built-in layer,
+  or another such class in the same file); its first argument is autocast to the
+  compute dtype, and weights made by ``add_weight`` read as 16-bit inside it;
+- functions (``def`` or ``lambda``) wrapped in ``keras.layers.Lambda``;
+- the statements between ``keras.Input(...)`` and ``keras.Model(...)`` in one scope
+  (functional model building), where layer outputs are 16-bit.
+
+Excluded on purpose, because the code does not run in 16-bit: layers that pass
+``dtype='float32'`` (or any non-16-bit dtype) to their own constructor or turn
+``autocast`` off, ``__init__``/``build``/``get_config``, ``train_step`` and the
+other trainer hooks, metrics and losses (Keras keeps their state and, in Keras 3,
+their inputs in float32).
+
+MP503 also needs the *input pipeline*: functions mapped over a ``tf.data`` dataset
+(``ds.map(fn)``) and functions named like preprocessing (``preprocess``, ``augment``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from mplint.analysis.models import argument
+from mplint.checker import Analysis, Context
+from mplint.scopes import Binding, Location, Scope
+
+LAYER_BASES = frozenset({"keras.layers.Layer", "keras.Model", "keras.Sequential"})
+LAMBDA_LAYER = frozenset({"keras.layers.Lambda"})
+INPUT_FUNCTIONS = frozenset({"keras.Input"})
+MODEL_CLASSES = frozenset({"keras.Model"})
+
+#: methods of a layer class that do not run under autocast in the compute dtype
+_NOT_COMPUTE = frozenset({
+    "__init__", "build", "get_config", "from_config", "compute_output_shape",
+    "compute_output_signature", "compute_output_spec", "train_step", "test_step",
+    "predict_step", "compute_loss", "compute_metrics", "fit", "evaluate", "predict",
+    "compile", "get_build_config", "build_from_config", "save_own_variables",
+    "load_own_variables",
+})
+
+#: built-in layers whose outputs are integers or strings, never the compute dtype
+_NON_FLOAT_LAYERS = ("Lookup", "Hashing", "TextVectorization", "Discretization")
+
+#: functions that build a tf.data dataset (their result's ``.map`` is a pipeline)
+_DATASET_SOURCES = ("tensorflow.data.", "tensorflow_datasets.")
+_DATASET_FACTORIES = frozenset({
+    "keras.utils.image_dataset_from_directory", "keras.utils.text_dataset_from_directory",
+    "keras.utils.audio_dataset_from_directory", "keras.utils.timeseries_dataset_from_array",
+    "keras.preprocessing.image_dataset_from_directory",
+    "keras.preprocessing.text_dataset_from_directory",
+})
+#: dataset methods that return a dataset, so a chain of them stays a pipeline
+_DATASET_METHODS = frozenset({
+    "map", "batch", "padded_batch", "shuffle", "prefetch", "repeat", "cache", "filter",
+    "take", "skip", "unbatch", "rebatch", "flat_map", "interleave", "zip", "concatenate",
+    "with_options", "apply", "ragged_batch", "shard", "enumerate",
+})
+_MAP_METHODS = frozenset({"map", "flat_map", "interleave"})
+_PREPROCESS_WORDS = ("preprocess", "augment")
+
+
+@dataclass
+class LayerClass:
+    """A class whose instances are Keras layers or models."""
+
+    node: cst.ClassDef
+    scope: Scope
+    bases: List[Tuple[cst.BaseExpression, FrozenSet[str]]]
+    #: False when the class pins its own dtype to a non-16-bit one or turns autocast off
+    sixteen_bit: bool = True
+
+
+@dataclass
+class Region:
+    """Where a location runs: kind is ``layer``, ``lambda`` or ``functional``."""
+
+    kind: str
+    #: the function scope of the region (None for functional code)
+    function: Optional[Scope]
+    #: the layer class whose method this is (``layer`` regions only)
+    layer_class: Optional[LayerClass] = None
+
+
+@dataclass
+class _Pending:
+    expr: cst.BaseExpression
+    loc: Location
+
+
+@dataclass
+class _Functional:
+    scope: Scope
+    inputs: List[int] = field(default_factory=list)
+    models: List[int] = field(default_factory=list)
+
+
+class ComputeRegions(Analysis):
+    """Collects layer classes, Lambda functions, functional spans and pipelines."""
+
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
+        self._classes: Dict[cst.ClassDef, LayerClass] = {}
+        self._all_classes: Dict[cst.ClassDef, Tuple[Scope, List[Tuple[cst.BaseExpression, FrozenSet[str]]]]] = {}
+        self._lambda_args: List[_Pending] = []
+        #: ``<receiver>.map(fn)`` calls: the receiver and the mapped function
+        self._map_args: List[Tuple[cst.BaseExpression, _Pending]] = []
+        self._functional: Dict[int, _Functional] = {}
+        #: ``super().__init__(...)`` calls by the class they appear in
+        self._super_inits: List[Tuple[cst.Call, Scope]] = []
+        self._autocast_off: Set[cst.ClassDef] = set()
+        self._resolved = False
+        self._lambda_functions: Set[cst.CSTNode] = set()
+        self._pipeline_functions: Set[cst.CSTNode] = set()
+
+    # -- collection ---------------------------------------------------------------
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        bases = [(arg.value, self.ctx.names.resolve(arg.value)) for arg in node.bases if arg.keyword is None]
+        self._all_classes[node] = (self.ctx.scopes.current, bases)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute):
+            attr = func.attr.value
+            if attr in _MAP_METHODS and node.args:
+                fn = argument(node, 0, "map_func")
+                if fn is not None:
+                    self._map_args.append((func.value, _Pending(fn, self.ctx.scopes.location())))
+                return
+            if attr == "__init__" and _is_super_call(func.value):
+                self._super_inits.append((node, self.ctx.scopes.current))
+                return
+        resolved = self.ctx.names.resolve(func)
+        if not resolved:
+            return
+        loc = self.ctx.scopes.location()
+        if resolved & LAMBDA_LAYER:
+            fn = argument(node, 0, "function")
+            dtype = argument(node, -1, "dtype")
+            if fn is not None and (dtype is None or not self._not_sixteen_bit(dtype, loc)):
+                self._lambda_args.append(_Pending(fn, loc))
+        elif resolved & INPUT_FUNCTIONS:
+            self._functional_for(loc.scope).inputs.append(loc.order)
+        elif resolved & MODEL_CLASSES and node.args:
+            self._functional_for(loc.scope).models.append(loc.order)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        # ``self.autocast = False`` in a layer: inputs keep whatever dtype they had
+        for target in node.targets:
+            t = target.target
+            if (
+                isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name)
+                and t.value.value == "self" and t.attr.value in ("autocast", "_autocast")
+                and isinstance(node.value, cst.Name) and node.value.value == "False"
+            ):
+                cls = self.ctx.scopes.current.enclosing_class()
+                if cls is not None and isinstance(cls.node, cst.ClassDef):
+                    self._autocast_off.add(cls.node)
+
+    def _functional_for(self, scope: Scope) -> _Functional:
+        found = self._functional.get(id(scope))
+        if found is None:
+            found = self._functional[id(scope)] = _Functional(scope)
+        return found
+
+    def _not_sixteen_bit(self, expr: cst.BaseExpression, loc: Location) -> bool:
+        """True unless a dtype argument is certainly a 16-bit or mixed policy name."""
+        found = self.ctx.values.values(expr, loc)
+        if found is None:
+            return True  # unknown dtype: not ours to judge
+        return not all(isinstance(v, str) and ("16" in v) for v in found)
+
+    # -- resolution (after the walk) ----------------------------------------------------
+    def _resolve(self) -> None:
+        if self._resolved:
+            return
+        self._resolved = True
+        # layer classes: bases that are Keras layers/models, or local layer classes
+        by_name: Dict[str, cst.ClassDef] = {c.name.value: c for c in self._all_classes}
+        changed = True
+        while changed:
+            changed = False
+            for node, (scope, bases) in self._all_classes.items():
+                if node in self._classes:
+                    continue
+                if any(_is_layer_base(names) for _, names in bases) or any(
+                    isinstance(expr, cst.Name) and expr.value in by_name
+                    and by_name[expr.value] in self._classes
+                    for expr, _ in bases
+                ):
+                    self._classes[node] = LayerClass(node, scope, bases)
+                    changed = True
+        for call, scope in self._super_inits:
+            cls_scope = scope.enclosing_class()
+            if cls_scope is None or cls_scope.node not in self._classes:
+                continue
+            dtype = argument(call, -1, "dtype")
+            autocast = argument(call, -1, "autocast")
+            loc = Location(scope, 10**9)
+            if dtype is not None and self._not_sixteen_bit(dtype, loc):
+                self._classes[cls_scope.node].sixteen_bit = False
+            if isinstance(autocast, cst.Name) and autocast.value == "False":
+                self._classes[cls_scope.node].sixteen_bit = False
+        for node in self._autocast_off:
+            if node in self._classes:
+                self._classes[node].sixteen_bit = False
+        # subclasses of a float32 (or non-autocast) layer class inherit that
+        changed = True
+        while changed:
+            changed = False
+            for cls in self._classes.values():
+                if not cls.sixteen_bit:
+                    continue
+                for expr, _ in cls.bases:
+                    parent = self._classes.get(by_name[expr.value]) if (
+                        isinstance(expr, cst.Name) and expr.value in by_name) else None
+                    if parent is not None and not parent.sixteen_bit:
+                        cls.sixteen_bit = False
+                        changed = True
+        for pending in self._lambda_args:
+            fn = self._function_node(pending.expr, pending.loc)
+            if fn is not None:
+                self._lambda_functions.add(fn)
+        for receiver, pending in self._map_args:
+            if not self._is_dataset(receiver, pending.loc, 0):
+                continue
+            fn = self._function_node(pending.expr, pending.loc)
+            if fn is not None:
+                self._pipeline_functions.add(fn)
+
+    def _function_node(self, expr: cst.BaseExpression, loc: Location) -> Optional[cst.CSTNode]:
+        """The ``def`` or ``lambda`` an argument denotes, when it is in this file."""
+        if isinstance(expr, cst.Lambda):
+            return expr
+        if isinstance(expr, cst.Name):
+            binding = loc.lookup(expr.value)
+            if binding is not None and binding.kind == "def":
+                return binding.node
+        return None
+
+    def _is_dataset(self, expr: cst.BaseExpression, loc: Location, depth: int) -> bool:
+        """Whether ``expr`` certainly evaluates to a tf.data dataset."""
+        if depth > 12:
+            return False
+        if isinstance(expr, cst.Call):
+            func = expr.func
+            resolved = self.ctx.names.resolve(func)
+            if any(n.startswith(_DATASET_SOURCES) for n in resolved) or resolved & _DATASET_FACTORIES:
+                return True
+            if isinstance(func, cst.Attribute) and func.attr.value in _DATASET_METHODS:
+                return self._is_dataset(func.value, loc, depth + 1)
+            return False
+        if isinstance(expr, cst.Name):
+            binding = loc.lookup(expr.value)
+            if binding is None or binding.scope is None or binding.value is None:
+                return False
+            if binding.kind not in ("assign", "annassign"):
+                return False
+            return self._is_dataset(binding.value, Location(binding.scope, binding.order), depth + 1)
+        return False
+
+    # -- queries -------------------------------------------------------------------------
+    def layer_classes(self) -> List[LayerClass]:
+        self._resolve()
+        return list(self._classes.values())
+
+    def layer_class(self, node: cst.CSTNode) -> Optional[LayerClass]:
+        self._resolve()
+        return self._classes.get(node)  # type: ignore[arg-type]
+
+    def region(self, loc: Location) -> Optional[Region]:
+        """The 16-bit region the location runs in, or None."""
+        found = self.function_region(loc.scope)
+        if found is not None:
+            return found
+        return Region("functional", None) if self.in_functional(loc) else None
+
+    def function_region(self, scope: Optional[Scope]) -> Optional[Region]:
+        """The innermost enclosing function that runs in 16-bit, if any."""
+        self._resolve()
+        while scope is not None:
+            if scope.kind in ("function", "lambda"):
+                found = self._function_region(scope)
+                if found is not None:
+                    return found
+            scope = scope.parent
+        return None
+
+    def _function_region(self, scope: Scope) -> Optional[Region]:
+        node = scope.node
+        if node in self._lambda_functions:
+            return Region("lambda", scope)
+        if isinstance(node, cst.FunctionDef) and scope.parent is not None and scope.parent.kind == "class":
+            cls = self._classes.get(scope.parent.node)  # type: ignore[arg-type]
+            if cls is None or not cls.sixteen_bit:
+                return None
+            name = node.name.value
+            if name == "call" or (name.startswith("_") and not name.startswith("__") and name not in _NOT_COMPUTE):
+                return Region("layer", scope, cls)
+        return None
+
+    def in_functional(self, loc: Location) -> bool:
+        """Between ``keras.Input(...)`` and ``keras.Model(...)`` in the same scope."""
+        spans = self._functional.get(id(loc.scope))
+        if spans is None or not spans.inputs or not spans.models:
+            return False
+        for model in spans.models:
+            inputs = [i for i in spans.inputs if i <= model]
+            if inputs and min(inputs) <= loc.order <= model:
+                return True
+        return False
+
+    def is_low_param(self, binding: Binding) -> bool:
+        """A parameter that Keras autocasts to the compute dtype on entry."""
+        self._resolve()
+        if binding.kind != "param" or binding.scope is None:
+            return False
+        scope = binding.scope
+        node = scope.node
+        params = _positional(node)
+        region = self._function_region(scope) if scope.kind in ("function", "lambda") else None
+        if region is None:
+            return False
+        if region.kind == "lambda":
+            return bool(params) and params[0] is binding.node
+        if region.kind == "layer" and isinstance(node, cst.FunctionDef) and node.name.value == "call":
+            return len(params) >= 2 and params[1] is binding.node
+        return False
+
+    def is_pipeline(self, loc: Location) -> bool:
+        """Inside a function mapped over a tf.data dataset or a preprocessing function."""
+        self._resolve()
+        scope: Optional[Scope] = loc.scope
+        while scope is not None:
+            node = scope.node
+            if node in self._pipeline_functions:
+                return True
+            if isinstance(node, cst.FunctionDef) and not self._is_layer_method(scope):
+                name = node.name.value.lower()
+                if any(word in name for word in _PREPROCESS_WORDS):
+                    return True
+            scope = scope.parent
+        return False
+
+    def _is_layer_method(self, scope: Scope) -> bool:
+        """A method of a Keras layer class: model code, whatever its name says."""
+        parent = scope.parent
+        return parent is not None and parent.kind == "class" and parent.node in self._classes
+
+    def is_sixteen_bit_layer(self, expr: cst.BaseExpression, loc: Location) -> bool:
+        """A layer constructor call whose instances compute in the 16-bit dtype."""
+        if not isinstance(expr, cst.Call):
+            return False
+        names = self.ctx.names.resolve(expr.func)
+        if names:
+            if not any(n.startswith("keras.layers.") for n in names):
+                return False
+            if any(part in n for n in names for part in _NON_FLOAT_LAYERS):
+                return False
+        elif isinstance(expr.func, cst.Name):
+            binding = loc.lookup(expr.func.value)
+            if binding is None or binding.kind != "class":
+                return False
+            cls = self.layer_class(binding.node)
+            if cls is None or not cls.sixteen_bit:
+                return False
+        else:
+            return False
+        dtype = argument(expr, -1, "dtype")
+        if dtype is None:
+            return True
+        found = self.ctx.values.values(dtype, loc)
+        return found is not None and all(isinstance(v, str) and "16" in v for v in found)
+
+
+def _is_layer_base(names: FrozenSet[str]) -> bool:
+    for name in names:
+        if name in LAYER_BASES:
+            return True
+        if name.startswith("keras.layers.") and name.rsplit(".", 1)[-1][:1].isupper():
+            return True
+    return False
+
+
+def _is_super_call(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "super"
+
+
+def _positional(node: cst.CSTNode) -> List[cst.Param]:
+    if isinstance(node, (cst.FunctionDef, cst.Lambda)):
+        return list(node.params.posonly_params) + list(node.params.params)
+    return []
+

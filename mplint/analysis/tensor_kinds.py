@@ -1,0 +1,736 @@
+"""Which tensors are 16-bit and which are float32, inside code that runs under a policy.
+
+A small, flow-aware dtype inference over one function at a time. An expression is
+``LOW`` (the 16-bit compute dtype), ``F32`` (certainly float32) or unknown (None);
+rules only fire on what is known, so unknowns keep them silent.
+
+- ``LOW``: the autocast first argument of a layer's ``call`` or of a Lambda function,
+  weights from ``add_weight`` read inside ``call``, outputs of 16-bit sublayers,
+  casts to ``self.compute_dtype`` / ``x.dtype`` of a 16-bit ``x`` / float16, and
+  dtype-preserving TensorFlow ops of those.
+- ``F32``: ``tf.cast(.., tf.float32)`` (any spelling: ``'float32'``, ``np.float32``,
+  ``K.floatx()``, ``self.dtype``, which is the *variable* dtype), ``tf.constant`` of
+  floats or with a float32 dtype, ``tf.ones/zeros/eye`` without a dtype, random ops
+  without a dtype, and raw ``tf.Variable`` attributes made in ``build``.
+
+A name is followed to its binding only when that binding certainly reaches the use
+(it sits in the same block or an enclosing one): after ``if ...: x = tf.cast(x,
+'float32')`` the dtype of ``x`` is unknown. ``np.float32(2.0)`` scalars are not
+float32 tensors: TensorFlow converts them to the other operand's dtype (checked
+with TF 2.21).
+
+The same walk records the *sites* the numeric rules inspect: every outermost
+arithmetic expression and every call of an op that combines tensors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, FrozenSet, Iterator, List, Optional, Tuple
+
+import libcst as cst
+
+from mplint.analysis.compute_regions import ComputeRegions, Region
+from mplint.analysis.models import argument
+from mplint.checker import Analysis, Context
+from mplint.scopes import Binding, Location
+
+LOW = "low"
+F32 = "f32"
+
+Path = Tuple[int, ...]
+
+_MAX_DEPTH = 24
+
+#: arithmetic operators whose operands must share a dtype in TensorFlow
+ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide,
+              cst.Modulo, cst.Power, cst.MatrixMultiply)
+
+_AUG_ARITHMETIC = (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign, cst.DivideAssign,
+                   cst.MatrixMultiplyAssign, cst.PowerAssign)
+
+_TF_PREFIXES = ("tensorflow.", "tensorflow.math.", "tensorflow.nn.", "tensorflow.linalg.")
+
+_KERAS_OPS_PREFIXES = ("keras.ops.", "keras.ops.nn.", "keras.ops.numpy.", "keras.backend.")
+
+#: TensorFlow (and Keras) ops whose result has the dtype of their first tensor argument
+_PRESERVING = frozenset({
+    "reshape", "transpose", "expand_dims", "squeeze", "tile", "identity", "stop_gradient",
+    "abs", "negative", "square", "sqrt", "rsqrt", "exp", "log", "log1p", "tanh", "sigmoid",
+    "softplus", "relu", "relu6", "gelu", "elu", "selu", "swish", "silu", "leaky_relu",
+    "softmax", "log_softmax", "dropout", "l2_normalize", "reduce_sum", "reduce_mean",
+    "reduce_max", "reduce_min", "reduce_prod", "reduce_logsumexp", "reduce_std",
+    "reduce_variance", "cumsum", "gather", "gather_nd", "broadcast_to", "pad", "roll",
+    "reverse", "boolean_mask", "clip_by_value", "clip_by_norm", "norm", "matmul", "add",
+    "subtract", "multiply", "divide", "truediv", "maximum", "minimum", "pow",
+    "squared_difference", "einsum", "tensordot", "concat", "stack", "add_n",
+    "erf", "sin", "cos", "reciprocal", "floor", "ceil", "round", "sign",
+    # Keras spellings of the same ops
+    "sum", "mean", "max", "min", "prod", "var", "std", "dot", "batch_dot", "concatenate",
+    "where", "clip", "logsumexp", "expm1",
+})
+
+#: ops whose tensor operands must share one dtype: name -> how to find them
+_COMBINING = {
+    "add": "args", "subtract": "args", "multiply": "args", "divide": "args",
+    "truediv": "args", "maximum": "args", "minimum": "args", "pow": "args",
+    "matmul": "args", "squared_difference": "args", "tensordot": "args2",
+    "where": "tail", "einsum": "tail", "clip_by_value": "args3",
+    "concat": "list", "stack": "list", "add_n": "list",
+}
+#: Keras 2 backend functions that call the TF ops above
+_BACKEND_COMBINING = {
+    "keras.backend.dot": "args", "keras.backend.batch_dot": "args",
+    "keras.backend.maximum": "args", "keras.backend.minimum": "args",
+    "keras.backend.concatenate": "list",
+}
+#: Keras 3 ops promote mixed dtypes instead of failing, but still convert Python
+#: literals to the tensor's dtype, so they give literals a context (MP501/MP502)
+_KERAS_OPS = {
+    "keras.ops.add": "args", "keras.ops.subtract": "args", "keras.ops.multiply": "args",
+    "keras.ops.divide": "args", "keras.ops.maximum": "args", "keras.ops.minimum": "args",
+    "keras.ops.where": "tail", "keras.ops.clip": "args3",
+}
+
+_CASTS = frozenset({"tensorflow.cast", "keras.ops.cast", "keras.backend.cast",
+                    "tensorflow.image.convert_image_dtype"})
+_CONSTANTS = frozenset({"tensorflow.constant", "tensorflow.convert_to_tensor",
+                        "keras.ops.convert_to_tensor", "keras.backend.constant"})
+#: creation ops whose default dtype is float32
+_FLOAT32_DEFAULT = frozenset({
+    "tensorflow.ones", "tensorflow.zeros", "tensorflow.eye", "tensorflow.linalg.eye",
+    "tensorflow.random.normal", "tensorflow.random.uniform", "tensorflow.random.truncated_normal",
+    "tensorflow.random.stateless_normal", "tensorflow.random.stateless_uniform",
+    "tensorflow.random.stateless_truncated_normal", "tensorflow.random_normal",
+    "tensorflow.random_uniform", "tensorflow.truncated_normal",
+    "keras.random.normal", "keras.random.uniform", "keras.random.truncated_normal",
+    "keras.ops.ones", "keras.ops.zeros", "keras.ops.eye",
+    "keras.backend.random_normal", "keras.backend.random_uniform",
+})
+_LIKE = frozenset({"tensorflow.ones_like", "tensorflow.zeros_like", "keras.ops.ones_like",
+                   "keras.ops.zeros_like"})
+_FILL = frozenset({"tensorflow.fill"})
+_FLOATX = frozenset({"keras.config.floatx"})
+_VARIABLE = frozenset({"tensorflow.Variable"})
+#: the argument position of ``dtype`` in the creation and cast ops above
+_DTYPE_POSITION = {
+    "tensorflow.cast": 1, "keras.ops.cast": 1, "keras.backend.cast": 1,
+    "tensorflow.image.convert_image_dtype": 1, "tensorflow.constant": 1,
+    "tensorflow.convert_to_tensor": 1, "keras.ops.convert_to_tensor": 1,
+    "keras.backend.constant": 1, "tensorflow.ones": 1, "tensorflow.zeros": 1,
+    "keras.ops.ones": 1, "keras.ops.zeros": 1, "tensorflow.ones_like": 1,
+    "tensorflow.zeros_like": 1, "keras.ops.ones_like": 1, "keras.ops.zeros_like": 1,
+    "tensorflow.eye": 3, "tensorflow.linalg.eye": 3, "keras.ops.eye": 3,
+    "tensorflow.random.normal": 3, "tensorflow.random.uniform": 3,
+    "tensorflow.random.truncated_normal": 3, "tensorflow.random_normal": 3,
+    "tensorflow.random_uniform": 3, "tensorflow.truncated_normal": 3,
+    "tensorflow.random.stateless_normal": 4, "tensorflow.random.stateless_uniform": 4,
+    "tensorflow.random.stateless_truncated_normal": 4,
+    "keras.random.normal": 3, "keras.random.uniform": 3, "keras.random.truncated_normal": 3,
+    "keras.backend.random_normal": 3, "keras.backend.random_uniform": 3,
+}
+
+#: ops returning several tensors of their first argument's dtype
+_UNPACKING = frozenset({"tensorflow.nn.moments", "tensorflow.nn.weighted_moments",
+                        "tensorflow.split", "tensorflow.unstack"})
+_GLOBAL_POLICY = frozenset({"keras.mixed_precision.global_policy"})
+_COMPUTE_DTYPE_ATTRS = frozenset({"compute_dtype", "_compute_dtype"})
+_VARIABLE_DTYPE_ATTRS = frozenset({"dtype", "variable_dtype", "_dtype", "_variable_dtype"})
+
+
+def _short(call: cst.Call, kinds: "TensorKinds") -> str:
+    for name in kinds.ctx.names.resolve(call.func):
+        return name.rsplit(".", 1)[-1]
+    return ""
+
+
+def _is_self(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "self"
+
+
+@dataclass(frozen=True)
+class Where:
+    """A location plus the chain of blocks (by id) that encloses it."""
+
+    loc: Location
+    path: Path
+
+
+@dataclass
+class Site:
+    """An outermost arithmetic expression, or a call that combines tensors."""
+
+    node: cst.CSTNode
+    where: Where
+
+
+@dataclass
+class Mismatch:
+    """A float32 tensor meeting a 16-bit one in a TensorFlow op."""
+
+    node: cst.CSTNode
+    f32: cst.BaseExpression
+    low: cst.BaseExpression
+    where: Where
+
+
+class TensorKinds(Analysis):
+    """Records sites and block paths in the walk; infers kinds afterwards."""
+
+    requires = (ComputeRegions,)
+
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
+        self._blocks: List[int] = []
+        self._paths: Dict[cst.CSTNode, Path] = {}
+        self._not_root: set = set()
+        #: arithmetic arguments of combining calls -> the call (its context)
+        self._arg_of: Dict[cst.CSTNode, Tuple[cst.Call, Where]] = {}
+        self.sites: List[Site] = []
+        self._kinds: Dict[cst.CSTNode, Optional[str]] = {}
+        self._regions: Dict[int, Optional[Region]] = {}
+
+    @property
+    def regions(self) -> ComputeRegions:
+        return self.ctx.get(ComputeRegions)
+
+    # -- collection -------------------------------------------------------------------
+    def here(self) -> Where:
+        return Where(self.ctx.scopes.location(), tuple(self._blocks))
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._blocks.append(id(node))
+
+    def leave_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._blocks.pop()
+
+    def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
+        self._blocks.append(id(node))
+
+    def leave_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
+        self._blocks.pop()
+
+    def _record_path(self, node: cst.CSTNode) -> None:
+        self._paths[node] = tuple(self._blocks)
+
+    visit_Assign = visit_AnnAssign = _record_path
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._record_path(node)
+        if isinstance(node.operator, _AUG_ARITHMETIC):
+            self.sites.append(Site(node, self.here()))
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        for child in (node.left, node.right):
+            self._not_root.add(child)
+        if node not in self._not_root:
+            self.sites.append(Site(node, self.here()))
+
+    def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
+        if node in self._not_root:
+            self._not_root.add(node.expression)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.combining(node) is None:
+            return
+        where = self.here()
+        self.sites.append(Site(node, where))
+        for arg in node.args:
+            if isinstance(arg.value, cst.BinaryOperation):
+                self._arg_of[arg.value] = (node, where)
+
+    # -- queries --------------------------------------------------------------------------
+    def region(self, loc: Location) -> Optional[Region]:
+        """The 16-bit region of a location (cached per scope for function regions)."""
+        key = id(loc.scope)
+        if key not in self._regions:
+            self._regions[key] = self.regions.function_region(loc.scope)
+        found = self._regions[key]
+        if found is not None:
+            return found
+        return Region("functional", None) if self.regions.in_functional(loc) else None
+
+    def combining(self, call: cst.Call) -> Optional[Tuple[str, bool]]:
+        """(operand layout, whether mixed dtypes raise) for an op combining tensors."""
+        for name in self.ctx.names.resolve(call.func):
+            if name.startswith("tensorflow."):
+                short = name.rsplit(".", 1)[-1]
+                if short in _COMBINING and name.rsplit(".", 1)[0] + "." in _TF_PREFIXES:
+                    return _COMBINING[short], True
+            if name in _BACKEND_COMBINING:
+                return _BACKEND_COMBINING[name], True
+            if name in _KERAS_OPS:
+                return _KERAS_OPS[name], False
+        return None
+
+    def operands(self, call: cst.Call) -> List[cst.BaseExpression]:
+        """The tensor operands of a combining call (positional arguments)."""
+        found = self.combining(call)
+        if found is None:
+            return []
+        layout = found[0]
+        args = [a.value for a in call.args if a.keyword is None and not a.star]
+        if layout == "args":
+            return args[:2] + [a.value for a in call.args if a.keyword is not None and a.keyword.value in ("x", "y", "a", "b")]
+        if layout == "args2":
+            return args[:2]
+        if layout == "args3":
+            return args[:3]
+        if layout == "tail":
+            return args[1:3] if len(args) >= 3 else []
+        if layout == "list" and args and isinstance(args[0], (cst.List, cst.Tuple)):
+            return [e.value for e in args[0].elements if not isinstance(e, cst.StarredElement)]
+        return []
+
+    # -- constants ------------------------------------------------------------------------
+    def constant(self, expr: cst.BaseExpression, where: Where) -> Optional[FrozenSet[float]]:
+        """The numeric values of a constant expression, including ``self.eps`` set once."""
+        if isinstance(expr, (cst.Call, cst.Subscript)):
+            return None
+        found = self.ctx.values.values(expr, where.loc)
+        if found is None and isinstance(expr, cst.Attribute):
+            binding = self._self_attribute(expr, where)
+            if binding is not None and binding.value is not None and binding.scope is not None:
+                found = self.ctx.values.values(binding.value, Location(binding.scope, binding.order))
+        if not found or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in found):
+            return None
+        return found  # type: ignore[return-value]
+
+    def _self_attribute(self, expr: cst.Attribute, where: Where) -> Optional[Binding]:
+        """The single assignment of ``self.<attr>`` in the enclosing class, if there is one."""
+        if not (isinstance(expr.value, cst.Name) and expr.value.value == "self"):
+            return None
+        cls = where.loc.scope.enclosing_class()
+        if cls is None:
+            return None
+        bindings = cls.attributes.get(expr.attr.value, [])
+        if len(bindings) != 1 or bindings[0].kind != "assign":
+            return None
+        return bindings[0]
+
+    # -- kinds ------------------------------------------------------------------------------
+    def kind(self, expr: cst.BaseExpression, where: Where, depth: int = 0) -> Optional[str]:
+        if expr in self._kinds:
+            return self._kinds[expr]
+        if depth > _MAX_DEPTH:
+            return None
+        self._kinds[expr] = None  # cycle guard
+        found = self._kind(expr, where, depth)
+        self._kinds[expr] = found
+        return found
+
+    def _kind(self, expr: cst.BaseExpression, where: Where, depth: int) -> Optional[str]:
+        if isinstance(expr, cst.Name):
+            candidates = self.candidates(expr, where)
+            if not candidates:
+                return None
+            kinds = {self._binding_kind(b, depth) for b in candidates}
+            return next(iter(kinds)) if len(kinds) == 1 else None
+        if isinstance(expr, cst.Attribute):
+            return self._attribute_kind(expr, where, depth)
+        if isinstance(expr, cst.Subscript):
+            return self.kind(expr.value, where, depth + 1)
+        if isinstance(expr, cst.UnaryOperation):
+            return self.kind(expr.expression, where, depth + 1)
+        if isinstance(expr, cst.BinaryOperation):
+            if not isinstance(expr.operator, ARITHMETIC):
+                return None
+            kinds = {self.kind(expr.left, where, depth + 1), self.kind(expr.right, where, depth + 1)} - {None}
+            # float32 meeting 16-bit fails at run time; once fixed the result is
+            # 16-bit, so later operands are judged against the 16-bit side
+            return LOW if LOW in kinds else next(iter(kinds), None)
+        if isinstance(expr, cst.IfExp):
+            a, b = self.kind(expr.body, where, depth + 1), self.kind(expr.orelse, where, depth + 1)
+            return a if a == b else None
+        if isinstance(expr, cst.Call):
+            return self._call_kind(expr, where, depth)
+        return None
+
+    def reaching(self, name: cst.Name, where: Where) -> Tuple[Optional[Binding], bool]:
+        """The binding of a name at ``where`` and whether it certainly reaches it."""
+        binding = where.loc.lookup(name.value)
+        if binding is None and where.loc.scope.kind == "lambda":
+            # lambda parameters are bound at the lambda's own statement order
+            binding = where.loc.scope.lookup(name.value, None)
+        if binding is None:
+            return None, False
+        if binding.kind == "param":
+            return binding, True
+        path = self._paths.get(binding.node)
+        if path is None:
+            return binding, False
+        return binding, where.path[:len(path)] == path
+
+    def candidates(self, name: cst.Name, where: Where) -> List[Binding]:
+        """The bindings of a name that may reach ``where``, latest first.
+
+        After ``x = a`` then ``if c: x = b``, both may reach a later use; the list
+        ends at the first binding that certainly reaches (same or enclosing block).
+        Empty when that cannot be worked out (then the name's kind is unknown).
+        """
+        binding, reaching = self.reaching(name, where)
+        if binding is None:
+            return []
+        if reaching:
+            return [binding]
+        scope = binding.scope
+        if scope is None or scope is not where.loc.scope:
+            return []
+        earlier = [b for b in scope.bindings.get(name.value, []) if b.order <= binding.order]
+        out: List[Binding] = []
+        for candidate in reversed(earlier):
+            out.append(candidate)
+            if candidate.kind == "param":
+                return out
+            path = self._paths.get(candidate.node)
+            if path is None:
+                return []
+            if where.path[:len(path)] == path:
+                return out
+        return []
+
+    def binding_where(self, binding: Binding) -> Optional[Where]:
+        if binding.scope is None:
+            return None
+        return Where(Location(binding.scope, binding.order), self._paths.get(binding.node, ()))
+
+    def _binding_kind(self, binding: Binding, depth: int) -> Optional[str]:
+        if binding.kind == "param":
+            return LOW if self.regions.is_low_param(binding) else None
+        where = self.binding_where(binding)
+        if where is None:
+            return None
+        if binding.kind in ("assign", "annassign") and binding.value is not None:
+            return self.kind(binding.value, where, depth + 1)
+        if binding.kind == "assign" and isinstance(binding.node, cst.Assign):
+            # ``mean, var = tf.nn.moments(x, ...)``: every part has x's dtype
+            value = binding.node.value
+            if (
+                isinstance(value, cst.Call) and value.args
+                and self.ctx.names.resolve(value.func) & _UNPACKING
+            ):
+                return self.kind(value.args[0].value, where, depth + 1)
+            return None
+        if binding.kind == "augassign" and isinstance(binding.node, cst.AugAssign):
+            node = binding.node
+            if not isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign, cst.DivideAssign)):
+                return None
+            if not isinstance(node.target, cst.Name):
+                return None
+            before = self.kind(node.target, where, depth + 1)
+            value = self.kind(node.value, where, depth + 1)
+            kinds = {before, value} - {None}
+            return next(iter(kinds)) if len(kinds) == 1 else None
+        return None
+
+    def _attribute_kind(self, expr: cst.Attribute, where: Where, depth: int) -> Optional[str]:
+        binding = self._self_attribute(expr, where)
+        if binding is None or binding.value is None or binding.scope is None:
+            return None
+        value = binding.value
+        if not isinstance(value, cst.Call):
+            return None
+        if self.ctx.names.resolve(value.func) & _VARIABLE:
+            return self._variable_kind(value, binding, depth)
+        region = self.region(where.loc)
+        if region is None or region.kind != "layer":
+            return None
+        func = value.func
+        if (
+            isinstance(func, cst.Attribute) and func.attr.value == "add_weight"
+            and isinstance(func.value, cst.Name) and func.value.value == "self"
+            and argument(value, -1, "dtype") is None
+        ):
+            return LOW
+        return None
+
+    def _variable_kind(self, call: cst.Call, binding: Binding, depth: int) -> Optional[str]:
+        """A raw ``tf.Variable``: float32 unless its dtype or initial value says otherwise."""
+        where = self.binding_where(binding)
+        if where is None:
+            return None
+        dtype = argument(call, 5, "dtype")
+        if dtype is not None:
+            return F32 if self.dtype_kind(dtype, where, depth + 1) == F32 else None
+        initial = argument(call, 0, "initial_value")
+        if initial is None:
+            return None
+        found = self.ctx.values.values(initial, where.loc)
+        if found is not None:
+            return F32 if found and all(isinstance(v, float) for v in found) else None
+        # an initializer's output or a float tensor: float32 unless known to be 16-bit
+        return None if self.kind(initial, where, depth + 1) == LOW else F32
+
+    def _call_kind(self, call: cst.Call, where: Where, depth: int) -> Optional[str]:
+        func = call.func
+        # a 16-bit sublayer: self.dense(x), Dense(3)(x), or dense(x) for a layer variable
+        layer = self._called_layer(func, where)
+        if layer is not None:
+            return LOW if layer else None
+        names = self.ctx.names.resolve(func)
+        if not names:
+            return None
+        if names & _CASTS:
+            dtype = self._dtype_argument(call, names)
+            return self.dtype_kind(dtype, where, depth + 1) if dtype is not None else None
+        if names & _CONSTANTS:
+            dtype = self._dtype_argument(call, names)
+            if dtype is not None:
+                return self.dtype_kind(dtype, where, depth + 1)
+            if names & {"keras.backend.constant"}:
+                return F32  # floatx() by default
+            if names & {"tensorflow.constant"} and call.args:
+                values = self.ctx.values.values(call.args[0].value, where.loc)
+                if values and all(isinstance(v, float) for v in values):
+                    return F32
+            return None
+        if names & _FLOAT32_DEFAULT:
+            dtype = self._dtype_argument(call, names)
+            return F32 if dtype is None else self.dtype_kind(dtype, where, depth + 1)
+        if names & _LIKE:
+            dtype = self._dtype_argument(call, names)
+            if dtype is not None:
+                return self.dtype_kind(dtype, where, depth + 1)
+            return self.kind(call.args[0].value, where, depth + 1) if call.args else None
+        if names & _FILL:
+            value = argument(call, 1, "value")
+            found = self.ctx.values.values(value, where.loc) if value is not None else None
+            return F32 if found and all(isinstance(v, float) for v in found) else None
+        for name in names:
+            module, short = name.rsplit(".", 1)
+            if module + "." in _TF_PREFIXES + _KERAS_OPS_PREFIXES and short in _PRESERVING:
+                operands = self.operands(call) if self.combining(call) else []
+                if not operands:
+                    first = [a.value for a in call.args if a.keyword is None and not a.star]
+                    operands = first[1:] if short == "einsum" else first[:1]
+                kinds = {self.kind(o, where, depth + 1) for o in operands} - {None}
+                if len(kinds) == 1:
+                    return next(iter(kinds))
+                # Keras ops promote float16 with float32 to float32
+                return F32 if module.startswith("keras.") and kinds == {LOW, F32} else None
+        return None
+
+    def _called_layer(self, func: cst.BaseExpression, where: Where) -> Optional[bool]:
+        """True/False when ``func`` is a layer (16-bit or not); None when not a layer."""
+        regions = self.regions
+        if isinstance(func, cst.Attribute):
+            binding = self._self_attribute(func, where)
+            if binding is None or binding.value is None or binding.scope is None:
+                return None
+            region = self.region(where.loc)
+            if region is None or region.kind != "layer":
+                return None
+            loc = Location(binding.scope, binding.order)
+            if isinstance(binding.value, cst.Call) and self._is_layer_constructor(binding.value, loc):
+                return regions.is_sixteen_bit_layer(binding.value, loc)
+            return None
+        if isinstance(func, cst.Call):  # Dense(3)(x)
+            if self._is_layer_constructor(func, where.loc):
+                region = self.region(where.loc)
+                return region is not None and regions.is_sixteen_bit_layer(func, where.loc)
+            return None
+        if isinstance(func, cst.Name):
+            binding, reaching = self.reaching(func, where)
+            if binding is None or binding.value is None or binding.scope is None:
+                return None
+            loc = Location(binding.scope, binding.order)
+            if isinstance(binding.value, cst.Call) and self._is_layer_constructor(binding.value, loc):
+                region = self.region(where.loc)
+                return reaching and region is not None and regions.is_sixteen_bit_layer(binding.value, loc)
+        return None
+
+    def _is_layer_constructor(self, call: cst.Call, loc: Location) -> bool:
+        names = self.ctx.names.resolve(call.func)
+        if names:
+            return any(n.startswith("keras.layers.") and n.rsplit(".", 1)[-1][:1].isupper() for n in names)
+        if isinstance(call.func, cst.Name):
+            binding = loc.lookup(call.func.value)
+            return binding is not None and binding.kind == "class" and self.regions.layer_class(binding.node) is not None
+        return False
+
+    def _dtype_argument(self, call: cst.Call, names: FrozenSet[str]) -> Optional[cst.BaseExpression]:
+        position = max((_DTYPE_POSITION.get(n, -1) for n in names), default=-1)
+        return argument(call, position, "dtype")
+
+    def dtype_kind(self, expr: cst.BaseExpression, where: Where, depth: int = 0) -> Optional[str]:
+        """LOW/F32 for an expression that names a dtype, else None."""
+        if depth > _MAX_DEPTH:
+            return None
+        found = self.ctx.values.values(expr, where.loc)
+        if found is not None:
+            if found == frozenset({"float32"}):
+                return F32
+            if found and all(isinstance(v, str) and v in ("float16", "bfloat16") for v in found):
+                return LOW
+            return None
+        if isinstance(expr, cst.Call):
+            if self.ctx.names.resolve(expr.func) & _FLOATX and not expr.args:
+                return F32
+            if self.ctx.names.resolve(expr.func) & {"tensorflow.as_dtype", "tensorflow.dtypes.as_dtype"} and expr.args:
+                return self.dtype_kind(expr.args[0].value, where, depth + 1)
+            return None
+        if isinstance(expr, cst.Attribute):
+            owner = expr.value
+            attr = expr.attr.value
+            if _is_self(owner) or (
+                isinstance(owner, cst.Attribute) and owner.attr.value in ("dtype_policy", "_dtype_policy")
+                and _is_self(owner.value)
+            ):
+                cls = where.loc.scope.enclosing_class()
+                layer = self.regions.layer_class(cls.node) if cls is not None else None
+                if layer is None or not layer.sixteen_bit:
+                    return None
+                if attr in _COMPUTE_DTYPE_ATTRS:
+                    return LOW
+                if attr in _VARIABLE_DTYPE_ATTRS:
+                    return F32
+                return None
+            if isinstance(owner, cst.Call) and self.ctx.names.resolve(owner.func) & _GLOBAL_POLICY:
+                # global_policy().compute_dtype: only inside code that runs under it
+                if self.region(where.loc) is None:
+                    return None
+                return LOW if attr == "compute_dtype" else F32 if attr == "variable_dtype" else None
+            if attr in ("dtype", "base_dtype"):
+                return self.kind(owner, where, depth + 1)
+            return None
+        if isinstance(expr, cst.Name):
+            binding, reaching = self.reaching(expr, where)
+            if binding is None or not reaching or binding.value is None:
+                return None
+            if binding.kind not in ("assign", "annassign"):
+                return None
+            bw = self.binding_where(binding)
+            return self.dtype_kind(binding.value, bw, depth + 1) if bw is not None else None
+        return None
+
+    # -- what the rules ask --------------------------------------------------------------------
+    def mismatches(self, site: Site) -> Iterator[Mismatch]:
+        """Every place in a site where a float32 tensor meets a 16-bit one in a TF op."""
+        if isinstance(site.node, cst.Call):
+            found = self.combining(site.node)
+            if found is None or not found[1]:
+                return
+            operands = self.operands(site.node)
+            kinds = [(o, self.kind(o, site.where)) for o in operands]
+            f32 = [o for o, k in kinds if k == F32]
+            low = [o for o, k in kinds if k == LOW]
+            if f32 and low:
+                yield Mismatch(site.node, f32[0], low[0], site.where)
+            return
+        if isinstance(site.node, cst.AugAssign):
+            node = site.node
+            yield from self._binop_mismatches(node.value, site.where)
+            target, value = self.kind(node.target, site.where), self.kind(node.value, site.where)
+            if {target, value} == {F32, LOW}:
+                f32, low = (node.target, node.value) if target == F32 else (node.value, node.target)
+                yield Mismatch(node, f32, low, site.where)
+            return
+        yield from self._binop_mismatches(site.node, site.where)  # type: ignore[arg-type]
+
+    def _binop_mismatches(self, node: cst.BaseExpression, where: Where) -> Iterator[Mismatch]:
+        if isinstance(node, cst.UnaryOperation):
+            yield from self._binop_mismatches(node.expression, where)
+            return
+        if not isinstance(node, cst.BinaryOperation) or not isinstance(node.operator, ARITHMETIC):
+            return
+        yield from self._binop_mismatches(node.left, where)
+        yield from self._binop_mismatches(node.right, where)
+        left, right = self.kind(node.left, where), self.kind(node.right, where)
+        if {left, right} == {F32, LOW}:
+            f32, low = (node.left, node.right) if left == F32 else (node.right, node.left)
+            yield Mismatch(node, f32, low, where)
+
+    def literals(self, site: Site, operators: Optional[FrozenSet[str]] = None) -> Iterator[Tuple[cst.BaseExpression, FrozenSet[float], Optional[str]]]:
+        """Numeric constants in a site with the kind of the tensor they combine with.
+
+        A constant takes the kind of its sibling operand, or, when that is unknown,
+        of its parent's sibling (``scores + (1 - mask) * -1e9``: -1e9 meets
+        ``scores``). ``operators`` limits which combining calls count (by short name).
+        """
+        node, where = site.node, site.where
+        if isinstance(node, cst.Call):
+            found = self.combining(node)
+            if found is None or (operators is not None and _short(node, self) not in operators):
+                return
+            operands = self.operands(node)
+            context = self._context(operands, where)
+            for operand in operands:
+                values = self.constant(operand, where)
+                if values is not None:
+                    yield operand, values, context
+            return
+        if isinstance(node, cst.AugAssign):
+            yield from self._literals(node.value, where, self.kind(node.target, where))
+            return
+        context = None
+        outer = self._arg_of.get(node)
+        if outer is not None and (operators is None or _short(outer[0], self) in operators):
+            context = self._context(self.operands(outer[0]), outer[1])
+        yield from self._literals(node, where, context)
+
+    def _context(self, operands: List[cst.BaseExpression], where: Where) -> Optional[str]:
+        kinds = {self.kind(o, where) for o in operands} - {None}
+        return next(iter(kinds)) if len(kinds) == 1 else None
+
+    def _literals(self, node: cst.BaseExpression, where: Where, context: Optional[str],
+                  depth: int = 0) -> Iterator[Tuple[cst.BaseExpression, FrozenSet[float], Optional[str]]]:
+        if depth > _MAX_DEPTH:
+            return
+        values = self.constant(node, where)
+        if values is not None:
+            yield node, values, context
+            return
+        if isinstance(node, cst.UnaryOperation):
+            yield from self._literals(node.expression, where, context, depth + 1)
+        elif isinstance(node, cst.BinaryOperation) and isinstance(node.operator, ARITHMETIC):
+            left, right = self.kind(node.left, where), self.kind(node.right, where)
+            yield from self._literals(node.left, where, right or context, depth + 1)
+            yield from self._literals(node.right, where, left or context, depth + 1)
+        elif isinstance(node, cst.Name) and context is not None and self.kind(node, where) is None:
+            # ``adder = (1.0 - mask) * -1e9; scores += adder``: the constant meets
+            # ``scores`` through the variable
+            binding, reaching = self.reaching(node, where)
+            if binding is not None and reaching and binding.kind == "assign" and isinstance(binding.value, cst.BinaryOperation):
+                bw = self.binding_where(binding)
+                if bw is not None:
+                    yield from self._literals(binding.value, bw, context, depth + 1)
+
+    def origin(self, expr: cst.BaseExpression, where: Where, depth: int = 0) -> Optional[Tuple[cst.CSTNode, Where]]:
+        """The expression that created a float32 tensor (a cast, constant, variable...)."""
+        if depth > _MAX_DEPTH or self.kind(expr, where) != F32:
+            return None
+        if isinstance(expr, cst.Name):
+            for binding in self.candidates(expr, where):
+                bw = self.binding_where(binding)
+                if binding.value is not None and bw is not None and self.kind(binding.value, bw) == F32:
+                    return self.origin(binding.value, bw, depth + 1)
+            return None
+        if isinstance(expr, cst.Attribute):
+            binding = self._self_attribute(expr, where)
+            if binding is not None and binding.value is not None:
+                bw = self.binding_where(binding)
+                return (binding.value, bw) if bw is not None else None
+            return None
+        if isinstance(expr, (cst.Subscript,)):
+            return self.origin(expr.value, where, depth + 1)
+        if isinstance(expr, cst.UnaryOperation):
+            return self.origin(expr.expression, where, depth + 1)
+        if isinstance(expr, cst.BinaryOperation):
+            for side in (expr.left, expr.right):
+                if self.kind(side, where) == F32:
+                    return self.origin(side, where, depth + 1)
+            return None
+        if isinstance(expr, cst.Call):
+            names = self.ctx.names.resolve(expr.func)
+            if names & (_CASTS | _CONSTANTS | _FLOAT32_DEFAULT | _LIKE | _FILL):
+                if names & _LIKE and self._dtype_argument(expr, names) is None and expr.args:
+                    return self.origin(expr.args[0].value, where, depth + 1)
+                return expr, where
+            for arg in expr.args:
+                if arg.keyword is None and self.kind(arg.value, where) == F32:
+                    return self.origin(arg.value, where, depth + 1)
+        return None
+
+    def dtype_expression(self, call: cst.Call) -> Optional[cst.BaseExpression]:
+        """The dtype argument of a creation or cast call, if it has one."""
+        return self._dtype_argument(call, self.ctx.names.resolve(call.func))

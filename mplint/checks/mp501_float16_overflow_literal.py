@@ -1,0 +1,98 @@
+"""MP501: a constant too large for float16 combined with a 16-bit tensor."""
+
+from __future__ import annotations
+
+from typing import Optional, Set
+
+import libcst as cst
+
+from mplint.analysis.compute_regions import ComputeRegions
+from mplint.analysis.tensor_kinds import LOW, Site, TensorKinds, Where
+from mplint.checker import Check, Fix
+
+#: the smallest magnitude that float16 rounds to infinity (65519 still rounds to 65504)
+OVERFLOW = 65520.0
+#: positive constants at least this large are "infinity" sentinels, not scales
+SENTINEL = 1e8
+
+#: combining calls in which an infinite operand is harmful; clipping at +-inf
+#: (``tf.clip_by_value(x, -1e5, 1e5)``, ``tf.maximum(x, -1e9)``) is a no-op, not a bug
+_OPERATORS = frozenset({"add", "subtract", "multiply", "divide", "truediv", "where"})
+
+
+class Float16OverflowLiteral(Check):
+    rule_id = "MP501"
+    requires = (ComputeRegions, TensorKinds)
+
+    def finish(self) -> None:
+        policy = self.facts.mixed_policy()
+        if policy is None or not policy.float16:
+            return  # bfloat16 has float32's range: -1e9 is finite there
+        kinds = self.ctx.get(TensorKinds)
+        seen: Set[cst.CSTNode] = set()
+        for site in kinds.sites:
+            region = kinds.region(site.where.loc)
+            if region is None:
+                continue
+            for node, values, context in kinds.literals(site, _OPERATORS):
+                if context != LOW or node in seen:
+                    continue
+                big = [v for v in values if abs(v) >= OVERFLOW]
+                if not big:
+                    continue
+                seen.add(node)
+                value = big[0]
+                text = " ".join(self.ctx.module.code_for_node(node).split())
+                self.report(
+                    node,
+                    f"`{text}` overflows float16 to {'-' if value < 0 else ''}inf{policy.note} "
+                    f"and meets a float16 tensor here; inf turns into NaN (0 * inf in a "
+                    f"mask, or a softmax over a fully masked row); use the dtype's own "
+                    f"limit (float16 ends at 65504) or do this math in float32",
+                    self._fix(node, value, site, region.kind == "layer"),
+                )
+
+    def _fix(self, node: cst.BaseExpression, value: float, site: Site, in_layer: bool) -> Optional[Fix]:
+        """``tf.as_dtype(<16-bit tensor>.dtype).min`` (or ``self.compute_dtype``).
+
+        Only for sentinels that stand for -inf/+inf (masks, padding fill values):
+        negative constants and huge ones. A scale such as ``x * 1e5`` has no
+        mechanical replacement, so it gets no fix.
+        """
+        if value > 0 and value < SENTINEL:
+            return None
+        tf = self.names.module_alias("tensorflow")
+        if tf is None:
+            return None
+        dtype = self._dtype_source(site, in_layer)
+        if dtype is None:
+            return None
+        limit = "min" if value < 0 else "max"
+        new = cst.parse_expression(f"{tf}.as_dtype({dtype}).{limit}")
+        if node.lpar:
+            new = new.with_changes(lpar=node.lpar, rpar=node.rpar)
+        return Fix({node: new}, safety="unsafe")
+
+    def _dtype_source(self, site: Site, in_layer: bool) -> Optional[str]:
+        if in_layer:
+            return "self.compute_dtype"
+        name = self._low_name(site.node, site.where)
+        return f"{name}.dtype" if name else None
+
+    def _low_name(self, node: cst.CSTNode, where: Where) -> Optional[str]:
+        """A plain name of a 16-bit tensor in the same expression, to read its dtype."""
+        kinds = self.ctx.get(TensorKinds)
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            if isinstance(current, cst.Name) and kinds.kind(current, where) == LOW:
+                return current.value
+            if isinstance(current, cst.AugAssign):
+                stack += [current.value, current.target]
+            elif isinstance(current, cst.BinaryOperation):
+                stack += [current.right, current.left]
+            elif isinstance(current, cst.UnaryOperation):
+                stack.append(current.expression)
+            elif isinstance(current, cst.Call) and kinds.combining(current):
+                stack += list(reversed(kinds.operands(current)))
+        return None

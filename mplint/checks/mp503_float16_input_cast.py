@@ -1,0 +1,76 @@
+"""MP503: casting data to a 16-bit dtype in a tf.data pipeline or preprocessing code."""
+
+from __future__ import annotations
+
+from typing import List, Optional, Tuple
+
+import libcst as cst
+
+from mplint.analysis.compute_regions import ComputeRegions
+from mplint.analysis.models import argument
+from mplint.checker import Check, Context, Fix
+from mplint.scopes import Location
+
+#: casts whose dtype argument is the second one (or ``dtype=``)
+_CASTS = frozenset({"tensorflow.cast", "tensorflow.image.convert_image_dtype",
+                    "keras.ops.cast", "keras.backend.cast", "tensorflow.saturate_cast"})
+_SIXTEEN = frozenset({"float16", "bfloat16"})
+#: attribute spellings of 16-bit dtypes that have a float32 sibling on the same module
+_ATTRS = frozenset({"float16", "half", "bfloat16"})
+
+
+class Float16InputCast(Check):
+    rule_id = "MP503"
+    requires = (ComputeRegions,)
+
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
+        self._casts: List[Tuple[cst.Call, cst.BaseExpression, Location]] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        dtype: Optional[cst.BaseExpression] = None
+        if isinstance(func, cst.Attribute) and func.attr.value == "astype" and not self.names.resolve(func):
+            dtype = argument(node, 0, "dtype")  # numpy arrays in a generator or py_function
+        elif self.names.resolve(func) & _CASTS:
+            dtype = argument(node, 1, "dtype")
+        if dtype is not None:
+            self._casts.append((node, dtype, self.ctx.scopes.location()))
+
+    def finish(self) -> None:
+        policy = self.facts.mixed_policy()
+        if policy is None:
+            return
+        regions = self.ctx.get(ComputeRegions)
+        for call, dtype, loc in self._casts:
+            found = self.ctx.values.values(dtype, loc)
+            if not found or not found <= _SIXTEEN:
+                continue
+            if not regions.is_pipeline(loc):
+                continue
+            name = next(iter(found))
+            # ``.astype`` results often feed tf.numpy_function with a declared
+            # Tout, which a new dtype would contradict: unsafe there.
+            safety = "unsafe" if _is_astype(call) else "safe"
+            self.report(
+                dtype,
+                f"input data cast to {name} in the input pipeline{policy.note}; keep "
+                f"input processing in float32 and let the model's first layer cast "
+                f"to the compute dtype (the mixed precision guide's advice)",
+                self._fix(dtype, safety),
+            )
+
+    def _fix(self, dtype: cst.BaseExpression, safety: str) -> Optional[Fix]:
+        """Cast to float32 in the same spelling: ``tf.float16`` -> ``tf.float32``."""
+        if isinstance(dtype, cst.Attribute) and dtype.attr.value in _ATTRS:
+            new: cst.BaseExpression = dtype.with_changes(attr=cst.Name("float32"))
+        elif isinstance(dtype, cst.SimpleString):
+            quote = dtype.quote
+            new = cst.SimpleString(f"{dtype.prefix}{quote}float32{quote}")
+        else:
+            return None
+        return Fix({dtype: new}, safety=safety)
+
+
+def _is_astype(call: cst.Call) -> bool:
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value == "astype"

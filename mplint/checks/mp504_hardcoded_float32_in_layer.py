@@ -1,0 +1,101 @@
+"""MP504: a float32 tensor made in 16-bit layer code meets the layer's 16-bit tensors."""
+
+from __future__ import annotations
+
+from typing import Optional, Set
+
+import libcst as cst
+
+from mplint.analysis.compute_regions import ComputeRegions
+from mplint.analysis.layers import sixteen_bit_name
+from mplint.analysis.tensor_kinds import LOW, Mismatch, TensorKinds, Where
+from mplint.checker import Check, Fix
+from mplint.edits import with_keyword
+
+
+#: how TensorFlow's error message names the 16-bit dtypes
+_TF_NAMES = {"float16": "half", "bfloat16": "bfloat16", "float16/bfloat16": "half (or bfloat16)"}
+
+
+class HardcodedFloat32InLayer(Check):
+    rule_id = "MP504"
+    requires = (ComputeRegions, TensorKinds)
+
+    def finish(self) -> None:
+        policy = self.facts.mixed_policy()
+        if policy is None:
+            return
+        # Mixed dtypes only raise for TensorFlow tensors; Keras 3 on JAX or torch
+        # promotes them. A file that never imports TensorFlow stays silent.
+        if not self._uses_tensorflow():
+            return
+        kinds = self.ctx.get(TensorKinds)
+        compute = sixteen_bit_name(policy.names)
+        reported: Set[cst.CSTNode] = set()
+        for site in kinds.sites:
+            region = kinds.region(site.where.loc)
+            # Functional model code is left out: Keras 3 promotes mixed KerasTensor
+            # dtypes there instead of failing.
+            if region is None or region.kind == "functional":
+                continue
+            for mismatch in kinds.mismatches(site):
+                found = kinds.origin(mismatch.f32, mismatch.where)
+                if found is None:
+                    continue
+                origin, where = found
+                if origin in reported:
+                    continue
+                reported.add(origin)
+                meets = (f"it meets a {compute} tensor in `{self._snippet(mismatch.node)}`, "
+                         f"where TensorFlow raises 'expected to be a {_TF_NAMES.get(compute, compute)} "
+                         f"tensor but is a float tensor'")
+                if self._is_variable(origin):
+                    message = (f"raw tf.Variable is float32 and never autocast{policy.note}; "
+                               f"{meets}; create the weight with self.add_weight, which "
+                               f"Keras reads in the compute dtype inside call")
+                else:
+                    spelling = "self.compute_dtype" if region.kind == "layer" else "x.dtype"
+                    message = (f"float32 tensor made in {compute} layer code{policy.note}; "
+                               f"{meets}; create it in the compute dtype ({spelling})")
+                self.report(origin, message, self._fix(origin, where, mismatch, region.kind == "layer"))
+
+    def _is_variable(self, origin: cst.CSTNode) -> bool:
+        return isinstance(origin, cst.Call) and "tensorflow.Variable" in self.names.resolve(origin.func)
+
+    def _uses_tensorflow(self) -> bool:
+        return any(
+            t == "tensorflow" or t.startswith(("tensorflow.", "tf_keras"))
+            for targets in self.names.module_scope.aliases.values() for t in targets
+        )
+
+    def _snippet(self, node: cst.CSTNode) -> str:
+        code = " ".join(self.ctx.module.code_for_node(node).split())
+        return code if len(code) <= 48 else code[:45] + "..."
+
+    def _fix(self, origin: cst.CSTNode, where: Where, mismatch: Mismatch, in_layer: bool) -> Optional[Fix]:
+        if not isinstance(origin, cst.Call):
+            return None  # a raw tf.Variable: use add_weight instead (no mechanical fix)
+        kinds = self.ctx.get(TensorKinds)
+        names = self.names.resolve(origin.func)
+        if any(n in ("tensorflow.Variable", "tensorflow.fill") for n in names):
+            return None
+        dtype = self._dtype_spelling(where, mismatch, in_layer)
+        if dtype is None:
+            return None
+        current = kinds.dtype_expression(origin)
+        if current is not None:
+            new = cst.parse_expression(dtype)
+            return Fix({origin: origin.deep_replace(current, new)}, safety="unsafe")
+        return Fix({origin: with_keyword(origin, "dtype", cst.parse_expression(dtype))}, safety="unsafe")
+
+    def _dtype_spelling(self, where: Where, mismatch: Mismatch, in_layer: bool) -> Optional[str]:
+        if in_layer:
+            return "self.compute_dtype"
+        low = mismatch.low
+        kinds = self.ctx.get(TensorKinds)
+        if isinstance(low, cst.Name) and kinds.kind(low, mismatch.where) == LOW:
+            at_use, _ = kinds.reaching(low, mismatch.where)
+            at_origin, reaching = kinds.reaching(low, where)
+            if at_use is not None and at_use is at_origin and reaching:
+                return f"{low.value}.dtype"
+        return None

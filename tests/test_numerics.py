@@ -1,0 +1,227 @@
+"""Edge cases of the numeric rules (MP501-MP505) beyond the catalog and fixtures.
+
+Each case is real code linted with the real engine; the expected set is the
+(line, rule) pairs that must fire, so both misses and false alarms fail.
+"""
+
+import textwrap
+
+import pytest
+
+from mplint.api import fix_text, lint_text, make_linter
+
+HEADER = "import tensorflow as tf\ntf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
+
+
+def findings(code, **settings):
+    linter = make_linter(select=["MP5"], **settings)
+    found, errors = lint_text(textwrap.dedent(code), path="case.py", linter=linter)
+    assert not [e for e in errors if e.kind == "error"], errors
+    return found
+
+
+def fired(code, **settings):
+    return {(f.line, f.rule) for f in findings(code, **settings)}
+
+
+CASES = {
+    "branch-upcast-is-ambiguous": (HEADER + """
+class Norm(tf.keras.layers.Layer):
+    def build(self, shape):
+        self.w = self.add_weight(name="w", shape=shape[-1:])
+
+    def call(self, x):
+        if x.dtype == tf.float16:
+            x = tf.cast(x, tf.float32)
+        return x * self.w
+""", set()),
+    # Bound only inside branches: no binding certainly reaches the use, so the
+    # rule stays silent (conservative; the runtime checker catches this one).
+    "branch-only-bindings-are-unknown": (HEADER + """
+class Gate(tf.keras.layers.Layer):
+    def call(self, x, mask=None):
+        if mask is None:
+            m = tf.ones_like(x, dtype=tf.float32)
+        else:
+            m = tf.cast(mask, tf.float32)
+        return x * m
+""", set()),
+    "rebound-in-a-branch-both-float32": (HEADER + """
+class Gate(tf.keras.layers.Layer):
+    def call(self, x, mask=None):
+        m = tf.cast(mask, tf.float32)
+        if len(m.shape) == 2:
+            m = tf.expand_dims(m, -1)
+        return x * m
+""", {(6, "MP504")}),
+    "keras-ops-promote": (HEADER + """
+from keras import ops
+
+class Add(tf.keras.layers.Layer):
+    def call(self, x):
+        return ops.add(x, tf.constant(1.0))
+""", set()),
+    "no-tensorflow-import": ("""
+import keras
+keras.mixed_precision.set_global_policy("mixed_float16")
+
+class Noise(keras.layers.Layer):
+    def call(self, x):
+        return x + keras.random.normal(keras.ops.shape(x))
+""", set()),
+    "lambda-layer-pinned-to-float32": (HEADER + """
+inputs = tf.keras.Input((4,))
+x = tf.keras.layers.Dense(4)(inputs)
+y = tf.keras.layers.Lambda(lambda t: t * 1e5 + tf.constant(1.0), dtype="float32")(x)
+model = tf.keras.Model(inputs, y)
+""", set()),
+    "subclass-of-float32-layer": (HEADER + """
+class Base(tf.keras.layers.Layer):
+    def __init__(self, **kwargs):
+        super().__init__(dtype="float32", **kwargs)
+
+class Child(Base):
+    def call(self, x):
+        return x + tf.constant(1.0) - 1e9
+""", set()),
+    "autocast-off": (HEADER + """
+class Raw(tf.keras.layers.Layer):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.autocast = False
+
+    def call(self, x):
+        return x + tf.constant(1.0)
+""", set()),
+    "int-constants-and-counters": (HEADER + """
+class Step(tf.keras.layers.Layer):
+    def build(self, shape):
+        self.step = tf.Variable(0, trainable=False)
+
+    def call(self, x):
+        idx = tf.constant(1)
+        return x * tf.cast(self.step + idx, x.dtype)
+""", set()),
+    "helper-method-with-sublayer": (HEADER + """
+class Block(tf.keras.layers.Layer):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.proj = tf.keras.layers.Dense(8)
+
+    def _attend(self, q):
+        return self.proj(q) * -1e9
+
+    def call(self, x):
+        return self._attend(x)
+""", {(10, "MP501")}),
+    "sublayer-pinned-to-float32-is-unknown": (HEADER + """
+class Block(tf.keras.layers.Layer):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.head = tf.keras.layers.Dense(8, dtype="float32")
+
+    def call(self, x):
+        return self.head(x) * -1e9
+""", set()),
+    "map-on-a-non-dataset": (HEADER + """
+def to_half(v):
+    return tf.cast(v, tf.float16)
+
+values = some_pool.map(to_half, items)
+""", set()),
+    "keras2-group-norm": (HEADER + """
+import tf_keras
+inputs = tf_keras.Input((8, 8, 16))
+x = tf_keras.layers.GroupNormalization(groups=4, epsilon=1e-12)(inputs)
+y = tf.keras.layers.GroupNormalization(groups=4, epsilon=1e-12)(inputs)
+""", {(6, "MP502")}),
+    "preprocess-method-of-a-layer-is-model-code": (HEADER + """
+class Stem(tf.keras.layers.Layer):
+    def _preprocess(self, x):
+        return tf.cast(x, tf.float16) / 255.0
+
+    def call(self, x):
+        return self._preprocess(x)
+""", set()),
+    "per-row-sum-is-not-an-accumulator": (HEADER + """
+class Pool(tf.keras.layers.Layer):
+    def call(self, x):
+        return tf.reduce_sum(x, axis=1) / tf.cast(tf.shape(x)[1], x.dtype)
+""", set()),
+    "train-step-math-is-float32": (HEADER + """
+class Model(tf.keras.Model):
+    def train_step(self, data):
+        x, y = data
+        y_pred = self(x)
+        loss = tf.reduce_sum(tf.square(y - y_pred)) + 1e-12
+        self.add_loss(tf.reduce_sum(y_pred) * -1e9)
+        return {"loss": loss}
+""", set()),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_case(name):
+    code, expected = CASES[name]
+    assert fired(code) == expected
+
+
+def test_runtime_policy_is_noted():
+    code = """
+import sys
+import tensorflow as tf
+tf.keras.mixed_precision.set_global_policy(sys.argv[1])
+
+class Mask(tf.keras.layers.Layer):
+    def call(self, x):
+        return x - 1e9
+"""
+    found = findings(code)
+    assert [(f.line, f.rule) for f in found] == [(8, "MP501")]
+    assert "chosen at run time" in found[0].message
+
+
+def test_assumed_policy_without_a_policy_call():
+    code = """
+import tensorflow as tf
+
+class Noise(tf.keras.layers.Layer):
+    def call(self, x):
+        return x + tf.random.normal(tf.shape(x))
+"""
+    assert fired(code) == set()
+    assert fired(code, assume_policy="mixed_float16") == {(6, "MP504")}
+    assert fired(code, assume_policy="mixed_bfloat16") == {(6, "MP504")}
+
+
+def test_float16_only_rules_skip_bfloat16():
+    code = """
+import tensorflow as tf
+
+class Norm(tf.keras.layers.Layer):
+    def call(self, x):
+        self.add_loss(tf.reduce_sum(x))
+        return (x - 1e9) / (tf.norm(x) + 1e-12)
+"""
+    assert fired(code, assume_policy="mixed_bfloat16") == set()
+    assert fired(code, assume_policy="mixed_float16") == {(6, "MP505"), (7, "MP501"), (7, "MP502")}
+
+
+def test_keras_ops_sum_fix_uses_ops_cast():
+    code = textwrap.dedent("""\
+        import keras
+        from keras import ops
+
+        keras.mixed_precision.set_global_policy("mixed_float16")
+
+
+        class Penalty(keras.layers.Layer):
+            def call(self, x):
+                self.add_loss(ops.sum(ops.square(x)))
+                return x
+        """)
+    linter = make_linter(select=["MP505"])
+    assert [(f.line, f.fix) for f in lint_text(code, linter=linter)[0]] == [(9, "safe")]
+    fixed = fix_text(code, linter=linter)
+    assert 'self.add_loss(ops.sum(ops.cast(ops.square(x), "float32")))' in fixed
+    assert lint_text(fixed, linter=linter)[0] == []
