@@ -14,7 +14,7 @@ from typing import FrozenSet, List, Optional, Tuple
 import libcst as cst
 
 from mplint.names import NameResolver
-from mplint.scopes import Location, ScopeTracker
+from mplint.scopes import Branches, Location, ScopeTracker, exclusive  # noqa: F401 (exclusive is re-exported for rules)
 from mplint.values import Evaluator
 
 MIXED_POLICIES = frozenset({"mixed_float16", "mixed_bfloat16"})
@@ -65,16 +65,6 @@ _ENV_TRUE = frozenset({"1", "true", "True", "TRUE"})
 _ENVIRON = frozenset({"os.environ"})
 _ENV_SETTERS = frozenset({"os.environ.setdefault", "os.putenv"})
 _ENV_UPDATE = frozenset({"os.environ.update"})
-
-#: (id of an ``if`` statement, "body" or "else"): the branches a statement sits in
-Branches = Tuple[Tuple[int, str], ...]
-
-
-def exclusive(a: Branches, b: Branches) -> bool:
-    """True when two statements sit in different branches of one ``if``: at most one runs."""
-    where = dict(a)
-    return any(key in where and where[key] != branch for key, branch in b)
-
 
 @dataclass
 class Site:
@@ -182,24 +172,10 @@ class FactsCollector:
         self.names = names
         self.tracker = tracker
         self.evaluator = evaluator
-        #: open ``if`` statements: [id, branch being walked, the node]
-        self._ifs: List[list] = []
 
     # -- if/else branches (a policy chosen by a hardware check is not a conflict) --
-    def visit_If(self, node: cst.If) -> None:
-        if self._ifs and self._ifs[-1][2].orelse is node:  # an elif: the parent's else
-            self._ifs[-1][1] = "else"
-        self._ifs.append([id(node), "body", node])
-
-    def visit_Else(self, node: cst.Else) -> None:
-        if self._ifs and self._ifs[-1][2].orelse is node:
-            self._ifs[-1][1] = "else"
-
-    def leave_If(self, node: cst.If) -> None:
-        self._ifs.pop()
-
     def branches(self) -> Branches:
-        return tuple((key, branch) for key, branch, _ in self._ifs)
+        return self.tracker.branches()
 
     def _site(self, node: cst.CSTNode, kind: str,
               values: Optional[FrozenSet[object]] = None) -> Site:
@@ -273,7 +249,7 @@ class FactsCollector:
             if binding is None or binding.kind != "assign" or binding.scope is None:
                 return False
             options = binding.value  # type: ignore[assignment]
-            loc = Location(binding.scope, binding.order)
+            loc = binding.location()
         if not isinstance(options, cst.Dict):
             return False
         for element in options.elements:

@@ -26,7 +26,8 @@ TENSORFLOW_DISTRIBUTIONS = (
     "tensorflow-rocm", "intel-tensorflow", "tf-nightly", "tf-nightly-cpu", "tf-nightly-gpu",
 )
 
-_TF_KERAS_USE = re.compile(r"^\s*(?:from\s+tf_keras\b|import\s+tf_keras\b)|TF_USE_LEGACY_KERAS", re.M)
+_TF_KERAS_USE = re.compile(
+    r"^\s*(?:from\s+tf_keras\b|import\s+[^\n#]*(?<![\w.])tf_keras\b)|TF_USE_LEGACY_KERAS", re.M)
 # Spellings only one generation has. A hint, used only when nothing better is known.
 _KERAS2_SPELLING = re.compile(
     r"\.get_scaled_loss\s*\(|\.get_unscaled_gradients\s*\(|optimizers\.legacy\b"

@@ -9,13 +9,55 @@ can ask "what did ``x`` hold just before this statement?" after the walk is over
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Union
+from typing import Dict, List, Optional, Tuple, Union
 
 import libcst as cst
 
-from mplint.names import NameResolver, record_alias_assignment
+from mplint.names import NameResolver, dotted_name, record_alias_assignment
 
 ScopeNode = Union[cst.Module, cst.FunctionDef, cst.ClassDef, cst.Lambda]
+
+#: (id of an ``if`` statement, "body" or "else", its test): where a statement sits
+Branch = Tuple[int, str, cst.BaseExpression]
+Branches = Tuple[Branch, ...]
+
+
+def _equalities(test: cst.BaseExpression) -> Dict[str, object]:
+    """``flag == "a" and mode == "b"`` -> {"flag": "a", "mode": "b"}."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return {**_equalities(test.left), **_equalities(test.right)}
+    if (
+        isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+        and isinstance(test.comparisons[0].operator, cst.Equal)
+    ):
+        left, right = test.left, test.comparisons[0].comparator
+        if isinstance(left, (cst.SimpleString, cst.Integer)):
+            left, right = right, left
+        key = dotted_name(left) if isinstance(left, (cst.Name, cst.Attribute)) else None
+        if key is None and isinstance(left, cst.Subscript):
+            key = cst.Module([]).code_for_node(left)
+        if key is not None and isinstance(right, (cst.SimpleString, cst.Integer)):
+            return {key: right.evaluated_value}
+    return {}
+
+
+def exclusive(a: Branches, b: Branches) -> bool:
+    """True when at most one of two statements can run: they sit in different arms
+    of one ``if``, or under tests that need one value to equal two different
+    constants (``if impl == "keras": ...`` and later ``if impl == "rewrite": ...``)."""
+    arms = {key: arm for key, arm, _ in a}
+    if any(key in arms and arms[key] != arm for key, arm, _ in b):
+        return True
+    needs_a: Dict[str, object] = {}
+    for _, arm, test in a:
+        if arm == "body":
+            needs_a.update(_equalities(test))
+    for _, arm, test in b:
+        if arm == "body":
+            for key, value in _equalities(test).items():
+                if key in needs_a and needs_a[key] != value:
+                    return True
+    return False
 
 
 @dataclass
@@ -29,6 +71,12 @@ class Binding:
     node: cst.CSTNode
     kind: str  # assign | annassign | augassign | param | def | class | for | with
     scope: Optional["Scope"] = None
+    branches: Branches = ()
+
+    def location(self) -> "Location":
+        """Where the binding was made (to evaluate its value there)."""
+        assert self.scope is not None
+        return Location(self.scope, self.order, self.branches)
 
 
 @dataclass
@@ -45,18 +93,21 @@ class Scope:
         binding.scope = self
         self.bindings.setdefault(binding.name, []).append(binding)
 
-    def lookup(self, name: str, order: Optional[int] = None) -> Optional[Binding]:
+    def lookup(self, name: str, order: Optional[int] = None,
+               branches: Branches = ()) -> Optional[Binding]:
         """The binding of ``name`` visible at ``order`` (None: after the scope ran).
 
-        In this scope, the latest binding made before ``order``; otherwise the last
-        binding in the nearest enclosing non-class scope, as Python resolves it when
-        the inner function runs.
+        In this scope, the latest binding made before ``order`` that can have run
+        before it (not one in the other arm of an ``if``); otherwise the last binding
+        in the nearest enclosing non-class scope, as Python resolves it when the inner
+        function runs.
         """
         found = self.bindings.get(name)
         if found:
             if order is None:
                 return found[-1]
-            earlier = [b for b in found if b.order < order]
+            earlier = [b for b in found if b.order < order
+                       and not (branches and b.branches and exclusive(b.branches, branches))]
             if earlier:
                 return earlier[-1]
             if self.kind != "module":
@@ -83,9 +134,10 @@ class Location:
 
     scope: Scope
     order: int
+    branches: Branches = ()
 
     def lookup(self, name: str) -> Optional[Binding]:
-        return self.scope.lookup(name, self.order)
+        return self.scope.lookup(name, self.order, self.branches)
 
 
 class ScopeTracker:
@@ -96,10 +148,19 @@ class ScopeTracker:
         self.module_scope = Scope(module, None, "module")
         self.current = self.module_scope
         self.order = 0
+        #: open ``if`` statements: [id, arm being walked, node]
+        self._ifs: List[list] = []
+
+    def _bind(self, binding: Binding) -> None:
+        binding.branches = self.branches()
+        self.current.bind(binding)
 
     # -- where are we ---------------------------------------------------------
     def location(self) -> Location:
-        return Location(self.current, self.order)
+        return Location(self.current, self.order, self.branches())
+
+    def branches(self) -> Branches:
+        return tuple((key, arm, node.test) for key, arm, node in self._ifs)
 
     def _push(self, node: ScopeNode, kind: str) -> None:
         scope = Scope(node, self.current, kind)
@@ -119,22 +180,36 @@ class ScopeTracker:
     def _compound(self, node: cst.CSTNode) -> None:
         self.order += 1
 
-    visit_If = visit_While = visit_With = visit_Try = _compound
+    visit_While = visit_With = visit_Try = _compound
+
+    # -- if/else arms ----------------------------------------------------------------
+    def visit_If(self, node: cst.If) -> None:
+        self.order += 1
+        if self._ifs and self._ifs[-1][2].orelse is node:  # an elif: the parent's else
+            self._ifs[-1][1] = "else"
+        self._ifs.append([id(node), "body", node])
+
+    def visit_Else(self, node: cst.Else) -> None:
+        if self._ifs and self._ifs[-1][2].orelse is node:
+            self._ifs[-1][1] = "else"
+
+    def leave_If(self, node: cst.If) -> None:
+        self._ifs.pop()
 
     # -- scopes --------------------------------------------------------------------
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.order += 1
-        self.current.bind(Binding(node.name.value, self.order, None, node, "def"))
+        self._bind(Binding(node.name.value, self.order, None, node, "def"))
         self._push(node, "function")
         for param in _all_params(node.params):
-            self.current.bind(Binding(param.name.value, self.order, None, param, "param"))
+            self._bind(Binding(param.name.value, self.order, None, param, "param"))
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._pop()
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.order += 1
-        self.current.bind(Binding(node.name.value, self.order, None, node, "class"))
+        self._bind(Binding(node.name.value, self.order, None, node, "class"))
         self._push(node, "class")
 
     def leave_ClassDef(self, node: cst.ClassDef) -> None:
@@ -143,7 +218,7 @@ class ScopeTracker:
     def visit_Lambda(self, node: cst.Lambda) -> None:
         self._push(node, "lambda")
         for param in _all_params(node.params):
-            self.current.bind(Binding(param.name.value, self.order, None, param, "param"))
+            self._bind(Binding(param.name.value, self.order, None, param, "param"))
 
     def leave_Lambda(self, node: cst.Lambda) -> None:
         self._pop()
@@ -185,7 +260,7 @@ class ScopeTracker:
         node: cst.CSTNode, kind: str,
     ) -> None:
         if isinstance(target, cst.Name):
-            self.current.bind(Binding(target.value, self.order, value, node, kind))
+            self._bind(Binding(target.value, self.order, value, node, kind))
         elif isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
                 inner = element.value
@@ -200,7 +275,8 @@ class ScopeTracker:
             cls = self.current.enclosing_class()
             if cls is not None:
                 cls.attributes.setdefault(target.attr.value, []).append(
-                    Binding(target.attr.value, self.order, value, node, kind, self.current)
+                    Binding(target.attr.value, self.order, value, node, kind, self.current,
+                            self.branches())
                 )
 
 

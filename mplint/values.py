@@ -144,7 +144,7 @@ class Evaluator:
         all_bindings = binding.scope.bindings.get(binding.name, [])
         if any(b.kind not in ("assign", "annassign") for b in all_bindings):
             return None
-        return self.values(binding.value, Location(binding.scope, binding.order), depth + 1)
+        return self.values(binding.value, binding.location(), depth + 1)
 
 
 def _is_number(value: object) -> bool:

@@ -43,6 +43,8 @@ def test_generation_priority_config_then_tf_keras_then_installed_then_spelling()
     keras2_text = "import tensorflow as tf\nx = opt.get_scaled_loss(loss)\n"
     assert detect(3, keras2_text, installed=2) == 3
     assert detect(None, "import tf_keras as keras\n", installed=3) == 2
+    assert detect(None, "import tensorflow as tf, tf_keras\n", installed=3) == 2
+    assert detect(None, "import my_tf_keras_utils\n", installed=3) == 3
     assert detect(None, "import os\nos.environ['TF_USE_LEGACY_KERAS'] = '1'\n", installed=3) == 2
     assert detect(None, keras2_text, installed=3) == 3
     assert detect(None, keras2_text, use_installed=False) == 2

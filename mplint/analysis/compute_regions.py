@@ -263,7 +263,7 @@ class ComputeRegions(Analysis):
                 return False
             if binding.kind not in ("assign", "annassign"):
                 return False
-            return self._is_dataset(binding.value, Location(binding.scope, binding.order), depth + 1)
+            return self._is_dataset(binding.value, binding.location(), depth + 1)
         return False
 
     # -- queries -------------------------------------------------------------------------

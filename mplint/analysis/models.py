@@ -331,7 +331,7 @@ class ModelOutputs(Analysis):
             elif isinstance(expr, cst.Name):
                 binding = self._plain_binding(expr, where)
                 if binding is not None and binding.value is not None and binding.scope is not None:
-                    stack.append((binding.value, Location(binding.scope, binding.order)))
+                    stack.append((binding.value, binding.location()))
             elif isinstance(expr, cst.BinaryOperation):
                 stack += [(expr.left, where), (expr.right, where)]
             elif isinstance(expr, cst.Subscript):
@@ -479,7 +479,7 @@ class ModelOutputs(Analysis):
             binding = loc.lookup(expr.value)
             if binding is None or binding.kind != "assign" or binding.scope is None or binding.value is None:
                 return None
-            where = Location(binding.scope, binding.order)
+            where = binding.location()
             last = self._last_item(binding.value, where, use, depth + 1)
             # appends between the list's creation and the Sequential call
             mutations = self._mutations_of(expr.value, binding, where)
@@ -588,7 +588,7 @@ class ModelOutputs(Analysis):
             if binding is None or binding.scope is None or binding.value is None:
                 yield expr, None
                 return
-            yield from self._tensor(binding.value, Location(binding.scope, binding.order), depth + 1)
+            yield from self._tensor(binding.value, binding.location(), depth + 1)
             return
         if not isinstance(expr, cst.Call):
             yield expr, None
@@ -641,7 +641,7 @@ class ModelOutputs(Analysis):
             binding = self._plain_binding(expr, loc)
             if binding is None or binding.scope is None or binding.value is None:
                 return None
-            return self._layer(binding.value, Location(binding.scope, binding.order), depth + 1)
+            return self._layer(binding.value, binding.location(), depth + 1)
         if _self_attribute(expr):
             assert isinstance(expr, cst.Attribute)
             cls = loc.scope.enclosing_class()

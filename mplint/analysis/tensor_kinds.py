@@ -291,7 +291,7 @@ class TensorKinds(Analysis):
         if found is None and isinstance(expr, cst.Attribute):
             binding = self._self_attribute(expr, where)
             if binding is not None and binding.value is not None and binding.scope is not None:
-                found = self.ctx.values.values(binding.value, Location(binding.scope, binding.order))
+                found = self.ctx.values.values(binding.value, binding.location())
         if not found or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in found):
             return None
         return found  # type: ignore[return-value]
@@ -392,7 +392,7 @@ class TensorKinds(Analysis):
     def binding_where(self, binding: Binding) -> Optional[Where]:
         if binding.scope is None:
             return None
-        return Where(Location(binding.scope, binding.order), self._paths.get(binding.node, ()))
+        return Where(binding.location(), self._paths.get(binding.node, ()))
 
     def _binding_kind(self, binding: Binding, depth: int) -> Optional[str]:
         if binding.kind == "param":
@@ -520,7 +520,7 @@ class TensorKinds(Analysis):
             region = self.region(where.loc)
             if region is None or region.kind != "layer":
                 return None
-            loc = Location(binding.scope, binding.order)
+            loc = binding.location()
             if isinstance(binding.value, cst.Call) and self._is_layer_constructor(binding.value, loc):
                 return regions.is_sixteen_bit_layer(binding.value, loc)
             return None
@@ -533,7 +533,7 @@ class TensorKinds(Analysis):
             binding, reaching = self.reaching(func, where)
             if binding is None or binding.value is None or binding.scope is None:
                 return None
-            loc = Location(binding.scope, binding.order)
+            loc = binding.location()
             if isinstance(binding.value, cst.Call) and self._is_layer_constructor(binding.value, loc):
                 region = self.region(where.loc)
                 return reaching and region is not None and regions.is_sixteen_bit_layer(binding.value, loc)

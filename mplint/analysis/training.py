@@ -300,7 +300,7 @@ class TrainingLoops(Analysis):
         if binding.value is None or binding.kind not in ("assign", "annassign"):
             yield Origin(UNKNOWN)
             return
-        yield from self._origins(binding.value, Location(binding.scope, binding.order), depth + 1,
+        yield from self._origins(binding.value, binding.location(), depth + 1,
                                  seen | {id(binding)})
 
     def _argument_origins(self, binding: Binding, depth: int, seen: FrozenSet[int]) -> Iterator[Origin]:

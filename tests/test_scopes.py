@@ -1,0 +1,41 @@
+"""Bindings follow if/else arms: code in one arm never sees a binding from the other."""
+
+import textwrap
+
+from mplint.api import lint_text
+
+
+def _lint(code, rule):
+    return [f.rule for f in lint_text(textwrap.dedent(code), select=[rule])[0]]
+
+
+def test_else_arm_does_not_see_the_if_arms_wrapping():
+    code = """
+        import tensorflow as tf
+
+        def configure(optimizer, dynamic):
+            if dynamic:
+                optimizer = tf.keras.mixed_precision.LossScaleOptimizer(optimizer)
+            else:
+                optimizer = tf.keras.mixed_precision.LossScaleOptimizer(optimizer, dynamic_growth_steps=100)
+            return optimizer
+    """
+    assert _lint(code, "MP205") == []
+    twice = code.replace("            else:\n", "            if True:\n")
+    assert _lint(twice, "MP205") == ["MP205"]
+
+
+def test_tests_on_one_flag_with_different_values_exclude_each_other():
+    code = """
+        import tensorflow as tf
+
+        def run(flags, opt):
+            if flags.impl == "keras" and flags.dtype == "fp16":
+                tf.keras.mixed_precision.set_global_policy("mixed_float16")
+            if flags.impl == "graph_rewrite":
+                opt = tf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite(opt)
+            return opt
+    """
+    assert _lint(code, "MP401") == []
+    both = code.replace('flags.impl == "graph_rewrite"', 'flags.rewrite')
+    assert _lint(both, "MP401") == ["MP401"]
