@@ -94,6 +94,12 @@ class _Ignorer:
         return False
 
 
+def is_excluded(path: str, root: Path, exclude: Sequence[str], respect_gitignore: bool = True) -> bool:
+    """Whether ``exclude`` or .gitignore covers one file (``--stdin-filename`` with
+    ``--force-exclude``); the file need not exist."""
+    return _Ignorer(root, exclude, respect_gitignore).excluded(Path(path).absolute(), False)
+
+
 def discover(paths: Sequence[str], root: Path, exclude: Sequence[str],
              respect_gitignore: bool = True, force_exclude: bool = False,
              suffixes: Tuple[str, ...] = SOURCE_SUFFIXES) -> Discovery:
