@@ -77,37 +77,54 @@ def read_source(path: str) -> Source:
 
 
 def parse(source: Source) -> cst.Module:
+    """Parse with libcst, after guards that keep a bad file from stalling or
+    crashing the whole run (libcst's native parser overflows its stack, killing
+    the process, on nesting that CPython itself rejects)."""
     size = len(source.raw)
     if size > MAX_PARSE_BYTES:
         raise SourceError(
             f"is {size / 1024 / 1024:.1f} MB, over the {MAX_PARSE_BYTES // 1024 // 1024} MB mplint parses "
             "(generated code?); not checked. Add it to 'extend-exclude' to skip it quietly")
+    python_error = _python_rejects(source.text)
     try:
         return cst.parse_module(source.text)
     except cst.ParserSyntaxError as exc:
-        raise SourceError(_syntax_message(source.text, exc)) from None
+        raise SourceError(python_error or _libcst_message(exc)) from None
     except RecursionError:
         raise SourceError("too deeply nested to parse") from None
     except Exception as exc:  # libcst raises assorted errors on odd input
         raise SourceError(f"cannot be parsed: {type(exc).__name__}: {exc}") from None
 
 
-_LIBCST_PREFIX = re.compile(r"^(?:parser|tokenizer) error: (?:error at \d+:\d+: )?")
+#: CPython's own limits; libcst has none and crashes far beyond them.
+_TOO_DEEP = ("too many nested parentheses", "too many levels of indentation",
+             "too many statically nested blocks")
 
 
-def _syntax_message(text: str, exc: cst.ParserSyntaxError) -> str:
-    """One line, with the position and wording Python itself gives when it agrees.
+def _python_rejects(text: str) -> Optional[str]:
+    """CPython's verdict on the text (a tree only; nothing runs), in its words.
 
-    libcst reports where the failing statement starts; CPython's compiler (asked
-    for a tree only, nothing runs) points at the offending token.
+    A file too deep for CPython raises SourceError at once. Other syntax errors
+    are returned, not raised: libcst may know syntax newer than this interpreter,
+    so it has the last word.
     """
     try:
         compile(text, "<mplint>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as err:
-        if err.lineno:
-            return f"syntax error at line {err.lineno}, column {err.offset or 1}: {err.msg}"
-    except (ValueError, RecursionError, MemoryError):
-        pass
+        if any(reason in str(err.msg) for reason in _TOO_DEEP):
+            raise SourceError(f"too deeply nested to parse (line {err.lineno}: {err.msg})") from None
+        return f"syntax error at line {err.lineno or 1}, column {err.offset or 1}: {err.msg}"
+    except (RecursionError, MemoryError):
+        raise SourceError("too deeply nested to parse (Python itself cannot compile it)") from None
+    except ValueError as err:  # e.g. source code string cannot contain null bytes
+        return f"cannot be parsed: {err}"
+    return None
+
+
+_LIBCST_PREFIX = re.compile(r"^(?:parser|tokenizer) error: (?:error at \d+:\d+: )?")
+
+
+def _libcst_message(exc: cst.ParserSyntaxError) -> str:
     first = str(exc.message).splitlines()[0] if exc.message else "invalid syntax"
     return f"syntax error at line {exc.raw_line}, column {exc.raw_column + 1}: {_LIBCST_PREFIX.sub('', first)}"
 
