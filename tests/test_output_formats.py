@@ -254,3 +254,25 @@ def test_the_validator_rejects_a_broken_log():
     log["runs"][0]["results"][0]["level"] = "error"
     with pytest.raises(jsonschema.ValidationError):
         _validate_sarif(json.dumps(log))
+
+
+def test_readme_workflow_example_is_valid_and_uses_real_options():
+    import re
+
+    import yaml
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## GitHub Actions"):]
+    block = re.search(r"```yaml\n(.*?)```", section, re.S).group(1)
+    workflow = yaml.safe_load(block)
+    steps = workflow["jobs"]["mplint"]["steps"]
+    run = next(s["run"] for s in steps if s.get("name") == "mplint")
+    upload = next(s for s in steps if "upload-sarif" in s.get("uses", ""))
+    assert upload["with"]["sarif_file"] in run
+    assert workflow["jobs"]["mplint"]["permissions"]["security-events"] == "write"
+    args = run.split(">")[0].split()[1:]
+    assert args[:3] == ["check", "--output-format", "sarif"]
+    from mplint.cli import build_parser
+
+    parsed = build_parser().parse_args(args)  # exits (fails the test) on an unknown option
+    assert parsed.output_format == "sarif" and parsed.paths == ["src/"]
