@@ -165,7 +165,7 @@ def cmd_lint(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> int:
     from mplint.discovery import discover
     from mplint.engine import Linter
 
-    _check_stdin_args(args)
+    _check_args(args)
     settings = _settings(args, catalog)
     rules = selected_rules(catalog, settings.select, settings.ignore)
     linter = Linter(settings, catalog, rules)
@@ -221,14 +221,17 @@ def _run_fix(args: argparse.Namespace, linter, files: List[str],
     return findings, errors, summary
 
 
-# -- stdin (editor integration) ---------------------------------------------------
-def _check_stdin_args(args: argparse.Namespace) -> None:
+def _check_args(args: argparse.Namespace) -> None:
+    """Option combinations argparse cannot express."""
+    if args.statistics and args.output_format not in ("text", "json"):
+        raise UsageError("--statistics works with --output-format text or json")
     if "-" in args.paths and args.paths != ["-"]:
         raise UsageError("'-' (read stdin) cannot be combined with other paths")
     if args.stdin_filename and args.paths != ["-"]:
         raise UsageError("--stdin-filename needs '-' as the only path")
 
 
+# -- stdin (editor integration) ---------------------------------------------------
 def _run_stdin(args: argparse.Namespace, linter) -> int:
     """Check or fix the code on stdin as if it were ``--stdin-filename``.
 

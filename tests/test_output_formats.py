@@ -237,7 +237,8 @@ def test_stdin_diff_and_force_exclude(tmp_path):
     assert excluded.returncode == 0 and excluded.stdout == BAD.encode()
 
 
-@pytest.mark.parametrize("args", [["check", "-", "x.py"], ["check", "--stdin-filename", "a.py", "x.py"]])
+@pytest.mark.parametrize("args", [["check", "-", "x.py"], ["check", "--stdin-filename", "a.py", "x.py"],
+                                  ["check", "--statistics", "--output-format", "sarif", "."]])
 def test_stdin_usage_errors(tmp_path, args):
     result = run_cli(*args, cwd=tmp_path)
     assert result.returncode == 2 and result.stderr.startswith("mplint: error: ")
