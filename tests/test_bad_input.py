@@ -18,7 +18,7 @@ import mplint.fixer
 from conftest import run_cli
 from mplint import cli
 from mplint.catalog import load_catalog
-from mplint.checker import Check, Fix
+from mplint.checker import Analysis, Check, Fix
 from mplint.source import MAX_PARSE_BYTES, SourceError, write_atomic
 
 BAD = textwrap.dedent('''\
@@ -196,15 +196,34 @@ class _BrokenFix(Check):
             self.report(node, "broken fix", Fix({node: "not a node"}))
 
 
+class _BrokenAnalysis(Analysis):
+    def visit_Module(self, node):
+        if "boom" in self.ctx.path:
+            raise IndexError("analysis failure")
+
+
+class _NeedsBrokenAnalysis(Check):
+    """Reports every call, from an analysis that may fail: its findings must go too."""
+
+    rule_id = "MP995"
+    requires = (_BrokenAnalysis,)
+
+    def visit_Call(self, node):
+        self.report(node, "a call")
+
+
+CRASHING = (_CrashOnCall, _CrashInFinish, _BrokenFix, _NeedsBrokenAnalysis)
+
+
 @pytest.fixture
 def crashing_rules(monkeypatch):
     """Register real (crashing) checks through the seam the engine reads."""
     catalog = dict(load_catalog())
     base = catalog["MP101"]
-    for cls in (_CrashOnCall, _CrashInFinish, _BrokenFix):
+    for cls in CRASHING:
         catalog[cls.rule_id] = dataclasses.replace(base, id=cls.rule_id, name=f"crash-{cls.rule_id.lower()}")
     checks = dict(mplint.engine.registry())
-    checks.update({cls.rule_id: cls for cls in (_CrashOnCall, _CrashInFinish, _BrokenFix)})
+    checks.update({cls.rule_id: cls for cls in CRASHING})
     monkeypatch.setattr(cli, "load_catalog", lambda: catalog)
     monkeypatch.setattr(mplint.engine, "registry", lambda: checks)
 
@@ -221,6 +240,20 @@ def test_a_crashing_rule_is_reported_and_the_rest_still_runs(tmp_path, monkeypat
     assert lines[0].startswith("mplint: error: boom.py: internal error in rule MP997: KeyError: 'late failure'.")
     assert lines[1].startswith("mplint: error: boom.py: internal error in rule MP998: ValueError: synthetic failure.")
     assert all("Please report this at https://" in line for line in lines)
+
+
+def test_a_crashing_analysis_takes_down_only_the_rules_that_read_it(tmp_path, monkeypatch, capsys,
+                                                                    crashing_rules):
+    _write(tmp_path, {"boom.py": BAD, "fine.py": BAD})
+    monkeypatch.chdir(tmp_path)
+    rc = cli.main(["check", "--select", "MP101,MP995", "boom.py", "fine.py"])
+    out, err = capsys.readouterr()
+    assert rc == 2
+    assert "boom.py:4:30: MP101" in out and "boom.py:4:9: MP995" not in out  # no half-informed findings
+    assert "fine.py:4:9: MP995 a call" in out
+    [line] = err.strip().splitlines()
+    assert line.startswith("mplint: error: boom.py: internal error in rule MP995: "
+                           "RuntimeError: in analysis _BrokenAnalysis: IndexError: analysis failure.")
 
 
 def test_a_fix_that_cannot_be_rendered_is_reported_and_other_files_are_fixed(tmp_path, monkeypatch, capsys,
