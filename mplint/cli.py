@@ -11,8 +11,8 @@ import difflib
 import os
 import sys
 from collections import Counter
-from pathlib import Path
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Dict, List, Optional, Sequence, TextIO, Tuple
 
 from mplint import __version__
