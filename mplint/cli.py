@@ -11,13 +11,15 @@ import difflib
 import os
 import sys
 from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, TextIO, Tuple
 
 from mplint import __version__
 from mplint.catalog import CatalogError, RuleEntry, load_catalog
 from mplint.config import ConfigError, Settings, find_config, load_settings, selected_rules, validate_codes
 from mplint.findings import FileError, Finding
+from mplint.output import FORMATTERS, statistics
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -35,9 +37,17 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
                         help="apply 'exclude' to files named on the command line too")
     parser.add_argument("--assume-policy", choices=("mixed_float16", "mixed_bfloat16", "float32"),
                         help="treat every file as running under this dtype policy")
-    parser.add_argument("--output-format", choices=("text", "json"), default="text")
+    parser.add_argument("--output-format", choices=tuple(FORMATTERS), default="text",
+                        help="text, json, github (workflow annotations), junit or sarif (code scanning)")
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
     parser.add_argument("--quiet", "-q", action="store_true", help="print findings only, no summary")
+    parser.add_argument("--stdin-filename", metavar="PATH",
+                        help="with '-' as the path: the name of the code read from stdin (for config, "
+                             "per-file-ignores and messages)")
+    parser.add_argument("--statistics", action="store_true",
+                        help="print the number of findings per rule instead of each finding")
+    parser.add_argument("--show-fixes", action="store_true",
+                        help="list the fixes applied (fix) or available (check), per file and rule")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -49,7 +59,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(check)
     fix = sub.add_parser("fix", help="apply fixes, then report what remains")
     _add_common(fix)
-    fix.add_argument("--diff", action="store_true", help="print a diff of the fixes; write nothing")
+    fix.add_argument("--diff", action="store_true",
+                     help="print a diff of the fixes (unsafe ones too with --unsafe-fixes); write nothing")
+    fix.add_argument("--check", action="store_true",
+                     help="write nothing; exit 1 if fixes would apply (for CI)")
     fix.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes marked unsafe")
     rule = sub.add_parser("rule", help="explain one rule")
     rule.add_argument("rule_id")
@@ -134,7 +147,9 @@ def _settings(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> Settin
         if not config_path.is_file():
             raise ConfigError(f"{args.config}: config file not found")
     else:
-        existing = [Path(p) for p in args.paths if os.path.exists(p)]
+        given = [args.stdin_filename] if args.stdin_filename else args.paths
+        existing = [Path(p) for p in given if os.path.exists(p)]
+        existing = existing or [Path(p).parent for p in given if Path(p).parent.is_dir() and p != "-"]
         start = Path(os.path.commonpath([str(p.resolve()) for p in existing])) if existing else Path.cwd()
         if start.is_file():
             start = start.parent
@@ -155,14 +170,17 @@ def cmd_lint(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> int:
     from mplint.discovery import discover
     from mplint.engine import Linter
 
+    _check_args(args)
     settings = _settings(args, catalog)
     rules = selected_rules(catalog, settings.select, settings.ignore)
     linter = Linter(settings, catalog, rules)
+    if args.paths == ["-"]:
+        return _run_stdin(args, linter)
     found = discover(args.paths, settings.root, settings.exclude,
                      settings.respect_gitignore, args.force_exclude)
     errors: List[FileError] = list(found.errors)
     findings: List[Finding] = []
-    summary_fix: Tuple[int, int, int] = (0, 0, 0)
+    summary_fix = FixSummary()
     if args.command == "check":
         for path in found.files:
             result = linter.lint_path(path)
@@ -173,23 +191,100 @@ def cmd_lint(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> int:
     return _finish(args, findings, errors, summary_fix)
 
 
+@dataclass
+class FixSummary:
+    """What ``mplint fix`` did (or would do, with ``--diff`` / ``--check``)."""
+
+    applied: int = 0
+    changed_files: int = 0
+    more_unsafe: int = 0
+    #: rule ids of the applied fixes, per file
+    by_file: Dict[str, List[str]] = field(default_factory=dict)
+
+
+def _writes(args: argparse.Namespace) -> bool:
+    return args.command == "fix" and not (args.diff or args.check)
+
+
 def _run_fix(args: argparse.Namespace, linter, files: List[str],
-             errors: List[FileError]) -> Tuple[List[Finding], List[FileError], Tuple[int, int, int]]:
+             errors: List[FileError]) -> Tuple[List[Finding], List[FileError], FixSummary]:
     from mplint.fixer import fix_path
 
     findings: List[Finding] = []
-    applied = changed_files = 0
+    summary = FixSummary()
     for path in files:
-        outcome = fix_path(linter, path, unsafe=args.unsafe_fixes, write=not args.diff)
+        outcome = fix_path(linter, path, unsafe=args.unsafe_fixes, write=_writes(args))
         errors += outcome.errors
         findings += outcome.remaining
-        applied += outcome.applied
+        summary.applied += outcome.applied
         if outcome.changed:
-            changed_files += 1
+            summary.changed_files += 1
+            summary.by_file[path] = outcome.applied_rules
             if args.diff:
                 sys.stdout.write(_diff(path, outcome.original, outcome.fixed or b""))
-    more_unsafe = sum(1 for f in findings if f.fix == "unsafe")
-    return findings, errors, (applied, changed_files, more_unsafe)
+    summary.more_unsafe = sum(1 for f in findings if f.fix == "unsafe")
+    return findings, errors, summary
+
+
+def _check_args(args: argparse.Namespace) -> None:
+    """Option combinations argparse cannot express."""
+    if args.statistics and args.output_format not in ("text", "json"):
+        raise UsageError("--statistics works with --output-format text or json")
+    if "-" in args.paths and args.paths != ["-"]:
+        raise UsageError("'-' (read stdin) cannot be combined with other paths")
+    if args.stdin_filename and args.paths != ["-"]:
+        raise UsageError("--stdin-filename needs '-' as the only path")
+
+
+# -- stdin (editor integration) ---------------------------------------------------
+def _run_stdin(args: argparse.Namespace, linter) -> int:
+    """Check or fix the code on stdin as if it were ``--stdin-filename``.
+
+    ``mplint fix -`` writes the fixed code (or the code unchanged, when it cannot be
+    fixed) to stdout, so an editor can always replace its buffer with it; findings,
+    errors and the summary then go to stderr.
+    """
+    from mplint.discovery import is_excluded
+    from mplint.engine import may_matter
+    from mplint.fixer import fix_source
+    from mplint.source import SourceError, decode, parse
+
+    name = args.stdin_filename or "-"
+    raw = sys.stdin.buffer.read()
+    findings: List[Finding] = []
+    errors: List[FileError] = []
+    summary = FixSummary()
+    fixed = raw
+    settings = linter.settings
+    skip = bool(args.stdin_filename and args.force_exclude and is_excluded(
+        name, settings.root, settings.exclude, settings.respect_gitignore))
+    try:
+        source = decode(name, raw)
+        if not skip and may_matter(raw):
+            module = parse(source)
+            if args.command == "fix":
+                outcome = fix_source(linter, source, module, args.unsafe_fixes)
+                findings, errors = outcome.remaining, outcome.errors
+                summary.applied = outcome.applied
+                if outcome.changed:
+                    fixed = outcome.fixed or raw
+                    summary.changed_files = 1
+                    summary.by_file[name] = outcome.applied_rules
+                summary.more_unsafe = sum(1 for f in findings if f.fix == "unsafe")
+            else:
+                analysis = linter.analyze(source, module)
+                findings, errors = analysis.findings, analysis.errors
+    except SourceError as exc:
+        errors.append(FileError(name, str(exc)))
+    if args.command == "fix":
+        if args.diff:
+            sys.stdout.write(_diff(name, raw, fixed) if fixed != raw else "")
+        elif not args.check:
+            sys.stdout.flush()
+            sys.stdout.buffer.write(fixed)
+            sys.stdout.buffer.flush()
+        return _finish(args, findings, errors, summary, stream=sys.stderr)
+    return _finish(args, findings, errors, summary)
 
 
 def _diff(path: str, before: bytes, after: bytes) -> str:
@@ -199,41 +294,82 @@ def _diff(path: str, before: bytes, after: bytes) -> str:
     return text if text.endswith("\n") or not text else text + "\n"
 
 
+# -- report ---------------------------------------------------------------------------
 def _finish(args: argparse.Namespace, findings: List[Finding], errors: List[FileError],
-            fix_summary: Tuple[int, int, int]) -> int:
-    from mplint.output import FORMATTERS
+            fix_summary: FixSummary, stream: Optional[TextIO] = None) -> int:
+    """Print the report and return the exit code.
 
+    ``stream`` is where the report goes: stdout, unless stdout carries the fixed
+    code or a diff.
+    """
     findings.sort(key=lambda f: (f.path, f.line, f.col, f.rule))
-    out = FORMATTERS[args.output_format](findings)
-    if args.command == "fix" and args.diff:
-        out = ""  # the diff is the output
-    sys.stdout.write(out)
+    previews = args.command == "fix" and (args.diff or args.check)
+    if stream is None:
+        stream = sys.stderr if (args.command == "fix" and args.diff) else sys.stdout
+    if args.statistics:
+        out = statistics(findings, as_json=args.output_format == "json")
+    else:
+        out = FORMATTERS[args.output_format](findings, errors)
+    if not (args.command == "fix" and args.diff):  # the diff is the output
+        stream.write(out)
     for err in errors:
         print(f"mplint: {err.kind}: {err}", file=sys.stderr)
-    hard_errors = [e for e in errors if e.kind == "error"]
+    # Machine-readable formats keep stdout parseable: the summary moves to stderr.
+    summary_stream = stream if args.output_format == "text" else sys.stderr
+    if args.show_fixes:
+        _show_fixes(args, findings, fix_summary, summary_stream)
     if args.output_format == "text" and not args.quiet:
-        _summary(args, findings, fix_summary)
-    if hard_errors:
+        _summary(args, findings, fix_summary, summary_stream,
+                 failed=len({e.path for e in errors if e.kind == "error"}))
+    if any(e.kind == "error" for e in errors):
         return EXIT_ERROR
-    if args.command == "fix" and args.diff:
-        return EXIT_FINDINGS if fix_summary[1] else EXIT_OK
+    if previews:
+        return EXIT_FINDINGS if fix_summary.changed_files else EXIT_OK
     if findings and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_OK
 
 
-def _summary(args: argparse.Namespace, findings: List[Finding], fix_summary: Tuple[int, int, int]) -> None:
-    stream = sys.stderr if (args.command == "fix" and args.diff) else sys.stdout
-    applied, changed_files, more_unsafe = fix_summary
+def _show_fixes(args: argparse.Namespace, findings: List[Finding], fix_summary: FixSummary,
+                stream: TextIO) -> None:
+    """Per file and rule: the fixes applied (``fix``) or available (``check``)."""
     if args.command == "fix":
-        verb = "Would fix" if args.diff else "Fixed"
+        per_file = {path: Counter(rules) for path, rules in fix_summary.by_file.items()}
+        verb = "Would fix" if (args.diff or args.check) else "Fixed"
+        title = f"{verb} {fix_summary.applied} finding{'s' * (fix_summary.applied != 1)}:"
+    else:
+        per_file = {}
+        for f in findings:
+            if f.fix == "safe" or (f.fix == "unsafe" and getattr(args, "unsafe_fixes", False)):
+                per_file.setdefault(f.path, Counter())[f.rule] += 1
+        n = sum(sum(c.values()) for c in per_file.values())
+        title = f"Fixable with `mplint fix`: {n} finding{'s' * (n != 1)}:"
+    if not per_file:
+        print("No fixes applied." if args.command == "fix" else "No fixes available.", file=stream)
+        return
+    print(title, file=stream)
+    for path in sorted(per_file):
+        print(f"- {path}:", file=stream)
+        for rule, n in sorted(per_file[path].items()):
+            print(f"    {n} \u00d7 {rule}", file=stream)
+
+
+def _summary(args: argparse.Namespace, findings: List[Finding], fix_summary: FixSummary,
+             stream: TextIO, failed: int = 0) -> None:
+    if args.command == "fix":
+        applied, changed_files = fix_summary.applied, fix_summary.changed_files
+        verb = "Would fix" if (args.diff or args.check) else "Fixed"
         print(f"{verb} {applied} finding{'s' * (applied != 1)} in {changed_files} "
               f"file{'s' * (changed_files != 1)}; {len(findings)} remaining.", file=stream)
-        if more_unsafe and not args.unsafe_fixes:
-            print(f"{more_unsafe} more fixable with `mplint fix --unsafe-fixes`.", file=stream)
+        if fix_summary.more_unsafe and not args.unsafe_fixes:
+            print(f"{fix_summary.more_unsafe} more fixable with `mplint fix --unsafe-fixes`.", file=stream)
         return
     if not findings:
-        print("All checks passed!", file=stream)
+        if failed:
+            print(f"No problems found, but {failed} file{'s' * (failed != 1)} could not be checked "
+                  "(see the errors above).", file=stream)
+        else:
+            print("All checks passed!", file=stream)
         return
     by_rule = Counter(f.rule for f in findings)
     safe = sum(1 for f in findings if f.fix == "safe")

@@ -8,6 +8,7 @@ black and others rely on.
 
 from __future__ import annotations
 
+import errno
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -115,6 +116,12 @@ class _Ignorer:
         return False
 
 
+def is_excluded(path: str, root: Path, exclude: Sequence[str], respect_gitignore: bool = True) -> bool:
+    """Whether ``exclude`` or .gitignore covers one file (``--stdin-filename`` with
+    ``--force-exclude``); the file need not exist."""
+    return _Ignorer(root, exclude, respect_gitignore).excluded(Path(path).absolute(), False)
+
+
 def discover(paths: Sequence[str], root: Path, exclude: Sequence[str],
              respect_gitignore: bool = True, force_exclude: bool = False,
              suffixes: Tuple[str, ...] = SOURCE_SUFFIXES) -> Discovery:
@@ -145,8 +152,21 @@ def discover(paths: Sequence[str], root: Path, exclude: Sequence[str],
                 continue
             add(given)
         else:
-            out.errors.append(FileError(given, "not a regular file or directory"))
+            out.errors.append(FileError(given, _not_a_file(given)))
     return out
+
+
+def _not_a_file(path: str) -> str:
+    """Why a path that exists as a name cannot be read as a file."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "is a symbolic link loop"
+        if os.path.islink(path):
+            return "is a broken symbolic link"
+        return f"cannot be read: {exc.strerror or exc}"
+    return "not a regular file or directory"
 
 
 def _walk(display_root: str, root: Path, ignorer: _Ignorer, suffixes: Tuple[str, ...],
@@ -168,6 +188,8 @@ def _walk(display_root: str, root: Path, ignorer: _Ignorer, suffixes: Tuple[str,
                 is_dir = entry.is_dir(follow_symlinks=False)
                 is_file = entry.is_file()
             except OSError:
+                if entry.name.endswith(suffixes) and not ignorer.excluded(child, False):
+                    out.errors.append(FileError(child_display, _not_a_file(str(child))))
                 continue
             if is_dir:
                 if not ignorer.excluded(child, True):

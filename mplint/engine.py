@@ -116,8 +116,17 @@ class Linter:
         crashed: Dict[str, BaseException] = {}
 
         def on_error(owner: object, exc: BaseException) -> None:
-            rule = getattr(owner, "rule_id", "") or type(owner).__name__
-            crashed[rule] = exc
+            rule = getattr(owner, "rule_id", "")
+            if rule:
+                crashed.setdefault(rule, exc)
+                return
+            # A shared analysis failed: every check that reads it is unreliable.
+            name = type(owner).__name__
+            users = [cls.rule_id for cls in classes if type(owner) in _all_requirements(cls)]
+            for user in users:
+                crashed.setdefault(user, RuntimeError(f"in analysis {name}: {type(exc).__name__}: {exc}"))
+            if not users:
+                crashed[name] = exc
 
         walker = Walker([tracker, collector, *analyses, *checks], on_error)
         limit = sys.getrecursionlimit()
@@ -213,6 +222,18 @@ class Linter:
             if not comments_of(old) <= comments_of(new):
                 return "unsafe"
         return "safe"
+
+
+def _all_requirements(cls: type) -> FrozenSet[type]:
+    """The analyses a check or analysis reads, directly or through another one."""
+    out: set = set()
+    todo = list(getattr(cls, "requires", ()))
+    while todo:
+        analysis = todo.pop()
+        if analysis not in out:
+            out.add(analysis)
+            todo.extend(getattr(analysis, "requires", ()))
+    return frozenset(out)
 
 
 def _instantiate_analyses(classes: Sequence[type], ctx: Context) -> List[object]:

@@ -14,7 +14,7 @@ import libcst as cst
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
-from mplint.engine import FixCandidate, Linter, may_matter
+from mplint.engine import REPORT_URL, FixCandidate, Linter, may_matter
 from mplint.findings import FileError, Finding
 from mplint.source import Source, SourceError, parse, read_source, write_atomic
 
@@ -79,14 +79,20 @@ def fix_source(linter: Linter, source: Source, module: cst.Module, unsafe: bool)
         outcome.remaining = analysis.findings
         if not chosen:
             break
-        new_module = _apply(module, chosen)
-        new_text = new_module.code
+        rules = ", ".join(sorted({c.finding.rule for c in chosen}))
+        try:
+            new_text = _apply(module, chosen).code
+        except Exception as exc:  # a broken fix must not stop the other files
+            outcome.errors.append(FileError(
+                source.path, f"internal error in the fix for {rules}: {type(exc).__name__}: {exc}; "
+                f"nothing was applied. Please report this at {REPORT_URL}"))
+            break
         try:
             reparsed = cst.parse_module(new_text)
         except cst.ParserSyntaxError:
-            rules = ", ".join(sorted({c.finding.rule for c in chosen}))
             outcome.errors.append(FileError(
-                source.path, f"internal error: the fix for {rules} produced invalid code and was not applied"))
+                source.path, f"internal error: the fix for {rules} produced invalid code and was not applied. "
+                f"Please report this at {REPORT_URL}"))
             break
         if new_text == text:
             break

@@ -1,20 +1,35 @@
 """Finding formatters: ``--output-format`` picks one by name.
 
-A formatter takes the findings (sorted by path and position) and returns the text
-to print on stdout. Summaries and per-file errors are the CLI's business.
+A formatter takes the findings (sorted by path and position) and the per-file
+errors, and returns the text to print on stdout. The text format leaves errors to
+the CLI (one line each on stderr); the CI formats also carry them, because a CI
+system reads only the report file. Summaries are the CLI's business.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Callable, Dict, List
+import os
+import xml.etree.ElementTree as ET
+from collections import Counter, defaultdict
+from typing import Callable, Dict, List, Sequence
+from urllib.parse import quote
 
-from mplint.findings import Finding
+from mplint import __version__
+from mplint.findings import FileError, Finding
 
-Formatter = Callable[[List[Finding]], str]
+Formatter = Callable[..., str]
+
+HOME_URL = "https://github.com/mplint/mplint"
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
-def text(findings: List[Finding]) -> str:
+def rule_help_uri(rule_id: str) -> str:
+    """Where a rule's full entry (why, examples, fix) can be read."""
+    return f"{HOME_URL}/blob/main/rules/{rule_id}.yaml"
+
+
+def text(findings: List[Finding], errors: Sequence[FileError] = ()) -> str:
     lines = []
     for f in findings:
         mark = " [*]" if f.fix else ""
@@ -22,11 +37,171 @@ def text(findings: List[Finding]) -> str:
     return "\n".join(lines) + ("\n" if lines else "")
 
 
-def json_format(findings: List[Finding]) -> str:
+def json_format(findings: List[Finding], errors: Sequence[FileError] = ()) -> str:
     return json.dumps([f.to_dict() for f in findings], indent=2) + "\n"
+
+
+# -- GitHub Actions workflow commands -----------------------------------------------
+def _escape_data(value: str) -> str:
+    # As @actions/core escapes a command's message.
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(value: str) -> str:
+    return _escape_data(value).replace(":", "%3A").replace(",", "%2C")
+
+
+def github(findings: List[Finding], errors: Sequence[FileError] = ()) -> str:
+    """``::error file=...,line=...::message`` lines: annotations on the pull request."""
+    lines = []
+    for f in findings:
+        level = "error" if f.severity == "error" else "warning"
+        props = (f"file={_escape_property(f.path)},line={f.line},col={f.col},"
+                 f"endLine={f.end_line},endColumn={f.end_col},title={_escape_property(f.rule)}")
+        lines.append(f"::{level} {props}::{_escape_data(f'{f.path}:{f.line}:{f.col}: {f.rule} {f.message}')}")
+    for e in errors:
+        lines.append(f"::{e.kind} file={_escape_property(e.path)},title=mplint::{_escape_data(str(e))}")
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+# -- JUnit XML ----------------------------------------------------------------------
+def junit(findings: List[Finding], errors: Sequence[FileError] = ()) -> str:
+    """One test suite per file, one failing test case per finding (as ruff does).
+
+    A run without findings or errors is one passing test case, so CI dashboards
+    show that mplint ran.
+    """
+    by_file: Dict[str, List[Finding]] = defaultdict(list)
+    for f in findings:
+        by_file[f.path].append(f)
+    errors_by_file: Dict[str, List[FileError]] = defaultdict(list)
+    for e in errors:
+        if e.kind == "error":
+            errors_by_file[e.path].append(e)
+    hard = sum(len(v) for v in errors_by_file.values())
+    root = ET.Element("testsuites", name="mplint", tests=str(max(len(findings) + hard, 1)),
+                      failures=str(len(findings)), errors=str(hard))
+    for path in sorted(set(by_file) | set(errors_by_file)):
+        items, errs = by_file.get(path, []), errors_by_file.get(path, [])
+        suite = ET.SubElement(root, "testsuite", name=path, tests=str(len(items) + len(errs)),
+                              failures=str(len(items)), errors=str(len(errs)))
+        for f in items:
+            case = ET.SubElement(suite, "testcase", name=f"mplint.{f.rule}", classname=path,
+                                 file=path, line=str(f.line))
+            failure = ET.SubElement(case, "failure", message=f.message, type=f.rule)
+            failure.text = f"{f.path}:{f.line}:{f.col}: {f.rule} {f.message}"
+        for e in errs:
+            case = ET.SubElement(suite, "testcase", name="mplint.error", classname=path, file=path)
+            ET.SubElement(case, "error", message=e.message, type="error").text = str(e)
+    if not by_file and not errors_by_file:
+        suite = ET.SubElement(root, "testsuite", name="mplint", tests="1", failures="0", errors="0")
+        ET.SubElement(suite, "testcase", name="No errors found", classname="mplint")
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+# -- SARIF 2.1.0 ----------------------------------------------------------------------
+def _uri(path: str) -> Dict[str, str]:
+    """A relative path stays relative to the checkout (what code scanning needs)."""
+    posix = path.replace(os.sep, "/")
+    if os.path.isabs(path):
+        return {"uri": "file://" + quote(os.path.abspath(path).replace(os.sep, "/"))}
+    if posix.startswith("./"):
+        posix = posix[2:]
+    return {"uri": quote(posix), "uriBaseId": "%SRCROOT%"}
+
+
+def _sarif_rules() -> List[dict]:
+    from mplint.catalog import load_catalog
+
+    rules = []
+    for entry in load_catalog().values():
+        fix = entry.fix_description.strip() if entry.fixable else "No automatic fix."
+        help_text = f"{entry.summary}\n\n{entry.why.strip()}\n\nFix ({entry.fix_safety}): {fix}"
+        rules.append({
+            "id": entry.id,
+            "name": entry.name,
+            "shortDescription": {"text": entry.summary},
+            "fullDescription": {"text": entry.why.strip()},
+            "help": {"text": help_text, "markdown": help_text},
+            "helpUri": rule_help_uri(entry.id),
+            "defaultConfiguration": {"level": "error" if entry.severity == "error" else "warning"},
+            "properties": {"tags": ["mixed-precision"], "fix": entry.fix_safety},
+        })
+    return rules
+
+
+def sarif(findings: List[Finding], errors: Sequence[FileError] = ()) -> str:
+    """A SARIF 2.1.0 log with one run, as GitHub code scanning accepts it."""
+    rules = _sarif_rules()
+    index = {rule["id"]: i for i, rule in enumerate(rules)}
+    results = []
+    for f in findings:
+        result = {
+            "ruleId": f.rule,
+            "level": "error" if f.severity == "error" else "warning",
+            "message": {"text": f.message},
+            "locations": [{"physicalLocation": {
+                "artifactLocation": _uri(f.path),
+                "region": {"startLine": f.line, "startColumn": f.col,
+                           "endLine": f.end_line, "endColumn": f.end_col},
+            }}],
+            "properties": {"fix": f.fix},
+        }
+        if f.rule in index:
+            result["ruleIndex"] = index[f.rule]
+        results.append(result)
+    notifications = [{
+        "level": "error" if e.kind == "error" else "warning",
+        "message": {"text": str(e)},
+        "locations": [{"physicalLocation": {"artifactLocation": _uri(e.path)}}],
+    } for e in errors]
+    log = {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "mplint",
+                "version": __version__,
+                "semanticVersion": __version__,
+                "informationUri": HOME_URL,
+                "rules": rules,
+            }},
+            "invocations": [{
+                "executionSuccessful": not any(e.kind == "error" for e in errors),
+                "toolExecutionNotifications": notifications,
+            }],
+            "columnKind": "unicodeCodePoints",
+            "results": results,
+        }],
+    }
+    return json.dumps(log, indent=2) + "\n"
+
+
+# -- --statistics ---------------------------------------------------------------------
+def statistics(findings: List[Finding], as_json: bool = False) -> str:
+    """Count per rule, most frequent first: what to tackle (or ignore) first."""
+    from mplint.catalog import load_catalog
+
+    catalog = load_catalog()
+    counts = Counter(f.rule for f in findings)
+    fixable = {f.rule for f in findings if f.fix}
+    rows = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    if as_json:
+        return json.dumps([{
+            "code": rule, "name": catalog[rule].name if rule in catalog else "",
+            "count": n, "fixable": rule in fixable,
+        } for rule, n in rows], indent=2) + "\n"
+    width = max((len(str(n)) for _, n in rows), default=1)
+    lines = [f"{n:>{width}}\t{rule}\t{'[*] ' if rule in fixable else '    '}"
+             f"{catalog[rule].name if rule in catalog else ''}" for rule, n in rows]
+    return "\n".join(lines) + ("\n" if lines else "")
 
 
 FORMATTERS: Dict[str, Formatter] = {
     "text": text,
     "json": json_format,
+    "github": github,
+    "junit": junit,
+    "sarif": sarif,
 }

@@ -3,14 +3,16 @@
 The encoding comes from the coding cookie or a BOM (PEP 263, via ``tokenize``), so
 the fixed file is written in the encoding and with the BOM it had; libcst keeps line
 endings. Writes are atomic (temporary file + rename) and refuse to overwrite a file
-that changed on disk since it was read.
+that changed on disk since it was read, or a file that is read-only.
 """
 
 from __future__ import annotations
 
+import ast
 import codecs
 import io
 import os
+import re
 import stat
 import tempfile
 import tokenize
@@ -18,6 +20,12 @@ from dataclasses import dataclass
 from typing import Optional
 
 import libcst as cst
+
+
+#: libcst parses about 0.2-0.5 MB of Python a second and needs ~500 bytes of memory
+#: per source byte; no hand-written module comes near this, generated ones can.
+#: Only files that mention TensorFlow or Keras are parsed at all.
+MAX_PARSE_BYTES = 2 * 1024 * 1024
 
 
 class SourceError(Exception):
@@ -69,44 +77,91 @@ def read_source(path: str) -> Source:
 
 
 def parse(source: Source) -> cst.Module:
+    """Parse with libcst, after guards that keep a bad file from stalling or
+    crashing the whole run (libcst's native parser overflows its stack, killing
+    the process, on nesting that CPython itself rejects)."""
+    size = len(source.raw)
+    if size > MAX_PARSE_BYTES:
+        raise SourceError(
+            f"is {size / 1024 / 1024:.1f} MB, over the {MAX_PARSE_BYTES // 1024 // 1024} MB mplint parses "
+            "(generated code?); not checked. Add it to 'extend-exclude' to skip it quietly")
+    python_error = _python_rejects(source.text)
     try:
         return cst.parse_module(source.text)
     except cst.ParserSyntaxError as exc:
-        message = str(exc.message).splitlines()[0] if exc.message else "invalid syntax"
-        raise SourceError(f"syntax error at line {exc.raw_line}, column {exc.raw_column + 1}: {message}") from None
+        raise SourceError(python_error or _libcst_message(exc)) from None
     except RecursionError:
         raise SourceError("too deeply nested to parse") from None
     except Exception as exc:  # libcst raises assorted errors on odd input
         raise SourceError(f"cannot be parsed: {type(exc).__name__}: {exc}") from None
 
 
-def write_atomic(path: str, data: bytes, expected: Optional[bytes]) -> None:
-    """Replace ``path`` with ``data`` atomically.
+#: CPython's own limits; libcst has none and crashes far beyond them.
+_TOO_DEEP = ("too many nested parentheses", "too many levels of indentation",
+             "too many statically nested blocks")
 
-    ``expected`` is the content the file had when read; if it changed since, the
-    file is left alone and SourceError is raised.
+
+def _python_rejects(text: str) -> Optional[str]:
+    """CPython's verdict on the text (a tree only; nothing runs), in its words.
+
+    A file too deep for CPython raises SourceError at once. Other syntax errors
+    are returned, not raised: libcst may know syntax newer than this interpreter,
+    so it has the last word.
     """
     try:
-        st = os.stat(path)
+        compile(text, "<mplint>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as err:
+        if any(reason in str(err.msg) for reason in _TOO_DEEP):
+            raise SourceError(f"too deeply nested to parse (line {err.lineno}: {err.msg})") from None
+        return f"syntax error at line {err.lineno or 1}, column {err.offset or 1}: {err.msg}"
+    except (RecursionError, MemoryError):
+        raise SourceError("too deeply nested to parse (Python itself cannot compile it)") from None
+    except ValueError as err:  # e.g. source code string cannot contain null bytes
+        return f"cannot be parsed: {err}"
+    return None
+
+
+_LIBCST_PREFIX = re.compile(r"^(?:parser|tokenizer) error: (?:error at \d+:\d+: )?")
+
+
+def _libcst_message(exc: cst.ParserSyntaxError) -> str:
+    first = str(exc.message).splitlines()[0] if exc.message else "invalid syntax"
+    return f"syntax error at line {exc.raw_line}, column {exc.raw_column + 1}: {_LIBCST_PREFIX.sub('', first)}"
+
+
+def _writable(mode: int) -> bool:
+    # By mode bits, not os.access: root may write anything, but a file marked
+    # read-only was marked so on purpose.
+    return bool(mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
+
+
+def write_atomic(path: str, data: bytes, expected: Optional[bytes]) -> None:
+    """Replace ``path`` with ``data`` atomically (temporary file + rename).
+
+    ``expected`` is the content the file had when read; if it changed since, the
+    file is left alone and SourceError is raised. A read-only file is never
+    replaced. A symlink keeps pointing at the file, which is replaced.
+    """
+    target = os.path.realpath(path)
+    tmp = None
+    try:
+        st = os.stat(target)
+        if not _writable(st.st_mode) or not os.access(target, os.W_OK):
+            raise SourceError("is read-only; not written")
         if expected is not None:
-            with open(path, "rb") as handle:
+            with open(target, "rb") as handle:
                 if handle.read() != expected:
                     raise SourceError("changed on disk while mplint was fixing it; not written")
-        folder = os.path.dirname(os.path.abspath(path))
-        fd, tmp = tempfile.mkstemp(prefix=".mplint-", suffix=".tmp", dir=folder)
-    except OSError as exc:
-        raise SourceError(f"cannot be written: {exc.strerror or exc}") from None
-    try:
+        fd, tmp = tempfile.mkstemp(prefix=".mplint-", suffix=".tmp", dir=os.path.dirname(target))
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, stat.S_IMODE(st.st_mode))
-        if not os.access(path, os.W_OK):
-            raise SourceError("is read-only; not written")
-        os.replace(tmp, path)
+        os.replace(tmp, target)
+        tmp = None
     except OSError as exc:
         raise SourceError(f"cannot be written: {exc.strerror or exc}") from None
     finally:
-        if os.path.exists(tmp):
+        if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
