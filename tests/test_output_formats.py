@@ -26,7 +26,7 @@ BAD = textwrap.dedent('''\
     model = tf.keras.Sequential([tf.keras.layers.Dense(10, activation="softmax")])
 ''')
 GOOD = BAD.replace('activation="softmax"', 'activation="softmax", dtype="float32"')
-UNSAFE = BAD.replace('activation="softmax"', 'activation="softmax", dtype="float16"')
+UNSAFE = BAD.replace('activation="softmax"', 'activation="softmax", dtype="bfloat16"')
 
 
 def _write(folder, files):
