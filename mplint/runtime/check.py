@@ -1,0 +1,215 @@
+"""``check_model``: build the model under a policy, run it, and report what is wrong."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
+
+from mplint.runtime import hardware as hw
+from mplint.runtime import keras_env, probe, rules
+from mplint.runtime.report import Report
+
+Factory = Callable[[], Any]
+
+
+class CheckError(Exception):
+    """The model could not be built or run (one line for the user, exit 2)."""
+
+
+def is_keras_model(obj: Any) -> bool:
+    names = probe.class_names(obj)
+    return "Layer" in names and ("Model" in names or "Functional" in names)
+
+
+def _normalize_shapes(input_shape: Any) -> Optional[List[Tuple[int, ...]]]:
+    if input_shape is None:
+        return None
+    if input_shape and all(isinstance(d, int) for d in input_shape):
+        return [tuple(input_shape)]
+    return [tuple(s) for s in input_shape]
+
+
+def check_model(factory_or_model: Union[Factory, Any], policy: Optional[str] = None, *,
+                input_shape: Any = None, input_dtype: Optional[str] = None,
+                batch_size: Optional[int] = None, inputs: Any = None, train_step: bool = False,
+                alignment: int = 8, seed: int = 0, target: Optional[str] = None,
+                saved_file: bool = False) -> Report:
+    """Build (for a factory) and run the model under ``policy``; return a ``Report``.
+
+    ``factory_or_model`` is a zero-argument callable returning a Keras model (built under
+    the policy, then again under float32 when a comparison is needed) or a model
+    already built (checked as it is). ``policy`` defaults to the hardware's best
+    (mixed_float16 on NVIDIA GPUs, mixed_bfloat16 elsewhere). ``input_shape`` excludes
+    the batch dimension: ``(28, 28, 1)``, or a list of shapes for several inputs.
+    ``inputs`` are real arrays to use instead of synthetic ones. The global policy of
+    every loaded Keras package is restored afterwards, whatever happens.
+    """
+    started = time.perf_counter()
+    try:
+        keras_env.tf_module()
+    except ImportError as exc:
+        from mplint.runtime import MissingTensorFlow
+
+        raise MissingTensorFlow() from exc
+    hardware = hw.detect_hardware()
+    instance = is_keras_model(factory_or_model)
+    if policy is None:
+        if instance:
+            policy, source = getattr(factory_or_model.dtype_policy, "name", "float32"), "model"
+        else:
+            policy, source = hardware.default_policy(), "hardware default"
+    else:
+        source = "argument"
+    label = target or getattr(factory_or_model, "__qualname__", None) or type(factory_or_model).__name__
+    report = Report(target=label, policy=policy, policy_source=source,
+                    hardware=hardware.to_dict(policy), versions=keras_env.versions())
+    if "float16" in policy and "bfloat16" not in policy and hardware.of_type("TPU"):
+        report.findings.append(rules.finding("MP403", "mixed_float16 on a TPU host: TPUs compute "
+                                                      "in bfloat16; use mixed_bfloat16"))
+    if instance and saved_file:
+        report.notes.append("a saved model keeps the dtype policies it was saved with")
+
+    with keras_env.policy_scope(policy):
+        model = factory_or_model if instance else _build(factory_or_model)
+        shapes = _normalize_shapes(input_shape)
+        try:
+            specs, batch, notes = probe.input_specs(model, shapes, input_dtype, batch_size)
+        except probe.InputShapeError as exc:
+            if inputs is None:
+                raise CheckError(str(exc)) from None
+            specs, batch, notes = [], _batch_of(inputs), []
+        report.notes += notes
+        x = inputs if inputs is not None else probe.synthetic_inputs(model, specs, seed)
+        result = _run(model, x)
+    producers = probe.output_layer_names(model, result)
+    report.model = _model_summary(model, specs, batch, x)
+    report.outputs, found = rules.output_findings(result, producers)
+    report.findings += found
+    report.findings += rules.variable_findings(model)
+    dims, found = rules.dim_findings(model, result, producers, batch, alignment)
+    report.findings += found
+
+    reference: Optional[probe.ForwardResult] = None
+    twin = None
+    if not result.calls or rules.nonfinite_calls(result) or False in result.output_finite or train_step:
+        twin, why = _float32_twin(factory_or_model, model, instance, x)
+        if twin is None:
+            report.notes.append(f"no float32 build to compare with: {why}")
+        else:
+            with keras_env.policy_scope("float32"):
+                reference = _run(twin, x)
+    found, notes = rules.finiteness_findings(result, reference, policy)
+    report.findings += found
+    report.notes += notes
+    report.layers = _layer_rows(model, result, reference, dims)
+    if train_step:
+        from mplint.runtime.train_step import run_train_step
+
+        with keras_env.policy_scope(policy):
+            report.train_step, found = run_train_step(model, twin, x, result, policy, seed)
+        report.findings += found
+    report.elapsed_s = time.perf_counter() - started
+    return report
+
+
+def _batch_of(inputs: Any) -> int:
+    tf = keras_env.tf_module()
+    return int(tf.nest.flatten(inputs)[0].shape[0])
+
+
+def _build(factory: Factory) -> Any:
+    model = factory()
+    if not is_keras_model(model):
+        raise CheckError(f"the factory returned {type(model).__name__}, not a Keras model")
+    return model
+
+
+def _run(model: Any, x: Any) -> probe.ForwardResult:
+    try:
+        return probe.forward(model, x)
+    except Exception as exc:
+        raise CheckError(f"the forward pass failed: {type(exc).__name__}: "
+                         f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''}") from exc
+
+
+def _float32_twin(factory_or_model: Any, model: Any, instance: bool, x: Any) -> Tuple[Any, str]:
+    """The same model in float32 with the same weights, or (None, why not)."""
+    try:
+        with keras_env.policy_scope("float32"):
+            twin = _config_clone(model) if instance else _build(factory_or_model)
+            if twin is None:
+                return None, "a built subclassed model cannot be rebuilt; pass a factory instead"
+            if len(twin.weights) != len(model.weights):
+                twin(x, training=False)  # builds deferred weights
+        twin.set_weights(model.get_weights())
+    except Exception as exc:  # the comparison is a bonus; its failure must not hide findings
+        return None, f"{type(exc).__name__}: {str(exc).strip()[:200]}"
+    return twin, ""
+
+
+def _config_clone(model: Any) -> Any:
+    if probe.model_kind(model) == "subclassed":
+        return None
+    config = _float32_config(model.get_config())
+    return type(model).from_config(config)
+
+
+def _float32_config(value: Any) -> Any:
+    """Every dtype policy in a model config replaced by float32."""
+    if isinstance(value, dict):
+        if value.get("class_name") in ("DTypePolicy", "FloatDTypePolicy", "Policy") and \
+                isinstance(value.get("config"), dict):
+            return {**value, "config": {**value["config"], "name": "float32"}}
+        out = {}
+        for key, item in value.items():
+            if key == "dtype" and isinstance(item, str) and item in (
+                    "float16", "bfloat16", "mixed_float16", "mixed_bfloat16"):
+                out[key] = "float32"
+            else:
+                out[key] = _float32_config(item)
+        return out
+    if isinstance(value, list):
+        return [_float32_config(v) for v in value]
+    return value
+
+
+def _model_summary(model: Any, specs: Sequence[Tuple[Tuple[int, ...], str]], batch: int,
+                   x: Any) -> dict:
+    try:
+        params = int(model.count_params())
+    except Exception:
+        params = 0
+    return {"name": model.name, "class": type(model).__name__, "kind": probe.model_kind(model),
+            "layers": len(probe.sublayers(model)), "parameters": params, "batch_size": batch,
+            "inputs": [{"shape": list(s), "dtype": d} for s, d in specs]}
+
+
+def _layer_rows(model: Any, result: probe.ForwardResult, reference: Optional[probe.ForwardResult],
+                dims: dict) -> List[dict]:
+    ref_by_index = {}
+    if reference is not None and len(reference.calls) == len(result.calls):
+        ref_by_index = {i: c.finite for i, c in enumerate(reference.calls)}
+    first = {}
+    for i, call in enumerate(result.calls):
+        if id(call.layer) not in first:
+            first[id(call.layer)] = (i, call)
+    rows = []
+    for layer in probe.sublayers(model):
+        index, call = first.get(id(layer), (None, None))
+        finite = None
+        if call is not None:
+            calls = [c.finite for c in result.calls if c.layer is layer]
+            finite = False if False in calls else (True if True in calls else None)
+        rows.append({
+            "name": layer.name, "class": type(layer).__name__,
+            "compute_dtype": rules.compute_dtype(layer),
+            "variable_dtype": getattr(getattr(layer, "variable_dtype", None), "name",
+                                      getattr(layer, "variable_dtype", None)),
+            "input_shape": list(call.input_shape) if call and call.input_shape else None,
+            "output_shape": list(call.output_shape) if call and call.output_shape else None,
+            "output_dtype": call.output_dtype if call else None,
+            "dims": dims.get(id(layer), {}),
+            "finite": finite,
+            "finite_float32": ref_by_index.get(index) if index is not None else None,
+        })
+    return rows
