@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+import warnings
 from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
 from mplint.runtime import hardware as hw
@@ -118,7 +119,10 @@ def _batch_of(inputs: Any) -> int:
 
 
 def _build(factory: Factory) -> Any:
-    model = factory()
+    with warnings.catch_warnings():
+        # numpy's "overflow encountered in cast" while tracing is what MP501 reports.
+        warnings.simplefilter("ignore", RuntimeWarning)
+        model = factory()
     if not is_keras_model(model):
         raise CheckError(f"the factory returned {type(model).__name__}, not a Keras model")
     return model
@@ -151,7 +155,9 @@ def _config_clone(model: Any) -> Any:
     if probe.model_kind(model) == "subclassed":
         return None
     config = _float32_config(model.get_config())
-    return type(model).from_config(config)
+    # The model's own classes, so that unregistered custom layers deserialize too.
+    custom = {type(layer).__name__: type(layer) for layer in probe.sublayers(model)}
+    return type(model).from_config(config, custom_objects=custom)
 
 
 def _float32_config(value: Any) -> Any:

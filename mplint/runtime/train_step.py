@@ -104,7 +104,7 @@ def run_train_step(model: Any, twin: Any, x: Any, result: probe.ForwardResult, p
         "optimizer": type(model.optimizer).__name__,
         "optimizer_scales_loss": scales,
         "loss_scaling_matters": matters,
-        "loss": loss,
+        "loss": loss if np.isfinite(loss) else None,  # JSON has no NaN
         "loss_finite": bool(np.isfinite(loss)),
     }
     found: List[RuntimeFinding] = []
