@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections import Counter
 import warnings
 from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
@@ -56,7 +57,7 @@ def check_model(factory_or_model: Union[Factory, Any], policy: Optional[str] = N
     instance = is_keras_model(factory_or_model)
     if policy is None:
         if instance:
-            policy, source = getattr(factory_or_model.dtype_policy, "name", "float32"), "model"
+            policy, source = _instance_policy(factory_or_model), "model"
         else:
             policy, source = hardware.default_policy(), "hardware default"
     else:
@@ -111,6 +112,17 @@ def check_model(factory_or_model: Union[Factory, Any], policy: Optional[str] = N
         report.findings += found
     report.elapsed_s = time.perf_counter() - started
     return report
+
+
+def _instance_policy(model: Any) -> str:
+    """A built model's policy; the layers' when they disagree (a loaded model is float32
+    itself while its layers keep the mixed policy they were saved with)."""
+    own = getattr(getattr(model, "dtype_policy", None), "name", "float32")
+    names = [getattr(getattr(l, "dtype_policy", None), "name", None) for l in probe.sublayers(model)]
+    mixed = [n for n in names if n and n.startswith("mixed_")]
+    if own.startswith("mixed_") or not mixed:
+        return own
+    return Counter(mixed).most_common(1)[0][0]
 
 
 def _batch_of(inputs: Any) -> int:
