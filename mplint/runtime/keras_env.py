@@ -33,16 +33,26 @@ def keras_modules() -> List[ModuleType]:
     return found
 
 
+def keras_version(keras_module: Any) -> str:
+    """``tf.keras`` of TF <= 2.15 (``keras.api._v2.keras``) has no version: ask its package."""
+    version = getattr(keras_module, "__version__", None)
+    if version is None and callable(getattr(keras_module, "version", None)):
+        version = keras_module.version()
+    if version is None:
+        root = sys.modules.get(keras_module.__name__.split(".")[0])
+        version = getattr(root, "__version__", None)
+    return str(version or "unknown")
+
+
 def keras_major(keras_module: Any) -> int:
-    version = str(getattr(keras_module, "__version__", None) or getattr(keras_module, "version", lambda: "3")())
-    return int(version.split(".")[0])
+    head = keras_version(keras_module).split(".")[0]
+    return int(head) if head.isdigit() else 3
 
 
 def versions() -> Dict[str, Any]:
     tf = tf_module()
-    k = tf.keras
-    return {"tensorflow": tf.__version__, "keras": getattr(k, "__version__", None) or k.version(),
-            "keras_major": keras_major(k)}
+    return {"tensorflow": tf.__version__, "keras": keras_version(tf.keras),
+            "keras_major": keras_major(tf.keras)}
 
 
 def global_policy_name(keras_module: Any = None) -> str:

@@ -75,10 +75,9 @@ def input_specs(model: Any, input_shapes: Optional[Sequence[Shape]], input_dtype
             dtype = tensor.dtype if isinstance(tensor.dtype, str) else tensor.dtype.name
             declared.append((shape, input_dtype or dtype))
         if not declared:
-            built = (getattr(model, "_build_shapes_dict", None) or {})
-            shapes = [s for s in built.values() if isinstance(s, (tuple, list))]
-            if len(shapes) == 1:  # the batch of the build call fixes nothing
-                declared = [((None,) + tuple(shapes[0])[1:], input_dtype or "float32")]
+            shape = _build_shape(model)
+            if shape is not None:  # the batch of the build call fixes nothing
+                declared = [((None,) + shape[1:], input_dtype or "float32")]
     if not declared:
         raise InputShapeError(
             f"cannot tell what {type(model).__name__} takes as input: give the input shape "
@@ -98,6 +97,19 @@ def input_specs(model: Any, input_shapes: Optional[Sequence[Shape]], input_dtype
                          f"{(batch,) + rest}")
         specs.append(((batch,) + rest, dtype))
     return specs, batch, notes
+
+
+def _build_shape(model: Any) -> Optional[Shape]:
+    """The one input shape a built subclassed model saw (Keras 3 and Keras 2 keep it)."""
+    built = getattr(model, "_build_shapes_dict", None) or {}  # Keras 3
+    shapes = [s for s in built.values() if isinstance(s, (tuple, list))]
+    if not shapes:
+        legacy = getattr(model, "_build_input_shape", None)  # Keras 2
+        if legacy is not None and getattr(legacy, "rank", None) is not None:
+            legacy = legacy.as_list()
+        if isinstance(legacy, (tuple, list)) and all(d is None or isinstance(d, int) for d in legacy):
+            shapes = [legacy]
+    return tuple(shapes[0]) if len(shapes) == 1 else None
 
 
 def _model_inputs(model: Any) -> List[Any]:

@@ -65,6 +65,7 @@ def _loss(model: Any, x: Any, y: Any, pred: Any) -> Any:
 def zero_fraction(model: Any, x: Any, y: Any, scale: float = 1.0) -> Optional[float]:
     tf = keras_env.tf_module()
     variables = model.trainable_variables
+    y = tf.nest.map_structure(tf.convert_to_tensor, y)  # Keras 2 losses want tensors
     with tf.GradientTape() as tape:
         pred = model(x, training=True)
         loss = tf.cast(_loss(model, x, y, pred), tf.float32) * scale
