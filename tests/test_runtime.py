@@ -321,3 +321,42 @@ def test_keras2_guide_model():
     report = check_model(factory("mnist_guide.py:build_incorrect_model"), "mixed_float16", train_step=True)
     assert pairs(report) == [("MP101", "predictions")]
     assert report.train_step["optimizer_scales_loss"] is True
+
+
+def test_recurrent_attention_model_dims():
+    layers = keras.layers
+
+    def build():
+        tokens = keras.Input((20,), dtype="int32")
+        x = layers.Embedding(500, 50, name="embed")(tokens)
+        x = layers.Bidirectional(layers.LSTM(30, return_sequences=True), name="bi")(x)
+        x = layers.MultiHeadAttention(num_heads=2, key_dim=20, name="mha")(x, x)
+        x = layers.GRU(64, name="gru")(x)
+        return keras.Model(tokens, layers.Dense(3, activation="softmax", dtype="float32")(x))
+
+    report = check_model(build, "mixed_float16")
+    found = {(f.rule, f.layer_class): f.message for f in report.findings}
+    assert set(found) == {("MP301", "Embedding"), ("MP301", "LSTM"), ("MP301", "MultiHeadAttention"),
+                          ("MP301", "GRU")}, report.to_text()
+    assert "output_dim=50" in found[("MP301", "Embedding")]
+    assert "units=30" in found[("MP301", "LSTM")]
+    assert "key_dim=20" in found[("MP301", "MultiHeadAttention")]  # value_dim defaults to it: once
+    assert "60 input features" in found[("MP301", "GRU")]  # 2 x 30 from the Bidirectional concat
+    assert len(report.findings) == 4  # the backward LSTM is the same size: not again
+
+
+def test_dict_inputs_and_a_model_that_ignores_the_policy():
+    layers = keras.layers
+
+    def build():
+        a, b = keras.Input((16,), name="a"), keras.Input((4, 2), name="b")
+        x = layers.Concatenate()([layers.Dense(16)(a), layers.Flatten()(b)])
+        return keras.Model({"a": a, "b": b}, layers.Dense(1, dtype="float32")(x))
+
+    report = check_model(build, "mixed_float16")
+    assert report.ok and [i["shape"] for i in report.model["inputs"]] == [[8, 16], [8, 4, 2]]
+
+    prebuilt = build()  # built under float32, before any policy
+    report = check_model(lambda: prebuilt, "mixed_float16")
+    assert report.ok
+    assert any("did not take the mixed_float16 policy" in n for n in report.notes)

@@ -83,6 +83,9 @@ def check_model(factory_or_model: Union[Factory, Any], policy: Optional[str] = N
         report.notes += notes
         x = inputs if inputs is not None else probe.synthetic_inputs(model, specs, seed)
         result = _run(model, x)
+    if policy != "float32" and not any(rules.is_16bit(rules.compute_dtype(l)) for l in probe.sublayers(model)):
+        report.notes.append(f"no layer computes in 16 bits: the model did not take the {policy} policy "
+                            f"(built before the check, or every layer has its own dtype)")
     producers = probe.output_layer_names(model, result)
     report.model = _model_summary(model, specs, batch, x)
     report.outputs, found = rules.output_findings(result, producers)

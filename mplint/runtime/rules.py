@@ -130,6 +130,8 @@ def layer_dims(layer: Any, call: Optional[LayerCall]) -> Dict[str, int]:
             value = getattr(layer, key, None) or getattr(layer, "_" + key, None)
             if isinstance(value, (int, np.integer)):
                 dims[key] = int(value)
+        if dims.get("value_dim") == dims.get("key_dim"):
+            dims.pop("value_dim", None)  # value_dim defaults to key_dim: one number, one finding
     return dims
 
 
