@@ -149,21 +149,51 @@ def test_policy_restored_after_the_factory_raises():
         keras.mixed_precision.set_global_policy("float32")
 
 
+class NoisyLayer(keras.layers.Layer):
+    """The most reported pitfall: float32 noise added to float16 inputs."""
+
+    def call(self, x):
+        return x + tf.random.normal(tf.shape(x))
+
+
+class Wrapper(keras.Model):
+    def __init__(self, layer):
+        super().__init__()
+        self.inner = layer
+
+    def call(self, x):
+        return self.inner(x)
+
+
+def test_hard_coded_float32_in_a_layer_is_mp504_with_the_layer():
+    report = check_model(lambda: Wrapper(NoisyLayer(name="noise")), "mixed_float16", input_shape=(8,))
+    assert pairs(report) == [("MP504", "noise")]
+    assert "runs in float32" in report.findings[0].message
+    assert "half" in report.findings[0].message or "float16" in report.findings[0].message
+    assert report.model["inputs"] == [{"shape": [8, 8], "dtype": "float32"}]
+    assert keras.mixed_precision.global_policy().name == "float32"
+
+
+def test_hard_coded_float32_found_while_keras_traces_a_functional_model():
+    def build():
+        inputs = keras.Input((8,))
+        x = NoisyLayer(name="noise")(keras.layers.Dense(8)(inputs))
+        return keras.Model(inputs, keras.layers.Dense(1, dtype="float32")(x))
+
+    report = check_model(build, "mixed_float16")
+    assert [f.rule for f in report.findings] == ["MP504"]
+    assert report.findings[0].layer_class == "NoisyLayer"
+    assert report.ok is False and report.policy == "mixed_float16"
+    assert check_model(build, "float32").ok  # the same model is fine in float32
+
+
 def test_policy_restored_after_a_failing_forward_pass_and_after_success():
     class Broken(keras.layers.Layer):
         def call(self, x):
-            return x + tf.random.normal(tf.shape(x))  # float32 noise into float16: TF raises
+            raise ValueError("broken on purpose")
 
-    class Model(keras.Model):
-        def __init__(self):
-            super().__init__()
-            self.broken = Broken()
-
-        def call(self, x):
-            return self.broken(x)
-
-    with pytest.raises(CheckError, match="forward pass failed"):
-        check_model(Model, "mixed_float16", input_shape=(8,))
+    with pytest.raises(CheckError, match="forward pass failed: ValueError: broken on purpose"):
+        check_model(lambda: Wrapper(Broken()), "mixed_float16", input_shape=(8,))
     assert keras.mixed_precision.global_policy().name == "float32"
     check_model(factory("mnist_guide.py:build_correct_model"), "mixed_float16")
     assert keras.mixed_precision.global_policy().name == "float32"

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections import Counter
 import warnings
+from dataclasses import replace
 from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
 from mplint.runtime import hardware as hw
@@ -71,18 +73,26 @@ def check_model(factory_or_model: Union[Factory, Any], policy: Optional[str] = N
     if instance and saved_file:
         report.notes.append("a saved model keeps the dtype policies it was saved with")
 
+    failure: Optional[Tuple[BaseException, Any]] = None
     with keras_env.policy_scope(policy):
-        model = factory_or_model if instance else _build(factory_or_model)
-        shapes = _normalize_shapes(input_shape)
         try:
-            specs, batch, notes = probe.input_specs(model, shapes, input_dtype, batch_size)
-        except probe.InputShapeError as exc:
-            if inputs is None:
-                raise CheckError(str(exc)) from None
-            specs, batch, notes = [], _batch_of(inputs), []
-        report.notes += notes
-        x = inputs if inputs is not None else probe.synthetic_inputs(model, specs, seed)
-        result = _run(model, x)
+            model = factory_or_model if instance else _build(factory_or_model)
+        except Exception as exc:
+            if policy == "float32" or not dtype_mismatch(exc):
+                raise
+            failure, model = (exc, None), None
+        if model is not None:
+            specs, batch, x = _inputs(report, model, input_shape, input_dtype, batch_size, inputs, seed)
+            try:
+                result = probe.forward(model, x)
+            except probe.ForwardError as exc:
+                if policy == "float32" or not dtype_mismatch(exc.error):
+                    raise CheckError(f"the forward pass failed: {type(exc.error).__name__}: "
+                                     f"{_first_line(exc.error)}") from exc.error
+                failure = (exc.error, exc.layer)
+    if failure is not None:
+        return _mismatch_report(report, failure, factory_or_model, model, instance, policy,
+                                (input_shape, input_dtype, batch_size, inputs, seed), started)
     if policy != "float32" and not any(rules.is_16bit(rules.compute_dtype(l)) for l in probe.sublayers(model)):
         report.notes.append(f"no layer computes in 16 bits: the model did not take the {policy} policy "
                             f"(built before the check, or every layer has its own dtype)")
@@ -146,9 +156,84 @@ def _build(factory: Factory) -> Any:
 def _run(model: Any, x: Any) -> probe.ForwardResult:
     try:
         return probe.forward(model, x)
-    except Exception as exc:
-        raise CheckError(f"the forward pass failed: {type(exc).__name__}: "
-                         f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''}") from exc
+    except probe.ForwardError as exc:
+        raise CheckError(f"the forward pass failed: {type(exc.error).__name__}: "
+                         f"{_first_line(exc.error)}") from exc.error
+
+
+def _inputs(report: Report, model: Any, input_shape: Any, input_dtype: Optional[str],
+            batch_size: Optional[int], inputs: Any, seed: int) -> Tuple[list, int, Any]:
+    try:
+        specs, batch, notes = probe.input_specs(model, _normalize_shapes(input_shape), input_dtype,
+                                                batch_size)
+    except probe.InputShapeError as exc:
+        if inputs is None:
+            raise CheckError(str(exc)) from None
+        specs, batch, notes = [], _batch_of(inputs), []
+    report.notes += notes
+    return specs, batch, inputs if inputs is not None else probe.synthetic_inputs(model, specs, seed)
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_HALF = re.compile(r"\b(half|b?float16)\b")
+_FLOAT = re.compile(r"\b(float32|float) tensor\b|\bfloat32\b")
+
+
+def _first_line(exc: BaseException) -> str:
+    """The line that says what went wrong (Keras 3 puts its own framing first)."""
+    lines = [l.strip() for l in _ANSI.sub("", str(exc)).splitlines()
+             if l.strip() and not l.strip().startswith(("Exception encountered when calling",
+                                                         "Arguments received by", "Call arguments received by",
+                                                         "•"))]
+    telling = [l for l in lines if _HALF.search(l) and _FLOAT.search(l)]
+    return (telling or lines or [""])[0][:300]
+
+
+def dtype_mismatch(exc: BaseException) -> bool:
+    """TensorFlow's complaint when a float32 tensor meets the 16-bit compute dtype."""
+    text = _ANSI.sub("", str(exc))
+    return bool(_HALF.search(text) and _FLOAT.search(text))
+
+
+# Keras 3: "... of 'noise' (of type NoisyLayer)"; Keras 2: 'calling layer "noise" (type NoisyLayer)'.
+_SYMBOLIC_LAYER = re.compile(r"""["']([^"']+)["'] \((?:of )?type (\w+)\)""")
+_CALLING = re.compile(r"calling (\w+)\.call\(\)")
+
+
+def _mismatch_report(report: Report, failure: Tuple[BaseException, Any], factory_or_model: Any,
+                     model: Any, instance: bool, policy: str, input_args: tuple,
+                     started: float) -> Report:
+    """MP504 when the model fails under the policy with a dtype clash but runs in float32."""
+    error, layer = failure
+    input_shape, input_dtype, batch_size, inputs, seed = input_args
+    try:
+        with keras_env.policy_scope("float32"):
+            twin = _config_clone(model) if instance else _build(factory_or_model)
+            if twin is None:
+                raise CheckError("a built subclassed model cannot be rebuilt in float32")
+            specs, batch, x = _inputs(report, twin, input_shape, input_dtype, batch_size, inputs, seed)
+            probe.forward(twin, x)
+    except Exception:
+        raise CheckError(f"the model fails under {policy}: {type(error).__name__}: "
+                         f"{_first_line(error)}") from error
+    name = getattr(layer, "name", None)
+    cls = type(layer).__name__ if layer is not None else None
+    if layer is None:  # failed while Keras traced the model: the message names the layer
+        text = _ANSI.sub("", str(error))
+        match = _SYMBOLIC_LAYER.search(text)
+        name, cls = (match.group(1), match.group(2)) if match else (None, None)
+        if cls is None and _CALLING.search(text):
+            cls = _CALLING.search(text).group(1)  # type: ignore[union-attr]
+    found = rules.finding("MP504", f"fails under {policy} but runs in float32: {_first_line(error)}; "
+                                   f"a float32 tensor (a constant, tf.cast, a random op without dtype, "
+                                   f"a raw tf.Variable) meets the 16-bit compute dtype: use "
+                                   f"self.compute_dtype or x.dtype")
+    report.findings.append(replace(found, layer=name, layer_class=cls))
+    report.model = _model_summary(twin, specs, batch, x)
+    report.notes.append("the model could not run under the policy: the model summary is of its "
+                        "float32 build, and the other checks ran on nothing")
+    report.elapsed_s = time.perf_counter() - started
+    return report
 
 
 def _float32_twin(factory_or_model: Any, model: Any, instance: bool, x: Any) -> Tuple[Any, str]:

@@ -26,6 +26,15 @@ class InputShapeError(Exception):
     """The model does not say what it takes and no input shape was given."""
 
 
+class ForwardError(Exception):
+    """The forward pass raised; ``layer`` is the innermost layer whose call raised."""
+
+    def __init__(self, error: BaseException, layer: Any) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.layer = layer
+
+
 @dataclass
 class LayerCall:
     layer: Any
@@ -195,13 +204,18 @@ def forward(model: Any, inputs: Any) -> ForwardResult:
     tf = tf_module()
     calls: List[LayerCall] = []
     wrapped: List[Any] = []
+    failing: Dict[str, Any] = {}
 
     def wrap(layer: Any) -> None:
         original = layer.call
 
         @functools.wraps(original)
         def recorder(*args: Any, **kwargs: Any) -> Any:
-            out = original(*args, **kwargs)
+            try:
+                out = original(*args, **kwargs)
+            except Exception:
+                failing.setdefault("layer", layer)  # the innermost layer sees it first
+                raise
             first_in = _first_tensor(args, kwargs)
             flat = [t for t in tf.nest.flatten(out) if hasattr(t, "dtype")]
             head = flat[0] if flat else None
@@ -219,6 +233,8 @@ def forward(model: Any, inputs: Any) -> ForwardResult:
             # numpy's "overflow encountered in cast" is the very thing MP501 reports.
             warnings.simplefilter("ignore", RuntimeWarning)
             outputs = model(inputs, training=False)
+    except Exception as exc:
+        raise ForwardError(exc, failing.get("layer")) from exc
     finally:
         for layer in wrapped:
             try:

@@ -19,7 +19,7 @@ SCHEMA_PATH = Path(__file__).with_name("report.schema.json")
 _DEFAULT_SEVERITY = {
     "MP101": "error", "MP102": "warning", "MP201": "error", "MP205": "error", "MP301": "warning", "MP302": "warning",
     "MP303": "warning", "MP304": "warning", "MP403": "error", "MP404": "error",
-    "MP501": "error",
+    "MP501": "error", "MP504": "error",
 }
 
 
