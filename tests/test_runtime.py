@@ -60,6 +60,10 @@ CASES = [
     ("attention_mask.py:build_correct_model", "mixed_float16", {}, []),
     ("pure_float16.py:build_model", "mixed_float16", {}, [("MP404", "hidden")]),
     ("pure_float16.py:build_model", "float32", {}, [("MP404", "hidden")]),
+    ("hard_coded_float32.py:build_model", "mixed_float16", {}, [("MP504", "noise")]),
+    ("hard_coded_float32.py:build_model", "mixed_bfloat16", {}, [("MP504", "noise")]),
+    ("hard_coded_float32.py:build_model", "float32", {}, []),
+    ("hard_coded_float32.py:build_correct_model", "mixed_float16", {}, []),
 ]
 
 
