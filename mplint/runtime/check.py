@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 import time
-from collections import Counter
 import warnings
+from collections import Counter
 from dataclasses import replace
 from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
@@ -93,20 +93,31 @@ def check_model(factory_or_model: Union[Factory, Any], policy: Optional[str] = N
     if failure is not None:
         return _mismatch_report(report, failure, factory_or_model, model, instance, policy,
                                 (input_shape, input_dtype, batch_size, inputs, seed), started)
-    if policy != "float32" and not any(rules.is_16bit(rules.compute_dtype(l)) for l in probe.sublayers(model)):
+    _findings_from_run(report, factory_or_model, model, instance, result, specs, batch, x,
+                       policy, alignment, train_step, seed)
+    report.elapsed_s = time.perf_counter() - started
+    return report
+
+
+def _findings_from_run(report: Report, factory_or_model: Any, model: Any, instance: bool,
+                       result: probe.ForwardResult, specs: list, batch: int, x: Any, policy: str,
+                       alignment: int, train_step: bool, seed: int) -> None:
+    layers = probe.sublayers(model)
+    if policy != "float32" and not any(rules.is_16bit(rules.compute_dtype(l)) for l in layers):
         report.notes.append(f"no layer computes in 16 bits: the model did not take the {policy} policy "
                             f"(built before the check, or every layer has its own dtype)")
     producers = probe.output_layer_names(model, result)
-    report.model = _model_summary(model, specs, batch, x)
+    report.model = _model_summary(model, specs, batch)
     report.outputs, found = rules.output_findings(result, producers)
     report.findings += found
     report.findings += rules.variable_findings(model)
-    dims, found = rules.dim_findings(model, result, producers, batch, alignment)
+    dims, found = rules.dim_findings(model, result, batch, alignment)
     report.findings += found
 
+    # The float32 build (same weights) is made only when a comparison is needed.
     reference: Optional[probe.ForwardResult] = None
     twin = None
-    if not result.calls or rules.nonfinite_calls(result) or False in result.output_finite or train_step:
+    if rules.nonfinite_calls(result) or False in result.output_finite or train_step:
         twin, why = _float32_twin(factory_or_model, model, instance, x)
         if twin is None:
             report.notes.append(f"no float32 build to compare with: {why}")
@@ -123,8 +134,6 @@ def check_model(factory_or_model: Union[Factory, Any], policy: Optional[str] = N
         with keras_env.policy_scope(policy):
             report.train_step, found = run_train_step(model, twin, x, result, policy, seed)
         report.findings += found
-    report.elapsed_s = time.perf_counter() - started
-    return report
 
 
 def _instance_policy(model: Any) -> str:
@@ -179,12 +188,14 @@ _HALF = re.compile(r"\b(half|b?float16)\b")
 _FLOAT = re.compile(r"\b(float32|float) tensor\b|\bfloat32\b")
 
 
+_FRAMING = ("Exception encountered when calling", "Arguments received by",
+            "Call arguments received by", "•")
+
+
 def _first_line(exc: BaseException) -> str:
     """The line that says what went wrong (Keras 3 puts its own framing first)."""
     lines = [l.strip() for l in _ANSI.sub("", str(exc)).splitlines()
-             if l.strip() and not l.strip().startswith(("Exception encountered when calling",
-                                                         "Arguments received by", "Call arguments received by",
-                                                         "•"))]
+             if l.strip() and not l.strip().startswith(_FRAMING)]
     telling = [l for l in lines if _HALF.search(l) and _FLOAT.search(l)]
     return (telling or lines or [""])[0][:300]
 
@@ -229,7 +240,7 @@ def _mismatch_report(report: Report, failure: Tuple[BaseException, Any], factory
                                    f"a raw tf.Variable) meets the 16-bit compute dtype: use "
                                    f"self.compute_dtype or x.dtype")
     report.findings.append(replace(found, layer=name, layer_class=cls))
-    report.model = _model_summary(twin, specs, batch, x)
+    report.model = _model_summary(twin, specs, batch)
     report.notes.append("the model could not run under the policy: the model summary is of its "
                         "float32 build, and the other checks ran on nothing")
     report.elapsed_s = time.perf_counter() - started
@@ -279,8 +290,7 @@ def _float32_config(value: Any) -> Any:
     return value
 
 
-def _model_summary(model: Any, specs: Sequence[Tuple[Tuple[int, ...], str]], batch: int,
-                   x: Any) -> dict:
+def _model_summary(model: Any, specs: Sequence[Tuple[Tuple[int, ...], str]], batch: int) -> dict:
     try:
         params = int(model.count_params())
     except Exception:

@@ -17,8 +17,8 @@ SCHEMA_PATH = Path(__file__).with_name("report.schema.json")
 # Severities of the static rules these findings share an id with; the catalog wins
 # when it has the entry (see ``severity_of``).
 _DEFAULT_SEVERITY = {
-    "MP101": "error", "MP102": "warning", "MP201": "error", "MP205": "error", "MP301": "warning", "MP302": "warning",
-    "MP303": "warning", "MP304": "warning", "MP403": "error", "MP404": "error",
+    "MP101": "error", "MP102": "warning", "MP201": "error", "MP205": "error",
+    "MP301": "warning", "MP302": "warning", "MP303": "warning", "MP304": "warning", "MP403": "error", "MP404": "error",
     "MP501": "error", "MP504": "error",
 }
 
@@ -108,7 +108,8 @@ def format_text(report: Report) -> str:
     lines.append(f"Software: TensorFlow {v.get('tensorflow')}, Keras {v.get('keras')}")
     speed = hw.get("policy_fast")
     verdict = {True: "fast here", False: "SLOW here", None: "no 16-bit compute"}[speed]
-    lines.append(f"Policy: {report.policy} ({report.policy_source}): {verdict}: {hw.get('policy_reason', '')}")
+    lines.append(f"Policy: {report.policy} ({report.policy_source}): {verdict}: "
+                 f"{hw.get('policy_reason', '')}")
     m = report.model
     if m:
         inputs = ", ".join(f"{_shape(i['shape'])} {i['dtype']}" for i in m.get("inputs", []))

@@ -92,12 +92,12 @@ def variable_findings(model: Any) -> List[RuntimeFinding]:
             if is_16bit(dtype):
                 names.append((var.path if hasattr(var, "path") else var.name, dtype))
         if names:
-            dtypes = sorted({d for _, d in names})
+            dtypes = "/".join(sorted({d for _, d in names}))
+            listed = ", ".join(n.split("/")[-1] for n, _ in names[:4]) + (", ..." if len(names) > 4 else "")
             found.append(finding("MP404", f"{len(names)} variable{'s' * (len(names) != 1)} stored in "
-                                          f"{'/'.join(dtypes)} ({', '.join(n.split('/')[-1] for n, _ in names[:4])}"
-                                          f"{', ...' if len(names) > 4 else ''}): small updates are lost "
-                                          f"and training stalls; use a mixed policy, which keeps "
-                                          f"variables in float32", layer))
+                                          f"{dtypes} ({listed}): small updates are lost and training "
+                                          f"stalls; use a mixed policy, which keeps variables in "
+                                          f"float32", layer))
     found.reverse()
     return found
 
@@ -145,7 +145,7 @@ def _next_multiple(value: int, alignment: int) -> int:
     return -(-value // alignment) * alignment
 
 
-def dim_findings(model: Any, result: ForwardResult, producers: Sequence[Any], batch: int,
+def dim_findings(model: Any, result: ForwardResult, batch: int,
                  alignment: int) -> Tuple[Dict[int, Dict[str, int]], List[RuntimeFinding]]:
     first_call: Dict[int, LayerCall] = {}
     for call in result.calls:

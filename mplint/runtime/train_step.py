@@ -117,7 +117,8 @@ def run_train_step(model: Any, twin: Any, x: Any, result: probe.ForwardResult, p
                         f"float16 without scaling, {100 * float32:.1f}% in float32)")
         found.append(rules.finding("MP201", f"the optimizer {type(model.optimizer).__name__} does not "
                                             f"scale the loss under {policy}: gradients below float16's "
-                                            f"smallest value (6e-8) flush to zero{measured}; wrap it in a LossScaleOptimizer"))
+                                            f"smallest value (6e-8) flush to zero{measured}; wrap it in "
+                                            f"a LossScaleOptimizer"))
     if depth > 1:
         found.append(rules.finding("MP205", f"the optimizer is wrapped in a LossScaleOptimizer {depth} "
                                             f"times: the loss is scaled once but unscaled {depth} times"))
