@@ -23,7 +23,9 @@ class MissingTensorFlow(ImportError):
 
 
 def check_model(factory_or_model: Any, policy: Any = None, **kwargs: Any) -> Report:
-    """See ``mplint.runtime.check.check_model``; imported lazily (it needs TensorFlow)."""
+    """Build and run the model under ``policy``; keywords: input_shape, input_dtype,
+    batch_size, inputs, train_step, alignment, seed (``mplint.runtime.check.check_model``,
+    imported here lazily because it needs TensorFlow)."""
     try:
         import tensorflow  # noqa: F401
     except ImportError as exc:
