@@ -67,10 +67,18 @@ def build_parser() -> argparse.ArgumentParser:
     rule = sub.add_parser("rule", help="explain one rule")
     rule.add_argument("rule_id")
     sub.add_parser("rules", help="list every rule")
+    # Parsed by mplint.runtime.command (see main): listed here for --help only.
+    sub.add_parser("runtime", add_help=False,
+                   help="build a model under a dtype policy and check it on this machine")
     return parser
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["runtime"]:  # its own parser, loaded only when it runs
+        from mplint.runtime.command import main as runtime_main
+
+        return runtime_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:

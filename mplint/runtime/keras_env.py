@@ -1,0 +1,86 @@
+"""The Keras packages in play, their versions, and a policy scope that always restores.
+
+Each Keras package keeps its own global policy (``keras`` 3 and ``tf_keras`` do not share
+one), so the scope sets it in every package the user's code has loaded and puts each
+one back afterwards, whatever happens.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from types import ModuleType
+from typing import Any, Dict, Iterator, List, Tuple
+
+
+def tf_module() -> ModuleType:
+    import tensorflow as tf
+
+    return tf
+
+
+def keras_modules() -> List[ModuleType]:
+    """``tf.keras`` plus ``keras`` and ``tf_keras`` when loaded, without duplicates."""
+    tf = tf_module()
+    found: List[ModuleType] = []
+    seen = set()
+    candidates = [tf.keras] + [sys.modules[n] for n in ("keras", "tf_keras") if n in sys.modules]
+    for mod in candidates:
+        key = id(getattr(mod, "mixed_precision", None) and mod.mixed_precision.set_global_policy)
+        if key not in seen:
+            seen.add(key)
+            found.append(mod)
+    return found
+
+
+def keras_version(keras_module: Any) -> str:
+    """``tf.keras`` of TF <= 2.15 (``keras.api._v2.keras``) has no version: ask its package."""
+    version = getattr(keras_module, "__version__", None)
+    if version is None and callable(getattr(keras_module, "version", None)):
+        version = keras_module.version()
+    if version is None:
+        root = sys.modules.get(keras_module.__name__.split(".")[0])
+        version = getattr(root, "__version__", None)
+    return str(version or "unknown")
+
+
+def keras_major(keras_module: Any) -> int:
+    head = keras_version(keras_module).split(".")[0]
+    return int(head) if head.isdigit() else 3
+
+
+def versions() -> Dict[str, Any]:
+    tf = tf_module()
+    return {"tensorflow": tf.__version__, "keras": keras_version(tf.keras),
+            "keras_major": keras_major(tf.keras)}
+
+
+def global_policy_name(keras_module: Any = None) -> str:
+    mod = keras_module or tf_module().keras
+    return mod.mixed_precision.global_policy().name
+
+
+@contextlib.contextmanager
+def policy_scope(policy: str) -> Iterator[None]:
+    """Set ``policy`` globally in every loaded Keras package; restore the old ones after."""
+    saved: List[Tuple[Any, Any]] = []
+    try:
+        for mod in keras_modules():
+            saved.append((mod, mod.mixed_precision.global_policy()))
+            mod.mixed_precision.set_global_policy(policy)
+        yield
+    finally:
+        for mod, old in reversed(saved):
+            mod.mixed_precision.set_global_policy(old)
+
+
+@contextlib.contextmanager
+def functions_run_eagerly() -> Iterator[None]:
+    """Run ``tf.function`` bodies eagerly, so every layer output is a concrete value."""
+    tf = tf_module()
+    before = tf.config.functions_run_eagerly()
+    tf.config.run_functions_eagerly(True)
+    try:
+        yield
+    finally:
+        tf.config.run_functions_eagerly(before)

@@ -1,0 +1,266 @@
+"""Run a model once on synthetic inputs and record what every layer did.
+
+Each layer's ``call`` is wrapped for the duration of one eager forward pass (the
+instance attribute shadows the class method; removed afterwards), so functional,
+Sequential and subclassed models are probed alike, nested layers included. Only small
+summaries are kept (shapes, dtypes, finiteness), never the activations themselves.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+import weakref
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from mplint.runtime.keras_env import functions_run_eagerly, tf_module
+
+Shape = Tuple[Optional[int], ...]
+DEFAULT_FREE_DIM = 16  # for None dims other than the batch (sequence lengths)
+
+
+class InputShapeError(Exception):
+    """The model does not say what it takes and no input shape was given."""
+
+
+class ForwardError(Exception):
+    """The forward pass raised; ``layer`` is the innermost layer whose call raised."""
+
+    def __init__(self, error: BaseException, layer: Any) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.layer = layer
+
+
+@dataclass
+class LayerCall:
+    layer: Any
+    input_shape: Optional[Shape]
+    input_dtype: Optional[str]
+    output_shape: Optional[Shape]
+    output_dtype: Optional[str]
+    finite: Optional[bool]  # None: no floating-point output
+    output_refs: Tuple[Any, ...] = ()  # weak references: which tensors it returned
+
+
+@dataclass
+class ForwardResult:
+    calls: List[LayerCall]
+    outputs: List[Any]  # flattened model outputs (eager tensors)
+    output_finite: List[Optional[bool]] = field(default_factory=list)
+
+
+def class_names(obj: Any) -> Tuple[str, ...]:
+    return tuple(c.__name__ for c in type(obj).__mro__)
+
+
+def model_kind(model: Any) -> str:
+    names = class_names(model)
+    if "Sequential" in names:
+        return "sequential"
+    return "functional" if "Functional" in names else "subclassed"
+
+
+def sublayers(model: Any) -> List[Any]:
+    flatten = getattr(model, "_flatten_layers", None)
+    layers = list(flatten(include_self=False, recursive=True)) if flatten else list(model.layers)
+    return [l for l in layers if "InputLayer" not in class_names(l)]
+
+
+# -- synthetic inputs -------------------------------------------------------------
+def input_specs(model: Any, input_shapes: Optional[Sequence[Shape]], input_dtype: Optional[str],
+                batch_size: Optional[int]) -> Tuple[List[Tuple[Shape, str]], int, List[str]]:
+    """(shape with batch, dtype) per model input, the batch size, and notes."""
+    notes: List[str] = []
+    declared: List[Tuple[Shape, str]] = []
+    if input_shapes:
+        declared = [((None,) + tuple(s), input_dtype or "float32") for s in input_shapes]
+    else:
+        for tensor in _model_inputs(model):
+            shape = tuple(None if d is None else int(d) for d in tensor.shape)
+            dtype = tensor.dtype if isinstance(tensor.dtype, str) else tensor.dtype.name
+            declared.append((shape, input_dtype or dtype))
+        if not declared:
+            shape = _build_shape(model)
+            if shape is not None:  # the batch of the build call fixes nothing
+                declared = [((None,) + shape[1:], input_dtype or "float32")]
+    if not declared:
+        raise InputShapeError(
+            f"cannot tell what {type(model).__name__} takes as input: give the input shape "
+            "without the batch dimension (--input-shape 28,28,1, or input_shape=(28, 28, 1))")
+    fixed = {s[0] for s, _ in declared if s and s[0] is not None}
+    if batch_size is None:
+        batch = fixed.pop() if len(fixed) == 1 else 8
+    else:
+        batch = batch_size
+        if fixed and batch not in fixed:
+            notes.append(f"the model's inputs fix the batch size to {sorted(fixed)}; using {batch} as asked")
+    specs = []
+    for shape, dtype in declared:
+        rest = tuple(DEFAULT_FREE_DIM if d is None else d for d in shape[1:])
+        if any(d is None for d in shape[1:]):
+            notes.append(f"input dims given as None were set to {DEFAULT_FREE_DIM}: {shape} -> "
+                         f"{(batch,) + rest}")
+        specs.append(((batch,) + rest, dtype))
+    return specs, batch, notes
+
+
+def _build_shape(model: Any) -> Optional[Shape]:
+    """The one input shape a built subclassed model saw (Keras 3 and Keras 2 keep it)."""
+    built = getattr(model, "_build_shapes_dict", None) or {}  # Keras 3
+    shapes = [s for s in built.values() if isinstance(s, (tuple, list))]
+    if not shapes:
+        legacy = getattr(model, "_build_input_shape", None)  # Keras 2
+        if legacy is not None and getattr(legacy, "rank", None) is not None:
+            legacy = legacy.as_list()
+        if isinstance(legacy, (tuple, list)) and all(d is None or isinstance(d, int) for d in legacy):
+            shapes = [legacy]
+    return tuple(shapes[0]) if len(shapes) == 1 else None
+
+
+def _model_inputs(model: Any) -> List[Any]:
+    try:
+        inputs = model.inputs
+    except (AttributeError, ValueError):
+        return []
+    return list(inputs or [])
+
+
+def synthetic_inputs(model: Any, specs: Sequence[Tuple[Shape, str]], seed: int = 0) -> Any:
+    """Standard-normal floats; integers below the smallest Embedding vocabulary."""
+    rng = np.random.default_rng(seed)
+    vocab = [int(l.input_dim) for l in sublayers(model) if "Embedding" in class_names(l)]
+    high = min(vocab) if vocab else 2
+    arrays = []
+    for shape, dtype in specs:
+        if "int" in dtype:
+            arrays.append(rng.integers(0, high, size=shape).astype(dtype))
+        elif dtype == "bool":
+            arrays.append(rng.random(shape) > 0.5)
+        else:
+            arrays.append(rng.standard_normal(shape).astype("float32"))
+    return pack_inputs(model, arrays)
+
+
+def pack_inputs(model: Any, arrays: List[Any]) -> Any:
+    tf = tf_module()
+    struct = getattr(model, "_inputs_struct", None)  # Keras 3 functional
+    if struct is None:
+        struct = getattr(model, "_nested_inputs", None)  # Keras 2 functional
+    if struct is not None and len(tf.nest.flatten(struct)) == len(arrays) and len(arrays) > 1:
+        return tf.nest.pack_sequence_as(struct, arrays)
+    return arrays[0] if len(arrays) == 1 else arrays
+
+
+# -- the recorded forward pass ------------------------------------------------------
+def _dtype_name(x: Any) -> Optional[str]:
+    dtype = getattr(x, "dtype", None)
+    if dtype is None:
+        return None
+    return dtype if isinstance(dtype, str) else getattr(dtype, "name", str(dtype))
+
+
+def _shape(x: Any) -> Optional[Shape]:
+    shape = getattr(x, "shape", None)
+    return None if shape is None else tuple(None if d is None else int(d) for d in shape)
+
+
+def all_finite(tensors: Sequence[Any]) -> Optional[bool]:
+    tf = tf_module()
+    verdict: Optional[bool] = None
+    for t in tensors:
+        name = _dtype_name(t)
+        if not name or "float" not in name or not hasattr(t, "numpy"):
+            continue
+        ok = bool(tf.reduce_all(tf.math.is_finite(t)))
+        verdict = ok if verdict is None else (verdict and ok)
+    return verdict
+
+
+def _refs(tensors: Sequence[Any]) -> Tuple[Any, ...]:
+    refs = []
+    for t in tensors:
+        try:
+            refs.append(weakref.ref(t))
+        except TypeError:
+            pass
+    return tuple(refs)
+
+
+def _first_tensor(args: Sequence[Any], kwargs: Dict[str, Any]) -> Any:
+    tf = tf_module()
+    for value in list(args) + list(kwargs.values()):
+        for item in tf.nest.flatten(value):
+            if hasattr(item, "shape") and hasattr(item, "dtype"):
+                return item
+    return None
+
+
+def forward(model: Any, inputs: Any) -> ForwardResult:
+    """Call the model once (eagerly, tf.functions included) with every layer recorded."""
+    tf = tf_module()
+    calls: List[LayerCall] = []
+    wrapped: List[Any] = []
+    failing: Dict[str, Any] = {}
+
+    def wrap(layer: Any) -> None:
+        original = layer.call
+
+        @functools.wraps(original)
+        def recorder(*args: Any, **kwargs: Any) -> Any:
+            try:
+                out = original(*args, **kwargs)
+            except Exception:
+                failing.setdefault("layer", layer)  # the innermost layer sees it first
+                raise
+            first_in = _first_tensor(args, kwargs)
+            flat = [t for t in tf.nest.flatten(out) if hasattr(t, "dtype")]
+            head = flat[0] if flat else None
+            calls.append(LayerCall(layer, _shape(first_in), _dtype_name(first_in), _shape(head),
+                                   _dtype_name(head), all_finite(flat), _refs(flat)))
+            return out
+
+        object.__setattr__(layer, "call", recorder)
+        wrapped.append(layer)
+
+    try:
+        for layer in sublayers(model):
+            wrap(layer)
+        with functions_run_eagerly(), warnings.catch_warnings():
+            # numpy's "overflow encountered in cast" is the very thing MP501 reports.
+            warnings.simplefilter("ignore", RuntimeWarning)
+            outputs = model(inputs, training=False)
+    except Exception as exc:
+        raise ForwardError(exc, failing.get("layer")) from exc
+    finally:
+        for layer in wrapped:
+            try:
+                object.__delattr__(layer, "call")
+            except AttributeError:
+                pass
+    flat = tf.nest.flatten(outputs)
+    return ForwardResult(calls, flat, [all_finite([t]) for t in flat])
+
+
+def output_layer_names(model: Any, result: ForwardResult) -> List[Optional[Any]]:
+    """The layer that produced each model output: from the graph, else from the recording."""
+    graph: List[Optional[Any]] = []
+    try:
+        for tensor in model.outputs or []:
+            history = tensor._keras_history
+            graph.append(getattr(history, "operation", None) or getattr(history, "layer", None))
+    except (AttributeError, ValueError):
+        graph = []
+    if len(graph) == len(result.outputs) and all(g is not None for g in graph):
+        return graph
+    producers: List[Optional[Any]] = []
+    for out in result.outputs:
+        producer = None
+        for call in result.calls:
+            if any(ref() is out for ref in call.output_refs):
+                producer = call.layer
+        producers.append(producer)
+    return producers

@@ -1,0 +1,155 @@
+"""The runtime checker's result: plain data, JSON-ready, no TensorFlow.
+
+``Report.to_dict()`` follows ``report.schema.json`` (shipped next to this module and
+documented in the README); the text form is what ``mplint runtime`` prints.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+SCHEMA_ID = "mplint-runtime-report/1"
+SCHEMA_PATH = Path(__file__).with_name("report.schema.json")
+
+# Severities of the static rules these findings share an id with; the catalog wins
+# when it has the entry (see ``severity_of``).
+_DEFAULT_SEVERITY = {
+    "MP101": "error", "MP102": "warning", "MP201": "error", "MP205": "error",
+    "MP301": "warning", "MP302": "warning", "MP303": "warning", "MP304": "warning", "MP403": "error", "MP404": "error",
+    "MP501": "error", "MP504": "error",
+}
+
+
+def severity_of(rule: str) -> str:
+    try:
+        from mplint.catalog import load_catalog
+
+        entry = load_catalog().get(rule)
+    except Exception:  # a broken catalog must not hide a runtime finding
+        entry = None
+    return entry.severity if entry is not None else _DEFAULT_SEVERITY.get(rule, "warning")
+
+
+@dataclass(frozen=True)
+class RuntimeFinding:
+    """One problem seen while running the model; ``layer`` is None for model-wide ones."""
+
+    rule: str
+    severity: str
+    message: str
+    layer: Optional[str] = None
+    layer_class: Optional[str] = None
+
+    def to_dict(self) -> Dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Report:
+    """Everything ``check_model`` learned. ``ok`` is True when there are no findings."""
+
+    target: str
+    policy: str
+    policy_source: str  # "argument", "hardware default" or "model" (a built model's own)
+    hardware: Dict[str, Any]
+    versions: Dict[str, Any]
+    model: Dict[str, Any] = field(default_factory=dict)
+    outputs: List[Dict[str, Any]] = field(default_factory=list)
+    layers: List[Dict[str, Any]] = field(default_factory=list)
+    findings: List[RuntimeFinding] = field(default_factory=list)
+    train_step: Optional[Dict[str, Any]] = None
+    notes: List[str] = field(default_factory=list)
+    elapsed_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {
+            "schema": SCHEMA_ID,
+            "ok": self.ok,
+            "target": self.target,
+            "policy": self.policy,
+            "policy_source": self.policy_source,
+            "hardware": self.hardware,
+            "versions": self.versions,
+            "model": self.model,
+            "outputs": self.outputs,
+            "layers": self.layers,
+            "findings": [f.to_dict() for f in self.findings],
+            "train_step": self.train_step,
+            "notes": list(self.notes),
+            "elapsed_s": round(self.elapsed_s, 3),
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2) + "\n"
+
+    def to_text(self) -> str:
+        return format_text(self)
+
+    def __str__(self) -> str:
+        return self.to_text()
+
+
+def _shape(shape: Any) -> str:
+    return "(" + ", ".join("None" if d is None else str(d) for d in shape) + ")"
+
+
+def format_text(report: Report) -> str:
+    hw = report.hardware
+    lines = [f"mplint runtime: {report.target}"]
+    lines.append(f"Hardware: {hw.get('summary', '?')}")
+    v = report.versions
+    lines.append(f"Software: TensorFlow {v.get('tensorflow')}, Keras {v.get('keras')}")
+    speed = hw.get("policy_fast")
+    verdict = {True: "fast here", False: "SLOW here", None: "no 16-bit compute"}[speed]
+    lines.append(f"Policy: {report.policy} ({report.policy_source}): {verdict}: "
+                 f"{hw.get('policy_reason', '')}")
+    m = report.model
+    if m:
+        inputs = ", ".join(f"{_shape(i['shape'])} {i['dtype']}" for i in m.get("inputs", []))
+        lines.append(f"Model: {m.get('kind')} '{m.get('name')}' ({m.get('class')}), "
+                     f"{m.get('layers')} layers, {m.get('parameters'):,} parameters, "
+                     f"batch {m.get('batch_size')}, inputs {inputs}")
+    for out in report.outputs:
+        src = f" from '{out['layer']}'" if out.get("layer") else ""
+        lines.append(f"Output {out['index']}: {_shape(out['shape'])} {out['dtype']}{src}")
+    ts = report.train_step
+    if ts:
+        lines.append(_train_step_line(ts))
+    for note in report.notes:
+        lines.append(f"note: {note}")
+    lines.append("")
+    for f in report.findings:
+        where = f"layer '{f.layer}' ({f.layer_class}): " if f.layer else ""
+        lines.append(f"{f.rule} [{f.severity}] {where}{f.message}")
+    n = len(report.findings)
+    if n:
+        counts: Dict[str, int] = {}
+        for f in report.findings:
+            counts[f.rule] = counts.get(f.rule, 0) + 1
+        by_rule = ", ".join(f"{k}: {c}" for k, c in sorted(counts.items()))
+        lines.append(f"Found {n} problem{'s' * (n != 1)} ({by_rule}) in {report.elapsed_s:.1f} s.")
+    else:
+        lines.append(f"No mixed-precision problems found in {report.elapsed_s:.1f} s.")
+    return "\n".join(lines) + "\n"
+
+
+def _train_step_line(ts: Dict[str, Any]) -> str:
+    if ts.get("skipped"):
+        return f"Train step: skipped: {ts['skipped']}"
+    z = ts["zero_gradient_fraction"]
+
+    def pct(x: Optional[float]) -> str:
+        return "n/a" if x is None else f"{100 * x:.1f}%"
+
+    scales = "scales the loss" if ts["optimizer_scales_loss"] else "does NOT scale the loss"
+    return (f"Train step: zero gradient elements {pct(z['policy_unscaled'])} under the policy "
+            f"without loss scaling, {pct(z['policy_scaled'])} with loss scaling, "
+            f"{pct(z['float32'])} in float32; optimizer {ts['optimizer']} {scales}; "
+            f"loss after one step {ts['loss']}")

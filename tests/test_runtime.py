@@ -1,0 +1,396 @@
+"""The runtime checker on real TensorFlow (CPU), in this process: one TF import for all.
+
+Every fixture model is checked for exactly the findings it should produce, as
+(rule, layer) pairs; the numbers in the messages are the ones a run resolves.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+
+from mplint.runtime import assert_mixed_precision_safe, check_model, hardware  # noqa: E402
+from mplint.runtime.check import CheckError  # noqa: E402
+from mplint.runtime.keras_env import keras_major  # noqa: E402
+from mplint.runtime.report import SCHEMA_PATH  # noqa: E402
+from mplint.runtime.target import load_target  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+FIX = ROOT / "fixtures" / "runtime"
+keras = tf.keras
+KERAS3 = keras_major(keras) >= 3
+
+
+def factory(spec):
+    return load_target(str(FIX / spec)).factory
+
+
+def pairs(report):
+    return sorted((f.rule, f.layer) for f in report.findings)
+
+
+@pytest.fixture(autouse=True)
+def float32_outside():
+    """Every test starts and ends with the float32 policy (and proves nothing leaked)."""
+    assert keras.mixed_precision.global_policy().name == "float32"
+    yield
+    leaked = keras.mixed_precision.global_policy().name
+    keras.mixed_precision.set_global_policy("float32")
+    assert leaked == "float32"
+
+
+CASES = [
+    ("mnist_guide.py:build_incorrect_model", "mixed_float16", {}, [("MP101", "predictions")]),
+    ("mnist_guide.py:build_incorrect_model", "mixed_bfloat16", {}, [("MP101", "predictions")]),
+    ("mnist_guide.py:build_correct_model", "mixed_float16", {}, []),
+    ("mnist_guide.py:build_correct_model", "mixed_bfloat16", {}, []),
+    ("cnn_unaligned.py:build_model", "mixed_float16", {},
+     [("MP301", "hidden"), ("MP301", "hidden"), ("MP302", "conv_b")]),
+    ("cnn_unaligned.py:build_model", "mixed_float16", {"batch_size": 50},
+     [("MP301", "hidden"), ("MP301", "hidden"), ("MP302", "conv_b"), ("MP303", None)]),
+    ("cnn_unaligned.py:build_model", "float32", {"batch_size": 50}, []),
+    ("cnn_unaligned.py:build_aligned_model", "mixed_float16", {}, []),
+    ("subclassed.py:build_model", "mixed_float16", {}, [("MP101", None)]),
+    ("subclassed.py:build_correct_model", "mixed_float16", {}, []),
+    ("attention_mask.py:build_model", "mixed_float16", {}, [("MP501", "attention")]),
+    # bfloat16 has float32's range: -1e9 stays finite, nothing to report.
+    ("attention_mask.py:build_model", "mixed_bfloat16", {}, []),
+    ("attention_mask.py:build_correct_model", "mixed_float16", {}, []),
+    ("pure_float16.py:build_model", "mixed_float16", {}, [("MP404", "hidden")]),
+    ("pure_float16.py:build_model", "float32", {}, [("MP404", "hidden")]),
+    ("hard_coded_float32.py:build_model", "mixed_float16", {}, [("MP504", "noise")]),
+    ("hard_coded_float32.py:build_model", "mixed_bfloat16", {}, [("MP504", "noise")]),
+    ("hard_coded_float32.py:build_model", "float32", {}, []),
+    ("hard_coded_float32.py:build_correct_model", "mixed_float16", {}, []),
+]
+
+
+@pytest.mark.parametrize("spec,policy,kwargs,expected", CASES,
+                         ids=[f"{c[0]}-{c[1]}-{c[2]}" for c in CASES])
+def test_fixture_models_give_exactly_the_expected_findings(spec, policy, kwargs, expected):
+    report = check_model(factory(spec), policy, **kwargs)
+    assert pairs(report) == sorted(expected), report.to_text()
+    assert report.ok == (not expected)
+    assert report.policy == policy and report.policy_source == "argument"
+
+
+def test_messages_carry_the_resolved_numbers():
+    report = check_model(factory("cnn_unaligned.py:build_model"), "mixed_float16", batch_size=50)
+    messages = sorted(f.message for f in report.findings)
+    assert any("filters=30" in m and "use 32" in m for m in messages)
+    assert any("units=100" in m and "use 104" in m for m in messages)
+    # 5 x 5 x 30 after Flatten: in no line of the source.
+    assert any("750 input features" in m and "752" in m for m in messages)
+    assert any("batch size 50" in m and "56" in m for m in messages)
+    rows = {r["name"]: r for r in report.layers}
+    assert rows["hidden"]["dims"] == {"units": 100, "input_features": 750}
+    assert rows["conv_b"]["dims"] == {"filters": 30, "input_channels": 32}
+    assert rows["hidden"]["compute_dtype"] == "float16"
+    assert rows["hidden"]["variable_dtype"] == "float32"
+    assert rows["predictions"]["output_dtype"] == "float32"
+
+
+def test_output_dtypes_come_from_a_real_forward_pass():
+    report = check_model(factory("mnist_guide.py:build_incorrect_model"), "mixed_float16")
+    assert report.outputs == [{"index": 0, "shape": [8, 10], "dtype": "float16",
+                               "layer": "predictions", "softmax": True}]
+    report = check_model(factory("mnist_guide.py:build_correct_model"), "mixed_bfloat16")
+    assert report.outputs[0]["dtype"] == "float32"
+    assert report.model["inputs"] == [{"shape": [8, 784], "dtype": "float32"}]
+
+
+def test_non_softmax_16bit_output_is_mp102():
+    def regression():
+        inputs = keras.Input((16,))
+        x = keras.layers.Dense(32, activation="relu")(inputs)
+        return keras.Model(inputs, keras.layers.Dense(1, name="price")(x))
+
+    report = check_model(regression, "mixed_float16")
+    assert pairs(report) == [("MP102", "price")]
+    assert "float16, not float32" in report.findings[0].message
+
+
+def test_the_nan_layer_is_named_and_float32_is_compared():
+    report = check_model(factory("attention_mask.py:build_model"), "mixed_float16")
+    rows = {r["name"]: r for r in report.layers}
+    assert rows["attention"]["finite"] is False
+    assert rows["attention"]["finite_float32"] is True
+    assert rows["embed"]["finite"] is True  # before the mask: fine
+    assert "but is finite in float32" in report.findings[0].message
+
+
+def test_inf_in_float32_too_is_not_a_precision_problem():
+    class Overflow(keras.layers.Layer):
+        def call(self, x):
+            return x * 1e39  # beyond float32 too
+
+    def build():
+        inputs = keras.Input((8,))
+        return keras.Model(inputs, keras.layers.Dense(8, dtype="float32")(Overflow(name="boom")(inputs)))
+
+    report = check_model(build, "mixed_float16")
+    assert pairs(report) == []
+    assert any("'boom' outputs inf/NaN in float32 too" in n for n in report.notes)
+
+
+def test_policy_restored_after_the_factory_raises():
+    keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    seen = []
+
+    def broken():
+        seen.append(keras.mixed_precision.global_policy().name)
+        keras.layers.Dense(4)
+        raise RuntimeError("factory broke")
+
+    try:
+        with pytest.raises(RuntimeError, match="factory broke"):
+            check_model(broken, "mixed_float16")
+        assert seen == ["mixed_float16"]
+        assert keras.mixed_precision.global_policy().name == "mixed_bfloat16"
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+
+
+class NoisyLayer(keras.layers.Layer):
+    """The most reported pitfall: float32 noise added to float16 inputs."""
+
+    def call(self, x):
+        return x + tf.random.normal(tf.shape(x))
+
+
+class Wrapper(keras.Model):
+    def __init__(self, layer):
+        super().__init__()
+        self.inner = layer
+
+    def call(self, x):
+        return self.inner(x)
+
+
+def test_hard_coded_float32_in_a_layer_is_mp504_with_the_layer():
+    report = check_model(lambda: Wrapper(NoisyLayer(name="noise")), "mixed_float16", input_shape=(8,))
+    assert pairs(report) == [("MP504", "noise")]
+    assert "runs in float32" in report.findings[0].message
+    assert "half" in report.findings[0].message or "float16" in report.findings[0].message
+    assert report.model["inputs"] == [{"shape": [8, 8], "dtype": "float32"}]
+    assert keras.mixed_precision.global_policy().name == "float32"
+
+
+def test_hard_coded_float32_found_while_keras_traces_a_functional_model():
+    def build():
+        inputs = keras.Input((8,))
+        x = NoisyLayer(name="noise")(keras.layers.Dense(8)(inputs))
+        return keras.Model(inputs, keras.layers.Dense(1, dtype="float32")(x))
+
+    report = check_model(build, "mixed_float16")
+    assert [f.rule for f in report.findings] == ["MP504"]
+    assert report.findings[0].layer_class == "NoisyLayer"
+    assert report.ok is False and report.policy == "mixed_float16"
+    assert check_model(build, "float32").ok  # the same model is fine in float32
+
+
+def test_policy_restored_after_a_failing_forward_pass_and_after_success():
+    class Broken(keras.layers.Layer):
+        def call(self, x):
+            raise ValueError("broken on purpose")
+
+    with pytest.raises(CheckError, match="forward pass failed: ValueError: broken on purpose"):
+        check_model(lambda: Wrapper(Broken()), "mixed_float16", input_shape=(8,))
+    assert keras.mixed_precision.global_policy().name == "float32"
+    check_model(factory("mnist_guide.py:build_correct_model"), "mixed_float16")
+    assert keras.mixed_precision.global_policy().name == "float32"
+
+
+def test_a_built_model_is_checked_as_built_and_compared_via_its_config():
+    keras.mixed_precision.set_global_policy("mixed_float16")
+    try:
+        model = factory("attention_mask.py:build_model")()
+        incorrect = factory("mnist_guide.py:build_incorrect_model")()
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+    report = check_model(model)
+    assert report.policy == "mixed_float16" and report.policy_source == "model"
+    assert pairs(report) == [("MP501", "attention")]
+    assert "but is finite in float32" in report.findings[0].message
+    assert pairs(check_model(incorrect)) == [("MP101", "predictions")]
+    # Its call methods are its own again.
+    assert "call" not in vars(model.get_layer("attention"))
+
+
+def test_subclassed_model_without_known_inputs_asks_for_the_shape():
+    class Tiny(keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.dense = keras.layers.Dense(16, name="out")
+
+        def call(self, x):
+            return self.dense(x)
+
+    with pytest.raises(CheckError, match="input shape"):
+        check_model(Tiny, "mixed_float16")
+    report = check_model(Tiny, "mixed_float16", input_shape=(12,))
+    assert report.model["inputs"] == [{"shape": [8, 12], "dtype": "float32"}]
+    # 16 units: the output width is the data's; 12 input features are not aligned.
+    assert pairs(report) == [("MP102", "out"), ("MP301", "out")]
+    assert "receives 12 input features" in report.findings[1].message
+
+
+def test_large_output_vocabulary_is_mp304_small_one_silent():
+    def lm(vocab):
+        def build():
+            tokens = keras.Input((8,), dtype="int32")
+            x = keras.layers.Embedding(vocab, 64)(tokens)
+            x = keras.layers.Dense(vocab, name="vocab_logits")(x)
+            return keras.Model(tokens, keras.layers.Activation("softmax", dtype="float32")(x))
+        return build
+
+    assert pairs(check_model(lm(30001), "mixed_float16")) == [("MP304", "vocab_logits")]
+    assert pairs(check_model(lm(10), "mixed_float16")) == []
+
+
+def test_train_step_measures_underflow_and_sees_the_loss_scale_optimizer():
+    def tiny_loss_model():
+        inputs = keras.Input((8,))
+        x = keras.layers.Dense(16, activation="relu")(inputs)
+        out = keras.layers.Dense(1, name="out")(x)  # float16 output: dL/dy is float16 and underflows
+        model = keras.Model(inputs, out)
+        model.compile(optimizer="sgd", loss=lambda y, p: 1e-8 * tf.reduce_mean(
+            tf.square(tf.cast(y, tf.float32) - tf.cast(p, tf.float32))))
+        return model
+
+    report = check_model(tiny_loss_model, "mixed_float16", train_step=True)
+    ts = report.train_step
+    z = ts["zero_gradient_fraction"]
+    assert z["policy_unscaled"] > 0.9, ts  # gradients flushed to zero in float16
+    assert z["float32"] < 0.5 and z["policy_scaled"] < 0.5, ts
+    assert ts["loss_scaling_matters"] is True
+    # Keras 2 names it LossScaleOptimizerV3.
+    assert ts["optimizer"].startswith("LossScaleOptimizer") and ts["optimizer_scales_loss"] is True
+    assert pairs(report) == [("MP102", "out")]
+
+
+@pytest.mark.skipif(not KERAS3, reason="compile(auto_scale_loss=...) is Keras 3")
+def test_train_step_without_loss_scaling_is_mp201():
+    def build():
+        model = factory("mnist_guide.py:build_correct_model")()
+        model.compile(optimizer="sgd", loss="sparse_categorical_crossentropy", auto_scale_loss=False)
+        return model
+
+    report = check_model(build, "mixed_float16", train_step=True)
+    assert pairs(report) == [("MP201", None)]
+    assert report.train_step["optimizer_scales_loss"] is False
+    # bfloat16 needs no loss scaling.
+    assert pairs(check_model(build, "mixed_bfloat16", train_step=True)) == []
+
+
+@pytest.mark.skipif(not KERAS3, reason="Keras 2 refuses to wrap twice")
+def test_train_step_double_wrapped_optimizer_is_mp205():
+    def build():
+        model = factory("mnist_guide.py:build_correct_model")()
+        lso = keras.mixed_precision.LossScaleOptimizer
+        model.compile(optimizer=lso(lso(keras.optimizers.SGD())), loss="sparse_categorical_crossentropy")
+        return model
+
+    assert pairs(check_model(build, "mixed_float16", train_step=True)) == [("MP205", None)]
+
+
+def test_train_step_needs_a_compiled_model():
+    def build():
+        inputs = keras.Input((4,))
+        return keras.Model(inputs, keras.layers.Dense(8, dtype="float32")(inputs))
+
+    report = check_model(build, "mixed_float16", train_step=True)
+    assert "not compiled" in report.train_step["skipped"]
+
+
+def test_default_policy_follows_the_hardware_seam(monkeypatch):
+    monkeypatch.setattr(hardware, "query_devices", lambda: [
+        hardware.Device("CPU", "/physical_device:CPU:0"),
+        hardware.Device("GPU", "/physical_device:GPU:0",
+                        {"device_name": "Tesla V100-SXM2-16GB", "compute_capability": (7, 0)})])
+    report = check_model(factory("mnist_guide.py:build_incorrect_model"))
+    assert report.policy == "mixed_float16" and report.policy_source == "hardware default"
+    assert report.hardware["accelerator"] == "gpu" and report.hardware["policy_fast"] is True
+    assert pairs(report) == [("MP101", "predictions")]
+
+    monkeypatch.setattr(hardware, "query_devices", lambda: [
+        hardware.Device("CPU", "/physical_device:CPU:0"), hardware.Device("TPU", "/physical_device:TPU:0")])
+    assert check_model(factory("mnist_guide.py:build_correct_model")).policy == "mixed_bfloat16"
+    report = check_model(factory("mnist_guide.py:build_correct_model"), "mixed_float16")
+    assert pairs(report) == [("MP403", None)]
+
+
+def test_default_policy_on_this_cpu_is_bfloat16():
+    report = check_model(factory("mnist_guide.py:build_correct_model"))
+    assert report.hardware["accelerator"] == "cpu"
+    assert report.policy == "mixed_bfloat16"
+    assert report.hardware["devices"][0]["type"] == "CPU"
+
+
+def test_report_json_follows_the_documented_schema():
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads(SCHEMA_PATH.read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    for report in (
+        check_model(factory("cnn_unaligned.py:build_model"), "mixed_float16", batch_size=50,
+                    train_step=True),
+        check_model(factory("attention_mask.py:build_model"), "mixed_float16"),
+        check_model(factory("subclassed.py:build_model"), "mixed_bfloat16"),
+    ):
+        data = json.loads(report.to_json())
+        jsonschema.validate(data, schema)
+        assert data["ok"] is report.ok and data["schema"] == "mplint-runtime-report/1"
+
+
+def test_assert_helper_raises_with_the_readable_report():
+    assert_mixed_precision_safe(factory("mnist_guide.py:build_correct_model"), "mixed_float16")
+    with pytest.raises(AssertionError, match="MP101"):
+        assert_mixed_precision_safe(factory("mnist_guide.py:build_incorrect_model"), "mixed_float16")
+
+
+@pytest.mark.skipif(KERAS3, reason="Keras 2 (TF <= 2.15 or TF_USE_LEGACY_KERAS) only")
+def test_keras2_guide_model():
+    report = check_model(factory("mnist_guide.py:build_incorrect_model"), "mixed_float16", train_step=True)
+    assert pairs(report) == [("MP101", "predictions")]
+    assert report.train_step["optimizer_scales_loss"] is True
+
+
+def test_recurrent_attention_model_dims():
+    layers = keras.layers
+
+    def build():
+        tokens = keras.Input((20,), dtype="int32")
+        x = layers.Embedding(500, 50, name="embed")(tokens)
+        x = layers.Bidirectional(layers.LSTM(30, return_sequences=True), name="bi")(x)
+        x = layers.MultiHeadAttention(num_heads=2, key_dim=20, name="mha")(x, x)
+        x = layers.GRU(64, name="gru")(x)
+        return keras.Model(tokens, layers.Dense(3, activation="softmax", dtype="float32")(x))
+
+    report = check_model(build, "mixed_float16")
+    found = {(f.rule, f.layer_class): f.message for f in report.findings}
+    assert set(found) == {("MP301", "Embedding"), ("MP301", "LSTM"), ("MP301", "MultiHeadAttention"),
+                          ("MP301", "GRU")}, report.to_text()
+    assert "output_dim=50" in found[("MP301", "Embedding")]
+    assert "units=30" in found[("MP301", "LSTM")]
+    assert "key_dim=20" in found[("MP301", "MultiHeadAttention")]  # value_dim defaults to it: once
+    assert "60 input features" in found[("MP301", "GRU")]  # 2 x 30 from the Bidirectional concat
+    assert len(report.findings) == 4  # the backward LSTM is the same size: not again
+
+
+def test_dict_inputs_and_a_model_that_ignores_the_policy():
+    layers = keras.layers
+
+    def build():
+        a, b = keras.Input((16,), name="a"), keras.Input((4, 2), name="b")
+        x = layers.Concatenate()([layers.Dense(16)(a), layers.Flatten()(b)])
+        return keras.Model({"a": a, "b": b}, layers.Dense(1, dtype="float32")(x))
+
+    report = check_model(build, "mixed_float16")
+    assert report.ok and [i["shape"] for i in report.model["inputs"]] == [[8, 16], [8, 4, 2]]
+
+    prebuilt = build()  # built under float32, before any policy
+    report = check_model(lambda: prebuilt, "mixed_float16")
+    assert report.ok
+    assert any("did not take the mixed_float16 policy" in n for n in report.notes)
