@@ -103,6 +103,9 @@ DATA_NAME = re.compile(r"class|label|categor|vocab|token|target|output|n_out|num
 #: layer names that say a layer is a model's output
 OUTPUT_LAYER_NAME = re.compile(r"logit|output|predict|classif|prob", re.IGNORECASE)
 
+#: sizes below this (a score, a box, colour channels) are set by the task, not tuned
+TASK_SIZE_LIMIT = 8
+
 _MAX_DEPTH = 12
 
 
@@ -476,7 +479,12 @@ class AlignedDimensions(Analysis):
                 return None
             return self._returned_layer(binding.value, Location(binding.scope, binding.order), depth + 1)
         if isinstance(expr, cst.Call):
-            return self._constructor(expr.func, loc, depth + 1)
+            layer = self._constructor(expr.func, loc, depth + 1)
+            if layer is not None or not self.ctx.names.resolve(expr.func):
+                return layer
+            # an op on the result (tf.cast(logits, tf.float32)): its first argument
+            first = argument(expr, 0, "x")
+            return self._returned_layer(first, loc, depth + 1) if first is not None else None
         return None
 
     # -- may a literal be rounded? ---------------------------------------------------------

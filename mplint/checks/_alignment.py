@@ -17,6 +17,7 @@ from mplint.analysis.dimensions import AlignedDimensions, Origin, Site, next_mul
 from mplint.analysis.layers import sixteen_bit_name
 from mplint.checker import Check, Fix
 from mplint.facts import PolicyState
+from mplint.scopes import Binding
 
 
 class AlignmentCheck(Check):
@@ -66,20 +67,33 @@ class AlignmentCheck(Check):
     def describe(self, site: Site, origin: Origin) -> str:
         """``Dense units=100``, with where the value came from."""
         via = ""
-        if origin.chain:
-            first = origin.chain[0]
-            if first.kind == "param" and origin.entry is not None:
-                via = f" (passed as {first.name!r})"
-            elif first.kind == "param":
-                via = f" (default of {first.name!r})"
-            else:
-                via = f" (from {origin.chain[-1].name})"
-        elif origin.computed is not None and not isinstance(origin.computed, cst.Integer):
+        params = [b for b in origin.chain if b.kind == "param"]
+        constants = [b for b in origin.chain if b.kind != "param"]
+        if origin.entry is not None and params:
+            via = f" (passed to {_function_name(params[-1])}() as {params[-1].name!r}"
+            via += f", from {constants[-1].name})" if constants else ")"
+        elif constants:
+            via = f" (from {constants[-1].name})"
+        elif params:
+            via = f" (default of {params[-1].name!r})"
+        elif origin.computed is not None:
             via = f" ({_short(self.ctx.module.code_for_node(origin.computed))})"
         return f"{site.owner}={origin.value}{via}"
 
     def compute_dtype(self, policy: PolicyState) -> str:
         return sixteen_bit_name(policy.names)
+
+
+def _function_name(param: Binding) -> str:
+    """The callee a parameter belongs to, as the reader calls it (a class for __init__)."""
+    scope = param.scope
+    node = scope.node if scope is not None else None
+    if isinstance(node, cst.FunctionDef):
+        owner = scope.parent if scope is not None else None
+        if node.name.value == "__init__" and owner is not None and isinstance(owner.node, cst.ClassDef):
+            return owner.node.name.value
+        return node.name.value
+    return "the function"
 
 
 def _short(code: str, limit: int = 40) -> str:

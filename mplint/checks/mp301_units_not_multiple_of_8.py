@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from mplint.analysis.dimensions import FILTERS, UNITS, AlignedDimensions, Origin, Site
+from mplint.analysis.dimensions import FILTERS, TASK_SIZE_LIMIT, UNITS, AlignedDimensions, Origin, Site
 from mplint.checks._alignment import AlignmentCheck
 from mplint.facts import PolicyState
 
@@ -15,8 +15,8 @@ class UnitsNotMultipleOf8(AlignmentCheck):
 
     def wants(self, dims: AlignedDimensions, site: Site, origin: Origin) -> bool:
         # Output layers are sized by the data (10 classes): MP304 covers the large
-        # ones. Sizes below the alignment (a score, a box) are fixed by the task.
-        return origin.value > self.option("alignment") and not dims.is_output(site, origin)
+        # ones. Sizes below 8 (a score, a box) are fixed by the task.
+        return origin.value >= TASK_SIZE_LIMIT and not dims.is_output(site, origin)
 
     def accepts(self, dims: AlignedDimensions) -> Callable[[Site], bool]:
         return lambda site: site.kind in (UNITS, FILTERS) and not dims.is_output(site)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from mplint.analysis.dimensions import FILTERS, UNITS, AlignedDimensions, Origin, Site
+from mplint.analysis.dimensions import FILTERS, TASK_SIZE_LIMIT, UNITS, AlignedDimensions, Origin, Site
 from mplint.checks._alignment import AlignmentCheck
 from mplint.facts import PolicyState
 
@@ -16,7 +16,7 @@ class FiltersNotMultipleOf8(AlignmentCheck):
     def wants(self, dims: AlignedDimensions, site: Site, origin: Origin) -> bool:
         # An output convolution (3 colour channels, 21 segmentation classes) is
         # sized by the data; MP304 covers large class counts.
-        return origin.value > self.option("alignment") and not dims.is_output(site, origin)
+        return origin.value >= TASK_SIZE_LIMIT and not dims.is_output(site, origin)
 
     def accepts(self, dims: AlignedDimensions) -> Callable[[Site], bool]:
         return lambda site: site.kind in (UNITS, FILTERS) and not dims.is_output(site)
