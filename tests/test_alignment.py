@@ -100,6 +100,8 @@ GOOD = [
     ("output-through-cast",
      "i = tf.keras.Input((8,))\no = layers.Dense(37)(i)\nm = tf.keras.Model(i, tf.cast(o, tf.float32))\n"),
     ("output-named-logits", 'h = layers.Dense(13, name="logits")\n'),
+    ("output-assigned-to-logits", "logits = layers.Dense(13)(features)\n"),
+    ("output-attribute-classifier", "class M(tf.keras.Model):\n    def __init__(self):\n        self.classifier = layers.Dense(13)\n"),
     ("output-num-classes-param", "def head(x, num_classes):\n    return layers.Dense(num_classes)(x)\n\ny = head(x, 21)\n"),
     ("large-class-count-aligned", "m = tf.keras.Sequential([layers.Dense(1000)])\n"),
     ("default-overridden-everywhere",

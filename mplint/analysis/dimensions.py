@@ -81,7 +81,9 @@ MODEL_CLASSES = frozenset({"keras.Model", "keras.Sequential"})
 PASSTHROUGH = frozenset(f"keras.layers.{name}" for name in (
     "Activation", "Softmax", "ReLU", "LeakyReLU", "ELU", "PReLU", "ThresholdedReLU", "Dropout",
     "AlphaDropout", "GaussianDropout", "GaussianNoise", "ActivityRegularization", "Lambda",
-    "Reshape", "Flatten", "Permute",
+    "Reshape", "Flatten", "Permute", "BatchNormalization", "LayerNormalization",
+    "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalAveragePooling3D",
+    "GlobalMaxPooling1D", "GlobalMaxPooling2D", "GlobalMaxPooling3D",
 ))
 #: layers whose aligned sizes are internal: never a model's output size
 INTERNAL_SIZES = frozenset({"keras.layers.MultiHeadAttention"})
@@ -100,7 +102,8 @@ DATASET_ONLY_METHODS = frozenset({"prefetch", "padded_batch", "unbatch", "with_o
 
 #: names that say a size is fixed by the data (class or vocabulary counts, outputs)
 DATA_NAME = re.compile(r"class|label|categor|vocab|token|target|output|n_out|num_out", re.IGNORECASE)
-#: layer names that say a layer is a model's output
+#: layer names, and names of the variable or attribute a layer or its result is
+#: assigned to, that say a layer is a model's output (``logits = Dense(10)(x)``)
 OUTPUT_LAYER_NAME = re.compile(r"logit|output|predict|classif|prob", re.IGNORECASE)
 
 #: sizes below this (a score, a box, colour channels) are set by the task, not tuned
@@ -167,11 +170,26 @@ class AlignedDimensions(Analysis):
         #: canonical classes of the layer constructors seen (resolved during the walk,
         #: while function-local imports are still visible)
         self._classes: Dict[int, FrozenSet[str]] = {}
+        #: the name a constructor (or the tensor it computes) is assigned to
+        self._assigned: Dict[int, str] = {}
 
     # -- collection (during the walk) ------------------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         if any(self.ctx.names.resolve(base.value) & MODEL_CLASSES for base in node.bases):
             self._model_classes.add(id(node))
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) != 1 or not isinstance(node.value, cst.Call):
+            return
+        target = node.targets[0].target
+        name = target.value if isinstance(target, cst.Name) else (
+            target.attr.value if isinstance(target, cst.Attribute) else None)
+        if name is None:
+            return
+        call = node.value
+        self._assigned[id(call)] = name
+        if isinstance(call.func, cst.Call):  # logits = Dense(10)(x)
+            self._assigned[id(call.func)] = name
 
     def visit_Return(self, node: cst.Return) -> None:
         scope = self.ctx.scopes.current
@@ -357,6 +375,8 @@ class AlignedDimensions(Analysis):
             text = self.ctx.values.value(name, site.location)
             if isinstance(text, str) and OUTPUT_LAYER_NAME.search(text):
                 return True
+        if OUTPUT_LAYER_NAME.search(self._assigned.get(id(site.call), "")):
+            return True
         if isinstance(site.expr, cst.Name) and DATA_NAME.search(site.expr.value):
             return True
         return origin is not None and any(DATA_NAME.search(b.name) for b in origin.chain)
