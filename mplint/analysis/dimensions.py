@@ -68,6 +68,8 @@ def _table() -> Dict[str, Tuple[Parameter, ...]]:
                "audio_dataset_from_directory", "timeseries_dataset_from_array"):
         table[f"keras.utils.{fn}"] = (Parameter(BATCH, -1, "batch_size"),)
         table[f"keras.preprocessing.{fn}"] = (Parameter(BATCH, -1, "batch_size"),)
+    for fn in ("make_csv_dataset", "make_batched_features_dataset"):
+        table[f"tensorflow.data.experimental.{fn}"] = (Parameter(BATCH, 1, "batch_size"),)
     return table
 
 
@@ -377,9 +379,14 @@ class AlignedDimensions(Analysis):
                 return True
         if OUTPUT_LAYER_NAME.search(self._assigned.get(id(site.call), "")):
             return True
-        if isinstance(site.expr, cst.Name) and DATA_NAME.search(site.expr.value):
+        if any(DATA_NAME.search(name) for name in _names_in(site.expr)):
             return True
-        return origin is not None and any(DATA_NAME.search(b.name) for b in origin.chain)
+        if origin is None:
+            return False
+        # num_classes passed into a helper, NUM_ANCHORS * (5 + NUM_CLASSES)
+        if any(DATA_NAME.search(b.name) for b in origin.chain):
+            return True
+        return origin.computed is not None and any(DATA_NAME.search(n) for n in _names_in(origin.computed))
 
     def _is_sigmoid(self, expr: cst.BaseExpression, layer: LayerCall) -> bool:
         if self.ctx.names.resolve(expr) & SIGMOID_FUNCTIONS:
@@ -639,6 +646,20 @@ def _leaves(expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
                 yield from _leaves(element.value)
     else:
         yield expr
+
+
+def _names_in(expr: cst.BaseExpression) -> Iterator[str]:
+    """Variable names an arithmetic size expression is made of."""
+    if isinstance(expr, cst.Name):
+        yield expr.value
+    elif isinstance(expr, cst.BinaryOperation):
+        yield from _names_in(expr.left)
+        yield from _names_in(expr.right)
+    elif isinstance(expr, cst.UnaryOperation):
+        yield from _names_in(expr.expression)
+    elif isinstance(expr, cst.IfExp):
+        yield from _names_in(expr.body)
+        yield from _names_in(expr.orelse)
 
 
 def _target_of(binding: Binding) -> Optional[cst.CSTNode]:
