@@ -88,7 +88,7 @@ PASSTHROUGH = frozenset(f"keras.layers.{name}" for name in (
     "GlobalMaxPooling1D", "GlobalMaxPooling2D", "GlobalMaxPooling3D",
 ))
 #: layers whose aligned sizes are internal: never a model's output size
-INTERNAL_SIZES = frozenset({"keras.layers.MultiHeadAttention"})
+INTERNAL_SIZES = frozenset({"keras.layers.MultiHeadAttention", "keras.layers.Embedding"})
 SIGMOID_FUNCTIONS = frozenset({"tensorflow.nn.sigmoid", "tensorflow.math.sigmoid", "tensorflow.sigmoid",
                                "keras.activations.sigmoid", "keras.ops.sigmoid"})
 #: Model methods whose ``batch_size`` runs the model, with its positional index
@@ -141,6 +141,7 @@ class Origin:
     chain: Tuple[Binding, ...] = ()
     entry: Optional[cst.BaseExpression] = None
     computed: Optional[cst.BaseExpression] = None  # the expression, when arithmetic
+    via: Optional[cst.Call] = None  # the call that passes ``entry``
 
 
 @dataclass
@@ -344,8 +345,9 @@ class AlignedDimensions(Analysis):
                     if inner is None:
                         return None
                     for origin in inner:
-                        entry = origin.entry if origin.entry is not None or call is None else source
-                        out.append(replace(origin, chain=(binding,) + origin.chain, entry=entry))
+                        if origin.entry is None and call is not None:
+                            origin = replace(origin, entry=source, via=call)
+                        out.append(replace(origin, chain=(binding,) + origin.chain))
                 return out
             if not is_constant(binding):
                 return None
@@ -383,6 +385,13 @@ class AlignedDimensions(Analysis):
             return True
         if origin is None:
             return False
+        # the value enters through a custom layer that is itself the output:
+        # outputs = CustomDense(10)(inputs)
+        via = origin.via
+        if via is not None and (
+            id(via) in self._output_constructors() or OUTPUT_LAYER_NAME.search(self._assigned.get(id(via), ""))
+        ):
+            return True
         # num_classes passed into a helper, NUM_ANCHORS * (5 + NUM_CLASSES)
         if any(DATA_NAME.search(b.name) for b in origin.chain):
             return True
