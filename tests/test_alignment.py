@@ -41,6 +41,8 @@ BAD = [
      "MP301", "def embed(x, vocab_size, output_dim):\n    return layers.Embedding(vocab_size, output_dim)(x)\n\ny = embed(x, 9000, 304)\n"),
     ("mha-value-dim", "a = layers.MultiHeadAttention(8, 64, 50)\n", "MP301",
      "a = layers.MultiHeadAttention(8, 64, 56)\n"),
+    ("group-query-attention", "a = layers.GroupQueryAttention(head_dim=100, num_query_heads=8, num_key_value_heads=2)\n",
+     "MP301", "a = layers.GroupQueryAttention(head_dim=104, num_query_heads=8, num_key_value_heads=2)\n"),
     ("large-hidden-is-mp301", "h = layers.Dense(30522)\n", "MP301", "h = layers.Dense(30528)\n"),
     ("conv3d", "c = layers.Conv3D(20, 3)\n", "MP302", "c = layers.Conv3D(24, 3)\n"),
     ("separable-1d", "c = layers.SeparableConv1D(filters=12, kernel_size=3)\n", "MP302",
@@ -210,3 +212,18 @@ def test_helper_parameter_with_other_uses_is_not_rounded():
             "    return layers.Reshape((filters, -1))(x)\n\ny = block(x, 50)\n")
     _, findings, _ = _run(body)
     assert [(f.rule, f.fix) for f in findings] == [("MP302", None)]
+
+
+def test_options_come_from_pyproject(cli, tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.mplint]\nalignment = 128\nvocabulary-threshold = 500\nassume-policy = "mixed_bfloat16"\n')
+    (tmp_path / "model.py").write_text(
+        "import tensorflow as tf\n"
+        "model = tf.keras.Sequential([tf.keras.layers.Dense(64), tf.keras.layers.Dense(600)])\n")
+    result = cli("check", "--select", "MP3", "model.py", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert "MP301" in result.stdout and "use 128" in result.stdout
+    assert "MP304" in result.stdout and "pad the vocabulary to 640" in result.stdout
+    (tmp_path / "pyproject.toml").write_text("[tool.mplint]\nalignment = \"eight\"\n")
+    result = cli("check", "model.py", cwd=tmp_path)
+    assert result.returncode == 2 and "alignment" in result.stderr

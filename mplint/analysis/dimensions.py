@@ -49,6 +49,8 @@ def _table() -> Dict[str, Tuple[Parameter, ...]]:
         # MultiHeadAttention(num_heads, key_dim, value_dim): per-head sizes of the
         # score and value matmuls. num_heads is not a GEMM dimension.
         "keras.layers.MultiHeadAttention": (Parameter(UNITS, 1, "key_dim"), Parameter(UNITS, 2, "value_dim")),
+        # GroupQueryAttention(head_dim, num_query_heads, num_key_value_heads)
+        "keras.layers.GroupQueryAttention": (Parameter(UNITS, 0, "head_dim"),),
         "keras.Input": (Parameter(BATCH, 1, "batch_size"),),
         "keras.layers.InputLayer": (Parameter(BATCH, 1, "batch_size"),),
     }
@@ -88,7 +90,8 @@ PASSTHROUGH = frozenset(f"keras.layers.{name}" for name in (
     "GlobalMaxPooling1D", "GlobalMaxPooling2D", "GlobalMaxPooling3D",
 ))
 #: layers whose aligned sizes are internal: never a model's output size
-INTERNAL_SIZES = frozenset({"keras.layers.MultiHeadAttention", "keras.layers.Embedding"})
+INTERNAL_SIZES = frozenset({"keras.layers.MultiHeadAttention", "keras.layers.GroupQueryAttention",
+                            "keras.layers.Embedding"})
 SIGMOID_FUNCTIONS = frozenset({"tensorflow.nn.sigmoid", "tensorflow.math.sigmoid", "tensorflow.sigmoid",
                                "keras.activations.sigmoid", "keras.ops.sigmoid"})
 #: Model methods whose ``batch_size`` runs the model, with its positional index
