@@ -119,6 +119,11 @@ GOOD = [
     ("default-overridden-everywhere",
      "def block(x, units=100):\n    return layers.Dense(units)(x)\n\na = block(x, 64)\nb = block(x, units=128)\n"),
     ("batch-of-one", "p = model.predict(x, batch_size=1)\nds = tf.data.Dataset.range(9).batch(1)\n"),
+    ("sequence-windows-batched-again",
+     "SEQ = 100\nids = tf.data.Dataset.from_tensor_slices(all_ids)\nseqs = ids.batch(50, drop_remainder=True)\n"
+     "ds = seqs.map(split).shuffle(1000).batch(64)\n"),
+    ("sequence-plus-target", "SEQ = 100\nseqs = tf.data.Dataset.range(9999).batch(SEQ + 1, drop_remainder=True)\n"),
+    ("batched-then-unbatched", "x = tf.data.Dataset.range(99).batch(13).map(f).unbatch().batch(64)\n"),
     ("batch-unknown-receiver", "rows = loader.batch(50)\n"),
     ("fit-positional-unknown-receiver", "trainer.fit(x, y, 50)\n"),
     ("einsum-two-kernel-dims", 'p = layers.EinsumDense("abc,cde->abde", output_shape=(None, 12, 50))\n'),

@@ -178,6 +178,8 @@ class AlignedDimensions(Analysis):
         self._classes: Dict[int, FrozenSet[str]] = {}
         #: the name a constructor (or the tensor it computes) is assigned to
         self._assigned: Dict[int, str] = {}
+        #: Dataset batch calls batched (or unbatched) again downstream
+        self._rebatched: Set[int] = set()
 
     # -- collection (during the walk) ------------------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -249,11 +251,16 @@ class AlignedDimensions(Analysis):
                 expr = argument(node, MODEL_METHODS[method], "batch_size")
             if expr is not None:
                 self._add(BATCH, f"{method} batch_size", node, expr)
-        elif method in ("batch", "padded_batch"):
-            if method == "padded_batch" or self._is_dataset(func.value, self.ctx.scopes.location(), 0):
-                expr = argument(node, 0, "batch_size")
-                if expr is not None:
-                    self._add(BATCH, f"Dataset.{method} batch_size", node, expr)
+        elif method in ("batch", "padded_batch", "unbatch"):
+            upstream: List[cst.Call] = []
+            is_dataset = self._pipeline(func.value, self.ctx.scopes.location(), 0, upstream)
+            if is_dataset or method != "batch":
+                self._rebatched.update(id(call) for call in upstream)
+            if method == "unbatch" or not (is_dataset or method == "padded_batch"):
+                return
+            expr = argument(node, 0, "batch_size")
+            if expr is not None:
+                self._add(BATCH, f"Dataset.{method} batch_size", node, expr)
 
     def _is_model(self, expr: cst.BaseExpression) -> bool:
         if not isinstance(expr, cst.Name):
@@ -264,24 +271,31 @@ class AlignedDimensions(Analysis):
             and bool(self.ctx.names.resolve(binding.value.func) & MODEL_CLASSES)
         )
 
-    def _is_dataset(self, expr: cst.BaseExpression, loc: Location, depth: int) -> bool:
-        """A tf.data pipeline: a chain of Dataset methods on a tf.data/tfds source."""
+    def _pipeline(self, expr: cst.BaseExpression, loc: Location, depth: int, upstream: List[cst.Call]) -> bool:
+        """Whether ``expr`` is a tf.data pipeline (Dataset methods on a tf.data source).
+
+        Collects the ``batch`` calls found upstream into ``upstream``: a pipeline
+        batched twice (``ids.batch(seq_len + 1)`` ... ``.batch(64)``) forms sequences
+        with its first batch, and only its last one is the training batch.
+        """
         if depth > _MAX_DEPTH:
             return False
         if isinstance(expr, cst.Name):
             binding = loc.lookup(expr.value)
             if binding is None or binding.kind != "assign" or binding.value is None or binding.scope is None:
                 return False
-            return self._is_dataset(binding.value, Location(binding.scope, binding.order), depth + 1)
+            return self._pipeline(binding.value, Location(binding.scope, binding.order), depth + 1, upstream)
         if not isinstance(expr, cst.Call):
             return False
-        resolved = self.ctx.names.resolve(expr.func)
-        if any(name.startswith(DATASET_ROOTS) for name in resolved):
+        if any(name.startswith(DATASET_ROOTS) for name in self.ctx.names.resolve(expr.func)):
             return True
         func = expr.func
-        if isinstance(func, cst.Attribute) and func.attr.value in DATASET_METHODS:
-            return func.attr.value in DATASET_ONLY_METHODS or self._is_dataset(func.value, loc, depth + 1)
-        return False
+        if not isinstance(func, cst.Attribute) or func.attr.value not in DATASET_METHODS:
+            return False
+        if func.attr.value in ("batch", "padded_batch"):
+            upstream.append(expr)
+        found = self._pipeline(func.value, loc, depth + 1, upstream)
+        return found or func.attr.value in DATASET_ONLY_METHODS
 
     def _einsum_output(self, call: cst.Call) -> Optional[cst.BaseExpression]:
         """The output_shape entry of EinsumDense that is the kernel's own dimension.
@@ -363,6 +377,21 @@ class AlignedDimensions(Analysis):
         if found is None or not all(_is_int(v) or v is None for v in found):
             return None
         return [Origin(int(v), computed=expr) for v in found if _is_int(v)]  # type: ignore[arg-type]
+
+    def is_training_batch(self, site: Site, origin: Origin) -> bool:
+        """False for a batch that forms sequences rather than training batches.
+
+        A pipeline batched again downstream, or a size written ``n + 1`` / ``n - 1``
+        (windows of a sequence and its shifted target), is not the batch the model
+        runs on.
+        """
+        if id(site.call) in self._rebatched:
+            return False
+        expr = origin.computed if origin.computed is not None else site.expr
+        return not (
+            isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Subtract))
+            and isinstance(expr.right, cst.Integer) and expr.right.value == "1"
+        )
 
     # -- output layers ------------------------------------------------------------------
     def is_output(self, site: Site, origin: Optional[Origin] = None) -> bool:

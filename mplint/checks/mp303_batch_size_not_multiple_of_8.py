@@ -16,7 +16,7 @@ class BatchSizeNotMultipleOf8(AlignmentCheck):
     def wants(self, dims: AlignedDimensions, site: Site, origin: Origin) -> bool:
         # A batch of one (single-example inference, online learning) is a choice
         # no multiple of 8 can serve.
-        return origin.value > 1
+        return origin.value > 1 and dims.is_training_batch(site, origin)
 
     def accepts(self, dims: AlignedDimensions) -> Callable[[Site], bool]:
         return lambda site: site.kind == BATCH
