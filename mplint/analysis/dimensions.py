@@ -13,7 +13,7 @@ touching anything but aligned dimensions.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
@@ -21,8 +21,8 @@ import libcst as cst
 from mplint.analysis.layers import activation_expr, is_softmax_value
 from mplint.analysis.models import LayerCall, ModelOutputs, OpCall, argument
 from mplint.checker import Analysis, Context
-from mplint.scopes import Binding, Location
-from mplint.values import Evaluator, is_constant
+from mplint.scopes import Binding, Location, Scope
+from mplint.values import Evaluator, argument_for, is_constant
 from mplint.walker import Walker
 
 UNITS, FILTERS, BATCH, VOCABULARY = "units", "filters", "batch", "vocabulary"
@@ -604,8 +604,6 @@ class AlignedDimensions(Analysis):
     def _call_arg_index(self) -> Dict[int, Tuple[Binding, Location]]:
         """Name arguments of calls to this module's functions -> the parameter they bind."""
         if self._call_args is None:
-            from mplint.values import argument_for  # the same matching the evaluator uses
-
             index: Dict[int, Tuple[Binding, Location]] = {}
             for name, calls in self._calls.items():
                 for call, where in calls:
@@ -720,7 +718,7 @@ def _init_of(cls: cst.ClassDef) -> Optional[cst.FunctionDef]:
     return None
 
 
-def _scope_of(callee: Binding, function: Optional[cst.CSTNode]):  # -> Optional[Scope]
+def _scope_of(callee: Binding, function: Optional[cst.CSTNode]) -> Optional[Scope]:
     """The scope of a function defined where ``callee`` is bound (or its class's)."""
     if function is None or callee.scope is None:
         return None
