@@ -1,4 +1,5 @@
-"""Static values a reader could work out: literals, constants, simple arithmetic.
+"""Static values a reader could work out: literals, constants, simple arithmetic,
+parameter defaults and (when asked) the arguments that calls in the module pass.
 
 Rules use this to read a policy name, a dtype, a number of units or a batch size.
 Anything not plainly resolvable is None (unknown), and rules stay silent on unknowns:

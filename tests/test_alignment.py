@@ -43,6 +43,8 @@ BAD = [
      "a = layers.MultiHeadAttention(8, 64, 56)\n"),
     ("group-query-attention", "a = layers.GroupQueryAttention(head_dim=100, num_query_heads=8, num_key_value_heads=2)\n",
      "MP301", "a = layers.GroupQueryAttention(head_dim=104, num_query_heads=8, num_key_value_heads=2)\n"),
+    ("float16-dtype-named", 'h = layers.Dense(100, dtype="mixed_float16")\n', "MP301",
+     'h = layers.Dense(104, dtype="mixed_float16")\n'),
     ("large-hidden-is-mp301", "h = layers.Dense(30522)\n", "MP301", "h = layers.Dense(30528)\n"),
     ("conv3d", "c = layers.Conv3D(20, 3)\n", "MP302", "c = layers.Conv3D(24, 3)\n"),
     ("separable-1d", "c = layers.SeparableConv1D(filters=12, kernel_size=3)\n", "MP302",
@@ -130,6 +132,8 @@ GOOD = [
     ("einsum-unknown-equation", "p = layers.EinsumDense(equation, output_shape=(None, 100))\n"),
     ("not-keras", "from mylib import Dense\nh = Dense(100)\n"),
     ("star-args-unknown", "def block(x, units):\n    return layers.Dense(units)(x)\n\ny = block(*args)\n"),
+    ("float32-layer", 'h = layers.Dense(100, dtype="float32")\nc = layers.Conv2D(30, 3, dtype=tf.float32)\n'),
+    ("unreadable-dtype", "h = layers.Dense(100, dtype=some_policy)\n"),
     ("float-value", "h = layers.Dense(100.0)\n"),
 ]
 

@@ -18,7 +18,7 @@ from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Set, Tup
 
 import libcst as cst
 
-from mplint.analysis.layers import activation_expr, is_softmax_value
+from mplint.analysis.layers import activation_expr, computes_in_float32, is_softmax_value
 from mplint.analysis.models import LayerCall, ModelOutputs, OpCall, argument
 from mplint.checker import Analysis, Context
 from mplint.scopes import Binding, Location, Scope
@@ -377,6 +377,16 @@ class AlignedDimensions(Analysis):
         if found is None or not all(_is_int(v) or v is None for v in found):
             return None
         return [Origin(int(v), computed=expr) for v in found if _is_int(v)]  # type: ignore[arg-type]
+
+    def computes_in_16_bit(self, site: Site) -> bool:
+        """The layer follows the mixed policy (or names a 16-bit dtype).
+
+        A layer given ``dtype='float32'`` multiplies in float32, where float16
+        Tensor Core sizes do not apply; a dtype that cannot be read stays silent.
+        """
+        if not site.layer_class:
+            return True  # a batch size sizes whatever the model computes in
+        return computes_in_float32(LayerCall(site.call, site.layer_class, site.location), self.ctx) is False
 
     def is_training_batch(self, site: Site, origin: Origin) -> bool:
         """False for a batch that forms sequences rather than training batches.

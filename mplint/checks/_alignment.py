@@ -33,7 +33,7 @@ class AlignmentCheck(Check):
         dims = self.ctx.get(AlignedDimensions)
         seen: Set[Tuple[int, int]] = set()
         for site in dims.sites:
-            if site.kind not in self.kinds:
+            if site.kind not in self.kinds or not dims.computes_in_16_bit(site):
                 continue
             for origin in dims.origins(site):
                 if origin.value % alignment == 0 or not self.wants(dims, site, origin):
