@@ -79,6 +79,8 @@ BAD = [
      "class Block(tf.keras.layers.Layer):\n    def __init__(self, filters):\n        super().__init__()\n"
      "        self.conv = layers.Conv2D(filters, 3)\n\nb = Block(24)\n"),
     ("constant-used-elsewhere-no-fix", "WIDTH = 100\nh = layers.Dense(WIDTH)\nprint(WIDTH)\n", "MP301", None),
+    ("function-constant", "def build():\n    width = 100\n    return layers.Dense(width)\n", "MP301",
+     "def build():\n    width = 104\n    return layers.Dense(width)\n"),
     ("arithmetic-no-fix", "BASE = 25\nh = layers.Dense(BASE * 4)\n", "MP301", None),
     ("mp304-sequential", "m = tf.keras.Sequential([layers.Dense(256), layers.Dense(1001)])\n", "MP304",
      "m = tf.keras.Sequential([layers.Dense(256), layers.Dense(1008)])\n"),
@@ -134,6 +136,7 @@ GOOD = [
     ("star-args-unknown", "def block(x, units):\n    return layers.Dense(units)(x)\n\ny = block(*args)\n"),
     ("float32-layer", 'h = layers.Dense(100, dtype="float32")\nc = layers.Conv2D(30, 3, dtype=tf.float32)\n'),
     ("unreadable-dtype", "h = layers.Dense(100, dtype=some_policy)\n"),
+    ("conditionally-reassigned", "BATCH = 64\nif debug:\n    BATCH = 50\nds = tf.data.Dataset.range(9).batch(BATCH)\n"),
     ("float-value", "h = layers.Dense(100.0)\n"),
 ]
 

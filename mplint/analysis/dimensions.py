@@ -366,7 +366,9 @@ class AlignedDimensions(Analysis):
                             origin = replace(origin, entry=source, via=call)
                         out.append(replace(origin, chain=(binding,) + origin.chain))
                 return out
-            if not is_constant(binding):
+            # A name assigned twice (``BATCH = 64`` then ``if debug: BATCH = 50``)
+            # may hold either at run time: only single assignments are traced.
+            if not is_constant(binding) or len(binding.scope.bindings.get(binding.name, [])) != 1:
                 return None
             assert binding.value is not None
             inner = self._trace(binding.value, Location(binding.scope, binding.order), depth + 1)
