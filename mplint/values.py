@@ -1,4 +1,5 @@
-"""Static values a reader could work out: literals, constants, simple arithmetic.
+"""Static values a reader could work out: literals, constants, simple arithmetic,
+parameter defaults and (when asked) the arguments that calls in the module pass.
 
 Rules use this to read a policy name, a dtype, a number of units or a batch size.
 Anything not plainly resolvable is None (unknown), and rules stay silent on unknowns:
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 import operator
-from typing import Callable, Dict, FrozenSet, Optional
+from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -17,6 +18,9 @@ from mplint.names import NameResolver
 from mplint.scopes import Binding, Location
 
 Values = FrozenSet[object]
+
+#: calls of plain names in a module, by the name called: ``block(x, 50)`` under "block"
+CallIndex = Mapping[str, Sequence[Tuple[cst.Call, Location]]]
 
 _MAX_DEPTH = 12
 _MAX_VALUES = 16
@@ -50,10 +54,17 @@ POLICY_CONSTRUCTORS = frozenset({
 
 
 class Evaluator:
-    """Evaluates expressions seen at a location to the set of values they may hold."""
+    """Evaluates expressions seen at a location to the set of values they may hold.
 
-    def __init__(self, names: NameResolver) -> None:
+    With ``call_sites`` (an index of the module's calls by callee name), a function
+    parameter also takes the arguments that calls in this module pass to it
+    (``conv_block(x, 50)``), and its default only when some call leaves it out.
+    Without it, a parameter holds its default, as before.
+    """
+
+    def __init__(self, names: NameResolver, call_sites: Optional[CallIndex] = None) -> None:
         self.names = names
+        self.call_sites = call_sites
 
     def values(self, expr: cst.BaseExpression, loc: Optional[Location], depth: int = 0) -> Optional[Values]:
         if depth > _MAX_DEPTH:
@@ -133,18 +144,120 @@ class Evaluator:
         if binding is None or binding.scope is None:
             return None
         if binding.kind == "param":
-            param = binding.node
-            if isinstance(param, cst.Param) and param.default is not None:
-                return self.values(param.default, Location(binding.scope.parent or binding.scope, binding.order), depth + 1)
+            sources = self.param_sources(binding)
+            if sources is None:
+                return None
+            out: set = set()
+            for expr, where, _call in sources:
+                found = self.values(expr, where, depth + 1)
+                if found is None:
+                    return None
+                out |= found
+            return frozenset(out) if len(out) <= _MAX_VALUES else None
+        if not is_constant(binding):
             return None
-        # Only plain assignments of a name that is never reassigned in its scope
-        # count: a loop or a later `x += 1` makes the value a run-time matter.
-        if binding.value is None or binding.kind not in ("assign", "annassign"):
-            return None
-        all_bindings = binding.scope.bindings.get(binding.name, [])
-        if any(b.kind not in ("assign", "annassign") for b in all_bindings):
-            return None
+        assert binding.value is not None
         return self.values(binding.value, binding.location(), depth + 1)
+
+    def param_sources(self, binding: Binding) -> Optional[List[Tuple[cst.BaseExpression, Location, Optional[cst.Call]]]]:
+        """Expressions a parameter may be bound to: ``(expr, where, call)``.
+
+        ``call`` is the call that passes ``expr``, None for the default. None when a
+        call passes something unreadable (``*args``, ``**kwargs``) or nothing is known.
+        """
+        param, scope = binding.node, binding.scope
+        if not isinstance(param, cst.Param) or scope is None or binding.kind != "param":
+            return None
+        outer = scope.parent or scope
+        default = None if param.default is None else (param.default, Location(outer, binding.order), None)
+        calls = self._calls_of(binding)
+        if not calls:
+            return None if default is None else [default]
+        out: List[Tuple[cst.BaseExpression, Location, Optional[cst.Call]]] = []
+        uses_default = False
+        for call, where, offset in calls:
+            expr = argument_for(scope.node, param, call, offset)
+            if expr is _UNREADABLE:
+                return None
+            if expr is None:
+                uses_default = True
+            else:
+                out.append((expr, where, call))  # type: ignore[arg-type]
+        if uses_default:
+            if default is None:
+                return None
+            out.append(default)
+        return out
+
+    def _calls_of(self, binding: Binding) -> List[Tuple[cst.Call, Location, int]]:
+        """Calls in this module of the function that declares a parameter.
+
+        A plain function is called by its name; a class's ``__init__`` by the class
+        name, with ``self`` bound already (offset 1). Other methods: none known.
+        """
+        if self.call_sites is None or binding.scope is None:
+            return []
+        function = binding.scope.node
+        definer = binding.scope.parent
+        if not isinstance(function, cst.FunctionDef) or definer is None:
+            return []
+        target: cst.CSTNode = function
+        offset = 0
+        if definer.kind == "class":
+            if function.name.value != "__init__" or definer.parent is None:
+                return []
+            target, offset = definer.node, 1
+        name = target.name.value  # type: ignore[attr-defined]
+        out = []
+        for call, where in self.call_sites.get(name, ()):
+            callee = where.lookup(name)
+            if callee is not None and callee.node is target:
+                out.append((call, where, offset))
+        return out
+
+
+def is_constant(binding: Binding) -> bool:
+    """A plain assignment of a name that is never rebound otherwise in its scope.
+
+    A loop variable or a later ``x += 1`` makes the value a run-time matter.
+    """
+    if binding.value is None or binding.scope is None or binding.kind not in ("assign", "annassign"):
+        return False
+    all_bindings = binding.scope.bindings.get(binding.name, [])
+    return all(b.kind in ("assign", "annassign") for b in all_bindings)
+
+
+class _Unreadable:
+    """Marker: the call passes arguments that cannot be matched statically."""
+
+
+_UNREADABLE = _Unreadable()
+
+
+def argument_for(function: cst.CSTNode, param: cst.Param, call: cst.Call, offset: int = 0) -> object:
+    """The expression ``call`` binds to ``param`` of ``function``.
+
+    None when the call leaves it to its default, ``_UNREADABLE`` when the call
+    uses ``*args``/``**kwargs`` or the parameter is itself ``*args``/``**kwargs``.
+    ``offset`` counts leading parameters bound already (``self`` of ``__init__``).
+    """
+    if not isinstance(function, cst.FunctionDef) or any(arg.star for arg in call.args):
+        return _UNREADABLE
+    params = function.params
+    if param is params.star_arg or param is params.star_kwarg:
+        return _UNREADABLE
+    name = param.name.value
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
+    positional = list(params.posonly_params) + list(params.params)
+    found = [i for i, p in enumerate(positional) if p is param]
+    if found:
+        index = found[0] - offset
+        given = [arg for arg in call.args if arg.keyword is None]
+        if 0 <= index < len(given):
+            return given[index].value
+    return None
 
 
 def _is_number(value: object) -> bool:

@@ -1,0 +1,787 @@
+"""Aligned dimensions: which argument of which call sets a Tensor Core GEMM size.
+
+Under a mixed policy, float16 matrix multiplies and convolutions run on Tensor
+Cores efficiently only when their sizes are multiples of 8 (MP301-MP304). This
+analysis finds, in one walk, every argument that sets such a size (a layer's
+units or filters, a batch size) and, after the walk, traces each one back to the
+integer literals it may hold: inline, through constants, parameter defaults and
+the arguments of calls in this module. It also tells output layers (whose size the
+data fixes) from hidden ones, and whether a literal may be rounded without
+touching anything but aligned dimensions.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from mplint.analysis.layers import activation_expr, computes_in_float32, is_softmax_value
+from mplint.analysis.models import LayerCall, ModelOutputs, OpCall, argument
+from mplint.checker import Analysis, Context
+from mplint.scopes import Binding, Location, Scope
+from mplint.values import Evaluator, argument_for, is_constant
+from mplint.walker import Walker
+
+UNITS, FILTERS, BATCH, VOCABULARY = "units", "filters", "batch", "vocabulary"
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """A constructor argument that is a dimension: its kind, position and keyword."""
+
+    kind: str
+    position: int  # -1: keyword only
+    keyword: str
+
+
+def _table() -> Dict[str, Tuple[Parameter, ...]]:
+    units = (Parameter(UNITS, 0, "units"),)
+    filters = (Parameter(FILTERS, 0, "filters"),)
+    table: Dict[str, Tuple[Parameter, ...]] = {
+        "keras.layers.Dense": units,
+        # Embedding(input_dim, output_dim): output_dim feeds the next matmul; the
+        # vocabulary (input_dim) is a table lookup, recorded only so that padding a
+        # vocabulary constant counts as a use that may grow with it (MP304).
+        "keras.layers.Embedding": (Parameter(UNITS, 1, "output_dim"), Parameter(VOCABULARY, 0, "input_dim")),
+        # MultiHeadAttention(num_heads, key_dim, value_dim): per-head sizes of the
+        # score and value matmuls. num_heads is not a GEMM dimension.
+        "keras.layers.MultiHeadAttention": (Parameter(UNITS, 1, "key_dim"), Parameter(UNITS, 2, "value_dim")),
+        # GroupQueryAttention(head_dim, num_query_heads, num_key_value_heads)
+        "keras.layers.GroupQueryAttention": (Parameter(UNITS, 0, "head_dim"),),
+        "keras.Input": (Parameter(BATCH, 1, "batch_size"),),
+        "keras.layers.InputLayer": (Parameter(BATCH, 1, "batch_size"),),
+    }
+    for rnn in ("LSTM", "GRU", "SimpleRNN", "LSTMCell", "GRUCell", "SimpleRNNCell", "CuDNNLSTM", "CuDNNGRU"):
+        # Bidirectional/RNN/TimeDistributed wrap a layer built by its own call,
+        # which is found here like any other: the wrappers need no entry.
+        table[f"keras.layers.{rnn}"] = units
+    for conv in ("Conv", "Convolution"):
+        for dims in ("1D", "2D", "3D"):
+            table[f"keras.layers.{conv}{dims}"] = filters
+            table[f"keras.layers.{conv}{dims}Transpose"] = filters
+            table[f"keras.layers.Separable{conv}{dims}"] = filters
+    for dims in ("1D", "2D", "3D"):
+        table[f"keras.layers.ConvLSTM{dims}"] = filters
+    # DepthwiseConv*D has no filters: its channels follow its input.
+    for fn in ("image_dataset_from_directory", "text_dataset_from_directory",
+               "audio_dataset_from_directory", "timeseries_dataset_from_array"):
+        table[f"keras.utils.{fn}"] = (Parameter(BATCH, -1, "batch_size"),)
+        table[f"keras.preprocessing.{fn}"] = (Parameter(BATCH, -1, "batch_size"),)
+    for fn in ("make_csv_dataset", "make_batched_features_dataset"):
+        table[f"tensorflow.data.experimental.{fn}"] = (Parameter(BATCH, 1, "batch_size"),)
+    return table
+
+
+LAYER_DIMENSIONS = _table()
+EINSUM_DENSE = frozenset({"keras.layers.EinsumDense", "keras.layers.experimental.EinsumDense"})
+#: layers that wrap another layer given as their first argument
+WRAPPERS = frozenset({"keras.layers.Bidirectional", "keras.layers.TimeDistributed", "keras.layers.RNN"})
+MODEL_CLASSES = frozenset({"keras.Model", "keras.Sequential"})
+#: layers (and any op) that pass a tensor's size through: the layer before an output
+#: ``Activation('softmax', dtype='float32')`` is the output projection
+PASSTHROUGH = frozenset(f"keras.layers.{name}" for name in (
+    "Activation", "Softmax", "ReLU", "LeakyReLU", "ELU", "PReLU", "ThresholdedReLU", "Dropout",
+    "AlphaDropout", "GaussianDropout", "GaussianNoise", "ActivityRegularization", "Lambda",
+    "Reshape", "Flatten", "Permute", "BatchNormalization", "LayerNormalization",
+    "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalAveragePooling3D",
+    "GlobalMaxPooling1D", "GlobalMaxPooling2D", "GlobalMaxPooling3D",
+))
+#: layers whose aligned sizes are internal: never a model's output size
+INTERNAL_SIZES = frozenset({"keras.layers.MultiHeadAttention", "keras.layers.GroupQueryAttention",
+                            "keras.layers.Embedding"})
+SIGMOID_FUNCTIONS = frozenset({"tensorflow.nn.sigmoid", "tensorflow.math.sigmoid", "tensorflow.sigmoid",
+                               "keras.activations.sigmoid", "keras.ops.sigmoid"})
+#: Model methods whose ``batch_size`` runs the model, with its positional index
+MODEL_METHODS = {"fit": 2, "evaluate": 2, "predict": 1}
+#: receivers of ``.batch`` known to be a tf.data pipeline
+DATASET_ROOTS = ("tensorflow.data.", "tensorflow_datasets.load", "keras.utils.", "keras.preprocessing.")
+#: Dataset methods that keep a pipeline a Dataset (followed back from ``.batch``)
+DATASET_METHODS = frozenset({"shuffle", "map", "prefetch", "repeat", "cache", "filter", "take", "skip",
+                             "unbatch", "interleave", "with_options", "apply", "batch", "padded_batch",
+                             "flat_map", "enumerate", "ignore_errors", "rebatch"})
+#: methods no other common library has: their receiver is a Dataset whatever it is
+DATASET_ONLY_METHODS = frozenset({"prefetch", "padded_batch", "unbatch", "with_options"})
+
+#: names that say a size is fixed by the data (class or vocabulary counts, outputs)
+DATA_NAME = re.compile(r"class|label|categor|vocab|token|target|output|n_out|num_out", re.IGNORECASE)
+#: layer names, and names of the variable or attribute a layer or its result is
+#: assigned to, that say a layer is a model's output (``logits = Dense(10)(x)``)
+OUTPUT_LAYER_NAME = re.compile(r"logit|output|predict|classif|prob", re.IGNORECASE)
+
+#: sizes below this (a score, a box, colour channels) are set by the task, not tuned
+TASK_SIZE_LIMIT = 8
+
+_MAX_DEPTH = 12
+
+
+@dataclass
+class Site:
+    """One argument that sets an aligned dimension."""
+
+    kind: str
+    owner: str  # what it sizes, for messages: "Dense units", "fit batch_size"
+    call: cst.Call
+    expr: cst.BaseExpression  # the argument (or tuple element) itself
+    location: Location
+    layer_class: FrozenSet[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class Origin:
+    """One value a site may take, and where it is written down.
+
+    ``literal`` is the integer literal that holds it (None when computed);
+    ``chain`` the constants and parameters it went through, nearest the site first;
+    ``entry`` the argument of the call that passed it into a helper, if any (the
+    place a reader changes it, so the finding points there).
+    """
+
+    value: int
+    literal: Optional[cst.Integer] = None
+    chain: Tuple[Binding, ...] = ()
+    entry: Optional[cst.BaseExpression] = None
+    computed: Optional[cst.BaseExpression] = None  # the expression, when arithmetic
+    via: Optional[cst.Call] = None  # the call that passes ``entry``
+
+
+@dataclass
+class _Return:
+    value: cst.BaseExpression
+    location: Location
+
+
+class AlignedDimensions(Analysis):
+    """Collects dimension sites during the walk; traces their values afterwards."""
+
+    requires = (ModelOutputs,)
+
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
+        self.sites: List[Site] = []
+        self._calls: Dict[str, List[Tuple[cst.Call, Location]]] = {}
+        self._model_classes: Set[int] = set()
+        self._returns: List[_Return] = []
+        self._evaluator: Optional[Evaluator] = None
+        self._outputs: Optional[Set[int]] = None
+        self._refs: Optional[Dict[str, List[Tuple[cst.Name, Tuple[cst.CSTNode, ...]]]]] = None
+        self._by_expr: Optional[Dict[int, Site]] = None
+        self._call_args: Optional[Dict[int, Tuple[Binding, Location]]] = None
+        #: ``Layer(...)(x)`` applications by the constructor they call
+        self._applied: Dict[int, List[Tuple[cst.Call, Location]]] = {}
+        #: ``model.add(layer)`` calls by receiver name
+        self._adds: Dict[str, List[Tuple[cst.Call, Location]]] = {}
+        #: ``layers.append(layer)`` calls by list variable, for Sequential(layers)
+        self._appends: Dict[str, List[Tuple[cst.Call, Location]]] = {}
+        #: canonical classes of the layer constructors seen (resolved during the walk,
+        #: while function-local imports are still visible)
+        self._classes: Dict[int, FrozenSet[str]] = {}
+        #: the name a constructor (or the tensor it computes) is assigned to
+        self._assigned: Dict[int, str] = {}
+        #: Dataset batch calls batched (or unbatched) again downstream
+        self._rebatched: Set[int] = set()
+
+    # -- collection (during the walk) ------------------------------------------------
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        if any(self.ctx.names.resolve(base.value) & MODEL_CLASSES for base in node.bases):
+            self._model_classes.add(id(node))
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) != 1 or not isinstance(node.value, cst.Call):
+            return
+        target = node.targets[0].target
+        name = target.value if isinstance(target, cst.Name) else (
+            target.attr.value if isinstance(target, cst.Attribute) else None)
+        if name is None:
+            return
+        call = node.value
+        self._assigned[id(call)] = name
+        if isinstance(call.func, cst.Call):  # logits = Dense(10)(x)
+            self._assigned[id(call.func)] = name
+
+    def visit_Return(self, node: cst.Return) -> None:
+        scope = self.ctx.scopes.current
+        function, owner = scope.node, scope.parent
+        if (
+            node.value is not None and isinstance(function, cst.FunctionDef)
+            and function.name.value == "call" and owner is not None and id(owner.node) in self._model_classes
+        ):
+            self._returns.append(_Return(node.value, self.ctx.scopes.location()))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Name):
+            self._calls.setdefault(func.value, []).append((node, self.ctx.scopes.location()))
+        elif isinstance(func, cst.Call):
+            self._applied.setdefault(id(func), []).append((node, self.ctx.scopes.location()))
+        elif isinstance(func, cst.Attribute):
+            self._method_call(node, func)
+        resolved = self.ctx.names.resolve(func)
+        if not resolved:
+            return
+        if any(name.startswith("keras.layers.") for name in resolved):
+            self._classes[id(node)] = resolved
+        for name in resolved:
+            params = LAYER_DIMENSIONS.get(name)
+            if params is not None:
+                short = name.rsplit(".", 1)[-1]
+                for param in params:
+                    expr = argument(node, param.position, param.keyword)
+                    if expr is not None:
+                        self._add(param.kind, f"{short} {param.keyword}", node, expr, resolved)
+                return
+        if resolved & EINSUM_DENSE:
+            expr = self._einsum_output(node)
+            if expr is not None:
+                self._add(UNITS, "EinsumDense output dimension", node, expr, resolved)
+
+    def _add(self, kind: str, owner: str, call: cst.Call, expr: cst.BaseExpression,
+             resolved: FrozenSet[str] = frozenset()) -> None:
+        self.sites.append(Site(kind, owner, call, expr, self.ctx.scopes.location(), resolved))
+
+    def _method_call(self, node: cst.Call, func: cst.Attribute) -> None:
+        method = func.attr.value
+        if method in ("add", "append") and isinstance(func.value, cst.Name) and node.args:
+            store = self._adds if method == "add" else self._appends
+            store.setdefault(func.value.value, []).append((node, self.ctx.scopes.location()))
+        elif method in MODEL_METHODS:
+            # The keyword is unambiguous; a positional batch size only counts when
+            # the receiver is plainly a Keras model built in this file.
+            expr = argument(node, -1, "batch_size")
+            if expr is None and self._is_model(func.value):
+                expr = argument(node, MODEL_METHODS[method], "batch_size")
+            if expr is not None:
+                self._add(BATCH, f"{method} batch_size", node, expr)
+        elif method in ("batch", "padded_batch", "unbatch"):
+            upstream: List[cst.Call] = []
+            is_dataset = self._pipeline(func.value, self.ctx.scopes.location(), 0, upstream)
+            if is_dataset or method != "batch":
+                self._rebatched.update(id(call) for call in upstream)
+            if method == "unbatch" or not (is_dataset or method == "padded_batch"):
+                return
+            expr = argument(node, 0, "batch_size")
+            if expr is not None:
+                self._add(BATCH, f"Dataset.{method} batch_size", node, expr)
+
+    def _is_model(self, expr: cst.BaseExpression) -> bool:
+        if not isinstance(expr, cst.Name):
+            return False
+        binding = self.ctx.scopes.location().lookup(expr.value)
+        return (
+            binding is not None and binding.kind == "assign" and isinstance(binding.value, cst.Call)
+            and bool(self.ctx.names.resolve(binding.value.func) & MODEL_CLASSES)
+        )
+
+    def _pipeline(self, expr: cst.BaseExpression, loc: Location, depth: int, upstream: List[cst.Call]) -> bool:
+        """Whether ``expr`` is a tf.data pipeline (Dataset methods on a tf.data source).
+
+        Collects the ``batch`` calls found upstream into ``upstream``: a pipeline
+        batched twice (``ids.batch(seq_len + 1)`` ... ``.batch(64)``) forms sequences
+        with its first batch, and only its last one is the training batch.
+        """
+        if depth > _MAX_DEPTH:
+            return False
+        if isinstance(expr, cst.Name):
+            binding = loc.lookup(expr.value)
+            if binding is None or binding.kind != "assign" or binding.value is None or binding.scope is None:
+                return False
+            return self._pipeline(binding.value, binding.location(), depth + 1, upstream)
+        if not isinstance(expr, cst.Call):
+            return False
+        if any(name.startswith(DATASET_ROOTS) for name in self.ctx.names.resolve(expr.func)):
+            return True
+        func = expr.func
+        if not isinstance(func, cst.Attribute) or func.attr.value not in DATASET_METHODS:
+            return False
+        if func.attr.value in ("batch", "padded_batch"):
+            upstream.append(expr)
+        found = self._pipeline(func.value, loc, depth + 1, upstream)
+        return found or func.attr.value in DATASET_ONLY_METHODS
+
+    def _einsum_output(self, call: cst.Call) -> Optional[cst.BaseExpression]:
+        """The output_shape entry of EinsumDense that is the kernel's own dimension.
+
+        Only the plain forms are read: an equation without an ellipsis (output_shape
+        then leaves out the batch axis) or with a leading one, and exactly one output
+        axis that comes from the kernel alone. Anything else stays silent.
+        """
+        equation = argument(call, 0, "equation")
+        shape = argument(call, 1, "output_shape")
+        if equation is None or shape is None:
+            return None
+        text = self.ctx.values.value(equation, self.ctx.scopes.location())
+        if not isinstance(text, str) or text.count("->") != 1:
+            return None
+        inputs, output = text.replace(" ", "").split("->")
+        if inputs.count(",") != 1:
+            return None
+        lhs, kernel = inputs.split(",")
+        if "..." in kernel or ("..." in output and not output.startswith("...")):
+            return None
+        letters = output[3:] if output.startswith("...") else output[1:]
+        elements: List[cst.BaseExpression]
+        if isinstance(shape, (cst.Tuple, cst.List)):
+            if any(isinstance(e, cst.StarredElement) for e in shape.elements):
+                return None
+            elements = [e.value for e in shape.elements]
+        else:
+            elements = [shape]
+        own = [i for i, letter in enumerate(letters) if letter in kernel and letter not in lhs]
+        if len(elements) != len(letters) or len(own) != 1:
+            return None
+        return elements[own[0]]
+
+    # -- values (after the walk) --------------------------------------------------------
+    @property
+    def evaluator(self) -> Evaluator:
+        if self._evaluator is None:
+            self._evaluator = Evaluator(self.ctx.names, call_sites=self._calls)
+        return self._evaluator
+
+    def origins(self, site: Site) -> List[Origin]:
+        """The integer values a site may hold; empty when any is unknown."""
+        found = self._trace(site.expr, site.location, 0)
+        return found or []
+
+    def _trace(self, expr: cst.BaseExpression, loc: Location, depth: int) -> Optional[List[Origin]]:
+        if depth > _MAX_DEPTH:
+            return None
+        if isinstance(expr, cst.Integer):
+            value = expr.evaluated_value
+            return [Origin(value, literal=expr)] if isinstance(value, int) else None
+        if isinstance(expr, cst.Name):
+            binding = loc.lookup(expr.value)
+            if binding is None or binding.scope is None:
+                return None
+            if binding.kind == "param":
+                sources = self.evaluator.param_sources(binding)
+                if sources is None:
+                    return None
+                out: List[Origin] = []
+                for source, where, call in sources:
+                    inner = self._trace(source, where, depth + 1)
+                    if inner is None:
+                        return None
+                    for origin in inner:
+                        if origin.entry is None and call is not None:
+                            origin = replace(origin, entry=source, via=call)
+                        out.append(replace(origin, chain=(binding,) + origin.chain))
+                return out
+            # A name assigned twice (``BATCH = 64`` then ``if debug: BATCH = 50``)
+            # may hold either at run time: only single assignments are traced.
+            if not is_constant(binding) or len(binding.scope.bindings.get(binding.name, [])) != 1:
+                return None
+            assert binding.value is not None
+            inner = self._trace(binding.value, binding.location(), depth + 1)
+            if inner is None:
+                return None
+            return [replace(origin, chain=(binding,) + origin.chain) for origin in inner]
+        found = self.evaluator.values(expr, loc)
+        if found is None or not all(_is_int(v) or v is None for v in found):
+            return None
+        return [Origin(int(v), computed=expr) for v in found if _is_int(v)]  # type: ignore[arg-type]
+
+    def computes_in_16_bit(self, site: Site) -> bool:
+        """The layer follows the mixed policy (or names a 16-bit dtype).
+
+        A layer given ``dtype='float32'`` multiplies in float32, where float16
+        Tensor Core sizes do not apply; a dtype that cannot be read stays silent.
+        """
+        if not site.layer_class:
+            return True  # a batch size sizes whatever the model computes in
+        return computes_in_float32(LayerCall(site.call, site.layer_class, site.location), self.ctx) is False
+
+    def is_training_batch(self, site: Site, origin: Origin) -> bool:
+        """False for a batch that forms sequences rather than training batches.
+
+        A pipeline batched again downstream, or a size written ``n + 1`` / ``n - 1``
+        (windows of a sequence and its shifted target), is not the batch the model
+        runs on.
+        """
+        if id(site.call) in self._rebatched:
+            return False
+        expr = origin.computed if origin.computed is not None else site.expr
+        return not (
+            isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Subtract))
+            and isinstance(expr.right, cst.Integer) and expr.right.value == "1"
+        )
+
+    # -- output layers ------------------------------------------------------------------
+    def is_output(self, site: Site, origin: Optional[Origin] = None) -> bool:
+        """The site sizes a model's output: its size is fixed by the data."""
+        if site.kind not in (UNITS, FILTERS) or site.layer_class & INTERNAL_SIZES:
+            return False
+        if id(site.call) in self._output_constructors():
+            return True
+        layer = LayerCall(site.call, site.layer_class, site.location)
+        activation = activation_expr(layer)
+        if activation is not None and (
+            is_softmax_value(activation, self.ctx, layer) or self._is_sigmoid(activation, layer)
+        ):
+            return True
+        name = argument(site.call, -1, "name")
+        if name is not None:
+            text = self.ctx.values.value(name, site.location)
+            if isinstance(text, str) and OUTPUT_LAYER_NAME.search(text):
+                return True
+        if OUTPUT_LAYER_NAME.search(self._assigned.get(id(site.call), "")):
+            return True
+        if any(DATA_NAME.search(name) for name in _names_in(site.expr)):
+            return True
+        if origin is None:
+            return False
+        # the value enters through a custom layer that is itself the output:
+        # outputs = CustomDense(10)(inputs)
+        via = origin.via
+        if via is not None and (
+            id(via) in self._output_constructors() or OUTPUT_LAYER_NAME.search(self._assigned.get(id(via), ""))
+        ):
+            return True
+        # num_classes passed into a helper, NUM_ANCHORS * (5 + NUM_CLASSES)
+        if any(DATA_NAME.search(b.name) for b in origin.chain):
+            return True
+        return origin.computed is not None and any(DATA_NAME.search(n) for n in _names_in(origin.computed))
+
+    def _is_sigmoid(self, expr: cst.BaseExpression, layer: LayerCall) -> bool:
+        if self.ctx.names.resolve(expr) & SIGMOID_FUNCTIONS:
+            return True
+        return self.ctx.values.values(expr, layer.location) == frozenset({"sigmoid"})
+
+    def _output_constructors(self) -> Set[int]:
+        if self._outputs is None:
+            found: Set[int] = set()
+            for output in self.ctx.get(ModelOutputs).outputs():
+                if output.style == "sequential":
+                    self._sequential_output(output.model_call, output.expression, found)
+                else:
+                    self._follow_output(output.producer, found, 0)
+            # Subclassed models: the layer whose result ``call`` returns.
+            for ret in self._returns:
+                for expr in _leaves(ret.value):
+                    layer = self._returned_layer(expr, ret.location, 0)
+                    if layer is not None:
+                        self._add_output(layer[0], layer[1], found, 0)
+            self._outputs = found
+        return self._outputs
+
+    def _follow_output(self, producer: object, found: Set[int], depth: int) -> None:
+        """Mark an output's layer, and through size-keeping layers and ops, the one before."""
+        if depth > 4:
+            return
+        models = self.ctx.get(ModelOutputs)
+        if isinstance(producer, LayerCall):
+            self._add_output(producer.constructor, producer.location, found, 0)
+            if not self._class_of(producer.constructor) & PASSTHROUGH:
+                return
+            for application, where in self._applications(producer):
+                first = argument(application, 0, "inputs")
+                if first is not None:
+                    self._follow_output(models.producer(first, where), found, depth + 1)
+        elif isinstance(producer, OpCall):
+            # tf.cast(x, tf.float32), tf.nn.softmax(x), tf.reshape(x, ...): any op
+            # on the output. At worst this silences a layer near the output.
+            first = argument(producer.call, 0, "x")
+            if first is not None:
+                self._follow_output(models.producer(first, producer.location), found, depth + 1)
+
+    def _applications(self, layer: LayerCall) -> List[Tuple[cst.Call, Location]]:
+        """Where a layer is called on a tensor: ``Layer(...)(x)`` or ``layer(x)``."""
+        out = list(self._applied.get(id(layer.constructor), []))
+        for name, bindings in layer.location.scope.bindings.items():
+            if not any(b.value is layer.constructor for b in bindings):
+                continue
+            for call, where in self._calls.get(name, []):
+                binding = where.lookup(name)
+                if binding is not None and binding.value is layer.constructor:
+                    out.append((call, where))
+        return out
+
+    def _sequential_output(self, model: cst.Call, last: cst.BaseExpression, found: Set[int]) -> None:
+        """The last layer of a Sequential model, and those before trailing size-keepers."""
+        layers: List[Tuple[cst.BaseExpression, Optional[Location]]] = []
+        listed = argument(model, 0, "layers")
+        if isinstance(listed, (cst.List, cst.Tuple)):
+            layers = [(e.value, None) for e in listed.elements]
+        elif isinstance(listed, cst.Name):
+            layers = self._list_variable(listed)
+        if not any(e is last for e, _ in layers):
+            for adds in self._adds.values():
+                scope = next((w.scope for add, w in adds if add.args[0].value is last), None)
+                if scope is not None:
+                    layers = [(add.args[0].value, w) for add, w in adds if w.scope is scope]
+        index = next((i for i, (e, _) in enumerate(layers) if e is last), None)
+        if index is None:
+            if isinstance(last, cst.Call):
+                found.add(id(last))
+            return
+        while index >= 0:
+            expr, where = layers[index]
+            if not isinstance(expr, cst.Call):
+                return
+            self._add_output(expr, where, found, 0)
+            if not self._class_of(expr) & PASSTHROUGH:
+                return
+            index -= 1
+
+    def _list_variable(self, name: cst.Name) -> List[Tuple[cst.BaseExpression, Optional[Location]]]:
+        """``layers = [...]; layers.append(...)``: the list's items in order."""
+        scopes = [s for s in self._all_scopes() if name.value in s.bindings]
+        if len(scopes) != 1:
+            return []
+        bindings = scopes[0].bindings[name.value]
+        if len(bindings) != 1 or not isinstance(bindings[0].value, (cst.List, cst.Tuple)):
+            return []
+        items: List[Tuple[cst.BaseExpression, Optional[Location]]] = [
+            (e.value, None) for e in bindings[0].value.elements]
+        items += [(call.args[0].value, where) for call, where in self._appends.get(name.value, [])
+                  if where.scope is scopes[0]]
+        return items
+
+    def _all_scopes(self):
+        stack = [self.ctx.scopes.module_scope]
+        while stack:
+            scope = stack.pop()
+            yield scope
+            stack.extend(scope.children)
+
+    def _class_of(self, call: cst.Call) -> FrozenSet[str]:
+        found = self._classes.get(id(call))
+        return found if found is not None else self.ctx.names.resolve(call.func)
+
+    def _add_output(self, call: cst.Call, loc: Optional[Location], found: Set[int], depth: int) -> None:
+        found.add(id(call))
+        if depth < 3 and self._class_of(call) & WRAPPERS:
+            inner = argument(call, 0, "layer") or argument(call, -1, "cell")
+            layer = self._constructor(inner, loc, 0) if inner is not None else None
+            if layer is not None:
+                self._add_output(layer[0], layer[1], found, depth + 1)
+
+    def _constructor(self, expr: cst.BaseExpression, loc: Optional[Location], depth: int) -> Optional[Tuple[cst.Call, Optional[Location]]]:
+        """The constructor call a layer expression denotes (through variables/attributes)."""
+        if isinstance(expr, cst.Call):
+            return expr, loc
+        if depth > _MAX_DEPTH or loc is None:
+            return None
+        binding: Optional[Binding] = None
+        if isinstance(expr, cst.Name):
+            binding = loc.lookup(expr.value)
+        elif isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+            cls = loc.scope.enclosing_class()
+            found = cls.attributes.get(expr.attr.value, []) if cls is not None else []
+            binding = found[0] if len(found) == 1 else None
+        if binding is None or binding.kind != "assign" or binding.value is None or binding.scope is None:
+            return None
+        return self._constructor(binding.value, binding.location(), depth + 1)
+
+    def _returned_layer(self, expr: cst.BaseExpression, loc: Location, depth: int) -> Optional[Tuple[cst.Call, Optional[Location]]]:
+        """The layer whose call computes ``expr`` (``self.head(x)``, ``x = head(x); x``)."""
+        if depth > _MAX_DEPTH:
+            return None
+        if isinstance(expr, cst.Name):
+            binding = loc.lookup(expr.value)
+            if binding is None or binding.kind != "assign" or binding.value is None or binding.scope is None:
+                return None
+            return self._returned_layer(binding.value, binding.location(), depth + 1)
+        if isinstance(expr, cst.Call):
+            layer = self._constructor(expr.func, loc, depth + 1)
+            if layer is not None or not self.ctx.names.resolve(expr.func):
+                return layer
+            # an op on the result (tf.cast(logits, tf.float32)): its first argument
+            first = argument(expr, 0, "x")
+            return self._returned_layer(first, loc, depth + 1) if first is not None else None
+        return None
+
+    # -- may a literal be rounded? ---------------------------------------------------------
+    def may_round(self, origin: Origin, accept: Callable[[Site], bool]) -> bool:
+        """Whether rounding the origin's literal changes aligned dimensions only.
+
+        An inline literal sizes its site alone. A literal written in a constant, a
+        default or a call's argument may be rounded only when every use of the
+        binding nearest it is an accepted site, or is passed to a parameter whose
+        uses all are (checked recursively).
+        """
+        if origin.literal is None:
+            return False
+        if not origin.chain:
+            return True
+        return self._uses_aligned(origin.chain[-1], accept, 0)
+
+    def _uses_aligned(self, binding: Binding, accept: Callable[[Site], bool], depth: int) -> bool:
+        scope = binding.scope
+        if depth > _MAX_DEPTH or scope is None or scope.kind not in ("module", "function"):
+            return False
+        definition = _target_of(binding)
+        refs = self._references().get(binding.name, [])
+        region = scope.node
+        by_expr, call_args = self._site_index(), self._call_arg_index()
+        for ref, functions in refs:
+            if ref is definition:
+                continue
+            if scope.kind == "function" and region not in functions:
+                continue
+            site = by_expr.get(id(ref))
+            if site is not None:
+                if accept(site) and site.location.lookup(binding.name) is binding:
+                    continue
+                return False
+            passed = call_args.get(id(ref))
+            if passed is not None:
+                param, where = passed
+                if where.lookup(binding.name) is binding and self._uses_aligned(param, accept, depth + 1):
+                    continue
+            return False
+        return True
+
+    def _site_index(self) -> Dict[int, Site]:
+        if self._by_expr is None:
+            self._by_expr = {id(site.expr): site for site in self.sites}
+        return self._by_expr
+
+    def _call_arg_index(self) -> Dict[int, Tuple[Binding, Location]]:
+        """Name arguments of calls to this module's functions -> the parameter they bind."""
+        if self._call_args is None:
+            index: Dict[int, Tuple[Binding, Location]] = {}
+            for name, calls in self._calls.items():
+                for call, where in calls:
+                    callee = where.lookup(name)
+                    if callee is None or callee.scope is None:
+                        continue
+                    function, offset = callee.node, 0
+                    if isinstance(function, cst.ClassDef):
+                        function, offset = _init_of(function), 1
+                    scope = _scope_of(callee, function)
+                    if scope is None:
+                        continue
+                    for params in scope.bindings.values():
+                        for param in params:
+                            if param.kind != "param" or not isinstance(param.node, cst.Param):
+                                continue
+                            expr = argument_for(function, param.node, call, offset)
+                            if isinstance(expr, cst.Name):
+                                index[id(expr)] = (param, where)
+            self._call_args = index
+        return self._call_args
+
+    def _references(self) -> Dict[str, List[Tuple[cst.Name, Tuple[cst.CSTNode, ...]]]]:
+        """Every name read or written in the file, with its enclosing functions.
+
+        Walked only when a fix needs it (a file with a finding on a constant).
+        """
+        if self._refs is None:
+            collector = _References()
+            Walker([collector], lambda owner, exc: None).walk(self.ctx.module)
+            self._refs = collector.refs
+        return self._refs
+
+
+class _References:
+    """Name nodes that refer to variables: not attributes, keywords or declarations."""
+
+    def __init__(self) -> None:
+        self.refs: Dict[str, List[Tuple[cst.Name, Tuple[cst.CSTNode, ...]]]] = {}
+        self._skip: Set[int] = set()
+        self._functions: List[cst.CSTNode] = []
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._skip.add(id(node.attr))
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self._skip.add(id(node.keyword))
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self._skip.add(id(node.name))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._skip.add(id(node.name))
+        self._functions.append(node)
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._functions.pop()
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._skip.add(id(node.name))
+
+    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
+        if isinstance(node.name, cst.Name):
+            self._skip.add(id(node.name))
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if id(node) not in self._skip:
+            self.refs.setdefault(node.value, []).append((node, tuple(self._functions)))
+
+
+def _leaves(expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+    if isinstance(expr, (cst.Tuple, cst.List)):
+        for element in expr.elements:
+            yield from _leaves(element.value)
+    elif isinstance(expr, cst.Dict):
+        for element in expr.elements:
+            if isinstance(element, cst.DictElement):
+                yield from _leaves(element.value)
+    else:
+        yield expr
+
+
+def _names_in(expr: cst.BaseExpression) -> Iterator[str]:
+    """Variable names an arithmetic size expression is made of."""
+    if isinstance(expr, cst.Name):
+        yield expr.value
+    elif isinstance(expr, cst.BinaryOperation):
+        yield from _names_in(expr.left)
+        yield from _names_in(expr.right)
+    elif isinstance(expr, cst.UnaryOperation):
+        yield from _names_in(expr.expression)
+    elif isinstance(expr, cst.IfExp):
+        yield from _names_in(expr.body)
+        yield from _names_in(expr.orelse)
+
+
+def _target_of(binding: Binding) -> Optional[cst.CSTNode]:
+    node = binding.node
+    if isinstance(node, cst.Assign) and len(node.targets) == 1:
+        return node.targets[0].target
+    if isinstance(node, cst.AnnAssign):
+        return node.target
+    return None
+
+
+def _init_of(cls: cst.ClassDef) -> Optional[cst.FunctionDef]:
+    body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else []
+    for stmt in body:
+        if isinstance(stmt, cst.FunctionDef) and stmt.name.value == "__init__":
+            return stmt
+    return None
+
+
+def _scope_of(callee: Binding, function: Optional[cst.CSTNode]) -> Optional[Scope]:
+    """The scope of a function defined where ``callee`` is bound (or its class's)."""
+    if function is None or callee.scope is None:
+        return None
+    for child in callee.scope.children:
+        if child.node is function:
+            return child
+        if child.node is callee.node:  # a class: its __init__ is one level down
+            for grandchild in child.children:
+                if grandchild.node is function:
+                    return grandchild
+    return None
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def next_multiple(value: int, alignment: int) -> int:
+    """The smallest multiple of ``alignment`` at or above ``value``."""
+    return -(-value // alignment) * alignment
+
+
+def nearest_multiple(value: int, alignment: int) -> int:
+    """The multiple of ``alignment`` nearest ``value`` (ties go up), never below it."""
+    low = value // alignment * alignment
+    high = low + alignment
+    best = low if value - low < high - value else high
+    return max(best, alignment)

@@ -1,0 +1,101 @@
+"""What MP301-MP304 share: find unaligned sizes, word the finding, round the literal.
+
+Each rule picks its sites (``wants``), its threshold and its rounding; this base
+reports one finding per site and value, pointing where the value is written
+(the call argument that passes it into a helper, else the layer's argument), and
+offers a fix only when the literal can be rounded without changing anything that
+is not an aligned dimension.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, ClassVar, Set, Tuple
+
+import libcst as cst
+
+from mplint.analysis.dimensions import AlignedDimensions, Origin, Site, next_multiple
+from mplint.analysis.layers import sixteen_bit_name
+from mplint.checker import Check, Fix
+from mplint.facts import PolicyState
+from mplint.scopes import Binding
+
+
+class AlignmentCheck(Check):
+    requires = (AlignedDimensions,)
+    #: the site kinds this rule reads
+    kinds: ClassVar[Tuple[str, ...]] = ()
+
+    def finish(self) -> None:
+        policy = self.facts.mixed_policy()
+        alignment = self.option("alignment")
+        if policy is None or not isinstance(alignment, int) or alignment < 2:
+            return
+        dims = self.ctx.get(AlignedDimensions)
+        seen: Set[Tuple[int, int]] = set()
+        for site in dims.sites:
+            if site.kind not in self.kinds or not dims.computes_in_16_bit(site):
+                continue
+            for origin in dims.origins(site):
+                if origin.value % alignment == 0 or not self.wants(dims, site, origin):
+                    continue
+                node = origin.entry if origin.entry is not None else site.expr
+                if (id(node), origin.value) in seen:
+                    continue
+                seen.add((id(node), origin.value))
+                target = self.target(origin.value, alignment)
+                fix = None
+                if dims.may_round(origin, self.accepts(dims)):
+                    assert origin.literal is not None
+                    fix = Fix({origin.literal: origin.literal.with_changes(value=str(target))}, safety="unsafe")
+                self.report(node, self.message(site, origin, alignment, target, policy), fix)
+
+    # -- what each rule decides ----------------------------------------------------------
+    def wants(self, dims: AlignedDimensions, site: Site, origin: Origin) -> bool:
+        raise NotImplementedError
+
+    def accepts(self, dims: AlignedDimensions) -> Callable[[Site], bool]:
+        """Sites a rounded constant may also size (every other use forbids the fix)."""
+        raise NotImplementedError
+
+    def target(self, value: int, alignment: int) -> int:
+        return next_multiple(value, alignment)
+
+    def message(self, site: Site, origin: Origin, alignment: int, target: int, policy: PolicyState) -> str:
+        raise NotImplementedError
+
+    # -- wording ---------------------------------------------------------------------------
+    def describe(self, site: Site, origin: Origin) -> str:
+        """``Dense units=100``, with where the value came from."""
+        via = ""
+        params = [b for b in origin.chain if b.kind == "param"]
+        constants = [b for b in origin.chain if b.kind != "param"]
+        if origin.entry is not None and params:
+            via = f" (passed to {_function_name(params[-1])}() as {params[-1].name!r}"
+            via += f", from {constants[-1].name})" if constants else ")"
+        elif constants:
+            via = f" (from {constants[-1].name})"
+        elif params:
+            via = f" (default of {params[-1].name!r})"
+        elif origin.computed is not None:
+            via = f" ({_short(self.ctx.module.code_for_node(origin.computed))})"
+        return f"{site.owner}={origin.value}{via}"
+
+    def compute_dtype(self, policy: PolicyState) -> str:
+        return sixteen_bit_name(policy.names)
+
+
+def _function_name(param: Binding) -> str:
+    """The callee a parameter belongs to, as the reader calls it (a class for __init__)."""
+    scope = param.scope
+    node = scope.node if scope is not None else None
+    if isinstance(node, cst.FunctionDef):
+        owner = scope.parent if scope is not None else None
+        if node.name.value == "__init__" and owner is not None and isinstance(owner.node, cst.ClassDef):
+            return owner.node.name.value
+        return node.name.value
+    return "the function"
+
+
+def _short(code: str, limit: int = 40) -> str:
+    code = " ".join(code.split())
+    return code if len(code) <= limit else code[: limit - 3] + "..."
