@@ -17,7 +17,7 @@ import pathspec
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from mplint.catalog import RuleEntry
-from mplint.checker import Check, Context, Fix, Report
+from mplint.checker import Context, Fix, Report
 from mplint.checks import registry
 from mplint.config import Settings
 from mplint.facts import FactsCollector, ModuleFacts

@@ -9,12 +9,12 @@ and from config (``assume-policy``) are merged in here, so rules ask one object.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import FrozenSet, List, Optional, Tuple
+from typing import FrozenSet, List, Optional
 
 import libcst as cst
 
 from mplint.names import NameResolver
-from mplint.scopes import Branches, Location, ScopeTracker, exclusive  # noqa: F401 (exclusive is re-exported for rules)
+from mplint.scopes import Branches, Location, ScopeTracker
 from mplint.values import Evaluator
 
 MIXED_POLICIES = frozenset({"mixed_float16", "mixed_bfloat16"})

@@ -4,7 +4,6 @@ import json
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import yaml
 

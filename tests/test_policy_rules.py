@@ -344,3 +344,16 @@ def test_mp402_one_finding_when_only_the_import_changes():
     """
     assert [f.line for f in _lint(code, "MP402")] == [2]
     assert _fix(code, "MP402").startswith("\nfrom tensorflow.keras import mixed_precision\n")
+
+
+def test_mp405_a_rebuilt_model_is_not_a_late_use():
+    code = """
+        import tensorflow as tf
+
+        model = tf.keras.Sequential([tf.keras.layers.Dense(8)])
+        tf.keras.mixed_precision.set_global_policy("mixed_float16")
+        model = tf.keras.Sequential([tf.keras.layers.Dense(8)])
+        model.fit(x, y)
+    """
+    assert _lint(code, "MP405") == []
+    assert len(_lint(code.replace("model = tf.keras.Sequential([tf.keras.layers.Dense(8)])\n        model.fit", "model.fit"), "MP405")) == 1

@@ -20,10 +20,10 @@ import libcst as cst
 
 from mplint.analysis.layers import activation_expr, computes_in_float32, is_softmax_value
 from mplint.analysis.models import LayerCall, ModelOutputs, OpCall, argument
+from mplint.analysis.references import References
 from mplint.checker import Analysis, Context
 from mplint.scopes import Binding, Location, Scope
 from mplint.values import Evaluator, argument_for, is_constant
-from mplint.walker import Walker
 
 UNITS, FILTERS, BATCH, VOCABULARY = "units", "filters", "batch", "vocabulary"
 
@@ -156,7 +156,7 @@ class _Return:
 class AlignedDimensions(Analysis):
     """Collects dimension sites during the walk; traces their values afterwards."""
 
-    requires = (ModelOutputs,)
+    requires = (ModelOutputs, References)
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
@@ -665,52 +665,11 @@ class AlignedDimensions(Analysis):
         return self._call_args
 
     def _references(self) -> Dict[str, List[Tuple[cst.Name, Tuple[cst.CSTNode, ...]]]]:
-        """Every name read or written in the file, with its enclosing functions.
-
-        Walked only when a fix needs it (a file with a finding on a constant).
-        """
+        """Every name read or written in the file, with its enclosing functions."""
         if self._refs is None:
-            collector = _References()
-            Walker([collector], lambda owner, exc: None).walk(self.ctx.module)
-            self._refs = collector.refs
+            self._refs = {name: [(ref.node, ref.functions) for ref in refs]
+                          for name, refs in self.ctx.get(References).by_name.items()}
         return self._refs
-
-
-class _References:
-    """Name nodes that refer to variables: not attributes, keywords or declarations."""
-
-    def __init__(self) -> None:
-        self.refs: Dict[str, List[Tuple[cst.Name, Tuple[cst.CSTNode, ...]]]] = {}
-        self._skip: Set[int] = set()
-        self._functions: List[cst.CSTNode] = []
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        self._skip.add(id(node.attr))
-
-    def visit_Arg(self, node: cst.Arg) -> None:
-        if node.keyword is not None:
-            self._skip.add(id(node.keyword))
-
-    def visit_Param(self, node: cst.Param) -> None:
-        self._skip.add(id(node.name))
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._skip.add(id(node.name))
-        self._functions.append(node)
-
-    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._functions.pop()
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._skip.add(id(node.name))
-
-    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
-        if isinstance(node.name, cst.Name):
-            self._skip.add(id(node.name))
-
-    def visit_Name(self, node: cst.Name) -> None:
-        if id(node) not in self._skip:
-            self.refs.setdefault(node.value, []).append((node, tuple(self._functions)))
 
 
 def _leaves(expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:

@@ -7,7 +7,8 @@ from typing import Dict, List, Optional
 import libcst as cst
 
 from mplint.checker import Check, Fix
-from mplint.facts import GRAPH_REWRITE_FUNCTIONS, MIXED_POLICIES, PolicyCall, Site, exclusive
+from mplint.facts import GRAPH_REWRITE_FUNCTIONS, MIXED_POLICIES, PolicyCall, Site
+from mplint.scopes import exclusive
 from mplint.analysis.models import argument
 from mplint.scopes import Scope
 

@@ -8,7 +8,7 @@ import libcst as cst
 
 from mplint.analysis.models import argument
 from mplint.checker import Check, Fix
-from mplint.facts import exclusive
+from mplint.scopes import exclusive
 from mplint.values import POLICY_CONSTRUCTORS
 
 

@@ -11,13 +11,14 @@ teacher loaded before the policy and only asked to predict is left alone.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Set
+from typing import List, Optional, Set
 
 import libcst as cst
 
+from mplint.analysis.references import References
 from mplint.checker import Check
 from mplint.facts import MIXED_POLICIES
-from mplint.scopes import Binding, Location
+from mplint.scopes import Binding
 
 _MODEL_FACTORIES = frozenset({
     "keras.Model", "keras.Sequential", "keras.models.load_model", "keras.saving.load_model",
@@ -44,15 +45,9 @@ class _Creation:
     what: str
 
 
-@dataclass
-class _Use:
-    name: str
-    location: Location
-    attr: Optional[str]
-
-
 class PolicySetTooLate(Check):
     rule_id = "MP405"
+    requires = (References,)
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -60,14 +55,10 @@ class PolicySetTooLate(Check):
         #: functions whose body builds Keras layers or models
         self._builders: Set[int] = set()
         self._assigns: List[cst.Assign] = []
-        self._uses: List[_Use] = []
-        self._skip: Set[int] = set()
-        self._attr_of: Dict[int, str] = {}
 
     # -- which functions build models ------------------------------------------------
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._functions.append(node)
-        self._skip.add(id(node.name))
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._functions.pop()
@@ -86,31 +77,11 @@ class PolicySetTooLate(Check):
             return "layer"
         return None
 
-    # -- bindings and uses ---------------------------------------------------------------
+    # -- bindings -----------------------------------------------------------------------
     def visit_Assign(self, node: cst.Assign) -> None:
-        for target in node.targets:
-            self._skip.add(id(target.target))
         if isinstance(node.value, cst.Call) and len(node.targets) == 1 \
                 and isinstance(node.targets[0].target, cst.Name):
             self._assigns.append(node)
-
-    def visit_Del(self, node: cst.Del) -> None:
-        self._skip.add(id(node.target))
-
-    def visit_Param(self, node: cst.Param) -> None:
-        self._skip.add(id(node.name))
-
-    def visit_Arg(self, node: cst.Arg) -> None:
-        if node.keyword is not None:
-            self._skip.add(id(node.keyword))
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        self._skip.add(id(node.attr))
-        self._attr_of[id(node.value)] = node.attr.value
-
-    def visit_Name(self, node: cst.Name) -> None:
-        if id(node) not in self._skip:
-            self._uses.append(_Use(node.value, self.ctx.scopes.location(), self._attr_of.get(id(node))))
 
     # -- decide ---------------------------------------------------------------------------
     def finish(self) -> None:
@@ -179,11 +150,11 @@ class PolicySetTooLate(Check):
             stack.extend(scope.children)
 
     def _used_after(self, creation: _Creation, scope, order: int) -> bool:
-        for use in self._uses:
-            if use.name != creation.name or use.location.scope is not scope or use.location.order <= order:
+        for use in self.ctx.get(References).get(creation.name):
+            if use.store or use.location.scope is not scope or use.location.order <= order:
                 continue
             if use.attr in _READ_ONLY:
                 continue
-            if use.location.lookup(use.name) is creation.binding:
+            if use.location.lookup(creation.name) is creation.binding:
                 return True
         return False

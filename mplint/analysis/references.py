@@ -1,0 +1,102 @@
+"""Every read or write of a variable name in a file, with where it happens.
+
+Rules ask "is this model still used after the policy call?" or "is every use of this
+constant an aligned size?". One analysis records the names once, for all of them:
+Name nodes that denote variables, not attribute names, keywords, parameters or the
+names a ``def``/``class``/``import`` declares.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from mplint.checker import Analysis, Context
+from mplint.scopes import Location
+
+
+@dataclass
+class Reference:
+    node: cst.Name
+    location: Location
+    #: ``x.attr``: the attribute read on the name, if any
+    attr: Optional[str]
+    #: the functions the reference sits in, outermost first
+    functions: Tuple[cst.FunctionDef, ...]
+    #: the name is (re)bound or deleted here, not read
+    store: bool = False
+
+
+class References(Analysis):
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
+        self.by_name: Dict[str, List[Reference]] = {}
+        self._skip: Set[int] = set()
+        self._stores: Set[int] = set()
+        self._attr_of: Dict[int, str] = {}
+        self._functions: List[cst.FunctionDef] = []
+
+    def get(self, name: str) -> List[Reference]:
+        return self.by_name.get(name, [])
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._skip.add(id(node.attr))
+        self._attr_of[id(node.value)] = node.attr.value
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self._skip.add(id(node.keyword))
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self._skip.add(id(node.name))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._skip.add(id(node.name))
+        self._functions.append(node)
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._functions.pop()
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._skip.add(id(node.name))
+
+    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
+        if isinstance(node.name, cst.Name):
+            self._skip.add(id(node.name))
+        if node.asname is not None and isinstance(node.asname.name, cst.Name):
+            self._skip.add(id(node.asname.name))
+
+    # -- names that are bound, not read ---------------------------------------------
+    def _store(self, target: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Name):
+            self._stores.add(id(target))
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._store(element.value.value if isinstance(element.value, cst.StarredElement)
+                            else element.value)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._store(target.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._store(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._store(node.target)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._store(node.asname.name)
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self._store(node.target)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if id(node) in self._skip:
+            return
+        self.by_name.setdefault(node.value, []).append(Reference(
+            node, self.ctx.scopes.location(), self._attr_of.get(id(node)), tuple(self._functions),
+            id(node) in self._stores))
