@@ -23,8 +23,9 @@ from mplint.config import Settings
 from mplint.facts import FactsCollector, ModuleFacts
 from mplint.findings import FileError, Finding
 from mplint.names import NameResolver, collect_module_imports
+from mplint.project import ProjectFacts
 from mplint.scopes import ScopeTracker
-from mplint.source import Source, SourceError, parse, read_source
+from mplint.source import Source, SourceError, decode, parse, read_bytes
 from mplint.suppression import scan
 from mplint.values import Evaluator
 from mplint.walker import Walker
@@ -74,6 +75,8 @@ class Linter:
         self.check_classes = [checks[r] for r in self.rule_ids]
         self.known_codes: FrozenSet[str] = frozenset(catalog)
         self.options = settings.option_map()
+        #: facts of the whole project (policies and rewrites set in other files)
+        self.project: Optional[ProjectFacts] = None
         self._pfi = [
             (pathspec.GitIgnoreSpec.from_lines([pattern]), frozenset(codes))
             for pattern, codes in settings.per_file_ignores
@@ -81,11 +84,23 @@ class Linter:
 
     # -- entry points -----------------------------------------------------------
     def lint_path(self, path: str) -> FileResult:
-        result = FileResult(path)
         try:
-            source = read_source(path)
-            if not may_matter(source.raw):
-                return result
+            raw = read_bytes(path)
+        except SourceError as exc:
+            return FileResult(path, errors=[FileError(path, str(exc))])
+        return self.lint_bytes(path, raw)
+
+    def lint_bytes(self, path: str, raw: bytes) -> FileResult:
+        """Check one file's content (read once by the caller, who may cache by it)."""
+        result = FileResult(path)
+        if not may_matter(raw):
+            return result
+        if path.endswith(".ipynb"):
+            from mplint.notebooks import lint_notebook
+
+            return lint_notebook(self, path, raw)
+        try:
+            source = decode(path, raw)
             module = parse(source)
         except SourceError as exc:
             result.errors.append(FileError(path, str(exc)))
@@ -106,6 +121,8 @@ class Linter:
         tracker = ScopeTracker(module, names)
         facts = ModuleFacts(assumed_policy=self.settings.assume_policy,
                             keras_version=self.settings.keras_version)
+        if self.project is not None:
+            self.project.apply(facts, source.path)
         evaluator = Evaluator(names)
         ctx = Context(source.path, module, names, tracker, facts, self.options, evaluator)
         collector = FactsCollector(facts, names, tracker, evaluator)

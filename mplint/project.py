@@ -1,0 +1,248 @@
+"""Project facts: where the whole project sets a dtype policy or enables the graph rewrite.
+
+Real projects set the policy in ``train.py`` and build the model in ``model.py``,
+and pre-commit names only the changed files. So before checking, mplint indexes
+every source file of the project (the nearest folder above the checked paths with
+pyproject.toml, setup.cfg, setup.py or .git), whatever paths were named. The index
+is cheap: a byte test picks the few files that mention a policy or rewrite API,
+and only those are parsed, with a walk that collects facts and runs no check.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+
+from mplint.discovery import discover
+from mplint.facts import ModuleFacts
+
+MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
+INDEX_SUFFIXES = (".py", ".ipynb")
+
+#: Every API that sets a global policy or enables the rewrite has one of these in
+#: its name (``set_global_policy``, ``experimental.set_policy``,
+#: ``config.set_dtype_policy``, ``enable_mixed_precision_graph_rewrite``, the
+#: grappler option, the environment switch). A file without them sets nothing.
+INDEX_TOKENS = (b"set_global_policy", b"set_policy", b"set_dtype_policy", b"graph_rewrite",
+                b"auto_mixed_precision", b"TF_ENABLE_AUTO_MIXED_PRECISION")
+
+REWRITE_ENV = "TF_ENABLE_AUTO_MIXED_PRECISION"
+
+
+def may_set_facts(raw: bytes) -> bool:
+    return any(token in raw for token in INDEX_TOKENS)
+
+
+def find_root(paths: Sequence[str]) -> Optional[Path]:
+    """The nearest folder above every checked path holding a project marker.
+
+    The home folder itself never counts (a dotfiles repository there would make
+    every script under it one project).
+    """
+    existing = [os.path.abspath(p) for p in paths if os.path.exists(p)]
+    if not existing:
+        return None
+    start = Path(os.path.commonpath(existing))
+    if start.is_file():
+        start = start.parent
+    home = Path.home()
+    for folder in (start, *start.parents):
+        if folder == home:
+            return None
+        if any((folder / marker).exists() for marker in MARKERS):
+            return folder
+    return None
+
+
+@dataclass(frozen=True)
+class FileFacts:
+    """What one file contributes to the project: the policies it sets, the rewrite."""
+
+    policies: Tuple[str, ...] = ()
+    rewrite: bool = False
+
+    @property
+    def empty(self) -> bool:
+        return not self.policies and not self.rewrite
+
+    def to_json(self) -> list:
+        return [list(self.policies), self.rewrite]
+
+    @classmethod
+    def from_json(cls, data: list) -> "FileFacts":
+        return cls(tuple(data[0]), bool(data[1]))
+
+
+@dataclass
+class ProjectFacts:
+    """Facts of every indexed file, by real path; handed to each checked file."""
+
+    root: Optional[Path] = None
+    files: Dict[str, FileFacts] = field(default_factory=dict)
+
+    def _display(self, key: str) -> str:
+        if self.root is not None:
+            try:
+                return Path(key).relative_to(self.root).as_posix()
+            except ValueError:
+                pass
+        return key
+
+    def apply(self, facts: ModuleFacts, path: str) -> None:
+        """Fill ``facts`` with what the *other* files of the project do."""
+        own = os.path.realpath(path)
+        policies: set = set()
+        policy_files: List[str] = []
+        rewrite_files: List[str] = []
+        for key, item in self.files.items():
+            if key == own:
+                continue  # a file's own calls are its module facts
+            if item.policies:
+                policies.update(item.policies)
+                policy_files.append(self._display(key))
+            if item.rewrite:
+                rewrite_files.append(self._display(key))
+        facts.project_policies = frozenset(policies)
+        facts.project_policy_files = tuple(sorted(policy_files))
+        facts.project_rewrite_files = tuple(sorted(rewrite_files))
+
+    def digest(self) -> str:
+        """Changes whenever a fact anywhere in the project changes (a cache key part)."""
+        data = sorted((k, v.to_json()) for k, v in self.files.items())
+        return hashlib.sha256(json.dumps([str(self.root), data]).encode()).hexdigest()
+
+
+def index_source(path: str, raw: bytes) -> FileFacts:
+    """Parse one candidate file and collect its policy and rewrite facts.
+
+    A file that cannot be read or parsed contributes nothing; checking it reports
+    the error.
+    """
+    from mplint.source import SourceError, decode, parse  # libcst only when needed
+
+    try:
+        if path.endswith(".ipynb"):
+            from mplint.notebooks import Notebook
+
+            source = Notebook.load(path, raw).source()
+        else:
+            source = decode(path, raw)
+        module = parse(source)
+    except SourceError:
+        return FileFacts()
+    return _collect(module)
+
+
+def _collect(module) -> FileFacts:
+    from mplint.facts import FactsCollector
+    from mplint.names import NameResolver, collect_module_imports
+    from mplint.scopes import ScopeTracker
+    from mplint.values import Evaluator
+    from mplint.walker import Walker
+
+    names = NameResolver()
+    collect_module_imports(module, names)
+    tracker = ScopeTracker(module, names)
+    facts = ModuleFacts()
+    evaluator = Evaluator(names)
+    collector = FactsCollector(facts, names, tracker, evaluator)
+    switches = _RewriteSwitches(names, evaluator)
+    try:
+        Walker([tracker, collector, switches], lambda owner, exc: None).walk(module)
+    except RecursionError:
+        return FileFacts()
+    rewrite = bool(facts.rewrite_calls) or switches.found or any(
+        _enables_grappler_amp(call, evaluator) for call in facts.grappler_calls)
+    return FileFacts(tuple(sorted(facts.policy_values())), rewrite)
+
+
+def _enables_grappler_amp(call, evaluator) -> bool:
+    """``set_experimental_options({'auto_mixed_precision': True})``."""
+    import libcst as cst
+
+    if not call.args or not isinstance(call.args[0].value, cst.Dict):
+        return False
+    for element in call.args[0].value.elements:
+        if isinstance(element, cst.DictElement) \
+                and evaluator.values(element.key, None) == frozenset({"auto_mixed_precision"}) \
+                and evaluator.values(element.value, None) == frozenset({True}):
+            return True
+    return False
+
+
+class _RewriteSwitches:
+    """Finds ``TF_ENABLE_AUTO_MIXED_PRECISION`` turned on from Python.
+
+    ``os.environ[...] = '1'``, ``os.environ.setdefault(...)`` and ``os.putenv(...)``;
+    TensorFlow reads the variable as a boolean (``1``/``true``).
+    """
+
+    def __init__(self, names, evaluator) -> None:
+        self.names = names
+        self.evaluator = evaluator
+        self.found = False
+
+    def _on(self, key, value) -> bool:
+        if self.evaluator.values(key, None) != frozenset({REWRITE_ENV}):
+            return False
+        values = self.evaluator.values(value, None)
+        return bool(values) and all(str(v).strip().lower() in ("1", "true") for v in values)
+
+    def visit_Assign(self, node) -> None:
+        import libcst as cst
+
+        for target in node.targets:
+            sub = target.target
+            if isinstance(sub, cst.Subscript) and "os.environ" in self.names.qualified(sub.value) \
+                    and len(sub.slice) == 1 and isinstance(sub.slice[0].slice, cst.Index):
+                if self._on(sub.slice[0].slice.value, node.value):
+                    self.found = True
+
+    def visit_Call(self, node) -> None:
+        qualified = self.names.qualified(node.func)
+        if qualified & {"os.environ.setdefault", "os.putenv"} and len(node.args) >= 2:
+            if self._on(node.args[0].value, node.args[1].value):
+                self.found = True
+
+
+IndexLookup = Callable[[str, bytes], Optional[FileFacts]]
+
+
+def project_files(root: Path, settings) -> List[str]:
+    """Every file of the project that could hold a fact (exclude and .gitignore apply)."""
+    found = discover([str(root)], settings.root, settings.exclude, settings.respect_gitignore,
+                     force_exclude=True, suffixes=INDEX_SUFFIXES)
+    return found.files
+
+
+def build_project(paths: Sequence[str], settings, cache=None,
+                  extra: Iterable[str] = ()) -> ProjectFacts:
+    """Index the project holding ``paths`` (only ``paths`` when there is no project).
+
+    ``cache`` (a :class:`mplint.cache.Cache`) keeps each file's facts by content.
+    """
+    root = find_root(paths)
+    files = project_files(root, settings) if root is not None else []
+    files = list(dict.fromkeys([*files, *extra]))
+    out = ProjectFacts(root)
+    for path in files:
+        try:
+            with open(path, "rb") as handle:
+                raw = handle.read()
+        except OSError:
+            continue
+        if not may_set_facts(raw):
+            continue
+        key = os.path.realpath(path)
+        item = cache.index_get(key, raw) if cache is not None else None
+        if item is None:
+            item = index_source(path, raw)
+            if cache is not None:
+                cache.index_put(key, raw, item)
+        if not item.empty:
+            out.files[key] = item
+    return out
