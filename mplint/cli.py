@@ -38,6 +38,10 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output-format", choices=("text", "json"), default="text")
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
     parser.add_argument("--quiet", "-q", action="store_true", help="print findings only, no summary")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="neither read nor write the result cache (.mplint_cache/)")
+    parser.add_argument("--jobs", "-j", type=int, default=0, metavar="N",
+                        help="worker processes (default: one per core)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -147,35 +151,71 @@ def _settings(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> Settin
 
 
 def cmd_lint(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> int:
-    from mplint.discovery import discover
-    from mplint.engine import Linter
+    from mplint.discovery import LINT_SUFFIXES, discover
+    from mplint.project import build_project, find_root
 
     settings = _settings(args, catalog)
     rules = selected_rules(catalog, settings.select, settings.ignore)
-    linter = Linter(settings, catalog, rules)
     found = discover(args.paths, settings.root, settings.exclude,
-                     settings.respect_gitignore, args.force_exclude)
+                     settings.respect_gitignore, args.force_exclude, suffixes=LINT_SUFFIXES)
     errors: List[FileError] = list(found.errors)
-    findings: List[Finding] = []
+    root = find_root(args.paths)
+    cache = None if args.no_cache else _open_cache(root or settings.root)
+    walked = found.files if root is not None and [os.path.realpath(p) for p in args.paths] == [str(root)] else None
+    project = build_project(args.paths, settings, cache, extra=found.files, walked=walked)
+    if cache is not None:
+        from mplint.cache import run_key
+
+        cache.use_run(run_key(rules, settings, project.digest()))
+
+    def make_linter():
+        from mplint.engine import Linter
+
+        linter = Linter(settings, catalog, rules)
+        linter.project = project
+        return linter
+
     summary_fix: Tuple[int, int, int] = (0, 0, 0)
     if args.command == "check":
-        for path in found.files:
-            result = linter.lint_path(path)
-            findings += result.findings
-            errors += result.errors
+        from mplint.runner import check_files, default_jobs
+
+        findings, more = check_files(found.files, make_linter, cache, args.jobs or default_jobs(),
+                                     progress=args.output_format == "text")
+        errors += more
     else:
-        findings, errors, summary_fix = _run_fix(args, linter, found.files, errors)
+        findings, errors, summary_fix = _run_fix(args, make_linter(), found.files, errors, cache)
     return _finish(args, findings, errors, summary_fix)
 
 
-def _run_fix(args: argparse.Namespace, linter, files: List[str],
-             errors: List[FileError]) -> Tuple[List[Finding], List[FileError], Tuple[int, int, int]]:
+def _open_cache(root: Path):
+    from mplint.cache import FOLDER, Cache
+
+    return Cache(root / FOLDER)
+
+
+def _run_fix(args: argparse.Namespace, linter, files: List[str], errors: List[FileError],
+             cache=None) -> Tuple[List[Finding], List[FileError], Tuple[int, int, int]]:
+    from mplint.cache import content_hash
     from mplint.fixer import fix_path
+    from mplint.notebooks import fix_notebook
 
     findings: List[Finding] = []
     applied = changed_files = 0
+    wanted = ("safe", "unsafe") if args.unsafe_fixes else ("safe",)
     for path in files:
-        outcome = fix_path(linter, path, unsafe=args.unsafe_fixes, write=not args.diff)
+        if cache is not None:
+            # A cached file with nothing to apply needs no parse at all.
+            try:
+                with open(path, "rb") as handle:
+                    hit = cache.get(path, content_hash(handle.read()))
+            except OSError:
+                hit = None
+            if hit is not None and not any(f.fix in wanted for f in hit[0]):
+                findings += hit[0]
+                errors += hit[1]
+                continue
+        fixer = fix_notebook if path.endswith(".ipynb") else fix_path
+        outcome = fixer(linter, path, unsafe=args.unsafe_fixes, write=not args.diff)
         errors += outcome.errors
         findings += outcome.remaining
         applied += outcome.applied
@@ -183,6 +223,8 @@ def _run_fix(args: argparse.Namespace, linter, files: List[str],
             changed_files += 1
             if args.diff:
                 sys.stdout.write(_diff(path, outcome.original, outcome.fixed or b""))
+    if cache is not None:
+        cache.save()
     more_unsafe = sum(1 for f in findings if f.fix == "unsafe")
     return findings, errors, (applied, changed_files, more_unsafe)
 
@@ -198,7 +240,7 @@ def _finish(args: argparse.Namespace, findings: List[Finding], errors: List[File
             fix_summary: Tuple[int, int, int]) -> int:
     from mplint.output import FORMATTERS
 
-    findings.sort(key=lambda f: (f.path, f.line, f.col, f.rule))
+    findings.sort(key=lambda f: (f.path, f.cell or 0, f.line, f.col, f.rule))
     out = FORMATTERS[args.output_format](findings)
     if args.command == "fix" and args.diff:
         out = ""  # the diff is the output

@@ -18,6 +18,8 @@ import pathspec
 from mplint.findings import FileError
 
 SOURCE_SUFFIXES = (".py", ".pyi")
+#: what ``check`` and ``fix`` look at: Python sources and Jupyter notebooks
+LINT_SUFFIXES = SOURCE_SUFFIXES + (".ipynb",)
 
 
 @dataclass

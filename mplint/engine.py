@@ -23,6 +23,7 @@ from mplint.config import Settings
 from mplint.facts import FactsCollector, ModuleFacts
 from mplint.findings import FileError, Finding
 from mplint.names import NameResolver, collect_module_imports
+from mplint.prefilter import PREFILTER, may_matter  # noqa: F401 (engine.may_matter is public)
 from mplint.project import ProjectFacts
 from mplint.scopes import ScopeTracker
 from mplint.source import Source, SourceError, decode, parse, read_bytes
@@ -30,16 +31,7 @@ from mplint.suppression import scan
 from mplint.values import Evaluator
 from mplint.walker import Walker
 
-#: Every rule matches names that come from importing one of these packages (or the
-#: environment switch of the graph rewrite), so a file without them cannot produce
-#: a finding and is not even parsed.
-PREFILTER = (b"tensorflow", b"keras", b"TF_ENABLE_AUTO_MIXED_PRECISION")
-
 REPORT_URL = "https://github.com/mplint/mplint/issues"
-
-
-def may_matter(raw: bytes) -> bool:
-    return any(token in raw for token in PREFILTER)
 
 
 @dataclass

@@ -219,14 +219,17 @@ def project_files(root: Path, settings) -> List[str]:
     return found.files
 
 
-def build_project(paths: Sequence[str], settings, cache=None,
-                  extra: Iterable[str] = ()) -> ProjectFacts:
+def build_project(paths: Sequence[str], settings, cache=None, extra: Iterable[str] = (),
+                  walked: Optional[List[str]] = None) -> ProjectFacts:
     """Index the project holding ``paths`` (only ``paths`` when there is no project).
 
-    ``cache`` (a :class:`mplint.cache.Cache`) keeps each file's facts by content.
+    ``cache`` (a :class:`mplint.cache.Cache`) keeps each file's facts by content;
+    ``walked`` is the project's file list when the caller already walked its root.
     """
     root = find_root(paths)
-    files = project_files(root, settings) if root is not None else []
+    files: List[str] = []
+    if root is not None:
+        files = walked if walked is not None else project_files(root, settings)
     files = list(dict.fromkeys([*files, *extra]))
     out = ProjectFacts(root)
     for path in files:

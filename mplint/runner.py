@@ -1,0 +1,144 @@
+"""Check many files: the prefilter and the cache first, then a pool of forked workers.
+
+Each file is read once here; its bytes give the cache key and travel to the
+worker, so a result is always cached under the content it was computed from.
+Workers are forked after the linter (and libcst) is loaded, inherit it and the
+work list, and receive only indices; results are small picklable dataclasses.
+The linter is built only when some file misses the cache, so a fully cached
+run never imports libcst.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import Callable, List, Optional, Sequence, Tuple
+
+from mplint.cache import Cache, content_hash
+from mplint.findings import FileError, Finding
+from mplint.prefilter import may_matter
+
+#: Below this many files to parse, starting workers costs more than it saves.
+MIN_FILES_FOR_POOL = 8
+
+_LINTER = None
+_TODO: List[Tuple[str, bytes]] = []
+
+
+def default_jobs() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover (macOS, Windows)
+        return max(1, os.cpu_count() or 1)
+
+
+class Progress:
+    """``mplint: 120/1250 files`` on stderr, only on an interactive terminal."""
+
+    def __init__(self, total: int, enabled: bool) -> None:
+        self.total = total
+        self.done = 0
+        self.enabled = enabled and total >= 50 and sys.stderr.isatty() and not os.environ.get("CI")
+        self._last = 0.0
+
+    def step(self, count: int = 1) -> None:
+        self.done += count
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if now - self._last >= 0.1 or self.done == self.total:
+            self._last = now
+            sys.stderr.write(f"\rmplint: {self.done}/{self.total} files")
+            sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+
+
+def _work(index: int):
+    path, raw = _TODO[index]
+    try:
+        return index, _LINTER.lint_bytes(path, raw)
+    except Exception as exc:  # never lose the whole run to one file
+        from mplint.engine import REPORT_URL, FileResult
+
+        return index, FileResult(path, errors=[FileError(
+            path, f"internal error: {type(exc).__name__}: {exc}. Please report this at {REPORT_URL}")])
+
+
+def check_files(files: Sequence[str], make_linter: Callable[[], object], cache: Optional[Cache],
+                jobs: int, progress: bool = False) -> Tuple[List[Finding], List[FileError]]:
+    """Findings and per-file errors for ``files``, in no particular order."""
+    global _LINTER, _TODO
+    findings: List[Finding] = []
+    errors: List[FileError] = []
+    todo: List[Tuple[str, bytes]] = []
+    bar = Progress(len(files), progress)
+    for path in files:
+        try:
+            with open(path, "rb") as handle:
+                raw = handle.read()
+        except OSError as exc:
+            from mplint.source import SourceError, read_bytes
+
+            try:  # the same one-line message as everywhere else
+                read_bytes(path)
+            except SourceError as err:
+                errors.append(FileError(path, str(err)))
+            else:
+                errors.append(FileError(path, f"cannot be read: {exc.strerror or exc}"))
+            bar.step()
+            continue
+        if not may_matter(raw):
+            bar.step()
+            continue
+        hit = cache.get(path, content_hash(raw)) if cache is not None else None
+        if hit is not None:
+            findings += hit[0]
+            errors += hit[1]
+            bar.step()
+            continue
+        todo.append((path, raw))
+    if todo:
+        _LINTER = make_linter()
+        # Biggest files first, so no worker is left with a long one at the end.
+        _TODO = sorted(todo, key=lambda item: -len(item[1]))
+        try:
+            for index, result in _results(len(_TODO), jobs):
+                findings += result.findings
+                errors += result.errors
+                if cache is not None:
+                    path, raw = _TODO[index]
+                    cache.put(path, content_hash(raw), result.findings, result.errors)
+                bar.step()
+        finally:
+            _LINTER, _TODO = None, []
+    bar.close()
+    if cache is not None:
+        cache.save()
+    order = {path: n for n, path in enumerate(files)}
+    errors.sort(key=lambda e: order.get(e.path, -1))
+    return findings, errors
+
+
+def _results(count: int, jobs: int):
+    jobs = min(jobs, count)
+    if jobs <= 1 or count < MIN_FILES_FOR_POOL or not _can_fork():
+        for index in range(count):
+            yield _work(index)
+        return
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    chunk = max(1, min(8, count // (jobs * 8)))
+    with context.Pool(jobs) as pool:
+        yield from pool.imap_unordered(_work, range(count), chunksize=chunk)
+
+
+def _can_fork() -> bool:
+    import multiprocessing
+
+    return "fork" in multiprocessing.get_all_start_methods()
