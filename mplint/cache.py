@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import tempfile
+import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -22,6 +23,7 @@ from mplint.findings import FileError, Finding
 
 FOLDER = ".mplint_cache"
 KEEP_RUN_FILES = 8
+RACY_NS = 2_000_000_000
 _PACKAGE = Path(__file__).resolve().parent
 
 
@@ -72,20 +74,41 @@ class Cache:
             return {}
         return data if isinstance(data, dict) else {}
 
+    # Each entry is [content hash, payload, mtime_ns, size, written_ns]. A file whose
+    # size and mtime match is not even read, unless its mtime was within RACY_NS of
+    # the write (the file may have changed again in the same clock tick, as git's
+    # "racily clean" entries), in which case the content hash decides.
+    @staticmethod
+    def _fresh(entry: Optional[list], st: os.stat_result) -> bool:
+        return bool(entry) and len(entry) == 5 and entry[2] == st.st_mtime_ns \
+            and entry[3] == st.st_size and st.st_mtime_ns < entry[4] - RACY_NS
+
+    @staticmethod
+    def _entry(digest: str, payload: Any, st: Optional[os.stat_result]) -> list:
+        if st is None:
+            return [digest, payload, 0, -1, 0]
+        return [digest, payload, st.st_mtime_ns, st.st_size, time.time_ns()]
+
     # -- project index ---------------------------------------------------------------
+    def index_lookup(self, key: str, st: os.stat_result):
+        entry = self._index.get(key)
+        return self._facts(entry) if self._fresh(entry, st) else None
+
     def index_get(self, key: str, raw: bytes):
+        entry = self._index.get(key)
+        return self._facts(entry) if entry and entry[0] == content_hash(raw) else None
+
+    @staticmethod
+    def _facts(entry: list):
         from mplint.project import FileFacts
 
-        entry = self._index.get(key)
-        if entry and entry[0] == content_hash(raw):
-            try:
-                return FileFacts.from_json(entry[1])
-            except (TypeError, IndexError):
-                return None
-        return None
+        try:
+            return FileFacts.from_json(entry[1])
+        except (TypeError, IndexError):
+            return None
 
-    def index_put(self, key: str, raw: bytes, facts) -> None:
-        self._index[key] = [content_hash(raw), facts.to_json()]
+    def index_put(self, key: str, raw: bytes, facts, st: Optional[os.stat_result] = None) -> None:
+        self._index[key] = self._entry(content_hash(raw), facts.to_json(), st)
         self._index_dirty = True
 
     # -- results ---------------------------------------------------------------------
@@ -93,30 +116,41 @@ class Cache:
         self._results_path = self.version_dir / f"results-{key}.json"
         self._results = self._load(self._results_path)
 
-    def get(self, path: str, digest: str) -> Optional[Tuple[List[Finding], List[FileError]]]:
+    def lookup(self, path: str, st: os.stat_result) -> Optional[Tuple[List[Finding], List[FileError]]]:
+        """The cached result when the file's size and mtime say it is unchanged."""
         entry = self._results.get(os.path.abspath(path))
-        if not entry or entry[0] != digest:
-            return None
+        return self._result(path, entry) if self._fresh(entry, st) else None
+
+    def get(self, path: str, digest: str) -> Optional[Tuple[List[Finding], List[FileError]]]:
+        """The cached result for this content."""
+        entry = self._results.get(os.path.abspath(path))
+        return self._result(path, entry) if entry and entry[0] == digest else None
+
+    @staticmethod
+    def _result(path: str, entry: list) -> Optional[Tuple[List[Finding], List[FileError]]]:
         try:
-            findings = [Finding(path=path, **f) for f in entry[1]]
-            errors = [FileError(path, m, k) for m, k in entry[2]]
-        except (TypeError, ValueError):
+            findings = [Finding(path=path, **f) for f in entry[1][0]]
+            errors = [FileError(path, m, k) for m, k in entry[1][1]]
+        except (TypeError, ValueError, IndexError):
             return None
         return findings, errors
 
     def put(self, path: str, digest: str, findings: Sequence[Finding],
-            errors: Sequence[FileError]) -> None:
+            errors: Sequence[FileError], st: Optional[os.stat_result] = None) -> None:
         stored = []
         for f in findings:
             data = f.to_dict()
             del data["path"]
             stored.append(data)
-        self._results[os.path.abspath(path)] = [digest, stored, [[e.message, e.kind] for e in errors]]
+        payload = [stored, [[e.message, e.kind] for e in errors]]
+        self._results[os.path.abspath(path)] = self._entry(digest, payload, st)
         self._results_dirty = True
 
     def save(self) -> None:
         """Write what changed; a cache that cannot be written is silently skipped."""
         try:
+            if not (self._index_dirty or self._results_dirty):
+                return
             self._prepare()
             if self._index_dirty:
                 _write_json(self.version_dir / "index.json", self._index)

@@ -162,7 +162,9 @@ def cmd_lint(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> int:
     root = find_root(args.paths)
     cache = None if args.no_cache else _open_cache(root or settings.root)
     walked = found.files if root is not None and [os.path.realpath(p) for p in args.paths] == [str(root)] else None
-    project = build_project(args.paths, settings, cache, extra=found.files, walked=walked)
+    contents: Dict[str, bytes] = {}
+    project = build_project(args.paths, settings, cache, extra=found.files, walked=walked,
+                            contents=contents)
     if cache is not None:
         from mplint.cache import run_key
 
@@ -180,7 +182,7 @@ def cmd_lint(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> int:
         from mplint.runner import check_files, default_jobs
 
         findings, more = check_files(found.files, make_linter, cache, args.jobs or default_jobs(),
-                                     progress=args.output_format == "text")
+                                     progress=args.output_format == "text", contents=contents)
         errors += more
     else:
         findings, errors, summary_fix = _run_fix(args, make_linter(), found.files, errors, cache)

@@ -15,10 +15,12 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from mplint.discovery import discover
-from mplint.facts import ModuleFacts
+
+if TYPE_CHECKING:  # pragma: no cover (facts imports libcst; a cached run must not)
+    from mplint.facts import ModuleFacts
 
 MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
 INDEX_SUFFIXES = (".py", ".ipynb")
@@ -79,7 +81,7 @@ class FileFacts:
 
 @dataclass
 class ProjectFacts:
-    """Facts of every indexed file, by real path; handed to each checked file."""
+    """Facts of every indexed file, by absolute path; handed to each checked file."""
 
     root: Optional[Path] = None
     files: Dict[str, FileFacts] = field(default_factory=dict)
@@ -92,9 +94,9 @@ class ProjectFacts:
                 pass
         return key
 
-    def apply(self, facts: ModuleFacts, path: str) -> None:
+    def apply(self, facts: "ModuleFacts", path: str) -> None:
         """Fill ``facts`` with what the *other* files of the project do."""
-        own = os.path.realpath(path)
+        own = os.path.abspath(path)
         policies: set = set()
         policy_files: List[str] = []
         rewrite_files: List[str] = []
@@ -138,7 +140,7 @@ def index_source(path: str, raw: bytes) -> FileFacts:
 
 
 def _collect(module) -> FileFacts:
-    from mplint.facts import FactsCollector
+    from mplint.facts import FactsCollector, ModuleFacts
     from mplint.names import NameResolver, collect_module_imports
     from mplint.scopes import ScopeTracker
     from mplint.values import Evaluator
@@ -220,11 +222,13 @@ def project_files(root: Path, settings) -> List[str]:
 
 
 def build_project(paths: Sequence[str], settings, cache=None, extra: Iterable[str] = (),
-                  walked: Optional[List[str]] = None) -> ProjectFacts:
+                  walked: Optional[List[str]] = None,
+                  contents: Optional[Dict[str, bytes]] = None) -> ProjectFacts:
     """Index the project holding ``paths`` (only ``paths`` when there is no project).
 
     ``cache`` (a :class:`mplint.cache.Cache`) keeps each file's facts by content;
-    ``walked`` is the project's file list when the caller already walked its root.
+    ``walked`` is the project's file list when the caller already walked its root;
+    ``contents`` receives the bytes of the files read, so the check reads them once.
     """
     root = find_root(paths)
     files: List[str] = []
@@ -233,19 +237,28 @@ def build_project(paths: Sequence[str], settings, cache=None, extra: Iterable[st
     files = list(dict.fromkeys([*files, *extra]))
     out = ProjectFacts(root)
     for path in files:
+        key = os.path.abspath(path)
         try:
-            with open(path, "rb") as handle:
-                raw = handle.read()
+            st = os.stat(path)
         except OSError:
             continue
-        if not may_set_facts(raw):
-            continue
-        key = os.path.realpath(path)
-        item = cache.index_get(key, raw) if cache is not None else None
+        item = cache.index_lookup(key, st) if cache is not None else None
         if item is None:
-            item = index_source(path, raw)
+            try:
+                with open(path, "rb") as handle:
+                    raw = handle.read()
+            except OSError:
+                continue
+            if contents is not None:
+                contents[path] = raw
+            if not may_set_facts(raw):
+                item = FileFacts()
+            else:
+                item = cache.index_get(key, raw) if cache is not None else None
+                if item is None:
+                    item = index_source(path, raw)
             if cache is not None:
-                cache.index_put(key, raw, item)
+                cache.index_put(key, raw, item, st)
         if not item.empty:
             out.files[key] = item
     return out

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from mplint.cache import Cache, content_hash
 from mplint.findings import FileError, Finding
@@ -23,7 +23,7 @@ from mplint.prefilter import may_matter
 MIN_FILES_FOR_POOL = 8
 
 _LINTER = None
-_TODO: List[Tuple[str, bytes]] = []
+_TODO: List[Tuple[str, bytes, os.stat_result]] = []
 
 
 def default_jobs() -> int:
@@ -59,7 +59,7 @@ class Progress:
 
 
 def _work(index: int):
-    path, raw = _TODO[index]
+    path, raw, _ = _TODO[index]
     try:
         return index, _LINTER.lint_bytes(path, raw)
     except Exception as exc:  # never lose the whole run to one file
@@ -70,38 +70,51 @@ def _work(index: int):
 
 
 def check_files(files: Sequence[str], make_linter: Callable[[], object], cache: Optional[Cache],
-                jobs: int, progress: bool = False) -> Tuple[List[Finding], List[FileError]]:
-    """Findings and per-file errors for ``files``, in no particular order."""
+                jobs: int, progress: bool = False, contents: Optional[Dict[str, bytes]] = None,
+                ) -> Tuple[List[Finding], List[FileError]]:
+    """Findings and per-file errors for ``files``, in no particular order.
+
+    ``contents`` holds bytes already read (by the project index), used once each.
+    """
     global _LINTER, _TODO
     findings: List[Finding] = []
     errors: List[FileError] = []
-    todo: List[Tuple[str, bytes]] = []
+    todo: List[Tuple[str, bytes, os.stat_result]] = []
     bar = Progress(len(files), progress)
+    contents = contents if contents is not None else {}
     for path in files:
         try:
-            with open(path, "rb") as handle:
-                raw = handle.read()
-        except OSError as exc:
+            st = os.stat(path)
+            hit = cache.lookup(path, st) if cache is not None else None
+            raw = None if hit is not None else contents.pop(path, None)
+            if hit is None and raw is None:
+                with open(path, "rb") as handle:
+                    raw = handle.read()
+        except OSError:
             from mplint.source import SourceError, read_bytes
 
             try:  # the same one-line message as everywhere else
                 read_bytes(path)
+                message = "cannot be read"
             except SourceError as err:
-                errors.append(FileError(path, str(err)))
-            else:
-                errors.append(FileError(path, f"cannot be read: {exc.strerror or exc}"))
+                message = str(err)
+            errors.append(FileError(path, message))
             bar.step()
             continue
-        if not may_matter(raw):
-            bar.step()
-            continue
-        hit = cache.get(path, content_hash(raw)) if cache is not None else None
-        if hit is not None:
-            findings += hit[0]
-            errors += hit[1]
-            bar.step()
-            continue
-        todo.append((path, raw))
+        if hit is None and raw is not None:
+            digest = content_hash(raw)
+            if not may_matter(raw):
+                hit = ([], [])
+            elif cache is not None:
+                hit = cache.get(path, digest)
+            if hit is None:
+                todo.append((path, raw, st))
+                continue
+            if cache is not None:
+                cache.put(path, digest, hit[0], hit[1], st)
+        findings += hit[0]
+        errors += hit[1]
+        bar.step()
     if todo:
         _LINTER = make_linter()
         # Biggest files first, so no worker is left with a long one at the end.
@@ -111,8 +124,8 @@ def check_files(files: Sequence[str], make_linter: Callable[[], object], cache: 
                 findings += result.findings
                 errors += result.errors
                 if cache is not None:
-                    path, raw = _TODO[index]
-                    cache.put(path, content_hash(raw), result.findings, result.errors)
+                    path, raw, st = _TODO[index]
+                    cache.put(path, content_hash(raw), result.findings, result.errors, st)
                 bar.step()
         finally:
             _LINTER, _TODO = None, []
