@@ -10,6 +10,7 @@ to run code. Nothing here imports libcst, so a full cache hit never loads it.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -49,6 +50,8 @@ def code_stamp() -> str:
 
 
 def run_key(rule_ids: Sequence[str], settings: Any, project_digest: str) -> str:
+    # select/ignore matter only through the rule ids they enable
+    settings = dataclasses.replace(settings, select=(), ignore=())
     data = [code_stamp(), list(rule_ids), repr(settings), project_digest]
     return hashlib.sha256(json.dumps(data, default=str).encode()).hexdigest()[:32]
 
