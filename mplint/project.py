@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
@@ -85,6 +86,8 @@ class ProjectFacts:
 
     root: Optional[Path] = None
     files: Dict[str, FileFacts] = field(default_factory=dict)
+    #: the Keras major version the project's declared dependencies pin, if they do
+    keras_version: Optional[int] = None
 
     def _display(self, key: str) -> str:
         if self.root is not None:
@@ -111,11 +114,13 @@ class ProjectFacts:
         facts.project_policies = frozenset(policies)
         facts.project_policy_files = tuple(sorted(policy_files))
         facts.project_rewrite_files = tuple(sorted(rewrite_files))
+        if facts.keras_version is None:  # the keras-version setting wins
+            facts.keras_version = self.keras_version
 
     def digest(self) -> str:
         """Changes whenever a fact anywhere in the project changes (a cache key part)."""
         data = sorted((k, v.to_json()) for k, v in self.files.items())
-        return hashlib.sha256(json.dumps([str(self.root), data]).encode()).hexdigest()
+        return hashlib.sha256(json.dumps([str(self.root), data, self.keras_version]).encode()).hexdigest()
 
 
 def index_source(path: str, raw: bytes) -> FileFacts:
@@ -213,6 +218,59 @@ class _RewriteSwitches:
 
 IndexLookup = Callable[[str, bytes], Optional[FileFacts]]
 
+# -- the Keras version the project declares --------------------------------------------
+_REQUIREMENT = re.compile(r"""^\s*["']?\s*(keras|tensorflow(?:-cpu|-gpu|-macos)?|tf-nightly)\b\s*"""
+                          r"""(?:\[[^\]]*\])?\s*((?:[<>=!~]=?=?\s*[\d.*]+\s*,?\s*)*)""", re.IGNORECASE)
+_QUOTED = re.compile(r"[\"']([^\"']+)[\"']")
+_CLAUSE = re.compile(r"([<>=!~]=?=?)\s*([\d.*]+)")
+_DEPENDENCY_FILES = ("pyproject.toml", "setup.cfg", "setup.py", "requirements.txt",
+                     "requirements.in", "environment.yml")
+
+
+def _version(text: str) -> Tuple[int, ...]:
+    return tuple(int(p) for p in text.split(".") if p.isdigit())
+
+
+def _keras_major(package: str, clauses: List[Tuple[str, str]]) -> Optional[int]:
+    """The Keras major version a requirement's bounds imply (None when they do not).
+
+    Keras 3 is ``keras>=3`` or TensorFlow 2.16 and later; Keras 2 is ``keras<3``
+    or TensorFlow before 2.16.
+    """
+    switch = (3,) if package == "keras" else (2, 16)
+    found = set()
+    for op, version in clauses:
+        v = _version(version)
+        if not v:
+            continue
+        if op in (">=", ">", "==", "~=", "===") and v >= switch:
+            found.add(3)
+        if (op in ("<",) and v <= switch) or (op in ("<=", "==", "===", "~=") and v < switch):
+            found.add(2)
+    return found.pop() if len(found) == 1 else None
+
+
+def declared_keras_version(root: Path) -> Optional[int]:
+    """Keras 2 or 3 from the dependency declarations at the project root, if they agree."""
+    found = set()
+    for name in _DEPENDENCY_FILES:
+        try:
+            text = (root / name).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        for line in text.splitlines():
+            line = line.split("#", 1)[0].strip().lstrip("-").strip()
+            # requirements.txt lines, and quoted items of one-line lists in pyproject/setup.py
+            for item in [line, *_QUOTED.findall(line)]:
+                match = _REQUIREMENT.match(item)
+                if not (match and match.group(2)):
+                    continue
+                package = "keras" if match.group(1).lower() == "keras" else "tensorflow"
+                major = _keras_major(package, _CLAUSE.findall(match.group(2)))
+                if major is not None:
+                    found.add(major)
+    return found.pop() if len(found) == 1 else None
+
 
 def project_files(root: Path, settings) -> List[str]:
     """Every file of the project that could hold a fact (exclude and .gitignore apply)."""
@@ -235,7 +293,7 @@ def build_project(paths: Sequence[str], settings, cache=None, extra: Iterable[st
     if root is not None:
         files = walked if walked is not None else project_files(root, settings)
     files = list(dict.fromkeys([*files, *extra]))
-    out = ProjectFacts(root)
+    out = ProjectFacts(root, keras_version=declared_keras_version(root) if root is not None else None)
     for path in files:
         key = os.path.abspath(path)
         try:

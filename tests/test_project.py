@@ -166,3 +166,33 @@ def test_index_tokens_cover_every_policy_and_rewrite_api():
         assert any(token in last for token in INDEX_TOKENS) or name.endswith("set_experimental_options"), name
     # the grappler option and the environment switch are found by their key
     assert b"auto_mixed_precision" in INDEX_TOKENS and b"TF_ENABLE_AUTO_MIXED_PRECISION" in INDEX_TOKENS
+
+
+@pytest.mark.parametrize("name, text, version", [
+    ("requirements.txt", "numpy\ntensorflow==2.15.1  # pinned\n", 2),
+    ("requirements.txt", "tensorflow[and-cuda]>=2.16\nkeras-tuner>=1.4\n", 3),
+    ("pyproject.toml", '[project]\ndependencies = ["keras>=3.2,<4", "numpy"]\n', 3),
+    ("setup.py", "setup(install_requires=['tensorflow-cpu~=2.13.0'])\n", 2),
+    ("requirements.txt", "tensorflow>=2.12,<2.18\n", None),  # either
+    ("requirements.txt", "tensorflow<2.16\nkeras>=3\n", None),  # contradictory: say nothing
+    ("requirements.txt", "tf-keras>=2.15\nkeras\n", None),
+])
+def test_keras_version_comes_from_declared_dependencies(tmp_path, name, text, version):
+    from mplint.project import declared_keras_version
+
+    (tmp_path / name).write_text(text)
+    assert declared_keras_version(tmp_path) == version
+
+
+def test_declared_keras_version_reaches_module_facts_unless_configured(tmp_path):
+    from mplint.facts import ModuleFacts
+
+    _write(tmp_path, {"requirements.txt": "keras>=3\n", "setup.py": "", "a.py": "import keras\n"})
+    project = build_project([str(tmp_path / "a.py")], make_linter().settings)
+    assert project.keras_version == 3
+    facts = ModuleFacts()
+    project.apply(facts, str(tmp_path / "a.py"))
+    assert facts.keras_version == 3
+    facts = ModuleFacts(keras_version=2)  # [tool.mplint] keras-version
+    project.apply(facts, str(tmp_path / "a.py"))
+    assert facts.keras_version == 2
