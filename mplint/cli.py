@@ -161,7 +161,9 @@ def cmd_lint(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> int:
     errors: List[FileError] = list(found.errors)
     root = find_root(args.paths)
     cache = None if args.no_cache else _open_cache(root or settings.root)
-    walked = found.files if root is not None and [os.path.realpath(p) for p in args.paths] == [str(root)] else None
+    # `mplint check .` at the project root: the project's files are the ones just found.
+    at_root = root is not None and [os.path.realpath(p) for p in args.paths] == [str(root)]
+    walked = found.files if at_root else None
     contents: Dict[str, bytes] = {}
     project = build_project(args.paths, settings, cache, extra=found.files, walked=walked,
                             contents=contents)

@@ -16,7 +16,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from mplint.discovery import discover
 
@@ -215,8 +215,6 @@ class _RewriteSwitches:
             if self._on(node.args[0].value, node.args[1].value):
                 self.found = True
 
-
-IndexLookup = Callable[[str, bytes], Optional[FileFacts]]
 
 # -- the Keras version the project declares --------------------------------------------
 _REQUIREMENT = re.compile(r"""^\s*["']?\s*(keras|tensorflow(?:-cpu|-gpu|-macos)?|tf-nightly)\b\s*"""
