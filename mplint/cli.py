@@ -165,8 +165,9 @@ def cmd_lint(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> int:
     at_root = root is not None and [os.path.realpath(p) for p in args.paths] == [str(root)]
     walked = found.files if at_root else None
     contents: Dict[str, bytes] = {}
+    parsed: Dict[str, object] = {}
     project = build_project(args.paths, settings, cache, extra=found.files, walked=walked,
-                            contents=contents)
+                            contents=contents, parsed=parsed)
     if cache is not None:
         from mplint.cache import run_key
 
@@ -184,7 +185,8 @@ def cmd_lint(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> int:
         from mplint.runner import check_files, default_jobs
 
         findings, more = check_files(found.files, make_linter, cache, args.jobs or default_jobs(),
-                                     progress=args.output_format == "text", contents=contents)
+                                     progress=args.output_format == "text", contents=contents,
+                                     parsed=parsed)
         errors += more
     else:
         findings, errors, summary_fix = _run_fix(args, make_linter(), found.files, errors, cache)

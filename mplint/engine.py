@@ -82,8 +82,11 @@ class Linter:
             return FileResult(path, errors=[FileError(path, str(exc))])
         return self.lint_bytes(path, raw)
 
-    def lint_bytes(self, path: str, raw: bytes) -> FileResult:
-        """Check one file's content (read once by the caller, who may cache by it)."""
+    def lint_bytes(self, path: str, raw: bytes, module: Optional[cst.Module] = None) -> FileResult:
+        """Check one file's content (read once by the caller, who may cache by it).
+
+        ``module`` is the file already parsed from ``raw`` (by the project index).
+        """
         result = FileResult(path)
         if not may_matter(raw):
             return result
@@ -93,7 +96,7 @@ class Linter:
             return lint_notebook(self, path, raw)
         try:
             source = decode(path, raw)
-            module = parse(source)
+            module = module or parse(source)
         except SourceError as exc:
             result.errors.append(FileError(path, str(exc)))
             return result

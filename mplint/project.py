@@ -123,11 +123,12 @@ class ProjectFacts:
         return hashlib.sha256(json.dumps([str(self.root), data, self.keras_version]).encode()).hexdigest()
 
 
-def index_source(path: str, raw: bytes) -> FileFacts:
+def index_source(path: str, raw: bytes, parsed: Optional[Dict[str, object]] = None) -> FileFacts:
     """Parse one candidate file and collect its policy and rewrite facts.
 
     A file that cannot be read or parsed contributes nothing; checking it reports
-    the error.
+    the error. ``parsed`` receives the module of a ``.py`` file, so checking it
+    later need not parse it again.
     """
     from mplint.source import SourceError, decode, parse  # libcst only when needed
 
@@ -141,6 +142,8 @@ def index_source(path: str, raw: bytes) -> FileFacts:
         module = parse(source)
     except SourceError:
         return FileFacts()
+    if parsed is not None and not path.endswith(".ipynb"):
+        parsed[os.path.abspath(path)] = module
     return _collect(module)
 
 
@@ -279,12 +282,14 @@ def project_files(root: Path, settings) -> List[str]:
 
 def build_project(paths: Sequence[str], settings, cache=None, extra: Iterable[str] = (),
                   walked: Optional[List[str]] = None,
-                  contents: Optional[Dict[str, bytes]] = None) -> ProjectFacts:
+                  contents: Optional[Dict[str, bytes]] = None,
+                  parsed: Optional[Dict[str, object]] = None) -> ProjectFacts:
     """Index the project holding ``paths`` (only ``paths`` when there is no project).
 
     ``cache`` (a :class:`mplint.cache.Cache`) keeps each file's facts by content;
     ``walked`` is the project's file list when the caller already walked its root;
-    ``contents`` receives the bytes of the files read, so the check reads them once.
+    ``contents`` receives the bytes of the files read, and ``parsed`` the modules
+    parsed, so the check reads and parses each file once.
     """
     root = find_root(paths)
     files: List[str] = []
@@ -312,7 +317,7 @@ def build_project(paths: Sequence[str], settings, cache=None, extra: Iterable[st
             else:
                 item = cache.index_get(key, raw) if cache is not None else None
                 if item is None:
-                    item = index_source(path, raw)
+                    item = index_source(path, raw, parsed)
             if cache is not None:
                 cache.index_put(key, raw, item, st)
         if not item.empty:

@@ -24,6 +24,7 @@ MIN_FILES_FOR_POOL = 8
 
 _LINTER = None
 _TODO: List[Tuple[str, bytes, os.stat_result]] = []
+_PARSED: Dict[str, object] = {}
 
 
 def default_jobs() -> int:
@@ -61,7 +62,7 @@ class Progress:
 def _work(index: int):
     path, raw, _ = _TODO[index]
     try:
-        return index, _LINTER.lint_bytes(path, raw)
+        return index, _LINTER.lint_bytes(path, raw, _PARSED.get(os.path.abspath(path)))
     except Exception as exc:  # never lose the whole run to one file
         from mplint.engine import REPORT_URL, FileResult
 
@@ -71,12 +72,13 @@ def _work(index: int):
 
 def check_files(files: Sequence[str], make_linter: Callable[[], object], cache: Optional[Cache],
                 jobs: int, progress: bool = False, contents: Optional[Dict[str, bytes]] = None,
-                ) -> Tuple[List[Finding], List[FileError]]:
+                parsed: Optional[Dict[str, object]] = None) -> Tuple[List[Finding], List[FileError]]:
     """Findings and per-file errors for ``files``, in no particular order.
 
-    ``contents`` holds bytes already read (by the project index), used once each.
+    ``contents`` holds bytes already read and ``parsed`` modules already parsed
+    from them (by the project index); each is used once.
     """
-    global _LINTER, _TODO
+    global _LINTER, _TODO, _PARSED
     findings: List[Finding] = []
     errors: List[FileError] = []
     todo: List[Tuple[str, bytes, os.stat_result]] = []
@@ -119,6 +121,7 @@ def check_files(files: Sequence[str], make_linter: Callable[[], object], cache: 
         _LINTER = make_linter()
         # Biggest files first, so no worker is left with a long one at the end.
         _TODO = sorted(todo, key=lambda item: -len(item[1]))
+        _PARSED = parsed or {}
         try:
             for index, result in _results(len(_TODO), jobs):
                 findings += result.findings
@@ -128,7 +131,7 @@ def check_files(files: Sequence[str], make_linter: Callable[[], object], cache: 
                     cache.put(path, content_hash(raw), result.findings, result.errors, st)
                 bar.step()
         finally:
-            _LINTER, _TODO = None, []
+            _LINTER, _TODO, _PARSED = None, [], {}
     bar.close()
     if cache is not None:
         cache.save()
