@@ -49,7 +49,10 @@ def find_root(paths: Sequence[str]) -> Optional[Path]:
     existing = [os.path.abspath(p) for p in paths if os.path.exists(p)]
     if not existing:
         return None
-    start = Path(os.path.commonpath(existing))
+    try:
+        start = Path(os.path.commonpath(existing))
+    except ValueError:  # paths on different drives share no folder
+        return None
     if start.is_file():
         start = start.parent
     home = Path.home()
