@@ -75,7 +75,7 @@ class Notebook:
             if not isinstance(cell, dict) or cell.get("cell_type") != "code":
                 continue
             text = _joined(cell.get("source", ""))
-            body = text.splitlines()
+            body = _split_lines(text)
             first = next((ln.strip() for ln in body if ln.strip()), "")
             if first.startswith("%%") and first[2:].split(" ")[0] not in _PYTHON_CELL_MAGICS:
                 continue  # %%bash, %%writefile...: not Python
@@ -135,7 +135,7 @@ class Notebook:
         chunks: Dict[int, List[str]] = {}
         current: Optional[List[str]] = None
         used = set()
-        for line in program.splitlines():
+        for line in _split_lines(program):
             mark = _CELL_RE.match(line)
             if mark:
                 current = chunks.setdefault(int(mark.group(1)), [])
@@ -159,6 +159,15 @@ class Notebook:
                 text += "\n"
             out[cell.index] = text
         return out
+
+
+def _split_lines(text: str) -> List[str]:
+    """Lines split at ``\n`` only: ``str.splitlines`` would also split at ``\r``,
+    form feeds and U+2028 inside string literals, and change the cell on rebuild."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
 
 
 def _joined(source: Any) -> str:

@@ -146,7 +146,7 @@ def test_policy_set_in_a_notebook_counts_for_the_project(tmp_path):
 
 LINES = ["import tensorflow as tf", "x = 1", "%time y = 2", "!pip install keras", "files = !ls", "tf?",
          "", "# comment é", "for i in range(3):\n    %time print(i)\n    z = i", "s = '''\n%not magic in a string\n'''",
-         "def f():\n    return 'ü'", "%%time", "%%writefile x.txt", "print('done')  # noqa"]
+         "def f():\n    return 'ü'", "%%time", "u = 'a\u2028b\x0cc'", "w = 1\r", "%%writefile x.txt", "print('done')  # noqa"]
 
 
 @pytest.mark.parametrize("seed", range(40))
