@@ -10,6 +10,7 @@ run never imports libcst.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import time
@@ -21,6 +22,8 @@ from mplint.prefilter import may_matter
 
 #: Below this many files to parse, starting workers costs more than it saves.
 MIN_FILES_FOR_POOL = 8
+#: allocations between young-generation collections while checking (default 700)
+GC_THRESHOLD = 50_000
 
 _LINTER = None
 _TODO: List[Tuple[str, bytes, os.stat_result]] = []
@@ -119,6 +122,7 @@ def check_files(files: Sequence[str], make_linter: Callable[[], object], cache: 
         bar.step()
     if todo:
         _LINTER = make_linter()
+        _tune_gc()
         # Biggest files first, so no worker is left with a long one at the end.
         _TODO = sorted(todo, key=lambda item: -len(item[1]))
         _PARSED = parsed or {}
@@ -138,6 +142,20 @@ def check_files(files: Sequence[str], make_linter: Callable[[], object], cache: 
     order = {path: n for n, path in enumerate(files)}
     errors.sort(key=lambda e: order.get(e.path, -1))
     return findings, errors
+
+
+def _tune_gc() -> None:
+    """Fewer garbage-collector passes while libcst builds trees (about 7% of the parse).
+
+    A libcst tree is acyclic and freed by reference counting; the default
+    thresholds make the collector walk the live heap every few hundred
+    allocations all the same. Freezing what exists now (modules, the linter)
+    also keeps forked workers from copying those pages when the collector would
+    touch them.
+    """
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(GC_THRESHOLD, 20, 20)
 
 
 def _results(count: int, jobs: int):
