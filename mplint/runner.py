@@ -122,7 +122,7 @@ def check_files(files: Sequence[str], make_linter: Callable[[], object], cache: 
         bar.step()
     if todo:
         _LINTER = make_linter()
-        _tune_gc()
+        thresholds = _tune_gc()
         # Biggest files first, so no worker is left with a long one at the end.
         _TODO = sorted(todo, key=lambda item: -len(item[1]))
         _PARSED = parsed or {}
@@ -136,6 +136,8 @@ def check_files(files: Sequence[str], make_linter: Callable[[], object], cache: 
                 bar.step()
         finally:
             _LINTER, _TODO, _PARSED = None, [], {}
+            gc.unfreeze()
+            gc.set_threshold(*thresholds)
     bar.close()
     if cache is not None:
         cache.save()
@@ -144,7 +146,7 @@ def check_files(files: Sequence[str], make_linter: Callable[[], object], cache: 
     return findings, errors
 
 
-def _tune_gc() -> None:
+def _tune_gc() -> Tuple[int, ...]:
     """Fewer garbage-collector passes while libcst builds trees (about 7% of the parse).
 
     A libcst tree is acyclic and freed by reference counting; the default
@@ -153,9 +155,11 @@ def _tune_gc() -> None:
     also keeps forked workers from copying those pages when the collector would
     touch them.
     """
+    old = gc.get_threshold()
     gc.collect()
     gc.freeze()
     gc.set_threshold(GC_THRESHOLD, 20, 20)
+    return old
 
 
 def _results(count: int, jobs: int):
