@@ -33,6 +33,7 @@ import tempfile
 import textwrap
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import List, Optional
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -237,7 +238,7 @@ def discover_files(folder: str) -> List[str]:
     from mplint.config import find_config, load_settings
     from mplint.discovery import discover
 
-    settings = load_settings(find_config(__import__("pathlib").Path(folder)), load_catalog())
+    settings = load_settings(find_config(Path(folder)), load_catalog(), root=Path(folder))
     found = discover([folder], settings.root, settings.exclude, settings.respect_gitignore)
     return [os.path.abspath(p) for p in found.files if p.endswith(".py")]
 

@@ -79,6 +79,17 @@ class _Ignorer:
         self._chains: Dict[str, Tuple[Tuple[str, Matcher], ...]] = {}
         git_root = self._find_git_root(root) if respect_gitignore else None
         self._git_root = str(git_root) if git_root is not None else None
+        #: folders whose parents' .gitignore files no longer apply
+        self._stops = {self._git_root, self._root_parent}
+
+    def add_boundary(self, path: Path) -> None:
+        """Bound .gitignore lookups for a path outside the root as the root's own are:
+        at its git repository's top or the named folder's parent, whichever comes
+        first (so a stray ``.gitignore`` far above cannot hide a named tree)."""
+        if not self.respect_gitignore or _rel(str(path), self._root) is not None:
+            return
+        git_root = self._find_git_root(path)
+        self._stops.update({str(path.parent), str(git_root) if git_root is not None else None})
 
     @staticmethod
     def _find_git_root(start: Path) -> Optional[Path]:
@@ -107,7 +118,7 @@ class _Ignorer:
             spec = self._gitignore(folder)
             own = ((folder, spec),) if spec is not None else ()
             parent = os.path.dirname(folder)
-            last = folder in (self._git_root, self._root_parent) or parent == folder
+            last = folder in self._stops or parent == folder
             chain = own if last else own + self._chain(parent)
             self._chains[folder] = chain
         return chain
@@ -155,6 +166,7 @@ def discover(paths: Sequence[str], root: Path, exclude: Sequence[str],
         if not os.path.lexists(given):
             out.errors.append(FileError(given, "no such file or directory"))
             continue
+        ignorer.add_boundary(absolute if path.is_dir() else absolute.parent)
         if path.is_dir():
             if force_exclude and ignorer.excluded(absolute, True):
                 continue
