@@ -298,10 +298,12 @@ def build_project(paths: Sequence[str], settings, cache=None, extra: Iterable[st
     files: List[str] = []
     if root is not None:
         files = walked if walked is not None else project_files(root, settings)
-    files = list(dict.fromkeys([*files, *extra]))
+    # Checked files first, under the names the check uses (it reuses what is read here).
+    unique: Dict[str, str] = {}
+    for path in [*extra, *files]:
+        unique.setdefault(os.path.abspath(path), path)
     out = ProjectFacts(root, keras_version=declared_keras_version(root) if root is not None else None)
-    for path in files:
-        key = os.path.abspath(path)
+    for key, path in unique.items():
         try:
             st = os.stat(path)
         except OSError:
