@@ -86,9 +86,13 @@ def _text(path: Path, data: dict, key: str) -> str:
     return value
 
 
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def load_entry(path: Path) -> RuleEntry:
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        # libyaml's loader when present: the catalog is read on every run.
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)
     except (OSError, yaml.YAMLError) as exc:
         raise _fail(path, f"cannot be read: {exc}") from None
     if not isinstance(data, dict):

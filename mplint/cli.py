@@ -48,6 +48,10 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
                         help="print the number of findings per rule instead of each finding")
     parser.add_argument("--show-fixes", action="store_true",
                         help="list the fixes applied (fix) or available (check), per file and rule")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="neither read nor write the result cache (.mplint_cache/)")
+    parser.add_argument("--jobs", "-j", type=int, default=0, metavar="N",
+                        help="worker processes (default: one per core)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -175,27 +179,51 @@ def _settings(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> Settin
 
 
 def cmd_lint(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> int:
-    from mplint.discovery import discover
-    from mplint.engine import Linter
+    from mplint.discovery import LINT_SUFFIXES, discover
+    from mplint.project import build_project, find_root
 
     _check_args(args)
     settings = _settings(args, catalog)
     rules = selected_rules(catalog, settings.select, settings.ignore)
-    linter = Linter(settings, catalog, rules)
     if args.paths == ["-"]:
-        return _run_stdin(args, linter)
+        from mplint.engine import Linter
+
+        return _run_stdin(args, Linter(settings, catalog, rules))
     found = discover(args.paths, settings.root, settings.exclude,
-                     settings.respect_gitignore, args.force_exclude)
+                     settings.respect_gitignore, args.force_exclude, suffixes=LINT_SUFFIXES)
     errors: List[FileError] = list(found.errors)
+    root = find_root(args.paths)
+    cache = None if args.no_cache else _open_cache(root or settings.root)
+    # `mplint check .` at the project root: the project's files are the ones just found.
+    at_root = root is not None and [os.path.realpath(p) for p in args.paths] == [str(root)]
+    walked = found.files if at_root else None
+    contents: Dict[str, bytes] = {}
+    parsed: Dict[str, object] = {}
+    project = build_project(args.paths, settings, cache, extra=found.files, walked=walked,
+                            contents=contents, parsed=parsed)
+    if cache is not None:
+        from mplint.cache import run_key
+
+        cache.use_run(run_key(rules, settings, project.digest()))
+
+    def make_linter():
+        from mplint.engine import Linter
+
+        linter = Linter(settings, catalog, rules)
+        linter.project = project
+        return linter
+
     findings: List[Finding] = []
     summary_fix = FixSummary()
     if args.command == "check":
-        for path in found.files:
-            result = linter.lint_path(path)
-            findings += result.findings
-            errors += result.errors
+        from mplint.runner import check_files, default_jobs
+
+        findings, more = check_files(found.files, make_linter, cache, args.jobs or default_jobs(),
+                                     progress=args.output_format == "text", contents=contents,
+                                     parsed=parsed)
+        errors += more
     else:
-        findings, errors, summary_fix = _run_fix(args, linter, found.files, errors)
+        findings, errors, summary_fix = _run_fix(args, make_linter(), found.files, errors, cache)
     return _finish(args, findings, errors, summary_fix)
 
 
@@ -214,14 +242,35 @@ def _writes(args: argparse.Namespace) -> bool:
     return args.command == "fix" and not (args.diff or args.check)
 
 
-def _run_fix(args: argparse.Namespace, linter, files: List[str],
-             errors: List[FileError]) -> Tuple[List[Finding], List[FileError], FixSummary]:
+def _open_cache(root: Path):
+    from mplint.cache import FOLDER, Cache
+
+    return Cache(root / FOLDER)
+
+
+def _run_fix(args: argparse.Namespace, linter, files: List[str], errors: List[FileError],
+             cache=None) -> Tuple[List[Finding], List[FileError], FixSummary]:
+    from mplint.cache import content_hash
     from mplint.fixer import fix_path
+    from mplint.notebooks import fix_notebook
 
     findings: List[Finding] = []
     summary = FixSummary()
+    wanted = ("safe", "unsafe") if args.unsafe_fixes else ("safe",)
     for path in files:
-        outcome = fix_path(linter, path, unsafe=args.unsafe_fixes, write=_writes(args))
+        if cache is not None:
+            # A cached file with nothing to apply needs no parse at all.
+            try:
+                with open(path, "rb") as handle:
+                    hit = cache.get(path, content_hash(handle.read()))
+            except OSError:
+                hit = None
+            if hit is not None and not any(f.fix in wanted for f in hit[0]):
+                findings += hit[0]
+                errors += hit[1]
+                continue
+        fixer = fix_notebook if path.endswith(".ipynb") else fix_path
+        outcome = fixer(linter, path, unsafe=args.unsafe_fixes, write=_writes(args))
         errors += outcome.errors
         findings += outcome.remaining
         summary.applied += outcome.applied
@@ -230,6 +279,8 @@ def _run_fix(args: argparse.Namespace, linter, files: List[str],
             summary.by_file[path] = outcome.applied_rules
             if args.diff:
                 sys.stdout.write(_diff(path, outcome.original, outcome.fixed or b""))
+    if cache is not None:
+        cache.save()
     summary.more_unsafe = sum(1 for f in findings if f.fix == "unsafe")
     return findings, errors, summary
 
@@ -310,7 +361,7 @@ def _finish(args: argparse.Namespace, findings: List[Finding], errors: List[File
     ``stream`` is where the report goes: stdout, unless stdout carries the fixed
     code or a diff.
     """
-    findings.sort(key=lambda f: (f.path, f.line, f.col, f.rule))
+    findings.sort(key=lambda f: (f.path, f.cell or 0, f.line, f.col, f.rule))
     previews = args.command == "fix" and (args.diff or args.check)
     if stream is None:
         stream = sys.stderr if (args.command == "fix" and args.diff) else sys.stdout

@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import pathspec
 
 from mplint.findings import FileError
 
 SOURCE_SUFFIXES = (".py", ".pyi")
+#: what ``check`` and ``fix`` look at: Python sources and Jupyter notebooks
+LINT_SUFFIXES = SOURCE_SUFFIXES + (".ipynb",)
 
 
 @dataclass
@@ -27,15 +30,42 @@ class Discovery:
     errors: List[FileError] = field(default_factory=list)
 
 
+Matcher = Callable[[str], bool]
+
+
 def _spec(patterns: Iterable[str]) -> pathspec.PathSpec:
     return pathspec.GitIgnoreSpec.from_lines(list(patterns))
 
 
-def _rel(path: Path, base: Path) -> Optional[str]:
+def _matcher(patterns: Iterable[str]) -> Matcher:
+    """``spec.match_file`` as one regex when no pattern negates (the common case).
+
+    pathspec tries each pattern in turn, which made matching the bulk of a warm
+    run; without ``!`` patterns "any pattern matches" is the whole semantics.
+    """
+    spec = _spec(patterns)
+    active = [p for p in spec.patterns if p.include is not None]
+    if any(p.include is False for p in active) or not all(hasattr(p, "regex") for p in active):
+        return spec.match_file
+    if not active:
+        return lambda path: False
     try:
-        return path.relative_to(base).as_posix()
-    except ValueError:
-        return None
+        combined = re.compile("|".join(
+            "(?:" + p.regex.pattern.replace("(?P<ps_d>", "(?:") + ")" for p in active))
+    except re.error:  # pragma: no cover (a pathspec with another regex style)
+        return spec.match_file
+    return lambda path: combined.match(path) is not None
+
+
+def _rel(path: str, base: str) -> Optional[str]:
+    """``path`` relative to ``base`` in posix form (plain string work: this runs per file)."""
+    if path == base:
+        return "."
+    prefix = base if base.endswith(os.sep) else base + os.sep
+    if path.startswith(prefix):
+        rel = path[len(prefix):]
+        return rel.replace(os.sep, "/") if os.sep != "/" else rel
+    return None
 
 
 class _Ignorer:
@@ -43,11 +73,25 @@ class _Ignorer:
 
     def __init__(self, root: Path, exclude: Sequence[str], respect_gitignore: bool) -> None:
         self.root = root
+        self._root = str(root)
+        self._root_parent = str(root.parent)
         self.patterns = list(exclude)
-        self.exclude = _spec(exclude)
+        self.exclude = _matcher(exclude)
         self.respect_gitignore = respect_gitignore
-        self._gitignores: Dict[Path, Optional[pathspec.PathSpec]] = {}
-        self._git_root = self._find_git_root(root) if respect_gitignore else None
+        self._chains: Dict[str, Tuple[Tuple[str, Matcher], ...]] = {}
+        git_root = self._find_git_root(root) if respect_gitignore else None
+        self._git_root = str(git_root) if git_root is not None else None
+        #: folders whose parents' .gitignore files no longer apply
+        self._stops = {self._git_root, self._root_parent}
+
+    def add_boundary(self, path: Path) -> None:
+        """Bound .gitignore lookups for a path outside the root as the root's own are:
+        at its git repository's top or the named folder's parent, whichever comes
+        first (so a stray ``.gitignore`` far above cannot hide a named tree)."""
+        if not self.respect_gitignore or _rel(str(path), self._root) is not None:
+            return
+        git_root = self._find_git_root(path)
+        self._stops.update({str(path.parent), str(git_root) if git_root is not None else None})
 
     @staticmethod
     def _find_git_root(start: Path) -> Optional[Path]:
@@ -56,22 +100,30 @@ class _Ignorer:
                 return folder
         return None
 
-    def _gitignore(self, folder: Path) -> Optional[pathspec.PathSpec]:
-        if folder not in self._gitignores:
-            lines: List[str] = []
-            for name in (".gitignore", ".ignore"):
-                try:
-                    lines += (folder / name).read_text(encoding="utf-8", errors="replace").splitlines()
-                except OSError:
-                    pass
-            if self._git_root is not None and folder == self._git_root:
-                try:
-                    lines += (folder / ".git" / "info" / "exclude").read_text(
-                        encoding="utf-8", errors="replace").splitlines()
-                except OSError:
-                    pass
-            self._gitignores[folder] = _spec(lines) if lines else None
-        return self._gitignores[folder]
+    def _gitignore(self, folder: str) -> Optional[Matcher]:
+        lines: List[str] = []
+        names = [".gitignore", ".ignore"]
+        if folder == self._git_root:
+            names.append(os.path.join(".git", "info", "exclude"))
+        for name in names:
+            try:
+                with open(os.path.join(folder, name), encoding="utf-8", errors="replace") as handle:
+                    lines += handle.read().splitlines()
+            except OSError:
+                pass
+        return _matcher(lines) if lines else None
+
+    def _chain(self, folder: str) -> Tuple[Tuple[str, Matcher], ...]:
+        """The .gitignore matchers that apply to entries of ``folder``, innermost first."""
+        chain = self._chains.get(folder)
+        if chain is None:
+            spec = self._gitignore(folder)
+            own = ((folder, spec),) if spec is not None else ()
+            parent = os.path.dirname(folder)
+            last = folder in self._stops or parent == folder
+            chain = own if last else own + self._chain(parent)
+            self._chains[folder] = chain
+        return chain
 
     def below(self, folder: Path) -> "_Ignorer":
         """The ignorer for walking a folder named on the command line.
@@ -80,39 +132,33 @@ class _Ignorer:
         it (``mplint check fixtures/`` with ``exclude = ["fixtures/"]``); patterns
         that exclude something inside it still apply.
         """
-        keep = [p for p in self.patterns if not _spec([p]).match_file(self._probe(folder, True))]
+        rel = _rel(str(folder), self._root)
+        probe = (rel if rel is not None else folder.name) + "/"
+        keep = [p for p in self.patterns if not _spec([p]).match_file(probe)]
         if len(keep) == len(self.patterns):
             return self
         narrowed = _Ignorer.__new__(_Ignorer)
         narrowed.__dict__.update(self.__dict__)
-        narrowed.patterns, narrowed.exclude = keep, _spec(keep)
+        narrowed.patterns, narrowed.exclude = keep, _matcher(keep)
         return narrowed
 
-    def _probe(self, path: Path, is_dir: bool) -> str:
-        rel = _rel(path, self.root)
-        probe = rel if rel is not None else path.name
-        return probe + "/" if is_dir else probe
-
     def excluded(self, path: Path, is_dir: bool) -> bool:
-        rel = _rel(path, self.root)
-        probe = rel if rel is not None else path.name
-        if is_dir:
-            probe += "/"
-        if self.exclude.match_file(probe):
+        return self._excluded(str(path), path.name, str(path.parent), is_dir)
+
+    def _excluded(self, path: str, name: str, parent: str, is_dir: bool) -> bool:
+        slash = "/" if is_dir else ""
+        rel = _rel(path, self._root)
+        if self.exclude((rel if rel is not None else name) + slash):
             return True
         # A bare name pattern such as "build" also matches outside the root.
-        if rel is None and self.exclude.match_file(path.name + ("/" if is_dir else "")):
+        if rel is None and self.exclude(name + slash):
             return True
         if not self.respect_gitignore:
             return False
-        for folder in path.parents:
-            spec = self._gitignore(folder)
-            if spec is not None:
-                sub = _rel(path, folder)
-                if sub is not None and spec.match_file(sub + ("/" if is_dir else "")):
-                    return True
-            if folder == self._git_root or folder == self.root.parent:
-                break
+        for folder, spec in self._chain(parent):
+            sub = _rel(path, folder)
+            if sub is not None and spec(sub + slash):
+                return True
         return False
 
 
@@ -130,8 +176,11 @@ def discover(paths: Sequence[str], root: Path, exclude: Sequence[str],
     ignorer = _Ignorer(root, exclude, respect_gitignore)
     seen = set()
 
+    several = len(paths) > 1
+
     def add(display: str) -> None:
-        key = os.path.realpath(display)
+        # Directory symlinks are not followed, so one path cannot list a file twice.
+        key = os.path.realpath(display) if several else display
         if key not in seen:
             seen.add(key)
             out.files.append(display)
@@ -142,6 +191,7 @@ def discover(paths: Sequence[str], root: Path, exclude: Sequence[str],
         if not os.path.lexists(given):
             out.errors.append(FileError(given, "no such file or directory"))
             continue
+        ignorer.add_boundary(absolute if path.is_dir() else absolute.parent)
         if path.is_dir():
             if force_exclude and ignorer.excluded(absolute, True):
                 continue
@@ -172,7 +222,7 @@ def _not_a_file(path: str) -> str:
 def _walk(display_root: str, root: Path, ignorer: _Ignorer, suffixes: Tuple[str, ...],
           out: Discovery) -> List[str]:
     found: List[str] = []
-    stack = [(display_root, root)]
+    stack = [(os.path.normpath(display_root), str(root))]
     while stack:
         display, folder = stack.pop()
         try:
@@ -182,20 +232,21 @@ def _walk(display_root: str, root: Path, ignorer: _Ignorer, suffixes: Tuple[str,
             continue
         subdirs = []
         for entry in entries:
-            child = folder / entry.name
-            child_display = os.path.normpath(os.path.join(display, entry.name))
+            name = entry.name
+            child = os.path.join(folder, name)
+            child_display = name if display == "." else os.path.join(display, name)
             try:
                 is_dir = entry.is_dir(follow_symlinks=False)
-                is_file = entry.is_file()
+                is_file = not is_dir and name.endswith(suffixes) and entry.is_file()
             except OSError:
-                if entry.name.endswith(suffixes) and not ignorer.excluded(child, False):
+                if name.endswith(suffixes) and not ignorer._excluded(child, name, folder, False):
                     out.errors.append(FileError(child_display, _not_a_file(str(child))))
                 continue
             if is_dir:
-                if not ignorer.excluded(child, True):
+                if not ignorer._excluded(child, name, folder, True):
                     subdirs.append((child_display, child))
-            elif is_file and entry.name.endswith(suffixes):
-                if not ignorer.excluded(child, False):
+            elif is_file:
+                if not ignorer._excluded(child, name, folder, False):
                     found.append(child_display)
         stack.extend(reversed(subdirs))
     found.sort()

@@ -24,22 +24,15 @@ from mplint.facts import FactsCollector, ModuleFacts
 from mplint.findings import FileError, Finding
 from mplint.keras_version import detect as detect_keras_version
 from mplint.names import NameResolver, collect_module_imports
+from mplint.prefilter import may_matter  # noqa: F401 (engine.may_matter is public)
+from mplint.project import ProjectFacts
 from mplint.scopes import ScopeTracker
-from mplint.source import Source, SourceError, parse, read_source
+from mplint.source import Source, SourceError, decode, parse, read_bytes
 from mplint.suppression import scan
 from mplint.values import Evaluator
 from mplint.walker import Walker
 
-#: Every rule matches names that come from importing one of these packages (or the
-#: environment switch of the graph rewrite), so a file without them cannot produce
-#: a finding and is not even parsed.
-PREFILTER = (b"tensorflow", b"keras", b"TF_ENABLE_AUTO_MIXED_PRECISION")
-
 REPORT_URL = "https://github.com/mplint/mplint/issues"
-
-
-def may_matter(raw: bytes) -> bool:
-    return any(token in raw for token in PREFILTER)
 
 
 @dataclass
@@ -75,6 +68,8 @@ class Linter:
         self.check_classes = [checks[r] for r in self.rule_ids]
         self.known_codes: FrozenSet[str] = frozenset(catalog)
         self.options = settings.option_map()
+        #: facts of the whole project (policies and rewrites set in other files)
+        self.project: Optional[ProjectFacts] = None
         self._pfi = [
             (pathspec.GitIgnoreSpec.from_lines([pattern]), frozenset(codes))
             for pattern, codes in settings.per_file_ignores
@@ -82,12 +77,27 @@ class Linter:
 
     # -- entry points -----------------------------------------------------------
     def lint_path(self, path: str) -> FileResult:
-        result = FileResult(path)
         try:
-            source = read_source(path)
-            if not may_matter(source.raw):
-                return result
-            module = parse(source)
+            raw = read_bytes(path)
+        except SourceError as exc:
+            return FileResult(path, errors=[FileError(path, str(exc))])
+        return self.lint_bytes(path, raw)
+
+    def lint_bytes(self, path: str, raw: bytes, module: Optional[cst.Module] = None) -> FileResult:
+        """Check one file's content (read once by the caller, who may cache by it).
+
+        ``module`` is the file already parsed from ``raw`` (by the project index).
+        """
+        result = FileResult(path)
+        if not may_matter(raw):
+            return result
+        if path.endswith(".ipynb"):
+            from mplint.notebooks import lint_notebook
+
+            return lint_notebook(self, path, raw)
+        try:
+            source = decode(path, raw)
+            module = module or parse(source)
         except SourceError as exc:
             result.errors.append(FileError(path, str(exc)))
             return result
@@ -106,8 +116,12 @@ class Linter:
         collect_module_imports(module, names)
         tracker = ScopeTracker(module, names)
         facts = ModuleFacts(assumed_policy=self.settings.assume_policy,
-                            keras_version=detect_keras_version(self.settings.keras_version, source.text),
+                            keras_version=detect_keras_version(
+                                self.settings.keras_version, source.text,
+                                declared=self.project.keras_version if self.project is not None else None),
                             configured_keras_version=self.settings.keras_version)
+        if self.project is not None:
+            self.project.apply(facts, source.path)
         evaluator = Evaluator(names)
         ctx = Context(source.path, module, names, tracker, facts, self.options, evaluator)
         collector = FactsCollector(facts, names, tracker, evaluator)

@@ -9,7 +9,7 @@ and from config (``assume-policy``) are merged in here, so rules ask one object.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import FrozenSet, List, Optional
+from typing import FrozenSet, List, Optional, Tuple
 
 import libcst as cst
 
@@ -100,6 +100,8 @@ class PolicyState:
 
     names: FrozenSet[str]
     certain: bool
+    #: project files that set the policy, when this file sets none itself
+    source: str = ""
 
     @property
     def float16(self) -> bool:
@@ -108,7 +110,9 @@ class PolicyState:
     @property
     def note(self) -> str:
         """Suffix for messages when the policy is chosen at run time."""
-        return "" if self.certain else " (the policy is chosen at run time and may be mixed)"
+        if not self.certain:
+            return " (the policy is chosen at run time and may be mixed)"
+        return f" (the mixed policy is set in {self.source})" if self.source else ""
 
 
 @dataclass
@@ -119,8 +123,13 @@ class ModuleFacts:
     keras_version: Optional[int] = None
     #: the ``keras-version`` setting itself (keras_version may come from detection)
     configured_keras_version: Optional[int] = None
-    #: mixed policies set elsewhere in the project (project facts)
+    #: policies set elsewhere in the project (project facts; UNKNOWN for run-time
+    #: choices, float32 too), and the project-relative files that set them
     project_policies: FrozenSet[str] = frozenset()
+    project_policy_files: Tuple[str, ...] = ()
+    #: project-relative files elsewhere that enable the graph rewrite (the rewrite
+    #: call, grappler's auto_mixed_precision or TF_ENABLE_AUTO_MIXED_PRECISION)
+    project_rewrite_files: Tuple[str, ...] = ()
     policy_calls: List[PolicyCall] = field(default_factory=list)
     rewrite_calls: List[cst.Call] = field(default_factory=list)
     grappler_calls: List[cst.Call] = field(default_factory=list)
@@ -146,13 +155,18 @@ class ModuleFacts:
     def mixed_policy(self) -> Optional[PolicyState]:
         """The mixed policy in effect for this module's code, or None."""
         values = self.policy_values()
+        source = ""
+        if not values and self.project_policies:
+            # The file sets no policy itself: the one set elsewhere governs it.
+            values = self.project_policies
+            source = ", ".join(self.project_policy_files)
         certain = UNKNOWN not in values and len(values) > 0
         names = set(values & MIXED_POLICIES)
         if UNKNOWN in values:
             names |= MIXED_POLICIES
         if self.assumed_policy in MIXED_POLICIES:
             names.add(self.assumed_policy)
-            certain = True
+            certain, source = True, ""
         names |= self.project_policies & MIXED_POLICIES
         if not names:
             return None
@@ -160,7 +174,7 @@ class ModuleFacts:
         # mixed possible but not certain.
         if values - MIXED_POLICIES - {UNKNOWN}:
             certain = self.assumed_policy in MIXED_POLICIES
-        return PolicyState(frozenset(names), certain)
+        return PolicyState(frozenset(names), certain, source if certain else "")
 
 
 class FactsCollector:

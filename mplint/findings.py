@@ -19,9 +19,21 @@ class Finding:
     severity: str
     message: str
     fix: Optional[str]  # None, "safe" or "unsafe"
+    #: notebook cell (1-based among all cells); line and col are then within the cell
+    cell: Optional[int] = None
+
+    @property
+    def location(self) -> str:
+        """``path:line:col``, or ``nb.ipynb:cell 3:line 2:col`` in a notebook."""
+        if self.cell is not None:
+            return f"{self.path}:cell {self.cell}:line {self.line}:{self.col}"
+        return f"{self.path}:{self.line}:{self.col}"
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        data = asdict(self)
+        if self.cell is None:
+            del data["cell"]
+        return data
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,10 @@ rules and fixes need to know it. In order of trust:
 
 1. the ``keras-version`` setting;
 2. the file imports ``tf_keras`` (or sets ``TF_USE_LEGACY_KERAS``): always Keras 2;
-3. the installed ``keras``/``tensorflow`` distributions, read from their metadata
+3. the Keras or TensorFlow version the project's dependency declarations pin;
+4. the installed ``keras``/``tensorflow`` distributions, read from their metadata
    without importing them (importing TensorFlow takes seconds), once per process;
-4. the spelling the file already uses (a Keras-2-only or Keras-3-only API).
+5. the spelling the file already uses (a Keras-2-only or Keras-3-only API).
 
 None means unknown: rules that depend on the generation stay silent.
 """
@@ -82,12 +83,18 @@ def spelling_generation(text: str) -> Optional[int]:
 
 
 def detect(configured: Optional[int], text: str, installed: Optional[int] = None,
-           use_installed: bool = True) -> Optional[int]:
-    """The Keras generation for a file with source ``text`` (see the module doc)."""
+           use_installed: bool = True, declared: Optional[int] = None) -> Optional[int]:
+    """The Keras generation for a file with source ``text`` (see the module doc).
+
+    ``declared`` is what the project's dependency declarations pin (project facts);
+    it comes before the packages installed where mplint happens to run.
+    """
     if configured is not None:
         return configured
     if _TF_KERAS_USE.search(text):
         return 2
+    if declared is not None:
+        return declared
     if use_installed:
         found = installed if installed is not None else installed_generation()
         if found is not None:

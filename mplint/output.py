@@ -33,7 +33,7 @@ def text(findings: List[Finding], errors: Sequence[FileError] = ()) -> str:
     lines = []
     for f in findings:
         mark = " [*]" if f.fix else ""
-        lines.append(f"{f.path}:{f.line}:{f.col}: {f.rule} {f.message}{mark}")
+        lines.append(f"{f.location}: {f.rule} {f.message}{mark}")
     return "\n".join(lines) + ("\n" if lines else "")
 
 

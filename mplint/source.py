@@ -65,15 +65,18 @@ def decode(path: str, raw: bytes) -> Source:
     return Source(path, raw, text, encoding, bom)
 
 
-def read_source(path: str) -> Source:
+def read_bytes(path: str) -> bytes:
     try:
         with open(path, "rb") as handle:
-            raw = handle.read()
+            return handle.read()
     except IsADirectoryError:
         raise SourceError("is a directory, not a file") from None
     except OSError as exc:
         raise SourceError(f"cannot be read: {exc.strerror or exc}") from None
-    return decode(path, raw)
+
+
+def read_source(path: str) -> Source:
+    return decode(path, read_bytes(path))
 
 
 def parse(source: Source) -> cst.Module:

@@ -11,7 +11,7 @@ the list) is still inside a scope while the checks leave it.
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Dict, List, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -29,6 +29,8 @@ _SKIP_FIELDS = frozenset(
 )
 
 _FIELDS_BY_TYPE: Dict[type, Tuple[str, ...]] = {}
+#: field types that never hold a node (``Name.value``, ``Integer.value``...)
+_SCALARS = (str, int, float, bool)
 
 
 def _child_fields(node_type: type) -> Tuple[str, ...]:
@@ -38,9 +40,21 @@ def _child_fields(node_type: type) -> Tuple[str, ...]:
             f.name
             for f in dataclasses.fields(node_type)
             if f.name not in _SKIP_FIELDS and not f.name.startswith("whitespace")
+            and f.type not in _SCALARS
         )
         _FIELDS_BY_TYPE[node_type] = fields
     return fields
+
+
+_IS_NODE: Dict[type, bool] = {}
+
+
+def _is_node(value_type: type) -> bool:
+    """``issubclass(t, CSTNode)``, memoised: CSTNode is an ABC, slow to test each time."""
+    known = _IS_NODE.get(value_type)
+    if known is None:
+        known = _IS_NODE[value_type] = issubclass(value_type, cst.CSTNode)
+    return known
 
 
 Handler = Callable[[cst.CSTNode], None]
@@ -65,6 +79,7 @@ class Walker:
             handlers.reverse()
         #: ancestors of the node being visited, outermost first
         self.stack: List[cst.CSTNode] = []
+        self._plans: Dict[type, Tuple[Optional[list], Optional[list], Tuple[str, ...], bool]] = {}
 
     def _call(self, handlers: List[Tuple[object, Handler]], node: cst.CSTNode) -> None:
         for owner, handler in handlers:
@@ -78,22 +93,33 @@ class Walker:
                 self._disabled.add(owner)
                 self._on_error(owner, exc)
 
+    def _plan(self, node_type: type) -> Tuple[Optional[list], Optional[list], Tuple[str, ...], bool]:
+        """Per node type: visit handlers, leave handlers, child fields, and whether
+        walking it can do anything at all (a leaf nobody handles is skipped)."""
+        name = node_type.__name__
+        visit, leave, fields = self._visit.get(name), self._leave.get(name), _child_fields(node_type)
+        plan = (visit, leave, fields, bool(visit or leave or fields))
+        self._plans[node_type] = plan
+        return plan
+
     def walk(self, node: cst.CSTNode) -> None:
-        name = type(node).__name__
-        handlers = self._visit.get(name)
-        if handlers:
-            self._call(handlers, node)
+        plans = self._plans
+        visit, leave, fields, _ = plans.get(type(node)) or self._plan(type(node))
+        if visit:
+            self._call(visit, node)
         stack = self.stack
         stack.append(node)
-        for field in _child_fields(type(node)):
+        for field in fields:
             value = getattr(node, field)
-            if isinstance(value, cst.CSTNode):
-                self.walk(value)
-            elif isinstance(value, (list, tuple)):
+            if isinstance(value, (list, tuple)):
                 for item in value:
-                    if isinstance(item, cst.CSTNode):
+                    item_type = type(item)
+                    if _is_node(item_type) and (plans.get(item_type) or self._plan(item_type))[3]:
                         self.walk(item)
+            else:
+                value_type = type(value)
+                if _is_node(value_type) and (plans.get(value_type) or self._plan(value_type))[3]:
+                    self.walk(value)
         stack.pop()
-        handlers = self._leave.get(name)
-        if handlers:
-            self._call(handlers, node)
+        if leave:
+            self._call(leave, node)

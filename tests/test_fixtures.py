@@ -1,5 +1,8 @@
 """Fixture files carry `# expect: MPxxx` on every line that must fire; nothing else may.
 
+Files under fixtures/projects/<name>/ are multi-file projects: each is checked with
+the facts of its whole project (a policy set in train.py governs model.py).
+
 Every fixture is also fixed (unsafe fixes included): the result must parse, settle
 in one run, and keep every comment.
 """
@@ -13,11 +16,21 @@ import libcst as cst
 import pytest
 
 from mplint.api import fix_text, lint_text, make_linter
+from mplint.project import build_project
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = sorted((ROOT / "fixtures").rglob("*.py"))
 MARKER = re.compile(r"#.*\bexpect:\s*(MP\d{3}(?:\s*,\s*MP\d{3})*)")
 LINTER = make_linter()
+PROJECTS = ROOT / "fixtures" / "projects"
+
+
+def _linter_for(path):
+    if PROJECTS not in path.parents:
+        return LINTER
+    linter = make_linter()
+    linter.project = build_project([str(path)], linter.settings)
+    return linter
 
 
 pytestmark = pytest.mark.usefixtures("no_installed_keras")
@@ -40,7 +53,7 @@ def _comments(text):
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_fixture_findings_match_markers(path):
     text = path.read_text(encoding="utf-8")
-    findings, errors = lint_text(text, path=str(path), linter=LINTER)
+    findings, errors = lint_text(text, path=str(path), linter=_linter_for(path))
     assert not errors
     assert {(f.line, f.rule) for f in findings} == _expected(text)
 
@@ -48,9 +61,10 @@ def test_fixture_findings_match_markers(path):
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_fixture_fix_parses_settles_and_keeps_comments(path):
     text = path.read_text(encoding="utf-8")
-    fixed = fix_text(text, path=str(path), unsafe=True, linter=LINTER)
+    linter = _linter_for(path)
+    fixed = fix_text(text, path=str(path), unsafe=True, linter=linter)
     cst.parse_module(fixed)
-    assert fix_text(fixed, path=str(path), unsafe=True, linter=LINTER) == fixed
+    assert fix_text(fixed, path=str(path), unsafe=True, linter=linter) == fixed
     before, after = _comments(text), _comments(fixed)
     assert all(c in after for c in before)
     if not _expected(text):

@@ -8,9 +8,8 @@ import libcst as cst
 
 from mplint.checker import Check, Fix
 from mplint.facts import GRAPH_REWRITE_FUNCTIONS, MIXED_POLICIES, PolicyCall, Site
-from mplint.scopes import exclusive
 from mplint.analysis.models import argument
-from mplint.scopes import Scope
+from mplint.scopes import Scope, exclusive
 
 _MECHANISM = {
     "call": "the mixed precision graph rewrite is enabled here",
@@ -57,6 +56,9 @@ class DoubleEnabling(Check):
     def _message(self, site: Site, conflicting: List[PolicyCall], assumed: Optional[str]) -> str:
         if conflicting:
             policy = f"`{self.ctx.module.code_for_node(conflicting[0].node)}` also sets a mixed Keras policy"
+        elif self.facts.project_policy_files:
+            files = ", ".join(self.facts.project_policy_files[:3])
+            policy = f"the project sets a mixed Keras policy ({assumed}) in {files}"
         else:
             policy = f"the project's Keras policy is {assumed}"
         return (

@@ -1,0 +1,193 @@
+"""Per-file result cache in ``.mplint_cache/``, so an unchanged tree re-checks at once.
+
+An entry is keyed by the file's content hash; the file holding the entries is
+named by a run key that covers everything else a result depends on: mplint's
+version and code, the selected rules, the settings and the project facts. Files
+with findings are cached too (their findings are the result). The format is JSON,
+never pickle: a cache folder committed to a repository by mistake must not be able
+to run code. Nothing here imports libcst, so a full cache hit never loads it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from mplint import __version__
+from mplint.findings import FileError, Finding
+
+FOLDER = ".mplint_cache"
+KEEP_RUN_FILES = 8
+RACY_NS = 2_000_000_000
+_PACKAGE = Path(__file__).resolve().parent
+
+
+def content_hash(raw: bytes) -> str:
+    return hashlib.blake2b(raw, digest_size=16).hexdigest()
+
+
+def code_stamp() -> str:
+    """Changes when mplint's own code or rule catalog changes (editable installs too)."""
+    from mplint.catalog import catalog_dir
+
+    parts: List[str] = [__version__]
+    for folder in (_PACKAGE, *(p for p in _PACKAGE.iterdir() if p.is_dir()), catalog_dir()):
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name.endswith((".py", ".yaml")):
+                st = entry.stat()
+                parts.append(f"{entry.path}:{st.st_mtime_ns}:{st.st_size}")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def run_key(rule_ids: Sequence[str], settings: Any, project_digest: str) -> str:
+    # select/ignore matter only through the rule ids they enable
+    settings = dataclasses.replace(settings, select=(), ignore=())
+    data = [code_stamp(), list(rule_ids), repr(settings), project_digest]
+    return hashlib.sha256(json.dumps(data, default=str).encode()).hexdigest()[:32]
+
+
+class Cache:
+    """Results and project-index entries of one run key, loaded and saved once."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.version_dir = folder / __version__
+        self._index: Dict[str, list] = self._load(self.version_dir / "index.json")
+        self._index_dirty = False
+        self._results: Dict[str, list] = {}
+        self._results_path: Optional[Path] = None
+        self._results_dirty = False
+
+    @staticmethod
+    def _load(path: Path) -> Dict[str, list]:
+        try:
+            with open(path, "rb") as handle:
+                data = json.loads(handle.read())
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    # Each entry is [content hash, payload, mtime_ns, size, written_ns]. A file whose
+    # size and mtime match is not even read, unless its mtime was within RACY_NS of
+    # the write (the file may have changed again in the same clock tick, as git's
+    # "racily clean" entries), in which case the content hash decides.
+    @staticmethod
+    def _fresh(entry: Optional[list], st: os.stat_result) -> bool:
+        return bool(entry) and len(entry) == 5 and entry[2] == st.st_mtime_ns \
+            and entry[3] == st.st_size and st.st_mtime_ns < entry[4] - RACY_NS
+
+    @staticmethod
+    def _entry(digest: str, payload: Any, st: Optional[os.stat_result]) -> list:
+        if st is None:
+            return [digest, payload, 0, -1, 0]
+        return [digest, payload, st.st_mtime_ns, st.st_size, time.time_ns()]
+
+    # -- project index ---------------------------------------------------------------
+    def index_lookup(self, key: str, st: os.stat_result):
+        entry = self._index.get(key)
+        return self._facts(entry) if self._fresh(entry, st) else None
+
+    def index_get(self, key: str, raw: bytes):
+        entry = self._index.get(key)
+        return self._facts(entry) if entry and entry[0] == content_hash(raw) else None
+
+    @staticmethod
+    def _facts(entry: list):
+        from mplint.project import FileFacts
+
+        try:
+            return FileFacts.from_json(entry[1])
+        except (TypeError, IndexError):
+            return None
+
+    def index_put(self, key: str, raw: bytes, facts, st: Optional[os.stat_result] = None) -> None:
+        self._index[key] = self._entry(content_hash(raw), facts.to_json(), st)
+        self._index_dirty = True
+
+    # -- results ---------------------------------------------------------------------
+    def use_run(self, key: str) -> None:
+        self._results_path = self.version_dir / f"results-{key}.json"
+        self._results = self._load(self._results_path)
+
+    def lookup(self, path: str, st: os.stat_result) -> Optional[Tuple[List[Finding], List[FileError]]]:
+        """The cached result when the file's size and mtime say it is unchanged."""
+        entry = self._results.get(os.path.abspath(path))
+        return self._result(path, entry) if self._fresh(entry, st) else None
+
+    def get(self, path: str, digest: str) -> Optional[Tuple[List[Finding], List[FileError]]]:
+        """The cached result for this content."""
+        entry = self._results.get(os.path.abspath(path))
+        return self._result(path, entry) if entry and entry[0] == digest else None
+
+    @staticmethod
+    def _result(path: str, entry: list) -> Optional[Tuple[List[Finding], List[FileError]]]:
+        try:
+            findings = [Finding(path=path, **f) for f in entry[1][0]]
+            errors = [FileError(path, m, k) for m, k in entry[1][1]]
+        except (TypeError, ValueError, IndexError):
+            return None
+        return findings, errors
+
+    def put(self, path: str, digest: str, findings: Sequence[Finding],
+            errors: Sequence[FileError], st: Optional[os.stat_result] = None) -> None:
+        stored = []
+        for f in findings:
+            data = f.to_dict()
+            del data["path"]
+            stored.append(data)
+        payload = [stored, [[e.message, e.kind] for e in errors]]
+        self._results[os.path.abspath(path)] = self._entry(digest, payload, st)
+        self._results_dirty = True
+
+    def save(self) -> None:
+        """Write what changed; a cache that cannot be written is silently skipped."""
+        try:
+            if not (self._index_dirty or self._results_dirty):
+                return
+            self._prepare()
+            if self._index_dirty:
+                _write_json(self.version_dir / "index.json", self._index)
+            if self._results_dirty and self._results_path is not None:
+                for gone in [k for k in self._results if not os.path.exists(k)]:
+                    del self._results[gone]
+                _write_json(self._results_path, self._results)
+                self._prune()
+        except OSError:
+            pass
+
+    def _prepare(self) -> None:
+        self.version_dir.mkdir(parents=True, exist_ok=True)
+        ignore = self.folder / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text("# Created by mplint automatically.\n*\n", encoding="utf-8")
+        tag = self.folder / "CACHEDIR.TAG"
+        if not tag.exists():
+            tag.write_text("Signature: 8a477f597d28d172789f06886806bc55\n"
+                           "# This file is a cache directory tag created by mplint.\n", encoding="utf-8")
+
+    def _prune(self) -> None:
+        """Keep the newest result files only (one per recent selection/config)."""
+        runs = sorted(self.version_dir.glob("results-*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+        for old in runs[KEEP_RUN_FILES:]:
+            old.unlink()
+
+
+def _write_json(path: Path, data: Dict[str, Any]) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=str(path.parent))
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, separators=(",", ":"))
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)

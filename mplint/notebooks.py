@@ -1,0 +1,261 @@
+"""Jupyter notebooks: the code cells checked as one program, fixed in place.
+
+Cells share names and the dtype policy, so the code cells are joined into one
+program, each preceded by a marker comment that maps lines back to cells (cells
+are numbered from 1 among all cells, as a reader counts them in the notebook).
+IPython magics and shell escapes (``%time``, ``!pip``, ``x = !ls``, ``obj?``)
+are not Python: each such line becomes a ``pass`` placeholder at its indentation,
+and cell magics other than timing ones skip their cell. A fix rewrites only the
+changed cells' ``source``; outputs, metadata and the file's JSON layout (indent,
+key order, escaping, line endings) stay as they were, so a notebook without fixes
+is never written and one with fixes differs only in those cells.
+No nbformat dependency: the format is plain JSON.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Tuple
+
+from mplint.findings import FileError, Finding
+from mplint.source import Source, SourceError
+
+_CELL_MARK = "# mplint: cell {}"
+_CELL_RE = re.compile(r"^# mplint: cell (\d+)$")
+_MAGIC_MARK = "pass  # mplint: magic {}"
+_MAGIC_RE = re.compile(r"^(\s*)pass  # mplint: magic (\d+)$")
+_MAGIC_LINE = re.compile(r"^\s*(?:[%!?]|[\w.]+\s*=\s*[%!]|[\w.]+\?{1,2}\s*$)")
+#: cell magics whose body is still Python
+_PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun"})
+
+
+@dataclass
+class _Cell:
+    index: int  # 1-based among all cells
+    text: str  # the cell's source as one string
+    first_line: int  # program line of the cell's first line
+
+
+@dataclass
+class Notebook:
+    path: str
+    raw: bytes
+    data: Dict[str, Any]
+    cells: List[_Cell] = field(default_factory=list)
+    program: str = ""
+    magics: List[str] = field(default_factory=list)
+
+    @classmethod
+    def load(cls, path: str, raw: bytes) -> "Notebook":
+        try:
+            data = json.loads(raw.decode("utf-8-sig"))
+        except UnicodeDecodeError as exc:
+            raise SourceError(f"invalid notebook: not UTF-8 ({exc.reason})") from None
+        except json.JSONDecodeError as exc:
+            raise SourceError(f"invalid notebook JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+        if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
+            raise SourceError("invalid notebook: no 'cells' list (nbformat 4 expected)")
+        book = cls(path, raw, data)
+        book._build()
+        return book
+
+    @property
+    def is_python(self) -> bool:
+        meta = self.data.get("metadata") or {}
+        language = ((meta.get("kernelspec") or {}).get("language")
+                    or (meta.get("language_info") or {}).get("name") or "python")
+        return str(language).lower() == "python"
+
+    def _build(self) -> None:
+        lines: List[str] = []
+        for number, cell in enumerate(self.data["cells"], 1):
+            if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+                continue
+            text = _joined(cell.get("source", ""))
+            body = _split_lines(text)
+            first = next((ln.strip() for ln in body if ln.strip()), "")
+            if first.startswith("%%") and first[2:].split(" ")[0] not in _PYTHON_CELL_MAGICS:
+                continue  # %%bash, %%writefile...: not Python
+            lines.append(_CELL_MARK.format(number))
+            self.cells.append(_Cell(number, text, len(lines) + 1))
+            for line in body:
+                if _MAGIC_LINE.match(line):
+                    indent = line[:len(line) - len(line.lstrip())]
+                    lines.append(indent + _MAGIC_MARK.format(len(self.magics)))
+                    self.magics.append(line)
+                else:
+                    lines.append(line)
+        self.program = "\n".join(lines) + "\n" if lines else ""
+
+    def source(self) -> Source:
+        return Source(self.path, self.raw, self.program, "utf-8", False)
+
+    # -- positions ------------------------------------------------------------------
+    def locate(self, line: int) -> Tuple[int, int]:
+        """(cell number, line in cell) of a program line."""
+        found = (0, line)
+        for cell in self.cells:
+            if cell.first_line <= line:
+                found = (cell.index, line - cell.first_line + 1)
+            else:
+                break
+        return found
+
+    def finding(self, finding: Finding) -> Finding:
+        cell, line = self.locate(finding.line)
+        _, end_line = self.locate(finding.end_line)
+        return dataclasses.replace(finding, line=line, end_line=end_line, cell=cell)
+
+    def error(self, error: FileError) -> FileError:
+        def repl(match: "re.Match[str]") -> str:
+            cell, line = self.locate(int(match.group(1)))
+            return f"cell {cell}, line {line}"
+        return dataclasses.replace(error, message=re.sub(r"\bline (\d+)", repl, error.message))
+
+    # -- writing back -----------------------------------------------------------------
+    def rebuild(self, program: str) -> bytes:
+        """The notebook's bytes with the cells of ``program``; unchanged cells untouched."""
+        texts = self._split(program)
+        data = json.loads(self.raw.decode("utf-8-sig"))  # a fresh copy, key order kept
+        for cell in self.cells:
+            new = texts[cell.index]
+            if new == cell.text:
+                continue
+            target = data["cells"][cell.index - 1]
+            if isinstance(target.get("source"), str):
+                target["source"] = new
+            else:
+                target["source"] = new.splitlines(keepends=True)
+        return _dump_like(data, self.raw)
+
+    def _split(self, program: str) -> Dict[int, str]:
+        chunks: Dict[int, List[str]] = {}
+        current: Optional[List[str]] = None
+        used = set()
+        for line in _split_lines(program):
+            mark = _CELL_RE.match(line)
+            if mark:
+                current = chunks.setdefault(int(mark.group(1)), [])
+                continue
+            if current is None:
+                if line.strip():
+                    raise SourceError("a fix moved code out of the notebook's cells; not written")
+                continue
+            magic = _MAGIC_RE.match(line)
+            if magic:
+                number = int(magic.group(2))
+                used.add(number)
+                line = self.magics[number]
+            current.append(line)
+        if sorted(chunks) != [c.index for c in self.cells] or used != set(range(len(self.magics))):
+            raise SourceError("a fix disturbed the notebook's cell layout; not written")
+        out = {}
+        for cell in self.cells:
+            text = "\n".join(chunks[cell.index])
+            if cell.text.endswith("\n"):
+                text += "\n"
+            out[cell.index] = text
+        return out
+
+
+def _split_lines(text: str) -> List[str]:
+    """Lines split at ``\n`` only: ``str.splitlines`` would also split at ``\r``,
+    form feeds and U+2028 inside string literals, and change the cell on rebuild."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def _joined(source: Any) -> str:
+    if isinstance(source, list):
+        return "".join(str(s) for s in source)
+    return str(source or "")
+
+
+def _dump_like(data: Any, raw: bytes) -> bytes:
+    """Serialize ``data`` in the layout ``raw`` was written in (Jupyter's by default)."""
+    original = json.loads(raw.decode("utf-8-sig"))
+    bom = raw.startswith(b"\xef\xbb\xbf")
+    text = raw.decode("utf-8-sig")
+    for options in _layouts(text):
+        if _render(original, options) == text:
+            return (b"\xef\xbb\xbf" if bom else b"") + _render(data, options).encode("utf-8")
+    # Unknown layout: Jupyter's own (indent 1, unescaped, trailing newline).
+    return _render(data, (1, False, (",", ": "), True, False)).encode("utf-8")
+
+
+def _layouts(text: str):
+    crlf = "\r\n" in text
+    newline = text.endswith("\n")
+    for indent in (1, 2, 4, None, 3, "\t"):
+        for ascii_only in (False, True):
+            separators = [(",", ": ")] if indent is not None else [(", ", ": "), (",", ":")]
+            for sep in separators:
+                yield (indent, ascii_only, sep, newline, crlf)
+
+
+def _render(data: Any, options) -> str:
+    indent, ascii_only, separators, newline, crlf = options
+    out = json.dumps(data, indent=indent, ensure_ascii=ascii_only, separators=separators)
+    if newline:
+        out += "\n"
+    return out.replace("\n", "\r\n") if crlf else out
+
+
+# -- the engine's entry points -----------------------------------------------------------
+def lint_notebook(linter, path: str, raw: bytes):
+    """Check a notebook's code cells as one program (a FileResult with cell findings)."""
+    from mplint.engine import FileResult
+    from mplint.source import parse
+
+    result = FileResult(path)
+    book = None
+    try:
+        book = Notebook.load(path, raw)
+        if not book.is_python or not book.program:
+            return result
+        source = book.source()
+        module = parse(source)
+    except SourceError as exc:
+        result.errors.append(_error(book, FileError(path, str(exc))))
+        return result
+    analysis = linter.analyze(source, module)
+    result.findings = [book.finding(f) for f in analysis.findings]
+    result.errors = [book.error(e) for e in analysis.errors]
+    return result
+
+
+def _error(book: Optional[Notebook], error: FileError) -> FileError:
+    return book.error(error) if book is not None else error
+
+
+def fix_notebook(linter, path: str, unsafe: bool, write: bool):
+    """Fix a notebook on disk (a FixOutcome whose bytes are the notebook's JSON)."""
+    from mplint.engine import may_matter
+    from mplint.fixer import FixOutcome, fix_source
+    from mplint.source import parse, read_bytes, write_atomic
+
+    book = None
+    try:
+        raw = read_bytes(path)
+        if not may_matter(raw):
+            return FixOutcome(path, original=raw)
+        book = Notebook.load(path, raw)
+        if not book.is_python or not book.program:
+            return FixOutcome(path, original=raw)
+        source = book.source()
+        outcome = fix_source(linter, source, parse(source), unsafe)
+        outcome.original = raw
+        outcome.remaining = [book.finding(f) for f in outcome.remaining]
+        outcome.errors = [book.error(e) for e in outcome.errors]
+        if outcome.fixed is not None:
+            outcome.fixed = book.rebuild(outcome.fixed.decode("utf-8"))
+            if write and outcome.changed:
+                write_atomic(path, outcome.fixed, expected=raw)
+    except SourceError as exc:
+        return FixOutcome(path, errors=[_error(book, FileError(path, str(exc)))])
+    return outcome

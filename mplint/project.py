@@ -1,0 +1,328 @@
+"""Project facts: where the whole project sets a dtype policy or enables the graph rewrite.
+
+Real projects set the policy in ``train.py`` and build the model in ``model.py``,
+and pre-commit names only the changed files. So before checking, mplint indexes
+every source file of the project (the nearest folder above the checked paths with
+pyproject.toml, setup.cfg, setup.py or .git), whatever paths were named. The index
+is cheap: a byte test picks the few files that mention a policy or rewrite API,
+and only those are parsed, with a walk that collects facts and runs no check.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Tuple
+
+from mplint.discovery import discover
+
+if TYPE_CHECKING:  # pragma: no cover (facts imports libcst; a cached run must not)
+    from mplint.facts import ModuleFacts
+
+MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
+INDEX_SUFFIXES = (".py", ".ipynb")
+
+#: Every API that sets a global policy or enables the rewrite has one of these in
+#: its name (``set_global_policy``, ``experimental.set_policy``,
+#: ``config.set_dtype_policy``, ``enable_mixed_precision_graph_rewrite``, the
+#: grappler option, the environment switch). A file without them sets nothing.
+INDEX_TOKENS = (b"set_global_policy", b"set_policy", b"set_dtype_policy", b"graph_rewrite",
+                b"auto_mixed_precision", b"TF_ENABLE_AUTO_MIXED_PRECISION")
+
+REWRITE_ENV = "TF_ENABLE_AUTO_MIXED_PRECISION"
+
+
+def may_set_facts(raw: bytes) -> bool:
+    return any(token in raw for token in INDEX_TOKENS)
+
+
+def find_root(paths: Sequence[str]) -> Optional[Path]:
+    """The nearest folder above every checked path holding a project marker.
+
+    The home folder itself never counts (a dotfiles repository there would make
+    every script under it one project).
+    """
+    existing = [os.path.abspath(p) for p in paths if os.path.exists(p)]
+    if not existing:
+        return None
+    try:
+        start = Path(os.path.commonpath(existing))
+    except ValueError:  # paths on different drives share no folder
+        return None
+    if start.is_file():
+        start = start.parent
+    home = Path.home()
+    for folder in (start, *start.parents):
+        if folder == home:
+            return None
+        if any((folder / marker).exists() for marker in MARKERS):
+            return folder
+    return None
+
+
+@dataclass(frozen=True)
+class FileFacts:
+    """What one file contributes to the project: the policies it sets, the rewrite."""
+
+    policies: Tuple[str, ...] = ()
+    rewrite: bool = False
+
+    @property
+    def empty(self) -> bool:
+        return not self.policies and not self.rewrite
+
+    def to_json(self) -> list:
+        return [list(self.policies), self.rewrite]
+
+    @classmethod
+    def from_json(cls, data: list) -> "FileFacts":
+        return cls(tuple(data[0]), bool(data[1]))
+
+
+@dataclass
+class ProjectFacts:
+    """Facts of every indexed file, by absolute path; handed to each checked file."""
+
+    root: Optional[Path] = None
+    files: Dict[str, FileFacts] = field(default_factory=dict)
+    #: the Keras major version the project's declared dependencies pin, if they do
+    keras_version: Optional[int] = None
+
+    def _display(self, key: str) -> str:
+        if self.root is not None:
+            try:
+                return Path(key).relative_to(self.root).as_posix()
+            except ValueError:
+                pass
+        return key
+
+    def apply(self, facts: "ModuleFacts", path: str) -> None:
+        """Fill ``facts`` with what the *other* files of the project do."""
+        own = os.path.abspath(path)
+        policies: set = set()
+        policy_files: List[str] = []
+        rewrite_files: List[str] = []
+        for key, item in self.files.items():
+            if key == own:
+                continue  # a file's own calls are its module facts
+            if item.policies:
+                policies.update(item.policies)
+                policy_files.append(self._display(key))
+            if item.rewrite:
+                rewrite_files.append(self._display(key))
+        facts.project_policies = frozenset(policies)
+        facts.project_policy_files = tuple(sorted(policy_files))
+        facts.project_rewrite_files = tuple(sorted(rewrite_files))
+
+    def digest(self) -> str:
+        """Changes whenever a fact anywhere in the project changes (a cache key part)."""
+        data = sorted((k, v.to_json()) for k, v in self.files.items())
+        return hashlib.sha256(json.dumps([str(self.root), data, self.keras_version]).encode()).hexdigest()
+
+
+def index_source(path: str, raw: bytes, parsed: Optional[Dict[str, object]] = None) -> FileFacts:
+    """Parse one candidate file and collect its policy and rewrite facts.
+
+    A file that cannot be read or parsed contributes nothing; checking it reports
+    the error. ``parsed`` receives the module of a ``.py`` file, so checking it
+    later need not parse it again.
+    """
+    from mplint.source import SourceError, decode, parse  # libcst only when needed
+
+    try:
+        if path.endswith(".ipynb"):
+            from mplint.notebooks import Notebook
+
+            source = Notebook.load(path, raw).source()
+        else:
+            source = decode(path, raw)
+        module = parse(source)
+    except SourceError:
+        return FileFacts()
+    if parsed is not None and not path.endswith(".ipynb"):
+        parsed[os.path.abspath(path)] = module
+    return _collect(module)
+
+
+def _collect(module) -> FileFacts:
+    from mplint.facts import FactsCollector, ModuleFacts
+    from mplint.names import NameResolver, collect_module_imports
+    from mplint.scopes import ScopeTracker
+    from mplint.values import Evaluator
+    from mplint.walker import Walker
+
+    names = NameResolver()
+    collect_module_imports(module, names)
+    tracker = ScopeTracker(module, names)
+    facts = ModuleFacts()
+    evaluator = Evaluator(names)
+    collector = FactsCollector(facts, names, tracker, evaluator)
+    switches = _RewriteSwitches(names, evaluator)
+    try:
+        Walker([tracker, collector, switches], lambda owner, exc: None).walk(module)
+    except RecursionError:
+        return FileFacts()
+    rewrite = bool(facts.rewrite_calls) or switches.found or any(
+        _enables_grappler_amp(call, evaluator) for call in facts.grappler_calls)
+    return FileFacts(tuple(sorted(facts.policy_values())), rewrite)
+
+
+def _enables_grappler_amp(call, evaluator) -> bool:
+    """``set_experimental_options({'auto_mixed_precision': True})``."""
+    import libcst as cst
+
+    if not call.args or not isinstance(call.args[0].value, cst.Dict):
+        return False
+    for element in call.args[0].value.elements:
+        if isinstance(element, cst.DictElement) \
+                and evaluator.values(element.key, None) == frozenset({"auto_mixed_precision"}) \
+                and evaluator.values(element.value, None) == frozenset({True}):
+            return True
+    return False
+
+
+class _RewriteSwitches:
+    """Finds ``TF_ENABLE_AUTO_MIXED_PRECISION`` turned on from Python.
+
+    ``os.environ[...] = '1'``, ``os.environ.setdefault(...)`` and ``os.putenv(...)``;
+    TensorFlow reads the variable as a boolean (``1``/``true``).
+    """
+
+    def __init__(self, names, evaluator) -> None:
+        self.names = names
+        self.evaluator = evaluator
+        self.found = False
+
+    def _on(self, key, value) -> bool:
+        if self.evaluator.values(key, None) != frozenset({REWRITE_ENV}):
+            return False
+        values = self.evaluator.values(value, None)
+        return bool(values) and all(str(v).strip().lower() in ("1", "true") for v in values)
+
+    def visit_Assign(self, node) -> None:
+        import libcst as cst
+
+        for target in node.targets:
+            sub = target.target
+            if isinstance(sub, cst.Subscript) and "os.environ" in self.names.qualified(sub.value) \
+                    and len(sub.slice) == 1 and isinstance(sub.slice[0].slice, cst.Index):
+                if self._on(sub.slice[0].slice.value, node.value):
+                    self.found = True
+
+    def visit_Call(self, node) -> None:
+        qualified = self.names.qualified(node.func)
+        if qualified & {"os.environ.setdefault", "os.putenv"} and len(node.args) >= 2:
+            if self._on(node.args[0].value, node.args[1].value):
+                self.found = True
+
+
+# -- the Keras version the project declares --------------------------------------------
+_REQUIREMENT = re.compile(r"""^\s*["']?\s*(keras|tensorflow(?:-cpu|-gpu|-macos)?|tf-nightly)\b\s*"""
+                          r"""(?:\[[^\]]*\])?\s*((?:[<>=!~]=?=?\s*[\d.*]+\s*,?\s*)*)""", re.IGNORECASE)
+_QUOTED = re.compile(r"[\"']([^\"']+)[\"']")
+_CLAUSE = re.compile(r"([<>=!~]=?=?)\s*([\d.*]+)")
+_DEPENDENCY_FILES = ("pyproject.toml", "setup.cfg", "setup.py", "requirements.txt",
+                     "requirements.in", "environment.yml")
+
+
+def _version(text: str) -> Tuple[int, ...]:
+    return tuple(int(p) for p in text.split(".") if p.isdigit())
+
+
+def _keras_major(package: str, clauses: List[Tuple[str, str]]) -> Optional[int]:
+    """The Keras major version a requirement's bounds imply (None when they do not).
+
+    Keras 3 is ``keras>=3`` or TensorFlow 2.16 and later; Keras 2 is ``keras<3``
+    or TensorFlow before 2.16.
+    """
+    switch = (3,) if package == "keras" else (2, 16)
+    found = set()
+    for op, version in clauses:
+        v = _version(version)
+        if not v:
+            continue
+        if op in (">=", ">", "==", "~=", "===") and v >= switch:
+            found.add(3)
+        if (op in ("<",) and v <= switch) or (op in ("<=", "==", "===", "~=") and v < switch):
+            found.add(2)
+    return found.pop() if len(found) == 1 else None
+
+
+def declared_keras_version(root: Path) -> Optional[int]:
+    """Keras 2 or 3 from the dependency declarations at the project root, if they agree."""
+    found = set()
+    for name in _DEPENDENCY_FILES:
+        try:
+            text = (root / name).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        for line in text.splitlines():
+            line = line.split("#", 1)[0].strip().lstrip("-").strip()
+            # requirements.txt lines, and quoted items of one-line lists in pyproject/setup.py
+            for item in [line, *_QUOTED.findall(line)]:
+                match = _REQUIREMENT.match(item)
+                if not (match and match.group(2)):
+                    continue
+                package = "keras" if match.group(1).lower() == "keras" else "tensorflow"
+                major = _keras_major(package, _CLAUSE.findall(match.group(2)))
+                if major is not None:
+                    found.add(major)
+    return found.pop() if len(found) == 1 else None
+
+
+def project_files(root: Path, settings) -> List[str]:
+    """Every file of the project that could hold a fact (exclude and .gitignore apply)."""
+    found = discover([str(root)], settings.root, settings.exclude, settings.respect_gitignore,
+                     force_exclude=True, suffixes=INDEX_SUFFIXES)
+    return found.files
+
+
+def build_project(paths: Sequence[str], settings, cache=None, extra: Iterable[str] = (),
+                  walked: Optional[List[str]] = None,
+                  contents: Optional[Dict[str, bytes]] = None,
+                  parsed: Optional[Dict[str, object]] = None) -> ProjectFacts:
+    """Index the project holding ``paths`` (only ``paths`` when there is no project).
+
+    ``cache`` (a :class:`mplint.cache.Cache`) keeps each file's facts by content;
+    ``walked`` is the project's file list when the caller already walked its root;
+    ``contents`` receives the bytes of the files read, and ``parsed`` the modules
+    parsed, so the check reads and parses each file once.
+    """
+    root = find_root(paths)
+    files: List[str] = []
+    if root is not None:
+        files = walked if walked is not None else project_files(root, settings)
+    # Checked files first, under the names the check uses (it reuses what is read here).
+    unique: Dict[str, str] = {}
+    for path in [*extra, *files]:
+        unique.setdefault(os.path.abspath(path), path)
+    out = ProjectFacts(root, keras_version=declared_keras_version(root) if root is not None else None)
+    for key, path in unique.items():
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        item = cache.index_lookup(key, st) if cache is not None else None
+        if item is None:
+            try:
+                with open(path, "rb") as handle:
+                    raw = handle.read()
+            except OSError:
+                continue
+            if contents is not None:
+                contents[path] = raw
+            if not may_set_facts(raw):
+                item = FileFacts()
+            else:
+                item = cache.index_get(key, raw) if cache is not None else None
+                if item is None:
+                    item = index_source(path, raw, parsed)
+            if cache is not None:
+                cache.index_put(key, raw, item, st)
+        if not item.empty:
+            out.files[key] = item
+    return out

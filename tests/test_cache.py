@@ -1,0 +1,193 @@
+"""The result cache, parallel checking and the progress line, through the real CLI."""
+
+import json
+import os
+import pty
+import select
+import subprocess
+import sys
+import textwrap
+import time
+
+from conftest import ROOT, run_cli
+from mplint.catalog import load_catalog
+from mplint.prefilter import may_matter
+
+BAD = textwrap.dedent('''\
+    import tensorflow as tf
+
+    tf.keras.mixed_precision.set_global_policy("mixed_float16")
+    model = tf.keras.Sequential([tf.keras.layers.Dense(10, activation="softmax")])
+''')
+MODEL = textwrap.dedent('''\
+    import tensorflow as tf
+
+    model = tf.keras.Sequential([tf.keras.layers.Dense(10, activation="softmax")])
+''')
+
+
+def _project(tmp_path, files):
+    (tmp_path / "setup.cfg").write_text("")
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return tmp_path
+
+
+def _age(path, seconds=10):
+    """Make a file look older than the cache's racy window (as after a real edit)."""
+    old = time.time() - seconds
+    os.utime(path, (old, old))
+
+
+def _results_files(root):
+    return sorted((root / ".mplint_cache").rglob("results-*.json"))
+
+
+def test_cache_folder_ignores_itself_and_holds_files_with_findings(tmp_path):
+    _project(tmp_path, {"bad.py": BAD, "plain.py": "x = 1\n"})
+    first = run_cli("check", ".", cwd=tmp_path)
+    assert first.returncode == 1
+    assert (tmp_path / ".mplint_cache" / ".gitignore").read_text().splitlines()[-1] == "*"
+    (results,) = _results_files(tmp_path)
+    entries = json.loads(results.read_text())
+    assert entries[str(tmp_path / "bad.py")][1][0][0]["rule"] == "MP101"
+    second = run_cli("check", ".", cwd=tmp_path)
+    assert (second.returncode, second.stdout) == (first.returncode, first.stdout)
+
+
+def test_findings_really_come_from_the_cache(tmp_path):
+    """Proof the second run reads the cache: an edited entry shows up."""
+    _project(tmp_path, {"bad.py": BAD})
+    _age(tmp_path / "bad.py")
+    run_cli("check", ".", cwd=tmp_path)
+    (results,) = _results_files(tmp_path)
+    entries = json.loads(results.read_text())
+    entries[str(tmp_path / "bad.py")][1][0][0]["message"] = "from the cache"
+    results.write_text(json.dumps(entries))
+    assert "MP101 from the cache" in run_cli("check", ".", cwd=tmp_path).stdout
+    assert "MP101 from the cache" not in run_cli("check", "--no-cache", ".", cwd=tmp_path).stdout
+
+
+def test_no_cache_writes_nothing(tmp_path):
+    _project(tmp_path, {"bad.py": BAD})
+    assert run_cli("check", "--no-cache", ".", cwd=tmp_path).returncode == 1
+    assert not (tmp_path / ".mplint_cache").exists()
+
+
+def test_editing_a_file_invalidates_its_entry(tmp_path):
+    _project(tmp_path, {"bad.py": BAD})
+    assert run_cli("check", ".", cwd=tmp_path).returncode == 1
+    (tmp_path / "bad.py").write_text(BAD.replace('activation="softmax"', 'activation="softmax", dtype="float32"'))
+    assert run_cli("check", ".", cwd=tmp_path).returncode == 0
+    # Same size, same mtime as before, but within the racy window: the hash decides.
+    path = tmp_path / "bad.py"
+    st = path.stat()
+    path.write_text(BAD.replace("mixed_float16", "mixed_float64"))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert run_cli("check", ".", cwd=tmp_path).returncode == 0  # float64 is not mixed
+    path.write_text(BAD)
+    assert run_cli("check", ".", cwd=tmp_path).returncode == 1
+
+
+def test_changing_config_invalidates(tmp_path):
+    _project(tmp_path, {"model.py": MODEL})
+    _age(tmp_path / "model.py")
+    assert run_cli("check", ".", cwd=tmp_path).returncode == 0
+    (tmp_path / "pyproject.toml").write_text('[tool.mplint]\nassume-policy = "mixed_float16"\n')
+    assert run_cli("check", ".", cwd=tmp_path).returncode == 1
+    (tmp_path / "pyproject.toml").write_text('[tool.mplint]\nassume-policy = "float32"\n')
+    assert run_cli("check", ".", cwd=tmp_path).returncode == 0
+
+
+def test_changing_rule_selection_invalidates(tmp_path):
+    _project(tmp_path, {"bad.py": BAD})
+    _age(tmp_path / "bad.py")
+    assert run_cli("check", ".", cwd=tmp_path).returncode == 1
+    assert run_cli("check", "--ignore", "MP101", ".", cwd=tmp_path).returncode == 0
+    assert run_cli("check", "--select", "MP101", ".", cwd=tmp_path).returncode == 1
+    assert len(_results_files(tmp_path)) >= 2  # one per selection, all kept
+    assert run_cli("check", "--ignore", "MP101", ".", cwd=tmp_path).returncode == 0
+
+
+def test_a_policy_change_in_another_file_invalidates(tmp_path):
+    _project(tmp_path, {"model.py": MODEL, "train.py": BAD.splitlines()[0] + "\n" + BAD.splitlines()[2] + "\n"})
+    _age(tmp_path / "model.py")
+    assert run_cli("check", "model.py", cwd=tmp_path).returncode == 1
+    (tmp_path / "train.py").write_text("import tensorflow as tf\ntf.keras.mixed_precision.set_global_policy('float32')\n")
+    assert run_cli("check", "model.py", cwd=tmp_path).returncode == 0
+
+
+def test_full_cache_hit_does_not_import_libcst(tmp_path):
+    _project(tmp_path, {"bad.py": BAD, "model.py": MODEL})
+    _age(tmp_path / "bad.py")
+    _age(tmp_path / "model.py")
+    probe = ("import sys\nfrom mplint.cli import main\nrc = main(['check', '.'])\n"
+             "print('LIBCST', 'libcst' in sys.modules, rc)\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    runs = [subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, env=env)
+            for _ in range(2)]
+    assert "LIBCST True 1" in runs[0].stdout
+    assert "LIBCST False 1" in runs[1].stdout
+    assert runs[0].stdout.split("LIBCST")[0] == runs[1].stdout.split("LIBCST")[0]
+
+
+def test_parallel_and_serial_runs_agree(tmp_path):
+    files = {f"pkg/m{i:02d}.py": (BAD if i % 3 == 0 else MODEL if i % 3 == 1 else "import keras\nx = 1\n")
+             for i in range(30)}
+    files["pkg/broken.py"] = "import tensorflow as tf\ndef f(:\n"
+    _project(tmp_path, files)
+    serial = run_cli("check", "--no-cache", "--jobs", "1", ".", cwd=tmp_path)
+    parallel = run_cli("check", "--no-cache", "--jobs", "2", ".", cwd=tmp_path)
+    assert serial.returncode == parallel.returncode == 2
+    # the policy set in the BAD files governs the MODEL files too (project facts)
+    assert serial.stdout == parallel.stdout and "Found 20 problems (MP101: 20)" in serial.stdout
+    assert serial.stderr == parallel.stderr and "pkg/broken.py: syntax error" in serial.stderr
+
+
+def test_progress_only_on_a_terminal(tmp_path):
+    _project(tmp_path, {f"m{i:02d}.py": MODEL for i in range(60)})
+    piped = run_cli("check", "--no-cache", ".", cwd=tmp_path)
+    assert piped.stderr == ""
+    master, slave = pty.openpty()
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env.pop("CI", None)
+    proc = subprocess.Popen([sys.executable, "-m", "mplint", "check", "--no-cache", "."], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=slave, env=env)
+    os.close(slave)
+    out, _ = proc.communicate(timeout=300)
+    seen = b""
+    while select.select([master], [], [], 0.5)[0]:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(master)
+    assert b"/60 files" in seen
+    assert b"files" not in out  # stdout stays clean
+
+
+def test_prefilter_keeps_every_example_that_must_fire():
+    """The byte prefilter never skips code that a rule reports."""
+    for entry in load_catalog().values():
+        for example in entry.examples:
+            if example.kind == "bad":
+                assert may_matter(example.code.encode()), entry.id
+    for path in (ROOT / "fixtures").rglob("*.py"):
+        raw = path.read_bytes()
+        if b"# expect:" in raw:
+            assert may_matter(raw), path
+
+
+def test_prefilter_matches_every_import_spelling_the_resolver_knows():
+    """A canonical name needs an import from one of these packages, spelled in the file."""
+    from mplint.names import _API_ROOTS, _PREFIXES
+
+    roots = {p.split(".")[0] for p, _ in _PREFIXES} | (_API_ROOTS - {"numpy"})
+    for root in roots:
+        assert may_matter(f"import {root}\n".encode()), root
+        assert may_matter(f"from {root}.x import y\n".encode()), root

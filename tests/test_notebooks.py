@@ -1,0 +1,174 @@
+"""Notebooks: code cells checked as one program, fixed in place, layout kept."""
+
+import json
+
+import pytest
+
+from conftest import run_cli
+from mplint.api import make_linter
+from mplint.notebooks import Notebook, lint_notebook
+
+
+def _cell(kind, source, **extra):
+    cell = {"cell_type": kind, "metadata": {}, "source": source}
+    if kind == "code":
+        cell.update({"execution_count": extra.pop("count", None), "outputs": extra.pop("outputs", [])})
+    cell.update(extra)
+    return cell
+
+
+def _lines(text):
+    return text.splitlines(keepends=True)
+
+
+CELLS = [
+    _cell("markdown", _lines("# Training with mixed precision\nUses the GPU's Tensor Cores — fast.")),
+    _cell("code", _lines("%matplotlib inline\n!pip install -q tensorflow\nimport tensorflow as tf"), count=1),
+    _cell("code", _lines("tf.keras.mixed_precision.set_global_policy('mixed_float16')\nfiles = !ls\nlen?"),
+          count=2, outputs=[{"name": "stdout", "output_type": "stream", "text": ["ok\n"]}]),
+    _cell("code", "%%bash\nfor x in a b; do echo $x; done"),
+    _cell("code", _lines("for epoch in range(2):\n    %time print(epoch)\n"
+                         "model = tf.keras.Sequential([\n"
+                         "    tf.keras.layers.Dense(10, activation='softmax'),  # the head\n])"), count=3),
+]
+METADATA = {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+            "language_info": {"name": "python", "version": "3.11.7"}}
+
+
+def _notebook(cells=CELLS, metadata=METADATA):
+    return {"cells": cells, "metadata": metadata, "nbformat": 4, "nbformat_minor": 5}
+
+
+def _jupyter(data):
+    """How Jupyter itself writes a notebook."""
+    return json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def test_cells_are_one_program_and_findings_name_the_cell(tmp_path):
+    (tmp_path / "nb.ipynb").write_text(_jupyter(_notebook()), encoding="utf-8")
+    result = run_cli("check", ".", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert result.stdout.splitlines()[0].startswith("nb.ipynb:cell 5:line 4:5: MP101 final softmax")
+    data = json.loads(run_cli("check", "--output-format", "json", "nb.ipynb", cwd=tmp_path).stdout)
+    assert [(d["cell"], d["line"], d["col"]) for d in data] == [(5, 4, 5)]
+
+
+def test_magics_and_shell_escapes_are_skipped():
+    book = Notebook.load("nb.ipynb", _jupyter(_notebook()).encode())
+    assert "%matplotlib" not in book.program and "!pip" not in book.program
+    assert "echo" not in book.program  # the %%bash cell is not Python
+    assert "    pass  # mplint: magic" in book.program  # indentation kept inside the loop
+    findings = lint_notebook(make_linter(), "nb.ipynb", _jupyter(_notebook()).encode()).findings
+    assert [(f.cell, f.line) for f in findings] == [(5, 4)]
+
+
+def test_fix_rewrites_only_the_changed_cell(tmp_path):
+    original = _jupyter(_notebook())
+    path = tmp_path / "nb.ipynb"
+    path.write_text(original, encoding="utf-8")
+    result = run_cli("fix", "nb.ipynb", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    fixed = path.read_text(encoding="utf-8")
+    expected = _notebook()
+    expected = json.loads(json.dumps(expected))
+    expected["cells"][4]["source"][3] = "    tf.keras.layers.Dense(10, activation='softmax', dtype='float32'),  # the head\n"
+    assert fixed == _jupyter(expected)
+    assert run_cli("fix", "nb.ipynb", cwd=tmp_path).returncode == 0
+    assert path.read_text(encoding="utf-8") == fixed  # settled
+
+
+@pytest.mark.parametrize("dump", [
+    lambda d: json.dumps(d, indent=2, ensure_ascii=True),
+    lambda d: json.dumps(d, indent=4, ensure_ascii=False).replace("\n", "\r\n") + "\r\n",
+    lambda d: json.dumps(d),
+])
+def test_fix_keeps_the_notebooks_own_json_layout(tmp_path, dump):
+    path = tmp_path / "nb.ipynb"
+    path.write_bytes(dump(_notebook()).encode("utf-8"))
+    assert run_cli("fix", "nb.ipynb", cwd=tmp_path).returncode == 0
+    expected = json.loads(json.dumps(_notebook()))
+    expected["cells"][4]["source"][3] = "    tf.keras.layers.Dense(10, activation='softmax', dtype='float32'),  # the head\n"
+    assert path.read_bytes() == dump(expected).encode("utf-8")
+
+
+def test_a_notebook_without_fixes_stays_byte_identical(tmp_path):
+    cells = [c for c in CELLS if "set_global_policy" not in "".join(c["source"])]
+    raw = json.dumps(_notebook(cells), indent=3).encode()  # an odd layout, never rewritten
+    path = tmp_path / "nb.ipynb"
+    path.write_bytes(raw)
+    assert run_cli("fix", ".", cwd=tmp_path).returncode == 0
+    assert path.read_bytes() == raw
+
+
+def test_string_sources_stay_strings(tmp_path):
+    cells = [_cell("code", "".join(c["source"]) if isinstance(c["source"], list) else c["source"])
+             if c["cell_type"] == "code" else c for c in CELLS]
+    path = tmp_path / "nb.ipynb"
+    path.write_text(_jupyter(_notebook(cells)), encoding="utf-8")
+    assert run_cli("fix", "nb.ipynb", cwd=tmp_path).returncode == 0
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert isinstance(data["cells"][4]["source"], str)
+    assert "dtype='float32'" in data["cells"][4]["source"]
+
+
+def test_invalid_notebook_json_is_one_clear_line(tmp_path):
+    (tmp_path / "broken.ipynb").write_text('{"cells": [ import tensorflow', encoding="utf-8")
+    (tmp_path / "bad.py").write_text("import tensorflow\n")
+    result = run_cli("check", ".", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.strip() == ("mplint: error: broken.ipynb: invalid notebook JSON at line 1, "
+                                     "column 13: Expecting value")
+
+
+def test_syntax_errors_point_into_the_cell(tmp_path):
+    cells = [_cell("code", "import tensorflow as tf"), _cell("markdown", "x"), _cell("code", "x = (\n")]
+    (tmp_path / "nb.ipynb").write_text(_jupyter(_notebook(cells)), encoding="utf-8")
+    result = run_cli("check", "nb.ipynb", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "nb.ipynb: syntax error at cell 3, line" in result.stderr
+
+
+def test_other_kernels_are_not_checked(tmp_path):
+    meta = {"kernelspec": {"language": "R", "name": "ir"}}
+    cells = [_cell("code", "library(keras)\nlayer_dense(units = 10, activation = 'softmax')")]
+    (tmp_path / "r.ipynb").write_text(_jupyter(_notebook(cells, meta)), encoding="utf-8")
+    assert run_cli("check", ".", cwd=tmp_path).returncode == 0
+
+
+def test_policy_set_in_a_notebook_counts_for_the_project(tmp_path):
+    (tmp_path / "setup.cfg").write_text("")
+    (tmp_path / "nb.ipynb").write_text(_jupyter(_notebook(CELLS[:3])), encoding="utf-8")
+    (tmp_path / "model.py").write_text(
+        "import tensorflow as tf\nm = tf.keras.Sequential([tf.keras.layers.Dense(3, activation='softmax')])\n")
+    result = run_cli("check", "model.py", cwd=tmp_path)
+    assert result.returncode == 1 and "set in nb.ipynb" in result.stdout
+
+
+LINES = ["import tensorflow as tf", "x = 1", "%time y = 2", "!pip install keras", "files = !ls", "tf?",
+         "", "# comment é", "for i in range(3):\n    %time print(i)\n    z = i", "s = '''\n%not magic in a string\n'''",
+         "def f():\n    return 'ü'", "%%time", "u = 'a\u2028b\x0cc'", "w = 1\r", "%%writefile x.txt", "print('done')  # noqa"]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_load_and_rebuild_round_trip(seed):
+    """Whatever the cells hold, an unchanged program writes back the same bytes."""
+    import random
+
+    rng = random.Random(seed)
+    cells = []
+    for _ in range(rng.randint(1, 6)):
+        kind = rng.choice(["code", "code", "markdown", "raw"])
+        text = "\n".join(rng.choice(LINES) for _ in range(rng.randint(0, 5)))
+        if rng.random() < 0.3:
+            text += "\n"
+        cells.append(_cell(kind, text if rng.random() < 0.3 else _lines(text)))
+    dump = rng.choice([_jupyter, lambda d: json.dumps(d, indent=2) + "\n", lambda d: json.dumps(d)])
+    raw = dump(_notebook(cells)).encode("utf-8")
+    book = Notebook.load("nb.ipynb", raw)
+    assert book.rebuild(book.program) == raw
+    import libcst
+
+    libcst.parse_module(book.program)  # magics never break the program's syntax
+    # every code line is either in the program or a skipped magic / cell magic
+    for cell in book.cells:
+        assert cell.index >= 1 and cells[cell.index - 1]["cell_type"] == "code"

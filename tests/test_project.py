@@ -1,0 +1,213 @@
+"""Project facts: a policy or rewrite set in one file governs the rest of the project."""
+
+import shutil
+import textwrap
+
+import pytest
+
+from conftest import ROOT, run_cli
+from mplint.api import lint_text, make_linter
+from mplint.facts import GRAPH_REWRITE_FUNCTIONS, SET_POLICY_FUNCTIONS
+from mplint.names import _SYNONYMS
+from mplint.project import INDEX_TOKENS, FileFacts, build_project, find_root, index_source
+
+PROJECTS = ROOT / "fixtures" / "projects"
+
+
+def _copy(name, tmp_path):
+    target = tmp_path / name
+    shutil.copytree(PROJECTS / name, target)
+    return target
+
+
+def _write(folder, files):
+    for name, text in files.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return folder
+
+
+def test_root_is_the_nearest_folder_with_a_marker(tmp_path):
+    _write(tmp_path, {"outer/setup.cfg": "", "outer/inner/pyproject.toml": "", "outer/inner/pkg/a.py": "",
+                      "outer/b.py": ""})
+    (tmp_path / "outer" / "inner" / ".git").mkdir()
+    assert find_root([str(tmp_path / "outer/inner/pkg/a.py")]) == tmp_path / "outer" / "inner"
+    assert find_root([str(tmp_path / "outer/b.py")]) == tmp_path / "outer"
+    # The common folder of both paths decides.
+    assert find_root([str(tmp_path / "outer/inner/pkg/a.py"), str(tmp_path / "outer/b.py")]) == tmp_path / "outer"
+
+
+def test_pre_commit_case_one_named_file_sees_the_policy_set_in_another(tmp_path):
+    project = _copy("split_policy", tmp_path)
+    result = run_cli("check", "--force-exclude", "model.py", cwd=project)
+    assert result.returncode == 1, result.stderr
+    assert result.stdout.startswith("model.py:8:15: MP101 ")
+    assert "(the mixed policy is set in train.py)" in result.stdout
+    assert run_cli("check", "train.py", cwd=project).returncode == 0
+
+
+def test_run_time_policy_choice_counts_as_may_be_mixed(tmp_path):
+    project = _copy("runtime_policy", tmp_path)
+    result = run_cli("check", "net/heads.py", cwd=project)
+    assert result.returncode == 1
+    assert "net/heads.py:9:9: MP101" in result.stdout
+    assert "the policy is chosen at run time and may be mixed" in result.stdout
+
+
+def test_a_float32_policy_elsewhere_keeps_the_project_silent(tmp_path):
+    project = _copy("float32_policy", tmp_path)
+    result = run_cli("check", ".", cwd=project)
+    assert result.returncode == 0, result.stdout
+
+
+def test_fixing_one_file_uses_project_facts(tmp_path):
+    project = _copy("split_policy", tmp_path)
+    result = run_cli("fix", "model.py", cwd=project)
+    assert result.returncode == 0, result.stdout + result.stderr
+    text = (project / "model.py").read_text()
+    assert 'Dense(num_classes, activation="softmax", dtype="float32")(x)  # expect: MP101' in text
+
+
+def test_excluded_files_are_not_part_of_the_project(tmp_path):
+    project = _copy("split_policy", tmp_path)
+    (project / "scripts").mkdir()
+    shutil.move(project / "train.py", project / "scripts" / "train.py")
+    (project / "pyproject.toml").write_text('[tool.mplint]\nextend-exclude = ["scripts/"]\n')
+    assert run_cli("check", "model.py", cwd=project).returncode == 0
+    (project / "pyproject.toml").write_text('[tool.mplint]\n')
+    result = run_cli("check", "model.py", cwd=project)
+    assert result.returncode == 1 and "set in scripts/train.py" in result.stdout
+
+
+def test_without_a_project_only_the_named_files_count(tmp_path):
+    # No marker anywhere above: nothing else is indexed (never the whole disk).
+    policy = 'import tensorflow as tf\ntf.keras.mixed_precision.set_global_policy("mixed_float16")\n'
+    model = 'import tensorflow as tf\nm = tf.keras.Sequential([tf.keras.layers.Dense(3, activation="softmax")])\n'
+    _write(tmp_path, {"a/train.py": policy, "a/model.py": model})
+    if find_root([str(tmp_path / "a")]) is not None:
+        pytest.skip("a project marker above the temporary folder")
+    assert run_cli("check", "model.py", cwd=tmp_path / "a").returncode == 0
+    result = run_cli("check", "model.py", "train.py", cwd=tmp_path / "a")
+    assert result.returncode == 1 and "model.py:2:" in result.stdout
+
+
+@pytest.mark.parametrize("code, rewrite", [
+    ("import tensorflow as tf\nopt = tf.train.experimental.enable_mixed_precision_graph_rewrite(opt)\n", True),
+    ("import tensorflow as tf\ntf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite(o)\n", True),
+    ("import tensorflow as tf\ntf.config.optimizer.set_experimental_options({'auto_mixed_precision': True})\n", True),
+    ("import tensorflow as tf\ntf.config.optimizer.set_experimental_options({'auto_mixed_precision': False})\n",
+     False),
+    ("import os\nos.environ['TF_ENABLE_AUTO_MIXED_PRECISION'] = '1'\n", True),
+    ("import os\nos.environ['TF_ENABLE_AUTO_MIXED_PRECISION'] = '0'\n", False),
+    ("from os import environ\nenviron.setdefault('TF_ENABLE_AUTO_MIXED_PRECISION', 'true')\n", True),
+    ("import os\nprint(os.environ.get('TF_ENABLE_AUTO_MIXED_PRECISION'))\n", False),
+    ("import tensorflow as tf\ntf.train.experimental.disable_mixed_precision_graph_rewrite()\n", False),
+])
+def test_index_finds_the_graph_rewrite_in_every_form(code, rewrite):
+    assert index_source("x.py", code.encode()).rewrite is rewrite
+
+
+def test_index_reads_policy_values_including_run_time_choices():
+    code = ("from tensorflow.keras import mixed_precision as mp\n"
+            "def main(amp):\n    mp.set_global_policy('mixed_bfloat16' if amp else 'float32')\n")
+    assert index_source("x.py", code.encode()) == FileFacts(("float32", "mixed_bfloat16"), False)
+    unknown = "import keras\nkeras.config.set_dtype_policy(FLAGS.dtype)\n"
+    assert index_source("y.py", unknown.encode()).policies == ("?",)
+
+
+def test_rewrite_and_policy_files_reach_the_facts_of_other_files(tmp_path):
+    _write(tmp_path, {
+        "setup.py": "",
+        "train.py": "import tensorflow as tf\ntf.keras.mixed_precision.set_global_policy('mixed_float16')\n",
+        "utils.py": "import tensorflow as tf\nopt = tf.train.experimental.enable_mixed_precision_graph_rewrite(opt)\n",
+        "model.py": "import tensorflow as tf\n",
+    })
+    linter = make_linter()
+    project = build_project([str(tmp_path / "model.py")], linter.settings)
+    from mplint.facts import ModuleFacts
+
+    facts = ModuleFacts()
+    project.apply(facts, str(tmp_path / "utils.py"))
+    assert facts.project_policy_files == ("train.py",)
+    assert facts.project_rewrite_files == ()  # its own call is a module fact
+    facts = ModuleFacts()
+    project.apply(facts, str(tmp_path / "train.py"))
+    assert facts.project_rewrite_files == ("utils.py",) and facts.project_policy_files == ()
+    facts = ModuleFacts()
+    project.apply(facts, str(tmp_path / "model.py"))
+    assert facts.mixed_policy().names == {"mixed_float16"} and facts.mixed_policy().certain
+
+
+def test_a_file_setting_its_own_policy_is_governed_by_it():
+    # model.py pins float32 itself; a mixed policy elsewhere leaves it only "may be mixed".
+    code = ("import tensorflow as tf\ntf.keras.mixed_precision.set_global_policy('float32')\n"
+            "def build():\n"
+            "    return tf.keras.Sequential([tf.keras.layers.Dense(3, activation='softmax')])\n")
+    linter = make_linter()
+    from mplint.project import ProjectFacts
+
+    linter.project = ProjectFacts(None, {"/elsewhere/train.py": FileFacts(("mixed_float16",))})
+    findings, _ = lint_text(code, path="/p/model.py", linter=linter)
+    assert [f.rule for f in findings] == ["MP101"]
+    assert "may be mixed" in findings[0].message
+    # built at import time, right after its own float32 call: float32 for certain
+    built_now = code.replace("def build():\n    return ", "m = ")
+    assert lint_text(built_now, path="/p/model.py", linter=linter)[0] == []
+
+
+def test_index_tokens_cover_every_policy_and_rewrite_api():
+    """The byte test before indexing is sound: every API it looks for has a token.
+
+    A call can only resolve to one of these canonical names through an import or
+    alias that spells the function's own name in the file.
+    """
+    names = set(SET_POLICY_FUNCTIONS) | set(GRAPH_REWRITE_FUNCTIONS) | {"tensorflow.config.optimizer"
+                                                                          ".set_experimental_options"}
+    names |= {k for k, v in _SYNONYMS.items() if v in SET_POLICY_FUNCTIONS}
+    for name in names:
+        last = name.rsplit(".", 1)[1].encode()
+        assert any(token in last for token in INDEX_TOKENS) or name.endswith("set_experimental_options"), name
+    # the grappler option and the environment switch are found by their key
+    assert b"auto_mixed_precision" in INDEX_TOKENS and b"TF_ENABLE_AUTO_MIXED_PRECISION" in INDEX_TOKENS
+
+
+@pytest.mark.parametrize("name, text, version", [
+    ("requirements.txt", "numpy\ntensorflow==2.15.1  # pinned\n", 2),
+    ("requirements.txt", "tensorflow[and-cuda]>=2.16\nkeras-tuner>=1.4\n", 3),
+    ("pyproject.toml", '[project]\ndependencies = ["keras>=3.2,<4", "numpy"]\n', 3),
+    ("setup.py", "setup(install_requires=['tensorflow-cpu~=2.13.0'])\n", 2),
+    ("requirements.txt", "tensorflow>=2.12,<2.18\n", None),  # either
+    ("requirements.txt", "tensorflow<2.16\nkeras>=3\n", None),  # contradictory: say nothing
+    ("requirements.txt", "tf-keras>=2.15\nkeras\n", None),
+])
+def test_keras_version_comes_from_declared_dependencies(tmp_path, name, text, version):
+    from mplint.project import declared_keras_version
+
+    (tmp_path / name).write_text(text)
+    assert declared_keras_version(tmp_path) == version
+
+
+def test_declared_keras_version_beats_installed_and_loses_to_the_setting(tmp_path):
+    _write(tmp_path, {"requirements.txt": "keras>=3\n", "setup.py": "", "a.py": "import keras\n"})
+    project = build_project([str(tmp_path / "a.py")], make_linter().settings)
+    assert project.keras_version == 3
+    from mplint.keras_version import detect
+
+    # the declaration beats what happens to be installed; the setting beats both
+    assert detect(None, "import keras\n", installed=2, declared=project.keras_version) == 3
+    assert detect(2, "import keras\n", installed=3, declared=project.keras_version) == 2
+
+
+def test_mp401_policy_and_rewrite_in_different_files(tmp_path):
+    _write(tmp_path, {
+        "pyproject.toml": "[project]\nname = 'p'\n",
+        "train.py": "import tensorflow as tf\ntf.keras.mixed_precision.set_global_policy('mixed_float16')\n",
+        "utils.py": ("import tensorflow as tf\n\ndef make(opt):\n"
+                     "    return tf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite(opt)\n"),
+    })
+    result = run_cli("check", "--select", "MP401", "--no-cache", "utils.py", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert "utils.py:4:12: MP401" in result.stdout and "in train.py" in result.stdout
+    (tmp_path / "train.py").write_text("import tensorflow as tf\n", encoding="utf-8")
+    assert run_cli("check", "--select", "MP401", "--no-cache", "utils.py", cwd=tmp_path).returncode == 0

@@ -1,0 +1,74 @@
+"""The shared walk: every node in field order, visit before children, leave after.
+
+The reference below is the plain recursive walk the walker's fast paths (skipped
+scalar fields, skipped unhandled leaves, memoised type tests) must agree with.
+"""
+
+import dataclasses
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from mplint.walker import _SKIP_FIELDS, Walker
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = sorted((ROOT / "mplint").rglob("*.py"))[:12] + sorted((ROOT / "fixtures").rglob("*.py"))
+
+
+def _reference(node, out, ancestors):
+    out.append(("visit", type(node).__name__, id(node), tuple(map(id, ancestors))))
+    ancestors.append(node)
+    for f in dataclasses.fields(node):
+        if f.name in _SKIP_FIELDS or f.name.startswith("whitespace"):
+            continue
+        value = getattr(node, f.name)
+        items = value if isinstance(value, (list, tuple)) else [value]
+        for item in items:
+            if isinstance(item, cst.CSTNode):
+                _reference(item, out, ancestors)
+    ancestors.pop()
+    out.append(("leave", type(node).__name__, id(node), tuple(map(id, ancestors))))
+
+
+def _recorder(types):
+    class Recorder:
+        events = []
+
+    def make(kind, name):
+        def handler(self, node):
+            self.events.append((kind, name, id(node), tuple(map(id, self.walker.stack))))
+        return handler
+
+    for name in types:
+        setattr(Recorder, f"visit_{name}", make("visit", name))
+        setattr(Recorder, f"leave_{name}", make("leave", name))
+    recorder = Recorder()
+    recorder.events = []
+    return recorder
+
+
+def _all_node_types():
+    seen, todo = set(), [cst.CSTNode]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            if sub not in seen:
+                seen.add(sub)
+                todo.append(sub)
+    return {t.__name__ for t in seen}
+
+
+@pytest.mark.parametrize("types", [None, {"Name", "Call", "Arg", "FunctionDef", "SimpleString", "Integer"}],
+                         ids=["every-type", "some-types"])
+@pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name)
+def test_walk_matches_the_plain_recursive_walk(path, types):
+    module = cst.parse_module(path.read_bytes())
+    expected = []
+    _reference(module, expected, [])
+    recorder = _recorder(types or _all_node_types())
+    walker = Walker([recorder], lambda owner, exc: None)
+    recorder.walker = walker
+    walker.walk(module)
+    if types:
+        expected = [e for e in expected if e[1] in types]
+    assert recorder.events == expected
