@@ -134,6 +134,9 @@ def _module_path(node: cst.BaseExpression) -> str:
     return name or ""
 
 
+_NOTHING: FrozenSet[str] = frozenset()
+
+
 class AliasScope:
     """The import aliases visible in one scope: local name -> qualified names."""
 
@@ -176,6 +179,11 @@ class NameResolver:
     def __init__(self) -> None:
         self.scopes: List[AliasScope] = [AliasScope()]
         self._cache: Dict[Tuple[int, str], FrozenSet[str]] = {}
+        self._by_node: Dict[int, Tuple[cst.BaseExpression, FrozenSet[str]]] = {}
+
+    def _forget(self) -> None:
+        self._cache.clear()
+        self._by_node.clear()
 
     @property
     def module_scope(self) -> AliasScope:
@@ -186,17 +194,17 @@ class NameResolver:
 
     def pop(self) -> None:
         self.scopes.pop()
-        self._cache.clear()
+        self._forget()
 
     def add_import(self, node: cst.BaseSmallStatement) -> None:
         self.scopes[-1].add_import(node)
-        self._cache.clear()
+        self._forget()
 
     def add_alias(self, local: str, qualified: Iterable[str]) -> None:
         """``Dense = tf.keras.layers.Dense``: a plain assignment that names an API."""
         for q in qualified:
             self.scopes[-1].add(local, q)
-        self._cache.clear()
+        self._forget()
 
     def qualified(self, node: cst.BaseExpression) -> FrozenSet[str]:
         """Fully qualified (not yet canonical) names the expression may denote."""
@@ -210,16 +218,36 @@ class NameResolver:
                 return frozenset(t + "." + rest if rest else t for t in targets)
         return frozenset()
 
+    def _bound(self, node: cst.BaseExpression) -> bool:
+        """Whether the chain's head is an imported name at all (most names are not)."""
+        while isinstance(node, cst.Attribute):
+            node = node.value
+        if not isinstance(node, cst.Name):
+            return False
+        head = node.value
+        return any(head in scope.aliases for scope in self.scopes)
+
     def resolve(self, node: cst.BaseExpression) -> FrozenSet[str]:
-        """Canonical names the expression may denote (empty when unknown)."""
-        dotted = dotted_name(node)
-        if dotted is None:
-            return frozenset()
-        key = (len(self.scopes), dotted)
-        hit = self._cache.get(key)
-        if hit is None:
-            hit = frozenset(canonical(q) for q in self.qualified(node))
-            self._cache[key] = hit
+        """Canonical names the expression may denote (empty when unknown).
+
+        Every check asks about the same nodes (each ``Call.func``), so answers are
+        kept per node until the scopes change; the entry holds the node, so its id
+        cannot be reused by another while cached.
+        """
+        entry = self._by_node.get(id(node))
+        if entry is not None and entry[0] is node:
+            return entry[1]
+        hit = _NOTHING
+        if self._bound(node):
+            dotted = dotted_name(node)
+            if dotted is not None:
+                key = (len(self.scopes), dotted)
+                found = self._cache.get(key)
+                if found is None:
+                    found = frozenset(canonical(q) for q in self.qualified(node))
+                    self._cache[key] = found
+                hit = found
+        self._by_node[id(node)] = (node, hit)
         return hit
 
     def module_alias(self, qualified: str) -> Optional[str]:

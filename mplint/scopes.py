@@ -150,6 +150,7 @@ class ScopeTracker:
         self.order = 0
         #: open ``if`` statements: [id, arm being walked, node]
         self._ifs: List[list] = []
+        self._branches: Branches = ()
 
     def _bind(self, binding: Binding) -> None:
         binding.branches = self.branches()
@@ -157,10 +158,14 @@ class ScopeTracker:
 
     # -- where are we ---------------------------------------------------------
     def location(self) -> Location:
-        return Location(self.current, self.order, self.branches())
+        return Location(self.current, self.order, self._branches)
 
     def branches(self) -> Branches:
-        return tuple((key, arm, node.test) for key, arm, node in self._ifs)
+        return self._branches
+
+    def _arms_changed(self) -> None:
+        # Kept as one tuple: every binding and location reads it, arms change rarely.
+        self._branches = tuple((key, arm, node.test) for key, arm, node in self._ifs)
 
     def _push(self, node: ScopeNode, kind: str) -> None:
         scope = Scope(node, self.current, kind)
@@ -188,13 +193,16 @@ class ScopeTracker:
         if self._ifs and self._ifs[-1][2].orelse is node:  # an elif: the parent's else
             self._ifs[-1][1] = "else"
         self._ifs.append([id(node), "body", node])
+        self._arms_changed()
 
     def visit_Else(self, node: cst.Else) -> None:
         if self._ifs and self._ifs[-1][2].orelse is node:
             self._ifs[-1][1] = "else"
+            self._arms_changed()
 
     def leave_If(self, node: cst.If) -> None:
         self._ifs.pop()
+        self._arms_changed()
 
     # -- scopes --------------------------------------------------------------------
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:

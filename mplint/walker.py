@@ -61,6 +61,19 @@ Handler = Callable[[cst.CSTNode], None]
 ErrorHook = Callable[[object, BaseException], None]
 
 
+_HANDLER_NAMES: Dict[type, List[Tuple[str, str, bool]]] = {}
+
+
+def _handler_names(cls: type) -> List[Tuple[str, str, bool]]:
+    """``(attribute, node type, is_visit)`` of a visitor class, found once per class."""
+    found = _HANDLER_NAMES.get(cls)
+    if found is None:
+        found = [(attr, attr[6:], attr.startswith("visit_")) for attr in dir(cls)
+                 if attr.startswith(("visit_", "leave_"))]
+        _HANDLER_NAMES[cls] = found
+    return found
+
+
 class Walker:
     """Dispatches node events to the handlers of several visitors in one pass."""
 
@@ -70,11 +83,9 @@ class Walker:
         self._on_error = on_error
         self._disabled: set = set()
         for visitor in visitors:
-            for attr in dir(visitor):
-                if attr.startswith("visit_"):
-                    self._visit.setdefault(attr[6:], []).append((visitor, getattr(visitor, attr)))
-                elif attr.startswith("leave_"):
-                    self._leave.setdefault(attr[6:], []).append((visitor, getattr(visitor, attr)))
+            for attr, node_type, is_visit in _handler_names(type(visitor)):
+                table = self._visit if is_visit else self._leave
+                table.setdefault(node_type, []).append((visitor, getattr(visitor, attr)))
         for handlers in self._leave.values():
             handlers.reverse()
         #: ancestors of the node being visited, outermost first
