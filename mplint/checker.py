@@ -62,6 +62,8 @@ class Context:
     facts: "ModuleFacts"
     options: Mapping[str, Any]
     values: "Evaluator"
+    #: the file's source text, for cheap whole-file tests before any per-node work
+    text: str = ""
     reports: Dict[str, List[Report]] = field(default_factory=dict)
     #: shared analyses (see ``Check.requires``), one instance per file
     analyses: Dict[type, Any] = field(default_factory=dict)

@@ -14,7 +14,7 @@ from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 import libcst as cst
 import pathspec
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+from libcst.metadata import CodeRange
 
 from mplint.catalog import RuleEntry
 from mplint.checker import Context, Fix, Report
@@ -24,6 +24,7 @@ from mplint.facts import FactsCollector, ModuleFacts
 from mplint.findings import FileError, Finding
 from mplint.keras_version import detect as detect_keras_version
 from mplint.names import NameResolver, collect_module_imports
+from mplint.positions import positions_of
 from mplint.prefilter import may_matter  # noqa: F401 (engine.may_matter is public)
 from mplint.project import ProjectFacts
 from mplint.scopes import ScopeTracker
@@ -123,7 +124,7 @@ class Linter:
         if self.project is not None:
             self.project.apply(facts, source.path)
         evaluator = Evaluator(names)
-        ctx = Context(source.path, module, names, tracker, facts, self.options, evaluator)
+        ctx = Context(source.path, module, names, tracker, facts, self.options, evaluator, source.text)
         collector = FactsCollector(facts, names, tracker, evaluator)
         analyses = _instantiate_analyses(classes, ctx)
         checks = [cls(ctx) for cls in classes]
@@ -195,7 +196,10 @@ class Linter:
 
     def _position(self, source: Source, module: cst.Module,
                   reports: Dict[str, List[Report]], out: FileAnalysis) -> None:
-        positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        wanted = [r.node for found in reports.values() for r in found]
+        wanted += [old for found in reports.values() for r in found if r.fix is not None
+                   for old in r.fix.replacements]
+        positions = positions_of(module, source.text, wanted)
         out.positions = positions
         suppressions = scan(source.text, self.known_codes)
         for line, code in suppressions.unknown:

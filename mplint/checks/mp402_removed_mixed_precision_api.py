@@ -70,6 +70,9 @@ class RemovedMixedPrecisionApi(Check):
         self._tf1 = False
         #: graph rewrite calls handed a (non-legacy) Keras optimizer
         self._keras_rewrites: List[cst.Call] = []
+        # Every removed name is spelled with "experimental" somewhere in the file
+        # (in the import or the dotted use): without it, no name needs resolving.
+        self._has_removed_names = "experimental" in ctx.text
 
     # -- guards: try/except around the import, version checks ------------------------
     def visit_Try(self, node: cst.Try) -> None:
@@ -158,14 +161,17 @@ class RemovedMixedPrecisionApi(Check):
         )
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        self._skip.add(id(node.attr))
         # Every prefix of a chain is visited as its own Attribute: exact names suffice.
         if not self._tf1 and self.names.resolve(node) & _TF1_ONLY:
             self._tf1 = True
+        if not self._has_removed_names:
+            return
+        self._skip.add(id(node.attr))
         self._reference(node)
 
     def visit_Name(self, node: cst.Name) -> None:
-        self._reference(node)
+        if self._has_removed_names:
+            self._reference(node)
 
     def _reference(self, node: cst.BaseExpression) -> Optional[_Ref]:
         if self._in_import or self._guard or id(node) in self._skip:
