@@ -36,3 +36,47 @@ def test_only_statements_holding_a_wanted_node_are_computed():
     partial = positions_of(module, text, [target])
     assert partial[target].start.line == 2
     assert module.body[0] not in partial and module.body[2] not in partial
+
+
+DEEP = '''import tensorflow as tf
+
+
+class Model(tf.keras.Model):
+    """A class whose methods are regenerated only where a finding is."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = 1
+
+    @tf.function
+    # a comment between
+    @other
+    def call(self, x,
+             training=False):
+        if training:
+            y = tf.cast(
+                x,
+                tf.float32)  # trailing
+        return x
+
+
+z = 3
+'''
+
+
+def test_nodes_deep_in_a_class_match_the_full_provider():
+    module = cst.parse_module(DEEP)
+    full = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    cls = module.body[1]
+    call = cls.body.body[2]
+    assign = call.body.body[0].body.body[0]
+    cast = assign.body[0].value
+    default = call.params.params[2].default  # in the header, with a node in the body
+    for wanted in ([cast], [assign], [call], [call.decorators[1]], [cls.body.body[1]], [cast, default]):
+        partial = positions_of(module, DEEP, wanted)
+        for node in wanted:
+            assert partial[node] == full[node]
+        for node, rng in partial.items():
+            assert full[node] == rng, (type(node).__name__, rng, full[node])
+    # the descent really skipped the other method
+    assert cls.body.body[1] not in positions_of(module, DEEP, [cast])
