@@ -66,21 +66,65 @@ def find_root(paths: Sequence[str]) -> Optional[Path]:
 
 @dataclass(frozen=True)
 class FileFacts:
-    """What one file contributes to the project: the policies it sets, the rewrite."""
+    """What one file contributes to the project: the policies it sets, the rewrite,
+    and the modules it imports (``a.b``; relative ones keep their dots, ``.model``),
+    which say whose code its policy governs."""
 
     policies: Tuple[str, ...] = ()
     rewrite: bool = False
+    imports: Tuple[str, ...] = ()
 
     @property
     def empty(self) -> bool:
         return not self.policies and not self.rewrite
 
     def to_json(self) -> list:
-        return [list(self.policies), self.rewrite]
+        return [list(self.policies), self.rewrite, list(self.imports)]
 
     @classmethod
     def from_json(cls, data: list) -> "FileFacts":
-        return cls(tuple(data[0]), bool(data[1]))
+        return cls(tuple(data[0]), bool(data[1]), tuple(data[2]) if len(data) > 2 else ())
+
+
+def module_names(path: str, root: Optional[Path]) -> Tuple[str, ...]:
+    """Dotted names a file may be imported under: ``src/pkg/model.py`` ->
+    ``src.pkg.model``, ``pkg.model``, ``model`` (which folder is on sys.path is
+    not known)."""
+    try:
+        rel = Path(path).resolve().relative_to(root) if root is not None else Path(Path(path).name)
+    except ValueError:
+        rel = Path(Path(path).name)
+    parts = list(rel.with_suffix("").parts)
+    if parts and parts[-1] == "__init__":
+        parts.pop()
+    return tuple(".".join(parts[i:]) for i in range(len(parts)) if parts[i:])
+
+
+def _absolute(imported: str, importer: str, root: Optional[Path]) -> str:
+    """A relative import (``..utils``) made absolute from the importer's folder."""
+    level = len(imported) - len(imported.lstrip("."))
+    if not level:
+        return imported
+    names = module_names(importer, root)
+    package = names[0].split(".")[:-1] if names else []
+    if level > 1:
+        package = package[: len(package) - (level - 1)] if len(package) >= level - 1 else []
+    rest = imported[level:]
+    return ".".join(package + ([rest] if rest else []))
+
+
+def governs(importer: str, facts: FileFacts, path: str, root: Optional[Path]) -> bool:
+    """Whether the file ``importer`` (which sets a policy or the rewrite) runs the
+    code of ``path``: it imports that module, or a package holding it."""
+    targets = module_names(path, root)
+    for imported in facts.imports:
+        name = _absolute(imported, importer, root)
+        if not name:
+            continue
+        for target in targets:
+            if target == name or target.startswith(name + "."):
+                return True
+    return False
 
 
 @dataclass
@@ -103,12 +147,16 @@ class ProjectFacts:
     def apply(self, facts: "ModuleFacts", path: str) -> None:
         """Fill ``facts`` with what the *other* files of the project do."""
         own = os.path.abspath(path)
+        mine = self.files.get(own)
         policies: set = set()
         policy_files: List[str] = []
         rewrite_files: List[str] = []
         for key, item in self.files.items():
             if key == own:
                 continue  # a file's own calls are its module facts
+            if not (governs(key, item, own, self.root)
+                    or (mine is not None and governs(own, mine, key, self.root))):
+                continue  # another program's (examples/, scripts/): not this code's
             if item.policies:
                 policies.update(item.policies)
                 policy_files.append(self._display(key))
@@ -168,7 +216,7 @@ def _collect(module) -> FileFacts:
         return FileFacts()
     rewrite = bool(facts.rewrite_calls) or switches.found or any(
         _enables_grappler_amp(call, evaluator) for call in facts.grappler_calls)
-    return FileFacts(tuple(sorted(facts.policy_values())), rewrite)
+    return FileFacts(tuple(sorted(facts.policy_values())), rewrite, tuple(sorted(switches.imports)))
 
 
 def _enables_grappler_amp(call, evaluator) -> bool:
@@ -196,6 +244,31 @@ class _RewriteSwitches:
         self.names = names
         self.evaluator = evaluator
         self.found = False
+        #: modules this file imports (see FileFacts.imports)
+        self.imports: set = set()
+
+    def visit_Import(self, node) -> None:
+        from mplint.names import dotted_name
+
+        for alias in node.names:
+            name = dotted_name(alias.name)
+            if name:
+                self.imports.add(name)
+
+    def visit_ImportFrom(self, node) -> None:
+        import libcst as cst
+
+        from mplint.names import dotted_name
+
+        base = "." * len(node.relative) + (dotted_name(node.module) or "" if node.module else "")
+        if base.strip("."):
+            self.imports.add(base)
+        if isinstance(node.names, cst.ImportStar):
+            return
+        for alias in node.names:  # `from pkg import module` imports pkg.module
+            name = dotted_name(alias.name)
+            if name:
+                self.imports.add(base + name if base.endswith(".") else f"{base}.{name}")
 
     def _on(self, key, value) -> bool:
         if self.evaluator.values(key, None) != frozenset({REWRITE_ENV}):

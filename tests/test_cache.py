@@ -112,10 +112,12 @@ def test_changing_rule_selection_invalidates(tmp_path):
 
 
 def test_a_policy_change_in_another_file_invalidates(tmp_path):
-    _project(tmp_path, {"model.py": MODEL, "train.py": BAD.splitlines()[0] + "\n" + BAD.splitlines()[2] + "\n"})
+    _project(tmp_path, {"model.py": MODEL,
+                        "train.py": BAD.splitlines()[0] + "\nimport model\n" + BAD.splitlines()[2] + "\n"})
     _age(tmp_path / "model.py")
     assert run_cli("check", "model.py", cwd=tmp_path).returncode == 1
-    (tmp_path / "train.py").write_text("import tensorflow as tf\ntf.keras.mixed_precision.set_global_policy('float32')\n")
+    (tmp_path / "train.py").write_text(
+        "import tensorflow as tf\nimport model\ntf.keras.mixed_precision.set_global_policy('float32')\n")
     assert run_cli("check", "model.py", cwd=tmp_path).returncode == 0
 
 
@@ -134,14 +136,15 @@ def test_full_cache_hit_does_not_import_libcst(tmp_path):
 
 
 def test_parallel_and_serial_runs_agree(tmp_path):
-    files = {f"pkg/m{i:02d}.py": (BAD if i % 3 == 0 else MODEL if i % 3 == 1 else "import keras\nx = 1\n")
+    files = {f"pkg/m{i:02d}.py": ("import pkg\n" + BAD if i % 3 == 0 else MODEL if i % 3 == 1
+                                  else "import keras\nx = 1\n")
              for i in range(30)}
     files["pkg/broken.py"] = "import tensorflow as tf\ndef f(:\n"
     _project(tmp_path, files)
     serial = run_cli("check", "--no-cache", "--jobs", "1", ".", cwd=tmp_path)
     parallel = run_cli("check", "--no-cache", "--jobs", "2", ".", cwd=tmp_path)
     assert serial.returncode == parallel.returncode == 2
-    # the policy set in the BAD files governs the MODEL files too (project facts)
+    # the BAD files import pkg: their policy governs the MODEL files too (project facts)
     assert serial.stdout == parallel.stdout and "Found 20 problems (MP101: 20)" in serial.stdout
     assert serial.stderr == parallel.stderr and "pkg/broken.py: syntax error" in serial.stderr
 

@@ -84,7 +84,7 @@ def test_without_a_project_only_the_named_files_count(tmp_path):
     # No marker anywhere above: nothing else is indexed (never the whole disk).
     policy = 'import tensorflow as tf\ntf.keras.mixed_precision.set_global_policy("mixed_float16")\n'
     model = 'import tensorflow as tf\nm = tf.keras.Sequential([tf.keras.layers.Dense(3, activation="softmax")])\n'
-    _write(tmp_path, {"a/train.py": policy, "a/model.py": model})
+    _write(tmp_path, {"a/train.py": "import model\n" + policy, "a/model.py": model})
     if find_root([str(tmp_path / "a")]) is not None:
         pytest.skip("a project marker above the temporary folder")
     assert run_cli("check", "model.py", cwd=tmp_path / "a").returncode == 0
@@ -111,7 +111,8 @@ def test_index_finds_the_graph_rewrite_in_every_form(code, rewrite):
 def test_index_reads_policy_values_including_run_time_choices():
     code = ("from tensorflow.keras import mixed_precision as mp\n"
             "def main(amp):\n    mp.set_global_policy('mixed_bfloat16' if amp else 'float32')\n")
-    assert index_source("x.py", code.encode()) == FileFacts(("float32", "mixed_bfloat16"), False)
+    assert index_source("x.py", code.encode()) == FileFacts(
+        ("float32", "mixed_bfloat16"), False, ("tensorflow.keras", "tensorflow.keras.mixed_precision"))
     unknown = "import keras\nkeras.config.set_dtype_policy(FLAGS.dtype)\n"
     assert index_source("y.py", unknown.encode()).policies == ("?",)
 
@@ -119,9 +120,11 @@ def test_index_reads_policy_values_including_run_time_choices():
 def test_rewrite_and_policy_files_reach_the_facts_of_other_files(tmp_path):
     _write(tmp_path, {
         "setup.py": "",
-        "train.py": "import tensorflow as tf\ntf.keras.mixed_precision.set_global_policy('mixed_float16')\n",
+        "train.py": ("import tensorflow as tf\nimport model, utils\n"
+                     "tf.keras.mixed_precision.set_global_policy('mixed_float16')\n"),
         "utils.py": "import tensorflow as tf\nopt = tf.train.experimental.enable_mixed_precision_graph_rewrite(opt)\n",
         "model.py": "import tensorflow as tf\n",
+        "examples/other.py": "import tensorflow as tf\nm = tf.keras.Sequential([tf.keras.layers.Dense(3)])\n",
     })
     linter = make_linter()
     project = build_project([str(tmp_path / "model.py")], linter.settings)
@@ -137,6 +140,10 @@ def test_rewrite_and_policy_files_reach_the_facts_of_other_files(tmp_path):
     facts = ModuleFacts()
     project.apply(facts, str(tmp_path / "model.py"))
     assert facts.mixed_policy().names == {"mixed_float16"} and facts.mixed_policy().certain
+    # a script nobody imports is another program: train.py's policy is not its own
+    facts = ModuleFacts()
+    project.apply(facts, str(tmp_path / "examples" / "other.py"))
+    assert facts.mixed_policy() is None and facts.project_policy_files == ()
 
 
 def test_a_file_setting_its_own_policy_is_governed_by_it():
@@ -147,7 +154,7 @@ def test_a_file_setting_its_own_policy_is_governed_by_it():
     linter = make_linter()
     from mplint.project import ProjectFacts
 
-    linter.project = ProjectFacts(None, {"/elsewhere/train.py": FileFacts(("mixed_float16",))})
+    linter.project = ProjectFacts(None, {"/elsewhere/train.py": FileFacts(("mixed_float16",), False, ("model",))})
     findings, _ = lint_text(code, path="/p/model.py", linter=linter)
     assert [f.rule for f in findings] == ["MP101"]
     assert "may be mixed" in findings[0].message
@@ -202,7 +209,8 @@ def test_declared_keras_version_beats_installed_and_loses_to_the_setting(tmp_pat
 def test_mp401_policy_and_rewrite_in_different_files(tmp_path):
     _write(tmp_path, {
         "pyproject.toml": "[project]\nname = 'p'\n",
-        "train.py": "import tensorflow as tf\ntf.keras.mixed_precision.set_global_policy('mixed_float16')\n",
+        "train.py": ("import tensorflow as tf\nfrom utils import make\n"
+                     "tf.keras.mixed_precision.set_global_policy('mixed_float16')\n"),
         "utils.py": ("import tensorflow as tf\n\ndef make(opt):\n"
                      "    return tf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite(opt)\n"),
     })
@@ -211,3 +219,22 @@ def test_mp401_policy_and_rewrite_in_different_files(tmp_path):
     assert "utils.py:4:12: MP401" in result.stdout and "in train.py" in result.stdout
     (tmp_path / "train.py").write_text("import tensorflow as tf\n", encoding="utf-8")
     assert run_cli("check", "--select", "MP401", "--no-cache", "utils.py", cwd=tmp_path).returncode == 0
+
+
+def test_a_policy_governs_the_modules_its_file_imports(tmp_path):
+    from mplint.project import governs
+
+    root = tmp_path
+    train = str(root / "src" / "app" / "train.py")
+    cases = [
+        (("app.models.resnet",), "src/app/models/resnet.py", True),   # absolute, by a suffix
+        (("app.models",), "src/app/models/resnet.py", True),          # a package holds it
+        ((".models.resnet",), "src/app/models/resnet.py", True),      # relative
+        (("..lib",), "src/lib/__init__.py", True),                    # two levels up
+        (("app.data",), "src/app/models/resnet.py", False),
+        (("tensorflow",), "src/app/models/resnet.py", False),
+        ((), "src/app/models/resnet.py", False),
+    ]
+    for imports, target, expected in cases:
+        assert governs(train, FileFacts(("mixed_float16",), False, imports), str(root / target), root) is expected, \
+            (imports, target)
