@@ -137,11 +137,13 @@ def test_other_kernels_are_not_checked(tmp_path):
 
 def test_policy_set_in_a_notebook_counts_for_the_project(tmp_path):
     (tmp_path / "setup.cfg").write_text("")
-    (tmp_path / "nb.ipynb").write_text(_jupyter(_notebook(CELLS[:3])), encoding="utf-8")
+    (tmp_path / "nb.ipynb").write_text(_jupyter(_notebook(CELLS[:3] + [_cell("code", "import model")])), encoding="utf-8")
     (tmp_path / "model.py").write_text(
         "import tensorflow as tf\nm = tf.keras.Sequential([tf.keras.layers.Dense(3, activation='softmax')])\n")
     result = run_cli("check", "model.py", cwd=tmp_path)
     assert result.returncode == 1 and "set in nb.ipynb" in result.stdout
+    (tmp_path / "nb.ipynb").write_text(_jupyter(_notebook(CELLS[:3])), encoding="utf-8")
+    assert run_cli("check", "--no-cache", "model.py", cwd=tmp_path).returncode == 0  # it runs other code
 
 
 LINES = ["import tensorflow as tf", "x = 1", "%time y = 2", "!pip install keras", "files = !ls", "tf?",
