@@ -47,6 +47,12 @@ class Notebook:
     cells: List[_Cell] = field(default_factory=list)
     program: str = ""
     magics: List[str] = field(default_factory=list)
+    #: (cell number, reason) of code cells left out because they do not parse
+    skipped: List[Tuple[int, str]] = field(default_factory=list)
+
+    def skipped_warnings(self) -> List[FileError]:
+        return [FileError(self.path, f"cell {number}: {reason}; cell not checked", "warning")
+                for number, reason in self.skipped]
 
     @classmethod
     def load(cls, path: str, raw: bytes) -> "Notebook":
@@ -71,6 +77,7 @@ class Notebook:
 
     def _build(self) -> None:
         lines: List[str] = []
+        pending: List[str] = []  # magic lines of the cell being built
         for number, cell in enumerate(self.data["cells"], 1):
             if not isinstance(cell, dict) or cell.get("cell_type") != "code":
                 continue
@@ -79,15 +86,28 @@ class Notebook:
             first = next((ln.strip() for ln in body if ln.strip()), "")
             if first.startswith("%%") and first[2:].split(" ")[0] not in _PYTHON_CELL_MAGICS:
                 continue  # %%bash, %%writefile...: not Python
+            code: List[str] = []
+            continued: Optional[str] = None  # indentation of a magic continued with "\\"
+            for line in body:
+                if continued is not None or _MAGIC_LINE.match(line):
+                    indent = continued if continued is not None else line[:len(line) - len(line.lstrip())]
+                    code.append(indent + _MAGIC_MARK.format(len(self.magics) + len(pending)))
+                    pending.append(line)
+                    continued = indent if line.rstrip().endswith("\\") else None
+                else:
+                    code.append(line)
+            problem = _syntax_problem("\n".join(code) + "\n")
+            if problem is not None:
+                # An exercise cell (`batch_size = `) or IPython-only syntax: check the
+                # other cells, and say which one was left out.
+                self.skipped.append((number, problem))
+                pending.clear()
+                continue
+            self.magics.extend(pending)
+            pending.clear()
             lines.append(_CELL_MARK.format(number))
             self.cells.append(_Cell(number, text, len(lines) + 1))
-            for line in body:
-                if _MAGIC_LINE.match(line):
-                    indent = line[:len(line) - len(line.lstrip())]
-                    lines.append(indent + _MAGIC_MARK.format(len(self.magics)))
-                    self.magics.append(line)
-                else:
-                    lines.append(line)
+            lines.extend(code)
         self.program = "\n".join(lines) + "\n" if lines else ""
 
     def source(self) -> Source:
@@ -161,6 +181,20 @@ class Notebook:
         return out
 
 
+def _syntax_problem(code: str) -> Optional[str]:
+    """Why a cell's code does not parse on its own, or None."""
+    try:
+        compile(code, "<cell>", "exec", flags=_ONLY_AST, dont_inherit=True)
+    except SyntaxError as err:
+        return f"syntax error at line {err.lineno or 1}: {err.msg}"
+    except (ValueError, RecursionError, MemoryError) as err:
+        return f"cannot be parsed: {type(err).__name__}"
+    return None
+
+
+_ONLY_AST = 0x400  # ast.PyCF_ONLY_AST, without importing ast for one constant
+
+
 def _split_lines(text: str) -> List[str]:
     """Lines split at ``\n`` only: ``str.splitlines`` would also split at ``\r``,
     form feeds and U+2028 inside string literals, and change the cell on rebuild."""
@@ -225,7 +259,7 @@ def lint_notebook(linter, path: str, raw: bytes):
         return result
     analysis = linter.analyze(source, module)
     result.findings = [book.finding(f) for f in analysis.findings]
-    result.errors = [book.error(e) for e in analysis.errors]
+    result.errors = book.skipped_warnings() + [book.error(e) for e in analysis.errors]
     return result
 
 
@@ -251,7 +285,7 @@ def fix_notebook(linter, path: str, unsafe: bool, write: bool):
         outcome = fix_source(linter, source, parse(source), unsafe)
         outcome.original = raw
         outcome.remaining = [book.finding(f) for f in outcome.remaining]
-        outcome.errors = [book.error(e) for e in outcome.errors]
+        outcome.errors = book.skipped_warnings() + [book.error(e) for e in outcome.errors]
         if outcome.fixed is not None:
             outcome.fixed = book.rebuild(outcome.fixed.decode("utf-8"))
             if write and outcome.changed:

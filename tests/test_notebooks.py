@@ -120,12 +120,29 @@ def test_invalid_notebook_json_is_one_clear_line(tmp_path):
                                      "column 13: Expecting value")
 
 
-def test_syntax_errors_point_into_the_cell(tmp_path):
-    cells = [_cell("code", "import tensorflow as tf"), _cell("markdown", "x"), _cell("code", "x = (\n")]
+def test_a_cell_that_does_not_parse_is_skipped_with_a_warning(tmp_path):
+    # Exercise notebooks leave blanks to fill in (`batch_size = `): the other cells
+    # are still checked, and the warning names the cell; the exit code is the findings'.
+    head = "import tensorflow as tf\ntf.keras.mixed_precision.set_global_policy('mixed_float16')"
+    model = "m = tf.keras.Sequential([tf.keras.layers.Dense(10, activation='softmax')])"
+    cells = [_cell("code", head), _cell("markdown", "x"), _cell("code", "x = (\n"), _cell("code", model)]
     (tmp_path / "nb.ipynb").write_text(_jupyter(_notebook(cells)), encoding="utf-8")
     result = run_cli("check", "nb.ipynb", cwd=tmp_path)
-    assert result.returncode == 2
-    assert "nb.ipynb: syntax error at cell 3, line" in result.stderr
+    assert result.returncode == 1, result.stderr
+    assert "nb.ipynb:cell 4:line 1:" in result.stdout and "MP101" in result.stdout
+    assert "nb.ipynb: cell 3: syntax error at line 1" in result.stderr and "cell not checked" in result.stderr
+    fixed = run_cli("fix", "nb.ipynb", cwd=tmp_path)
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    data = json.loads((tmp_path / "nb.ipynb").read_text(encoding="utf-8"))
+    assert "".join(data["cells"][2]["source"]) == "x = (\n"  # the skipped cell is untouched
+    assert "dtype='float32'" in "".join(data["cells"][3]["source"])
+
+
+def test_a_shell_escape_continued_with_a_backslash_is_not_python():
+    text = _jupyter(_notebook([_cell("code", "!wget -q \\\n    -O /tmp/x.csv https://example.com/x.csv\nimport tensorflow as tf")]))
+    book = Notebook.load("nb.ipynb", text.encode())
+    assert book.skipped == [] and "import tensorflow as tf" in book.program
+    assert book.rebuild(book.program) == text.encode()
 
 
 def test_other_kernels_are_not_checked(tmp_path):
