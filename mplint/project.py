@@ -67,8 +67,8 @@ def find_root(paths: Sequence[str]) -> Optional[Path]:
 @dataclass(frozen=True)
 class FileFacts:
     """What one file contributes to the project: the policies it sets, the rewrite,
-    and the modules it imports (``a.b``; relative ones keep their dots, ``.model``),
-    which say whose code its policy governs."""
+    and the modules it imports (``a.b``; relative ones keep their dots, ``.model``;
+    ``=a.b`` for that module alone), which say whose code its policy governs."""
 
     policies: Tuple[str, ...] = ()
     rewrite: bool = False
@@ -118,13 +118,19 @@ def governs(importer: str, facts: FileFacts, path: str, root: Optional[Path]) ->
     code of ``path``: it imports that module, or a package holding it."""
     targets = module_names(path, root)
     for imported in facts.imports:
-        name = _absolute(imported, importer, root)
+        exact = imported.startswith(EXACT)
+        name = _absolute(imported[len(EXACT):] if exact else imported, importer, root)
         if not name:
             continue
         for target in targets:
-            if target == name or target.startswith(name + "."):
+            if target == name or (not exact and target.startswith(name + ".")):
                 return True
     return False
+
+
+#: marks an import that runs that module only (``from a.b import c`` runs ``a.b``),
+#: where ``import a.b`` or ``from a import b`` may be a package holding more modules
+EXACT = "="
 
 
 @dataclass
@@ -262,7 +268,8 @@ class _RewriteSwitches:
 
         base = "." * len(node.relative) + (dotted_name(node.module) or "" if node.module else "")
         if base.strip("."):
-            self.imports.add(base)
+            # `from pkg.mod import name` runs pkg.mod, not every module of pkg: exact
+            self.imports.add(EXACT + base)
         if isinstance(node.names, cst.ImportStar):
             return
         for alias in node.names:  # `from pkg import module` imports pkg.module

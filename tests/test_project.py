@@ -112,7 +112,7 @@ def test_index_reads_policy_values_including_run_time_choices():
     code = ("from tensorflow.keras import mixed_precision as mp\n"
             "def main(amp):\n    mp.set_global_policy('mixed_bfloat16' if amp else 'float32')\n")
     assert index_source("x.py", code.encode()) == FileFacts(
-        ("float32", "mixed_bfloat16"), False, ("tensorflow.keras", "tensorflow.keras.mixed_precision"))
+        ("float32", "mixed_bfloat16"), False, ("=tensorflow.keras", "tensorflow.keras.mixed_precision"))
     unknown = "import keras\nkeras.config.set_dtype_policy(FLAGS.dtype)\n"
     assert index_source("y.py", unknown.encode()).policies == ("?",)
 
@@ -232,6 +232,9 @@ def test_a_policy_governs_the_modules_its_file_imports(tmp_path):
         ((".models.resnet",), "src/app/models/resnet.py", True),      # relative
         (("..lib",), "src/lib/__init__.py", True),                    # two levels up
         (("app.data",), "src/app/models/resnet.py", False),
+        (("=app.models", "app.models.build"), "src/app/models/resnet.py", False),  # from app.models import build
+        (("=app.models", "app.models.build"), "src/app/models/__init__.py", True),
+        (("=model", "model.build_model"), "src/app/model.py", True),          # from model import build_model
         (("tensorflow",), "src/app/models/resnet.py", False),
         ((), "src/app/models/resnet.py", False),
     ]
