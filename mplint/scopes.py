@@ -9,7 +9,7 @@ can ask "what did ``x`` hold just before this statement?" after the walk is over
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple, Union
+from typing import Dict, Iterator, List, Optional, Tuple, Union
 
 import libcst as cst
 
@@ -162,6 +162,14 @@ class ScopeTracker:
 
     def branches(self) -> Branches:
         return self._branches
+
+    def all_scopes(self) -> Iterator[Scope]:
+        """Every scope of the file, the module's first (after the walk: all of them)."""
+        stack = [self.module_scope]
+        while stack:
+            scope = stack.pop()
+            yield scope
+            stack.extend(reversed(scope.children))
 
     def _arms_changed(self) -> None:
         # Kept as one tuple: every binding and location reads it, arms change rarely.

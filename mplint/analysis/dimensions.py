@@ -527,7 +527,7 @@ class AlignedDimensions(Analysis):
 
     def _list_variable(self, name: cst.Name) -> List[Tuple[cst.BaseExpression, Optional[Location]]]:
         """``layers = [...]; layers.append(...)``: the list's items in order."""
-        scopes = [s for s in self._all_scopes() if name.value in s.bindings]
+        scopes = [s for s in self.ctx.scopes.all_scopes() if name.value in s.bindings]
         if len(scopes) != 1:
             return []
         bindings = scopes[0].bindings[name.value]
@@ -538,13 +538,6 @@ class AlignedDimensions(Analysis):
         items += [(call.args[0].value, where) for call, where in self._appends.get(name.value, [])
                   if where.scope is scopes[0]]
         return items
-
-    def _all_scopes(self):
-        stack = [self.ctx.scopes.module_scope]
-        while stack:
-            scope = stack.pop()
-            yield scope
-            stack.extend(scope.children)
 
     def _class_of(self, call: cst.Call) -> FrozenSet[str]:
         found = self._classes.get(id(call))

@@ -52,13 +52,10 @@ class NonFloat32ModelOutput(Check):
                 and self._cast[name] == self._called[name] and name not in self._keras_trained)
 
     def _variable_of(self, model_call: cst.CSTNode) -> Optional[str]:
-        stack = [self.ctx.scopes.module_scope]
-        while stack:
-            scope = stack.pop()
+        for scope in self.ctx.scopes.all_scopes():
             for name, bindings in scope.bindings.items():
                 if any(b.value is model_call for b in bindings):
                     return name
-            stack.extend(scope.children)
         return None
 
     def finish(self) -> None:

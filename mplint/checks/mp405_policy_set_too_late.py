@@ -111,7 +111,7 @@ class PolicySetTooLate(Check):
                 )
 
     def _creations(self) -> List[_Creation]:
-        self._by_node = {id(b.node): b for scope in self._all_scopes()
+        self._by_node = {id(b.node): b for scope in self.ctx.scopes.all_scopes()
                          for bindings in scope.bindings.values() for b in bindings}
         out = []
         for node in self._assigns:
@@ -141,13 +141,6 @@ class PolicySetTooLate(Check):
     def _binding_of(self, node: cst.Assign, name: str) -> Optional[Binding]:
         binding = self._by_node.get(id(node))
         return binding if binding is not None and binding.name == name else None
-
-    def _all_scopes(self):
-        stack = [self.ctx.scopes.module_scope]
-        while stack:
-            scope = stack.pop()
-            yield scope
-            stack.extend(scope.children)
 
     def _used_after(self, creation: _Creation, scope, order: int) -> bool:
         for use in self.ctx.get(References).get(creation.name):
