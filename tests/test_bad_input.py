@@ -56,6 +56,8 @@ def _errors(result):
     ("import keras\nx = " + "[" * 10000 + "]" * 10000 + "\n", "too deeply nested to parse"),
     ("import keras\nx = " + "lambda: " * 5000 + "1\n", "too deeply nested to parse"),
     ("import keras\nx = " + "-" * 20000 + "1\n", "too deeply nested to parse"),
+    # short lines, deep brackets: the cheap depth test still sends it to CPython first
+    ("import keras\nx = " + "(\n" * 300 + "1" + ")" * 300 + "\n", "too deeply nested to parse"),
 ])
 def test_each_bad_file_is_one_line_and_the_others_still_run(tmp_path, source, expected):
     _write(tmp_path, {"bad_input.py": source, "model.py": BAD})
