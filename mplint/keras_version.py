@@ -91,7 +91,7 @@ def detect(configured: Optional[int], text: str, installed: Optional[int] = None
     """
     if configured is not None:
         return configured
-    if _TF_KERAS_USE.search(text):
+    if ("tf_keras" in text or "TF_USE_LEGACY_KERAS" in text) and _TF_KERAS_USE.search(text):
         return 2
     if declared is not None:
         return declared

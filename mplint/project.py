@@ -10,6 +10,7 @@ and only those are parsed, with a walk that collects facts and runs no check.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -86,6 +87,7 @@ class FileFacts:
         return cls(tuple(data[0]), bool(data[1]), tuple(data[2]) if len(data) > 2 else ())
 
 
+@functools.lru_cache(maxsize=4096)
 def module_names(path: str, root: Optional[Path]) -> Tuple[str, ...]:
     """Dotted names a file may be imported under: ``src/pkg/model.py`` ->
     ``src.pkg.model``, ``pkg.model``, ``model`` (which folder is on sys.path is

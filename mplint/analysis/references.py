@@ -8,25 +8,34 @@ names a ``def``/``class``/``import`` declares.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from mplint.checker import Analysis, Context
-from mplint.scopes import Location
+from mplint.scopes import Branches, Location, Scope
 
 
-@dataclass
 class Reference:
-    node: cst.Name
-    location: Location
-    #: ``x.attr``: the attribute read on the name, if any
-    attr: Optional[str]
-    #: the functions the reference sits in, outermost first
-    functions: Tuple[cst.FunctionDef, ...]
-    #: the name is (re)bound or deleted here, not read
-    store: bool = False
+    """One occurrence of a variable name (a plain slotted class: there is one per
+    name in the file, so it is built cheaply and its Location only on demand)."""
+
+    __slots__ = ("node", "attr", "functions", "store", "_where")
+
+    def __init__(self, node: cst.Name, where: Tuple[Scope, int, Branches], attr: Optional[str],
+                 functions: Tuple[cst.FunctionDef, ...], store: bool) -> None:
+        self.node = node
+        #: ``x.attr``: the attribute read on the name, if any
+        self.attr = attr
+        #: the functions the reference sits in, outermost first
+        self.functions = functions
+        #: the name is (re)bound or deleted here, not read
+        self.store = store
+        self._where = where
+
+    @property
+    def location(self) -> Location:
+        return Location(*self._where)
 
 
 class References(Analysis):
@@ -97,6 +106,7 @@ class References(Analysis):
     def visit_Name(self, node: cst.Name) -> None:
         if id(node) in self._skip:
             return
+        tracker = self.ctx.scopes
         self.by_name.setdefault(node.value, []).append(Reference(
-            node, self.ctx.scopes.location(), self._attr_of.get(id(node)), tuple(self._functions),
-            id(node) in self._stores))
+            node, (tracker.current, tracker.order, tracker.branches()), self._attr_of.get(id(node)),
+            tuple(self._functions), id(node) in self._stores))

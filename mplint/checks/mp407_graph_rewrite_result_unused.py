@@ -25,16 +25,20 @@ class GraphRewriteResultUnused(Check):
         self._names: Counter = Counter()
         self._attrs: Set[str] = set()
         self._scaling = False
+        # Uses are counted only in files that can switch the rewrite on at all.
+        self._relevant = "graph_rewrite" in ctx.text or "auto_mixed_precision" in ctx.text
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         self._line = node
 
     def visit_Name(self, node: cst.Name) -> None:
         # Every occurrence counts as a use, attribute names too: that errs on silence.
-        self._names[node.value] += 1
+        if self._relevant:
+            self._names[node.value] += 1
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        self._attrs.add(node.attr.value)
+        if self._relevant:
+            self._attrs.add(node.attr.value)
 
     def visit_Arg(self, node: cst.Arg) -> None:
         if node.keyword is not None and node.keyword.value == "loss_scale":
