@@ -94,15 +94,23 @@ class Walker:
 
     def _call(self, handlers: List[Tuple[object, Handler]], node: cst.CSTNode) -> None:
         for owner, handler in handlers:
-            if owner in self._disabled:
+            if owner in self._disabled:  # a leave list taken before its owner failed
                 continue
             try:
                 handler(node)
             except RecursionError:
                 raise
             except Exception as exc:  # one broken check must not stop the others
-                self._disabled.add(owner)
-                self._on_error(owner, exc)
+                self._disable(owner, exc)
+
+    def _disable(self, owner: object, exc: BaseException) -> None:
+        """Drop every handler of a visitor that raised; the others go on."""
+        self._disabled.add(owner)
+        for table in (self._visit, self._leave):
+            for name, handlers in table.items():
+                table[name] = [(o, h) for o, h in handlers if o is not owner]
+        self._plans.clear()
+        self._on_error(owner, exc)
 
     def _plan(self, node_type: type) -> Tuple[Optional[list], Optional[list], Tuple[str, ...], bool]:
         """Per node type: visit handlers, leave handlers, child fields, and whether
@@ -117,7 +125,13 @@ class Walker:
         plans = self._plans
         visit, leave, fields, _ = plans.get(type(node)) or self._plan(type(node))
         if visit:
-            self._call(visit, node)
+            for owner, handler in visit:  # inlined _call: this runs for most nodes
+                try:
+                    handler(node)
+                except RecursionError:
+                    raise
+                except Exception as exc:  # one broken check must not stop the others
+                    self._disable(owner, exc)
         stack = self.stack
         stack.append(node)
         for field in fields:
