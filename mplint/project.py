@@ -118,12 +118,22 @@ def _absolute(imported: str, importer: str, root: Optional[Path]) -> str:
 def governs(importer: str, facts: FileFacts, path: str, root: Optional[Path]) -> bool:
     """Whether the file ``importer`` (which sets a policy or the rewrite) runs the
     code of ``path``: it imports that module, or a package holding it."""
-    targets = module_names(path, root)
+    return _matches(_resolved_imports(importer, facts, root), module_names(path, root))
+
+
+def _resolved_imports(importer: str, facts: FileFacts, root: Optional[Path]) -> List[Tuple[str, bool]]:
+    """``(absolute module name, exact)`` for each import of ``importer``."""
+    out = []
     for imported in facts.imports:
         exact = imported.startswith(EXACT)
         name = _absolute(imported[len(EXACT):] if exact else imported, importer, root)
-        if not name:
-            continue
+        if name:
+            out.append((name, exact))
+    return out
+
+
+def _matches(imports: List[Tuple[str, bool]], targets: Tuple[str, ...]) -> bool:
+    for name, exact in imports:
         for target in targets:
             if target == name or (not exact and target.startswith(name + ".")):
                 return True
@@ -162,8 +172,8 @@ class ProjectFacts:
         for key, item in self.files.items():
             if key == own:
                 continue  # a file's own calls are its module facts
-            if not (governs(key, item, own, self.root)
-                    or (mine is not None and governs(own, mine, key, self.root))):
+            if not (self._governs(key, item, own)
+                    or (mine is not None and self._governs(own, mine, key))):
                 continue  # another program's (examples/, scripts/): not this code's
             if item.policies:
                 policies.update(item.policies)
@@ -173,6 +183,14 @@ class ProjectFacts:
         facts.project_policies = frozenset(policies)
         facts.project_policy_files = tuple(sorted(policy_files))
         facts.project_rewrite_files = tuple(sorted(rewrite_files))
+
+    def _governs(self, importer: str, facts: FileFacts, path: str) -> bool:
+        """:func:`governs`, with each importer's imports made absolute once."""
+        cache = self.__dict__.setdefault("_imports_cache", {})
+        imports = cache.get(importer)
+        if imports is None:
+            imports = cache[importer] = _resolved_imports(importer, facts, self.root)
+        return _matches(imports, module_names(path, self.root))
 
     def digest(self) -> str:
         """Changes whenever a fact anywhere in the project changes (a cache key part)."""

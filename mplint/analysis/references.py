@@ -38,6 +38,9 @@ class Reference:
         return Location(*self._where)
 
 
+_POLICY_TOKENS = ("set_global_policy", "set_policy", "set_dtype_policy")
+
+
 class References(Analysis):
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
@@ -46,6 +49,12 @@ class References(Analysis):
         self._stores: Set[int] = set()
         self._attr_of: Dict[int, str] = {}
         self._functions: List[cst.FunctionDef] = []
+        # The rules that read references act only under a mixed policy: a file that
+        # sets none, with none assumed or set elsewhere in its program, needs none.
+        facts = ctx.facts
+        self._active = bool(
+            facts.assumed_policy or facts.project_policies
+            or any(token in ctx.text for token in _POLICY_TOKENS))
 
     def get(self, name: str) -> List[Reference]:
         return self.by_name.get(name, [])
@@ -104,7 +113,7 @@ class References(Analysis):
         self._store(node.target)
 
     def visit_Name(self, node: cst.Name) -> None:
-        if id(node) in self._skip:
+        if not self._active or id(node) in self._skip:
             return
         tracker = self.ctx.scopes
         self.by_name.setdefault(node.value, []).append(Reference(

@@ -73,6 +73,7 @@ class RemovedMixedPrecisionApi(Check):
         # Every removed name is spelled with "experimental" somewhere in the file
         # (in the import or the dotted use): without it, no name needs resolving.
         self._has_removed_names = "experimental" in ctx.text
+        self._may_report = self._has_removed_names or "graph_rewrite" in ctx.text
 
     # -- guards: try/except around the import, version checks ------------------------
     def visit_Try(self, node: cst.Try) -> None:
@@ -162,7 +163,8 @@ class RemovedMixedPrecisionApi(Check):
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         # Every prefix of a chain is visited as its own Attribute: exact names suffice.
-        if not self._tf1 and self.names.resolve(node) & _TF1_ONLY:
+        # (TF1 use only silences findings, so only files that may have some look.)
+        if self._may_report and not self._tf1 and self.names.resolve(node) & _TF1_ONLY:
             self._tf1 = True
         if not self._has_removed_names:
             return
