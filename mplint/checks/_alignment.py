@@ -13,7 +13,7 @@ from typing import Callable, ClassVar, Set, Tuple
 
 import libcst as cst
 
-from mplint.analysis.dimensions import AlignedDimensions, Origin, Site, next_multiple
+from mplint.analysis.dimensions import FILTERS, TASK_SIZE_LIMIT, UNITS, AlignedDimensions, Origin, Site, next_multiple
 from mplint.analysis.layers import sixteen_bit_name
 from mplint.checker import Check, Fix
 from mplint.facts import PolicyState
@@ -99,3 +99,15 @@ def _function_name(param: Binding) -> str:
 def _short(code: str, limit: int = 40) -> str:
     code = " ".join(code.split())
     return code if len(code) <= limit else code[: limit - 3] + "..."
+
+
+class HiddenLayerAlignment(AlignmentCheck):
+    """MP301/MP302: hidden layer sizes. Output layers are sized by the data (10
+    classes, 3 colour channels); MP304 covers the large ones. Sizes below
+    TASK_SIZE_LIMIT (a score, a box) are fixed by the task."""
+
+    def wants(self, dims: AlignedDimensions, site: Site, origin: Origin) -> bool:
+        return origin.value >= TASK_SIZE_LIMIT and not dims.is_output(site, origin)
+
+    def accepts(self, dims: AlignedDimensions) -> Callable[[Site], bool]:
+        return lambda site: site.kind in (UNITS, FILTERS) and not dims.is_output(site)
