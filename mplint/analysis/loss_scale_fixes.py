@@ -16,7 +16,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 import libcst as cst
 
 from mplint.analysis.training import Gradient, TrainStep, TrainingLoops, contains
-from mplint.checker import Context, Replacement
+from mplint.checker import Context, Fix, Replacement
 from mplint.scopes import Location
 
 Imports = Tuple[Tuple[str, Optional[str], Optional[str]], ...]
@@ -190,3 +190,12 @@ def fix_replacements(edits: StatementEdits, extra: Sequence[Tuple[cst.CSTNode, R
             return None
         out[old] = new
     return out
+
+
+def unscaling_fix(ctx: Context, step: TrainStep) -> Optional[Fix]:
+    """The unsafe fix that inserts the missing ``get_unscaled_gradients`` (MP203, MP206)."""
+    edits = StatementEdits()
+    if not add_unscaling(ctx, step, edits):
+        return None
+    replacements = fix_replacements(edits, [])
+    return Fix(replacements, safety="unsafe") if replacements else None

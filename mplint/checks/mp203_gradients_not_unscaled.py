@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from mplint.analysis.loss_scale_fixes import StatementEdits, add_unscaling, fix_replacements
+from mplint.analysis.loss_scale_fixes import unscaling_fix
 from mplint.analysis.training import TrainingLoops
-from mplint.checker import Check, Fix
+from mplint.checker import Check
 
 
 class GradientsNotUnscaled(Check):
@@ -19,11 +19,7 @@ class GradientsNotUnscaled(Check):
                     or step.unscaled or not step.gradients):
                 continue
             name = self.ctx.module.code_for_node(step.receiver)
-            edits = StatementEdits()
-            fix = None
-            if add_unscaling(self.ctx, step, edits):
-                replacements = fix_replacements(edits, [])
-                fix = Fix(replacements, safety="unsafe") if replacements else None
+            fix = unscaling_fix(self.ctx, step)
             self.report(step.call, f"the loss is scaled with get_scaled_loss() but the gradients reach "
                                    f"{step.method}() still scaled; call `{name}.get_unscaled_gradients()` "
                                    f"on them first (Keras 2 does not unscale in apply_gradients)", fix)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Set
 
-from mplint.analysis.loss_scale_fixes import StatementEdits, add_unscaling, fix_replacements
+from mplint.analysis.loss_scale_fixes import unscaling_fix
 from mplint.analysis.training import COMPILED, LSO, TrainingLoops, compiled_is_wrapped
 from mplint.checker import Check, Fix
 
@@ -40,11 +40,7 @@ class GradientsUnscaledTwice(Check):
                                           f"divided by the scale twice",
                                 Fix({division: division.left}, safety="unsafe"))
             elif version == 2 and "scale_loss" in step.scaling and not step.unscaled:
-                edits = StatementEdits()
-                fix = None
-                if add_unscaling(self.ctx, step, edits):
-                    replacements = fix_replacements(edits, [])
-                    fix = Fix(replacements, safety="unsafe") if replacements else None
+                fix = unscaling_fix(self.ctx, step)
                 self.report(step.call, f"Keras 3-style loss scaling (scale_loss) on Keras 2: Keras 2 does "
                                        f"not unscale in apply_gradients(), so `{name}` updates with gradients "
                                        f"multiplied by the loss scale; unscale them with "
