@@ -18,7 +18,7 @@ it (the runtime checker measures what static analysis cannot see).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
+from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -378,23 +378,16 @@ class ModelOutputs(Analysis):
     def _model_classes(self) -> Dict[int, Tuple[cst.ClassDef, Scope]]:
         """Local classes deriving from keras.Model, directly or via local classes."""
         if self._model_class_scopes is None:
-            found: Dict[int, Tuple[cst.ClassDef, Scope]] = {}
-            changed = True
-            while changed:
-                changed = False
-                for node, scope, loc in self._classes:
-                    if id(node) in found:
-                        continue
-                    for base in node.bases:
-                        if self.resolve(base.value) & MODEL_CLASSES or self._is_found_class(base.value, loc, found):
-                            found[id(node)] = (node, scope)
-                            changed = True
-                            break
-            self._model_class_scopes = found
+            self._model_class_scopes = self._derived_classes(lambda names: bool(names & MODEL_CLASSES))
         return self._model_class_scopes
 
     def _keras_classes(self) -> Set[int]:
         """Local classes deriving from any Keras class (Model, Layer...)."""
+        return set(self._derived_classes(lambda names: any(n.startswith("keras.") for n in names)))
+
+    def _derived_classes(self, is_base: Callable[[FrozenSet[str]], bool]) -> Dict[int, Tuple[cst.ClassDef, Scope]]:
+        """Local classes with a base ``is_base`` accepts, directly or through other
+        local classes (repeated until no class is added)."""
         found: Dict[int, Tuple[cst.ClassDef, Scope]] = {}
         changed = True
         while changed:
@@ -403,12 +396,11 @@ class ModelOutputs(Analysis):
                 if id(node) in found:
                     continue
                 for base in node.bases:
-                    names = self.resolve(base.value)
-                    if any(n.startswith("keras.") for n in names) or self._is_found_class(base.value, loc, found):
+                    if is_base(self.resolve(base.value)) or self._is_found_class(base.value, loc, found):
                         found[id(node)] = (node, scope)
                         changed = True
                         break
-        return set(found)
+        return found
 
     @staticmethod
     def _is_found_class(expr: cst.BaseExpression, loc: Location,
