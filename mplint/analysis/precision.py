@@ -23,7 +23,7 @@ from mplint.analysis.layers import (
     is_softmax_layer, layer_dtype, sixteen_bit_name,
 )
 from mplint.analysis.models import SOFTMAX_FUNCTIONS, LayerCall, ModelOutput, ModelOutputs, OpCall
-from mplint.checker import Analysis, Context
+from mplint.checker import Analysis, Context, Fix
 from mplint.edits import cast, quote_of, string, with_keyword
 from mplint.facts import PolicyState
 
@@ -164,3 +164,10 @@ class OutputPrecision(Analysis):
 def float32_keyword_fix(call: cst.Call, ctx: Context) -> cst.Call:
     """The layer constructor with ``dtype='float32'`` (quotes as the call has them)."""
     return with_keyword(call, "dtype", string("float32", quote_of(call, ctx.module)))
+
+
+def output_layer_fix(found: SixteenBitOutput, ctx: Context) -> Fix:
+    """``dtype='float32'`` on the output layer: safe when the layer followed the
+    policy, unsafe when it replaces a 16-bit dtype the code spelled out."""
+    call = found.producer.constructor  # type: ignore[attr-defined]
+    return Fix({call: float32_keyword_fix(call, ctx)}, safety="safe" if found.dtype == ABSENT else "unsafe")

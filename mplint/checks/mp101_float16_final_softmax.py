@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from mplint.analysis.layers import ABSENT
 from mplint.analysis.models import LayerCall, OpCall, first_tensor_argument
-from mplint.analysis.precision import OutputPrecision, float32_keyword_fix
+from mplint.analysis.precision import OutputPrecision, output_layer_fix
 from mplint.checker import Check, Fix
 
 
@@ -24,8 +23,7 @@ class Float16FinalSoftmax(Check):
                     call,
                     f"final softmax computed in {compute}; give the output layer "
                     f"dtype='float32' so the model's probabilities are float32",
-                    Fix({call: float32_keyword_fix(call, self.ctx)},
-                        safety="safe" if found.dtype == ABSENT else "unsafe"),
+                    output_layer_fix(found, self.ctx),
                 )
                 continue
             assert isinstance(found.producer, OpCall)

@@ -7,9 +7,8 @@ from typing import Optional, Set
 
 import libcst as cst
 
-from mplint.analysis.layers import ABSENT
 from mplint.analysis.models import LayerCall, OpCall, argument
-from mplint.analysis.precision import OutputPrecision, float32_keyword_fix
+from mplint.analysis.precision import OutputPrecision, output_layer_fix
 from mplint.checker import Check, Fix
 
 _CASTS = frozenset({"tensorflow.cast", "keras.ops.cast"})
@@ -72,8 +71,7 @@ class NonFloat32ModelOutput(Check):
                     call,
                     f"model output computed in {compute}; give the output layer "
                     f"dtype='float32' so the model's outputs (and the loss) are float32",
-                    Fix({call: float32_keyword_fix(call, self.ctx)},
-                        safety="safe" if found.dtype == ABSENT else "unsafe"),
+                    output_layer_fix(found, self.ctx),
                 )
                 continue
             assert isinstance(found.producer, OpCall)
