@@ -22,14 +22,19 @@ class MissingTensorFlow(ImportError):
         super().__init__(INSTALL_HINT)
 
 
-def check_model(factory_or_model: Any, policy: Any = None, **kwargs: Any) -> Report:
-    """Build and run the model under ``policy``; keywords: input_shape, input_dtype,
-    batch_size, inputs, train_step, alignment, seed (``mplint.runtime.check.check_model``,
-    imported here lazily because it needs TensorFlow)."""
+def require_tensorflow() -> None:
+    """Import TensorFlow, or raise MissingTensorFlow with the install hint."""
     try:
         import tensorflow  # noqa: F401
     except ImportError as exc:
         raise MissingTensorFlow() from exc
+
+
+def check_model(factory_or_model: Any, policy: Any = None, **kwargs: Any) -> Report:
+    """Build and run the model under ``policy``; keywords: input_shape, input_dtype,
+    batch_size, inputs, train_step, alignment, seed (``mplint.runtime.check.check_model``,
+    imported here lazily because it needs TensorFlow)."""
+    require_tensorflow()
     from mplint.runtime.check import check_model as run
 
     return run(factory_or_model, policy, **kwargs)

@@ -59,13 +59,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     if args.batch_size is not None and args.batch_size <= 0:
         return _error("--batch-size must be positive")
-    from mplint.runtime import INSTALL_HINT, MissingTensorFlow
+    from mplint.runtime import INSTALL_HINT, MissingTensorFlow, require_tensorflow
 
     # TensorFlow's C++ INFO/WARNING lines would bury the report; the user's setting wins.
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     try:
-        import tensorflow  # noqa: F401
-    except ImportError:
+        require_tensorflow()
+    except MissingTensorFlow:
         return _error(INSTALL_HINT)
     from mplint.runtime.check import CheckError, check_model
     from mplint.runtime.probe import InputShapeError
