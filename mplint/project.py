@@ -235,14 +235,14 @@ def _collect(module) -> FileFacts:
     facts = ModuleFacts()
     evaluator = Evaluator(names)
     collector = FactsCollector(facts, names, tracker, evaluator)
-    switches = _RewriteSwitches(names, evaluator)
+    index = _IndexVisitor(names, evaluator)
     try:
-        Walker([tracker, collector, switches], lambda owner, exc: None).walk(module)
+        Walker([tracker, collector, index], lambda owner, exc: None).walk(module)
     except RecursionError:
         return FileFacts()
-    rewrite = bool(facts.rewrite_calls) or switches.found or any(
+    rewrite = bool(facts.rewrite_calls) or index.found or any(
         _enables_grappler_amp(call, evaluator) for call in facts.grappler_calls)
-    return FileFacts(tuple(sorted(facts.policy_values())), rewrite, tuple(sorted(switches.imports)))
+    return FileFacts(tuple(sorted(facts.policy_values())), rewrite, tuple(sorted(index.imports)))
 
 
 def _enables_grappler_amp(call, evaluator) -> bool:
@@ -259,12 +259,11 @@ def _enables_grappler_amp(call, evaluator) -> bool:
     return False
 
 
-class _RewriteSwitches:
-    """Finds ``TF_ENABLE_AUTO_MIXED_PRECISION`` turned on from Python.
-
-    ``os.environ[...] = '1'``, ``os.environ.setdefault(...)`` and ``os.putenv(...)``;
-    TensorFlow reads the variable as a boolean (``1``/``true``).
-    """
+class _IndexVisitor:
+    """What the index needs beyond the module facts: the modules the file imports
+    (whose code its policy governs), and ``TF_ENABLE_AUTO_MIXED_PRECISION`` turned
+    on from Python (``os.environ[...] = '1'``, ``os.environ.setdefault(...)``,
+    ``os.putenv(...)``; TensorFlow reads the variable as a boolean)."""
 
     def __init__(self, names, evaluator) -> None:
         self.names = names
