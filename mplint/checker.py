@@ -16,6 +16,7 @@ import libcst as cst
 
 if TYPE_CHECKING:  # pragma: no cover
     from mplint.facts import ModuleFacts
+    from mplint.prefilter import Prescan
     from mplint.names import NameResolver
     from mplint.scopes import ScopeTracker
     from mplint.values import Evaluator
@@ -98,6 +99,17 @@ class Check:
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
+
+    @classmethod
+    def may_report(cls, file: "Prescan") -> bool:
+        """Whether this check can report anything in ``file``, judged from its bytes.
+
+        A file that no selected check may report in is not parsed at all, so this must
+        never answer False where ``finish()`` could report: name words every finding
+        needs (an API spelled in the file), or ``file.policy`` for rules that apply
+        only under a mixed policy. Answer True when unsure (the default).
+        """
+        return True
 
     @property
     def names(self) -> "NameResolver":

@@ -306,7 +306,7 @@ def _run_stdin(args: argparse.Namespace, linter) -> int:
     from mplint.discovery import is_excluded
     from mplint.engine import may_matter
     from mplint.fixer import fix_source
-    from mplint.source import SourceError, decode, parse
+    from mplint.source import SourceError, decode
 
     name = args.stdin_filename or "-"
     raw = sys.stdin.buffer.read()
@@ -319,8 +319,8 @@ def _run_stdin(args: argparse.Namespace, linter) -> int:
         name, settings.root, settings.exclude, settings.respect_gitignore))
     try:
         source = decode(name, raw)
-        if not skip and may_matter(raw):
-            module = parse(source)
+        module = linter.parse_for_checks(source) if not skip and may_matter(raw) else None
+        if module is not None:
             if args.command == "fix":
                 outcome = fix_source(linter, source, module, args.unsafe_fixes)
                 findings, errors = outcome.remaining, outcome.errors

@@ -20,15 +20,15 @@ from mplint.catalog import RuleEntry
 from mplint.checker import Context, Fix, Report
 from mplint.checks import registry
 from mplint.config import Settings
-from mplint.facts import FactsCollector, ModuleFacts
+from mplint.facts import MIXED_POLICIES, FactsCollector, ModuleFacts
 from mplint.findings import FileError, Finding
 from mplint.keras_version import detect as detect_keras_version
 from mplint.names import NameResolver, collect_module_imports
 from mplint.positions import positions_of
-from mplint.prefilter import may_matter  # noqa: F401 (engine.may_matter is public)
+from mplint.prefilter import Prescan, may_matter  # noqa: F401 (engine.may_matter is public)
 from mplint.project import ProjectFacts
 from mplint.scopes import ScopeTracker
-from mplint.source import Source, SourceError, decode, parse, read_bytes
+from mplint.source import Source, SourceError, check_syntax, decode, parse, read_bytes
 from mplint.suppression import scan
 from mplint.values import Evaluator
 from mplint.walker import Walker
@@ -71,6 +71,10 @@ class Linter:
         self.options = settings.option_map()
         #: facts of the whole project (policies and rewrites set in other files)
         self.project: Optional[ProjectFacts] = None
+        #: skip (leave unparsed) files no selected check may report in; off only to
+        #: test that the skipping never changes a result
+        self.prescan = True
+        self._assumes_mixed = settings.assume_policy in MIXED_POLICIES
         self._pfi = [
             (pathspec.GitIgnoreSpec.from_lines([pattern]), frozenset(codes))
             for pattern, codes in settings.per_file_ignores
@@ -96,21 +100,57 @@ class Linter:
             from mplint.notebooks import lint_notebook
 
             return lint_notebook(self, path, raw)
+        classes = self.checks_for(path, raw)
         try:
             source = decode(path, raw)
-            module = module or parse(source)
+            module = module or self.parse_for_checks(source, classes)
         except SourceError as exc:
             result.errors.append(FileError(path, str(exc)))
             return result
-        analysis = self.analyze(source, module)
-        result.findings, result.errors = analysis.findings, analysis.errors
+        if module is not None:
+            analysis = self.analyze(source, module, classes)
+            result.findings, result.errors = analysis.findings, analysis.errors
         return result
 
-    def analyze(self, source: Source, module: cst.Module) -> FileAnalysis:
-        """Run every selected check over one parsed module."""
-        out = FileAnalysis()
-        ignored = self._ignored_for(source.path)
+    def checks_for(self, path: str, raw: bytes) -> List[type]:
+        """The selected checks, less per-file ignores, that may report in this file
+        (see ``Check.may_report``)."""
+        ignored = self._ignored_for(path)
         classes = [c for c in self.check_classes if c.rule_id not in ignored]
+        if not self.prescan:
+            return classes
+        scan = self.scan(path, raw)
+        return [c for c in classes if c.may_report(scan)]
+
+    def scan(self, path: str, raw: bytes) -> Prescan:
+        """What the file's bytes, the project and the config say before parsing."""
+        elsewhere = self._assumes_mixed or (self.project is not None and self.project.may_be_mixed(path))
+        return Prescan(raw, elsewhere)
+
+    def parse_for_checks(self, source: Source, classes: Optional[Sequence[type]] = None) -> Optional[cst.Module]:
+        """The module to check, or None when no selected check may report in the file
+        (``classes``: :meth:`checks_for` of it, when the caller has them).
+
+        Such a file is not parsed with libcst, only syntax-checked by CPython's
+        parser (a tenth of the cost), so a broken file is still reported.
+        """
+        if classes is None:
+            classes = self.checks_for(source.path, source.raw)
+        if classes:
+            return parse(source)
+        check_syntax(source)
+        return None
+
+    def analyze(self, source: Source, module: cst.Module,
+                classes: Optional[Sequence[type]] = None) -> FileAnalysis:
+        """Run the selected checks that may report in this file over its parsed module.
+
+        ``classes`` are :meth:`checks_for` the file when the caller has them; else they
+        are found from the text (which a fix pass may have changed since it was read).
+        """
+        out = FileAnalysis()
+        if classes is None:
+            classes = self.checks_for(source.path, source.text.encode("utf-8", "replace"))
         if not classes:
             return out
         names = NameResolver()

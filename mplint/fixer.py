@@ -16,7 +16,7 @@ from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
 from mplint.engine import REPORT_URL, FixCandidate, Linter, may_matter
 from mplint.findings import FileError, Finding
-from mplint.source import Source, SourceError, parse, read_source, write_atomic
+from mplint.source import Source, SourceError, read_source, write_atomic
 
 MAX_PASSES = 10
 
@@ -135,11 +135,11 @@ def fix_path(linter: Linter, path: str, unsafe: bool, write: bool) -> FixOutcome
     """Fix one file on disk; writes atomically only when ``write`` and it changed."""
     try:
         source = read_source(path)
-        if not may_matter(source.raw):
-            return FixOutcome(path, original=source.raw)
-        module = parse(source)
+        module = linter.parse_for_checks(source) if may_matter(source.raw) else None
     except SourceError as exc:
         return FixOutcome(path, errors=[FileError(path, str(exc))])
+    if module is None:  # no selected rule can report here
+        return FixOutcome(path, original=source.raw)
     outcome = fix_source(linter, source, module, unsafe)
     if write and outcome.changed:
         try:

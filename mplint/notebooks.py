@@ -244,7 +244,6 @@ def _render(data: Any, options) -> str:
 def lint_notebook(linter, path: str, raw: bytes):
     """Check a notebook's code cells as one program (a FileResult with cell findings)."""
     from mplint.engine import FileResult
-    from mplint.source import parse
 
     result = FileResult(path)
     book = None
@@ -253,9 +252,12 @@ def lint_notebook(linter, path: str, raw: bytes):
         if not book.is_python or not book.program:
             return result
         source = book.source()
-        module = parse(source)
+        module = linter.parse_for_checks(source)
     except SourceError as exc:
         result.errors.append(_error(book, FileError(path, str(exc))))
+        return result
+    if module is None:  # no selected rule can report here
+        result.errors = book.skipped_warnings()
         return result
     analysis = linter.analyze(source, module)
     result.findings = [book.finding(f) for f in analysis.findings]
@@ -271,7 +273,7 @@ def fix_notebook(linter, path: str, unsafe: bool, write: bool):
     """Fix a notebook on disk (a FixOutcome whose bytes are the notebook's JSON)."""
     from mplint.engine import may_matter
     from mplint.fixer import FixOutcome, fix_source
-    from mplint.source import parse, read_bytes, write_atomic
+    from mplint.source import read_bytes, write_atomic
 
     book = None
     try:
@@ -282,7 +284,10 @@ def fix_notebook(linter, path: str, unsafe: bool, write: bool):
         if not book.is_python or not book.program:
             return FixOutcome(path, original=raw)
         source = book.source()
-        outcome = fix_source(linter, source, parse(source), unsafe)
+        module = linter.parse_for_checks(source)
+        if module is None:  # no selected rule can report here
+            return FixOutcome(path, original=raw, errors=book.skipped_warnings())
+        outcome = fix_source(linter, source, module, unsafe)
         outcome.original = raw
         outcome.remaining = [book.finding(f) for f in outcome.remaining]
         outcome.errors = book.skipped_warnings() + [book.error(e) for e in outcome.errors]

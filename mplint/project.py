@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from mplint.discovery import discover
+from mplint.prefilter import POLICY_CALL_WORDS
 
 if TYPE_CHECKING:  # pragma: no cover (facts imports libcst; a cached run must not)
     from mplint.facts import ModuleFacts
@@ -31,10 +32,12 @@ INDEX_SUFFIXES = (".py", ".ipynb")
 #: its name (``set_global_policy``, ``experimental.set_policy``,
 #: ``config.set_dtype_policy``, ``enable_mixed_precision_graph_rewrite``, the
 #: grappler option, the environment switch). A file without them sets nothing.
-INDEX_TOKENS = (b"set_global_policy", b"set_policy", b"set_dtype_policy", b"graph_rewrite",
-                b"auto_mixed_precision", b"TF_ENABLE_AUTO_MIXED_PRECISION")
+INDEX_TOKENS = (*POLICY_CALL_WORDS, b"graph_rewrite", b"auto_mixed_precision",
+                b"TF_ENABLE_AUTO_MIXED_PRECISION")
 
 REWRITE_ENV = "TF_ENABLE_AUTO_MIXED_PRECISION"
+#: policy values that make rules apply (``?``: chosen at run time; facts.UNKNOWN)
+MAYBE_MIXED = frozenset({"mixed_float16", "mixed_bfloat16", "?"})
 
 
 def may_set_facts(raw: bytes) -> bool:
@@ -164,17 +167,10 @@ class ProjectFacts:
 
     def apply(self, facts: "ModuleFacts", path: str) -> None:
         """Fill ``facts`` with what the *other* files of the project do."""
-        own = os.path.abspath(path)
-        mine = self.files.get(own)
         policies: set = set()
         policy_files: List[str] = []
         rewrite_files: List[str] = []
-        for key, item in self.files.items():
-            if key == own:
-                continue  # a file's own calls are its module facts
-            if not (self._governs(key, item, own)
-                    or (mine is not None and self._governs(own, mine, key))):
-                continue  # another program's (examples/, scripts/): not this code's
+        for key, item in self.governing(path):
             if item.policies:
                 policies.update(item.policies)
                 policy_files.append(self._display(key))
@@ -183,6 +179,25 @@ class ProjectFacts:
         facts.project_policies = frozenset(policies)
         facts.project_policy_files = tuple(sorted(policy_files))
         facts.project_rewrite_files = tuple(sorted(rewrite_files))
+
+    def may_be_mixed(self, path: str) -> bool:
+        """Whether another file that runs this one's code (or that it runs) sets a
+        mixed policy, or one chosen at run time."""
+        return any(set(item.policies) & MAYBE_MIXED for _, item in self.governing(path))
+
+    def governing(self, path: str) -> List[Tuple[str, FileFacts]]:
+        """The other files whose facts apply to ``path``: one of the two imports the other."""
+        own = os.path.abspath(path)
+        cache = self.__dict__.setdefault("_governing_cache", {})
+        found = cache.get(own)
+        if found is None:
+            mine = self.files.get(own)
+            found = cache[own] = [
+                (key, item) for key, item in self.files.items()
+                if key != own  # a file's own calls are its module facts
+                and (self._governs(key, item, own) or (mine is not None and self._governs(own, mine, key)))
+            ]  # the rest are other programs' (examples/, scripts/): not this code's
+        return found
 
     def _governs(self, importer: str, facts: FileFacts, path: str) -> bool:
         """:func:`governs`, with each importer's imports made absolute once."""

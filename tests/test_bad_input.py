@@ -101,7 +101,9 @@ def test_symlink_loops_and_broken_links(tmp_path):
 
 
 def test_a_10mb_generated_file_is_reported_quickly(tmp_path):
-    lines = ["import tensorflow as tf", ""]
+    # The policy line makes rules apply to it: without it, no rule could report in the
+    # file and it would only be syntax-checked, not parsed.
+    lines = ["import tensorflow as tf", "tf.keras.mixed_precision.set_global_policy('mixed_float16')", ""]
     size, i = 0, 0
     while size < 10 * 1024 * 1024:
         line = f"layer_{i} = tf.keras.layers.Dense({i % 512 + 1}, activation='relu', name='dense_{i}')"

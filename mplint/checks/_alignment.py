@@ -17,6 +17,7 @@ from mplint.analysis.dimensions import FILTERS, TASK_SIZE_LIMIT, UNITS, AlignedD
 from mplint.analysis.layers import sixteen_bit_name
 from mplint.checker import Check, Fix
 from mplint.facts import PolicyState
+from mplint.prefilter import Prescan
 from mplint.scopes import Binding
 
 
@@ -24,6 +25,11 @@ class AlignmentCheck(Check):
     requires = (AlignedDimensions,)
     #: the site kinds this rule reads
     kinds: ClassVar[Tuple[str, ...]] = ()
+
+    @classmethod
+    def may_report(cls, file: Prescan) -> bool:
+        # only under a mixed policy
+        return file.policy
 
     def finish(self) -> None:
         policy = self.facts.mixed_policy()

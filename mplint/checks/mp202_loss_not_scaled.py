@@ -7,11 +7,17 @@ from typing import Optional
 from mplint.analysis.loss_scale_fixes import StatementEdits, add_scaling, fix_replacements
 from mplint.analysis.training import COMPILED, FACTOR, LSO, TrainingLoops, TrainStep, compiled_is_wrapped
 from mplint.checker import Check, Fix
+from mplint.prefilter import Prescan
 
 
 class LossNotScaled(Check):
     rule_id = "MP202"
     requires = (TrainingLoops,)
+
+    @classmethod
+    def may_report(cls, file: Prescan) -> bool:
+        # the optimizer scales through a LossScaleOptimizer, loss_scale_factor, or compile() under a mixed policy
+        return file.policy or file.has(b"LossScaleOptimizer", b"loss_scale_factor")
 
     def finish(self) -> None:
         loops = self.ctx.get(TrainingLoops)
@@ -20,17 +26,18 @@ class LossNotScaled(Check):
             if step.method == "minimize" or step.loss_scaled or not step.gradients:
                 continue  # minimize() scales by itself (Keras 2)
             kinds = step.kinds
+            scale = "the loss scale (32768 at first)"
             if LSO in kinds:
                 how = "is a LossScaleOptimizer"
             elif FACTOR in kinds:
-                how = "has a loss_scale_factor (its apply() divides by it)"
+                how, scale = "has a loss_scale_factor (its apply() divides by it)", "the loss_scale_factor"
             elif COMPILED in kinds and kinds <= {COMPILED} and compiled_is_wrapped(self.ctx, loops):
                 how = "is the LossScaleOptimizer that compile() wraps around it under mixed_float16"
             else:
                 continue
             name = self.ctx.module.code_for_node(step.receiver)
             effect = {
-                3: "Keras 3 divides every gradient by the loss scale (32768 at first) in "
+                3: f"Keras 3 divides every gradient by {scale} in "
                    f"{step.method}(), so the model barely trains",
                 2: "the gradients get no loss scaling and small ones underflow to zero",
             }.get(version, "the gradients are not loss-scaled (Keras 3 even divides them by the scale)")  # type: ignore[call-overload]

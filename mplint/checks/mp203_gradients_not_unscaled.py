@@ -5,11 +5,17 @@ from __future__ import annotations
 from mplint.analysis.loss_scale_fixes import unscaling_fix
 from mplint.analysis.training import TrainingLoops
 from mplint.checker import Check
+from mplint.prefilter import Prescan
 
 
 class GradientsNotUnscaled(Check):
     rule_id = "MP203"
     requires = (TrainingLoops,)
+
+    @classmethod
+    def may_report(cls, file: Prescan) -> bool:
+        # only a loop that calls get_scaled_loss() is reported
+        return file.has(b"get_scaled_loss")
 
     def finish(self) -> None:
         if self.facts.keras_version == 3:

@@ -6,11 +6,17 @@ from typing import Set
 
 from mplint.analysis.training import TrainingLoops
 from mplint.checker import Check
+from mplint.prefilter import Prescan
 
 
 class TapeWithGraphRewrite(Check):
     rule_id = "MP204"
     requires = (TrainingLoops,)
+
+    @classmethod
+    def may_report(cls, file: Prescan) -> bool:
+        # the graph rewrite is enabled in the file (every API for it ends in graph_rewrite)
+        return file.has(b"graph_rewrite")
 
     def finish(self) -> None:
         if not self.facts.rewrite_calls:

@@ -9,6 +9,7 @@ import libcst as cst
 from mplint.checker import Check, Fix
 from mplint.facts import GRAPH_REWRITE_FUNCTIONS, MIXED_POLICIES, PolicyCall, Site
 from mplint.analysis.models import argument
+from mplint.prefilter import Prescan
 from mplint.scopes import Scope, exclusive
 
 _MECHANISM = {
@@ -20,6 +21,11 @@ _MECHANISM = {
 
 class DoubleEnabling(Check):
     rule_id = "MP401"
+
+    @classmethod
+    def may_report(cls, file: Prescan) -> bool:
+        # reported where the file switches the graph rewrite on
+        return file.has(b"graph_rewrite", b"auto_mixed_precision", b"TF_ENABLE_AUTO_MIXED_PRECISION")
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)

@@ -20,6 +20,7 @@ from mplint.edits import Import, arg_index, replace_arg, spell, without_arg
 from mplint.facts import GRAPH_REWRITE_FUNCTIONS
 from mplint.migrations import Migration, migrate, parse_version
 from mplint.names import dotted_name
+from mplint.prefilter import Prescan
 
 _LOSS_SCALE_CLASSES = ("DynamicLossScale", "FixedLossScale")
 #: TF1-only names (gone from the TF2 namespace): a file using them targets TF 1.x,
@@ -57,6 +58,11 @@ class _Ref:
 
 class RemovedMixedPrecisionApi(Check):
     rule_id = "MP402"
+
+    @classmethod
+    def may_report(cls, file: Prescan) -> bool:
+        # every removed name is spelled with experimental and mixed_precision or LossScale; the rest are graph rewrite calls
+        return file.has(b"graph_rewrite") or (file.has(b"experimental") and file.has(b"mixed_precision", b"LossScale"))
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)

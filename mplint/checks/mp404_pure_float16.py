@@ -11,6 +11,7 @@ from mplint.checker import Check, Fix
 from mplint.edits import import_spec, quote_of, spell, string
 from mplint.names import dotted_name
 from mplint.facts import MIXED_POLICIES
+from mplint.prefilter import Prescan
 from mplint.scopes import Location
 from mplint.values import POLICY_CONSTRUCTORS
 
@@ -22,6 +23,11 @@ _WHY = "variables become float16, updates underflow and training diverges; "
 
 class PureFloat16(Check):
     rule_id = "MP404"
+
+    @classmethod
+    def may_report(cls, file: Prescan) -> bool:
+        # float16 spelled out: set_floatx, a policy or a layer dtype (tf.half too)
+        return file.has(b"float16", b"half")
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)

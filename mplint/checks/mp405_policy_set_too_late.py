@@ -18,6 +18,7 @@ import libcst as cst
 from mplint.analysis.references import References
 from mplint.checker import Check
 from mplint.facts import MIXED_POLICIES
+from mplint.prefilter import Prescan
 from mplint.scopes import Binding
 
 _MODEL_FACTORIES = frozenset({
@@ -48,6 +49,11 @@ class _Creation:
 class PolicySetTooLate(Check):
     rule_id = "MP405"
     requires = (References,)
+
+    @classmethod
+    def may_report(cls, file: Prescan) -> bool:
+        # reported at a policy call in the file
+        return file.sets_policy
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)

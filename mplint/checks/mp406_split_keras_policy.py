@@ -10,6 +10,7 @@ from mplint.checker import Check, Fix
 from mplint.edits import import_spec, spell
 from mplint.facts import MIXED_POLICIES, SET_POLICY_FUNCTIONS
 from mplint.names import dotted_name
+from mplint.prefilter import Prescan
 
 _ROOTS = {"keras": "keras", "tf.keras": "tensorflow.keras", "tf_keras": "tf_keras"}
 _SPELLING = {"keras": "keras", "tf.keras": "tf.keras", "tf_keras": "tf_keras"}
@@ -17,6 +18,11 @@ _SPELLING = {"keras": "keras", "tf.keras": "tf.keras", "tf_keras": "tf_keras"}
 
 class SplitKerasPolicy(Check):
     rule_id = "MP406"
+
+    @classmethod
+    def may_report(cls, file: Prescan) -> bool:
+        # reported at a policy call in the file
+        return file.sets_policy
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)

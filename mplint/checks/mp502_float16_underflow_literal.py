@@ -11,6 +11,7 @@ from mplint.analysis.layers import computes_in_float32
 from mplint.analysis.models import LayerCall, argument
 from mplint.analysis.tensor_kinds import LOW, TensorKinds, Where
 from mplint.checker import Check, Context
+from mplint.prefilter import Prescan
 
 #: half of float16's smallest subnormal (5.96e-8): anything below rounds to 0.0
 #: (TF 2.21: 2.9e-8 -> 0.0, 3e-8 -> 5.96e-8)
@@ -39,6 +40,11 @@ _KERAS2_NORM_LAYERS = frozenset({"keras.layers.GroupNormalization"})
 class Float16UnderflowLiteral(Check):
     rule_id = "MP502"
     requires = (ComputeRegions, TensorKinds)
+
+    @classmethod
+    def may_report(cls, file: Prescan) -> bool:
+        # only under a mixed policy
+        return file.policy
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)

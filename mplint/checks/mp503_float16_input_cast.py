@@ -9,6 +9,7 @@ import libcst as cst
 from mplint.analysis.compute_regions import ComputeRegions
 from mplint.analysis.models import argument
 from mplint.checker import Check, Context, Fix
+from mplint.prefilter import Prescan
 from mplint.scopes import Location
 
 #: casts whose dtype argument is the second one (or ``dtype=``)
@@ -22,6 +23,11 @@ _ATTRS = frozenset({"float16", "half", "bfloat16"})
 class Float16InputCast(Check):
     rule_id = "MP503"
     requires = (ComputeRegions,)
+
+    @classmethod
+    def may_report(cls, file: Prescan) -> bool:
+        # only under a mixed policy
+        return file.policy
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)

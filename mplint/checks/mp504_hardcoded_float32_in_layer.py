@@ -11,6 +11,7 @@ from mplint.analysis.layers import sixteen_bit_name
 from mplint.analysis.tensor_kinds import LOW, Mismatch, TensorKinds, Where
 from mplint.checker import Check, Fix
 from mplint.edits import with_keyword
+from mplint.prefilter import Prescan
 
 
 #: how TensorFlow's error message names the 16-bit dtypes
@@ -20,6 +21,11 @@ _TF_NAMES = {"float16": "half", "bfloat16": "bfloat16", "float16/bfloat16": "hal
 class HardcodedFloat32InLayer(Check):
     rule_id = "MP504"
     requires = (ComputeRegions, TensorKinds)
+
+    @classmethod
+    def may_report(cls, file: Prescan) -> bool:
+        # only under a mixed policy
+        return file.policy
 
     def finish(self) -> None:
         policy = self.facts.mixed_policy()

@@ -10,6 +10,7 @@ from mplint.analysis.compute_regions import ComputeRegions
 from mplint.analysis.tensor_kinds import LOW, TensorKinds, Where
 from mplint.checker import Check, Context, Fix
 from mplint.edits import quote_of, string
+from mplint.prefilter import Prescan
 
 _SUMS = frozenset({"tensorflow.reduce_sum", "tensorflow.math.reduce_sum",
                    "keras.backend.sum", "keras.ops.sum"})
@@ -22,6 +23,11 @@ _MAX_DEPTH = 8
 class Float16Accumulation(Check):
     rule_id = "MP505"
     requires = (ComputeRegions, TensorKinds)
+
+    @classmethod
+    def may_report(cls, file: Prescan) -> bool:
+        # only under a mixed policy
+        return file.policy
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
