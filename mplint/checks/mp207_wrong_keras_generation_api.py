@@ -21,6 +21,31 @@ class WrongKerasGenerationApi(Check):
         return file.has(b"get_scaled_loss", b"get_unscaled_gradients", b"scale_loss", b"minimize",
                         b"LossScaleOptimizer")
 
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        #: id(call) -> the line ``g = opt.get_unscaled_gradients(g)`` it makes up, in a
+        #: block with other statements: dropping the unscaling drops that line whole
+        self._self_assignments: Dict[int, cst.SimpleStatementLine] = {}
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._note_self_assignments(node.body)
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._note_self_assignments(node.body)
+
+    def _note_self_assignments(self, body) -> None:
+        if len(body) < 2 or "get_unscaled_gradients" not in self.ctx.text:
+            return
+        for line in body:
+            if not (isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1
+                    and isinstance(line.body[0], cst.Assign)):
+                continue
+            assign = line.body[0]
+            target = assign.targets[0].target if len(assign.targets) == 1 else None
+            only = _only_argument(assign.value) if isinstance(assign.value, cst.Call) else None
+            if isinstance(target, cst.Name) and isinstance(only, cst.Name) and only.value == target.value:
+                self._self_assignments[id(assign.value)] = line
+
     def finish(self) -> None:
         version = self.facts.keras_version
         if version not in (2, 3):
@@ -56,9 +81,14 @@ class WrongKerasGenerationApi(Check):
                     # to apply(): clipping or logging them would now see scaled values.
                     step = steps.get(id(call))
                     safety = "safe" if step is not None and not step.clipped else "unsafe"
+                fix = None
+                line = self._self_assignments.get(id(call)) if replacement is None else None
+                if line is not None:  # `g = g` would be left: drop the line
+                    fix = Fix({line: cst.RemovalSentinel.REMOVE}, safety=safety)
+                elif fixed is not call:
+                    fix = Fix({call: fixed}, safety=safety)
                 self.report(call, f"Keras 3's LossScaleOptimizer has no {method}() (AttributeError at the "
-                                  f"first step); {advice}",
-                            Fix({call: fixed}, safety=safety) if fixed is not call else None)
+                                  f"first step); {advice}", fix)
         for call, loc in loops.method_calls.get("minimize", []):
             assert isinstance(call.func, cst.Attribute)
             if id(call) in loops.guarded:
