@@ -6,13 +6,16 @@
 
 Every figure times a whole process from outside (start-up, imports and discovery
 included; CPU time and peak memory come from ``os.wait4``, so reaped workers
-count). The timed commands, run in turn A B C D once per round so a noisy
+count). The timed commands, run in turn A B C D E once per round so a noisy
 machine's drift spreads over all of them:
 
 - ``libcst-parse j1`` / ``j2``: ``libcst.parse_module`` on every ``.py`` file
   mplint discovers, in one process and with a fork pool of two;
 - ``mplint cold``: ``mplint check --no-cache``;
-- ``mplint warm``: ``mplint check`` with its cache filled by an untimed run.
+- ``mplint warm``: ``mplint check`` with its cache filled by an untimed run;
+- ``mplint cold, all mixed``: ``--no-cache --assume-policy mixed_float16``, the
+  worst case: every rule applies to every file, so the prescan parses every
+  TensorFlow file (no goal; it shows what the rules themselves cost).
 
 The synthetic corpus mixes mixed-precision-heavy Keras files (models, custom
 training loops, policy setup) with plain Python utility modules, about three to
@@ -288,6 +291,7 @@ def _bench(folder: str, scratch: str, args: argparse.Namespace) -> int:
         Tool("libcst-parse j2", [py, os.path.abspath(__file__), "--parse", list_file, "--jobs", "2"]),
         Tool("mplint cold (--no-cache)", mplint[:4] + ["--no-cache"] + mplint[4:]),
         Tool("mplint warm", mplint),
+        Tool("mplint cold, all mixed", mplint[:4] + ["--no-cache", "--assume-policy", "mixed_float16"] + mplint[4:]),
     ]
     cache = os.path.join(folder, ".mplint_cache")
     had_cache = os.path.exists(cache)
@@ -310,7 +314,7 @@ def _bench(folder: str, scratch: str, args: argparse.Namespace) -> int:
         wall = tool.median(0)
         print(f"{tool.name:28} {wall:8.2f} {tool.median(1):8.2f} {max(r[2] for r in tool.runs):8.0f} "
               f"{rate(len(files) / wall):>9} {rate(lines / wall):>9}")
-    j1, j2, cold, warm = tools
+    j1, j2, cold, warm, mixed = tools
 
     def ratio(a: Tool, b: Tool) -> float:  # pairwise per round, then the median
         return statistics.median(x[0] / y[0] for x, y in zip(a.runs, b.runs))
@@ -321,6 +325,7 @@ def _bench(folder: str, scratch: str, args: argparse.Namespace) -> int:
     print(f"RATIO cold / libcst-parse j1 = {ratio(cold, j1):.2f}   (goal <= 0.2, i.e. 5x faster, "
           f"on a tree that mostly never touches TensorFlow)")
     print(f"RATIO warm / cold = {ratio(warm, cold):.3f}   (goal < 0.05); warm = {warm.median(0):.2f} s (goal < 0.5 s)")
+    print(f"RATIO cold, all mixed / libcst-parse j2 = {ratio(mixed, j2):.2f}   (no goal: every rule on every file)")
     return 0
 
 

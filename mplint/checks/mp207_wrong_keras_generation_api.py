@@ -43,7 +43,8 @@ class WrongKerasGenerationApi(Check):
             assign = line.body[0]
             target = assign.targets[0].target if len(assign.targets) == 1 else None
             only = _only_argument(assign.value) if isinstance(assign.value, cst.Call) else None
-            if isinstance(target, cst.Name) and isinstance(only, cst.Name) and only.value == target.value:
+            if isinstance(target, cst.Name) and isinstance(only, cst.Name) and only.value == target.value \
+                    and "#" not in self.ctx.module.code_for_node(line):  # a comment must not go with it
                 self._self_assignments[id(assign.value)] = line
 
     def finish(self) -> None:
