@@ -14,7 +14,7 @@ from typing import FrozenSet, List, Optional, Tuple
 import libcst as cst
 
 from mplint.names import NameResolver
-from mplint.scopes import Branches, Location, ScopeTracker
+from mplint.scopes import Branches, Location, Scope, ScopeTracker, separate_tests
 from mplint.values import Evaluator
 
 MIXED_POLICIES = frozenset({"mixed_float16", "mixed_bfloat16"})
@@ -145,16 +145,25 @@ class ModuleFacts:
     #: TF_USE_LEGACY_KERAS=1 set from Python: tf.keras is tf_keras
     legacy_keras_env: List[Site] = field(default_factory=list)
 
-    def policy_values(self) -> FrozenSet[str]:
-        """Every policy name this module may set; UNKNOWN for unresolvable ones."""
+    def policy_values(self, at: Optional[Scope] = None) -> FrozenSet[str]:
+        """Every policy name this module may set; UNKNOWN for unresolvable ones.
+
+        ``at``: only the calls that may govern code in that scope (a call in another
+        test function does not).
+        """
         out = set()
         for call in self.policy_calls:
-            out |= call.values if call.values is not None else {UNKNOWN}
+            if at is None or not separate_tests(call.location.scope, at):
+                out |= call.values if call.values is not None else {UNKNOWN}
         return frozenset(out)
 
-    def mixed_policy(self) -> Optional[PolicyState]:
-        """The mixed policy in effect for this module's code, or None."""
-        values = self.policy_values()
+    def mixed_policy(self, at: Optional[Scope] = None) -> Optional[PolicyState]:
+        """The mixed policy in effect for this module's code, or None.
+
+        ``at`` is the scope of the code being judged, when the rule knows it: a policy
+        set inside one test function is that test's own, not its neighbours'.
+        """
+        values = self.policy_values(at)
         source = ""
         if not values and self.project_policies:
             # The file sets no policy itself: the one set elsewhere governs it.

@@ -104,8 +104,9 @@ class OutputPrecision(Analysis):
             if not computes_under_policy(producer) or computes_in_float32(producer, self.ctx) is not False:
                 return None  # float32 in any spelling, unreadable dtype, or not a policy layer
             dtype = layer_dtype(producer, self.ctx)
-            if dtype == ABSENT and (policy is None or built_under_float32_policy(producer, self.ctx)):
-                return None
+            if dtype == ABSENT and (policy is None or built_under_float32_policy(producer, self.ctx)
+                                    or self.ctx.facts.mixed_policy(producer.location.scope) is None):
+                return None  # no policy, float32 where it is built, or another test's policy
             return producer, is_softmax_layer(producer, self.ctx), dtype
         if not isinstance(producer, OpCall):
             return None

@@ -21,7 +21,7 @@ from mplint.analysis.models import argument
 from mplint.checker import Analysis, Context
 from mplint.facts import GRAPH_REWRITE_FUNCTIONS
 from mplint.names import dotted_name
-from mplint.scopes import Binding, Location
+from mplint.scopes import Binding, Location, Scope
 
 GRADIENT_TAPES = frozenset({"tensorflow.GradientTape", "tensorflow.autodiff.GradientTape"})
 SYMBOLIC_GRADIENTS = frozenset({"tensorflow.gradients", "tensorflow.compat.v1.gradients"})
@@ -569,9 +569,9 @@ def contains(root: cst.CSTNode, target: cst.CSTNode) -> bool:
     return False
 
 
-def float16_source(ctx: Context, loops: TrainingLoops) -> Optional[str]:
-    """Why float16 compute may be on: a policy note, or None when it is not."""
-    policy = ctx.facts.mixed_policy()
+def float16_source(ctx: Context, loops: TrainingLoops, at: Optional[Scope] = None) -> Optional[str]:
+    """Why float16 compute may be on for code in scope ``at``: a policy note, or None."""
+    policy = ctx.facts.mixed_policy(at)
     if policy is not None and policy.float16:
         return "mixed_float16" + policy.note
     if loops.grappler_amp:
@@ -579,8 +579,9 @@ def float16_source(ctx: Context, loops: TrainingLoops) -> Optional[str]:
     return None
 
 
-def compiled_is_wrapped(ctx: Context, loops: TrainingLoops) -> bool:
-    """compile() wraps ``self.optimizer`` for certain only under a certain mixed_float16 policy."""
-    policy = ctx.facts.mixed_policy()
+def compiled_is_wrapped(ctx: Context, loops: TrainingLoops, at: Optional[Scope] = None) -> bool:
+    """compile() wraps ``self.optimizer`` for certain only under a certain mixed_float16
+    policy (for code in scope ``at``)."""
+    policy = ctx.facts.mixed_policy(at)
     return (policy is not None and policy.certain and policy.names == frozenset({"mixed_float16"})
             and not loops.auto_scale_off)

@@ -23,14 +23,14 @@ class MissingLossScaleOptimizer(Check):
 
     def finish(self) -> None:
         loops = self.ctx.get(TrainingLoops)
-        why = float16_source(self.ctx, loops)
-        if why is None:
-            return  # float32 or bfloat16: no loss scaling needed
         version = self.facts.keras_version
         wrapped: Set[int] = set()
         for step in loops.steps():
             if not step.origins or step.kinds != {PLAIN} or "manual" in step.scaling:
                 continue  # wrapped, unknown, or scaled by hand
+            why = float16_source(self.ctx, loops, step.location.scope)
+            if why is None:
+                continue  # float32 or bfloat16: no loss scaling needed
             if step.method == "minimize" and version == 3:
                 continue  # Keras 3 has no minimize(); not this rule's finding
             elsewhere = any(loops.wrapped_elsewhere(o.call) for o in step.origins if o.call is not None)

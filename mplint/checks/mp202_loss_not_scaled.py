@@ -31,7 +31,7 @@ class LossNotScaled(Check):
                 how = "is a LossScaleOptimizer"
             elif FACTOR in kinds:
                 how, scale = "has a loss_scale_factor (its apply() divides by it)", "the loss_scale_factor"
-            elif COMPILED in kinds and kinds <= {COMPILED} and compiled_is_wrapped(self.ctx, loops):
+            elif COMPILED in kinds and kinds <= {COMPILED} and compiled_is_wrapped(self.ctx, loops, step.location.scope):
                 how = "is the LossScaleOptimizer that compile() wraps around it under mixed_float16"
             else:
                 continue

@@ -34,7 +34,7 @@ class GradientsUnscaledTwice(Check):
             name = self.ctx.module.code_for_node(step.receiver)
             if version == 3:
                 wrapped = LSO in step.kinds or (
-                    step.kinds == {COMPILED} and compiled_is_wrapped(self.ctx, loops))
+                    step.kinds == {COMPILED} and compiled_is_wrapped(self.ctx, loops, step.location.scope))
                 if not wrapped:
                     continue
                 for division in step.divisions:

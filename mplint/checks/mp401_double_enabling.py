@@ -10,7 +10,7 @@ from mplint.checker import Check, Fix
 from mplint.facts import GRAPH_REWRITE_FUNCTIONS, MIXED_POLICIES, PolicyCall, Site
 from mplint.analysis.models import argument
 from mplint.prefilter import Prescan
-from mplint.scopes import Scope, exclusive
+from mplint.scopes import exclusive, separate_tests
 
 _MECHANISM = {
     "call": "the mixed precision graph rewrite is enabled here",
@@ -54,7 +54,7 @@ class DoubleEnabling(Check):
             # A policy and a rewrite in different branches of one `if` is the
             # usual either/or switch (`--amp=keras|graph`): at most one runs.
             conflicting = [c for c in mixed if not exclusive(c.branches, site.branches)
-                           and not _separate_tests(c.location.scope, site.location.scope)]
+                           and not separate_tests(c.location.scope, site.location.scope)]
             if not conflicting and assumed is None:
                 continue
             self.report(site.node, self._message(site, conflicting, assumed), self._fix(site))
@@ -93,21 +93,6 @@ class DoubleEnabling(Check):
             if same_name or (isinstance(stmt, cst.Expr) and stmt.value is call):
                 return Fix({line: cst.RemovalSentinel.REMOVE}, safety="unsafe")
         return Fix({call: opt}, safety="unsafe")
-
-
-def _separate_tests(a: Scope, b: Scope) -> bool:
-    """Two different test functions: a test module exercises each mechanism on its own."""
-    ta, tb = _test_function(a), _test_function(b)
-    return ta is not None and tb is not None and ta is not tb
-
-
-def _test_function(scope: Optional[Scope]) -> Optional[Scope]:
-    while scope is not None:
-        node = scope.node
-        if isinstance(node, cst.FunctionDef) and node.name.value.startswith("test"):
-            return scope
-        scope = scope.parent
-    return None
 
 
 def _has_comment(line: cst.SimpleStatementLine) -> bool:
