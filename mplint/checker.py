@@ -16,8 +16,8 @@ import libcst as cst
 
 if TYPE_CHECKING:  # pragma: no cover
     from mplint.facts import ModuleFacts
-    from mplint.prefilter import Prescan
     from mplint.names import NameResolver
+    from mplint.prefilter import Prescan
     from mplint.scopes import ScopeTracker
     from mplint.values import Evaluator
 
