@@ -105,6 +105,29 @@ def module_names(path: str, root: Optional[Path]) -> Tuple[str, ...]:
     return tuple(".".join(parts[i:]) for i in range(len(parts)) if parts[i:])
 
 
+@functools.lru_cache(maxsize=4096)
+def _importable(path: str, root: Optional[Path]) -> Tuple[Tuple[str, Path], ...]:
+    """``(dotted name, folder it is imported from)`` for each name in :func:`module_names`:
+    ``src/pkg/model.py`` is ``pkg.model`` from ``src/``, ``model`` from ``src/pkg/``."""
+    names = module_names(path, root)
+    folder = Path(path).resolve().parent
+    if Path(path).stem == "__init__":
+        folder = folder.parent
+    out = []
+    for name in reversed(names):  # shortest first: its folder is the file's own
+        out.append((name, folder))
+        folder = folder.parent
+    return tuple(reversed(out))
+
+
+def _on_path(folder: Path, importer: str, root: Optional[Path]) -> bool:
+    """Could ``folder`` be on sys.path when ``importer`` runs? Scripts are run from
+    their own folder or one above it (the project root, ``src/`` in a src layout);
+    an unrelated folder elsewhere in a monorepo is another program's."""
+    here = Path(importer).resolve().parent
+    return folder == here or folder in here.parents or (root is not None and folder == root / "src")
+
+
 def _absolute(imported: str, importer: str, root: Optional[Path]) -> str:
     """A relative import (``..utils``) made absolute from the importer's folder."""
     level = len(imported) - len(imported.lstrip("."))
@@ -121,7 +144,7 @@ def _absolute(imported: str, importer: str, root: Optional[Path]) -> str:
 def governs(importer: str, facts: FileFacts, path: str, root: Optional[Path]) -> bool:
     """Whether the file ``importer`` (which sets a policy or the rewrite) runs the
     code of ``path``: it imports that module, or a package holding it."""
-    return _matches(_resolved_imports(importer, facts, root), module_names(path, root))
+    return _matches(_resolved_imports(importer, facts, root), importer, path, root)
 
 
 def _resolved_imports(importer: str, facts: FileFacts, root: Optional[Path]) -> List[Tuple[str, bool]]:
@@ -135,10 +158,12 @@ def _resolved_imports(importer: str, facts: FileFacts, root: Optional[Path]) -> 
     return out
 
 
-def _matches(imports: List[Tuple[str, bool]], targets: Tuple[str, ...]) -> bool:
+def _matches(imports: List[Tuple[str, bool]], importer: str, path: str, root: Optional[Path]) -> bool:
+    """Whether one of ``importer``'s imports names the module at ``path``."""
     for name, exact in imports:
-        for target in targets:
-            if target == name or (not exact and target.startswith(name + ".")):
+        for target, folder in _importable(path, root):
+            if (target == name or (not exact and target.startswith(name + "."))) \
+                    and _on_path(folder, importer, root):
                 return True
     return False
 
@@ -205,7 +230,7 @@ class ProjectFacts:
         imports = cache.get(importer)
         if imports is None:
             imports = cache[importer] = _resolved_imports(importer, facts, self.root)
-        return _matches(imports, module_names(path, self.root))
+        return _matches(imports, importer, path, self.root)
 
     def digest(self) -> str:
         """Changes whenever a fact anywhere in the project changes (a cache key part)."""

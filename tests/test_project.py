@@ -154,7 +154,7 @@ def test_a_file_setting_its_own_policy_is_governed_by_it():
     linter = make_linter()
     from mplint.project import ProjectFacts
 
-    linter.project = ProjectFacts(None, {"/elsewhere/train.py": FileFacts(("mixed_float16",), False, ("model",))})
+    linter.project = ProjectFacts(None, {"/p/train.py": FileFacts(("mixed_float16",), False, ("model",))})
     findings, _ = lint_text(code, path="/p/model.py", linter=linter)
     assert [f.rule for f in findings] == ["MP101"]
     assert "may be mixed" in findings[0].message
@@ -237,7 +237,17 @@ def test_a_policy_governs_the_modules_its_file_imports(tmp_path):
         (("=model", "model.build_model"), "src/app/model.py", True),          # from model import build_model
         (("tensorflow",), "src/app/models/resnet.py", False),
         ((), "src/app/models/resnet.py", False),
+        # `import utils` finds utils.py beside the script or in a folder above it,
+        # never in an unrelated folder of a monorepo (another program's utils)
+        (("utils",), "src/app/utils.py", True),
+        (("utils",), "src/utils.py", True),
+        (("utils",), "utils.py", True),
+        (("utils",), "other/runtime/utils.py", False),
+        (("app.utils",), "other/app/utils.py", False),
     ]
     for imports, target, expected in cases:
         assert governs(train, FileFacts(("mixed_float16",), False, imports), str(root / target), root) is expected, \
             (imports, target)
+    # a src layout: tests/ imports the package from src/
+    test = str(root / "tests" / "test_model.py")
+    assert governs(test, FileFacts(("mixed_float16",), False, ("app.models",)), str(root / "src/app/models/x.py"), root)
