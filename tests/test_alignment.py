@@ -56,7 +56,7 @@ BAD = [
     ("fit-positional-known-model",
      "model = tf.keras.Sequential([layers.Dense(1)])\nmodel.fit(x, y, 100)\n", "MP303",
      "model = tf.keras.Sequential([layers.Dense(1)])\nmodel.fit(x, y, 104)\n"),
-    ("predict", "p = model.predict(x, batch_size=3)\n", "MP303", "p = model.predict(x, batch_size=8)\n"),
+    ("predict", "p = model.predict(x, batch_size=30)\n", "MP303", "p = model.predict(x, batch_size=32)\n"),
     ("input", "i = tf.keras.Input(shape=(4,), batch_size=60)\n", "MP303",
      "i = tf.keras.Input(shape=(4,), batch_size=64)\n"),
     ("csv-dataset", 'ds = tf.data.experimental.make_csv_dataset("a.csv", 50)\n', "MP303",
@@ -123,6 +123,8 @@ GOOD = [
     ("default-overridden-everywhere",
      "def block(x, units=100):\n    return layers.Dense(units)(x)\n\na = block(x, 64)\nb = block(x, units=128)\n"),
     ("batch-of-one", "p = model.predict(x, batch_size=1)\nds = tf.data.Dataset.range(9).batch(1)\n"),
+    ("batch-below-the-alignment", "model.fit(x, y, batch_size=2)\nds = tf.data.Dataset.range(9).batch(6)\n"
+                                  "i = tf.keras.Input(shape=(4,), batch_size=4)\n"),
     ("sequence-windows-batched-again",
      "SEQ = 100\nids = tf.data.Dataset.from_tensor_slices(all_ids)\nseqs = ids.batch(50, drop_remainder=True)\n"
      "ds = seqs.map(split).shuffle(1000).batch(64)\n"),
