@@ -1,8 +1,9 @@
 """Check one file: parse once, walk once with every check, position and filter findings.
 
 The data path for a file reads top to bottom in :meth:`Linter.analyze`:
-names from imports -> one walk (scopes, facts, checks) -> ``finish()`` ->
-positions for reported nodes only -> suppressions and per-file ignores -> findings.
+names from imports -> one walk (scopes, facts, checks) -> ``finish()`` -> reports in
+blocks that expect an exception dropped -> positions for reported nodes only ->
+suppressions and per-file ignores -> findings.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from libcst.metadata import CodeRange
 from mplint.catalog import RuleEntry
 from mplint.checker import Context, Fix, Report
 from mplint.checks import registry
+from mplint.expected_failures import ExpectedFailures
 from mplint.config import Settings
 from mplint.facts import MIXED_POLICIES, FactsCollector, ModuleFacts
 from mplint.findings import FileError, Finding
@@ -183,7 +185,8 @@ class Linter:
             if not users:
                 crashed[name] = exc
 
-        walker = Walker([tracker, collector, *analyses, *checks], on_error)
+        expected = ExpectedFailures()
+        walker = Walker([tracker, collector, expected, *analyses, *checks], on_error)
         limit = sys.getrecursionlimit()
         sys.setrecursionlimit(max(limit, 20000))
         try:
@@ -200,6 +203,7 @@ class Linter:
                 check.finish()
             except Exception as exc:  # a broken rule must not stop the others
                 crashed[check.rule_id] = exc
+        expected.drop_reports_inside(ctx.reports)
         for rule, exc in sorted(crashed.items()):
             ctx.reports.pop(rule, None)
             out.errors.append(FileError(
