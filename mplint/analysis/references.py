@@ -13,6 +13,7 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from mplint.checker import Analysis, Context
+from mplint.prefilter import POLICY_CALL_WORDS
 from mplint.scopes import Branches, Location, Scope
 
 
@@ -38,7 +39,8 @@ class Reference:
         return Location(*self._where)
 
 
-_POLICY_TOKENS = ("set_global_policy", "set_policy", "set_dtype_policy")
+#: the policy-call words as text (the prescan's are bytes)
+_POLICY_WORDS = tuple(word.decode() for word in POLICY_CALL_WORDS)
 
 
 class References(Analysis):
@@ -54,7 +56,7 @@ class References(Analysis):
         facts = ctx.facts
         self._active = bool(
             facts.assumed_policy or facts.project_policies
-            or any(token in ctx.text for token in _POLICY_TOKENS))
+            or any(word in ctx.text for word in _POLICY_WORDS))
 
     def get(self, name: str) -> List[Reference]:
         return self.by_name.get(name, [])
