@@ -124,8 +124,14 @@ def _on_path(folder: Path, importer: str, root: Optional[Path]) -> bool:
     """Could ``folder`` be on sys.path when ``importer`` runs? Scripts are run from
     their own folder or one above it (the project root, ``src/`` in a src layout);
     an unrelated folder elsewhere in a monorepo is another program's."""
-    here = Path(importer).resolve().parent
-    return folder == here or folder in here.parents or (root is not None and folder == root / "src")
+    return folder in _folders_above(importer) or (root is not None and folder == root / "src")
+
+
+@functools.lru_cache(maxsize=4096)
+def _folders_above(path: str) -> frozenset:
+    """The folder of ``path`` and every folder above it."""
+    here = Path(path).resolve().parent
+    return frozenset((here, *here.parents))
 
 
 def _absolute(imported: str, importer: str, root: Optional[Path]) -> str:

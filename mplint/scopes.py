@@ -140,7 +140,7 @@ class Location:
         return self.scope.lookup(name, self.order, self.branches)
 
 
-def test_function(scope: Optional[Scope]) -> Optional[Scope]:
+def enclosing_test(scope: Optional[Scope]) -> Optional[Scope]:
     """The ``test*`` function holding ``scope`` (a unittest or pytest test), if any."""
     while scope is not None:
         if isinstance(scope.node, cst.FunctionDef) and scope.node.name.value.startswith("test"):
@@ -152,7 +152,7 @@ def test_function(scope: Optional[Scope]) -> Optional[Scope]:
 def separate_tests(a: Optional[Scope], b: Optional[Scope]) -> bool:
     """Two different test functions: a test module sets up each case on its own (and
     resets the global policy in tearDown), so what one test does is not another's."""
-    ta, tb = test_function(a), test_function(b)
+    ta, tb = enclosing_test(a), enclosing_test(b)
     return ta is not None and tb is not None and ta is not tb
 
 
