@@ -192,6 +192,10 @@ def synthesize(folder: str, count: int, seed: int) -> None:
     os.makedirs(folder, exist_ok=True)
     with open(os.path.join(folder, "setup.cfg"), "w", encoding="utf-8") as handle:
         handle.write("[metadata]\nname = synthetic\n")
+    # The loops use the Keras 2 loss-scaling API: declare it, or a machine with
+    # Keras 3 installed would find every loop broken (MP207) and time the reporting.
+    with open(os.path.join(folder, "requirements.txt"), "w", encoding="utf-8") as handle:
+        handle.write("tensorflow>=2.12,<2.16\n")
     with open(os.path.join(folder, "train.py"), "w", encoding="utf-8") as handle:
         handle.write(_TRAIN)
     for n in range(count):

@@ -10,6 +10,7 @@ line each top-level statement starts.
 from __future__ import annotations
 
 import ast
+from bisect import bisect_right
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
@@ -37,41 +38,89 @@ def positions_of(module: cst.Module, text: str, nodes: Iterable[cst.CSTNode]) ->
 
 def _positions_in(stmt: cst.BaseStatement, start: Tuple[int, ast.stmt], module: cst.Module,
                   wanted: Set[int], out: Dict[cst.CSTNode, CodeRange]) -> None:
-    """Regenerate only the path from a top-level statement down to the innermost
-    statement holding a wanted node (a method of a large class, say), shifted to the
-    line ``ast`` gives that innermost statement."""
-    path: List[cst.BaseStatement] = [stmt]
-    line, node = start
-    while id(path[-1]) not in wanted and isinstance(path[-1], _DESCEND) \
-            and isinstance(path[-1].body, cst.IndentedBlock):
-        inner = path[-1].body.body
-        inner_starts = _statement_starts(inner, getattr(node, "body", []))
-        if inner_starts is None:
-            break
-        holding = [(s, at) for s, at in zip(inner, inner_starts) if _holds(s, wanted)]
-        if len(holding) != 1 or _held(holding[0][0], wanted) != _held(path[-1], wanted):
-            break  # several statements, or the header too (a default value): this one whole
-        path.append(holding[0][0])
-        line, node = holding[0][1]
-    target = path[-1]
+    """Positions in the innermost statements of ``stmt`` that hold wanted nodes (a line
+    of a method of a large class, say). They are regenerated together, inside copies
+    of their enclosing statements that keep nothing else, and each is shifted to the
+    line ``ast`` gives it."""
+    targets: List[Tuple[cst.BaseStatement, int]] = []
     rebuilt: Set[int] = set()
-    for parent in reversed(path[:-1]):  # rebuild the ancestors around the target only
-        block = parent.body.with_changes(body=[target])
-        target = parent.with_changes(body=block)
-        rebuilt.update((id(block), id(target)))
-    alone = cst.Module(body=[target], header=[], footer=[], default_indent=module.default_indent,
+    pruned = _prune(stmt, start, _Holding(stmt, wanted), wanted, targets, rebuilt)
+    alone = cst.Module(body=[pruned], header=[], footer=[], default_indent=module.default_indent,
                        default_newline=module.default_newline)
     found = MetadataWrapper(alone, unsafe_skip_copy=True).resolve(PositionProvider)
-    innermost = path[-1]
-    span = found[innermost]
-    if isinstance(innermost, (cst.FunctionDef, cst.ClassDef)) and innermost.decorators:
-        span = CodeRange(found[innermost.decorators[0]].start, span.end)
-    shift = line - span.start.line
+    spans: List[Tuple[CodeRange, int]] = []  # each target's span here, and its shift
+    for target, line in targets:
+        span = found[target]
+        if isinstance(target, (cst.FunctionDef, cst.ClassDef)) and target.decorators:
+            span = CodeRange(found[target.decorators[0]].start, span.end)
+        spans.append((span, line - span.start.line))
+    spans.sort(key=lambda item: (item[0].start.line, item[0].start.column))
+    starts = [(span.start.line, span.start.column) for span, _ in spans]
     for node_, rng in found.items():
-        if node_ is alone or id(node_) in rebuilt or not _inside(rng, span):
+        if node_ is alone or id(node_) in rebuilt:
             continue
+        at = bisect_right(starts, (rng.start.line, rng.start.column)) - 1
+        if at < 0 or not _inside(rng, spans[at][0]):
+            continue  # a copied header's part, outside every target
+        shift = spans[at][1]
         out[node_] = CodeRange(CodePosition(rng.start.line + shift, rng.start.column),
                                CodePosition(rng.end.line + shift, rng.end.column))
+
+
+class _Holding:
+    """Which statements under a top-level one hold wanted nodes, and which hold one
+    outside their block (a decorator, a default value, an ``if`` test or ``else``), in
+    one pass over it."""
+
+    def __init__(self, root: cst.BaseStatement, wanted: Set[int]) -> None:
+        self.statements: Set[int] = set()
+        self.in_header: Set[int] = set()
+        chain: List[List] = []  # [statement, inside its own block yet] from the top down
+        stack: List[Tuple[cst.CSTNode, bool]] = [(root, False)]
+        while stack:
+            node, leaving = stack.pop()
+            if leaving:
+                if isinstance(node, cst.BaseStatement):
+                    chain.pop()
+                elif chain and node is getattr(chain[-1][0], "body", None):
+                    chain[-1][1] = False
+                continue
+            if id(node) in wanted:
+                for above, inside in chain:
+                    self.statements.add(id(above))
+                    if not inside:
+                        self.in_header.add(id(above))
+                self.statements.add(id(node))
+            if isinstance(node, cst.BaseStatement):
+                chain.append([node, False])
+            elif chain and node is getattr(chain[-1][0], "body", None):
+                chain[-1][1] = True
+            stack.append((node, True))
+            for name in reversed(_child_fields(type(node))):
+                value = getattr(node, name)
+                if isinstance(value, cst.CSTNode):
+                    stack.append((value, False))
+                elif isinstance(value, (list, tuple)):
+                    stack.extend((v, False) for v in reversed(value) if isinstance(v, cst.CSTNode))
+
+
+def _prune(stmt: cst.BaseStatement, start: Tuple[int, ast.stmt], holding: _Holding, wanted: Set[int],
+           targets: List[Tuple[cst.BaseStatement, int]], rebuilt: Set[int]) -> cst.BaseStatement:
+    """``stmt`` keeping, in its block, only the statements that hold wanted nodes,
+    recursively; the statements kept whole are the targets."""
+    line, node = start
+    if id(stmt) not in wanted and id(stmt) not in holding.in_header and isinstance(stmt, _DESCEND) \
+            and isinstance(stmt.body, cst.IndentedBlock):
+        inner_starts = _statement_starts(stmt.body.body, getattr(node, "body", []))
+        if inner_starts is not None:
+            kept = [_prune(child, at, holding, wanted, targets, rebuilt)
+                    for child, at in zip(stmt.body.body, inner_starts) if id(child) in holding.statements]
+            block = stmt.body.with_changes(body=kept)
+            copy = stmt.with_changes(body=block)
+            rebuilt.update((id(block), id(copy)))
+            return copy
+    targets.append((stmt, line))
+    return stmt
 
 
 _DESCEND = (cst.ClassDef, cst.FunctionDef, cst.If, cst.For, cst.While, cst.With, cst.Try)
