@@ -402,3 +402,29 @@ def test_keras3_loss_scale_factor_is_loss_scaling_without_a_wrapper():
     """
     assert findings(code.replace("SCALE", "loss = optimizer.scale_loss(loss)"), keras_version=3) == []
     assert findings(code.replace("SCALE", "pass"), keras_version=3) == [(13, "MP202")]
+
+
+def test_keras3_fix_drops_the_unscaling_line_or_the_if_that_only_holds_it():
+    code = textwrap.dedent("""\
+        import tensorflow as tf
+
+
+        def step(model, optimizer, x, use_amp):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(model(x))
+                if use_amp:
+                    loss = optimizer.get_scaled_loss(loss)
+            grads = tape.gradient(loss, model.trainable_variables)
+            if use_amp:
+                grads = optimizer.get_unscaled_gradients(grads)
+            grads = optimizer.get_unscaled_gradients(grads)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    """)
+    fixed = fix_text(code, select=["MP207"], keras_version=3)
+    assert "get_unscaled_gradients" not in fixed and "grads = grads" not in fixed
+    assert fixed.count("if use_amp:") == 1  # the one left still scales the loss
+    assert fix_text(fixed, select=["MP207"], keras_version=3) == fixed
+    # a comment on it keeps the statement: the unscaling becomes the bare gradients
+    commented = code.replace("    if use_amp:\n        grads", "    # unscale\n    if use_amp:\n        grads")
+    kept = fix_text(commented, select=["MP207"], keras_version=3)
+    assert "# unscale\n    if use_amp:\n        grads = grads\n" in kept

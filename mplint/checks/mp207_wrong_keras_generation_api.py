@@ -23,9 +23,10 @@ class WrongKerasGenerationApi(Check):
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        #: id(call) -> the line ``g = opt.get_unscaled_gradients(g)`` it makes up, in a
-        #: block with other statements: dropping the unscaling drops that line whole
-        self._self_assignments: Dict[int, cst.SimpleStatementLine] = {}
+        #: id(call) -> the line ``g = opt.get_unscaled_gradients(g)`` it makes up (or the
+        #: ``if use_amp:`` holding only that line), in a block with other statements:
+        #: dropping the unscaling drops that statement whole
+        self._self_assignments: Dict[int, cst.BaseStatement] = {}
 
     def visit_Module(self, node: cst.Module) -> None:
         self._note_self_assignments(node.body)
@@ -36,16 +37,13 @@ class WrongKerasGenerationApi(Check):
     def _note_self_assignments(self, body) -> None:
         if len(body) < 2 or "get_unscaled_gradients" not in self.ctx.text:
             return
-        for line in body:
-            if not (isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1
-                    and isinstance(line.body[0], cst.Assign)):
-                continue
-            assign = line.body[0]
-            target = assign.targets[0].target if len(assign.targets) == 1 else None
-            only = _only_argument(assign.value) if isinstance(assign.value, cst.Call) else None
-            if isinstance(target, cst.Name) and isinstance(only, cst.Name) and only.value == target.value \
-                    and "#" not in self.ctx.module.code_for_node(line):  # a comment must not go with it
-                self._self_assignments[id(assign.value)] = line
+        for stmt in body:
+            line = stmt
+            if isinstance(stmt, cst.If) and stmt.orelse is None and len(stmt.body.body) == 1:
+                line = stmt.body.body[0]  # `if use_amp:` around it alone goes with it
+            call = _self_assignment(line)
+            if call is not None and "#" not in self.ctx.module.code_for_node(stmt):  # keep comments
+                self._self_assignments[id(call)] = stmt
 
     def finish(self) -> None:
         version = self.facts.keras_version
@@ -84,7 +82,7 @@ class WrongKerasGenerationApi(Check):
                     safety = "safe" if step is not None and not step.clipped else "unsafe"
                 fix = None
                 line = self._self_assignments.get(id(call)) if replacement is None else None
-                if line is not None:  # `g = g` would be left: drop the line
+                if line is not None:  # `g = g` would be left: drop the statement
                     fix = Fix({line: cst.RemovalSentinel.REMOVE}, safety=safety)
                 elif fixed is not call:
                     fix = Fix({call: fixed}, safety=safety)
@@ -125,6 +123,19 @@ class WrongKerasGenerationApi(Check):
             self.report(call, "apply() is the Keras 3 method; Keras 2's LossScaleOptimizer updates through "
                               "apply_gradients(zip(grads, vars))",
                         Fix({call: fixed}, safety=safety) if fixed is not None else None)
+
+
+def _self_assignment(line: cst.CSTNode) -> Optional[cst.Call]:
+    """The call of a line ``g = f(g)``, else None."""
+    if not (isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1
+            and isinstance(line.body[0], cst.Assign)):
+        return None
+    assign = line.body[0]
+    target = assign.targets[0].target if len(assign.targets) == 1 else None
+    only = _only_argument(assign.value) if isinstance(assign.value, cst.Call) else None
+    if isinstance(target, cst.Name) and isinstance(only, cst.Name) and only.value == target.value:
+        return assign.value  # type: ignore[return-value]
+    return None
 
 
 def _only_argument(call: cst.Call) -> Optional[cst.BaseExpression]:
