@@ -256,8 +256,7 @@ def lint_notebook(linter, path: str, raw: bytes):
     except SourceError as exc:
         result.errors.append(_error(book, FileError(path, str(exc))))
         return result
-    if module is None:  # no selected rule can report here
-        result.errors = book.skipped_warnings()
+    if module is None:  # no selected rule can report here, in any cell: nothing to warn of
         return result
     analysis = linter.analyze(source, module)
     result.findings = [book.finding(f) for f in analysis.findings]
@@ -285,8 +284,8 @@ def fix_notebook(linter, path: str, unsafe: bool, write: bool):
             return FixOutcome(path, original=raw)
         source = book.source()
         module = linter.parse_for_checks(source)
-        if module is None:  # no selected rule can report here
-            return FixOutcome(path, original=raw, errors=book.skipped_warnings())
+        if module is None:  # no selected rule can report here, in any cell
+            return FixOutcome(path, original=raw)
         outcome = fix_source(linter, source, module, unsafe)
         outcome.original = raw
         outcome.remaining = [book.finding(f) for f in outcome.remaining]

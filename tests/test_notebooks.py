@@ -138,6 +138,18 @@ def test_a_cell_that_does_not_parse_is_skipped_with_a_warning(tmp_path):
     assert "dtype='float32'" in "".join(data["cells"][3]["source"])
 
 
+def test_a_notebook_no_rule_can_report_in_gives_no_cell_warnings(tmp_path):
+    # No cell (the broken one included) names anything a rule needs: the cell that
+    # could not be checked could not have held a finding either.
+    cells = [_cell("code", "import tensorflow as tf\nx = tf.constant(1.0)"), _cell("code", "y = (\n")]
+    (tmp_path / "nb.ipynb").write_text(_jupyter(_notebook(cells)), encoding="utf-8")
+    result = run_cli("check", "nb.ipynb", cwd=tmp_path)
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    cells[0] = _cell("code", "import tensorflow as tf\ntf.keras.mixed_precision.set_global_policy('mixed_float16')")
+    (tmp_path / "nb.ipynb").write_text(_jupyter(_notebook(cells)), encoding="utf-8")
+    assert "cell 2: syntax error" in run_cli("check", "nb.ipynb", cwd=tmp_path).stderr
+
+
 def test_a_shell_escape_continued_with_a_backslash_is_not_python():
     text = _jupyter(_notebook([_cell("code", "!wget -q \\\n    -O /tmp/x.csv https://example.com/x.csv\nimport tensorflow as tf")]))
     book = Notebook.load("nb.ipynb", text.encode())
