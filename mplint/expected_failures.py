@@ -13,6 +13,7 @@ from typing import Dict, List, Set
 import libcst as cst
 
 from mplint.checker import Report
+from mplint.walker import child_nodes
 
 #: context managers that expect the block to raise
 RAISES = frozenset({"assertRaises", "assertRaisesRegex", "assertRaisesRegexp", "raises"})
@@ -44,7 +45,7 @@ class ExpectedFailures:
         while stack:
             node = stack.pop()
             inside.add(id(node))
-            stack.extend(node.children)
+            stack.extend(child_nodes(node))
         for rule in list(reports):
             kept = [r for r in reports[rule] if id(r.node) not in inside]
             if kept:

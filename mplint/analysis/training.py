@@ -22,6 +22,7 @@ from mplint.checker import Analysis, Context
 from mplint.facts import GRAPH_REWRITE_FUNCTIONS
 from mplint.names import dotted_name
 from mplint.scopes import Binding, Location, Scope
+from mplint.walker import child_nodes
 
 GRADIENT_TAPES = frozenset({"tensorflow.GradientTape", "tensorflow.autodiff.GradientTape"})
 SYMBOLIC_GRADIENTS = frozenset({"tensorflow.gradients", "tensorflow.compat.v1.gradients"})
@@ -513,7 +514,7 @@ def _expression_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         elif isinstance(current, (cst.Name, cst.BaseString, cst.Integer, cst.Float, cst.Imaginary)):
             continue
         else:
-            stack.extend(c for c in current.children
+            stack.extend(c for c in child_nodes(current)
                          if isinstance(c, (cst.BaseExpression, cst.Arg, cst.BaseElement, cst.BaseDictElement,
                                            cst.CompFor, cst.CompIf, cst.BaseSlice, cst.SubscriptElement,
                                            cst.AugAssign)))
@@ -565,7 +566,7 @@ def contains(root: cst.CSTNode, target: cst.CSTNode) -> bool:
         node = stack.pop()
         if node is target:
             return True
-        stack.extend(node.children)
+        stack.extend(child_nodes(node))
     return False
 
 
