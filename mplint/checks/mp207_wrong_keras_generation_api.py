@@ -42,7 +42,7 @@ class WrongKerasGenerationApi(Check):
             if isinstance(stmt, cst.If) and stmt.orelse is None and len(stmt.body.body) == 1:
                 line = stmt.body.body[0]  # `if use_amp:` around it alone goes with it
             call = _self_assignment(line)
-            if call is not None and "#" not in self.ctx.module.code_for_node(stmt):  # keep comments
+            if call is not None:
                 self._self_assignments[id(call)] = stmt
 
     def finish(self) -> None:
@@ -82,7 +82,8 @@ class WrongKerasGenerationApi(Check):
                     safety = "safe" if step is not None and not step.clipped else "unsafe"
                 fix = None
                 line = self._self_assignments.get(id(call)) if replacement is None else None
-                if line is not None:  # `g = g` would be left: drop the statement
+                if line is not None and "#" not in self.ctx.module.code_for_node(line):
+                    # `g = g` would be left: drop the statement (unless a comment goes with it)
                     fix = Fix({line: cst.RemovalSentinel.REMOVE}, safety=safety)
                 elif fixed is not call:
                     fix = Fix({call: fixed}, safety=safety)
