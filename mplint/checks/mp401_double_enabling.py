@@ -67,10 +67,12 @@ class DoubleEnabling(Check):
             policy = f"the project sets a mixed Keras policy ({assumed}) in {files}"
         else:
             policy = f"the project's Keras policy is {assumed}"
+        # Only the rewrite function checks for a policy (Keras 2); the grappler option
+        # and the environment switch are never checked, in any generation.
+        runs = "Keras 2 raises ValueError, Keras 3 runs both" if site.kind == "call" else "both run"
         return (
-            f"{_MECHANISM[site.kind]} and {policy}: Keras 2 raises ValueError, Keras 3 "
-            f"runs both and the rewrite casts float32 layers (such as the output) to "
-            f"float16; use only the Keras policy"
+            f"{_MECHANISM[site.kind]} and {policy}: {runs} and the rewrite casts float32 "
+            f"layers (such as the output) to float16; use only the Keras policy"
         )
 
     def _fix(self, site: Site) -> Optional[Fix]:

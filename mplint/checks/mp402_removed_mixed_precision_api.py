@@ -214,9 +214,12 @@ class RemovedMixedPrecisionApi(Check):
     def finish(self) -> None:
         if self._tf1:
             return  # TF 1.x code: the experimental API is the current one there
+        removed_calls = {id(ref.call) for ref in self._refs if ref.call is not None}
         for call in self._keras_rewrites:
             severity = self._severity(_KERAS_OPTIMIZERS_REJECTED)
-            if severity is not None:
+            # One finding per call: a removed name is reported first (and fixed), the
+            # rejected optimizer on the renamed call after that.
+            if severity is not None and id(call) not in removed_calls:
                 self.report(call, "the graph rewrite is a TF1 API that rejects Keras optimizers "
                             "since TF 2.11 (ValueError: \"opt\" must be an instance of a "
                             "tf.train.Optimizer); use set_global_policy('mixed_float16') instead, "
