@@ -140,6 +140,53 @@ class Location:
         return self.scope.lookup(name, self.order, self.branches)
 
 
+class _ExclusiveFlags:
+    """Command-line flags argparse makes mutually exclusive (``--fp16`` vs ``--auto16``
+    in one ``add_mutually_exclusive_group()``): ``if args.fp16:`` and ``if args.auto16:``
+    cannot both run. Each such test is rewritten as ``<group> == "fp16"``, which
+    :func:`exclusive` already compares. Only ``store_true`` flags count: they are
+    false unless given, and at most one of a group is given."""
+
+    def __init__(self) -> None:
+        self.groups: Dict[str, str] = {}  # group variable -> its key
+        self.flags: Dict[str, str] = {}  # flag dest -> the key of its group
+
+    def note_assign(self, node: cst.Assign) -> None:
+        value = node.value
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+                and value.func.attr.value == "add_mutually_exclusive_group" and len(node.targets) == 1:
+            name = dotted_name(node.targets[0].target)
+            if name:
+                self.groups[name] = f"__mplint_group_{len(self.groups)}"
+
+    def note_statement(self, node: cst.SimpleStatementLine) -> None:
+        call = node.body[0].value if isinstance(node.body[0], cst.Expr) else None
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+                and call.func.attr.value == "add_argument"):
+            return
+        group = self.groups.get(dotted_name(call.func.value) or "")
+        keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+        action = keywords.get("action")
+        if group is None or not (isinstance(action, cst.SimpleString) and action.evaluated_value == "store_true"):
+            return
+        dest = keywords.get("dest")
+        if isinstance(dest, cst.SimpleString):
+            self.flags[str(dest.evaluated_value)] = group
+            return
+        for arg in call.args:
+            if arg.keyword is None and isinstance(arg.value, cst.SimpleString) \
+                    and str(arg.value.evaluated_value).startswith("--"):
+                self.flags[str(arg.value.evaluated_value)[2:].replace("-", "_")] = group
+                return
+
+    def test_for(self, test: cst.BaseExpression) -> cst.BaseExpression:
+        """``args.fp16`` -> ``<group> == "fp16"`` for a flag of a group, else ``test``."""
+        if self.flags and isinstance(test, cst.Attribute) and test.attr.value in self.flags:
+            return cst.Comparison(left=cst.Name(self.flags[test.attr.value]), comparisons=[
+                cst.ComparisonTarget(operator=cst.Equal(), comparator=cst.SimpleString(repr(test.attr.value)))])
+        return test
+
+
 def enclosing_test(scope: Optional[Scope]) -> Optional[Scope]:
     """The ``test*`` function holding ``scope`` (a unittest or pytest test), if any."""
     while scope is not None:
@@ -164,9 +211,10 @@ class ScopeTracker:
         self.module_scope = Scope(module, None, "module")
         self.current = self.module_scope
         self.order = 0
-        #: open ``if`` statements: [id, arm being walked, node]
+        #: open ``if`` statements: [id, arm being walked, node, its test as compared]
         self._ifs: List[list] = []
         self._branches: Branches = ()
+        self._flags = _ExclusiveFlags()
 
     def _bind(self, binding: Binding) -> None:
         binding.branches = self.branches()
@@ -189,7 +237,7 @@ class ScopeTracker:
 
     def _arms_changed(self) -> None:
         # Kept as one tuple: every binding and location reads it, arms change rarely.
-        self._branches = tuple((key, arm, node.test) for key, arm, node in self._ifs)
+        self._branches = tuple((key, arm, test) for key, arm, _, test in self._ifs)
 
     def _push(self, node: ScopeNode, kind: str) -> None:
         scope = Scope(node, self.current, kind)
@@ -205,6 +253,8 @@ class ScopeTracker:
     # -- statements advance the order --------------------------------------------
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         self.order += 1
+        if self._flags.groups:
+            self._flags.note_statement(node)
 
     def _compound(self, node: cst.CSTNode) -> None:
         self.order += 1
@@ -216,7 +266,7 @@ class ScopeTracker:
         self.order += 1
         if self._ifs and self._ifs[-1][2].orelse is node:  # an elif: the parent's else
             self._ifs[-1][1] = "else"
-        self._ifs.append([id(node), "body", node])
+        self._ifs.append([id(node), "body", node, self._flags.test_for(node.test)])
         self._arms_changed()
 
     def visit_Else(self, node: cst.Else) -> None:
@@ -266,6 +316,7 @@ class ScopeTracker:
 
     # -- bindings ------------------------------------------------------------------
     def visit_Assign(self, node: cst.Assign) -> None:
+        self._flags.note_assign(node)
         single = len(node.targets) == 1
         for target in node.targets:
             self._bind_target(target.target, node.value if single else None, node, "assign")

@@ -39,3 +39,19 @@ def test_tests_on_one_flag_with_different_values_exclude_each_other():
     assert _lint(code, "MP401") == []
     both = code.replace('flags.impl == "graph_rewrite"', 'flags.rewrite')
     assert _lint(both, "MP401") == ["MP401"]
+
+
+def test_flags_of_one_mutually_exclusive_group_never_run_together():
+    from pathlib import Path
+
+    from mplint.api import lint_text
+
+    path = Path(__file__).resolve().parent.parent / "fixtures" / "policy" / "correct_exclusive_precision_flags.py"
+    code = path.read_text(encoding="utf-8")
+    assert lint_text(code, select=["MP205", "MP401"])[0] == []
+    # the same flag outside the group may be given with --fp16: both mechanisms run
+    outside = code.replace('precision.add_argument("--auto-mixed-precision"', 'parser.add_argument("--auto-mixed-precision"')
+    assert sorted(f.rule for f in lint_text(outside, select=["MP205", "MP401"])[0]) == ["MP205", "MP401"]
+    # a flag with a default of its own may be true without being given
+    const = code.replace('"--fp16", action="store_true"', '"--fp16", action="store_const", const=True, default=True')
+    assert sorted(f.rule for f in lint_text(const, select=["MP205", "MP401"])[0]) == ["MP205", "MP401"]
