@@ -10,13 +10,14 @@ if TYPE_CHECKING:  # pragma: no cover
     from mplint.names import NameResolver
 
 
-def quote_of(call: cst.Call, module: cst.Module) -> str:
-    """The quote character the code around ``call`` uses, to keep the style."""
+def quote_of(call: cst.Call, text: str) -> str:
+    """The quote character the code around ``call`` uses, to keep the style: the
+    call's own strings', else the file's (``text``, its source) more common one."""
     for arg in call.args:
         if isinstance(arg.value, cst.SimpleString):
             prefix_len = len(arg.value.prefix)
             return arg.value.value[prefix_len]
-    return '"' if module.code.count('"') > module.code.count("'") else "'"
+    return '"' if text.count('"') > text.count("'") else "'"
 
 
 def with_keyword(call: cst.Call, keyword: str, value: cst.BaseExpression) -> cst.Call:

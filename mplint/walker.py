@@ -127,11 +127,15 @@ class Walker:
         self._on_error(owner, exc)
 
     def _plan(self, node_type: type) -> Tuple[Optional[list], Optional[list], Tuple[str, ...], bool]:
-        """Per node type: visit handlers, leave handlers, child fields, and whether
-        walking it can do anything at all (a leaf nobody handles is skipped)."""
-        name = node_type.__name__
-        visit, leave, fields = self._visit.get(name), self._leave.get(name), _child_fields(node_type)
-        plan = (visit, leave, fields, bool(visit or leave or fields))
+        """Per field value type: visit handlers, leave handlers, child fields, and
+        whether walking it can do anything at all (a leaf nobody handles, a string or
+        None is skipped)."""
+        if not _is_node(node_type):
+            plan: Tuple[Optional[list], Optional[list], Tuple[str, ...], bool] = (None, None, (), False)
+        else:
+            name = node_type.__name__
+            visit, leave, fields = self._visit.get(name), self._leave.get(name), _child_fields(node_type)
+            plan = (visit, leave, fields, bool(visit or leave or fields))
         self._plans[node_type] = plan
         return plan
 
@@ -150,15 +154,13 @@ class Walker:
         stack.append(node)
         for field in fields:
             value = getattr(node, field)
-            if isinstance(value, (list, tuple)):
+            value_type = type(value)
+            if value_type is list or value_type is tuple:
                 for item in value:
-                    item_type = type(item)
-                    if _is_node(item_type) and (plans.get(item_type) or self._plan(item_type))[3]:
+                    if (plans.get(type(item)) or self._plan(type(item)))[3]:
                         self.walk(item)
-            else:
-                value_type = type(value)
-                if _is_node(value_type) and (plans.get(value_type) or self._plan(value_type))[3]:
-                    self.walk(value)
+            elif (plans.get(value_type) or self._plan(value_type))[3]:
+                self.walk(value)
         stack.pop()
         if leave:
             self._call(leave, node)

@@ -157,14 +157,14 @@ class OutputPrecision(Analysis):
         if resolved == {"tensorflow"}:
             return cast(value, f"{text}.cast", cst.parse_expression(f"{text}.float32"))
         if resolved == {"keras.ops"}:
-            quote = '"' if self.ctx.module.code.count('"') >= self.ctx.module.code.count("'") else "'"
+            quote = '"' if self.ctx.text.count('"') >= self.ctx.text.count("'") else "'"
             return cast(value, f"{text}.cast", string("float32", quote))
         return None
 
 
 def float32_keyword_fix(call: cst.Call, ctx: Context) -> cst.Call:
     """The layer constructor with ``dtype='float32'`` (quotes as the call has them)."""
-    return with_keyword(call, "dtype", string("float32", quote_of(call, ctx.module)))
+    return with_keyword(call, "dtype", string("float32", quote_of(call, ctx.text)))
 
 
 def output_layer_fix(found: SixteenBitOutput, ctx: Context) -> Fix:

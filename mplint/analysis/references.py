@@ -50,7 +50,9 @@ class References(Analysis):
         self._skip: Set[int] = set()
         self._stores: Set[int] = set()
         self._attr_of: Dict[int, str] = {}
-        self._functions: List[cst.FunctionDef] = []
+        #: the functions being walked, outermost first (one tuple shared by every
+        #: reference made inside them)
+        self._functions: Tuple[cst.FunctionDef, ...] = ()
         # The rules that read references act only under a mixed policy: a file that
         # sets none, with none assumed or set elsewhere in its program, needs none.
         facts = ctx.facts
@@ -74,10 +76,10 @@ class References(Analysis):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._skip.add(id(node.name))
-        self._functions.append(node)
+        self._functions += (node,)
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._functions.pop()
+        self._functions = self._functions[:-1]
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._skip.add(id(node.name))
@@ -120,4 +122,4 @@ class References(Analysis):
         tracker = self.ctx.scopes
         self.by_name.setdefault(node.value, []).append(Reference(
             node, (tracker.current, tracker.order, tracker.branches()), self._attr_of.get(id(node)),
-            tuple(self._functions), id(node) in self._stores))
+            self._functions, id(node) in self._stores))

@@ -60,7 +60,7 @@ class PureFloat16(Check):
         for arg, loc in self._layer_dtypes:
             if self.ctx.values.values(arg.value, loc) != frozenset({"float16"}):
                 continue
-            quote = quote_of(cst.Call(func=cst.Name("f"), args=[arg]), self.ctx.module)
+            quote = quote_of(cst.Call(func=cst.Name("f"), args=[arg]), self.ctx.text)
             self.report(arg.value, "a layer with dtype float16 keeps float16 variables: " + _WHY
                         + "use dtype='mixed_float16' (or the global policy)",
                         Fix({arg.value: string("mixed_float16", quote)}, safety="unsafe"))
@@ -75,7 +75,7 @@ class PureFloat16(Check):
                     if spelled is None or len(node.args) != 1:
                         return None
                     expr, imports = spelled
-                    quote = quote_of(node, self.ctx.module)
+                    quote = quote_of(node, self.ctx.text)
                     arg = node.args[0].with_changes(value=string("mixed_float16", quote), keyword=None, equal=cst.MaybeSentinel.DEFAULT)
                     head = (dotted_name(node.func) or "").split(".")[0]
                     spec = import_spec(head, self.ctx.module)  # dropped only if left unused

@@ -105,7 +105,7 @@ class Float16Accumulation(Check):
             float32: cst.BaseExpression = cst.parse_expression(f"{tf}.float32")
         elif isinstance(total.func, cst.Attribute):
             cast_func = total.func.with_changes(attr=cst.Name("cast"))
-            float32 = string("float32", quote_of(total, self.ctx.module))
+            float32 = string("float32", quote_of(total, self.ctx.text))
         else:
             return None
         comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
