@@ -357,3 +357,22 @@ def test_mp405_a_rebuilt_model_is_not_a_late_use():
     """
     assert _lint(code, "MP405") == []
     assert len(_lint(code.replace("model = tf.keras.Sequential([tf.keras.layers.Dense(8)])\n        model.fit", "model.fit"), "MP405")) == 1
+
+
+def test_mp405_knows_a_project_model_class_by_its_keras_only_attributes():
+    from pathlib import Path
+
+    from mplint.api import lint_text
+
+    path = Path(__file__).resolve().parent.parent / "fixtures" / "policy" / "bad_policy_after_imported_model.py"
+    code = path.read_text(encoding="utf-8")
+    [finding] = lint_text(code, select=["MP405"])[0]
+    assert "`student`" in finding.message
+    # without the student: the teacher is only asked to predict after the policy, the
+    # scikit-learn model is not Keras, and a classmethod's result says nothing
+    rest = "\n".join(line for line in code.splitlines() if "student" not in line)
+    assert lint_text(rest, select=["MP405"])[0] == []
+    # an attribute that is not Keras-only proves nothing
+    unknown = code.replace("student.trainable_weights", "student.weights_list").replace(
+        "student(tf.zeros([4, 128, 128, 3]))\n", "")
+    assert lint_text(unknown, select=["MP405"])[0] == []

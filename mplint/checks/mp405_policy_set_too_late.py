@@ -18,6 +18,7 @@ import libcst as cst
 from mplint.analysis.references import References
 from mplint.checker import Check
 from mplint.facts import MIXED_POLICIES
+from mplint.names import dotted_name
 from mplint.prefilter import Prescan
 from mplint.scopes import Binding
 
@@ -31,6 +32,10 @@ _PREPROCESSING = frozenset({
     "Normalization", "Rescaling", "TextVectorization", "StringLookup", "IntegerLookup",
     "Discretization", "CategoryEncoding", "Hashing", "Resizing", "CenterCrop",
 })
+#: packages whose classes are known: Keras ones are judged by _creates, others are not Keras
+_KNOWN_PACKAGES = frozenset({"keras", "tensorflow", "tf_keras", "numpy", "sklearn", "torch", "jax"})
+#: attributes only Keras layers and models have (``fit`` is scikit-learn's too)
+_KERAS_ONLY = frozenset({"compile", "trainable_weights", "non_trainable_weights", "get_layer"})
 #: uses that do not depend on the policy the object was built with
 _READ_ONLY = frozenset({
     "predict", "predict_on_batch", "evaluate", "test_on_batch", "summary", "save",
@@ -124,13 +129,26 @@ class PolicySetTooLate(Check):
             call = node.value
             assert isinstance(call, cst.Call)
             name = node.targets[0].target.value  # type: ignore[attr-defined]
-            what = self._creates(call) or self._local_builder(call, node)
-            if what is None:
-                continue
             binding = self._binding_of(node, name)
-            if binding is not None:
+            if binding is None:
+                continue
+            what = self._creates(call) or self._local_builder(call, node) or self._keras_by_use(call, binding)
+            if what is not None:
                 out.append(_Creation(name, binding, what))
         return out
+
+    def _keras_by_use(self, call: cst.Call, binding: Binding) -> Optional[str]:
+        """``model = MyNet()`` of a class from elsewhere (the project's own model
+        module), known to be Keras by what is done with it: ``compile()``, or its
+        ``trainable_weights``, which only Keras layers and models have."""
+        name = dotted_name(call.func)
+        if not name or not name.rsplit(".", 1)[-1][:1].isupper() \
+                or any(n.split(".", 1)[0] in _KNOWN_PACKAGES for n in self.names.resolve(call.func)):
+            return None  # not a class, or a known API (Keras: _creates; the rest: not Keras)
+        for use in self.ctx.get(References).get(binding.name):
+            if use.attr in _KERAS_ONLY and not use.store and use.location.lookup(binding.name) is binding:
+                return f"a Keras model: it has {use.attr}"
+        return None
 
     def _local_builder(self, call: cst.Call, assign: cst.Assign) -> Optional[str]:
         """``model = build_model()`` where ``build_model`` is defined in this file."""
