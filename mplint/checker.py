@@ -87,6 +87,25 @@ class Analysis:
         self.ctx = ctx
 
 
+@dataclass(frozen=True)
+class Needs:
+    """What a file must hold for a check to report in it, judged from its bytes
+    before parsing (``Check.may_report``): one of ``words``, or a mixed policy that may
+    govern the file (``mixed_policy``: set in it, in a file sharing its program, or
+    assumed), or a policy call in the file itself (``policy_call``); and, when given,
+    one of ``also`` besides."""
+
+    words: Tuple[bytes, ...] = ()
+    mixed_policy: bool = False
+    policy_call: bool = False
+    also: Tuple[bytes, ...] = ()
+
+    def met_by(self, file: "Prescan") -> bool:
+        found = (self.mixed_policy and file.policy) or (self.policy_call and file.sets_policy) \
+            or file.has(*self.words)
+        return bool(found) and (not self.also or file.has(*self.also))
+
+
 class Check:
     """Base class of every rule implementation.
 
@@ -96,6 +115,8 @@ class Check:
     rule_id: ClassVar[str] = ""
     #: Analysis classes this check reads through ``self.ctx.get(...)``
     requires: ClassVar[Tuple[type, ...]] = ()
+    #: what a file must hold for this check to report in it (None: any file)
+    needs: ClassVar[Optional[Needs]] = None
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
@@ -105,11 +126,11 @@ class Check:
         """Whether this check can report anything in ``file``, judged from its bytes.
 
         A file that no selected check may report in is not parsed at all, so this must
-        never answer False where ``finish()`` could report: name words every finding
-        needs (an API spelled in the file), or ``file.policy`` for rules that apply
-        only under a mixed policy. Answer True when unsure (the default).
+        never answer False where ``finish()`` could report. Most checks only declare
+        ``needs`` (the words every finding needs, or a mixed policy); one whose
+        condition ``Needs`` cannot say overrides this. No ``needs``: True.
         """
-        return True
+        return cls.needs is None or cls.needs.met_by(file)
 
     @property
     def names(self) -> "NameResolver":

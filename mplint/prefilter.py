@@ -6,7 +6,7 @@ Two levels, both on the raw bytes (a notebook's JSON too):
   canonical through an import of ``tensorflow``/``keras``/``tf_keras`` in the same
   file (or notebook); the graph rewrite can also be switched on by its environment
   variable. A file without these words is not even decoded.
-* :class:`Prescan`: each check says, through ``Check.may_report``, which words its
+* :class:`Prescan`: each check says, through ``Check.needs`` (or ``may_report``), which words its
   findings need (``LossScaleOptimizer`` for a loss-scaling rule) or that it reports
   only where a mixed policy may govern the file. A file no selected check may report
   in is not parsed with libcst; most TensorFlow code never touches mixed precision.

@@ -15,9 +15,8 @@ import libcst as cst
 
 from mplint.analysis.dimensions import FILTERS, TASK_SIZE_LIMIT, UNITS, AlignedDimensions, Origin, Site, next_multiple
 from mplint.analysis.layers import sixteen_bit_name
-from mplint.checker import Check, Fix
+from mplint.checker import Check, Fix, Needs
 from mplint.facts import PolicyState
-from mplint.prefilter import Prescan
 from mplint.scopes import Binding
 
 
@@ -26,10 +25,8 @@ class AlignmentCheck(Check):
     #: the site kinds this rule reads
     kinds: ClassVar[Tuple[str, ...]] = ()
 
-    @classmethod
-    def may_report(cls, file: Prescan) -> bool:
-        # only under a mixed policy
-        return file.policy
+    #: only under a mixed policy
+    needs = Needs(mixed_policy=True)
 
     def finish(self) -> None:
         policy = self.facts.mixed_policy()

@@ -4,18 +4,15 @@ from __future__ import annotations
 
 from mplint.analysis.models import LayerCall, OpCall, first_tensor_argument
 from mplint.analysis.precision import OutputPrecision, output_layer_fix
-from mplint.checker import Check, Fix
-from mplint.prefilter import Prescan
+from mplint.checker import Check, Fix, Needs
 
 
 class Float16FinalSoftmax(Check):
     rule_id = "MP101"
     requires = (OutputPrecision,)
 
-    @classmethod
-    def may_report(cls, file: Prescan) -> bool:
-        # the 16-bit compute comes from a mixed policy or a layer dtype spelled in the file (float16, bfloat16, half)
-        return file.policy or file.has(b"float16", b"half")
+    #: the 16-bit compute comes from a mixed policy or a layer dtype spelled in the file (float16, bfloat16, half)
+    needs = Needs((b"float16", b"half"), mixed_policy=True)
 
     def finish(self) -> None:
         precision = self.ctx.get(OutputPrecision)

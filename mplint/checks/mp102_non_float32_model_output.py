@@ -9,8 +9,7 @@ import libcst as cst
 
 from mplint.analysis.models import LayerCall, OpCall, argument
 from mplint.analysis.precision import OutputPrecision, output_layer_fix
-from mplint.checker import Check, Fix
-from mplint.prefilter import Prescan
+from mplint.checker import Check, Fix, Needs
 
 _CASTS = frozenset({"tensorflow.cast", "keras.ops.cast"})
 #: Keras trains on the raw output: its loss sees the 16-bit tensor
@@ -21,10 +20,8 @@ class NonFloat32ModelOutput(Check):
     rule_id = "MP102"
     requires = (OutputPrecision,)
 
-    @classmethod
-    def may_report(cls, file: Prescan) -> bool:
-        # the 16-bit compute comes from a mixed policy or a layer dtype spelled in the file (float16, bfloat16, half)
-        return file.policy or file.has(b"float16", b"half")
+    #: the 16-bit compute comes from a mixed policy or a layer dtype spelled in the file (float16, bfloat16, half)
+    needs = Needs((b"float16", b"half"), mixed_policy=True)
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)

@@ -8,18 +8,15 @@ from mplint.analysis.loss_scale_fixes import (
     StatementEdits, add_scaling, add_unscaling, fix_replacements, wrap_creation,
 )
 from mplint.analysis.training import PLAIN, TrainingLoops, TrainStep, float16_source
-from mplint.checker import Check, Fix
-from mplint.prefilter import Prescan
+from mplint.checker import Check, Fix, Needs
 
 
 class MissingLossScaleOptimizer(Check):
     rule_id = "MP201"
     requires = (TrainingLoops,)
 
-    @classmethod
-    def may_report(cls, file: Prescan) -> bool:
-        # float16 compute comes from a mixed policy or the grappler option
-        return file.policy or file.has(b"auto_mixed_precision")
+    #: float16 compute comes from a mixed policy or the grappler option
+    needs = Needs((b"auto_mixed_precision",), mixed_policy=True)
 
     def finish(self) -> None:
         loops = self.ctx.get(TrainingLoops)

@@ -6,18 +6,15 @@ from typing import Optional
 
 from mplint.analysis.loss_scale_fixes import StatementEdits, add_scaling, fix_replacements
 from mplint.analysis.training import COMPILED, FACTOR, LSO, TrainingLoops, TrainStep, compiled_is_wrapped
-from mplint.checker import Check, Fix
-from mplint.prefilter import Prescan
+from mplint.checker import Check, Fix, Needs
 
 
 class LossNotScaled(Check):
     rule_id = "MP202"
     requires = (TrainingLoops,)
 
-    @classmethod
-    def may_report(cls, file: Prescan) -> bool:
-        # the optimizer scales through a LossScaleOptimizer, loss_scale_factor, or compile() under a mixed policy
-        return file.policy or file.has(b"LossScaleOptimizer", b"loss_scale_factor")
+    #: the optimizer scales through a LossScaleOptimizer, loss_scale_factor, or compile() under a mixed policy
+    needs = Needs((b"LossScaleOptimizer", b"loss_scale_factor"), mixed_policy=True)
 
     def finish(self) -> None:
         loops = self.ctx.get(TrainingLoops)

@@ -4,18 +4,15 @@ from __future__ import annotations
 
 from mplint.analysis.loss_scale_fixes import unscaling_fix
 from mplint.analysis.training import TrainingLoops
-from mplint.checker import Check
-from mplint.prefilter import Prescan
+from mplint.checker import Check, Needs
 
 
 class GradientsNotUnscaled(Check):
     rule_id = "MP203"
     requires = (TrainingLoops,)
 
-    @classmethod
-    def may_report(cls, file: Prescan) -> bool:
-        # only a loop that calls get_scaled_loss() is reported
-        return file.has(b"get_scaled_loss")
+    #: only a loop that calls get_scaled_loss() is reported
+    needs = Needs((b"get_scaled_loss",))
 
     def finish(self) -> None:
         if self.facts.keras_version == 3:

@@ -5,18 +5,15 @@ from __future__ import annotations
 from typing import Set
 
 from mplint.analysis.training import TrainingLoops
-from mplint.checker import Check
-from mplint.prefilter import Prescan
+from mplint.checker import Check, Needs
 
 
 class TapeWithGraphRewrite(Check):
     rule_id = "MP204"
     requires = (TrainingLoops,)
 
-    @classmethod
-    def may_report(cls, file: Prescan) -> bool:
-        # the graph rewrite is enabled in the file (every API for it ends in graph_rewrite)
-        return file.has(b"graph_rewrite")
+    #: the graph rewrite is enabled in the file (every API for it ends in graph_rewrite)
+    needs = Needs((b"graph_rewrite",))
 
     def finish(self) -> None:
         if not self.facts.rewrite_calls:

@@ -8,18 +8,15 @@ import libcst as cst
 
 from mplint.analysis.training import LSO, Origin, TrainingLoops, lso_argument
 from mplint.analysis.models import argument
-from mplint.checker import Check, Fix
-from mplint.prefilter import Prescan
+from mplint.checker import Check, Fix, Needs
 
 
 class DoubleLossScaling(Check):
     rule_id = "MP205"
     requires = (TrainingLoops,)
 
-    @classmethod
-    def may_report(cls, file: Prescan) -> bool:
-        # both findings need a LossScaleOptimizer built in the file
-        return file.has(b"LossScaleOptimizer")
+    #: both findings need a LossScaleOptimizer built in the file
+    needs = Needs((b"LossScaleOptimizer",))
 
     def finish(self) -> None:
         loops = self.ctx.get(TrainingLoops)

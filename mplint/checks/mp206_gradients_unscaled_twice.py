@@ -11,18 +11,15 @@ from typing import Set
 
 from mplint.analysis.loss_scale_fixes import unscaling_fix
 from mplint.analysis.training import COMPILED, LSO, TrainingLoops, compiled_is_wrapped
-from mplint.checker import Check, Fix
-from mplint.prefilter import Prescan
+from mplint.checker import Check, Fix, Needs
 
 
 class GradientsUnscaledTwice(Check):
     rule_id = "MP206"
     requires = (TrainingLoops,)
 
-    @classmethod
-    def may_report(cls, file: Prescan) -> bool:
-        # Keras 3: a LossScaleOptimizer, or compile()'s under a mixed policy; Keras 2: scale_loss()
-        return file.policy or file.has(b"LossScaleOptimizer", b"scale_loss")
+    #: Keras 3: a LossScaleOptimizer, or compile()'s under a mixed policy; Keras 2: scale_loss()
+    needs = Needs((b"LossScaleOptimizer", b"scale_loss"), mixed_policy=True)
 
     def finish(self) -> None:
         loops = self.ctx.get(TrainingLoops)

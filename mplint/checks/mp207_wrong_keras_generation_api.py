@@ -7,19 +7,16 @@ from typing import Dict, Optional
 import libcst as cst
 
 from mplint.analysis.training import COMPILED, LSO, PLAIN, TrainingLoops, TrainStep
-from mplint.checker import Check, Fix
-from mplint.prefilter import Prescan
+from mplint.checker import Check, Fix, Needs
 
 
 class WrongKerasGenerationApi(Check):
     rule_id = "MP207"
     requires = (TrainingLoops,)
 
-    @classmethod
-    def may_report(cls, file: Prescan) -> bool:
-        # every finding is a call of one of these methods (apply() only on a LossScaleOptimizer)
-        return file.has(b"get_scaled_loss", b"get_unscaled_gradients", b"scale_loss", b"minimize",
-                        b"LossScaleOptimizer")
+    #: every finding is a call of one of these methods (apply() only on a LossScaleOptimizer)
+    needs = Needs((b"get_scaled_loss", b"get_unscaled_gradients", b"scale_loss", b"minimize",
+                   b"LossScaleOptimizer"))
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)

@@ -6,10 +6,9 @@ from typing import Dict, List, Optional
 
 import libcst as cst
 
-from mplint.checker import Check, Fix
+from mplint.checker import Check, Fix, Needs
 from mplint.facts import GRAPH_REWRITE_FUNCTIONS, MIXED_POLICIES, PolicyCall, Site
 from mplint.analysis.models import argument
-from mplint.prefilter import Prescan
 from mplint.scopes import exclusive, separate_tests
 
 _MECHANISM = {
@@ -22,10 +21,8 @@ _MECHANISM = {
 class DoubleEnabling(Check):
     rule_id = "MP401"
 
-    @classmethod
-    def may_report(cls, file: Prescan) -> bool:
-        # reported where the file switches the graph rewrite on
-        return file.has(b"graph_rewrite", b"auto_mixed_precision", b"TF_ENABLE_AUTO_MIXED_PRECISION")
+    #: reported where the file switches the graph rewrite on
+    needs = Needs((b"graph_rewrite", b"auto_mixed_precision", b"TF_ENABLE_AUTO_MIXED_PRECISION"))
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)

@@ -61,7 +61,8 @@ class RemovedMixedPrecisionApi(Check):
 
     @classmethod
     def may_report(cls, file: Prescan) -> bool:
-        # every removed name is spelled with experimental and mixed_precision or LossScale; the rest are graph rewrite calls
+        # Every removed name is spelled with "experimental" and with "mixed_precision"
+        # or "LossScale" (a two-part condition Needs cannot say); the rest are rewrite calls.
         return file.has(b"graph_rewrite") or (file.has(b"experimental") and file.has(b"mixed_precision", b"LossScale"))
 
     def __init__(self, ctx) -> None:

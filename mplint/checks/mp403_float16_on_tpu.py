@@ -7,8 +7,7 @@ from typing import Optional
 import libcst as cst
 
 from mplint.analysis.models import argument
-from mplint.checker import Check, Fix
-from mplint.prefilter import Prescan
+from mplint.checker import Check, Fix, Needs
 from mplint.scopes import exclusive
 from mplint.values import POLICY_CONSTRUCTORS
 
@@ -16,10 +15,8 @@ from mplint.values import POLICY_CONSTRUCTORS
 class Float16OnTpu(Check):
     rule_id = "MP403"
 
-    @classmethod
-    def may_report(cls, file: Prescan) -> bool:
-        # a policy call in a file that names a TPU strategy or resolver
-        return file.sets_policy and file.has(b"TPU")
+    #: a policy call in a file that names a TPU strategy or resolver
+    needs = Needs(policy_call=True, also=(b"TPU",))
 
     def finish(self) -> None:
         facts = self.facts

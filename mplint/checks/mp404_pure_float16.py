@@ -7,11 +7,10 @@ from typing import List, Optional, Tuple
 import libcst as cst
 
 from mplint.analysis.models import argument
-from mplint.checker import Check, Fix
+from mplint.checker import Check, Fix, Needs
 from mplint.edits import import_spec, quote_of, spell, string
 from mplint.names import dotted_name
 from mplint.facts import MIXED_POLICIES
-from mplint.prefilter import Prescan
 from mplint.scopes import Location
 from mplint.values import POLICY_CONSTRUCTORS
 
@@ -24,10 +23,8 @@ _WHY = "variables become float16, updates underflow and training diverges; "
 class PureFloat16(Check):
     rule_id = "MP404"
 
-    @classmethod
-    def may_report(cls, file: Prescan) -> bool:
-        # float16 spelled out: set_floatx, a policy or a layer dtype (tf.half too)
-        return file.has(b"float16", b"half")
+    #: float16 spelled out: set_floatx, a policy or a layer dtype (tf.half too)
+    needs = Needs((b"float16", b"half"))
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)

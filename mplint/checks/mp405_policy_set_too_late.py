@@ -16,10 +16,9 @@ from typing import List, Optional, Set
 import libcst as cst
 
 from mplint.analysis.references import References
-from mplint.checker import Check
+from mplint.checker import Check, Needs
 from mplint.facts import MIXED_POLICIES
 from mplint.names import dotted_name
-from mplint.prefilter import Prescan
 from mplint.scopes import Binding
 
 _MODEL_FACTORIES = frozenset({
@@ -55,10 +54,8 @@ class PolicySetTooLate(Check):
     rule_id = "MP405"
     requires = (References,)
 
-    @classmethod
-    def may_report(cls, file: Prescan) -> bool:
-        # reported at a policy call in the file
-        return file.sets_policy
+    #: reported at a policy call in the file
+    needs = Needs(policy_call=True)
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)

@@ -6,11 +6,10 @@ from typing import Dict, FrozenSet, Optional, Set
 
 import libcst as cst
 
-from mplint.checker import Check, Fix
+from mplint.checker import Check, Fix, Needs
 from mplint.edits import import_spec, spell
 from mplint.facts import MIXED_POLICIES, SET_POLICY_FUNCTIONS
 from mplint.names import dotted_name
-from mplint.prefilter import Prescan
 
 _ROOTS = {"keras": "keras", "tf.keras": "tensorflow.keras", "tf_keras": "tf_keras"}
 _SPELLING = {"keras": "keras", "tf.keras": "tf.keras", "tf_keras": "tf_keras"}
@@ -19,10 +18,8 @@ _SPELLING = {"keras": "keras", "tf.keras": "tf.keras", "tf_keras": "tf_keras"}
 class SplitKerasPolicy(Check):
     rule_id = "MP406"
 
-    @classmethod
-    def may_report(cls, file: Prescan) -> bool:
-        # reported at a policy call in the file
-        return file.sets_policy
+    #: reported at a policy call in the file
+    needs = Needs(policy_call=True)
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)

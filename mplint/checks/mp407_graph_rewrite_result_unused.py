@@ -8,9 +8,8 @@ from typing import List, Optional, Set, Tuple
 import libcst as cst
 
 from mplint.analysis.models import argument
-from mplint.checker import Check, Fix
+from mplint.checker import Check, Fix, Needs
 from mplint.facts import GRAPH_REWRITE_FUNCTIONS, MIXED_POLICIES
-from mplint.prefilter import Prescan
 
 _TRAINING = frozenset({"fit", "minimize", "apply_gradients", "train_on_batch"})
 _SCALING = frozenset({"scale_loss", "get_scaled_loss", "get_unscaled_gradients"})
@@ -19,10 +18,8 @@ _SCALING = frozenset({"scale_loss", "get_scaled_loss", "get_unscaled_gradients"}
 class GraphRewriteResultUnused(Check):
     rule_id = "MP407"
 
-    @classmethod
-    def may_report(cls, file: Prescan) -> bool:
-        # the graph rewrite call or the grappler option is in the file
-        return file.has(b"graph_rewrite", b"auto_mixed_precision")
+    #: the graph rewrite call or the grappler option is in the file
+    needs = Needs((b"graph_rewrite", b"auto_mixed_precision"))
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)

@@ -8,8 +8,7 @@ import libcst as cst
 
 from mplint.analysis.compute_regions import ComputeRegions
 from mplint.analysis.tensor_kinds import LOW, Site, TensorKinds, Where
-from mplint.checker import Check, Fix
-from mplint.prefilter import Prescan
+from mplint.checker import Check, Fix, Needs
 
 #: the smallest magnitude that float16 rounds to infinity (65519 still rounds to 65504)
 OVERFLOW = 65520.0
@@ -25,10 +24,8 @@ class Float16OverflowLiteral(Check):
     rule_id = "MP501"
     requires = (ComputeRegions, TensorKinds)
 
-    @classmethod
-    def may_report(cls, file: Prescan) -> bool:
-        # only under a mixed policy
-        return file.policy
+    #: only under a mixed policy
+    needs = Needs(mixed_policy=True)
 
     def finish(self) -> None:
         policy = self.facts.mixed_policy()

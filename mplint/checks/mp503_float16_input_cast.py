@@ -8,8 +8,7 @@ import libcst as cst
 
 from mplint.analysis.compute_regions import ComputeRegions
 from mplint.analysis.models import argument
-from mplint.checker import Check, Context, Fix
-from mplint.prefilter import Prescan
+from mplint.checker import Check, Context, Fix, Needs
 from mplint.scopes import Location
 
 #: casts whose dtype argument is the second one (or ``dtype=``)
@@ -24,10 +23,8 @@ class Float16InputCast(Check):
     rule_id = "MP503"
     requires = (ComputeRegions,)
 
-    @classmethod
-    def may_report(cls, file: Prescan) -> bool:
-        # only under a mixed policy
-        return file.policy
+    #: only under a mixed policy
+    needs = Needs(mixed_policy=True)
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)

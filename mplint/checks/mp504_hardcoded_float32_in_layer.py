@@ -9,9 +9,8 @@ import libcst as cst
 from mplint.analysis.compute_regions import ComputeRegions
 from mplint.analysis.layers import sixteen_bit_name
 from mplint.analysis.tensor_kinds import LOW, Mismatch, TensorKinds, Where
-from mplint.checker import Check, Fix
+from mplint.checker import Check, Fix, Needs
 from mplint.edits import with_keyword
-from mplint.prefilter import Prescan
 
 
 #: how TensorFlow's error message names the 16-bit dtypes
@@ -22,10 +21,8 @@ class HardcodedFloat32InLayer(Check):
     rule_id = "MP504"
     requires = (ComputeRegions, TensorKinds)
 
-    @classmethod
-    def may_report(cls, file: Prescan) -> bool:
-        # only under a mixed policy
-        return file.policy
+    #: only under a mixed policy
+    needs = Needs(mixed_policy=True)
 
     def finish(self) -> None:
         policy = self.facts.mixed_policy()

@@ -8,9 +8,8 @@ import libcst as cst
 
 from mplint.analysis.compute_regions import ComputeRegions
 from mplint.analysis.tensor_kinds import LOW, TensorKinds, Where
-from mplint.checker import Check, Context, Fix
+from mplint.checker import Check, Context, Fix, Needs
 from mplint.edits import quote_of, string
-from mplint.prefilter import Prescan
 
 _SUMS = frozenset({"tensorflow.reduce_sum", "tensorflow.math.reduce_sum",
                    "keras.backend.sum", "keras.ops.sum"})
@@ -24,10 +23,8 @@ class Float16Accumulation(Check):
     rule_id = "MP505"
     requires = (ComputeRegions, TensorKinds)
 
-    @classmethod
-    def may_report(cls, file: Prescan) -> bool:
-        # only under a mixed policy
-        return file.policy
+    #: only under a mixed policy
+    needs = Needs(mixed_policy=True)
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
