@@ -279,7 +279,10 @@ class TrainingLoops(Analysis):
             if cls is None:
                 yield Origin(UNKNOWN)
                 return
-            bindings = [b for b in cls.attributes.get(expr.attr.value, []) if id(b) not in seen]
+            # `self.opt = LossScaleOptimizer(self.opt)` reads the attribute's earlier
+            # value: a binding is never the value of an expression in its own right side.
+            bindings = [b for b in cls.attributes.get(expr.attr.value, []) if id(b) not in seen
+                        and not (b.value is not None and contains(b.value, expr))]
             if bindings:
                 for binding in bindings:
                     yield from self._binding_origins(binding, depth, seen)

@@ -24,9 +24,7 @@ class DoubleLossScaling(Check):
             inner = lso_argument(call)
             if inner is None:
                 continue
-            # `self.opt = LSO(self.opt)`: the attribute's bindings include this very
-            # wrapping, which cannot be its own argument
-            wrapped = [o for o in loops.optimizer_origins(inner, loc) if o.kind == LSO and o.call is not call]
+            wrapped = [o for o in loops.optimizer_origins(inner, loc) if o.kind == LSO]
             if not wrapped:
                 continue
             self.report(call, "this LossScaleOptimizer wraps another LossScaleOptimizer: Keras 2 raises "
