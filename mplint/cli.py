@@ -319,7 +319,8 @@ def _run_stdin(args: argparse.Namespace, linter) -> int:
         name, settings.root, settings.exclude, settings.respect_gitignore))
     try:
         source = decode(name, raw)
-        module = linter.parse_for_checks(source) if not skip and may_matter(raw) else None
+        classes = linter.checks_for(name, raw)
+        module = linter.parse_for_checks(source, classes) if not skip and may_matter(raw) else None
         if module is not None:
             if args.command == "fix":
                 outcome = fix_source(linter, source, module, args.unsafe_fixes)
@@ -331,7 +332,7 @@ def _run_stdin(args: argparse.Namespace, linter) -> int:
                     summary.by_file[name] = outcome.applied_rules
                 summary.more_unsafe = sum(1 for f in findings if f.fix == "unsafe")
             else:
-                analysis = linter.analyze(source, module)
+                analysis = linter.analyze(source, module, classes)
                 findings, errors = analysis.findings, analysis.errors
     except SourceError as exc:
         errors.append(FileError(name, str(exc)))

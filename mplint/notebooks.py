@@ -252,13 +252,14 @@ def lint_notebook(linter, path: str, raw: bytes):
         if not book.is_python or not book.program:
             return result
         source = book.source()
-        module = linter.parse_for_checks(source)
+        classes = linter.checks_for(path, raw)
+        module = linter.parse_for_checks(source, classes)
     except SourceError as exc:
         result.errors.append(_error(book, FileError(path, str(exc))))
         return result
     if module is None:  # no selected rule can report here, in any cell: nothing to warn of
         return result
-    analysis = linter.analyze(source, module)
+    analysis = linter.analyze(source, module, classes)
     result.findings = [book.finding(f) for f in analysis.findings]
     result.errors = book.skipped_warnings() + [book.error(e) for e in analysis.errors]
     return result
