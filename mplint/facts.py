@@ -14,11 +14,10 @@ from typing import FrozenSet, List, Optional, Tuple
 import libcst as cst
 
 from mplint.names import NameResolver
+from mplint.policy_names import MIXED_POLICIES, UNKNOWN
 from mplint.scopes import Branches, Location, Scope, ScopeTracker, separate_tests
 from mplint.values import Evaluator
 
-MIXED_POLICIES = frozenset({"mixed_float16", "mixed_bfloat16"})
-UNKNOWN = "?"
 
 SET_POLICY_FUNCTIONS = frozenset({
     "keras.mixed_precision.set_global_policy",

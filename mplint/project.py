@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from mplint.discovery import discover
+from mplint.policy_names import MAYBE_MIXED
 from mplint.prefilter import POLICY_CALL_WORDS
 
 if TYPE_CHECKING:  # pragma: no cover (facts imports libcst; a cached run must not)
@@ -36,8 +37,6 @@ INDEX_TOKENS = (*POLICY_CALL_WORDS, b"graph_rewrite", b"auto_mixed_precision",
                 b"TF_ENABLE_AUTO_MIXED_PRECISION")
 
 REWRITE_ENV = "TF_ENABLE_AUTO_MIXED_PRECISION"
-#: policy values that make rules apply (``?``: chosen at run time; facts.UNKNOWN)
-MAYBE_MIXED = frozenset({"mixed_float16", "mixed_bfloat16", "?"})
 
 
 def may_set_facts(raw: bytes) -> bool:
