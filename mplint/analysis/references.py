@@ -63,6 +63,11 @@ class References(Analysis):
     def get(self, name: str) -> List[Reference]:
         return self.by_name.get(name, [])
 
+    def is_variable(self, node: cst.Name) -> bool:
+        """False for a keyword, a parameter, an attribute name or a declared name (def,
+        class, import). Known once the walk has passed the node's parent."""
+        return id(node) not in self._skip
+
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._skip.add(id(node.attr))
         self._attr_of[id(node.value)] = node.attr.value

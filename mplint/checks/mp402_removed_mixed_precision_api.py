@@ -15,6 +15,7 @@ from typing import Dict, List, Optional, Set, Tuple, Union
 import libcst as cst
 
 from mplint.analysis.models import argument
+from mplint.analysis.references import References
 from mplint.checker import Check, Fix
 from mplint.edits import Import, arg_index, replace_arg, spell, without_arg
 from mplint.facts import GRAPH_REWRITE_FUNCTIONS
@@ -58,6 +59,7 @@ class _Ref:
 
 class RemovedMixedPrecisionApi(Check):
     rule_id = "MP402"
+    requires = (References,)
 
     @classmethod
     def may_report(cls, file: Prescan) -> bool:
@@ -99,20 +101,6 @@ class RemovedMixedPrecisionApi(Check):
     def leave_If(self, node: cst.If) -> None:
         if id(node) in self._skip:
             self._guard -= 1
-
-    # -- names that are not references ---------------------------------------------
-    def visit_Arg(self, node: cst.Arg) -> None:
-        if node.keyword is not None:
-            self._skip.add(id(node.keyword))
-
-    def visit_Param(self, node: cst.Param) -> None:
-        self._skip.add(id(node.name))
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._skip.add(id(node.name))
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._skip.add(id(node.name))
 
     # -- imports -------------------------------------------------------------------
     def visit_Import(self, node: cst.Import) -> None:
@@ -173,13 +161,12 @@ class RemovedMixedPrecisionApi(Check):
         # (TF1 use only silences findings, so only files that may have some look.)
         if self._may_report and not self._tf1 and self.names.resolve(node) & _TF1_ONLY:
             self._tf1 = True
-        if not self._has_removed_names:
-            return
-        self._skip.add(id(node.attr))
-        self._reference(node)
+        if self._has_removed_names:
+            self._reference(node)
 
     def visit_Name(self, node: cst.Name) -> None:
-        if self._has_removed_names:
+        # keywords, parameters, attribute names and declared names are not references
+        if self._has_removed_names and self.ctx.get(References).is_variable(node):
             self._reference(node)
 
     def _reference(self, node: cst.BaseExpression) -> Optional[_Ref]:
