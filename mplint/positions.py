@@ -16,7 +16,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
 
-from mplint.walker import _child_fields
+from mplint.walker import child_nodes
 
 
 def positions_of(module: cst.Module, text: str, nodes: Iterable[cst.CSTNode]) -> Dict[cst.CSTNode, CodeRange]:
@@ -96,12 +96,7 @@ class _Holding:
             elif chain and node is getattr(chain[-1][0], "body", None):
                 chain[-1][1] = True
             stack.append((node, True))
-            for name in reversed(_child_fields(type(node))):
-                value = getattr(node, name)
-                if isinstance(value, cst.CSTNode):
-                    stack.append((value, False))
-                elif isinstance(value, (list, tuple)):
-                    stack.extend((v, False) for v in reversed(value) if isinstance(v, cst.CSTNode))
+            stack.extend((child, False) for child in child_nodes(node))
 
 
 def _prune(stmt: cst.BaseStatement, start: Tuple[int, ast.stmt], holding: _Holding, wanted: Set[int],
@@ -165,10 +160,5 @@ def _held(root: cst.CSTNode, wanted: Set[int], first_only: bool = False) -> Set[
             found.add(id(node))
             if first_only or len(found) == len(wanted):
                 return found
-        for name in _child_fields(type(node)):
-            value = getattr(node, name)
-            if isinstance(value, cst.CSTNode):
-                stack.append(value)
-            elif isinstance(value, (list, tuple)):
-                stack.extend(v for v in value if isinstance(v, cst.CSTNode))
+        stack.extend(child_nodes(node))
     return found
