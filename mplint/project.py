@@ -186,6 +186,9 @@ class ProjectFacts:
     files: Dict[str, FileFacts] = field(default_factory=dict)
     #: the Keras major version the project's declared dependencies pin, if they do
     keras_version: Optional[int] = None
+    #: answers of governing() and each importer's absolute imports, by path
+    _governing: Dict[str, List[Tuple[str, FileFacts]]] = field(default_factory=dict, repr=False, compare=False)
+    _imports: Dict[str, List[Tuple[str, bool]]] = field(default_factory=dict, repr=False, compare=False)
 
     def _display(self, key: str) -> str:
         if self.root is not None:
@@ -218,11 +221,10 @@ class ProjectFacts:
     def governing(self, path: str) -> List[Tuple[str, FileFacts]]:
         """The other files whose facts apply to ``path``: one of the two imports the other."""
         own = os.path.abspath(path)
-        cache = self.__dict__.setdefault("_governing_cache", {})
-        found = cache.get(own)
+        found = self._governing.get(own)
         if found is None:
             mine = self.files.get(own)
-            found = cache[own] = [
+            found = self._governing[own] = [
                 (key, item) for key, item in self.files.items()
                 if key != own  # a file's own calls are its module facts
                 and (self._governs(key, item, own) or (mine is not None and self._governs(own, mine, key)))
@@ -231,10 +233,9 @@ class ProjectFacts:
 
     def _governs(self, importer: str, facts: FileFacts, path: str) -> bool:
         """:func:`governs`, with each importer's imports made absolute once."""
-        cache = self.__dict__.setdefault("_imports_cache", {})
-        imports = cache.get(importer)
+        imports = self._imports.get(importer)
         if imports is None:
-            imports = cache[importer] = _resolved_imports(importer, facts, self.root)
+            imports = self._imports[importer] = _resolved_imports(importer, facts, self.root)
         return _matches(imports, importer, path, self.root)
 
     def digest(self) -> str:
