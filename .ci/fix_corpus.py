@@ -25,7 +25,7 @@ from pathlib import Path
 
 import libcst as cst
 
-from mplint.source import SourceError, decode
+from mplint.core.source import SourceError, decode
 
 
 def _comments(text: str) -> Counter:

@@ -241,9 +241,9 @@ def run_once(argv: List[str], cwd: str, env: dict) -> tuple:
 def discover_files(folder: str) -> List[str]:
     """The .py files ``mplint check FOLDER`` looks at (its own discovery, default settings)."""
     sys.path.insert(0, ROOT)
-    from mplint.catalog import load_catalog
-    from mplint.config import find_config, load_settings
-    from mplint.discovery import discover
+    from mplint.rule.catalog import load_catalog
+    from mplint.run.config import find_config, load_settings
+    from mplint.run.discovery import discover
 
     settings = load_settings(find_config(Path(folder)), load_catalog(), root=Path(folder))
     found = discover([folder], settings.root, settings.exclude, settings.respect_gitignore)

@@ -20,13 +20,13 @@ from typing import List, Optional
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from mplint.catalog import load_catalog  # noqa: E402
-from mplint.config import find_config, load_settings, selected_rules  # noqa: E402
-from mplint.discovery import LINT_SUFFIXES, discover  # noqa: E402
-from mplint.engine import Linter  # noqa: E402
-from mplint.prefilter import may_matter  # noqa: E402
-from mplint.project import build_project  # noqa: E402
-from mplint.runner import check_files  # noqa: E402
+from mplint.rule.catalog import load_catalog  # noqa: E402
+from mplint.run.config import find_config, load_settings, selected_rules  # noqa: E402
+from mplint.run.discovery import LINT_SUFFIXES, discover  # noqa: E402
+from mplint.core.linter import Linter  # noqa: E402
+from mplint.core.prefilter import may_matter  # noqa: E402
+from mplint.run.project import build_project  # noqa: E402
+from mplint.run.runner import check_files  # noqa: E402
 
 
 def main(argv: Optional[List[str]] = None) -> int:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from mplint.catalog import load_catalog
-from mplint.config import Settings, load_settings, selected_rules
-from mplint.engine import Linter
-from mplint.findings import FileError, Finding
-from mplint.fixer import fix_source
-from mplint.source import decode, parse
+from mplint.rule.catalog import load_catalog
+from mplint.run.config import Settings, load_settings, selected_rules
+from mplint.core.linter import Linter
+from mplint.core.findings import FileError, Finding
+from mplint.core.fixer import fix_source
+from mplint.core.source import decode, parse
 
 
 def make_linter(select: Optional[Sequence[str]] = None, settings: Optional[Settings] = None,

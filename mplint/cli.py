@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence, TextIO, Tuple
 
 from mplint import __version__
-from mplint.catalog import CatalogError, RuleEntry, load_catalog
-from mplint.config import ConfigError, Settings, find_config, load_settings, selected_rules, validate_codes
-from mplint.findings import FileError, Finding
+from mplint.rule.catalog import CatalogError, RuleEntry, load_catalog
+from mplint.run.config import ConfigError, Settings, find_config, load_settings, selected_rules, validate_codes
+from mplint.core.findings import FileError, Finding
 from mplint.output import FORMATTERS, statistics
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -179,14 +179,14 @@ def _settings(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> Settin
 
 
 def cmd_lint(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> int:
-    from mplint.discovery import LINT_SUFFIXES, discover
-    from mplint.project import build_project, find_root
+    from mplint.run.discovery import LINT_SUFFIXES, discover
+    from mplint.run.project import build_project, find_root
 
     _check_args(args)
     settings = _settings(args, catalog)
     rules = selected_rules(catalog, settings.select, settings.ignore)
     if args.paths == ["-"]:
-        from mplint.engine import Linter
+        from mplint.core.linter import Linter
 
         return _run_stdin(args, Linter(settings, catalog, rules))
     found = discover(args.paths, settings.root, settings.exclude,
@@ -202,12 +202,12 @@ def cmd_lint(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> int:
     project = build_project(args.paths, settings, cache, extra=found.files, walked=walked,
                             contents=contents, parsed=parsed)
     if cache is not None:
-        from mplint.cache import run_key
+        from mplint.run.cache import run_key
 
         cache.use_run(run_key(rules, settings, project.digest()))
 
     def make_linter():
-        from mplint.engine import Linter
+        from mplint.core.linter import Linter
 
         linter = Linter(settings, catalog, rules)
         linter.project = project
@@ -216,7 +216,7 @@ def cmd_lint(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> int:
     findings: List[Finding] = []
     summary_fix = FixSummary()
     if args.command == "check":
-        from mplint.runner import check_files, default_jobs
+        from mplint.run.runner import check_files, default_jobs
 
         findings, more = check_files(found.files, make_linter, cache, args.jobs or default_jobs(),
                                      progress=args.output_format == "text", contents=contents,
@@ -243,16 +243,16 @@ def _writes(args: argparse.Namespace) -> bool:
 
 
 def _open_cache(root: Path):
-    from mplint.cache import FOLDER, Cache
+    from mplint.run.cache import FOLDER, Cache
 
     return Cache(root / FOLDER)
 
 
 def _run_fix(args: argparse.Namespace, linter, files: List[str], errors: List[FileError],
              cache=None) -> Tuple[List[Finding], List[FileError], FixSummary]:
-    from mplint.cache import content_hash
-    from mplint.fixer import fix_path
-    from mplint.notebooks import fix_notebook
+    from mplint.run.cache import content_hash
+    from mplint.core.fixer import fix_path
+    from mplint.core.notebooks import fix_notebook
 
     findings: List[Finding] = []
     summary = FixSummary()
@@ -303,10 +303,10 @@ def _run_stdin(args: argparse.Namespace, linter) -> int:
     fixed) to stdout, so an editor can always replace its buffer with it; findings,
     errors and the summary then go to stderr.
     """
-    from mplint.discovery import is_excluded
-    from mplint.engine import may_matter
-    from mplint.fixer import fix_source
-    from mplint.source import SourceError, decode
+    from mplint.run.discovery import is_excluded
+    from mplint.core.linter import may_matter
+    from mplint.core.fixer import fix_source
+    from mplint.core.source import SourceError, decode
 
     name = args.stdin_filename or "-"
     raw = sys.stdin.buffer.read()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from mplint.catalog import load_catalog
+from mplint.rule.catalog import load_catalog
 
 START, END = "<!-- rules:start -->", "<!-- rules:end -->"
 

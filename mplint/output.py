@@ -16,7 +16,7 @@ from typing import Callable, Dict, List, Sequence
 from urllib.parse import quote
 
 from mplint import __version__
-from mplint.findings import FileError, Finding
+from mplint.core.findings import FileError, Finding
 
 Formatter = Callable[..., str]
 
@@ -112,7 +112,7 @@ def _uri(path: str) -> Dict[str, str]:
 
 
 def _sarif_rules() -> List[dict]:
-    from mplint.catalog import load_catalog
+    from mplint.rule.catalog import load_catalog
 
     rules = []
     for entry in load_catalog().values():
@@ -181,7 +181,7 @@ def sarif(findings: List[Finding], errors: Sequence[FileError] = ()) -> str:
 # -- --statistics ---------------------------------------------------------------------
 def statistics(findings: List[Finding], as_json: bool = False) -> str:
     """Count per rule, most frequent first: what to tackle (or ignore) first."""
-    from mplint.catalog import load_catalog
+    from mplint.rule.catalog import load_catalog
 
     catalog = load_catalog()
     counts = Counter(f.rule for f in findings)

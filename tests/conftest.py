@@ -30,6 +30,6 @@ def no_installed_keras(monkeypatch):
     The Keras generation otherwise comes from the installed packages, which differ
     between CI (TensorFlow installed for the runtime tests) and a bare machine.
     """
-    import mplint.keras_version as kv
+    import mplint.semantic.keras_version as kv
 
     monkeypatch.setattr(kv, "installed_generation", lambda: None)

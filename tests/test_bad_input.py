@@ -12,13 +12,13 @@ import time
 
 import pytest
 
-import mplint.engine
-import mplint.fixer
+import mplint.core.linter
+import mplint.core.fixer
 from conftest import run_cli
 from mplint import cli
-from mplint.catalog import load_catalog
-from mplint.checker import Analysis, Check, Fix
-from mplint.source import MAX_PARSE_BYTES, SourceError, write_atomic
+from mplint.rule.catalog import load_catalog
+from mplint.rule.check import Analysis, Check, Fix
+from mplint.core.source import MAX_PARSE_BYTES, SourceError, write_atomic
 
 BAD = textwrap.dedent('''\
     import tensorflow as tf
@@ -225,10 +225,10 @@ def crashing_rules(monkeypatch):
     base = catalog["MP101"]
     for cls in CRASHING:
         catalog[cls.rule_id] = dataclasses.replace(base, id=cls.rule_id, name=f"crash-{cls.rule_id.lower()}")
-    checks = dict(mplint.engine.registry())
+    checks = dict(mplint.core.linter.registry())
     checks.update({cls.rule_id: cls for cls in CRASHING})
     monkeypatch.setattr(cli, "load_catalog", lambda: catalog)
-    monkeypatch.setattr(mplint.engine, "registry", lambda: checks)
+    monkeypatch.setattr(mplint.core.linter, "registry", lambda: checks)
 
 
 def test_a_crashing_rule_is_reported_and_the_rest_still_runs(tmp_path, monkeypatch, capsys, crashing_rules):
@@ -284,7 +284,7 @@ def test_write_refuses_a_file_changed_since_it_was_read(tmp_path):
 def test_fix_does_not_overwrite_a_file_saved_while_it_ran(tmp_path, monkeypatch, capsys):
     """An editor saves the file between mplint's read and its write."""
     _write(tmp_path, {"a.py": BAD, "b.py": BAD})
-    real = mplint.fixer.fix_source
+    real = mplint.core.fixer.fix_source
 
     def fix_then_user_saves(linter, source, module, unsafe):
         outcome = real(linter, source, module, unsafe)
@@ -292,7 +292,7 @@ def test_fix_does_not_overwrite_a_file_saved_while_it_ran(tmp_path, monkeypatch,
             (tmp_path / "a.py").write_text(BAD + "# saved by the user\n")
         return outcome
 
-    monkeypatch.setattr(mplint.fixer, "fix_source", fix_then_user_saves)
+    monkeypatch.setattr(mplint.core.fixer, "fix_source", fix_then_user_saves)
     monkeypatch.chdir(tmp_path)
     rc = cli.main(["fix", "a.py", "b.py"])
     _, err = capsys.readouterr()

@@ -10,8 +10,8 @@ import textwrap
 import time
 
 from conftest import ROOT, run_cli
-from mplint.catalog import load_catalog
-from mplint.prefilter import may_matter
+from mplint.rule.catalog import load_catalog
+from mplint.core.prefilter import may_matter
 
 BAD = textwrap.dedent('''\
     import tensorflow as tf
@@ -188,7 +188,7 @@ def test_prefilter_keeps_every_example_that_must_fire():
 
 def test_prefilter_matches_every_import_spelling_the_resolver_knows():
     """A canonical name needs an import from one of these packages, spelled in the file."""
-    from mplint.names import _API_ROOTS, _PREFIXES
+    from mplint.semantic.names import _API_ROOTS, _PREFIXES
 
     roots = {p.split(".")[0] for p, _ in _PREFIXES} | (_API_ROOTS - {"numpy"})
     for root in roots:

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from mplint.api import config_overrides, fix_text, lint_text, make_linter
-from mplint.catalog import CatalogError, load_catalog, load_entry
+from mplint.rule.catalog import CatalogError, load_catalog, load_entry
 from mplint.checks import registry
 
 CATALOG = load_catalog()

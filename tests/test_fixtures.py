@@ -16,7 +16,7 @@ import libcst as cst
 import pytest
 
 from mplint.api import fix_text, lint_text, make_linter
-from mplint.project import build_project
+from mplint.run.project import build_project
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = sorted((ROOT / "fixtures").rglob("*.py"))

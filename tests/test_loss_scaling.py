@@ -6,7 +6,7 @@ import libcst as cst
 import pytest
 
 from mplint.api import fix_text, lint_text, make_linter
-from mplint.keras_version import detect, generation_from_versions, installed_generation, spelling_generation
+from mplint.semantic.keras_version import detect, generation_from_versions, installed_generation, spelling_generation
 
 RULES = ["MP201", "MP202", "MP203", "MP204", "MP205", "MP206", "MP207"]
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from mplint.api import fix_text, make_linter
-from mplint.keras_version import installed_generation
+from mplint.semantic.keras_version import installed_generation
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "fixtures" / "loss_scaling" / "keras3_custom_loop.py"

@@ -10,12 +10,12 @@ import libcst as cst
 import pytest
 
 from mplint.analysis.models import LayerCall, ModelOutputs, OpCall
-from mplint.checker import Context
-from mplint.facts import FactsCollector, ModuleFacts
-from mplint.names import NameResolver, collect_module_imports
-from mplint.scopes import ScopeTracker
-from mplint.values import Evaluator
-from mplint.walker import Walker
+from mplint.rule.check import Context
+from mplint.semantic.facts import FactsCollector, ModuleFacts
+from mplint.semantic.names import NameResolver, collect_module_imports
+from mplint.semantic.scopes import ScopeTracker
+from mplint.semantic.values import Evaluator
+from mplint.core.walker import Walker
 
 HEADER = "import tensorflow as tf\nimport keras\nfrom keras import layers, ops\n"
 

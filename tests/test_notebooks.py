@@ -6,7 +6,7 @@ import pytest
 
 from conftest import run_cli
 from mplint.api import make_linter
-from mplint.notebooks import Notebook, lint_notebook
+from mplint.core.notebooks import Notebook, lint_notebook
 
 
 def _cell(kind, source, **extra):

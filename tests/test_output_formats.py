@@ -13,8 +13,8 @@ import jsonschema
 import pytest
 
 from conftest import ROOT, run_cli
-from mplint.catalog import load_catalog
-from mplint.findings import FileError, Finding
+from mplint.rule.catalog import load_catalog
+from mplint.core.findings import FileError, Finding
 from mplint.output import FORMATTERS, github
 
 SCHEMA = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))

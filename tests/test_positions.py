@@ -4,7 +4,7 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from mplint.positions import positions_of
+from mplint.core.positions import positions_of
 
 CASES = {
     "plain": "import tensorflow as tf\n\nx = 1; y = tf.cast(x, tf.float32)\n",

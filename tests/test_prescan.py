@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from mplint.api import config_overrides, lint_text, make_linter
-from mplint.catalog import load_catalog
+from mplint.rule.catalog import load_catalog
 from mplint.checks import registry
-from mplint.facts import MIXED_POLICIES, UNKNOWN
-from mplint.prefilter import Prescan
-from mplint.project import MAYBE_MIXED, build_project
+from mplint.semantic.facts import MIXED_POLICIES, UNKNOWN
+from mplint.core.prefilter import Prescan
+from mplint.run.project import MAYBE_MIXED, build_project
 
 ROOT = Path(__file__).resolve().parent.parent
 PROJECTS = ROOT / "fixtures" / "projects"
@@ -86,11 +86,11 @@ def test_a_file_no_rule_can_report_in_is_not_parsed_but_its_syntax_is_checked(tm
     assert "broken.py: syntax error at line" in result.stderr
     assert "plain.py" not in result.stderr + result.stdout
 
-    import mplint.engine
+    import mplint.core.linter
 
     parsed = []
-    real = mplint.engine.parse
-    monkeypatch.setattr(mplint.engine, "parse", lambda source: parsed.append(source.path) or real(source))
+    real = mplint.core.linter.parse
+    monkeypatch.setattr(mplint.core.linter, "parse", lambda source: parsed.append(source.path) or real(source))
     linter = make_linter()
     assert linter.lint_path(str(tmp_path / "plain.py")).findings == []
     assert parsed == []

@@ -7,9 +7,9 @@ import pytest
 
 from conftest import ROOT, run_cli
 from mplint.api import lint_text, make_linter
-from mplint.facts import GRAPH_REWRITE_FUNCTIONS, SET_POLICY_FUNCTIONS
-from mplint.names import _SYNONYMS
-from mplint.project import INDEX_TOKENS, FileFacts, build_project, find_root, index_source
+from mplint.semantic.facts import GRAPH_REWRITE_FUNCTIONS, SET_POLICY_FUNCTIONS
+from mplint.semantic.names import _SYNONYMS
+from mplint.run.project import INDEX_TOKENS, FileFacts, build_project, find_root, index_source
 
 PROJECTS = ROOT / "fixtures" / "projects"
 
@@ -128,7 +128,7 @@ def test_rewrite_and_policy_files_reach_the_facts_of_other_files(tmp_path):
     })
     linter = make_linter()
     project = build_project([str(tmp_path / "model.py")], linter.settings)
-    from mplint.facts import ModuleFacts
+    from mplint.semantic.facts import ModuleFacts
 
     facts = ModuleFacts()
     project.apply(facts, str(tmp_path / "utils.py"))
@@ -152,7 +152,7 @@ def test_a_file_setting_its_own_policy_is_governed_by_it():
             "def build():\n"
             "    return tf.keras.Sequential([tf.keras.layers.Dense(3, activation='softmax')])\n")
     linter = make_linter()
-    from mplint.project import ProjectFacts
+    from mplint.run.project import ProjectFacts
 
     linter.project = ProjectFacts(None, {"/p/train.py": FileFacts(("mixed_float16",), False, ("model",))})
     findings, _ = lint_text(code, path="/p/model.py", linter=linter)
@@ -189,7 +189,7 @@ def test_index_tokens_cover_every_policy_and_rewrite_api():
     ("requirements.txt", "tf-keras>=2.15\nkeras\n", None),
 ])
 def test_keras_version_comes_from_declared_dependencies(tmp_path, name, text, version):
-    from mplint.project import declared_keras_version
+    from mplint.run.project import declared_keras_version
 
     (tmp_path / name).write_text(text)
     assert declared_keras_version(tmp_path) == version
@@ -199,7 +199,7 @@ def test_declared_keras_version_beats_installed_and_loses_to_the_setting(tmp_pat
     _write(tmp_path, {"requirements.txt": "keras>=3\n", "setup.py": "", "a.py": "import keras\n"})
     project = build_project([str(tmp_path / "a.py")], make_linter().settings)
     assert project.keras_version == 3
-    from mplint.keras_version import detect
+    from mplint.semantic.keras_version import detect
 
     # the declaration beats what happens to be installed; the setting beats both
     assert detect(None, "import keras\n", installed=2, declared=project.keras_version) == 3
@@ -222,7 +222,7 @@ def test_mp401_policy_and_rewrite_in_different_files(tmp_path):
 
 
 def test_a_policy_governs_the_modules_its_file_imports(tmp_path):
-    from mplint.project import governs
+    from mplint.run.project import governs
 
     root = tmp_path
     train = str(root / "src" / "app" / "train.py")

@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mplint.api import make_linter
-from mplint.fixer import fix_source
-from mplint.source import decode, parse
+from mplint.core.fixer import fix_source
+from mplint.core.source import decode, parse
 
 LINTER = make_linter()
 

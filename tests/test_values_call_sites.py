@@ -8,10 +8,10 @@ import textwrap
 
 import libcst as cst
 
-from mplint.names import NameResolver, collect_module_imports
-from mplint.scopes import Location, ScopeTracker
-from mplint.values import Evaluator, argument_for, is_constant
-from mplint.walker import Walker
+from mplint.semantic.names import NameResolver, collect_module_imports
+from mplint.semantic.scopes import Location, ScopeTracker
+from mplint.semantic.values import Evaluator, argument_for, is_constant
+from mplint.core.walker import Walker
 
 
 class _Calls:

@@ -10,7 +10,7 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from mplint.walker import _SKIP_FIELDS, Walker
+from mplint.core.walker import _SKIP_FIELDS, Walker
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = sorted((ROOT / "mplint").rglob("*.py"))[:12] + sorted((ROOT / "fixtures").rglob("*.py"))

@@ -29,8 +29,8 @@ from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 import libcst as cst
 
 from mplint.analysis.models import argument
-from mplint.checker import Analysis, Context
-from mplint.scopes import Binding, Location, Scope
+from mplint.rule.check import Analysis, Context
+from mplint.semantic.scopes import Binding, Location, Scope
 
 LAYER_BASES = frozenset({"keras.layers.Layer", "keras.Model", "keras.Sequential"})
 LAMBDA_LAYER = frozenset({"keras.layers.Lambda"})

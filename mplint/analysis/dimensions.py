@@ -21,9 +21,9 @@ import libcst as cst
 from mplint.analysis.layers import activation_expr, computes_in_float32, is_softmax_value
 from mplint.analysis.models import LayerCall, ModelOutputs, OpCall, argument
 from mplint.analysis.references import References
-from mplint.checker import Analysis, Context
-from mplint.scopes import Binding, Location, Scope
-from mplint.values import Evaluator, argument_for, is_constant
+from mplint.rule.check import Analysis, Context
+from mplint.semantic.scopes import Binding, Location, Scope
+from mplint.semantic.values import Evaluator, argument_for, is_constant
 
 UNITS, FILTERS, BATCH, VOCABULARY = "units", "filters", "batch", "vocabulary"
 

@@ -7,8 +7,8 @@ from typing import FrozenSet, Optional
 import libcst as cst
 
 from mplint.analysis.models import SOFTMAX_FUNCTIONS, LayerCall, argument
-from mplint.checker import Context
-from mplint.facts import MIXED_POLICIES
+from mplint.rule.check import Context
+from mplint.semantic.facts import MIXED_POLICIES
 
 FLOAT32_NAMES = frozenset({"float32", "float64"})
 SIXTEEN_BIT_NAMES = frozenset({"float16", "bfloat16", "mixed_float16", "mixed_bfloat16", "half"})

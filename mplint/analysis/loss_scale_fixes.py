@@ -16,8 +16,8 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 import libcst as cst
 
 from mplint.analysis.training import Gradient, TrainStep, TrainingLoops, contains
-from mplint.checker import Context, Fix, Replacement
-from mplint.scopes import Location
+from mplint.rule.check import Context, Fix, Replacement
+from mplint.semantic.scopes import Location
 
 Imports = Tuple[Tuple[str, Optional[str], Optional[str]], ...]
 

@@ -22,8 +22,8 @@ from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Set, Tup
 
 import libcst as cst
 
-from mplint.checker import Analysis, Context
-from mplint.scopes import Binding, Location, Scope
+from mplint.rule.check import Analysis, Context
+from mplint.semantic.scopes import Binding, Location, Scope
 
 MODEL_CLASSES = frozenset({"keras.Model"})
 SEQUENTIAL_CLASSES = frozenset({"keras.Sequential"})

@@ -23,9 +23,9 @@ from mplint.analysis.layers import (
     is_softmax_layer, layer_dtype, sixteen_bit_name,
 )
 from mplint.analysis.models import SOFTMAX_FUNCTIONS, LayerCall, ModelOutput, ModelOutputs, OpCall
-from mplint.checker import Analysis, Context, Fix
-from mplint.edits import cast, quote_of, string, with_keyword
-from mplint.facts import PolicyState
+from mplint.rule.check import Analysis, Context, Fix
+from mplint.rule.edits import cast, quote_of, string, with_keyword
+from mplint.semantic.facts import PolicyState
 
 #: ops whose result has the dtype of their input and only moves values around
 SHAPE_OPS = frozenset({

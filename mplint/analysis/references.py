@@ -12,9 +12,9 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from mplint.checker import Analysis, Context
-from mplint.prefilter import POLICY_CALL_WORDS
-from mplint.scopes import Branches, Location, Scope
+from mplint.rule.check import Analysis, Context
+from mplint.core.prefilter import POLICY_CALL_WORDS
+from mplint.semantic.scopes import Branches, Location, Scope
 
 
 class Reference:

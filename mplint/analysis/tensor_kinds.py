@@ -32,8 +32,8 @@ import libcst as cst
 
 from mplint.analysis.compute_regions import ComputeRegions, Region
 from mplint.analysis.models import argument
-from mplint.checker import Analysis, Context
-from mplint.scopes import Binding, Location
+from mplint.rule.check import Analysis, Context
+from mplint.semantic.scopes import Binding, Location
 
 LOW = "low"
 F32 = "f32"

@@ -18,11 +18,11 @@ from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 import libcst as cst
 
 from mplint.analysis.models import argument
-from mplint.checker import Analysis, Context
-from mplint.facts import GRAPH_REWRITE_FUNCTIONS
-from mplint.names import dotted_name
-from mplint.scopes import Binding, Location, Scope
-from mplint.walker import child_nodes
+from mplint.rule.check import Analysis, Context
+from mplint.semantic.facts import GRAPH_REWRITE_FUNCTIONS
+from mplint.semantic.names import dotted_name
+from mplint.semantic.scopes import Binding, Location, Scope
+from mplint.core.walker import child_nodes
 
 GRADIENT_TAPES = frozenset({"tensorflow.GradientTape", "tensorflow.autodiff.GradientTape"})
 SYMBOLIC_GRADIENTS = frozenset({"tensorflow.gradients", "tensorflow.compat.v1.gradients"})

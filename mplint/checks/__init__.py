@@ -1,6 +1,6 @@
 """Rule implementations: one module per rule, found here by the registry.
 
-A new rule is a module in this package defining one :class:`mplint.checker.Check`
+A new rule is a module in this package defining one :class:`mplint.rule.check.Check`
 subclass with ``rule_id`` set, plus ``rules/<ID>.yaml``; nothing else changes.
 """
 
@@ -11,7 +11,7 @@ import importlib
 import pkgutil
 from typing import Dict, Type
 
-from mplint.checker import Check
+from mplint.rule.check import Check
 
 
 @functools.lru_cache(maxsize=None)

@@ -15,9 +15,9 @@ import libcst as cst
 
 from mplint.analysis.dimensions import FILTERS, TASK_SIZE_LIMIT, UNITS, AlignedDimensions, Origin, Site, next_multiple
 from mplint.analysis.layers import sixteen_bit_name
-from mplint.checker import Check, Fix, Needs
-from mplint.facts import PolicyState
-from mplint.scopes import Binding
+from mplint.rule.check import Check, Fix, Needs
+from mplint.semantic.facts import PolicyState
+from mplint.semantic.scopes import Binding
 
 
 class AlignmentCheck(Check):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mplint.analysis.models import LayerCall, OpCall, first_tensor_argument
 from mplint.analysis.precision import OutputPrecision, output_layer_fix
-from mplint.checker import Check, Fix, Needs
+from mplint.rule.check import Check, Fix, Needs
 
 
 class Float16FinalSoftmax(Check):

@@ -9,7 +9,7 @@ import libcst as cst
 
 from mplint.analysis.models import LayerCall, OpCall, argument
 from mplint.analysis.precision import OutputPrecision, output_layer_fix
-from mplint.checker import Check, Fix, Needs
+from mplint.rule.check import Check, Fix, Needs
 
 _CASTS = frozenset({"tensorflow.cast", "keras.ops.cast"})
 #: Keras trains on the raw output: its loss sees the 16-bit tensor

@@ -8,7 +8,7 @@ from mplint.analysis.loss_scale_fixes import (
     StatementEdits, add_scaling, add_unscaling, fix_replacements, wrap_creation,
 )
 from mplint.analysis.training import PLAIN, TrainingLoops, TrainStep, float16_source
-from mplint.checker import Check, Fix, Needs
+from mplint.rule.check import Check, Fix, Needs
 
 
 class MissingLossScaleOptimizer(Check):

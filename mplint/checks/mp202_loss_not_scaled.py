@@ -6,7 +6,7 @@ from typing import Optional
 
 from mplint.analysis.loss_scale_fixes import StatementEdits, add_scaling, fix_replacements
 from mplint.analysis.training import COMPILED, FACTOR, LSO, TrainingLoops, TrainStep, compiled_is_wrapped
-from mplint.checker import Check, Fix, Needs
+from mplint.rule.check import Check, Fix, Needs
 
 
 class LossNotScaled(Check):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mplint.analysis.loss_scale_fixes import unscaling_fix
 from mplint.analysis.training import TrainingLoops
-from mplint.checker import Check, Needs
+from mplint.rule.check import Check, Needs
 
 
 class GradientsNotUnscaled(Check):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Set
 
 from mplint.analysis.training import TrainingLoops
-from mplint.checker import Check, Needs
+from mplint.rule.check import Check, Needs
 
 
 class TapeWithGraphRewrite(Check):

@@ -8,7 +8,7 @@ import libcst as cst
 
 from mplint.analysis.training import LSO, Origin, TrainingLoops, lso_argument
 from mplint.analysis.models import argument
-from mplint.checker import Check, Fix, Needs
+from mplint.rule.check import Check, Fix, Needs
 
 
 class DoubleLossScaling(Check):

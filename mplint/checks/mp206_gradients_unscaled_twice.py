@@ -11,7 +11,7 @@ from typing import Set
 
 from mplint.analysis.loss_scale_fixes import unscaling_fix
 from mplint.analysis.training import COMPILED, LSO, TrainingLoops, compiled_is_wrapped
-from mplint.checker import Check, Fix, Needs
+from mplint.rule.check import Check, Fix, Needs
 
 
 class GradientsUnscaledTwice(Check):

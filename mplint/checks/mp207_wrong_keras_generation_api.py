@@ -7,7 +7,7 @@ from typing import Dict, Optional
 import libcst as cst
 
 from mplint.analysis.training import COMPILED, LSO, PLAIN, TrainingLoops, TrainStep
-from mplint.checker import Check, Fix, Needs
+from mplint.rule.check import Check, Fix, Needs
 
 
 class WrongKerasGenerationApi(Check):

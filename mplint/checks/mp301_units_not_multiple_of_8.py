@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mplint.analysis.dimensions import UNITS, Origin, Site
 from mplint.checks._alignment import HiddenLayerAlignment
-from mplint.facts import PolicyState
+from mplint.semantic.facts import PolicyState
 
 
 class UnitsNotMultipleOf8(HiddenLayerAlignment):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mplint.analysis.dimensions import FILTERS, Origin, Site
 from mplint.checks._alignment import HiddenLayerAlignment
-from mplint.facts import PolicyState
+from mplint.semantic.facts import PolicyState
 
 
 class FiltersNotMultipleOf8(HiddenLayerAlignment):

@@ -6,7 +6,7 @@ from typing import Callable
 
 from mplint.analysis.dimensions import BATCH, AlignedDimensions, Origin, Site, nearest_multiple
 from mplint.checks._alignment import AlignmentCheck
-from mplint.facts import PolicyState
+from mplint.semantic.facts import PolicyState
 
 
 class BatchSizeNotMultipleOf8(AlignmentCheck):

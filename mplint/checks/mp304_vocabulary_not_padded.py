@@ -6,7 +6,7 @@ from typing import Callable
 
 from mplint.analysis.dimensions import FILTERS, UNITS, VOCABULARY, AlignedDimensions, Origin, Site
 from mplint.checks._alignment import AlignmentCheck
-from mplint.facts import PolicyState
+from mplint.semantic.facts import PolicyState
 
 
 class VocabularyNotPadded(AlignmentCheck):

@@ -6,10 +6,10 @@ from typing import Dict, List, Optional
 
 import libcst as cst
 
-from mplint.checker import Check, Fix, Needs
-from mplint.facts import GRAPH_REWRITE_FUNCTIONS, MIXED_POLICIES, PolicyCall, Site
+from mplint.rule.check import Check, Fix, Needs
+from mplint.semantic.facts import GRAPH_REWRITE_FUNCTIONS, MIXED_POLICIES, PolicyCall, Site
 from mplint.analysis.models import argument
-from mplint.scopes import exclusive, separate_tests
+from mplint.semantic.scopes import exclusive, separate_tests
 
 _MECHANISM = {
     "call": "the mixed precision graph rewrite is enabled here",

@@ -16,12 +16,12 @@ import libcst as cst
 
 from mplint.analysis.models import argument
 from mplint.analysis.references import References
-from mplint.checker import Check, Fix
-from mplint.edits import Import, arg_index, replace_arg, spell, without_arg
-from mplint.facts import GRAPH_REWRITE_FUNCTIONS
-from mplint.migrations import Migration, migrate, parse_version
-from mplint.names import dotted_name
-from mplint.prefilter import Prescan
+from mplint.rule.check import Check, Fix
+from mplint.rule.edits import Import, arg_index, replace_arg, spell, without_arg
+from mplint.semantic.facts import GRAPH_REWRITE_FUNCTIONS
+from mplint.semantic.migrations import Migration, migrate, parse_version
+from mplint.semantic.names import dotted_name
+from mplint.core.prefilter import Prescan
 
 _LOSS_SCALE_CLASSES = ("DynamicLossScale", "FixedLossScale")
 #: TF1-only names (gone from the TF2 namespace): a file using them targets TF 1.x,

@@ -7,9 +7,9 @@ from typing import Optional
 import libcst as cst
 
 from mplint.analysis.models import argument
-from mplint.checker import Check, Fix, Needs
-from mplint.scopes import exclusive
-from mplint.values import POLICY_CONSTRUCTORS
+from mplint.rule.check import Check, Fix, Needs
+from mplint.semantic.scopes import exclusive
+from mplint.semantic.values import POLICY_CONSTRUCTORS
 
 
 class Float16OnTpu(Check):

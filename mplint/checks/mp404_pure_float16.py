@@ -7,12 +7,12 @@ from typing import List, Optional, Tuple
 import libcst as cst
 
 from mplint.analysis.models import argument
-from mplint.checker import Check, Fix, Needs
-from mplint.edits import import_spec, quote_of, spell, string
-from mplint.names import dotted_name
-from mplint.facts import MIXED_POLICIES
-from mplint.scopes import Location
-from mplint.values import POLICY_CONSTRUCTORS
+from mplint.rule.check import Check, Fix, Needs
+from mplint.rule.edits import import_spec, quote_of, spell, string
+from mplint.semantic.names import dotted_name
+from mplint.semantic.facts import MIXED_POLICIES
+from mplint.semantic.scopes import Location
+from mplint.semantic.values import POLICY_CONSTRUCTORS
 
 #: layer classes whose dtype says nothing about variables or compute
 _NOT_LAYERS = frozenset({"keras.Input", "keras.layers.InputLayer"})

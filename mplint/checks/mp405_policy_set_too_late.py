@@ -16,10 +16,10 @@ from typing import List, Optional, Set
 import libcst as cst
 
 from mplint.analysis.references import References
-from mplint.checker import Check, Needs
-from mplint.facts import MIXED_POLICIES
-from mplint.names import dotted_name
-from mplint.scopes import Binding
+from mplint.rule.check import Check, Needs
+from mplint.semantic.facts import MIXED_POLICIES
+from mplint.semantic.names import dotted_name
+from mplint.semantic.scopes import Binding
 
 _MODEL_FACTORIES = frozenset({
     "keras.Model", "keras.Sequential", "keras.models.load_model", "keras.saving.load_model",

@@ -8,8 +8,8 @@ from typing import List, Optional, Set, Tuple
 import libcst as cst
 
 from mplint.analysis.models import argument
-from mplint.checker import Check, Fix, Needs
-from mplint.facts import GRAPH_REWRITE_FUNCTIONS, MIXED_POLICIES
+from mplint.rule.check import Check, Fix, Needs
+from mplint.semantic.facts import GRAPH_REWRITE_FUNCTIONS, MIXED_POLICIES
 
 _TRAINING = frozenset({"fit", "minimize", "apply_gradients", "train_on_batch"})
 _SCALING = frozenset({"scale_loss", "get_scaled_loss", "get_unscaled_gradients"})

@@ -8,7 +8,7 @@ import libcst as cst
 
 from mplint.analysis.compute_regions import ComputeRegions
 from mplint.analysis.tensor_kinds import LOW, Site, TensorKinds, Where
-from mplint.checker import Check, Fix, Needs
+from mplint.rule.check import Check, Fix, Needs
 
 #: the smallest magnitude that float16 rounds to infinity (65519 still rounds to 65504)
 OVERFLOW = 65520.0

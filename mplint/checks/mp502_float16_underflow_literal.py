@@ -10,7 +10,7 @@ from mplint.analysis.compute_regions import ComputeRegions
 from mplint.analysis.layers import computes_in_float32
 from mplint.analysis.models import LayerCall, argument
 from mplint.analysis.tensor_kinds import LOW, TensorKinds, Where
-from mplint.checker import Check, Context, Needs
+from mplint.rule.check import Check, Context, Needs
 
 #: half of float16's smallest subnormal (5.96e-8): anything below rounds to 0.0
 #: (TF 2.21: 2.9e-8 -> 0.0, 3e-8 -> 5.96e-8)

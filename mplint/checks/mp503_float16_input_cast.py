@@ -8,8 +8,8 @@ import libcst as cst
 
 from mplint.analysis.compute_regions import ComputeRegions
 from mplint.analysis.models import argument
-from mplint.checker import Check, Context, Fix, Needs
-from mplint.scopes import Location
+from mplint.rule.check import Check, Context, Fix, Needs
+from mplint.semantic.scopes import Location
 
 #: casts whose dtype argument is the second one (or ``dtype=``)
 _CASTS = frozenset({"tensorflow.cast", "tensorflow.image.convert_image_dtype",

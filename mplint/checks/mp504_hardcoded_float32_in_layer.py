@@ -9,8 +9,8 @@ import libcst as cst
 from mplint.analysis.compute_regions import ComputeRegions
 from mplint.analysis.layers import sixteen_bit_name
 from mplint.analysis.tensor_kinds import LOW, Mismatch, TensorKinds, Where
-from mplint.checker import Check, Fix, Needs
-from mplint.edits import with_keyword
+from mplint.rule.check import Check, Fix, Needs
+from mplint.rule.edits import with_keyword
 
 
 #: how TensorFlow's error message names the 16-bit dtypes

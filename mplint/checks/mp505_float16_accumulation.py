@@ -8,8 +8,8 @@ import libcst as cst
 
 from mplint.analysis.compute_regions import ComputeRegions
 from mplint.analysis.tensor_kinds import LOW, TensorKinds, Where
-from mplint.checker import Check, Context, Fix, Needs
-from mplint.edits import quote_of, string
+from mplint.rule.check import Check, Context, Fix, Needs
+from mplint.rule.edits import quote_of, string
 
 _SUMS = frozenset({"tensorflow.reduce_sum", "tensorflow.math.reduce_sum",
                    "keras.backend.sum", "keras.ops.sum"})

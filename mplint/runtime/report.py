@@ -25,7 +25,7 @@ _DEFAULT_SEVERITY = {
 
 def severity_of(rule: str) -> str:
     try:
-        from mplint.catalog import load_catalog
+        from mplint.rule.catalog import load_catalog
 
         entry = load_catalog().get(rule)
     except Exception:  # a broken catalog must not hide a runtime finding

@@ -17,7 +17,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import pathspec
 
-from mplint.findings import FileError
+from mplint.core.findings import FileError
 
 SOURCE_SUFFIXES = (".py", ".pyi")
 #: what ``check`` and ``fix`` look at: Python sources and Jupyter notebooks

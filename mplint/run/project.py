@@ -19,12 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from mplint.discovery import discover
-from mplint.policy_names import MAYBE_MIXED
-from mplint.prefilter import POLICY_CALL_WORDS
+from mplint.run.discovery import discover
+from mplint.semantic.policy_names import MAYBE_MIXED
+from mplint.core.prefilter import POLICY_CALL_WORDS
 
 if TYPE_CHECKING:  # pragma: no cover (facts imports libcst; a cached run must not)
-    from mplint.facts import ModuleFacts
+    from mplint.semantic.facts import ModuleFacts
 
 MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
 INDEX_SUFFIXES = (".py", ".ipynb")
@@ -251,11 +251,11 @@ def index_source(path: str, raw: bytes, parsed: Optional[Dict[str, object]] = No
     the error. ``parsed`` receives the module of a ``.py`` file, so checking it
     later need not parse it again.
     """
-    from mplint.source import SourceError, decode, parse  # libcst only when needed
+    from mplint.core.source import SourceError, decode, parse  # libcst only when needed
 
     try:
         if path.endswith(".ipynb"):
-            from mplint.notebooks import Notebook
+            from mplint.core.notebooks import Notebook
 
             source = Notebook.load(path, raw).source()
         else:
@@ -269,11 +269,11 @@ def index_source(path: str, raw: bytes, parsed: Optional[Dict[str, object]] = No
 
 
 def _collect(module) -> FileFacts:
-    from mplint.facts import FactsCollector, ModuleFacts
-    from mplint.names import NameResolver, collect_module_imports
-    from mplint.scopes import ScopeTracker
-    from mplint.values import Evaluator
-    from mplint.walker import Walker
+    from mplint.semantic.facts import FactsCollector, ModuleFacts
+    from mplint.semantic.names import NameResolver, collect_module_imports
+    from mplint.semantic.scopes import ScopeTracker
+    from mplint.semantic.values import Evaluator
+    from mplint.core.walker import Walker
 
     names = NameResolver()
     collect_module_imports(module, names)
@@ -319,7 +319,7 @@ class _IndexVisitor:
         self.imports: set = set()
 
     def visit_Import(self, node) -> None:
-        from mplint.names import dotted_name
+        from mplint.semantic.names import dotted_name
 
         for alias in node.names:
             name = dotted_name(alias.name)
@@ -329,7 +329,7 @@ class _IndexVisitor:
     def visit_ImportFrom(self, node) -> None:
         import libcst as cst
 
-        from mplint.names import dotted_name
+        from mplint.semantic.names import dotted_name
 
         base = "." * len(node.relative) + (dotted_name(node.module) or "" if node.module else "")
         if base.strip("."):
@@ -432,7 +432,7 @@ def build_project(paths: Sequence[str], settings, cache=None, extra: Iterable[st
                   parsed: Optional[Dict[str, object]] = None) -> ProjectFacts:
     """Index the project holding ``paths`` (only ``paths`` when there is no project).
 
-    ``cache`` (a :class:`mplint.cache.Cache`) keeps each file's facts by content;
+    ``cache`` (a :class:`mplint.run.cache.Cache`) keeps each file's facts by content;
     ``walked`` is the project's file list when the caller already walked its root;
     ``contents`` receives the bytes of the files read, and ``parsed`` the modules
     parsed, so the check reads and parses each file once.

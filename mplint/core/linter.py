@@ -17,23 +17,23 @@ import libcst as cst
 import pathspec
 from libcst.metadata import CodeRange
 
-from mplint.catalog import RuleEntry
-from mplint.checker import Context, Fix, Report
+from mplint.rule.catalog import RuleEntry
+from mplint.rule.check import Context, Fix, Report
 from mplint.checks import registry
-from mplint.expected_failures import ExpectedFailures
-from mplint.config import Settings
-from mplint.facts import MIXED_POLICIES, FactsCollector, ModuleFacts
-from mplint.findings import FileError, Finding
-from mplint.keras_version import detect as detect_keras_version
-from mplint.names import NameResolver, collect_module_imports
-from mplint.positions import positions_of
-from mplint.prefilter import Prescan, may_matter  # noqa: F401 (engine.may_matter is public)
-from mplint.project import ProjectFacts
-from mplint.scopes import ScopeTracker
-from mplint.source import Source, SourceError, check_syntax, decode, parse, read_bytes
-from mplint.suppression import scan
-from mplint.values import Evaluator
-from mplint.walker import Walker
+from mplint.core.expected_failures import ExpectedFailures
+from mplint.run.config import Settings
+from mplint.semantic.facts import MIXED_POLICIES, FactsCollector, ModuleFacts
+from mplint.core.findings import FileError, Finding
+from mplint.semantic.keras_version import detect as detect_keras_version
+from mplint.semantic.names import NameResolver, collect_module_imports
+from mplint.core.positions import positions_of
+from mplint.core.prefilter import Prescan, may_matter  # noqa: F401 (engine.may_matter is public)
+from mplint.run.project import ProjectFacts
+from mplint.semantic.scopes import ScopeTracker
+from mplint.core.source import Source, SourceError, check_syntax, decode, parse, read_bytes
+from mplint.core.suppression import scan
+from mplint.semantic.values import Evaluator
+from mplint.core.walker import Walker
 
 REPORT_URL = "https://github.com/mplint/mplint/issues"
 
@@ -99,7 +99,7 @@ class Linter:
         if not may_matter(raw):
             return result
         if path.endswith(".ipynb"):
-            from mplint.notebooks import lint_notebook
+            from mplint.core.notebooks import lint_notebook
 
             return lint_notebook(self, path, raw)
         classes = self.checks_for(path, raw)

@@ -20,8 +20,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
-from mplint.findings import FileError, Finding
-from mplint.source import Source, SourceError
+from mplint.core.findings import FileError, Finding
+from mplint.core.source import Source, SourceError
 
 _CELL_MARK = "# mplint: cell {}"
 _CELL_RE = re.compile(r"^# mplint: cell (\d+)$")
@@ -243,7 +243,7 @@ def _render(data: Any, options) -> str:
 # -- the engine's entry points -----------------------------------------------------------
 def lint_notebook(linter, path: str, raw: bytes):
     """Check a notebook's code cells as one program (a FileResult with cell findings)."""
-    from mplint.engine import FileResult
+    from mplint.core.linter import FileResult
 
     result = FileResult(path)
     book = None
@@ -271,9 +271,9 @@ def _error(book: Optional[Notebook], error: FileError) -> FileError:
 
 def fix_notebook(linter, path: str, unsafe: bool, write: bool):
     """Fix a notebook on disk (a FixOutcome whose bytes are the notebook's JSON)."""
-    from mplint.engine import may_matter
-    from mplint.fixer import FixOutcome, fix_source
-    from mplint.source import read_bytes, write_atomic
+    from mplint.core.linter import may_matter
+    from mplint.core.fixer import FixOutcome, fix_source
+    from mplint.core.source import read_bytes, write_atomic
 
     book = None
     try:

@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any, ClassVar, Dict, List, Mapping, Optional, 
 import libcst as cst
 
 if TYPE_CHECKING:  # pragma: no cover
-    from mplint.facts import ModuleFacts
-    from mplint.names import NameResolver
-    from mplint.prefilter import Prescan
-    from mplint.scopes import ScopeTracker
-    from mplint.values import Evaluator
+    from mplint.semantic.facts import ModuleFacts
+    from mplint.semantic.names import NameResolver
+    from mplint.core.prefilter import Prescan
+    from mplint.semantic.scopes import ScopeTracker
+    from mplint.semantic.values import Evaluator
 
 A = TypeVar("A")
 

@@ -16,9 +16,9 @@ import sys
 import time
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from mplint.cache import Cache, content_hash
-from mplint.findings import FileError, Finding
-from mplint.prefilter import may_matter
+from mplint.run.cache import Cache, content_hash
+from mplint.core.findings import FileError, Finding
+from mplint.core.prefilter import may_matter
 
 #: Below this many files to parse, starting workers costs more than it saves.
 MIN_FILES_FOR_POOL = 8
@@ -67,7 +67,7 @@ def _work(index: int):
     try:
         return index, _LINTER.lint_bytes(path, raw, _PARSED.get(os.path.abspath(path)))
     except Exception as exc:  # never lose the whole run to one file
-        from mplint.engine import REPORT_URL, FileResult
+        from mplint.core.linter import REPORT_URL, FileResult
 
         return index, FileResult(path, errors=[FileError(
             path, f"internal error: {type(exc).__name__}: {exc}. Please report this at {REPORT_URL}")])
@@ -96,7 +96,7 @@ def check_files(files: Sequence[str], make_linter: Callable[[], object], cache: 
                 with open(path, "rb") as handle:
                     raw = handle.read()
         except OSError:
-            from mplint.source import SourceError, read_bytes
+            from mplint.core.source import SourceError, read_bytes
 
             try:  # the same one-line message as everywhere else
                 read_bytes(path)

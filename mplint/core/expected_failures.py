@@ -12,8 +12,8 @@ from typing import Dict, List, Set
 
 import libcst as cst
 
-from mplint.checker import Report
-from mplint.walker import child_nodes
+from mplint.rule.check import Report
+from mplint.core.walker import child_nodes
 
 #: context managers that expect the block to raise
 RAISES = frozenset({"assertRaises", "assertRaisesRegex", "assertRaisesRegexp", "raises"})

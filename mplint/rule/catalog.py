@@ -68,11 +68,11 @@ class RuleEntry:
 
 def catalog_dir() -> Path:
     """``mplint/rules`` inside a wheel, else ``rules/`` next to the package."""
-    here = Path(__file__).resolve().parent
-    installed = here / "rules"
+    package = Path(__file__).resolve().parent.parent
+    installed = package / "rules"
     if installed.is_dir():
         return installed
-    return here.parent / "rules"
+    return package.parent / "rules"
 
 
 def _fail(path: Path, message: str) -> CatalogError:

@@ -13,7 +13,7 @@ from typing import Dict, Iterator, List, Optional, Tuple, Union
 
 import libcst as cst
 
-from mplint.names import NameResolver, dotted_name, record_alias_assignment
+from mplint.semantic.names import NameResolver, dotted_name, record_alias_assignment
 
 ScopeNode = Union[cst.Module, cst.FunctionDef, cst.ClassDef, cst.Lambda]
 

@@ -20,12 +20,12 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from mplint import __version__
-from mplint.findings import FileError, Finding
+from mplint.core.findings import FileError, Finding
 
 FOLDER = ".mplint_cache"
 KEEP_RUN_FILES = 8
 RACY_NS = 2_000_000_000
-_PACKAGE = Path(__file__).resolve().parent
+_PACKAGE = Path(__file__).resolve().parent.parent
 
 
 def content_hash(raw: bytes) -> str:
@@ -34,10 +34,11 @@ def content_hash(raw: bytes) -> str:
 
 def code_stamp() -> str:
     """Changes when mplint's own code or rule catalog changes (editable installs too)."""
-    from mplint.catalog import catalog_dir
+    from mplint.rule.catalog import catalog_dir
 
     parts: List[str] = [__version__]
-    for folder in (_PACKAGE, *(p for p in _PACKAGE.iterdir() if p.is_dir()), catalog_dir()):
+    folders = [folder for folder, _, _ in os.walk(_PACKAGE) if "__pycache__" not in folder]
+    for folder in (*sorted(folders), catalog_dir()):
         try:
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError:
@@ -103,7 +104,7 @@ class Cache:
 
     @staticmethod
     def _facts(entry: list):
-        from mplint.project import FileFacts
+        from mplint.run.project import FileFacts
 
         try:
             return FileFacts.from_json(entry[1])

@@ -14,9 +14,9 @@ import libcst as cst
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
-from mplint.engine import REPORT_URL, FixCandidate, Linter, may_matter
-from mplint.findings import FileError, Finding
-from mplint.source import Source, SourceError, read_source, write_atomic
+from mplint.core.linter import REPORT_URL, FixCandidate, Linter, may_matter
+from mplint.core.findings import FileError, Finding
+from mplint.core.source import Source, SourceError, read_source, write_atomic
 
 MAX_PASSES = 10
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from mplint.catalog import RuleEntry, rule_options
+from mplint.rule.catalog import RuleEntry, rule_options
 
 if sys.version_info >= (3, 11):
     import tomllib

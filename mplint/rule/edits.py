@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 import libcst as cst
 
 if TYPE_CHECKING:  # pragma: no cover
-    from mplint.names import NameResolver
+    from mplint.semantic.names import NameResolver
 
 
 def quote_of(call: cst.Call, text: str) -> str:

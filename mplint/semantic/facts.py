@@ -13,10 +13,10 @@ from typing import FrozenSet, List, Optional, Tuple
 
 import libcst as cst
 
-from mplint.names import NameResolver
-from mplint.policy_names import MIXED_POLICIES, UNKNOWN
-from mplint.scopes import Branches, Location, Scope, ScopeTracker, separate_tests
-from mplint.values import Evaluator
+from mplint.semantic.names import NameResolver
+from mplint.semantic.policy_names import MIXED_POLICIES, UNKNOWN
+from mplint.semantic.scopes import Branches, Location, Scope, ScopeTracker, separate_tests
+from mplint.semantic.values import Evaluator
 
 
 SET_POLICY_FUNCTIONS = frozenset({

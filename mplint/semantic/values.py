@@ -14,8 +14,8 @@ from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence,
 
 import libcst as cst
 
-from mplint.names import NameResolver
-from mplint.scopes import Binding, Location
+from mplint.semantic.names import NameResolver
+from mplint.semantic.scopes import Binding, Location
 
 Values = FrozenSet[object]
 
