@@ -23,10 +23,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from mplint.rule.catalog import load_catalog  # noqa: E402
 from mplint.run.config import find_config, load_settings, selected_rules  # noqa: E402
 from mplint.run.discovery import LINT_SUFFIXES, discover  # noqa: E402
-from mplint.core.linter import Linter  # noqa: E402
 from mplint.core.prefilter import may_matter  # noqa: E402
-from mplint.run.project import build_project  # noqa: E402
-from mplint.run.runner import check_files  # noqa: E402
+from mplint.run.session import Session  # noqa: E402
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -43,20 +41,21 @@ def main(argv: Optional[List[str]] = None) -> int:
     rules = selected_rules(catalog, settings.select, settings.ignore)
     found = discover([folder], settings.root, settings.exclude, settings.respect_gitignore,
                      suffixes=LINT_SUFFIXES)
-    project = build_project([folder], settings, extra=found.files)
 
-    def linter(prescan: bool) -> Linter:
-        made = Linter(settings, catalog, rules)
-        made.project, made.prescan = project, prescan
+    def session(prescan: bool) -> Session:
+        made = Session(settings, catalog, rules, use_cache=False, jobs=args.jobs)
+        made.prescan = prescan
+        made.index([folder], found.files)
         return made
 
     results = {}
     for prescan in (False, True):
         start = time.perf_counter()
-        findings, errors = check_files(found.files, lambda p=prescan: linter(p), None, args.jobs)
-        results[prescan] = (time.perf_counter() - start, {(f.path, f.line, f.col, f.rule, f.message) for f in findings},
-                            {(e.path, e.message) for e in errors})
-    gate = linter(True)
+        result = session(prescan).check(found.files)
+        results[prescan] = (time.perf_counter() - start,
+                            {(f.path, f.line, f.col, f.rule, f.message) for f in result.findings},
+                            {(e.path, e.message) for e in result.errors})
+    gate = session(True).linter()
     relevant = [p for p in found.files if _read(p) is not None and may_matter(_read(p))]
     parsed = [p for p in relevant if gate.checks_for(p, _read(p))]
     (t_off, off, err_off), (t_on, on, err_on) = results[False], results[True]

@@ -13,13 +13,17 @@ import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, TextIO, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, TextIO
 
 from mplint import __version__
+from mplint.core.findings import FileError, Finding
+from mplint.core.results import FixOutcome
+from mplint.output import FORMATTERS, statistics
 from mplint.rule.catalog import CatalogError, RuleEntry, load_catalog
 from mplint.run.config import ConfigError, Settings, find_config, load_settings, selected_rules, validate_codes
-from mplint.core.findings import FileError, Finding
-from mplint.output import FORMATTERS, statistics
+
+if TYPE_CHECKING:  # pragma: no cover
+    from mplint.run.session import Session
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -180,51 +184,30 @@ def _settings(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> Settin
 
 def cmd_lint(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> int:
     from mplint.run.discovery import LINT_SUFFIXES, discover
-    from mplint.run.project import build_project, find_root
+    from mplint.run.session import Session
 
     _check_args(args)
     settings = _settings(args, catalog)
-    rules = selected_rules(catalog, settings.select, settings.ignore)
+    session = Session(settings, catalog, selected_rules(catalog, settings.select, settings.ignore),
+                      use_cache=not args.no_cache, jobs=args.jobs,
+                      progress=args.output_format == "text")
     if args.paths == ["-"]:
-        from mplint.core.linter import Linter
-
-        return _run_stdin(args, Linter(settings, catalog, rules))
+        return _run_stdin(args, session)
     found = discover(args.paths, settings.root, settings.exclude,
                      settings.respect_gitignore, args.force_exclude, suffixes=LINT_SUFFIXES)
     errors: List[FileError] = list(found.errors)
-    root = find_root(args.paths)
-    cache = None if args.no_cache else _open_cache(root or settings.root)
-    # `mplint check .` at the project root: the project's files are the ones just found.
-    at_root = root is not None and [os.path.realpath(p) for p in args.paths] == [str(root)]
-    walked = found.files if at_root else None
-    contents: Dict[str, bytes] = {}
-    parsed: Dict[str, object] = {}
-    project = build_project(args.paths, settings, cache, extra=found.files, walked=walked,
-                            contents=contents, parsed=parsed)
-    if cache is not None:
-        from mplint.run.cache import run_key
-
-        cache.use_run(run_key(rules, settings, project.digest()))
-
-    def make_linter():
-        from mplint.core.linter import Linter
-
-        linter = Linter(settings, catalog, rules)
-        linter.project = project
-        return linter
-
-    findings: List[Finding] = []
-    summary_fix = FixSummary()
+    session.index(args.paths, found.files)
+    summary = FixSummary()
     if args.command == "check":
-        from mplint.run.runner import check_files, default_jobs
-
-        findings, more = check_files(found.files, make_linter, cache, args.jobs or default_jobs(),
-                                     progress=args.output_format == "text", contents=contents,
-                                     parsed=parsed)
-        errors += more
+        result = session.check(found.files)
     else:
-        findings, errors, summary_fix = _run_fix(args, make_linter(), found.files, errors, cache)
-    return _finish(args, findings, errors, summary_fix)
+        result = session.fix(found.files, unsafe=args.unsafe_fixes, write=_writes(args))
+        summary = FixSummary.of(result.outcomes, result.findings)
+        if args.diff:
+            for outcome in result.outcomes:
+                if outcome.changed:
+                    sys.stdout.write(_diff(outcome.path, outcome.original, outcome.fixed or b""))
+    return _finish(args, result.findings, errors + result.errors, summary)
 
 
 @dataclass
@@ -237,52 +220,20 @@ class FixSummary:
     #: rule ids of the applied fixes, per file
     by_file: Dict[str, List[str]] = field(default_factory=dict)
 
+    @classmethod
+    def of(cls, outcomes: Sequence[FixOutcome], remaining: Sequence[Finding]) -> "FixSummary":
+        summary = cls()
+        for outcome in outcomes:
+            if outcome.changed:
+                summary.applied += outcome.applied
+                summary.changed_files += 1
+                summary.by_file[outcome.path] = outcome.applied_rules
+        summary.more_unsafe = sum(1 for f in remaining if f.fix == "unsafe")
+        return summary
+
 
 def _writes(args: argparse.Namespace) -> bool:
     return args.command == "fix" and not (args.diff or args.check)
-
-
-def _open_cache(root: Path):
-    from mplint.run.cache import FOLDER, Cache
-
-    return Cache(root / FOLDER)
-
-
-def _run_fix(args: argparse.Namespace, linter, files: List[str], errors: List[FileError],
-             cache=None) -> Tuple[List[Finding], List[FileError], FixSummary]:
-    from mplint.run.cache import content_hash
-    from mplint.core.fixer import fix_path
-    from mplint.core.notebooks import fix_notebook
-
-    findings: List[Finding] = []
-    summary = FixSummary()
-    wanted = ("safe", "unsafe") if args.unsafe_fixes else ("safe",)
-    for path in files:
-        if cache is not None:
-            # A cached file with nothing to apply needs no parse at all.
-            try:
-                with open(path, "rb") as handle:
-                    hit = cache.get(path, content_hash(handle.read()))
-            except OSError:
-                hit = None
-            if hit is not None and not any(f.fix in wanted for f in hit[0]):
-                findings += hit[0]
-                errors += hit[1]
-                continue
-        fixer = fix_notebook if path.endswith(".ipynb") else fix_path
-        outcome = fixer(linter, path, unsafe=args.unsafe_fixes, write=_writes(args))
-        errors += outcome.errors
-        findings += outcome.remaining
-        summary.applied += outcome.applied
-        if outcome.changed:
-            summary.changed_files += 1
-            summary.by_file[path] = outcome.applied_rules
-            if args.diff:
-                sys.stdout.write(_diff(path, outcome.original, outcome.fixed or b""))
-    if cache is not None:
-        cache.save()
-    summary.more_unsafe = sum(1 for f in findings if f.fix == "unsafe")
-    return findings, errors, summary
 
 
 def _check_args(args: argparse.Namespace) -> None:
@@ -296,17 +247,16 @@ def _check_args(args: argparse.Namespace) -> None:
 
 
 # -- stdin (editor integration) ---------------------------------------------------
-def _run_stdin(args: argparse.Namespace, linter) -> int:
-    """Check or fix the code on stdin as if it were ``--stdin-filename``.
+def _run_stdin(args: argparse.Namespace, session: "Session") -> int:
+    """Check or fix the code on stdin as if it were ``--stdin-filename``, inside the
+    session of the project that file belongs to (its policy may be set elsewhere).
 
     ``mplint fix -`` writes the fixed code (or the code unchanged, when it cannot be
     fixed) to stdout, so an editor can always replace its buffer with it; findings,
     errors and the summary then go to stderr.
     """
     from mplint.run.discovery import is_excluded
-    from mplint.core.linter import may_matter
-    from mplint.core.fixer import fix_source
-    from mplint.core.source import SourceError, decode
+    from mplint.run.session import buffer_paths
 
     name = args.stdin_filename or "-"
     raw = sys.stdin.buffer.read()
@@ -314,28 +264,21 @@ def _run_stdin(args: argparse.Namespace, linter) -> int:
     errors: List[FileError] = []
     summary = FixSummary()
     fixed = raw
-    settings = linter.settings
+    settings = session.settings
     skip = bool(args.stdin_filename and args.force_exclude and is_excluded(
         name, settings.root, settings.exclude, settings.respect_gitignore))
-    try:
-        source = decode(name, raw)
-        classes = linter.checks_for(name, raw)
-        module = linter.parse_for_checks(source, classes) if not skip and may_matter(raw) else None
-        if module is not None:
-            if args.command == "fix":
-                outcome = fix_source(linter, source, module, args.unsafe_fixes)
-                findings, errors = outcome.remaining, outcome.errors
-                summary.applied = outcome.applied
-                if outcome.changed:
-                    fixed = outcome.fixed or raw
-                    summary.changed_files = 1
-                    summary.by_file[name] = outcome.applied_rules
-                summary.more_unsafe = sum(1 for f in findings if f.fix == "unsafe")
-            else:
-                analysis = linter.analyze(source, module, classes)
-                findings, errors = analysis.findings, analysis.errors
-    except SourceError as exc:
-        errors.append(FileError(name, str(exc)))
+    if not skip:
+        if args.stdin_filename:
+            session.index(buffer_paths(name), [name], given={name: raw})
+        if args.command == "fix":
+            outcome = session.fix_buffer(name, raw, args.unsafe_fixes)
+            findings, errors = outcome.remaining, outcome.errors
+            summary = FixSummary.of([outcome], findings)
+            if outcome.changed:
+                fixed = outcome.fixed or raw
+        else:
+            result = session.check_buffer(name, raw)
+            findings, errors = result.findings, result.errors
     if args.command == "fix":
         if args.diff:
             sys.stdout.write(_diff(name, raw, fixed) if fixed != raw else "")

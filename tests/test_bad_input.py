@@ -13,7 +13,7 @@ import time
 import pytest
 
 import mplint.core.linter
-import mplint.core.fixer
+import mplint.core.linter
 from conftest import run_cli
 from mplint import cli
 from mplint.rule.catalog import load_catalog
@@ -284,15 +284,15 @@ def test_write_refuses_a_file_changed_since_it_was_read(tmp_path):
 def test_fix_does_not_overwrite_a_file_saved_while_it_ran(tmp_path, monkeypatch, capsys):
     """An editor saves the file between mplint's read and its write."""
     _write(tmp_path, {"a.py": BAD, "b.py": BAD})
-    real = mplint.core.fixer.fix_source
+    real = mplint.core.linter.Linter.fix
 
-    def fix_then_user_saves(linter, source, module, unsafe):
-        outcome = real(linter, source, module, unsafe)
-        if source.path.endswith("a.py"):
+    def fix_then_user_saves(linter, src, unsafe):
+        outcome = real(linter, src, unsafe)
+        if src.path.endswith("a.py"):
             (tmp_path / "a.py").write_text(BAD + "# saved by the user\n")
         return outcome
 
-    monkeypatch.setattr(mplint.core.fixer, "fix_source", fix_then_user_saves)
+    monkeypatch.setattr(mplint.core.linter.Linter, "fix", fix_then_user_saves)
     monkeypatch.chdir(tmp_path)
     rc = cli.main(["fix", "a.py", "b.py"])
     _, err = capsys.readouterr()
@@ -312,7 +312,10 @@ def test_read_only_file_is_reported_and_left_alone(tmp_path):
         assert _errors(result) == ["mplint: error: locked.py: is read-only; not written"]
         assert locked.read_text() == BAD and stat.S_IMODE(locked.stat().st_mode) == 0o444
         assert (tmp_path / "open.py").read_text() == GOOD
-        assert "locked.py:4:30: MP101" not in result.stdout  # reported as an error, not as fixed
+        # not written, so not fixed: its finding remains, and the totals say so
+        assert "locked.py:4:30: MP101" in result.stdout
+        assert "open.py:4:30" not in result.stdout
+        assert "Fixed 1 finding in 1 file; 1 remaining." in result.stdout
     finally:
         locked.chmod(0o644)
 

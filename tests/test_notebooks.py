@@ -6,7 +6,8 @@ import pytest
 
 from conftest import run_cli
 from mplint.api import make_linter
-from mplint.core.notebooks import Notebook, lint_notebook
+from mplint.core.notebooks import Notebook
+from mplint.core.source_kinds import load_source
 
 
 def _cell(kind, source, **extra):
@@ -58,7 +59,7 @@ def test_magics_and_shell_escapes_are_skipped():
     assert "%matplotlib" not in book.program and "!pip" not in book.program
     assert "echo" not in book.program  # the %%bash cell is not Python
     assert "    pass  # mplint: magic" in book.program  # indentation kept inside the loop
-    findings = lint_notebook(make_linter(), "nb.ipynb", _jupyter(_notebook()).encode()).findings
+    findings = make_linter().check(load_source("nb.ipynb", _jupyter(_notebook()).encode())).findings
     assert [(f.cell, f.line) for f in findings] == [(5, 4)]
 
 

@@ -16,6 +16,7 @@ from mplint.rule.catalog import load_catalog
 from mplint.checks import registry
 from mplint.semantic.facts import MIXED_POLICIES, UNKNOWN
 from mplint.core.prefilter import Prescan
+from mplint.core.source_kinds import load_source
 from mplint.run.project import MAYBE_MIXED, build_project
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -92,10 +93,11 @@ def test_a_file_no_rule_can_report_in_is_not_parsed_but_its_syntax_is_checked(tm
     real = mplint.core.linter.parse
     monkeypatch.setattr(mplint.core.linter, "parse", lambda source: parsed.append(source.path) or real(source))
     linter = make_linter()
-    assert linter.lint_path(str(tmp_path / "plain.py")).findings == []
+    plain = str(tmp_path / "plain.py")
+    assert linter.check(load_source(plain, (tmp_path / "plain.py").read_bytes())).findings == []
     assert parsed == []
     linter.prescan = False
-    linter.lint_path(str(tmp_path / "plain.py"))
+    linter.check(load_source(plain, (tmp_path / "plain.py").read_bytes()))
     assert parsed == [str(tmp_path / "plain.py")]
 
 

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mplint.api import make_linter
-from mplint.core.fixer import fix_source
+from mplint.core.source_kinds import load_source
 from mplint.core.source import decode, parse
 
 LINTER = make_linter()
@@ -160,7 +160,7 @@ def _comments(text):
 
 def _fix(raw, unsafe):
     source = decode("generated.py", raw)
-    return source, fix_source(LINTER, source, parse(source), unsafe)
+    return source, LINTER.fix(load_source("generated.py", raw), unsafe)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

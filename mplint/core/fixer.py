@@ -7,33 +7,20 @@ reported) and checks again, until nothing is left to apply or the pass cap is hi
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
-from mplint.core.linter import REPORT_URL, FixCandidate, Linter, may_matter
-from mplint.core.findings import FileError, Finding
-from mplint.core.source import Source, SourceError, read_source, write_atomic
+from mplint.core.findings import FileError
+from mplint.core.results import REPORT_URL, FileAnalysis, FixCandidate, FixOutcome, describe
+from mplint.core.source import Source
 
 MAX_PASSES = 10
 
-
-@dataclass
-class FixOutcome:
-    path: str
-    original: bytes = b""
-    fixed: Optional[bytes] = None  # None when nothing changed
-    applied: int = 0
-    applied_rules: List[str] = field(default_factory=list)
-    remaining: List[Finding] = field(default_factory=list)
-    errors: List[FileError] = field(default_factory=list)
-
-    @property
-    def changed(self) -> bool:
-        return self.fixed is not None and self.fixed != self.original
+#: how the fixer asks for findings and fixes: ``Linter.analyze``
+Analyze = Callable[[Source, cst.Module, Optional[Sequence[type]]], FileAnalysis]
 
 
 class _Replace(cst.CSTTransformer):
@@ -59,12 +46,17 @@ def _overlaps(a, b) -> bool:
     return any(x[0] < y[1] and y[0] < x[1] or x == y for x in a for y in b)
 
 
-def fix_source(linter: Linter, source: Source, module: cst.Module, unsafe: bool) -> FixOutcome:
-    """Fix one parsed file in memory."""
-    outcome = FixOutcome(source.path, original=source.raw)
+def fix_program(analyze: Analyze, source: Source, module: cst.Module, unsafe: bool,
+                outcome: FixOutcome, classes: Optional[Sequence[type]] = None
+                ) -> Tuple[Optional[str], FixOutcome]:
+    """Fix one parsed program in memory: the fixed text (None when nothing was
+    applied) and ``outcome`` filled in. ``classes`` are the checks that may report
+    in the program as read; later passes find them again in the fixed text, which
+    a fix may have given new words."""
     text = source.text
     for _ in range(MAX_PASSES):
-        analysis = linter.analyze(source, module)
+        analysis = analyze(source, module, classes)
+        classes = None
         outcome.errors = [e for e in outcome.errors if e.kind != "warning"] + analysis.errors
         chosen: List[FixCandidate] = []
         taken: List = []
@@ -84,7 +76,7 @@ def fix_source(linter: Linter, source: Source, module: cst.Module, unsafe: bool)
             new_text = _apply(module, chosen).code
         except Exception as exc:  # a broken fix must not stop the other files
             outcome.errors.append(FileError(
-                source.path, f"internal error in the fix for {rules}: {type(exc).__name__}: {exc}; "
+                source.path, f"internal error in the fix for {rules}: {describe(exc)}; "
                 f"nothing was applied. Please report this at {REPORT_URL}"))
             break
         try:
@@ -102,9 +94,7 @@ def fix_source(linter: Linter, source: Source, module: cst.Module, unsafe: bool)
         source = Source(source.path, source.raw, text, source.encoding, source.bom)
     else:
         outcome.errors.append(FileError(source.path, f"fixes did not converge after {MAX_PASSES} passes", "warning"))
-    if outcome.applied:
-        outcome.fixed = source.encode(text)
-    return outcome
+    return (text if outcome.applied else None), outcome
 
 
 def _apply(module: cst.Module, chosen: List[FixCandidate]) -> cst.Module:
@@ -129,22 +119,3 @@ def _apply(module: cst.Module, chosen: List[FixCandidate]) -> cst.Module:
             RemoveImportsVisitor.remove_unused_import(context, mod, obj, asname)
         new_module = RemoveImportsVisitor(context).transform_module(new_module)
     return new_module
-
-
-def fix_path(linter: Linter, path: str, unsafe: bool, write: bool) -> FixOutcome:
-    """Fix one file on disk; writes atomically only when ``write`` and it changed."""
-    try:
-        source = read_source(path)
-        module = linter.parse_for_checks(source) if may_matter(source.raw) else None
-    except SourceError as exc:
-        return FixOutcome(path, errors=[FileError(path, str(exc))])
-    if module is None:  # no selected rule can report here
-        return FixOutcome(path, original=source.raw)
-    outcome = fix_source(linter, source, module, unsafe)
-    if write and outcome.changed:
-        try:
-            write_atomic(path, outcome.fixed or b"", expected=source.raw)
-        except SourceError as exc:
-            outcome.errors.append(FileError(path, str(exc)))
-            outcome.fixed = None
-    return outcome

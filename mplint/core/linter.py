@@ -9,7 +9,6 @@ suppressions and per-file ignores -> findings.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
 
@@ -17,53 +16,37 @@ import libcst as cst
 import pathspec
 from libcst.metadata import CodeRange
 
-from mplint.rule.catalog import RuleEntry
-from mplint.rule.check import Context, Fix, Report
 from mplint.checks import registry
 from mplint.core.expected_failures import ExpectedFailures
-from mplint.run.config import Settings
-from mplint.semantic.facts import MIXED_POLICIES, FactsCollector, ModuleFacts
 from mplint.core.findings import FileError, Finding
+from mplint.core.fixer import fix_program
+from mplint.core.positions import positions_of
+from mplint.core.prefilter import Prescan, may_matter
+from mplint.core.results import REPORT_URL, FileAnalysis, FileResult, FixCandidate, FixOutcome, describe
+from mplint.core.source import Source, SourceError, check_syntax, parse
+from mplint.core.source_kinds import SourceKind
+from mplint.core.suppression import scan
+from mplint.core.walker import Walker
+from mplint.rule.catalog import RuleEntry
+from mplint.rule.check import Context, Report
+from mplint.run.config import Settings
+from mplint.run.project import ProjectFacts
+from mplint.semantic.facts import MIXED_POLICIES, FactsCollector, ModuleFacts
 from mplint.semantic.keras_version import detect as detect_keras_version
 from mplint.semantic.names import NameResolver, collect_module_imports
-from mplint.core.positions import positions_of
-from mplint.core.prefilter import Prescan, may_matter  # noqa: F401 (engine.may_matter is public)
-from mplint.run.project import ProjectFacts
 from mplint.semantic.scopes import ScopeTracker
-from mplint.core.source import Source, SourceError, check_syntax, decode, parse, read_bytes
-from mplint.core.suppression import scan
 from mplint.semantic.values import Evaluator
-from mplint.core.walker import Walker
-
-REPORT_URL = "https://github.com/mplint/mplint/issues"
-
-
-@dataclass
-class FixCandidate:
-    finding: Finding
-    fix: Fix
-    safety: str
-
-
-@dataclass
-class FileAnalysis:
-    findings: List[Finding] = field(default_factory=list)
-    fixes: List[FixCandidate] = field(default_factory=list)
-    errors: List[FileError] = field(default_factory=list)
-    positions: Optional[Dict[cst.CSTNode, CodeRange]] = None
-
-
-@dataclass
-class FileResult:
-    path: str
-    findings: List[Finding] = field(default_factory=list)
-    errors: List[FileError] = field(default_factory=list)
 
 
 class Linter:
-    """Runs the selected checks on files with one configuration."""
+    """Runs the selected checks on files with one configuration.
 
-    def __init__(self, settings: Settings, catalog: Dict[str, RuleEntry], rule_ids: Sequence[str]) -> None:
+    Its two operations, :meth:`check` and :meth:`fix`, take a source of any kind
+    (:func:`mplint.core.source_kinds.load_source`); every caller goes through them.
+    """
+
+    def __init__(self, settings: Settings, catalog: Dict[str, RuleEntry], rule_ids: Sequence[str],
+                 project: Optional[ProjectFacts] = None, installed_keras: Optional[int] = None) -> None:
         self.settings = settings
         self.catalog = catalog
         checks = registry()
@@ -72,7 +55,9 @@ class Linter:
         self.known_codes: FrozenSet[str] = frozenset(catalog)
         self.options = settings.option_map()
         #: facts of the whole project (policies and rewrites set in other files)
-        self.project: Optional[ProjectFacts] = None
+        self.project = project
+        #: the Keras generation of the installed packages (the run's environment)
+        self.installed_keras = installed_keras
         #: skip (leave unparsed) files no selected check may report in; off only to
         #: test that the skipping never changes a result
         self.prescan = True
@@ -82,37 +67,58 @@ class Linter:
             for pattern, codes in settings.per_file_ignores
         ]
 
-    # -- entry points -----------------------------------------------------------
-    def lint_path(self, path: str) -> FileResult:
-        try:
-            raw = read_bytes(path)
-        except SourceError as exc:
-            return FileResult(path, errors=[FileError(path, str(exc))])
-        return self.lint_bytes(path, raw)
-
-    def lint_bytes(self, path: str, raw: bytes, module: Optional[cst.Module] = None) -> FileResult:
-        """Check one file's content (read once by the caller, who may cache by it).
-
-        ``module`` is the file already parsed from ``raw`` (by the project index).
-        """
-        result = FileResult(path)
-        if not may_matter(raw):
-            return result
-        if path.endswith(".ipynb"):
-            from mplint.core.notebooks import lint_notebook
-
-            return lint_notebook(self, path, raw)
-        classes = self.checks_for(path, raw)
-        try:
-            source = decode(path, raw)
-            module = module or self.parse_for_checks(source, classes)
-        except SourceError as exc:
-            result.errors.append(FileError(path, str(exc)))
-            return result
-        if module is not None:
-            analysis = self.analyze(source, module, classes)
-            result.findings, result.errors = analysis.findings, analysis.errors
+    # -- the two operations ---------------------------------------------------------
+    def check(self, src: SourceKind, module: Optional[cst.Module] = None) -> FileResult:
+        """Findings and errors of one source (``module``: its program already parsed,
+        by the project index)."""
+        result = FileResult(src.path)
+        prepared = self._prepare(src, module, result.errors)
+        if prepared is not None:
+            source, parsed, classes = prepared
+            analysis = self.analyze(source, parsed, classes)
+            result.findings = [src.finding(f) for f in analysis.findings]
+            result.errors += [src.error(e) for e in analysis.errors]
         return result
+
+    def fix(self, src: SourceKind, unsafe: bool) -> FixOutcome:
+        """Fix one source in memory: ``fixed`` holds the new bytes (nothing is written)."""
+        outcome = FixOutcome(src.path, original=src.raw)
+        prepared = self._prepare(src, None, outcome.errors)
+        if prepared is None:
+            return outcome
+        source, module, classes = prepared
+        text, outcome = fix_program(self.analyze, source, module, unsafe, outcome, classes)
+        outcome.remaining = [src.finding(f) for f in outcome.remaining]
+        outcome.errors = [src.error(e) for e in outcome.errors]
+        if text is not None:
+            try:
+                outcome.fixed = src.encode(text)
+            except SourceError as exc:
+                outcome.errors.append(src.error(FileError(src.path, str(exc))))
+        return outcome
+
+    def _prepare(self, src: SourceKind, module: Optional[cst.Module], errors: List[FileError]
+                 ) -> Optional[Tuple[Source, cst.Module, List[type]]]:
+        """The program, its parsed module and the checks that may report in it, or
+        None when there is nothing to analyse (errors and warnings go to ``errors``).
+
+        The prefilter and the prescan run here, once per file, for every caller.
+        """
+        if self.prescan and not may_matter(src.raw):
+            return None
+        classes = self.checks_for(src.path, src.raw)
+        try:
+            source = src.program()
+            if source is not None and module is None:
+                module = self.parse_for_checks(source, classes)
+        except SourceError as exc:
+            errors.append(src.error(FileError(src.path, str(exc))))
+            return None
+        if classes:  # a file no rule can report in gets no "cell not checked" warnings
+            errors += src.warnings()
+        if source is None or module is None:
+            return None
+        return source, module, classes
 
     def checks_for(self, path: str, raw: bytes) -> List[type]:
         """The selected checks, less per-file ignores, that may report in this file
@@ -129,15 +135,13 @@ class Linter:
         elsewhere = self._assumes_mixed or (self.project is not None and self.project.may_be_mixed(path))
         return Prescan(raw, elsewhere)
 
-    def parse_for_checks(self, source: Source, classes: Optional[Sequence[type]] = None) -> Optional[cst.Module]:
+    def parse_for_checks(self, source: Source, classes: Sequence[type]) -> Optional[cst.Module]:
         """The module to check, or None when no selected check may report in the file
-        (``classes``: :meth:`checks_for` of it, when the caller has them).
+        (``classes``: :meth:`checks_for` of it).
 
         Such a file is not parsed with libcst, only syntax-checked by CPython's
         parser (a tenth of the cost), so a broken file is still reported.
         """
-        if classes is None:
-            classes = self.checks_for(source.path, source.raw)
         if classes:
             return parse(source)
         check_syntax(source)
@@ -152,7 +156,7 @@ class Linter:
         """
         out = FileAnalysis()
         if classes is None:
-            classes = self.checks_for(source.path, source.text.encode("utf-8", "replace"))
+            classes = self.checks_for(source.path, source.text.encode("utf-8", "surrogateescape"))
         if not classes:
             return out
         names = NameResolver()
@@ -160,7 +164,8 @@ class Linter:
         tracker = ScopeTracker(module, names)
         facts = ModuleFacts(assumed_policy=self.settings.assume_policy,
                             keras_version=detect_keras_version(
-                                self.settings.keras_version, source.text,
+                                self.settings.keras_version, source.text, installed=self.installed_keras,
+                                use_installed=self.installed_keras is not None,
                                 declared=self.project.keras_version if self.project is not None else None),
                             configured_keras_version=self.settings.keras_version)
         if self.project is not None:
@@ -208,7 +213,7 @@ class Linter:
             ctx.reports.pop(rule, None)
             out.errors.append(FileError(
                 source.path,
-                f"internal error in rule {rule}: {type(exc).__name__}: {exc}. "
+                f"internal error in rule {rule}: {describe(exc)}. "
                 f"The other rules still ran. Please report this at {REPORT_URL}",
             ))
         if not ctx.reports:

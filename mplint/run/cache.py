@@ -50,10 +50,13 @@ def code_stamp() -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
-def run_key(rule_ids: Sequence[str], settings: Any, project_digest: str) -> str:
+def run_key(rule_ids: Sequence[str], settings: Any, project_digest: str, environment: str) -> str:
+    """Everything a file's result depends on besides its content: mplint's code, the
+    rules, the settings, the project's facts and the environment (the installed
+    Keras generation)."""
     # select/ignore matter only through the rule ids they enable
     settings = dataclasses.replace(settings, select=(), ignore=())
-    data = [code_stamp(), list(rule_ids), repr(settings), project_digest]
+    data = [code_stamp(), list(rule_ids), repr(settings), project_digest, environment]
     return hashlib.sha256(json.dumps(data, default=str).encode()).hexdigest()[:32]
 
 

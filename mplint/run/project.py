@@ -248,22 +248,20 @@ def index_source(path: str, raw: bytes, parsed: Optional[Dict[str, object]] = No
     """Parse one candidate file and collect its policy and rewrite facts.
 
     A file that cannot be read or parsed contributes nothing; checking it reports
-    the error. ``parsed`` receives the module of a ``.py`` file, so checking it
-    later need not parse it again.
+    the error. ``parsed`` receives the parsed program, so checking the file later
+    need not parse it again.
     """
-    from mplint.core.source import SourceError, decode, parse  # libcst only when needed
+    from mplint.core.source import SourceError, parse  # libcst only when needed
+    from mplint.core.source_kinds import load_source
 
     try:
-        if path.endswith(".ipynb"):
-            from mplint.core.notebooks import Notebook
-
-            source = Notebook.load(path, raw).source()
-        else:
-            source = decode(path, raw)
+        source = load_source(path, raw).program()
+        if source is None:
+            return FileFacts()
         module = parse(source)
     except SourceError:
         return FileFacts()
-    if parsed is not None and not path.endswith(".ipynb"):
+    if parsed is not None:
         parsed[os.path.abspath(path)] = module
     return _collect(module)
 
@@ -434,7 +432,8 @@ def build_project(paths: Sequence[str], settings, cache=None, extra: Iterable[st
 
     ``cache`` (a :class:`mplint.run.cache.Cache`) keeps each file's facts by content;
     ``walked`` is the project's file list when the caller already walked its root;
-    ``contents`` receives the bytes of the files read, and ``parsed`` the modules
+    ``contents`` receives the bytes of the files read (and may already hold an
+    editor's unsaved buffer, used instead of the disk), and ``parsed`` the modules
     parsed, so the check reads and parses each file once.
     """
     root = find_root(paths)
@@ -447,15 +446,17 @@ def build_project(paths: Sequence[str], settings, cache=None, extra: Iterable[st
         unique.setdefault(os.path.abspath(path), path)
     out = ProjectFacts(root, keras_version=declared_keras_version(root) if root is not None else None)
     for key, path in unique.items():
+        raw = contents.get(path) if contents is not None else None  # an editor's buffer
         try:
-            st = os.stat(path)
+            st = os.stat(path) if raw is None else None
         except OSError:
             continue
-        item = cache.index_lookup(key, st) if cache is not None else None
+        item = cache.index_lookup(key, st) if cache is not None and st is not None else None
         if item is None:
             try:
-                with open(path, "rb") as handle:
-                    raw = handle.read()
+                if raw is None:
+                    with open(path, "rb") as handle:
+                        raw = handle.read()
             except OSError:
                 continue
             if contents is not None:

@@ -1,11 +1,12 @@
-"""Check many files: the prefilter and the cache first, then a pool of forked workers.
+"""Check or fix many files: the prefilter and the cache first, then a pool of forked workers.
 
-Each file is read once here; its bytes give the cache key and travel to the
-worker, so a result is always cached under the content it was computed from.
-Workers are forked after the linter (and libcst) is loaded, inherit it and the
-work list, and receive only indices; results are small picklable dataclasses.
-The linter is built only when some file misses the cache, so a fully cached
-run never imports libcst.
+``check`` and ``fix`` take the same path: each file is read once here, its bytes
+give the cache key and travel to the worker, so a result is always cached under
+the content it was computed from. What a worker does with a file is a *task*
+(:class:`CheckTask`, :class:`FixTask`). Workers are forked after the task's linter
+(and libcst) is loaded and inherit it with the work list; they receive only
+indices, and results are small picklable dataclasses. The linter is built only
+when some file misses the cache, so a fully cached run never imports libcst.
 """
 
 from __future__ import annotations
@@ -14,20 +15,25 @@ import gc
 import os
 import sys
 import time
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from dataclasses import dataclass
+from typing import (TYPE_CHECKING, Callable, Dict, Generic, Iterator, List, Optional, Sequence,
+                    Tuple, TypeVar, Union)
 
-from mplint.run.cache import Cache, content_hash
 from mplint.core.findings import FileError, Finding
 from mplint.core.prefilter import may_matter
+from mplint.core.results import FileResult, FixOutcome, internal_error
+from mplint.run.cache import Cache, content_hash
+
+if TYPE_CHECKING:  # pragma: no cover (the linter loads libcst; a cached run must not)
+    from mplint.core.linter import Linter
 
 #: Below this many files to parse, starting workers costs more than it saves.
 MIN_FILES_FOR_POOL = 8
 #: allocations between young-generation collections while checking (default 700)
 GC_THRESHOLD = 50_000
 
-_LINTER = None
-_TODO: List[Tuple[str, bytes, os.stat_result]] = []
-_PARSED: Dict[str, object] = {}
+Result = Union[FileResult, FixOutcome]
+R = TypeVar("R", FileResult, FixOutcome)
 
 
 def default_jobs() -> int:
@@ -62,29 +68,134 @@ class Progress:
             sys.stderr.flush()
 
 
-def _work(index: int):
-    path, raw, _ = _TODO[index]
-    try:
-        return index, _LINTER.lint_bytes(path, raw, _PARSED.get(os.path.abspath(path)))
-    except Exception as exc:  # never lose the whole run to one file
-        from mplint.core.linter import REPORT_URL, FileResult
+# -- tasks: what a worker does with one file ------------------------------------------
+class CheckTask:
+    """Check a file. ``parsed`` holds modules the project index already parsed."""
 
-        return index, FileResult(path, errors=[FileError(
-            path, f"internal error: {type(exc).__name__}: {exc}. Please report this at {REPORT_URL}")])
+    def __init__(self, make_linter: Callable[[], "Linter"], parsed: Optional[Dict[str, object]] = None) -> None:
+        self.make_linter = make_linter
+        self.parsed = parsed if parsed is not None else {}
+        self.linter: Optional["Linter"] = None
+
+    def start(self) -> None:
+        self.linter = self.make_linter()
+
+    def run(self, path: str, raw: bytes) -> FileResult:
+        from mplint.core.source_kinds import load_source
+
+        assert self.linter is not None
+        module = self.parsed.pop(os.path.abspath(path), None)
+        return self.linter.check(load_source(path, raw), module)  # type: ignore[arg-type]
+
+    def failed(self, path: str, exc: BaseException) -> FileResult:
+        return FileResult(path, errors=[internal_error(path, exc)])
+
+    def from_cache(self, path: str, findings: List[Finding], errors: List[FileError]) -> Optional[FileResult]:
+        return FileResult(path, findings, errors)
+
+    def cached_content(self, result: FileResult, raw: bytes) -> Optional[bytes]:
+        return raw
 
 
-def check_files(files: Sequence[str], make_linter: Callable[[], object], cache: Optional[Cache],
-                jobs: int, progress: bool = False, contents: Optional[Dict[str, bytes]] = None,
-                parsed: Optional[Dict[str, object]] = None) -> Tuple[List[Finding], List[FileError]]:
-    """Findings and per-file errors for ``files``, in no particular order.
+class FixTask:
+    """Fix a file, and write it (atomically) when ``write``.
 
-    ``contents`` holds bytes already read and ``parsed`` modules already parsed
-    from them (by the project index); each is used once.
+    A file whose cached result offers no fix these flags apply is not parsed at all.
     """
-    global _LINTER, _TODO, _PARSED
-    findings: List[Finding] = []
-    errors: List[FileError] = []
-    todo: List[Tuple[str, bytes, os.stat_result]] = []
+
+    def __init__(self, make_linter: Callable[[], "Linter"], unsafe: bool, write: bool) -> None:
+        self.make_linter = make_linter
+        self.unsafe = unsafe
+        self.write = write
+        self.wanted = ("safe", "unsafe") if unsafe else ("safe",)
+        self.linter: Optional["Linter"] = None
+
+    def start(self) -> None:
+        self.linter = self.make_linter()
+
+    def run(self, path: str, raw: bytes) -> FixOutcome:
+        from mplint.core.source import SourceError, write_atomic
+        from mplint.core.source_kinds import load_source
+
+        assert self.linter is not None
+        outcome = self.linter.fix(load_source(path, raw), self.unsafe)
+        if self.write and outcome.changed:
+            try:
+                write_atomic(path, outcome.fixed or b"", expected=raw)
+                outcome.written = True
+            except SourceError as exc:
+                # Not written: nothing was fixed, and every finding of the file remains.
+                unfixed = self.linter.check(load_source(path, raw))
+                outcome.fixed, outcome.applied, outcome.applied_rules = None, 0, []
+                outcome.remaining = unfixed.findings
+                outcome.errors = unfixed.errors + [FileError(path, str(exc))]
+        return outcome
+
+    def failed(self, path: str, exc: BaseException) -> FixOutcome:
+        return FixOutcome(path, errors=[internal_error(path, exc)])
+
+    def from_cache(self, path: str, findings: List[Finding], errors: List[FileError]) -> Optional[FixOutcome]:
+        if any(f.fix in self.wanted for f in findings):
+            return None  # something to fix: do the work
+        return FixOutcome(path, remaining=findings, errors=errors)
+
+    def cached_content(self, result: FixOutcome, raw: bytes) -> Optional[bytes]:
+        """The content ``result.remaining`` describes, when that is what the file holds."""
+        if not result.changed:
+            return raw
+        return result.fixed if result.written else None
+
+
+Task = Union[CheckTask, FixTask]
+
+
+def findings_of(result: Result) -> List[Finding]:
+    return result.findings if isinstance(result, FileResult) else result.remaining
+
+
+# -- the run -------------------------------------------------------------------------
+@dataclass
+class _Work:
+    """One file a worker must do, with its bytes and the stat it was read under."""
+
+    path: str
+    raw: bytes
+    stat: os.stat_result
+
+
+@dataclass
+class _Batch:
+    """What forked workers inherit: the task (with its linter) and the work list."""
+
+    task: Task
+    items: List[_Work]
+
+
+_BATCH: Optional[_Batch] = None  # set in each worker by _adopt (and for a serial run)
+
+
+def _adopt(batch: _Batch) -> None:
+    global _BATCH
+    _BATCH = batch
+
+
+def _work(index: int) -> Tuple[int, Result]:
+    assert _BATCH is not None
+    item = _BATCH.items[index]
+    try:
+        return index, _BATCH.task.run(item.path, item.raw)
+    except Exception as exc:  # never lose the whole run to one file
+        return index, _BATCH.task.failed(item.path, exc)
+
+
+def run_files(files: Sequence[str], task: Task, cache: Optional[Cache], jobs: int,
+              progress: bool = False, contents: Optional[Dict[str, bytes]] = None) -> List[Result]:
+    """The task's result for every file, in the order of ``files``.
+
+    ``contents`` holds bytes already read (by the project index); each is used once.
+    """
+    results: Dict[str, Result] = {}
+    todo: List[_Work] = []
     bar = Progress(len(files), progress)
     contents = contents if contents is not None else {}
     for path in files:
@@ -96,54 +207,70 @@ def check_files(files: Sequence[str], make_linter: Callable[[], object], cache: 
                 with open(path, "rb") as handle:
                     raw = handle.read()
         except OSError:
-            from mplint.core.source import SourceError, read_bytes
-
-            try:  # the same one-line message as everywhere else
-                read_bytes(path)
-                message = "cannot be read"
-            except SourceError as err:
-                message = str(err)
-            errors.append(FileError(path, message))
+            results[path] = FileResult(path, errors=[FileError(path, _unreadable(path))])
             bar.step()
             continue
-        if hit is None and raw is not None:
+        done: Optional[Result] = task.from_cache(path, *hit) if hit is not None else None
+        if done is None and raw is None:  # a stat hit the task cannot use: read after all
+            try:
+                with open(path, "rb") as handle:
+                    raw = handle.read()
+            except OSError:
+                results[path] = FileResult(path, errors=[FileError(path, _unreadable(path))])
+                bar.step()
+                continue
+        if done is None and raw is not None:
             digest = content_hash(raw)
-            if not may_matter(raw):
-                hit = ([], [])
-            elif cache is not None:
-                hit = cache.get(path, digest)
-            if hit is None:
-                todo.append((path, raw, st))
+            found = ([], []) if not may_matter(raw) else cache.get(path, digest) if cache is not None else None
+            done = task.from_cache(path, *found) if found is not None else None
+            if done is None:
+                todo.append(_Work(path, raw, st))
                 continue
             if cache is not None:
-                cache.put(path, digest, hit[0], hit[1], st)
-        findings += hit[0]
-        errors += hit[1]
+                cache.put(path, digest, findings_of(done), done.errors, st)
+        assert done is not None
+        results[path] = done
         bar.step()
     if todo:
-        _LINTER = make_linter()
+        task.start()
         thresholds = _tune_gc()
         # Biggest files first, so no worker is left with a long one at the end.
-        _TODO = sorted(todo, key=lambda item: -len(item[1]))
-        _PARSED = parsed or {}
+        batch = _Batch(task, sorted(todo, key=lambda item: -len(item.raw)))
         try:
-            for index, result in _results(len(_TODO), jobs):
-                findings += result.findings
-                errors += result.errors
-                if cache is not None:
-                    path, raw, st = _TODO[index]
-                    cache.put(path, content_hash(raw), result.findings, result.errors, st)
+            for index, result in _results(batch, jobs):
+                item = batch.items[index]
+                results[item.path] = result
+                content = task.cached_content(result, item.raw)  # type: ignore[arg-type]
+                if cache is not None and content is not None:
+                    st = item.stat if content is item.raw else _stat(item.path)
+                    cache.put(item.path, content_hash(content), findings_of(result), result.errors, st)
                 bar.step()
         finally:
-            _LINTER, _TODO, _PARSED = None, [], {}
+            _adopt(None)  # type: ignore[arg-type]
             gc.unfreeze()
             gc.set_threshold(*thresholds)
     bar.close()
     if cache is not None:
         cache.save()
-    order = {path: n for n, path in enumerate(files)}
-    errors.sort(key=lambda e: order.get(e.path, -1))
-    return findings, errors
+    return [results[path] for path in files if path in results]
+
+
+def _stat(path: str) -> Optional[os.stat_result]:
+    try:
+        return os.stat(path)
+    except OSError:
+        return None
+
+
+def _unreadable(path: str) -> str:
+    """The same one-line message as everywhere else for a file that cannot be read."""
+    from mplint.core.source import SourceError, read_bytes
+
+    try:
+        read_bytes(path)
+        return "cannot be read"
+    except SourceError as err:
+        return str(err)
 
 
 def _tune_gc() -> Tuple[int, ...]:
@@ -162,9 +289,11 @@ def _tune_gc() -> Tuple[int, ...]:
     return old
 
 
-def _results(count: int, jobs: int):
+def _results(batch: _Batch, jobs: int) -> Iterator[Tuple[int, Result]]:
+    count = len(batch.items)
     jobs = min(jobs, count)
     if jobs <= 1 or count < MIN_FILES_FOR_POOL or not _can_fork():
+        _adopt(batch)
         for index in range(count):
             yield _work(index)
         return
@@ -172,7 +301,9 @@ def _results(count: int, jobs: int):
 
     context = multiprocessing.get_context("fork")
     chunk = max(1, min(8, count // (jobs * 8)))
-    with context.Pool(jobs) as pool:
+    # Forked workers receive the batch through the initializer's arguments, which
+    # fork hands over without pickling (the linter holds unpicklable state).
+    with context.Pool(jobs, initializer=_adopt, initargs=(batch,)) as pool:
         yield from pool.imap_unordered(_work, range(count), chunksize=chunk)
 
 

@@ -1,0 +1,86 @@
+"""What checking or fixing one file gives back: findings, fixes on offer, errors.
+
+``FileResult`` and ``FixOutcome`` cross process boundaries (the worker pool) and
+the cache, so they hold only plain data; ``FileAnalysis`` and ``FixCandidate``
+hold libcst nodes and never leave the process that parsed the file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Dict, List, Optional
+
+from mplint.core.findings import FileError, Finding
+
+if TYPE_CHECKING:  # pragma: no cover (typing only: libcst is not needed to read results)
+    import libcst as cst
+    from libcst.metadata import CodeRange
+
+    from mplint.rule.check import Fix
+
+REPORT_URL = "https://github.com/mplint/mplint/issues"
+
+
+@dataclass
+class FixCandidate:
+    """A fix a finding offers, with the safety the catalog and its comments allow."""
+
+    finding: Finding
+    fix: "Fix"
+    safety: str
+
+
+@dataclass
+class FileAnalysis:
+    """One analysis of a parsed program: findings, the fixes on offer, errors, and
+    the positions of the nodes they point at (which the fixer needs)."""
+
+    findings: List[Finding] = field(default_factory=list)
+    fixes: List[FixCandidate] = field(default_factory=list)
+    errors: List[FileError] = field(default_factory=list)
+    positions: Optional[Dict["cst.CSTNode", "CodeRange"]] = None
+
+
+@dataclass
+class FileResult:
+    """The result of checking one file."""
+
+    path: str
+    findings: List[Finding] = field(default_factory=list)
+    errors: List[FileError] = field(default_factory=list)
+
+
+@dataclass
+class FixOutcome:
+    """The result of fixing one file in memory (writing it is the caller's choice)."""
+
+    path: str
+    original: bytes = b""
+    fixed: Optional[bytes] = None  # None when nothing changed
+    applied: int = 0
+    applied_rules: List[str] = field(default_factory=list)
+    remaining: List[Finding] = field(default_factory=list)
+    errors: List[FileError] = field(default_factory=list)
+    #: whether ``fixed`` was written to the file
+    written: bool = False
+
+    @property
+    def changed(self) -> bool:
+        return self.fixed is not None and self.fixed != self.original
+
+
+def describe(exc: BaseException, limit: int = 200) -> str:
+    """``Type: message`` on one line, short. Formatting the message may itself fail
+    (the ``str()`` of a deep libcst node recurses), so that costs only the message."""
+    try:
+        message = " ".join(str(exc).split())
+    except Exception:  # RecursionError among others
+        message = ""
+    if len(message) > limit:
+        message = message[:limit] + "..."
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+
+
+def internal_error(path: str, exc: BaseException, where: str = "") -> FileError:
+    """The one-line error for a crash while checking or fixing a file."""
+    return FileError(path, f"internal error{where}: {describe(exc)}. Please report this at {REPORT_URL}")

@@ -1,0 +1,159 @@
+"""A run session: the one object that owns every input of a run.
+
+Settings, the rule catalog and selection, the environment mplint runs in, the
+project's cross-file facts, the bytes and modules the project index already read,
+and the cache all live here, so nothing travels through module globals or
+out-parameters, and everything a result depends on is in the cache key. The CLI,
+stdin (editors) and the API all run through a session; ``check`` and ``fix`` take
+the same parallel, cached path. LibCST's ``CodemodContext`` is the model.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence
+
+from mplint.core.findings import FileError, Finding
+from mplint.core.results import FileResult, FixOutcome
+from mplint.rule.catalog import RuleEntry
+from mplint.run.cache import FOLDER, Cache, run_key
+from mplint.run.config import Settings
+from mplint.run.project import ProjectFacts, build_project, find_root
+from mplint.run.runner import CheckTask, FixTask, default_jobs, findings_of, run_files
+from mplint.semantic import keras_version
+
+if TYPE_CHECKING:  # pragma: no cover (the linter loads libcst; a cached run must not)
+    from mplint.core.linter import Linter
+
+
+@dataclass(frozen=True)
+class Environment:
+    """What the machine mplint runs on contributes to results, resolved once per run.
+
+    The installed Keras generation decides which loss-scaling API a file uses when
+    nothing in the project says; ``pip install -U tensorflow`` moves it from 2 to 3.
+    """
+
+    keras_generation: Optional[int]
+
+    @classmethod
+    def detect(cls) -> "Environment":
+        return cls(keras_version.installed_generation())
+
+    def key(self) -> str:
+        return f"keras={self.keras_generation}"
+
+
+@dataclass
+class FileStore:
+    """Bytes the project index read and modules it parsed, handed on to the check
+    so each file is read and parsed once per run."""
+
+    contents: Dict[str, bytes] = field(default_factory=dict)
+    parsed: Dict[str, object] = field(default_factory=dict)
+
+
+@dataclass
+class RunResult:
+    """Findings and per-file errors of a run (``outcomes`` too for ``fix``)."""
+
+    findings: List[Finding] = field(default_factory=list)
+    errors: List[FileError] = field(default_factory=list)
+    outcomes: List[FixOutcome] = field(default_factory=list)
+
+
+class Session:
+    """Checks and fixes files of one project under one configuration."""
+
+    def __init__(self, settings: Settings, catalog: Dict[str, RuleEntry], rule_ids: Sequence[str], *,
+                 use_cache: bool = True, jobs: Optional[int] = None, progress: bool = False,
+                 environment: Optional[Environment] = None) -> None:
+        self.settings = settings
+        self.catalog = catalog
+        self.rule_ids = list(rule_ids)
+        self.environment = environment if environment is not None else Environment.detect()
+        self.use_cache = use_cache
+        self.jobs = jobs or default_jobs()
+        self.progress = progress
+        self.root: Optional[Path] = None
+        self.project: ProjectFacts = ProjectFacts()
+        self.store = FileStore()
+        self.cache: Optional[Cache] = None
+        #: skip files no selected rule can report in; off only to test the skipping
+        self.prescan = True
+        self._linter: Optional["Linter"] = None
+
+    # -- setting up ----------------------------------------------------------------
+    def index(self, paths: Sequence[str], files: Sequence[str] = (),
+              given: Optional[Dict[str, bytes]] = None) -> None:
+        """Index the project holding ``paths`` (whose checked files are ``files``),
+        and open its cache. ``given`` holds contents that differ from the disk
+        (an editor's buffer), by path."""
+        self.root = find_root(paths)
+        if self.use_cache:
+            self.cache = Cache((self.root or self.settings.root) / FOLDER)
+        # `mplint check .` at the project root: the project's files are the ones just found.
+        at_root = self.root is not None and [os.path.realpath(p) for p in paths] == [str(self.root)]
+        self.store.contents.update(given or {})
+        self.project = build_project(paths, self.settings, self.cache, extra=files,
+                                     walked=list(files) if at_root else None,
+                                     contents=self.store.contents, parsed=self.store.parsed)
+        if self.cache is not None:
+            self.cache.use_run(run_key(self.rule_ids, self.settings, self.project.digest(),
+                                       self.environment.key()))
+        self._linter = None
+
+    def linter(self) -> "Linter":
+        """The linter for this session's files (built once, when a file needs it)."""
+        if self._linter is None:
+            from mplint.core.linter import Linter
+
+            self._linter = Linter(self.settings, self.catalog, self.rule_ids, project=self.project,
+                                  installed_keras=self.environment.keras_generation)
+            self._linter.prescan = self.prescan
+        return self._linter
+
+    # -- the two operations -----------------------------------------------------------
+    def check(self, files: Sequence[str]) -> RunResult:
+        task = CheckTask(self.linter, self.store.parsed)
+        results = run_files(files, task, self.cache, self.jobs, self.progress, self.store.contents)
+        return _collect(results)
+
+    def fix(self, files: Sequence[str], unsafe: bool, write: bool) -> RunResult:
+        """Fix ``files``; ``write`` False previews (``--diff``, ``--check``)."""
+        task = FixTask(self.linter, unsafe, write)
+        results = run_files(files, task, self.cache, self.jobs, self.progress, self.store.contents)
+        out = _collect(results)
+        out.outcomes = [r for r in results if isinstance(r, FixOutcome)]
+        return out
+
+    # -- one buffer (stdin, editors) ----------------------------------------------------
+    def check_buffer(self, name: str, raw: bytes) -> FileResult:
+        from mplint.core.source_kinds import load_source
+
+        return self.linter().check(load_source(name, raw))
+
+    def fix_buffer(self, name: str, raw: bytes, unsafe: bool) -> FixOutcome:
+        from mplint.core.source_kinds import load_source
+
+        return self.linter().fix(load_source(name, raw), unsafe)
+
+
+def buffer_paths(name: str) -> List[str]:
+    """Where an editor's buffer named ``name`` sits, for finding its project: the
+    file itself, or its folder when the file is not saved yet."""
+    if os.path.exists(name):
+        return [name]
+    parent = os.path.dirname(os.path.abspath(name))
+    return [parent] if os.path.isdir(parent) else []
+
+
+def _collect(results: Sequence[object]) -> RunResult:
+    out = RunResult()
+    for result in results:
+        assert isinstance(result, (FileResult, FixOutcome))
+        out.findings += findings_of(result)
+        out.errors += result.errors
+    return out
