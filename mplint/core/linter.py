@@ -114,7 +114,10 @@ class Linter:
         except SourceError as exc:
             errors.append(src.error(FileError(src.path, str(exc))))
             return None
-        if classes:  # a file no rule can report in gets no "cell not checked" warnings
+        if classes or source is None:
+            # Cells left out are worth a warning where a rule could have reported in
+            # them, or where nothing at all could be checked ("All checks passed!"
+            # would be a claim about no code).
             errors += src.warnings()
         if source is None or module is None:
             return None

@@ -9,7 +9,8 @@ and cell magics other than timing ones skip their cell. A fix rewrites only the
 changed cells' ``source``; outputs, metadata and the file's JSON layout (indent,
 key order, escaping, line endings) stay as they were, so a notebook without fixes
 is never written and one with fixes differs only in those cells.
-No nbformat dependency: the format is plain JSON.
+No nbformat dependency: the format is plain JSON, and a fix is spliced into the
+original text (:mod:`notebook_json`).
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ import dataclasses
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 from mplint.core.findings import FileError, Finding
+from mplint.core.notebook_json import LayoutError, splice
 from mplint.core.source import Source, SourceError
 
 _CELL_MARK = "# mplint: cell {}"
@@ -111,7 +113,9 @@ class Notebook:
         self.program = "\n".join(lines) + "\n" if lines else ""
 
     def source(self) -> Source:
-        return Source(self.path, self.raw, self.program, "utf-8", False)
+        """The program as a source; its bytes are the program's, so size limits
+        count the code and not the notebook's outputs."""
+        return Source(self.path, self.program.encode("utf-8", "surrogatepass"), self.program, "utf-8", False)
 
     # -- positions ------------------------------------------------------------------
     def locate(self, line: int) -> Tuple[int, int]:
@@ -137,19 +141,22 @@ class Notebook:
 
     # -- writing back -----------------------------------------------------------------
     def rebuild(self, program: str) -> bytes:
-        """The notebook's bytes with the cells of ``program``; unchanged cells untouched."""
+        """The notebook's bytes with the cells of ``program``: the changed cells'
+        sources are spliced into the original text, and every other byte stays."""
         texts = self._split(program)
-        data = json.loads(self.raw.decode("utf-8-sig"))  # a fresh copy, key order kept
+        replacements: Dict[int, Union[str, List[str]]] = {}
         for cell in self.cells:
             new = texts[cell.index]
             if new == cell.text:
                 continue
-            target = data["cells"][cell.index - 1]
-            if isinstance(target.get("source"), str):
-                target["source"] = new
-            else:
-                target["source"] = new.splitlines(keepends=True)
-        return _dump_like(data, self.raw)
+            old = self.data["cells"][cell.index - 1].get("source")
+            replacements[cell.index - 1] = new if isinstance(old, str) else new.splitlines(keepends=True)
+        bom = b"\xef\xbb\xbf" if self.raw.startswith(b"\xef\xbb\xbf") else b""
+        try:
+            text = splice(self.raw.decode("utf-8-sig"), replacements)
+        except LayoutError as exc:
+            raise SourceError(f"cannot write the fixed cells back: {exc}") from None
+        return bom + text.encode("utf-8")
 
     def _split(self, program: str) -> Dict[int, str]:
         chunks: Dict[int, List[str]] = {}
@@ -208,33 +215,3 @@ def _joined(source: Any) -> str:
     if isinstance(source, list):
         return "".join(str(s) for s in source)
     return str(source or "")
-
-
-def _dump_like(data: Any, raw: bytes) -> bytes:
-    """Serialize ``data`` in the layout ``raw`` was written in (Jupyter's by default)."""
-    original = json.loads(raw.decode("utf-8-sig"))
-    bom = raw.startswith(b"\xef\xbb\xbf")
-    text = raw.decode("utf-8-sig")
-    for options in _layouts(text):
-        if _render(original, options) == text:
-            return (b"\xef\xbb\xbf" if bom else b"") + _render(data, options).encode("utf-8")
-    # Unknown layout: Jupyter's own (indent 1, unescaped, trailing newline).
-    return _render(data, (1, False, (",", ": "), True, False)).encode("utf-8")
-
-
-def _layouts(text: str):
-    crlf = "\r\n" in text
-    newline = text.endswith("\n")
-    for indent in (1, 2, 4, None, 3, "\t"):
-        for ascii_only in (False, True):
-            separators = [(",", ": ")] if indent is not None else [(", ", ": "), (",", ":")]
-            for sep in separators:
-                yield (indent, ascii_only, sep, newline, crlf)
-
-
-def _render(data: Any, options) -> str:
-    indent, ascii_only, separators, newline, crlf = options
-    out = json.dumps(data, indent=indent, ensure_ascii=ascii_only, separators=separators)
-    if newline:
-        out += "\n"
-    return out.replace("\n", "\r\n") if crlf else out
