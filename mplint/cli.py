@@ -321,7 +321,7 @@ def _finish(args: argparse.Namespace, findings: List[Finding], errors: List[File
     summary_stream = stream if args.output_format == "text" else sys.stderr
     if args.show_fixes:
         _show_fixes(args, findings, fix_summary, summary_stream)
-    if args.output_format == "text" and not args.quiet:
+    if not args.quiet:
         _summary(args, findings, fix_summary, summary_stream,
                  failed=len({e.path for e in errors if e.kind == "error"}))
     if any(e.kind == "error" for e in errors):

@@ -140,3 +140,15 @@ def test_fix_takes_the_parallel_cached_path(tmp_path, monkeypatch, capsys, jobs)
     # A second run is answered by the cache: nothing to fix, nothing parsed.
     code, out, _ = _run(["fix", "--jobs", jobs, "."], capsys)
     assert (code, out.strip()) == (0, "Fixed 0 findings in 0 files; 0 remaining.")
+
+
+@pytest.mark.parametrize("fmt", ["json", "sarif", "github", "junit"])
+def test_machine_formats_keep_stdout_parseable_and_summarise_on_stderr(tmp_path, monkeypatch, capsys, fmt):
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "m.py").write_text(TRAIN.replace("from proj import model\n", "") + MODEL)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = _run(["check", "--no-cache", "--output-format", fmt, "m.py"], capsys)
+    assert code == 1
+    assert "Found 1 problem (MP101: 1)." in err and "Found" not in out
+    if fmt in ("json", "sarif"):
+        json.loads(out)
