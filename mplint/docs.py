@@ -8,24 +8,25 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Dict, Optional
 
-from mplint.rule.catalog import load_catalog
+from mplint.rule.catalog import RuleEntry, load_catalog
 
 START, END = "<!-- rules:start -->", "<!-- rules:end -->"
 
 
-def rule_table() -> str:
+def rule_table(catalog: Optional[Dict[str, RuleEntry]] = None) -> str:
     rows = ["| id | name | severity | fix | summary |", "|---|---|---|---|---|"]
-    for entry in load_catalog().values():
+    for entry in (catalog or load_catalog()).values():
         summary = entry.summary.replace("|", "\\|")
         rows.append(f"| {entry.id} | {entry.name} | {entry.severity} | {entry.fix_safety} | {summary} |")
     return "\n".join(rows)
 
 
-def render(readme: str) -> str:
+def render(readme: str, catalog: Optional[Dict[str, RuleEntry]] = None) -> str:
     head, _, rest = readme.partition(START)
     _, _, tail = rest.partition(END)
-    return f"{head}{START}\n{rule_table()}\n{END}{tail}"
+    return f"{head}{START}\n{rule_table(catalog)}\n{END}{tail}"
 
 
 def main() -> int:
