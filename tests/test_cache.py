@@ -24,6 +24,13 @@ MODEL = textwrap.dedent('''\
 
     model = tf.keras.Sequential([tf.keras.layers.Dense(10, activation="softmax")])
 ''')
+#: a model built by a function, so a policy set before the call governs it
+MODEL_FN = textwrap.dedent('''\
+    import tensorflow as tf
+
+    def build():
+        return tf.keras.Sequential([tf.keras.layers.Dense(10, activation="softmax")])
+''')
 
 
 def _project(tmp_path, files):
@@ -112,12 +119,13 @@ def test_changing_rule_selection_invalidates(tmp_path):
 
 
 def test_a_policy_change_in_another_file_invalidates(tmp_path):
-    _project(tmp_path, {"model.py": MODEL,
-                        "train.py": BAD.splitlines()[0] + "\nimport model\n" + BAD.splitlines()[2] + "\n"})
+    _project(tmp_path, {"model.py": MODEL_FN,
+                        "train.py": BAD.splitlines()[0] + "\nimport model\n" + BAD.splitlines()[2]
+                        + "\nnet = model.build()\n"})
     _age(tmp_path / "model.py")
     assert run_cli("check", "model.py", cwd=tmp_path).returncode == 1
-    (tmp_path / "train.py").write_text(
-        "import tensorflow as tf\nimport model\ntf.keras.mixed_precision.set_global_policy('float32')\n")
+    (tmp_path / "train.py").write_text("import tensorflow as tf\nimport model\n"
+                                       "tf.keras.mixed_precision.set_global_policy('float32')\nnet = model.build()\n")
     assert run_cli("check", "model.py", cwd=tmp_path).returncode == 0
 
 
@@ -136,15 +144,15 @@ def test_full_cache_hit_does_not_import_libcst(tmp_path):
 
 
 def test_parallel_and_serial_runs_agree(tmp_path):
-    files = {f"pkg/m{i:02d}.py": ("import pkg\n" + BAD if i % 3 == 0 else MODEL if i % 3 == 1
-                                  else "import keras\nx = 1\n")
+    files = {f"pkg/m{i:02d}.py": (f"from pkg import m{i + 1:02d}\n" + BAD + f"m{i + 1:02d}.build()\n"
+                                  if i % 3 == 0 else MODEL_FN if i % 3 == 1 else "import keras\nx = 1\n")
              for i in range(30)}
     files["pkg/broken.py"] = "import tensorflow as tf\ndef f(:\n"
     _project(tmp_path, files)
     serial = run_cli("check", "--no-cache", "--jobs", "1", ".", cwd=tmp_path)
     parallel = run_cli("check", "--no-cache", "--jobs", "2", ".", cwd=tmp_path)
     assert serial.returncode == parallel.returncode == 2
-    # the BAD files import pkg: their policy governs the MODEL files too (project facts)
+    # each BAD file sets the policy and calls a MODEL file's build(): it governs it (project facts)
     assert serial.stdout == parallel.stdout and "Found 20 problems (MP101: 20)" in serial.stdout
     assert serial.stderr == parallel.stderr and "pkg/broken.py: syntax error" in serial.stderr
 

@@ -43,7 +43,8 @@ def test_pre_commit_case_one_named_file_sees_the_policy_set_in_another(tmp_path)
     result = run_cli("check", "--force-exclude", "model.py", cwd=project)
     assert result.returncode == 1, result.stderr
     assert result.stdout.startswith("model.py:8:15: MP101 ")
-    assert "(the mixed policy is set in train.py)" in result.stdout
+    # where the policy is set, and the calls that lead from there to the model
+    assert "(the mixed policy is set in train.py:8, reached through main() -> build_model())" in result.stdout
     assert run_cli("check", "train.py", cwd=project).returncode == 0
 
 
@@ -83,13 +84,14 @@ def test_excluded_files_are_not_part_of_the_project(tmp_path):
 def test_without_a_project_only_the_named_files_count(tmp_path):
     # No marker anywhere above: nothing else is indexed (never the whole disk).
     policy = 'import tensorflow as tf\ntf.keras.mixed_precision.set_global_policy("mixed_float16")\n'
-    model = 'import tensorflow as tf\nm = tf.keras.Sequential([tf.keras.layers.Dense(3, activation="softmax")])\n'
-    _write(tmp_path, {"a/train.py": "import model\n" + policy, "a/model.py": model})
+    model = ('import tensorflow as tf\ndef build():\n'
+             '    return tf.keras.Sequential([tf.keras.layers.Dense(3, activation="softmax")])\n')
+    _write(tmp_path, {"a/train.py": "import model\n" + policy + "m = model.build()\n", "a/model.py": model})
     if find_root([str(tmp_path / "a")]) is not None:
         pytest.skip("a project marker above the temporary folder")
     assert run_cli("check", "model.py", cwd=tmp_path / "a").returncode == 0
     result = run_cli("check", "model.py", "train.py", cwd=tmp_path / "a")
-    assert result.returncode == 1 and "model.py:2:" in result.stdout
+    assert result.returncode == 1 and "model.py:3:" in result.stdout
 
 
 @pytest.mark.parametrize("code, rewrite", [
@@ -121,9 +123,11 @@ def test_rewrite_and_policy_files_reach_the_facts_of_other_files(tmp_path):
     _write(tmp_path, {
         "setup.py": "",
         "train.py": ("import tensorflow as tf\nimport model, utils\n"
-                     "tf.keras.mixed_precision.set_global_policy('mixed_float16')\n"),
-        "utils.py": "import tensorflow as tf\nopt = tf.train.experimental.enable_mixed_precision_graph_rewrite(opt)\n",
-        "model.py": "import tensorflow as tf\n",
+                     "tf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
+                     "opt = utils.make(None)\nnet = model.build()\n"),
+        "utils.py": ("import tensorflow as tf\n"
+                     "def make(opt):\n    return tf.train.experimental.enable_mixed_precision_graph_rewrite(opt)\n"),
+        "model.py": "import tensorflow as tf\ndef build():\n    pass\n",
         "examples/other.py": "import tensorflow as tf\nm = tf.keras.Sequential([tf.keras.layers.Dense(3)])\n",
     })
     linter = make_linter()
@@ -132,7 +136,7 @@ def test_rewrite_and_policy_files_reach_the_facts_of_other_files(tmp_path):
 
     facts = ModuleFacts()
     project.apply(facts, str(tmp_path / "utils.py"))
-    assert facts.project_policy_files == ("train.py",)
+    assert facts.project_policy_files == ("train.py:3, reached through train.py -> make()",)
     assert facts.project_rewrite_files == ()  # its own call is a module fact
     facts = ModuleFacts()
     project.apply(facts, str(tmp_path / "train.py"))
@@ -146,21 +150,22 @@ def test_rewrite_and_policy_files_reach_the_facts_of_other_files(tmp_path):
     assert facts.mixed_policy() is None and facts.project_policy_files == ()
 
 
-def test_a_file_setting_its_own_policy_is_governed_by_it():
+def test_a_file_setting_its_own_policy_is_governed_by_it(tmp_path):
     # model.py pins float32 itself; a mixed policy elsewhere leaves it only "may be mixed".
     code = ("import tensorflow as tf\ntf.keras.mixed_precision.set_global_policy('float32')\n"
             "def build():\n"
             "    return tf.keras.Sequential([tf.keras.layers.Dense(3, activation='softmax')])\n")
+    _write(tmp_path, {"setup.py": "", "model.py": code, "train.py": (
+        "import tensorflow as tf\nimport model\n"
+        "tf.keras.mixed_precision.set_global_policy('mixed_float16')\nnet = model.build()\n")})
     linter = make_linter()
-    from mplint.run.project import ProjectFacts
-
-    linter.project = ProjectFacts(None, {"/p/train.py": FileFacts(("mixed_float16",), False, ("model",))})
-    findings, _ = lint_text(code, path="/p/model.py", linter=linter)
+    linter.project = build_project([str(tmp_path / "model.py")], linter.settings)
+    findings, _ = lint_text(code, path=str(tmp_path / "model.py"), linter=linter)
     assert [f.rule for f in findings] == ["MP101"]
     assert "may be mixed" in findings[0].message
     # built at import time, right after its own float32 call: float32 for certain
     built_now = code.replace("def build():\n    return ", "m = ")
-    assert lint_text(built_now, path="/p/model.py", linter=linter)[0] == []
+    assert lint_text(built_now, path=str(tmp_path / "model.py"), linter=linter)[0] == []
 
 
 def test_index_tokens_cover_every_policy_and_rewrite_api():
@@ -210,7 +215,7 @@ def test_mp401_policy_and_rewrite_in_different_files(tmp_path):
     _write(tmp_path, {
         "pyproject.toml": "[project]\nname = 'p'\n",
         "train.py": ("import tensorflow as tf\nfrom utils import make\n"
-                     "tf.keras.mixed_precision.set_global_policy('mixed_float16')\n"),
+                     "tf.keras.mixed_precision.set_global_policy('mixed_float16')\nopt = make(None)\n"),
         "utils.py": ("import tensorflow as tf\n\ndef make(opt):\n"
                      "    return tf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite(opt)\n"),
     })

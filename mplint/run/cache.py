@@ -23,6 +23,8 @@ from mplint import __version__
 from mplint.core.findings import FileError, Finding
 
 FOLDER = ".mplint_cache"
+#: index keys of module summaries (the others are files' facts)
+SUMMARY = "summary:"
 KEEP_RUN_FILES = 8
 RACY_NS = 2_000_000_000
 _PACKAGE = Path(__file__).resolve().parent.parent
@@ -116,6 +118,18 @@ class Cache:
 
     def index_put(self, key: str, raw: bytes, facts, st: Optional[os.stat_result] = None) -> None:
         self._index[key] = self._entry(content_hash(raw), facts.to_json(), st)
+        self._index_dirty = True
+
+    # -- module summaries (the program model), in the index file ------------------------
+    def summary_get(self, key: str, raw: bytes) -> object:
+        """The cached summary payload for this content (None when there is none)."""
+        entry = self._index.get(SUMMARY + key)
+        if isinstance(entry, list) and len(entry) == 5 and entry[0] == content_hash(raw):
+            return entry[1]
+        return None
+
+    def summary_put(self, key: str, raw: bytes, payload: object) -> None:
+        self._index[SUMMARY + key] = self._entry(content_hash(raw), payload, None)
         self._index_dirty = True
 
     # -- results ---------------------------------------------------------------------

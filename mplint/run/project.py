@@ -17,9 +17,12 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
 from mplint.run.discovery import discover
+from mplint.run.module_paths import absolute_import, importable, on_path
+from mplint.run.program import ProgramModel, Route
+from mplint.run.summaries import ModuleSummary, summarize
 from mplint.semantic.policy_names import MAYBE_MIXED
 from mplint.core.prefilter import POLICY_CALL_WORDS
 
@@ -89,63 +92,6 @@ class FileFacts:
         return cls(tuple(data[0]), bool(data[1]), tuple(data[2]) if len(data) > 2 else ())
 
 
-@functools.lru_cache(maxsize=4096)
-def module_names(path: str, root: Optional[Path]) -> Tuple[str, ...]:
-    """Dotted names a file may be imported under: ``src/pkg/model.py`` ->
-    ``src.pkg.model``, ``pkg.model``, ``model`` (which folder is on sys.path is
-    not known)."""
-    try:
-        rel = Path(path).resolve().relative_to(root) if root is not None else Path(Path(path).name)
-    except ValueError:
-        rel = Path(Path(path).name)
-    parts = list(rel.with_suffix("").parts)
-    if parts and parts[-1] == "__init__":
-        parts.pop()
-    return tuple(".".join(parts[i:]) for i in range(len(parts)) if parts[i:])
-
-
-@functools.lru_cache(maxsize=4096)
-def _importable(path: str, root: Optional[Path]) -> Tuple[Tuple[str, Path], ...]:
-    """``(dotted name, folder it is imported from)`` for each name in :func:`module_names`:
-    ``src/pkg/model.py`` is ``pkg.model`` from ``src/``, ``model`` from ``src/pkg/``."""
-    names = module_names(path, root)
-    folder = Path(path).resolve().parent
-    if Path(path).stem == "__init__":
-        folder = folder.parent
-    out = []
-    for name in reversed(names):  # shortest first: its folder is the file's own
-        out.append((name, folder))
-        folder = folder.parent
-    return tuple(reversed(out))
-
-
-def _on_path(folder: Path, importer: str, root: Optional[Path]) -> bool:
-    """Could ``folder`` be on sys.path when ``importer`` runs? Scripts are run from
-    their own folder or one above it (the project root, ``src/`` in a src layout);
-    an unrelated folder elsewhere in a monorepo is another program's."""
-    return folder in _folders_above(importer) or (root is not None and folder == root / "src")
-
-
-@functools.lru_cache(maxsize=4096)
-def _folders_above(path: str) -> frozenset:
-    """The folder of ``path`` and every folder above it."""
-    here = Path(path).resolve().parent
-    return frozenset((here, *here.parents))
-
-
-def _absolute(imported: str, importer: str, root: Optional[Path]) -> str:
-    """A relative import (``..utils``) made absolute from the importer's folder."""
-    level = len(imported) - len(imported.lstrip("."))
-    if not level:
-        return imported
-    names = module_names(importer, root)
-    package = names[0].split(".")[:-1] if names else []
-    if level > 1:
-        package = package[: len(package) - (level - 1)] if len(package) >= level - 1 else []
-    rest = imported[level:]
-    return ".".join(package + ([rest] if rest else []))
-
-
 def governs(importer: str, facts: FileFacts, path: str, root: Optional[Path]) -> bool:
     """Whether the file ``importer`` (which sets a policy or the rewrite) runs the
     code of ``path``: it imports that module, or a package holding it."""
@@ -157,7 +103,7 @@ def _resolved_imports(importer: str, facts: FileFacts, root: Optional[Path]) -> 
     out = []
     for imported in facts.imports:
         exact = imported.startswith(EXACT)
-        name = _absolute(imported[len(EXACT):] if exact else imported, importer, root)
+        name = absolute_import(imported[len(EXACT):] if exact else imported, importer, root)
         if name:
             out.append((name, exact))
     return out
@@ -166,9 +112,9 @@ def _resolved_imports(importer: str, facts: FileFacts, root: Optional[Path]) -> 
 def _matches(imports: List[Tuple[str, bool]], importer: str, path: str, root: Optional[Path]) -> bool:
     """Whether one of ``importer``'s imports names the module at ``path``."""
     for name, exact in imports:
-        for target, folder in _importable(path, root):
+        for target, folder in importable(path, root):
             if (target == name or (not exact and target.startswith(name + "."))) \
-                    and _on_path(folder, importer, root):
+                    and on_path(folder, importer, root):
                 return True
     return False
 
@@ -189,6 +135,8 @@ class ProjectFacts:
     #: answers of governing() and each importer's absolute imports, by path
     _governing: Dict[str, List[Tuple[str, FileFacts]]] = field(default_factory=dict, repr=False, compare=False)
     _imports: Dict[str, List[Tuple[str, bool]]] = field(default_factory=dict, repr=False, compare=False)
+    #: which code the policies set in the project reach (see :mod:`program`)
+    program: Optional[ProgramModel] = field(default=None, repr=False, compare=False)
 
     def _display(self, key: str) -> str:
         if self.root is not None:
@@ -203,20 +151,34 @@ class ProjectFacts:
         policies: set = set()
         policy_files: List[str] = []
         rewrite_files: List[str] = []
+        own = os.path.abspath(path)
+        if self.program is not None:
+            governance = self.program.governance(own)
+            for policy, route in sorted(governance.routes.items()):
+                if route.path == own and len(route.chain) == 1:
+                    continue  # set at this file's own top level: its module facts say so
+                policies.add(policy)
+                policy_files.append(self._describe(route))
         for key, item in self.governing(path):
-            if item.policies:
-                policies.update(item.policies)
-                policy_files.append(self._display(key))
             if item.rewrite:
                 rewrite_files.append(self._display(key))
         facts.project_policies = frozenset(policies)
-        facts.project_policy_files = tuple(sorted(policy_files))
+        facts.project_policy_files = tuple(sorted(set(policy_files)))
         facts.project_rewrite_files = tuple(sorted(rewrite_files))
 
     def may_be_mixed(self, path: str) -> bool:
-        """Whether another file that runs this one's code (or that it runs) sets a
-        mixed policy, or one chosen at run time."""
-        return any(set(item.policies) & MAYBE_MIXED for _, item in self.governing(path))
+        """Whether a mixed policy, or one chosen at run time, set elsewhere reaches
+        this file's code."""
+        if self.program is None:
+            return False
+        return bool(self.program.governance(os.path.abspath(path)).policies & MAYBE_MIXED)
+
+    def _describe(self, route: "Route") -> str:
+        """``src/proj/train.py:14, reached through main() -> fit()``."""
+        where = f"{self._display(route.path)}:{route.line}"
+        if len(route.chain) > 1:
+            where += ", reached through " + " -> ".join(route.chain)
+        return where
 
     def governing(self, path: str) -> List[Tuple[str, FileFacts]]:
         """The other files whose facts apply to ``path``: one of the two imports the other."""
@@ -241,7 +203,10 @@ class ProjectFacts:
     def digest(self) -> str:
         """Changes whenever a fact anywhere in the project changes (a cache key part)."""
         data = sorted((k, v.to_json()) for k, v in self.files.items())
-        return hashlib.sha256(json.dumps([str(self.root), data, self.keras_version]).encode()).hexdigest()
+        governed = [] if self.program is None else sorted(
+            (path, sorted((p, r.path, r.line, r.chain) for p, r in g.routes.items()))
+            for path, g in self.program.governed_files().items())
+        return hashlib.sha256(json.dumps([str(self.root), data, governed, self.keras_version]).encode()).hexdigest()
 
 
 def index_source(path: str, raw: bytes, parsed: Optional[Dict[str, object]] = None) -> FileFacts:
@@ -471,4 +436,60 @@ def build_project(paths: Sequence[str], settings, cache=None, extra: Iterable[st
                 cache.index_put(key, raw, item, st)
         if not item.empty:
             out.files[key] = item
+    out.program = _program(out, unique, cache, contents)
     return out
+
+
+def _program(project: ProjectFacts, unique: Dict[str, str], cache, contents: Optional[Dict[str, bytes]]
+             ) -> ProgramModel:
+    """The program model over the project's files, summarising modules on demand
+    (each summary cached by content with the index)."""
+    raws: Dict[str, Optional[bytes]] = {}
+
+    def read(key: str) -> Optional[bytes]:
+        if key not in raws:
+            path = unique.get(key, key)
+            raw = contents.get(path) if contents is not None else None
+            if raw is None:
+                try:
+                    with open(path, "rb") as handle:
+                        raw = handle.read()
+                except OSError:
+                    raw = None
+            raws[key] = raw
+        return raws[key]
+
+    def summary_of(key: str) -> ModuleSummary:
+        raw = read(key)
+        if raw is None:
+            return ModuleSummary()
+        if cache is not None:
+            found = ModuleSummary.from_json(cache.summary_get(key, raw))
+            if found is not None:
+                return found
+        summary = summarize(_program_text(unique.get(key, key), raw))
+        if cache is not None:
+            cache.summary_put(key, raw, summary.to_json())
+        return summary
+
+    def policy_values(key: str) -> FrozenSet[str]:
+        item = project.files.get(key)
+        return frozenset(item.policies) if item is not None else frozenset()
+
+    setters = [key for key, item in project.files.items() if item.policies]
+    model = ProgramModel(project.root, unique, summary_of, read, policy_values)
+    return model.build(setters)
+
+
+def _program_text(path: str, raw: bytes) -> str:
+    """The Python a file holds: a notebook's code cells as one program."""
+    if path.endswith(".ipynb"):
+        from mplint.core.source import SourceError
+        from mplint.core.source_kinds import load_source
+
+        try:
+            source = load_source(path, raw).program()
+        except SourceError:
+            return ""
+        return source.text if source is not None else ""
+    return raw.decode("utf-8", "replace")

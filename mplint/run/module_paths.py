@@ -1,0 +1,68 @@
+"""Where a module lives: the dotted names a file may be imported under, and which
+folders can be on ``sys.path`` when a script runs. Shared by the project index and
+the program model; imports nothing heavy."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Optional, Tuple
+
+
+@functools.lru_cache(maxsize=4096)
+def module_names(path: str, root: Optional[Path]) -> Tuple[str, ...]:
+    """Dotted names a file may be imported under: ``src/pkg/model.py`` ->
+    ``src.pkg.model``, ``pkg.model``, ``model`` (which folder is on sys.path is
+    not known)."""
+    try:
+        rel = Path(path).resolve().relative_to(root) if root is not None else Path(Path(path).name)
+    except ValueError:
+        rel = Path(Path(path).name)
+    parts = list(rel.with_suffix("").parts)
+    if parts and parts[-1] == "__init__":
+        parts.pop()
+    return tuple(".".join(parts[i:]) for i in range(len(parts)) if parts[i:])
+
+
+@functools.lru_cache(maxsize=4096)
+def importable(path: str, root: Optional[Path]) -> Tuple[Tuple[str, Path], ...]:
+    """``(dotted name, folder it is imported from)`` for each name in :func:`module_names`:
+    ``src/pkg/model.py`` is ``pkg.model`` from ``src/``, ``model`` from ``src/pkg/``."""
+    names = module_names(path, root)
+    folder = Path(path).resolve().parent
+    if Path(path).stem == "__init__":
+        folder = folder.parent
+    out = []
+    for name in reversed(names):  # shortest first: its folder is the file's own
+        out.append((name, folder))
+        folder = folder.parent
+    return tuple(reversed(out))
+
+
+def on_path(folder: Path, importer: str, root: Optional[Path]) -> bool:
+    """Could ``folder`` be on sys.path when ``importer`` runs? Scripts are run from
+    their own folder or one above it (the project root, ``src/`` in a src layout);
+    an unrelated folder elsewhere in a monorepo is another program's."""
+    return folder in folders_above(importer) or (root is not None and folder == root / "src")
+
+
+@functools.lru_cache(maxsize=4096)
+def folders_above(path: str) -> frozenset:
+    """The folder of ``path`` and every folder above it."""
+    here = Path(path).resolve().parent
+    return frozenset((here, *here.parents))
+
+
+def absolute_import(imported: str, importer: str, root: Optional[Path]) -> str:
+    """A relative import (``..utils``) made absolute from the importer's folder."""
+    level = len(imported) - len(imported.lstrip("."))
+    if not level:
+        return imported
+    names = module_names(importer, root)
+    package = names[0].split(".") if names else []
+    if Path(importer).stem != "__init__":  # a package's __init__ is the package itself
+        package = package[:-1]
+    if level > 1:
+        package = package[: len(package) - (level - 1)] if len(package) >= level - 1 else []
+    rest = imported[level:]
+    return ".".join(package + ([rest] if rest else []))

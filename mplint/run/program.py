@@ -1,0 +1,322 @@
+"""The program model: which code a dtype policy set somewhere in the project reaches.
+
+A policy governs the code that runs after it is set, on a path from where it is
+set: ``main()`` sets ``mixed_float16`` and then calls ``build_model()`` in another
+module, which calls a helper in a third. A policy set by a helper
+(``configure()``) counts where the helper is called. A module's body runs when it
+is imported, so a policy set at a module's top level governs what its importer runs
+after the import. Code that no policy-setting path reaches is judged under no
+project policy: a library's modules are not governed by a benchmark script that
+sets a policy and imports the library's top package, unless it calls them.
+
+Calls are followed through imports (any chain), functions and classes of other
+modules, methods through the class hierarchy (bases imported from other modules),
+``self.method()``, ``self.x.method()`` where ``self.x = Cls(...)``, and a local
+``v = Cls(...); v.method()``. A class constructed on such a path has all its methods
+governed (a Keras layer captures the policy when it is built and runs it when
+called). Calls that cannot be followed are not: unknown stays unknown.
+
+The model is built lazily: only modules that set a policy, that import such a
+module, or that governed code calls are summarised (:mod:`summaries`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
+
+from mplint.run.module_paths import absolute_import, importable, on_path
+from mplint.run.summaries import BODY, IMPORT, METHOD, ModuleSummary
+
+Node = Tuple[str, str]  # (absolute path, qualified function name or BODY)
+
+#: a path to governed code: where the policy is set (path, line), then the calls
+#: that lead from there (qualified names), for messages
+@dataclass(frozen=True)
+class Route:
+    path: str
+    line: int
+    chain: Tuple[str, ...]
+
+
+@dataclass
+class Governance:
+    """The policies that may be in effect in a file's code, and one route for each."""
+
+    policies: FrozenSet[str] = frozenset()
+    routes: Dict[str, Route] = field(default_factory=dict)
+
+
+class ProgramModel:
+    """Policies set in the project and the code they reach."""
+
+    def __init__(self, root: Optional[Path], files: Iterable[str],
+                 summary_of: Callable[[str], ModuleSummary], read: Callable[[str], Optional[bytes]],
+                 policy_values: Callable[[str], FrozenSet[str]]) -> None:
+        """``files``: absolute paths of the project's modules; ``summary_of`` and
+        ``read`` give a file's summary and bytes; ``policy_values`` the policies a
+        file sets, as the project index evaluated them (for run-time choices)."""
+        self.root = root
+        self.files = [f for f in files if f.endswith((".py", ".ipynb"))]
+        self._summary_of = summary_of
+        self._read = read
+        self._policy_values = policy_values
+        self._summaries: Dict[str, ModuleSummary] = {}
+        self._modules: Dict[str, List[str]] = {}
+        for path in self.files:
+            for name, _ in importable(path, root):
+                self._modules.setdefault(name, []).append(path)
+        #: node -> (line of its first policy set, direct or through a callee, policies)
+        self._sets: Dict[Node, Tuple[int, FrozenSet[str], Route]] = {}
+        #: node -> policies in effect when it runs, with a route for each
+        self._governed: Dict[Node, Dict[str, Route]] = {}
+        self._edges: Dict[Node, List[Tuple[int, List[Node]]]] = {}
+        self._by_file: Dict[str, Governance] = {}
+
+    # -- queries -----------------------------------------------------------------------
+    def governance(self, path: str) -> Governance:
+        """The policies that reach code of ``path`` from where they are set."""
+        return self._by_file.get(path) or Governance()
+
+    def governed_files(self) -> Dict[str, Governance]:
+        return dict(self._by_file)
+
+    # -- building ------------------------------------------------------------------------
+    def build(self, setter_files: Iterable[str]) -> "ProgramModel":
+        """Find every function that sets a policy (directly or through a helper),
+        then spread each policy over the code called after it is set."""
+        pending = [p for p in setter_files if p in set(self.files)]
+        seen_setters: Set[str] = set()
+        while pending:  # upward: who calls a setter, found in files that import it
+            path = pending.pop()
+            if path in seen_setters:
+                continue
+            seen_setters.add(path)
+            self._find_sets(path)
+            for importer in self._importers(path):
+                if self._find_sets(importer):
+                    pending.append(importer)
+        self._spread()
+        for (path, _), policies in sorted(self._governed.items()):
+            found = self._by_file.setdefault(path, Governance())
+            for policy, route in policies.items():
+                found.routes.setdefault(policy, route)
+            found.policies = frozenset(found.routes)
+        return self
+
+    def summary(self, path: str) -> ModuleSummary:
+        found = self._summaries.get(path)
+        if found is None:
+            found = self._summaries[path] = self._summary_of(path)
+        return found
+
+    def _find_sets(self, path: str) -> bool:
+        """Record the nodes of ``path`` that set a policy, directly or by calling a
+        node that does; whether any does. Each keeps its first such line."""
+        summary = self.summary(path)
+        changed = True
+        while changed:  # a function of this module may call another one that sets
+            changed = False
+            for name, function in summary.functions.items():
+                node = (path, name)
+                found: List[Tuple[int, FrozenSet[str], Route]] = []
+                for line, literal in function.sets:
+                    values = frozenset({literal}) if literal else self._policy_values(path)
+                    if values:
+                        found.append((line, values, Route(path, line, (self._label(node),))))
+                for line, callee in function.calls:
+                    for target in self._resolve(path, name, callee):
+                        hit = self._sets.get(target)
+                        if hit is not None and target != node:
+                            found.append((line, hit[1], Route(hit[2].path, hit[2].line,
+                                                              (self._label(node), *hit[2].chain))))
+                if not found:
+                    continue
+                line, _, route = min(found, key=lambda item: item[0])
+                new = (line, frozenset().union(*(item[1] for item in found)), route)
+                old = self._sets.get(node)
+                if old is None or old[:2] != new[:2]:  # a route alone never re-runs this
+                    self._sets[node] = new
+                    changed = True
+        return any((path, name) in self._sets for name in summary.functions)
+
+    def _importers(self, path: str) -> List[str]:
+        """Project files whose import statements may name the module at ``path``."""
+        stems = {name.split(".")[-1] for name, _ in importable(path, self.root)}
+        if not stems:
+            return []
+        pattern = re.compile(rb"\b(?:import|from)\b[^\n]*\b(?:" + b"|".join(
+            re.escape(s.encode()) for s in sorted(stems)) + rb")\b")
+        out = []
+        for other in self.files:
+            if other == path:
+                continue
+            raw = self._read(other)
+            if raw and pattern.search(raw):
+                out.append(other)
+        return out
+
+    def _spread(self) -> None:
+        """Policies flow from each setting node into what it calls after the set,
+        and from governed nodes into everything they call."""
+        work: List[Node] = []
+        for node, (line, policies, route) in self._sets.items():
+            for call_line, targets in self._edges_of(node):
+                if call_line < line:
+                    continue
+                for target in targets:
+                    for policy in policies:
+                        if self._govern(target, policy, Route(route.path, route.line,
+                                                              route.chain + (self._label(target),))):
+                            work.append(target)
+        while work:
+            node = work.pop()
+            for policy, route in list(self._governed.get(node, {}).items()):
+                for _, targets in self._edges_of(node):
+                    for target in targets:
+                        if self._govern(target, policy, Route(route.path, route.line,
+                                                              route.chain + (self._label(target),))):
+                            work.append(target)
+
+    def _govern(self, node: Node, policy: str, route: Route) -> bool:
+        policies = self._governed.setdefault(node, {})
+        if policy in policies:
+            return False
+        policies[policy] = route
+        return True
+
+    def _edges_of(self, node: Node) -> List[Tuple[int, List[Node]]]:
+        edges = self._edges.get(node)
+        if edges is None:
+            path, name = node
+            function = self.summary(path).functions.get(name)
+            edges = self._edges[node] = [] if function is None else [
+                (line, self._resolve(path, name, callee)) for line, callee in function.calls]
+        return edges
+
+    # -- name resolution ---------------------------------------------------------------
+    def _resolve(self, path: str, function: str, callee: str) -> List[Node]:
+        """The project nodes a call written ``callee`` in ``function`` of ``path`` may run."""
+        summary = self.summary(path)
+        if callee.startswith(IMPORT):
+            module = self._module(path, callee[len(IMPORT):])
+            return [(module, BODY)] if module else []
+        if METHOD in callee:
+            cls, _, method = callee.partition(METHOD)
+            return self._methods(self._class(path, cls), method.split(".")[0])
+        head, _, rest = callee.partition(".")
+        if head == "self" and "." in function:
+            owner = function.rsplit(".", 1)[0]
+            local = (path, owner)
+            if not rest:
+                return []
+            first, _, more = rest.partition(".")
+            if not more:
+                return self._methods(local, first)
+            attribute = summary.classes.get(owner)
+            if attribute is not None and first in attribute.attributes:
+                return self._methods(self._class(path, attribute.attributes[first]), more.split(".")[0])
+            return []
+        if head in summary.classes or head in summary.functions:
+            return self._local(path, callee)
+        target = summary.imports.get(head)
+        if target is None:
+            return []
+        full = target + ("." + rest if rest else "")
+        return self._external(path, full)
+
+    def _local(self, path: str, name: str) -> List[Node]:
+        summary = self.summary(path)
+        if name in summary.classes:
+            return self._class_nodes((path, name))
+        if name in summary.functions:
+            return [(path, name)]
+        owner, _, method = name.rpartition(".")
+        if owner in summary.classes:
+            return self._methods((path, owner), method)
+        return []
+
+    def _external(self, importer: str, full: str) -> List[Node]:
+        """``pkg.mod.func`` / ``pkg.mod.Class`` / ``pkg.mod.Class.method`` from ``importer``."""
+        parts = full.split(".")
+        for cut in range(len(parts), 0, -1):
+            module = self._module(importer, ".".join(parts[:cut]))
+            if module is None:
+                continue
+            rest = ".".join(parts[cut:])
+            if not rest:
+                return [(module, BODY)]
+            return self._local(module, rest) or self._reexported(module, rest)
+        return []
+
+    def _reexported(self, module: str, rest: str) -> List[Node]:
+        """``from pkg import build`` where ``pkg/__init__.py`` imports ``build``."""
+        head, _, more = rest.partition(".")
+        target = self.summary(module).imports.get(head)
+        if target is None:
+            return []
+        return self._external(module, target + ("." + more if more else ""))
+
+    def _class(self, path: str, written: str) -> Optional[Node]:
+        """The class a dotted name written in ``path`` names."""
+        summary = self.summary(path)
+        if written in summary.classes:
+            return (path, written)
+        head, _, rest = written.partition(".")
+        target = summary.imports.get(head)
+        if target is None:
+            return None
+        for node in self._external(path, target + ("." + rest if rest else "")):
+            owner = node[1].rsplit(".", 1)[0] if node[1] != BODY else None
+            if owner and owner in self.summary(node[0]).classes:
+                return (node[0], owner)
+        return None
+
+    def _bases(self, cls: Node, seen: Optional[Set[Node]] = None) -> List[Node]:
+        """The class and its project base classes, nearest first."""
+        seen = seen if seen is not None else set()
+        if cls in seen:
+            return []
+        seen.add(cls)
+        out = [cls]
+        info = self.summary(cls[0]).classes.get(cls[1])
+        for base in info.bases if info else []:
+            found = self._class(cls[0], base)
+            if found is not None:
+                out += self._bases(found, seen)
+        return out
+
+    def _methods(self, cls: Optional[Node], method: str) -> List[Node]:
+        if cls is None:
+            return []
+        for owner in self._bases(cls):
+            info = self.summary(owner[0]).classes.get(owner[1])
+            if info is not None and method in info.methods:
+                return [(owner[0], f"{owner[1]}.{method}")]
+        return []
+
+    def _class_nodes(self, cls: Node) -> List[Node]:
+        """Constructing a class: every method of it and its project bases."""
+        out: List[Node] = []
+        for owner in self._bases(cls):
+            info = self.summary(owner[0]).classes.get(owner[1])
+            out += [(owner[0], f"{owner[1]}.{m}") for m in (info.methods if info else [])]
+        return out
+
+    def _module(self, importer: str, name: str) -> Optional[str]:
+        """The project file an import of ``name`` in ``importer`` loads."""
+        name = absolute_import(name, importer, self.root)
+        for candidate in self._modules.get(name, []):
+            if any(n == name and on_path(folder, importer, self.root)
+                   for n, folder in importable(candidate, self.root)):
+                return candidate
+        return None
+
+    def _label(self, node: Node) -> str:
+        path, name = node
+        stem = Path(path).stem
+        return f"{stem}.py" if name == BODY else f"{name}()"
+
+
