@@ -47,6 +47,8 @@ class Governance:
 
     policies: FrozenSet[str] = frozenset()
     routes: Dict[str, Route] = field(default_factory=dict)
+    #: the same, per function (qualified name, or BODY for top-level code)
+    by_function: Dict[str, Dict[str, Route]] = field(default_factory=dict)
 
 
 class ProgramModel:
@@ -99,11 +101,12 @@ class ProgramModel:
                 if self._find_sets(importer):
                     pending.append(importer)
         self._spread()
-        for (path, _), policies in sorted(self._governed.items()):
+        for (path, name), policies in sorted(self._governed.items()):
             found = self._by_file.setdefault(path, Governance())
             for policy, route in policies.items():
                 found.routes.setdefault(policy, route)
             found.policies = frozenset(found.routes)
+            found.by_function[name] = dict(policies)
         return self
 
     def summary(self, path: str) -> ModuleSummary:

@@ -154,11 +154,13 @@ class ProjectFacts:
         own = os.path.abspath(path)
         if self.program is not None:
             governance = self.program.governance(own)
-            for policy, route in sorted(governance.routes.items()):
-                if route.path == own and len(route.chain) == 1:
-                    continue  # set at this file's own top level: its module facts say so
-                policies.add(policy)
-                policy_files.append(self._describe(route))
+            facts.project_by_function = {}
+            for function, routes in governance.by_function.items():
+                reaching = {policy: route for policy, route in routes.items() if not _own_top_level(route, own)}
+                policies.update(reaching)
+                where = tuple(sorted({self._describe(route) for route in reaching.values()}))
+                policy_files += where
+                facts.project_by_function[function] = (frozenset(reaching), where)
         for key, item in self.governing(path):
             if item.rewrite:
                 rewrite_files.append(self._display(key))
@@ -207,6 +209,11 @@ class ProjectFacts:
             (path, sorted((p, r.path, r.line, r.chain) for p, r in g.routes.items()))
             for path, g in self.program.governed_files().items())
         return hashlib.sha256(json.dumps([str(self.root), data, governed, self.keras_version]).encode()).hexdigest()
+
+
+def _own_top_level(route: Route, path: str) -> bool:
+    """A policy set at the file's own top level: its module facts say so already."""
+    return route.path == path and len(route.chain) == 1
 
 
 def index_source(path: str, raw: bytes, parsed: Optional[Dict[str, object]] = None) -> FileFacts:

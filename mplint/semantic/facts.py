@@ -9,13 +9,13 @@ and from config (``assume-policy``) are merged in here, so rules ask one object.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import FrozenSet, List, Optional, Tuple
+from typing import Dict, FrozenSet, List, Optional, Tuple
 
 import libcst as cst
 
 from mplint.semantic.names import NameResolver
 from mplint.semantic.policy_names import MIXED_POLICIES, UNKNOWN
-from mplint.semantic.scopes import Branches, Location, Scope, ScopeTracker, separate_tests
+from mplint.semantic.scopes import Branches, Location, Scope, ScopeTracker, function_key, separate_tests
 from mplint.semantic.values import Evaluator
 
 
@@ -129,6 +129,9 @@ class ModuleFacts:
     #: project-relative files elsewhere that enable the graph rewrite (the rewrite
     #: call, grappler's auto_mixed_precision or TF_ENABLE_AUTO_MIXED_PRECISION)
     project_rewrite_files: Tuple[str, ...] = ()
+    #: per function (see ``scopes.function_key``): the policies set elsewhere that
+    #: reach it, and where; None when the project gave no program model
+    project_by_function: Optional[Dict[str, Tuple[FrozenSet[str], Tuple[str, ...]]]] = None
     policy_calls: List[PolicyCall] = field(default_factory=list)
     rewrite_calls: List[cst.Call] = field(default_factory=list)
     grappler_calls: List[cst.Call] = field(default_factory=list)
@@ -163,11 +166,15 @@ class ModuleFacts:
         set inside one test function is that test's own, not its neighbours'.
         """
         values = self.policy_values(at)
+        project, project_files = self.project_policies, self.project_policy_files
+        if at is not None and self.project_by_function is not None:
+            # Only what reaches this function's code counts, not the whole file's.
+            project, project_files = self.project_by_function.get(function_key(at), (frozenset(), ()))
         source = ""
-        if not values and self.project_policies:
+        if not values and project:
             # The file sets no policy itself: the one set elsewhere governs it.
-            values = self.project_policies
-            source = ", ".join(self.project_policy_files)
+            values = project
+            source = ", ".join(project_files)
         certain = UNKNOWN not in values and len(values) > 0
         names = set(values & MIXED_POLICIES)
         if UNKNOWN in values:
@@ -175,7 +182,7 @@ class ModuleFacts:
         if self.assumed_policy in MIXED_POLICIES:
             names.add(self.assumed_policy)
             certain, source = True, ""
-        names |= self.project_policies & MIXED_POLICIES
+        names |= project & MIXED_POLICIES
         if not names:
             return None
         # Setting float32 somewhere too (a reset in tests, a CLI switch) leaves

@@ -196,6 +196,25 @@ def enclosing_test(scope: Optional[Scope]) -> Optional[Scope]:
     return None
 
 
+def function_key(scope: Scope) -> str:
+    """The name the program model knows a scope's code by: ``Class.method`` or
+    ``function`` for the outermost function holding it (nested functions and classes
+    fold into it), ``<module>`` for top-level code and class bodies."""
+    chain: List[Scope] = []
+    current: Optional[Scope] = scope
+    while current is not None and current.kind != "module":
+        chain.append(current)
+        current = current.parent
+    names: List[str] = []
+    for item in reversed(chain):
+        if item.kind == "lambda":
+            break
+        names.append(getattr(getattr(item.node, "name", None), "value", "?"))
+        if item.kind == "function":
+            return ".".join(names)
+    return "<module>"
+
+
 def separate_tests(a: Optional[Scope], b: Optional[Scope]) -> bool:
     """Two different test functions: a test module sets up each case on its own (and
     resets the global policy in tearDown), so what one test does is not another's."""
