@@ -136,7 +136,7 @@ def test_rewrite_and_policy_files_reach_the_facts_of_other_files(tmp_path):
 
     facts = ModuleFacts()
     project.apply(facts, str(tmp_path / "utils.py"))
-    assert facts.project_policy_files == ("train.py:3, reached through train.py -> make()",)
+    assert facts.project_policy_files == ("train.py:3, reached through train.py top level -> make()",)
     assert facts.project_rewrite_files == ()  # its own call is a module fact
     facts = ModuleFacts()
     project.apply(facts, str(tmp_path / "train.py"))

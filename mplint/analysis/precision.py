@@ -128,7 +128,9 @@ class OutputPrecision(Analysis):
         """"float16" / "bfloat16" plus the run-time policy note where it applies."""
         if found.dtype != ABSENT:
             return "bfloat16" if "bfloat16" in found.dtype else "float16"
-        policy = self.ctx.facts.mixed_policy()
+        location = getattr(found.producer, "location", None)
+        policy = self.ctx.facts.mixed_policy(location.scope if location is not None else None)
+        policy = policy or self.ctx.facts.mixed_policy()
         assert policy is not None
         return sixteen_bit_name(policy.names) + policy.note
 

@@ -23,9 +23,10 @@ module, or that governed code calls are summarised (:mod:`summaries`).
 from __future__ import annotations
 
 import re
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
+from typing import Callable, Deque, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
 from mplint.run.module_paths import absolute_import, importable, on_path
 from mplint.run.summaries import BODY, IMPORT, METHOD, ModuleSummary
@@ -163,25 +164,26 @@ class ProgramModel:
 
     def _spread(self) -> None:
         """Policies flow from each setting node into what it calls after the set,
-        and from governed nodes into everything they call."""
-        work: List[Node] = []
+        and from governed nodes into everything they call. Breadth first, so each
+        route kept is a shortest one from where the policy is set."""
+        queue: Deque[Node] = deque()
         for node, (line, policies, route) in self._sets.items():
             for call_line, targets in self._edges_of(node):
-                if call_line < line:
+                if call_line <= line:
                     continue
                 for target in targets:
                     for policy in policies:
                         if self._govern(target, policy, Route(route.path, route.line,
-                                                              route.chain + (self._label(target),))):
-                            work.append(target)
-        while work:
-            node = work.pop()
+                                                              (self._label(node), self._label(target)))):
+                            queue.append(target)
+        while queue:
+            node = queue.popleft()
             for policy, route in list(self._governed.get(node, {}).items()):
                 for _, targets in self._edges_of(node):
                     for target in targets:
                         if self._govern(target, policy, Route(route.path, route.line,
                                                               route.chain + (self._label(target),))):
-                            work.append(target)
+                            queue.append(target)
 
     def _govern(self, node: Node, policy: str, route: Route) -> bool:
         policies = self._governed.setdefault(node, {})
@@ -208,7 +210,17 @@ class ProgramModel:
             return [(module, BODY)] if module else []
         if METHOD in callee:
             cls, _, method = callee.partition(METHOD)
-            return self._methods(self._class(path, cls), method.split(".")[0])
+            method = method.split(".")[0]
+            if cls == "super":
+                owner = function.rsplit(".", 1)[0] if "." in function else None
+                if owner is None or owner not in summary.classes:
+                    return []
+                for base in self._bases((path, owner))[1:]:
+                    found = self._methods(base, method)
+                    if found:
+                        return found
+                return []
+            return self._methods(self._class(path, cls), method)
         head, _, rest = callee.partition(".")
         if head == "self" and "." in function:
             owner = function.rsplit(".", 1)[0]
@@ -320,6 +332,6 @@ class ProgramModel:
     def _label(self, node: Node) -> str:
         path, name = node
         stem = Path(path).stem
-        return f"{stem}.py" if name == BODY else f"{name}()"
+        return f"{stem}.py top level" if name == BODY else f"{name}()"
 
 

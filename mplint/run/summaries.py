@@ -20,7 +20,8 @@ from typing import Any, Dict, List, Optional, Tuple
 BODY = "<module>"
 #: a call recorded for an import statement: it runs the imported module's body
 IMPORT = "import:"
-#: ``v.method`` where ``v`` holds an instance of a known class: ``Class#method``
+#: ``v.method`` where ``v`` holds an instance of a known class, ``Class(...).method``
+#: and ``super().method``: ``Class#method`` (``super#method``)
 METHOD = "#"
 POLICY_SETTERS = frozenset({"set_global_policy", "set_policy", "set_dtype_policy"})
 SUMMARY_VERSION = 1
@@ -197,6 +198,11 @@ class _Collector(ast.NodeVisitor):
     def visit_Call(self, node: ast.Call) -> None:
         self.generic_visit(node)
         callee = dotted(node.func)
+        if callee is None and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Call):
+            # `super().fit(...)`, `Trainer(cfg).fit(...)`: a method of that class
+            owner = dotted(node.func.value.func)
+            if owner is not None:
+                callee = owner + METHOD + node.func.attr
         if callee is None:
             return
         head, _, rest = callee.partition(".")
