@@ -196,7 +196,7 @@ def test_policy_restored_after_a_failing_forward_pass_and_after_success():
         def call(self, x):
             raise ValueError("broken on purpose")
 
-    with pytest.raises(CheckError, match="forward pass failed: ValueError: broken on purpose"):
+    with pytest.raises(CheckError, match="forward pass failed under mixed_float16: ValueError: broken on purpose"):
         check_model(lambda: Wrapper(Broken()), "mixed_float16", input_shape=(8,))
     assert keras.mixed_precision.global_policy().name == "float32"
     check_model(factory("mnist_guide.py:build_correct_model"), "mixed_float16")
@@ -250,25 +250,38 @@ def test_large_output_vocabulary_is_mp304_small_one_silent():
     assert pairs(check_model(lm(10), "mixed_float16")) == []
 
 
-def test_train_step_measures_underflow_and_sees_the_loss_scale_optimizer():
-    def tiny_loss_model():
+def _tiny_loss_model(auto_scale_loss=True):
+    def build():
         inputs = keras.Input((8,))
         x = keras.layers.Dense(16, activation="relu")(inputs)
         out = keras.layers.Dense(1, name="out")(x)  # float16 output: dL/dy is float16 and underflows
         model = keras.Model(inputs, out)
+        kwargs = {} if auto_scale_loss else {"auto_scale_loss": False}
         model.compile(optimizer="sgd", loss=lambda y, p: 1e-8 * tf.reduce_mean(
-            tf.square(tf.cast(y, tf.float32) - tf.cast(p, tf.float32))))
+            tf.square(tf.cast(y, tf.float32) - tf.cast(p, tf.float32))), **kwargs)
         return model
+    return build
 
-    report = check_model(tiny_loss_model, "mixed_float16", train_step=True)
-    ts = report.train_step
-    z = ts["zero_gradient_fraction"]
-    assert z["policy_unscaled"] > 0.9, ts  # gradients flushed to zero in float16
-    assert z["float32"] < 0.5 and z["policy_scaled"] < 0.5, ts
-    assert ts["loss_scaling_matters"] is True
+
+def test_train_step_with_the_loss_scale_optimizer_updates_as_float32_does():
+    report = check_model(_tiny_loss_model(), "mixed_float16", train_step=True)
+    [ts] = report.train_step
     # Keras 2 names it LossScaleOptimizerV3.
     assert ts["optimizer"].startswith("LossScaleOptimizer") and ts["optimizer_scales_loss"] is True
+    assert ts["data"] == "(x, y)" and ts["batch_size"] == 2 and ts["applied"] is True
+    assert 0.9 < ts["update_ratio"] < 1.1, ts
+    assert ts["zero_update_fraction"]["policy"] < 0.01, ts
     assert pairs(report) == [("MP102", "out")]
+
+
+@pytest.mark.skipif(not KERAS3, reason="compile(auto_scale_loss=...) is Keras 3")
+def test_train_step_underflow_without_loss_scaling_is_mp201_with_the_measured_zeros():
+    report = check_model(_tiny_loss_model(auto_scale_loss=False), "mixed_float16", train_step=True)
+    [ts] = report.train_step
+    assert ts["zero_update_fraction"]["policy"] > 0.5, ts  # gradients flushed to zero in float16
+    assert ts["zero_update_fraction"]["float32"] < 0.5, ts
+    mp201 = [f for f in report.findings if f.rule == "MP201"]
+    assert len(mp201) == 1 and "get no update where float32's is not zero" in mp201[0].message
 
 
 @pytest.mark.skipif(not KERAS3, reason="compile(auto_scale_loss=...) is Keras 3")
@@ -280,7 +293,7 @@ def test_train_step_without_loss_scaling_is_mp201():
 
     report = check_model(build, "mixed_float16", train_step=True)
     assert pairs(report) == [("MP201", None)]
-    assert report.train_step["optimizer_scales_loss"] is False
+    assert report.train_step[0]["optimizer_scales_loss"] is False
     # bfloat16 needs no loss scaling.
     assert pairs(check_model(build, "mixed_bfloat16", train_step=True)) == []
 
@@ -293,7 +306,11 @@ def test_train_step_double_wrapped_optimizer_is_mp205():
         model.compile(optimizer=lso(lso(keras.optimizers.SGD())), loss="sparse_categorical_crossentropy")
         return model
 
-    assert pairs(check_model(build, "mixed_float16", train_step=True)) == [("MP205", None)]
+    report = check_model(build, "mixed_float16", train_step=True)
+    assert pairs(report) == [("MP205", None)]
+    # Measured, not only seen on the type: the inner scale divides the updates.
+    assert "updates 32768x too small" in report.findings[0].message
+    assert report.train_step[0]["update_ratio"] == pytest.approx(1 / 32768, rel=0.1)
 
 
 def test_train_step_needs_a_compiled_model():
@@ -302,31 +319,48 @@ def test_train_step_needs_a_compiled_model():
         return keras.Model(inputs, keras.layers.Dense(8, dtype="float32")(inputs))
 
     report = check_model(build, "mixed_float16", train_step=True)
-    assert "not compiled" in report.train_step["skipped"]
+    assert "not compiled" in report.train_step[0]["skipped"]
 
 
-def test_default_policy_follows_the_hardware_seam(monkeypatch):
-    monkeypatch.setattr(hardware, "query_devices", lambda: [
-        hardware.Device("CPU", "/physical_device:CPU:0"),
-        hardware.Device("GPU", "/physical_device:GPU:0",
-                        {"device_name": "Tesla V100-SXM2-16GB", "compute_capability": (7, 0)})])
-    report = check_model(factory("mnist_guide.py:build_incorrect_model"))
-    assert report.policy == "mixed_float16" and report.policy_source == "hardware default"
-    assert report.hardware["accelerator"] == "gpu" and report.hardware["policy_fast"] is True
-    assert pairs(report) == [("MP101", "predictions")]
-
-    monkeypatch.setattr(hardware, "query_devices", lambda: [
-        hardware.Device("CPU", "/physical_device:CPU:0"), hardware.Device("TPU", "/physical_device:TPU:0")])
-    assert check_model(factory("mnist_guide.py:build_correct_model")).policy == "mixed_bfloat16"
+def test_hardware_decides_only_the_advice_not_the_hazards(monkeypatch):
+    """On a V100 host, on a TPU host and on this CPU, no policy given: both 16-bit types
+    are checked, so a float16-only bug (a -1e9 mask) is found everywhere."""
+    machines = {
+        "v100": [hardware.Device("CPU", "/physical_device:CPU:0"),
+                 hardware.Device("GPU", "/physical_device:GPU:0",
+                                 {"device_name": "Tesla V100-SXM2-16GB", "compute_capability": (7, 0)})],
+        "tpu": [hardware.Device("CPU", "/physical_device:CPU:0"),
+                hardware.Device("TPU", "/physical_device:TPU:0")],
+        "this cpu": None,
+    }
+    real = hardware.query_devices
+    for name, devices in machines.items():
+        monkeypatch.setattr(hardware, "query_devices", (lambda d=devices: list(d)) if devices else real)
+        report = check_model(factory("attention_mask.py:build_model"))
+        assert report.policies == ["mixed_float16", "mixed_bfloat16"], name
+        assert report.policy_source == "default"
+        # -1e9 is -inf in float16 only: a finding under mixed_float16, tagged as such.
+        assert [(f.rule, f.layer, f.policy) for f in report.findings] == [
+            ("MP501", "attention", "mixed_float16")], (name, report.to_text())
+        verdicts = report.hardware["verdicts"]
+        assert set(verdicts) == {"mixed_float16", "mixed_bfloat16"}
+    monkeypatch.setattr(hardware, "query_devices", machines["v100"].copy)
+    assert check_model(factory("mnist_guide.py:build_correct_model")).hardware["default_policy"] == \
+        "mixed_float16"
+    monkeypatch.setattr(hardware, "query_devices", machines["tpu"].copy)
     report = check_model(factory("mnist_guide.py:build_correct_model"), "mixed_float16")
     assert pairs(report) == [("MP403", None)]
+    # Asked for by default (not by the user), float16 on a TPU host is no MP403.
+    assert pairs(check_model(factory("mnist_guide.py:build_correct_model"))) == []
 
 
-def test_default_policy_on_this_cpu_is_bfloat16():
-    report = check_model(factory("mnist_guide.py:build_correct_model"))
+def test_findings_under_both_policies_are_reported_once():
+    report = check_model(factory("mnist_guide.py:build_incorrect_model"))
+    assert [(f.rule, f.layer, f.policy) for f in report.findings] == [("MP101", "predictions", None)]
     assert report.hardware["accelerator"] == "cpu"
-    assert report.policy == "mixed_bfloat16"
     assert report.hardware["devices"][0]["type"] == "CPU"
+    assert "Policy: mixed_float16 (default: both 16-bit types)" in report.to_text()
+    assert "Policy: mixed_bfloat16 (default: both 16-bit types)" in report.to_text()
 
 
 def test_report_json_follows_the_documented_schema():
@@ -341,7 +375,7 @@ def test_report_json_follows_the_documented_schema():
     ):
         data = json.loads(report.to_json())
         jsonschema.validate(data, schema)
-        assert data["ok"] is report.ok and data["schema"] == "mplint-runtime-report/1"
+        assert data["ok"] is report.ok and data["schema"] == "mplint-runtime-report/2"
 
 
 def test_assert_helper_raises_with_the_readable_report():
@@ -354,7 +388,7 @@ def test_assert_helper_raises_with_the_readable_report():
 def test_keras2_guide_model():
     report = check_model(factory("mnist_guide.py:build_incorrect_model"), "mixed_float16", train_step=True)
     assert pairs(report) == [("MP101", "predictions")]
-    assert report.train_step["optimizer_scales_loss"] is True
+    assert report.train_step[0]["optimizer_scales_loss"] is True
 
 
 def test_recurrent_attention_model_dims():
@@ -390,7 +424,9 @@ def test_dict_inputs_and_a_model_that_ignores_the_policy():
     report = check_model(build, "mixed_float16")
     assert report.ok and [i["shape"] for i in report.model["inputs"]] == [[8, 16], [8, 4, 2]]
 
-    prebuilt = build()  # built under float32, before any policy
+    prebuilt = build()  # built under float32, before any policy: rebuilt, never a silent pass
     report = check_model(lambda: prebuilt, "mixed_float16")
-    assert report.ok
-    assert any("did not take the mixed_float16 policy" in n for n in report.notes)
+    assert report.ok, report.to_text()  # its Dense(1, dtype="float32") head stays float32
+    assert any("checked a copy rebuilt under mixed_float16" in n for n in report.notes)
+    rows = {r["class"]: r for r in report.layers}
+    assert rows["Concatenate"]["compute_dtype"] == "float16"

@@ -70,7 +70,7 @@ def test_console_entry_json_end_to_end():
     assert proc.returncode == 1, proc.stderr
     data = json.loads(proc.stdout)
     assert [(f["rule"], f["layer"]) for f in data["findings"]] == [("MP101", "predictions")]
-    assert data["policy"] == "mixed_bfloat16" and data["policy_source"] == "hardware default"
+    assert data["policies"] == ["mixed_float16", "mixed_bfloat16"] and data["policy_source"] == "default"
     assert data["ok"] is False
 
 
@@ -89,7 +89,8 @@ def test_clean_model_exits_0(capsys):
     out = capsys.readouterr().out
     assert rc == 0, out
     assert "No mixed-precision problems found" in out
-    assert "Train step: zero gradient elements" in out
+    assert "Train step (mixed_float16): own train_step on (x, y)" in out
+    assert "Train step (mixed_bfloat16): own train_step on (x, y)" in out
 
 
 def test_exit_zero(capsys):

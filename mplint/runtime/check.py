@@ -1,4 +1,10 @@
-"""``check_model``: build the model under a policy, run it, and report what is wrong."""
+"""``check_model``: build the model under each policy, run it, and report what is wrong.
+
+Without a policy, the hazards of both 16-bit types are checked (``mixed_float16`` and
+``mixed_bfloat16``), whatever the machine: the hardware decides only the speed advice.
+A model that did not take the policy (built or saved in float32) is rebuilt under it from
+its config with its weights; where that is impossible it is MP405, never a pass.
+"""
 
 from __future__ import annotations
 
@@ -6,14 +12,19 @@ import re
 import time
 import warnings
 from collections import Counter
-from dataclasses import replace
-from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from mplint.runtime import hardware as hw
 from mplint.runtime import keras_env, probe, rules
-from mplint.runtime.report import Report
+from mplint.runtime.report import Report, RuntimeFinding
 
 Factory = Callable[[], Any]
+Progress = Callable[[str], None]
+BOTH = (hw.MIXED_FLOAT16, hw.MIXED_BFLOAT16)
+TRAIN_BATCH = 2  # the smallest batch that still has batch statistics
+_first_line = probe.first_line
+dtype_mismatch = probe.dtype_mismatch
 
 
 class CheckError(Exception):
@@ -33,20 +44,101 @@ def _normalize_shapes(input_shape: Any) -> Optional[List[Tuple[int, ...]]]:
     return [tuple(s) for s in input_shape]
 
 
+class Deadline:
+    """The time budget: optional stages are skipped once it is spent."""
+
+    def __init__(self, budget: Optional[float], started: float) -> None:
+        self.budget = budget
+        self.started = started
+
+    def spent(self) -> bool:
+        return self.budget is not None and time.perf_counter() - self.started >= self.budget
+
+    def skip_note(self, what: str) -> str:
+        return f"{what} skipped: the time budget of {self.budget:g} s was spent"
+
+
+@dataclass
+class _Options:
+    input_shape: Any
+    input_dtype: Optional[str]
+    batch_size: Optional[int]
+    inputs: Any
+    train_step: bool
+    alignment: int
+    vocab_min: int
+    seed: int
+    deadline: Deadline
+    progress: Progress
+
+
+@dataclass
+class PolicyRun:
+    """What one policy's run found (merged into the report)."""
+
+    policy: str
+    findings: List[RuntimeFinding] = field(default_factory=list)
+    notes: List[str] = field(default_factory=list)
+    model_summary: Dict[str, Any] = field(default_factory=dict)
+    outputs: List[Dict[str, Any]] = field(default_factory=list)
+    layers: List[Dict[str, Any]] = field(default_factory=list)
+    train_step: Optional[Dict[str, Any]] = None
+    model: Any = None  # the model run under the policy (for --measure)
+    x: Any = None
+    alignment_layers: List[Tuple[Any, Dict[str, int]]] = field(default_factory=list)
+
+
+class _Context:
+    """One check: the target, the options, and the float32 build shared by the policies."""
+
+    def __init__(self, target: Any, instance: bool, hardware: hw.Hardware, options: _Options) -> None:
+        self.target = target
+        self.instance = instance
+        self.hardware = hardware
+        self.options = options
+        self._twin: Any = None
+
+    def twin(self, model: Any, x: Any, rebuilt: bool) -> Tuple[Any, str]:
+        """The model in float32 with the same weights as ``model``, or (None, why not)."""
+        try:
+            with keras_env.policy_scope("float32"):
+                twin = self._twin
+                if twin is None or len(twin.weights) != len(model.weights):
+                    twin = _config_clone(model, "float32") if (self.instance or rebuilt) else \
+                        _build(self.target)
+                    if twin is None:
+                        return None, "a built subclassed model cannot be rebuilt; pass a factory instead"
+                    if len(twin.weights) != len(model.weights):
+                        twin(x, training=False)  # builds deferred weights
+                twin.set_weights(model.get_weights())
+        except Exception as exc:  # the comparison is a bonus; its failure must not hide findings
+            return None, f"{type(exc).__name__}: {_first_line(exc)[:200]}"
+        self._twin = twin
+        return twin, ""
+
+
 def check_model(factory_or_model: Union[Factory, Any], policy: Optional[str] = None, *,
                 input_shape: Any = None, input_dtype: Optional[str] = None,
                 batch_size: Optional[int] = None, inputs: Any = None, train_step: bool = False,
                 alignment: int = 8, seed: int = 0, target: Optional[str] = None,
-                saved_file: bool = False) -> Report:
+                saved_file: bool = False, select: Optional[Sequence[str]] = None,
+                ignore: Optional[Sequence[str]] = None, time_budget: Optional[float] = None,
+                progress: Optional[Progress] = None, measure: bool = False,
+                vocabulary_threshold: int = rules.VOCAB_MIN) -> Report:
     """Build (for a factory) and run the model under ``policy``; return a ``Report``.
 
     ``factory_or_model`` is a zero-argument callable returning a Keras model (built under
-    the policy, then again under float32 when a comparison is needed) or a model
-    already built (checked as it is). ``policy`` defaults to the hardware's best
-    (mixed_float16 on NVIDIA GPUs, mixed_bfloat16 elsewhere). ``input_shape`` excludes
-    the batch dimension: ``(28, 28, 1)``, or a list of shapes for several inputs.
-    ``inputs`` are real arrays to use instead of synthetic ones. The global policy of
-    every loaded Keras package is restored afterwards, whatever happens.
+    each policy, then under float32 when a comparison is needed) or a model already built.
+    ``policy`` narrows the check to one policy; by default a factory's model is checked
+    under both ``mixed_float16`` and ``mixed_bfloat16``, and a built model under its own
+    mixed policy (both when it has none). ``input_shape`` excludes the batch dimension:
+    ``(28, 28, 1)``, or a list of shapes for several inputs. ``inputs`` are real arrays to
+    use instead of synthetic ones. ``train_step`` runs the model's own ``train_step``
+    under the policy and in float32 and compares the updates. ``select``/``ignore`` take
+    rule-id prefixes; ``time_budget`` (seconds) skips the optional stages once spent;
+    ``progress`` gets a line per stage; ``measure`` times float32 against each mixed policy
+    the hardware supports. The global policy of every loaded Keras package is restored
+    afterwards, whatever happens.
     """
     started = time.perf_counter()
     try:
@@ -55,85 +147,282 @@ def check_model(factory_or_model: Union[Factory, Any], policy: Optional[str] = N
         from mplint.runtime import MissingTensorFlow
 
         raise MissingTensorFlow() from exc
+    if time_budget is not None and time_budget <= 0:
+        raise CheckError("the time budget must be positive")
     hardware = hw.detect_hardware()
     instance = is_keras_model(factory_or_model)
-    if policy is None:
-        if instance:
-            policy, source = _instance_policy(factory_or_model), "model"
-        else:
-            policy, source = hardware.default_policy(), "hardware default"
+    if policy is not None:
+        policies, source = [policy], "argument"
+    elif instance and _instance_policy(factory_or_model).startswith("mixed_"):
+        policies, source = [_instance_policy(factory_or_model)], "model"
     else:
-        source = "argument"
+        policies, source = list(BOTH), "default"
     label = target or getattr(factory_or_model, "__qualname__", None) or type(factory_or_model).__name__
-    report = Report(target=label, policy=policy, policy_source=source,
-                    hardware=hardware.to_dict(policy), versions=keras_env.versions())
-    if "float16" in policy and "bfloat16" not in policy and hardware.of_type("TPU"):
+    report = Report(target=label, policy="+".join(policies), policy_source=source,
+                    hardware=hardware.to_dict(policies), versions=keras_env.versions(),
+                    policies=list(policies))
+    if source != "default" and any(rules.is_float16(p) for p in policies) and hardware.of_type("TPU"):
         report.findings.append(rules.finding("MP403", "mixed_float16 on a TPU host: TPUs compute "
                                                       "in bfloat16; use mixed_bfloat16"))
     if instance and saved_file:
         report.notes.append("a saved model keeps the dtype policies it was saved with")
+    if source == "default":
+        report.notes.append("no policy given: checked the hazards of both 16-bit types (float16: "
+                            "range and loss scaling; bfloat16: precision); --policy narrows it")
+    options = _Options(input_shape, input_dtype, batch_size, inputs, train_step, alignment,
+                       vocabulary_threshold, seed, Deadline(time_budget, started),
+                       progress or (lambda _message: None))
+    context = _Context(factory_or_model, instance, hardware, options)
+    runs: List[PolicyRun] = []
+    for name in policies:
+        if runs and options.deadline.spent():
+            report.notes.append(options.deadline.skip_note(f"the check under {name}"))
+            continue
+        runs.append(_check_policy(context, name))
+    _merge(report, runs)
+    if measure:
+        from mplint.runtime.measure import measure_runs
 
-    failure: Optional[Tuple[BaseException, Any]] = None
-    with keras_env.policy_scope(policy):
-        try:
-            model = factory_or_model if instance else _build(factory_or_model)
-        except Exception as exc:
-            if policy == "float32" or not dtype_mismatch(exc):
-                raise
-            failure, model = (exc, None), None
-        if model is not None:
-            specs, batch, x = _inputs(report, model, input_shape, input_dtype, batch_size, inputs, seed)
-            try:
-                result = probe.forward(model, x)
-            except probe.ForwardError as exc:
-                if policy == "float32" or not dtype_mismatch(exc.error):
-                    raise CheckError(f"the forward pass failed: {type(exc.error).__name__}: "
-                                     f"{_first_line(exc.error)}") from exc.error
-                failure = (exc.error, exc.layer)
-    if failure is not None:
-        return _mismatch_report(report, failure, factory_or_model, model, instance, policy,
-                                (input_shape, input_dtype, batch_size, inputs, seed), started)
-    _findings_from_run(report, factory_or_model, model, instance, result, specs, batch, x,
-                       policy, alignment, train_step, seed)
+        options.progress("measuring float32 against the mixed policies")
+        report.measure = measure_runs(context, runs, hardware)
+    report.findings = _filtered(report.findings, select, ignore)
     report.elapsed_s = time.perf_counter() - started
     return report
 
 
-def _findings_from_run(report: Report, factory_or_model: Any, model: Any, instance: bool,
-                       result: probe.ForwardResult, specs: list, batch: int, x: Any, policy: str,
-                       alignment: int, train_step: bool, seed: int) -> None:
+def _filtered(found: List[RuntimeFinding], select: Optional[Sequence[str]],
+              ignore: Optional[Sequence[str]]) -> List[RuntimeFinding]:
+    def chosen(rule: str) -> bool:
+        if select and not any(rule.startswith(p) for p in select):
+            return False
+        return not (ignore and any(rule.startswith(p) for p in ignore))
+
+    return [f for f in found if chosen(f.rule)]
+
+
+def _merge(report: Report, runs: List[PolicyRun]) -> None:
+    """One report from the policies' runs: a finding seen under every policy once, others
+    tagged with their policy; the model, outputs and layers of the first run."""
+    if not runs:
+        return
+    first = next((r for r in runs if r.model_summary), runs[0])
+    report.model = first.model_summary
+    report.outputs = first.outputs
+    report.layers = first.layers
+    keyed: Dict[Tuple[Any, ...], Tuple[RuntimeFinding, List[str]]] = {}
+    order: List[Tuple[Any, ...]] = []
+    for run in runs:
+        nth: Counter = Counter()
+        for f in run.findings:
+            base = (f.rule, f.layer, f.layer_class)
+            nth[base] += 1
+            key = base + (nth[base],)  # the k-th such finding of one run matches the other's k-th
+            if key not in keyed:
+                keyed[key] = (f, [run.policy])
+                order.append(key)
+            elif run.policy not in keyed[key][1]:
+                keyed[key][1].append(run.policy)
+    all_policies = [r.policy for r in runs]
+    for key in order:
+        f, seen = keyed[key]
+        tag = None if (len(runs) == 1 or sorted(seen) == sorted(all_policies)) else seen[0]
+        report.findings.append(replace(f, policy=tag))
+    for run in runs:
+        for note in run.notes:
+            if note not in report.notes:
+                report.notes.append(note)
+    sections = [r.train_step for r in runs if r.train_step is not None]
+    report.train_step = sections or None
+
+
+def _check_policy(ctx: _Context, policy: str) -> PolicyRun:
+    opts = ctx.options
+    run = PolicyRun(policy)
+    failure: Optional[Tuple[BaseException, Any]] = None
+    model: Any = None
+    rebuilt = False
+    opts.progress(f"building the model under {policy}")
+    with keras_env.policy_scope(policy):
+        try:
+            model = ctx.target if ctx.instance else _build(ctx.target)
+        except Exception as exc:
+            if policy == "float32" or not dtype_mismatch(exc):
+                raise
+            failure = (exc, None)
+        if model is not None and policy != "float32" and not took_policy(model, policy):
+            clone, why = _rebuild(model, policy)
+            if clone is None:
+                run.findings.append(rules.finding(
+                    "MP405", f"the model was built before the {policy} policy was set (every layer "
+                             f"computes in float32), and it cannot be rebuilt under it ({why}): nothing "
+                             f"was checked in 16 bits; set the policy before building the model, or "
+                             f"check a factory that builds it"))
+                return run
+            built = "saved" if ctx.instance else "built"
+            run.notes.append(f"the model was {built} without the {policy} policy (it computes in "
+                             f"{_instance_policy(model)}): checked a copy rebuilt under {policy} from "
+                             f"its config, with its weights")
+            model, rebuilt = clone, True
+        if model is not None:
+            specs, batch, x = _inputs(run, model, opts)
+            opts.progress(f"running the forward pass under {policy}")
+            try:
+                result = probe.forward(model, x)
+            except probe.ForwardError as exc:
+                if policy == "float32" or not dtype_mismatch(exc.error):
+                    raise CheckError(f"the forward pass failed under {policy}: {type(exc.error).__name__}: "
+                                     f"{_first_line(exc.error)}") from exc.error
+                failure = (exc.error, exc.layer)
+    if failure is not None:
+        return _mismatch_run(ctx, run, failure, model, policy)
+    _findings_from_run(ctx, run, model, rebuilt, result, specs, batch, x, policy)
+    return run
+
+
+def took_policy(model: Any, policy: str) -> bool:
+    """Did the model (or any layer of it) take ``policy``? A model built before the policy
+    was set keeps float32 everywhere."""
+    own = getattr(getattr(model, "dtype_policy", None), "name", None)
+    if own == policy:
+        return True
+    return any(getattr(getattr(l, "dtype_policy", None), "name", None) == policy
+               for l in probe.sublayers(model))
+
+
+def _rebuild(model: Any, policy: str) -> Tuple[Any, str]:
+    """The model rebuilt under ``policy`` from its config, with its weights and compile
+    settings; (None, why not)."""
+    if probe.model_kind(model) == "subclassed":
+        return None, "a subclassed model has no config to rebuild it from"
+    try:
+        clone = _config_clone(model, policy)
+        if clone is None:
+            return None, "no config"
+        clone.set_weights(model.get_weights())
+        _compile_like(model, clone)
+    except Exception as exc:
+        return None, f"{type(exc).__name__}: {_first_line(exc)[:160]}"
+    return clone, ""
+
+
+def _compile_like(model: Any, clone: Any) -> None:
+    """Compile ``clone`` as ``model`` was (under the current policy: compile() wraps the
+    optimizer in a LossScaleOptimizer for mixed_float16 as it would have)."""
+    getter = getattr(model, "get_compile_config", None)
+    config = getter() if callable(getter) and getattr(model, "compiled", False) else None
+    if config:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            clone.compile_from_config(config)
+
+
+def _findings_from_run(ctx: _Context, run: PolicyRun, model: Any, rebuilt: bool,
+                       result: probe.ForwardResult, specs: list, batch: int, x: Any,
+                       policy: str) -> None:
+    opts = ctx.options
     layers = probe.sublayers(model)
     if policy != "float32" and not any(rules.is_16bit(rules.compute_dtype(l)) for l in layers):
-        report.notes.append(f"no layer computes in 16 bits: the model did not take the {policy} policy "
-                            f"(built before the check, or every layer has its own dtype)")
+        run.notes.append(f"no layer computes in 16 bits under {policy}: every layer has its own "
+                         f"dtype")
+    run.model, run.x = model, x
     producers = probe.output_layer_names(model, result)
-    report.model = _model_summary(model, specs, batch)
-    report.outputs, found = rules.output_findings(result, producers)
-    report.findings += found
-    report.findings += rules.variable_findings(model)
-    dims, found = rules.dim_findings(model, result, batch, alignment)
-    report.findings += found
+    run.model_summary = _model_summary(model, specs, batch)
+    run.outputs, found = rules.output_findings(result, producers)
+    run.findings += found
+    run.findings += rules.variable_findings(model)
+    dtype = hw.compute_type(policy) or "float16"
+    parent_of = probe.parents(model)
+
+    def has_dims(layer: Any) -> bool:
+        return bool(rules.layer_dims(layer, None) or "Dense" in probe.class_names(layer))
+
+    output_layers = probe.output_size_layers(model, result, producers, has_dims)
+    library = probe.library_layers(model)
+    dims, found, notes = rules.dim_findings(model, result, batch, opts.alignment,
+                                            ctx.hardware.unit(policy), dtype, output_layers, library,
+                                            opts.vocab_min)
+    run.findings += found
+    run.notes += notes
+    by_id = {id(l): l for l in layers}
+    run.alignment_layers = [(by_id[f_id], d) for f_id, d in dims.items() if f_id in by_id]
 
     # The float32 build (same weights) is made only when a comparison is needed.
     reference: Optional[probe.ForwardResult] = None
     twin = None
-    if rules.nonfinite_calls(result) or False in result.output_finite or train_step:
-        twin, why = _float32_twin(factory_or_model, model, instance, x)
-        if twin is None:
-            report.notes.append(f"no float32 build to compare with: {why}")
+    if rules.nonfinite_calls(result) or False in result.output_finite or opts.train_step:
+        if opts.deadline.spent():
+            run.notes.append(opts.deadline.skip_note(f"the float32 comparison under {policy}"))
         else:
-            with keras_env.policy_scope("float32"):
-                reference = _run(twin, x)
-    found, notes = rules.finiteness_findings(result, reference, policy)
-    report.findings += found
-    report.notes += notes
-    report.layers = _layer_rows(model, result, reference, dims)
-    if train_step:
-        from mplint.runtime.train_step import run_train_step
+            opts.progress("building the float32 model to compare with")
+            twin, why = ctx.twin(model, x, rebuilt)
+            if twin is None:
+                run.notes.append(f"no float32 build to compare with: {why}")
+            elif rules.nonfinite_calls(result) or False in result.output_finite:
+                with keras_env.policy_scope("float32"):
+                    reference = _run(twin, x)
 
-        with keras_env.policy_scope(policy):
-            report.train_step, found = run_train_step(model, twin, x, result, policy, seed)
-        report.findings += found
+    def user(layer: Any) -> Any:
+        return probe.user_layer(layer, parent_of, model)
+
+    found, notes = rules.finiteness_findings(result, reference, policy, user)
+    run.findings += found
+    run.notes += notes
+    run.layers = _layer_rows(model, result, reference, dims)
+    if opts.train_step:
+        if opts.deadline.spent():
+            run.notes.append(opts.deadline.skip_note(f"the training step under {policy}"))
+            run.train_step = {"policy": policy, "skipped": "the time budget was spent"}
+        else:
+            _train_step(ctx, run, model, twin, x, policy, user)
+
+
+def _train_step(ctx: _Context, run: PolicyRun, model: Any, twin: Any, x: Any, policy: str,
+                user: Callable[[Any], Any]) -> None:
+    from mplint.runtime.train_step import TrainStepError, check_train_step
+
+    opts = ctx.options
+    opts.progress(f"running the training step under {policy} and in float32")
+    small = _small_batch(x, run.model_summary.get("batch_size"))
+
+    def nonfinite_layer(m: Any, data_x: Any) -> Any:
+        try:
+            with keras_env.policy_scope(policy):
+                result = probe.forward(m, data_x, training=True)
+        except probe.ForwardError:
+            return None
+        bad = rules.nonfinite_calls(result)
+        return user(bad[0][1].layer) if bad else None
+
+    try:
+        section, found, notes = check_train_step(model, twin, small, policy, opts.seed,
+                                                 deadline=opts.deadline.spent,
+                                                 nonfinite_layer_of=nonfinite_layer)
+    except TrainStepError as exc:
+        if dtype_mismatch(exc.error):
+            run.findings.append(rules.finding(
+                "MP504", f"the training step fails under {policy} but runs in float32: "
+                         f"{_first_line(exc.error)}; a float32 tensor meets the 16-bit compute dtype "
+                         f"in train_step or the loss: cast with self.compute_dtype or x.dtype"))
+            section, found, notes = {"policy": policy, "skipped": "fails under the policy (MP504)"}, [], []
+        else:
+            section, found, notes = ({"policy": policy, "skipped": f"the training step fails under "
+                                      f"{policy} only: {type(exc.error).__name__}: "
+                                      f"{_first_line(exc.error)}"}, [], [])
+            notes = [f"the training step fails under {policy} but runs in float32: "
+                     f"{type(exc.error).__name__}: {_first_line(exc.error)}"]
+    section.setdefault("policy", policy)
+    run.train_step = section
+    run.findings += found
+    run.notes += notes
+
+
+def _small_batch(x: Any, batch: Optional[int]) -> Any:
+    """The first TRAIN_BATCH rows of the synthetic inputs (a fixed batch is kept)."""
+    tf = keras_env.tf_module()
+    flat = tf.nest.flatten(x)
+    if not flat or batch is None or batch <= TRAIN_BATCH:
+        return x
+    return tf.nest.map_structure(lambda a: a[:TRAIN_BATCH], x)
 
 
 def _instance_policy(model: Any) -> str:
@@ -153,7 +442,7 @@ def _batch_of(inputs: Any) -> int:
 
 
 def _build(factory: Factory) -> Any:
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), keras_env.watch_library_models():
         # numpy's "overflow encountered in cast" while tracing is what MP501 reports.
         warnings.simplefilter("ignore", RuntimeWarning)
         model = factory()
@@ -170,40 +459,17 @@ def _run(model: Any, x: Any) -> probe.ForwardResult:
                          f"{_first_line(exc.error)}") from exc.error
 
 
-def _inputs(report: Report, model: Any, input_shape: Any, input_dtype: Optional[str],
-            batch_size: Optional[int], inputs: Any, seed: int) -> Tuple[list, int, Any]:
+def _inputs(run: PolicyRun, model: Any, opts: _Options) -> Tuple[list, int, Any]:
     try:
-        specs, batch, notes = probe.input_specs(model, _normalize_shapes(input_shape), input_dtype,
-                                                batch_size)
+        specs, batch, notes = probe.input_specs(model, _normalize_shapes(opts.input_shape),
+                                                opts.input_dtype, opts.batch_size)
     except probe.InputShapeError as exc:
-        if inputs is None:
+        if opts.inputs is None:
             raise CheckError(str(exc)) from None
-        specs, batch, notes = [], _batch_of(inputs), []
-    report.notes += notes
-    return specs, batch, inputs if inputs is not None else probe.synthetic_inputs(model, specs, seed)
-
-
-_ANSI = re.compile(r"\x1b\[[0-9;]*m")
-_HALF = re.compile(r"\b(half|b?float16)\b")
-_FLOAT = re.compile(r"\b(float32|float) tensor\b|\bfloat32\b")
-
-
-_FRAMING = ("Exception encountered when calling", "Arguments received by",
-            "Call arguments received by", "•")
-
-
-def _first_line(exc: BaseException) -> str:
-    """The line that says what went wrong (Keras 3 puts its own framing first)."""
-    lines = [l.strip() for l in _ANSI.sub("", str(exc)).splitlines()
-             if l.strip() and not l.strip().startswith(_FRAMING)]
-    telling = [l for l in lines if _HALF.search(l) and _FLOAT.search(l)]
-    return (telling or lines or [""])[0][:300]
-
-
-def dtype_mismatch(exc: BaseException) -> bool:
-    """TensorFlow's complaint when a float32 tensor meets the 16-bit compute dtype."""
-    text = _ANSI.sub("", str(exc))
-    return bool(_HALF.search(text) and _FLOAT.search(text))
+        specs, batch, notes = [], _batch_of(opts.inputs), []
+    run.notes += notes
+    x = opts.inputs if opts.inputs is not None else probe.synthetic_inputs(model, specs, opts.seed)
+    return specs, batch, x
 
 
 # Keras 3: "... of 'noise' (of type NoisyLayer)"; Keras 2: 'calling layer "noise" (type NoisyLayer)'.
@@ -211,18 +477,16 @@ _SYMBOLIC_LAYER = re.compile(r"""["']([^"']+)["'] \((?:of )?type (\w+)\)""")
 _CALLING = re.compile(r"calling (\w+)\.call\(\)")
 
 
-def _mismatch_report(report: Report, failure: Tuple[BaseException, Any], factory_or_model: Any,
-                     model: Any, instance: bool, policy: str, input_args: tuple,
-                     started: float) -> Report:
+def _mismatch_run(ctx: _Context, run: PolicyRun, failure: Tuple[BaseException, Any], model: Any,
+                  policy: str) -> PolicyRun:
     """MP504 when the model fails under the policy with a dtype clash but runs in float32."""
     error, layer = failure
-    input_shape, input_dtype, batch_size, inputs, seed = input_args
     try:
         with keras_env.policy_scope("float32"):
-            twin = _config_clone(model) if instance else _build(factory_or_model)
+            twin = _config_clone(model, "float32") if ctx.instance else _build(ctx.target)
             if twin is None:
                 raise CheckError("a built subclassed model cannot be rebuilt in float32")
-            specs, batch, x = _inputs(report, twin, input_shape, input_dtype, batch_size, inputs, seed)
+            specs, batch, x = _inputs(run, twin, ctx.options)
             probe.forward(twin, x)
     except Exception:
         raise CheckError(f"the model fails under {policy}: {type(error).__name__}: "
@@ -230,64 +494,93 @@ def _mismatch_report(report: Report, failure: Tuple[BaseException, Any], factory
     name = getattr(layer, "name", None)
     cls = type(layer).__name__ if layer is not None else None
     if layer is None:  # failed while Keras traced the model: the message names the layer
-        text = _ANSI.sub("", str(error))
+        text = probe._ANSI.sub("", str(error))
         match = _SYMBOLIC_LAYER.search(text)
         name, cls = (match.group(1), match.group(2)) if match else (None, None)
-        if cls is None and _CALLING.search(text):
-            cls = _CALLING.search(text).group(1)  # type: ignore[union-attr]
+        calling = _CALLING.search(text)
+        if cls is None and calling:
+            cls = calling.group(1)
     found = rules.finding("MP504", f"fails under {policy} but runs in float32: {_first_line(error)}; "
                                    f"a float32 tensor (a constant, tf.cast, a random op without dtype, "
                                    f"a raw tf.Variable) meets the 16-bit compute dtype: use "
                                    f"self.compute_dtype or x.dtype")
-    report.findings.append(replace(found, layer=name, layer_class=cls))
-    report.model = _model_summary(twin, specs, batch)
-    report.notes.append("the model could not run under the policy: the model summary is of its "
-                        "float32 build, and the other checks ran on nothing")
-    report.elapsed_s = time.perf_counter() - started
-    return report
+    run.findings.append(replace(found, layer=name, layer_class=cls))
+    run.model_summary = _model_summary(twin, specs, batch)
+    run.notes.append(f"the model could not run under {policy}: the model summary is of its float32 "
+                     f"build, and the other checks ran on nothing")
+    return run
 
 
-def _float32_twin(factory_or_model: Any, model: Any, instance: bool, x: Any) -> Tuple[Any, str]:
-    """The same model in float32 with the same weights, or (None, why not)."""
-    try:
-        with keras_env.policy_scope("float32"):
-            twin = _config_clone(model) if instance else _build(factory_or_model)
-            if twin is None:
-                return None, "a built subclassed model cannot be rebuilt; pass a factory instead"
-            if len(twin.weights) != len(model.weights):
-                twin(x, training=False)  # builds deferred weights
-        twin.set_weights(model.get_weights())
-    except Exception as exc:  # the comparison is a bonus; its failure must not hide findings
-        return None, f"{type(exc).__name__}: {str(exc).strip()[:200]}"
-    return twin, ""
-
-
-def _config_clone(model: Any) -> Any:
+def _config_clone(model: Any, policy: str) -> Any:
+    """The model rebuilt from its config with every mixed policy (and, for a model built
+    entirely in float32, every float32 one) replaced by ``policy``; no weights."""
     if probe.model_kind(model) == "subclassed":
         return None
-    config = _float32_config(model.get_config())
+    mixed = any(n.startswith("mixed_") for n in _layer_policies(model))
+    convert = not mixed and policy != "float32"
+    keep = _explicit_float32(model) if convert else frozenset()
+    config = _policy_config(model.get_config(), policy, convert, keep)
     # The model's own classes, so that unregistered custom layers deserialize too.
     custom = {type(layer).__name__: type(layer) for layer in probe.sublayers(model)}
-    return type(model).from_config(config, custom_objects=custom)
+    with keras_env.policy_scope(policy):
+        return type(model).from_config(config, custom_objects=custom)
+
+
+def _explicit_float32(model: Any) -> frozenset:
+    """Names of layers given dtype='float32' on purpose in a model built in float32.
+
+    A Keras 3 layer built without a dtype shares the global policy object; one given a
+    dtype has its own. A loaded model's layers all have their own: none is told apart."""
+    layers = [l for l in probe.sublayers(model)
+              if getattr(getattr(l, "dtype_policy", None), "name", None) == "float32"]
+    counts = Counter(id(l.dtype_policy) for l in layers)
+    if not counts:
+        return frozenset()
+    shared, n = counts.most_common(1)[0]
+    if n < 2:
+        return frozenset()
+    return frozenset(l.name for l in layers if id(l.dtype_policy) != shared)
+
+
+def _layer_policies(model: Any) -> List[str]:
+    return [str(getattr(getattr(l, "dtype_policy", None), "name", "")) for l in probe.sublayers(model)]
+
+
+_POLICY_CLASSES = ("DTypePolicy", "FloatDTypePolicy", "Policy")
+_SIXTEEN = ("float16", "bfloat16", "mixed_float16", "mixed_bfloat16")
+
+
+def _policy_config(value: Any, policy: str, convert_float32: bool = False,
+                   keep: frozenset = frozenset(), in_input: bool = False) -> Any:
+    """A model config with the layers' dtype policies replaced by ``policy``: the mixed ones
+    (and float32 ones when ``convert_float32``, except the layers named in ``keep``); pure
+    float16/bfloat16 layers (MP404) and input dtypes stay."""
+    targets = {"mixed_float16", "mixed_bfloat16"} | ({"float32"} if convert_float32 else set())
+    if policy == "float32":
+        targets = set(_SIXTEEN)
+    if isinstance(value, dict):
+        if value.get("class_name") in _POLICY_CLASSES and isinstance(value.get("config"), dict):
+            name = value["config"].get("name")
+            return {**value, "config": {**value["config"], "name": policy}} if name in targets else value
+        inner = value.get("config")
+        if keep and isinstance(inner, dict) and inner.get("name") in keep and "class_name" in value:
+            return value
+        is_input = value.get("class_name") == "InputLayer"
+        out = {}
+        for key, item in value.items():
+            if key == "dtype" and isinstance(item, str) and not in_input and item in targets:
+                out[key] = policy
+            else:
+                out[key] = _policy_config(item, policy, convert_float32, keep, in_input or is_input)
+        return out
+    if isinstance(value, list):
+        return [_policy_config(v, policy, convert_float32, keep, in_input) for v in value]
+    return value
 
 
 def _float32_config(value: Any) -> Any:
-    """Every dtype policy in a model config replaced by float32."""
-    if isinstance(value, dict):
-        if value.get("class_name") in ("DTypePolicy", "FloatDTypePolicy", "Policy") and \
-                isinstance(value.get("config"), dict):
-            return {**value, "config": {**value["config"], "name": "float32"}}
-        out = {}
-        for key, item in value.items():
-            if key == "dtype" and isinstance(item, str) and item in (
-                    "float16", "bfloat16", "mixed_float16", "mixed_bfloat16"):
-                out[key] = "float32"
-            else:
-                out[key] = _float32_config(item)
-        return out
-    if isinstance(value, list):
-        return [_float32_config(v) for v in value]
-    return value
+    """Every 16-bit dtype policy in a model config replaced by float32."""
+    return _policy_config(value, "float32")
 
 
 def _model_summary(model: Any, specs: Sequence[Tuple[Tuple[int, ...], str]], batch: int) -> dict:

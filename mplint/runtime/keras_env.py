@@ -84,3 +84,36 @@ def functions_run_eagerly() -> Iterator[None]:
         yield
     finally:
         tf.config.run_functions_eagerly(before)
+
+
+@contextlib.contextmanager
+def watch_library_models() -> Iterator[None]:
+    """Mark Functional models that ``keras.applications`` builds while the scope is open
+    (``probe.LIBRARY_MARK``): their layers' sizes are not the user's to change."""
+    try:
+        from keras.src.models.functional import Functional  # Keras 3
+    except Exception:
+        yield
+        return
+    original = Functional.__init__
+
+    def init(self: Any, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        frame = sys._getframe(1)
+        for _ in range(6):
+            if frame is None:
+                break
+            module = str(frame.f_globals.get("__name__", ""))
+            if module.startswith("keras.src.applications."):
+                try:
+                    object.__setattr__(self, "_mplint_library", "keras.applications")
+                except Exception:
+                    pass
+                break
+            frame = frame.f_back  # type: ignore[assignment]
+
+    Functional.__init__ = init  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        Functional.__init__ = original  # type: ignore[method-assign]

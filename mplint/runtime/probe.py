@@ -9,6 +9,7 @@ summaries are kept (shapes, dtypes, finiteness), never the activations themselve
 from __future__ import annotations
 
 import functools
+import re
 import warnings
 import weakref
 from dataclasses import dataclass, field
@@ -62,6 +63,64 @@ def model_kind(model: Any) -> str:
     if "Sequential" in names:
         return "sequential"
     return "functional" if "Functional" in names else "subclassed"
+
+
+LIBRARY_ROOTS = ("keras", "tf_keras", "tensorflow", "keras_hub", "keras_nlp", "keras_cv")
+
+
+def is_library_class(obj: Any) -> bool:
+    """A class from Keras or a Keras library (keras_hub): not the user's own code."""
+    return type(obj).__module__.split(".")[0] in LIBRARY_ROOTS
+
+
+def parents(model: Any) -> Dict[int, Any]:
+    """id(layer) -> the layer (or model) that holds it directly."""
+    out: Dict[int, Any] = {}
+    stack = [model]
+    while stack:
+        node = stack.pop()
+        flatten = getattr(node, "_flatten_layers", None)
+        children = list(flatten(include_self=False, recursive=False)) if flatten else \
+            list(getattr(node, "layers", []) or [])
+        for child in children:
+            if id(child) not in out:
+                out[id(child)] = node
+                stack.append(child)
+    return out
+
+
+def user_layer(layer: Any, parent_of: Dict[int, Any], model: Any) -> Any:
+    """The layer the user created that ``layer`` belongs to: a Dropout inside Keras's
+    MultiHeadAttention is reported as the MultiHeadAttention."""
+    current = layer
+    while True:
+        parent = parent_of.get(id(current))
+        if parent is None or parent is model or not is_library_class(parent):
+            return current
+        if "Functional" in class_names(parent) or "Sequential" in class_names(parent):
+            return current  # a nested model's layers are the user's to name
+        current = parent
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_FRAMING = ("Exception encountered when calling", "Arguments received by",
+            "Call arguments received by", "\u2022")
+_HALF = re.compile(r"\b(half|b?float16)\b")
+_FLOAT = re.compile(r"\b(float32|float) tensor\b|\bfloat32\b")
+
+
+def first_line(exc: BaseException) -> str:
+    """The line that says what went wrong (Keras 3 puts its own framing first)."""
+    lines = [l.strip() for l in _ANSI.sub("", str(exc)).splitlines()
+             if l.strip() and not l.strip().startswith(_FRAMING)]
+    telling = [l for l in lines if _HALF.search(l) and _FLOAT.search(l)]
+    return (telling or lines or [type(exc).__name__])[0][:300]
+
+
+def dtype_mismatch(exc: BaseException) -> bool:
+    """TensorFlow's complaint when a float32 tensor meets the 16-bit compute dtype."""
+    text = _ANSI.sub("", str(exc))
+    return bool(_HALF.search(text) and _FLOAT.search(text))
 
 
 def sublayers(model: Any) -> List[Any]:
@@ -199,7 +258,7 @@ def _first_tensor(args: Sequence[Any], kwargs: Dict[str, Any]) -> Any:
     return None
 
 
-def forward(model: Any, inputs: Any) -> ForwardResult:
+def forward(model: Any, inputs: Any, training: bool = False) -> ForwardResult:
     """Call the model once (eagerly, tf.functions included) with every layer recorded."""
     tf = tf_module()
     calls: List[LayerCall] = []
@@ -232,7 +291,7 @@ def forward(model: Any, inputs: Any) -> ForwardResult:
         with functions_run_eagerly(), warnings.catch_warnings():
             # numpy's "overflow encountered in cast" is the very thing MP501 reports.
             warnings.simplefilter("ignore", RuntimeWarning)
-            outputs = model(inputs, training=False)
+            outputs = model(inputs, training=training)
     except Exception as exc:
         raise ForwardError(exc, failing.get("layer")) from exc
     finally:
@@ -264,3 +323,110 @@ def output_layer_names(model: Any, result: ForwardResult) -> List[Optional[Any]]
                 producer = call.layer
         producers.append(producer)
     return producers
+
+
+# -- which layers' sizes are the model outputs' ------------------------------------------
+# Layers that pass their input's width on: a Dense(10) before Activation('softmax') is the
+# layer whose size is the output's.
+PASS_THROUGH = {"Activation", "Softmax", "ReLU", "LeakyReLU", "ELU", "PReLU", "ThresholdedReLU",
+                "Dropout", "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D", "AlphaDropout",
+                "GaussianDropout", "GaussianNoise", "ActivityRegularization", "LayerNormalization",
+                "BatchNormalization", "GroupNormalization", "UnitNormalization", "Identity", "Lambda"}
+
+
+def _history(tensor: Any) -> Tuple[Any, int]:
+    history = getattr(tensor, "_keras_history", None)
+    if history is None:
+        return None, 0
+    op = getattr(history, "operation", None) or getattr(history, "layer", None)
+    return op, int(getattr(history, "node_index", 0) or 0)
+
+
+def _node_inputs(op: Any, node_index: int) -> List[Any]:
+    nodes = getattr(op, "_inbound_nodes", None) or []
+    if node_index >= len(nodes):
+        return []
+    node = nodes[node_index]
+    for name in ("input_tensors", "keras_inputs"):
+        value = getattr(node, name, None)
+        if value is not None:
+            return list(value)
+    return []
+
+
+def output_size_layers(model: Any, result: ForwardResult, producers: Sequence[Any],
+                       has_dims: Any) -> set:
+    """ids of the layers whose size is a model output's: the layer computing each output,
+    looking back through layers that pass the width on (activations, dropout, norms)."""
+    found: set = set()
+    try:
+        graph_outputs = list(model.outputs or [])
+    except (AttributeError, ValueError):
+        graph_outputs = []
+    if len(graph_outputs) == len(result.outputs):
+        for tensor in graph_outputs:
+            for _ in range(64):
+                op, node_index = _history(tensor)
+                if op is None:
+                    break
+                if not (set(class_names(op)) & PASS_THROUGH):
+                    found.add(id(op))
+                    break
+                inputs = _node_inputs(op, node_index)
+                if len(inputs) != 1:
+                    break
+                tensor = inputs[0]
+        return found
+    # No graph (a subclassed model): the last layer with a size that returned the output's width.
+    for out, producer in zip(result.outputs, producers):
+        width = int(out.shape[-1]) if len(out.shape) else None
+        if producer is not None and has_dims(producer):
+            found.add(id(producer))
+            continue
+        for call in reversed(result.calls):
+            if has_dims(call.layer) and call.output_shape and call.output_shape[-1] == width:
+                found.add(id(call.layer))
+                break
+    return found
+
+
+# -- layers the user cannot resize ------------------------------------------------------------
+_APPLICATION_NAMES = re.compile(
+    r"^(resnet\d+(v2)?|resnet_rs_\d+|vgg1[69]|inception_v3|inception_resnet_v2|xception|"
+    r"mobilenet(v2|v3)?[\w.]*|efficientnet(v2)?[-\w]*|densenet\d+|nasnet_(mobile|large)|"
+    r"convnext_\w+|regnet[xy]\d+)$", re.IGNORECASE)
+LIBRARY_MARK = "_mplint_library"
+
+
+def library_layers(model: Any) -> Dict[int, str]:
+    """id(layer) -> where it comes from, for layers inside a model that a library built
+    (keras.applications, keras_hub backbones): their sizes are not the user's to change."""
+    parent_of = parents(model)
+    out: Dict[int, str] = {}
+    for layer in sublayers(model):
+        node = parent_of.get(id(layer))
+        chain = []
+        while node is not None:
+            chain.append(node)
+            node = parent_of.get(id(node))
+        for holder in chain:
+            origin = _library_origin(holder)
+            if origin:
+                out[id(layer)] = origin
+                break
+    return out
+
+
+def _library_origin(holder: Any) -> Optional[str]:
+    mark = getattr(holder, LIBRARY_MARK, None)
+    if mark:
+        return f"{mark} {getattr(holder, 'name', '')}".strip()
+    names = class_names(holder)
+    if not ("Functional" in names or "Model" in names):
+        return None
+    root = type(holder).__module__.split(".")[0]
+    if root in ("keras_hub", "keras_nlp", "keras_cv"):
+        return f"{root} {type(holder).__name__}"
+    if "Functional" in names and _APPLICATION_NAMES.match(str(getattr(holder, "name", ""))):
+        return f"keras.applications {holder.name}"
+    return None

@@ -11,13 +11,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-SCHEMA_ID = "mplint-runtime-report/1"
+SCHEMA_ID = "mplint-runtime-report/2"
 SCHEMA_PATH = Path(__file__).with_name("report.schema.json")
 
 # Severities of the static rules these findings share an id with; the catalog wins
 # when it has the entry (see ``severity_of``).
 _DEFAULT_SEVERITY = {
-    "MP101": "error", "MP102": "warning", "MP201": "error", "MP205": "error",
+    "MP101": "error", "MP102": "warning", "MP201": "error", "MP202": "error", "MP205": "error",
+    "MP206": "error", "MP405": "error",
     "MP301": "warning", "MP302": "warning", "MP303": "warning", "MP304": "warning", "MP403": "error", "MP404": "error",
     "MP501": "error", "MP504": "error",
 }
@@ -42,6 +43,7 @@ class RuntimeFinding:
     message: str
     layer: Optional[str] = None
     layer_class: Optional[str] = None
+    policy: Optional[str] = None  # seen only under this policy; None: under every one checked
 
     def to_dict(self) -> Dict[str, Any]:
         return asdict(self)
@@ -52,15 +54,17 @@ class Report:
     """Everything ``check_model`` learned. ``ok`` is True when there are no findings."""
 
     target: str
-    policy: str
-    policy_source: str  # "argument", "hardware default" or "model" (a built model's own)
+    policy: str  # the policy, or "mixed_float16+mixed_bfloat16" when both were checked
+    policy_source: str  # "argument", "default" (both 16-bit types) or "model" (a built model's own)
     hardware: Dict[str, Any]
     versions: Dict[str, Any]
+    policies: List[str] = field(default_factory=list)
     model: Dict[str, Any] = field(default_factory=dict)
     outputs: List[Dict[str, Any]] = field(default_factory=list)
     layers: List[Dict[str, Any]] = field(default_factory=list)
     findings: List[RuntimeFinding] = field(default_factory=list)
-    train_step: Optional[Dict[str, Any]] = None
+    train_step: Optional[List[Dict[str, Any]]] = None  # one section per policy
+    measure: Optional[Dict[str, Any]] = None
     notes: List[str] = field(default_factory=list)
     elapsed_s: float = 0.0
 
@@ -75,6 +79,7 @@ class Report:
             "target": self.target,
             "policy": self.policy,
             "policy_source": self.policy_source,
+            "policies": list(self.policies or [self.policy]),
             "hardware": self.hardware,
             "versions": self.versions,
             "model": self.model,
@@ -82,6 +87,7 @@ class Report:
             "layers": self.layers,
             "findings": [f.to_dict() for f in self.findings],
             "train_step": self.train_step,
+            "measure": self.measure,
             "notes": list(self.notes),
             "elapsed_s": round(self.elapsed_s, 3),
         }
@@ -106,10 +112,14 @@ def format_text(report: Report) -> str:
     lines.append(f"Hardware: {hw.get('summary', '?')}")
     v = report.versions
     lines.append(f"Software: TensorFlow {v.get('tensorflow')}, Keras {v.get('keras')}")
-    speed = hw.get("policy_fast")
-    verdict = {True: "fast here", False: "SLOW here", None: "no 16-bit compute"}[speed]
-    lines.append(f"Policy: {report.policy} ({report.policy_source}): {verdict}: "
-                 f"{hw.get('policy_reason', '')}")
+    policies = report.policies or [report.policy]
+    verdicts = hw.get("verdicts") or {report.policy: {"fast": hw.get("policy_fast"),
+                                                      "reason": hw.get("policy_reason", "")}}
+    source = {"default": "default: both 16-bit types"}.get(report.policy_source, report.policy_source)
+    for name in policies:
+        verdict = verdicts.get(name, {})
+        speed = {True: "fast here", False: "SLOW here", None: "no 16-bit compute"}[verdict.get("fast")]
+        lines.append(f"Policy: {name} ({source}): {speed}: {verdict.get('reason', '')}")
     m = report.model
     if m:
         inputs = ", ".join(f"{_shape(i['shape'])} {i['dtype']}" for i in m.get("inputs", []))
@@ -119,15 +129,17 @@ def format_text(report: Report) -> str:
     for out in report.outputs:
         src = f" from '{out['layer']}'" if out.get("layer") else ""
         lines.append(f"Output {out['index']}: {_shape(out['shape'])} {out['dtype']}{src}")
-    ts = report.train_step
-    if ts:
+    for ts in report.train_step or []:
         lines.append(_train_step_line(ts))
+    if report.measure:
+        lines += _measure_lines(report.measure)
     for note in report.notes:
         lines.append(f"note: {note}")
     lines.append("")
     for f in report.findings:
         where = f"layer '{f.layer}' ({f.layer_class}): " if f.layer else ""
-        lines.append(f"{f.rule} [{f.severity}] {where}{f.message}")
+        only = f"[{f.policy} only] " if f.policy else ""
+        lines.append(f"{f.rule} [{f.severity}] {only}{where}{f.message}")
     n = len(report.findings)
     if n:
         counts: Dict[str, int] = {}
@@ -140,16 +152,40 @@ def format_text(report: Report) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _pct(x: Optional[float]) -> str:
+    return "n/a" if x is None else f"{100 * x:.1f}%"
+
+
 def _train_step_line(ts: Dict[str, Any]) -> str:
+    policy = ts.get("policy", "")
     if ts.get("skipped"):
-        return f"Train step: skipped: {ts['skipped']}"
-    z = ts["zero_gradient_fraction"]
-
-    def pct(x: Optional[float]) -> str:
-        return "n/a" if x is None else f"{100 * x:.1f}%"
-
+        return f"Train step ({policy}): skipped: {ts['skipped']}"
     scales = "scales the loss" if ts["optimizer_scales_loss"] else "does NOT scale the loss"
-    return (f"Train step: zero gradient elements {pct(z['policy_unscaled'])} under the policy "
-            f"without loss scaling, {pct(z['policy_scaled'])} with loss scaling, "
-            f"{pct(z['float32'])} in float32; optimizer {ts['optimizer']} {scales}; "
-            f"loss after one step {ts['loss']}")
+    scale = f" (loss scale {ts['loss_scale']:g})" if ts.get("loss_scale") else ""
+    ratio = ts.get("update_ratio")
+    ratio_text = "n/a" if ratio is None else f"{ratio:.4g}x"
+    zero = ts.get("zero_update_fraction") or {}
+    loss = ts.get("loss") or {}
+    return (f"Train step ({policy}): own train_step on {ts['data']}, batch {ts['batch_size']}, "
+            f"{ts['steps']} step{'s' * (ts['steps'] != 1)}; updates {ratio_text} those in float32 "
+            f"over {ts['variables_compared']} variables; no update for {_pct(zero.get('policy'))} of "
+            f"weight elements (float32: {_pct(zero.get('float32'))}); optimizer {ts['optimizer']} "
+            f"{scales}{scale}; loss {loss.get('policy')} (float32 {loss.get('float32')})")
+
+
+def _measure_lines(measure: Dict[str, Any]) -> List[str]:
+    lines = [f"Measured here ({measure.get('what', '')}, median of {measure.get('repeats')} after "
+             f"{measure.get('warmup')} warm-up):"]
+    for row in measure.get("policies", []):
+        if row.get("skipped"):
+            lines.append(f"  {row['policy']}: skipped: {row['skipped']}")
+            continue
+        lines.append(f"  {row['policy']}: {row['seconds'] * 1000:.1f} ms, {row['speedup']:.2f}x float32 "
+                     f"({row['verdict']})")
+    for row in measure.get("alignment", []):
+        lines.append(f"  {row['layer']} ({row['op']}): {row['current']} -> {row['aligned']}: "
+                     f"{row['current_ms']:.2f} ms -> {row['aligned_ms']:.2f} ms "
+                     f"({row['saving']})")
+    for line in measure.get("summary", []):
+        lines.append(f"  {line}")
+    return lines

@@ -7,7 +7,7 @@ do not show a problem for certain.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
@@ -29,6 +29,11 @@ def finding(rule: str, message: str, layer: Any = None) -> RuntimeFinding:
 
 def is_16bit(dtype: Optional[str]) -> bool:
     return dtype in SIXTEEN_BIT
+
+
+def is_float16(policy: str) -> bool:
+    """The policy computes in float16 (not bfloat16)."""
+    return "float16" in policy and "bfloat16" not in policy
 
 
 def compute_dtype(layer: Any) -> Optional[str]:
@@ -69,8 +74,13 @@ def output_findings(result: ForwardResult, producers: Sequence[Any]) -> Tuple[Li
         fix = ("give the output layer dtype='float32'" if layer is not None else
                "cast to float32 before the last op in call()")
         if softmax:
-            found.append(finding("MP101", f"{where} is a softmax computed in {dtype}: probabilities "
-                                          f"overflow or flush to zero; {fix}", layer))
+            if dtype == "bfloat16":
+                why = ("bfloat16 keeps 8 bits of precision: probabilities are rounded to 2-3 "
+                       "digits (0.996 becomes 1.0) and the loss and its gradients see the rounding")
+            else:
+                why = ("float16 overflows past 65504 and flushes probabilities below 6e-8 to zero, "
+                       "so the log in the loss gives inf")
+            found.append(finding("MP101", f"{where} is a softmax computed in {dtype}: {why}; {fix}", layer))
         else:
             found.append(finding("MP102", f"{where} is {dtype}, not float32: the loss and metrics "
                                           f"see 16-bit values; {fix}", layer))
@@ -145,14 +155,33 @@ def _next_multiple(value: int, alignment: int) -> int:
     return -(-value // alignment) * alignment
 
 
-def dim_findings(model: Any, result: ForwardResult, batch: int,
-                 alignment: int) -> Tuple[Dict[int, Dict[str, int]], List[RuntimeFinding]]:
+def unit_phrase(unit: Optional[str], dtype: str) -> str:
+    """What a misaligned size costs, naming the matrix unit in use here."""
+    if unit == "Tensor Cores":
+        return "Tensor Cores stay idle"
+    if unit:
+        return f"{unit} run padded, wasting work"
+    return f"on NVIDIA GPUs Tensor Cores stay idle (this machine has no matrix unit for {dtype})"
+
+
+def dim_findings(model: Any, result: ForwardResult, batch: int, alignment: int,
+                 unit: Optional[str] = None, dtype: str = "float16",
+                 output_layers: Optional[Set[int]] = None,
+                 library: Optional[Dict[int, str]] = None,
+                 vocab_min: int = VOCAB_MIN
+                 ) -> Tuple[Dict[int, Dict[str, int]], List[RuntimeFinding], List[str]]:
+    """MP301-MP304. ``output_layers``: ids of the layers whose size is a model output's
+    (the data's: 10 classes); ``library``: id -> where the layer comes from, for layers the
+    user cannot resize (keras.applications, keras_hub): those give notes, not findings."""
     first_call: Dict[int, LayerCall] = {}
     for call in result.calls:
         first_call.setdefault(id(call.layer), call)
-    # The widths of the model outputs are fixed by the data (10 classes), whichever
-    # layer computes them (a Dense(10) before a float32 softmax too).
+    # The widths of the model outputs are fixed by the data (10 classes): the layer that
+    # computes one (a Dense(10) before a float32 softmax too) is exempt, a hidden layer of
+    # the same width is not.
     output_widths = {int(t.shape[-1]) for t in result.outputs if len(t.shape)}
+    library = library or {}
+    idle = unit_phrase(unit, dtype)
     # A Bidirectional wrapper runs a mirrored copy of its layer: report the forward one.
     mirrored = {id(getattr(l, "backward_layer", None)) for l in sublayers(model)
                 if "Bidirectional" in class_names(l)}
@@ -178,31 +207,56 @@ def dim_findings(model: Any, result: ForwardResult, batch: int,
             elif value >= _MIN_INPUT_DIM:
                 inputs.append((layer, key, value))
     found: List[RuntimeFinding] = []
+    library_found: List[RuntimeFinding] = []
     flagged_values = set()
+
+    def is_output(layer: Any, value: int) -> bool:
+        if value not in output_widths:
+            return False
+        return output_layers is None or id(layer) in output_layers
+
+    def add(item: RuntimeFinding, layer: Any) -> None:
+        (library_found if id(layer) in library else found).append(item)
+
     for layer, key, value in own:
         nxt = _next_multiple(value, alignment)
-        if key in ("units", "filters") and value in output_widths:
+        if key in ("units", "filters") and is_output(layer, value):
             # Only a large vocabulary is worth padding (MP304).
-            if value >= VOCAB_MIN:
-                found.append(finding("MP304", f"output layer has {value} {key} (a vocabulary or "
-                                              f"class count): pad it to {nxt} so Tensor Cores "
-                                              f"are used", layer))
+            if value >= vocab_min:
+                add(finding("MP304", f"output layer has {value} {key} (a vocabulary or class count): "
+                                     f"pad it to {nxt}: {idle}", layer), layer)
             continue
         flagged_values.add(value)
-        found.append(finding(_OWN_DIMS[key], f"{key}={value} is not a multiple of {alignment} "
-                                             f"(use {nxt}): Tensor Cores stay idle", layer))
+        add(finding(_OWN_DIMS[key], f"{key}={value} is not a multiple of {alignment} (use {nxt}): "
+                                    f"{idle}", layer), layer)
     for layer, key, value in inputs:
         if value in flagged_values:
             continue  # the layer producing it is already reported
         nxt = _next_multiple(value, alignment)
         what = key.replace("_", " ")
-        found.append(finding(_INPUT_DIMS[key], f"receives {value} {what} at run time, not a multiple "
-                                               f"of {alignment} (pad to {nxt}): Tensor Cores stay idle",
-                             layer))
+        add(finding(_INPUT_DIMS[key], f"receives {value} {what} at run time, not a multiple of "
+                                      f"{alignment} (pad to {nxt}): {idle}", layer), layer)
     if any_16bit and batch > alignment and batch % alignment:  # below it: a deliberate choice (MP303)
         found.append(finding("MP303", f"batch size {batch} is not a multiple of {alignment} (use "
-                                      f"{_next_multiple(batch, alignment)}): Tensor Cores stay idle"))
-    return dims_by_layer, found
+                                      f"{_next_multiple(batch, alignment)}): {idle}"))
+    notes = _library_notes(library_found, library)
+    return dims_by_layer, found, notes
+
+
+def _library_notes(found: List[RuntimeFinding], library: Dict[int, str]) -> List[str]:
+    """One note per library model: its layers are not the user's to resize."""
+    if not found:
+        return []
+    by_rule: Dict[str, List[str]] = {}
+    for f in found:
+        by_rule.setdefault(f.rule, []).append(f.layer or "?")
+    origins = sorted(set(library.values()))
+    parts = []
+    for rule, names in sorted(by_rule.items()):
+        shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        parts.append(f"{rule} x{len(names)} ({shown})")
+    return [f"alignment in layers of {', '.join(origins)}, which your code does not size: "
+            f"{'; '.join(parts)}; not reported as findings"]
 
 
 # -- finiteness: MP501 -----------------------------------------------------------------
@@ -210,9 +264,12 @@ def nonfinite_calls(result: ForwardResult) -> List[Tuple[int, LayerCall]]:
     return [(i, c) for i, c in enumerate(result.calls) if c.finite is False]
 
 
-def finiteness_findings(result: ForwardResult, reference: Optional[ForwardResult],
-                        policy: str) -> Tuple[List[RuntimeFinding], List[str]]:
-    """MP501 for the first layer whose output is inf/NaN under the policy, finite in float32."""
+def finiteness_findings(result: ForwardResult, reference: Optional[ForwardResult], policy: str,
+                        user_layer: Optional[Callable[[Any], Any]] = None
+                        ) -> Tuple[List[RuntimeFinding], List[str]]:
+    """MP501 for the first layer whose output is inf/NaN under the policy, finite in float32;
+    ``user_layer`` maps a layer Keras made inside another (MultiHeadAttention's Dropout) to
+    the layer the user created."""
     notes: List[str] = []
     bad = nonfinite_calls(result)
     bad_outputs = [i for i, f in enumerate(result.output_finite) if f is False]
@@ -229,9 +286,11 @@ def finiteness_findings(result: ForwardResult, reference: Optional[ForwardResult
                          f"not a precision problem")
             return [], notes
         suffix = "but is finite in float32" if ref_finite else "(no float32 build to compare with)"
-        return [finding("MP501", f"first layer whose output holds inf/NaN under {policy}, {suffix}: "
-                                 f"a value beyond the 16-bit range (float16 holds up to 65504; a "
-                                 f"-1e9 mask constant becomes -inf) overflows here", call.layer)], notes
+        layer = user_layer(call.layer) if user_layer is not None else call.layer
+        inner = f" (in its inner '{call.layer.name}')" if layer is not call.layer else ""
+        return [finding("MP501", f"first layer whose output holds inf/NaN under {policy}{inner}, "
+                                 f"{suffix}: a value beyond the 16-bit range (float16 holds up to "
+                                 f"65504; a -1e9 mask constant becomes -inf) overflows here", layer)], notes
     # No layer output is bad, yet a model output is: the model's own call made it.
     ref_ok = reference is not None and all(reference.output_finite[i] is not False for i in bad_outputs)
     if reference is not None and not ref_ok:

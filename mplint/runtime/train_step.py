@@ -1,125 +1,529 @@
-"""``--train-step``: does loss scaling matter for this model, and does its optimizer do it?
+"""``--train-step``: run the model's own ``train_step`` under the policy and in float32, and
+compare what each variable would be updated by.
 
-Gradients of the compiled loss are taken three ways on one synthetic batch: under the
-policy without loss scaling, under the policy with the loss scaled by 2**15 (the
-LossScaleOptimizer default), and in float32 with the same weights. The fraction of
-gradient elements that are exactly zero shows underflow. Then one real
-``train_on_batch`` runs with the compiled optimizer.
+The model's optimizer is swapped, for the check only, for a probe with the same loss
+scaling (the same LossScaleOptimizer wrappers with their current scale, the same
+``loss_scale_factor`` and clipping) whose innermost optimizer records the gradient it
+is asked to apply instead of applying it. Whatever the ``train_step`` does (the default
+one, a guide-style override with ``x, y = data``, a custom loss), the recorded gradient is
+the update it would make, before the learning rate. The float32 build with the same
+weights runs the same step on the same batch; the ratio of the two updates shows loss
+scaling mistakes exactly (a loss never scaled while the optimizer unscales it: updates
+32768 times too small), zeros where float32 has none show underflow, and inf/NaN is
+traced to the first layer that produced it. Weights are never changed.
+
+The steps run eagerly: tracing ``train_step`` into a graph costs more than one step
+does (ResNet50: 17 s to trace, 1 s per eager step on a 2-core CPU).
 """
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Tuple
+import inspect
+import math
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from mplint.runtime import keras_env, probe, rules
 from mplint.runtime.report import RuntimeFinding
 
-LOSS_SCALE = 2.0 ** 15
-_MATTERS = 0.01  # one more gradient element in a hundred flushed to zero
+MAX_STEPS = 6  # a dynamic loss scale halves per skipped step: 32768 -> 1024 at most
+_ZERO_MATTERS = 0.01  # one weight element in a hundred gets no update where float32's does
+_TINY = 1e-30
+
+
+class TrainStepError(Exception):
+    """The training step raised; ``error`` is what the user's code raised."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 def is_compiled(model: Any) -> bool:
     return bool(getattr(model, "compiled", False) or getattr(model, "_is_compiled", False))
 
 
+def is_loss_scale_optimizer(opt: Any) -> bool:
+    return opt is not None and "LossScaleOptimizer" in " ".join(probe.class_names(opt))
+
+
 def optimizer_scales_loss(optimizer: Any) -> Tuple[bool, int]:
     """(scales the loss, how many LossScaleOptimizer wrappers deep)."""
     depth, opt = 0, optimizer
-    while opt is not None and "LossScaleOptimizer" in " ".join(probe.class_names(opt)):
+    while is_loss_scale_optimizer(opt):
         depth += 1
         opt = getattr(opt, "inner_optimizer", None)
     factor = getattr(optimizer, "loss_scale_factor", None)  # Keras 3, any optimizer
     return depth > 0 or bool(factor and factor != 1), depth
 
 
-def _loss_names(model: Any) -> str:
-    loss = getattr(model, "loss", None)
-    items = loss.values() if isinstance(loss, dict) else (loss if isinstance(loss, (list, tuple)) else [loss])
-    return " ".join(str(getattr(i, "name", None) or getattr(i, "__name__", None) or i) for i in items)
+def current_scale(lso: Any) -> float:
+    """A LossScaleOptimizer's scale now (its initial scale until it is built)."""
+    for name in ("dynamic_scale", "loss_scale"):
+        value = getattr(lso, name, None)
+        if value is not None and not callable(value):
+            try:
+                return float(np.asarray(value))
+            except (TypeError, ValueError):
+                pass
+    return float(getattr(lso, "initial_scale", None) or 2.0 ** 15)
 
 
-def synthetic_targets(model: Any, outputs: List[Any], seed: int) -> Any:
-    rng = np.random.default_rng(seed + 1)
-    sparse = "sparse" in _loss_names(model).lower()
-    targets = []
-    for out in outputs:
-        shape = tuple(int(d) for d in out.shape)
-        classes = shape[-1] if len(shape) > 1 else 1
-        if sparse:
-            targets.append(rng.integers(0, max(classes, 2), size=shape[:-1]).astype("int32"))
-        elif rules.looks_like_probabilities(out):
-            targets.append(np.eye(classes, dtype="float32")[rng.integers(0, classes, size=shape[:-1])])
-        else:
-            targets.append(rng.random(shape).astype("float32"))
-    return targets[0] if len(targets) == 1 else targets
+# -- synthetic targets -------------------------------------------------------------------
+def _loss_name(loss: Any) -> str:
+    if loss is None:
+        return ""
+    if isinstance(loss, str):
+        return loss
+    return str(getattr(loss, "name", None) or getattr(loss, "__name__", None) or type(loss).__name__)
 
 
-def _loss(model: Any, x: Any, y: Any, pred: Any) -> Any:
-    if hasattr(model, "compute_loss") and keras_env.keras_major(keras_env.tf_module().keras) >= 3:
-        return model.compute_loss(x=x, y=y, y_pred=pred, training=True)
-    return model.compiled_loss(y, pred, regularization_losses=model.losses)  # Keras 2
-
-
-def zero_fraction(model: Any, x: Any, y: Any, scale: float = 1.0) -> Optional[float]:
+def _losses_by_output(model: Any, preds: Any) -> Any:
+    """The compiled loss of each model output, in the structure of the predictions."""
     tf = keras_env.tf_module()
-    variables = model.trainable_variables
-    y = tf.nest.map_structure(tf.convert_to_tensor, y)  # Keras 2 losses want tensors
-    with tf.GradientTape() as tape:
-        pred = model(x, training=True)
-        loss = tf.cast(_loss(model, x, y, pred), tf.float32) * scale
-    grads = tape.gradient(loss, variables)
-    zeros = total = 0
-    for g in grads:
-        if g is None:
+    loss = getattr(model, "loss", None)
+    names = list(getattr(model, "output_names", None) or [])
+    flat = tf.nest.flatten(preds)
+    if isinstance(preds, dict):
+        keys = list(preds)
+        if isinstance(loss, dict):
+            return {k: loss.get(k) for k in keys}
+        if isinstance(loss, (list, tuple)) and len(loss) == len(keys):
+            return dict(zip(keys, loss))
+        return {k: loss for k in keys}
+    if isinstance(loss, dict):
+        per = [loss.get(names[i]) if i < len(names) else None for i in range(len(flat))]
+    elif isinstance(loss, (list, tuple)) and len(loss) == len(flat):
+        per = list(loss)
+    else:
+        per = [loss] * len(flat)
+    return tf.nest.pack_sequence_as(preds, per)
+
+
+def _target(pred: Any, loss: Any, rng: Any, sparse_guess: bool) -> Any:
+    shape = tuple(int(d) for d in pred.shape)
+    classes = shape[-1] if len(shape) > 1 else 1
+    name = _loss_name(loss).lower()
+    probabilities = rules.looks_like_probabilities(pred)
+    if "sparse" in name or (not name and probabilities and sparse_guess):
+        return rng.integers(0, max(classes, 2), size=shape[:-1]).astype("int32")
+    if "binary" in name or "hinge" in name:
+        return (rng.random(shape) > 0.5).astype("float32")
+    if "categorical" in name or "kl" in name or "crossentropy" in name or (not name and probabilities):
+        return np.eye(classes, dtype="float32")[rng.integers(0, classes, size=shape[:-1])]
+    return rng.random(shape).astype("float32")
+
+
+def synthetic_targets(model: Any, preds: Any, seed: int, sparse_guess: bool = True) -> Any:
+    """Targets shaped like the predictions, in their structure, each fit for its own loss."""
+    tf = keras_env.tf_module()
+    rng = np.random.default_rng(seed + 1)
+    losses = tf.nest.flatten(_losses_by_output(model, preds), expand_composites=False)
+    flat = tf.nest.flatten(preds)
+    if len(losses) != len(flat):
+        losses = [None] * len(flat)
+    targets = [_target(p, l, rng, sparse_guess) for p, l in zip(flat, losses)]
+    return tf.nest.pack_sequence_as(preds, targets)
+
+
+# -- the probe optimizer -----------------------------------------------------------------
+_RECORDER_CLASSES: Dict[int, type] = {}
+
+
+def _recorder_class(keras_mod: Any) -> type:
+    """A Keras 3 optimizer that records each gradient it is given and changes nothing."""
+    cls = _RECORDER_CLASSES.get(id(keras_mod))
+    if cls is not None:
+        return cls
+
+    class GradientRecorder(keras_mod.optimizers.Optimizer):  # type: ignore[name-defined,misc]
+        def __init__(self, **kwargs: Any) -> None:
+            super().__init__(learning_rate=0.0, name="mplint_gradient_recorder", **kwargs)
+            self.recorded: List[Any] = []
+            self.seen: List[Any] = []
+
+        def build(self, variables: Any) -> None:
+            if self.built:
+                return
+            super().build(variables)
+            self.recorded = [self.add_variable_from_reference(v, name="recorded") for v in variables]
+            self.seen = [self.add_variable((), initializer="zeros", dtype="float32", name="seen")
+                         for _ in variables]
+
+        def update_step(self, gradient: Any, variable: Any, learning_rate: Any) -> None:
+            index = self._get_variable_index(variable)
+            self.recorded[index].assign(keras_mod.ops.cast(gradient, self.recorded[index].dtype))
+            self.seen[index].assign(1.0)
+
+    _RECORDER_CLASSES[id(keras_mod)] = GradientRecorder
+    return GradientRecorder
+
+
+def _keras_of(model: Any) -> Any:
+    root = type(model).__module__.split(".")[0]
+    if root in ("tf_keras", "keras") and root in sys.modules:
+        mod = sys.modules[root]
+        if root == "keras" and getattr(mod, "__version__", "3").split(".")[0] != "3":
+            return None
+        return mod if root == "keras" else None
+    return sys.modules.get("keras") if keras_env.keras_major(keras_env.tf_module().keras) >= 3 else None
+
+
+def probe_optimizer(optimizer: Any, keras_mod: Any, plain: bool = False) -> Tuple[Any, Any]:
+    """(the probe to put in the model's place, its recording innermost optimizer). With
+    ``plain``, no loss scaling at all: the float32 reference records the true gradient."""
+    chain = []
+    opt = optimizer
+    while is_loss_scale_optimizer(opt):
+        chain.append(opt)
+        opt = opt.inner_optimizer
+    if plain:
+        chain = []
+    kwargs: Dict[str, Any] = {}
+    for name in ("clipnorm", "clipvalue", "global_clipnorm") + (() if plain else ("loss_scale_factor",)):
+        value = getattr(opt, name, None)
+        if value is not None:
+            kwargs[name] = value
+    recorder = _recorder_class(keras_mod)(**kwargs)
+    outer = recorder
+    lso = keras_mod.optimizers.LossScaleOptimizer
+    for wrapper in reversed(chain):
+        outer = lso(outer, initial_scale=current_scale(wrapper),
+                    dynamic_growth_steps=getattr(wrapper, "dynamic_growth_steps", 2000))
+    return outer, recorder
+
+
+# -- one model's steps ------------------------------------------------------------------------
+@dataclass
+class StepRun:
+    """What one model's training step asked its optimizer to apply."""
+
+    grads: List[Optional[np.ndarray]]  # per model.trainable_variables, None: no gradient
+    losses: List[Optional[float]]  # the loss of each step run
+    steps: int
+    applied: bool  # False: every step was skipped (non-finite gradients)
+    final_scale: Optional[float]
+    scale_calls: int = 0  # calls of the optimizer's scale_loss/get_scaled_loss during the steps
+
+
+def _count_scaling(optimizer: Any, counter: List[int]) -> None:
+    """Count the train_step's calls that scale the loss (the steps run eagerly)."""
+    for name in ("scale_loss", "get_scaled_loss"):
+        method = getattr(optimizer, name, None)
+        if not callable(method):
             continue
-        g = tf.convert_to_tensor(g)
-        zeros += int(tf.size(g)) - int(tf.math.count_nonzero(g))
-        total += int(tf.size(g))
-    return zeros / total if total else None
+
+        def counting(*args: Any, _method: Any = method, **kwargs: Any) -> Any:
+            counter[0] += 1
+            return _method(*args, **kwargs)
+
+        object.__setattr__(optimizer, name, counting)
 
 
-def run_train_step(model: Any, twin: Any, x: Any, result: probe.ForwardResult, policy: str,
-                   seed: int) -> Tuple[Dict[str, Any], List[RuntimeFinding]]:
-    if not is_compiled(model):
-        return {"skipped": "the model is not compiled: have the factory call compile() with the "
-                           "loss and optimizer it trains with"}, []
-    y = synthetic_targets(model, result.outputs, seed)
-    unscaled = zero_fraction(model, x, y)
-    scaled = zero_fraction(model, x, y, LOSS_SCALE)
-    float32 = None
-    if twin is not None:
-        with keras_env.policy_scope("float32"):
-            float32 = zero_fraction(twin, x, y)
-    scales, depth = optimizer_scales_loss(model.optimizer)
-    loss = model.train_on_batch(x, y)
-    loss = float(np.asarray(loss[0] if isinstance(loss, (list, tuple)) else loss))
-    matters = None
-    if unscaled is not None and float32 is not None:
-        matters = unscaled - float32 > _MATTERS
-    section = {
-        "zero_gradient_fraction": {"policy_unscaled": unscaled, "policy_scaled": scaled,
-                                   "float32": float32},
-        "loss_scale": LOSS_SCALE,
-        "optimizer": type(model.optimizer).__name__,
-        "optimizer_scales_loss": scales,
-        "loss_scaling_matters": matters,
-        "loss": loss if np.isfinite(loss) else None,  # JSON has no NaN
-        "loss_finite": bool(np.isfinite(loss)),
-    }
+def _swap(model: Any, attrs: Dict[str, Any]) -> Dict[str, Any]:
+    old = {}
+    for name, value in attrs.items():
+        old[name] = getattr(model, name, None)
+        object.__setattr__(model, name, value) if name.startswith("_") else setattr(model, name, value)
+    return old
+
+
+def _loss_of(logs: Any) -> Optional[float]:
+    if isinstance(logs, dict):
+        value = logs.get("loss")
+        if value is None:
+            return None
+        try:
+            return float(np.asarray(value))
+        except (TypeError, ValueError):
+            return None
+    return None
+
+
+def run_steps(model: Any, data: Tuple[Any, ...], keras_mod: Any,
+              deadline: Optional[Callable[[], bool]] = None, plain: bool = False) -> StepRun:
+    """Run ``model.train_step`` eagerly with the probe optimizer until it applies once."""
+    outer, recorder = probe_optimizer(model.optimizer, keras_mod, plain)
+    variables = list(model.trainable_variables)
+    outer.build(variables)
+    calls = [0]
+    _count_scaling(outer, calls)
+    saved = _swap(model, {"optimizer": outer, "_run_eagerly": True, "train_function": None})
+    losses: List[Optional[float]] = []
+    steps = 0
+    try:
+        model.make_train_function(force=True)
+        while steps < MAX_STEPS:
+            steps += 1
+            try:
+                logs = model.train_function([data])
+            except Exception as exc:
+                raise TrainStepError(exc) from exc
+            losses.append(_loss_of(keras_env.tf_module().nest.map_structure(
+                lambda t: t.numpy() if hasattr(t, "numpy") else t, logs)))
+            if int(np.asarray(recorder.iterations)) > 0 or (deadline is not None and deadline()):
+                break
+    finally:
+        _swap(model, saved)
+        try:
+            model.make_train_function(force=True) if saved.get("train_function") is not None else None
+        except Exception:
+            pass
+    index = {id(v): i for i, v in enumerate(recorder._trainable_variables)}
+    grads: List[Optional[np.ndarray]] = []
+    for v in variables:
+        i = index.get(id(v))
+        if i is None or float(np.asarray(recorder.seen[i])) == 0.0:
+            grads.append(None)
+        else:
+            grads.append(np.asarray(recorder.recorded[i]).astype("float64"))
+    applied = int(np.asarray(recorder.iterations)) > 0
+    scale = current_scale(outer) if is_loss_scale_optimizer(outer) else None
+    return StepRun(grads, losses, steps, applied, scale, calls[0])
+
+
+# -- comparison -------------------------------------------------------------------------------
+@dataclass
+class Comparison:
+    compared: int = 0  # variables with a gradient in both
+    ratio: Optional[float] = None  # median |policy update| / |float32 update|
+    zero_policy: Optional[float] = None  # fraction of elements 0 under the policy, not in float32
+    zero_float32: Optional[float] = None  # fraction of elements 0 in float32 (of all)
+    nonfinite: List[int] = field(default_factory=list)  # variable indices with inf/NaN updates
+    missing: List[int] = field(default_factory=list)  # gradient in float32, none under the policy
+
+
+def compare(policy_grads: Sequence[Optional[np.ndarray]],
+            float32_grads: Sequence[Optional[np.ndarray]]) -> Comparison:
+    out = Comparison()
+    logs: List[np.ndarray] = []
+    zero_p = zero_f = total = 0
+    for i, (gp, gf) in enumerate(zip(policy_grads, float32_grads)):
+        if gf is None:
+            continue
+        if gp is None:
+            out.missing.append(i)
+            continue
+        if gp.shape != gf.shape:
+            continue
+        out.compared += 1
+        if not np.all(np.isfinite(gp)):
+            out.nonfinite.append(i)
+            continue
+        live = np.isfinite(gf) & (np.abs(gf) > _TINY)
+        total += gf.size
+        zero_f += int(gf.size - np.count_nonzero(live))
+        zero_p += int(np.count_nonzero(live & (gp == 0)))
+        both = live & (gp != 0)
+        if np.any(both):
+            sample = np.log2(np.abs(gp[both]) / np.abs(gf[both]))
+            if sample.size > 4096:
+                sample = sample[:: sample.size // 4096 + 1]
+            logs.append(sample)
+    if logs:
+        out.ratio = float(2.0 ** np.median(np.concatenate(logs)))
+    if total:
+        out.zero_policy = zero_p / total
+        out.zero_float32 = zero_f / total
+    return out
+
+
+def factor(value: float) -> str:
+    """32768 for 32773.2 (a power of two within 1%), else three digits."""
+    if value > 0:
+        power = 2.0 ** round(math.log2(value))
+        if abs(value / power - 1) < 0.01 and power >= 2:
+            return f"{power:.0f}"
+    return f"{value:.3g}"
+
+
+def _near(value: float, target: float) -> bool:
+    """Within a factor of two (log2 distance below 1)."""
+    return value > 0 and target > 0 and abs(math.log2(value) - math.log2(target)) < 1.0
+
+
+def _train_step_source(model: Any) -> Optional[str]:
+    """The user's own ``train_step`` source, or None when it is Keras's."""
+    method = getattr(type(model), "train_step", None)
+    module = getattr(method, "__module__", "") or ""
+    if module.split(".")[0] in ("keras", "tf_keras", "tensorflow"):
+        return None
+    try:
+        return inspect.getsource(method)  # type: ignore[arg-type]
+    except (OSError, TypeError):
+        return ""
+
+
+def _variable_owner(model: Any, variable: Any) -> Any:
+    """The innermost layer that owns ``variable``."""
+    owner = None
+    for layer in probe.sublayers(model):
+        if any(w is variable for w in getattr(layer, "weights", [])):
+            owner = layer  # later entries are deeper in the pre-order
+    return owner
+
+
+def findings_for(model: Any, policy: str, optimizer: Any, run: StepRun, reference: StepRun,
+                 cmp: Comparison, nonfinite_layer: Any) -> Tuple[List[RuntimeFinding], List[str]]:
+    """Findings (MP201, MP202, MP205, MP206, MP501) from the two runs' updates."""
     found: List[RuntimeFinding] = []
-    float16 = "float16" in policy and "bfloat16" not in policy
-    if float16 and not scales:
-        measured = ""
-        if unscaled is not None and float32 is not None:
-            measured = (f" (on this batch {100 * unscaled:.1f}% of gradient elements are zero in "
-                        f"float16 without scaling, {100 * float32:.1f}% in float32)")
-        found.append(rules.finding("MP201", f"the optimizer {type(model.optimizer).__name__} does not "
-                                            f"scale the loss under {policy}: gradients below float16's "
-                                            f"smallest value (6e-8) flush to zero{measured}; wrap it in "
-                                            f"a LossScaleOptimizer"))
+    notes: List[str] = []
+    float16 = rules.is_float16(policy)
+    scales, depth = optimizer_scales_loss(optimizer)
+    lso_scale = current_scale(optimizer) if depth else None
+    source = _train_step_source(model)
+    own = "its own train_step" if source is not None else "Keras's train_step"
     if depth > 1:
         found.append(rules.finding("MP205", f"the optimizer is wrapped in a LossScaleOptimizer {depth} "
-                                            f"times: the loss is scaled once but unscaled {depth} times"))
-    return section, found
+                                            f"times: the loss is scaled once but unscaled {depth} times"
+                                            + (f" (measured: updates {factor(1 / cmp.ratio)}x too small)"
+                                               if cmp.ratio and cmp.ratio < 0.5 else "")))
+    if not run.applied:
+        notes.append(f"training step: every one of {run.steps} steps under {policy} had inf/NaN "
+                     f"gradients and was skipped by the loss scale (now {run.final_scale:g})")
+    ratio = cmp.ratio
+    if ratio is not None and depth <= 1:
+        scale = lso_scale or float(getattr(optimizer, "loss_scale_factor", None) or 0) or None
+        if scale and scale > 1 and _near(ratio, 1.0 / scale):
+            if run.scale_calls:
+                found.append(rules.finding("MP206", f"{own} under {policy}: weight updates are {scale:.0f}x "
+                                                    f"smaller than in float32 (measured: {ratio:.3g}x): "
+                                                    f"the gradients are unscaled twice (by hand and by "
+                                                    f"the LossScaleOptimizer's apply, which unscales in "
+                                                    f"Keras 3); drop the manual division"))
+            else:
+                found.append(rules.finding("MP202", f"{own} under {policy}: weight updates are {scale:.0f}x "
+                                                    f"smaller than in float32 (measured: {ratio:.3g}x): "
+                                                    f"the loss is never scaled, but the "
+                                                    f"LossScaleOptimizer divides the gradients by its "
+                                                    f"scale; use loss = self.optimizer.scale_loss(loss) "
+                                                    f"inside the tape"))
+        elif scale and scale > 1 and _near(ratio, scale):
+            found.append(rules.finding("MP206", f"{own} under {policy}: weight updates are {scale:.0f}x "
+                                                f"larger than in float32 (measured: {ratio:.3g}x): the "
+                                                f"loss is scaled but the gradients are never unscaled"))
+        elif not _near(ratio, 1.0) and (ratio > 8 or ratio < 1 / 8):
+            notes.append(f"training step: updates under {policy} are {ratio:.3g}x those in float32")
+    elif ratio is not None and depth > 1 and not found:
+        pass
+    if float16 and depth == 1 and source is not None and ratio is not None and _near(ratio, 1.0) and \
+            not run.scale_calls and keras_env.keras_major(keras_env.tf_module().keras) < 3:
+        found.append(rules.finding("MP202", f"{own} never scales the loss, and Keras 2's "
+                                            f"LossScaleOptimizer does not unscale: no loss scaling "
+                                            f"under {policy}"))
+    if cmp.zero_policy is not None and cmp.zero_policy > _ZERO_MATTERS and float16:
+        found.append(rules.finding("MP201", f"training step under {policy}: {100 * cmp.zero_policy:.1f}% "
+                                            f"of weight elements get no update where float32's is not "
+                                            f"zero: gradients below float16's smallest value (6e-8) "
+                                            f"flush to zero; "
+                                            + ("scale the loss (a LossScaleOptimizer)" if not scales else
+                                               "the loss scale is too small for this model")))
+    elif float16 and not scales and not any(f.rule in ("MP202", "MP206") for f in found):
+        zero = "" if cmp.zero_policy is None else \
+            f" (on this batch {100 * cmp.zero_policy:.1f}% of weight elements lost their update)"
+        found.append(rules.finding("MP201", f"the optimizer {type(optimizer).__name__} does not scale "
+                                            f"the loss under {policy}: gradients below float16's "
+                                            f"smallest value (6e-8) flush to zero{zero}; wrap it in a "
+                                            f"LossScaleOptimizer (compile() does, unless "
+                                            f"auto_scale_loss=False)"))
+    if cmp.nonfinite or (run.losses and run.losses[-1] is not None and not math.isfinite(run.losses[-1])
+                         and reference.losses and reference.losses[-1] is not None
+                         and math.isfinite(reference.losses[-1])):
+        where = nonfinite_layer
+        if where is None and cmp.nonfinite:
+            variable = model.trainable_variables[cmp.nonfinite[-1]]
+            where = _variable_owner(model, variable)
+            what = "the layer nearest the output whose gradients hold inf/NaN"
+        else:
+            what = "the first layer whose output holds inf/NaN in the training step"
+        found.append(rules.finding("MP501", f"training step under {policy}: {what}, while float32 stays "
+                                            f"finite: a value beyond the 16-bit range", where))
+    return found, notes
+
+
+def section(policy: str, optimizer: Any, data_form: str, batch: int, run: StepRun, reference: StepRun,
+            cmp: Comparison, note: Optional[str] = None) -> Dict[str, Any]:
+    scales, depth = optimizer_scales_loss(optimizer)
+
+    def finite(x: Optional[float]) -> Optional[float]:
+        return x if x is not None and math.isfinite(x) else None
+
+    loss_p = run.losses[-1] if run.losses else None
+    loss_f = reference.losses[-1] if reference.losses else None
+    return {
+        "policy": policy,
+        "data": data_form,
+        "batch_size": batch,
+        "optimizer": type(optimizer).__name__,
+        "optimizer_scales_loss": scales,
+        "loss_scale": current_scale(optimizer) if depth else None,
+        "steps": run.steps,
+        "applied": run.applied,
+        "variables_compared": cmp.compared,
+        "update_ratio": cmp.ratio,
+        "zero_update_fraction": {"policy": cmp.zero_policy, "float32": cmp.zero_float32},
+        "loss": {"policy": finite(loss_p), "float32": finite(loss_f)},
+        "loss_finite": loss_p is None or math.isfinite(loss_p),
+        "reduced_inputs": note,
+    }
+
+
+def prepare_data(model: Any, x: Any, seed: int, sparse_guess: bool = True) -> Tuple[Tuple[Any, Any], str]:
+    preds = model(x, training=False)
+    y = synthetic_targets(model, preds, seed, sparse_guess)
+    form = "(x, y)"
+    if isinstance(y, dict) or isinstance(x, dict):
+        form = "(x, y) with dicts"
+    return (x, y), form
+
+
+def check_train_step(model: Any, twin: Any, x: Any, policy: str, seed: int,
+                     deadline: Optional[Callable[[], bool]] = None,
+                     nonfinite_layer_of: Optional[Callable[[Any, Any], Any]] = None,
+                     reduced: Optional[str] = None
+                     ) -> Tuple[Dict[str, Any], List[RuntimeFinding], List[str]]:
+    """Run both models' own ``train_step`` on one batch and compare the updates."""
+    if not is_compiled(model):
+        return {"skipped": "the model is not compiled: have the factory call compile() with the "
+                           "loss and optimizer it trains with"}, [], []
+    keras_mod = _keras_of(model)
+    if keras_mod is None:
+        return {"skipped": "the training-step comparison needs Keras 3"}, [], []
+    if twin is None:
+        return {"skipped": "no float32 build to compare with"}, [], []
+    if not is_compiled(twin):
+        config = model.get_compile_config() if hasattr(model, "get_compile_config") else None
+        if not config:
+            return {"skipped": "the float32 build could not be compiled like the model"}, [], []
+        with keras_env.policy_scope("float32"):
+            twin.compile_from_config(config)
+    optimizer = model.optimizer
+    notes: List[str] = []
+    last: Optional[BaseException] = None
+    for sparse_guess in (True, False):
+        data, form = prepare_data(model, x, seed, sparse_guess)
+        try:
+            with keras_env.policy_scope("float32"):
+                reference = run_steps(twin, data, keras_mod, deadline, plain=True)
+        except TrainStepError as exc:
+            last = exc.error
+            continue
+        break
+    else:
+        assert last is not None
+        return {"skipped": f"the training step fails in float32 too: {type(last).__name__}: "
+                           f"{probe.first_line(last)}"}, [], []
+    with keras_env.policy_scope(policy):
+        run = run_steps(model, data, keras_mod, deadline)  # TrainStepError: the caller's MP504
+    cmp = compare(run.grads, reference.grads)
+    nonfinite_layer = None
+    loss_bad = bool(run.losses) and run.losses[-1] is not None and not math.isfinite(run.losses[-1])
+    if (cmp.nonfinite or loss_bad) and nonfinite_layer_of is not None:
+        nonfinite_layer = nonfinite_layer_of(model, data[0])
+    found, more = findings_for(model, policy, optimizer, run, reference, cmp, nonfinite_layer)
+    notes += more
+    batch = int(keras_env.tf_module().nest.flatten(data[0])[0].shape[0])
+    return section(policy, optimizer, form, batch, run, reference, cmp, reduced), found, notes
