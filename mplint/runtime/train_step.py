@@ -174,14 +174,13 @@ def _keras_of(model: Any) -> Any:
 
 def probe_optimizer(optimizer: Any, keras_mod: Any, plain: bool = False) -> Tuple[Any, Any]:
     """(the probe to put in the model's place, its recording innermost optimizer). With
-    ``plain``, no loss scaling at all: the float32 reference records the true gradient."""
+    ``plain``, the same LossScaleOptimizer wrappers (code may read their attributes) with a
+    scale of 1: the float32 reference records the true gradient."""
     chain = []
     opt = optimizer
     while is_loss_scale_optimizer(opt):
         chain.append(opt)
         opt = opt.inner_optimizer
-    if plain:
-        chain = []
     kwargs: Dict[str, Any] = {}
     for name in ("clipnorm", "clipvalue", "global_clipnorm") + (() if plain else ("loss_scale_factor",)):
         value = getattr(opt, name, None)
@@ -191,7 +190,7 @@ def probe_optimizer(optimizer: Any, keras_mod: Any, plain: bool = False) -> Tupl
     outer = recorder
     lso = keras_mod.optimizers.LossScaleOptimizer
     for wrapper in reversed(chain):
-        outer = lso(outer, initial_scale=current_scale(wrapper),
+        outer = lso(outer, initial_scale=1.0 if plain else current_scale(wrapper),
                     dynamic_growth_steps=getattr(wrapper, "dynamic_growth_steps", 2000))
     return outer, recorder
 
@@ -501,6 +500,25 @@ def check_train_step(model: Any, twin: Any, x: Any, policy: str, seed: int,
         with keras_env.policy_scope("float32"):
             twin.compile_from_config(config)
     optimizer = model.optimizer
+    if not is_loss_scale_optimizer(twin.optimizer) and is_loss_scale_optimizer(optimizer):
+        # The float32 build got no LossScaleOptimizer from compile(): give its probe the
+        # policy model's wrappers (at scale 1), which the train_step may use.
+        saved_twin_optimizer = twin.optimizer
+        object.__setattr__(twin, "optimizer", optimizer)
+    else:
+        saved_twin_optimizer = None
+    try:
+        return _check(model, twin, x, policy, seed, deadline, nonfinite_layer_of, reduced, keras_mod,
+                      optimizer)
+    finally:
+        if saved_twin_optimizer is not None:
+            object.__setattr__(twin, "optimizer", saved_twin_optimizer)
+
+
+def _check(model: Any, twin: Any, x: Any, policy: str, seed: int,
+           deadline: Optional[Callable[[], bool]], nonfinite_layer_of: Optional[Callable[[Any, Any], Any]],
+           reduced: Optional[str], keras_mod: Any, optimizer: Any
+           ) -> Tuple[Dict[str, Any], List[RuntimeFinding], List[str]]:
     notes: List[str] = []
     last: Optional[BaseException] = None
     for sparse_guess in (True, False):
