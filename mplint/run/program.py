@@ -50,6 +50,8 @@ class Governance:
     routes: Dict[str, Route] = field(default_factory=dict)
     #: the same, per function (qualified name, or BODY for top-level code)
     by_function: Dict[str, Dict[str, Route]] = field(default_factory=dict)
+    #: functions of the file that set a policy by calling a helper that sets it
+    setters: FrozenSet[str] = frozenset()
 
 
 class ProgramModel:
@@ -102,12 +104,22 @@ class ProgramModel:
                 if self._find_sets(importer):
                     pending.append(importer)
         self._spread()
+        # A function that calls a setter runs its own code after the call under the
+        # policy too (the module facts see only the calls written in its file).
+        helped: Dict[str, Set[str]] = {}
+        for (path, name), (_, policies, route) in self._sets.items():
+            if route.path != path or len(route.chain) > 1:
+                helped.setdefault(path, set()).add(name)
+                for policy in policies:
+                    self._govern((path, name), policy, Route(route.path, route.line, route.chain[:1]))
         for (path, name), policies in sorted(self._governed.items()):
             found = self._by_file.setdefault(path, Governance())
             for policy, route in policies.items():
                 found.routes.setdefault(policy, route)
             found.policies = frozenset(found.routes)
             found.by_function[name] = dict(policies)
+        for path, names in helped.items():
+            self._by_file.setdefault(path, Governance()).setters = frozenset(names)
         return self
 
     def summary(self, path: str) -> ModuleSummary:

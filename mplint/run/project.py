@@ -161,6 +161,7 @@ class ProjectFacts:
                 where = tuple(sorted({self._describe(route) for route in reaching.values()}))
                 policy_files += where
                 facts.project_by_function[function] = (frozenset(reaching), where)
+            facts.project_setter_functions = governance.setters
         for key, item in self.governing(path):
             if item.rewrite:
                 rewrite_files.append(self._display(key))

@@ -132,6 +132,14 @@ class ModuleFacts:
     #: per function (see ``scopes.function_key``): the policies set elsewhere that
     #: reach it, and where; None when the project gave no program model
     project_by_function: Optional[Dict[str, Tuple[FrozenSet[str], Tuple[str, ...]]]] = None
+    #: functions of this file that set a policy by calling a helper in another file
+    project_setter_functions: FrozenSet[str] = frozenset()
+
+    def sets_policy_itself(self, at: Scope) -> bool:
+        """Whether the code at ``at`` sets a mixed (or run-time) policy itself: a policy
+        call in its own function, or a call there to a helper that sets one."""
+        return bool(self.policy_values(at) & (MIXED_POLICIES | {UNKNOWN})) \
+            or function_key(at) in self.project_setter_functions
     policy_calls: List[PolicyCall] = field(default_factory=list)
     rewrite_calls: List[cst.Call] = field(default_factory=list)
     grappler_calls: List[cst.Call] = field(default_factory=list)
