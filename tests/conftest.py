@@ -1,25 +1,54 @@
-import os
-import subprocess
-import sys
-from pathlib import Path
+"""Fixtures, and the split between fast and slow tests.
+
+``python -m pytest`` runs the fast tests, well under a minute on two cores. Tests
+marked ``slow`` (a real pre-commit environment, TensorFlow, large files, a
+terminal) are left out unless ``--run-slow`` is given, which CI passes; ``-m slow
+--run-slow`` runs only them. The runtime checker's test files
+(``tests/test_runtime*.py``) are slow as a whole: each imports TensorFlow.
+"""
+
+from __future__ import annotations
+
+from fnmatch import fnmatch
+from typing import List
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from helpers import ROOT, run_cli  # noqa: F401 (re-exported for test files that import them from here)
+
+#: test files that are slow as a whole, by name
+SLOW_FILES = ("test_runtime*.py",)
+_DESELECTED = pytest.StashKey[int]()
 
 
-def run_cli(*args, cwd=None, input=None, env=None):
-    """Run the real console entry point in a subprocess, as a user would."""
-    full_env = dict(os.environ)
-    full_env.update(env or {})
-    return subprocess.run(
-        [sys.executable, "-m", "mplint", *map(str, args)],
-        cwd=cwd, input=input, capture_output=True, text=True, env=full_env, timeout=300,
-    )
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--run-slow", action="store_true",
+                     help="also run the tests marked slow (TensorFlow, pre-commit, large files); CI does")
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m reads the marks
+def pytest_collection_modifyitems(config: pytest.Config, items: List[pytest.Item]) -> None:
+    for item in items:
+        if any(fnmatch(item.path.name, pattern) for pattern in SLOW_FILES):
+            item.add_marker(pytest.mark.slow)
+    if config.getoption("--run-slow"):
+        return
+    slow = [item for item in items if item.get_closest_marker("slow") is not None]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if item.get_closest_marker("slow") is None]
+    config.stash[_DESELECTED] = len(slow)
+
+
+def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:  # type: ignore[no-untyped-def]
+    left_out = config.stash.get(_DESELECTED, 0)
+    if left_out:
+        terminalreporter.write_line(f"{left_out} slow tests left out; --run-slow runs them (CI does).")
 
 
 @pytest.fixture
 def cli():
+    """``mplint`` run in this process (see ``helpers.run_cli``)."""
     return run_cli
 
 

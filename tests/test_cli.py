@@ -1,28 +1,21 @@
 """The command line as a user runs it: exit codes, formats, bad input, fixes on disk."""
 
 import json
+import shutil
 import subprocess
 import sys
-import textwrap
+from pathlib import Path
 
+import pytest
 import yaml
 
-from conftest import ROOT, run_cli
+from helpers import BAD, GOOD, ROOT, outcome, run_cli, run_process, write_files
 
-BAD = textwrap.dedent('''\
-    import tensorflow as tf
-
-    tf.keras.mixed_precision.set_global_policy("mixed_float16")
-    model = tf.keras.Sequential([tf.keras.layers.Dense(10, activation="softmax")])
-''')
-GOOD = BAD.replace('activation="softmax"', 'activation="softmax", dtype="float32"')
+FOUND = [("bad.py", 4, "MP101")]
 
 
 def _project(tmp_path, files, pyproject=None):
-    for name, text in files.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
+    write_files(tmp_path, files)
     if pyproject is not None:
         (tmp_path / "pyproject.toml").write_text(pyproject, encoding="utf-8")
     return tmp_path
@@ -31,7 +24,7 @@ def _project(tmp_path, files, pyproject=None):
 def test_clean_code_exits_0(tmp_path):
     _project(tmp_path, {"good.py": GOOD})
     result = run_cli("check", ".", cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
+    assert outcome(result) == (0, []), result.stderr
     assert "All checks passed!" in result.stdout
 
 
@@ -47,7 +40,7 @@ def test_findings_exit_1_with_text_format(tmp_path):
 
 def test_exit_zero(tmp_path):
     _project(tmp_path, {"bad.py": BAD})
-    assert run_cli("check", "--exit-zero", ".", cwd=tmp_path).returncode == 0
+    assert outcome(run_cli("check", "--exit-zero", ".", cwd=tmp_path)) == (0, FOUND)
 
 
 def test_json_format(tmp_path):
@@ -97,9 +90,10 @@ def test_unknown_rule_in_select_is_a_usage_error(tmp_path):
 
 def test_select_and_ignore(tmp_path):
     _project(tmp_path, {"bad.py": BAD})
-    assert run_cli("check", "--ignore", "MP1", ".", cwd=tmp_path).returncode == 0
-    assert run_cli("check", "--select", "MP101", ".", cwd=tmp_path).returncode == 1
-    assert run_cli("check", "--select", "MP101", "--ignore", "MP1", ".", cwd=tmp_path).returncode == 1
+    assert outcome(run_cli("check", "--ignore", "MP1", ".", cwd=tmp_path)) == (0, [])
+    assert outcome(run_cli("check", "--select", "MP101", ".", cwd=tmp_path)) == (1, FOUND)
+    # the more specific code wins, as in ruff
+    assert outcome(run_cli("check", "--select", "MP101", "--ignore", "MP1", ".", cwd=tmp_path)) == (1, FOUND)
 
 
 def test_config_select_per_file_ignores_and_assume_policy(tmp_path):
@@ -107,33 +101,31 @@ def test_config_select_per_file_ignores_and_assume_policy(tmp_path):
     _project(tmp_path, {"a.py": no_policy, "tests/t.py": BAD},
              "[tool.mplint]\nassume-policy = 'mixed_float16'\n"
              "per-file-ignores = { 'tests/*' = ['MP101'] }\n")
-    result = run_cli("check", ".", cwd=tmp_path)
-    assert result.returncode == 1
-    assert "a.py:3:" in result.stdout and "tests" not in result.stdout
+    assert outcome(run_cli("check", ".", cwd=tmp_path)) == (1, [("a.py", 3, "MP101")])
 
 
 def test_exclude_gitignore_and_force_exclude(tmp_path):
     _project(tmp_path, {"gen/bad.py": BAD, "vendored/bad.py": BAD, ".gitignore": "vendored/\n"},
              "[tool.mplint]\nextend-exclude = ['gen/']\n")
-    assert run_cli("check", ".", cwd=tmp_path).returncode == 0
+    assert outcome(run_cli("check", ".", cwd=tmp_path)) == (0, [])
     # an explicitly named file is checked, unless --force-exclude (pre-commit)
-    assert run_cli("check", "gen/bad.py", cwd=tmp_path).returncode == 1
-    assert run_cli("check", "gen/", cwd=tmp_path).returncode == 1
-    assert run_cli("check", "--force-exclude", "gen/", cwd=tmp_path).returncode == 0
-    assert run_cli("check", "--force-exclude", "gen/bad.py", cwd=tmp_path).returncode == 0
+    assert outcome(run_cli("check", "gen/bad.py", cwd=tmp_path)) == (1, [("gen/bad.py", 4, "MP101")])
+    assert outcome(run_cli("check", "gen/", cwd=tmp_path)) == (1, [("gen/bad.py", 4, "MP101")])
+    assert outcome(run_cli("check", "--force-exclude", "gen/", cwd=tmp_path)) == (0, [])
+    assert outcome(run_cli("check", "--force-exclude", "gen/bad.py", cwd=tmp_path)) == (0, [])
 
 
 def test_noqa_and_unknown_code_warning(tmp_path):
     text = BAD.replace('"softmax")])', '"softmax")])  # noqa: MP101, MP999')
     _project(tmp_path, {"bad.py": text})
     result = run_cli("check", ".", cwd=tmp_path)
-    assert result.returncode == 0
+    assert outcome(result) == (0, [])
     assert "bad.py: line 4: unknown rule MP999" in result.stderr
 
 
 def test_file_level_noqa(tmp_path):
     _project(tmp_path, {"bad.py": "# mplint: noqa: MP101\n" + BAD})
-    assert run_cli("check", ".", cwd=tmp_path).returncode == 0
+    assert outcome(run_cli("check", ".", cwd=tmp_path)) == (0, [])
 
 
 def test_fix_writes_and_second_run_changes_nothing(tmp_path):
@@ -175,8 +167,8 @@ def test_unsafe_fix_needs_the_flag(tmp_path):
     assert result.returncode == 1
     assert "1 more fixable with `mplint fix --unsafe-fixes`" in result.stdout
     assert (tmp_path / "bad.py").read_text() == text
-    assert run_cli("fix", "--unsafe-fixes", ".", cwd=tmp_path).returncode == 0
-    assert 'dtype="float32"' in (tmp_path / "bad.py").read_text()
+    assert outcome(run_cli("fix", "--unsafe-fixes", ".", cwd=tmp_path)) == (0, [])
+    assert (tmp_path / "bad.py").read_text() == GOOD
 
 
 def test_rule_and_rules_commands():
@@ -199,6 +191,22 @@ def test_static_path_does_not_import_tensorflow():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+
+
+def test_the_console_script_and_python_m_behave_as_the_in_process_run(tmp_path):
+    """The process the other tests stand in for: same exit code, same bytes out."""
+    _project(tmp_path, {"bad.py": BAD, "broken.py": "import keras\ndef f(:\n"})
+    script = shutil.which("mplint", path=str(Path(sys.executable).parent)) or shutil.which("mplint")
+    if script is None:
+        pytest.skip("the mplint console script is not installed")
+    console = subprocess.run([script, "check", "."], cwd=tmp_path, capture_output=True, timeout=300)
+    module = run_process("check", ".", cwd=tmp_path)
+    here = run_cli("check", ".", cwd=tmp_path)
+    assert (console.returncode, console.stdout, console.stderr) == (module.returncode, module.stdout_bytes,
+                                                                     module.stderr_bytes)
+    assert (module.returncode, module.stdout_bytes, module.stderr_bytes) == (here.returncode, here.stdout_bytes,
+                                                                             here.stderr_bytes)
+    assert outcome(here) == (2, FOUND) and "broken.py: syntax error" in here.stderr
 
 
 def test_pre_commit_hooks_match_the_console_script():
