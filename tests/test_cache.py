@@ -9,16 +9,12 @@ import sys
 import textwrap
 import time
 
-from conftest import ROOT, run_cli
+import pytest
+
+from helpers import BAD, ROOT, outcome, run_cli, run_process
 from mplint.rule.catalog import load_catalog
 from mplint.core.prefilter import may_matter
 
-BAD = textwrap.dedent('''\
-    import tensorflow as tf
-
-    tf.keras.mixed_precision.set_global_policy("mixed_float16")
-    model = tf.keras.Sequential([tf.keras.layers.Dense(10, activation="softmax")])
-''')
 MODEL = textwrap.dedent('''\
     import tensorflow as tf
 
@@ -31,6 +27,9 @@ MODEL_FN = textwrap.dedent('''\
     def build():
         return tf.keras.Sequential([tf.keras.layers.Dense(10, activation="softmax")])
 ''')
+
+
+FOUND = [("bad.py", 4, "MP101")]
 
 
 def _project(tmp_path, files):
@@ -79,43 +78,43 @@ def test_findings_really_come_from_the_cache(tmp_path):
 
 def test_no_cache_writes_nothing(tmp_path):
     _project(tmp_path, {"bad.py": BAD})
-    assert run_cli("check", "--no-cache", ".", cwd=tmp_path).returncode == 1
+    assert outcome(run_cli("check", "--no-cache", ".", cwd=tmp_path)) == (1, [("bad.py", 4, "MP101")])
     assert not (tmp_path / ".mplint_cache").exists()
 
 
 def test_editing_a_file_invalidates_its_entry(tmp_path):
     _project(tmp_path, {"bad.py": BAD})
-    assert run_cli("check", ".", cwd=tmp_path).returncode == 1
+    assert outcome(run_cli("check", ".", cwd=tmp_path)) == (1, FOUND)
     (tmp_path / "bad.py").write_text(BAD.replace('activation="softmax"', 'activation="softmax", dtype="float32"'))
-    assert run_cli("check", ".", cwd=tmp_path).returncode == 0
+    assert outcome(run_cli("check", ".", cwd=tmp_path)) == (0, [])
     # Same size, same mtime as before, but within the racy window: the hash decides.
     path = tmp_path / "bad.py"
     st = path.stat()
     path.write_text(BAD.replace("mixed_float16", "mixed_float64"))
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
-    assert run_cli("check", ".", cwd=tmp_path).returncode == 0  # float64 is not mixed
+    assert outcome(run_cli("check", ".", cwd=tmp_path)) == (0, [])  # float64 is not mixed
     path.write_text(BAD)
-    assert run_cli("check", ".", cwd=tmp_path).returncode == 1
+    assert outcome(run_cli("check", ".", cwd=tmp_path)) == (1, FOUND)
 
 
 def test_changing_config_invalidates(tmp_path):
     _project(tmp_path, {"model.py": MODEL})
     _age(tmp_path / "model.py")
-    assert run_cli("check", ".", cwd=tmp_path).returncode == 0
+    assert outcome(run_cli("check", ".", cwd=tmp_path)) == (0, [])
     (tmp_path / "pyproject.toml").write_text('[tool.mplint]\nassume-policy = "mixed_float16"\n')
-    assert run_cli("check", ".", cwd=tmp_path).returncode == 1
+    assert outcome(run_cli("check", ".", cwd=tmp_path)) == (1, [("model.py", 3, "MP101")])
     (tmp_path / "pyproject.toml").write_text('[tool.mplint]\nassume-policy = "float32"\n')
-    assert run_cli("check", ".", cwd=tmp_path).returncode == 0
+    assert outcome(run_cli("check", ".", cwd=tmp_path)) == (0, [])
 
 
 def test_changing_rule_selection_invalidates(tmp_path):
     _project(tmp_path, {"bad.py": BAD})
     _age(tmp_path / "bad.py")
-    assert run_cli("check", ".", cwd=tmp_path).returncode == 1
-    assert run_cli("check", "--ignore", "MP101", ".", cwd=tmp_path).returncode == 0
-    assert run_cli("check", "--select", "MP101", ".", cwd=tmp_path).returncode == 1
+    assert outcome(run_cli("check", ".", cwd=tmp_path)) == (1, FOUND)
+    assert outcome(run_cli("check", "--ignore", "MP101", ".", cwd=tmp_path)) == (0, [])
+    assert outcome(run_cli("check", "--select", "MP101", ".", cwd=tmp_path)) == (1, FOUND)
     assert len(_results_files(tmp_path)) >= 2  # one per selection, all kept
-    assert run_cli("check", "--ignore", "MP101", ".", cwd=tmp_path).returncode == 0
+    assert outcome(run_cli("check", "--ignore", "MP101", ".", cwd=tmp_path)) == (0, [])
 
 
 def test_a_policy_change_in_another_file_invalidates(tmp_path):
@@ -123,10 +122,10 @@ def test_a_policy_change_in_another_file_invalidates(tmp_path):
                         "train.py": BAD.splitlines()[0] + "\nimport model\n" + BAD.splitlines()[2]
                         + "\nnet = model.build()\n"})
     _age(tmp_path / "model.py")
-    assert run_cli("check", "model.py", cwd=tmp_path).returncode == 1
+    assert outcome(run_cli("check", "model.py", cwd=tmp_path)) == (1, [("model.py", 4, "MP101")])
     (tmp_path / "train.py").write_text("import tensorflow as tf\nimport model\n"
                                        "tf.keras.mixed_precision.set_global_policy('float32')\nnet = model.build()\n")
-    assert run_cli("check", "model.py", cwd=tmp_path).returncode == 0
+    assert outcome(run_cli("check", "model.py", cwd=tmp_path)) == (0, [])
 
 
 def test_full_cache_hit_does_not_import_libcst(tmp_path):
@@ -143,20 +142,23 @@ def test_full_cache_hit_does_not_import_libcst(tmp_path):
     assert runs[0].stdout.split("LIBCST")[0] == runs[1].stdout.split("LIBCST")[0]
 
 
+@pytest.mark.slow
 def test_parallel_and_serial_runs_agree(tmp_path):
     files = {f"pkg/m{i:02d}.py": (f"from pkg import m{i + 1:02d}\n" + BAD + f"m{i + 1:02d}.build()\n"
                                   if i % 3 == 0 else MODEL_FN if i % 3 == 1 else "import keras\nx = 1\n")
              for i in range(30)}
     files["pkg/broken.py"] = "import tensorflow as tf\ndef f(:\n"
     _project(tmp_path, files)
-    serial = run_cli("check", "--no-cache", "--jobs", "1", ".", cwd=tmp_path)
-    parallel = run_cli("check", "--no-cache", "--jobs", "2", ".", cwd=tmp_path)
+    # real processes: the pool forks the process it runs in
+    serial = run_process("check", "--no-cache", "--jobs", "1", ".", cwd=tmp_path)
+    parallel = run_process("check", "--no-cache", "--jobs", "2", ".", cwd=tmp_path)
     assert serial.returncode == parallel.returncode == 2
     # each BAD file sets the policy and calls a MODEL file's build(): it governs it (project facts)
     assert serial.stdout == parallel.stdout and "Found 20 problems (MP101: 20)" in serial.stdout
     assert serial.stderr == parallel.stderr and "pkg/broken.py: syntax error" in serial.stderr
 
 
+@pytest.mark.slow
 def test_progress_only_on_a_terminal(tmp_path):
     _project(tmp_path, {f"m{i:02d}.py": MODEL for i in range(60)})
     piped = run_cli("check", "--no-cache", ".", cwd=tmp_path)
