@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from conftest import run_cli
+from helpers import outcome, run_cli
 from mplint.api import make_linter
 from mplint.core.notebooks import Notebook
 from mplint.core.source_kinds import load_source
@@ -48,7 +48,7 @@ def _jupyter(data):
 def test_cells_are_one_program_and_findings_name_the_cell(tmp_path):
     (tmp_path / "nb.ipynb").write_text(_jupyter(_notebook()), encoding="utf-8")
     result = run_cli("check", ".", cwd=tmp_path)
-    assert result.returncode == 1, result.stderr
+    assert outcome(result) == (1, [("nb.ipynb:cell 5", 4, "MP101")]), result.stderr
     assert result.stdout.splitlines()[0].startswith("nb.ipynb:cell 5:line 4:5: MP101 final softmax")
     data = json.loads(run_cli("check", "--output-format", "json", "nb.ipynb", cwd=tmp_path).stdout)
     assert [(d["cell"], d["line"], d["col"]) for d in data] == [(5, 4, 5)]
@@ -68,13 +68,15 @@ def test_fix_rewrites_only_the_changed_cell(tmp_path):
     path = tmp_path / "nb.ipynb"
     path.write_text(original, encoding="utf-8")
     result = run_cli("fix", "nb.ipynb", cwd=tmp_path)
-    assert result.returncode == 0, result.stdout + result.stderr
+    assert outcome(result) == (0, []), result.stdout + result.stderr
+    assert "Fixed 1 finding in 1 file; 0 remaining." in result.stdout
     fixed = path.read_text(encoding="utf-8")
     expected = _notebook()
     expected = json.loads(json.dumps(expected))
     expected["cells"][4]["source"][3] = "    tf.keras.layers.Dense(10, activation='softmax', dtype='float32'),  # the head\n"
     assert fixed == _jupyter(expected)
-    assert run_cli("fix", "nb.ipynb", cwd=tmp_path).returncode == 0
+    again = run_cli("fix", "nb.ipynb", cwd=tmp_path)
+    assert outcome(again) == (0, []) and "Fixed 0 findings" in again.stdout
     assert path.read_text(encoding="utf-8") == fixed  # settled
 
 
@@ -86,7 +88,7 @@ def test_fix_rewrites_only_the_changed_cell(tmp_path):
 def test_fix_keeps_the_notebooks_own_json_layout(tmp_path, dump):
     path = tmp_path / "nb.ipynb"
     path.write_bytes(dump(_notebook()).encode("utf-8"))
-    assert run_cli("fix", "nb.ipynb", cwd=tmp_path).returncode == 0
+    assert outcome(run_cli("fix", "nb.ipynb", cwd=tmp_path)) == (0, [])
     expected = json.loads(json.dumps(_notebook()))
     expected["cells"][4]["source"][3] = "    tf.keras.layers.Dense(10, activation='softmax', dtype='float32'),  # the head\n"
     assert path.read_bytes() == dump(expected).encode("utf-8")
@@ -97,7 +99,8 @@ def test_a_notebook_without_fixes_stays_byte_identical(tmp_path):
     raw = json.dumps(_notebook(cells), indent=3).encode()  # an odd layout, never rewritten
     path = tmp_path / "nb.ipynb"
     path.write_bytes(raw)
-    assert run_cli("fix", ".", cwd=tmp_path).returncode == 0
+    result = run_cli("fix", ".", cwd=tmp_path)
+    assert outcome(result) == (0, []) and "Fixed 0 findings" in result.stdout
     assert path.read_bytes() == raw
 
 
@@ -106,7 +109,7 @@ def test_string_sources_stay_strings(tmp_path):
              if c["cell_type"] == "code" else c for c in CELLS]
     path = tmp_path / "nb.ipynb"
     path.write_text(_jupyter(_notebook(cells)), encoding="utf-8")
-    assert run_cli("fix", "nb.ipynb", cwd=tmp_path).returncode == 0
+    assert outcome(run_cli("fix", "nb.ipynb", cwd=tmp_path)) == (0, [])
     data = json.loads(path.read_text(encoding="utf-8"))
     assert isinstance(data["cells"][4]["source"], str)
     assert "dtype='float32'" in data["cells"][4]["source"]
@@ -116,7 +119,7 @@ def test_invalid_notebook_json_is_one_clear_line(tmp_path):
     (tmp_path / "broken.ipynb").write_text('{"cells": [ import tensorflow', encoding="utf-8")
     (tmp_path / "bad.py").write_text("import tensorflow\n")
     result = run_cli("check", ".", cwd=tmp_path)
-    assert result.returncode == 2
+    assert outcome(result) == (2, [])
     assert result.stderr.strip() == ("mplint: error: broken.ipynb: invalid notebook JSON at line 1, "
                                      "column 13: Expecting value")
 
@@ -129,11 +132,10 @@ def test_a_cell_that_does_not_parse_is_skipped_with_a_warning(tmp_path):
     cells = [_cell("code", head), _cell("markdown", "x"), _cell("code", "x = (\n"), _cell("code", model)]
     (tmp_path / "nb.ipynb").write_text(_jupyter(_notebook(cells)), encoding="utf-8")
     result = run_cli("check", "nb.ipynb", cwd=tmp_path)
-    assert result.returncode == 1, result.stderr
-    assert "nb.ipynb:cell 4:line 1:" in result.stdout and "MP101" in result.stdout
+    assert outcome(result) == (1, [("nb.ipynb:cell 4", 1, "MP101")]), result.stderr
     assert "nb.ipynb: cell 3: syntax error at line 1" in result.stderr and "cell not checked" in result.stderr
     fixed = run_cli("fix", "nb.ipynb", cwd=tmp_path)
-    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert outcome(fixed) == (0, []), fixed.stdout + fixed.stderr
     data = json.loads((tmp_path / "nb.ipynb").read_text(encoding="utf-8"))
     assert "".join(data["cells"][2]["source"]) == "x = (\n"  # the skipped cell is untouched
     assert "dtype='float32'" in "".join(data["cells"][3]["source"])
@@ -145,7 +147,7 @@ def test_a_notebook_no_rule_can_report_in_gives_no_cell_warnings(tmp_path):
     cells = [_cell("code", "import tensorflow as tf\nx = tf.constant(1.0)"), _cell("code", "y = (\n")]
     (tmp_path / "nb.ipynb").write_text(_jupyter(_notebook(cells)), encoding="utf-8")
     result = run_cli("check", "nb.ipynb", cwd=tmp_path)
-    assert result.returncode == 0 and result.stderr == "", result.stderr
+    assert outcome(result) == (0, []) and result.stderr == "", result.stderr
     cells[0] = _cell("code", "import tensorflow as tf\ntf.keras.mixed_precision.set_global_policy('mixed_float16')")
     (tmp_path / "nb.ipynb").write_text(_jupyter(_notebook(cells)), encoding="utf-8")
     assert "cell 2: syntax error" in run_cli("check", "nb.ipynb", cwd=tmp_path).stderr
@@ -162,7 +164,8 @@ def test_other_kernels_are_not_checked(tmp_path):
     meta = {"kernelspec": {"language": "R", "name": "ir"}}
     cells = [_cell("code", "library(keras)\nlayer_dense(units = 10, activation = 'softmax')")]
     (tmp_path / "r.ipynb").write_text(_jupyter(_notebook(cells, meta)), encoding="utf-8")
-    assert run_cli("check", ".", cwd=tmp_path).returncode == 0
+    result = run_cli("check", ".", cwd=tmp_path)
+    assert outcome(result) == (0, []) and "All checks passed!" in result.stdout
 
 
 def test_policy_set_in_a_notebook_counts_for_the_project(tmp_path):
@@ -171,9 +174,10 @@ def test_policy_set_in_a_notebook_counts_for_the_project(tmp_path):
     (tmp_path / "model.py").write_text(
         "import tensorflow as tf\nm = tf.keras.Sequential([tf.keras.layers.Dense(3, activation='softmax')])\n")
     result = run_cli("check", "model.py", cwd=tmp_path)
-    assert result.returncode == 1 and "set in nb.ipynb" in result.stdout
+    assert outcome(result) == (1, [("model.py", 2, "MP101")]) and "set in nb.ipynb" in result.stdout
     (tmp_path / "nb.ipynb").write_text(_jupyter(_notebook(CELLS[:3])), encoding="utf-8")
-    assert run_cli("check", "--no-cache", "model.py", cwd=tmp_path).returncode == 0  # it runs other code
+    # a notebook that no longer imports model.py runs other code
+    assert outcome(run_cli("check", "--no-cache", "model.py", cwd=tmp_path)) == (0, [])
 
 
 LINES = ["import tensorflow as tf", "x = 1", "%time y = 2", "!pip install keras", "files = !ls", "tf?",
