@@ -5,7 +5,7 @@ import textwrap
 
 import pytest
 
-from conftest import ROOT, run_cli
+from helpers import ROOT, outcome, run_cli
 from mplint.api import lint_text, make_linter
 from mplint.semantic.facts import GRAPH_REWRITE_FUNCTIONS, SET_POLICY_FUNCTIONS
 from mplint.semantic.names import _SYNONYMS
@@ -41,31 +41,30 @@ def test_root_is_the_nearest_folder_with_a_marker(tmp_path):
 def test_pre_commit_case_one_named_file_sees_the_policy_set_in_another(tmp_path):
     project = _copy("split_policy", tmp_path)
     result = run_cli("check", "--force-exclude", "model.py", cwd=project)
-    assert result.returncode == 1, result.stderr
-    assert result.stdout.startswith("model.py:8:15: MP101 ")
+    assert outcome(result) == (1, [("model.py", 8, "MP101")]), result.stderr
     # where the policy is set, and the calls that lead from there to the model
     assert "(the mixed policy is set in train.py:8, reached through main() -> build_model())" in result.stdout
-    assert run_cli("check", "train.py", cwd=project).returncode == 0
+    assert outcome(run_cli("check", "train.py", cwd=project)) == (0, [])
 
 
 def test_run_time_policy_choice_counts_as_may_be_mixed(tmp_path):
     project = _copy("runtime_policy", tmp_path)
     result = run_cli("check", "net/heads.py", cwd=project)
-    assert result.returncode == 1
-    assert "net/heads.py:9:9: MP101" in result.stdout
+    assert outcome(result) == (1, [("net/heads.py", 9, "MP101")])
     assert "the policy is chosen at run time and may be mixed" in result.stdout
 
 
 def test_a_float32_policy_elsewhere_keeps_the_project_silent(tmp_path):
     project = _copy("float32_policy", tmp_path)
     result = run_cli("check", ".", cwd=project)
-    assert result.returncode == 0, result.stdout
+    assert outcome(result) == (0, []), result.stdout
 
 
 def test_fixing_one_file_uses_project_facts(tmp_path):
     project = _copy("split_policy", tmp_path)
     result = run_cli("fix", "model.py", cwd=project)
-    assert result.returncode == 0, result.stdout + result.stderr
+    assert outcome(result) == (0, []), result.stdout + result.stderr
+    assert "Fixed 1 finding in 1 file; 0 remaining." in result.stdout
     text = (project / "model.py").read_text()
     assert 'Dense(num_classes, activation="softmax", dtype="float32")(x)  # expect: MP101' in text
 
@@ -75,10 +74,10 @@ def test_excluded_files_are_not_part_of_the_project(tmp_path):
     (project / "scripts").mkdir()
     shutil.move(project / "train.py", project / "scripts" / "train.py")
     (project / "pyproject.toml").write_text('[tool.mplint]\nextend-exclude = ["scripts/"]\n')
-    assert run_cli("check", "model.py", cwd=project).returncode == 0
+    assert outcome(run_cli("check", "model.py", cwd=project)) == (0, [])
     (project / "pyproject.toml").write_text('[tool.mplint]\n')
     result = run_cli("check", "model.py", cwd=project)
-    assert result.returncode == 1 and "set in scripts/train.py" in result.stdout
+    assert outcome(result) == (1, [("model.py", 8, "MP101")]) and "set in scripts/train.py" in result.stdout
 
 
 def test_without_a_project_only_the_named_files_count(tmp_path):
@@ -89,9 +88,9 @@ def test_without_a_project_only_the_named_files_count(tmp_path):
     _write(tmp_path, {"a/train.py": "import model\n" + policy + "m = model.build()\n", "a/model.py": model})
     if find_root([str(tmp_path / "a")]) is not None:
         pytest.skip("a project marker above the temporary folder")
-    assert run_cli("check", "model.py", cwd=tmp_path / "a").returncode == 0
+    assert outcome(run_cli("check", "model.py", cwd=tmp_path / "a")) == (0, [])
     result = run_cli("check", "model.py", "train.py", cwd=tmp_path / "a")
-    assert result.returncode == 1 and "model.py:3:" in result.stdout
+    assert outcome(result) == (1, [("model.py", 3, "MP101")])
 
 
 @pytest.mark.parametrize("code, rewrite", [
@@ -220,10 +219,10 @@ def test_mp401_policy_and_rewrite_in_different_files(tmp_path):
                      "    return tf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite(opt)\n"),
     })
     result = run_cli("check", "--select", "MP401", "--no-cache", "utils.py", cwd=tmp_path)
-    assert result.returncode == 1, result.stderr
+    assert outcome(result) == (1, [("utils.py", 4, "MP401")]), result.stderr
     assert "utils.py:4:12: MP401" in result.stdout and "in train.py" in result.stdout
     (tmp_path / "train.py").write_text("import tensorflow as tf\n", encoding="utf-8")
-    assert run_cli("check", "--select", "MP401", "--no-cache", "utils.py", cwd=tmp_path).returncode == 0
+    assert outcome(run_cli("check", "--select", "MP401", "--no-cache", "utils.py", cwd=tmp_path)) == (0, [])
 
 
 def test_a_policy_governs_the_modules_its_file_imports(tmp_path):
