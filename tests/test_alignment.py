@@ -4,22 +4,20 @@ import textwrap
 
 import pytest
 
-from mplint.api import fix_text, lint_text, make_linter
+from helpers import fix, lint, outcome
 
 RULES = ["MP301", "MP302", "MP303", "MP304"]
 MIXED = 'import tensorflow as tf\nfrom tensorflow.keras import layers\n\ntf.keras.mixed_precision.set_global_policy("mixed_float16")\n'
 
 
-def _run(body, **overrides):
-    code = MIXED + textwrap.dedent(body)
-    linter = make_linter(select=RULES, **overrides)
-    findings, errors = lint_text(code, linter=linter)
-    assert not errors
-    return code, findings, linter
+def _lint(body, **overrides):
+    """The findings of the alignment rules on ``body`` under a mixed_float16 policy."""
+    return lint(MIXED + textwrap.dedent(body), *RULES, **overrides)
 
 
-def _fixed(code, linter):
-    return fix_text(code, unsafe=True, linter=linter)[len(MIXED):]
+def _fixed(body, **overrides):
+    """``body`` with every alignment fix applied (unsafe ones too)."""
+    return fix(MIXED + textwrap.dedent(body), *RULES, **overrides)[len(MIXED):]
 
 
 BAD = [
@@ -91,14 +89,14 @@ BAD = [
 
 @pytest.mark.parametrize("body,rule,fixed", [b[1:] for b in BAD], ids=[b[0] for b in BAD])
 def test_bad_fires_once_and_fixes(body, rule, fixed):
-    code, findings, linter = _run(body)
+    findings = _lint(body)
     assert [f.rule for f in findings] == [rule], findings
     if fixed is None:
         assert findings[0].fix is None
-        assert _fixed(code, linter) == textwrap.dedent(body)
+        assert _fixed(body) == textwrap.dedent(body)
     else:
         assert findings[0].fix == "unsafe"
-        assert _fixed(code, linter) == fixed
+        assert _fixed(body) == fixed
 
 
 GOOD = [
@@ -145,27 +143,24 @@ GOOD = [
 
 @pytest.mark.parametrize("body", [g[1] for g in GOOD], ids=[g[0] for g in GOOD])
 def test_good_is_silent(body):
-    _, findings, _ = _run(body)
-    assert findings == []
+    assert _lint(body) == []
 
 
 def test_silent_without_a_mixed_policy():
     code = "import tensorflow as tf\nh = tf.keras.layers.Dense(100)\ntf.data.Dataset.range(9).batch(50)\n"
-    findings, _ = lint_text(code, linter=make_linter(select=RULES))
-    assert findings == []
+    assert lint(code, *RULES) == []
 
 
 def test_assume_policy_enables_the_rules():
     code = "import tensorflow as tf\nh = tf.keras.layers.Dense(100)\n"
-    findings, _ = lint_text(code, linter=make_linter(select=RULES, assume_policy="mixed_float16"))
-    assert [f.rule for f in findings] == ["MP301"]
+    assert [(f.line, f.rule) for f in lint(code, *RULES, assume_policy="mixed_float16")] == [(2, "MP301")]
 
 
 def test_message_reports_value_next_multiple_and_provenance():
-    _, findings, _ = _run("HIDDEN = 100\nh = layers.Dense(HIDDEN)\n")
+    findings = _lint("HIDDEN = 100\nh = layers.Dense(HIDDEN)\n")
     assert findings[0].message.startswith("Dense units=100 (from HIDDEN) is not a multiple of 8")
     assert "use 104" in findings[0].message
-    _, findings, _ = _run("def block(x, f):\n    return layers.Conv2D(f, 3)(x)\n\ny = block(x, 50)\n")
+    findings = _lint("def block(x, f):\n    return layers.Conv2D(f, 3)(x)\n\ny = block(x, 50)\n")
     assert findings[0].line == 8  # the call that passes 50, where a reader changes it
     assert "(passed to block() as 'f')" in findings[0].message
 
@@ -173,59 +168,55 @@ def test_message_reports_value_next_multiple_and_provenance():
 def test_bfloat16_policy_and_run_time_policy_are_named():
     code = ('import tensorflow as tf\ntf.keras.mixed_precision.set_global_policy("mixed_bfloat16")\n'
             "h = tf.keras.layers.Dense(100)\n")
-    findings, _ = lint_text(code, linter=make_linter(select=RULES))
-    assert "bfloat16 matrix multiplies" in findings[0].message
+    [finding] = lint(code, *RULES)
+    assert "bfloat16 matrix multiplies" in finding.message
     code = "import tensorflow as tf\ntf.keras.mixed_precision.set_global_policy(policy)\nh = tf.keras.layers.Dense(100)\n"
-    findings, _ = lint_text(code, linter=make_linter(select=RULES))
-    assert "chosen at run time" in findings[0].message
+    [finding] = lint(code, *RULES)
+    assert "chosen at run time" in finding.message
 
 
 def test_alignment_option_for_tpus():
-    code, findings, linter = _run("h = layers.Dense(64)\nds = tf.data.Dataset.range(9).batch(200)\n", alignment=128)
-    assert [f.rule for f in findings] == ["MP301", "MP303"]
-    assert _fixed(code, linter) == "h = layers.Dense(128)\nds = tf.data.Dataset.range(9).batch(256)\n"
+    body = "h = layers.Dense(64)\nds = tf.data.Dataset.range(9).batch(200)\n"
+    assert [(f.line, f.rule) for f in _lint(body, alignment=128)] == [(5, "MP301"), (6, "MP303")]
+    assert _fixed(body, alignment=128) == "h = layers.Dense(128)\nds = tf.data.Dataset.range(9).batch(256)\n"
 
 
 def test_vocabulary_threshold_option():
     body = "m = tf.keras.Sequential([layers.Dense(64), layers.Dense(500)])\n"
-    assert _run(body)[1] == []
-    assert [f.rule for f in _run(body, **{"vocabulary-threshold": 400})[1]] == ["MP304"]
+    assert _lint(body) == []
+    assert [(f.line, f.rule) for f in _lint(body, **{"vocabulary-threshold": 400})] == [(5, "MP304")]
 
 
 def test_mp301_and_mp304_never_report_the_same_layer():
     body = ("VOCAB_SIZE = 30522\ni = tf.keras.Input((None,))\nh = layers.Dense(300)(i)\n"
             "o = layers.Dense(VOCAB_SIZE)(h)\nm = tf.keras.Model(i, o)\n")
-    _, findings, _ = _run(body)
-    assert sorted((f.line, f.rule) for f in findings) == [(7, "MP301"), (8, "MP304")]
+    assert sorted((f.line, f.rule) for f in _lint(body)) == [(7, "MP301"), (8, "MP304")]
 
 
 def test_constant_fixed_once_for_all_its_uses():
     body = "HIDDEN = 100\na = layers.Dense(HIDDEN)\nb = layers.LSTM(HIDDEN)\n"
-    code, findings, linter = _run(body)
-    assert len(findings) == 2 and all(f.fix == "unsafe" for f in findings)
-    assert _fixed(code, linter) == "HIDDEN = 104\na = layers.Dense(HIDDEN)\nb = layers.LSTM(HIDDEN)\n"
+    findings = _lint(body)
+    assert [(f.line, f.rule, f.fix) for f in findings] == [(6, "MP301", "unsafe"), (7, "MP301", "unsafe")]
+    assert _fixed(body) == "HIDDEN = 104\na = layers.Dense(HIDDEN)\nb = layers.LSTM(HIDDEN)\n"
 
 
 def test_constant_shared_by_batch_and_units_is_not_rounded():
     body = "N = 50\nh = layers.Dense(N)\nds = tf.data.Dataset.range(9).batch(N)\n"
-    code, findings, linter = _run(body)
-    assert sorted(f.rule for f in findings) == ["MP301", "MP303"]
-    assert all(f.fix is None for f in findings)
+    findings = _lint(body)
+    assert sorted((f.line, f.rule, f.fix) for f in findings) == [(6, "MP301", None), (7, "MP303", None)]
 
 
 def test_constant_passed_through_a_helper_is_rounded_when_all_uses_align():
     body = ("F = 50\n\ndef block(x, filters):\n    x = layers.Conv2D(filters, 3)(x)\n"
             "    return layers.SeparableConv2D(filters, 3)(x)\n\ny = block(x, F)\n")
-    code, findings, linter = _run(body)
-    assert [f.rule for f in findings] == ["MP302"]
-    assert _fixed(code, linter).startswith("F = 56\n")
+    assert [f.rule for f in _lint(body)] == ["MP302"]
+    assert _fixed(body).startswith("F = 56\n")
 
 
 def test_helper_parameter_with_other_uses_is_not_rounded():
     body = ("def block(x, filters):\n    x = layers.Conv2D(filters, 3)(x)\n"
             "    return layers.Reshape((filters, -1))(x)\n\ny = block(x, 50)\n")
-    _, findings, _ = _run(body)
-    assert [(f.rule, f.fix) for f in findings] == [("MP302", None)]
+    assert [(f.rule, f.fix) for f in _lint(body)] == [("MP302", None)]
 
 
 def test_options_come_from_pyproject(cli, tmp_path):
@@ -235,9 +226,9 @@ def test_options_come_from_pyproject(cli, tmp_path):
         "import tensorflow as tf\n"
         "model = tf.keras.Sequential([tf.keras.layers.Dense(64), tf.keras.layers.Dense(600)])\n")
     result = cli("check", "--select", "MP3", "model.py", cwd=tmp_path)
-    assert result.returncode == 1, result.stderr
+    assert outcome(result) == (1, [("model.py", 2, "MP301"), ("model.py", 2, "MP304")]), result.stderr
     assert "MP301" in result.stdout and "use 128" in result.stdout
     assert "MP304" in result.stdout and "pad the vocabulary to 640" in result.stdout
     (tmp_path / "pyproject.toml").write_text("[tool.mplint]\nalignment = \"eight\"\n")
     result = cli("check", "model.py", cwd=tmp_path)
-    assert result.returncode == 2 and "alignment" in result.stderr
+    assert outcome(result) == (2, []) and "alignment" in result.stderr
