@@ -358,7 +358,7 @@ def _findings_from_run(ctx: _Context, run: PolicyRun, model: Any, rebuilt: bool,
     # The float32 build (same weights) is made only when a comparison is needed.
     reference: Optional[probe.ForwardResult] = None
     twin = None
-    if rules.nonfinite_calls(result) or False in result.output_finite or opts.train_step:
+    if rules.nonfinite_calls(result) or False in result.output_finite:
         if opts.deadline.spent():
             run.notes.append(opts.deadline.skip_note(f"the float32 comparison under {policy}"))
         else:
@@ -390,8 +390,7 @@ def _train_step(ctx: _Context, run: PolicyRun, model: Any, twin: Any, x: Any, po
     from mplint.runtime.train_step import TrainStepError, check_train_step
 
     opts = ctx.options
-    opts.progress(f"running the training step under {policy} and in float32")
-    small = _small_batch(x, run.model_summary.get("batch_size"))
+    batch = run.model_summary.get("batch_size")
 
     def nonfinite_layer(m: Any, data_x: Any) -> Any:
         try:
@@ -402,27 +401,111 @@ def _train_step(ctx: _Context, run: PolicyRun, model: Any, twin: Any, x: Any, po
         bad = rules.nonfinite_calls(result)
         return user(bad[0][1].layer) if bad else None
 
-    try:
-        section, found, notes = check_train_step(model, twin, small, policy, opts.seed,
-                                                 deadline=opts.deadline.spent,
-                                                 nonfinite_layer_of=nonfinite_layer)
-    except TrainStepError as exc:
-        if dtype_mismatch(exc.error):
-            run.findings.append(rules.finding(
-                "MP504", f"the training step fails under {policy} but runs in float32: "
-                         f"{_first_line(exc.error)}; a float32 tensor meets the 16-bit compute dtype "
-                         f"in train_step or the loss: cast with self.compute_dtype or x.dtype"))
-            section, found, notes = {"policy": policy, "skipped": "fails under the policy (MP504)"}, [], []
-        else:
-            section, found, notes = ({"policy": policy, "skipped": f"the training step fails under "
-                                      f"{policy} only: {type(exc.error).__name__}: "
-                                      f"{_first_line(exc.error)}"}, [], [])
-            notes = [f"the training step fails under {policy} but runs in float32: "
-                     f"{type(exc.error).__name__}: {_first_line(exc.error)}"]
+    def full_size() -> Tuple[Any, Any, Any, Optional[str]]:
+        nonlocal twin
+        if twin is None:
+            opts.progress("building the float32 model to compare with")
+            twin, why = ctx.twin(model, x, rebuilt=ctx.instance or not took_policy(model, policy))
+        return model, twin, _small_batch(x, batch), None
+
+    opts.progress(f"building smaller copies for the training step under {policy}")
+    reduced = _reduced_models(ctx, model, policy, batch)
+    attempts = [reduced] if reduced is not None else []
+    attempts.append(None)  # the full size: first choice when nothing smaller, else a confirmation
+    for attempt in attempts:
+        step_model, step_twin, small, note = attempt if attempt is not None else full_size()
+        opts.progress(f"running the training step under {policy} and in float32"
+                      + (" (smaller images)" if note else ""))
+        try:
+            section, found, notes = check_train_step(step_model, step_twin, small, policy, opts.seed,
+                                                     deadline=opts.deadline.spent,
+                                                     nonfinite_layer_of=nonfinite_layer, reduced=note)
+        except TrainStepError as exc:
+            if dtype_mismatch(exc.error):
+                found = [rules.finding(
+                    "MP504", f"the training step fails under {policy} but runs in float32: "
+                             f"{_first_line(exc.error)}; a float32 tensor meets the 16-bit compute "
+                             f"dtype in train_step or the loss: cast with self.compute_dtype or x.dtype")]
+                section, notes = {"policy": policy, "skipped": "fails under the policy (MP504)"}, []
+            else:
+                section = {"policy": policy, "skipped": f"the training step fails under {policy} only: "
+                                                        f"{type(exc.error).__name__}: {_first_line(exc.error)}"}
+                found, notes = [], []
+        # Smaller images change batch statistics: inf/NaN or underflow seen only there is
+        # confirmed at the full size before it is reported.
+        doubtful = note is not None and (any(f.rule in ("MP501", "MP201", "MP504") for f in found)
+                                         or section.get("applied") is False)
+        if doubtful and not opts.deadline.spent():
+            continue
+        break
     section.setdefault("policy", policy)
     run.train_step = section
     run.findings += found
     run.notes += notes
+
+
+REDUCED_SIDE = (64, 96)  # spatial sizes tried for the training step of image models
+_MIN_REDUCTION = 4  # worth two extra builds only when the step shrinks at least this much
+
+
+def _reduced_models(ctx: _Context, model: Any, policy: str,
+                    batch: Optional[int]) -> Optional[Tuple[Any, Any, Any, str]]:
+    """The model and its float32 twin rebuilt from the config with smaller images (same
+    weights), synthetic inputs for them, and a note; None where the model does not allow
+    it (a subclassed model, no image inputs, weights that depend on the size)."""
+    if probe.model_kind(model) == "subclassed" or ctx.options.inputs is not None:
+        return None
+    try:
+        shapes = [tuple(t.shape) for t in model.inputs]
+    except (AttributeError, ValueError):
+        return None
+    if not shapes or any(len(s) != 4 or s[1] is None or s[2] is None for s in shapes):
+        return None
+    if any(getattr(l, "data_format", "channels_last") == "channels_first" for l in probe.sublayers(model)):
+        return None
+    for side in REDUCED_SIDE:
+        if all(s[1] * s[2] < _MIN_REDUCTION * side * side for s in shapes):
+            return None
+        try:
+            config = _with_input_side(model.get_config(), side)
+            custom = {type(layer).__name__: type(layer) for layer in probe.sublayers(model)}
+            with keras_env.policy_scope(policy), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                small = type(model).from_config(config, custom_objects=custom)
+                small.set_weights(model.get_weights())
+                _compile_like(model, small)
+            with keras_env.policy_scope("float32"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                twin = _config_clone(small, "float32")
+                twin.set_weights(model.get_weights())
+                _compile_like(model, twin)
+        except Exception:
+            continue
+        specs = [((TRAIN_BATCH if batch is None or batch > TRAIN_BATCH else batch,) +
+                  tuple(min(d, side) if i < 2 else d for i, d in enumerate(s[1:])),
+                  getattr(t.dtype, "name", str(t.dtype))) for s, t in zip(shapes, model.inputs)]
+        x = probe.synthetic_inputs(small, specs, ctx.options.seed)
+        before = "x".join(str(d) for d in shapes[0][1:3])
+        return small, twin, x, f"images {before} -> {side}x{side} (the same weights; every size the " \
+                               f"weights fix is kept)"
+    return None
+
+
+def _with_input_side(config: Any, side: int) -> Any:
+    """A model config whose image inputs are ``side`` x ``side``."""
+    if isinstance(config, dict):
+        out = {}
+        for key, value in config.items():
+            if key in ("batch_shape", "batch_input_shape") and isinstance(value, (list, tuple)) and \
+                    len(value) == 4 and config.get("name") is not None:
+                out[key] = [value[0], min(value[1], side) if value[1] else value[1],
+                            min(value[2], side) if value[2] else value[2], value[3]]
+            else:
+                out[key] = _with_input_side(value, side)
+        return out
+    if isinstance(config, list):
+        return [_with_input_side(v, side) for v in config]
+    return config
 
 
 def _small_batch(x: Any, batch: Optional[int]) -> Any:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import inspect
 import math
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -29,7 +29,8 @@ import numpy as np
 from mplint.runtime import keras_env, probe, rules
 from mplint.runtime.report import RuntimeFinding
 
-MAX_STEPS = 6  # a dynamic loss scale halves per skipped step: 32768 -> 1024 at most
+MAX_STEPS = 3  # a dynamic loss scale halves per skipped step: 32768 -> 8192
+RETRY_SCALE = 16.0  # then one step at a small scale, which still tells 1/scale from 1
 _ZERO_MATTERS = 0.01  # one weight element in a hundred gets no update where float32's does
 _TINY = 1e-30
 
@@ -172,17 +173,25 @@ def _keras_of(model: Any) -> Any:
     return sys.modules.get("keras") if keras_env.keras_major(keras_env.tf_module().keras) >= 3 else None
 
 
-def probe_optimizer(optimizer: Any, keras_mod: Any, plain: bool = False) -> Tuple[Any, Any]:
-    """(the probe to put in the model's place, its recording innermost optimizer). With
-    ``plain``, the same LossScaleOptimizer wrappers (code may read their attributes) with a
-    scale of 1: the float32 reference records the true gradient."""
+def probe_optimizer(optimizer: Any, keras_mod: Any, scale: Optional[float] = None,
+                    bare: bool = False) -> Tuple[Any, Any]:
+    """(the probe to put in the model's place, its recording innermost optimizer): the same
+    LossScaleOptimizer wrappers as ``optimizer``, at their current scale or at ``scale``
+    (1 for the float32 reference, which records the true gradient), the same
+    ``loss_scale_factor`` and clipping. ``bare``: no loss scaling at all, so that inf/NaN
+    gradients are recorded instead of skipped."""
     chain = []
     opt = optimizer
     while is_loss_scale_optimizer(opt):
         chain.append(opt)
         opt = opt.inner_optimizer
+    if bare:
+        chain = []
     kwargs: Dict[str, Any] = {}
-    for name in ("clipnorm", "clipvalue", "global_clipnorm") + (() if plain else ("loss_scale_factor",)):
+    names = ("clipnorm", "clipvalue", "global_clipnorm")
+    if scale is None and not bare:
+        names += ("loss_scale_factor",)
+    for name in names:
         value = getattr(opt, name, None)
         if value is not None:
             kwargs[name] = value
@@ -190,7 +199,7 @@ def probe_optimizer(optimizer: Any, keras_mod: Any, plain: bool = False) -> Tupl
     outer = recorder
     lso = keras_mod.optimizers.LossScaleOptimizer
     for wrapper in reversed(chain):
-        outer = lso(outer, initial_scale=1.0 if plain else current_scale(wrapper),
+        outer = lso(outer, initial_scale=scale if scale is not None else current_scale(wrapper),
                     dynamic_growth_steps=getattr(wrapper, "dynamic_growth_steps", 2000))
     return outer, recorder
 
@@ -243,9 +252,11 @@ def _loss_of(logs: Any) -> Optional[float]:
 
 
 def run_steps(model: Any, data: Tuple[Any, ...], keras_mod: Any,
-              deadline: Optional[Callable[[], bool]] = None, plain: bool = False) -> StepRun:
-    """Run ``model.train_step`` eagerly with the probe optimizer until it applies once."""
-    outer, recorder = probe_optimizer(model.optimizer, keras_mod, plain)
+              deadline: Optional[Callable[[], bool]] = None, scale: Optional[float] = None,
+              bare: bool = False, max_steps: int = MAX_STEPS) -> StepRun:
+    """Run ``model.train_step`` eagerly with a probe optimizer until it applies once (a
+    dynamic loss scale skips steps with inf/NaN gradients and halves itself)."""
+    outer, recorder = probe_optimizer(model.optimizer, keras_mod, scale, bare)
     variables = list(model.trainable_variables)
     outer.build(variables)
     calls = [0]
@@ -253,24 +264,21 @@ def run_steps(model: Any, data: Tuple[Any, ...], keras_mod: Any,
     saved = _swap(model, {"optimizer": outer, "_run_eagerly": True, "train_function": None})
     losses: List[Optional[float]] = []
     steps = 0
+    tf = keras_env.tf_module()
     try:
         model.make_train_function(force=True)
-        while steps < MAX_STEPS:
+        while steps < max_steps:
             steps += 1
             try:
                 logs = model.train_function([data])
             except Exception as exc:
                 raise TrainStepError(exc) from exc
-            losses.append(_loss_of(keras_env.tf_module().nest.map_structure(
+            losses.append(_loss_of(tf.nest.map_structure(
                 lambda t: t.numpy() if hasattr(t, "numpy") else t, logs)))
             if int(np.asarray(recorder.iterations)) > 0 or (deadline is not None and deadline()):
                 break
     finally:
         _swap(model, saved)
-        try:
-            model.make_train_function(force=True) if saved.get("train_function") is not None else None
-        except Exception:
-            pass
     index = {id(v): i for i, v in enumerate(recorder._trainable_variables)}
     grads: List[Optional[np.ndarray]] = []
     for v in variables:
@@ -280,8 +288,8 @@ def run_steps(model: Any, data: Tuple[Any, ...], keras_mod: Any,
         else:
             grads.append(np.asarray(recorder.recorded[i]).astype("float64"))
     applied = int(np.asarray(recorder.iterations)) > 0
-    scale = current_scale(outer) if is_loss_scale_optimizer(outer) else None
-    return StepRun(grads, losses, steps, applied, scale, calls[0])
+    final = current_scale(outer) if is_loss_scale_optimizer(outer) else None
+    return StepRun(grads, losses, steps, applied, final, calls[0])
 
 
 # -- comparison -------------------------------------------------------------------------------
@@ -372,7 +380,8 @@ def findings_for(model: Any, policy: str, optimizer: Any, run: StepRun, referenc
     notes: List[str] = []
     float16 = rules.is_float16(policy)
     scales, depth = optimizer_scales_loss(optimizer)
-    lso_scale = current_scale(optimizer) if depth else None
+    lso_scale = (run.final_scale if run.applied and run.final_scale else current_scale(optimizer)) \
+        if depth else None
     source = _train_step_source(model)
     own = "its own train_step" if source is not None else "Keras's train_step"
     if depth > 1:
@@ -380,7 +389,7 @@ def findings_for(model: Any, policy: str, optimizer: Any, run: StepRun, referenc
                                             f"times: the loss is scaled once but unscaled {depth} times"
                                             + (f" (measured: updates {factor(1 / cmp.ratio)}x too small)"
                                                if cmp.ratio and cmp.ratio < 0.5 else "")))
-    if not run.applied:
+    if not run.applied and not cmp.nonfinite:
         notes.append(f"training step: every one of {run.steps} steps under {policy} had inf/NaN "
                      f"gradients and was skipped by the loss scale (now {run.final_scale:g})")
     ratio = cmp.ratio
@@ -438,8 +447,10 @@ def findings_for(model: Any, policy: str, optimizer: Any, run: StepRun, referenc
             what = "the layer nearest the output whose gradients hold inf/NaN"
         else:
             what = "the first layer whose output holds inf/NaN in the training step"
+        skipped = "" if run.applied else \
+            f" (every step was skipped, the loss scale fell to {run.final_scale:g}: the model never trains)"
         found.append(rules.finding("MP501", f"training step under {policy}: {what}, while float32 stays "
-                                            f"finite: a value beyond the 16-bit range", where))
+                                            f"finite{skipped}: a value beyond the 16-bit range", where))
     return found, notes
 
 
@@ -458,7 +469,8 @@ def section(policy: str, optimizer: Any, data_form: str, batch: int, run: StepRu
         "batch_size": batch,
         "optimizer": type(optimizer).__name__,
         "optimizer_scales_loss": scales,
-        "loss_scale": current_scale(optimizer) if depth else None,
+        "loss_scale": (run.final_scale if run.applied and run.final_scale else current_scale(optimizer))
+        if depth else None,
         "steps": run.steps,
         "applied": run.applied,
         "variables_compared": cmp.compared,
@@ -525,7 +537,7 @@ def _check(model: Any, twin: Any, x: Any, policy: str, seed: int,
         data, form = prepare_data(model, x, seed, sparse_guess)
         try:
             with keras_env.policy_scope("float32"):
-                reference = run_steps(twin, data, keras_mod, deadline, plain=True)
+                reference = run_steps(twin, data, keras_mod, deadline, scale=1.0)
         except TrainStepError as exc:
             last = exc.error
             continue
@@ -534,9 +546,23 @@ def _check(model: Any, twin: Any, x: Any, policy: str, seed: int,
         assert last is not None
         return {"skipped": f"the training step fails in float32 too: {type(last).__name__}: "
                            f"{probe.first_line(last)}"}, [], []
+    scales, depth = optimizer_scales_loss(optimizer)
     with keras_env.policy_scope(policy):
         run = run_steps(model, data, keras_mod, deadline)  # TrainStepError: the caller's MP504
+        first = run
+        if not run.applied and depth and not (deadline and deadline()):
+            retry = run_steps(model, data, keras_mod, deadline, scale=RETRY_SCALE, max_steps=1)
+            if retry.applied:
+                notes.append(f"training step: the loss scale {current_scale(optimizer):g} overflowed "
+                             f"float16 in {first.steps} steps (a dynamic scale keeps halving); compared "
+                             f"a step at scale {RETRY_SCALE:g}")
+                run = replace(retry, steps=first.steps + 1)
+        bare: Optional[StepRun] = None
+        if (not run.applied or _has_nonfinite(run.grads)) and not (deadline and deadline()):
+            bare = run_steps(model, data, keras_mod, deadline, bare=True, max_steps=1)
     cmp = compare(run.grads, reference.grads)
+    if bare is not None and not run.applied:
+        cmp.nonfinite = compare(bare.grads, reference.grads).nonfinite
     nonfinite_layer = None
     loss_bad = bool(run.losses) and run.losses[-1] is not None and not math.isfinite(run.losses[-1])
     if (cmp.nonfinite or loss_bad) and nonfinite_layer_of is not None:
@@ -545,3 +571,7 @@ def _check(model: Any, twin: Any, x: Any, policy: str, seed: int,
     notes += more
     batch = int(keras_env.tf_module().nest.flatten(data[0])[0].shape[0])
     return section(policy, optimizer, form, batch, run, reference, cmp, reduced), found, notes
+
+
+def _has_nonfinite(grads: Sequence[Optional[np.ndarray]]) -> bool:
+    return any(g is not None and not np.all(np.isfinite(g)) for g in grads)
