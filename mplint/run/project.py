@@ -156,7 +156,7 @@ class ProjectFacts:
             governance = self.program.governance(own)
             facts.project_by_function = {}
             for function, routes in governance.by_function.items():
-                reaching = {policy: route for policy, route in routes.items() if not _own_top_level(route, own)}
+                reaching = {policy: route for policy, route in routes.items() if not _set_in(route, own)}
                 policies.update(reaching)
                 where = tuple(sorted({self._describe(route) for route in reaching.values()}))
                 policy_files += where
@@ -212,9 +212,10 @@ class ProjectFacts:
         return hashlib.sha256(json.dumps([str(self.root), data, governed, self.keras_version]).encode()).hexdigest()
 
 
-def _own_top_level(route: Route, path: str) -> bool:
-    """A policy set at the file's own top level: its module facts say so already."""
-    return route.path == path and len(route.chain) == 1
+def _set_in(route: Route, path: str) -> bool:
+    """A policy set in the file itself: its module facts know that call already, with
+    the branches it sits in (a flag that picks the policy or the rewrite)."""
+    return route.path == path
 
 
 def index_source(path: str, raw: bytes, parsed: Optional[Dict[str, object]] = None) -> FileFacts:
@@ -486,7 +487,10 @@ def _program(project: ProjectFacts, unique: Dict[str, str], cache, contents: Opt
 
     setters = [key for key, item in project.files.items() if item.policies]
     model = ProgramModel(project.root, unique, summary_of, read, policy_values)
-    return model.build(setters)
+    try:
+        return model.build(setters)
+    except RecursionError:  # a pathological project: its cross-file facts are left out
+        return ProgramModel(project.root, (), summary_of, read, policy_values)
 
 
 def _program_text(path: str, raw: bytes) -> str:
