@@ -79,6 +79,7 @@ class ProgramModel:
         self._governed: Dict[Node, Dict[str, Route]] = {}
         self._edges: Dict[Node, List[Tuple[int, List[Node]]]] = {}
         self._by_file: Dict[str, Governance] = {}
+        self._resolved: Dict[Tuple[str, str], List[Node]] = {}
 
     # -- queries -----------------------------------------------------------------------
     def governance(self, path: str) -> Governance:
@@ -266,7 +267,16 @@ class ProgramModel:
         return []
 
     def _external(self, importer: str, full: str) -> List[Node]:
-        """``pkg.mod.func`` / ``pkg.mod.Class`` / ``pkg.mod.Class.method`` from ``importer``."""
+        """``pkg.mod.func`` / ``pkg.mod.Class`` / ``pkg.mod.Class.method`` from ``importer``
+        (memoised; a cycle of re-exports resolves to nothing)."""
+        key = (importer, full)
+        found = self._resolved.get(key)
+        if found is None:
+            self._resolved[key] = []  # in progress: a re-export cycle ends here
+            found = self._resolved[key] = self._find_external(importer, full)
+        return found
+
+    def _find_external(self, importer: str, full: str) -> List[Node]:
         parts = full.split(".")
         for cut in range(len(parts), 0, -1):
             module = self._module(importer, ".".join(parts[:cut]))

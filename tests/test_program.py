@@ -1,0 +1,130 @@
+"""The program model: which code a policy set elsewhere in the project reaches."""
+
+import json
+from pathlib import Path
+
+from mplint.api import make_linter
+from mplint.run.project import build_project
+from mplint.run.summaries import METHOD, ModuleSummary, summarize
+
+POLICY = "import tensorflow as tf\n"
+
+
+def _write(root, files):
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def _governed(root, name):
+    """{function: policies} of the functions of ``name`` that a policy reaches."""
+    linter = make_linter()
+    project = build_project([str(root / name)], linter.settings)
+    governance = project.program.governance(str((root / name).resolve()))
+    return {function: set(routes) for function, routes in governance.by_function.items()}
+
+
+def test_summaries_record_calls_sets_classes_and_scripts():
+    summary = summarize(
+        "import tensorflow as tf\nfrom pkg import trainers as tr\n\n"
+        "class Net(Base):\n    def __init__(self):\n        self.head = Head()\n"
+        "    def call(self, x):\n        return self.head.project(x)\n\n"
+        "def main():\n    tf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
+        "    t = tr.Trainer()\n    t.fit()\n    super().fit()\n\n"
+        "if __name__ == '__main__':\n    main()\n")
+    assert summary.script
+    assert summary.imports == {"tf": "tensorflow", "tr": "pkg.trainers"}
+    assert summary.classes["Net"].bases == ["Base"] and summary.classes["Net"].attributes == {"head": "Head"}
+    main = summary.functions["main"]
+    assert main.sets == [(11, "mixed_float16")]
+    assert (13, "tr.Trainer" + METHOD + "fit") in main.calls and (14, "super" + METHOD + "fit") in main.calls
+    assert ModuleSummary.from_json(json.loads(json.dumps(summary.to_json()))) == summary
+    assert ModuleSummary.from_json([999, False, {}, {}, {}]) is None  # another version: a miss
+    assert summarize("def f(:\n").functions == {}
+
+
+def test_only_code_called_after_the_set_is_governed(tmp_path):
+    _write(tmp_path, {
+        "setup.py": "",
+        "train.py": POLICY + "import models\nmodels.before()\n"
+                    "tf.keras.mixed_precision.set_global_policy('mixed_float16')\nmodels.after()\n",
+        "models.py": "def before():\n    helper()\ndef after():\n    helper()\ndef helper():\n    pass\n"
+                     "def unused():\n    pass\n",
+    })
+    # before() runs before the set; helper() is reached through after()
+    assert _governed(tmp_path, "models.py") == {"after": {"mixed_float16"}, "helper": {"mixed_float16"}}
+
+
+def test_a_package_reexport_cycle_does_not_hang_or_crash(tmp_path):
+    _write(tmp_path, {
+        "setup.py": "",
+        "pkg/__init__.py": "from pkg.a import build\nfrom pkg import build as again\n",
+        "pkg/a.py": "from pkg import build\n",
+        "main.py": POLICY + "import pkg\ntf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
+                   "pkg.build()\npkg.again()\n",
+    })
+    assert _governed(tmp_path, "pkg/a.py") == {}
+
+
+def test_methods_through_bases_in_other_modules_and_self_attributes(tmp_path):
+    _write(tmp_path, {
+        "setup.py": "",
+        "base.py": "class Base:\n    def fit(self):\n        return self.net.forward()\n"
+                   "    def __init__(self):\n        self.net = Net()\n\n"
+                   "from nets import Net\n",
+        "nets.py": "class Net:\n    def forward(self):\n        return 1\n    def export(self):\n        return 2\n",
+        "trainer.py": POLICY + "from base import Base\n\nclass Trainer(Base):\n    def run(self):\n"
+                      "        tf.keras.mixed_precision.set_global_policy('mixed_bfloat16')\n"
+                      "        return super().fit()\n",
+    })
+    governed = _governed(tmp_path, "nets.py")
+    # constructing Net governs its methods only where the constructing code is governed;
+    # here Base.fit() is reached, and it calls self.net.forward()
+    assert governed == {"Net.forward": {"mixed_bfloat16"}}
+    assert _governed(tmp_path, "base.py") == {"Base.fit": {"mixed_bfloat16"}}
+
+
+def test_a_notebook_that_sets_the_policy_governs_the_project_code_it_calls(tmp_path):
+    cell = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+            "source": ["import tensorflow as tf\n", "import heads\n",
+                       "tf.keras.mixed_precision.set_global_policy('mixed_float16')\n",
+                       "model = heads.classifier(10)\n"]}
+    _write(tmp_path, {
+        "pyproject.toml": "",
+        "analysis.ipynb": json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}),
+        "heads.py": "import tensorflow as tf\n\ndef classifier(n):\n"
+                    "    return tf.keras.Sequential([tf.keras.layers.Dense(n, activation='softmax')])\n",
+    })
+    from mplint import cli
+    import os
+
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        assert cli.main(["check", "--no-cache", "--output-format", "json", "heads.py"]) == 1
+    finally:
+        os.chdir(cwd)
+
+
+def test_the_route_names_the_file_line_and_calls(tmp_path, capsys):
+    _write(tmp_path, {
+        "pyproject.toml": "",
+        "src/app/precision.py": POLICY + "def enable():\n    tf.keras.mixed_precision.set_global_policy('mixed_float16')\n",
+        "src/app/model.py": "import tensorflow as tf\n\ndef build():\n"
+                            "    return tf.keras.Sequential([tf.keras.layers.Dense(4, activation='softmax')])\n",
+        "scripts/train.py": "from app.precision import enable\nfrom app.model import build\n\n"
+                            "def main():\n    enable()\n    return build()\n",
+    })
+    from mplint import cli
+    import os
+
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        assert cli.main(["check", "--no-cache", "src/app/model.py"]) == 1
+    finally:
+        os.chdir(cwd)
+    out = capsys.readouterr().out
+    assert "src/app/model.py:4:33: MP101" in out
+    assert "(the mixed policy is set in src/app/precision.py:3, reached through main() -> build())" in out
