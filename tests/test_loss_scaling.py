@@ -2,27 +2,22 @@
 
 import textwrap
 
-import libcst as cst
 import pytest
 
-from mplint.api import fix_text, lint_text, make_linter
+from helpers import fired, fix, lint
 from mplint.semantic.keras_version import detect, generation_from_versions, installed_generation, spelling_generation
 
 RULES = ["MP201", "MP202", "MP203", "MP204", "MP205", "MP206", "MP207"]
 
 
 def findings(code, **overrides):
-    found, errors = lint_text(textwrap.dedent(code), linter=make_linter(select=RULES, **overrides))
-    assert not [e for e in errors if e.kind == "error"], errors
-    return [(f.line, f.rule) for f in found]
+    """``(line, rule)`` of the loss-scaling rules' findings."""
+    return fired(code, *RULES, **overrides)
 
 
 def fixed(code, **overrides):
-    linter = make_linter(select=RULES, **overrides)
-    out = fix_text(textwrap.dedent(code), unsafe=True, linter=linter)
-    cst.parse_module(out)
-    assert fix_text(out, unsafe=True, linter=linter) == out
-    return out
+    """``code`` with the loss-scaling fixes applied, unsafe ones too (checked to parse and settle)."""
+    return fix(code, *RULES, **overrides)
 
 
 # -- the Keras generation -------------------------------------------------------------
@@ -105,7 +100,7 @@ def test_run_time_policy_choice_fires_with_a_note():
                 loss = tf.reduce_mean(model(x))
             opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
     """
-    found, _ = lint_text(textwrap.dedent(code), linter=make_linter(select=["MP201"]))
+    found = lint(code, "MP201")
     assert [f.line for f in found] == [13]
     assert "chosen at run time" in found[0].message
 
@@ -160,7 +155,7 @@ def test_applying_with_the_unwrapped_optimizer_is_reported_without_a_fix():
                 loss = lso.scale_loss(tf.reduce_mean(model(x)))
             opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
     """
-    found, _ = lint_text(textwrap.dedent(code), linter=make_linter(select=["MP201"], keras_version=3))
+    found = lint(code, "MP201", keras_version=3)
     assert [(f.line, f.fix) for f in found] == [(12, None)]
     assert "not with the LossScaleOptimizer that wraps it" in found[0].message
 
@@ -203,7 +198,7 @@ def test_rewrapping_a_name_is_reported_without_a_fix():
         opt = keras.mixed_precision.LossScaleOptimizer(opt)
         opt = keras.mixed_precision.LossScaleOptimizer(opt)
     """
-    found, _ = lint_text(textwrap.dedent(code), linter=make_linter(select=["MP205"]))
+    found = lint(code, "MP205")
     assert [(f.line, f.fix) for f in found] == [(6, None)]
 
 
@@ -244,7 +239,7 @@ def test_keras3_minimize_is_reported_without_a_fix():
                 loss = keras.ops.mean(model(x) - y)
             optimizer.minimize(loss, model.trainable_variables, tape=tape)
     """
-    found, _ = lint_text(textwrap.dedent(code), linter=make_linter(select=RULES, keras_version=3))
+    found = lint(code, *RULES, keras_version=3)
     assert [(f.line, f.rule, f.fix) for f in found] == [(11, "MP207", None)]
 
 
@@ -262,10 +257,10 @@ def test_keras2_rename_alone_is_unsafe_when_nothing_unscales():
             grads = tape.gradient(loss, model.trainable_variables)
             opt.apply_gradients(zip(grads, model.trainable_variables))
     """
-    found, _ = lint_text(textwrap.dedent(code), linter=make_linter(select=["MP207"]))
+    found = lint(code, "MP207")
     assert [(f.line, f.fix) for f in found] == [(10, "unsafe")]
     # Safe fixes alone must not turn a crash into silently wrong training.
-    assert fix_text(textwrap.dedent(code), linter=make_linter(select=["MP207"])) == textwrap.dedent(code)
+    assert fix(code, "MP207", unsafe=False) == textwrap.dedent(code)
     out = fixed(code)
     assert "opt.get_scaled_loss(" in out and "grads = opt.get_unscaled_gradients(grads)" in out
 
@@ -381,7 +376,7 @@ def test_dropping_get_unscaled_gradients_is_safe_only_straight_into_apply():
     straight = code.replace("CLIP", "pass")
     clipped = code.replace("CLIP", "grads, _ = tf.clip_by_global_norm(grads, 1.0)")
     for text, safety in ((straight, "safe"), (clipped, "unsafe")):
-        found, _ = lint_text(textwrap.dedent(text), linter=make_linter(select=["MP207"], keras_version=3))
+        found = lint(text, "MP207", keras_version=3)
         assert [(f.line, f.fix) for f in found] == [(9, "safe"), (10, safety)]
 
 
@@ -420,11 +415,10 @@ def test_keras3_fix_drops_the_unscaling_line_or_the_if_that_only_holds_it():
             grads = optimizer.get_unscaled_gradients(grads)
             optimizer.apply_gradients(zip(grads, model.trainable_variables))
     """)
-    fixed = fix_text(code, select=["MP207"], keras_version=3)
-    assert "get_unscaled_gradients" not in fixed and "grads = grads" not in fixed
-    assert fixed.count("if use_amp:") == 1  # the one left still scales the loss
-    assert fix_text(fixed, select=["MP207"], keras_version=3) == fixed
+    out = fix(code, "MP207", unsafe=False, keras_version=3)  # checked to settle
+    assert "get_unscaled_gradients" not in out and "grads = grads" not in out
+    assert out.count("if use_amp:") == 1  # the one left still scales the loss
     # a comment on it keeps the statement: the unscaling becomes the bare gradients
     commented = code.replace("    if use_amp:\n        grads", "    # unscale\n    if use_amp:\n        grads")
-    kept = fix_text(commented, select=["MP207"], keras_version=3)
+    kept = fix(commented, "MP207", unsafe=False, keras_version=3)
     assert "# unscale\n    if use_amp:\n        grads = grads\n" in kept

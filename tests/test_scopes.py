@@ -1,12 +1,6 @@
 """Bindings follow if/else arms: code in one arm never sees a binding from the other."""
 
-import textwrap
-
-from mplint.api import lint_text
-
-
-def _lint(code, rule):
-    return [f.rule for f in lint_text(textwrap.dedent(code), select=[rule])[0]]
+from helpers import fired
 
 
 def test_else_arm_does_not_see_the_if_arms_wrapping():
@@ -20,9 +14,9 @@ def test_else_arm_does_not_see_the_if_arms_wrapping():
                 optimizer = tf.keras.mixed_precision.LossScaleOptimizer(optimizer, dynamic_growth_steps=100)
             return optimizer
     """
-    assert _lint(code, "MP205") == []
+    assert fired(code, "MP205") == []
     twice = code.replace("            else:\n", "            if True:\n")
-    assert _lint(twice, "MP205") == ["MP205"]
+    assert fired(twice, "MP205") == [(8, "MP205")]  # the second wrap
 
 
 def test_tests_on_one_flag_with_different_values_exclude_each_other():
@@ -36,22 +30,20 @@ def test_tests_on_one_flag_with_different_values_exclude_each_other():
                 opt = tf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite(opt)
             return opt
     """
-    assert _lint(code, "MP401") == []
+    assert fired(code, "MP401") == []
     both = code.replace('flags.impl == "graph_rewrite"', 'flags.rewrite')
-    assert _lint(both, "MP401") == ["MP401"]
+    assert fired(both, "MP401") == [(8, "MP401")]  # the rewrite call
 
 
 def test_flags_of_one_mutually_exclusive_group_never_run_together():
     from pathlib import Path
 
-    from mplint.api import lint_text
-
     path = Path(__file__).resolve().parent.parent / "fixtures" / "policy" / "correct_exclusive_precision_flags.py"
     code = path.read_text(encoding="utf-8")
-    assert lint_text(code, select=["MP205", "MP401"])[0] == []
+    assert fired(code, "MP205", "MP401") == []
     # the same flag outside the group may be given with --fp16: both mechanisms run
     outside = code.replace('precision.add_argument("--auto-mixed-precision"', 'parser.add_argument("--auto-mixed-precision"')
-    assert sorted(f.rule for f in lint_text(outside, select=["MP205", "MP401"])[0]) == ["MP205", "MP401"]
+    assert fired(outside, "MP205", "MP401") == [(22, "MP205"), (22, "MP401")]
     # a flag with a default of its own may be true without being given
     const = code.replace('"--fp16", action="store_true"', '"--fp16", action="store_const", const=True, default=True')
-    assert sorted(f.rule for f in lint_text(const, select=["MP205", "MP401"])[0]) == ["MP205", "MP401"]
+    assert fired(const, "MP205", "MP401") == [(22, "MP205"), (22, "MP401")]
