@@ -1,14 +1,12 @@
 """The run session: every input of a result is owned by it, and every caller
 (files, stdin, notebooks) takes the same path through a file."""
 
-import io
 import json
-import sys
 
 import pytest
 
-from mplint import cli
 import mplint.semantic.keras_version as keras_version
+from helpers import run_cli
 
 # Keras 2's loss-scaling API, which Keras 3's LossScaleOptimizer does not have (MP207).
 KERAS2_LOOP = """\
@@ -41,15 +39,9 @@ net = model.build()
 """
 
 
-def _run(argv, capsys, stdin=None):
-    if stdin is not None:
-        sys.stdin = io.TextIOWrapper(io.BytesIO(stdin))
-    try:
-        code = cli.main(argv)
-    finally:
-        sys.stdin = sys.__stdin__
-    out, err = capsys.readouterr()
-    return code, out, err
+def _run(argv, cwd, stdin=None):
+    result = run_cli(*argv, cwd=cwd, input=stdin)
+    return result.returncode, result.stdout, result.stderr
 
 
 def _rules_by_line(out):
@@ -61,24 +53,23 @@ def _rules_by_line(out):
     return found
 
 
-def test_the_cache_is_stale_after_the_installed_keras_generation_changes(tmp_path, monkeypatch, capsys):
+def test_the_cache_is_stale_after_the_installed_keras_generation_changes(tmp_path, monkeypatch):
     (tmp_path / "pyproject.toml").write_text("")
     (tmp_path / "loop.py").write_text(KERAS2_LOOP)
-    monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(keras_version, "installed_generation", lambda: 2)
-    code, out, _ = _run(["check", "loop.py"], capsys)
+    code, out, _ = _run(["check", "loop.py"], tmp_path)
     assert (code, _rules_by_line(out)) == (0, [])
     # `pip install -U tensorflow` moves Keras 2 to 3: the cached "clean" must not be served.
     monkeypatch.setattr(keras_version, "installed_generation", lambda: 3)
-    code, out, _ = _run(["check", "loop.py"], capsys)
+    code, out, _ = _run(["check", "loop.py"], tmp_path)
     assert code == 1
     assert ("loop.py:9:18", "MP207") in _rules_by_line(out)
     assert ("loop.py:10:13", "MP207") in _rules_by_line(out)
-    code_uncached, out_uncached, _ = _run(["check", "--no-cache", "loop.py"], capsys)
+    code_uncached, out_uncached, _ = _run(["check", "--no-cache", "loop.py"], tmp_path)
     assert (code_uncached, out_uncached) == (code, out)
 
 
-def test_stdin_named_as_a_notebook_is_checked_as_a_notebook(tmp_path, monkeypatch, capsys):
+def test_stdin_named_as_a_notebook_is_checked_as_a_notebook(tmp_path):
     cells = ["import tensorflow as tf\n",
              "tf.keras.mixed_precision.set_global_policy('mixed_float16')\n",
              "m = tf.keras.Sequential([tf.keras.layers.Dense(10, activation='softmax')])\n"]
@@ -87,67 +78,62 @@ def test_stdin_named_as_a_notebook_is_checked_as_a_notebook(tmp_path, monkeypatc
                        "execution_count": None}],
             "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
     raw = json.dumps(book, indent=1).encode()
-    monkeypatch.chdir(tmp_path)
-    code, out, _ = _run(["check", "-", "--stdin-filename", "nb.ipynb"], capsys, stdin=raw)
+    code, out, _ = _run(["check", "-", "--stdin-filename", "nb.ipynb"], tmp_path, stdin=raw)
     assert code == 1
     assert _rules_by_line(out) == [("nb.ipynb:cell 2:line 3:26", "MP101")]
-    code, out, err = _run(["fix", "-", "--stdin-filename", "nb.ipynb"], capsys, stdin=raw)
+    code, out, err = _run(["fix", "-", "--stdin-filename", "nb.ipynb"], tmp_path, stdin=raw)
     fixed = json.loads(out)
     assert fixed["cells"][1]["source"][2].endswith("activation='softmax', dtype='float32')])\n")
     assert fixed["cells"][0] == book["cells"][0]
     assert "Fixed 1 finding in 1 file; 0 remaining." in err
 
 
-def test_stdin_sees_the_policy_another_file_of_its_project_sets(tmp_path, monkeypatch, capsys):
+def test_stdin_sees_the_policy_another_file_of_its_project_sets(tmp_path):
     (tmp_path / "pyproject.toml").write_text("")
     package = tmp_path / "src" / "proj"
     package.mkdir(parents=True)
     (package / "__init__.py").write_text("")
     (package / "train.py").write_text(TRAIN)
     (package / "model.py").write_text(MODEL)
-    monkeypatch.chdir(tmp_path)
-    code, out, _ = _run(["check", "-", "--stdin-filename", "src/proj/model.py"], capsys,
+    code, out, _ = _run(["check", "-", "--stdin-filename", "src/proj/model.py"], tmp_path,
                         stdin=MODEL.encode())
     assert code == 1
     assert _rules_by_line(out) == [("src/proj/model.py:4:59", "MP101")]
     assert "the mixed policy is set in src/proj/train.py" in out
     # The same file as CI sees it.
-    code, out_ci, _ = _run(["check", "--no-cache", "src/proj/model.py"], capsys)
+    code, out_ci, _ = _run(["check", "--no-cache", "src/proj/model.py"], tmp_path)
     assert _rules_by_line(out_ci) == _rules_by_line(out)
 
 
-def test_an_unsaved_buffer_is_judged_by_its_own_content(tmp_path, monkeypatch, capsys):
+def test_an_unsaved_buffer_is_judged_by_its_own_content(tmp_path):
     """The editor's buffer, not the file on disk, decides what it imports."""
     (tmp_path / "pyproject.toml").write_text("")
     (tmp_path / "model.py").write_text(MODEL)
     (tmp_path / "train.py").write_text(TRAIN.replace("from proj import model", "import model"))
-    monkeypatch.chdir(tmp_path)
     edited = MODEL.replace('activation="softmax")', 'activation="softmax", dtype="float32")')
-    code, out, _ = _run(["check", "-", "--stdin-filename", "model.py"], capsys, stdin=edited.encode())
+    code, out, _ = _run(["check", "-", "--stdin-filename", "model.py"], tmp_path, stdin=edited.encode())
     assert (code, _rules_by_line(out)) == (0, [])
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
-def test_fix_takes_the_parallel_cached_path(tmp_path, monkeypatch, capsys, jobs):
+def test_fix_takes_the_parallel_cached_path(tmp_path, jobs):
     (tmp_path / "pyproject.toml").write_text("")
     for n in range(10):
         (tmp_path / f"m{n}.py").write_text(TRAIN.replace("from proj import model\n", "") + MODEL)
-    monkeypatch.chdir(tmp_path)
-    code, out, _ = _run(["fix", "--jobs", jobs, "."], capsys)
+    code, out, _ = _run(["fix", "--jobs", jobs, "."], tmp_path)
     assert code == 0
     assert "Fixed 10 findings in 10 files; 0 remaining." in out
     assert all('dtype="float32"' in (tmp_path / f"m{n}.py").read_text() for n in range(10))
     # A second run is answered by the cache: nothing to fix, nothing parsed.
-    code, out, _ = _run(["fix", "--jobs", jobs, "."], capsys)
+    code, out, _ = _run(["fix", "--jobs", jobs, "."], tmp_path)
     assert (code, out.strip()) == (0, "Fixed 0 findings in 0 files; 0 remaining.")
 
 
 @pytest.mark.parametrize("fmt", ["json", "sarif", "github", "junit"])
-def test_machine_formats_keep_stdout_parseable_and_summarise_on_stderr(tmp_path, monkeypatch, capsys, fmt):
+def test_machine_formats_keep_stdout_parseable_and_summarise_on_stderr(tmp_path, fmt):
     (tmp_path / "pyproject.toml").write_text("")
     (tmp_path / "m.py").write_text(TRAIN.replace("from proj import model\n", "") + MODEL)
-    monkeypatch.chdir(tmp_path)
-    code, out, err = _run(["check", "--no-cache", "--output-format", fmt, "m.py"], capsys)
+    code, out, err = _run(["check", "--no-cache", "--output-format", fmt, "m.py"], tmp_path)
     assert code == 1
     assert "Found 1 problem (MP101: 1)." in err and "Found" not in out
     if fmt in ("json", "sarif"):
