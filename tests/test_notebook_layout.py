@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from mplint import cli
+from helpers import outcome, run_cli
 from mplint.api import make_linter
 from mplint.core.notebook_json import source_spans, splice
 from mplint.core.source_kinds import load_source
@@ -80,21 +80,20 @@ def test_spans_skip_outputs_nested_values_and_escaped_quotes():
     assert json.loads(splice(text, {2: ["d\n"]}))["cells"][2]["source"] == ["d\n"]
 
 
-def test_the_size_limit_counts_code_not_outputs(tmp_path, monkeypatch, capsys):
+def test_the_size_limit_counts_code_not_outputs(tmp_path):
     cell = dict(_code(["import tensorflow as tf\n", POLICY, HEAD]),
                 outputs=[{"output_type": "display_data", "metadata": {}, "data": {"image/png": "A" * 3_000_000}}])
     (tmp_path / "big.ipynb").write_text(json.dumps(_book([cell]), indent=1))
-    monkeypatch.chdir(tmp_path)
-    assert cli.main(["check", "--no-cache", "big.ipynb"]) == 1
-    out, err = capsys.readouterr()
-    assert "big.ipynb:cell 1:line 3:26: MP101" in out and err == ""
+    result = run_cli("check", "--no-cache", "big.ipynb", cwd=tmp_path)
+    assert outcome(result) == (1, [("big.ipynb:cell 1", 3, "MP101")]) and result.stderr == ""
+    assert "big.ipynb:cell 1:line 3:26: MP101" in result.stdout
 
 
 @pytest.mark.parametrize("broken", ["batch_size = \n", "x = '\x00'\n", ["import tensorflow as tf", "x = 1"]])
-def test_a_notebook_whose_only_code_cell_does_not_parse_says_so(tmp_path, monkeypatch, capsys, broken):
+def test_a_notebook_whose_only_code_cell_does_not_parse_says_so(tmp_path, broken):
     source = broken if isinstance(broken, list) else ["import tensorflow as tf\n", broken]
     (tmp_path / "ex.ipynb").write_text(json.dumps(_book([_code(source)]), indent=1))
-    monkeypatch.chdir(tmp_path)
-    assert cli.main(["check", "--no-cache", "ex.ipynb"]) == 0  # a warning, not an error
-    out, err = capsys.readouterr()
+    result = run_cli("check", "--no-cache", "ex.ipynb", cwd=tmp_path)
+    assert outcome(result) == (0, [])  # a warning, not an error
+    out, err = result.stdout, result.stderr
     assert "mplint: warning: ex.ipynb: cell 1: " in err and "cell not checked" in err
