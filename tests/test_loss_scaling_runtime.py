@@ -18,6 +18,8 @@ from mplint.semantic.keras_version import installed_generation
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "fixtures" / "loss_scaling" / "keras3_custom_loop.py"
 
+pytestmark = pytest.mark.slow  # imports TensorFlow
+
 
 @pytest.fixture
 def keras3():

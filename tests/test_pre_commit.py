@@ -10,19 +10,13 @@ import os
 import shutil
 import subprocess
 import sys
-import textwrap
 
 import pytest
 
-from conftest import ROOT
+from helpers import BAD, GOOD, ROOT
 
-BAD = textwrap.dedent('''\
-    import tensorflow as tf
-
-    tf.keras.mixed_precision.set_global_policy("mixed_float16")
-    model = tf.keras.Sequential([tf.keras.layers.Dense(10, activation="softmax")])
-''')
-GOOD = BAD.replace('activation="softmax"', 'activation="softmax", dtype="float32"')
+# pip installs this checkout into a fresh environment: half a minute and more
+pytestmark = pytest.mark.slow
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "mplint tests", "GIT_AUTHOR_EMAIL": "tests@example.invalid",

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers import outcome
 from mplint.api import config_overrides, lint_text, make_linter
 from mplint.rule.catalog import load_catalog
 from mplint.checks import registry
@@ -83,7 +84,7 @@ def test_a_file_no_rule_can_report_in_is_not_parsed_but_its_syntax_is_checked(tm
     (tmp_path / "plain.py").write_text("import tensorflow as tf\nx = tf.constant(1.0)\n")
     (tmp_path / "broken.py").write_text("import tensorflow as tf\nx = tf.constant(1.0\n")
     result = cli("check", "--no-cache", ".", cwd=tmp_path)
-    assert result.returncode == 2
+    assert outcome(result) == (2, [])
     assert "broken.py: syntax error at line" in result.stderr
     assert "plain.py" not in result.stderr + result.stdout
 
@@ -112,4 +113,5 @@ def test_a_policy_set_in_a_file_that_imports_this_one_opens_the_policy_rules(tmp
         "tf.keras.mixed_precision.set_global_policy('mixed_float16')\nm = model.build()\n")
     # the pre-commit case: only model.py is named; its bytes say nothing of a policy
     result = cli("check", "--no-cache", "model.py", cwd=tmp_path)
-    assert "model.py:6:15: MP101" in result.stdout, result.stdout + result.stderr
+    assert outcome(result) == (1, [("model.py", 6, "MP101")]), result.stdout + result.stderr
+    assert "model.py:6:15: MP101" in result.stdout
