@@ -193,7 +193,7 @@ def check_model(factory_or_model: Union[Factory, Any], policy: Optional[str] = N
 def _filtered(found: List[RuntimeFinding], select: Optional[Sequence[str]],
               ignore: Optional[Sequence[str]]) -> List[RuntimeFinding]:
     def chosen(rule: str) -> bool:
-        if select and not any(rule.startswith(p) for p in select):
+        if select and "ALL" not in select and not any(rule.startswith(p) for p in select):
             return False
         return not (ignore and any(rule.startswith(p) for p in ignore))
 
@@ -433,8 +433,7 @@ def _train_step(ctx: _Context, run: PolicyRun, model: Any, twin: Any, x: Any, po
                 found, notes = [], []
         # Smaller images change batch statistics: inf/NaN or underflow seen only there is
         # confirmed at the full size before it is reported.
-        doubtful = note is not None and (any(f.rule in ("MP501", "MP201", "MP504") for f in found)
-                                         or section.get("applied") is False)
+        doubtful = note is not None and any(f.rule in ("MP501", "MP201", "MP504") for f in found)
         if doubtful and not opts.deadline.spent():
             continue
         break

@@ -32,6 +32,7 @@ from mplint.runtime.report import RuntimeFinding
 MAX_STEPS = 3  # a dynamic loss scale halves per skipped step: 32768 -> 8192
 RETRY_SCALE = 16.0  # then one step at a small scale, which still tells 1/scale from 1
 _ZERO_MATTERS = 0.01  # one weight element in a hundred gets no update where float32's does
+LOSS_SCALE = 2.0 ** 15  # LossScaleOptimizer's initial scale, to measure what scaling rescues
 _TINY = 1e-30
 
 
@@ -174,7 +175,7 @@ def _keras_of(model: Any) -> Any:
 
 
 def probe_optimizer(optimizer: Any, keras_mod: Any, scale: Optional[float] = None,
-                    bare: bool = False) -> Tuple[Any, Any]:
+                    bare: bool = False, force: bool = False) -> Tuple[Any, Any]:
     """(the probe to put in the model's place, its recording innermost optimizer): the same
     LossScaleOptimizer wrappers as ``optimizer``, at their current scale or at ``scale``
     (1 for the float32 reference, which records the true gradient), the same
@@ -187,6 +188,8 @@ def probe_optimizer(optimizer: Any, keras_mod: Any, scale: Optional[float] = Non
         opt = opt.inner_optimizer
     if bare:
         chain = []
+    elif force and not chain:
+        chain = [None]  # a LossScaleOptimizer where the user has none
     kwargs: Dict[str, Any] = {}
     names = ("clipnorm", "clipvalue", "global_clipnorm")
     if scale is None and not bare:
@@ -200,7 +203,7 @@ def probe_optimizer(optimizer: Any, keras_mod: Any, scale: Optional[float] = Non
     lso = keras_mod.optimizers.LossScaleOptimizer
     for wrapper in reversed(chain):
         outer = lso(outer, initial_scale=scale if scale is not None else current_scale(wrapper),
-                    dynamic_growth_steps=getattr(wrapper, "dynamic_growth_steps", 2000))
+                    dynamic_growth_steps=getattr(wrapper, "dynamic_growth_steps", None) or 2000)
     return outer, recorder
 
 
@@ -253,10 +256,10 @@ def _loss_of(logs: Any) -> Optional[float]:
 
 def run_steps(model: Any, data: Tuple[Any, ...], keras_mod: Any,
               deadline: Optional[Callable[[], bool]] = None, scale: Optional[float] = None,
-              bare: bool = False, max_steps: int = MAX_STEPS) -> StepRun:
+              bare: bool = False, max_steps: int = MAX_STEPS, force: bool = False) -> StepRun:
     """Run ``model.train_step`` eagerly with a probe optimizer until it applies once (a
     dynamic loss scale skips steps with inf/NaN gradients and halves itself)."""
-    outer, recorder = probe_optimizer(model.optimizer, keras_mod, scale, bare)
+    outer, recorder = probe_optimizer(model.optimizer, keras_mod, scale, bare, force)
     variables = list(model.trainable_variables)
     outer.build(variables)
     calls = [0]
@@ -374,7 +377,8 @@ def _variable_owner(model: Any, variable: Any) -> Any:
 
 
 def findings_for(model: Any, policy: str, optimizer: Any, run: StepRun, reference: StepRun,
-                 cmp: Comparison, nonfinite_layer: Any) -> Tuple[List[RuntimeFinding], List[str]]:
+                 cmp: Comparison, nonfinite_layer: Any, zero_scaled: Optional[float] = None
+                 ) -> Tuple[List[RuntimeFinding], List[str]]:
     """Findings (MP201, MP202, MP205, MP206, MP501) from the two runs' updates."""
     found: List[RuntimeFinding] = []
     notes: List[str] = []
@@ -422,21 +426,26 @@ def findings_for(model: Any, policy: str, optimizer: Any, run: StepRun, referenc
         found.append(rules.finding("MP202", f"{own} never scales the loss, and Keras 2's "
                                             f"LossScaleOptimizer does not unscale: no loss scaling "
                                             f"under {policy}"))
-    if cmp.zero_policy is not None and cmp.zero_policy > _ZERO_MATTERS and float16:
-        found.append(rules.finding("MP201", f"training step under {policy}: {100 * cmp.zero_policy:.1f}% "
-                                            f"of weight elements get no update where float32's is not "
-                                            f"zero: gradients below float16's smallest value (6e-8) "
-                                            f"flush to zero; "
-                                            + ("scale the loss (a LossScaleOptimizer)" if not scales else
-                                               "the loss scale is too small for this model")))
-    elif float16 and not scales and not any(f.rule in ("MP202", "MP206") for f in found):
-        zero = "" if cmp.zero_policy is None else \
-            f" (on this batch {100 * cmp.zero_policy:.1f}% of weight elements lost their update)"
-        found.append(rules.finding("MP201", f"the optimizer {type(optimizer).__name__} does not scale "
-                                            f"the loss under {policy}: gradients below float16's "
-                                            f"smallest value (6e-8) flush to zero{zero}; wrap it in a "
-                                            f"LossScaleOptimizer (compile() does, unless "
-                                            f"auto_scale_loss=False)"))
+    if float16 and not scales and not any(f.rule in ("MP202", "MP206") for f in found):
+        # Underflow: zeros that scaling the loss brings back (zeros it does not are rounding
+        # at ReLU boundaries and the like, not underflow).
+        lost = cmp.zero_policy
+        rescued = None if lost is None or zero_scaled is None else max(lost - zero_scaled, 0.0)
+        measured = ""
+        if lost is not None:
+            measured = f" (on this batch {100 * lost:.1f}% of weight elements get no update where float32's " \
+                       f"is not zero"
+            measured += ")" if zero_scaled is None else \
+                f"; {100 * zero_scaled:.1f}% with the loss scaled by {LOSS_SCALE:g})"
+        if source is None or rescued is None or rescued > _ZERO_MATTERS:
+            found.append(rules.finding("MP201", f"the optimizer {type(optimizer).__name__} does not scale "
+                                                f"the loss under {policy}: gradients below float16's "
+                                                f"smallest value (6e-8) flush to zero{measured}; wrap it "
+                                                f"in a LossScaleOptimizer (compile() does, unless "
+                                                f"auto_scale_loss=False)"))
+        else:
+            notes.append(f"training step: nothing scales the loss under {policy}, and scaling it "
+                         f"brings back no update on this batch{measured}")
     if cmp.nonfinite or (run.losses and run.losses[-1] is not None and not math.isfinite(run.losses[-1])
                          and reference.losses and reference.losses[-1] is not None
                          and math.isfinite(reference.losses[-1])):
@@ -560,6 +569,18 @@ def _check(model: Any, twin: Any, x: Any, policy: str, seed: int,
         bare: Optional[StepRun] = None
         if (not run.applied or _has_nonfinite(run.grads)) and not (deadline and deadline()):
             bare = run_steps(model, data, keras_mod, deadline, bare=True, max_steps=1)
+        zero_scaled: Optional[float] = None
+        if rules.is_float16(policy) and not scales and not (deadline and deadline()):
+            forced = run_steps(model, data, keras_mod, deadline, scale=LOSS_SCALE, force=True)
+            if forced.applied and forced.scale_calls:
+                zero_scaled = compare(forced.grads, reference.grads).zero_policy
+    if bare is not None and not run.applied and not _has_nonfinite(bare.grads):
+        # Finite without scaling, overflowing at every scale tried: compare the unscaled step.
+        notes.append(f"training step: under {policy} the loss scale overflowed float16 at every scale "
+                     f"tried ({current_scale(optimizer):g} down to {RETRY_SCALE:g}): some gradients "
+                     f"exceed {65504 / RETRY_SCALE:g}; dynamic loss scaling will settle lower; "
+                     f"compared a step without loss scaling")
+        run = replace(bare, steps=run.steps + 1, losses=run.losses + bare.losses)
     cmp = compare(run.grads, reference.grads)
     if bare is not None and not run.applied:
         cmp.nonfinite = compare(bare.grads, reference.grads).nonfinite
@@ -567,7 +588,7 @@ def _check(model: Any, twin: Any, x: Any, policy: str, seed: int,
     loss_bad = bool(run.losses) and run.losses[-1] is not None and not math.isfinite(run.losses[-1])
     if (cmp.nonfinite or loss_bad) and nonfinite_layer_of is not None:
         nonfinite_layer = nonfinite_layer_of(model, data[0])
-    found, more = findings_for(model, policy, optimizer, run, reference, cmp, nonfinite_layer)
+    found, more = findings_for(model, policy, optimizer, run, reference, cmp, nonfinite_layer, zero_scaled)
     notes += more
     batch = int(keras_env.tf_module().nest.flatten(data[0])[0].shape[0])
     return section(policy, optimizer, form, batch, run, reference, cmp, reduced), found, notes
