@@ -9,7 +9,7 @@ is not an aligned dimension.
 
 from __future__ import annotations
 
-from typing import Callable, ClassVar, Set, Tuple
+from typing import Callable, ClassVar, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -36,6 +36,8 @@ class AlignmentCheck(Check):
             return
         dims = self.ctx.get(AlignedDimensions)
         seen: Set[Tuple[int, int]] = set()
+        #: per reported node: (message, fix) for each unaligned value it takes
+        found: Dict[int, Tuple[cst.CSTNode, List[Tuple[int, str, Optional[Fix]]]]] = {}
         for site in dims.sites:
             if site.kind not in self.kinds or not dims.computes_in_16_bit(site):
                 continue
@@ -57,7 +59,10 @@ class AlignmentCheck(Check):
                 if dims.may_round(origin, self.accepts(dims)):
                     assert origin.literal is not None
                     fix = Fix({origin.literal: origin.literal.with_changes(value=str(target))}, safety="unsafe")
-                self.report(node, self.message(site, origin, alignment, target, here), fix)
+                found.setdefault(id(node), (node, []))[1].append(
+                    (origin.value, self.message(site, origin, alignment, target, here), fix))
+        for node, values in found.values():
+            self.report(node, *_one_finding(values))
 
     # -- what each rule decides ----------------------------------------------------------
     def wants(self, dims: AlignedDimensions, site: Site, origin: Origin) -> bool:
@@ -92,6 +97,21 @@ class AlignmentCheck(Check):
 
     def compute_dtype(self, policy: PolicyState) -> str:
         return sixteen_bit_name(policy.names)
+
+
+def _one_finding(values: List[Tuple[int, str, Optional[Fix]]]) -> Tuple[str, Optional[Fix]]:
+    """One finding for a size written once that takes several values (a helper's
+    parameter, called with 100 and 30): the first value's message, naming the others,
+    and a fix that rounds every literal it can."""
+    message = values[0][1]
+    others = sorted({value for value, _, _ in values[1:]} - {values[0][0]})
+    if others:
+        message += f"; from other call sites also {', '.join(map(str, others))}"
+    fixes = [fix for _, _, fix in values if fix is not None]
+    if not fixes:
+        return message, None
+    replacements = {old: new for fix in fixes for old, new in fix.replacements.items()}
+    return message, Fix(replacements, safety="unsafe")
 
 
 def _function_name(param: Binding) -> str:

@@ -259,10 +259,9 @@ class Linter:
         seen = set()
         for rule in sorted(reports):
             entry = self.catalog[rule]
-            for report in reports[rule]:
-                rng = positions.get(report.node)
-                if rng is None:
-                    continue
+            placed = [(positions[r.node], r) for r in reports[rule] if r.node in positions]
+            placed.sort(key=lambda item: (item[0].start.line, item[0].start.column))
+            for rng, report in placed:
                 first, last = statement_span(module, positions, rng)
                 if suppressions.suppressed(rule, first, last):
                     continue
@@ -272,9 +271,9 @@ class Linter:
                     end_line=rng.end.line, end_col=rng.end.column + 1, rule=rule,
                     severity=report.severity or entry.severity, message=report.message, fix=safety,
                 )
-                key = (finding.line, finding.col, rule, finding.message)
+                key = (finding.line, rule)
                 if key in seen:
-                    continue
+                    continue  # one finding per line and rule; a fix pass finds the rest
                 seen.add(key)
                 out.findings.append(finding)
                 if safety is not None and report.fix is not None:
