@@ -158,3 +158,137 @@ def test_input_shape_option(capsys):
                "--batch-size", "16", "--output-format", "json"])
     data = json.loads(capsys.readouterr().out)
     assert rc == 0 and data["model"]["inputs"] == [{"shape": [16, 784], "dtype": "float32"}]
+
+
+def _lines(err):
+    """stderr without the progress lines."""
+    return [l for l in err.strip().splitlines() if l and not l.startswith("mplint runtime: ")]
+
+
+def test_select_and_ignore_options(capsys):
+    target = f"{FIX / 'cnn_unaligned.py'}:build_model"
+    rc = main(["runtime", target, "--policy", "mixed_float16", "--batch-size", "50", "--ignore", "MP301,MP303",
+               "--output-format", "json", "--quiet"])
+    data = json.loads(capsys.readouterr().out)
+    assert rc == 1 and [f["rule"] for f in data["findings"]] == ["MP302"]
+    rc = main(["runtime", target, "--policy", "mixed_float16", "--select", "MP303", "--batch-size", "50",
+               "--output-format", "json", "--quiet"])
+    assert rc == 1 and [f["rule"] for f in json.loads(capsys.readouterr().out)["findings"]] == ["MP303"]
+
+
+def test_tool_mplint_table_is_read_from_the_targets_project(tmp_path, capsys):
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.mplint]\nignore = ["MP302"]\nalignment = 16\nassume-policy = "mixed_float16"\n')
+    (tmp_path / "models.py").write_text((FIX / "cnn_unaligned.py").read_text())
+    rc = main(["runtime", f"{tmp_path / 'models.py'}:build_aligned_model", "--policy", "mixed_float16",
+               "--output-format", "json", "--quiet"])
+    data = json.loads(capsys.readouterr().out)
+    # alignment 16: conv_a's 32 filters pass, the aligned model's conv_b (32) too; nothing at 8.
+    assert rc == 0 and data["findings"] == []
+    rc = main(["runtime", f"{tmp_path / 'models.py'}:build_model", "--policy", "mixed_float16",
+               "--output-format", "json", "--quiet"])
+    data = json.loads(capsys.readouterr().out)
+    found = sorted((f["rule"], f["layer"]) for f in data["findings"])
+    assert ("MP302", "conv_b") not in found  # ignored by the table
+    assert any("not a multiple of 16" in f["message"] for f in data["findings"])
+    # --select replaces the table's choice; --ignore adds to it.
+    rc = main(["runtime", f"{tmp_path / 'models.py'}:build_model", "--policy", "mixed_float16",
+               "--ignore", "MP301", "--output-format", "json", "--quiet"])
+    assert json.loads(capsys.readouterr().out)["findings"] == [] and rc == 0
+
+
+@pytest.mark.parametrize("table,message", [
+    ('select = "MP1"', "select must be a list"),
+    ("alignment = 0", "alignment must be a positive integer"),
+    ('ignore = ["XYZ"]', "'XYZ' is not a rule id or prefix"),
+    ("select = [", "not valid TOML"),
+])
+def test_bad_tool_mplint_values_are_one_line(tmp_path, capsys, table, message):
+    (tmp_path / "pyproject.toml").write_text(f"[tool.mplint]\n{table}\n")
+    (tmp_path / "models.py").write_text("")
+    rc = main(["runtime", f"{tmp_path / 'models.py'}:build", "--quiet"])
+    err = _lines(capsys.readouterr().err)
+    assert rc == 2 and len(err) == 1 and message in err[0], err
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--time-budget", "0"], "--time-budget must be a positive number of seconds"),
+    (["--select", "MP1,bogus"], "'BOGUS' is not a rule id or prefix"),
+    (["--alignment", "-8"], "--alignment must be positive"),
+])
+def test_bad_options_are_one_line(args, message, capsys):
+    rc = main(["runtime", f"{FIX / 'mnist_guide.py'}:build_correct_model", *args])
+    err = _lines(capsys.readouterr().err)
+    assert rc == 2 and len(err) == 1 and err[0].startswith("mplint: error: ") and message in err[0], err
+
+
+def test_time_budget_skips_the_optional_stages(capsys):
+    rc = main(["runtime", f"{FIX / 'mnist_guide.py'}:build_incorrect_model", "--train-step",
+               "--time-budget", "0.001", "--output-format", "json", "--quiet"])
+    data = json.loads(capsys.readouterr().out)
+    assert rc == 1 and [f["rule"] for f in data["findings"]] == ["MP101"]  # the first policy's checks
+    assert data["policies"] == ["mixed_float16", "mixed_bfloat16"]
+    assert any("the check under mixed_bfloat16 skipped: the time budget of 0.001 s was spent" in n
+               for n in data["notes"])
+    assert data["train_step"] == [{"policy": "mixed_float16", "skipped": "the time budget was spent"}]
+
+
+def test_progress_lines_on_stderr_for_a_long_check(capsys, monkeypatch):
+    from mplint.runtime import command
+
+    class Immediate(command.StderrProgress):
+        """The real progress printer, live from the start (a real check waits 2 s first)."""
+
+        def __init__(self, delay=2.0):
+            super().__init__(delay=3600)
+            self._go_live()
+
+    monkeypatch.setattr(command, "StderrProgress", Immediate)
+    rc = main(["runtime", f"{FIX / 'mnist_guide.py'}:build_correct_model", "--policy", "mixed_bfloat16"])
+    err = capsys.readouterr().err.splitlines()
+    assert rc == 0
+    assert any(l.startswith("mplint runtime: building the model under mixed_bfloat16 (") for l in err), err
+    assert any(l.startswith("mplint runtime: running the forward pass under mixed_bfloat16") for l in err)
+    assert all(l.startswith("mplint runtime: ") for l in err)
+
+
+# Simulated at the import seam: a finder that writes a native TensorFlow log line to file
+# descriptor 2 (as the CUDA initialisation does on a machine without a GPU) or raises
+# KeyboardInterrupt (Ctrl-C) while TensorFlow is imported.
+IMPORT_SEAM = textwrap.dedent("""
+    import os, sys
+    class Seam:
+        def find_spec(self, name, path=None, target=None):
+            if name == "tensorflow":
+                sys.meta_path.remove(self)
+                if MODE == "interrupt":
+                    raise KeyboardInterrupt
+                os.write(2, b"E0000 00:00:1751234567.123456   12345 cuda_executor.cc:1228] "
+                            b"INTERNAL: CUDA error: Failed call to cuInit: UNKNOWN ERROR (303)\\n")
+                os.write(2, b"a line the user's own code wrote\\n")
+            return None
+    MODE = sys.argv.pop(1)
+    sys.meta_path.insert(0, Seam())
+    from mplint.cli import main
+    sys.exit(main(sys.argv[1:]))
+""")
+
+
+def test_native_start_up_lines_stay_off_stderr():
+    env = _env()
+    env.pop("TF_CPP_MIN_LOG_LEVEL", None)
+    proc = subprocess.run([sys.executable, "-c", IMPORT_SEAM, "log", "runtime", "--quiet", "--policy",
+                           "mixed_bfloat16", f"{FIX / 'mnist_guide.py'}:build_correct_model"],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "cuInit" not in proc.stderr and "oneDNN" not in proc.stderr
+    assert proc.stderr.splitlines() == ["a line the user's own code wrote"]
+    assert "No mixed-precision problems found" in proc.stdout
+
+
+def test_ctrl_c_while_tensorflow_loads_exits_cleanly():
+    proc = subprocess.run([sys.executable, "-c", IMPORT_SEAM, "interrupt", "runtime", "--quiet",
+                           f"{FIX / 'mnist_guide.py'}:build_correct_model"],
+                          capture_output=True, text=True, env=_env(), timeout=300)
+    assert proc.returncode == 130
+    assert proc.stderr.splitlines() == ["mplint: interrupted"]

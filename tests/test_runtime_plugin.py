@@ -59,3 +59,33 @@ def test_users_suite_passes_and_fails_with_the_report(pytester, monkeypatch):
     out = result.stdout.str()
     assert "mixed-precision problems found:" in out
     assert "MP101 [error] layer 'predictions' (Dense)" in out
+
+
+def test_users_suite_reads_tool_mplint_and_takes_select_ignore(pytester, monkeypatch):
+    import importlib.util
+
+    if importlib.util.find_spec("tensorflow") is None:
+        pytest.skip("TensorFlow is not installed")
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    monkeypatch.setenv("TF_CPP_MIN_LOG_LEVEL", "3")
+    pytester.makefile(".toml", pyproject='[tool.mplint]\nignore = ["MP101"]\n')
+    pytester.makepyfile(test_models=f"""
+        from mplint.runtime.target import load_target
+
+        def model(name):
+            return load_target({str(FIX / 'mnist_guide.py')!r} + ":" + name).factory
+
+        def test_ignored_by_the_table(assert_mixed_precision_safe):
+            assert_mixed_precision_safe(model("build_incorrect_model"), policy="mixed_float16")
+
+        def test_select_argument(mplint_runtime_check):
+            report = mplint_runtime_check(model("build_incorrect_model"), "mixed_float16", select=["MP1"])
+            assert report.findings == []  # MP101 still ignored by the table
+
+        def test_ignore_argument(mplint_runtime_check):
+            report = mplint_runtime_check(model("build_incorrect_model"), "mixed_float16", ignore=["MP3"])
+            assert report.ok
+    """)
+    # A fresh process: TensorFlow cannot be imported twice into this one.
+    result = pytester.runpytest_subprocess("-p", "mplint.runtime.pytest_plugin", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=3)

@@ -41,8 +41,13 @@ def find_pyproject(start: Path) -> Optional[Path]:
         candidate = folder / "pyproject.toml"
         if candidate.is_file():
             try:
-                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
-            except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+                text = candidate.read_text(encoding="utf-8")
+                data = tomllib.loads(text)
+            except (OSError, UnicodeDecodeError):
+                continue
+            except tomllib.TOMLDecodeError:
+                if "tool.mplint" in text:
+                    return candidate  # load() says what is wrong
                 continue
             if isinstance(data.get("tool"), dict) and "mplint" in data["tool"]:
                 return candidate
