@@ -246,7 +246,7 @@ def _check_policy(ctx: _Context, policy: str) -> PolicyRun:
         try:
             model = ctx.target if ctx.instance else _build(ctx.target)
         except Exception as exc:
-            if policy == "float32" or not dtype_mismatch(exc):
+            if policy == "float32" or not (dtype_mismatch(exc) or _inference_failed(exc)):
                 raise
             failure = (exc, None)
         if model is not None and policy != "float32" and not took_policy(model, policy):
@@ -582,6 +582,14 @@ def _mismatch_run(ctx: _Context, run: PolicyRun, failure: Tuple[BaseException, A
     except Exception:
         raise CheckError(f"the model fails under {policy}: {type(error).__name__}: "
                          f"{_first_line(error)}") from error
+    if not dtype_mismatch(error):
+        # Keras hid the cause ("could not automatically infer the shape of the Lambda's
+        # output"): run each Lambda's function on 16-bit values to see what it raises.
+        found_lambda = _lambda_clash(twin, policy)
+        if found_lambda is None:
+            raise CheckError(f"the model fails under {policy} but builds in float32: "
+                             f"{type(error).__name__}: {_first_line(error)}") from error
+        layer, error = found_lambda
     name = getattr(layer, "name", None)
     cls = type(layer).__name__ if layer is not None else None
     if layer is None:  # failed while Keras traced the model: the message names the layer
@@ -600,6 +608,38 @@ def _mismatch_run(ctx: _Context, run: PolicyRun, failure: Tuple[BaseException, A
     run.notes.append(f"the model could not run under {policy}: the model summary is of its float32 "
                      f"build, and the other checks ran on nothing")
     return run
+
+
+_INFERENCE = re.compile(r"could not automatically infer", re.IGNORECASE)
+
+
+def _inference_failed(exc: BaseException) -> bool:
+    """Keras 3 could not trace a Lambda, and says so instead of why."""
+    return bool(_INFERENCE.search(probe._ANSI.sub("", str(exc))))
+
+
+def _lambda_clash(model: Any, policy: str) -> Optional[Tuple[Any, BaseException]]:
+    """(the Lambda layer, its error) for the first Lambda whose function raises a dtype
+    clash on values of the policy's compute dtype."""
+    tf = keras_env.tf_module()
+    dtype = hw.compute_type(policy) or "float16"
+    for layer in probe.sublayers(model):
+        if "Lambda" not in probe.class_names(layer) or not callable(getattr(layer, "function", None)):
+            continue
+        try:
+            spec = layer.input
+            values = tf.nest.map_structure(
+                lambda t: tf.zeros([2 if d is None else d for d in t.shape],
+                                   dtype if "float" in str(t.dtype) else t.dtype), spec)
+        except Exception:
+            continue
+        try:
+            with keras_env.policy_scope(policy):
+                layer.function(values, **(getattr(layer, "arguments", None) or {}))
+        except Exception as exc:
+            if dtype_mismatch(exc):
+                return layer, exc
+    return None
 
 
 def _config_clone(model: Any, policy: str) -> Any:
