@@ -430,3 +430,23 @@ def test_dict_inputs_and_a_model_that_ignores_the_policy():
     assert any("checked a copy rebuilt under mixed_float16" in n for n in report.notes)
     rows = {r["class"]: r for r in report.layers}
     assert rows["Concatenate"]["compute_dtype"] == "float16"
+
+
+def test_alignment_messages_name_the_unit_of_the_hardware(monkeypatch):
+    cpu = hardware.Device("CPU", "/physical_device:CPU:0")
+    v100 = hardware.Device("GPU", "/physical_device:GPU:0",
+                           {"device_name": "Tesla V100-SXM2-16GB", "compute_capability": (7, 0)})
+    xpu = hardware.Device("XPU", "/physical_device:XPU:0", {})
+    monkeypatch.setattr(hardware, "query_devices", lambda: [cpu, v100])
+    message = check_model(factory("cnn_unaligned.py:build_model"), "mixed_float16").findings[0].message
+    assert message.endswith("Tensor Cores stay idle")
+    monkeypatch.setattr(hardware, "query_devices", lambda: [cpu, xpu])
+    message = check_model(factory("cnn_unaligned.py:build_model"), "mixed_bfloat16").findings[0].message
+    assert message.endswith("XMX engines run padded, wasting work") and "Tensor Cores" not in message
+
+
+def test_mp101_under_bfloat16_speaks_of_precision_not_overflow():
+    f16 = check_model(factory("mnist_guide.py:build_incorrect_model"), "mixed_float16").findings[0].message
+    bf16 = check_model(factory("mnist_guide.py:build_incorrect_model"), "mixed_bfloat16").findings[0].message
+    assert "overflows" in f16
+    assert "overflow" not in bf16 and "8 bits of precision" in bf16

@@ -7,7 +7,7 @@ from real files in cpuinfo format. No TensorFlow is needed here.
 import pytest
 
 from mplint.runtime import hardware
-from mplint.runtime.hardware import Device, detect_hardware, read_cpu_flags
+from mplint.runtime.hardware import Device, Hardware, detect_hardware, read_cpu_flags
 
 CPU = Device("CPU", "/physical_device:CPU:0", {})
 
@@ -115,3 +115,101 @@ def test_cpu_bfloat16_needs_amx_or_avx512_bf16(tmp_path, monkeypatch):
     assert fast.assess("mixed_bfloat16").fast is True
     assert "amx_bf16" in fast.assess("mixed_bfloat16").reason
     assert slow.assess("mixed_float16").fast is False
+
+
+# -- real /proc/cpuinfo texts (fixtures/runtime/cpuinfo, see its README) ---------------------
+CPUINFO = __import__("pathlib").Path(__file__).resolve().parent.parent / "fixtures" / "runtime" / "cpuinfo"
+
+
+@pytest.mark.parametrize("name,flags,bf16_fast,unit", [
+    ("linux-rhel9-graniterapids", {"amx_bf16", "avx512_bf16"}, True, "AMX tiles"),
+    ("linux-amd-epyc-avx512bf16", {"avx512_bf16"}, True, "AVX512-BF16 units"),
+    ("linux-rhel9-neoverse_n2", {"bf16"}, True, "BF16 (BFMMLA) units"),
+    ("linux-amazon-graviton2", set(), False, None),
+    ("linux-ubuntu20.04-znver3", set(), False, None),
+])
+def test_cpu_verdicts_from_real_cpuinfo(monkeypatch, name, flags, bf16_fast, unit):
+    monkeypatch.setattr(hardware, "query_devices", lambda: [CPU])
+    hw = detect_hardware(cpuinfo=str(CPUINFO / name))
+    assert hw.cpu_bf16_flags == flags
+    verdict = hw.assess("mixed_bfloat16")
+    assert verdict.fast is bf16_fast, verdict.reason
+    assert hw.unit("mixed_bfloat16") == unit
+    assert hw.default_policy() == "mixed_bfloat16"
+    # float16 has no fast path on any CPU.
+    assert hw.assess("mixed_float16").fast is False and hw.unit("mixed_float16") is None
+    assert hw.accelerator == "cpu"
+
+
+def test_aarch64_bf16_is_read_from_features_not_flags():
+    assert read_cpu_flags(str(CPUINFO / "linux-rhel9-neoverse_n2")) == {"bf16"}
+    assert "Arm CPU has the bf16 feature" in Hardware((CPU,), frozenset({"bf16"})).assess("mixed_bfloat16").reason
+
+
+def test_intel_xpu_is_judged_as_an_intel_gpu_not_by_the_host_cpu(monkeypatch):
+    xpu = Device("XPU", "/physical_device:XPU:0", {"device_name": "Intel(R) Data Center GPU Max 1550"})
+    monkeypatch.setattr(hardware, "query_devices", lambda: [CPU, xpu])
+    hw = detect_hardware(cpuinfo=str(CPUINFO / "linux-ubuntu20.04-znver3"))  # a CPU without bf16
+    assert hw.accelerator == "xpu"
+    for policy in ("mixed_float16", "mixed_bfloat16"):
+        verdict = hw.assess(policy)
+        assert verdict.fast is True and "Intel Extension for TensorFlow" in verdict.reason
+        assert hw.unit(policy) == "XMX engines"
+    assert "XPU Intel(R) Data Center GPU Max 1550" in hw.summary()
+    assert hw.to_dict(["mixed_float16"])["accelerator"] == "xpu"
+
+
+@pytest.mark.parametrize("device_name,arch,fast", [
+    ("AMD Instinct MI250X", "CDNA 2", True),
+    ("AMD Instinct MI300X", "CDNA 3", True),
+    ("AMD Instinct MI100", "CDNA", True),
+    ("AMD Radeon RX 7900 XTX", "RDNA 3", True),
+    ("AMD Radeon RX 6800", "RDNA", False),
+    ("AMD Instinct MI50", "GCN (Vega)", False),
+])
+def test_amd_rocm_gpus_are_judged_by_architecture(monkeypatch, device_name, arch, fast):
+    # A ROCm build gives only the device name (no compute capability).
+    gpu_dev = Device("GPU", "/physical_device:GPU:0", {"device_name": device_name, "platform": "rocm"})
+    monkeypatch.setattr(hardware, "query_devices", lambda: [CPU, gpu_dev])
+    hw = detect_hardware(cpuinfo="/nonexistent")
+    assert hardware.amd_architecture(gpu_dev)[0] == arch
+    assert hw.amd_gpus == [gpu_dev] and hw.default_policy() == "mixed_float16"
+    for policy in ("mixed_float16", "mixed_bfloat16"):
+        verdict = hw.assess(policy)
+        assert verdict.fast is fast, verdict.reason
+        assert arch in verdict.reason
+        if fast:
+            assert hw.unit(policy) == ("matrix cores" if arch.startswith("CDNA") else "WMMA units")
+    assert f"AMD GPU {device_name} ({arch})" in hw.summary()
+
+
+def test_an_amd_gpu_whose_name_does_not_tell_is_not_called_fast():
+    gpu_dev = Device("GPU", "/physical_device:GPU:0", {"device_name": "Device 740f", "platform": "rocm"})
+    hw = Hardware((CPU, gpu_dev))
+    verdict = hw.assess("mixed_float16")
+    assert verdict.fast is False and "cannot tell the architecture of Device 740f" in verdict.reason
+
+
+def test_query_devices_marks_rocm_gpus(monkeypatch):
+    tf = pytest.importorskip("tensorflow")
+    # The device list and details are TensorFlow's answers on a ROCm machine.
+    physical = [tf.config.PhysicalDevice("/physical_device:CPU:0", "CPU"),
+                tf.config.PhysicalDevice("/physical_device:GPU:0", "GPU")]
+    monkeypatch.setattr(tf.config, "list_physical_devices", lambda *a: physical)
+    monkeypatch.setattr(tf.config.experimental, "get_device_details",
+                        lambda d: {"device_name": "AMD Instinct MI210"})
+    monkeypatch.setattr(tf.sysconfig, "get_build_info", lambda: {"is_rocm_build": True, "is_cuda_build": False})
+    devices = hardware.query_devices()
+    assert devices[1].details == {"device_name": "AMD Instinct MI210", "platform": "rocm"}
+    assert Hardware(tuple(devices)).assess("mixed_bfloat16").fast is True
+
+
+def test_units_are_named_in_alignment_messages():
+    from mplint.runtime.rules import unit_phrase
+
+    assert unit_phrase("Tensor Cores", "float16") == "Tensor Cores stay idle"
+    assert unit_phrase("AMX tiles", "bfloat16") == "AMX tiles run padded, wasting work"
+    assert "this machine has no matrix unit for float16" in unit_phrase(None, "float16")
+    v100 = Hardware(tuple(MACHINES["V100"]))
+    assert v100.unit("mixed_float16") == "Tensor Cores" and v100.unit("mixed_bfloat16") is None
+    assert Hardware(tuple(MACHINES["TPU"])).unit("mixed_bfloat16") == "MXUs"
