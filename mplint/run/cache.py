@@ -25,6 +25,8 @@ from mplint.core.findings import FileError, Finding
 FOLDER = ".mplint_cache"
 #: index keys of module summaries (the others are files' facts)
 SUMMARY = "summary:"
+#: index key of the program model's result
+PROGRAM = "program:"
 KEEP_RUN_FILES = 8
 RACY_NS = 2_000_000_000
 _PACKAGE = Path(__file__).resolve().parent.parent
@@ -130,6 +132,17 @@ class Cache:
 
     def summary_put(self, key: str, raw: bytes, payload: object) -> None:
         self._index[SUMMARY + key] = self._entry(content_hash(raw), payload, None)
+        self._index_dirty = True
+
+    # -- the program model's result for a whole tree, by its stamp ---------------------
+    def program_get(self, stamp: str) -> object:
+        entry = self._index.get(PROGRAM)
+        if isinstance(entry, list) and len(entry) == 5 and entry[0] == stamp:
+            return entry[1]
+        return None
+
+    def program_put(self, stamp: str, payload: object) -> None:
+        self._index[PROGRAM] = [stamp, payload, 0, -1, 0]
         self._index_dirty = True
 
     # -- results ---------------------------------------------------------------------

@@ -31,6 +31,10 @@ from typing import Callable, Deque, Dict, FrozenSet, Iterable, List, Optional, S
 from mplint.run.module_paths import absolute_import, importable, on_path
 from mplint.run.summaries import BODY, IMPORT, METHOD, ModuleSummary
 
+#: an import statement, with a parenthesised name list over several lines
+_IMPORT_STATEMENT = re.compile(rb"^[ \t]*(?:from|import)[ \t][^\n(]*(?:\([^)]*\))?[^\n]*", re.M)
+_WORD = re.compile(rb"\w+")
+
 Node = Tuple[str, str]  # (absolute path, qualified function name or BODY)
 
 #: a path to governed code: where the policy is set (path, line), then the calls
@@ -54,6 +58,46 @@ class Governance:
     setters: FrozenSet[str] = frozenset()
 
 
+class ProgramResult:
+    """What the model found, per file: plain data, cached with the project index so a
+    run over an unchanged tree does not build the model again."""
+
+    def __init__(self, by_file: Optional[Dict[str, Governance]] = None) -> None:
+        self._by_file = by_file or {}
+
+    def governance(self, path: str) -> Governance:
+        """The policies that reach code of ``path`` from where they are set."""
+        return self._by_file.get(path) or Governance()
+
+    def governed_files(self) -> Dict[str, Governance]:
+        return dict(self._by_file)
+
+    def to_json(self) -> Dict[str, list]:
+        return {path: [sorted(g.setters), {name: {policy: [r.path, r.line, list(r.chain)]
+                                                  for policy, r in routes.items()}
+                                           for name, routes in g.by_function.items()}]
+                for path, g in self._by_file.items()}
+
+    @classmethod
+    def from_json(cls, data: object) -> Optional["ProgramResult"]:
+        """The result, or None for data of another shape (a cache miss)."""
+        try:
+            by_file: Dict[str, Governance] = {}
+            for path, (setters, functions) in data.items():  # type: ignore[attr-defined]
+                found = Governance(setters=frozenset(str(s) for s in setters))
+                for name, routes in functions.items():
+                    found.by_function[str(name)] = {
+                        str(policy): Route(str(where), int(line), tuple(str(c) for c in chain))
+                        for policy, (where, line, chain) in routes.items()}
+                    for policy, route in found.by_function[str(name)].items():
+                        found.routes.setdefault(policy, route)
+                found.policies = frozenset(found.routes)
+                by_file[str(path)] = found
+        except (AttributeError, TypeError, ValueError):
+            return None
+        return cls(by_file)
+
+
 class ProgramModel:
     """Policies set in the project and the code they reach."""
 
@@ -73,28 +117,29 @@ class ProgramModel:
         for path in self.files:
             for name, _ in importable(path, root):
                 self._modules.setdefault(name, []).append(path)
-        #: node -> (line of its first policy set, direct or through a callee, policies)
-        self._sets: Dict[Node, Tuple[int, FrozenSet[str], Route]] = {}
+        #: node -> for each policy it sets (directly or through a callee): the first
+        #: line that sets it, and where it is set
+        self._sets: Dict[Node, Dict[str, Tuple[int, Route]]] = {}
         #: node -> policies in effect when it runs, with a route for each
         self._governed: Dict[Node, Dict[str, Route]] = {}
         self._edges: Dict[Node, List[Tuple[int, List[Node]]]] = {}
         self._by_file: Dict[str, Governance] = {}
         self._resolved: Dict[Tuple[str, str], List[Node]] = {}
-
-    # -- queries -----------------------------------------------------------------------
-    def governance(self, path: str) -> Governance:
-        """The policies that reach code of ``path`` from where they are set."""
-        return self._by_file.get(path) or Governance()
-
-    def governed_files(self) -> Dict[str, Governance]:
-        return dict(self._by_file)
+        #: word of any import statement -> files that hold it (built on first use)
+        self._import_words: Optional[Dict[bytes, Set[str]]] = None
+        #: while looking for setters: the modules a call may resolve into
+        self._restrict: Optional[Set[str]] = None
+        self._module_of: Dict[Tuple[str, str], Optional[str]] = {}
 
     # -- building ------------------------------------------------------------------------
-    def build(self, setter_files: Iterable[str]) -> "ProgramModel":
+    def build(self, setter_files: Iterable[str]) -> "ProgramResult":
         """Find every function that sets a policy (directly or through a helper),
         then spread each policy over the code called after it is set."""
         pending = [p for p in setter_files if p in set(self.files)]
         seen_setters: Set[str] = set()
+        # Upward, a call matters only if it may reach a setter: modules that set
+        # nothing are not summarised for it (most importers' calls go elsewhere).
+        self._restrict = set(pending)
         while pending:  # upward: who calls a setter, found in files that import it
             path = pending.pop()
             if path in seen_setters:
@@ -103,15 +148,19 @@ class ProgramModel:
             self._find_sets(path)
             for importer in self._importers(path):
                 if self._find_sets(importer):
+                    self._restrict.add(importer)
                     pending.append(importer)
+        self._restrict = None
+        self._resolved.clear()  # answers given under the restriction
+        self._edges.clear()
         self._spread()
         # A function that calls a setter runs its own code after the call under the
         # policy too (the module facts see only the calls written in its file).
         helped: Dict[str, Set[str]] = {}
-        for (path, name), (_, policies, route) in self._sets.items():
-            if route.path != path or len(route.chain) > 1:
-                helped.setdefault(path, set()).add(name)
-                for policy in policies:
+        for (path, name), sets in self._sets.items():
+            for policy, (_, route) in sets.items():
+                if route.path != path or len(route.chain) > 1:
+                    helped.setdefault(path, set()).add(name)
                     self._govern((path, name), policy, Route(route.path, route.line, route.chain[:1]))
         for (path, name), policies in sorted(self._governed.items()):
             found = self._by_file.setdefault(path, Governance())
@@ -121,7 +170,7 @@ class ProgramModel:
             found.by_function[name] = dict(policies)
         for path, names in helped.items():
             self._by_file.setdefault(path, Governance()).setters = frozenset(names)
-        return self
+        return ProgramResult(self._by_file)
 
     def summary(self, path: str) -> ModuleSummary:
         found = self._summaries.get(path)
@@ -138,56 +187,57 @@ class ProgramModel:
             changed = False
             for name, function in summary.functions.items():
                 node = (path, name)
-                found: List[Tuple[int, FrozenSet[str], Route]] = []
+                found: Dict[str, Tuple[int, Route]] = {}
+
+                def offer(policy: str, line: int, route: Route) -> None:
+                    if policy not in found or line < found[policy][0]:
+                        found[policy] = (line, route)
+
                 for line, literal in function.sets:
                     values = frozenset({literal}) if literal else self._policy_values(path)
-                    if values:
-                        found.append((line, values, Route(path, line, (self._label(node),))))
+                    for policy in values:
+                        offer(policy, line, Route(path, line, (self._label(node),)))
                 for line, callee in function.calls:
                     for target in self._resolve(path, name, callee):
-                        hit = self._sets.get(target)
-                        if hit is not None and target != node:
-                            found.append((line, hit[1], Route(hit[2].path, hit[2].line,
-                                                              (self._label(node), *hit[2].chain))))
-                if not found:
-                    continue
-                line, _, route = min(found, key=lambda item: item[0])
-                new = (line, frozenset().union(*(item[1] for item in found)), route)
-                old = self._sets.get(node)
-                if old is None or old[:2] != new[:2]:  # a route alone never re-runs this
-                    self._sets[node] = new
+                        if target == node:
+                            continue
+                        for policy, (_, route) in self._sets.get(target, {}).items():
+                            offer(policy, line, Route(route.path, route.line, (self._label(node), *route.chain)))
+                old = self._sets.get(node, {})
+                if found and {p: v[0] for p, v in found.items()} != {p: v[0] for p, v in old.items()}:
+                    self._sets[node] = found  # a route alone never re-runs this
                     changed = True
         return any((path, name) in self._sets for name in summary.functions)
 
     def _importers(self, path: str) -> List[str]:
-        """Project files whose import statements may name the module at ``path``."""
-        stems = {name.split(".")[-1] for name, _ in importable(path, self.root)}
-        if not stems:
-            return []
-        pattern = re.compile(rb"\b(?:import|from)\b[^\n]*\b(?:" + b"|".join(
-            re.escape(s.encode()) for s in sorted(stems)) + rb")\b")
-        out = []
-        for other in self.files:
-            if other == path:
-                continue
-            raw = self._read(other)
-            if raw and pattern.search(raw):
-                out.append(other)
-        return out
+        """Project files whose import statements may name the module at ``path``
+        (a word of an import statement equals its last dotted name)."""
+        if self._import_words is None:
+            self._import_words = {}
+            for other in self.files:
+                raw = self._read(other)
+                if not raw:
+                    continue
+                for statement in _IMPORT_STATEMENT.findall(raw):
+                    for word in _WORD.findall(statement):
+                        self._import_words.setdefault(word, set()).add(other)
+        found: Set[str] = set()
+        for name, _ in importable(path, self.root):
+            found |= self._import_words.get(name.split(".")[-1].encode(), set())
+        found.discard(path)
+        return sorted(found)
 
     def _spread(self) -> None:
         """Policies flow from each setting node into what it calls after the set,
         and from governed nodes into everything they call. Breadth first, so each
         route kept is a shortest one from where the policy is set."""
         queue: Deque[Node] = deque()
-        for node, (line, policies, route) in self._sets.items():
+        for node, sets in self._sets.items():
             for call_line, targets in self._edges_of(node):
-                if call_line <= line:
-                    continue
                 for target in targets:
-                    for policy in policies:
-                        if self._govern(target, policy, Route(route.path, route.line,
-                                                              (self._label(node), self._label(target)))):
+                    for policy, (line, route) in sets.items():
+                        if call_line > line and self._govern(target, policy, Route(
+                                route.path, route.line, (self._label(node), self._label(target)))):
                             queue.append(target)
         while queue:
             node = queue.popleft()
@@ -282,6 +332,8 @@ class ProgramModel:
             module = self._module(importer, ".".join(parts[:cut]))
             if module is None:
                 continue
+            if self._restrict is not None and module not in self._restrict and module not in self._summaries:
+                return []
             rest = ".".join(parts[cut:])
             if not rest:
                 return [(module, BODY)]
@@ -343,8 +395,13 @@ class ProgramModel:
         return out
 
     def _module(self, importer: str, name: str) -> Optional[str]:
-        """The project file an import of ``name`` in ``importer`` loads."""
-        name = absolute_import(name, importer, self.root)
+        """The project file an import of ``name`` in ``importer`` loads (memoised)."""
+        key = (importer, name)
+        if key not in self._module_of:
+            self._module_of[key] = self._find_module(importer, absolute_import(name, importer, self.root))
+        return self._module_of[key]
+
+    def _find_module(self, importer: str, name: str) -> Optional[str]:
         for candidate in self._modules.get(name, []):
             if any(n == name and on_path(folder, importer, self.root)
                    for n, folder in importable(candidate, self.root)):

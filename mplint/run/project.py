@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Dict, FrozenSet, Iterable, List, Optional, Seq
 
 from mplint.run.discovery import discover
 from mplint.run.module_paths import absolute_import, importable, on_path
-from mplint.run.program import ProgramModel, Route
+from mplint.run.program import ProgramModel, ProgramResult, Route
 from mplint.run.summaries import ModuleSummary, summarize
 from mplint.semantic.policy_names import MAYBE_MIXED
 from mplint.core.prefilter import POLICY_CALL_WORDS
@@ -136,7 +136,7 @@ class ProjectFacts:
     _governing: Dict[str, List[Tuple[str, FileFacts]]] = field(default_factory=dict, repr=False, compare=False)
     _imports: Dict[str, List[Tuple[str, bool]]] = field(default_factory=dict, repr=False, compare=False)
     #: which code the policies set in the project reach (see :mod:`program`)
-    program: Optional[ProgramModel] = field(default=None, repr=False, compare=False)
+    program: Optional[ProgramResult] = field(default=None, repr=False, compare=False)
 
     def _display(self, key: str) -> str:
         if self.root is not None:
@@ -419,12 +419,17 @@ def build_project(paths: Sequence[str], settings, cache=None, extra: Iterable[st
     for path in [*extra, *files]:
         unique.setdefault(os.path.abspath(path), path)
     out = ProjectFacts(root, keras_version=declared_keras_version(root) if root is not None else None)
+    stamps: List[Tuple[str, int, int, int, int]] = []
     for key, path in unique.items():
         raw = contents.get(path) if contents is not None else None  # an editor's buffer
         try:
             st = os.stat(path) if raw is None else None
         except OSError:
             continue
+        stamps.append((key, -1, len(raw), 0, 0) if st is None else
+                      (key, st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns))
+        if st is None:  # an editor's buffer: its content is the stamp
+            stamps[-1] = (key + ":" + hashlib.sha256(raw or b"").hexdigest(), -1, 0, 0, 0)
         item = cache.index_lookup(key, st) if cache is not None and st is not None else None
         if item is None:
             try:
@@ -445,12 +450,26 @@ def build_project(paths: Sequence[str], settings, cache=None, extra: Iterable[st
                 cache.index_put(key, raw, item, st)
         if not item.empty:
             out.files[key] = item
-    out.program = _program(out, unique, cache, contents)
+    stamp = _tree_stamp(stamps)
+    found = ProgramResult.from_json(cache.program_get(stamp)) if cache is not None else None
+    if found is None:
+        found = _program(out, unique, cache, contents)
+        if cache is not None:
+            cache.program_put(stamp, found.to_json())
+    out.program = found
     return out
 
 
+def _tree_stamp(stamps: List[Tuple[str, int, int, int, int]]) -> str:
+    """Changes when any project file or mplint's code changes: the program model's key."""
+    from mplint.run.cache import code_stamp
+
+    data = json.dumps([code_stamp(), sorted(stamps)])
+    return hashlib.sha256(data.encode()).hexdigest()
+
+
 def _program(project: ProjectFacts, unique: Dict[str, str], cache, contents: Optional[Dict[str, bytes]]
-             ) -> ProgramModel:
+             ) -> ProgramResult:
     """The program model over the project's files, summarising modules on demand
     (each summary cached by content with the index)."""
     raws: Dict[str, Optional[bytes]] = {}
@@ -490,7 +509,7 @@ def _program(project: ProjectFacts, unique: Dict[str, str], cache, contents: Opt
     try:
         return model.build(setters)
     except RecursionError:  # a pathological project: its cross-file facts are left out
-        return ProgramModel(project.root, (), summary_of, read, policy_values)
+        return ProgramResult()
 
 
 def _program_text(path: str, raw: bytes) -> str:

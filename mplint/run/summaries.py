@@ -82,12 +82,11 @@ def summarize(text: str) -> ModuleSummary:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return ModuleSummary()
-    collector = _Collector()
+    summary = ModuleSummary()
     try:
-        collector.visit(tree)
+        _collect_block(summary, tree.body, BODY, [])
     except RecursionError:
         return ModuleSummary()
-    summary = collector.summary
     summary.script = any(_is_main_guard(stmt) or _is_top_level_call(stmt) for stmt in tree.body)
     return summary
 
@@ -116,107 +115,85 @@ def _is_top_level_call(stmt: ast.stmt) -> bool:
     return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
 
 
-class _Collector(ast.NodeVisitor):
-    """One pass: functions (nested ones folded into the outermost), classes, calls."""
+def _collect_block(summary: ModuleSummary, body: List[ast.stmt], owner: str, classes: List[str]) -> None:
+    """Statements of the module body or a class body: definitions get their own
+    summaries, everything else is the module body's code (a class body runs on import)."""
+    loose: List[ast.stmt] = []
+    for stmt in body:
+        if isinstance(stmt, ast.ClassDef):
+            name = ".".join([*classes, stmt.name])
+            summary.classes[name] = ClassSummary([b for b in map(dotted, stmt.bases) if b])
+            loose.extend(ast.Expr(value=expr) for expr in (*stmt.bases, *stmt.decorator_list))
+            _collect_block(summary, stmt.body, owner, [*classes, stmt.name])
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            qualname = ".".join([*classes, stmt.name])
+            if classes:
+                summary.classes[".".join(classes)].methods.append(stmt.name)
+            loose.extend(ast.Expr(value=expr) for expr in stmt.decorator_list)
+            function = summary.functions.setdefault(qualname, FunctionSummary())
+            _collect_code(summary, function, stmt.body, ".".join(classes))
+        else:
+            loose.append(stmt)
+    _collect_code(summary, summary.functions.setdefault(owner, FunctionSummary()), loose, "")
 
-    def __init__(self) -> None:
-        self.summary = ModuleSummary()
-        self.current = self.summary.functions.setdefault(BODY, FunctionSummary())
-        self.class_stack: List[str] = []
-        self.depth = 0  # function nesting
-        #: local variable -> dotted class it was constructed from, in the current function
-        self.instances: Dict[str, str] = {}
 
-    # -- definitions ---------------------------------------------------------------
-    def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        if self.depth:  # a class inside a function belongs to that function
-            self.generic_visit(node)
-            return
-        name = ".".join([*self.class_stack, node.name])
-        self.summary.classes[name] = ClassSummary([b for b in map(dotted, node.bases) if b])
-        for base in node.bases:
-            self.visit(base)
-        self.class_stack.append(node.name)
-        for stmt in node.body:
-            self.visit(stmt)
-        self.class_stack.pop()
-
-    def _function(self, node: Any) -> None:
-        if self.depth:
-            self.depth += 1
-            self.generic_visit(node)
-            self.depth -= 1
-            return
-        qualname = ".".join([*self.class_stack, node.name])
-        if self.class_stack:
-            self.summary.classes[".".join(self.class_stack)].methods.append(node.name)
-        outer, outer_instances = self.current, self.instances
-        for decorator in node.decorator_list:
-            self.visit(decorator)
-        self.current = self.summary.functions.setdefault(qualname, FunctionSummary())
-        self.instances = {}
-        self.depth += 1
-        for stmt in node.body:
-            self.visit(stmt)
-        self.depth -= 1
-        self.current, self.instances = outer, outer_instances
-
-    visit_FunctionDef = _function
-    visit_AsyncFunctionDef = _function
-
-    # -- imports run the imported module ---------------------------------------------
-    def visit_Import(self, node: ast.Import) -> None:
-        for alias in node.names:
-            local = alias.asname or alias.name.split(".")[0]
-            self.summary.imports.setdefault(local, alias.name if alias.asname else local)
-            self.current.calls.append((node.lineno, IMPORT + alias.name))
-
-    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        base = "." * node.level + (node.module or "")
-        self.current.calls.append((node.lineno, IMPORT + base))
-        for alias in node.names:
-            if alias.name == "*":
+def _collect_code(summary: ModuleSummary, function: FunctionSummary, body: List[ast.stmt], cls: str) -> None:
+    """Imports, calls and policy sets of ``body`` (nested functions and classes fold
+    into it); ``cls`` names the class whose method it is, for ``self.x = Cls()``."""
+    nodes = [node for stmt in body for node in ast.walk(stmt)]
+    instances: Dict[str, str] = {}
+    for node in nodes:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            made = dotted(node.value.func)
+            if made is None or not made.split(".")[-1][:1].isupper():
                 continue
-            joined = base + alias.name if base.endswith(".") else f"{base}.{alias.name}"
-            self.summary.imports.setdefault(alias.asname or alias.name, joined)
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    instances[target.id] = made
+                elif cls and isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
+                        and target.value.id == "self":
+                    summary.classes[cls].attributes.setdefault(target.attr, made)
+    calls = function.calls
+    for node in nodes:
+        if isinstance(node, ast.Call):
+            _record_call(function, node, instances)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                local = alias.asname or alias.name.split(".")[0]
+                summary.imports.setdefault(local, alias.name if alias.asname else local)
+                calls.append((node.lineno, IMPORT + alias.name))
+        elif isinstance(node, ast.ImportFrom):
+            base = "." * node.level + (node.module or "")
+            calls.append((node.lineno, IMPORT + base))
+            for alias in node.names:
+                if alias.name != "*":
+                    joined = base + alias.name if base.endswith(".") else f"{base}.{alias.name}"
+                    summary.imports.setdefault(alias.asname or alias.name, joined)
+    calls.sort(key=lambda call: call[0])
+    function.sets.sort(key=lambda found: found[0])
 
-    # -- values ------------------------------------------------------------------------
-    def visit_Assign(self, node: ast.Assign) -> None:
-        self.generic_visit(node)
-        if not isinstance(node.value, ast.Call):
-            return
-        cls = dotted(node.value.func)
-        if cls is None or not cls.split(".")[-1][:1].isupper():
-            return
-        for target in node.targets:
-            if isinstance(target, ast.Name):
-                self.instances[target.id] = cls
-            elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
-                    and target.value.id == "self" and self.class_stack:
-                self.summary.classes[".".join(self.class_stack)].attributes.setdefault(target.attr, cls)
 
-    def visit_Call(self, node: ast.Call) -> None:
-        self.generic_visit(node)
-        callee = dotted(node.func)
-        if callee is None and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Call):
-            # `super().fit(...)`, `Trainer(cfg).fit(...)`: a method of that class
-            owner = dotted(node.func.value.func)
-            if owner is not None:
-                callee = owner + METHOD + node.func.attr
-        if callee is None:
-            return
-        head, _, rest = callee.partition(".")
-        if rest and head in self.instances:
-            callee = self.instances[head] + METHOD + rest
-        self.current.calls.append((node.lineno, callee))
-        if callee.split(".")[-1].split(METHOD)[-1] in POLICY_SETTERS:
-            self.current.sets.append((node.lineno, _policy_literal(node)))
-        # A function handed to another (`app.run(main)`, `strategy.run(step)`) runs there.
-        for arg in [*node.args, *(k.value for k in node.keywords)]:
-            if isinstance(arg, (ast.Name, ast.Attribute)):
-                name = dotted(arg)
-                if name is not None:
-                    self.current.calls.append((node.lineno, name))
+def _record_call(function: FunctionSummary, node: ast.Call, instances: Dict[str, str]) -> None:
+    callee = dotted(node.func)
+    if callee is None and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Call):
+        # `super().fit(...)`, `Trainer(cfg).fit(...)`: a method of that class
+        owner = dotted(node.func.value.func)
+        if owner is not None:
+            callee = owner + METHOD + node.func.attr
+    if callee is None:
+        return
+    head, _, rest = callee.partition(".")
+    if rest and head in instances:
+        callee = instances[head] + METHOD + rest
+    function.calls.append((node.lineno, callee))
+    if callee.split(".")[-1].split(METHOD)[-1] in POLICY_SETTERS:
+        function.sets.append((node.lineno, _policy_literal(node)))
+    # A function handed to another (`app.run(main)`, `strategy.run(step)`) runs there.
+    for arg in [*node.args, *(k.value for k in node.keywords)]:
+        if isinstance(arg, (ast.Name, ast.Attribute)):
+            name = dotted(arg)
+            if name is not None:
+                function.calls.append((node.lineno, name))
 
 
 def _policy_literal(call: ast.Call) -> Optional[str]:
