@@ -177,15 +177,13 @@ def _measure_lines(measure: Dict[str, Any]) -> List[str]:
     lines = [f"Measured here ({measure.get('what', '')}, median of {measure.get('repeats')} after "
              f"{measure.get('warmup')} warm-up):"]
     for row in measure.get("policies", []):
-        if row.get("skipped"):
-            lines.append(f"  {row['policy']}: skipped: {row['skipped']}")
-            continue
-        lines.append(f"  {row['policy']}: {row['seconds'] * 1000:.1f} ms, {row['speedup']:.2f}x float32 "
-                     f"({row['verdict']})")
+        speed = f", {row['speedup']:.2f}x the speed of float32 ({row['verdict']})" if "speedup" in row else ""
+        lines.append(f"  {row['policy']}: {row['seconds'] * 1000:.1f} ms{speed}")
     for row in measure.get("alignment", []):
-        lines.append(f"  {row['layer']} ({row['op']}): {row['current']} -> {row['aligned']}: "
-                     f"{row['current_ms']:.2f} ms -> {row['aligned_ms']:.2f} ms "
-                     f"({row['saving']})")
+        lines.append(f"  layer '{row['layer']}' ({row['op']}): {row['current']} -> {row['aligned']}: "
+                     f"{row['current_ms']:.3f} ms -> {row['aligned_ms']:.3f} ms per call")
     for line in measure.get("summary", []):
         lines.append(f"  {line}")
+    for note in measure.get("notes", []):
+        lines.append(f"  note: {note}")
     return lines

@@ -1,0 +1,61 @@
+"""``--measure``: float32 against each mixed policy, and each alignment finding's own op at
+its current and aligned size, timed in one run (figures are this machine's; the tests
+check their shape and wording, never a speed)."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+
+from mplint.cli import main  # noqa: E402
+from mplint.runtime import check_model, measure  # noqa: E402
+from mplint.runtime.report import SCHEMA_PATH  # noqa: E402
+from mplint.runtime.target import load_target  # noqa: E402
+
+FIX = Path(__file__).resolve().parent.parent / "fixtures" / "runtime"
+
+
+def test_verdicts_say_plainly_when_mixed_precision_is_slower():
+    assert measure.verdict(0.5) == "2.00x SLOWER than float32 here"
+    assert measure.verdict(1.8) == "1.80x faster than float32 here"
+    assert measure.verdict(1.04) == "about as fast as float32 here"
+
+
+def test_measure_times_every_policy_and_each_alignment_finding(monkeypatch):
+    monkeypatch.setattr(measure, "REPEATS", 3)
+    monkeypatch.setattr(measure, "MIN_OP_SECONDS", 0.002)
+    report = check_model(load_target(f"{FIX / 'cnn_unaligned.py'}:build_model").factory, measure=True)
+    m = report.measure
+    assert m["what"] == "compiled forward pass, batch 8" and m["repeats"] == 3
+    assert [r["policy"] for r in m["policies"]] == ["float32", "mixed_float16", "mixed_bfloat16"]
+    assert m["policies"][0]["speedup"] == 1.0 and m["policies"][0]["verdict"] == "the baseline"
+    for row in m["policies"][1:]:
+        assert row["seconds"] > 0 and row["speedup"] > 0
+        assert row["verdict"] in (measure.verdict(row["speedup"]),)
+        assert any(line.startswith(f"{row['policy']}: {row['verdict']}") for line in m["summary"])
+    rows = {r["layer"]: r for r in m["alignment"]}
+    assert set(rows) == {"conv_b", "hidden"}
+    assert rows["hidden"]["current"] == "750x100" and rows["hidden"]["aligned"] == "752x104"
+    assert rows["conv_b"]["current"] == "32->30" and rows["conv_b"]["aligned"] == "32->32"
+    for row in rows.values():
+        assert row["current_ms"] > 0 and row["aligned_ms"] > 0
+        assert row["saving"].startswith(("saves ", "saves nothing here"))
+    text = report.to_text()
+    assert "Measured here (compiled forward pass, batch 8, median of 3 after 2 warm-up):" in text
+    assert "layer 'hidden' (matmul 8x750 @ 750x100" in text
+
+
+def test_measure_json_from_the_command_line(monkeypatch, capsys):
+    jsonschema = pytest.importorskip("jsonschema")
+    monkeypatch.setattr(measure, "REPEATS", 2)
+    rc = main(["runtime", f"{FIX / 'mnist_guide.py'}:build_correct_model", "--policy", "mixed_bfloat16",
+               "--measure", "--output-format", "json", "--quiet"])
+    data = json.loads(capsys.readouterr().out)
+    assert rc == 0
+    jsonschema.validate(data, json.loads(SCHEMA_PATH.read_text()))
+    # One policy checked, every mixed policy measured.
+    assert data["policies"] == ["mixed_bfloat16"]
+    assert [r["policy"] for r in data["measure"]["policies"]] == ["float32", "mixed_float16", "mixed_bfloat16"]
+    assert data["measure"]["alignment"] == []
