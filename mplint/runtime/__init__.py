@@ -25,7 +25,7 @@ class MissingTensorFlow(ImportError):
 def require_tensorflow() -> None:
     """Import TensorFlow, or raise MissingTensorFlow with the install hint."""
     try:
-        import tensorflow  # noqa: F401
+        import tensorflow  # type: ignore[import-untyped]  # noqa: F401
     except ImportError as exc:
         raise MissingTensorFlow() from exc
 

@@ -410,7 +410,7 @@ def _train_step(ctx: _Context, run: PolicyRun, model: Any, twin: Any, x: Any, po
 
     opts.progress(f"building smaller copies for the training step under {policy}")
     reduced = _reduced_models(ctx, model, policy, batch)
-    attempts = [reduced] if reduced is not None else []
+    attempts: List[Optional[Tuple[Any, Any, Any, Optional[str]]]] = [reduced] if reduced is not None else []
     attempts.append(None)  # the full size: first choice when nothing smaller, else a confirmation
     for attempt in attempts:
         step_model, step_twin, small, note = attempt if attempt is not None else full_size()
@@ -737,10 +737,10 @@ def _layer_rows(model: Any, result: probe.ForwardResult, reference: Optional[pro
     ref_by_index = {}
     if reference is not None and len(reference.calls) == len(result.calls):
         ref_by_index = {i: c.finite for i, c in enumerate(reference.calls)}
-    first = {}
-    for i, call in enumerate(result.calls):
-        if id(call.layer) not in first:
-            first[id(call.layer)] = (i, call)
+    first: Dict[int, Tuple[Optional[int], Optional[probe.LayerCall]]] = {}
+    for i, recorded in enumerate(result.calls):
+        if id(recorded.layer) not in first:
+            first[id(recorded.layer)] = (i, recorded)
     rows = []
     for layer in probe.sublayers(model):
         index, call = first.get(id(layer), (None, None))

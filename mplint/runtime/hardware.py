@@ -82,7 +82,7 @@ def query_devices() -> List[Device]:
 
     NVIDIA builds give ``device_name`` and ``compute_capability``; ROCm builds only
     ``device_name`` (marked here with ``platform: rocm``); Intel GPUs come as ``XPU``."""
-    import tensorflow as tf
+    import tensorflow as tf  # type: ignore[import-untyped]
 
     try:
         rocm = bool(tf.sysconfig.get_build_info().get("is_rocm_build"))

@@ -14,7 +14,7 @@ from typing import Any, Dict, Iterator, List, Tuple
 
 
 def tf_module() -> ModuleType:
-    import tensorflow as tf
+    import tensorflow as tf  # type: ignore[import-untyped]
 
     return tf
 
@@ -91,7 +91,7 @@ def watch_library_models() -> Iterator[None]:
     """Mark Functional models that ``keras.applications`` builds while the scope is open
     (``probe.LIBRARY_MARK``): their layers' sizes are not the user's to change."""
     try:
-        from keras.src.models.functional import Functional  # Keras 3
+        from keras.src.models.functional import Functional  # type: ignore[import-untyped]  # Keras 3
     except Exception:
         yield
         return

@@ -143,9 +143,9 @@ def input_specs(model: Any, input_shapes: Optional[Sequence[Shape]], input_dtype
             dtype = tensor.dtype if isinstance(tensor.dtype, str) else tensor.dtype.name
             declared.append((shape, input_dtype or dtype))
         if not declared:
-            shape = _build_shape(model)
-            if shape is not None:  # the batch of the build call fixes nothing
-                declared = [((None,) + shape[1:], input_dtype or "float32")]
+            built = _build_shape(model)
+            if built is not None:  # the batch of the build call fixes nothing
+                declared = [((None,) + built[1:], input_dtype or "float32")]
     if not declared:
         raise InputShapeError(
             f"cannot tell what {type(model).__name__} takes as input: give the input shape "
@@ -157,7 +157,7 @@ def input_specs(model: Any, input_shapes: Optional[Sequence[Shape]], input_dtype
         batch = batch_size
         if fixed and batch not in fixed:
             notes.append(f"the model's inputs fix the batch size to {sorted(fixed)}; using {batch} as asked")
-    specs = []
+    specs: List[Tuple[Shape, str]] = []
     for shape, dtype in declared:
         rest = tuple(DEFAULT_FREE_DIM if d is None else d for d in shape[1:])
         if any(d is None for d in shape[1:]):
@@ -194,7 +194,8 @@ def synthetic_inputs(model: Any, specs: Sequence[Tuple[Shape, str]], seed: int =
     vocab = [int(l.input_dim) for l in sublayers(model) if "Embedding" in class_names(l)]
     high = min(vocab) if vocab else 2
     arrays = []
-    for shape, dtype in specs:
+    for spec_shape, dtype in specs:
+        shape = tuple(1 if d is None else int(d) for d in spec_shape)
         if "int" in dtype:
             arrays.append(rng.integers(0, high, size=shape).astype(dtype))
         elif dtype == "bool":

@@ -127,8 +127,9 @@ def layer_dims(layer: Any, call: Optional[LayerCall]) -> Dict[str, int]:
         dims["filters"] = int(layer.filters)
         if in_shape:
             axis = 1 if getattr(layer, "data_format", "channels_last") == "channels_first" else -1
-            if in_shape[axis] is not None:
-                dims["input_channels"] = int(in_shape[axis])
+            channels = in_shape[axis]
+            if channels is not None:
+                dims["input_channels"] = int(channels)
     elif names & RNN_CLASSES:
         dims["units"] = int(layer.units)
         if last is not None:
@@ -190,9 +191,10 @@ def dim_findings(model: Any, result: ForwardResult, batch: int, alignment: int,
     inputs: List[Tuple[Any, str, int]] = []
     any_16bit = False
     for layer in sublayers(model):
-        call = first_call.get(id(layer))
-        if call is None or id(layer) in mirrored:
+        found_call = first_call.get(id(layer))
+        if found_call is None or id(layer) in mirrored:
             continue
+        call = found_call
         dims = layer_dims(layer, call)
         if dims:
             dims_by_layer[id(layer)] = dims

@@ -74,7 +74,7 @@ def _load_module(name: str) -> Any:
 
 def load_saved_model(path: str) -> Any:
     """Keras 3 ``keras.saving.load_model``; Keras 2 ``tf.keras.models.load_model``."""
-    import tensorflow as tf
+    import tensorflow as tf  # type: ignore[import-untyped]
 
     loader = getattr(getattr(tf.keras, "saving", None), "load_model", None) or tf.keras.models.load_model
     return loader(path, compile=True)

@@ -191,7 +191,7 @@ def probe_optimizer(optimizer: Any, keras_mod: Any, scale: Optional[float] = Non
     elif force and not chain:
         chain = [None]  # a LossScaleOptimizer where the user has none
     kwargs: Dict[str, Any] = {}
-    names = ("clipnorm", "clipvalue", "global_clipnorm")
+    names: Tuple[str, ...] = ("clipnorm", "clipvalue", "global_clipnorm")
     if scale is None and not bare:
         names += ("loss_scale_factor",)
     for name in names:
