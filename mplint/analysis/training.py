@@ -38,6 +38,12 @@ UNSCALE_METHOD = "get_unscaled_gradients"
 #: attributes holding the current loss scale (Keras 3, Keras 2)
 LOSS_SCALE_ATTRIBUTES = frozenset({"dynamic_scale", "loss_scale"})
 GRAPPLER_AMP_KEYS = frozenset({"auto_mixed_precision"})
+#: clipping functions whose first argument is the tensor (or list of tensors) clipped
+GRADIENT_CLIPS = frozenset({
+    "tensorflow.clip_by_global_norm", "tensorflow.clip_by_norm", "tensorflow.clip_by_value",
+    "tensorflow.compat.v1.clip_by_global_norm", "tensorflow.compat.v1.clip_by_norm",
+    "tensorflow.compat.v1.clip_by_value", "keras.ops.clip", "keras.ops.numpy.clip", "keras.backend.clip",
+})
 
 PLAIN = "plain"  # a Keras optimizer, never wrapped
 LSO = "lso"  # a LossScaleOptimizer created here
@@ -73,6 +79,17 @@ class Gradient:
 
 
 @dataclass
+class Clip:
+    """A known clipping call (``GRADIENT_CLIPS``) on the way from the gradients to the update."""
+
+    call: cst.Call
+    location: Location
+    #: the gradients it clips were unscaled before (get_unscaled_gradients, or a
+    #: division by the optimizer's loss scale, lies on the way to it)
+    after_unscaling: bool
+
+
+@dataclass
 class TrainStep:
     """One optimizer update fed by gradients computed in the same function."""
 
@@ -91,6 +108,8 @@ class TrainStep:
     divisions: List[cst.BinaryOperation] = field(default_factory=list)
     #: the gradients are clipped on the way (clipping scaled gradients needs care)
     clipped: bool = False
+    #: the known clipping calls applied to the gradients on the way
+    clips: List[Clip] = field(default_factory=list)
 
     @property
     def kinds(self) -> FrozenSet[str]:
@@ -119,6 +138,7 @@ class TrainingLoops(Analysis):
         self.applies: List[Tuple[cst.Call, Location, str, Optional[cst.SimpleStatementLine]]] = []
         self._gradient_calls: Dict[int, Tuple[cst.Call, Location, Optional[cst.SimpleStatementLine], bool]] = {}
         self._divisions: Dict[int, Location] = {}
+        self._clip_calls: Dict[int, Location] = {}
         self._with_of_item: Dict[int, cst.With] = {}
         self._withs: List[Tuple[cst.With, Location]] = []
         self._model_classes: Set[int] = set()
@@ -210,6 +230,8 @@ class TrainingLoops(Analysis):
                 self.rewrite_calls.append((node, self.ctx.scopes.location()))
             elif "tensorflow.config.optimizer.set_experimental_options" in resolved:
                 self._grappler(node)
+            elif resolved & GRADIENT_CLIPS:
+                self._clip_calls[id(node)] = self.ctx.scopes.location()
         for arg in node.args:
             if (arg.keyword is not None and arg.keyword.value == "auto_scale_loss"
                     and isinstance(arg.value, cst.Name) and arg.value.value == "False"):
@@ -436,15 +458,35 @@ class TrainingLoops(Analysis):
                 elif _manual_scaling(node):
                     scaling.add("manual")
         step.scaling = frozenset(scaling)
+        clip_calls: List[cst.Call] = []
         for node in grads_flow:
             if (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
                     and node.func.attr.value == UNSCALE_METHOD):
                 step.unscale_calls.append(node)
             elif isinstance(node, cst.Call) and "clip" in (dotted_name(node.func) or "").lower():
                 step.clipped = True
+                clip_calls.append(node)
             elif isinstance(node, cst.BinaryOperation) and id(node) in self._divisions:
                 if self.is_loss_scale(node.right, self._divisions[id(node)]):
                     step.divisions.append(node)
+        step.clips = [c for c in (self._clip(step, call, grads_flow) for call in clip_calls) if c is not None]
+
+    def _clip(self, step: TrainStep, call: cst.Call, grads_flow: List[cst.CSTNode]) -> Optional[Clip]:
+        """The clipping call as a fact of the step, if it clips the step's gradients."""
+        where = self._clip_calls.get(id(call))
+        clipped = argument(call, 0, "t_list") or argument(call, -1, "t") or argument(call, -1, "x")
+        if where is None or clipped is None:
+            return None
+        clipped = _comprehension_source(clipped, call, grads_flow)
+        upstream = self.flow(clipped, where)
+        if not any(g.call is node for g in step.gradients for node in upstream):
+            return None  # not the gradients (a learning rate, a loss)
+        unscaled = any(
+            (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+             and node.func.attr.value == UNSCALE_METHOD)
+            or any(node is d for d in step.divisions)
+            for node in upstream)
+        return Clip(call, where, unscaled)
 
     def is_loss_scale(self, expr: cst.BaseExpression, loc: Location) -> bool:
         """``opt.dynamic_scale``/``opt.loss_scale``, directly or through a local name."""
@@ -484,6 +526,21 @@ class TrainingLoops(Analysis):
                     if binding.kind == "augassign":
                         out.append(binding.node)  # `loss *= scale`
         return out
+
+
+def _comprehension_source(expr: cst.BaseExpression, call: cst.Call,
+                          flow: List[cst.CSTNode]) -> cst.BaseExpression:
+    """``g`` in ``[clip(g) for g in grads]`` stands for ``grads``: what it iterates over."""
+    if not isinstance(expr, cst.Name):
+        return expr
+    for node in flow:
+        if isinstance(node, (cst.ListComp, cst.GeneratorExp, cst.SetComp)) and contains(node.elt, call):
+            comp: Optional[cst.CompFor] = node.for_in
+            while comp is not None:
+                if any(isinstance(n, cst.Name) and n.value == expr.value for n in _expression_nodes(comp.target)):
+                    return comp.iter
+                comp = comp.inner_for_in
+    return expr
 
 
 def _defines(binding: Optional[Binding], function: cst.FunctionDef) -> bool:

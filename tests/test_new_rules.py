@@ -1,0 +1,249 @@
+"""MP208 (clipping scaled gradients), MP209 (a second gradient without loss scaling)
+and MP101/MP102 through Lambda and custom layers: cases beyond the catalog examples
+and fixtures, and the fixes run with real TensorFlow.
+
+The executed tests fix a fixture with mplint, import the fixed file and compare one
+training step under mixed_float16 with the same step computed in float32. They are
+skipped where TensorFlow (or, for Keras 2, tf_keras) is not installed; CI installs
+tensorflow-cpu.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from helpers import fired, fix
+from mplint.api import fix_text, make_linter
+
+ROOT = Path(__file__).resolve().parent.parent
+LOSS_SCALING = ROOT / "fixtures" / "loss_scaling"
+
+
+def _import(path: Path, name: str):
+    """Import a fixed file as a module (tf.function reads its source from disk)."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return vars(module)
+
+
+def _fixed_copy(fixture: Path, tmp_path: Path, keras_version: int, rules: str) -> Path:
+    """The fixture fixed by mplint (unsafe fixes of ``rules`` included), written next to the test."""
+    linter = make_linter(select=rules.split(","), keras_version=keras_version)
+    text = fixture.read_text(encoding="utf-8")
+    fixed = fix_text(text, path=str(fixture), unsafe=True, linter=linter)
+    assert fixed != text
+    out = tmp_path / f"fixed_{fixture.name}"
+    out.write_text(fixed, encoding="utf-8")
+    return out
+
+
+# -- MP208: static cases -----------------------------------------------------------------
+KERAS2_LOOP = """
+    import tensorflow as tf
+
+    optimizer = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD(0.1))
+
+
+    def step(model, x, y):
+        with tf.GradientTape() as tape:
+            scaled_loss = optimizer.get_scaled_loss(tf.reduce_mean(model(x) - y))
+        grads = tape.gradient(scaled_loss, model.trainable_variables)
+        grads, _ = tf.clip_by_global_norm(grads, 1.0)
+        grads = optimizer.get_unscaled_gradients(grads)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+"""
+
+
+def test_keras2_clip_before_unscaling_is_swapped_safely():
+    assert fired(KERAS2_LOOP, "MP208", keras_version=2) == [(11, "MP208")]
+    out = fix(KERAS2_LOOP, "MP208", unsafe=False, keras_version=2)
+    assert ("    grads = optimizer.get_unscaled_gradients(grads)\n"
+            "    grads, _ = tf.clip_by_global_norm(grads, 1.0)\n"
+            "    optimizer.apply_gradients(") in out
+
+
+def test_keras2_rule_leaves_keras3_and_unscaled_loops_to_other_rules():
+    # Keras 3 has no get_scaled_loss (MP207's finding)
+    assert fired(KERAS2_LOOP, "MP208", keras_version=3) == []
+    # no unscaling at all: MP203's finding, not a misplaced clip
+    no_unscaling = KERAS2_LOOP.replace("        grads = optimizer.get_unscaled_gradients(grads)\n", "")
+    assert fired(no_unscaling, "MP208", "MP203", keras_version=2) == [(12, "MP203")]
+
+
+def test_keras2_no_fix_when_the_scaled_gradients_are_read_again():
+    logged = KERAS2_LOOP.replace(
+        "        grads = optimizer.get_unscaled_gradients(grads)\n",
+        "        unscaled = optimizer.get_unscaled_gradients(grads)\n        tf.print(grads)\n")
+    logged = logged.replace("zip(grads,", "zip(unscaled,")
+    assert fired(logged, "MP208", keras_version=2) == [(11, "MP208")]
+    assert fix(logged, "MP208", keras_version=2) == textwrap.dedent(logged)
+
+
+def test_keras2_clip_norm_of_the_scaled_gradients_is_not_swapped():
+    # the threshold itself is computed from the scaled gradients: a human must decide
+    code = KERAS2_LOOP.replace("tf.clip_by_global_norm(grads, 1.0)",
+                               "tf.clip_by_global_norm(grads, 0.1 * tf.linalg.global_norm(grads))")
+    assert fired(code, "MP208", keras_version=2) == [(11, "MP208")]
+    assert fix(code, "MP208", keras_version=2) == textwrap.dedent(code)
+
+
+KERAS3_LOOP = """
+    import keras
+    import tensorflow as tf
+
+    optimizer = keras.optimizers.LossScaleOptimizer(keras.optimizers.AdamW(1e-3))
+
+
+    def step(model, x, y):
+        with tf.GradientTape() as tape:
+            scaled_loss = optimizer.scale_loss(keras.ops.mean(model(x) - y))
+        grads = tape.gradient(scaled_loss, model.trainable_variables)
+        grads = [tf.clip_by_value(g, -0.5, 0.5) for g in grads]
+        optimizer.apply(grads, model.trainable_variables)
+"""
+
+
+def test_keras3_symmetric_clip_by_value_becomes_clipvalue():
+    assert fired(KERAS3_LOOP, "MP208", keras_version=3) == [(12, "MP208")]
+    out = fix(KERAS3_LOOP, "MP208", keras_version=3)
+    assert "keras.optimizers.AdamW(1e-3, clipvalue=0.5)" in out
+    assert "clip_by_value" not in out
+    assert fix(KERAS3_LOOP, "MP208", unsafe=False, keras_version=3) == textwrap.dedent(KERAS3_LOOP)
+
+
+OTHER_STEP = """\
+    def other(model, x):
+        with tf.GradientTape() as tape:
+            loss = optimizer.scale_loss(keras.ops.mean(model(x)))
+        optimizer.apply(tape.gradient(loss, model.trainable_variables), model.trainable_variables)
+
+
+    def step("""
+
+
+def _line_of(code: str, text: str) -> int:
+    return next(i for i, line in enumerate(textwrap.dedent(code).splitlines(), 1) if text in line)
+
+
+@pytest.mark.parametrize("change", [
+    ("tf.clip_by_value(g, -0.5, 0.5)", "tf.clip_by_value(g, 0.0, 0.5)"),  # not symmetric
+    ("keras.optimizers.AdamW(1e-3)", "keras.optimizers.AdamW(1e-3, clipnorm=2.0)"),  # Keras takes one
+    ("    def step(", OTHER_STEP),  # the optimizer also serves another update
+    ("grads = [tf.clip_by_value(g, -0.5, 0.5) for g in grads]",
+     "if clip:\n            grads = [tf.clip_by_value(g, -0.5, 0.5) for g in grads]"),  # only sometimes
+    ("-0.5, 0.5)", "-self.clip, self.clip)"),  # not a constant the constructor can see
+], ids=["asymmetric", "already-clips", "shared-optimizer", "conditional", "attribute-threshold"])
+def test_keras3_reported_without_a_fix_where_moving_the_clip_is_not_certain(change):
+    code = KERAS3_LOOP.replace(*change)
+    assert fired(code, "MP208", keras_version=3) == [(_line_of(code, "clip_by_value"), "MP208")]
+    assert fix(code, "MP208", keras_version=3) == textwrap.dedent(code)
+
+
+def test_keras3_silent_without_loss_scaling_or_after_dividing_by_the_scale():
+    plain = KERAS3_LOOP.replace("keras.optimizers.LossScaleOptimizer(keras.optimizers.AdamW(1e-3))",
+                                "keras.optimizers.AdamW(1e-3)")
+    assert fired(plain, "MP208", keras_version=3) == []  # scale_loss of a plain optimizer scales nothing
+    divided = KERAS3_LOOP.replace("        grads = [tf.clip_by_value",
+                                  "        grads = [g / optimizer.dynamic_scale for g in grads]\n"
+                                  "        grads = [tf.clip_by_value")
+    assert fired(divided, "MP208", "MP206", keras_version=3) == [(12, "MP206")]
+
+
+# -- MP208: the fixes, run ---------------------------------------------------------------
+@pytest.fixture
+def keras3():
+    tf = pytest.importorskip("tensorflow")
+    keras = pytest.importorskip("keras")
+    if int(keras.__version__.split(".")[0]) < 3:
+        pytest.skip("the fixture is Keras 3 code")
+    yield tf, keras
+    keras.mixed_precision.set_global_policy("float32")
+    keras.backend.clear_session()
+
+
+def test_mp208_keras3_fix_clips_the_update_like_float32(keras3, tmp_path):
+    tf, keras = keras3
+    import numpy as np
+
+    fixture = LOSS_SCALING / "keras3_clipping.py"
+    fixed = _fixed_copy(fixture, tmp_path, 3, "MP208")
+    assert "SGD(learning_rate=0.1, global_clipnorm=CLIP_NORM)" in fixed.read_text(encoding="utf-8")
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(32, 16)).astype("float32")
+    y = (3.0 * rng.normal(size=(32, 1))).astype("float32")
+
+    def one_step(path: Path, name: str):
+        namespace = _import(path, name)
+        model = namespace["model"]
+        assert model.layers[1].compute_dtype == "float16"
+        before = [w.numpy() for w in model.trainable_variables]
+        keras.mixed_precision.set_global_policy("float32")
+        reference = namespace["build_model"]()
+        reference.set_weights(model.get_weights())
+        with tf.GradientTape() as tape:
+            loss = namespace["loss_fn"](y, reference(x, training=True))
+        grads = tape.gradient(loss, reference.trainable_variables)
+        true_norm = float(tf.linalg.global_norm(grads))
+        clipped, _ = tf.clip_by_global_norm(grads, namespace["CLIP_NORM"])
+        expected = [w - 0.1 * g.numpy() for w, g in zip(before, clipped)]
+        namespace["train_step"](x, y)
+        after = [w.numpy() for w in model.trainable_variables]
+        keras.backend.clear_session()
+        return true_norm, expected, before, after
+
+    true_norm, expected, before, after = one_step(fixed, "fixed_keras3_clipping")
+    assert true_norm > 4 * 0.5  # the clip is active: the step is shortened to norm 0.5
+    for got, want in zip(after, expected):
+        np.testing.assert_allclose(got, want, rtol=2e-2, atol=2e-3)
+
+    # The code as written: clipped to 0.5 before apply() divides by 32768.
+    keras.mixed_precision.set_global_policy("mixed_float16")
+    _, expected, before, after = one_step(fixture, "keras3_clipping")
+    moved = np.sqrt(sum(float(np.sum((a - b) ** 2)) for a, b in zip(after, before)))
+    assert 0 < moved < 0.1 * 0.5 / 1000  # not the float32 update, by orders of magnitude
+    wanted = np.sqrt(sum(float(np.sum((w - b) ** 2)) for w, b in zip(expected, before)))
+    assert wanted == pytest.approx(0.1 * 0.5, rel=1e-3)
+
+
+@pytest.fixture
+def keras2():
+    tf = pytest.importorskip("tensorflow")
+    tf_keras = pytest.importorskip("tf_keras")
+    yield tf, tf_keras
+    tf_keras.mixed_precision.set_global_policy("float32")
+    tf_keras.backend.clear_session()
+
+
+def test_mp208_keras2_fix_clips_the_update_like_float32(keras2, tmp_path):
+    tf, tf_keras = keras2
+    import numpy as np
+
+    fixed = _fixed_copy(LOSS_SCALING / "keras2_clipping.py", tmp_path, 2, "MP208")
+    namespace = _import(fixed, "fixed_keras2_clipping")
+    model, loss_object = namespace["model"], namespace["loss_object"]
+    rng = np.random.default_rng(0)
+    images = (10.0 * rng.normal(size=(32, 20))).astype("float32")
+    labels = rng.integers(0, 8, size=(32,))
+    model.build((None, 20))
+    assert model.layers[0].compute_dtype == "float16"
+    before = [w.numpy() for w in model.trainable_variables]
+
+    tf_keras.mixed_precision.set_global_policy("float32")
+    reference = tf_keras.Sequential([tf_keras.layers.Dense(64, activation="relu"), tf_keras.layers.Dense(8)])
+    reference.build((None, 20))
+    reference.set_weights(model.get_weights())
+    with tf.GradientTape() as tape:
+        loss = loss_object(labels, reference(images, training=True))
+    grads = tape.gradient(loss, reference.trainable_variables)
+    assert float(tf.linalg.global_norm(grads)) > 4 * namespace["CLIP_NORM"]
+    clipped, _ = tf.clip_by_global_norm(grads, namespace["CLIP_NORM"])
+
+    namespace["clip_then_unscale"](images, labels)
+    for got, w, g in zip(model.trainable_variables, before, clipped):
+        np.testing.assert_allclose(got.numpy(), w - 0.1 * g.numpy(), rtol=2e-2, atol=2e-3)
