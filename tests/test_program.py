@@ -128,3 +128,39 @@ def test_the_route_names_the_file_line_and_calls(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "src/app/model.py:4:33: MP101" in out
     assert "(the mixed policy is set in src/app/precision.py:3, reached through main() -> build())" in out
+
+
+def test_the_result_is_reused_until_a_file_it_depends_on_changes(tmp_path, monkeypatch):
+    import mplint.run.project as project_module
+    from mplint.run.cache import Cache
+
+    _write(tmp_path, {
+        "setup.py": "",
+        "train.py": POLICY + "import models\ntf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
+                    "models.build()\n",
+        "models.py": "def build():\n    pass\n",
+        "other.py": "import json\n",
+    })
+    builds = []
+    real = project_module._program
+    monkeypatch.setattr(project_module, "_program", lambda *a: builds.append(1) or real(*a))
+    settings = make_linter().settings
+
+    def run():
+        cache = Cache(tmp_path / ".mplint_cache")
+        found = build_project([str(tmp_path / "models.py")], settings, cache)
+        cache.save()
+        return found.program.governance(str(tmp_path / "models.py")).policies
+
+    assert run() == {"mixed_float16"} and len(builds) == 1
+    assert run() == {"mixed_float16"} and len(builds) == 1  # nothing changed
+    (tmp_path / "other.py").write_text("import json\nx = 1\n")  # depends on nothing read
+    assert run() == {"mixed_float16"} and len(builds) == 1
+    (tmp_path / "other.py").write_text("import models\nmodels.build()\n")  # calls, but sets nothing
+    assert run() == {"mixed_float16"} and len(builds) == 1
+    (tmp_path / "other.py").write_text("import train\n")  # imports a module that sets a policy
+    assert run() == {"mixed_float16"} and len(builds) == 2
+    (tmp_path / "models.py").write_text("def build():\n    pass\n\n")  # a file the result read
+    assert run() == {"mixed_float16"} and len(builds) == 3
+    (tmp_path / "train.py").write_text(POLICY + "import models\nmodels.build()\n")  # the policy goes
+    assert run() == set() and len(builds) == 4

@@ -35,6 +35,14 @@ from mplint.run.summaries import BODY, IMPORT, METHOD, ModuleSummary
 _IMPORT_STATEMENT = re.compile(rb"^[ \t]*(?:from|import)[ \t][^\n(]*(?:\([^)]*\))?[^\n]*", re.M)
 _WORD = re.compile(rb"\w+")
 
+
+
+def import_words(raw: bytes) -> Set[str]:
+    """Every word of the file's import statements (module and imported names)."""
+    return {word.decode("ascii") for statement in _IMPORT_STATEMENT.findall(raw)
+            for word in _WORD.findall(statement) if word.isascii()}
+
+
 Node = Tuple[str, str]  # (absolute path, qualified function name or BODY)
 
 #: a path to governed code: where the policy is set (path, line), then the calls
@@ -62,8 +70,19 @@ class ProgramResult:
     """What the model found, per file: plain data, cached with the project index so a
     run over an unchanged tree does not build the model again."""
 
-    def __init__(self, by_file: Optional[Dict[str, Governance]] = None) -> None:
+    def __init__(self, by_file: Optional[Dict[str, Governance]] = None, read: Iterable[str] = (),
+                 searched: Iterable[str] = ()) -> None:
         self._by_file = by_file or {}
+        #: the files whose content the result depends on, and the module names it
+        #: looked for in the import statements of every other file
+        self.read = sorted(read)
+        self.searched = sorted(searched)
+
+    def still_valid(self, changed: Iterable[str], import_words: Callable[[str], Set[str]]) -> bool:
+        """Whether the result holds after ``changed`` files changed (or appeared, or
+        went): none of them was read, and none imports a module name looked for."""
+        read, searched = set(self.read), set(self.searched)
+        return not any(path in read or import_words(path) & searched for path in changed)
 
     def governance(self, path: str) -> Governance:
         """The policies that reach code of ``path`` from where they are set."""
@@ -72,18 +91,19 @@ class ProgramResult:
     def governed_files(self) -> Dict[str, Governance]:
         return dict(self._by_file)
 
-    def to_json(self) -> Dict[str, list]:
-        return {path: [sorted(g.setters), {name: {policy: [r.path, r.line, list(r.chain)]
-                                                  for policy, r in routes.items()}
-                                           for name, routes in g.by_function.items()}]
-                for path, g in self._by_file.items()}
+    def to_json(self) -> list:
+        return [{path: [sorted(g.setters), {name: {policy: [r.path, r.line, list(r.chain)]
+                                                   for policy, r in routes.items()}
+                                            for name, routes in g.by_function.items()}]
+                 for path, g in self._by_file.items()}, self.read, self.searched]
 
     @classmethod
     def from_json(cls, data: object) -> Optional["ProgramResult"]:
         """The result, or None for data of another shape (a cache miss)."""
         try:
+            files, read, searched = data  # type: ignore[misc]
             by_file: Dict[str, Governance] = {}
-            for path, (setters, functions) in data.items():  # type: ignore[attr-defined]
+            for path, (setters, functions) in files.items():
                 found = Governance(setters=frozenset(str(s) for s in setters))
                 for name, routes in functions.items():
                     found.by_function[str(name)] = {
@@ -95,7 +115,7 @@ class ProgramResult:
                 by_file[str(path)] = found
         except (AttributeError, TypeError, ValueError):
             return None
-        return cls(by_file)
+        return cls(by_file, [str(r) for r in read], [str(s) for s in searched])
 
 
 class ProgramModel:
@@ -126,10 +146,13 @@ class ProgramModel:
         self._by_file: Dict[str, Governance] = {}
         self._resolved: Dict[Tuple[str, str], List[Node]] = {}
         #: word of any import statement -> files that hold it (built on first use)
-        self._import_words: Optional[Dict[bytes, Set[str]]] = None
+        self._import_words: Optional[Dict[str, Set[str]]] = None
         #: while looking for setters: the modules a call may resolve into
         self._restrict: Optional[Set[str]] = None
         self._module_of: Dict[Tuple[str, str], Optional[str]] = {}
+        #: the module names looked for in import statements (what the result
+        #: depends on in files that were not summarised)
+        self.searched: Set[str] = set()
 
     # -- building ------------------------------------------------------------------------
     def build(self, setter_files: Iterable[str]) -> "ProgramResult":
@@ -170,7 +193,7 @@ class ProgramModel:
             found.by_function[name] = dict(policies)
         for path, names in helped.items():
             self._by_file.setdefault(path, Governance()).setters = frozenset(names)
-        return ProgramResult(self._by_file)
+        return ProgramResult(self._by_file, sorted(self._summaries), sorted(self.searched))
 
     def summary(self, path: str) -> ModuleSummary:
         found = self._summaries.get(path)
@@ -218,12 +241,13 @@ class ProgramModel:
                 raw = self._read(other)
                 if not raw:
                     continue
-                for statement in _IMPORT_STATEMENT.findall(raw):
-                    for word in _WORD.findall(statement):
-                        self._import_words.setdefault(word, set()).add(other)
+                for word in import_words(raw):
+                    self._import_words.setdefault(word, set()).add(other)
         found: Set[str] = set()
         for name, _ in importable(path, self.root):
-            found |= self._import_words.get(name.split(".")[-1].encode(), set())
+            word = name.split(".")[-1]
+            self.searched.add(word)
+            found |= self._import_words.get(word, set())
         found.discard(path)
         return sorted(found)
 

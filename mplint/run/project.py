@@ -17,11 +17,11 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 from mplint.run.discovery import discover
 from mplint.run.module_paths import absolute_import, importable, on_path
-from mplint.run.program import ProgramModel, ProgramResult, Route
+from mplint.run.program import ProgramModel, ProgramResult, Route, import_words
 from mplint.run.summaries import ModuleSummary, summarize
 from mplint.semantic.policy_names import MAYBE_MIXED
 from mplint.core.prefilter import POLICY_CALL_WORDS
@@ -450,22 +450,46 @@ def build_project(paths: Sequence[str], settings, cache=None, extra: Iterable[st
                 cache.index_put(key, raw, item, st)
         if not item.empty:
             out.files[key] = item
-    stamp = _tree_stamp(stamps)
-    found = ProgramResult.from_json(cache.program_get(stamp)) if cache is not None else None
-    if found is None:
-        found = _program(out, unique, cache, contents)
-        if cache is not None:
-            cache.program_put(stamp, found.to_json())
-    out.program = found
+    out.program = _cached_program(out, unique, cache, contents, stamps)
     return out
 
 
-def _tree_stamp(stamps: List[Tuple[str, int, int, int, int]]) -> str:
-    """Changes when any project file or mplint's code changes: the program model's key."""
+def _cached_program(project: ProjectFacts, unique: Dict[str, str], cache, contents: Optional[Dict[str, bytes]],
+                    stamps: List[Tuple[str, int, int, int, int]]) -> ProgramResult:
+    """The program model's result, reused when no file it depends on changed: a
+    pre-commit run after an edit elsewhere does not rebuild it."""
     from mplint.run.cache import code_stamp
 
-    data = json.dumps([code_stamp(), sorted(stamps)])
-    return hashlib.sha256(data.encode()).hexdigest()
+    now = {key: list(rest) for key, *rest in stamps}
+    facts = sorted((k, v.to_json()) for k, v in project.files.items())
+    key = hashlib.sha256(json.dumps([code_stamp(), str(project.root), facts]).encode()).hexdigest()
+    stored = cache.program_get(key) if cache is not None else None
+    if isinstance(stored, list) and len(stored) == 2 and isinstance(stored[0], dict):
+        found = ProgramResult.from_json(stored[1])
+        before = stored[0]
+        changed = [k for k in now.keys() | before.keys() if now.get(k) != before.get(k)]
+        same_files = now.keys() == before.keys()  # a new module may answer a call that went nowhere
+        if found is not None and same_files \
+                and found.still_valid(changed, lambda k: _import_words_of(k, unique, contents)):
+            if changed:
+                cache.program_put(key, [now, stored[1]])
+            return found
+    result = _program(project, unique, cache, contents)
+    if cache is not None:
+        cache.program_put(key, [now, result.to_json()])
+    return result
+
+
+def _import_words_of(key: str, unique: Dict[str, str], contents: Optional[Dict[str, bytes]]) -> Set[str]:
+    path = unique.get(key, key)
+    raw = contents.get(path) if contents is not None else None
+    if raw is None:
+        try:
+            with open(path, "rb") as handle:
+                raw = handle.read()
+        except OSError:
+            return set()
+    return import_words(raw)
 
 
 def _program(project: ProjectFacts, unique: Dict[str, str], cache, contents: Optional[Dict[str, bytes]]
