@@ -217,7 +217,7 @@ def _write_json(path: Path, data: Dict[str, Any]) -> None:
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=str(path.parent))
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, separators=(",", ":"))
+            handle.write(json.dumps(data, separators=(",", ":")))  # the C encoder; dump() is pure Python
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):

@@ -22,6 +22,7 @@ module, or that governed code calls are summarised (:mod:`summaries`).
 
 from __future__ import annotations
 
+import os
 import re
 from collections import deque
 from dataclasses import dataclass, field
@@ -432,9 +433,9 @@ class ProgramModel:
                 return candidate
         return None
 
-    def _label(self, node: Node) -> str:
+    @staticmethod
+    def _label(node: Node) -> str:
         path, name = node
-        stem = Path(path).stem
-        return f"{stem}.py top level" if name == BODY else f"{name}()"
+        return f"{os.path.basename(path)} top level" if name == BODY else f"{name}()"
 
 
