@@ -37,7 +37,7 @@ import textwrap
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import List, Optional
+from typing import Callable, List, Optional, Tuple
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -221,6 +221,8 @@ class Tool:
     name: str
     argv: List[str]
     runs: List[tuple] = field(default_factory=list)  # (wall, cpu, peak MB, rc)
+    #: run before each timed run, untimed (an edit to another file, for pre-commit)
+    prepare: Optional[Callable[[], None]] = None
 
     def median(self, index: int = 0) -> float:
         return statistics.median(r[index] for r in self.runs)
@@ -290,12 +292,25 @@ def _bench(folder: str, scratch: str, args: argparse.Namespace) -> int:
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed mplint has its .pyc files
     py = sys.executable
     mplint = [py, "-m", "mplint", "check", "--exit-zero", "-q", "--jobs", str(args.jobs), "."]
+    one, other = _pre_commit_files(files)
+    edits = [0]
+
+    def edit_other() -> None:  # another file of the project changed since the last run
+        edits[0] += 1
+        with open(other, "ab") as handle:
+            handle.write(f"\n# mplint bench edit {edits[0]}\n".encode())
+
+    with open(other, "rb") as handle:
+        other_original = handle.read()
+    single = [py, "-m", "mplint", "check", "--exit-zero", "-q", os.path.relpath(one, folder)]
     tools = [
         Tool("libcst-parse j1", [py, os.path.abspath(__file__), "--parse", list_file, "--jobs", "1"]),
         Tool("libcst-parse j2", [py, os.path.abspath(__file__), "--parse", list_file, "--jobs", "2"]),
         Tool("mplint cold (--no-cache)", mplint[:4] + ["--no-cache"] + mplint[4:]),
-        Tool("mplint warm", mplint),
+        Tool("mplint warm", mplint, prepare=lambda: run_once(mplint, folder, env) and None),
         Tool("mplint cold, all mixed", mplint[:4] + ["--no-cache", "--assume-policy", "mixed_float16"] + mplint[4:]),
+        Tool("pre-commit 1 file, cached", single, prepare=edit_other),
+        Tool("pre-commit 1 file, no cache", single[:4] + ["--no-cache"] + single[4:]),
     ]
     cache = os.path.join(folder, ".mplint_cache")
     had_cache = os.path.exists(cache)
@@ -305,11 +320,15 @@ def _bench(folder: str, scratch: str, args: argparse.Namespace) -> int:
             run_once(tool.argv, folder, env)
         for round_no in range(args.runs):
             for tool in tools:
+                if tool.prepare is not None:
+                    tool.prepare()
                 tool.runs.append(run_once(tool.argv, folder, env))
                 wall, cpu, peak, _ = tool.runs[-1]
                 print(f"  round {round_no + 1} {tool.name}: {wall:.2f}s cpu {cpu:.2f}s peak {peak:.0f} MB",
                       file=sys.stderr)
     finally:
+        with open(other, "wb") as handle:
+            handle.write(other_original)
         if not had_cache:
             shutil.rmtree(cache, ignore_errors=True)
     print(f"corpus: {folder}: {len(files)} files, {lines} lines; median of {args.runs} rounds")
@@ -318,7 +337,7 @@ def _bench(folder: str, scratch: str, args: argparse.Namespace) -> int:
         wall = tool.median(0)
         print(f"{tool.name:28} {wall:8.2f} {tool.median(1):8.2f} {max(r[2] for r in tool.runs):8.0f} "
               f"{rate(len(files) / wall):>9} {rate(lines / wall):>9}")
-    j1, j2, cold, warm, mixed = tools
+    j1, j2, cold, warm, mixed, one_cached, one_cold = tools
 
     def ratio(a: Tool, b: Tool) -> float:  # pairwise per round, then the median
         return statistics.median(x[0] / y[0] for x, y in zip(a.runs, b.runs))
@@ -330,7 +349,28 @@ def _bench(folder: str, scratch: str, args: argparse.Namespace) -> int:
           f"on a tree that mostly never touches TensorFlow)")
     print(f"RATIO warm / cold = {ratio(warm, cold):.3f}   (goal < 0.05); warm = {warm.median(0):.2f} s (goal < 0.5 s)")
     print(f"RATIO cold, all mixed / libcst-parse j2 = {ratio(mixed, j2):.2f}   (no goal: every rule on every file)")
+    print(f"pre-commit on {os.path.relpath(one, folder)} after an edit to {os.path.relpath(other, folder)}: "
+          f"cached {one_cached.median(0):.2f} s (goal <= 0.3 s), no cache {one_cold.median(0):.2f} s "
+          f"(goal <= 1.0 s); RATIO no cache / libcst-parse j2 = {ratio(one_cold, j2):.3f}")
+    print(f"peak memory {max(r[2] for tool in tools[2:] for r in tool.runs):.0f} MB (goal <= 300 MB)")
     return 0
+
+
+def _pre_commit_files(files: List[str]) -> Tuple[str, str]:
+    """The file a pre-commit run checks (a TensorFlow file of median size) and another
+    one that changed (the largest other TensorFlow file)."""
+    tf_files = []
+    for path in files:
+        with open(path, "rb") as handle:
+            data = handle.read()
+        if b"tensorflow" in data or b"keras" in data:
+            tf_files.append((len(data), path))
+    tf_files.sort()
+    if len(tf_files) < 2:
+        raise SystemExit("bench: the corpus needs two TensorFlow files for the pre-commit runs")
+    one = tf_files[len(tf_files) // 2][1]
+    other = next(path for _, path in reversed(tf_files) if path != one)
+    return one, other
 
 
 if __name__ == "__main__":
