@@ -18,7 +18,7 @@ from mplint.runtime import keras_env, probe, rules
 
 WARMUP = 2
 REPEATS = 5
-MIN_OP_SECONDS = 0.02  # one timed sample of a single op runs it this long at least
+MIN_OP_SECONDS = 0.05  # one timed sample of a single op runs it this long at least
 _SAME = 0.1  # within 10%: about the same
 
 
