@@ -247,3 +247,62 @@ def test_mp208_keras2_fix_clips_the_update_like_float32(keras2, tmp_path):
     namespace["clip_then_unscale"](images, labels)
     for got, w, g in zip(model.trainable_variables, before, clipped):
         np.testing.assert_allclose(got.numpy(), w - 0.1 * g.numpy(), rtol=2e-2, atol=2e-3)
+
+
+# -- MP209 ----------------------------------------------------------------------------------
+PENALTY = """
+    import tensorflow as tf
+
+    tf.keras.mixed_precision.set_global_policy("mixed_float16")
+
+
+    def penalty(critic, x):
+        with tf.GradientTape() as inner:
+            inner.watch(x)
+            y = critic(x)
+        return tf.reduce_mean(tf.square(inner.gradient(y, x)))
+
+
+    def step(critic, optimizer, x):
+        with tf.GradientTape() as outer:
+            loss = tf.reduce_mean(critic(x)) + penalty(critic, x)
+        optimizer.apply(outer.gradient(loss, critic.trainable_variables), critic.trainable_variables)
+"""
+
+
+def test_inner_gradient_in_a_module_helper_is_reported_under_float16_only():
+    assert fired(PENALTY, "MP209") == [(11, "MP209")]
+    assert fired(PENALTY.replace("mixed_float16", "mixed_bfloat16"), "MP209") == []
+    assert fired(PENALTY.replace('tf.keras.mixed_precision.set_global_policy("mixed_float16")', ""), "MP209") == []
+    assert fired(PENALTY.replace('"mixed_float16"', '"mixed_float16" if fp16 else "float32"'), "MP209") \
+        == [(11, "MP209")]
+
+
+def test_inner_gradient_that_feeds_no_outer_loss_is_silent():
+    unused = PENALTY.replace(" + penalty(critic, x)", "\n        tf.print(penalty(critic, x))")
+    assert fired(unused, "MP209") == []
+
+
+def test_one_persistent_tape_differentiating_its_own_gradient_is_left_alone():
+    # The rule's pattern is two tapes; one tape recording its own gradient is rare
+    # enough that the rule does not guess at it.
+    code = """
+        import tensorflow as tf
+
+        tf.keras.mixed_precision.set_global_policy("mixed_float16")
+
+
+        def step(model, x):
+            with tf.GradientTape(persistent=True) as tape:
+                y = model(x)
+                first = tape.gradient(y, x)
+                loss = tf.reduce_sum(first)
+            return tape.gradient(loss, model.trainable_variables)
+    """
+    assert fired(code, "MP209") == []
+
+
+def test_inner_gradient_scaled_by_hand_is_silent():
+    scaled = PENALTY.replace("y = critic(x)", "y = critic(x) * loss_scale").replace(
+        "inner.gradient(y, x)", "inner.gradient(y, x) / loss_scale")
+    assert fired(scaled, "MP209") == []

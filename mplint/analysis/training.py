@@ -450,13 +450,9 @@ class TrainingLoops(Analysis):
         for target, where in targets:
             if target is None:
                 continue
-            for node in self.flow(target, where):
-                if (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
-                        and node.func.attr.value in SCALE_METHODS):
-                    scaling.add(node.func.attr.value)
-                    step.scale_calls.append(node)
-                elif _manual_scaling(node):
-                    scaling.add("manual")
+            how, calls = self.scaling_of(target, where)
+            scaling |= how
+            step.scale_calls.extend(calls)
         step.scaling = frozenset(scaling)
         clip_calls: List[cst.Call] = []
         for node in grads_flow:
@@ -470,6 +466,26 @@ class TrainingLoops(Analysis):
                 if self.is_loss_scale(node.right, self._divisions[id(node)]):
                     step.divisions.append(node)
         step.clips = [c for c in (self._clip(step, call, grads_flow) for call in clip_calls) if c is not None]
+
+    def scaling_of(self, target: cst.BaseExpression, loc: Location) -> Tuple[Set[str], List[cst.Call]]:
+        """How the value differentiated as ``target`` was scaled ("scale_loss",
+        "get_scaled_loss", "manual"), and the scaling method calls on its way."""
+        how: Set[str] = set()
+        calls: List[cst.Call] = []
+        for node in self.flow(target, loc):
+            if (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+                    and node.func.attr.value in SCALE_METHODS):
+                how.add(node.func.attr.value)
+                calls.append(node)
+            elif _manual_scaling(node):
+                how.add("manual")
+        return how, calls
+
+    def gradients(self) -> List[Gradient]:
+        """Every ``tape.gradient`` on a GradientTape whose block was found, and every
+        ``tf.gradients``, whether or not it feeds an optimizer (call after the walk)."""
+        found = (self._gradient(entry[0]) for entry in self._gradient_calls.values())
+        return [g for g in found if g is not None]
 
     def _clip(self, step: TrainStep, call: cst.Call, grads_flow: List[cst.CSTNode]) -> Optional[Clip]:
         """The clipping call as a fact of the step, if it clips the step's gradients."""

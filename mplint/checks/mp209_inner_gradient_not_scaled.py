@@ -1,0 +1,103 @@
+"""MP209: a second gradient (gradient penalty, double backprop) taken without loss scaling.
+
+An *inner* gradient is a ``tape.gradient`` on one tape whose result flows into the
+target another tape differentiates, computed while that other tape records: directly
+in the same function, or through the return value of a helper function or method of
+the file (``self.gradient_penalty(...)``) called inside the outer tape's block. An
+input gradient taken before the outer tape starts (FGSM) is not differentiated again.
+Under float16 its backward pass needs loss scaling as much as the outer one does.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from mplint.analysis.training import Gradient, TrainingLoops, contains, float16_source
+from mplint.rule.check import Check, Context, Needs
+from mplint.semantic.scopes import Location
+
+#: how many helper calls deep an inner gradient is looked for
+_MAX_HELPER_DEPTH = 2
+
+
+class InnerGradientNotScaled(Check):
+    rule_id = "MP209"
+    requires = (TrainingLoops,)
+
+    #: float16 compute (a mixed policy or the grappler option), and two tapes to nest
+    needs = Needs((b"auto_mixed_precision",), mixed_policy=True, also=(b"GradientTape",))
+
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
+        #: id of a function node -> its ``return`` statements and where they are
+        self._returns: Dict[int, List[Tuple[cst.Return, Location]]] = {}
+
+    def visit_Return(self, node: cst.Return) -> None:
+        where = self.ctx.scopes.location()
+        if isinstance(where.scope.node, cst.FunctionDef) and node.value is not None:
+            self._returns.setdefault(id(where.scope.node), []).append((node, where))
+
+    def finish(self) -> None:
+        loops = self.ctx.get(TrainingLoops)
+        gradients = [g for g in loops.gradients() if not g.symbolic and g.tape_block is not None]
+        by_call = {id(g.call): g for g in gradients}
+        reported: Set[int] = set()
+        for outer in gradients:
+            block = outer.tape_block
+            if outer.target is None or block is None:
+                continue
+            for inner, anchor in self._inner_gradients(loops, outer.target, outer.location, by_call, 0):
+                if (inner.tape_block is outer.tape_block or id(inner.call) in reported
+                        or inner.target is None or not contains(block, anchor)):
+                    continue
+                how, _ = loops.scaling_of(inner.target, inner.location)
+                if how:
+                    continue  # scaled by a loss-scaling method or by hand
+                why = float16_source(self.ctx, loops, inner.location.scope)
+                if why is None:
+                    continue  # float32 or bfloat16: nothing to scale
+                reported.add(id(inner.call))
+                tape = self.ctx.module.code_for_node(inner.call.func)
+                self.report(inner.call, (
+                    f"second gradient taken without loss scaling under {why}: `{tape}()` feeds the loss "
+                    f"of an outer tape (a gradient penalty or other double backprop), and its backward "
+                    f"pass through the float16 layers has no loss scale to keep small values from "
+                    f"flushing to zero; multiply its target by a loss scale inside the tape and divide "
+                    f"the gradients it returns by the same scale"))
+
+    def _inner_gradients(self, loops: TrainingLoops, target: cst.BaseExpression, loc: Location,
+                         by_call: Dict[int, Gradient], depth: int) -> List[Tuple[Gradient, cst.Call]]:
+        """Gradients the value of ``target`` is computed from, here or in helpers it calls,
+        each with the call in ``target``'s function that computes it (itself, or the helper's)."""
+        found: List[Tuple[Gradient, cst.Call]] = []
+        for node in loops.flow(target, loc):
+            if not isinstance(node, cst.Call):
+                continue
+            gradient = by_call.get(id(node))
+            if gradient is not None:
+                found.append((gradient, node))
+            elif depth < _MAX_HELPER_DEPTH:
+                helper = _helper(node, loc)
+                for ret, where in self._returns.get(id(helper), []) if helper is not None else []:
+                    assert ret.value is not None
+                    found.extend((g, node) for g, _ in
+                                 self._inner_gradients(loops, ret.value, where, by_call, depth + 1))
+        return found
+
+
+def _helper(call: cst.Call, loc: Location) -> Optional[cst.FunctionDef]:
+    """The function of this file a call runs: ``helper(...)`` or ``self.method(...)``."""
+    func = call.func
+    if isinstance(func, cst.Name):
+        binding = loc.lookup(func.value)
+    elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+        cls = loc.scope.enclosing_class()
+        found = cls.bindings.get(func.attr.value) if cls is not None else None
+        binding = found[-1] if found else None
+    else:
+        return None
+    if binding is None or binding.kind != "def" or not isinstance(binding.node, cst.FunctionDef):
+        return None
+    return binding.node
