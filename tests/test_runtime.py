@@ -450,3 +450,26 @@ def test_mp101_under_bfloat16_speaks_of_precision_not_overflow():
     bf16 = check_model(factory("mnist_guide.py:build_incorrect_model"), "mixed_bfloat16").findings[0].message
     assert "overflows" in f16
     assert "overflow" not in bf16 and "8 bits of precision" in bf16
+
+
+def test_runtime_severities_match_the_static_catalog():
+    catalog = pytest.importorskip("mplint.rule.catalog")
+    from mplint.runtime.report import _DEFAULT_SEVERITY
+
+    entries = catalog.load_catalog()
+    for rule, severity in _DEFAULT_SEVERITY.items():
+        entry = entries.get(rule)
+        assert entry is not None and entry.severity == severity, rule
+
+
+def test_the_runtime_checker_imports_nothing_else_of_mplint():
+    import subprocess
+    import sys
+
+    code = ("import sys, mplint.runtime.check, mplint.runtime.command, mplint.runtime.measure, "
+            "mplint.runtime.pytest_plugin; "
+            "other = sorted(m for m in sys.modules if m.startswith('mplint.') "
+            "and not m.startswith('mplint.runtime')); print(other); sys.exit(1 if other else 0)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          env={**__import__("os").environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr

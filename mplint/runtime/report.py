@@ -14,24 +14,18 @@ from typing import Any, Dict, List, Optional
 SCHEMA_ID = "mplint-runtime-report/2"
 SCHEMA_PATH = Path(__file__).with_name("report.schema.json")
 
-# Severities of the static rules these findings share an id with; the catalog wins
-# when it has the entry (see ``severity_of``).
+# Severities of the static rules these findings share an id with (the catalog's, kept
+# equal by tests/test_runtime.py; not read from it, so that the runtime checker imports
+# nothing from the rest of mplint).
 _DEFAULT_SEVERITY = {
     "MP101": "error", "MP102": "warning", "MP201": "error", "MP202": "error", "MP205": "error",
-    "MP206": "error", "MP405": "error",
-    "MP301": "warning", "MP302": "warning", "MP303": "warning", "MP304": "warning", "MP403": "error", "MP404": "error",
-    "MP501": "error", "MP504": "error",
+    "MP206": "error", "MP301": "warning", "MP302": "warning", "MP303": "warning", "MP304": "warning",
+    "MP403": "error", "MP404": "error", "MP405": "error", "MP501": "error", "MP504": "error",
 }
 
 
 def severity_of(rule: str) -> str:
-    try:
-        from mplint.rule.catalog import load_catalog
-
-        entry = load_catalog().get(rule)
-    except Exception:  # a broken catalog must not hide a runtime finding
-        entry = None
-    return entry.severity if entry is not None else _DEFAULT_SEVERITY.get(rule, "warning")
+    return _DEFAULT_SEVERITY.get(rule, "warning")
 
 
 @dataclass(frozen=True)
