@@ -21,6 +21,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from mplint import __version__
 from mplint.core.findings import FileError, Finding
+from mplint.run.code_stamp import code_stamp
 
 FOLDER = ".mplint_cache"
 #: index keys of module summaries (the others are files' facts)
@@ -29,29 +30,10 @@ SUMMARY = "summary:"
 PROGRAM = "program:"
 KEEP_RUN_FILES = 8
 RACY_NS = 2_000_000_000
-_PACKAGE = Path(__file__).resolve().parent.parent
 
 
 def content_hash(raw: bytes) -> str:
     return hashlib.blake2b(raw, digest_size=16).hexdigest()
-
-
-def code_stamp() -> str:
-    """Changes when mplint's own code or rule catalog changes (editable installs too)."""
-    from mplint.rule.catalog import catalog_dir
-
-    parts: List[str] = [__version__]
-    folders = [folder for folder, _, _ in os.walk(_PACKAGE) if "__pycache__" not in folder]
-    for folder in (*sorted(folders), catalog_dir()):
-        try:
-            entries = sorted(os.scandir(folder), key=lambda e: e.name)
-        except OSError:
-            continue
-        for entry in entries:
-            if entry.name.endswith((".py", ".yaml")):
-                st = entry.stat()
-                parts.append(f"{entry.path}:{st.st_mtime_ns}:{st.st_size}")
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
 def run_key(rule_ids: Sequence[str], settings: Any, project_digest: str, environment: str) -> str:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
+from mplint.run.code_stamp import code_stamp
 from mplint.run.discovery import discover
 from mplint.run.module_paths import absolute_import, importable, on_path
 from mplint.run.program import ProgramModel, ProgramResult, Route, import_words
@@ -458,8 +459,6 @@ def _cached_program(project: ProjectFacts, unique: Dict[str, str], cache, conten
                     stamps: List[Tuple[str, int, int, int, int]]) -> ProgramResult:
     """The program model's result, reused when no file it depends on changed: a
     pre-commit run after an edit elsewhere does not rebuild it."""
-    from mplint.run.cache import code_stamp
-
     now = {key: list(rest) for key, *rest in stamps}
     facts = sorted((k, v.to_json()) for k, v in project.files.items())
     key = hashlib.sha256(json.dumps([code_stamp(), str(project.root), facts]).encode()).hexdigest()
