@@ -114,3 +114,15 @@ def test_a_users_head_on_an_applications_backbone_is_still_checked():
     report = check_model(build, "mixed_bfloat16")
     assert pairs(report) == [("MP301", "neck")], report.to_text()
     assert "units=100 is not a multiple of 8 (use 104)" in report.findings[0].message
+
+
+def test_an_applications_model_rewired_into_the_users_model_is_still_a_library():
+    def build():
+        base = keras.applications.EfficientNetB0(weights=None, input_shape=(32, 32, 3), classes=8,
+                                                 classifier_activation=None)
+        head = layers.Activation("softmax", dtype="float32")(base.output)
+        return keras.Model(base.input, head)  # the application's layers, directly in this model
+
+    report = check_model(build, "mixed_bfloat16")
+    assert pairs(report) == [], report.to_text()
+    assert any(n.startswith("alignment in layers of keras.applications efficientnetb0") for n in report.notes)

@@ -105,10 +105,13 @@ def watch_library_models() -> Iterator[None]:
                 break
             module = str(frame.f_globals.get("__name__", ""))
             if module.startswith("keras.src.applications."):
-                try:
-                    object.__setattr__(self, "_mplint_library", "keras.applications")
-                except Exception:
-                    pass
+                origin = f"keras.applications {getattr(self, 'name', '')}".strip()
+                # The layers too: a user's Model(app.input, head(app.output)) holds them directly.
+                for holder in [self] + list(getattr(self, "layers", []) or []):
+                    try:
+                        object.__setattr__(holder, "_mplint_library", origin)
+                    except Exception:
+                        pass
                 break
             frame = frame.f_back  # type: ignore[assignment]
 

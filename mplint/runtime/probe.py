@@ -405,6 +405,10 @@ def library_layers(model: Any) -> Dict[int, str]:
     parent_of = parents(model)
     out: Dict[int, str] = {}
     for layer in sublayers(model):
+        own = getattr(layer, LIBRARY_MARK, None)
+        if own:
+            out[id(layer)] = str(own)
+            continue
         node = parent_of.get(id(layer))
         chain = []
         while node is not None:
@@ -421,7 +425,7 @@ def library_layers(model: Any) -> Dict[int, str]:
 def _library_origin(holder: Any) -> Optional[str]:
     mark = getattr(holder, LIBRARY_MARK, None)
     if mark:
-        return f"{mark} {getattr(holder, 'name', '')}".strip()
+        return str(mark)
     names = class_names(holder)
     if not ("Functional" in names or "Model" in names):
         return None
