@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
@@ -18,6 +18,33 @@ class Float16OnTpu(Check):
     #: a policy call in a file that names a TPU strategy or resolver
     needs = Needs(policy_call=True, also=(b"TPU",))
 
+    def __init__(self, ctx: object) -> None:
+        super().__init__(ctx)  # type: ignore[arg-type]
+        #: open ``try`` statements: [id, walking its handlers]
+        self._tries: List[List[object]] = []
+        #: call id -> (try id, in a handler) for every try holding the call
+        self._in_try: Dict[int, Tuple[Tuple[int, bool], ...]] = {}
+
+    def visit_Try(self, node: cst.Try) -> None:
+        self._tries.append([id(node), False])
+
+    def leave_Try(self, node: cst.Try) -> None:
+        self._tries.pop()
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        if self._tries:
+            self._tries[-1][1] = True
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self._tries:
+            self._in_try[id(node)] = tuple((int(t), bool(h)) for t, h in self._tries)  # type: ignore[call-overload]
+
+    def _after_failed_probe(self, call: cst.CSTNode, tpu: cst.CSTNode) -> bool:
+        """The policy is set in an ``except`` of the ``try`` that looks for the TPU:
+        it runs only when there is none (``try: TPUClusterResolver() ... except:``)."""
+        handlers = {t for t, handler in self._in_try.get(id(call), ()) if handler}
+        return any(t in handlers for t, handler in self._in_try.get(id(tpu), ()) if not handler)
+
     def finish(self) -> None:
         facts = self.facts
         if not facts.tpu_sites:
@@ -30,7 +57,8 @@ class Float16OnTpu(Check):
             if call.values != frozenset({"mixed_float16"}):
                 continue
             # A float16 policy only on the branch that does not build the TPU strategy.
-            if all(exclusive(call.branches, tpu.branches) for tpu in facts.tpu_sites):
+            if all(exclusive(call.branches, tpu.branches) or self._after_failed_probe(call.node, tpu.node)
+                   for tpu in facts.tpu_sites):
                 continue
             self.report(
                 call.node,
