@@ -179,3 +179,22 @@ def test_a_built_model_keeps_its_weights_and_optimizer():
     assert report.train_step[0]["update_ratio"] == pytest.approx(1.0, rel=0.05)
     assert model.optimizer is optimizer and not model.run_eagerly
     assert all((a == b).all() for a, b in zip(before, model.get_weights()))
+
+
+class WantsSampleWeights(keras.Model):
+    """A train_step that unpacks three items: (x, y) fails, (x, y, sample_weight) runs."""
+
+    def train_step(self, data):
+        x, y, sample_weight = data
+        with tf.GradientTape() as tape:
+            loss = self.compute_loss(y=y, y_pred=self(x, training=True), sample_weight=sample_weight)
+            scaled = self.optimizer.scale_loss(loss)
+        self.optimizer.apply(tape.gradient(scaled, self.trainable_variables), self.trainable_variables)
+        return {"loss": loss}
+
+
+def test_a_train_step_that_wants_sample_weights_gets_them():
+    report = check_model(classifier(WantsSampleWeights), "mixed_float16", train_step=True)
+    [ts] = report.train_step
+    assert ts["data"] == "(x, y, sample_weight)", ts
+    assert ts["update_ratio"] == pytest.approx(1.0, rel=0.05) and pairs(report) == []

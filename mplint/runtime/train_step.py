@@ -491,13 +491,20 @@ def section(policy: str, optimizer: Any, data_form: str, batch: int, run: StepRu
     }
 
 
-def prepare_data(model: Any, x: Any, seed: int, sparse_guess: bool = True) -> Tuple[Tuple[Any, Any], str]:
+# The forms of ``data`` tried, in order, until the float32 step runs: targets as class ids
+# where the loss is unknown, then one-hot, then with sample weights.
+DATA_FORMS = ((True, False), (False, False), (True, True))
+
+
+def prepare_data(model: Any, x: Any, seed: int, sparse_guess: bool = True,
+                 sample_weight: bool = False) -> Tuple[Tuple[Any, ...], str]:
     preds = model(x, training=False)
     y = synthetic_targets(model, preds, seed, sparse_guess)
-    form = "(x, y)"
-    if isinstance(y, dict) or isinstance(x, dict):
-        form = "(x, y) with dicts"
-    return (x, y), form
+    dicts = " with dicts" if isinstance(y, dict) or isinstance(x, dict) else ""
+    if sample_weight:
+        batch = int(keras_env.tf_module().nest.flatten(x)[0].shape[0])
+        return (x, y, np.ones((batch,), "float32")), f"(x, y, sample_weight){dicts}"
+    return (x, y), f"(x, y){dicts}"
 
 
 def check_train_step(model: Any, twin: Any, x: Any, policy: str, seed: int,
@@ -542,8 +549,8 @@ def _check(model: Any, twin: Any, x: Any, policy: str, seed: int,
            ) -> Tuple[Dict[str, Any], List[RuntimeFinding], List[str]]:
     notes: List[str] = []
     last: Optional[BaseException] = None
-    for sparse_guess in (True, False):
-        data, form = prepare_data(model, x, seed, sparse_guess)
+    for sparse_guess, weighted in DATA_FORMS:
+        data, form = prepare_data(model, x, seed, sparse_guess, weighted)
         try:
             with keras_env.policy_scope("float32"):
                 reference = run_steps(twin, data, keras_mod, deadline, scale=1.0)
