@@ -18,7 +18,8 @@ from mplint.analysis.layers import sixteen_bit_name
 from mplint.rule.check import Check, Fix, Needs
 from mplint.semantic.facts import PolicyState
 from mplint.semantic.policy_names import MIXED_POLICIES
-from mplint.semantic.scopes import Binding, is_test_file
+from mplint.semantic.scopes import Binding
+from mplint.semantic.test_modules import is_test_path
 
 
 class AlignmentCheck(Check):
@@ -44,7 +45,7 @@ class AlignmentCheck(Check):
             here = self.facts.mixed_policy(site.location.scope)
             if here is None:
                 continue  # the mixed policy is another test function's
-            if is_test_file(self.ctx.path) and self.facts.assumed_policy not in MIXED_POLICIES \
+            if is_test_path(self.ctx.path) and self.facts.assumed_policy not in MIXED_POLICIES \
                     and not self.facts.sets_policy_itself(site.location.scope):
                 continue  # a test's sizes are its data, unless the test itself sets the policy
             for origin in dims.origins(site):

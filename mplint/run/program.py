@@ -31,11 +31,26 @@ from typing import Callable, Deque, Dict, FrozenSet, Iterable, List, Optional, S
 
 from mplint.run.module_paths import absolute_import, importable, on_path
 from mplint.run.summaries import BODY, IMPORT, METHOD, ModuleSummary
+from mplint.semantic.policy_names import UNKNOWN
+from mplint.semantic.test_modules import is_test_path
 
 #: an import statement, with a parenthesised name list over several lines
 _IMPORT_STATEMENT = re.compile(rb"^[ \t]*(?:from|import)[ \t][^\n(]*(?:\([^)]*\))?[^\n]*", re.M)
 _WORD = re.compile(rb"\w+")
 
+
+#: what a library's training entry points are called
+_TRAINING_NAME = re.compile(r"^(fit|train|train_step|train_model|train_loop|training_loop|run_training)$")
+_TRAINING_DEF = re.compile(rb"\bdef (?:fit|train|train_step|train_model|train_loop|training_loop|run_training)\(")
+
+
+def _top_package(path: str, root: Optional[Path]) -> Optional[str]:
+    """The first folder of ``path`` below the project root (None at the root)."""
+    if root is None:
+        return None
+    rel = os.path.relpath(path, root)
+    head, sep, _ = rel.partition(os.sep)
+    return head if sep and head != ".." else None
 
 
 def import_words(raw: bytes) -> Set[str]:
@@ -154,6 +169,9 @@ class ProgramModel:
         #: the module names looked for in import statements (what the result
         #: depends on in files that were not summarised)
         self.searched: Set[str] = set()
+        #: setter nodes some project code calls, and the roots seeded for library switches
+        self._called: Set[Node] = set()
+        self._api_roots: List[Node] = []
 
     # -- building ------------------------------------------------------------------------
     def build(self, setter_files: Iterable[str]) -> "ProgramResult":
@@ -177,6 +195,7 @@ class ProgramModel:
         self._restrict = None
         self._resolved.clear()  # answers given under the restriction
         self._edges.clear()
+        self._seed_library_api()
         self._spread()
         # A function that calls a setter runs its own code after the call under the
         # policy too (the module facts see only the calls written in its file).
@@ -225,6 +244,8 @@ class ProgramModel:
                     for target in self._resolve(path, name, callee):
                         if target == node:
                             continue
+                        if target in self._sets:
+                            self._called.add(target)
                         for policy, (_, route) in self._sets.get(target, {}).items():
                             offer(policy, line, Route(route.path, route.line, (self._label(node), *route.chain)))
                 old = self._sets.get(node, {})
@@ -232,6 +253,41 @@ class ProgramModel:
                     self._sets[node] = found  # a route alone never re-runs this
                     changed = True
         return any((path, name) in self._sets for name in summary.functions)
+
+    def _seed_library_api(self) -> None:
+        """A library function that sets a policy and that nothing in the project calls
+        is the library's public switch (``enable_mixed_precision()``): its users call
+        it before training, so the library's own training entry points (``fit``,
+        ``train``, ``train_step`` of its package) may run under it, not for certain."""
+        for (path, name), sets in list(self._sets.items()):
+            if name == BODY or (path, name) in self._called or is_test_path(path) \
+                    or name.split(".")[-1].startswith("test"):
+                continue
+            direct = {policy: found for policy, found in sets.items() if len(found[1].chain) == 1}
+            if not direct:
+                continue
+            for root in self._training_entry_points(path):
+                for policy, (_, route) in direct.items():
+                    for value in (policy, UNKNOWN):
+                        self._govern(root, value, Route(route.path, route.line, (self._label(root),)))
+                self._api_roots.append(root)
+
+    def _training_entry_points(self, setter: str) -> List[Node]:
+        """``fit``/``train``... functions and methods in the setter's top-level package."""
+        package = _top_package(setter, self.root)
+        if package is None:
+            return []
+        found: List[Node] = []
+        for path in self.files:
+            if path == setter or is_test_path(path) or _top_package(path, self.root) != package:
+                continue
+            raw = self._read(path)
+            if not raw or not _TRAINING_DEF.search(raw):
+                continue
+            for name in self.summary(path).functions:
+                if _TRAINING_NAME.match(name.split(".")[-1]):
+                    found.append((path, name))
+        return found
 
     def _importers(self, path: str) -> List[str]:
         """Project files whose import statements may name the module at ``path``
@@ -264,6 +320,7 @@ class ProgramModel:
                         if call_line > line and self._govern(target, policy, Route(
                                 route.path, route.line, (self._label(node), self._label(target)))):
                             queue.append(target)
+        queue.extend(self._api_roots)
         while queue:
             node = queue.popleft()
             for policy, route in list(self._governed.get(node, {}).items()):

@@ -8,13 +8,13 @@ can ask "what did ``x`` hold just before this statement?" after the walk is over
 
 from __future__ import annotations
 
-import os
 
 from dataclasses import dataclass, field
 from typing import Dict, Iterator, List, Optional, Tuple, Union
 
 import libcst as cst
 
+from mplint.semantic.test_modules import is_test_path
 from mplint.semantic.names import NameResolver, dotted_name, record_alias_assignment
 
 ScopeNode = Union[cst.Module, cst.FunctionDef, cst.ClassDef, cst.Lambda]
@@ -196,13 +196,6 @@ def enclosing_test(scope: Optional[Scope]) -> Optional[Scope]:
             return scope
         scope = scope.parent
     return None
-
-
-def is_test_file(path: str) -> bool:
-    """A test module, by pytest's and unittest's naming (``test_x.py``, ``x_test.py``,
-    ``conftest.py``)."""
-    name = os.path.basename(path)
-    return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
 
 
 def function_key(scope: Scope) -> str:
