@@ -3,8 +3,10 @@
 An output is 16-bit when what computes it runs in the compute dtype of a mixed
 policy: a Keras layer without a float32 dtype of its own, or a dtype-preserving op
 (softmax, sigmoid, reshape...) applied to such a tensor. A cast or a float32 layer
-settles it as float32. Anything else (custom layers, unknown ops, function
-parameters, a dtype we cannot read) is unknown, and the rules stay silent on it.
+settles it as float32. A ``Lambda`` or a custom layer class of the file is judged by
+what its function or ``call`` returns (:mod:`mplint.analysis.custom_layers`). Anything
+else (layers from elsewhere, unknown ops, function parameters, a dtype we cannot read)
+is unknown, and the rules stay silent on it.
 
 The division between the rules: an output whose last computation is a softmax is
 MP101's; every other 16-bit output is MP102's. A shape-only op after a softmax
@@ -22,9 +24,10 @@ from mplint.analysis.layers import (
     ABSENT, built_under_float32_policy, computes_in_float32, computes_under_policy,
     is_softmax_layer, layer_dtype, sixteen_bit_name,
 )
+from mplint.analysis.custom_layers import CustomLayer, CustomLayers, custom_layer_fix, float32_dtype
 from mplint.analysis.models import SOFTMAX_FUNCTIONS, LayerCall, ModelOutput, ModelOutputs, OpCall
 from mplint.rule.check import Analysis, Context, Fix
-from mplint.rule.edits import cast, quote_of, string, with_keyword
+from mplint.rule.edits import cast, string
 from mplint.semantic.facts import PolicyState
 
 #: ops whose result has the dtype of their input and only moves values around
@@ -57,6 +60,8 @@ class SixteenBitOutput:
     softmax: bool
     #: ABSENT when the dtype comes from the mixed policy, else the explicit 16-bit dtype
     dtype: str
+    #: set when the producer is a Lambda or a custom layer class of the file
+    custom: Optional[CustomLayer] = None
 
     @property
     def node(self) -> cst.Call:
@@ -69,7 +74,7 @@ class SixteenBitOutput:
 class OutputPrecision(Analysis):
     """Judges every model output once, for both output rules."""
 
-    requires = (ModelOutputs,)
+    requires = (ModelOutputs, CustomLayers)
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
@@ -88,7 +93,10 @@ class OutputPrecision(Analysis):
                 judged = self._judge(output.producer, policy, models, 0)
                 if judged is None:
                     continue
-                found = SixteenBitOutput(output, judged[0], judged[1], judged[2])
+                found = SixteenBitOutput(output, judged[0], judged[1], judged[2], self._custom(judged[0]))
+                if found.custom is not None and output.style == "functional" \
+                        and not self.ctx.get(CustomLayers).input_is_float(output):
+                    continue  # an integer input stays integer: Keras autocasts only floats
                 if id(found.node) in seen:
                     continue
                 seen.add(id(found.node))
@@ -101,13 +109,17 @@ class OutputPrecision(Analysis):
         if depth > _MAX_DEPTH:
             return None
         if isinstance(producer, LayerCall):
-            if not computes_under_policy(producer) or computes_in_float32(producer, self.ctx) is not False:
-                return None  # float32 in any spelling, unreadable dtype, or not a policy layer
+            custom = self._custom(producer)
+            if not computes_under_policy(producer) and custom is None:
+                return None  # a lookup layer, or a Lambda/custom layer whose output is not known 16-bit
+            if computes_in_float32(producer, self.ctx) is not False:
+                return None  # float32 in any spelling, or an unreadable dtype
             dtype = layer_dtype(producer, self.ctx)
             if dtype == ABSENT and (policy is None or built_under_float32_policy(producer, self.ctx)
                                     or self.ctx.facts.mixed_policy(producer.location.scope) is None):
                 return None  # no policy, float32 where it is built, or another test's policy
-            return producer, is_softmax_layer(producer, self.ctx), dtype
+            softmax = custom.softmax if custom is not None else is_softmax_layer(producer, self.ctx)
+            return producer, softmax, dtype
         if not isinstance(producer, OpCall):
             return None
         function = producer.function
@@ -123,7 +135,25 @@ class OutputPrecision(Analysis):
             return inner  # reshaping probabilities: the softmax is still the output
         return producer, False, inner[2]
 
+    def _custom(self, producer: object) -> Optional[CustomLayer]:
+        """The Lambda or custom layer class behind a layer call, when judged 16-bit."""
+        if not isinstance(producer, LayerCall) or computes_under_policy(producer):
+            return None
+        return self.ctx.get(CustomLayers).judge(producer)
+
     # -- wording and fixes shared by the rules ---------------------------------------
+    @staticmethod
+    def layer_advice(found: SixteenBitOutput) -> str:
+        """What to do about a 16-bit output layer, in a finding's words."""
+        custom = found.custom
+        if custom is None:
+            return "give the output layer dtype='float32'"
+        if custom.name == "Lambda":
+            what = "the Lambda computes in it (Keras autocasts its inputs)"
+        else:
+            what = f"the custom layer `{custom.name}` computes in it (Keras autocasts its inputs and weights)"
+        return f"{what}; give it dtype='float32' or end the model with a float32 Activation('linear')"
+
     def compute_name(self, found: SixteenBitOutput) -> str:
         """"float16" / "bfloat16" plus the run-time policy note where it applies."""
         if found.dtype != ABSENT:
@@ -166,11 +196,15 @@ class OutputPrecision(Analysis):
 
 def float32_keyword_fix(call: cst.Call, ctx: Context) -> cst.Call:
     """The layer constructor with ``dtype='float32'`` (quotes as the call has them)."""
-    return with_keyword(call, "dtype", string("float32", quote_of(call, ctx.text)))
+    return float32_dtype(call, ctx)
 
 
-def output_layer_fix(found: SixteenBitOutput, ctx: Context) -> Fix:
+def output_layer_fix(found: SixteenBitOutput, ctx: Context) -> Optional[Fix]:
     """``dtype='float32'`` on the output layer: safe when the layer followed the
-    policy, unsafe when it replaces a 16-bit dtype the code spelled out."""
+    policy, unsafe when it replaces a 16-bit dtype the code spelled out. A Lambda or
+    custom layer gets :func:`custom_layer_fix`."""
+    if found.custom is not None and found.dtype == ABSENT:
+        assert isinstance(found.producer, LayerCall)
+        return custom_layer_fix(found.custom, found.producer, found.output, ctx)
     call = found.producer.constructor  # type: ignore[attr-defined]
     return Fix({call: float32_keyword_fix(call, ctx)}, safety="safe" if found.dtype == ABSENT else "unsafe")

@@ -24,8 +24,8 @@ class Float16FinalSoftmax(Check):
                 call = found.producer.constructor
                 self.report(
                     call,
-                    f"final softmax computed in {compute}; give the output layer "
-                    f"dtype='float32' so the model's probabilities are float32",
+                    f"final softmax computed in {compute}; {precision.layer_advice(found)} "
+                    f"so the model's probabilities are float32",
                     output_layer_fix(found, self.ctx),
                 )
                 continue

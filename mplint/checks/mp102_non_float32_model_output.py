@@ -72,8 +72,8 @@ class NonFloat32ModelOutput(Check):
                 call = found.producer.constructor
                 self.report(
                     call,
-                    f"model output computed in {compute}; give the output layer "
-                    f"dtype='float32' so the model's outputs (and the loss) are float32",
+                    f"model output computed in {compute}; {precision.layer_advice(found)} "
+                    f"so the model's outputs (and the loss) are float32",
                     output_layer_fix(found, self.ctx),
                 )
                 continue

@@ -1,0 +1,332 @@
+"""What a ``Lambda`` or a custom layer class of the file computes its output in.
+
+Under a mixed policy Keras autocasts the floating inputs of every layer, Lambdas and
+custom layers included, and their weights read as 16-bit inside ``call`` (checked in
+Keras 3.15 and tf_keras 2.21: ``Lambda(lambda t: t * 2.0)`` and a weightless
+``call`` returning ``x * 2.0`` both output float16). What the function or ``call``
+returns is judged by :class:`TensorKinds`, the dtype inference the numeric rules
+use: 16-bit when every ``return`` is (a tied-embedding ``matmul`` of the autocast
+input), float32 after a final ``tf.cast(..., tf.float32)``, and unknown otherwise.
+Only unknown-free answers count; a function or class defined elsewhere is unknown.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from mplint.analysis.compute_regions import ComputeRegions, LayerClass
+from mplint.analysis.layers import computes_under_policy
+from mplint.analysis.models import SOFTMAX_FUNCTIONS, LayerCall, ModelOutput, ModelOutputs, OpCall, argument
+from mplint.analysis.tensor_kinds import LOW, TensorKinds, Where
+from mplint.core.walker import child_nodes
+from mplint.rule.check import Analysis, Context, Fix
+from mplint.rule.edits import quote_of, spell, string, with_keyword
+from mplint.semantic.scopes import Binding, Location, Scope
+
+LAMBDA_LAYERS = frozenset({"keras.layers.Lambda"})
+#: API functions that return their input's dtype, when handed to a Lambda directly
+_PRESERVING_FUNCTIONS = SOFTMAX_FUNCTIONS | frozenset({
+    "tensorflow.nn.sigmoid", "tensorflow.math.sigmoid", "tensorflow.sigmoid", "tensorflow.nn.tanh",
+    "tensorflow.math.tanh", "tensorflow.tanh", "tensorflow.nn.relu", "tensorflow.identity",
+    "tensorflow.nn.log_softmax", "tensorflow.math.log_softmax", "keras.ops.sigmoid", "keras.ops.tanh",
+    "keras.ops.log_softmax", "keras.activations.sigmoid", "keras.activations.tanh",
+})
+#: calls in a class body that create weights (whose compute dtype a float32 policy changes)
+_WEIGHT_METHODS = frozenset({"add_weight", "add_variable"})
+_VARIABLES = frozenset({"tensorflow.Variable", "keras.Variable"})
+_INPUTS = frozenset({"keras.Input"})
+_FLOAT_DTYPES = frozenset({"float16", "float32", "float64", "bfloat16", "half", "float"})
+_MAX_DEPTH = 8
+
+
+@dataclass(frozen=True)
+class CustomLayer:
+    """A Lambda or custom layer whose output is certainly 16-bit."""
+
+    name: str  # "Lambda" or the class name, for messages
+    softmax: bool
+    #: the constructor takes ``dtype=`` (a Lambda, or a class passing ``**kwargs`` on)
+    accepts_dtype: bool
+    #: the class makes weights or sublayers: a float32 dtype changes how they compute
+    has_weights: bool
+
+
+class CustomLayers(Analysis):
+    """Records where each function returns (with its block path); judges layers on demand."""
+
+    requires = (TensorKinds, ModelOutputs)
+
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
+        self._returns: Dict[int, List[Tuple[cst.BaseExpression, Where]]] = {}
+        self._lambdas: Dict[int, Where] = {}
+        self._judged: Dict[int, Optional[CustomLayer]] = {}
+        #: where each call is made, to follow a layer application's input
+        self._calls: Dict[int, Location] = {}
+
+    @property
+    def kinds(self) -> TensorKinds:
+        return self.ctx.get(TensorKinds)
+
+    def visit_Return(self, node: cst.Return) -> None:
+        where = self.kinds.here()
+        if node.value is not None and isinstance(where.loc.scope.node, cst.FunctionDef):
+            self._returns.setdefault(id(where.loc.scope.node), []).append((node.value, where))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self._calls[id(node)] = self.ctx.scopes.location()
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self._lambdas[id(node)] = self.kinds.here()  # the scope tracker has entered the lambda
+
+    # -- queries ----------------------------------------------------------------------
+    def judge(self, layer: LayerCall) -> Optional[CustomLayer]:
+        """The layer, when it is a Lambda or custom layer of this file computing a
+        16-bit output under the policy; None when anything about it is unknown."""
+        key = id(layer.constructor)
+        if key not in self._judged:
+            self._judged[key] = self._judge(layer)
+        return self._judged[key]
+
+    def _judge(self, layer: LayerCall) -> Optional[CustomLayer]:
+        if layer.layer_class & LAMBDA_LAYERS:
+            return self._lambda(layer)
+        if layer.layer_class:
+            return None  # a Keras layer: not ours
+        func = layer.constructor.func
+        if not isinstance(func, cst.Name):
+            return None
+        binding = layer.location.lookup(func.value)
+        if binding is None or binding.kind != "class" or not isinstance(binding.node, cst.ClassDef):
+            return None
+        regions = self.ctx.get(ComputeRegions)
+        cls = regions.layer_class(binding.node)
+        if cls is None or not cls.sixteen_bit or _is_model(cls):
+            return None
+        chain = self._chain(cls, regions)
+        if chain is None:
+            return None
+        call = _method(chain, "call")
+        if call is None:
+            return None
+        softmax = self._returns_low(call)
+        if softmax is None:
+            return None
+        return CustomLayer(cls.node.name.value, softmax, _accepts_dtype(chain), self._has_weights(chain))
+
+    def _lambda(self, layer: LayerCall) -> Optional[CustomLayer]:
+        fn = argument(layer.constructor, 0, "function")
+        if fn is None:
+            return None
+        if isinstance(fn, cst.Lambda):
+            where = self._lambdas.get(id(fn))
+            if where is None:
+                return None
+            softmax = self._low(fn.body, where)
+        elif isinstance(fn, (cst.Name, cst.Attribute)) and self.ctx.names.resolve(fn) & _PRESERVING_FUNCTIONS:
+            softmax = bool(self.ctx.names.resolve(fn) & SOFTMAX_FUNCTIONS)  # Lambda(tf.nn.softmax)
+        elif isinstance(fn, cst.Name):
+            found = layer.location.lookup(fn.value)
+            if found is None or found.kind != "def" or not isinstance(found.node, cst.FunctionDef):
+                return None
+            softmax = self._returns_low(found.node)
+        else:
+            return None
+        if softmax is None:
+            return None
+        return CustomLayer("Lambda", softmax, True, False)
+
+    def _returns_low(self, function: cst.FunctionDef) -> Optional[bool]:
+        """Whether the function's returns are softmaxes, when all of them are 16-bit (else None)."""
+        returns = self._returns.get(id(function), [])
+        if not returns:
+            return None
+        verdicts = [self._low(value, where) for value, where in returns]
+        if any(v is None for v in verdicts):
+            return None
+        return all(verdicts)
+
+    def _low(self, expr: cst.BaseExpression, where: Where) -> Optional[bool]:
+        """None unless ``expr`` is 16-bit; then whether a softmax computes it."""
+        if self.kinds.kind(expr, where) != LOW:
+            return None
+        return self._softmax(expr, where, 0)
+
+    def _softmax(self, expr: cst.BaseExpression, where: Where, depth: int) -> bool:
+        if depth > _MAX_DEPTH:
+            return False
+        if isinstance(expr, cst.Call):
+            return bool(self.ctx.names.resolve(expr.func) & SOFTMAX_FUNCTIONS)
+        if isinstance(expr, cst.Name):
+            candidates = self.kinds.candidates(expr, where)
+            if len(candidates) != 1 or candidates[0].value is None:
+                return False
+            inner = self.kinds.binding_where(candidates[0])
+            return inner is not None and self._softmax(candidates[0].value, inner, depth + 1)
+        return False
+
+    def input_is_float(self, output: ModelOutput) -> Optional[bool]:
+        """Whether the tensor a functional output's layer is applied to is a float tensor
+        (Keras autocasts only floating inputs): None when that is not known."""
+        expr = output.expression
+        if output.style != "functional" or not isinstance(expr, cst.Call) or not expr.args \
+                or expr.args[0].keyword is not None or expr.args[0].star:
+            return None
+        where = self._calls.get(id(expr))
+        if where is None:
+            return None
+        producer = self.ctx.get(ModelOutputs).producer(expr.args[0].value, where)
+        if isinstance(producer, LayerCall):
+            return True if computes_under_policy(producer) or self.judge(producer) is not None else None
+        if isinstance(producer, OpCall) and producer.function & _INPUTS:
+            dtype = argument(producer.call, -1, "dtype")
+            if dtype is None:
+                return True  # floatx()
+            found = self.ctx.values.values(dtype, producer.location)
+            if found is None or len(found) != 1:
+                return None
+            return next(iter(found)) in _FLOAT_DTYPES
+        return None
+
+    # -- the class and its local bases ----------------------------------------------------
+    def _chain(self, cls: LayerClass, regions: ComputeRegions) -> Optional[List[Scope]]:
+        """The class scope and those of its local base classes, nearest first; None
+        when a base is neither a local layer class nor a Keras layer/model API."""
+        chain: List[Scope] = []
+        current: Optional[LayerClass] = cls
+        seen: Set[int] = set()
+        while current is not None and id(current.node) not in seen and len(chain) < _MAX_DEPTH:
+            seen.add(id(current.node))
+            chain.append(current.scope)
+            local = [expr for expr, names in current.bases if not names]
+            if len(current.bases) != 1 or len(local) > 1:
+                return None  # several bases: which __init__/call runs is not followed
+            if not local:
+                return chain  # a Keras base
+            expr = local[0]
+            binding = _class_binding(expr, current.scope)
+            parent = regions.layer_class(binding.node) if binding is not None else None
+            if parent is None or not parent.sixteen_bit:
+                return None
+            current = parent
+        return None
+
+    def _has_weights(self, chain: List[Scope]) -> bool:
+        for scope in chain:
+            for node in _walk(scope.node):
+                if not isinstance(node, cst.Call):
+                    continue
+                func = node.func
+                if isinstance(func, cst.Attribute) and func.attr.value in _WEIGHT_METHODS:
+                    return True
+                names = self.ctx.names.resolve(func)
+                if names & _VARIABLES or any(n.startswith("keras.layers.") for n in names):
+                    return True
+        return False
+
+
+def _is_model(cls: LayerClass) -> bool:
+    return any(names & {"keras.Model", "keras.Sequential"} for _, names in cls.bases)
+
+
+def _class_binding(expr: cst.BaseExpression, scope: Scope) -> Optional[Binding]:
+    if not isinstance(expr, cst.Name) or scope.parent is None:
+        return None
+    binding = scope.parent.lookup(expr.value, None)
+    if binding is None or binding.kind != "class":
+        return None
+    return binding
+
+
+def _method(chain: List[Scope], name: str) -> Optional[cst.FunctionDef]:
+    for scope in chain:
+        found = scope.bindings.get(name)
+        if found:
+            node = found[-1].node
+            return node if found[-1].kind == "def" and isinstance(node, cst.FunctionDef) else None
+    return None
+
+
+def _accepts_dtype(chain: List[Scope]) -> bool:
+    """The constructor takes ``dtype=``: no ``__init__`` of its own up to the Keras base,
+    or the nearest one passes its ``**kwargs`` on to ``super().__init__``."""
+    init = _method(chain, "__init__")
+    if init is None:
+        return True
+    star = init.params.star_kwarg
+    if star is None:
+        return False
+    kwargs = star.name.value
+    for node in _walk(init.body):
+        if (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+                and node.func.attr.value == "__init__" and isinstance(node.func.value, cst.Call)
+                and isinstance(node.func.value.func, cst.Name) and node.func.value.func.value == "super"):
+            return any(a.star == "**" and isinstance(a.value, cst.Name) and a.value.value == kwargs
+                       for a in node.args)
+    return False
+
+
+def _walk(root: cst.CSTNode) -> List[cst.CSTNode]:
+    out: List[cst.CSTNode] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        stack.extend(child_nodes(node))
+    return out
+
+
+# -- the fix ------------------------------------------------------------------------------
+_KERAS_PACKAGES = ("keras", "tensorflow.keras", "tf_keras")
+
+
+def custom_layer_fix(custom: CustomLayer, layer: LayerCall, output: ModelOutput, ctx: Context) -> Optional[Fix]:
+    """``dtype='float32'`` where the layer is made (safe for a Lambda or a weightless
+    class), else a float32 ``Activation('linear')`` after the output of a functional
+    model (safe: the layer keeps computing as before, its output is cast; never for a
+    softmax, which would still be computed in 16 bits), else the dtype on a class
+    with weights (unsafe: they would compute in float32)."""
+    if custom.accepts_dtype and not custom.has_weights:
+        return Fix({layer.constructor: float32_dtype(layer.constructor, ctx)}, safety="safe")
+    appended = None if custom.softmax else _float32_activation(output, ctx)
+    if appended is not None:
+        return appended
+    if custom.accepts_dtype:
+        return Fix({layer.constructor: float32_dtype(layer.constructor, ctx)}, safety="unsafe")
+    return None
+
+
+def float32_dtype(call: cst.Call, ctx: Context) -> cst.Call:
+    """The constructor with ``dtype='float32'`` (quotes as the call has them)."""
+    return with_keyword(call, "dtype", string("float32", quote_of(call, ctx.text)))
+
+
+def _float32_activation(output: ModelOutput, ctx: Context) -> Optional[Fix]:
+    """``Activation("linear", dtype="float32")(<output>)`` in a functional model."""
+    model = output.model_call
+    if output.style != "functional" or not isinstance(model, cst.Call) or not isinstance(output.expression, cst.Call):
+        return None
+    qualified = ctx.names.qualified(model.func)
+    if len(qualified) != 1:
+        return None
+    (name,) = qualified
+    package = next((p for p in _KERAS_PACKAGES if name in (f"{p}.Model", f"{p}.models.Model")), None)
+    if package is None:
+        return None
+    spelled = spell(f"{package}.layers.Activation", ctx.names)
+    if spelled is None:
+        return None
+    activation, imports = spelled
+    quote = quote_of(output.expression, ctx.text)
+    wrapped = cst.Call(
+        func=cst.Call(func=activation, args=[
+            cst.Arg(string("linear", quote), comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+            cst.Arg(string("float32", quote), keyword=cst.Name("dtype"),
+                    equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))),
+        ]),
+        args=[cst.Arg(output.expression)],
+    )
+    return Fix({output.expression: wrapped}, safety="safe", imports=imports)
