@@ -13,22 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from mplint.runtime.report import Report, RuntimeFinding
-
-INSTALL_HINT = 'the runtime checker needs TensorFlow: pip install "mplint[runtime]"'
-
-
-class MissingTensorFlow(ImportError):
-    def __init__(self) -> None:
-        super().__init__(INSTALL_HINT)
-
-
-def require_tensorflow() -> None:
-    """Import TensorFlow, or raise MissingTensorFlow with the install hint."""
-    try:
-        import tensorflow  # type: ignore[import-untyped]  # noqa: F401
-    except ImportError as exc:
-        raise MissingTensorFlow() from exc
-
+from mplint.runtime.requirements import INSTALL_HINT, MissingTensorFlow, require_tensorflow
 
 def check_model(factory_or_model: Any, policy: Any = None, **kwargs: Any) -> Report:
     """Build and run the model under ``policy``; keywords: input_shape, input_dtype,

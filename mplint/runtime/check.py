@@ -17,6 +17,10 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from mplint.runtime import hardware as hw
 from mplint.runtime import keras_env, probe, rules
+from mplint.runtime.rebuild import CheckError, is_keras_model
+from mplint.runtime.rebuild import build as _build
+from mplint.runtime.rebuild import config_clone as _config_clone
+from mplint.runtime.rebuild import explicit_float32_known, layer_policies
 from mplint.runtime.report import Report, RuntimeFinding
 
 Factory = Callable[[], Any]
@@ -25,15 +29,6 @@ BOTH = (hw.MIXED_FLOAT16, hw.MIXED_BFLOAT16)
 TRAIN_BATCH = 2  # the smallest batch that still has batch statistics
 _first_line = probe.first_line
 dtype_mismatch = probe.dtype_mismatch
-
-
-class CheckError(Exception):
-    """The model could not be built or run (one line for the user, exit 2)."""
-
-
-def is_keras_model(obj: Any) -> bool:
-    names = probe.class_names(obj)
-    return "Layer" in names and ("Model" in names or "Functional" in names)
 
 
 def _normalize_shapes(input_shape: Any) -> Optional[List[Tuple[int, ...]]]:
@@ -144,7 +139,7 @@ def check_model(factory_or_model: Union[Factory, Any], policy: Optional[str] = N
     try:
         keras_env.tf_module()
     except ImportError as exc:
-        from mplint.runtime import MissingTensorFlow
+        from mplint.runtime.requirements import MissingTensorFlow
 
         raise MissingTensorFlow() from exc
     if time_budget is not None and time_budget <= 0:
@@ -261,8 +256,8 @@ def _check_policy(ctx: _Context, policy: str) -> PolicyRun:
             run.notes.append(f"the model was built without the {policy} policy (it computes in "
                              f"{_instance_policy(model)}): checked a copy rebuilt under {policy} from "
                              f"its config, with its weights")
-            unknown_heads = not _explicit_float32_known(model) and \
-                not any(n.startswith("mixed_") for n in _layer_policies(model))
+            unknown_heads = not explicit_float32_known(model) and \
+                not any(n.startswith("mixed_") for n in layer_policies(model))
             model, rebuilt = clone, True
         if model is not None:
             specs, batch, x = _inputs(run, model, opts)
@@ -532,16 +527,6 @@ def _batch_of(inputs: Any) -> int:
     return int(tf.nest.flatten(inputs)[0].shape[0])
 
 
-def _build(factory: Factory) -> Any:
-    with warnings.catch_warnings(), keras_env.watch_library_models():
-        # numpy's "overflow encountered in cast" while tracing is what MP501 reports.
-        warnings.simplefilter("ignore", RuntimeWarning)
-        model = factory()
-    if not is_keras_model(model):
-        raise CheckError(f"the factory returned {type(model).__name__}, not a Keras model")
-    return model
-
-
 def _run(model: Any, x: Any) -> probe.ForwardResult:
     try:
         return probe.forward(model, x)
@@ -640,86 +625,6 @@ def _lambda_clash(model: Any, policy: str) -> Optional[Tuple[Any, BaseException]
             if dtype_mismatch(exc):
                 return layer, exc
     return None
-
-
-def _config_clone(model: Any, policy: str) -> Any:
-    """The model rebuilt from its config with every mixed policy (and, for a model built
-    entirely in float32, every float32 one) replaced by ``policy``; no weights."""
-    if probe.model_kind(model) == "subclassed":
-        return None
-    mixed = any(n.startswith("mixed_") for n in _layer_policies(model))
-    convert = not mixed and policy != "float32"
-    keep = _explicit_float32(model) if convert else frozenset()
-    config = _policy_config(model.get_config(), policy, convert, keep)
-    # The model's own classes, so that unregistered custom layers deserialize too.
-    custom = {type(layer).__name__: type(layer) for layer in probe.sublayers(model)}
-    with keras_env.policy_scope(policy):
-        return type(model).from_config(config, custom_objects=custom)
-
-
-def _explicit_float32_known(model: Any) -> bool:
-    """Can the layers given dtype='float32' on purpose be told apart (see below)?"""
-    layers = [l for l in probe.sublayers(model)
-              if getattr(getattr(l, "dtype_policy", None), "name", None) == "float32"]
-    counts = Counter(id(l.dtype_policy) for l in layers)
-    return bool(counts) and counts.most_common(1)[0][1] >= 2
-
-
-def _explicit_float32(model: Any) -> frozenset:
-    """Names of layers given dtype='float32' on purpose in a model built in float32.
-
-    A Keras 3 layer built without a dtype shares the global policy object; one given a
-    dtype has its own. A loaded model's layers all have their own: none is told apart."""
-    layers = [l for l in probe.sublayers(model)
-              if getattr(getattr(l, "dtype_policy", None), "name", None) == "float32"]
-    counts = Counter(id(l.dtype_policy) for l in layers)
-    if not counts:
-        return frozenset()
-    shared, n = counts.most_common(1)[0]
-    if n < 2:
-        return frozenset()
-    return frozenset(l.name for l in layers if id(l.dtype_policy) != shared)
-
-
-def _layer_policies(model: Any) -> List[str]:
-    return [str(getattr(getattr(l, "dtype_policy", None), "name", "")) for l in probe.sublayers(model)]
-
-
-_POLICY_CLASSES = ("DTypePolicy", "FloatDTypePolicy", "Policy")
-_SIXTEEN = ("float16", "bfloat16", "mixed_float16", "mixed_bfloat16")
-
-
-def _policy_config(value: Any, policy: str, convert_float32: bool = False,
-                   keep: frozenset = frozenset(), in_input: bool = False) -> Any:
-    """A model config with the layers' dtype policies replaced by ``policy``: the mixed ones
-    (and float32 ones when ``convert_float32``, except the layers named in ``keep``); pure
-    float16/bfloat16 layers (MP404) and input dtypes stay."""
-    targets = {"mixed_float16", "mixed_bfloat16"} | ({"float32"} if convert_float32 else set())
-    if policy == "float32":
-        targets = set(_SIXTEEN)
-    if isinstance(value, dict):
-        if value.get("class_name") in _POLICY_CLASSES and isinstance(value.get("config"), dict):
-            name = value["config"].get("name")
-            return {**value, "config": {**value["config"], "name": policy}} if name in targets else value
-        inner = value.get("config")
-        if keep and isinstance(inner, dict) and inner.get("name") in keep and "class_name" in value:
-            return value
-        is_input = value.get("class_name") == "InputLayer"
-        out = {}
-        for key, item in value.items():
-            if key == "dtype" and isinstance(item, str) and not in_input and item in targets:
-                out[key] = policy
-            else:
-                out[key] = _policy_config(item, policy, convert_float32, keep, in_input or is_input)
-        return out
-    if isinstance(value, list):
-        return [_policy_config(v, policy, convert_float32, keep, in_input) for v in value]
-    return value
-
-
-def _float32_config(value: Any) -> Any:
-    """Every 16-bit dtype policy in a model config replaced by float32."""
-    return _policy_config(value, "float32")
 
 
 def _model_summary(model: Any, specs: Sequence[Tuple[Tuple[int, ...], str]], batch: int) -> dict:

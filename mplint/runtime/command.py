@@ -229,7 +229,7 @@ def _target_folder(target: str) -> Path:
 
 def _run(args: argparse.Namespace, progress: Any, select: Optional[List[str]], ignore: List[str],
          alignment: int, vocabulary_threshold: Optional[int]) -> int:
-    from mplint.runtime import INSTALL_HINT, MissingTensorFlow, require_tensorflow
+    from mplint.runtime.requirements import INSTALL_HINT, MissingTensorFlow, require_tensorflow
 
     progress("importing TensorFlow")
     try:

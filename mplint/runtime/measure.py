@@ -59,7 +59,8 @@ def verdict(speedup: float) -> str:
 
 def _models(context: Any, runs: Sequence[Any]) -> Tuple[Dict[str, Any], Any, List[str]]:
     """float32 and each mixed policy's model, with the same weights, and the inputs."""
-    from mplint.runtime.check import _build, _config_clone
+    from mplint.runtime.rebuild import build as _build
+    from mplint.runtime.rebuild import config_clone as _config_clone
 
     notes: List[str] = []
     first = next((r for r in runs if r.model is not None), None)
