@@ -306,3 +306,124 @@ def test_inner_gradient_scaled_by_hand_is_silent():
     scaled = PENALTY.replace("y = critic(x)", "y = critic(x) * loss_scale").replace(
         "inner.gradient(y, x)", "inner.gradient(y, x) / loss_scale")
     assert fired(scaled, "MP209") == []
+
+
+# -- MP101/MP102 through Lambda and custom layers ----------------------------------------
+def test_custom_layer_outputs_need_a_class_of_this_file_and_a_readable_call():
+    code = """
+        import keras
+
+        keras.mixed_precision.set_global_policy("mixed_float16")
+
+
+        class Base(keras.layers.Layer):
+            def __init__(self, scale, **kwargs):
+                super().__init__(**kwargs)
+                self.scale = scale
+
+
+        class Scaled(Base):
+            def call(self, x):
+                y = x * self.scale
+                return y
+
+
+        class Opaque(Base):
+            def call(self, x):
+                return some_library.transform(x)
+
+
+        inputs = keras.Input(shape=(8,))
+        hidden = keras.layers.Dense(8)(inputs)
+        scaled = keras.Model(inputs, Scaled(2.0)(hidden))
+        opaque = keras.Model(inputs, Opaque(2.0)(hidden))
+        unknown_input = keras.Model(inputs, Scaled(2.0)(some_library.features(inputs)))
+    """
+    assert fired(code, "MP101", "MP102") == [(_line_of(code, "scaled = "), "MP102")]
+    out = fix(code, "MP102", unsafe=False)
+    assert "scaled = keras.Model(inputs, Scaled(2.0, dtype=\"float32\")(hidden))" in out
+
+
+def test_custom_layer_without_kwargs_in_a_sequential_model_is_reported_without_a_fix():
+    code = """
+        import tensorflow as tf
+
+        tf.keras.mixed_precision.set_global_policy("mixed_float16")
+
+
+        class Shift(tf.keras.layers.Layer):
+            def __init__(self, shift):
+                super().__init__()
+                self.shift = shift
+
+            def call(self, x):
+                return x + self.shift
+
+
+        model = tf.keras.Sequential([tf.keras.layers.Dense(8), Shift(1.0)])
+    """
+    assert fired(code, "MP102", keras_version=2) == [(_line_of(code, "Shift(1.0)"), "MP102")]
+    assert fix(code, "MP102", keras_version=2) == textwrap.dedent(code)
+
+
+RUNNABLE_HEADS = '''\
+import keras
+import tensorflow as tf
+
+keras.mixed_precision.set_global_policy("mixed_float16")
+
+
+class TiedLogits(keras.layers.Layer):
+    def __init__(self, embedding, **kwargs):
+        super().__init__(**kwargs)
+        self.embedding = embedding
+
+    def call(self, x):
+        return tf.matmul(x, self.embedding.embeddings, transpose_b=True)
+
+
+class Regression(keras.layers.Layer):
+    def build(self, input_shape):
+        self.kernel = self.add_weight(shape=(input_shape[-1], 1))
+
+    def call(self, x):
+        return tf.matmul(x, self.kernel) * 0.5
+
+
+def build():
+    tokens = keras.Input(shape=(4,), dtype="int32")
+    embedding = keras.layers.Embedding(64, 16)
+    x = keras.layers.Dense(16, activation="relu")(embedding(tokens))
+    logits = TiedLogits(embedding)(x)
+    value = Regression()(x)
+    probabilities = keras.layers.Lambda(lambda t: tf.nn.softmax(t))(logits)
+    return keras.Model(tokens, [logits, value, probabilities])
+'''
+
+
+def test_mp101_mp102_custom_layer_fixes_run_and_give_float32_outputs(keras3, tmp_path):
+    tf, keras = keras3
+    import numpy as np
+
+    linter = make_linter(select=["MP101", "MP102"], keras_version=3)
+    fixed = fix_text(RUNNABLE_HEADS, path="heads.py", unsafe=False, linter=linter)
+    assert 'TiedLogits(embedding, dtype="float32")(x)' in fixed
+    assert 'keras.layers.Activation("linear", dtype="float32")(Regression()(x))' in fixed
+    assert 'keras.layers.Lambda(lambda t: tf.nn.softmax(t), dtype="float32")(logits)' in fixed
+    path = tmp_path / "fixed_heads.py"
+    path.write_text(fixed, encoding="utf-8")
+    tokens = np.arange(8, dtype="int32").reshape(2, 4)
+
+    before = _import_text(RUNNABLE_HEADS, tmp_path / "heads.py")["build"]()
+    assert [o.dtype.name for o in before(tokens)] == ["float16"] * 3  # what the rules reported
+    model = _import(path, "fixed_heads")["build"]()
+    model.set_weights(before.get_weights())
+    outputs = model(tokens)
+    assert [o.dtype.name for o in outputs] == ["float32"] * 3
+    for got, old in zip(outputs, before(tokens)):
+        np.testing.assert_allclose(got.numpy(), old.numpy().astype("float32"), rtol=2e-2, atol=2e-2)
+
+
+def _import_text(text: str, path: Path):
+    path.write_text(text, encoding="utf-8")
+    return _import(path, path.stem)
