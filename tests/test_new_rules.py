@@ -167,6 +167,7 @@ def keras3():
     keras.backend.clear_session()
 
 
+@pytest.mark.slow  # runs TensorFlow
 def test_mp208_keras3_fix_clips_the_update_like_float32(keras3, tmp_path):
     tf, keras = keras3
     import numpy as np
@@ -220,6 +221,7 @@ def keras2():
     tf_keras.backend.clear_session()
 
 
+@pytest.mark.slow  # runs TensorFlow
 def test_mp208_keras2_fix_clips_the_update_like_float32(keras2, tmp_path):
     tf, tf_keras = keras2
     import numpy as np
@@ -401,6 +403,7 @@ def build():
 '''
 
 
+@pytest.mark.slow  # runs TensorFlow
 def test_mp101_mp102_custom_layer_fixes_run_and_give_float32_outputs(keras3, tmp_path):
     tf, keras = keras3
     import numpy as np
