@@ -1,16 +1,20 @@
 """Fixtures, and the split between fast and slow tests.
 
 ``python -m pytest`` runs the fast tests, well under a minute on two cores. Tests
-marked ``slow`` (a real pre-commit environment, TensorFlow, large files, a
+marked ``slow`` (a real pre-commit environment, TensorFlow, the fork pool, a
 terminal) are left out unless ``--run-slow`` is given, which CI passes; ``-m slow
 --run-slow`` runs only them. The runtime checker's test files
-(``tests/test_runtime*.py``) are slow as a whole: each imports TensorFlow.
+(``tests/test_runtime*.py``) are slow as a whole, and without ``--run-slow`` are
+not even imported: each imports TensorFlow, which costs seconds and would make
+every garbage collection in the test process (one per in-process ``mplint`` run)
+walk TensorFlow's objects too.
 """
 
 from __future__ import annotations
 
 from fnmatch import fnmatch
-from typing import List
+from pathlib import Path
+from typing import List, Optional
 
 import pytest
 
@@ -19,6 +23,7 @@ from helpers import ROOT, run_cli  # noqa: F401 (re-exported for test files that
 #: test files that are slow as a whole, by name
 SLOW_FILES = ("test_runtime*.py",)
 _DESELECTED = pytest.StashKey[int]()
+_NOT_COLLECTED = pytest.StashKey[List[str]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -26,10 +31,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      help="also run the tests marked slow (TensorFlow, pre-commit, large files); CI does")
 
 
+def _slow_file(path: Path) -> bool:
+    return any(fnmatch(path.name, pattern) for pattern in SLOW_FILES)
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> Optional[bool]:
+    if config.getoption("--run-slow") or not _slow_file(collection_path):
+        return None
+    config.stash.setdefault(_NOT_COLLECTED, []).append(collection_path.name)
+    return True
+
+
 @pytest.hookimpl(tryfirst=True)  # before -m reads the marks
 def pytest_collection_modifyitems(config: pytest.Config, items: List[pytest.Item]) -> None:
     for item in items:
-        if any(fnmatch(item.path.name, pattern) for pattern in SLOW_FILES):
+        if _slow_file(item.path):
             item.add_marker(pytest.mark.slow)
     if config.getoption("--run-slow"):
         return
@@ -42,8 +58,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: List[pytest.Item
 
 def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:  # type: ignore[no-untyped-def]
     left_out = config.stash.get(_DESELECTED, 0)
-    if left_out:
-        terminalreporter.write_line(f"{left_out} slow tests left out; --run-slow runs them (CI does).")
+    files = config.stash.get(_NOT_COLLECTED, [])
+    if left_out or files:
+        terminalreporter.write_line(
+            f"Slow tests left out ({left_out} deselected, {len(files)} files of {', '.join(SLOW_FILES)} "
+            "not collected); --run-slow runs them, as CI does.")
 
 
 @pytest.fixture
