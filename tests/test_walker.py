@@ -5,6 +5,7 @@ scalar fields, skipped unhandled leaves, memoised type tests) must agree with.
 """
 
 import dataclasses
+import functools
 from pathlib import Path
 
 import libcst as cst
@@ -32,6 +33,16 @@ def _reference(node, out, ancestors):
 
 
 def _recorder(types):
+    recorder = _recorder_class(frozenset(types))()
+    recorder.events = []
+    return recorder
+
+
+@functools.lru_cache(maxsize=None)
+def _recorder_class(types):
+    """One class per set of types: the walker keeps what it learns of a visitor
+    class for good, so a class made per test would pile up."""
+
     class Recorder:
         events = []
 
@@ -43,9 +54,7 @@ def _recorder(types):
     for name in types:
         setattr(Recorder, f"visit_{name}", make("visit", name))
         setattr(Recorder, f"leave_{name}", make("leave", name))
-    recorder = Recorder()
-    recorder.events = []
-    return recorder
+    return Recorder
 
 
 def _all_node_types():
