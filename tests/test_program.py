@@ -164,3 +164,27 @@ def test_the_result_is_reused_until_a_file_it_depends_on_changes(tmp_path, monke
     assert run() == {"mixed_float16"} and len(builds) == 3
     (tmp_path / "train.py").write_text(POLICY + "import models\nmodels.build()\n")  # the policy goes
     assert run() == set() and len(builds) == 4
+
+
+def test_one_named_file_sees_a_policy_through_a_chain_of_modules(tmp_path, capsys):
+    """pre-commit names one file: the model still follows the chain to it, and only it."""
+    import os
+    import shutil
+
+    from mplint import cli
+
+    project = tmp_path / "src_trainer"
+    shutil.copytree(Path(__file__).resolve().parent.parent / "fixtures" / "projects" / "src_trainer", project)
+    cwd = os.getcwd()
+    os.chdir(project)
+    try:
+        assert cli.main(["check", "--no-cache", "src/vision/models/classifier.py"]) == 1
+        out = capsys.readouterr().out
+        assert out.startswith("src/vision/models/classifier.py:9:15: MP101 ")
+        assert "reached through MixedTrainer.fit() -> BaseTrainer.fit() -> BaseTrainer.build_model() " \
+               "-> build_classifier()" in out
+        assert cli.main(["check", "src/vision/models/classifier.py"]) == 1  # cached, one file
+        assert cli.main(["check", "."]) == 1  # the whole project: the one-file answer is not reused
+        assert "Found 1 problem" in capsys.readouterr().out
+    finally:
+        os.chdir(cwd)

@@ -87,8 +87,10 @@ class ProgramResult:
     run over an unchanged tree does not build the model again."""
 
     def __init__(self, by_file: Optional[Dict[str, Governance]] = None, read: Iterable[str] = (),
-                 searched: Iterable[str] = ()) -> None:
+                 searched: Iterable[str] = (), scope: Optional[Iterable[str]] = None) -> None:
         self._by_file = by_file or {}
+        #: the files the result answers for (None: every file of the project)
+        self.scope = None if scope is None else sorted(scope)
         #: the files whose content the result depends on, and the module names it
         #: looked for in the import statements of every other file
         self.read = sorted(read)
@@ -99,6 +101,12 @@ class ProgramResult:
         went): none of them was read, and none imports a module name looked for."""
         read, searched = set(self.read), set(self.searched)
         return not any(path in read or import_words(path) & searched for path in changed)
+
+    def answers_for(self, targets: Optional[Iterable[str]]) -> bool:
+        """Whether the result covers these checked files (None: the whole project)."""
+        if self.scope is None:
+            return True
+        return targets is not None and set(targets) <= set(self.scope)
 
     def governance(self, path: str) -> Governance:
         """The policies that reach code of ``path`` from where they are set."""
@@ -111,13 +119,13 @@ class ProgramResult:
         return [{path: [sorted(g.setters), {name: {policy: [r.path, r.line, list(r.chain)]
                                                    for policy, r in routes.items()}
                                             for name, routes in g.by_function.items()}]
-                 for path, g in self._by_file.items()}, self.read, self.searched]
+                 for path, g in self._by_file.items()}, self.read, self.searched, self.scope]
 
     @classmethod
     def from_json(cls, data: object) -> Optional["ProgramResult"]:
         """The result, or None for data of another shape (a cache miss)."""
         try:
-            files, read, searched = data  # type: ignore[misc]
+            files, read, searched, scope = data  # type: ignore[misc]
             by_file: Dict[str, Governance] = {}
             for path, (setters, functions) in files.items():
                 found = Governance(setters=frozenset(str(s) for s in setters))
@@ -131,7 +139,8 @@ class ProgramResult:
                 by_file[str(path)] = found
         except (AttributeError, TypeError, ValueError):
             return None
-        return cls(by_file, [str(r) for r in read], [str(s) for s in searched])
+        return cls(by_file, [str(r) for r in read], [str(s) for s in searched],
+                   None if scope is None else [str(s) for s in scope])
 
 
 class ProgramModel:
@@ -172,11 +181,16 @@ class ProgramModel:
         #: setter nodes some project code calls, and the roots seeded for library switches
         self._called: Set[Node] = set()
         self._api_roots: List[Node] = []
+        #: the modules the spread may enter (None: all)
+        self._within: Optional[Set[str]] = None
 
     # -- building ------------------------------------------------------------------------
-    def build(self, setter_files: Iterable[str]) -> "ProgramResult":
+    def build(self, setter_files: Iterable[str], targets: Optional[Iterable[str]] = None) -> "ProgramResult":
         """Find every function that sets a policy (directly or through a helper),
-        then spread each policy over the code called after it is set."""
+        then spread each policy over the code called after it is set.
+
+        ``targets``: the files being checked, when not the whole project (pre-commit
+        names one): the spread then enters only modules that may lead to them."""
         pending = [p for p in setter_files if p in set(self.files)]
         seen_setters: Set[str] = set()
         # Upward, a call matters only if it may reach a setter: modules that set
@@ -188,7 +202,11 @@ class ProgramModel:
                 continue
             seen_setters.add(path)
             self._find_sets(path)
+            names = self._setter_names(path)
             for importer in self._importers(path):
+                raw = self._read(importer) or b""
+                if names is not None and not any(name in raw for name in names):
+                    continue  # it never names what sets the policy: no call can reach it
                 if self._find_sets(importer):
                     self._restrict.add(importer)
                     pending.append(importer)
@@ -196,7 +214,10 @@ class ProgramModel:
         self._resolved.clear()  # answers given under the restriction
         self._edges.clear()
         self._seed_library_api()
+        self._within = None if targets is None else self._leading_to(set(targets))
+        self._restrict = self._within  # calls into other modules are not resolved
         self._spread()
+        self._restrict = None
         # A function that calls a setter runs its own code after the call under the
         # policy too (the module facts see only the calls written in its file).
         helped: Dict[str, Set[str]] = {}
@@ -213,7 +234,8 @@ class ProgramModel:
             found.by_function[name] = dict(policies)
         for path, names in helped.items():
             self._by_file.setdefault(path, Governance()).setters = frozenset(names)
-        return ProgramResult(self._by_file, sorted(self._summaries), sorted(self.searched))
+        return ProgramResult(self._by_file, sorted(self._summaries), sorted(self.searched),
+                             None if targets is None else sorted(targets))
 
     def summary(self, path: str) -> ModuleSummary:
         found = self._summaries.get(path)
@@ -253,6 +275,29 @@ class ProgramModel:
                     self._sets[node] = found  # a route alone never re-runs this
                     changed = True
         return any((path, name) in self._sets for name in summary.functions)
+
+    def _setter_names(self, path: str) -> Optional[Set[bytes]]:
+        """The names a caller must write to reach a setter of ``path`` (functions, and
+        classes whose methods set); None when importing the module is enough."""
+        names: Set[bytes] = set()
+        for node in self._sets:
+            if node[0] != path:
+                continue
+            if node[1] == BODY:
+                return None
+            names.update(part.encode() for part in node[1].split(".")[:1] + node[1].split(".")[-1:])
+        return names
+
+    def _leading_to(self, targets: Set[str]) -> Set[str]:
+        """``targets`` and every module that may import them, directly or through others."""
+        found = set(targets)
+        todo = list(targets)
+        while todo:
+            for importer in self._importers(todo.pop()):
+                if importer not in found:
+                    found.add(importer)
+                    todo.append(importer)
+        return found
 
     def _seed_library_api(self) -> None:
         """A library function that sets a policy and that nothing in the project calls
@@ -331,6 +376,8 @@ class ProgramModel:
                             queue.append(target)
 
     def _govern(self, node: Node, policy: str, route: Route) -> bool:
+        if self._within is not None and node[0] not in self._within:
+            return False
         policies = self._governed.setdefault(node, {})
         if policy in policies:
             return False

@@ -26,6 +26,7 @@ from mplint.run.program import ProgramModel, ProgramResult, Route, import_words
 from mplint.run.summaries import ModuleSummary, summarize
 from mplint.semantic.policy_names import MAYBE_MIXED
 from mplint.core.prefilter import POLICY_CALL_WORDS
+from mplint.core.regular_files import read_regular
 
 if TYPE_CHECKING:  # pragma: no cover (facts imports libcst; a cached run must not)
     from mplint.semantic.facts import ModuleFacts
@@ -374,8 +375,8 @@ def declared_keras_version(root: Path) -> Optional[int]:
     """Keras 2 or 3 from the dependency declarations at the project root, if they agree."""
     found = set()
     for name in _DEPENDENCY_FILES:
-        try:
-            text = (root / name).read_text(encoding="utf-8", errors="replace")
+        try:  # a FIFO named setup.cfg is skipped, never waited on
+            text = read_regular(root / name).decode("utf-8", "replace")
         except OSError:
             continue
         for line in text.splitlines():
@@ -451,12 +452,16 @@ def build_project(paths: Sequence[str], settings, cache=None, extra: Iterable[st
                 cache.index_put(key, raw, item, st)
         if not item.empty:
             out.files[key] = item
-    out.program = _cached_program(out, unique, cache, contents, stamps)
+    # The program model answers for the checked files; for the whole project when
+    # it is checked, or when the checked files are not known.
+    checked = None if walked is not None or not extra else sorted(
+        {os.path.abspath(p) for p in extra} & set(unique))
+    out.program = _cached_program(out, unique, cache, contents, stamps, checked)
     return out
 
 
 def _cached_program(project: ProjectFacts, unique: Dict[str, str], cache, contents: Optional[Dict[str, bytes]],
-                    stamps: List[Tuple[str, int, int, int, int]]) -> ProgramResult:
+                    stamps: List[Tuple[str, int, int, int, int]], checked: Optional[List[str]]) -> ProgramResult:
     """The program model's result, reused when no file it depends on changed: a
     pre-commit run after an edit elsewhere does not rebuild it."""
     now = {key: list(rest) for key, *rest in stamps}
@@ -468,12 +473,12 @@ def _cached_program(project: ProjectFacts, unique: Dict[str, str], cache, conten
         before = stored[0]
         changed = [k for k in now.keys() | before.keys() if now.get(k) != before.get(k)]
         same_files = now.keys() == before.keys()  # a new module may answer a call that went nowhere
-        if found is not None and same_files \
+        if found is not None and same_files and found.answers_for(checked) \
                 and found.still_valid(changed, lambda k: _import_words_of(k, unique, contents)):
             if changed:
                 cache.program_put(key, [now, stored[1]])
             return found
-    result = _program(project, unique, cache, contents)
+    result = _program(project, unique, cache, contents, checked)
     if cache is not None:
         cache.program_put(key, [now, result.to_json()])
     return result
@@ -491,8 +496,8 @@ def _import_words_of(key: str, unique: Dict[str, str], contents: Optional[Dict[s
     return import_words(raw)
 
 
-def _program(project: ProjectFacts, unique: Dict[str, str], cache, contents: Optional[Dict[str, bytes]]
-             ) -> ProgramResult:
+def _program(project: ProjectFacts, unique: Dict[str, str], cache, contents: Optional[Dict[str, bytes]],
+             checked: Optional[List[str]] = None) -> ProgramResult:
     """The program model over the project's files, summarising modules on demand
     (each summary cached by content with the index)."""
     raws: Dict[str, Optional[bytes]] = {}
@@ -530,7 +535,7 @@ def _program(project: ProjectFacts, unique: Dict[str, str], cache, contents: Opt
     setters = [key for key, item in project.files.items() if item.policies]
     model = ProgramModel(project.root, unique, summary_of, read, policy_values)
     try:
-        return model.build(setters)
+        return model.build(setters, checked)
     except RecursionError:  # a pathological project: its cross-file facts are left out
         return ProgramResult()
 
