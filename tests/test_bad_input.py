@@ -77,7 +77,8 @@ def test_symlink_loops_and_broken_links(tmp_path):
     walked = run_cli("check", ".", cwd=tmp_path)
     assert outcome(walked) == (2, [("model.py", 4, "MP101")])
     assert sorted(_errors(walked)) == ["mplint: error: a.py: is a symbolic link loop",
-                                       "mplint: error: b.py: is a symbolic link loop"]
+                                       "mplint: error: b.py: is a symbolic link loop",
+                                       "mplint: error: dangling.py: is a broken symbolic link"]
     named = run_cli("check", "a.py", "dangling.py", "model.py", cwd=tmp_path)
     assert outcome(named) == (2, [("model.py", 4, "MP101")])
     assert _errors(named) == ["mplint: error: a.py: is a symbolic link loop",

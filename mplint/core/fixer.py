@@ -7,6 +7,7 @@ reported) and checks again, until nothing is left to apply or the pass cap is hi
 
 from __future__ import annotations
 
+import sys
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
@@ -15,9 +16,11 @@ from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
 from mplint.core.findings import FileError
 from mplint.core.results import REPORT_URL, FileAnalysis, FixCandidate, FixOutcome, describe
-from mplint.core.source import Source
+from mplint.core.source import Source, parse_text
 
 MAX_PASSES = 10
+#: as deep as ``Linter.analyze`` lets the walk recurse (a 400-term ``+`` chain)
+RECURSION_LIMIT = 20000
 
 #: how the fixer asks for findings and fixes: ``Linter.analyze``
 Analyze = Callable[[Source, cst.Module, Optional[Sequence[type]]], FileAnalysis]
@@ -72,6 +75,8 @@ def fix_program(analyze: Analyze, source: Source, module: cst.Module, unsafe: bo
         if not chosen:
             break
         rules = ", ".join(sorted({c.finding.rule for c in chosen}))
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, RECURSION_LIMIT))  # the transform recurses as deep as the file nests
         try:
             new_text = _apply(module, chosen).code
         except Exception as exc:  # a broken fix must not stop the other files
@@ -79,8 +84,10 @@ def fix_program(analyze: Analyze, source: Source, module: cst.Module, unsafe: bo
                 source.path, f"internal error in the fix for {rules}: {describe(exc)}; "
                 f"nothing was applied. Please report this at {REPORT_URL}"))
             break
+        finally:
+            sys.setrecursionlimit(limit)
         try:
-            reparsed = cst.parse_module(new_text)
+            reparsed = parse_text(new_text)
         except cst.ParserSyntaxError:
             outcome.errors.append(FileError(
                 source.path, f"internal error: the fix for {rules} produced invalid code and was not applied. "

@@ -9,8 +9,9 @@ suppressions and per-file ignores -> findings.
 from __future__ import annotations
 
 import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
 import libcst as cst
 import pathspec
@@ -19,7 +20,7 @@ from libcst.metadata import CodeRange
 from mplint.checks import registry
 from mplint.core.expected_failures import ExpectedFailures
 from mplint.core.findings import FileError, Finding
-from mplint.core.fixer import fix_program
+from mplint.core.fixer import RECURSION_LIMIT, fix_program
 from mplint.core.positions import positions_of
 from mplint.core.prefilter import Prescan, may_matter
 from mplint.core.results import REPORT_URL, FileAnalysis, FileResult, FixCandidate, FixOutcome, describe
@@ -189,21 +190,18 @@ class Linter:
             name = type(owner).__name__
             users = [cls.rule_id for cls in classes if type(owner) in _all_requirements(cls)]
             for user in users:
-                crashed.setdefault(user, RuntimeError(f"in analysis {name}: {type(exc).__name__}: {exc}"))
+                crashed.setdefault(user, RuntimeError(f"in analysis {name}: {describe(exc)}"))
             if not users:
                 crashed[name] = exc
 
         expected = ExpectedFailures()
         walker = Walker([tracker, collector, expected, *analyses, *checks], on_error)
-        limit = sys.getrecursionlimit()
-        sys.setrecursionlimit(max(limit, 20000))
         try:
-            walker.walk(module)
+            with _deep_recursion():
+                walker.walk(module)
         except RecursionError:
             out.errors.append(FileError(source.path, "too deeply nested to check"))
             return out
-        finally:
-            sys.setrecursionlimit(limit)
         for check in checks:
             if check.rule_id in crashed:
                 continue
@@ -222,7 +220,14 @@ class Linter:
         if not ctx.reports:
             self._warn_unknown_codes(source, out)
             return out
-        self._position(source, module, ctx.reports, out)
+        try:
+            with _deep_recursion():  # positions regenerate code, as deep as the file nests
+                self._position(source, module, ctx.reports, out)
+        except Exception as exc:
+            if not _from_recursion(exc):
+                raise
+            out.findings, out.fixes, out.positions = [], [], None
+            out.errors.append(FileError(source.path, "too deeply nested to check"))
         return out
 
     # -- helpers ------------------------------------------------------------------
@@ -291,6 +296,30 @@ class Linter:
             if not comments_of(old) <= comments_of(new):
                 return "unsafe"
         return "safe"
+
+
+@contextmanager
+def _deep_recursion() -> Iterator[None]:
+    """The walk and the positions recurse once per level of the tree (a 3,000-branch
+    ``elif`` chain, a 400-term ``+`` chain): allow as deep as the fixer does."""
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, RECURSION_LIMIT))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def _from_recursion(exc: Optional[BaseException]) -> bool:
+    """Whether ``exc`` is, or was raised while handling, a RecursionError (libcst's
+    PositionProvider turns one into a KeyError on its way out)."""
+    for _ in range(50):
+        if exc is None:
+            return False
+        if isinstance(exc, RecursionError):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 def _all_requirements(cls: type) -> FrozenSet[type]:

@@ -27,7 +27,10 @@ POLICY_CALL_WORDS = (b"set_global_policy", b"set_policy", b"set_dtype_policy")
 
 
 def may_matter(raw: bytes) -> bool:
-    return any(token in raw for token in PREFILTER)
+    """Whether the file must be read further. Bytes with a NUL are UTF-16/32 text or
+    not text at all: their words cannot be searched as bytes, and decoding them
+    reports the file (the README's "null bytes" error), as ``fix`` always did."""
+    return b"\x00" in raw or any(token in raw for token in PREFILTER)
 
 
 class Prescan:

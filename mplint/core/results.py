@@ -70,12 +70,17 @@ class FixOutcome:
 
 
 def describe(exc: BaseException, limit: int = 200) -> str:
-    """``Type: message`` on one line, short. Formatting the message may itself fail
-    (the ``str()`` of a deep libcst node recurses), so that costs only the message."""
-    try:
-        message = " ".join(str(exc).split())
-    except Exception:  # RecursionError among others
-        message = ""
+    """``Type: message`` on one line, short. A libcst node the exception carries
+    (``KeyError(node)`` from a position lookup) is named by its class, never
+    formatted: its ``str()`` walks the whole subtree, and recurses past the limit on
+    a deep one. Formatting any other message may fail too; that costs only the message."""
+    if any(type(arg).__module__.startswith("libcst") for arg in exc.args):
+        message = ", ".join(type(arg).__name__ for arg in exc.args)
+    else:
+        try:
+            message = " ".join(str(exc).split())
+        except Exception:  # RecursionError among others
+            message = ""
     if len(message) > limit:
         message = message[:limit] + "..."
     return f"{type(exc).__name__}: {message}" if message else type(exc).__name__

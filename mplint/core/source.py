@@ -18,15 +18,26 @@ import tempfile
 import tokenize
 from dataclasses import dataclass
 from itertools import accumulate
-from typing import Optional
+from typing import List, Optional, Tuple
 
 import libcst as cst
+
+from mplint.core.regular_files import NotRegularFile, read_regular
 
 
 #: libcst parses about 0.2-0.5 MB of Python a second and needs ~500 bytes of memory
 #: per source byte; no hand-written module comes near this, generated ones can.
 #: Only files that mention TensorFlow or Keras are parsed at all.
 MAX_PARSE_BYTES = 2 * 1024 * 1024
+
+#: Levels of libcst's tree mplint parses. libcst's native parser recurses once per
+#: level and overflows the C stack, killing the process, from about 5,500 levels (an
+#: attribute chain ``a.b.b...``) or 7,055 terms of one ``and``/``or`` chain (libcst
+#: 1.9, 8 MB stack), and slows down steeply well before (a 3,000-term ``+`` chain
+#: takes seconds). CPython keeps an ``and``/``or`` chain flat, and Python 3.9, 3.10
+#: and 3.13 accept other chains 8,000 deep, so its verdict alone does not protect.
+#: Hand-written code stays far below: tensorflow's deepest file has about 30.
+MAX_NESTING = 3000
 
 
 class SourceError(Exception):
@@ -46,9 +57,17 @@ class Source:
         return codecs.BOM_UTF8 + data if self.bom else data
 
 
+_WIDE_BOMS = ((codecs.BOM_UTF32_LE, "UTF-32"), (codecs.BOM_UTF32_BE, "UTF-32"),
+              (codecs.BOM_UTF16_LE, "UTF-16"), (codecs.BOM_UTF16_BE, "UTF-16"))
+
+
 def decode(path: str, raw: bytes) -> Source:
     """Decode bytes the way the Python interpreter would."""
     if b"\x00" in raw:
+        for bom, name in _WIDE_BOMS:
+            if raw.startswith(bom):
+                raise SourceError(f"is encoded as {name}, which Python cannot read as source "
+                                  "(null bytes); save it as UTF-8")
         raise SourceError("contains null bytes (binary file?)")
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
@@ -67,11 +86,13 @@ def decode(path: str, raw: bytes) -> Source:
 
 
 def read_bytes(path: str) -> bytes:
+    """The file's bytes; a FIFO or device is refused, never waited on."""
     try:
-        with open(path, "rb") as handle:
-            return handle.read()
+        return read_regular(path)
     except IsADirectoryError:
         raise SourceError("is a directory, not a file") from None
+    except NotRegularFile:
+        raise SourceError("is not a regular file (a FIFO, socket or device); not read") from None
     except OSError as exc:
         raise SourceError(f"cannot be read: {exc.strerror or exc}") from None
 
@@ -83,22 +104,35 @@ def read_source(path: str) -> Source:
 def parse(source: Source) -> cst.Module:
     """Parse with libcst, after guards that keep a bad file from stalling or
     crashing the whole run (libcst's native parser overflows its stack, killing
-    the process, on nesting that CPython itself rejects)."""
+    the process, on deep nesting; see :data:`MAX_NESTING`)."""
     size = len(source.raw)
     if size > MAX_PARSE_BYTES:
         raise SourceError(
             f"is {size / 1024 / 1024:.1f} MB, over the {MAX_PARSE_BYTES // 1024 // 1024} MB mplint parses "
             "(generated code?); not checked. Add it to 'extend-exclude' to skip it quietly")
     if _maybe_too_deep(source.text):
-        _python_rejects(source.text)  # raises SourceError when CPython finds it too deep
+        _refuse_too_deep(source.text)
+    if _LIBCST_ACCEPTS.search(source.text):
+        message = _python_rejects(source.text)
+        if message is not None:
+            raise SourceError(message)
     try:
-        return cst.parse_module(source.text)
+        return parse_text(source.text)
     except cst.ParserSyntaxError as exc:
         raise SourceError(_python_rejects(source.text) or _libcst_message(exc)) from None
     except RecursionError:
         raise SourceError("too deeply nested to parse") from None
     except Exception as exc:  # libcst raises assorted errors on odd input
         raise SourceError(f"cannot be parsed: {type(exc).__name__}: {exc}") from None
+
+
+def parse_text(text: str) -> cst.Module:
+    """``libcst.parse_module``, less what it loses: a file of lone-CR line endings
+    keeps its final ``\\r`` (libcst drops it, and the fixed file would lose it)."""
+    module = cst.parse_module(text)
+    if text.endswith("\r") and not module.has_trailing_newline:
+        module = module.with_changes(has_trailing_newline=True)
+    return module
 
 
 def check_syntax(source: Source) -> None:
@@ -109,23 +143,69 @@ def check_syntax(source: Source) -> None:
         parse(source)
 
 
-_LONG_LINE = re.compile(r"[^\n]{1000}")
-_DEEP_INDENT = re.compile(r"^[ \t]{100}", re.M)
+_DEEP_INDENT = re.compile(r"\n[ \t]{100}")
 _NOT_BRACKETS = re.compile(r"[^()\[\]{}]+")
 _DEPTH_STEP = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
+#: operators: each can add a level to libcst's tree (a chain ``a + a + ...``)
+_OPERATORS = re.compile(r"[-+*/%@&|^~]")
+#: words that can add a level; substrings, so C-speed to count (a word inside a
+#: longer one only overcounts, which costs a compile, never a crash)
+_CHAIN_WORDS = ("and", " or", "\nor", "not", " if ", "lambda", "await", "elif")
+#: trailers that can add a level: ``.b`` followed by another, a call or subscript
+#: after a call or subscript (``f()()``, ``a[0][0]``), on one line or across lines
+_TRAILERS = re.compile(r"\.\s*\w+\s*(?=\.)|[)\]]\s*[.(\[]")
 
 
 def _maybe_too_deep(text: str) -> bool:
     """A cheap test (C-speed string work) for the shapes that can crash libcst: very
-    long lines (thousands of brackets, lambdas or unary minuses), deep indentation,
-    or brackets nested 100 deep. Only such files pay for CPython's own compile first
-    (a tenth of a libcst parse); the rest go straight to libcst."""
-    if _LONG_LINE.search(text) or _DEEP_INDENT.search(text):
+    long lines, deep indentation, brackets nested 100 deep, or enough operators,
+    ``and``/``or`` and other chain words in the file to nest :data:`MAX_NESTING`
+    levels. The test costs about 1% of a libcst parse; only the files it picks
+    (10% of tensorflow's bytes) pay for CPython's compile and a walk of its tree
+    first (an eighth of a libcst parse); the rest go straight to libcst."""
+    if max(map(len, text.split("\n"))) >= 1000 or _DEEP_INDENT.search(text):
+        return True
+    links = len(_OPERATORS.findall(text)) + len(_TRAILERS.findall(text))
+    if links + sum(map(text.count, _CHAIN_WORDS)) >= MAX_NESTING:
         return True
     brackets = _NOT_BRACKETS.sub("", text)
     if len(brackets) < 100:
         return False
     return max(accumulate(map(_DEPTH_STEP.__getitem__, brackets))) >= 100
+
+
+def _refuse_too_deep(text: str) -> None:
+    """Raise SourceError when CPython finds the text too deep, or when libcst's tree
+    of it would nest deeper than :data:`MAX_NESTING` levels."""
+    tree, _ = _python_tree(text)
+    if tree is None:
+        return  # a syntax error: libcst has the last word (and reports it)
+    line = _too_deep_for_libcst(tree)
+    if line is not None:
+        raise SourceError(f"too deeply nested to parse (line {line}: over the {MAX_NESTING:,} "
+                          "levels of nesting mplint parses)")
+
+
+def _too_deep_for_libcst(tree: ast.AST) -> Optional[int]:
+    """The line of the first node libcst's tree would hold deeper than
+    :data:`MAX_NESTING` levels, from CPython's ``tree``. libcst nests what CPython
+    keeps flat: ``a and b and c`` is one BoolOp but two levels of BooleanOperation
+    (and ``"a" "b" "c"`` one Constant, but libcst stops such strings itself, with a
+    syntax error, not a crash)."""
+    stack: List[Tuple[ast.AST, int]] = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        depth += len(node.values) - 1 if isinstance(node, ast.BoolOp) else 1
+        if depth > MAX_NESTING:
+            return getattr(node, "lineno", 1)
+        stack.extend((child, depth) for child in ast.iter_child_nodes(node))
+    return None
+
+
+#: syntax that libcst 1.9 accepts and CPython rejects: Python 2's ``except E, e:``
+#: (an error before Python 3.14, a tuple of types without ``as`` from 3.14 on) and
+#: ``{**a for a in b}``. Files holding these shapes get CPython's verdict first.
+_LIBCST_ACCEPTS = re.compile(r"^[ \t]*except\b[ \t*]*(?:\([^()\n]*\)|[^(,:\n])*,|\{\s*\*\*[^}]*\bfor\b", re.M)
 
 
 #: CPython's own limits; libcst has none and crashes far beyond them.
@@ -138,19 +218,23 @@ def _python_rejects(text: str) -> Optional[str]:
 
     A file too deep for CPython raises SourceError at once. Other syntax errors
     are returned, not raised: libcst may know syntax newer than this interpreter,
-    so it has the last word.
+    so it has the last word (except for :data:`_LIBCST_ACCEPTS`).
     """
+    return _python_tree(text)[1]
+
+
+def _python_tree(text: str) -> Tuple[Optional[ast.AST], Optional[str]]:
+    """CPython's tree of the text, or None and its syntax error (see :func:`_python_rejects`)."""
     try:
-        compile(text, "<mplint>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+        return compile(text, "<mplint>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True), None
     except SyntaxError as err:
         if any(reason in str(err.msg) for reason in _TOO_DEEP):
             raise SourceError(f"too deeply nested to parse (line {err.lineno}: {err.msg})") from None
-        return f"syntax error at line {err.lineno or 1}, column {err.offset or 1}: {err.msg}"
+        return None, f"syntax error at line {err.lineno or 1}, column {err.offset or 1}: {err.msg}"
     except (RecursionError, MemoryError):
         raise SourceError("too deeply nested to parse (Python itself cannot compile it)") from None
     except ValueError as err:  # e.g. source code string cannot contain null bytes
-        return f"cannot be parsed: {err}"
-    return None
+        return None, f"cannot be parsed: {err}"
 
 
 _LIBCST_PREFIX = re.compile(r"^(?:parser|tokenizer) error: (?:error at \d+:\d+: )?")
@@ -167,12 +251,23 @@ def _writable(mode: int) -> bool:
     return bool(mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
 
 
+def _unchanged(target: str, expected: Optional[bytes]) -> None:
+    """Raise SourceError when ``target`` no longer holds ``expected`` (None: no test)."""
+    if expected is not None and read_regular(target) != expected:
+        raise SourceError("changed on disk while mplint was fixing it; not written")
+
+
 def write_atomic(path: str, data: bytes, expected: Optional[bytes]) -> None:
     """Replace ``path`` with ``data`` atomically (temporary file + rename).
 
     ``expected`` is the content the file had when read; if it changed since, the
-    file is left alone and SourceError is raised. A read-only file is never
-    replaced. A symlink keeps pointing at the file, which is replaced.
+    file is left alone and SourceError is raised. It is compared twice: before the
+    temporary file is written and again just before the rename, after the fsync
+    (the slow part), so an edit saved while mplint worked is never overwritten;
+    only one landing in the microseconds between that last read and the rename,
+    or written through a handle opened on the old file, can still be lost (as
+    with any tool that saves by rename). A read-only file is never replaced. A
+    symlink keeps pointing at the file, which is replaced.
     """
     target = os.path.realpath(path)
     tmp = None
@@ -180,16 +275,14 @@ def write_atomic(path: str, data: bytes, expected: Optional[bytes]) -> None:
         st = os.stat(target)
         if not _writable(st.st_mode) or not os.access(target, os.W_OK):
             raise SourceError("is read-only; not written")
-        if expected is not None:
-            with open(target, "rb") as handle:
-                if handle.read() != expected:
-                    raise SourceError("changed on disk while mplint was fixing it; not written")
+        _unchanged(target, expected)
         fd, tmp = tempfile.mkstemp(prefix=".mplint-", suffix=".tmp", dir=os.path.dirname(target))
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, stat.S_IMODE(st.st_mode))
+        _unchanged(target, expected)
         os.replace(tmp, target)
         tmp = None
     except OSError as exc:

@@ -21,6 +21,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from mplint import __version__
 from mplint.core.findings import FileError, Finding
+from mplint.core.regular_files import read_regular
 from mplint.run.code_stamp import code_stamp
 
 FOLDER = ".mplint_cache"
@@ -60,27 +61,34 @@ class Cache:
 
     @staticmethod
     def _load(path: Path) -> Dict[str, list]:
+        """The entries of one cache file. Whatever cannot be read (a FIFO, broken
+        JSON, JSON nested too deep to decode) or is not an entry (valid JSON of
+        another shape) is left out: a cache miss, and the next save rewrites it."""
         try:
-            with open(path, "rb") as handle:
-                data = json.loads(handle.read())
-        except (OSError, ValueError):
+            data = json.loads(read_regular(path))
+        except (OSError, ValueError, RecursionError, MemoryError):
             return {}
-        return data if isinstance(data, dict) else {}
+        if not isinstance(data, dict):
+            return {}
+        return {key: entry for key, entry in data.items() if _is_entry(entry)}
 
-    # Each entry is [content hash, payload, mtime_ns, size, written_ns]. A file whose
-    # size and mtime match is not even read, unless its mtime was within RACY_NS of
-    # the write (the file may have changed again in the same clock tick, as git's
-    # "racily clean" entries), in which case the content hash decides.
+    # Each entry is [content hash, payload, [mtime_ns, ctime_ns, inode], size,
+    # written_ns]. A file whose stamp and size match is not even read, unless it
+    # changed within RACY_NS of the write (it may have changed again in the same
+    # clock tick, as git's "racily clean" entries), in which case the content hash
+    # decides. The ctime and inode catch a same-size edit whose mtime was put back
+    # (``cp -p``, ``rsync -t``, ``tar x``, ``touch -r``): no tool can set a ctime, and
+    # an editor that saves by rename makes a new inode.
     @staticmethod
     def _fresh(entry: Optional[list], st: os.stat_result) -> bool:
-        return bool(entry) and len(entry) == 5 and entry[2] == st.st_mtime_ns \
-            and entry[3] == st.st_size and st.st_mtime_ns < entry[4] - RACY_NS
+        return entry is not None and entry[2] == _stamp(st) and entry[3] == st.st_size \
+            and max(st.st_mtime_ns, st.st_ctime_ns) < entry[4] - RACY_NS
 
     @staticmethod
     def _entry(digest: str, payload: Any, st: Optional[os.stat_result]) -> list:
         if st is None:
             return [digest, payload, 0, -1, 0]
-        return [digest, payload, st.st_mtime_ns, st.st_size, time.time_ns()]
+        return [digest, payload, _stamp(st), st.st_size, time.time_ns()]
 
     # -- project index ---------------------------------------------------------------
     def index_lookup(self, key: str, st: os.stat_result):
@@ -95,10 +103,11 @@ class Cache:
     def _facts(entry: list):
         from mplint.run.project import FileFacts
 
-        try:
-            return FileFacts.from_json(entry[1])
-        except (TypeError, IndexError):
+        data = entry[1]
+        if not (isinstance(data, list) and len(data) in (2, 3) and _strings(data[0])
+                and isinstance(data[1], bool) and (len(data) == 2 or _strings(data[2]))):
             return None
+        return FileFacts.from_json(data)
 
     def index_put(self, key: str, raw: bytes, facts, st: Optional[os.stat_result] = None) -> None:
         self._index[key] = self._entry(content_hash(raw), facts.to_json(), st)
@@ -144,11 +153,13 @@ class Cache:
 
     @staticmethod
     def _result(path: str, entry: list) -> Optional[Tuple[List[Finding], List[FileError]]]:
-        try:
-            findings = [Finding(path=path, **f) for f in entry[1][0]]
-            errors = [FileError(path, m, k) for m, k in entry[1][1]]
-        except (TypeError, ValueError, IndexError):
+        payload = entry[1]
+        if not (isinstance(payload, list) and len(payload) == 2 and isinstance(payload[0], list)
+                and isinstance(payload[1], list) and all(map(_is_finding, payload[0]))
+                and all(isinstance(e, list) and len(e) == 2 and _strings(e) for e in payload[1])):
             return None
+        findings = [Finding(path=path, **f) for f in payload[0]]
+        errors = [FileError(path, m, k) for m, k in payload[1]]
         return findings, errors
 
     def put(self, path: str, digest: str, findings: Sequence[Finding],
@@ -193,6 +204,36 @@ class Cache:
         runs = sorted(self.version_dir.glob("results-*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
         for old in runs[KEEP_RUN_FILES:]:
             old.unlink()
+
+
+def _stamp(st: os.stat_result) -> List[int]:
+    return [st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+
+
+def _is_entry(value: Any) -> bool:
+    """``[hash, payload, stamp, size, written_ns]`` with the types :meth:`Cache._fresh`
+    compares (the payload is checked where it is read)."""
+    return isinstance(value, list) and len(value) == 5 and isinstance(value[0], str) \
+        and (_ints([value[2]]) or (isinstance(value[2], list) and _ints(value[2]))) and _ints(value[3:])
+
+
+def _ints(values: List[Any]) -> bool:
+    return all(type(v) is int for v in values)
+
+
+def _strings(values: Any) -> bool:
+    return isinstance(values, list) and all(isinstance(v, str) for v in values)
+
+
+_FINDING_TYPES = {"line": int, "col": int, "end_line": int, "end_col": int, "rule": str,
+                  "severity": str, "message": str}
+
+
+def _is_finding(data: Any) -> bool:
+    """A stored finding: the fields of :class:`Finding` but its path, with their types."""
+    return isinstance(data, dict) and all(type(data.get(k)) is t for k, t in _FINDING_TYPES.items()) \
+        and data.get("fix") in (None, "safe", "unsafe") and set(data) <= {*_FINDING_TYPES, "fix", "cell"} \
+        and "fix" in data and type(data.get("cell", 0)) is int
 
 
 def _write_json(path: Path, data: Dict[str, Any]) -> None:

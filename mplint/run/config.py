@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
+from mplint.core.regular_files import NotRegularFile, read_regular
 from mplint.rule.catalog import RuleEntry, rule_options
 
 if sys.version_info >= (3, 11):
@@ -67,7 +68,7 @@ def find_config(start: Path) -> Optional[Path]:
         candidate = folder / "pyproject.toml"
         if candidate.is_file():
             try:
-                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
+                data = tomllib.loads(read_regular(candidate).decode("utf-8"))
             except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
                 return candidate  # let load_settings report it
             if isinstance(data.get("tool"), dict) and "mplint" in data["tool"]:
@@ -83,7 +84,9 @@ def load_settings(config_path: Optional[Path], catalog: Dict[str, RuleEntry],
         return Settings(root=(root or Path.cwd()).resolve(), options=tuple(sorted(options.items())))
     where = str(config_path)
     try:
-        data = tomllib.loads(config_path.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_regular(config_path).decode("utf-8"))
+    except NotRegularFile:
+        raise ConfigError(f"{where}: is not a regular file (a FIFO, socket or device); not read") from None
     except OSError as exc:
         raise ConfigError(f"{where}: cannot be read: {exc.strerror or exc}") from None
     except UnicodeDecodeError:

@@ -18,6 +18,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 import pathspec
 
 from mplint.core.findings import FileError
+from mplint.core.regular_files import read_regular
 
 SOURCE_SUFFIXES = (".py", ".pyi")
 #: what ``check`` and ``fix`` look at: Python sources and Jupyter notebooks
@@ -106,9 +107,8 @@ class _Ignorer:
         if folder == self._git_root:
             names.append(os.path.join(".git", "info", "exclude"))
         for name in names:
-            try:
-                with open(os.path.join(folder, name), encoding="utf-8", errors="replace") as handle:
-                    lines += handle.read().splitlines()
+            try:  # a FIFO named .gitignore is skipped, never waited on
+                lines += read_regular(os.path.join(folder, name)).decode("utf-8", "replace").splitlines()
             except OSError:
                 pass
         return _matcher(lines) if lines else None
@@ -238,8 +238,14 @@ def _walk(display_root: str, root: Path, ignorer: _Ignorer, suffixes: Tuple[str,
             try:
                 is_dir = entry.is_dir(follow_symlinks=False)
                 is_file = not is_dir and name.endswith(suffixes) and entry.is_file()
-            except OSError:
-                if name.endswith(suffixes) and not ignorer._excluded(child, name, folder, False):
+                # A source file's link that leads nowhere is an error, as when it is
+                # named on the command line or loops (is_file() says False for it).
+                broken = not (is_dir or is_file) and name.endswith(suffixes) and entry.is_symlink() \
+                    and not os.path.exists(child)
+            except OSError:  # a symbolic link loop, among others
+                broken = name.endswith(suffixes)
+            if broken:
+                if not ignorer._excluded(child, name, folder, False):
                     out.errors.append(FileError(child_display, _not_a_file(str(child))))
                 continue
             if is_dir:
