@@ -158,8 +158,9 @@ def cmd_rule(catalog: Dict[str, RuleEntry], rule_id: str) -> int:
 
 # -- check and fix --------------------------------------------------------------
 def _settings(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> Settings:
+    config_path: Optional[Path]
     if args.config:
-        config_path: Optional[Path] = Path(args.config)
+        config_path = Path(args.config)
         if not config_path.is_file():
             raise ConfigError(f"{args.config}: config file not found")
     else:

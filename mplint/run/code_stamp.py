@@ -22,7 +22,7 @@ def code_stamp() -> str:
 
     parts: List[str] = [__version__]
     folders = [folder for folder, _, _ in os.walk(_PACKAGE) if "__pycache__" not in folder]
-    for folder in (*sorted(folders), catalog_dir()):
+    for folder in (*sorted(folders), str(catalog_dir())):
         try:
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError:

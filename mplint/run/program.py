@@ -27,7 +27,7 @@ import re
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Deque, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
+from typing import Any, Callable, Deque, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple, cast
 
 from mplint.run.module_paths import absolute_import, importable, on_path
 from mplint.run.summaries import BODY, IMPORT, METHOD, ModuleSummary
@@ -125,8 +125,9 @@ class ProgramResult:
     def from_json(cls, data: object) -> Optional["ProgramResult"]:
         """The result, or None for data of another shape (a cache miss)."""
         try:
-            files, read, searched, scope = data  # type: ignore[misc]
+            files, read, searched, scope = cast(List[Any], data)
             by_file: Dict[str, Governance] = {}
+            assert isinstance(files, dict) and isinstance(read, list) and isinstance(searched, list)
             for path, (setters, functions) in files.items():
                 found = Governance(setters=frozenset(str(s) for s in setters))
                 for name, routes in functions.items():
@@ -137,7 +138,7 @@ class ProgramResult:
                         found.routes.setdefault(policy, route)
                 found.policies = frozenset(found.routes)
                 by_file[str(path)] = found
-        except (AttributeError, TypeError, ValueError):
+        except (AssertionError, AttributeError, TypeError, ValueError):
             return None
         return cls(by_file, [str(r) for r in read], [str(s) for s in searched],
                    None if scope is None else [str(s) for s in scope])
@@ -232,8 +233,8 @@ class ProgramModel:
                 found.routes.setdefault(policy, route)
             found.policies = frozenset(found.routes)
             found.by_function[name] = dict(policies)
-        for path, names in helped.items():
-            self._by_file.setdefault(path, Governance()).setters = frozenset(names)
+        for path, functions in helped.items():
+            self._by_file.setdefault(path, Governance()).setters = frozenset(functions)
         return ProgramResult(self._by_file, sorted(self._summaries), sorted(self.searched),
                              None if targets is None else sorted(targets))
 

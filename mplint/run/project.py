@@ -24,7 +24,7 @@ from mplint.run.discovery import discover
 from mplint.run.module_paths import absolute_import, importable, on_path
 from mplint.run.program import ProgramModel, ProgramResult, Route, import_words
 from mplint.run.summaries import ModuleSummary, summarize
-from mplint.semantic.policy_names import MAYBE_MIXED
+from mplint.semantic.vocabulary import MAYBE_MIXED, REWRITE_WORDS
 from mplint.core.prefilter import POLICY_CALL_WORDS
 from mplint.core.regular_files import read_regular
 
@@ -38,10 +38,7 @@ INDEX_SUFFIXES = (".py", ".ipynb")
 #: its name (``set_global_policy``, ``experimental.set_policy``,
 #: ``config.set_dtype_policy``, ``enable_mixed_precision_graph_rewrite``, the
 #: grappler option, the environment switch). A file without them sets nothing.
-INDEX_TOKENS = (*POLICY_CALL_WORDS, b"graph_rewrite", b"auto_mixed_precision",
-                b"TF_ENABLE_AUTO_MIXED_PRECISION")
-
-REWRITE_ENV = "TF_ENABLE_AUTO_MIXED_PRECISION"
+INDEX_TOKENS = (*POLICY_CALL_WORDS, *(word.encode() for word in REWRITE_WORDS))
 
 
 def may_set_facts(raw: bytes) -> bool:
@@ -255,42 +252,23 @@ def _collect(module) -> FileFacts:
     facts = ModuleFacts()
     evaluator = Evaluator(names)
     collector = FactsCollector(facts, names, tracker, evaluator)
-    index = _IndexVisitor(names, evaluator)
+    index = _ImportsVisitor()
     try:
         Walker([tracker, collector, index], lambda owner, exc: None).walk(module)
     except RecursionError:
         return FileFacts()
-    rewrite = bool(facts.rewrite_calls) or index.found or any(
-        _enables_grappler_amp(call, evaluator) for call in facts.grappler_calls)
-    return FileFacts(tuple(sorted(facts.policy_values())), rewrite, tuple(sorted(index.imports)))
+    # The module facts are the one detector of the policy and the rewrite: the index
+    # keeps what they found, so the project and each file agree.
+    return FileFacts(tuple(sorted(facts.policy_values())), facts.enables_rewrite, tuple(sorted(index.imports)))
 
 
-def _enables_grappler_amp(call, evaluator) -> bool:
-    """``set_experimental_options({'auto_mixed_precision': True})``."""
-    import libcst as cst
-
-    if not call.args or not isinstance(call.args[0].value, cst.Dict):
-        return False
-    for element in call.args[0].value.elements:
-        if isinstance(element, cst.DictElement) \
-                and evaluator.values(element.key, None) == frozenset({"auto_mixed_precision"}) \
-                and evaluator.values(element.value, None) == frozenset({True}):
-            return True
-    return False
-
-
-class _IndexVisitor:
+class _ImportsVisitor:
     """What the index needs beyond the module facts: the modules the file imports
-    (whose code its policy governs), and ``TF_ENABLE_AUTO_MIXED_PRECISION`` turned
-    on from Python (``os.environ[...] = '1'``, ``os.environ.setdefault(...)``,
-    ``os.putenv(...)``; TensorFlow reads the variable as a boolean)."""
+    (whose code its policy governs)."""
 
-    def __init__(self, names, evaluator) -> None:
-        self.names = names
-        self.evaluator = evaluator
-        self.found = False
+    def __init__(self) -> None:
         #: modules this file imports (see FileFacts.imports)
-        self.imports: set = set()
+        self.imports: Set[str] = set()
 
     def visit_Import(self, node) -> None:
         from mplint.semantic.names import dotted_name
@@ -315,28 +293,6 @@ class _IndexVisitor:
             name = dotted_name(alias.name)
             if name:
                 self.imports.add(base + name if base.endswith(".") else f"{base}.{name}")
-
-    def _on(self, key, value) -> bool:
-        if self.evaluator.values(key, None) != frozenset({REWRITE_ENV}):
-            return False
-        values = self.evaluator.values(value, None)
-        return bool(values) and all(str(v).strip().lower() in ("1", "true") for v in values)
-
-    def visit_Assign(self, node) -> None:
-        import libcst as cst
-
-        for target in node.targets:
-            sub = target.target
-            if isinstance(sub, cst.Subscript) and "os.environ" in self.names.qualified(sub.value) \
-                    and len(sub.slice) == 1 and isinstance(sub.slice[0].slice, cst.Index):
-                if self._on(sub.slice[0].slice.value, node.value):
-                    self.found = True
-
-    def visit_Call(self, node) -> None:
-        qualified = self.names.qualified(node.func)
-        if qualified & {"os.environ.setdefault", "os.putenv"} and len(node.args) >= 2:
-            if self._on(node.args[0].value, node.args[1].value):
-                self.found = True
 
 
 # -- the Keras version the project declares --------------------------------------------
@@ -428,10 +384,10 @@ def build_project(paths: Sequence[str], settings, cache=None, extra: Iterable[st
             st = os.stat(path) if raw is None else None
         except OSError:
             continue
-        stamps.append((key, -1, len(raw), 0, 0) if st is None else
-                      (key, st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns))
         if st is None:  # an editor's buffer: its content is the stamp
-            stamps[-1] = (key + ":" + hashlib.sha256(raw or b"").hexdigest(), -1, 0, 0, 0)
+            stamps.append((key + ":" + hashlib.sha256(raw or b"").hexdigest(), -1, 0, 0, 0))
+        else:
+            stamps.append((key, st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns))
         item = cache.index_lookup(key, st) if cache is not None and st is not None else None
         if item is None:
             try:

@@ -242,8 +242,8 @@ def run_files(files: Sequence[str], task: Task, cache: Optional[Cache], jobs: in
                 results[item.path] = result
                 content = task.cached_content(result, item.raw)  # type: ignore[arg-type]
                 if cache is not None and content is not None:
-                    st = item.stat if content is item.raw else _stat(item.path)
-                    cache.put(item.path, content_hash(content), findings_of(result), result.errors, st)
+                    written = item.stat if content is item.raw else _stat(item.path)
+                    cache.put(item.path, content_hash(content), findings_of(result), result.errors, written)
                 bar.step()
         finally:
             _adopt(None)  # type: ignore[arg-type]
