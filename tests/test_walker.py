@@ -67,13 +67,20 @@ def _all_node_types():
     return {t.__name__ for t in seen}
 
 
+@functools.lru_cache(maxsize=1)  # both cases of a file run one after the other
+def _parsed(path):
+    """A sample's module and the plain recursive walk's events over it."""
+    module = cst.parse_module(path.read_bytes())
+    expected = []
+    _reference(module, expected, [])
+    return module, expected
+
+
 @pytest.mark.parametrize("types", [None, {"Name", "Call", "Arg", "FunctionDef", "SimpleString", "Integer"}],
                          ids=["every-type", "some-types"])
 @pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name)
 def test_walk_matches_the_plain_recursive_walk(path, types):
-    module = cst.parse_module(path.read_bytes())
-    expected = []
-    _reference(module, expected, [])
+    module, expected = _parsed(path)
     recorder = _recorder(types or _all_node_types())
     walker = Walker([recorder], lambda owner, exc: None)
     recorder.walker = walker
