@@ -8,6 +8,9 @@ terminal) are left out unless ``--run-slow`` is given, which CI passes; ``-m slo
 not even imported: each imports TensorFlow, which costs seconds and would make
 every garbage collection in the test process (one per in-process ``mplint`` run)
 walk TensorFlow's objects too.
+
+Property tests (Hypothesis) try 40 generated examples each by default and 150
+with ``--run-slow``.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from pathlib import Path
 from typing import List, Optional
 
 import pytest
+from hypothesis import settings as hypothesis_settings
 
 from helpers import ROOT, run_cli  # noqa: F401 (re-exported for test files that import them from here)
 
@@ -26,9 +30,18 @@ _DESELECTED = pytest.StashKey[int]()
 _NOT_COLLECTED = pytest.StashKey[List[str]]()
 
 
+hypothesis_settings.register_profile("quick", max_examples=40)
+hypothesis_settings.register_profile("thorough", max_examples=150)
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--run-slow", action="store_true",
-                     help="also run the tests marked slow (TensorFlow, pre-commit, large files); CI does")
+                     help="also run the tests marked slow (TensorFlow, pre-commit, the fork pool), "
+                          "and more examples per property test; CI does")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    hypothesis_settings.load_profile("thorough" if config.getoption("--run-slow") else "quick")
 
 
 def _slow_file(path: Path) -> bool:

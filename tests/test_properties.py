@@ -163,7 +163,7 @@ def _fix(raw, unsafe):
     return source, LINTER.fix(load_source("generated.py", raw), unsafe)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])  # examples: see conftest
 @given(raw=programs(), unsafe=st.booleans())
 def test_fix_parses_settles_keeps_comments_and_bytes(raw, unsafe):
     source = decode("generated.py", raw)
@@ -193,7 +193,7 @@ def test_fix_parses_settles_keeps_comments_and_bytes(raw, unsafe):
     assert not [f for f in outcome.remaining if f.fix in allowed]
 
 
-@settings(max_examples=30, deadline=None)
+@settings(deadline=None)
 @given(raw=programs())
 def test_generated_code_is_valid_python(raw):
     """The generator itself must produce real code, or the properties prove nothing."""
