@@ -54,7 +54,7 @@ def _results_files(root):
 def test_cache_folder_ignores_itself_and_holds_files_with_findings(tmp_path):
     _project(tmp_path, {"bad.py": BAD, "plain.py": "x = 1\n"})
     first = run_cli("check", ".", cwd=tmp_path)
-    assert first.returncode == 1
+    assert outcome(first) == (1, FOUND)
     assert (tmp_path / ".mplint_cache" / ".gitignore").read_text().splitlines()[-1] == "*"
     (results,) = _results_files(tmp_path)
     entries = json.loads(results.read_text())

@@ -177,7 +177,9 @@ def test_rule_and_rules_commands():
     assert result.stdout.startswith("MP101 (float16-final-softmax)")
     for heading in ("Why", "Fix (safe)", "Example", "Use instead"):
         assert heading in result.stdout
-    assert run_cli("rule", "MP999").returncode == 2
+    unknown = run_cli("rule", "MP999")
+    assert (unknown.returncode, unknown.stdout) == (2, "")
+    assert unknown.stderr == "mplint: error: unknown rule 'MP999'; `mplint rules` lists them\n"
     listing = run_cli("rules")
     assert listing.returncode == 0 and "float16-final-softmax" in listing.stdout
 
