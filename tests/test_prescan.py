@@ -15,7 +15,7 @@ from helpers import outcome
 from mplint.api import config_overrides, lint_text, make_linter
 from mplint.rule.catalog import load_catalog
 from mplint.checks import registry
-from mplint.semantic.facts import MIXED_POLICIES, UNKNOWN
+from mplint.semantic.vocabulary import MIXED_POLICIES, UNKNOWN_POLICY
 from mplint.core.prefilter import Prescan
 from mplint.core.source_kinds import load_source
 from mplint.run.project import MAYBE_MIXED, build_project
@@ -76,7 +76,7 @@ def test_words_are_searched_once_and_anywhere():
 
 
 def test_maybe_mixed_matches_the_facts():
-    assert MAYBE_MIXED == MIXED_POLICIES | {UNKNOWN}
+    assert MAYBE_MIXED == MIXED_POLICIES | {UNKNOWN_POLICY}
 
 
 def test_a_file_no_rule_can_report_in_is_not_parsed_but_its_syntax_is_checked(tmp_path, cli, monkeypatch):

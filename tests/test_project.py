@@ -7,7 +7,7 @@ import pytest
 
 from helpers import ROOT, outcome, run_cli
 from mplint.api import lint_text, make_linter
-from mplint.semantic.facts import GRAPH_REWRITE_FUNCTIONS, SET_POLICY_FUNCTIONS
+from mplint.semantic.vocabulary import GRAPH_REWRITE_FUNCTIONS, SET_POLICY_FUNCTIONS
 from mplint.semantic.names import _SYNONYMS
 from mplint.run.project import INDEX_TOKENS, FileFacts, build_project, find_root, index_source
 

@@ -28,7 +28,7 @@ from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from mplint.analysis.models import argument
+from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.rule.check import Analysis, Context
 from mplint.semantic.scopes import Binding, Location, Scope
 
@@ -130,7 +130,7 @@ class ComputeRegions(Analysis):
         if isinstance(func, cst.Attribute):
             attr = func.attr.value
             if attr in _MAP_METHODS and node.args:
-                fn = argument(node, 0, "map_func")
+                fn = positional_or_keyword(node, 0, "map_func")
                 if fn is not None:
                     self._map_args.append((func.value, _Pending(fn, self.ctx.scopes.location())))
                 return
@@ -142,8 +142,8 @@ class ComputeRegions(Analysis):
             return
         loc = self.ctx.scopes.location()
         if resolved & LAMBDA_LAYER:
-            fn = argument(node, 0, "function")
-            dtype = argument(node, -1, "dtype")
+            fn = positional_or_keyword(node, 0, "function")
+            dtype = keyword_only(node, "dtype")
             if fn is not None and (dtype is None or not self._not_sixteen_bit(dtype, loc)):
                 self._lambda_args.append(_Pending(fn, loc))
         elif resolved & INPUT_FUNCTIONS:
@@ -201,8 +201,8 @@ class ComputeRegions(Analysis):
             cls_scope = scope.enclosing_class()
             if cls_scope is None or cls_scope.node not in self._classes:
                 continue
-            dtype = argument(call, -1, "dtype")
-            autocast = argument(call, -1, "autocast")
+            dtype = keyword_only(call, "dtype")
+            autocast = keyword_only(call, "autocast")
             loc = Location(scope, 10**9)
             if dtype is not None and self._not_sixteen_bit(dtype, loc):
                 self._classes[cls_scope.node].sixteen_bit = False
@@ -373,7 +373,7 @@ class ComputeRegions(Analysis):
                 return False
         else:
             return False
-        dtype = argument(expr, -1, "dtype")
+        dtype = keyword_only(expr, "dtype")
         if dtype is None:
             return True
         found = self.ctx.values.values(dtype, loc)

@@ -19,7 +19,8 @@ import libcst as cst
 
 from mplint.analysis.compute_regions import ComputeRegions, LayerClass
 from mplint.analysis.layers import computes_under_policy
-from mplint.analysis.models import SOFTMAX_FUNCTIONS, LayerCall, ModelOutput, ModelOutputs, OpCall, argument
+from mplint.analysis.models import SOFTMAX_FUNCTIONS, LayerCall, ModelOutput, ModelOutputs, OpCall
+from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.analysis.tensor_kinds import LOW, TensorKinds, Where
 from mplint.core.walker import child_nodes
 from mplint.rule.check import Analysis, Context, Fix
@@ -118,7 +119,7 @@ class CustomLayers(Analysis):
         return CustomLayer(cls.node.name.value, softmax, _accepts_dtype(chain), self._has_weights(chain))
 
     def _lambda(self, layer: LayerCall) -> Optional[CustomLayer]:
-        fn = argument(layer.constructor, 0, "function")
+        fn = positional_or_keyword(layer.constructor, 0, "function")
         if fn is None:
             return None
         if isinstance(fn, cst.Lambda):
@@ -182,7 +183,7 @@ class CustomLayers(Analysis):
         if isinstance(producer, LayerCall):
             return True if computes_under_policy(producer) or self.judge(producer) is not None else None
         if isinstance(producer, OpCall) and producer.function & _INPUTS:
-            dtype = argument(producer.call, -1, "dtype")
+            dtype = keyword_only(producer.call, "dtype")
             if dtype is None:
                 return True  # floatx()
             found = self.ctx.values.values(dtype, producer.location)

@@ -19,7 +19,8 @@ from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Set, Tup
 import libcst as cst
 
 from mplint.analysis.layers import activation_expr, computes_in_float32, is_softmax_value
-from mplint.analysis.models import LayerCall, ModelOutputs, OpCall, argument
+from mplint.analysis.models import LayerCall, ModelOutputs, OpCall
+from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.analysis.references import References
 from mplint.rule.check import Analysis, Context
 from mplint.semantic.scopes import Binding, Location, Scope
@@ -33,7 +34,7 @@ class Parameter:
     """A constructor argument that is a dimension: its kind, position and keyword."""
 
     kind: str
-    position: int  # -1: keyword only
+    position: Optional[int]  # None: keyword-only
     keyword: str
 
 
@@ -68,8 +69,8 @@ def _table() -> Dict[str, Tuple[Parameter, ...]]:
     # DepthwiseConv*D has no filters: its channels follow its input.
     for fn in ("image_dataset_from_directory", "text_dataset_from_directory",
                "audio_dataset_from_directory", "timeseries_dataset_from_array"):
-        table[f"keras.utils.{fn}"] = (Parameter(BATCH, -1, "batch_size"),)
-        table[f"keras.preprocessing.{fn}"] = (Parameter(BATCH, -1, "batch_size"),)
+        table[f"keras.utils.{fn}"] = (Parameter(BATCH, None, "batch_size"),)
+        table[f"keras.preprocessing.{fn}"] = (Parameter(BATCH, None, "batch_size"),)
     for fn in ("make_csv_dataset", "make_batched_features_dataset"):
         table[f"tensorflow.data.experimental.{fn}"] = (Parameter(BATCH, 1, "batch_size"),)
     return table
@@ -228,7 +229,8 @@ class AlignedDimensions(Analysis):
             if params is not None:
                 short = name.rsplit(".", 1)[-1]
                 for param in params:
-                    expr = argument(node, param.position, param.keyword)
+                    expr = keyword_only(node, param.keyword) if param.position is None \
+                        else positional_or_keyword(node, param.position, param.keyword)
                     if expr is not None:
                         self._add(param.kind, f"{short} {param.keyword}", node, expr, resolved)
                 return
@@ -249,9 +251,9 @@ class AlignedDimensions(Analysis):
         elif method in MODEL_METHODS:
             # The keyword is unambiguous; a positional batch size only counts when
             # the receiver is plainly a Keras model built in this file.
-            expr = argument(node, -1, "batch_size")
+            expr = keyword_only(node, "batch_size")
             if expr is None and self._is_model(func.value):
-                expr = argument(node, MODEL_METHODS[method], "batch_size")
+                expr = positional_or_keyword(node, MODEL_METHODS[method], "batch_size")
             if expr is not None:
                 self._add(BATCH, f"{method} batch_size", node, expr)
         elif method in ("batch", "padded_batch", "unbatch"):
@@ -261,7 +263,7 @@ class AlignedDimensions(Analysis):
                 self._rebatched.update(id(call) for call in upstream)
             if method == "unbatch" or not (is_dataset or method == "padded_batch"):
                 return
-            expr = argument(node, 0, "batch_size")
+            expr = positional_or_keyword(node, 0, "batch_size")
             if expr is not None:
                 self._add(BATCH, f"Dataset.{method} batch_size", node, expr)
 
@@ -307,8 +309,8 @@ class AlignedDimensions(Analysis):
         then leaves out the batch axis) or with a leading one, and exactly one output
         axis that comes from the kernel alone. Anything else stays silent.
         """
-        equation = argument(call, 0, "equation")
-        shape = argument(call, 1, "output_shape")
+        equation = positional_or_keyword(call, 0, "equation")
+        shape = positional_or_keyword(call, 1, "output_shape")
         if equation is None or shape is None:
             return None
         text = self.ctx.values.value(equation, self.ctx.scopes.location())
@@ -421,7 +423,7 @@ class AlignedDimensions(Analysis):
             is_softmax_value(activation, self.ctx, layer) or self._is_sigmoid(activation, layer)
         ):
             return True
-        name = argument(site.call, -1, "name")
+        name = keyword_only(site.call, "name")
         if name is not None:
             text = self.ctx.values.value(name, site.location)
             if isinstance(text, str) and OUTPUT_LAYER_NAME.search(text):
@@ -476,13 +478,13 @@ class AlignedDimensions(Analysis):
             if not self._class_of(producer.constructor) & PASSTHROUGH:
                 return
             for application, where in self._applications(producer):
-                first = argument(application, 0, "inputs")
+                first = positional_or_keyword(application, 0, "inputs")
                 if first is not None:
                     self._follow_output(models.producer(first, where), found, depth + 1)
         elif isinstance(producer, OpCall):
             # tf.cast(x, tf.float32), tf.nn.softmax(x), tf.reshape(x, ...): any op
             # on the output. At worst this silences a layer near the output.
-            first = argument(producer.call, 0, "x")
+            first = positional_or_keyword(producer.call, 0, "x")
             if first is not None:
                 self._follow_output(models.producer(first, producer.location), found, depth + 1)
 
@@ -501,7 +503,7 @@ class AlignedDimensions(Analysis):
     def _sequential_output(self, model: cst.Call, last: cst.BaseExpression, found: Set[int]) -> None:
         """The last layer of a Sequential model, and those before trailing size-keepers."""
         layers: List[Tuple[cst.BaseExpression, Optional[Location]]] = []
-        listed = argument(model, 0, "layers")
+        listed = positional_or_keyword(model, 0, "layers")
         if isinstance(listed, (cst.List, cst.Tuple)):
             layers = [(e.value, None) for e in listed.elements]
         elif isinstance(listed, cst.Name):
@@ -546,7 +548,7 @@ class AlignedDimensions(Analysis):
     def _add_output(self, call: cst.Call, loc: Optional[Location], found: Set[int], depth: int) -> None:
         found.add(id(call))
         if depth < 3 and self._class_of(call) & WRAPPERS:
-            inner = argument(call, 0, "layer") or argument(call, -1, "cell")
+            inner = positional_or_keyword(call, 0, "layer") or keyword_only(call, "cell")
             layer = self._constructor(inner, loc, 0) if inner is not None else None
             if layer is not None:
                 self._add_output(layer[0], layer[1], found, depth + 1)
@@ -582,7 +584,7 @@ class AlignedDimensions(Analysis):
             if layer is not None or not self.ctx.names.resolve(expr.func):
                 return layer
             # an op on the result (tf.cast(logits, tf.float32)): its first argument
-            first = argument(expr, 0, "x")
+            first = positional_or_keyword(expr, 0, "x")
             return self._returned_layer(first, loc, depth + 1) if first is not None else None
         return None
 

@@ -6,7 +6,8 @@ from typing import FrozenSet, Optional
 
 import libcst as cst
 
-from mplint.analysis.models import SOFTMAX_FUNCTIONS, LayerCall, argument
+from mplint.analysis.models import SOFTMAX_FUNCTIONS, LayerCall
+from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.rule.check import Context
 from mplint.semantic.facts import MIXED_POLICIES
 
@@ -28,7 +29,7 @@ def is_keras_layer(layer: LayerCall) -> bool:
 
 def layer_dtype(layer: LayerCall, ctx: Context) -> str:
     """"float32"-like name, a 16-bit name, ABSENT (no dtype argument) or UNKNOWN."""
-    expr = argument(layer.constructor, -1, "dtype")
+    expr = keyword_only(layer.constructor, "dtype")
     if expr is None:
         return ABSENT
     if isinstance(expr, cst.Name) and expr.value == "None":
@@ -60,10 +61,10 @@ def computes_in_float32(layer: LayerCall, ctx: Context) -> Optional[bool]:
 
 def activation_expr(layer: LayerCall) -> Optional[cst.BaseExpression]:
     if layer.layer_class & _ACTIVATION_FIRST:
-        return argument(layer.constructor, 0, "activation")
+        return positional_or_keyword(layer.constructor, 0, "activation")
     if layer.layer_class & _ACTIVATION_SECOND:
-        return argument(layer.constructor, 1, "activation")
-    return argument(layer.constructor, -1, "activation")
+        return positional_or_keyword(layer.constructor, 1, "activation")
+    return keyword_only(layer.constructor, "activation")
 
 
 def is_softmax_value(expr: cst.BaseExpression, ctx: Context, layer: LayerCall) -> bool:

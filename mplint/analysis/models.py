@@ -23,6 +23,7 @@ from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Set, Tup
 import libcst as cst
 
 from mplint.rule.check import Analysis, Context
+from mplint.semantic.call_args import first_tensor_argument, positional_or_keyword
 from mplint.semantic.scopes import Binding, Location, Scope
 
 MODEL_CLASSES = frozenset({"keras.Model"})
@@ -201,7 +202,7 @@ class ModelOutputs(Analysis):
                 self._passed.setdefault(arg.value.value, []).append((node, loc))
         resolved = self.ctx.names.resolve(func)
         self._callee_names[id(func)] = resolved
-        if _is_super_init(func) and argument(node, 1, "outputs") is not None:
+        if _is_super_init(func) and positional_or_keyword(node, 1, "outputs") is not None:
             # ``class M(keras.Model): def __init__(...): super().__init__(inputs, outputs)``
             cls = loc.scope.enclosing_class()
             if cls is not None:
@@ -231,7 +232,7 @@ class ModelOutputs(Analysis):
                     self._resolved.append(ModelOutput(call, expr, producer, style))
             for call, loc, cls in self._super_inits:
                 if id(cls.node) in self._model_classes() and id(cls.node) not in nested:
-                    outputs = argument(call, 1, "outputs")
+                    outputs = positional_or_keyword(call, 1, "outputs")
                     assert outputs is not None
                     for expr, producer in self._tensor(outputs, loc, 0):
                         self._resolved.append(ModelOutput(call, expr, producer, "functional"))
@@ -273,7 +274,7 @@ class ModelOutputs(Analysis):
             nested: Set[int] = set()
             for call, loc, style in self._models:
                 if style == "functional":
-                    outputs = argument(call, 1, "outputs")
+                    outputs = positional_or_keyword(call, 1, "outputs")
                     if outputs is not None:
                         self._mark_graph(outputs, loc, nested)
                 else:
@@ -302,7 +303,7 @@ class ModelOutputs(Analysis):
             nested.add(id(found[0]))
 
     def _mark_sequential(self, call: cst.Call, loc: Location, nested: Set[int]) -> None:
-        layers = argument(call, 0, "layers")
+        layers = positional_or_keyword(call, 0, "layers")
         if isinstance(layers, (cst.List, cst.Tuple)):
             for element in layers.elements:
                 if not isinstance(element, cst.StarredElement):
@@ -353,7 +354,7 @@ class ModelOutputs(Analysis):
         try:
             resolved = self.resolve(call.func)
             if resolved & MODEL_CLASSES:
-                outputs = argument(call, 1, "outputs")
+                outputs = positional_or_keyword(call, 1, "outputs")
                 if outputs is not None:
                     yield from self._tensor(outputs, loc, depth + 1)
             elif resolved & SEQUENTIAL_CLASSES:
@@ -422,7 +423,7 @@ class ModelOutputs(Analysis):
     def _sequential_last(self, call: cst.Call, loc: Location) -> Optional[Tuple[cst.BaseExpression, Location]]:
         """The last layer of a Sequential model, when it is known for certain."""
         last: Optional[Tuple[cst.BaseExpression, Location]] = None
-        layers = argument(call, 0, "layers")
+        layers = positional_or_keyword(call, 0, "layers")
         if layers is not None:
             if isinstance(layers, cst.Name) and layers.value == "None":
                 layers = None
@@ -722,44 +723,3 @@ def _binding_of(call: cst.Call, loc: Location, name: str) -> Optional[Binding]:
         if binding.value is call:
             return binding
     return None
-
-
-#: keywords under which ops take their tensor argument
-_TENSOR_KEYWORDS = ("x", "logits", "features", "tensor", "input", "inputs")
-
-
-def first_tensor_argument(call: cst.Call) -> Optional[cst.BaseExpression]:
-    """The tensor an op works on: its first positional argument or a known keyword."""
-    for arg in call.args:
-        if arg.star:
-            return None
-        if arg.keyword is None:
-            return arg.value
-        if arg.keyword.value in _TENSOR_KEYWORDS:
-            return arg.value
-    return None
-
-
-def _argument(call: cst.Call, position: int, keyword: str) -> Optional[cst.BaseExpression]:
-    """The argument passed at ``position`` or as ``keyword``, if any."""
-    positional = 0
-    for arg in call.args:
-        if arg.star:
-            return None
-        if arg.keyword is None:
-            if positional == position:
-                return arg.value
-            positional += 1
-        elif arg.keyword.value == keyword:
-            return arg.value
-    return None
-
-
-def argument(call: cst.Call, position: int, keyword: str) -> Optional[cst.BaseExpression]:
-    """Public form of the argument lookup, for checks that read layer arguments."""
-    if position < 0:
-        for arg in call.args:
-            if arg.keyword is not None and arg.keyword.value == keyword:
-                return arg.value
-        return None
-    return _argument(call, position, keyword)

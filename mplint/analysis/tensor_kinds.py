@@ -31,7 +31,7 @@ from typing import Dict, FrozenSet, Iterator, List, Optional, Tuple
 import libcst as cst
 
 from mplint.analysis.compute_regions import ComputeRegions, Region
-from mplint.analysis.models import argument
+from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.rule.check import Analysis, Context
 from mplint.semantic.scopes import Binding, Location
 
@@ -439,7 +439,7 @@ class TensorKinds(Analysis):
         if (
             isinstance(func, cst.Attribute) and func.attr.value == "add_weight"
             and isinstance(func.value, cst.Name) and func.value.value == "self"
-            and argument(value, -1, "dtype") is None
+            and keyword_only(value, "dtype") is None
         ):
             return LOW
         return None
@@ -449,10 +449,10 @@ class TensorKinds(Analysis):
         where = self.binding_where(binding)
         if where is None:
             return None
-        dtype = argument(call, 5, "dtype")
+        dtype = positional_or_keyword(call, 5, "dtype")
         if dtype is not None:
             return F32 if self.dtype_kind(dtype, where, depth + 1) == F32 else None
-        initial = argument(call, 0, "initial_value")
+        initial = positional_or_keyword(call, 0, "initial_value")
         if initial is None:
             return None
         found = self.ctx.values.values(initial, where.loc)
@@ -493,7 +493,7 @@ class TensorKinds(Analysis):
                 return self.dtype_kind(dtype, where, depth + 1)
             return self.kind(call.args[0].value, where, depth + 1) if call.args else None
         if names & _FILL:
-            value = argument(call, 1, "value")
+            value = positional_or_keyword(call, 1, "value")
             found = self.ctx.values.values(value, where.loc) if value is not None else None
             return F32 if found and all(isinstance(v, float) for v in found) else None
         for name in names:
@@ -550,7 +550,7 @@ class TensorKinds(Analysis):
 
     def _dtype_argument(self, call: cst.Call, names: FrozenSet[str]) -> Optional[cst.BaseExpression]:
         position = max((_DTYPE_POSITION.get(n, -1) for n in names), default=-1)
-        return argument(call, position, "dtype")
+        return positional_or_keyword(call, position, "dtype") if position >= 0 else keyword_only(call, "dtype")
 
     def dtype_kind(self, expr: cst.BaseExpression, where: Where, depth: int = 0) -> Optional[str]:
         """LOW/F32 for an expression that names a dtype, else None."""

@@ -5,7 +5,7 @@ through local variables, by ``tape.gradient`` on a ``tf.GradientTape`` (or by
 ``tf.gradients``). The optimizer is followed back to its creation: a name (in the
 step's function, an enclosing function or the module), a ``self.<attr>`` set in a
 method of the class, or the optimizer ``compile()`` gives a Model subclass. Anything
-not followed with certainty is UNKNOWN, and the loss-scaling rules stay silent on it.
+not followed with certainty is UNKNOWN_OPTIMIZER, and the loss-scaling rules stay silent on it.
 ``tape.gradient`` whose result reaches no optimizer (saliency maps, input gradients)
 is not a train step.
 """
@@ -17,53 +17,43 @@ from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from mplint.analysis.models import argument
+from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.rule.check import Analysis, Context
-from mplint.semantic.facts import GRAPH_REWRITE_FUNCTIONS
+from mplint.semantic.facts import REWRITE_GRAPPLER
 from mplint.semantic.names import dotted_name
 from mplint.semantic.scopes import Binding, Location, Scope
+from mplint.semantic.vocabulary import (
+    GRADIENT_CLIPS, GRADIENT_TAPES, LOSS_SCALE_OPTIMIZERS, MODEL_CLASSES, SYMBOLIC_GRADIENTS,
+    is_optimizer_constructor,
+)
 from mplint.core.walker import child_nodes
 
-GRADIENT_TAPES = frozenset({"tensorflow.GradientTape", "tensorflow.autodiff.GradientTape"})
-SYMBOLIC_GRADIENTS = frozenset({"tensorflow.gradients", "tensorflow.compat.v1.gradients"})
-LOSS_SCALE_OPTIMIZERS = frozenset({
-    "keras.mixed_precision.LossScaleOptimizer",
-    "keras.mixed_precision.experimental.LossScaleOptimizer",
-})
-MODEL_CLASSES = frozenset({"keras.Model"})
 APPLY_METHODS = frozenset({"apply_gradients", "apply", "minimize"})
 #: loss-scaling method -> the Keras generation that has it
 SCALE_METHODS = {"scale_loss": 3, "get_scaled_loss": 2}
 UNSCALE_METHOD = "get_unscaled_gradients"
 #: attributes holding the current loss scale (Keras 3, Keras 2)
 LOSS_SCALE_ATTRIBUTES = frozenset({"dynamic_scale", "loss_scale"})
-GRAPPLER_AMP_KEYS = frozenset({"auto_mixed_precision"})
-#: clipping functions whose first argument is the tensor (or list of tensors) clipped
-GRADIENT_CLIPS = frozenset({
-    "tensorflow.clip_by_global_norm", "tensorflow.clip_by_norm", "tensorflow.clip_by_value",
-    "tensorflow.compat.v1.clip_by_global_norm", "tensorflow.compat.v1.clip_by_norm",
-    "tensorflow.compat.v1.clip_by_value", "keras.ops.clip", "keras.ops.numpy.clip", "keras.backend.clip",
-})
 
 PLAIN = "plain"  # a Keras optimizer, never wrapped
 LSO = "lso"  # a LossScaleOptimizer created here
 #: a Keras 3 optimizer given ``loss_scale_factor=``: scale_loss() scales, apply() unscales
 FACTOR = "factor"
 COMPILED = "compiled"  # ``self.optimizer`` of a Model subclass: what compile() made
-UNKNOWN = "unknown"
+UNKNOWN_OPTIMIZER = "unknown"  # not followed with certainty: the rules stay silent
 
 _MAX_DEPTH = 12
 _MAX_FLOW = 3000
 
 
 @dataclass(frozen=True, eq=False)
-class Origin:
+class OptimizerOrigin:
     """Where an optimizer value comes from."""
 
     kind: str
     call: Optional[cst.Call] = None  # the constructor call (PLAIN and LSO)
     location: Optional[Location] = None
-    inner: Tuple["Origin", ...] = ()  # LSO: what it wraps
+    inner: Tuple["OptimizerOrigin", ...] = ()  # LSO: what it wraps
 
 
 @dataclass
@@ -98,7 +88,7 @@ class TrainStep:
     receiver: cst.BaseExpression
     location: Location
     statement: Optional[cst.SimpleStatementLine]
-    origins: Tuple[Origin, ...]
+    origins: Tuple[OptimizerOrigin, ...]
     gradients: List[Gradient]
     #: how the differentiated loss was scaled: "scale_loss", "get_scaled_loss", "manual"
     scaling: FrozenSet[str] = frozenset()
@@ -146,8 +136,6 @@ class TrainingLoops(Analysis):
         #: ``name(...)`` calls by callee name, to follow an optimizer passed as an argument
         self._calls_by_name: Dict[str, List[Tuple[cst.Call, Location]]] = {}
         self.auto_scale_off = False
-        self.grappler_amp: List[cst.Call] = []
-        self.rewrite_calls: List[Tuple[cst.Call, Location]] = []
         self._statement: List[cst.SimpleStatementLine] = []
         #: ``if hasattr(opt, "get_scaled_loss")`` tests and ``try``/``except AttributeError``
         #: blocks around the node being visited: version-portable code
@@ -226,10 +214,6 @@ class TrainingLoops(Analysis):
                 self.qualified[id(node)] = names.qualified(func)
             elif resolved & SYMBOLIC_GRADIENTS:
                 self._gradient_calls[id(node)] = (node, self.ctx.scopes.location(), statement, True)
-            elif resolved & GRAPH_REWRITE_FUNCTIONS:
-                self.rewrite_calls.append((node, self.ctx.scopes.location()))
-            elif "tensorflow.config.optimizer.set_experimental_options" in resolved:
-                self._grappler(node)
             elif resolved & GRADIENT_CLIPS:
                 self._clip_calls[id(node)] = self.ctx.scopes.location()
         for arg in node.args:
@@ -248,47 +232,30 @@ class TrainingLoops(Analysis):
             if self._guards and self._is_guarded(method):
                 self.guarded.add(id(node))
 
-    def _grappler(self, node: cst.Call) -> None:
-        """``set_experimental_options({'auto_mixed_precision': True})`` turns on float16."""
-        if not node.args:
-            return
-        options = node.args[0].value
-        loc = self.ctx.scopes.location()
-        if isinstance(options, cst.Name):
-            binding = loc.lookup(options.value)
-            options = binding.value if binding is not None and binding.value is not None else options
-        if not isinstance(options, cst.Dict):
-            return
-        for element in options.elements:
-            if isinstance(element, cst.DictElement):
-                key = self.ctx.values.value(element.key, loc)
-                if key in GRAPPLER_AMP_KEYS and self.ctx.values.value(element.value, loc) is True:
-                    self.grappler_amp.append(node)
-
     # -- optimizers -------------------------------------------------------------------
-    def optimizer_origins(self, expr: cst.BaseExpression, loc: Location) -> Tuple[Origin, ...]:
+    def optimizer_origins(self, expr: cst.BaseExpression, loc: Location) -> Tuple[OptimizerOrigin, ...]:
         """Every origin the optimizer ``expr`` seen at ``loc`` may have."""
         return tuple(self._origins(expr, loc, 0, frozenset()))
 
     def _origins(self, expr: cst.BaseExpression, loc: Location, depth: int,
-                 seen: FrozenSet[int]) -> Iterator[Origin]:
+                 seen: FrozenSet[int]) -> Iterator[OptimizerOrigin]:
         if depth > _MAX_DEPTH:
-            yield Origin(UNKNOWN)
+            yield OptimizerOrigin(UNKNOWN_OPTIMIZER)
             return
         if isinstance(expr, cst.Call):
             names = self.call_names.get(id(expr), frozenset())
             if names & LOSS_SCALE_OPTIMIZERS:
                 inner = lso_argument(expr)
                 inner_origins = tuple(self._origins(inner, loc, depth + 1, seen)) if inner is not None else ()
-                yield Origin(LSO, expr, loc, inner_origins)
+                yield OptimizerOrigin(LSO, expr, loc, inner_origins)
             elif any(is_optimizer_constructor(n) for n in names):
-                factor = argument(expr, -1, "loss_scale_factor")
+                factor = keyword_only(expr, "loss_scale_factor")
                 if factor is not None and not (isinstance(factor, cst.Name) and factor.value == "None"):
-                    yield Origin(FACTOR, expr, loc)  # Keras 3 static loss scaling, no wrapper needed
+                    yield OptimizerOrigin(FACTOR, expr, loc)  # Keras 3 static loss scaling, no wrapper needed
                 else:
-                    yield Origin(PLAIN, expr, loc)
+                    yield OptimizerOrigin(PLAIN, expr, loc)
             else:
-                yield Origin(UNKNOWN)
+                yield OptimizerOrigin(UNKNOWN_OPTIMIZER)
         elif isinstance(expr, cst.IfExp):
             yield from self._origins(expr.body, loc, depth + 1, seen)
             yield from self._origins(expr.orelse, loc, depth + 1, seen)
@@ -299,7 +266,7 @@ class TrainingLoops(Analysis):
               and expr.value.value == "self"):
             cls = loc.scope.enclosing_class()
             if cls is None:
-                yield Origin(UNKNOWN)
+                yield OptimizerOrigin(UNKNOWN_OPTIMIZER)
                 return
             # `self.opt = LossScaleOptimizer(self.opt)` reads the attribute's earlier
             # value: a binding is never the value of an expression in its own right side.
@@ -309,53 +276,53 @@ class TrainingLoops(Analysis):
                 for binding in bindings:
                     yield from self._binding_origins(binding, depth, seen)
             elif expr.attr.value == "optimizer" and id(cls.node) in self._model_classes:
-                yield Origin(COMPILED, None, loc)
+                yield OptimizerOrigin(COMPILED, None, loc)
             else:
-                yield Origin(UNKNOWN)
+                yield OptimizerOrigin(UNKNOWN_OPTIMIZER)
         else:
-            yield Origin(UNKNOWN)
+            yield OptimizerOrigin(UNKNOWN_OPTIMIZER)
 
     def _binding_origins(self, binding: Optional[Binding], depth: int,
-                         seen: FrozenSet[int]) -> Iterator[Origin]:
+                         seen: FrozenSet[int]) -> Iterator[OptimizerOrigin]:
         if binding is None or binding.scope is None or id(binding) in seen:
-            yield Origin(UNKNOWN)
+            yield OptimizerOrigin(UNKNOWN_OPTIMIZER)
             return
         if binding.kind == "param":
             yield from self._argument_origins(binding, depth, seen | {id(binding)})
             return
         if binding.value is None or binding.kind not in ("assign", "annassign"):
-            yield Origin(UNKNOWN)
+            yield OptimizerOrigin(UNKNOWN_OPTIMIZER)
             return
         yield from self._origins(binding.value, binding.location(), depth + 1,
                                  seen | {id(binding)})
 
-    def _argument_origins(self, binding: Binding, depth: int, seen: FrozenSet[int]) -> Iterator[Origin]:
+    def _argument_origins(self, binding: Binding, depth: int, seen: FrozenSet[int]) -> Iterator[OptimizerOrigin]:
         """An optimizer parameter: what every direct call of the function passes for it.
 
         Only plain functions called by name in this file are followed; a function
-        handed to ``strategy.run`` or called from elsewhere stays UNKNOWN.
+        handed to ``strategy.run`` or called from elsewhere stays UNKNOWN_OPTIMIZER.
         """
         scope = binding.scope
         function = scope.node if scope is not None else None
         if not isinstance(function, cst.FunctionDef) or scope is None or scope.parent is None \
                 or scope.parent.kind == "class":
-            yield Origin(UNKNOWN)
+            yield OptimizerOrigin(UNKNOWN_OPTIMIZER)
             return
         params = function.params
         positional = [i for i, p in enumerate(params.params) if p is binding.node]
         if not positional and not any(p is binding.node for p in params.kwonly_params):
-            yield Origin(UNKNOWN)
+            yield OptimizerOrigin(UNKNOWN_OPTIMIZER)
             return
         position = positional[0] if positional else -1
         sites = [(call, loc) for call, loc in self._calls_by_name.get(function.name.value, [])
                  if _defines(loc.lookup(function.name.value), function)]
         if not sites:
-            yield Origin(UNKNOWN)
+            yield OptimizerOrigin(UNKNOWN_OPTIMIZER)
             return
         for call, loc in sites:
-            arg = argument(call, position, binding.name) if position >= 0 else argument(call, -1, binding.name)
+            arg = positional_or_keyword(call, position, binding.name) if position >= 0 else keyword_only(call, binding.name)
             if arg is None or any(a.star for a in call.args):
-                yield Origin(UNKNOWN)
+                yield OptimizerOrigin(UNKNOWN_OPTIMIZER)
                 continue
             yield from self._origins(arg, loc, depth + 1, seen)
 
@@ -381,7 +348,7 @@ class TrainingLoops(Analysis):
         assert isinstance(call.func, cst.Attribute)
         if method == "minimize":
             return self._minimize_step(call, loc, statement)
-        grads = argument(call, 0, "grads_and_vars" if method == "apply_gradients" else "grads")
+        grads = positional_or_keyword(call, 0, "grads_and_vars" if method == "apply_gradients" else "grads")
         if grads is None:
             return None
         flow = self.flow(grads, loc)
@@ -400,7 +367,7 @@ class TrainingLoops(Analysis):
         origins = self.optimizer_origins(call.func.value, loc)
         if not any(o.kind in (PLAIN, LSO) for o in origins):
             return None  # a TF1 optimizer or something unknown
-        loss = argument(call, 0, "loss")
+        loss = positional_or_keyword(call, 0, "loss")
         if loss is None:
             return None
         step = TrainStep(call, "minimize", call.func.value, loc, statement, origins, [])
@@ -412,7 +379,7 @@ class TrainingLoops(Analysis):
         if entry is None:
             return None
         node, loc, statement, symbolic = entry
-        target = argument(node, 0, "ys" if symbolic else "target")
+        target = positional_or_keyword(node, 0, "ys" if symbolic else "target")
         if symbolic:
             return Gradient(node, loc, target, statement, None, True)
         assert isinstance(node.func, cst.Attribute)
@@ -446,7 +413,7 @@ class TrainingLoops(Analysis):
         scaling: Set[str] = set()
         targets = [(g.target, g.location) for g in step.gradients if g.target is not None]
         if step.method == "minimize":
-            targets = [(argument(step.call, 0, "loss"), step.location)]
+            targets = [(positional_or_keyword(step.call, 0, "loss"), step.location)]
         for target, where in targets:
             if target is None:
                 continue
@@ -490,7 +457,7 @@ class TrainingLoops(Analysis):
     def _clip(self, step: TrainStep, call: cst.Call, grads_flow: List[cst.CSTNode]) -> Optional[Clip]:
         """The clipping call as a fact of the step, if it clips the step's gradients."""
         where = self._clip_calls.get(id(call))
-        clipped = argument(call, 0, "t_list") or argument(call, -1, "t") or argument(call, -1, "x")
+        clipped = positional_or_keyword(call, 0, "t_list") or keyword_only(call, "t") or keyword_only(call, "x")
         if where is None or clipped is None:
             return None
         clipped = _comprehension_source(clipped, call, grads_flow)
@@ -621,18 +588,7 @@ def _mentions_scale(expr: cst.BaseExpression) -> bool:
 
 def lso_argument(call: cst.Call) -> Optional[cst.BaseExpression]:
     """The optimizer a LossScaleOptimizer(...) call wraps."""
-    return argument(call, 0, "inner_optimizer") or argument(call, -1, "optimizer")
-
-
-def is_optimizer_constructor(name: str) -> bool:
-    """``keras.optimizers.Adam`` and friends (legacy/experimental too), or ``optimizers.get``."""
-    parts = name.split(".")
-    if parts[:2] != ["keras", "optimizers"]:
-        return False
-    if len(parts) == 3:
-        return parts[2] == "get" or (parts[2][:1].isupper() and parts[2] != "Optimizer")
-    return len(parts) == 4 and parts[2] in ("legacy", "experimental") and parts[3][:1].isupper() \
-        and parts[3] != "Optimizer"
+    return positional_or_keyword(call, 0, "inner_optimizer") or keyword_only(call, "optimizer")
 
 
 def contains(root: cst.CSTNode, target: cst.CSTNode) -> bool:
@@ -651,7 +607,7 @@ def float16_source(ctx: Context, loops: TrainingLoops, at: Optional[Scope] = Non
     policy = ctx.facts.mixed_policy(at)
     if policy is not None and policy.float16:
         return "mixed_float16" + policy.note
-    if loops.grappler_amp:
+    if ctx.facts.rewrite_sites_of(REWRITE_GRAPPLER):
         return "the grappler auto_mixed_precision option"
     return None
 

@@ -17,7 +17,7 @@ from mplint.analysis.dimensions import FILTERS, TASK_SIZE_LIMIT, UNITS, AlignedD
 from mplint.analysis.layers import sixteen_bit_name
 from mplint.rule.check import Check, Fix, Needs
 from mplint.semantic.facts import PolicyState
-from mplint.semantic.policy_names import MIXED_POLICIES
+from mplint.semantic.vocabulary import MIXED_POLICIES
 from mplint.semantic.scopes import Binding
 from mplint.semantic.test_modules import is_test_path
 

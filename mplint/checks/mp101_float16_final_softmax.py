@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from mplint.analysis.models import LayerCall, OpCall, first_tensor_argument
+from mplint.analysis.models import LayerCall, OpCall
+from mplint.semantic.call_args import first_tensor_argument
 from mplint.analysis.precision import OutputPrecision, output_layer_fix
 from mplint.rule.check import Check, Fix, Needs
 

@@ -7,11 +7,12 @@ from typing import Optional, Set
 
 import libcst as cst
 
-from mplint.analysis.models import LayerCall, OpCall, argument
+from mplint.analysis.models import LayerCall, OpCall
+from mplint.semantic.call_args import positional_or_keyword
 from mplint.analysis.precision import OutputPrecision, output_layer_fix
 from mplint.rule.check import Check, Fix, Needs
+from mplint.semantic.vocabulary import CASTS
 
-_CASTS = frozenset({"tensorflow.cast", "keras.ops.cast"})
 #: Keras trains on the raw output: its loss sees the 16-bit tensor
 _KERAS_TRAINING = frozenset({"compile", "fit", "train_on_batch", "evaluate"})
 
@@ -41,9 +42,9 @@ class NonFloat32ModelOutput(Check):
             self._cast[node.args[0].value.func.value] += 1
 
     def _is_float32_cast(self, node: cst.Call) -> bool:
-        if not self.names.resolve(node.func) & _CASTS:
+        if not self.names.resolve(node.func) & CASTS:
             return False
-        dtype = argument(node, 1, "dtype")
+        dtype = positional_or_keyword(node, 1, "dtype")
         return dtype is not None and self.ctx.values.values(dtype, self.ctx.scopes.location()) == frozenset({"float32"})
 
     def _cast_by_every_caller(self, model_call: cst.CSTNode) -> bool:

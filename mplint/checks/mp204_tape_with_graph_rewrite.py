@@ -6,6 +6,7 @@ from typing import Set
 
 from mplint.analysis.training import TrainingLoops
 from mplint.rule.check import Check, Needs
+from mplint.semantic.facts import REWRITE_CALL
 
 
 class TapeWithGraphRewrite(Check):
@@ -16,7 +17,7 @@ class TapeWithGraphRewrite(Check):
     needs = Needs((b"graph_rewrite",))
 
     def finish(self) -> None:
-        if not self.facts.rewrite_calls:
+        if not self.facts.rewrite_sites_of(REWRITE_CALL):
             return
         seen: Set[int] = set()
         for step in self.ctx.get(TrainingLoops).steps():

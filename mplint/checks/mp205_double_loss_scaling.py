@@ -6,9 +6,10 @@ from typing import List, Optional
 
 import libcst as cst
 
-from mplint.analysis.training import LSO, Origin, TrainingLoops, lso_argument
-from mplint.analysis.models import argument
+from mplint.analysis.training import LSO, OptimizerOrigin, TrainingLoops, lso_argument
+from mplint.semantic.call_args import positional_or_keyword
 from mplint.rule.check import Check, Fix, Needs
+from mplint.semantic.facts import REWRITE_CALL
 
 
 class DoubleLossScaling(Check):
@@ -30,8 +31,10 @@ class DoubleLossScaling(Check):
             self.report(call, "this LossScaleOptimizer wraps another LossScaleOptimizer: Keras 2 raises "
                               "TypeError, Keras 3 accepts it and divides every gradient by the inner loss "
                               "scale too; wrap the optimizer once", self._unwrap(inner, wrapped))
-        for call, loc in loops.rewrite_calls:
-            opt = argument(call, 0, "opt")
+        for site in self.facts.rewrite_sites_of(REWRITE_CALL):
+            call, loc = site.node, site.location
+            assert isinstance(call, cst.Call)
+            opt = positional_or_keyword(call, 0, "opt")
             if opt is None:
                 continue
             wrapped = [o for o in loops.optimizer_origins(opt, loc) if o.kind == LSO]
@@ -41,11 +44,11 @@ class DoubleLossScaling(Check):
                             self._unwrap(opt, wrapped))
 
     @staticmethod
-    def _unwrap(inner: cst.BaseExpression, wrapped: List[Origin]) -> Optional[Fix]:
+    def _unwrap(inner: cst.BaseExpression, wrapped: List[OptimizerOrigin]) -> Optional[Fix]:
         """Remove the inner wrapping: ``LSO(LSO(x))`` -> ``LSO(x)``; ``o = LSO(x())`` -> ``o = x()``."""
         if len(wrapped) != 1:
             return None
-        origin: Origin = wrapped[0]
+        origin: OptimizerOrigin = wrapped[0]
         if origin.call is None:
             return None
         unwrapped = lso_argument(origin.call)

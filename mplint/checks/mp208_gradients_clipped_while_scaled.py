@@ -14,9 +14,9 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from mplint.analysis.models import argument
+from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.analysis.training import (
-    COMPILED, FACTOR, LSO, PLAIN, UNSCALE_METHOD, Clip, Origin, TrainingLoops, TrainStep,
+    COMPILED, FACTOR, LSO, PLAIN, UNSCALE_METHOD, Clip, OptimizerOrigin, TrainingLoops, TrainStep,
     compiled_is_wrapped, contains,
 )
 from mplint.core.walker import child_nodes
@@ -170,7 +170,7 @@ def _target_names(assign: cst.Assign) -> List[str]:
 def _clipped_input(call: cst.Call, value: cst.BaseExpression) -> Optional[cst.Name]:
     """The name of the gradients the clip reads: its first argument, or what a
     comprehension around it iterates over (``[clip(g) for g in grads]``)."""
-    first = argument(call, 0, "t_list") or argument(call, -1, "t") or argument(call, -1, "x")
+    first = positional_or_keyword(call, 0, "t_list") or keyword_only(call, "t") or keyword_only(call, "x")
     if not isinstance(first, cst.Name):
         return None
     if isinstance(value, (cst.ListComp, cst.GeneratorExp)) and value.for_in.inner_for_in is None:
@@ -250,7 +250,7 @@ def _keras2_fix(module: cst.Module, step: TrainStep, clip: Clip) -> Optional[Fix
 # -- Keras 3: the inner optimizer clips ---------------------------------------------------
 def _keras3_fix(loops: TrainingLoops, step: TrainStep, clip: Clip) -> Optional[Fix]:
     constructor = _constructor(step)
-    if constructor is None or any(argument(constructor[0], -1, k) is not None for k in _CLIP_ARGUMENTS):
+    if constructor is None or any(keyword_only(constructor[0], k) is not None for k in _CLIP_ARGUMENTS):
         return None  # Keras 3 accepts one clip argument only
     call, where = constructor
     if any(other is not step and any(o.call is call for o in _all_origins(other)) for other in loops.steps()):
@@ -298,7 +298,7 @@ def _comment_lines(statement: cst.SimpleStatementLine) -> List[cst.EmptyLine]:
     return lines
 
 
-def _all_origins(step: TrainStep) -> Iterator[Origin]:
+def _all_origins(step: TrainStep) -> Iterator[OptimizerOrigin]:
     for origin in step.origins:
         yield origin
         yield from origin.inner
@@ -336,19 +336,19 @@ def _threshold(loops: TrainingLoops, clip: Clip, assign: cst.Assign,
     call = clip.call
     comprehension = isinstance(assign.value, (cst.ListComp, cst.GeneratorExp))
     if function == "clip_by_global_norm":
-        value = argument(call, 1, "clip_norm")
+        value = positional_or_keyword(call, 1, "clip_norm")
         whole = assign.value is call or (
             isinstance(assign.value, cst.Subscript) and assign.value.value is call
             and _index_zero(assign.value))
         if not whole or comprehension:
             return None
     elif function == "clip_by_norm":
-        value = argument(call, 1, "clip_norm")
-        if not comprehension or argument(call, 2, "axes") is not None:
+        value = positional_or_keyword(call, 1, "clip_norm")
+        if not comprehension or positional_or_keyword(call, 2, "axes") is not None:
             return None
     elif function in ("clip_by_value", "clip"):
-        low = argument(call, 1, "clip_value_min" if function == "clip_by_value" else "x_min")
-        high = argument(call, 2, "clip_value_max" if function == "clip_by_value" else "x_max")
+        low = positional_or_keyword(call, 1, "clip_value_min" if function == "clip_by_value" else "x_min")
+        high = positional_or_keyword(call, 2, "clip_value_max" if function == "clip_by_value" else "x_max")
         if not comprehension or low is None or high is None or not _negation_of(low, high):
             return None  # clipvalue clips to [-v, v] only
         value = high

@@ -7,9 +7,10 @@ from typing import Dict, List, Optional
 import libcst as cst
 
 from mplint.rule.check import Check, Fix, Needs
-from mplint.semantic.facts import GRAPH_REWRITE_FUNCTIONS, MIXED_POLICIES, PolicyCall, Site
-from mplint.analysis.models import argument
+from mplint.semantic.facts import PolicyCall, SwitchSite
+from mplint.semantic.call_args import positional_or_keyword
 from mplint.semantic.scopes import exclusive, separate_tests
+from mplint.semantic.vocabulary import GRAPH_REWRITE_FUNCTIONS, MIXED_POLICIES
 
 _MECHANISM = {
     "call": "the mixed precision graph rewrite is enabled here",
@@ -56,7 +57,7 @@ class DoubleEnabling(Check):
                 continue
             self.report(site.node, self._message(site, conflicting, assumed), self._fix(site))
 
-    def _message(self, site: Site, conflicting: List[PolicyCall], assumed: Optional[str]) -> str:
+    def _message(self, site: SwitchSite, conflicting: List[PolicyCall], assumed: Optional[str]) -> str:
         if conflicting:
             policy = f"`{self.ctx.module.code_for_node(conflicting[0].node)}` also sets a mixed Keras policy"
         elif self.facts.project_policy_files:
@@ -72,13 +73,13 @@ class DoubleEnabling(Check):
             f"layers (such as the output) to float16; use only the Keras policy"
         )
 
-    def _fix(self, site: Site) -> Optional[Fix]:
+    def _fix(self, site: SwitchSite) -> Optional[Fix]:
         """Replace the rewrite call by its optimizer: Keras wraps it under a mixed policy."""
         if site.kind != "call":
             return None
         call = site.node
         assert isinstance(call, cst.Call)
-        opt = argument(call, 0, "opt")
+        opt = positional_or_keyword(call, 0, "opt")
         if opt is None:
             return None
         line = self._lines.get(id(call))

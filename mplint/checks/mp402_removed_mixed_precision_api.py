@@ -14,28 +14,16 @@ from typing import Dict, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
-from mplint.analysis.models import argument
+from mplint.semantic.call_args import positional_or_keyword
 from mplint.analysis.references import References
 from mplint.rule.check import Check, Fix
 from mplint.rule.edits import Import, arg_index, replace_arg, spell, without_arg
-from mplint.semantic.facts import GRAPH_REWRITE_FUNCTIONS
 from mplint.semantic.migrations import Migration, migrate, parse_version
 from mplint.semantic.names import dotted_name
 from mplint.core.prefilter import Prescan
+from mplint.semantic.vocabulary import GRAPH_REWRITE_FUNCTIONS, TF1_ONLY_NAMES
 
 _LOSS_SCALE_CLASSES = ("DynamicLossScale", "FixedLossScale")
-#: TF1-only names (gone from the TF2 namespace): a file using them targets TF 1.x,
-#: where ``tf.train.experimental`` and ``tf.keras.mixed_precision.experimental`` are current
-_TF1_ONLY = frozenset((
-    "tensorflow.Session", "tensorflow.InteractiveSession", "tensorflow.placeholder",
-    "tensorflow.get_variable", "tensorflow.variable_scope", "tensorflow.ConfigProto",
-    "tensorflow.global_variables_initializer", "tensorflow.trainable_variables",
-    "tensorflow.logging", "tensorflow.app", "tensorflow.flags", "tensorflow.gfile",
-    "tensorflow.layers", "tensorflow.contrib", "tensorflow.train.AdamOptimizer",
-    "tensorflow.train.GradientDescentOptimizer", "tensorflow.train.MomentumOptimizer",
-    "tensorflow.train.Optimizer", "tensorflow.train.get_or_create_global_step",
-    "tensorflow.train.get_global_step",
-))
 _GUARD_WORDS = ("version", "hasattr", "experimental", "VERSION")
 
 ImportNode = Union[cst.Import, cst.ImportFrom]
@@ -127,7 +115,7 @@ class RemovedMixedPrecisionApi(Check):
 
     # -- references ------------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
-        if self.names.resolve(node.func) & GRAPH_REWRITE_FUNCTIONS and self._keras_optimizer(argument(node, 0, "opt")):
+        if self.names.resolve(node.func) & GRAPH_REWRITE_FUNCTIONS and self._keras_optimizer(positional_or_keyword(node, 0, "opt")):
             self._keras_rewrites.append(node)
         ref = self._reference(node.func)
         if ref is None:
@@ -135,7 +123,7 @@ class RemovedMixedPrecisionApi(Check):
         ref.call = node
         member = ref.qualified.rpartition(".")[2]
         if member == "LossScaleOptimizer":
-            scale = argument(node, 1, "loss_scale")
+            scale = positional_or_keyword(node, 1, "loss_scale")
             if isinstance(scale, cst.Call) and dotted_name(scale.func):
                 names = {q.rpartition(".")[2] for q in self.names.qualified(scale.func)}
                 if names & set(_LOSS_SCALE_CLASSES):
@@ -159,7 +147,7 @@ class RemovedMixedPrecisionApi(Check):
     def visit_Attribute(self, node: cst.Attribute) -> None:
         # Every prefix of a chain is visited as its own Attribute: exact names suffice.
         # (TF1 use only silences findings, so only files that may have some look.)
-        if self._may_report and not self._tf1 and self.names.resolve(node) & _TF1_ONLY:
+        if self._may_report and not self._tf1 and self.names.resolve(node) & TF1_ONLY_NAMES:
             self._tf1 = True
         if self._has_removed_names:
             self._reference(node)
@@ -331,7 +319,7 @@ class RemovedMixedPrecisionApi(Check):
     def _layer_policy(self, ref: _Ref, message: str, severity: str) -> None:
         call = ref.call
         assert call is not None
-        layer = argument(call, 0, "layer")
+        layer = positional_or_keyword(call, 0, "layer")
         fix = None
         if isinstance(layer, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)) and len(call.args) == 1:
             fix = Fix({call: cst.Attribute(value=layer, attr=cst.Name("dtype_policy"))}, "safe")
@@ -394,15 +382,15 @@ class RemovedMixedPrecisionApi(Check):
         if isinstance(value, cst.Call):
             kind = {q.rpartition(".")[2] for q in self.names.qualified(value.func)} & set(_LOSS_SCALE_CLASSES)
             if kind == {"FixedLossScale"}:
-                scale = argument(value, 0, "loss_scale_value")
+                scale = positional_or_keyword(value, 0, "loss_scale_value")
                 if scale is None or self.facts.keras_version == 3 or len(value.args) != 1:
                     return None
                 return [("dynamic", fixed_false), ("initial_scale", scale)]
             if kind == {"DynamicLossScale"}:
                 out = []
-                initial = argument(value, 0, "initial_loss_scale")
-                period = argument(value, 1, "increment_period")
-                multiplier = argument(value, 2, "multiplier")
+                initial = positional_or_keyword(value, 0, "initial_loss_scale")
+                period = positional_or_keyword(value, 1, "increment_period")
+                multiplier = positional_or_keyword(value, 2, "multiplier")
                 if multiplier is not None and self.ctx.values.values(multiplier, None) not in (frozenset({2}), frozenset({2.0})):
                     return None
                 if any(a.star for a in value.args):

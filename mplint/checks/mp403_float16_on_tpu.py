@@ -6,10 +6,10 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
-from mplint.analysis.models import argument
+from mplint.semantic.call_args import positional_or_keyword
 from mplint.rule.check import Check, Fix, Needs
 from mplint.semantic.scopes import exclusive
-from mplint.semantic.values import POLICY_CONSTRUCTORS
+from mplint.semantic.vocabulary import POLICY_CONSTRUCTORS
 
 
 class Float16OnTpu(Check):
@@ -70,9 +70,9 @@ class Float16OnTpu(Check):
     def _fix(self, call: cst.CSTNode) -> Optional[Fix]:
         """Swap the literal for 'mixed_bfloat16' when the call spells it out."""
         assert isinstance(call, cst.Call)
-        literal = argument(call, 0, "policy")
+        literal = positional_or_keyword(call, 0, "policy")
         if isinstance(literal, cst.Call) and self.names.resolve(literal.func) & POLICY_CONSTRUCTORS:
-            literal = argument(literal, 0, "name")
+            literal = positional_or_keyword(literal, 0, "name")
         if not isinstance(literal, cst.SimpleString) or literal.evaluated_value != "mixed_float16":
             return None
         quote = literal.value[len(literal.prefix)]

@@ -6,16 +6,13 @@ from typing import List, Optional, Tuple
 
 import libcst as cst
 
-from mplint.analysis.models import argument
+from mplint.semantic.call_args import positional_or_keyword
 from mplint.rule.check import Check, Fix, Needs
 from mplint.rule.edits import import_spec, quote_of, spell, string
 from mplint.semantic.names import dotted_name
-from mplint.semantic.facts import MIXED_POLICIES
 from mplint.semantic.scopes import Location
-from mplint.semantic.values import POLICY_CONSTRUCTORS
+from mplint.semantic.vocabulary import INPUT_LAYERS, MIXED_POLICIES, POLICY_CONSTRUCTORS
 
-#: layer classes whose dtype says nothing about variables or compute
-_NOT_LAYERS = frozenset({"keras.Input", "keras.layers.InputLayer"})
 _FLOATX_SUFFIXES = (".backend.set_floatx", ".config.set_floatx")
 _WHY = "variables become float16, updates underflow and training diverges; "
 
@@ -32,7 +29,7 @@ class PureFloat16(Check):
 
     def visit_Call(self, node: cst.Call) -> None:
         resolved = self.names.resolve(node.func)
-        if not any(n.startswith("keras.layers.") for n in resolved) or resolved & _NOT_LAYERS:
+        if not any(n.startswith("keras.layers.") for n in resolved) or resolved & INPUT_LAYERS:
             return
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value == "dtype":
@@ -84,9 +81,9 @@ class PureFloat16(Check):
 def _policy_literal(call: cst.CSTNode, check: Check) -> Optional[cst.SimpleString]:
     """The string literal naming the policy in ``set_global_policy('x')`` or ``Policy('x')``."""
     assert isinstance(call, cst.Call)
-    literal = argument(call, 0, "policy")
+    literal = positional_or_keyword(call, 0, "policy")
     if isinstance(literal, cst.Call) and check.names.resolve(literal.func) & POLICY_CONSTRUCTORS:
-        literal = argument(literal, 0, "name")
+        literal = positional_or_keyword(literal, 0, "name")
     return literal if isinstance(literal, cst.SimpleString) else None
 
 

@@ -17,15 +17,10 @@ import libcst as cst
 
 from mplint.analysis.references import References
 from mplint.rule.check import Check, Needs
-from mplint.semantic.facts import MIXED_POLICIES
 from mplint.semantic.names import dotted_name
 from mplint.semantic.scopes import Binding
+from mplint.semantic.vocabulary import INPUT_LAYERS, MIXED_POLICIES, MODEL_FACTORIES
 
-_MODEL_FACTORIES = frozenset({
-    "keras.Model", "keras.Sequential", "keras.models.load_model", "keras.saving.load_model",
-    "keras.models.clone_model",
-})
-_NOT_LAYERS = frozenset({"keras.Input", "keras.layers.InputLayer"})
 #: preprocessing layers: adapted before the model is built, harmless in float32
 _PREPROCESSING = frozenset({
     "Normalization", "Rescaling", "TextVectorization", "StringLookup", "IntegerLookup",
@@ -77,11 +72,11 @@ class PolicySetTooLate(Check):
 
     def _creates(self, call: cst.Call) -> Optional[str]:
         resolved = self.names.resolve(call.func)
-        if resolved & _MODEL_FACTORIES or any(n.startswith("keras.applications.") for n in resolved):
+        if resolved & MODEL_FACTORIES or any(n.startswith("keras.applications.") for n in resolved):
             return "model"
         if any(n.startswith("keras.layers.") and n[13:14].isupper()
                and n[13:] not in _PREPROCESSING and not n[13:].startswith("Random")
-               for n in resolved) and not resolved & _NOT_LAYERS:
+               for n in resolved) and not resolved & INPUT_LAYERS:
             return "layer"
         return None
 

@@ -8,8 +8,8 @@ import libcst as cst
 
 from mplint.rule.check import Check, Fix, Needs
 from mplint.rule.edits import import_spec, spell
-from mplint.semantic.facts import MIXED_POLICIES, SET_POLICY_FUNCTIONS
 from mplint.semantic.names import dotted_name
+from mplint.semantic.vocabulary import MIXED_POLICIES, SET_POLICY_FUNCTIONS
 
 _ROOTS = {"keras": "keras", "tf.keras": "tensorflow.keras", "tf_keras": "tf_keras"}
 _SPELLING = {"keras": "keras", "tf.keras": "tf.keras", "tf_keras": "tf_keras"}

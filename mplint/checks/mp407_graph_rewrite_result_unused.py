@@ -7,9 +7,9 @@ from typing import List, Optional, Set, Tuple
 
 import libcst as cst
 
-from mplint.analysis.models import argument
+from mplint.semantic.call_args import positional_or_keyword
 from mplint.rule.check import Check, Fix, Needs
-from mplint.semantic.facts import GRAPH_REWRITE_FUNCTIONS, MIXED_POLICIES
+from mplint.semantic.vocabulary import GRAPH_REWRITE_FUNCTIONS, MIXED_POLICIES
 
 _TRAINING = frozenset({"fit", "minimize", "apply_gradients", "train_on_batch"})
 _SCALING = frozenset({"scale_loss", "get_scaled_loss", "get_unscaled_gradients"})
@@ -63,7 +63,7 @@ class GraphRewriteResultUnused(Check):
         if line is None or len(line.body) != 1:
             return
         stmt = line.body[0]
-        opt = argument(call, 0, "opt")
+        opt = positional_or_keyword(call, 0, "opt")
         if isinstance(stmt, cst.Expr) and stmt.value is call:
             fix = None
             if isinstance(opt, cst.Name):

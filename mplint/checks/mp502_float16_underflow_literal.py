@@ -8,9 +8,11 @@ import libcst as cst
 
 from mplint.analysis.compute_regions import ComputeRegions
 from mplint.analysis.layers import computes_in_float32
-from mplint.analysis.models import LayerCall, argument
+from mplint.analysis.models import LayerCall
+from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.analysis.tensor_kinds import LOW, TensorKinds, Where
 from mplint.rule.check import Check, Context, Needs
+from mplint.semantic.vocabulary import ADDONS_SIXTEEN_BIT_NORMALIZATION, KERAS2_GROUP_NORMALIZATION
 
 #: half of float16's smallest subnormal (5.96e-8): anything below rounds to 0.0
 #: (TF 2.21: 2.9e-8 -> 0.0, 3e-8 -> 5.96e-8)
@@ -23,17 +25,6 @@ _NORM_OPS = {
     "tensorflow.math.l2_normalize": (2, "epsilon"),
     "tensorflow.linalg.l2_normalize": (2, "epsilon"),
 }
-
-#: built-in layers that compute in the 16-bit dtype with their epsilon, so a tiny
-#: one is flushed to zero. Keras's own LayerNormalization and BatchNormalization
-#: upcast 16-bit inputs to float32 first (Keras 2 and 3), and Keras 3's
-#: GroupNormalization applies epsilon in float32; tf_keras's GroupNormalization and
-#: TensorFlow Addons' do not.
-_SIXTEEN_BIT_NORM_LAYERS = frozenset({
-    "tensorflow_addons.layers.GroupNormalization",
-    "tensorflow_addons.layers.InstanceNormalization",
-})
-_KERAS2_NORM_LAYERS = frozenset({"keras.layers.GroupNormalization"})
 
 
 class Float16UnderflowLiteral(Check):
@@ -50,7 +41,7 @@ class Float16UnderflowLiteral(Check):
 
     def visit_Call(self, node: cst.Call) -> None:
         names = self.names.resolve(node.func)
-        if names & (set(_NORM_OPS) | _SIXTEEN_BIT_NORM_LAYERS | _KERAS2_NORM_LAYERS):
+        if names & (set(_NORM_OPS) | ADDONS_SIXTEEN_BIT_NORMALIZATION | KERAS2_GROUP_NORMALIZATION):
             kinds = self.ctx.get(TensorKinds)
             self._norm_calls.append((node, names, kinds.here(), self.names.origins(node.func)))
 
@@ -75,18 +66,18 @@ class Float16UnderflowLiteral(Check):
             if op is not None:
                 if kinds.region(where.loc) is None:
                     continue
-                x = argument(call, 0, "x")
+                x = positional_or_keyword(call, 0, "x")
                 if x is None or kinds.kind(x, where) != LOW:
                     continue
                 position, keyword = _NORM_OPS[op]
-                epsilon = argument(call, position, keyword)
+                epsilon = positional_or_keyword(call, position, keyword)
             else:
-                if names & _KERAS2_NORM_LAYERS and not self._keras2(origins):
+                if names & KERAS2_GROUP_NORMALIZATION and not self._keras2(origins):
                     continue
                 layer = LayerCall(call, names, where.loc)
                 if computes_in_float32(layer, self.ctx) is not False:
                     continue
-                epsilon = argument(call, -1, "epsilon")
+                epsilon = keyword_only(call, "epsilon")
             self._check_epsilon(epsilon, kinds, where, seen, policy.note)
 
     def _keras2(self, origins: FrozenSet[str]) -> bool:

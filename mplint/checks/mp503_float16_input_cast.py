@@ -7,14 +7,11 @@ from typing import List, Optional, Tuple
 import libcst as cst
 
 from mplint.analysis.compute_regions import ComputeRegions
-from mplint.analysis.models import argument
+from mplint.semantic.call_args import positional_or_keyword
 from mplint.rule.check import Check, Context, Fix, Needs
 from mplint.semantic.scopes import Location
+from mplint.semantic.vocabulary import CASTS, SIXTEEN_BIT_DTYPES
 
-#: casts whose dtype argument is the second one (or ``dtype=``)
-_CASTS = frozenset({"tensorflow.cast", "tensorflow.image.convert_image_dtype",
-                    "keras.ops.cast", "keras.backend.cast", "tensorflow.saturate_cast"})
-_SIXTEEN = frozenset({"float16", "bfloat16"})
 #: attribute spellings of 16-bit dtypes that have a float32 sibling on the same module
 _ATTRS = frozenset({"float16", "half", "bfloat16"})
 
@@ -34,9 +31,9 @@ class Float16InputCast(Check):
         func = node.func
         dtype: Optional[cst.BaseExpression] = None
         if isinstance(func, cst.Attribute) and func.attr.value == "astype" and not self.names.resolve(func):
-            dtype = argument(node, 0, "dtype")  # numpy arrays in a generator or py_function
-        elif self.names.resolve(func) & _CASTS:
-            dtype = argument(node, 1, "dtype")
+            dtype = positional_or_keyword(node, 0, "dtype")  # numpy arrays in a generator or py_function
+        elif self.names.resolve(func) & CASTS:
+            dtype = positional_or_keyword(node, 1, "dtype")
         if dtype is not None:
             self._casts.append((node, dtype, self.ctx.scopes.location()))
 
@@ -47,7 +44,7 @@ class Float16InputCast(Check):
         regions = self.ctx.get(ComputeRegions)
         for call, dtype, loc in self._casts:
             found = self.ctx.values.values(dtype, loc)
-            if not found or not found <= _SIXTEEN:
+            if not found or not found <= SIXTEEN_BIT_DTYPES:
                 continue
             if not regions.is_pipeline(loc):
                 continue

@@ -10,9 +10,8 @@ from mplint.analysis.compute_regions import ComputeRegions
 from mplint.analysis.tensor_kinds import LOW, TensorKinds, Where
 from mplint.rule.check import Check, Context, Fix, Needs
 from mplint.rule.edits import quote_of, string
+from mplint.semantic.vocabulary import SUM_FUNCTIONS
 
-_SUMS = frozenset({"tensorflow.reduce_sum", "tensorflow.math.reduce_sum",
-                   "keras.backend.sum", "keras.ops.sum"})
 #: ``self.<state>.assign_add(...)`` and friends, and ``self.add_loss/add_metric(...)``
 _STATE_UPDATES = frozenset({"assign_add", "assign", "assign_sub"})
 _SELF_SINKS = frozenset({"add_loss", "add_metric"})
@@ -74,7 +73,7 @@ class Float16Accumulation(Check):
             return
         kinds = self.ctx.get(TensorKinds)
         if isinstance(expr, cst.Call):
-            if self.names.resolve(expr.func) & _SUMS:
+            if self.names.resolve(expr.func) & SUM_FUNCTIONS:
                 yield expr, where, direct
             return
         if isinstance(expr, cst.BinaryOperation):

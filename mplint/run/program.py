@@ -31,7 +31,7 @@ from typing import Any, Callable, Deque, Dict, FrozenSet, Iterable, List, Option
 
 from mplint.run.module_paths import absolute_import, importable, on_path
 from mplint.run.summaries import BODY, IMPORT, METHOD, ModuleSummary
-from mplint.semantic.policy_names import UNKNOWN
+from mplint.semantic.vocabulary import UNKNOWN_POLICY
 from mplint.semantic.test_modules import is_test_path
 
 #: an import statement, with a parenthesised name list over several lines
@@ -314,7 +314,7 @@ class ProgramModel:
                 continue
             for root in self._training_entry_points(path):
                 for policy, (_, route) in direct.items():
-                    for value in (policy, UNKNOWN):
+                    for value in (policy, UNKNOWN_POLICY):
                         self._govern(root, value, Route(route.path, route.line, (self._label(root),)))
                 self._api_roots.append(root)
 

@@ -9,64 +9,26 @@ and from config (``assume-policy``) are merged in here, so rules ask one object.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, List, Optional, Tuple
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from mplint.semantic.names import NameResolver
-from mplint.semantic.policy_names import MIXED_POLICIES, UNKNOWN
 from mplint.semantic.scopes import Branches, Location, Scope, ScopeTracker, function_key, separate_tests
 from mplint.semantic.values import Evaluator
+from mplint.semantic.vocabulary import (
+    AMP_ENV_VAR, DISABLE_REWRITE_FUNCTIONS, ENV_SETTERS, ENV_UPDATES, ENVIRON, GRAPH_REWRITE_FUNCTIONS,
+    GRAPPLER_AMP_OPTION, GRAPPLER_OPTIONS_FUNCTIONS, LEGACY_KERAS_ENV_VAR, MAYBE_MIXED, MIXED_POLICIES,
+    SET_FLOATX_FUNCTIONS, SET_POLICY_FUNCTIONS, TPU_NAMES, UNKNOWN_POLICY, amp_env_enabled,
+    legacy_keras_env_enabled,
+)
 
+#: how a switch site turns the graph rewrite on (``SwitchSite.kind``)
+REWRITE_CALL, REWRITE_GRAPPLER, REWRITE_ENV = "call", "grappler", "env"
 
-SET_POLICY_FUNCTIONS = frozenset({
-    "keras.mixed_precision.set_global_policy",
-    "keras.mixed_precision.experimental.set_policy",
-    "keras.mixed_precision.experimental.set_global_policy",
-})
-
-GRAPH_REWRITE_FUNCTIONS = frozenset({
-    "tensorflow.train.experimental.enable_mixed_precision_graph_rewrite",
-    "tensorflow.compat.v1.train.experimental.enable_mixed_precision_graph_rewrite",
-    "tensorflow.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite",
-    "tensorflow.compat.v1.mixed_precision.experimental.enable_mixed_precision_graph_rewrite",
-    "tensorflow.mixed_precision.experimental.enable_mixed_precision_graph_rewrite",
-})
-
-GRAPPLER_OPTIONS_FUNCTIONS = frozenset({
-    "tensorflow.config.optimizer.set_experimental_options",
-})
-
-DISABLE_REWRITE_FUNCTIONS = frozenset({
-    "tensorflow.train.experimental.disable_mixed_precision_graph_rewrite",
-    "tensorflow.compat.v1.train.experimental.disable_mixed_precision_graph_rewrite",
-    "tensorflow.compat.v1.mixed_precision.disable_mixed_precision_graph_rewrite",
-    "tensorflow.mixed_precision.experimental.disable_mixed_precision_graph_rewrite",
-})
-
-#: ``keras.backend.set_floatx`` is folded into this by names._SYNONYMS
-SET_FLOATX_FUNCTIONS = frozenset({"keras.config.set_floatx"})
-
-TPU_NAMES = frozenset({
-    "tensorflow.distribute.TPUStrategy",
-    "tensorflow.distribute.experimental.TPUStrategy",
-    "tensorflow.compat.v1.distribute.experimental.TPUStrategy",
-    "tensorflow.distribute.cluster_resolver.TPUClusterResolver",
-    "tensorflow.compat.v1.distribute.cluster_resolver.TPUClusterResolver",
-    "tensorflow.contrib.cluster_resolver.TPUClusterResolver",
-})
-
-#: the environment switch TensorFlow's grappler reads to turn the rewrite on
-AMP_ENV_VAR = "TF_ENABLE_AUTO_MIXED_PRECISION"
-#: makes ``tf.keras`` the tf_keras package (Keras 2) under TF >= 2.16
-LEGACY_KERAS_ENV_VAR = "TF_USE_LEGACY_KERAS"
-_ENV_TRUE = frozenset({"1", "true", "True", "TRUE"})
-_ENVIRON = frozenset({"os.environ"})
-_ENV_SETTERS = frozenset({"os.environ.setdefault", "os.putenv"})
-_ENV_UPDATE = frozenset({"os.environ.update"})
 
 @dataclass
-class Site:
+class SwitchSite:
     """Where a mixed-precision switch is flipped: the node, its scope and its branches.
 
     ``kind`` tells the mechanism apart (``call``, ``grappler``, ``env`` for the
@@ -122,7 +84,7 @@ class ModuleFacts:
     keras_version: Optional[int] = None
     #: the ``keras-version`` setting itself (keras_version may come from detection)
     configured_keras_version: Optional[int] = None
-    #: policies set elsewhere in the project (project facts; UNKNOWN for run-time
+    #: policies set elsewhere in the project (project facts; UNKNOWN_POLICY for run-time
     #: choices, float32 too), and the project-relative files that set them
     project_policies: FrozenSet[str] = frozenset()
     project_policy_files: Tuple[str, ...] = ()
@@ -135,36 +97,46 @@ class ModuleFacts:
     #: functions of this file that set a policy by calling a helper in another file
     project_setter_functions: FrozenSet[str] = frozenset()
 
+    policy_calls: List[PolicyCall] = field(default_factory=list)
+    #: every way the graph rewrite is switched on (the one detector: the project index
+    #: reads it too): the rewrite call (REWRITE_CALL), the grappler option
+    #: ``{'auto_mixed_precision': True}`` (REWRITE_GRAPPLER) and
+    #: TF_ENABLE_AUTO_MIXED_PRECISION=1 (REWRITE_ENV)
+    rewrite_sites: List[SwitchSite] = field(default_factory=list)
+    #: ``disable_mixed_precision_graph_rewrite()`` calls
+    rewrite_disables: List[SwitchSite] = field(default_factory=list)
+    #: ``set_floatx(...)`` calls, with the values of their argument
+    floatx_calls: List[SwitchSite] = field(default_factory=list)
+    #: TPUStrategy / TPUClusterResolver uses: the program runs on TPUs
+    tpu_sites: List[SwitchSite] = field(default_factory=list)
+    #: TF_USE_LEGACY_KERAS=1 set from Python: tf.keras is tf_keras
+    legacy_keras_env: List[SwitchSite] = field(default_factory=list)
+
     def sets_policy_itself(self, at: Scope) -> bool:
         """Whether the code at ``at`` sets a mixed (or run-time) policy itself: a policy
         call in its own function, or a call there to a helper that sets one."""
-        return bool(self.policy_values(at) & (MIXED_POLICIES | {UNKNOWN})) \
+        return bool(self.policy_values(at) & MAYBE_MIXED) \
             or function_key(at) in self.project_setter_functions
-    policy_calls: List[PolicyCall] = field(default_factory=list)
-    rewrite_calls: List[cst.Call] = field(default_factory=list)
-    grappler_calls: List[cst.Call] = field(default_factory=list)
-    #: every way the graph rewrite is switched on: the rewrite call, the grappler
-    #: option ``{'auto_mixed_precision': True}`` and TF_ENABLE_AUTO_MIXED_PRECISION=1
-    rewrite_sites: List[Site] = field(default_factory=list)
-    #: ``disable_mixed_precision_graph_rewrite()`` calls
-    rewrite_disables: List[Site] = field(default_factory=list)
-    #: ``set_floatx(...)`` calls, with the values of their argument
-    floatx_calls: List[Site] = field(default_factory=list)
-    #: TPUStrategy / TPUClusterResolver uses: the program runs on TPUs
-    tpu_sites: List[Site] = field(default_factory=list)
-    #: TF_USE_LEGACY_KERAS=1 set from Python: tf.keras is tf_keras
-    legacy_keras_env: List[Site] = field(default_factory=list)
+
+    @property
+    def enables_rewrite(self) -> bool:
+        """Whether this file switches the graph rewrite on, by any mechanism."""
+        return bool(self.rewrite_sites)
+
+    def rewrite_sites_of(self, kind: str) -> List[SwitchSite]:
+        """The rewrite sites of one mechanism (REWRITE_CALL, REWRITE_GRAPPLER, REWRITE_ENV)."""
+        return [site for site in self.rewrite_sites if site.kind == kind]
 
     def policy_values(self, at: Optional[Scope] = None) -> FrozenSet[str]:
-        """Every policy name this module may set; UNKNOWN for unresolvable ones.
+        """Every policy name this module may set; UNKNOWN_POLICY for unresolvable ones.
 
         ``at``: only the calls that may govern code in that scope (a call in another
         test function does not).
         """
-        out = set()
+        out: Set[str] = set()
         for call in self.policy_calls:
             if at is None or not separate_tests(call.location.scope, at):
-                out |= call.values if call.values is not None else {UNKNOWN}
+                out |= call.values if call.values is not None else {UNKNOWN_POLICY}
         return frozenset(out)
 
     def mixed_policy(self, at: Optional[Scope] = None) -> Optional[PolicyState]:
@@ -183,9 +155,9 @@ class ModuleFacts:
             # The file sets no policy itself: the one set elsewhere governs it.
             values = project
             source = ", ".join(project_files)
-        certain = UNKNOWN not in values and len(values) > 0
+        certain = UNKNOWN_POLICY not in values and len(values) > 0
         names = set(values & MIXED_POLICIES)
-        if UNKNOWN in values:
+        if UNKNOWN_POLICY in values:
             names |= MIXED_POLICIES
         if self.assumed_policy in MIXED_POLICIES:
             names.add(self.assumed_policy)
@@ -195,7 +167,7 @@ class ModuleFacts:
             return None
         # Setting float32 somewhere too (a reset in tests, a CLI switch) leaves
         # mixed possible but not certain.
-        if values - MIXED_POLICIES - {UNKNOWN}:
+        if values - MIXED_POLICIES - {UNKNOWN_POLICY}:
             certain = self.assumed_policy in MIXED_POLICIES
         return PolicyState(frozenset(names), certain, source if certain else "")
 
@@ -215,14 +187,14 @@ class FactsCollector:
         return self.tracker.branches()
 
     def _site(self, node: cst.CSTNode, kind: str,
-              values: Optional[FrozenSet[object]] = None) -> Site:
-        return Site(node, self.tracker.location(), kind, self.branches(), values)
+              values: Optional[FrozenSet[object]] = None) -> SwitchSite:
+        return SwitchSite(node, self.tracker.location(), kind, self.branches(), values)
 
     # -- TF_ENABLE_AUTO_MIXED_PRECISION set from Python ------------------------------
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             sub = target.target
-            if (isinstance(sub, cst.Subscript) and self.names.resolve(sub.value) & _ENVIRON
+            if (isinstance(sub, cst.Subscript) and self.names.resolve(sub.value) & ENVIRON
                     and len(sub.slice) == 1 and isinstance(sub.slice[0].slice, cst.Index)):
                 self._env(node, sub.slice[0].slice.value, node.value)
 
@@ -232,19 +204,21 @@ class FactsCollector:
         if name not in (frozenset({AMP_ENV_VAR}), frozenset({LEGACY_KERAS_ENV_VAR})):
             return
         found = self.evaluator.values(value, loc)
-        if found is not None and found and all(str(v) in _ENV_TRUE for v in found):
-            if name == frozenset({AMP_ENV_VAR}):
-                self.facts.rewrite_sites.append(self._site(node, "env"))
-            else:
-                self.facts.legacy_keras_env.append(self._site(node, "env"))
+        if not found:
+            return
+        if name == frozenset({AMP_ENV_VAR}):
+            if all(amp_env_enabled(v) for v in found):
+                self.facts.rewrite_sites.append(self._site(node, REWRITE_ENV))
+        elif all(legacy_keras_env_enabled(v) for v in found):
+            self.facts.legacy_keras_env.append(self._site(node, "env"))
 
     def visit_Call(self, node: cst.Call) -> None:
         resolved = self.names.resolve(node.func)
         if not resolved:
             return
-        if resolved & _ENV_SETTERS and len(node.args) >= 2:
+        if resolved & ENV_SETTERS and len(node.args) >= 2:
             self._env(node, node.args[0].value, node.args[1].value)
-        elif resolved & _ENV_UPDATE:
+        elif resolved & ENV_UPDATES:
             for arg in node.args:
                 if arg.keyword is not None:
                     self._env(node, cst.SimpleString(repr(arg.keyword.value)), arg.value)
@@ -255,8 +229,8 @@ class FactsCollector:
         elif resolved & DISABLE_REWRITE_FUNCTIONS:
             self.facts.rewrite_disables.append(self._site(node, "disable"))
         elif resolved & SET_FLOATX_FUNCTIONS:
-            values = self.evaluator.values(node.args[0].value, self.tracker.location()) if node.args else None
-            self.facts.floatx_calls.append(self._site(node, "floatx", values))
+            floatx = self.evaluator.values(node.args[0].value, self.tracker.location()) if node.args else None
+            self.facts.floatx_calls.append(self._site(node, "floatx", floatx))
         elif resolved & TPU_NAMES or any(n.rpartition(".")[0] in TPU_NAMES for n in resolved):
             # only a call (construction, ``.connect()``) says the program runs on a TPU
             self.facts.tpu_sites.append(self._site(node, "tpu"))
@@ -271,26 +245,25 @@ class FactsCollector:
                 PolicyCall(node, values, loc, self.names.origins(node.func), self.branches())
             )
         elif resolved & GRAPH_REWRITE_FUNCTIONS:
-            self.facts.rewrite_calls.append(node)
-            self.facts.rewrite_sites.append(self._site(node, "call"))
+            self.facts.rewrite_sites.append(self._site(node, REWRITE_CALL))
         elif resolved & GRAPPLER_OPTIONS_FUNCTIONS:
-            self.facts.grappler_calls.append(node)
             if node.args and self._enables_amp(node.args[0].value):
-                self.facts.rewrite_sites.append(self._site(node, "grappler"))
+                self.facts.rewrite_sites.append(self._site(node, REWRITE_GRAPPLER))
 
     def _enables_amp(self, options: cst.BaseExpression) -> bool:
-        """``{'auto_mixed_precision': True}`` (a literal, or a name bound to one)."""
+        """``{'auto_mixed_precision': True}`` (a literal, or a name assigned one)."""
         loc = self.tracker.location()
         if isinstance(options, cst.Name):
             binding = loc.lookup(options.value)
-            if binding is None or binding.kind != "assign" or binding.scope is None:
+            if binding is None or binding.kind not in ("assign", "annassign") or binding.scope is None \
+                    or binding.value is None:
                 return False
-            options = binding.value  # type: ignore[assignment]
+            options = binding.value
             loc = binding.location()
         if not isinstance(options, cst.Dict):
             return False
         for element in options.elements:
             if (isinstance(element, cst.DictElement)
-                    and self.evaluator.values(element.key, loc) == frozenset({"auto_mixed_precision"})):
+                    and self.evaluator.values(element.key, loc) == frozenset({GRAPPLER_AMP_OPTION})):
                 return self.evaluator.values(element.value, loc) == frozenset({True})
         return False

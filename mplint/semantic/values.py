@@ -14,8 +14,10 @@ from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence,
 
 import libcst as cst
 
+from mplint.semantic.call_args import UNREADABLE, argument_for
 from mplint.semantic.names import NameResolver
 from mplint.semantic.scopes import Binding, Location
+from mplint.semantic.vocabulary import DTYPE_NAMES, POLICY_CONSTRUCTORS
 
 Values = FrozenSet[object]
 
@@ -34,23 +36,6 @@ _BINOPS: Dict[type, Callable[[object, object], object]] = {
     cst.Modulo: operator.mod,
     cst.Power: operator.pow,
 }
-
-#: canonical names of dtype objects, evaluated to their dtype name
-DTYPE_NAMES = {
-    f"{root}.{dt}": dt
-    for root in ("tensorflow", "numpy", "keras.ops", "jax.numpy")
-    for dt in ("float16", "float32", "float64", "bfloat16", "half", "single", "double")
-}
-DTYPE_NAMES.update({"tensorflow.half": "float16", "numpy.half": "float16",
-                    "numpy.single": "float32", "numpy.double": "float64"})
-for _k, _v in list(DTYPE_NAMES.items()):
-    DTYPE_NAMES[_k] = {"half": "float16", "single": "float32", "double": "float64"}.get(_v, _v)
-
-#: constructors whose first argument names the policy they make
-POLICY_CONSTRUCTORS = frozenset({
-    "keras.mixed_precision.Policy",
-    "keras.mixed_precision.experimental.Policy",
-})
 
 
 class Evaluator:
@@ -177,12 +162,12 @@ class Evaluator:
         uses_default = False
         for call, where, offset in calls:
             expr = argument_for(scope.node, param, call, offset)
-            if expr is _UNREADABLE:
+            if expr is UNREADABLE:
                 return None
             if expr is None:
                 uses_default = True
-            else:
-                out.append((expr, where, call))  # type: ignore[arg-type]
+            elif isinstance(expr, cst.BaseExpression):
+                out.append((expr, where, call))
         if uses_default:
             if default is None:
                 return None
@@ -225,39 +210,6 @@ def is_constant(binding: Binding) -> bool:
         return False
     all_bindings = binding.scope.bindings.get(binding.name, [])
     return all(b.kind in ("assign", "annassign") for b in all_bindings)
-
-
-class _Unreadable:
-    """Marker: the call passes arguments that cannot be matched statically."""
-
-
-_UNREADABLE = _Unreadable()
-
-
-def argument_for(function: cst.CSTNode, param: cst.Param, call: cst.Call, offset: int = 0) -> object:
-    """The expression ``call`` binds to ``param`` of ``function``.
-
-    None when the call leaves it to its default, ``_UNREADABLE`` when the call
-    uses ``*args``/``**kwargs`` or the parameter is itself ``*args``/``**kwargs``.
-    ``offset`` counts leading parameters bound already (``self`` of ``__init__``).
-    """
-    if not isinstance(function, cst.FunctionDef) or any(arg.star for arg in call.args):
-        return _UNREADABLE
-    params = function.params
-    if param is params.star_arg or param is params.star_kwarg:
-        return _UNREADABLE
-    name = param.name.value
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == name:
-            return arg.value
-    positional = list(params.posonly_params) + list(params.params)
-    found = [i for i, p in enumerate(positional) if p is param]
-    if found:
-        index = found[0] - offset
-        given = [arg for arg in call.args if arg.keyword is None]
-        if 0 <= index < len(given):
-            return given[index].value
-    return None
 
 
 def _is_number(value: object) -> bool:

@@ -1,0 +1,315 @@
+"""Every canonical API set mplint knows: what a TensorFlow/Keras name *is*.
+
+Checks and analyses compare canonical names (see :mod:`mplint.semantic.names`)
+against the sets here and nowhere else, so a spelling added once (a cast, a model
+class, an optimizer) is known to every rule at once. A set says what an API is (a
+cast, a softmax, a layer that keeps its input's size); a table that says how one
+analysis reads an API's arguments (which argument is a GEMM size, where a creation
+op takes its dtype) stays with that analysis, keyed by these names.
+
+This module imports nothing, so the project index, the prefilter and the program
+model (which must not load libcst on a cached run) read the same words as the
+per-file facts.
+"""
+
+from __future__ import annotations
+
+from typing import Dict
+
+# -- dtype and policy names ----------------------------------------------------------------
+#: dtype names (and policy names) that compute in float32 or wider
+FLOAT32_NAMES = frozenset({"float32", "float64"})
+#: the 16-bit float dtypes
+SIXTEEN_BIT_DTYPES = frozenset({"float16", "bfloat16"})
+#: names that make a layer compute in 16 bits: dtypes, their aliases and the mixed policies
+SIXTEEN_BIT_NAMES = SIXTEEN_BIT_DTYPES | frozenset({"mixed_float16", "mixed_bfloat16", "half"})
+
+
+def _dtype_names() -> Dict[str, str]:
+    aliases = {"half": "float16", "single": "float32", "double": "float64"}
+    names = {
+        f"{root}.{dtype}": aliases.get(dtype, dtype)
+        for root in ("tensorflow", "numpy", "keras.ops", "jax.numpy")
+        for dtype in ("float16", "float32", "float64", "bfloat16", "half", "single", "double")
+    }
+    names.update({"tensorflow.half": "float16", "numpy.half": "float16",
+                  "numpy.single": "float32", "numpy.double": "float64"})
+    return names
+
+
+#: canonical names of dtype objects -> the dtype they name (``tf.half`` -> float16)
+DTYPE_NAMES: Dict[str, str] = _dtype_names()
+
+# -- the global policy -----------------------------------------------------------------------
+MIXED_POLICIES = frozenset({"mixed_float16", "mixed_bfloat16"})
+#: stands, among policy names, for a policy chosen at run time, whose value cannot be read
+UNKNOWN_POLICY = "?"
+#: what makes policy rules apply: a mixed policy, or one that may be
+MAYBE_MIXED = MIXED_POLICIES | {UNKNOWN_POLICY}
+#: calls that set the global dtype policy (Keras 3's ``keras.config.set_dtype_policy``
+#: and the other synonyms fold into the first, see ``names._SYNONYMS``)
+SET_POLICY_FUNCTIONS = frozenset({
+    "keras.mixed_precision.set_global_policy",
+    "keras.mixed_precision.experimental.set_policy",
+    "keras.mixed_precision.experimental.set_global_policy",
+})
+#: the last word of every spelling of a policy setter, synonyms included: a file (or a
+#: function, for the program model) without one of them sets no policy
+POLICY_SETTER_WORDS = ("set_global_policy", "set_policy", "set_dtype_policy")
+#: calls that read the global policy
+GLOBAL_POLICY_FUNCTIONS = frozenset({"keras.mixed_precision.global_policy"})
+#: constructors whose first argument names the policy they make
+POLICY_CONSTRUCTORS = frozenset({
+    "keras.mixed_precision.Policy",
+    "keras.mixed_precision.experimental.Policy",
+})
+#: ``keras.backend.set_floatx`` folds into this one (see ``names._SYNONYMS``)
+SET_FLOATX_FUNCTIONS = frozenset({"keras.config.set_floatx"})
+#: reads the default float type (float32 unless set_floatx changed it)
+FLOATX_FUNCTIONS = frozenset({"keras.config.floatx"})
+
+# -- the graph rewrite (grappler's auto_mixed_precision) ------------------------------------
+GRAPH_REWRITE_FUNCTIONS = frozenset({
+    "tensorflow.train.experimental.enable_mixed_precision_graph_rewrite",
+    "tensorflow.compat.v1.train.experimental.enable_mixed_precision_graph_rewrite",
+    "tensorflow.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite",
+    "tensorflow.compat.v1.mixed_precision.experimental.enable_mixed_precision_graph_rewrite",
+    "tensorflow.mixed_precision.experimental.enable_mixed_precision_graph_rewrite",
+})
+DISABLE_REWRITE_FUNCTIONS = frozenset({
+    "tensorflow.train.experimental.disable_mixed_precision_graph_rewrite",
+    "tensorflow.compat.v1.train.experimental.disable_mixed_precision_graph_rewrite",
+    "tensorflow.compat.v1.mixed_precision.disable_mixed_precision_graph_rewrite",
+    "tensorflow.mixed_precision.experimental.disable_mixed_precision_graph_rewrite",
+})
+#: ``set_experimental_options({'auto_mixed_precision': True})`` turns the rewrite on
+GRAPPLER_OPTIONS_FUNCTIONS = frozenset({"tensorflow.config.optimizer.set_experimental_options"})
+GRAPPLER_AMP_OPTION = "auto_mixed_precision"
+#: the environment switch grappler reads to turn the rewrite on
+AMP_ENV_VAR = "TF_ENABLE_AUTO_MIXED_PRECISION"
+#: words found in every way of switching the rewrite on (the index's byte test)
+REWRITE_WORDS = ("graph_rewrite", GRAPPLER_AMP_OPTION, AMP_ENV_VAR)
+
+
+def amp_env_enabled(value: object) -> bool:
+    """Whether TensorFlow reads this value of TF_ENABLE_AUTO_MIXED_PRECISION as true
+    (``ReadBoolFromEnvVar``: ``1`` or ``true`` in any case)."""
+    return str(value).lower() in ("1", "true")
+
+
+#: makes ``tf.keras`` the tf_keras package (Keras 2) under TF >= 2.16
+LEGACY_KERAS_ENV_VAR = "TF_USE_LEGACY_KERAS"
+
+
+def legacy_keras_env_enabled(value: object) -> bool:
+    """Whether TensorFlow's ``__init__`` reads this value of TF_USE_LEGACY_KERAS as
+    true (it compares with ``("true", "True", "1")``)."""
+    return str(value) in ("true", "True", "1")
+
+
+#: the process environment, and the calls that set one variable in it
+ENVIRON = frozenset({"os.environ"})
+ENV_SETTERS = frozenset({"os.environ.setdefault", "os.putenv"})
+ENV_UPDATES = frozenset({"os.environ.update"})
+
+# -- hardware ------------------------------------------------------------------------------------
+#: a call of one of these (or of a method of one) says the program runs on TPUs
+TPU_NAMES = frozenset({
+    "tensorflow.distribute.TPUStrategy",
+    "tensorflow.distribute.experimental.TPUStrategy",
+    "tensorflow.compat.v1.distribute.experimental.TPUStrategy",
+    "tensorflow.distribute.cluster_resolver.TPUClusterResolver",
+    "tensorflow.compat.v1.distribute.cluster_resolver.TPUClusterResolver",
+    "tensorflow.contrib.cluster_resolver.TPUClusterResolver",
+})
+
+# -- models and layers ---------------------------------------------------------------------------
+#: the functional Model, and the base of subclassed models
+MODEL_CLASSES = frozenset({"keras.Model"})
+SEQUENTIAL_CLASSES = frozenset({"keras.Sequential"})
+#: either kind of model
+ANY_MODEL_CLASSES = MODEL_CLASSES | SEQUENTIAL_CLASSES
+#: calls that give a model whose layers are built under the policy in effect then
+MODEL_FACTORIES = ANY_MODEL_CLASSES | frozenset({
+    "keras.models.load_model", "keras.saving.load_model", "keras.models.clone_model",
+})
+LAYER_CLASSES = frozenset({"keras.layers.Layer"})
+#: bases that make a class a Keras layer (a model is a layer)
+LAYER_BASES = LAYER_CLASSES | ANY_MODEL_CLASSES
+#: the functional model's input
+INPUT_FUNCTIONS = frozenset({"keras.Input"})
+#: ``keras.layers`` names that make an input, not a layer that computes
+INPUT_LAYERS = INPUT_FUNCTIONS | frozenset({"keras.layers.InputLayer"})
+LAMBDA_LAYERS = frozenset({"keras.layers.Lambda"})
+#: layers that wrap another layer given as their first argument
+LAYER_WRAPPERS = frozenset({"keras.layers.Bidirectional", "keras.layers.TimeDistributed", "keras.layers.RNN"})
+EINSUM_DENSE = frozenset({"keras.layers.EinsumDense", "keras.layers.experimental.EinsumDense"})
+#: layers whose first positional argument is the activation
+ACTIVATION_FIRST_LAYERS = frozenset({"keras.layers.Activation"})
+#: layers whose second positional argument is the activation
+ACTIVATION_SECOND_LAYERS = frozenset({"keras.layers.Dense"})
+SOFTMAX_LAYERS = frozenset({"keras.layers.Softmax"})
+#: Keras layers whose output is not a float computed under the policy (lookups,
+#: hashing, raw-input plumbing) or is whatever a user function returns (Lambda)
+NOT_FLOAT_COMPUTE_LAYERS = LAMBDA_LAYERS | frozenset({
+    "keras.layers.InputLayer", "keras.layers.Identity",
+    "keras.layers.StringLookup", "keras.layers.IntegerLookup", "keras.layers.TextVectorization",
+    "keras.layers.Hashing", "keras.layers.HashedCrossing", "keras.layers.CategoryEncoding",
+    "keras.layers.Discretization", "keras.layers.Normalization", "keras.layers.Rescaling",
+    "keras.layers.Resizing", "keras.layers.CenterCrop",
+})
+#: layers (and any op) that pass a tensor's size through: the layer before an output
+#: ``Activation('softmax', dtype='float32')`` is the output projection
+SIZE_KEEPING_LAYERS = frozenset(f"keras.layers.{name}" for name in (
+    "Activation", "Softmax", "ReLU", "LeakyReLU", "ELU", "PReLU", "ThresholdedReLU", "Dropout",
+    "AlphaDropout", "GaussianDropout", "GaussianNoise", "ActivityRegularization", "Lambda",
+    "Reshape", "Flatten", "Permute", "BatchNormalization", "LayerNormalization",
+    "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalAveragePooling3D",
+    "GlobalMaxPooling1D", "GlobalMaxPooling2D", "GlobalMaxPooling3D",
+))
+#: layers whose aligned sizes are internal: never a model's output size
+INTERNAL_SIZE_LAYERS = frozenset({"keras.layers.MultiHeadAttention", "keras.layers.GroupQueryAttention",
+                                  "keras.layers.Embedding"})
+#: Normalization layers that apply their epsilon in the 16-bit dtype, so a tiny one is
+#: flushed to zero. Keras's own LayerNormalization and BatchNormalization upcast 16-bit
+#: inputs to float32 first (Keras 2 and 3), and Keras 3's GroupNormalization applies
+#: epsilon in float32; tf_keras's GroupNormalization (the name below, read under
+#: Keras 2) and TensorFlow Addons' layers do not.
+KERAS2_GROUP_NORMALIZATION = frozenset({"keras.layers.GroupNormalization"})
+ADDONS_SIXTEEN_BIT_NORMALIZATION = frozenset({
+    "tensorflow_addons.layers.GroupNormalization",
+    "tensorflow_addons.layers.InstanceNormalization",
+})
+
+# -- ops ---------------------------------------------------------------------------------------------
+#: casts: the result has the dtype given as the second argument (``dtype``)
+CASTS = frozenset({
+    "tensorflow.cast", "tensorflow.saturate_cast", "tensorflow.image.convert_image_dtype",
+    "keras.ops.cast", "keras.backend.cast",
+})
+#: functions (and activation values) that compute a softmax
+SOFTMAX_FUNCTIONS = frozenset({
+    "tensorflow.nn.softmax", "keras.activations.softmax", "keras.ops.softmax",
+    "keras.backend.softmax",
+})
+SIGMOID_FUNCTIONS = frozenset({"tensorflow.nn.sigmoid", "tensorflow.math.sigmoid", "tensorflow.sigmoid",
+                               "keras.activations.sigmoid", "keras.ops.sigmoid"})
+#: element-wise ops whose result has the dtype of their input
+ELEMENTWISE_OPS = SIGMOID_FUNCTIONS | frozenset({
+    "tensorflow.nn.tanh", "tensorflow.math.tanh", "tensorflow.tanh",
+    "tensorflow.nn.relu", "tensorflow.nn.log_softmax", "tensorflow.math.log_softmax",
+    "tensorflow.nn.l2_normalize", "tensorflow.math.l2_normalize",
+    "keras.ops.tanh", "keras.ops.relu", "keras.ops.log_softmax",
+    "keras.activations.tanh", "keras.activations.relu", "keras.activations.linear",
+})
+#: ops whose result has the dtype of their input and only moves values around
+SHAPE_OPS = frozenset({
+    f"{root}.{op}"
+    for root in ("tensorflow", "keras.ops")
+    for op in ("reshape", "squeeze", "expand_dims", "identity", "transpose")
+} | {"tensorflow.ensure_shape"})
+#: namespaces whose ops are named below by their last word
+TF_OP_NAMESPACES = ("tensorflow.", "tensorflow.math.", "tensorflow.nn.", "tensorflow.linalg.")
+KERAS_OP_NAMESPACES = ("keras.ops.", "keras.ops.nn.", "keras.ops.numpy.", "keras.backend.")
+#: ops (last word, in the namespaces above) whose result has the dtype of their
+#: first tensor argument
+DTYPE_PRESERVING_OPS = frozenset({
+    "reshape", "transpose", "expand_dims", "squeeze", "tile", "identity", "stop_gradient",
+    "abs", "negative", "square", "sqrt", "rsqrt", "exp", "log", "log1p", "tanh", "sigmoid",
+    "softplus", "relu", "relu6", "gelu", "elu", "selu", "swish", "silu", "leaky_relu",
+    "softmax", "log_softmax", "dropout", "l2_normalize", "reduce_sum", "reduce_mean",
+    "reduce_max", "reduce_min", "reduce_prod", "reduce_logsumexp", "reduce_std",
+    "reduce_variance", "cumsum", "gather", "gather_nd", "broadcast_to", "pad", "roll",
+    "reverse", "boolean_mask", "clip_by_value", "clip_by_norm", "norm", "matmul", "add",
+    "subtract", "multiply", "divide", "truediv", "maximum", "minimum", "pow",
+    "squared_difference", "einsum", "tensordot", "concat", "stack", "add_n",
+    "erf", "sin", "cos", "reciprocal", "floor", "ceil", "round", "sign",
+    # Keras spellings of the same ops
+    "sum", "mean", "max", "min", "prod", "var", "std", "dot", "batch_dot", "concatenate",
+    "where", "clip", "logsumexp", "expm1",
+})
+#: ops returning several tensors of their first argument's dtype
+UNPACKING_OPS = frozenset({"tensorflow.nn.moments", "tensorflow.nn.weighted_moments",
+                           "tensorflow.split", "tensorflow.unstack"})
+SUM_FUNCTIONS = frozenset({"tensorflow.reduce_sum", "tensorflow.math.reduce_sum",
+                           "keras.backend.sum", "keras.ops.sum"})
+
+# -- tensor creation -----------------------------------------------------------------------------
+#: constants: float32 for float literals unless given a dtype
+CONSTANTS = frozenset({"tensorflow.constant", "tensorflow.convert_to_tensor",
+                       "keras.ops.convert_to_tensor", "keras.backend.constant"})
+#: creation ops whose default dtype is float32
+FLOAT32_BY_DEFAULT = frozenset({
+    "tensorflow.ones", "tensorflow.zeros", "tensorflow.eye", "tensorflow.linalg.eye",
+    "tensorflow.random.normal", "tensorflow.random.uniform", "tensorflow.random.truncated_normal",
+    "tensorflow.random.stateless_normal", "tensorflow.random.stateless_uniform",
+    "tensorflow.random.stateless_truncated_normal", "tensorflow.random_normal",
+    "tensorflow.random_uniform", "tensorflow.truncated_normal",
+    "keras.random.normal", "keras.random.uniform", "keras.random.truncated_normal",
+    "keras.ops.ones", "keras.ops.zeros", "keras.ops.eye",
+    "keras.backend.random_normal", "keras.backend.random_uniform",
+})
+#: ``*_like`` ops: their input's dtype unless given one
+LIKE_OPS = frozenset({"tensorflow.ones_like", "tensorflow.zeros_like", "keras.ops.ones_like",
+                      "keras.ops.zeros_like"})
+FILL_OPS = frozenset({"tensorflow.fill"})
+#: raw TensorFlow variables: float32 unless given a dtype, never autocast
+TF_VARIABLES = frozenset({"tensorflow.Variable"})
+#: constructors of weights (a Keras variable is autocast inside a layer's call)
+VARIABLE_CONSTRUCTORS = TF_VARIABLES | frozenset({"keras.Variable"})
+
+# -- training --------------------------------------------------------------------------------------
+GRADIENT_TAPES = frozenset({"tensorflow.GradientTape", "tensorflow.autodiff.GradientTape"})
+SYMBOLIC_GRADIENTS = frozenset({"tensorflow.gradients", "tensorflow.compat.v1.gradients"})
+LOSS_SCALE_OPTIMIZERS = frozenset({
+    "keras.mixed_precision.LossScaleOptimizer",
+    "keras.mixed_precision.experimental.LossScaleOptimizer",
+})
+#: clipping functions whose first argument is the tensor (or list of tensors) clipped
+GRADIENT_CLIPS = frozenset({
+    "tensorflow.clip_by_global_norm", "tensorflow.clip_by_norm", "tensorflow.clip_by_value",
+    "tensorflow.compat.v1.clip_by_global_norm", "tensorflow.compat.v1.clip_by_norm",
+    "tensorflow.compat.v1.clip_by_value", "keras.ops.clip", "keras.ops.numpy.clip", "keras.backend.clip",
+})
+
+
+def is_optimizer_constructor(name: str) -> bool:
+    """``keras.optimizers.Adam`` and friends (legacy/experimental too), or ``optimizers.get``."""
+    parts = name.split(".")
+    if parts[:2] != ["keras", "optimizers"]:
+        return False
+    if len(parts) == 3:
+        return parts[2] == "get" or (parts[2][:1].isupper() and parts[2] != "Optimizer")
+    return len(parts) == 4 and parts[2] in ("legacy", "experimental") and parts[3][:1].isupper() \
+        and parts[3] != "Optimizer"
+
+
+# -- input pipelines ------------------------------------------------------------------------------
+#: namespaces whose calls give a tf.data dataset
+DATASET_NAMESPACES = ("tensorflow.data.", "tensorflow_datasets.")
+#: Keras functions that give a tf.data dataset
+DATASET_FACTORIES = frozenset(
+    f"keras.{module}.{function}"
+    for module in ("utils", "preprocessing")
+    for function in ("image_dataset_from_directory", "text_dataset_from_directory",
+                     "audio_dataset_from_directory", "timeseries_dataset_from_array")
+)
+
+
+def makes_dataset(name: str) -> bool:
+    """Whether a call of the canonical ``name`` gives a tf.data dataset."""
+    return name.startswith(DATASET_NAMESPACES) or name in DATASET_FACTORIES
+
+
+# -- TF1 ---------------------------------------------------------------------------------------------
+#: TF1-only names (gone from the TF2 namespace): a file using them targets TF 1.x
+TF1_ONLY_NAMES = frozenset({
+    "tensorflow.Session", "tensorflow.InteractiveSession", "tensorflow.placeholder",
+    "tensorflow.get_variable", "tensorflow.variable_scope", "tensorflow.ConfigProto",
+    "tensorflow.global_variables_initializer", "tensorflow.trainable_variables",
+    "tensorflow.logging", "tensorflow.app", "tensorflow.flags", "tensorflow.gfile",
+    "tensorflow.layers", "tensorflow.contrib", "tensorflow.train.AdamOptimizer",
+    "tensorflow.train.GradientDescentOptimizer", "tensorflow.train.MomentumOptimizer",
+    "tensorflow.train.Optimizer", "tensorflow.train.get_or_create_global_step",
+    "tensorflow.train.get_global_step",
+})
