@@ -412,7 +412,10 @@ def build_project(paths: Sequence[str], settings, cache=None, extra: Iterable[st
     # it is checked, or when the checked files are not known.
     checked = None if walked is not None or not extra else sorted(
         {os.path.abspath(p) for p in extra} & set(unique))
-    out.program = _cached_program(out, unique, cache, contents, stamps, checked)
+    if settings.assume_policy in ("mixed_float16", "mixed_bfloat16"):
+        out.program = ProgramResult()  # every file is judged as mixed: what reaches it adds nothing
+    else:
+        out.program = _cached_program(out, unique, cache, contents, stamps, checked)
     return out
 
 
