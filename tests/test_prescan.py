@@ -36,15 +36,17 @@ def _cases():
             yield f"{entry.id}-{i}", example.code, Path(example.path), config_overrides(example.config)
 
 
-CONFIGS = {
-    "default": {},
-    "assumed mixed_float16": {"assume_policy": "mixed_float16"},
-    "Keras 2": {"keras_version": 2},
-    "Keras 3": {"keras_version": 3},
-}
+#: each sweeps every fixture and example (about two seconds): the default in the
+#: quick run, all of them with --run-slow
+CONFIGS = [
+    pytest.param({}, id="default"),
+    pytest.param({"assume_policy": "mixed_float16"}, id="assumed mixed_float16", marks=pytest.mark.slow),
+    pytest.param({"keras_version": 2}, id="Keras 2", marks=pytest.mark.slow),
+    pytest.param({"keras_version": 3}, id="Keras 3", marks=pytest.mark.slow),
+]
 
 
-@pytest.mark.parametrize("config", CONFIGS.values(), ids=list(CONFIGS))
+@pytest.mark.parametrize("config", CONFIGS)
 def test_every_finding_is_in_a_file_its_rule_may_report_in(config):
     reported = 0
     for name, code, path, own in _cases():
@@ -60,6 +62,7 @@ def test_every_finding_is_in_a_file_its_rule_may_report_in(config):
     assert reported > 100  # the test saw real findings
 
 
+@pytest.mark.slow
 def test_skipping_changes_no_result_on_the_fixtures():
     for name, code, path, own in _cases():
         on, off = make_linter(**own), make_linter(**own)
