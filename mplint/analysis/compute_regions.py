@@ -31,11 +31,10 @@ import libcst as cst
 from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.rule.check import Analysis, Context
 from mplint.semantic.scopes import Binding, Location, Scope
+from mplint.semantic.vocabulary import (
+    DATASET_METHODS, INPUT_FUNCTIONS, LAMBDA_LAYERS, LAYER_BASES, MODEL_CLASSES, makes_dataset,
+)
 
-LAYER_BASES = frozenset({"keras.layers.Layer", "keras.Model", "keras.Sequential"})
-LAMBDA_LAYER = frozenset({"keras.layers.Lambda"})
-INPUT_FUNCTIONS = frozenset({"keras.Input"})
-MODEL_CLASSES = frozenset({"keras.Model"})
 
 #: methods of a layer class that do not run under autocast in the compute dtype
 _NOT_COMPUTE = frozenset({
@@ -49,20 +48,7 @@ _NOT_COMPUTE = frozenset({
 #: built-in layers whose outputs are integers or strings, never the compute dtype
 _NON_FLOAT_LAYERS = ("Lookup", "Hashing", "TextVectorization", "Discretization")
 
-#: functions that build a tf.data dataset (their result's ``.map`` is a pipeline)
-_DATASET_SOURCES = ("tensorflow.data.", "tensorflow_datasets.")
-_DATASET_FACTORIES = frozenset({
-    "keras.utils.image_dataset_from_directory", "keras.utils.text_dataset_from_directory",
-    "keras.utils.audio_dataset_from_directory", "keras.utils.timeseries_dataset_from_array",
-    "keras.preprocessing.image_dataset_from_directory",
-    "keras.preprocessing.text_dataset_from_directory",
-})
-#: dataset methods that return a dataset, so a chain of them stays a pipeline
-_DATASET_METHODS = frozenset({
-    "map", "batch", "padded_batch", "shuffle", "prefetch", "repeat", "cache", "filter",
-    "take", "skip", "unbatch", "rebatch", "flat_map", "interleave", "zip", "concatenate",
-    "with_options", "apply", "ragged_batch", "shard", "enumerate",
-})
+#: Dataset methods that call a function on each element
 _MAP_METHODS = frozenset({"map", "flat_map", "interleave"})
 _PREPROCESS_WORDS = ("preprocess", "augment")
 
@@ -141,7 +127,7 @@ class ComputeRegions(Analysis):
         if not resolved:
             return
         loc = self.ctx.scopes.location()
-        if resolved & LAMBDA_LAYER:
+        if resolved & LAMBDA_LAYERS:
             fn = positional_or_keyword(node, 0, "function")
             dtype = keyword_only(node, "dtype")
             if fn is not None and (dtype is None or not self._not_sixteen_bit(dtype, loc)):
@@ -252,9 +238,9 @@ class ComputeRegions(Analysis):
         if isinstance(expr, cst.Call):
             func = expr.func
             resolved = self.ctx.names.resolve(func)
-            if any(n.startswith(_DATASET_SOURCES) for n in resolved) or resolved & _DATASET_FACTORIES:
+            if any(makes_dataset(n) for n in resolved):
                 return True
-            if isinstance(func, cst.Attribute) and func.attr.value in _DATASET_METHODS:
+            if isinstance(func, cst.Attribute) and func.attr.value in DATASET_METHODS:
                 return self._is_dataset(func.value, loc, depth + 1)
             return False
         if isinstance(expr, cst.Name):

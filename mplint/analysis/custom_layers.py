@@ -19,26 +19,19 @@ import libcst as cst
 
 from mplint.analysis.compute_regions import ComputeRegions, LayerClass
 from mplint.analysis.layers import computes_under_policy
-from mplint.analysis.models import SOFTMAX_FUNCTIONS, LayerCall, ModelOutput, ModelOutputs, OpCall
+from mplint.analysis.models import LayerCall, ModelOutput, ModelOutputs, OpCall
 from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.analysis.tensor_kinds import LOW, TensorKinds, Where
 from mplint.core.walker import child_nodes
 from mplint.rule.check import Analysis, Context, Fix
 from mplint.rule.edits import quote_of, spell, string, with_keyword
 from mplint.semantic.scopes import Binding, Location, Scope
+from mplint.semantic.vocabulary import (
+    DTYPE_PRESERVING_FUNCTIONS, INPUT_FUNCTIONS, LAMBDA_LAYERS, SOFTMAX_FUNCTIONS, VARIABLE_CONSTRUCTORS,
+)
 
-LAMBDA_LAYERS = frozenset({"keras.layers.Lambda"})
-#: API functions that return their input's dtype, when handed to a Lambda directly
-_PRESERVING_FUNCTIONS = SOFTMAX_FUNCTIONS | frozenset({
-    "tensorflow.nn.sigmoid", "tensorflow.math.sigmoid", "tensorflow.sigmoid", "tensorflow.nn.tanh",
-    "tensorflow.math.tanh", "tensorflow.tanh", "tensorflow.nn.relu", "tensorflow.identity",
-    "tensorflow.nn.log_softmax", "tensorflow.math.log_softmax", "keras.ops.sigmoid", "keras.ops.tanh",
-    "keras.ops.log_softmax", "keras.activations.sigmoid", "keras.activations.tanh",
-})
 #: calls in a class body that create weights (whose compute dtype a float32 policy changes)
 _WEIGHT_METHODS = frozenset({"add_weight", "add_variable"})
-_VARIABLES = frozenset({"tensorflow.Variable", "keras.Variable"})
-_INPUTS = frozenset({"keras.Input"})
 _FLOAT_DTYPES = frozenset({"float16", "float32", "float64", "bfloat16", "half", "float"})
 _MAX_DEPTH = 8
 
@@ -127,7 +120,7 @@ class CustomLayers(Analysis):
             if where is None:
                 return None
             softmax = self._low(fn.body, where)
-        elif isinstance(fn, (cst.Name, cst.Attribute)) and self.ctx.names.resolve(fn) & _PRESERVING_FUNCTIONS:
+        elif isinstance(fn, (cst.Name, cst.Attribute)) and self.ctx.names.resolve(fn) & DTYPE_PRESERVING_FUNCTIONS:
             softmax = bool(self.ctx.names.resolve(fn) & SOFTMAX_FUNCTIONS)  # Lambda(tf.nn.softmax)
         elif isinstance(fn, cst.Name):
             found = layer.location.lookup(fn.value)
@@ -182,7 +175,7 @@ class CustomLayers(Analysis):
         producer = self.ctx.get(ModelOutputs).producer(expr.args[0].value, where)
         if isinstance(producer, LayerCall):
             return True if computes_under_policy(producer) or self.judge(producer) is not None else None
-        if isinstance(producer, OpCall) and producer.function & _INPUTS:
+        if isinstance(producer, OpCall) and producer.function & INPUT_FUNCTIONS:
             dtype = keyword_only(producer.call, "dtype")
             if dtype is None:
                 return True  # floatx()
@@ -224,7 +217,7 @@ class CustomLayers(Analysis):
                 if isinstance(func, cst.Attribute) and func.attr.value in _WEIGHT_METHODS:
                     return True
                 names = self.ctx.names.resolve(func)
-                if names & _VARIABLES or any(n.startswith("keras.layers.") for n in names):
+                if names & VARIABLE_CONSTRUCTORS or any(n.startswith("keras.layers.") for n in names):
                     return True
         return False
 

@@ -25,6 +25,10 @@ from mplint.analysis.references import References
 from mplint.rule.check import Analysis, Context
 from mplint.semantic.scopes import Binding, Location, Scope
 from mplint.semantic.values import Evaluator, argument_for, is_constant
+from mplint.semantic.vocabulary import (
+    ANY_MODEL_CLASSES, DATASET_FACTORIES, EINSUM_DENSE, INTERNAL_SIZE_LAYERS, LAYER_WRAPPERS, SIGMOID_FUNCTIONS,
+    SIZE_KEEPING_LAYERS, DATASET_METHODS, DATASET_ONLY_METHODS, makes_dataset,
+)
 
 UNITS, FILTERS, BATCH, VOCABULARY = "units", "filters", "batch", "vocabulary"
 
@@ -67,44 +71,16 @@ def _table() -> Dict[str, Tuple[Parameter, ...]]:
     for dims in ("1D", "2D", "3D"):
         table[f"keras.layers.ConvLSTM{dims}"] = filters
     # DepthwiseConv*D has no filters: its channels follow its input.
-    for fn in ("image_dataset_from_directory", "text_dataset_from_directory",
-               "audio_dataset_from_directory", "timeseries_dataset_from_array"):
-        table[f"keras.utils.{fn}"] = (Parameter(BATCH, None, "batch_size"),)
-        table[f"keras.preprocessing.{fn}"] = (Parameter(BATCH, None, "batch_size"),)
+    for fn in DATASET_FACTORIES:
+        table[fn] = (Parameter(BATCH, None, "batch_size"),)
     for fn in ("make_csv_dataset", "make_batched_features_dataset"):
         table[f"tensorflow.data.experimental.{fn}"] = (Parameter(BATCH, 1, "batch_size"),)
     return table
 
 
 LAYER_DIMENSIONS = _table()
-EINSUM_DENSE = frozenset({"keras.layers.EinsumDense", "keras.layers.experimental.EinsumDense"})
-#: layers that wrap another layer given as their first argument
-WRAPPERS = frozenset({"keras.layers.Bidirectional", "keras.layers.TimeDistributed", "keras.layers.RNN"})
-MODEL_CLASSES = frozenset({"keras.Model", "keras.Sequential"})
-#: layers (and any op) that pass a tensor's size through: the layer before an output
-#: ``Activation('softmax', dtype='float32')`` is the output projection
-PASSTHROUGH = frozenset(f"keras.layers.{name}" for name in (
-    "Activation", "Softmax", "ReLU", "LeakyReLU", "ELU", "PReLU", "ThresholdedReLU", "Dropout",
-    "AlphaDropout", "GaussianDropout", "GaussianNoise", "ActivityRegularization", "Lambda",
-    "Reshape", "Flatten", "Permute", "BatchNormalization", "LayerNormalization",
-    "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalAveragePooling3D",
-    "GlobalMaxPooling1D", "GlobalMaxPooling2D", "GlobalMaxPooling3D",
-))
-#: layers whose aligned sizes are internal: never a model's output size
-INTERNAL_SIZES = frozenset({"keras.layers.MultiHeadAttention", "keras.layers.GroupQueryAttention",
-                            "keras.layers.Embedding"})
-SIGMOID_FUNCTIONS = frozenset({"tensorflow.nn.sigmoid", "tensorflow.math.sigmoid", "tensorflow.sigmoid",
-                               "keras.activations.sigmoid", "keras.ops.sigmoid"})
 #: Model methods whose ``batch_size`` runs the model, with its positional index
 MODEL_METHODS = {"fit": 2, "evaluate": 2, "predict": 1}
-#: receivers of ``.batch`` known to be a tf.data pipeline
-DATASET_ROOTS = ("tensorflow.data.", "tensorflow_datasets.load", "keras.utils.", "keras.preprocessing.")
-#: Dataset methods that keep a pipeline a Dataset (followed back from ``.batch``)
-DATASET_METHODS = frozenset({"shuffle", "map", "prefetch", "repeat", "cache", "filter", "take", "skip",
-                             "unbatch", "interleave", "with_options", "apply", "batch", "padded_batch",
-                             "flat_map", "enumerate", "ignore_errors", "rebatch"})
-#: methods no other common library has: their receiver is a Dataset whatever it is
-DATASET_ONLY_METHODS = frozenset({"prefetch", "padded_batch", "unbatch", "with_options"})
 
 #: names that say a size is fixed by the data (class or vocabulary counts, outputs)
 DATA_NAME = re.compile(r"class|label|categor|vocab|token|target|output|n_out|num_out", re.IGNORECASE)
@@ -119,7 +95,7 @@ _MAX_DEPTH = 12
 
 
 @dataclass
-class Site:
+class DimensionSite:
     """One argument that sets an aligned dimension."""
 
     kind: str
@@ -131,7 +107,7 @@ class Site:
 
 
 @dataclass(frozen=True)
-class Origin:
+class DimensionValue:
     """One value a site may take, and where it is written down.
 
     ``literal`` is the integer literal that holds it (None when computed);
@@ -148,12 +124,6 @@ class Origin:
     via: Optional[cst.Call] = None  # the call that passes ``entry``
 
 
-@dataclass
-class _Return:
-    value: cst.BaseExpression
-    location: Location
-
-
 class AlignedDimensions(Analysis):
     """Collects dimension sites during the walk; traces their values afterwards."""
 
@@ -161,14 +131,12 @@ class AlignedDimensions(Analysis):
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
-        self.sites: List[Site] = []
+        self.sites: List[DimensionSite] = []
         self._calls: Dict[str, List[Tuple[cst.Call, Location]]] = {}
-        self._model_classes: Set[int] = set()
-        self._returns: List[_Return] = []
         self._evaluator: Optional[Evaluator] = None
         self._outputs: Optional[Set[int]] = None
         self._refs: Optional[Dict[str, List[Tuple[cst.Name, Tuple[cst.CSTNode, ...]]]]] = None
-        self._by_expr: Optional[Dict[int, Site]] = None
+        self._by_expr: Optional[Dict[int, DimensionSite]] = None
         self._call_args: Optional[Dict[int, Tuple[Binding, Location]]] = None
         #: ``Layer(...)(x)`` applications by the constructor they call
         self._applied: Dict[int, List[Tuple[cst.Call, Location]]] = {}
@@ -185,10 +153,6 @@ class AlignedDimensions(Analysis):
         self._rebatched: Set[int] = set()
 
     # -- collection (during the walk) ------------------------------------------------
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        if any(self.ctx.names.resolve(base.value) & MODEL_CLASSES for base in node.bases):
-            self._model_classes.add(id(node))
-
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) != 1 or not isinstance(node.value, cst.Call):
             return
@@ -201,15 +165,6 @@ class AlignedDimensions(Analysis):
         self._assigned[id(call)] = name
         if isinstance(call.func, cst.Call):  # logits = Dense(10)(x)
             self._assigned[id(call.func)] = name
-
-    def visit_Return(self, node: cst.Return) -> None:
-        scope = self.ctx.scopes.current
-        function, owner = scope.node, scope.parent
-        if (
-            node.value is not None and isinstance(function, cst.FunctionDef)
-            and function.name.value == "call" and owner is not None and id(owner.node) in self._model_classes
-        ):
-            self._returns.append(_Return(node.value, self.ctx.scopes.location()))
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -241,7 +196,7 @@ class AlignedDimensions(Analysis):
 
     def _add(self, kind: str, owner: str, call: cst.Call, expr: cst.BaseExpression,
              resolved: FrozenSet[str] = frozenset()) -> None:
-        self.sites.append(Site(kind, owner, call, expr, self.ctx.scopes.location(), resolved))
+        self.sites.append(DimensionSite(kind, owner, call, expr, self.ctx.scopes.location(), resolved))
 
     def _method_call(self, node: cst.Call, func: cst.Attribute) -> None:
         method = func.attr.value
@@ -273,7 +228,7 @@ class AlignedDimensions(Analysis):
         binding = self.ctx.scopes.location().lookup(expr.value)
         return (
             binding is not None and binding.kind == "assign" and isinstance(binding.value, cst.Call)
-            and bool(self.ctx.names.resolve(binding.value.func) & MODEL_CLASSES)
+            and bool(self.ctx.names.resolve(binding.value.func) & ANY_MODEL_CLASSES)
         )
 
     def _pipeline(self, expr: cst.BaseExpression, loc: Location, depth: int, upstream: List[cst.Call]) -> bool:
@@ -292,7 +247,7 @@ class AlignedDimensions(Analysis):
             return self._pipeline(binding.value, binding.location(), depth + 1, upstream)
         if not isinstance(expr, cst.Call):
             return False
-        if any(name.startswith(DATASET_ROOTS) for name in self.ctx.names.resolve(expr.func)):
+        if any(makes_dataset(name) for name in self.ctx.names.resolve(expr.func)):
             return True
         func = expr.func
         if not isinstance(func, cst.Attribute) or func.attr.value not in DATASET_METHODS:
@@ -342,17 +297,17 @@ class AlignedDimensions(Analysis):
             self._evaluator = Evaluator(self.ctx.names, call_sites=self._calls)
         return self._evaluator
 
-    def origins(self, site: Site) -> List[Origin]:
+    def origins(self, site: DimensionSite) -> List[DimensionValue]:
         """The integer values a site may hold; empty when any is unknown."""
         found = self._trace(site.expr, site.location, 0)
         return found or []
 
-    def _trace(self, expr: cst.BaseExpression, loc: Location, depth: int) -> Optional[List[Origin]]:
+    def _trace(self, expr: cst.BaseExpression, loc: Location, depth: int) -> Optional[List[DimensionValue]]:
         if depth > _MAX_DEPTH:
             return None
         if isinstance(expr, cst.Integer):
             value = expr.evaluated_value
-            return [Origin(value, literal=expr)] if isinstance(value, int) else None
+            return [DimensionValue(value, literal=expr)] if isinstance(value, int) else None
         if isinstance(expr, cst.Name):
             binding = loc.lookup(expr.value)
             if binding is None or binding.scope is None:
@@ -361,7 +316,7 @@ class AlignedDimensions(Analysis):
                 sources = self.evaluator.param_sources(binding)
                 if sources is None:
                     return None
-                out: List[Origin] = []
+                out: List[DimensionValue] = []
                 for source, where, call in sources:
                     inner = self._trace(source, where, depth + 1)
                     if inner is None:
@@ -383,9 +338,9 @@ class AlignedDimensions(Analysis):
         found = self.evaluator.values(expr, loc)
         if found is None or not all(_is_int(v) or v is None for v in found):
             return None
-        return [Origin(int(v), computed=expr) for v in found if _is_int(v)]  # type: ignore[arg-type]
+        return [DimensionValue(int(v), computed=expr) for v in found if _is_int(v)]  # type: ignore[arg-type]
 
-    def computes_in_16_bit(self, site: Site) -> bool:
+    def computes_in_16_bit(self, site: DimensionSite) -> bool:
         """The layer follows the mixed policy (or names a 16-bit dtype).
 
         A layer given ``dtype='float32'`` multiplies in float32, where float16
@@ -395,7 +350,7 @@ class AlignedDimensions(Analysis):
             return True  # a batch size sizes whatever the model computes in
         return computes_in_float32(LayerCall(site.call, site.layer_class, site.location), self.ctx) is False
 
-    def is_training_batch(self, site: Site, origin: Origin) -> bool:
+    def is_training_batch(self, site: DimensionSite, origin: DimensionValue) -> bool:
         """False for a batch that forms sequences rather than training batches.
 
         A pipeline batched again downstream, or a size written ``n + 1`` / ``n - 1``
@@ -411,9 +366,9 @@ class AlignedDimensions(Analysis):
         )
 
     # -- output layers ------------------------------------------------------------------
-    def is_output(self, site: Site, origin: Optional[Origin] = None) -> bool:
+    def is_output(self, site: DimensionSite, origin: Optional[DimensionValue] = None) -> bool:
         """The site sizes a model's output: its size is fixed by the data."""
-        if site.kind not in (UNITS, FILTERS) or site.layer_class & INTERNAL_SIZES:
+        if site.kind not in (UNITS, FILTERS) or site.layer_class & INTERNAL_SIZE_LAYERS:
             return False
         if id(site.call) in self._output_constructors():
             return True
@@ -459,12 +414,6 @@ class AlignedDimensions(Analysis):
                     self._sequential_output(output.model_call, output.expression, found)
                 else:
                     self._follow_output(output.producer, found, 0)
-            # Subclassed models: the layer whose result ``call`` returns.
-            for ret in self._returns:
-                for expr in _leaves(ret.value):
-                    layer = self._returned_layer(expr, ret.location, 0)
-                    if layer is not None:
-                        self._add_output(layer[0], layer[1], found, 0)
             self._outputs = found
         return self._outputs
 
@@ -475,7 +424,7 @@ class AlignedDimensions(Analysis):
         models = self.ctx.get(ModelOutputs)
         if isinstance(producer, LayerCall):
             self._add_output(producer.constructor, producer.location, found, 0)
-            if not self._class_of(producer.constructor) & PASSTHROUGH:
+            if not self._class_of(producer.constructor) & SIZE_KEEPING_LAYERS:
                 return
             for application, where in self._applications(producer):
                 first = positional_or_keyword(application, 0, "inputs")
@@ -523,7 +472,7 @@ class AlignedDimensions(Analysis):
             if not isinstance(expr, cst.Call):
                 return
             self._add_output(expr, where, found, 0)
-            if not self._class_of(expr) & PASSTHROUGH:
+            if not self._class_of(expr) & SIZE_KEEPING_LAYERS:
                 return
             index -= 1
 
@@ -547,7 +496,7 @@ class AlignedDimensions(Analysis):
 
     def _add_output(self, call: cst.Call, loc: Optional[Location], found: Set[int], depth: int) -> None:
         found.add(id(call))
-        if depth < 3 and self._class_of(call) & WRAPPERS:
+        if depth < 3 and self._class_of(call) & LAYER_WRAPPERS:
             inner = positional_or_keyword(call, 0, "layer") or keyword_only(call, "cell")
             layer = self._constructor(inner, loc, 0) if inner is not None else None
             if layer is not None:
@@ -570,26 +519,8 @@ class AlignedDimensions(Analysis):
             return None
         return self._constructor(binding.value, binding.location(), depth + 1)
 
-    def _returned_layer(self, expr: cst.BaseExpression, loc: Location, depth: int) -> Optional[Tuple[cst.Call, Optional[Location]]]:
-        """The layer whose call computes ``expr`` (``self.head(x)``, ``x = head(x); x``)."""
-        if depth > _MAX_DEPTH:
-            return None
-        if isinstance(expr, cst.Name):
-            binding = loc.lookup(expr.value)
-            if binding is None or binding.kind != "assign" or binding.value is None or binding.scope is None:
-                return None
-            return self._returned_layer(binding.value, binding.location(), depth + 1)
-        if isinstance(expr, cst.Call):
-            layer = self._constructor(expr.func, loc, depth + 1)
-            if layer is not None or not self.ctx.names.resolve(expr.func):
-                return layer
-            # an op on the result (tf.cast(logits, tf.float32)): its first argument
-            first = positional_or_keyword(expr, 0, "x")
-            return self._returned_layer(first, loc, depth + 1) if first is not None else None
-        return None
-
     # -- may a literal be rounded? ---------------------------------------------------------
-    def may_round(self, origin: Origin, accept: Callable[[Site], bool]) -> bool:
+    def may_round(self, origin: DimensionValue, accept: Callable[[DimensionSite], bool]) -> bool:
         """Whether rounding the origin's literal changes aligned dimensions only.
 
         An inline literal sizes its site alone. A literal written in a constant, a
@@ -603,7 +534,7 @@ class AlignedDimensions(Analysis):
             return True
         return self._uses_aligned(origin.chain[-1], accept, 0)
 
-    def _uses_aligned(self, binding: Binding, accept: Callable[[Site], bool], depth: int) -> bool:
+    def _uses_aligned(self, binding: Binding, accept: Callable[[DimensionSite], bool], depth: int) -> bool:
         scope = binding.scope
         if depth > _MAX_DEPTH or scope is None or scope.kind not in ("module", "function"):
             return False
@@ -629,7 +560,7 @@ class AlignedDimensions(Analysis):
             return False
         return True
 
-    def _site_index(self) -> Dict[int, Site]:
+    def _site_index(self) -> Dict[int, DimensionSite]:
         if self._by_expr is None:
             self._by_expr = {id(site.expr): site for site in self.sites}
         return self._by_expr
@@ -665,18 +596,6 @@ class AlignedDimensions(Analysis):
             self._refs = {name: [(ref.node, ref.functions) for ref in refs]
                           for name, refs in self.ctx.get(References).by_name.items()}
         return self._refs
-
-
-def _leaves(expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
-    if isinstance(expr, (cst.Tuple, cst.List)):
-        for element in expr.elements:
-            yield from _leaves(element.value)
-    elif isinstance(expr, cst.Dict):
-        for element in expr.elements:
-            if isinstance(element, cst.DictElement):
-                yield from _leaves(element.value)
-    else:
-        yield expr
 
 
 def _names_in(expr: cst.BaseExpression) -> Iterator[str]:

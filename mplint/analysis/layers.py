@@ -6,21 +6,17 @@ from typing import FrozenSet, Optional
 
 import libcst as cst
 
-from mplint.analysis.models import SOFTMAX_FUNCTIONS, LayerCall
+from mplint.analysis.models import LayerCall
 from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.rule.check import Context
-from mplint.semantic.facts import MIXED_POLICIES
+from mplint.semantic.vocabulary import (
+    ACTIVATION_FIRST_LAYERS, ACTIVATION_SECOND_LAYERS, FLOAT32_NAMES, MIXED_POLICIES, NOT_FLOAT_COMPUTE_LAYERS,
+    SIXTEEN_BIT_NAMES, SOFTMAX_FUNCTIONS, SOFTMAX_LAYERS,
+)
 
-FLOAT32_NAMES = frozenset({"float32", "float64"})
-SIXTEEN_BIT_NAMES = frozenset({"float16", "bfloat16", "mixed_float16", "mixed_bfloat16", "half"})
 
 ABSENT = "absent"
-UNKNOWN = "unknown"
-
-#: layers whose second positional argument is ``activation``
-_ACTIVATION_SECOND = frozenset({"keras.layers.Dense"})
-#: layers whose first positional argument is the activation
-_ACTIVATION_FIRST = frozenset({"keras.layers.Activation"})
+UNKNOWN_DTYPE = "unknown"
 
 
 def is_keras_layer(layer: LayerCall) -> bool:
@@ -28,7 +24,7 @@ def is_keras_layer(layer: LayerCall) -> bool:
 
 
 def layer_dtype(layer: LayerCall, ctx: Context) -> str:
-    """"float32"-like name, a 16-bit name, ABSENT (no dtype argument) or UNKNOWN."""
+    """"float32"-like name, a 16-bit name, ABSENT (no dtype argument) or UNKNOWN_DTYPE."""
     expr = keyword_only(layer.constructor, "dtype")
     if expr is None:
         return ABSENT
@@ -36,9 +32,9 @@ def layer_dtype(layer: LayerCall, ctx: Context) -> str:
         return ABSENT
     found = ctx.values.values(expr, layer.location)
     if found is None or len(found) != 1:
-        return UNKNOWN
+        return UNKNOWN_DTYPE
     value = next(iter(found))
-    return str(value) if isinstance(value, str) else UNKNOWN
+    return str(value) if isinstance(value, str) else UNKNOWN_DTYPE
 
 
 def computes_in_float32(layer: LayerCall, ctx: Context) -> Optional[bool]:
@@ -50,7 +46,7 @@ def computes_in_float32(layer: LayerCall, ctx: Context) -> Optional[bool]:
     dtype = layer_dtype(layer, ctx)
     if dtype == ABSENT:
         return False
-    if dtype == UNKNOWN:
+    if dtype == UNKNOWN_DTYPE:
         return None
     if dtype in FLOAT32_NAMES:
         return True
@@ -60,9 +56,9 @@ def computes_in_float32(layer: LayerCall, ctx: Context) -> Optional[bool]:
 
 
 def activation_expr(layer: LayerCall) -> Optional[cst.BaseExpression]:
-    if layer.layer_class & _ACTIVATION_FIRST:
+    if layer.layer_class & ACTIVATION_FIRST_LAYERS:
         return positional_or_keyword(layer.constructor, 0, "activation")
-    if layer.layer_class & _ACTIVATION_SECOND:
+    if layer.layer_class & ACTIVATION_SECOND_LAYERS:
         return positional_or_keyword(layer.constructor, 1, "activation")
     return keyword_only(layer.constructor, "activation")
 
@@ -76,7 +72,7 @@ def is_softmax_value(expr: cst.BaseExpression, ctx: Context, layer: LayerCall) -
 
 def is_softmax_layer(layer: LayerCall, ctx: Context) -> bool:
     """A Softmax layer, ``Activation('softmax')`` or any layer with ``activation=softmax``."""
-    if "keras.layers.Softmax" in layer.layer_class:
+    if layer.layer_class & SOFTMAX_LAYERS:
         return True
     expr = activation_expr(layer)
     return expr is not None and is_softmax_value(expr, ctx, layer)
@@ -89,17 +85,6 @@ def sixteen_bit_name(names: FrozenSet[str]) -> str:
     if names == frozenset({"mixed_float16"}):
         return "float16"
     return "float16/bfloat16"
-
-
-#: Keras layers whose output is not a float computed under the policy (lookups,
-#: hashing, raw-input plumbing) or is whatever a user function returns (Lambda).
-NOT_FLOAT_COMPUTE_LAYERS = frozenset({
-    "keras.layers.Lambda", "keras.layers.InputLayer", "keras.layers.Identity",
-    "keras.layers.StringLookup", "keras.layers.IntegerLookup", "keras.layers.TextVectorization",
-    "keras.layers.Hashing", "keras.layers.HashedCrossing", "keras.layers.CategoryEncoding",
-    "keras.layers.Discretization", "keras.layers.Normalization", "keras.layers.Rescaling",
-    "keras.layers.Resizing", "keras.layers.CenterCrop",
-})
 
 
 def computes_under_policy(layer: LayerCall) -> bool:

@@ -25,15 +25,8 @@ import libcst as cst
 from mplint.rule.check import Analysis, Context
 from mplint.semantic.call_args import first_tensor_argument, positional_or_keyword
 from mplint.semantic.scopes import Binding, Location, Scope
+from mplint.semantic.vocabulary import ANY_MODEL_CLASSES, MODEL_CLASSES, SEQUENTIAL_CLASSES
 
-MODEL_CLASSES = frozenset({"keras.Model"})
-SEQUENTIAL_CLASSES = frozenset({"keras.Sequential"})
-
-#: canonical names that compute softmax as a function or activation value
-SOFTMAX_FUNCTIONS = frozenset({
-    "tensorflow.nn.softmax", "keras.activations.softmax", "keras.ops.softmax",
-    "keras.backend.softmax",
-})
 
 #: list/model methods that change which layer comes last
 _MUTATORS = frozenset({"add", "append", "extend", "insert", "pop", "remove", "clear"})
@@ -377,9 +370,10 @@ class ModelOutputs(Analysis):
             yield from self._tensor(value, where, depth + 1)
 
     def _model_classes(self) -> Dict[int, Tuple[cst.ClassDef, Scope]]:
-        """Local classes deriving from keras.Model, directly or via local classes."""
+        """Local classes deriving from keras.Model (or Sequential), directly or via local
+        classes: what their ``call`` returns are the model's outputs."""
         if self._model_class_scopes is None:
-            self._model_class_scopes = self._derived_classes(lambda names: bool(names & MODEL_CLASSES))
+            self._model_class_scopes = self._derived_classes(lambda names: bool(names & ANY_MODEL_CLASSES))
         return self._model_class_scopes
 
     def _keras_classes(self) -> Set[int]:

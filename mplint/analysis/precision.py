@@ -25,28 +25,12 @@ from mplint.analysis.layers import (
     is_softmax_layer, layer_dtype, sixteen_bit_name,
 )
 from mplint.analysis.custom_layers import CustomLayer, CustomLayers, custom_layer_fix, float32_dtype
-from mplint.analysis.models import SOFTMAX_FUNCTIONS, LayerCall, ModelOutput, ModelOutputs, OpCall
+from mplint.analysis.models import LayerCall, ModelOutput, ModelOutputs, OpCall
 from mplint.rule.check import Analysis, Context, Fix
 from mplint.rule.edits import cast, string
 from mplint.semantic.facts import PolicyState
+from mplint.semantic.vocabulary import ELEMENTWISE_OPS, SHAPE_OPS, SOFTMAX_FUNCTIONS
 
-#: ops whose result has the dtype of their input and only moves values around
-SHAPE_OPS = frozenset({
-    f"{root}.{op}"
-    for root in ("tensorflow", "keras.ops")
-    for op in ("reshape", "squeeze", "expand_dims", "identity", "transpose")
-} | {"tensorflow.ensure_shape"})
-
-#: element-wise ops whose result has the dtype of their input
-ELEMENTWISE_OPS = frozenset({
-    "tensorflow.nn.sigmoid", "tensorflow.math.sigmoid", "tensorflow.sigmoid",
-    "tensorflow.nn.tanh", "tensorflow.math.tanh", "tensorflow.tanh",
-    "tensorflow.nn.relu", "tensorflow.nn.log_softmax", "tensorflow.math.log_softmax",
-    "tensorflow.nn.l2_normalize", "tensorflow.math.l2_normalize",
-    "keras.ops.sigmoid", "keras.ops.tanh", "keras.ops.relu", "keras.ops.log_softmax",
-    "keras.activations.sigmoid", "keras.activations.tanh", "keras.activations.relu",
-    "keras.activations.linear",
-})
 
 _MAX_DEPTH = 16
 

@@ -34,6 +34,10 @@ from mplint.analysis.compute_regions import ComputeRegions, Region
 from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.rule.check import Analysis, Context
 from mplint.semantic.scopes import Binding, Location
+from mplint.semantic.vocabulary import (
+    CASTS, CONSTANTS, DTYPE_PRESERVING_OPS, FILL_OPS, FLOAT32_BY_DEFAULT, FLOATX_FUNCTIONS, GLOBAL_POLICY_FUNCTIONS,
+    KERAS_OP_NAMESPACES, LIKE_OPS, TF_OP_NAMESPACES, TF_VARIABLES, UNPACKING_OPS,
+)
 
 LOW = "low"
 F32 = "f32"
@@ -49,26 +53,6 @@ ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide,
 _AUG_ARITHMETIC = (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign, cst.DivideAssign,
                    cst.MatrixMultiplyAssign, cst.PowerAssign)
 
-_TF_PREFIXES = ("tensorflow.", "tensorflow.math.", "tensorflow.nn.", "tensorflow.linalg.")
-
-_KERAS_OPS_PREFIXES = ("keras.ops.", "keras.ops.nn.", "keras.ops.numpy.", "keras.backend.")
-
-#: TensorFlow (and Keras) ops whose result has the dtype of their first tensor argument
-_PRESERVING = frozenset({
-    "reshape", "transpose", "expand_dims", "squeeze", "tile", "identity", "stop_gradient",
-    "abs", "negative", "square", "sqrt", "rsqrt", "exp", "log", "log1p", "tanh", "sigmoid",
-    "softplus", "relu", "relu6", "gelu", "elu", "selu", "swish", "silu", "leaky_relu",
-    "softmax", "log_softmax", "dropout", "l2_normalize", "reduce_sum", "reduce_mean",
-    "reduce_max", "reduce_min", "reduce_prod", "reduce_logsumexp", "reduce_std",
-    "reduce_variance", "cumsum", "gather", "gather_nd", "broadcast_to", "pad", "roll",
-    "reverse", "boolean_mask", "clip_by_value", "clip_by_norm", "norm", "matmul", "add",
-    "subtract", "multiply", "divide", "truediv", "maximum", "minimum", "pow",
-    "squared_difference", "einsum", "tensordot", "concat", "stack", "add_n",
-    "erf", "sin", "cos", "reciprocal", "floor", "ceil", "round", "sign",
-    # Keras spellings of the same ops
-    "sum", "mean", "max", "min", "prod", "var", "std", "dot", "batch_dot", "concatenate",
-    "where", "clip", "logsumexp", "expm1",
-})
 
 #: ops whose tensor operands must share one dtype: name -> how to find them
 _COMBINING = {
@@ -92,29 +76,9 @@ _KERAS_OPS = {
     "keras.ops.where": "tail", "keras.ops.clip": "args3",
 }
 
-_CASTS = frozenset({"tensorflow.cast", "keras.ops.cast", "keras.backend.cast",
-                    "tensorflow.image.convert_image_dtype"})
-_CONSTANTS = frozenset({"tensorflow.constant", "tensorflow.convert_to_tensor",
-                        "keras.ops.convert_to_tensor", "keras.backend.constant"})
-#: creation ops whose default dtype is float32
-_FLOAT32_DEFAULT = frozenset({
-    "tensorflow.ones", "tensorflow.zeros", "tensorflow.eye", "tensorflow.linalg.eye",
-    "tensorflow.random.normal", "tensorflow.random.uniform", "tensorflow.random.truncated_normal",
-    "tensorflow.random.stateless_normal", "tensorflow.random.stateless_uniform",
-    "tensorflow.random.stateless_truncated_normal", "tensorflow.random_normal",
-    "tensorflow.random_uniform", "tensorflow.truncated_normal",
-    "keras.random.normal", "keras.random.uniform", "keras.random.truncated_normal",
-    "keras.ops.ones", "keras.ops.zeros", "keras.ops.eye",
-    "keras.backend.random_normal", "keras.backend.random_uniform",
-})
-_LIKE = frozenset({"tensorflow.ones_like", "tensorflow.zeros_like", "keras.ops.ones_like",
-                   "keras.ops.zeros_like"})
-_FILL = frozenset({"tensorflow.fill"})
-_FLOATX = frozenset({"keras.config.floatx"})
-_VARIABLE = frozenset({"tensorflow.Variable"})
 #: the argument position of ``dtype`` in the creation and cast ops above
 _DTYPE_POSITION = {
-    "tensorflow.cast": 1, "keras.ops.cast": 1, "keras.backend.cast": 1,
+    "tensorflow.cast": 1, "tensorflow.saturate_cast": 1, "keras.ops.cast": 1, "keras.backend.cast": 1,
     "tensorflow.image.convert_image_dtype": 1, "tensorflow.constant": 1,
     "tensorflow.convert_to_tensor": 1, "keras.ops.convert_to_tensor": 1,
     "keras.backend.constant": 1, "tensorflow.ones": 1, "tensorflow.zeros": 1,
@@ -130,10 +94,6 @@ _DTYPE_POSITION = {
     "keras.backend.random_normal": 3, "keras.backend.random_uniform": 3,
 }
 
-#: ops returning several tensors of their first argument's dtype
-_UNPACKING = frozenset({"tensorflow.nn.moments", "tensorflow.nn.weighted_moments",
-                        "tensorflow.split", "tensorflow.unstack"})
-_GLOBAL_POLICY = frozenset({"keras.mixed_precision.global_policy"})
 _COMPUTE_DTYPE_ATTRS = frozenset({"compute_dtype", "_compute_dtype"})
 _VARIABLE_DTYPE_ATTRS = frozenset({"dtype", "variable_dtype", "_dtype", "_variable_dtype"})
 
@@ -157,7 +117,7 @@ class Where:
 
 
 @dataclass
-class Site:
+class OperationSite:
     """An outermost arithmetic expression, or a call that combines tensors."""
 
     node: cst.CSTNode
@@ -186,7 +146,7 @@ class TensorKinds(Analysis):
         self._not_root: set = set()
         #: arithmetic arguments of combining calls -> the call (its context)
         self._arg_of: Dict[cst.CSTNode, Tuple[cst.Call, Where]] = {}
-        self.sites: List[Site] = []
+        self.sites: List[OperationSite] = []
         self._kinds: Dict[cst.CSTNode, Optional[str]] = {}
         self._regions: Dict[int, Optional[Region]] = {}
 
@@ -218,13 +178,13 @@ class TensorKinds(Analysis):
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self._record_path(node)
         if isinstance(node.operator, _AUG_ARITHMETIC):
-            self.sites.append(Site(node, self.here()))
+            self.sites.append(OperationSite(node, self.here()))
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         for child in (node.left, node.right):
             self._not_root.add(child)
         if node not in self._not_root:
-            self.sites.append(Site(node, self.here()))
+            self.sites.append(OperationSite(node, self.here()))
 
     def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
         if node in self._not_root:
@@ -234,7 +194,7 @@ class TensorKinds(Analysis):
         if self.combining(node) is None:
             return
         where = self.here()
-        self.sites.append(Site(node, where))
+        self.sites.append(OperationSite(node, where))
         for arg in node.args:
             if isinstance(arg.value, cst.BinaryOperation):
                 self._arg_of[arg.value] = (node, where)
@@ -255,7 +215,7 @@ class TensorKinds(Analysis):
         for name in self.ctx.names.resolve(call.func):
             if name.startswith("tensorflow."):
                 short = name.rsplit(".", 1)[-1]
-                if short in _COMBINING and name.rsplit(".", 1)[0] + "." in _TF_PREFIXES:
+                if short in _COMBINING and name.rsplit(".", 1)[0] + "." in TF_OP_NAMESPACES:
                     return _COMBINING[short], True
             if name in _BACKEND_COMBINING:
                 return _BACKEND_COMBINING[name], True
@@ -407,7 +367,7 @@ class TensorKinds(Analysis):
             value = binding.node.value
             if (
                 isinstance(value, cst.Call) and value.args
-                and self.ctx.names.resolve(value.func) & _UNPACKING
+                and self.ctx.names.resolve(value.func) & UNPACKING_OPS
             ):
                 return self.kind(value.args[0].value, where, depth + 1)
             return None
@@ -430,7 +390,7 @@ class TensorKinds(Analysis):
         value = binding.value
         if not isinstance(value, cst.Call):
             return None
-        if self.ctx.names.resolve(value.func) & _VARIABLE:
+        if self.ctx.names.resolve(value.func) & TF_VARIABLES:
             return self._variable_kind(value, binding, depth)
         region = self.region(where.loc)
         if region is None or region.kind != "layer":
@@ -470,10 +430,10 @@ class TensorKinds(Analysis):
         names = self.ctx.names.resolve(func)
         if not names:
             return None
-        if names & _CASTS:
+        if names & CASTS:
             dtype = self._dtype_argument(call, names)
             return self.dtype_kind(dtype, where, depth + 1) if dtype is not None else None
-        if names & _CONSTANTS:
+        if names & CONSTANTS:
             dtype = self._dtype_argument(call, names)
             if dtype is not None:
                 return self.dtype_kind(dtype, where, depth + 1)
@@ -484,21 +444,21 @@ class TensorKinds(Analysis):
                 if values and all(isinstance(v, float) for v in values):
                     return F32
             return None
-        if names & _FLOAT32_DEFAULT:
+        if names & FLOAT32_BY_DEFAULT:
             dtype = self._dtype_argument(call, names)
             return F32 if dtype is None else self.dtype_kind(dtype, where, depth + 1)
-        if names & _LIKE:
+        if names & LIKE_OPS:
             dtype = self._dtype_argument(call, names)
             if dtype is not None:
                 return self.dtype_kind(dtype, where, depth + 1)
             return self.kind(call.args[0].value, where, depth + 1) if call.args else None
-        if names & _FILL:
+        if names & FILL_OPS:
             value = positional_or_keyword(call, 1, "value")
             found = self.ctx.values.values(value, where.loc) if value is not None else None
             return F32 if found and all(isinstance(v, float) for v in found) else None
         for name in names:
             module, short = name.rsplit(".", 1)
-            if module + "." in _TF_PREFIXES + _KERAS_OPS_PREFIXES and short in _PRESERVING:
+            if module + "." in TF_OP_NAMESPACES + KERAS_OP_NAMESPACES and short in DTYPE_PRESERVING_OPS:
                 operands = self.operands(call) if self.combining(call) else []
                 if not operands:
                     first = [a.value for a in call.args if a.keyword is None and not a.star]
@@ -564,7 +524,7 @@ class TensorKinds(Analysis):
                 return LOW
             return None
         if isinstance(expr, cst.Call):
-            if self.ctx.names.resolve(expr.func) & _FLOATX and not expr.args:
+            if self.ctx.names.resolve(expr.func) & FLOATX_FUNCTIONS and not expr.args:
                 return F32
             if self.ctx.names.resolve(expr.func) & {"tensorflow.as_dtype", "tensorflow.dtypes.as_dtype"} and expr.args:
                 return self.dtype_kind(expr.args[0].value, where, depth + 1)
@@ -585,7 +545,7 @@ class TensorKinds(Analysis):
                 if attr in _VARIABLE_DTYPE_ATTRS:
                     return F32
                 return None
-            if isinstance(owner, cst.Call) and self.ctx.names.resolve(owner.func) & _GLOBAL_POLICY:
+            if isinstance(owner, cst.Call) and self.ctx.names.resolve(owner.func) & GLOBAL_POLICY_FUNCTIONS:
                 # global_policy().compute_dtype: only inside code that runs under it
                 if self.region(where.loc) is None:
                     return None
@@ -604,7 +564,7 @@ class TensorKinds(Analysis):
         return None
 
     # -- what the rules ask --------------------------------------------------------------------
-    def mismatches(self, site: Site) -> Iterator[Mismatch]:
+    def mismatches(self, site: OperationSite) -> Iterator[Mismatch]:
         """Every place in a site where a float32 tensor meets a 16-bit one in a TF op."""
         if isinstance(site.node, cst.Call):
             found = self.combining(site.node)
@@ -640,7 +600,7 @@ class TensorKinds(Analysis):
             f32, low = (node.left, node.right) if left == F32 else (node.right, node.left)
             yield Mismatch(node, f32, low, where)
 
-    def literals(self, site: Site, operators: Optional[FrozenSet[str]] = None) -> Iterator[Tuple[cst.BaseExpression, FrozenSet[float], Optional[str]]]:
+    def literals(self, site: OperationSite, operators: Optional[FrozenSet[str]] = None) -> Iterator[Tuple[cst.BaseExpression, FrozenSet[float], Optional[str]]]:
         """Numeric constants in a site with the kind of the tensor they combine with.
 
         A constant takes the kind of its sibling operand, or, when that is unknown,
@@ -722,8 +682,8 @@ class TensorKinds(Analysis):
             return None
         if isinstance(expr, cst.Call):
             names = self.ctx.names.resolve(expr.func)
-            if names & (_CASTS | _CONSTANTS | _FLOAT32_DEFAULT | _LIKE | _FILL):
-                if names & _LIKE and self._dtype_argument(expr, names) is None and expr.args:
+            if names & (CASTS | CONSTANTS | FLOAT32_BY_DEFAULT | LIKE_OPS | FILL_OPS):
+                if names & LIKE_OPS and self._dtype_argument(expr, names) is None and expr.args:
                     return self.origin(expr.args[0].value, where, depth + 1)
                 return expr, where
             for arg in expr.args:

@@ -13,7 +13,7 @@ from typing import Callable, ClassVar, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from mplint.analysis.dimensions import FILTERS, TASK_SIZE_LIMIT, UNITS, AlignedDimensions, Origin, Site, next_multiple
+from mplint.analysis.dimensions import FILTERS, TASK_SIZE_LIMIT, UNITS, AlignedDimensions, DimensionValue, DimensionSite, next_multiple
 from mplint.analysis.layers import sixteen_bit_name
 from mplint.rule.check import Check, Fix, Needs
 from mplint.semantic.facts import PolicyState
@@ -66,21 +66,21 @@ class AlignmentCheck(Check):
             self.report(node, *_one_finding(values))
 
     # -- what each rule decides ----------------------------------------------------------
-    def wants(self, dims: AlignedDimensions, site: Site, origin: Origin) -> bool:
+    def wants(self, dims: AlignedDimensions, site: DimensionSite, origin: DimensionValue) -> bool:
         raise NotImplementedError
 
-    def accepts(self, dims: AlignedDimensions) -> Callable[[Site], bool]:
+    def accepts(self, dims: AlignedDimensions) -> Callable[[DimensionSite], bool]:
         """Sites a rounded constant may also size (every other use forbids the fix)."""
         raise NotImplementedError
 
     def target(self, value: int, alignment: int) -> int:
         return next_multiple(value, alignment)
 
-    def message(self, site: Site, origin: Origin, alignment: int, target: int, policy: PolicyState) -> str:
+    def message(self, site: DimensionSite, origin: DimensionValue, alignment: int, target: int, policy: PolicyState) -> str:
         raise NotImplementedError
 
     # -- wording ---------------------------------------------------------------------------
-    def describe(self, site: Site, origin: Origin) -> str:
+    def describe(self, site: DimensionSite, origin: DimensionValue) -> str:
         """``Dense units=100``, with where the value came from."""
         via = ""
         params = [b for b in origin.chain if b.kind == "param"]
@@ -137,8 +137,8 @@ class HiddenLayerAlignment(AlignmentCheck):
     classes, 3 colour channels); MP304 covers the large ones. Sizes below
     TASK_SIZE_LIMIT (a score, a box) are fixed by the task."""
 
-    def wants(self, dims: AlignedDimensions, site: Site, origin: Origin) -> bool:
+    def wants(self, dims: AlignedDimensions, site: DimensionSite, origin: DimensionValue) -> bool:
         return origin.value >= TASK_SIZE_LIMIT and not dims.is_output(site, origin)
 
-    def accepts(self, dims: AlignedDimensions) -> Callable[[Site], bool]:
+    def accepts(self, dims: AlignedDimensions) -> Callable[[DimensionSite], bool]:
         return lambda site: site.kind in (UNITS, FILTERS) and not dims.is_output(site)

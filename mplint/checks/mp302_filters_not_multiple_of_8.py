@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mplint.analysis.dimensions import FILTERS, Origin, Site
+from mplint.analysis.dimensions import FILTERS, DimensionValue, DimensionSite
 from mplint.checks._alignment import HiddenLayerAlignment
 from mplint.semantic.facts import PolicyState
 
@@ -11,7 +11,7 @@ class FiltersNotMultipleOf8(HiddenLayerAlignment):
     rule_id = "MP302"
     kinds = (FILTERS,)
 
-    def message(self, site: Site, origin: Origin, alignment: int, target: int, policy: PolicyState) -> str:
+    def message(self, site: DimensionSite, origin: DimensionValue, alignment: int, target: int, policy: PolicyState) -> str:
         return (
             f"{self.describe(site, origin)} is not a multiple of {alignment}: "
             f"{self.compute_dtype(policy)} convolutions with this many output channels miss "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from mplint.analysis.dimensions import FILTERS, UNITS, VOCABULARY, AlignedDimensions, Origin, Site
+from mplint.analysis.dimensions import FILTERS, UNITS, VOCABULARY, AlignedDimensions, DimensionValue, DimensionSite
 from mplint.checks._alignment import AlignmentCheck
 from mplint.semantic.facts import PolicyState
 
@@ -13,15 +13,15 @@ class VocabularyNotPadded(AlignmentCheck):
     rule_id = "MP304"
     kinds = (UNITS, FILTERS)
 
-    def wants(self, dims: AlignedDimensions, site: Site, origin: Origin) -> bool:
+    def wants(self, dims: AlignedDimensions, site: DimensionSite, origin: DimensionValue) -> bool:
         # Exactly the sites MP301/MP302 leave alone as outputs, when large.
         return origin.value >= self.option("vocabulary-threshold") and dims.is_output(site, origin)
 
-    def accepts(self, dims: AlignedDimensions) -> Callable[[Site], bool]:
+    def accepts(self, dims: AlignedDimensions) -> Callable[[DimensionSite], bool]:
         # Padding a vocabulary grows its embedding table with it.
         return lambda site: site.kind in (UNITS, FILTERS, VOCABULARY)
 
-    def message(self, site: Site, origin: Origin, alignment: int, target: int, policy: PolicyState) -> str:
+    def message(self, site: DimensionSite, origin: DimensionValue, alignment: int, target: int, policy: PolicyState) -> str:
         return (
             f"{self.describe(site, origin)} sizes an output layer by a vocabulary or class count "
             f"that is not a multiple of {alignment}: pad the vocabulary to {target} (the extra "

@@ -7,7 +7,7 @@ from typing import Optional, Set
 import libcst as cst
 
 from mplint.analysis.compute_regions import ComputeRegions
-from mplint.analysis.tensor_kinds import LOW, Site, TensorKinds, Where
+from mplint.analysis.tensor_kinds import LOW, OperationSite, TensorKinds, Where
 from mplint.rule.check import Check, Fix, Needs
 
 #: the smallest magnitude that float16 rounds to infinity (65519 still rounds to 65504)
@@ -55,7 +55,7 @@ class Float16OverflowLiteral(Check):
                     self._fix(node, value, site, region.kind == "layer"),
                 )
 
-    def _fix(self, node: cst.BaseExpression, value: float, site: Site, in_layer: bool) -> Optional[Fix]:
+    def _fix(self, node: cst.BaseExpression, value: float, site: OperationSite, in_layer: bool) -> Optional[Fix]:
         """``tf.as_dtype(<16-bit tensor>.dtype).min`` (or ``self.compute_dtype``).
 
         Only for sentinels that stand for -inf/+inf (masks, padding fill values):
@@ -76,7 +76,7 @@ class Float16OverflowLiteral(Check):
             new = new.with_changes(lpar=node.lpar, rpar=node.rpar)
         return Fix({node: new}, safety="unsafe")
 
-    def _dtype_source(self, site: Site, in_layer: bool) -> Optional[str]:
+    def _dtype_source(self, site: OperationSite, in_layer: bool) -> Optional[str]:
         if in_layer:
             return "self.compute_dtype"
         name = self._low_name(site.node, site.where)

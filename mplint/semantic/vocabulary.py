@@ -208,6 +208,9 @@ SHAPE_OPS = frozenset({
     for root in ("tensorflow", "keras.ops")
     for op in ("reshape", "squeeze", "expand_dims", "identity", "transpose")
 } | {"tensorflow.ensure_shape"})
+#: API functions that return their input's dtype when called on one tensor (handed
+#: to a Lambda directly, ``Lambda(tf.nn.softmax)``)
+DTYPE_PRESERVING_FUNCTIONS = SOFTMAX_FUNCTIONS | ELEMENTWISE_OPS | frozenset({"tensorflow.identity"})
 #: namespaces whose ops are named below by their last word
 TF_OP_NAMESPACES = ("tensorflow.", "tensorflow.math.", "tensorflow.nn.", "tensorflow.linalg.")
 KERAS_OP_NAMESPACES = ("keras.ops.", "keras.ops.nn.", "keras.ops.numpy.", "keras.backend.")
@@ -294,6 +297,16 @@ DATASET_FACTORIES = frozenset(
     for function in ("image_dataset_from_directory", "text_dataset_from_directory",
                      "audio_dataset_from_directory", "timeseries_dataset_from_array")
 )
+
+
+#: Dataset methods that return a dataset: a chain of them on a dataset stays one
+DATASET_METHODS = frozenset({
+    "map", "batch", "padded_batch", "ragged_batch", "unbatch", "rebatch", "shuffle", "prefetch",
+    "repeat", "cache", "filter", "take", "skip", "shard", "flat_map", "interleave", "zip",
+    "concatenate", "with_options", "apply", "enumerate", "ignore_errors",
+})
+#: Dataset methods no other common library has: their receiver is a Dataset, whatever it is
+DATASET_ONLY_METHODS = frozenset({"prefetch", "padded_batch", "unbatch", "with_options"})
 
 
 def makes_dataset(name: str) -> bool:
