@@ -9,7 +9,7 @@ import textwrap
 import libcst as cst
 import pytest
 
-from mplint.analysis.models import LayerCall, ModelOutputs, OpCall
+from mplint.analysis.models import LayerProducer, ModelOutputs, OpProducer
 from mplint.rule.check import Context
 from mplint.semantic.facts import FactsCollector, ModuleFacts
 from mplint.semantic.names import NameResolver, collect_module_imports
@@ -37,9 +37,9 @@ def outputs_of(code):
     found = []
     for output in analysis.outputs():
         producer = output.producer
-        if isinstance(producer, LayerCall):
+        if isinstance(producer, LayerProducer):
             text = module.code_for_node(producer.constructor)
-        elif isinstance(producer, OpCall):
+        elif isinstance(producer, OpProducer):
             text = module.code_for_node(producer.call.func)
         else:
             text = None

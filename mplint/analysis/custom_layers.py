@@ -19,7 +19,7 @@ import libcst as cst
 
 from mplint.analysis.compute_regions import ComputeRegions, LayerClass
 from mplint.analysis.layers import computes_under_policy
-from mplint.analysis.models import LayerCall, ModelOutput, ModelOutputs, OpCall
+from mplint.analysis.models import LayerProducer, ModelOutput, ModelOutputs, OpProducer
 from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.analysis.tensor_kinds import LOW, TensorKinds, Where
 from mplint.core.walker import child_nodes
@@ -77,7 +77,7 @@ class CustomLayers(Analysis):
         self._lambdas[id(node)] = self.kinds.here()  # the scope tracker has entered the lambda
 
     # -- queries ----------------------------------------------------------------------
-    def judge(self, layer: LayerCall) -> Optional[CustomLayer]:
+    def judge(self, layer: LayerProducer) -> Optional[CustomLayer]:
         """The layer, when it is a Lambda or custom layer of this file computing a
         16-bit output under the policy; None when anything about it is unknown."""
         key = id(layer.constructor)
@@ -85,7 +85,7 @@ class CustomLayers(Analysis):
             self._judged[key] = self._judge(layer)
         return self._judged[key]
 
-    def _judge(self, layer: LayerCall) -> Optional[CustomLayer]:
+    def _judge(self, layer: LayerProducer) -> Optional[CustomLayer]:
         if layer.layer_class & LAMBDA_LAYERS:
             return self._lambda(layer)
         if layer.layer_class:
@@ -111,7 +111,7 @@ class CustomLayers(Analysis):
             return None
         return CustomLayer(cls.node.name.value, softmax, _accepts_dtype(chain), self._has_weights(chain))
 
-    def _lambda(self, layer: LayerCall) -> Optional[CustomLayer]:
+    def _lambda(self, layer: LayerProducer) -> Optional[CustomLayer]:
         fn = positional_or_keyword(layer.constructor, 0, "function")
         if fn is None:
             return None
@@ -173,9 +173,9 @@ class CustomLayers(Analysis):
         if where is None:
             return None
         producer = self.ctx.get(ModelOutputs).producer(expr.args[0].value, where)
-        if isinstance(producer, LayerCall):
+        if isinstance(producer, LayerProducer):
             return True if computes_under_policy(producer) or self.judge(producer) is not None else None
-        if isinstance(producer, OpCall) and producer.function & INPUT_FUNCTIONS:
+        if isinstance(producer, OpProducer) and producer.function & INPUT_FUNCTIONS:
             dtype = keyword_only(producer.call, "dtype")
             if dtype is None:
                 return True  # floatx()
@@ -277,7 +277,7 @@ def _walk(root: cst.CSTNode) -> List[cst.CSTNode]:
 _KERAS_PACKAGES = ("keras", "tensorflow.keras", "tf_keras")
 
 
-def custom_layer_fix(custom: CustomLayer, layer: LayerCall, output: ModelOutput, ctx: Context) -> Optional[Fix]:
+def custom_layer_fix(custom: CustomLayer, layer: LayerProducer, output: ModelOutput, ctx: Context) -> Optional[Fix]:
     """``dtype='float32'`` where the layer is made (safe for a Lambda or a weightless
     class), else a float32 ``Activation('linear')`` after the output of a functional
     model (safe: the layer keeps computing as before, its output is cast; never for a

@@ -19,7 +19,7 @@ from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Set, Tup
 import libcst as cst
 
 from mplint.analysis.layers import activation_expr, computes_in_float32, is_softmax_value
-from mplint.analysis.models import LayerCall, ModelOutputs, OpCall
+from mplint.analysis.models import LayerProducer, ModelOutputs, OpProducer, Producer
 from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.analysis.references import References
 from mplint.rule.check import Analysis, Context
@@ -348,7 +348,7 @@ class AlignedDimensions(Analysis):
         """
         if not site.layer_class:
             return True  # a batch size sizes whatever the model computes in
-        return computes_in_float32(LayerCall(site.call, site.layer_class, site.location), self.ctx) is False
+        return computes_in_float32(LayerProducer(site.call, site.layer_class, site.location), self.ctx) is False
 
     def is_training_batch(self, site: DimensionSite, origin: DimensionValue) -> bool:
         """False for a batch that forms sequences rather than training batches.
@@ -372,7 +372,7 @@ class AlignedDimensions(Analysis):
             return False
         if id(site.call) in self._output_constructors():
             return True
-        layer = LayerCall(site.call, site.layer_class, site.location)
+        layer = LayerProducer(site.call, site.layer_class, site.location)
         activation = activation_expr(layer)
         if activation is not None and (
             is_softmax_value(activation, self.ctx, layer) or self._is_sigmoid(activation, layer)
@@ -401,7 +401,7 @@ class AlignedDimensions(Analysis):
             return True
         return origin.computed is not None and any(DATA_NAME.search(n) for n in _names_in(origin.computed))
 
-    def _is_sigmoid(self, expr: cst.BaseExpression, layer: LayerCall) -> bool:
+    def _is_sigmoid(self, expr: cst.BaseExpression, layer: LayerProducer) -> bool:
         if self.ctx.names.resolve(expr) & SIGMOID_FUNCTIONS:
             return True
         return self.ctx.values.values(expr, layer.location) == frozenset({"sigmoid"})
@@ -417,12 +417,12 @@ class AlignedDimensions(Analysis):
             self._outputs = found
         return self._outputs
 
-    def _follow_output(self, producer: object, found: Set[int], depth: int) -> None:
+    def _follow_output(self, producer: Optional[Producer], found: Set[int], depth: int) -> None:
         """Mark an output's layer, and through size-keeping layers and ops, the one before."""
         if depth > 4:
             return
         models = self.ctx.get(ModelOutputs)
-        if isinstance(producer, LayerCall):
+        if isinstance(producer, LayerProducer):
             self._add_output(producer.constructor, producer.location, found, 0)
             if not self._class_of(producer.constructor) & SIZE_KEEPING_LAYERS:
                 return
@@ -430,14 +430,14 @@ class AlignedDimensions(Analysis):
                 first = positional_or_keyword(application, 0, "inputs")
                 if first is not None:
                     self._follow_output(models.producer(first, where), found, depth + 1)
-        elif isinstance(producer, OpCall):
+        elif isinstance(producer, OpProducer):
             # tf.cast(x, tf.float32), tf.nn.softmax(x), tf.reshape(x, ...): any op
             # on the output. At worst this silences a layer near the output.
             first = positional_or_keyword(producer.call, 0, "x")
             if first is not None:
                 self._follow_output(models.producer(first, producer.location), found, depth + 1)
 
-    def _applications(self, layer: LayerCall) -> List[Tuple[cst.Call, Location]]:
+    def _applications(self, layer: LayerProducer) -> List[Tuple[cst.Call, Location]]:
         """Where a layer is called on a tensor: ``Layer(...)(x)`` or ``layer(x)``."""
         out = list(self._applied.get(id(layer.constructor), []))
         for name, bindings in layer.location.scope.bindings.items():

@@ -6,7 +6,7 @@ from typing import FrozenSet, Optional
 
 import libcst as cst
 
-from mplint.analysis.models import LayerCall
+from mplint.analysis.models import LayerProducer
 from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.rule.check import Context
 from mplint.semantic.vocabulary import (
@@ -19,11 +19,11 @@ ABSENT = "absent"
 UNKNOWN_DTYPE = "unknown"
 
 
-def is_keras_layer(layer: LayerCall) -> bool:
+def is_keras_layer(layer: LayerProducer) -> bool:
     return any(name.startswith("keras.layers.") for name in layer.layer_class)
 
 
-def layer_dtype(layer: LayerCall, ctx: Context) -> str:
+def layer_dtype(layer: LayerProducer, ctx: Context) -> str:
     """"float32"-like name, a 16-bit name, ABSENT (no dtype argument) or UNKNOWN_DTYPE."""
     expr = keyword_only(layer.constructor, "dtype")
     if expr is None:
@@ -37,7 +37,7 @@ def layer_dtype(layer: LayerCall, ctx: Context) -> str:
     return str(value) if isinstance(value, str) else UNKNOWN_DTYPE
 
 
-def computes_in_float32(layer: LayerCall, ctx: Context) -> Optional[bool]:
+def computes_in_float32(layer: LayerProducer, ctx: Context) -> Optional[bool]:
     """True when the layer computes in float32, False when 16-bit, None when unknown.
 
     Without a dtype argument the layer follows the global policy: False here, since
@@ -55,7 +55,7 @@ def computes_in_float32(layer: LayerCall, ctx: Context) -> Optional[bool]:
     return None
 
 
-def activation_expr(layer: LayerCall) -> Optional[cst.BaseExpression]:
+def activation_expr(layer: LayerProducer) -> Optional[cst.BaseExpression]:
     if layer.layer_class & ACTIVATION_FIRST_LAYERS:
         return positional_or_keyword(layer.constructor, 0, "activation")
     if layer.layer_class & ACTIVATION_SECOND_LAYERS:
@@ -63,14 +63,14 @@ def activation_expr(layer: LayerCall) -> Optional[cst.BaseExpression]:
     return keyword_only(layer.constructor, "activation")
 
 
-def is_softmax_value(expr: cst.BaseExpression, ctx: Context, layer: LayerCall) -> bool:
+def is_softmax_value(expr: cst.BaseExpression, ctx: Context, layer: LayerProducer) -> bool:
     if ctx.names.resolve(expr) & SOFTMAX_FUNCTIONS:
         return True
     found = ctx.values.values(expr, layer.location)
     return found is not None and found == frozenset({"softmax"})
 
 
-def is_softmax_layer(layer: LayerCall, ctx: Context) -> bool:
+def is_softmax_layer(layer: LayerProducer, ctx: Context) -> bool:
     """A Softmax layer, ``Activation('softmax')`` or any layer with ``activation=softmax``."""
     if layer.layer_class & SOFTMAX_LAYERS:
         return True
@@ -87,7 +87,7 @@ def sixteen_bit_name(names: FrozenSet[str]) -> str:
     return "float16/bfloat16"
 
 
-def computes_under_policy(layer: LayerCall) -> bool:
+def computes_under_policy(layer: LayerProducer) -> bool:
     """A Keras layer whose float output follows its dtype policy (Dense, Conv,
     Activation, pooling...), not a preprocessing/lookup layer or a Lambda."""
     if not is_keras_layer(layer) or layer.layer_class & NOT_FLOAT_COMPUTE_LAYERS:
@@ -98,7 +98,7 @@ def computes_under_policy(layer: LayerCall) -> bool:
     )
 
 
-def built_under_float32_policy(layer: LayerCall, ctx: Context) -> bool:
+def built_under_float32_policy(layer: LayerProducer, ctx: Context) -> bool:
     """The global policy is certainly float32 where this layer is constructed.
 
     Layers take the global policy when they are built, so a float32 policy set

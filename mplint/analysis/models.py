@@ -18,7 +18,7 @@ it (the runtime checker measures what static analysis cannot see).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
+from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
@@ -39,7 +39,7 @@ Output = Tuple[cst.BaseExpression, Optional["Producer"]]
 
 
 @dataclass
-class LayerCall:
+class LayerProducer:
     """A tensor produced by calling a layer made by ``constructor``."""
 
     constructor: cst.Call
@@ -48,7 +48,7 @@ class LayerCall:
 
 
 @dataclass
-class OpCall:
+class OpProducer:
     """A tensor produced by a function/op call such as ``tf.cast`` or ``tf.nn.softmax``."""
 
     call: cst.Call
@@ -56,7 +56,8 @@ class OpCall:
     location: Location
 
 
-Producer = object  # LayerCall | OpCall
+#: what computes a tensor: a layer call, or an op call
+Producer = Union[LayerProducer, OpProducer]
 
 
 @dataclass
@@ -247,7 +248,7 @@ class ModelOutputs(Analysis):
             return None
         return found[0][1]
 
-    def op_input(self, op: OpCall) -> Optional[Producer]:
+    def op_input(self, op: OpProducer) -> Optional[Producer]:
         """The producer of an op's first tensor argument (``x`` in ``tf.nn.softmax(x)``)."""
         expr = first_tensor_argument(op.call)
         return None if expr is None else self.producer(expr, op.location)
@@ -605,7 +606,7 @@ class ModelOutputs(Analysis):
                 return
         resolved = self.resolve(func)
         if resolved and not isinstance(func, cst.Call):
-            yield expr, OpCall(expr, resolved, loc)
+            yield expr, OpProducer(expr, resolved, loc)
             return
         yield expr, None
 
@@ -619,7 +620,7 @@ class ModelOutputs(Analysis):
         else:
             yield expr, layer
 
-    def _layer(self, expr: cst.BaseExpression, loc: Location, depth: int) -> Optional[LayerCall]:
+    def _layer(self, expr: cst.BaseExpression, loc: Location, depth: int) -> Optional[LayerProducer]:
         """The layer an expression denotes: a constructor call, possibly via a variable,
         a ``self.attr`` set once in the class, or a helper returning the layer."""
         if depth > _MAX_DEPTH:
@@ -647,7 +648,7 @@ class ModelOutputs(Analysis):
                 if len(returns) != 1:
                     return None
                 return self._layer(returns[0][0], returns[0][1], depth + 1)
-            return LayerCall(expr, self.resolve(expr.func), loc)
+            return LayerProducer(expr, self.resolve(expr.func), loc)
         return None
 
     def _plain_binding(self, name: cst.Name, loc: Location) -> Optional[Binding]:

@@ -25,7 +25,7 @@ from mplint.analysis.layers import (
     is_softmax_layer, layer_dtype, sixteen_bit_name,
 )
 from mplint.analysis.custom_layers import CustomLayer, CustomLayers, custom_layer_fix, float32_dtype
-from mplint.analysis.models import LayerCall, ModelOutput, ModelOutputs, OpCall
+from mplint.analysis.models import LayerProducer, ModelOutput, ModelOutputs, OpProducer, Producer
 from mplint.rule.check import Analysis, Context, Fix
 from mplint.rule.edits import cast, string
 from mplint.semantic.facts import PolicyState
@@ -40,7 +40,7 @@ class SixteenBitOutput:
     """A model output computed in 16 bits, and the node a finding points at."""
 
     output: ModelOutput
-    producer: object  # LayerCall (report its constructor) | OpCall (report the call)
+    producer: Producer  # LayerProducer (report its constructor) | OpProducer (report the call)
     softmax: bool
     #: ABSENT when the dtype comes from the mixed policy, else the explicit 16-bit dtype
     dtype: str
@@ -49,9 +49,9 @@ class SixteenBitOutput:
 
     @property
     def node(self) -> cst.Call:
-        if isinstance(self.producer, LayerCall):
+        if isinstance(self.producer, LayerProducer):
             return self.producer.constructor
-        assert isinstance(self.producer, OpCall)
+        assert isinstance(self.producer, OpProducer)
         return self.producer.call
 
 
@@ -92,7 +92,7 @@ class OutputPrecision(Analysis):
         """(producer to report, computed by a softmax, dtype) for a 16-bit tensor."""
         if depth > _MAX_DEPTH:
             return None
-        if isinstance(producer, LayerCall):
+        if isinstance(producer, LayerProducer):
             custom = self._custom(producer)
             if not computes_under_policy(producer) and custom is None:
                 return None  # a lookup layer, or a Lambda/custom layer whose output is not known 16-bit
@@ -104,7 +104,7 @@ class OutputPrecision(Analysis):
                 return None  # no policy, float32 where it is built, or another test's policy
             softmax = custom.softmax if custom is not None else is_softmax_layer(producer, self.ctx)
             return producer, softmax, dtype
-        if not isinstance(producer, OpCall):
+        if not isinstance(producer, OpProducer):
             return None
         function = producer.function
         if not function & (SOFTMAX_FUNCTIONS | SHAPE_OPS | ELEMENTWISE_OPS):
@@ -121,7 +121,7 @@ class OutputPrecision(Analysis):
 
     def _custom(self, producer: object) -> Optional[CustomLayer]:
         """The Lambda or custom layer class behind a layer call, when judged 16-bit."""
-        if not isinstance(producer, LayerCall) or computes_under_policy(producer):
+        if not isinstance(producer, LayerProducer) or computes_under_policy(producer):
             return None
         return self.ctx.get(CustomLayers).judge(producer)
 
@@ -148,7 +148,7 @@ class OutputPrecision(Analysis):
         assert policy is not None
         return sixteen_bit_name(policy.names) + policy.note
 
-    def float32_cast(self, value: cst.BaseExpression, op: Optional[OpCall]) -> Optional[Tuple[cst.Call, bool]]:
+    def float32_cast(self, value: cst.BaseExpression, op: Optional[OpProducer]) -> Optional[Tuple[cst.Call, bool]]:
         """``value`` cast to float32 in the file's own spelling, and whether that
         spelling comes from the op's own module (else from another import)."""
         names = self.ctx.names
@@ -188,7 +188,7 @@ def output_layer_fix(found: SixteenBitOutput, ctx: Context) -> Optional[Fix]:
     policy, unsafe when it replaces a 16-bit dtype the code spelled out. A Lambda or
     custom layer gets :func:`custom_layer_fix`."""
     if found.custom is not None and found.dtype == ABSENT:
-        assert isinstance(found.producer, LayerCall)
+        assert isinstance(found.producer, LayerProducer)
         return custom_layer_fix(found.custom, found.producer, found.output, ctx)
     call = found.producer.constructor  # type: ignore[attr-defined]
     return Fix({call: float32_keyword_fix(call, ctx)}, safety="safe" if found.dtype == ABSENT else "unsafe")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mplint.analysis.models import LayerCall, OpCall
+from mplint.analysis.models import LayerProducer, OpProducer
 from mplint.semantic.call_args import first_tensor_argument
 from mplint.analysis.precision import OutputPrecision, output_layer_fix
 from mplint.rule.check import Check, Fix, Needs
@@ -21,7 +21,7 @@ class Float16FinalSoftmax(Check):
             if not found.softmax:
                 continue  # MP102's
             compute = precision.compute_name(found)
-            if isinstance(found.producer, LayerCall):
+            if isinstance(found.producer, LayerProducer):
                 call = found.producer.constructor
                 self.report(
                     call,
@@ -30,7 +30,7 @@ class Float16FinalSoftmax(Check):
                     output_layer_fix(found, self.ctx),
                 )
                 continue
-            assert isinstance(found.producer, OpCall)
+            assert isinstance(found.producer, OpProducer)
             op = found.producer
             fix = None
             value = first_tensor_argument(op.call)

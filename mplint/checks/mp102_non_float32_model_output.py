@@ -7,7 +7,7 @@ from typing import Optional, Set
 
 import libcst as cst
 
-from mplint.analysis.models import LayerCall, OpCall
+from mplint.analysis.models import LayerProducer, OpProducer
 from mplint.semantic.call_args import positional_or_keyword
 from mplint.analysis.precision import OutputPrecision, output_layer_fix
 from mplint.rule.check import Check, Fix, Needs
@@ -69,7 +69,7 @@ class NonFloat32ModelOutput(Check):
             if self._cast_by_every_caller(found.output.model_call):
                 continue
             compute = precision.compute_name(found)
-            if isinstance(found.producer, LayerCall):
+            if isinstance(found.producer, LayerProducer):
                 call = found.producer.constructor
                 self.report(
                     call,
@@ -78,7 +78,7 @@ class NonFloat32ModelOutput(Check):
                     output_layer_fix(found, self.ctx),
                 )
                 continue
-            assert isinstance(found.producer, OpCall)
+            assert isinstance(found.producer, OpProducer)
             op = found.producer
             casted = precision.float32_cast(op.call, op)
             self.report(

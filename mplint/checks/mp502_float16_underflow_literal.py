@@ -8,7 +8,7 @@ import libcst as cst
 
 from mplint.analysis.compute_regions import ComputeRegions
 from mplint.analysis.layers import computes_in_float32
-from mplint.analysis.models import LayerCall
+from mplint.analysis.models import LayerProducer
 from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.analysis.tensor_kinds import LOW, TensorKinds, Where
 from mplint.rule.check import Check, Context, Needs
@@ -74,7 +74,7 @@ class Float16UnderflowLiteral(Check):
             else:
                 if names & KERAS2_GROUP_NORMALIZATION and not self._keras2(origins):
                     continue
-                layer = LayerCall(call, names, where.loc)
+                layer = LayerProducer(call, names, where.loc)
                 if computes_in_float32(layer, self.ctx) is not False:
                     continue
                 epsilon = keyword_only(call, "epsilon")
