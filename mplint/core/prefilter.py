@@ -18,12 +18,14 @@ from __future__ import annotations
 
 from typing import Dict
 
+from mplint.semantic.vocabulary import AMP_ENV_VAR, POLICY_SETTER_WORDS
+
 #: ``keras`` also covers ``tf_keras``; ``tensorflow`` covers ``import tensorflow as tf``.
-PREFILTER = (b"tensorflow", b"keras", b"TF_ENABLE_AUTO_MIXED_PRECISION")
+PREFILTER = (b"tensorflow", b"keras", AMP_ENV_VAR.encode())
 
 #: Every API that sets the global policy has one of these in its name
 #: (``set_global_policy``, ``experimental.set_policy``, ``config.set_dtype_policy``).
-POLICY_CALL_WORDS = (b"set_global_policy", b"set_policy", b"set_dtype_policy")
+POLICY_CALL_WORDS = tuple(word.encode() for word in POLICY_SETTER_WORDS)
 
 
 def may_matter(raw: bytes) -> bool:

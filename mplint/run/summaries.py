@@ -16,6 +16,8 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
+from mplint.semantic.vocabulary import POLICY_SETTER_WORDS
+
 #: the module body's name among a summary's functions
 BODY = "<module>"
 #: a call recorded for an import statement: it runs the imported module's body
@@ -23,7 +25,7 @@ IMPORT = "import:"
 #: ``v.method`` where ``v`` holds an instance of a known class, ``Class(...).method``
 #: and ``super().method``: ``Class#method`` (``super#method``)
 METHOD = "#"
-POLICY_SETTERS = frozenset({"set_global_policy", "set_policy", "set_dtype_policy"})
+POLICY_SETTERS = frozenset(POLICY_SETTER_WORDS)
 SUMMARY_VERSION = 1
 
 
