@@ -28,6 +28,17 @@ from mplint.semantic.vocabulary import (
 )
 from mplint.core.walker import child_nodes
 
+#: distributed-training wrappers that keep the wrapped optimizer's loss scaling
+#: (``hvd.DistributedOptimizer(opt)`` averages gradients, then calls ``opt``)
+DISTRIBUTED_OPTIMIZERS = frozenset({
+    "horovod.tensorflow.DistributedOptimizer", "horovod.tensorflow.keras.DistributedOptimizer",
+    "horovod.keras.DistributedOptimizer", "byteps.tensorflow.DistributedOptimizer",
+    "byteps.tensorflow.keras.DistributedOptimizer",
+})
+#: tape wrappers rebound to the tape's name: ``tape = hvd.DistributedGradientTape(tape)``
+DISTRIBUTED_TAPES = frozenset({
+    "horovod.tensorflow.DistributedGradientTape", "byteps.tensorflow.DistributedGradientTape",
+})
 APPLY_METHODS = frozenset({"apply_gradients", "apply", "minimize"})
 #: loss-scaling method -> the Keras generation that has it
 SCALE_METHODS = {"scale_loss": 3, "get_scaled_loss": 2}
@@ -248,6 +259,12 @@ class TrainingLoops(Analysis):
                 inner = lso_argument(expr)
                 inner_origins = tuple(self._origins(inner, loc, depth + 1, seen)) if inner is not None else ()
                 yield OptimizerOrigin(LSO, expr, loc, inner_origins)
+            elif names & DISTRIBUTED_OPTIMIZERS:
+                inner = positional_or_keyword(expr, 0, "optimizer")
+                if inner is None:
+                    yield OptimizerOrigin(UNKNOWN_OPTIMIZER)
+                else:  # the wrapper scales exactly as the optimizer it wraps
+                    yield from self._origins(inner, loc, depth + 1, seen)
             elif any(is_optimizer_constructor(n) for n in names):
                 factor = keyword_only(expr, "loss_scale_factor")
                 if factor is not None and not (isinstance(factor, cst.Name) and factor.value == "None"):
@@ -400,6 +417,12 @@ class TrainingLoops(Analysis):
             if isinstance(item, cst.Call) and self.call_names.get(id(item), frozenset()) & GRADIENT_TAPES:
                 return self._with_of_item.get(id(binding.node), False)
             return None
+        if (binding.kind == "assign" and isinstance(binding.value, cst.Call)
+                and self.call_names.get(id(binding.value), frozenset()) & DISTRIBUTED_TAPES):
+            wrapped = positional_or_keyword(binding.value, 0, "gradtape")
+            if wrapped is None or wrapped is tape:
+                return None
+            return self._tape_block(wrapped, binding.location())  # the tape it wraps
         if (binding.kind == "assign" and isinstance(binding.value, cst.Call)
                 and self.call_names.get(id(binding.value), frozenset()) & GRADIENT_TAPES):
             for block, where in reversed(self._withs):
