@@ -184,6 +184,7 @@ def test_rule_and_rules_commands():
     assert listing.returncode == 0 and "float16-final-softmax" in listing.stdout
 
 
+@pytest.mark.slow  # every fixture through every rule, in a process of its own
 def test_static_path_does_not_import_tensorflow():
     # --no-cache: answered from the cache, no rule would run at all
     code = (
