@@ -268,6 +268,17 @@ LOSS_SCALE_OPTIMIZERS = frozenset({
     "keras.mixed_precision.LossScaleOptimizer",
     "keras.mixed_precision.experimental.LossScaleOptimizer",
 })
+#: distributed-training wrappers that keep the wrapped optimizer's loss scaling
+#: (``hvd.DistributedOptimizer(opt)`` averages gradients, then calls ``opt``)
+DISTRIBUTED_OPTIMIZERS = frozenset({
+    "horovod.tensorflow.DistributedOptimizer", "horovod.tensorflow.keras.DistributedOptimizer",
+    "horovod.keras.DistributedOptimizer", "byteps.tensorflow.DistributedOptimizer",
+    "byteps.tensorflow.keras.DistributedOptimizer",
+})
+#: tape wrappers rebound to the tape's name: ``tape = hvd.DistributedGradientTape(tape)``
+DISTRIBUTED_TAPES = frozenset({
+    "horovod.tensorflow.DistributedGradientTape", "byteps.tensorflow.DistributedGradientTape",
+})
 #: clipping functions whose first argument is the tensor (or list of tensors) clipped
 GRADIENT_CLIPS = frozenset({
     "tensorflow.clip_by_global_norm", "tensorflow.clip_by_norm", "tensorflow.clip_by_value",
