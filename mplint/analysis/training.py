@@ -23,22 +23,11 @@ from mplint.semantic.facts import REWRITE_GRAPPLER
 from mplint.semantic.names import dotted_name
 from mplint.semantic.scopes import Binding, Location, Scope
 from mplint.semantic.vocabulary import (
-    GRADIENT_CLIPS, GRADIENT_TAPES, LOSS_SCALE_OPTIMIZERS, MODEL_CLASSES, SYMBOLIC_GRADIENTS,
-    is_optimizer_constructor,
+    DISTRIBUTED_OPTIMIZERS, DISTRIBUTED_TAPES, GRADIENT_CLIPS, GRADIENT_TAPES, LOSS_SCALE_OPTIMIZERS,
+    MODEL_CLASSES, SYMBOLIC_GRADIENTS, is_optimizer_constructor,
 )
 from mplint.core.walker import child_nodes
 
-#: distributed-training wrappers that keep the wrapped optimizer's loss scaling
-#: (``hvd.DistributedOptimizer(opt)`` averages gradients, then calls ``opt``)
-DISTRIBUTED_OPTIMIZERS = frozenset({
-    "horovod.tensorflow.DistributedOptimizer", "horovod.tensorflow.keras.DistributedOptimizer",
-    "horovod.keras.DistributedOptimizer", "byteps.tensorflow.DistributedOptimizer",
-    "byteps.tensorflow.keras.DistributedOptimizer",
-})
-#: tape wrappers rebound to the tape's name: ``tape = hvd.DistributedGradientTape(tape)``
-DISTRIBUTED_TAPES = frozenset({
-    "horovod.tensorflow.DistributedGradientTape", "byteps.tensorflow.DistributedGradientTape",
-})
 APPLY_METHODS = frozenset({"apply_gradients", "apply", "minimize"})
 #: loss-scaling method -> the Keras generation that has it
 SCALE_METHODS = {"scale_loss": 3, "get_scaled_loss": 2}
