@@ -21,7 +21,7 @@ from mplint.analysis.compute_regions import ComputeRegions, LayerClass
 from mplint.analysis.layers import computes_under_policy
 from mplint.analysis.models import LayerProducer, ModelOutput, ModelOutputs, OpProducer
 from mplint.semantic.call_args import keyword_only, positional_or_keyword
-from mplint.analysis.tensor_kinds import LOW, TensorKinds, Where
+from mplint.analysis.tensor_kinds import F32, LOW, TensorKinds, Where
 from mplint.core.walker import child_nodes
 from mplint.rule.check import Analysis, Context, Fix
 from mplint.rule.edits import quote_of, spell, string, with_keyword
@@ -32,6 +32,8 @@ from mplint.semantic.vocabulary import (
 
 #: calls in a class body that create weights (whose compute dtype a float32 policy changes)
 _WEIGHT_METHODS = frozenset({"add_weight", "add_variable"})
+#: ``keras.Input`` arguments that leave it a plain dense tensor of its dtype
+_PLAIN_INPUT_ARGUMENTS = frozenset({"shape", "batch_size", "name", "dtype", "batch_shape"})
 _FLOAT_DTYPES = frozenset({"float16", "float32", "float64", "bfloat16", "half", "float"})
 _MAX_DEPTH = 8
 
@@ -144,10 +146,39 @@ class CustomLayers(Analysis):
         return all(verdicts)
 
     def _low(self, expr: cst.BaseExpression, where: Where) -> Optional[bool]:
-        """None unless ``expr`` is 16-bit; then whether a softmax computes it."""
-        if self.kinds.kind(expr, where) != LOW:
+        """None unless ``expr`` is one 16-bit tensor; then whether a softmax computes it."""
+        if self.kinds.kind(expr, where) != LOW or not self._certain(expr, where, 0):
             return None
         return self._softmax(expr, where, 0)
+
+    def _certain(self, expr: cst.BaseExpression, where: Where, depth: int) -> bool:
+        """No doubt in the arithmetic that computes ``expr``: it is a single tensor (not a
+        tuple of outputs), no float32 operand meets the 16-bit ones (that fails at run
+        time: MP504's finding), and no other parameter than the autocast input takes part
+        (Keras 2 autocasts only the first)."""
+        if depth > _MAX_DEPTH:
+            return False
+        if isinstance(expr, (cst.Tuple, cst.List, cst.Dict, cst.Set, cst.ListComp, cst.SetComp,
+                             cst.DictComp, cst.GeneratorExp)):
+            return False
+        if self.kinds.kind(expr, where) == F32:
+            return False
+        if isinstance(expr, cst.BinaryOperation):
+            return self._certain(expr.left, where, depth + 1) and self._certain(expr.right, where, depth + 1)
+        if isinstance(expr, cst.UnaryOperation):
+            return self._certain(expr.expression, where, depth + 1)
+        if isinstance(expr, cst.Name):
+            candidates = self.kinds.candidates(expr, where)
+            if len(candidates) != 1:
+                return not candidates and where.loc.lookup(expr.value) is None  # a builtin
+            binding = candidates[0]
+            if binding.kind == "param":
+                return self.ctx.get(ComputeRegions).is_low_param(binding)
+            inner = self.kinds.binding_where(binding)
+            if binding.value is None or inner is None:
+                return binding.kind not in ("for", "with")
+            return self._certain(binding.value, inner, depth + 1)
+        return True
 
     def _softmax(self, expr: cst.BaseExpression, where: Where, depth: int) -> bool:
         if depth > _MAX_DEPTH:
@@ -176,6 +207,9 @@ class CustomLayers(Analysis):
         if isinstance(producer, LayerProducer):
             return True if computes_under_policy(producer) or self.judge(producer) is not None else None
         if isinstance(producer, OpProducer) and producer.function & INPUT_FUNCTIONS:
+            if any(a.star or (a.keyword is not None and a.keyword.value not in _PLAIN_INPUT_ARGUMENTS)
+                   for a in producer.call.args):
+                return None  # a sparse, ragged or extension-type input, or a given tensor
             dtype = keyword_only(producer.call, "dtype")
             if dtype is None:
                 return True  # floatx()
@@ -209,6 +243,7 @@ class CustomLayers(Analysis):
         return None
 
     def _has_weights(self, chain: List[Scope]) -> bool:
+        regions = self.ctx.get(ComputeRegions)
         for scope in chain:
             for node in _walk(scope.node):
                 if not isinstance(node, cst.Call):
@@ -219,6 +254,10 @@ class CustomLayers(Analysis):
                 names = self.ctx.names.resolve(func)
                 if names & VARIABLE_CONSTRUCTORS or any(n.startswith("keras.layers.") for n in names):
                     return True
+                if isinstance(func, cst.Name) and not names:  # a sublayer of a class of this file
+                    binding = scope.lookup(func.value, None)
+                    if binding is not None and binding.kind == "class" and regions.layer_class(binding.node):
+                        return True
         return False
 
 
