@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import List, Optional, Tuple
+import re
+from typing import List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -10,10 +11,27 @@ from mplint.semantic.call_args import positional_or_keyword
 from mplint.rule.check import Check, Fix, Needs
 from mplint.rule.edits import import_spec, quote_of, spell, string
 from mplint.semantic.names import dotted_name
-from mplint.semantic.scopes import Location
+from mplint.semantic.scopes import Location, enclosing_test
 from mplint.semantic.vocabulary import INPUT_LAYERS, MIXED_POLICIES, POLICY_CONSTRUCTORS
 
 _FLOATX_SUFFIXES = (".backend.set_floatx", ".config.set_floatx")
+#: what a test that trains calls
+_TRAINING_CALL = re.compile(r"\.(?:fit|train_on_batch|apply_gradients|minimize|train_step)\(")
+#: scopes that decide how variables are created (float32 master weights for float16 compute)
+_VARIABLE_CREATORS = frozenset({"tensorflow.variable_creator_scope",
+                                "tensorflow.compat.v1.variable_creator_scope"})
+_VARIABLE_SCOPES = frozenset({"tensorflow.compat.v1.variable_scope", "tensorflow.variable_scope"})
+
+
+def _keeps_float32_weights(item: cst.BaseExpression, check: Check) -> bool:
+    """``tf.variable_creator_scope(...)`` or ``variable_scope(..., custom_getter=...)``."""
+    if not isinstance(item, cst.Call):
+        return False
+    resolved = check.names.resolve(item.func)
+    if resolved & _VARIABLE_CREATORS:
+        return True
+    return bool(resolved & _VARIABLE_SCOPES) and any(
+        a.keyword is not None and a.keyword.value == "custom_getter" for a in item.args)
 _WHY = "variables become float16, updates underflow and training diverges; "
 
 
@@ -26,8 +44,32 @@ class PureFloat16(Check):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._layer_dtypes: List[Tuple[cst.Arg, Location]] = []
+        #: open ``with`` blocks that keep float32 master weights, and ``try`` blocks
+        #: whose ``finally`` restores floatx
+        self._creator_scopes = 0
+        self._restoring_tries: List[bool] = []
+        #: ids of set_floatx calls made where float16 is temporary or keeps float32 weights
+        self._not_training: Set[int] = set()
+
+    def visit_With(self, node: cst.With) -> None:
+        if any(_keeps_float32_weights(item.item, self) for item in node.items):
+            self._creator_scopes += 1
+
+    def leave_With(self, node: cst.With) -> None:
+        if any(_keeps_float32_weights(item.item, self) for item in node.items):
+            self._creator_scopes -= 1
+
+    def visit_Try(self, node: cst.Try) -> None:
+        final = node.finalbody
+        self._restoring_tries.append(final is not None and "set_floatx" in self.ctx.module.code_for_node(final))
+
+    def leave_Try(self, node: cst.Try) -> None:
+        self._restoring_tries.pop()
 
     def visit_Call(self, node: cst.Call) -> None:
+        if any(n.endswith(_FLOATX_SUFFIXES) for n in self.names.resolve(node.func)) and (
+                self._creator_scopes or any(self._restoring_tries) or self._in_test_that_trains_nothing()):
+            self._not_training.add(id(node))
         resolved = self.names.resolve(node.func)
         if not any(n.startswith("keras.layers.") for n in resolved) or resolved & INPUT_LAYERS:
             return
@@ -39,7 +81,12 @@ class PureFloat16(Check):
         facts = self.facts
         mixed_set = any(c.values and c.values & MIXED_POLICIES for c in facts.policy_calls)
         for site in facts.floatx_calls:
-            # A mixed policy set too decides the layers' dtypes: not pure float16.
+            # A mixed policy set too decides the layers' dtypes: not pure float16. Nor
+            # is float16 for a while (restored in a `finally`), under a variable
+            # creator or custom getter that keeps float32 master weights, or in a test
+            # that trains nothing (a dtype check).
+            if id(site.node) in self._not_training:
+                continue
             if site.values == frozenset({"float16"}) and not mixed_set:
                 self.report(site.node, "set_floatx('float16') makes every layer pure float16: "
                             + _WHY + "use the 'mixed_float16' policy", self._floatx_fix(site.node))
@@ -58,6 +105,12 @@ class PureFloat16(Check):
             self.report(arg.value, "a layer with dtype float16 keeps float16 variables: " + _WHY
                         + "use dtype='mixed_float16' (or the global policy)",
                         Fix({arg.value: string("mixed_float16", quote)}, safety="unsafe"))
+
+    def _in_test_that_trains_nothing(self) -> bool:
+        test = enclosing_test(self.ctx.scopes.location().scope)
+        if test is None:
+            return False
+        return not _TRAINING_CALL.search(self.ctx.module.code_for_node(test.node))
 
     def _floatx_fix(self, node: cst.CSTNode) -> Optional[Fix]:
         assert isinstance(node, cst.Call)
