@@ -19,6 +19,7 @@ from mplint import __version__
 from mplint.core.findings import FileError, Finding
 from mplint.core.results import FixOutcome
 from mplint.output import FORMATTERS, statistics
+from mplint.output_human import HUMAN_FORMATS, Style, would_fix
 from mplint.rule.catalog import CatalogError, RuleEntry, load_catalog
 from mplint.run.config import ConfigError, Settings, find_config, load_settings, selected_rules, validate_codes
 
@@ -41,8 +42,12 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
                         help="apply 'exclude' to files named on the command line too")
     parser.add_argument("--assume-policy", choices=("mixed_float16", "mixed_bfloat16", "float32"),
                         help="treat every file as running under this dtype policy")
-    parser.add_argument("--output-format", choices=tuple(FORMATTERS), default="text",
-                        help="text, json, github (workflow annotations), junit or sarif (code scanning)")
+    parser.add_argument("--output-format", choices=tuple(FORMATTERS), default="concise",
+                        help="concise (default; also 'text'), full (with the source line), json, "
+                             "json-lines, github (workflow annotations), gitlab (Code Quality), "
+                             "junit or sarif (code scanning)")
+    parser.add_argument("--unsafe-fixes", action="store_true",
+                        help="also apply (fix) or count as fixable (check) the fixes marked unsafe")
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
     parser.add_argument("--quiet", "-q", action="store_true", help="print findings only, no summary")
     parser.add_argument("--stdin-filename", metavar="PATH",
@@ -71,7 +76,6 @@ def build_parser() -> argparse.ArgumentParser:
                      help="print a diff of the fixes (unsafe ones too with --unsafe-fixes); write nothing")
     fix.add_argument("--check", action="store_true",
                      help="write nothing; exit 1 if fixes would apply (for CI)")
-    fix.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes marked unsafe")
     rule = sub.add_parser("rule", help="explain one rule")
     rule.add_argument("rule_id")
     sub.add_parser("rules", help="list every rule")
@@ -191,7 +195,7 @@ def cmd_lint(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> int:
     settings = _settings(args, catalog)
     session = Session(settings, catalog, selected_rules(catalog, settings.select, settings.ignore),
                       use_cache=not args.no_cache, jobs=args.jobs,
-                      progress=args.output_format == "text")
+                      progress=_for_a_person(args))
     if args.paths == ["-"]:
         return _run_stdin(args, session)
     found = discover(args.paths, settings.root, settings.exclude,
@@ -233,14 +237,19 @@ class FixSummary:
         return summary
 
 
+def _for_a_person(args: argparse.Namespace) -> bool:
+    """Whether the output format is read by a person (the summary goes with it)."""
+    return args.output_format in HUMAN_FORMATS or args.output_format == "text"
+
+
 def _writes(args: argparse.Namespace) -> bool:
     return args.command == "fix" and not (args.diff or args.check)
 
 
 def _check_args(args: argparse.Namespace) -> None:
     """Option combinations argparse cannot express."""
-    if args.statistics and args.output_format not in ("text", "json"):
-        raise UsageError("--statistics works with --output-format text or json")
+    if args.statistics and not (_for_a_person(args) or args.output_format == "json"):
+        raise UsageError("--statistics works with --output-format concise, full or json")
     if "-" in args.paths and args.paths != ["-"]:
         raise UsageError("'-' (read stdin) cannot be combined with other paths")
     if args.stdin_filename and args.paths != ["-"]:
@@ -311,7 +320,9 @@ def _finish(args: argparse.Namespace, findings: List[Finding], errors: List[File
     if stream is None:
         stream = sys.stderr if (args.command == "fix" and args.diff) else sys.stdout
     if args.statistics:
-        out = statistics(findings, as_json=args.output_format == "json")
+        out = statistics(findings, as_json=args.output_format == "json", unsafe_fixes=args.unsafe_fixes)
+    elif _for_a_person(args):
+        out = FORMATTERS[args.output_format](findings, errors, style=Style(unsafe_fixes=args.unsafe_fixes))
     else:
         out = FORMATTERS[args.output_format](findings, errors)
     if not (args.command == "fix" and args.diff):  # the diff is the output
@@ -319,7 +330,7 @@ def _finish(args: argparse.Namespace, findings: List[Finding], errors: List[File
     for err in errors:
         print(f"mplint: {err.kind}: {err}", file=sys.stderr)
     # Machine-readable formats keep stdout parseable: the summary moves to stderr.
-    summary_stream = stream if args.output_format == "text" else sys.stderr
+    summary_stream = stream if _for_a_person(args) else sys.stderr
     if args.show_fixes:
         _show_fixes(args, findings, fix_summary, summary_stream)
     if not args.quiet:
@@ -344,7 +355,7 @@ def _show_fixes(args: argparse.Namespace, findings: List[Finding], fix_summary: 
     else:
         per_file = {}
         for f in findings:
-            if f.fix == "safe" or (f.fix == "unsafe" and getattr(args, "unsafe_fixes", False)):
+            if would_fix(f.fix, args.unsafe_fixes):
                 per_file.setdefault(f.path, Counter())[f.rule] += 1
         n = sum(sum(c.values()) for c in per_file.values())
         title = f"Fixable with `mplint fix`: {n} finding{'s' * (n != 1)}:"
@@ -376,12 +387,14 @@ def _summary(args: argparse.Namespace, findings: List[Finding], fix_summary: Fix
             print("All checks passed!", file=stream)
         return
     by_rule = Counter(f.rule for f in findings)
-    safe = sum(1 for f in findings if f.fix == "safe")
-    unsafe = sum(1 for f in findings if f.fix == "unsafe")
+    # The same count as the [*] marks: what `mplint fix` with these flags would fix.
+    fixable = sum(1 for f in findings if would_fix(f.fix, args.unsafe_fixes))
+    hidden = sum(1 for f in findings if f.fix == "unsafe") if not args.unsafe_fixes else 0
     n = len(findings)
     print(f"Found {n} problem{'s' * (n != 1)} ({', '.join(f'{k}: {v}' for k, v in sorted(by_rule.items()))}).",
           file=stream)
-    if safe:
-        print(f"[*] {safe} fixable with `mplint fix`.", file=stream)
-    if unsafe:
-        print(f"{unsafe} more fixable with `mplint fix --unsafe-fixes`.", file=stream)
+    if fixable:
+        command = "mplint fix --unsafe-fixes" if args.unsafe_fixes else "mplint fix"
+        print(f"[*] {fixable} fixable with `{command}`.", file=stream)
+    if hidden:
+        print(f"{hidden} more fixable with `mplint fix --unsafe-fixes`.", file=stream)

@@ -17,6 +17,7 @@ from urllib.parse import quote
 
 from mplint import __version__
 from mplint.core.findings import FileError, Finding
+from mplint.output_human import concise, would_fix
 
 Formatter = Callable[..., str]
 
@@ -27,14 +28,6 @@ SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 def rule_help_uri(rule_id: str) -> str:
     """Where a rule's full entry (why, examples, fix) can be read."""
     return f"{HOME_URL}/blob/main/rules/{rule_id}.yaml"
-
-
-def text(findings: List[Finding], errors: Sequence[FileError] = ()) -> str:
-    lines = []
-    for f in findings:
-        mark = " [*]" if f.fix else ""
-        lines.append(f"{f.location}: {f.rule} {f.message}{mark}")
-    return "\n".join(lines) + ("\n" if lines else "")
 
 
 def json_format(findings: List[Finding], errors: Sequence[FileError] = ()) -> str:
@@ -179,13 +172,14 @@ def sarif(findings: List[Finding], errors: Sequence[FileError] = ()) -> str:
 
 
 # -- --statistics ---------------------------------------------------------------------
-def statistics(findings: List[Finding], as_json: bool = False) -> str:
-    """Count per rule, most frequent first: what to tackle (or ignore) first."""
+def statistics(findings: List[Finding], as_json: bool = False, unsafe_fixes: bool = False) -> str:
+    """Count per rule, most frequent first: what to tackle (or ignore) first.
+    A rule is fixable when ``mplint fix`` with these flags fixes some of its findings."""
     from mplint.rule.catalog import load_catalog
 
     catalog = load_catalog()
     counts = Counter(f.rule for f in findings)
-    fixable = {f.rule for f in findings if f.fix}
+    fixable = {f.rule for f in findings if would_fix(f.fix, unsafe_fixes)}
     rows = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     if as_json:
         return json.dumps([{
@@ -199,7 +193,8 @@ def statistics(findings: List[Finding], as_json: bool = False) -> str:
 
 
 FORMATTERS: Dict[str, Formatter] = {
-    "text": text,
+    "concise": concise,
+    "text": concise,  # the name before `full` came
     "json": json_format,
     "github": github,
     "junit": junit,
