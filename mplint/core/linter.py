@@ -223,8 +223,8 @@ class Linter:
         try:
             with _deep_recursion():  # positions regenerate code, as deep as the file nests
                 self._position(source, module, ctx.reports, out)
-        except Exception as exc:
-            if not _from_recursion(exc):
+        except Exception as error:
+            if not _from_recursion(error):
                 raise
             out.findings, out.fixes, out.positions = [], [], None
             out.errors.append(FileError(source.path, "too deeply nested to check"))

@@ -64,8 +64,8 @@ _WIDE_BOMS = ((codecs.BOM_UTF32_LE, "UTF-32"), (codecs.BOM_UTF32_BE, "UTF-32"),
 def decode(path: str, raw: bytes) -> Source:
     """Decode bytes the way the Python interpreter would."""
     if b"\x00" in raw:
-        for bom, name in _WIDE_BOMS:
-            if raw.startswith(bom):
+        for mark, name in _WIDE_BOMS:
+            if raw.startswith(mark):
                 raise SourceError(f"is encoded as {name}, which Python cannot read as source "
                                   "(null bytes); save it as UTF-8")
         raise SourceError("contains null bytes (binary file?)")

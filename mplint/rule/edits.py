@@ -21,11 +21,14 @@ def quote_of(call: cst.Call, text: str) -> str:
 
 
 def with_keyword(call: cst.Call, keyword: str, value: cst.BaseExpression) -> cst.Call:
-    """``call`` with ``keyword=value`` set: replaced in place, or appended last.
+    """``call`` with ``keyword=value`` set: replaced in place, or added last (before a
+    trailing ``**kwargs``), in the call's own layout.
 
-    Appending keeps the call's layout: the new argument takes over the old last
-    argument's trailing comma (and its newline), and the old last argument gets the
-    separator the others use.
+    The new argument goes where the next argument would: on the line after the last
+    one at the arguments' indentation when they stand one per line, on the same line
+    when they share one. The closing parenthesis keeps its place and its trailing
+    comma or lack of one, and a comment after the last argument stays on that
+    argument's line.
     """
     args = list(call.args)
     for i, arg in enumerate(args):
@@ -38,35 +41,69 @@ def with_keyword(call: cst.Call, keyword: str, value: cst.BaseExpression) -> cst
         equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
     )
     if not args:
-        return call.with_changes(args=[new_arg])
-    last = args[-1]
-    # Insert before **kwargs / *args-after-keywords? Keywords may follow *args and
-    # precede **kwargs; put it before a trailing **kwargs so the call stays valid.
+        if _has_comment(call.whitespace_before_args):
+            return call.with_changes(args=[new_arg])
+        return call.with_changes(args=[new_arg], whitespace_before_args=cst.SimpleWhitespace(""))
+    separator = _separator(call, args)
     insert_at = len(args)
     while insert_at > 0 and args[insert_at - 1].star == "**":
-        insert_at -= 1
+        insert_at -= 1  # keywords go before a trailing **kwargs
     if insert_at < len(args):
-        separator = _separator(call, args, insert_at)
         args.insert(insert_at, new_arg.with_changes(comma=separator))
         return call.with_changes(args=args)
-    separator = _separator(call, args, len(args) - 1)
-    args[-1] = last.with_changes(comma=separator)
-    args.append(new_arg.with_changes(comma=last.comma))
+    last = args[-1]
+    if isinstance(last.comma, cst.Comma):  # a trailing comma: the new argument keeps one
+        then, closing = _split(last.comma.whitespace_after, separator)
+        args[-1] = last.with_changes(comma=last.comma.with_changes(whitespace_after=then))
+        args.append(new_arg.with_changes(comma=cst.Comma(whitespace_after=closing)))
+    else:  # the whitespace (and comment) before ")" follows the last argument
+        then, closing = _split(last.whitespace_after_arg, separator)
+        args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=then),
+                                     whitespace_after_arg=cst.SimpleWhitespace(""))
+        args.append(new_arg.with_changes(whitespace_after_arg=closing))
     return call.with_changes(args=args)
 
 
-def _separator(call: cst.Call, args: list, index: int) -> cst.Comma:
-    """The comma used between arguments, copied from a neighbour when there is one.
+Whitespace = cst.BaseParenthesizableWhitespace
 
-    With no neighbour, a call laid out one argument per line gets a comma followed
-    by the same newline and indentation as its first argument.
+
+def _split(after: Whitespace, separator: cst.Comma) -> Tuple[Whitespace, Whitespace]:
+    """What follows the old last argument's comma, and what follows the new argument,
+    from ``after`` (what followed the old last argument: the way to ``)``).
+
+    Arguments one per line: the old one keeps its newline with its comment, indented
+    for the new one, which takes the way to ``)`` without the comment. Arguments on
+    one line: the new one joins them, and takes the way to ``)`` whole.
     """
-    for arg in args[:index][::-1]:
+    if isinstance(after, cst.ParenthesizedWhitespace) and isinstance(separator.whitespace_after,
+                                                                      cst.ParenthesizedWhitespace):
+        return after.with_changes(last_line=separator.whitespace_after.last_line), _plain(after)
+    return separator.whitespace_after, after
+
+
+def _has_comment(whitespace: Whitespace) -> bool:
+    return isinstance(whitespace, cst.ParenthesizedWhitespace) and (
+        whitespace.first_line.comment is not None or any(line.comment for line in whitespace.empty_lines))
+
+
+def _separator(call: cst.Call, args: Sequence[cst.Arg]) -> cst.Comma:
+    """The comma used between arguments, copied from the last one (less its comment
+    and blank lines; a trailing comma is not one). With none, a call laid out one
+    argument per line gets a newline and the first argument's indentation."""
+    for arg in args[-2::-1]:
         if isinstance(arg.comma, cst.Comma):
-            return arg.comma
+            return arg.comma.with_changes(whitespace_after=_plain(arg.comma.whitespace_after))
     if isinstance(call.whitespace_before_args, cst.ParenthesizedWhitespace):
-        return cst.Comma(whitespace_after=call.whitespace_before_args)
+        return cst.Comma(whitespace_after=_plain(call.whitespace_before_args))
     return cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+
+
+def _plain(whitespace: Whitespace) -> Whitespace:
+    """The whitespace without its comment, trailing spaces or blank lines."""
+    if isinstance(whitespace, cst.ParenthesizedWhitespace):
+        return whitespace.with_changes(first_line=cst.TrailingWhitespace(newline=whitespace.first_line.newline),
+                                       empty_lines=[])
+    return whitespace
 
 
 def string(value: str, quote: str) -> cst.SimpleString:
@@ -171,7 +208,8 @@ def without_arg(args: List[cst.Arg], index: int) -> List[cst.Arg]:
 def replace_arg(args: List[cst.Arg], index: int,
                 keywords: List[Tuple[str, cst.BaseExpression]]) -> List[cst.Arg]:
     """``args`` with ``args[index]`` replaced by keyword arguments, keeping the layout."""
-    separator = next((a.comma for a in args[:index][::-1] if isinstance(a.comma, cst.Comma)),
+    separator = next((a.comma.with_changes(whitespace_after=_plain(a.comma.whitespace_after))
+                      for a in args[:index][::-1] if isinstance(a.comma, cst.Comma)),
                      cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
     equal = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
     new = [cst.Arg(value=v, keyword=cst.Name(k), equal=equal, comma=separator) for k, v in keywords]

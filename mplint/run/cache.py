@@ -80,8 +80,8 @@ class Cache:
     # (``cp -p``, ``rsync -t``, ``tar x``, ``touch -r``): no tool can set a ctime, and
     # an editor that saves by rename makes a new inode.
     @staticmethod
-    def _fresh(entry: Optional[list], st: os.stat_result) -> bool:
-        return entry is not None and entry[2] == _stamp(st) and entry[3] == st.st_size \
+    def _fresh(entry: list, st: os.stat_result) -> bool:
+        return entry[2] == _stamp(st) and entry[3] == st.st_size \
             and max(st.st_mtime_ns, st.st_ctime_ns) < entry[4] - RACY_NS
 
     @staticmethod
@@ -93,7 +93,7 @@ class Cache:
     # -- project index ---------------------------------------------------------------
     def index_lookup(self, key: str, st: os.stat_result):
         entry = self._index.get(key)
-        return self._facts(entry) if self._fresh(entry, st) else None
+        return self._facts(entry) if entry is not None and self._fresh(entry, st) else None
 
     def index_get(self, key: str, raw: bytes):
         entry = self._index.get(key)
@@ -142,9 +142,9 @@ class Cache:
         self._results = self._load(self._results_path)
 
     def lookup(self, path: str, st: os.stat_result) -> Optional[Tuple[List[Finding], List[FileError]]]:
-        """The cached result when the file's size and mtime say it is unchanged."""
+        """The cached result when the file's size and stamp say it is unchanged."""
         entry = self._results.get(os.path.abspath(path))
-        return self._result(path, entry) if self._fresh(entry, st) else None
+        return self._result(path, entry) if entry is not None and self._fresh(entry, st) else None
 
     def get(self, path: str, digest: str) -> Optional[Tuple[List[Finding], List[FileError]]]:
         """The cached result for this content."""
