@@ -24,6 +24,7 @@ from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.analysis.tensor_kinds import F32, LOW, TensorKinds, Where
 from mplint.core.walker import child_nodes
 from mplint.rule.check import Analysis, Context, Fix
+from mplint.rule.levels import Safety
 from mplint.rule.edits import quote_of, spell, string, with_keyword
 from mplint.semantic.scopes import Binding, Location, Scope
 from mplint.semantic.vocabulary import (
@@ -323,12 +324,12 @@ def custom_layer_fix(custom: CustomLayer, layer: LayerProducer, output: ModelOut
     softmax, which would still be computed in 16 bits), else the dtype on a class
     with weights (unsafe: they would compute in float32)."""
     if custom.accepts_dtype and not custom.has_weights:
-        return Fix({layer.constructor: float32_dtype(layer.constructor, ctx)}, safety="safe")
+        return Fix({layer.constructor: float32_dtype(layer.constructor, ctx)}, safety=Safety.SAFE)
     appended = None if custom.softmax else _float32_activation(output, ctx)
     if appended is not None:
         return appended
     if custom.accepts_dtype:
-        return Fix({layer.constructor: float32_dtype(layer.constructor, ctx)}, safety="unsafe")
+        return Fix({layer.constructor: float32_dtype(layer.constructor, ctx)}, safety=Safety.UNSAFE)
     return None
 
 
@@ -362,4 +363,4 @@ def _float32_activation(output: ModelOutput, ctx: Context) -> Optional[Fix]:
         ]),
         args=[cst.Arg(output.expression)],
     )
-    return Fix({output.expression: wrapped}, safety="safe", imports=imports)
+    return Fix({output.expression: wrapped}, safety=Safety.SAFE, imports=imports)

@@ -17,6 +17,7 @@ import libcst as cst
 
 from mplint.analysis.training import Gradient, TrainStep, TrainingLoops, contains
 from mplint.rule.check import Context, Fix, Replacement
+from mplint.rule.levels import Safety
 from mplint.semantic.scopes import Location
 
 Imports = Tuple[Tuple[str, Optional[str], Optional[str]], ...]
@@ -198,4 +199,4 @@ def unscaling_fix(ctx: Context, step: TrainStep) -> Optional[Fix]:
     if not add_unscaling(ctx, step, edits):
         return None
     replacements = fix_replacements(edits, [])
-    return Fix(replacements, safety="unsafe") if replacements else None
+    return Fix(replacements, safety=Safety.UNSAFE) if replacements else None

@@ -27,6 +27,7 @@ from mplint.analysis.layers import (
 from mplint.analysis.custom_layers import CustomLayer, CustomLayers, custom_layer_fix, float32_dtype
 from mplint.analysis.models import LayerProducer, ModelOutput, ModelOutputs, OpProducer, Producer
 from mplint.rule.check import Analysis, Context, Fix
+from mplint.rule.levels import Safety
 from mplint.rule.edits import cast, string
 from mplint.semantic.facts import PolicyState
 from mplint.semantic.vocabulary import ELEMENTWISE_OPS, SHAPE_OPS, SOFTMAX_FUNCTIONS
@@ -191,4 +192,4 @@ def output_layer_fix(found: SixteenBitOutput, ctx: Context) -> Optional[Fix]:
         assert isinstance(found.producer, LayerProducer)
         return custom_layer_fix(found.custom, found.producer, found.output, ctx)
     call = found.producer.constructor  # type: ignore[attr-defined]
-    return Fix({call: float32_keyword_fix(call, ctx)}, safety="safe" if found.dtype == ABSENT else "unsafe")
+    return Fix({call: float32_keyword_fix(call, ctx)}, safety=Safety.SAFE if found.dtype == ABSENT else Safety.UNSAFE)

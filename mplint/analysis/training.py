@@ -576,11 +576,13 @@ def _expression_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
 
 
 def _manual_scaling(node: cst.CSTNode) -> bool:
-    """``loss * loss_scale``, ``loss *= scale`` or ``scale_fn(loss)``: the loop scales its own way."""
+    """``loss * loss_scale``, ``loss *= scale`` or ``scale_fn(loss)``: the loop scales its own way
+    (a helper function named like the optimizer methods, ``scale_loss(opt, loss)``, too)."""
     if isinstance(node, cst.Call):
         name = dotted_name(node.func)
         last = name.rsplit(".", 1)[-1] if name else ""
-        return last[:1].islower() and "scale" in last.lower() and last not in SCALE_METHODS
+        method = isinstance(node.func, cst.Attribute) and last in SCALE_METHODS
+        return last[:1].islower() and "scale" in last.lower() and not method
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
         return _mentions_scale(node.left) or _mentions_scale(node.right)
     if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.MultiplyAssign):

@@ -16,6 +16,7 @@ import libcst as cst
 from mplint.analysis.dimensions import FILTERS, TASK_SIZE_LIMIT, UNITS, AlignedDimensions, DimensionValue, DimensionSite, next_multiple
 from mplint.analysis.layers import sixteen_bit_name
 from mplint.rule.check import Check, Fix, Needs
+from mplint.rule.levels import Safety
 from mplint.semantic.facts import PolicyState
 from mplint.semantic.vocabulary import MIXED_POLICIES
 from mplint.semantic.scopes import Binding
@@ -59,7 +60,7 @@ class AlignmentCheck(Check):
                 fix = None
                 if dims.may_round(origin, self.accepts(dims)):
                     assert origin.literal is not None
-                    fix = Fix({origin.literal: origin.literal.with_changes(value=str(target))}, safety="unsafe")
+                    fix = Fix({origin.literal: origin.literal.with_changes(value=str(target))}, safety=Safety.UNSAFE)
                 found.setdefault(id(node), (node, []))[1].append(
                     (origin.value, self.message(site, origin, alignment, target, here), fix))
         for node, values in found.values():
@@ -112,7 +113,7 @@ def _one_finding(values: List[Tuple[int, str, Optional[Fix]]]) -> Tuple[str, Opt
     if not fixes:
         return message, None
     replacements = {old: new for fix in fixes for old, new in fix.replacements.items()}
-    return message, Fix(replacements, safety="unsafe")
+    return message, Fix(replacements, safety=Safety.UNSAFE)
 
 
 def _function_name(param: Binding) -> str:

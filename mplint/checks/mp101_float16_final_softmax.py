@@ -6,6 +6,7 @@ from mplint.analysis.models import LayerProducer, OpProducer
 from mplint.semantic.call_args import first_tensor_argument
 from mplint.analysis.precision import OutputPrecision, output_layer_fix
 from mplint.rule.check import Check, Fix, Needs
+from mplint.rule.levels import Safety
 
 
 class Float16FinalSoftmax(Check):
@@ -37,7 +38,7 @@ class Float16FinalSoftmax(Check):
             casted = None if value is None else precision.float32_cast(value, op)
             if value is not None and casted is not None:
                 new, own_module = casted
-                fix = Fix({value: new}, safety="safe" if own_module else "unsafe")
+                fix = Fix({value: new}, safety=Safety.SAFE if own_module else Safety.UNSAFE)
             self.report(
                 op.call,
                 f"final softmax computed in {compute}; cast its input to float32 so "

@@ -11,6 +11,7 @@ from mplint.analysis.models import LayerProducer, OpProducer
 from mplint.semantic.call_args import positional_or_keyword
 from mplint.analysis.precision import OutputPrecision, output_layer_fix
 from mplint.rule.check import Check, Fix, Needs
+from mplint.rule.levels import Safety
 from mplint.semantic.vocabulary import CASTS
 
 #: Keras trains on the raw output: its loss sees the 16-bit tensor
@@ -85,5 +86,5 @@ class NonFloat32ModelOutput(Check):
                 op.call,
                 f"model output computed in {compute}; cast it to float32 so the "
                 f"model's outputs (and the loss) are float32",
-                None if casted is None else Fix({op.call: casted[0]}, safety="unsafe"),
+                None if casted is None else Fix({op.call: casted[0]}, safety=Safety.UNSAFE),
             )

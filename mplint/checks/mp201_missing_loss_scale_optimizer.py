@@ -9,6 +9,7 @@ from mplint.analysis.loss_scale_fixes import (
 )
 from mplint.analysis.training import PLAIN, TrainingLoops, TrainStep, float16_source
 from mplint.rule.check import Check, Fix, Needs
+from mplint.rule.levels import Safety
 
 
 class MissingLossScaleOptimizer(Check):
@@ -65,4 +66,4 @@ class MissingLossScaleOptimizer(Check):
         replacements = fix_replacements(edits, [(origin.call, new_call)])
         if replacements is None:
             return None
-        return Fix(replacements, safety="unsafe", imports=imports)
+        return Fix(replacements, safety=Safety.UNSAFE, imports=imports)

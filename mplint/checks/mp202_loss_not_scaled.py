@@ -7,6 +7,7 @@ from typing import Optional
 from mplint.analysis.loss_scale_fixes import StatementEdits, add_scaling, fix_replacements
 from mplint.analysis.training import COMPILED, FACTOR, LSO, TrainingLoops, TrainStep, compiled_is_wrapped
 from mplint.rule.check import Check, Fix, Needs
+from mplint.rule.levels import Safety
 
 
 class LossNotScaled(Check):
@@ -48,4 +49,4 @@ class LossNotScaled(Check):
         if not add_scaling(self.ctx, step, int(version), edits):  # type: ignore[call-overload]
             return None
         replacements = fix_replacements(edits, [])
-        return Fix(replacements, safety="unsafe") if replacements else None
+        return Fix(replacements, safety=Safety.UNSAFE) if replacements else None

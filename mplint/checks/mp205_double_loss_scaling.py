@@ -9,6 +9,7 @@ import libcst as cst
 from mplint.analysis.training import LSO, OptimizerOrigin, TrainingLoops, lso_argument
 from mplint.semantic.call_args import positional_or_keyword
 from mplint.rule.check import Check, Fix, Needs
+from mplint.rule.levels import Safety
 from mplint.semantic.facts import REWRITE_CALL
 
 
@@ -54,4 +55,4 @@ class DoubleLossScaling(Check):
         unwrapped = lso_argument(origin.call)
         if unwrapped is None or (origin.call is not inner and not isinstance(unwrapped, cst.Call)):
             return None  # `o = LSO(o)` would become `o = o`
-        return Fix({origin.call: unwrapped}, safety="unsafe")
+        return Fix({origin.call: unwrapped}, safety=Safety.UNSAFE)

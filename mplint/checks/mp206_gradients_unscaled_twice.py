@@ -12,6 +12,7 @@ from typing import Set
 from mplint.analysis.loss_scale_fixes import unscaling_fix
 from mplint.analysis.training import COMPILED, LSO, TrainingLoops, compiled_is_wrapped
 from mplint.rule.check import Check, Fix, Needs
+from mplint.rule.levels import Safety
 
 
 class GradientsUnscaledTwice(Check):
@@ -41,7 +42,7 @@ class GradientsUnscaledTwice(Check):
                     self.report(division, f"gradients divided by the loss scale by hand, but Keras 3's "
                                           f"`{name}.{step.method}()` unscales them again: every update is "
                                           f"divided by the scale twice",
-                                Fix({division: division.left}, safety="unsafe"))
+                                Fix({division: division.left}, safety=Safety.UNSAFE))
             elif version == 2 and "scale_loss" in step.scaling and not step.unscaled:
                 fix = unscaling_fix(self.ctx, step)
                 self.report(step.call, f"Keras 3-style loss scaling (scale_loss) on Keras 2: Keras 2 does "

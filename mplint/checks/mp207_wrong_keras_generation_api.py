@@ -8,6 +8,7 @@ import libcst as cst
 
 from mplint.analysis.training import COMPILED, LSO, PLAIN, TrainingLoops, TrainStep
 from mplint.rule.check import Check, Fix, Needs
+from mplint.rule.levels import Safety
 
 
 class WrongKerasGenerationApi(Check):
@@ -71,12 +72,12 @@ class WrongKerasGenerationApi(Check):
                 else:
                     fixed = _only_argument(call) or call
                     advice = "drop it: apply()/apply_gradients() unscale by themselves"
-                safety = "safe"
+                safety = Safety.SAFE
                 if replacement is None:
                     # Dropping the unscaling is only neutral when the gradients go straight
                     # to apply(): clipping or logging them would now see scaled values.
                     step = steps.get(id(call))
-                    safety = "safe" if step is not None and not step.clipped else "unsafe"
+                    safety = Safety.SAFE if step is not None and not step.clipped else Safety.UNSAFE
                 fix = None
                 line = self._self_assignments.get(id(call)) if replacement is None else None
                 if line is not None and "#" not in self.ctx.module.code_for_node(line):
@@ -104,7 +105,7 @@ class WrongKerasGenerationApi(Check):
                 fixed = call.with_changes(func=call.func.with_changes(attr=cst.Name("get_scaled_loss")))
                 step = steps.get(id(call))
                 # Renaming alone makes the loop run with scaled gradients unless it unscales.
-                safety = "safe" if step is not None and step.unscaled else "unsafe"
+                safety = Safety.SAFE if step is not None and step.unscaled else Safety.UNSAFE
                 self.report(call, "Keras 2's LossScaleOptimizer has no scale_loss() (AttributeError at the "
                                   "first step); use get_scaled_loss() and unscale the gradients with "
                                   "get_unscaled_gradients()", Fix({call: fixed}, safety=safety))
@@ -117,7 +118,7 @@ class WrongKerasGenerationApi(Check):
                 continue
             step = steps.get(id(call))
             fixed = _apply_gradients(call)
-            safety = "safe" if step is not None and (not step.loss_scaled or step.unscaled) else "unsafe"
+            safety = Safety.SAFE if step is not None and (not step.loss_scaled or step.unscaled) else Safety.UNSAFE
             self.report(call, "apply() is the Keras 3 method; Keras 2's LossScaleOptimizer updates through "
                               "apply_gradients(zip(grads, vars))",
                         Fix({call: fixed}, safety=safety) if fixed is not None else None)

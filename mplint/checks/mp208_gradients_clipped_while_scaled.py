@@ -21,6 +21,7 @@ from mplint.analysis.training import (
 )
 from mplint.core.walker import child_nodes
 from mplint.rule.check import Check, Fix, Needs, Replacement
+from mplint.rule.levels import Safety
 from mplint.rule.edits import with_keyword
 from mplint.semantic.scopes import Location
 
@@ -239,7 +240,7 @@ def _keras2_fix(module: cst.Module, step: TrainStep, clip: Clip) -> Optional[Fix
     renamed_targets = [n for n in _names_in_expression(target) if n.value == clipped_name]
     new_clip = clip_statement.visit(_Rename([source, *renamed_targets], result))
     others = [t for t in targets if t not in ("", "_", clipped_name)]
-    safety = "unsafe" if any(_read_after(function, clip_statement, t) for t in others) else "safe"
+    safety = Safety.UNSAFE if any(_read_after(function, clip_statement, t) for t in others) else Safety.SAFE
     assert isinstance(new_clip, cst.SimpleStatementLine)
     # one replacement for the block: each statement keeps its own comments as it moves
     swapped = [*body[:index], new_unscale, new_clip, *body[index + 2:]]
@@ -286,7 +287,7 @@ def _keras3_fix(loops: TrainingLoops, step: TrainStep, clip: Clip) -> Optional[F
     moved = _comment_lines(statement)
     if moved:  # the clip's comments stay, on their own lines above the next statement
         replacements[following] = following.with_changes(leading_lines=[*moved, *following.leading_lines])
-    return Fix(replacements, safety="unsafe")
+    return Fix(replacements, safety=Safety.UNSAFE)
 
 
 def _comment_lines(statement: cst.SimpleStatementLine) -> List[cst.EmptyLine]:

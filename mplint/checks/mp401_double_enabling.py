@@ -7,6 +7,7 @@ from typing import Dict, List, Optional
 import libcst as cst
 
 from mplint.rule.check import Check, Fix, Needs
+from mplint.rule.levels import Safety
 from mplint.semantic.facts import PolicyCall, SwitchSite
 from mplint.semantic.call_args import positional_or_keyword
 from mplint.semantic.scopes import exclusive, separate_tests
@@ -91,8 +92,8 @@ class DoubleEnabling(Check):
                 and stmt.targets[0].target.value == opt.value
             )
             if same_name or (isinstance(stmt, cst.Expr) and stmt.value is call):
-                return Fix({line: cst.RemovalSentinel.REMOVE}, safety="unsafe")
-        return Fix({call: opt}, safety="unsafe")
+                return Fix({line: cst.RemovalSentinel.REMOVE}, safety=Safety.UNSAFE)
+        return Fix({call: opt}, safety=Safety.UNSAFE)
 
 
 def _has_comment(line: cst.SimpleStatementLine) -> bool:

@@ -17,6 +17,7 @@ import libcst as cst
 from mplint.semantic.call_args import positional_or_keyword
 from mplint.analysis.references import References
 from mplint.rule.check import Check, Fix
+from mplint.rule.levels import Safety
 from mplint.rule.edits import Import, arg_index, replace_arg, spell, without_arg
 from mplint.semantic.migrations import Migration, migrate, parse_version
 from mplint.semantic.names import dotted_name
@@ -230,7 +231,7 @@ class RemovedMixedPrecisionApi(Check):
         old = ", ".join(sorted({m.old for m in migrations if m is not None}))
         message = f"`{old}` {_status(first, severity, 'the import fails')}; import the current API instead"
         new_node = self._new_import(node, aliases, migrations, renamed)
-        fix = Fix({node: new_node}, safety="safe") if new_node is not None else None
+        fix = Fix({node: new_node}, safety=Safety.SAFE) if new_node is not None else None
         self.report(node, message, fix, severity)
 
     def _new_import(self, node: ImportNode, aliases, migrations, renamed) -> Optional[ImportNode]:
@@ -314,7 +315,7 @@ class RemovedMixedPrecisionApi(Check):
             return  # only its import changes, and that has its own finding
         text = self.ctx.module.code_for_node(expr)
         self.report(ref.node, f"{message}; use `{text}`",
-                    Fix({ref.node: expr}, "safe", imports, removals), severity)
+                    Fix({ref.node: expr}, Safety.SAFE, imports, removals), severity)
 
     def _layer_policy(self, ref: _Ref, message: str, severity: str) -> None:
         call = ref.call
@@ -322,7 +323,7 @@ class RemovedMixedPrecisionApi(Check):
         layer = positional_or_keyword(call, 0, "layer")
         fix = None
         if isinstance(layer, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)) and len(call.args) == 1:
-            fix = Fix({call: cst.Attribute(value=layer, attr=cst.Name("dtype_policy"))}, "safe")
+            fix = Fix({call: cst.Attribute(value=layer, attr=cst.Name("dtype_policy"))}, Safety.SAFE)
         self.report(call, f"{message}; use `layer.dtype_policy`", fix, severity)
 
     def _call(self, ref: _Ref, m: Migration, spelled, message: str, severity: str) -> None:
@@ -332,7 +333,7 @@ class RemovedMixedPrecisionApi(Check):
         member = m.new.rpartition(".")[2]  # type: ignore[union-attr]
         args = list(call.args)
         index = arg_index(args, 1, "loss_scale")
-        safety, note = "safe", ""
+        safety, note = Safety.SAFE, ""
         removals: Tuple[Import, ...] = ()
         if index is not None:
             value = args[index].value
@@ -340,7 +341,7 @@ class RemovedMixedPrecisionApi(Check):
             if member == "Policy":
                 note = "; the policy no longer carries a loss scale (compile() adds one under mixed_float16)"
                 if literal not in (frozenset({"auto"}), frozenset({"dynamic"})):
-                    safety = "unsafe"
+                    safety = Safety.UNSAFE
                 args = without_arg(args, index)
             else:
                 moved = self._loss_scale_args(value, literal)
@@ -348,7 +349,7 @@ class RemovedMixedPrecisionApi(Check):
                     self.report(call, message + "; move its loss_scale argument by hand", None, severity)
                     return
                 if moved:
-                    safety = "unsafe"
+                    safety = Safety.UNSAFE
                     note = "; `loss_scale` became `dynamic=`/`initial_scale=`/`dynamic_growth_steps=`"
                     args = replace_arg(args, index, moved)
                 else:

@@ -8,6 +8,7 @@ import libcst as cst
 
 from mplint.semantic.call_args import positional_or_keyword
 from mplint.rule.check import Check, Fix, Needs
+from mplint.rule.levels import Safety
 from mplint.semantic.scopes import exclusive
 from mplint.semantic.vocabulary import POLICY_CONSTRUCTORS
 
@@ -77,4 +78,4 @@ class Float16OnTpu(Check):
             return None
         quote = literal.value[len(literal.prefix)]
         new = literal.with_changes(value=f"{literal.prefix}{quote}mixed_bfloat16{quote}")
-        return Fix({literal: new}, safety="safe")
+        return Fix({literal: new}, safety=Safety.SAFE)

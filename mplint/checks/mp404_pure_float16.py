@@ -9,18 +9,17 @@ import libcst as cst
 
 from mplint.semantic.call_args import positional_or_keyword
 from mplint.rule.check import Check, Fix, Needs
+from mplint.rule.levels import Safety
 from mplint.rule.edits import import_spec, quote_of, spell, string
 from mplint.semantic.names import dotted_name
 from mplint.semantic.scopes import Location, enclosing_test
-from mplint.semantic.vocabulary import INPUT_LAYERS, MIXED_POLICIES, POLICY_CONSTRUCTORS
+from mplint.semantic.vocabulary import (
+    INPUT_LAYERS, MIXED_POLICIES, POLICY_CONSTRUCTORS, VARIABLE_CREATOR_SCOPES, VARIABLE_SCOPES,
+)
 
 _FLOATX_SUFFIXES = (".backend.set_floatx", ".config.set_floatx")
 #: what a test that trains calls
 _TRAINING_CALL = re.compile(r"\.(?:fit|train_on_batch|apply_gradients|minimize|train_step)\(")
-#: scopes that decide how variables are created (float32 master weights for float16 compute)
-_VARIABLE_CREATORS = frozenset({"tensorflow.variable_creator_scope",
-                                "tensorflow.compat.v1.variable_creator_scope"})
-_VARIABLE_SCOPES = frozenset({"tensorflow.compat.v1.variable_scope", "tensorflow.variable_scope"})
 
 
 def _keeps_float32_weights(item: cst.BaseExpression, check: Check) -> bool:
@@ -28,10 +27,12 @@ def _keeps_float32_weights(item: cst.BaseExpression, check: Check) -> bool:
     if not isinstance(item, cst.Call):
         return False
     resolved = check.names.resolve(item.func)
-    if resolved & _VARIABLE_CREATORS:
+    if resolved & VARIABLE_CREATOR_SCOPES:
         return True
-    return bool(resolved & _VARIABLE_SCOPES) and any(
+    return bool(resolved & VARIABLE_SCOPES) and any(
         a.keyword is not None and a.keyword.value == "custom_getter" for a in item.args)
+
+
 _WHY = "variables become float16, updates underflow and training diverges; "
 
 
@@ -95,7 +96,7 @@ class PureFloat16(Check):
                 literal = _policy_literal(call.node, self)
                 fix = None
                 if literal is not None:
-                    fix = Fix({literal: _restring(literal, "mixed_float16")}, safety="unsafe")
+                    fix = Fix({literal: _restring(literal, "mixed_float16")}, safety=Safety.UNSAFE)
                 self.report(call.node, "the global policy 'float16' is pure float16: " + _WHY
                             + "use 'mixed_float16'", fix)
         for arg, loc in self._layer_dtypes:
@@ -104,7 +105,7 @@ class PureFloat16(Check):
             quote = quote_of(cst.Call(func=cst.Name("f"), args=[arg]), self.ctx.text)
             self.report(arg.value, "a layer with dtype float16 keeps float16 variables: " + _WHY
                         + "use dtype='mixed_float16' (or the global policy)",
-                        Fix({arg.value: string("mixed_float16", quote)}, safety="unsafe"))
+                        Fix({arg.value: string("mixed_float16", quote)}, safety=Safety.UNSAFE))
 
     def _in_test_that_trains_nothing(self) -> bool:
         test = enclosing_test(self.ctx.scopes.location().scope)
@@ -126,7 +127,7 @@ class PureFloat16(Check):
                     arg = node.args[0].with_changes(value=string("mixed_float16", quote), keyword=None, equal=cst.MaybeSentinel.DEFAULT)
                     head = (dotted_name(node.func) or "").split(".")[0]
                     spec = import_spec(head, self.ctx.module)  # dropped only if left unused
-                    return Fix({node: node.with_changes(func=expr, args=[arg])}, "unsafe", imports,
+                    return Fix({node: node.with_changes(func=expr, args=[arg])}, Safety.UNSAFE, imports,
                                (spec,) if spec else ())
         return None
 

@@ -7,6 +7,7 @@ from typing import Dict, FrozenSet, Optional, Set
 import libcst as cst
 
 from mplint.rule.check import Check, Fix, Needs
+from mplint.rule.levels import Safety
 from mplint.rule.edits import import_spec, spell
 from mplint.semantic.names import dotted_name
 from mplint.semantic.vocabulary import MIXED_POLICIES, SET_POLICY_FUNCTIONS
@@ -78,4 +79,4 @@ class SplitKerasPolicy(Check):
         expr, imports = spelled
         head = (dotted_name(call.func) or "").split(".")[0]
         spec = import_spec(head, self.ctx.module)  # dropped only if left unused
-        return Fix({call: call.with_changes(func=expr)}, "safe", imports, (spec,) if spec else ())
+        return Fix({call: call.with_changes(func=expr)}, Safety.SAFE, imports, (spec,) if spec else ())

@@ -9,6 +9,7 @@ import libcst as cst
 
 from mplint.semantic.call_args import positional_or_keyword
 from mplint.rule.check import Check, Fix, Needs
+from mplint.rule.levels import Safety
 from mplint.semantic.vocabulary import GRAPH_REWRITE_FUNCTIONS, MIXED_POLICIES
 
 _TRAINING = frozenset({"fit", "minimize", "apply_gradients", "train_on_batch"})
@@ -68,7 +69,7 @@ class GraphRewriteResultUnused(Check):
             fix = None
             if isinstance(opt, cst.Name):
                 assign = cst.Assign(targets=[cst.AssignTarget(cst.Name(opt.value))], value=call)
-                fix = Fix({stmt: assign}, safety="safe")
+                fix = Fix({stmt: assign}, safety=Safety.SAFE)
             self.report(call, "the optimizer returned by the graph rewrite is discarded: the "
                         "rewrite casts to float16 but the optimizer in use does no loss scaling; "
                         "assign the result back to the optimizer", fix)

@@ -9,6 +9,7 @@ import libcst as cst
 from mplint.analysis.compute_regions import ComputeRegions
 from mplint.analysis.tensor_kinds import LOW, OperationSite, TensorKinds, Where
 from mplint.rule.check import Check, Fix, Needs
+from mplint.rule.levels import Safety
 
 #: the smallest magnitude that float16 rounds to infinity (65519 still rounds to 65504)
 OVERFLOW = 65520.0
@@ -74,7 +75,7 @@ class Float16OverflowLiteral(Check):
         new = cst.parse_expression(f"{tf}.as_dtype({dtype}).{limit}")
         if node.lpar:
             new = new.with_changes(lpar=node.lpar, rpar=node.rpar)
-        return Fix({node: new}, safety="unsafe")
+        return Fix({node: new}, safety=Safety.UNSAFE)
 
     def _dtype_source(self, site: OperationSite, in_layer: bool) -> Optional[str]:
         if in_layer:

@@ -9,6 +9,7 @@ import libcst as cst
 from mplint.analysis.compute_regions import ComputeRegions
 from mplint.semantic.call_args import positional_or_keyword
 from mplint.rule.check import Check, Context, Fix, Needs
+from mplint.rule.levels import Safety
 from mplint.semantic.scopes import Location
 from mplint.semantic.vocabulary import CASTS, SIXTEEN_BIT_DTYPES
 
@@ -51,7 +52,7 @@ class Float16InputCast(Check):
             name = next(iter(found))
             # ``.astype`` results often feed tf.numpy_function with a declared
             # Tout, which a new dtype would contradict: unsafe there.
-            safety = "unsafe" if _is_astype(call) else "safe"
+            safety = Safety.UNSAFE if _is_astype(call) else Safety.SAFE
             self.report(
                 dtype,
                 f"input data cast to {name} in the input pipeline{policy.note}; keep "

@@ -10,6 +10,7 @@ from mplint.analysis.compute_regions import ComputeRegions
 from mplint.analysis.layers import sixteen_bit_name
 from mplint.analysis.tensor_kinds import LOW, Mismatch, TensorKinds, Where
 from mplint.rule.check import Check, Fix, Needs
+from mplint.rule.levels import Safety
 from mplint.rule.edits import with_keyword
 
 
@@ -88,8 +89,8 @@ class HardcodedFloat32InLayer(Check):
         current = kinds.dtype_expression(origin)
         if current is not None:
             new = cst.parse_expression(dtype)
-            return Fix({origin: origin.deep_replace(current, new)}, safety="unsafe")
-        return Fix({origin: with_keyword(origin, "dtype", cst.parse_expression(dtype))}, safety="unsafe")
+            return Fix({origin: origin.deep_replace(current, new)}, safety=Safety.UNSAFE)
+        return Fix({origin: with_keyword(origin, "dtype", cst.parse_expression(dtype))}, safety=Safety.UNSAFE)
 
     def _dtype_spelling(self, where: Where, mismatch: Mismatch, in_layer: bool) -> Optional[str]:
         if in_layer:

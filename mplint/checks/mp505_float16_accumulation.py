@@ -9,6 +9,7 @@ import libcst as cst
 from mplint.analysis.compute_regions import ComputeRegions
 from mplint.analysis.tensor_kinds import LOW, TensorKinds, Where
 from mplint.rule.check import Check, Context, Fix, Needs
+from mplint.rule.levels import Safety
 from mplint.rule.edits import quote_of, string
 from mplint.semantic.vocabulary import SUM_FUNCTIONS
 
@@ -108,7 +109,7 @@ class Float16Accumulation(Check):
         cast = cst.Call(func=cast_func, args=[cst.Arg(arg.value, comma=comma), cst.Arg(float32)])
         new_arg = arg.with_changes(value=cast)
         args = [new_arg if a is arg else a for a in total.args]
-        return Fix({total: total.with_changes(args=args)}, safety="safe" if direct else "unsafe")
+        return Fix({total: total.with_changes(args=args)}, safety=Safety.SAFE if direct else Safety.UNSAFE)
 
 
 def _is_self(expr: cst.BaseExpression) -> bool:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Optional
+from typing import Any, Dict, Optional
+
+from mplint.rule.levels import Safety, Severity
 
 
 @dataclass(frozen=True)
@@ -16,11 +18,17 @@ class Finding:
     end_line: int
     end_col: int
     rule: str
-    severity: str
+    severity: Severity
     message: str
-    fix: Optional[str]  # None, "safe" or "unsafe"
+    #: the safety of the fix this finding offers (SAFE or UNSAFE), None without one
+    fix: Optional[Safety]
     #: notebook cell (1-based among all cells); line and col are then within the cell
     cell: Optional[int] = None
+
+    def __post_init__(self) -> None:
+        # A result read back from the cache spells its fix as JSON did ("safe").
+        if self.fix is not None and not isinstance(self.fix, Safety):
+            object.__setattr__(self, "fix", Safety(self.fix))
 
     @property
     def location(self) -> str:
@@ -29,7 +37,7 @@ class Finding:
             return f"{self.path}:cell {self.cell}:line {self.line}:{self.col}"
         return f"{self.path}:{self.line}:{self.col}"
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> Dict[str, Any]:
         data = asdict(self)
         if self.cell is None:
             del data["cell"]

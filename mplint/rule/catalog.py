@@ -15,6 +15,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import yaml
 
+from mplint.rule.levels import Safety, Severity, parse_severity
+
 RULE_ID = re.compile(r"^MP\d{3}$")
 KEBAB = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
@@ -52,9 +54,10 @@ class RuleEntry:
     id: str
     name: str
     summary: str
-    severity: str
+    severity: Severity
     why: str
-    fix_safety: str  # "safe", "unsafe" or "none"
+    #: the most a fix of this rule may claim; NONE: the rule offers no fix
+    fix_safety: Safety
     fix_description: str
     examples: Tuple[Example, ...]
     options: Tuple[RuleOption, ...] = ()
@@ -63,7 +66,7 @@ class RuleEntry:
 
     @property
     def fixable(self) -> bool:
-        return self.fix_safety != "none"
+        return self.fix_safety is not Safety.NONE
 
 
 def catalog_dir() -> Path:
@@ -109,15 +112,17 @@ def load_entry(path: Path) -> RuleEntry:
     name = _text(path, data, "name")
     if not KEBAB.match(name):
         raise _fail(path, f"'name' must be kebab-case, got {name!r}")
-    severity = _text(path, data, "severity")
-    if severity not in ("error", "warning"):
-        raise _fail(path, f"'severity' must be error or warning, got {severity!r}")
+    try:
+        severity = parse_severity(_text(path, data, "severity"))
+    except ValueError as exc:
+        raise _fail(path, f"'severity' must be error or warning, got {data['severity']!r}") from exc
     fix = data["fix"]
     if not isinstance(fix, dict) or set(fix) != _FIX_KEYS:
         raise _fail(path, "'fix' must have exactly the keys safety and description")
-    if fix["safety"] not in ("safe", "unsafe", "none"):
+    if fix["safety"] not in tuple(s.value for s in Safety):
         raise _fail(path, "'fix.safety' must be safe, unsafe or none")
-    examples = _examples(path, data["examples"], fix["safety"])
+    safety = Safety(fix["safety"])
+    examples = _examples(path, data["examples"], safety)
     options = _options(path, data.get("options") or {})
     references = data.get("references") or []
     if not isinstance(references, list) or not all(isinstance(r, str) for r in references):
@@ -125,12 +130,12 @@ def load_entry(path: Path) -> RuleEntry:
     return RuleEntry(
         id=rule_id, name=name, summary=_text(path, data, "summary").strip(),
         severity=severity, why=_text(path, data, "why").strip(),
-        fix_safety=fix["safety"], fix_description=str(fix["description"]).strip(),
+        fix_safety=safety, fix_description=str(fix["description"]).strip(),
         examples=examples, options=options, references=tuple(references), source=str(path),
     )
 
 
-def _examples(path: Path, raw: Any, safety: str) -> Tuple[Example, ...]:
+def _examples(path: Path, raw: Any, safety: Safety) -> Tuple[Example, ...]:
     if not isinstance(raw, list) or not raw:
         raise _fail(path, "'examples' must be a non-empty list")
     out: List[Example] = []
@@ -147,7 +152,7 @@ def _examples(path: Path, raw: Any, safety: str) -> Tuple[Example, ...]:
         kind = kinds[0]
         if "fixed" in item and kind != "bad":
             raise _fail(path, f"{where}: 'fixed' goes with a 'bad' example")
-        if kind == "bad" and safety != "none" and "fixed" not in item:
+        if kind == "bad" and safety is not Safety.NONE and "fixed" not in item:
             raise _fail(path, f"{where}: a fixable rule's bad example needs 'fixed'")
         config = item.get("config") or {}
         if not isinstance(config, dict):

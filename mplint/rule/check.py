@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Dict, List, Mapping, Optional, 
 
 import libcst as cst
 
+from mplint.rule.levels import Safety, Severity
+
 if TYPE_CHECKING:  # pragma: no cover
     from mplint.semantic.facts import ModuleFacts
     from mplint.semantic.names import NameResolver
@@ -38,7 +40,7 @@ class Fix:
     """
 
     replacements: Dict[cst.CSTNode, Replacement]
-    safety: str = "safe"
+    safety: Safety = Safety.SAFE
     imports: Tuple[Tuple[str, Optional[str], Optional[str]], ...] = ()
     remove_imports: Tuple[Tuple[str, Optional[str], Optional[str]], ...] = ()
 
@@ -49,7 +51,7 @@ class Report:
     message: str
     fix: Optional[Fix] = None
     #: overrides the catalog severity for this finding (e.g. by target version)
-    severity: Optional[str] = None
+    severity: Optional[Severity] = None
 
 
 @dataclass
@@ -144,7 +146,7 @@ class Check:
         return self.ctx.options[key]
 
     def report(self, node: cst.CSTNode, message: str, fix: Optional[Fix] = None,
-               severity: Optional[str] = None) -> None:
+               severity: Optional[Severity] = None) -> None:
         """Report ``node``; ``severity`` ("error"/"warning") overrides the catalog's."""
         self.ctx.reports.setdefault(self.rule_id, []).append(Report(node, message, fix, severity))
 

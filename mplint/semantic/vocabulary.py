@@ -261,6 +261,12 @@ TF_VARIABLES = frozenset({"tensorflow.Variable"})
 #: constructors of weights (a Keras variable is autocast inside a layer's call)
 VARIABLE_CONSTRUCTORS = TF_VARIABLES | frozenset({"keras.Variable"})
 
+#: scopes that decide how variables are created (float32 master weights for float16
+#: compute): a creator scope, or a variable scope given a ``custom_getter``
+VARIABLE_CREATOR_SCOPES = frozenset({"tensorflow.variable_creator_scope",
+                                     "tensorflow.compat.v1.variable_creator_scope"})
+VARIABLE_SCOPES = frozenset({"tensorflow.compat.v1.variable_scope", "tensorflow.variable_scope"})
+
 # -- training --------------------------------------------------------------------------------------
 GRADIENT_TAPES = frozenset({"tensorflow.GradientTape", "tensorflow.autodiff.GradientTape"})
 SYMBOLIC_GRADIENTS = frozenset({"tensorflow.gradients", "tensorflow.compat.v1.gradients"})
