@@ -1,4 +1,4 @@
-"""Command line: ``mplint check``, ``fix``, ``rule``, ``rules`` (and ``runtime``).
+"""Command line: ``mplint check``, ``fix``, ``rule``, ``rules`` (and ``runtime``, ``server``).
 
 Exit codes follow ruff: 0 clean, 1 findings, 2 usage error or a file that could not
 be checked. User errors are one line on stderr, never a traceback.
@@ -82,6 +82,9 @@ def build_parser() -> argparse.ArgumentParser:
     # Parsed by mplint.runtime.command (see main): listed here for --help only.
     sub.add_parser("runtime", add_help=False,
                    help="build a model under a dtype policy and check it on this machine")
+    # Parsed by mplint.server (see main): listed here for --help only.
+    sub.add_parser("server", add_help=False,
+                   help="language server for editors (LSP over stdio; the lsp extra)")
     return parser
 
 
@@ -91,6 +94,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         from mplint.runtime.command import main as runtime_main
 
         return runtime_main(argv[1:])
+    if argv[:1] == ["server"]:  # its own parser; pygls is loaded only when it runs
+        from mplint.server import main as server_main
+
+        return server_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:

@@ -1,0 +1,337 @@
+"""``mplint server``: the Language Server Protocol over stdio, with pygls.
+
+Diagnostics are published when a document (or notebook) is opened, changed or
+saved; a save indexes the project again and republishes its open documents, since
+a policy set in one file changes the findings of another. Code actions apply one
+finding's fix (safe ones first, unsafe ones labelled) or all safe fixes
+(``source.fixAll.mplint``). Every result comes from :class:`Projects`, so the
+editor sees what CI sees.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+from pygls.workspace import TextDocument
+from pygls.workspace.position_codec import PositionCodec
+
+from mplint import __version__
+from mplint.core.findings import FileError, Finding
+from mplint.core.results import FixOutcome
+from mplint.output import rule_help_uri
+from mplint.run.config import ConfigError
+from mplint.rule.catalog import CatalogError
+from mplint.server.documents import (Cell, Edit, buffer_bytes, buffer_text, line_edits, lines_of,
+                                     notebook_bytes, notebook_texts)
+from mplint.server.projects import Projects
+
+SOURCE = "mplint"
+FIX_ALL = f"{types.CodeActionKind.SourceFixAll.value}.{SOURCE}"
+PYTHON_SUFFIXES = (".py", ".pyi")
+#: every notebook (``*`` matches any notebook type) with Python cells; a selector
+#: without ``notebook`` is valid LSP, but lsprotocol 2025.0.0 clients cannot read it
+NOTEBOOK_SYNC = types.NotebookDocumentSyncOptions(
+    notebook_selector=[types.NotebookDocumentFilterWithNotebook(
+        notebook="*", cells=[types.NotebookCellLanguage(language="python")])],
+    save=True,
+)
+_SEVERITY = {"error": types.DiagnosticSeverity.Error, "warning": types.DiagnosticSeverity.Warning}
+
+
+class MplintServer(LanguageServer):
+    """The server's state: the projects, and what was last reported per document."""
+
+    def __init__(self, projects: Optional[Projects] = None) -> None:
+        super().__init__(SOURCE, __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+                         notebook_document_sync=NOTEBOOK_SYNC)
+        self._projects = projects
+        #: file errors last logged per document, so a syntax error is logged once, not per keystroke
+        self.logged: Dict[str, Set[str]] = {}
+        #: config errors already shown
+        self.shown: Set[str] = set()
+
+    @property
+    def projects(self) -> Projects:
+        if self._projects is None:  # the catalog is read once the client is connected
+            self._projects = Projects()
+        return self._projects
+
+    # -- reporting ---------------------------------------------------------------------------
+    def tell(self, message: str) -> None:
+        """Show a broken configuration once (the documents it governs stay unchecked)."""
+        if message not in self.shown:
+            self.shown.add(message)
+            self.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"mplint: {message}"))
+
+    def log_errors(self, uri: str, errors: Sequence[FileError]) -> None:
+        now = {f"{e.kind}: {e}" for e in errors}
+        for message in sorted(now - self.logged.get(uri, set())):
+            self.window_log_message(types.LogMessageParams(types.MessageType.Warning, f"mplint: {message}"))
+        self.logged[uri] = now
+
+    def publish(self, uri: str, diagnostics: List[types.Diagnostic], version: Optional[int]) -> None:
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version))
+
+    # -- what a document is ----------------------------------------------------------------
+    def python_file(self, uri: str) -> Optional[str]:
+        """The path of a Python file's document (not a notebook cell, not an unsaved
+        buffer with no name), else None."""
+        if self.workspace.get_notebook_document(cell_uri=uri) is not None:
+            return None
+        path = to_fs_path(uri)
+        return path if path is not None and path.endswith(PYTHON_SUFFIXES) else None
+
+    def notebook_cells(self, notebook: types.NotebookDocument) -> List[Tuple[str, TextDocument]]:
+        return [(cell.document, self.workspace.get_text_document(cell.document)) for cell in notebook.cells]
+
+    def notebook_raw(self, notebook: types.NotebookDocument) -> bytes:
+        cells = []
+        for cell, (_, doc) in zip(notebook.cells, self.notebook_cells(notebook)):
+            python = cell.kind == types.NotebookCellKind.Code and doc.language_id in (None, "python")
+            cells.append(Cell(doc.source, python))
+        return notebook_bytes(cells)
+
+    # -- diagnostics ---------------------------------------------------------------------------
+    def check_text(self, uri: str) -> None:
+        path = self.python_file(uri)
+        if path is None:
+            return
+        doc = self.workspace.get_text_document(uri)
+        findings: List[Finding] = []
+        try:
+            if not self.projects.excluded(path):
+                result = self.projects.check(path, buffer_bytes(doc.source))
+                findings = result.findings
+                self.log_errors(uri, result.errors)
+        except (ConfigError, CatalogError) as exc:
+            self.tell(str(exc))
+        lines = lines_of(doc.source)
+        codec = doc.position_codec
+        self.publish(uri, [diagnostic(f, lines, codec) for f in findings], doc.version)
+
+    def check_notebook(self, uri: str) -> None:
+        notebook = self.workspace.get_notebook_document(notebook_uri=uri)
+        path = to_fs_path(uri)
+        if notebook is None or path is None:
+            return
+        cells = self.notebook_cells(notebook)
+        per_cell: List[List[types.Diagnostic]] = [[] for _ in cells]
+        try:
+            if not self.projects.excluded(path):
+                result = self.projects.check(path, self.notebook_raw(notebook))
+                self.log_errors(uri, result.errors)
+                for f in result.findings:
+                    if f.cell is not None and 1 <= f.cell <= len(cells):
+                        doc = cells[f.cell - 1][1]
+                        per_cell[f.cell - 1].append(diagnostic(f, lines_of(doc.source), doc.position_codec))
+        except (ConfigError, CatalogError) as exc:
+            self.tell(str(exc))
+        for (cell_uri, doc), diagnostics in zip(cells, per_cell):
+            self.publish(cell_uri, diagnostics, doc.version)
+
+    def saved(self, uri: str) -> None:
+        """Index the saved file's project again and recheck its open documents."""
+        path = to_fs_path(uri)
+        if path is None:
+            return
+        try:
+            project = self.projects.project_for(path)
+            self.projects.saved(path)
+        except (ConfigError, CatalogError) as exc:
+            self.tell(str(exc))
+            return
+        for other in list(self.workspace.text_documents):
+            other_path = self.python_file(other)
+            if other_path is not None and self._in(project, other_path):
+                self.check_text(other)
+        for other in list(self.workspace.notebook_documents):
+            other_path = to_fs_path(other)
+            if other_path is not None and self._in(project, other_path):
+                self.check_notebook(other)
+
+    def _in(self, project: object, path: str) -> bool:
+        try:
+            return self.projects.project_for(path) is project
+        except (ConfigError, CatalogError):
+            return False
+
+    # -- code actions ----------------------------------------------------------------------------
+    def code_actions(self, params: types.CodeActionParams) -> List[types.CodeAction]:
+        uri = params.text_document.uri
+        notebook = self.workspace.get_notebook_document(cell_uri=uri)
+        path = to_fs_path(notebook.uri) if notebook is not None else self.python_file(uri)
+        if path is None:
+            return []
+        wanted = params.context.only
+        targets = [f for f in (finding_of(d) for d in params.context.diagnostics) if f is not None and f.fix]
+        fixes: List[Tuple[Finding, FixOutcome]] = []
+        if _asked(wanted, types.CodeActionKind.QuickFix):
+            for target in sorted(targets, key=lambda f: (f.fix != "safe", f.line, f.col)):
+                fixes.append((target, self._fix(path, uri, notebook, target)))
+        actions = []
+        for target, outcome in fixes:
+            edit = self.workspace_edit(uri, notebook, outcome)
+            if edit is None:
+                continue
+            entry = self.projects.catalog.get(target.rule)
+            title = f"Fix {target.rule}" + (f" ({entry.name})" if entry is not None else "")
+            if target.fix == "unsafe":
+                title += " (unsafe)"
+            actions.append(types.CodeAction(
+                title=title, kind=types.CodeActionKind.QuickFix, edit=edit,
+                diagnostics=[d for d in params.context.diagnostics if finding_of(d) == target],
+                is_preferred=target.fix == "safe"))
+        if _asked(wanted, FIX_ALL):
+            fix_all = self._fix(path, uri, notebook, None)
+            edit = self.workspace_edit(uri, notebook, fix_all)
+            if edit is not None:
+                actions.append(types.CodeAction(title="mplint: fix all safely fixable problems",
+                                                kind=FIX_ALL, edit=edit))
+        return actions
+
+    def _fix(self, path: str, uri: str, notebook: Optional[types.NotebookDocument],
+             target: Optional[Finding]) -> FixOutcome:
+        """One finding's fix, or every safe fix (``target`` None), of the buffer."""
+        if notebook is not None:
+            raw = self.notebook_raw(notebook)
+        else:
+            raw = buffer_bytes(self.workspace.get_text_document(uri).source)
+        try:
+            if self.projects.excluded(path):
+                return FixOutcome(path, original=raw)
+            if target is None:
+                return self.projects.fix_all(path, raw)
+            return self.projects.fix_one(path, raw, target)
+        except (ConfigError, CatalogError) as exc:
+            self.tell(str(exc))
+            return FixOutcome(path, original=raw)
+
+    def workspace_edit(self, uri: str, notebook: Optional[types.NotebookDocument],
+                       outcome: FixOutcome) -> Optional[types.WorkspaceEdit]:
+        """The edits that turn the buffer (or each changed cell) into the fixed code."""
+        if not outcome.changed or outcome.fixed is None:
+            return None
+        changes: Dict[str, List[types.TextEdit]] = {}
+        if notebook is None:
+            doc = self.workspace.get_text_document(uri)
+            fixed = buffer_text(outcome.path, outcome.fixed)
+            if fixed is None:
+                return None
+            changes[uri] = text_edits(doc, fixed)
+        else:
+            texts = notebook_texts(outcome.fixed)
+            for (cell_uri, doc), text in zip(self.notebook_cells(notebook), texts):
+                if text != doc.source:
+                    changes[cell_uri] = text_edits(doc, text)
+        return types.WorkspaceEdit(changes=changes) if changes else None
+
+
+# -- conversions ---------------------------------------------------------------------------------
+def _position(lines: Sequence[str], line: int, col: int, codec: PositionCodec) -> types.Position:
+    """The client's position of a 0-based line and code-point column."""
+    if line >= len(lines):
+        return types.Position(line=len(lines), character=0)
+    text = lines[line].rstrip("\r\n")
+    return types.Position(line=line, character=codec.client_num_units(text[:max(col, 0)]))
+
+
+def diagnostic(finding: Finding, lines: Sequence[str], codec: PositionCodec) -> types.Diagnostic:
+    start = _position(lines, finding.line - 1, finding.col - 1, codec)
+    end = _position(lines, finding.end_line - 1, finding.end_col - 1, codec)
+    message = finding.message
+    if finding.fix == "unsafe":
+        message += " (unsafe fix available)"
+    return types.Diagnostic(
+        range=types.Range(start=start, end=end),
+        message=message,
+        severity=_SEVERITY.get(finding.severity, types.DiagnosticSeverity.Warning),
+        code=finding.rule,
+        code_description=types.CodeDescription(href=rule_help_uri(finding.rule)),
+        source=SOURCE,
+        data=finding.to_dict(),
+    )
+
+
+def finding_of(diag: types.Diagnostic) -> Optional[Finding]:
+    """The finding a diagnostic of this server carries back in a code action request."""
+    if diag.source != SOURCE or not isinstance(diag.data, dict):
+        return None
+    try:
+        return Finding(**diag.data)
+    except TypeError:
+        return None
+
+
+def text_edits(doc: TextDocument, fixed: str) -> List[types.TextEdit]:
+    lines = lines_of(doc.source)
+    codec = doc.position_codec
+
+    def convert(edit: Edit) -> types.TextEdit:
+        return types.TextEdit(range=types.Range(start=_position(lines, *edit.start, codec),
+                                                end=_position(lines, *edit.end, codec)),
+                              new_text=edit.text)
+
+    return [convert(e) for e in line_edits(doc.source, fixed)]
+
+
+def _asked(only: Optional[Sequence[Any]], kind: str) -> bool:
+    """Whether a request limited to the kinds ``only`` wants actions of ``kind``
+    (kinds are hierarchical: ``source`` asks for ``source.fixAll.mplint``)."""
+    if not only:
+        return True
+    return any(kind == str(k.value if hasattr(k, "value") else k)
+               or kind.startswith(str(k.value if hasattr(k, "value") else k) + ".") for k in only)
+
+
+# -- the server ---------------------------------------------------------------------------------
+def make_server(projects: Optional[Projects] = None) -> MplintServer:
+    server = MplintServer(projects)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: MplintServer, params: types.DidOpenTextDocumentParams) -> None:
+        ls.check_text(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: MplintServer, params: types.DidChangeTextDocumentParams) -> None:
+        ls.check_text(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: MplintServer, params: types.DidSaveTextDocumentParams) -> None:
+        ls.saved(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: MplintServer, params: types.DidCloseTextDocumentParams) -> None:
+        ls.logged.pop(params.text_document.uri, None)
+        ls.publish(params.text_document.uri, [], None)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+    def notebook_open(ls: MplintServer, params: types.DidOpenNotebookDocumentParams) -> None:
+        ls.check_notebook(params.notebook_document.uri)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+    def notebook_change(ls: MplintServer, params: types.DidChangeNotebookDocumentParams) -> None:
+        structure = params.change.cells.structure if params.change.cells is not None else None
+        for closed in (structure.did_close or []) if structure is not None else []:
+            ls.publish(closed.uri, [], None)
+        ls.check_notebook(params.notebook_document.uri)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)
+    def notebook_save(ls: MplintServer, params: types.DidSaveNotebookDocumentParams) -> None:
+        ls.saved(params.notebook_document.uri)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
+    def notebook_close(ls: MplintServer, params: types.DidCloseNotebookDocumentParams) -> None:
+        ls.logged.pop(params.notebook_document.uri, None)
+        for cell in params.cell_text_documents:
+            ls.publish(cell.uri, [], None)
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
+        code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL], resolve_provider=False))
+    def code_action(ls: MplintServer, params: types.CodeActionParams) -> List[types.CodeAction]:
+        return ls.code_actions(params)
+
+    return server

@@ -1,0 +1,363 @@
+"""``mplint server`` driven over stdio by a real LSP client (pytest-lsp, on pygls),
+with the capabilities VS Code and Neovim announce: diagnostics on open, change and
+save inside the project's session, code actions, notebooks, position encodings."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+import pytest
+
+from helpers import run_cli, write_files
+
+try:  # the lsp extra and pytest-lsp (the test extra installs both)
+    import pytest_lsp
+    from lsprotocol import types
+    from pygls.uris import from_fs_path
+    from pygls.workspace import TextDocument
+    from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+except ImportError:  # pragma: no cover (CI installs them)
+    pytest_lsp = None
+
+needs_lsp = pytest.mark.skipif(pytest_lsp is None, reason="pygls and pytest-lsp are not installed")
+
+
+def lsp_test(test: Callable) -> Callable:
+    """An end-to-end test: a coroutine, run only with the lsp dependencies."""
+    return needs_lsp(pytest.mark.asyncio(loop_scope="function")(test))
+
+MODEL = """\
+import tensorflow as tf
+
+def build():
+    return tf.keras.Sequential([tf.keras.layers.Dense(100), tf.keras.layers.Dense(10, activation="softmax")])
+"""
+#: MODEL's MP101 fixed (safe), and MP301 fixed too (unsafe)
+MODEL_SAFE = MODEL.replace('activation="softmax"', 'activation="softmax", dtype="float32"')
+MODEL_UNSAFE = MODEL.replace("Dense(100)", "Dense(104)")
+
+TRAIN = """\
+import tensorflow as tf
+from proj import model
+
+tf.keras.mixed_precision.set_global_policy("mixed_float16")
+net = model.build()
+"""
+TRAIN_NO_POLICY = TRAIN.replace('tf.keras.mixed_precision.set_global_policy("mixed_float16")\n', "")
+
+PROJECT = {"pyproject.toml": '[project]\nname = "demo"\n', "proj/__init__.py": "",
+           "proj/model.py": MODEL, "proj/train.py": TRAIN}
+
+
+#: the server's answer to each client's initialize request, by client
+INITIALIZED: Dict[int, "types.InitializeResult"] = {}
+
+
+def _connect(editor: str, notebooks: bool = False) -> Callable:
+    """A client with the capabilities ``editor`` announces, connected to ``mplint server --stdio``."""
+
+    @pytest_lsp.fixture(config=ClientServerConfig(
+        server_command=[sys.executable, "-m", "mplint", "server", "--stdio"]))
+    async def client(lsp_client: LanguageClient):
+        capabilities = client_capabilities(editor)
+        if notebooks:  # as VS Code announces it since 1.74
+            capabilities.notebook_document = types.NotebookDocumentClientCapabilities(
+                synchronization=types.NotebookDocumentSyncClientCapabilities())
+        INITIALIZED[id(lsp_client)] = await lsp_client.initialize_session(
+            types.InitializeParams(capabilities=capabilities))
+        yield
+        await lsp_client.shutdown_session()
+        del INITIALIZED[id(lsp_client)]
+
+    return client
+
+
+if pytest_lsp is not None:
+    vscode = _connect("visual-studio-code")
+    neovim = _connect("neovim")
+    vscode_notebooks = _connect("visual-studio-code", notebooks=True)
+
+
+# -- what the client saw ----------------------------------------------------------------------
+async def _until(client: LanguageClient, ready: Callable[[], bool], what: str, timeout: float = 60) -> None:
+    """Wait for diagnostics until ``ready()`` (messages are handled only while awaiting)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not ready():
+        left = deadline - loop.time()
+        if left <= 0:
+            pytest.fail(f"timed out waiting for {what}; diagnostics: {client.diagnostics}")
+        try:
+            await asyncio.wait_for(client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS), left)
+        except asyncio.TimeoutError:
+            pass
+
+
+def _found(client: LanguageClient, uri: str) -> List[Tuple[int, int, str]]:
+    """(line, column, rule) of each diagnostic of ``uri``, 1-based like the CLI."""
+    return sorted((d.range.start.line + 1, d.range.start.character + 1, str(d.code))
+                  for d in client.diagnostics.get(uri, []))
+
+
+async def _diagnostics(client: LanguageClient, uri: str, expected: Sequence[Tuple[int, int, str]]) -> None:
+    await _until(client, lambda: _found(client, uri) == sorted(expected), f"{list(expected)} in {uri}")
+
+
+def _open(client: LanguageClient, path: Path, text: Optional[str] = None, version: int = 1) -> str:
+    uri = from_fs_path(str(path))
+    assert uri is not None
+    client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(
+        uri=uri, language_id="python", version=version,
+        text=path.read_text(encoding="utf-8") if text is None else text)))
+    return uri
+
+
+def _change(client: LanguageClient, uri: str, version: int, start: Tuple[int, int], end: Tuple[int, int],
+            text: str) -> None:
+    """An incremental change, as editors send them."""
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+        content_changes=[types.TextDocumentContentChangePartial(
+            range=types.Range(types.Position(*start), types.Position(*end)), text=text)]))
+
+
+def _apply(text: str, edits: Sequence[types.TextEdit]) -> str:
+    """What an editor makes of ``text`` after ``edits`` (UTF-16 positions, applied last first)."""
+    doc = TextDocument("file:///applied.py", text)
+    for edit in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
+        doc.apply_change(types.TextDocumentContentChangePartial(range=edit.range, text=edit.new_text))
+    return doc.source
+
+
+async def _actions(client: LanguageClient, uri: str, only: Optional[List[str]] = None
+                   ) -> List[types.CodeAction]:
+    diagnostics = list(client.diagnostics.get(uri, []))
+    result = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=uri),
+        range=types.Range(types.Position(0, 0), types.Position(0, 0)),
+        context=types.CodeActionContext(diagnostics=diagnostics, only=only)))
+    return [a for a in result or [] if isinstance(a, types.CodeAction)]
+
+
+def _cli_findings(root: Path, path: str) -> List[Tuple[int, int, str]]:
+    """What ``mplint check`` (CI) reports for one file of the project."""
+    out = run_cli("check", "--no-cache", "--output-format", "json", ".", cwd=root).stdout
+    return sorted((f["line"], f["col"], f["rule"]) for f in json.loads(out) if f["path"] == path)
+
+
+# -- diagnostics ---------------------------------------------------------------------------------
+@lsp_test
+async def test_open_reports_what_the_cli_reports_with_the_policy_set_in_another_file(vscode, tmp_path):
+    root = write_files(tmp_path, PROJECT)
+    uri = _open(vscode, root / "proj/model.py")
+    expected = [(4, 55, "MP301"), (4, 61, "MP101")]
+    assert _cli_findings(root, "proj/model.py") == expected
+    await _diagnostics(vscode, uri, expected)
+    by_rule = {d.code: d for d in vscode.diagnostics[uri]}
+    softmax = by_rule["MP101"]
+    assert "proj/train.py:4" in softmax.message  # the cross-file fact, explained as in CI
+    assert softmax.source == "mplint"
+    assert softmax.severity == types.DiagnosticSeverity.Error
+    assert softmax.code_description is not None and "MP101" in softmax.code_description.href
+    assert softmax.range.end == types.Position(3, MODEL.splitlines()[3].index("])"))
+    assert by_rule["MP301"].message.endswith("(unsafe fix available)")
+
+
+@lsp_test
+async def test_a_change_is_checked_before_it_is_saved(vscode, tmp_path):
+    root = write_files(tmp_path, PROJECT)
+    uri = _open(vscode, root / "proj/model.py")
+    await _diagnostics(vscode, uri, [(4, 55, "MP301"), (4, 61, "MP101")])
+    # Type `dtype="float32", ` into the softmax layer; the file on disk is unchanged.
+    at = MODEL.splitlines()[3].index("activation=")
+    _change(vscode, uri, 2, (3, at), (3, at), 'dtype="float32", ')
+    await _diagnostics(vscode, uri, [(4, 55, "MP301")])
+    _change(vscode, uri, 3, (3, at), (3, at + len('dtype="float32", ')), "")
+    await _diagnostics(vscode, uri, [(4, 55, "MP301"), (4, 61, "MP101")])
+
+
+@lsp_test
+async def test_saving_a_file_rechecks_the_open_files_its_policy_governs(vscode, tmp_path):
+    root = write_files(tmp_path, PROJECT)
+    model = _open(vscode, root / "proj/model.py")
+    await _diagnostics(vscode, model, [(4, 55, "MP301"), (4, 61, "MP101")])
+    train = _open(vscode, root / "proj/train.py")
+    await _diagnostics(vscode, train, [])
+    # The policy is deleted from train.py and saved: model.py no longer runs mixed.
+    (root / "proj/train.py").write_text(TRAIN_NO_POLICY)
+    _change(vscode, train, 2, (3, 0), (4, 0), "")
+    vscode.text_document_did_save(types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri=train)))
+    await _diagnostics(vscode, model, [])
+    assert _cli_findings(root, "proj/model.py") == []
+
+
+@lsp_test
+async def test_the_nearest_config_of_the_document_applies(vscode, tmp_path):
+    files = dict(PROJECT)
+    files["pyproject.toml"] += '[tool.mplint]\nignore = ["MP301"]\nexclude = ["proj/vendored/"]\n'
+    files["proj/vendored/model.py"] = MODEL
+    root = write_files(tmp_path, files)
+    uri = _open(vscode, root / "proj/model.py")
+    await _diagnostics(vscode, uri, [(4, 61, "MP101")])
+    assert _cli_findings(root, "proj/model.py") == [(4, 61, "MP101")]
+    vendored = _open(vscode, root / "proj/vendored/model.py")
+    await _until(vscode, lambda: vendored in vscode.diagnostics, "the excluded file's diagnostics")
+    assert list(vscode.diagnostics[vendored]) == []
+
+
+@lsp_test
+async def test_a_broken_config_is_shown_once_and_the_server_keeps_running(vscode, tmp_path):
+    files = dict(PROJECT)
+    files["pyproject.toml"] += "[tool.mplint]\nslect = ['MP1']\n"
+    root = write_files(tmp_path, files)
+    uri = _open(vscode, root / "proj/model.py")
+    await _until(vscode, lambda: uri in vscode.diagnostics, "diagnostics of a badly configured file")
+    _change(vscode, uri, 2, (0, 0), (0, 0), "\n")
+    await _until(vscode, lambda: len(vscode.messages) > 0, "the config error")
+    assert list(vscode.diagnostics[uri]) == []
+    # Fixed on disk: the next check reads it again.
+    (root / "pyproject.toml").write_text(PROJECT["pyproject.toml"])
+    _change(vscode, uri, 3, (0, 0), (1, 0), "")
+    await _diagnostics(vscode, uri, [(4, 55, "MP301"), (4, 61, "MP101")])
+    errors = [m.message for m in vscode.messages if m.type == types.MessageType.Error]
+    assert len(errors) == 1 and "unknown key 'slect'" in errors[0]
+
+
+@lsp_test
+async def test_columns_are_in_the_clients_units(neovim, vscode, tmp_path):
+    # 😋 is one code point, two UTF-16 units and four UTF-8 bytes.
+    line = 'm = tf.keras.Sequential([tf.keras.layers.Dense(10, name="😋", activation="softmax")])\n'
+    text = 'import tensorflow as tf\ntf.keras.mixed_precision.set_global_policy("mixed_float16")\n' + line
+    root = write_files(tmp_path, {"pyproject.toml": "", "emoji.py": text})
+    start, end = line.index("tf.keras.layers.Dense"), line.index("])")
+    units = {"utf-8": lambda s: len(s.encode()), "utf-16": lambda s: len(s.encode("utf-16-le")) // 2}
+    encodings = []
+    for client in (vscode, neovim):
+        encoding = INITIALIZED[id(client)].capabilities.position_encoding
+        encodings.append(encoding)
+        uri = _open(client, root / "emoji.py")
+        await _diagnostics(client, uri, [(3, start + 1, "MP101")])
+        assert client.diagnostics[uri][0].range.end == types.Position(2, units[encoding](line[:end]))
+        [fix, _] = await _actions(client, uri)
+        assert fix.edit is not None and fix.edit.changes is not None
+        [edit] = fix.edit.changes[uri]  # whole lines: the same in every encoding
+        assert (edit.range.start, edit.range.end) == (types.Position(2, 0), types.Position(3, 0))
+        assert edit.new_text == line.replace('activation="softmax"', 'activation="softmax", dtype="float32"')
+    assert encodings == ["utf-16", "utf-8"]  # VS Code's only one, and Neovim's first choice
+
+
+# -- code actions --------------------------------------------------------------------------------
+@lsp_test
+async def test_each_fixable_finding_has_an_action_safe_first_and_fix_all_applies_the_safe_ones(vscode, tmp_path):
+    root = write_files(tmp_path, PROJECT)
+    uri = _open(vscode, root / "proj/model.py")
+    await _diagnostics(vscode, uri, [(4, 55, "MP301"), (4, 61, "MP101")])
+    actions = await _actions(vscode, uri)
+    assert [(a.title, a.kind) for a in actions] == [
+        ("Fix MP101 (float16-final-softmax)", types.CodeActionKind.QuickFix),
+        ("Fix MP301 (units-not-multiple-of-8) (unsafe)", types.CodeActionKind.QuickFix),
+        ("mplint: fix all safely fixable problems", "source.fixAll.mplint"),
+    ]
+    results = []
+    for action in actions:
+        assert action.edit is not None and action.edit.changes is not None
+        assert list(action.edit.changes) == [uri]
+        results.append(_apply(MODEL, action.edit.changes[uri]))
+    assert results == [MODEL_SAFE, MODEL_UNSAFE, MODEL_SAFE]
+    assert actions[0].is_preferred and not actions[1].is_preferred
+    assert [d.code for d in actions[0].diagnostics or []] == ["MP101"]
+    # Only what is asked for: codeActionsOnSave asks for source.fixAll.
+    only_fix_all = await _actions(vscode, uri, only=[types.CodeActionKind.SourceFixAll])
+    assert [a.kind for a in only_fix_all] == ["source.fixAll.mplint"]
+    assert await _actions(vscode, uri, only=[types.CodeActionKind.Refactor]) == []
+
+
+@lsp_test
+async def test_an_action_fixes_the_buffer_as_it_is_now(vscode, tmp_path):
+    root = write_files(tmp_path, PROJECT)
+    uri = _open(vscode, root / "proj/model.py")
+    await _diagnostics(vscode, uri, [(4, 55, "MP301"), (4, 61, "MP101")])
+    # A comment typed above moves the finding down one line; the fix follows it.
+    _change(vscode, uri, 2, (2, 0), (2, 0), "# the model\n")
+    await _diagnostics(vscode, uri, [(5, 55, "MP301"), (5, 61, "MP101")])
+    edited = MODEL.replace("def build", "# the model\ndef build")
+    [safe, _, fix_all] = await _actions(vscode, uri)
+    assert safe.edit is not None and safe.edit.changes is not None
+    assert _apply(edited, safe.edit.changes[uri]) == edited.replace(
+        'activation="softmax"', 'activation="softmax", dtype="float32"')
+    # The edit replaces only the changed line, so the editor keeps the others as they are.
+    [edit] = safe.edit.changes[uri]
+    assert (edit.range.start, edit.range.end) == (types.Position(4, 0), types.Position(5, 0))
+    assert fix_all.edit is not None
+
+
+@lsp_test
+async def test_a_clean_buffer_offers_no_action(vscode, tmp_path):
+    root = write_files(tmp_path, {"pyproject.toml": "", "clean.py": MODEL_SAFE})
+    uri = _open(vscode, root / "clean.py")
+    await _until(vscode, lambda: uri in vscode.diagnostics, "the clean file's diagnostics")
+    assert list(vscode.diagnostics[uri]) == []
+    assert await _actions(vscode, uri) == []
+
+
+# -- notebooks -----------------------------------------------------------------------------------
+@lsp_test
+async def test_a_notebooks_findings_land_on_their_cells_and_fixes_edit_the_cell(vscode_notebooks, tmp_path):
+    vscode = vscode_notebooks
+    sync = INITIALIZED[id(vscode)].capabilities.notebook_document_sync
+    assert sync is not None and sync.save
+    cells = [
+        (types.NotebookCellKind.Markup, "markdown", "# Training\n"),
+        (types.NotebookCellKind.Code, "python",
+         'import tensorflow as tf\ntf.keras.mixed_precision.set_global_policy("mixed_float16")\n'),
+        (types.NotebookCellKind.Code, "python",
+         'm = tf.keras.Sequential([tf.keras.layers.Dense(10, activation="softmax")])'),
+    ]
+    root = write_files(tmp_path, {"pyproject.toml": ""})
+    nb_uri = from_fs_path(str(root / "train.ipynb"))
+    assert nb_uri is not None
+    cell_uris = [f"vscode-notebook-cell:{root / 'train.ipynb'}#W{i}sZmlsZQ%3D%3D" for i in range(len(cells))]
+    vscode.notebook_document_did_open(types.DidOpenNotebookDocumentParams(
+        notebook_document=types.NotebookDocument(
+            uri=nb_uri, notebook_type="jupyter-notebook", version=1,
+            cells=[types.NotebookCell(kind=kind, document=cell) for (kind, _, _), cell in zip(cells, cell_uris)]),
+        cell_text_documents=[types.TextDocumentItem(uri=cell, language_id=language, version=1, text=text)
+                             for (_, language, text), cell in zip(cells, cell_uris)]))
+    await _diagnostics(vscode, cell_uris[2], [(1, 26, "MP101")])
+    assert _found(vscode, cell_uris[1]) == [] and _found(vscode, cell_uris[0]) == []
+    actions = await _actions(vscode, cell_uris[2])
+    assert [a.title for a in actions] == ["Fix MP101 (float16-final-softmax)",
+                                          "mplint: fix all safely fixable problems"]
+    for action in actions:
+        assert action.edit is not None and action.edit.changes is not None
+        assert list(action.edit.changes) == [cell_uris[2]]
+        assert _apply(cells[2][2], action.edit.changes[cell_uris[2]]) == \
+            'm = tf.keras.Sequential([tf.keras.layers.Dense(10, activation="softmax", dtype="float32")])'
+    # The policy cell is edited away: the softmax cell's finding goes.
+    vscode.notebook_document_did_change(types.DidChangeNotebookDocumentParams(
+        notebook_document=types.VersionedNotebookDocumentIdentifier(uri=nb_uri, version=2),
+        change=types.NotebookDocumentChangeEvent(cells=types.NotebookDocumentCellChanges(text_content=[
+            types.NotebookDocumentCellContentChanges(
+                document=types.VersionedTextDocumentIdentifier(uri=cell_uris[1], version=2),
+                changes=[types.TextDocumentContentChangePartial(
+                    range=types.Range(types.Position(1, 0), types.Position(2, 0)), text="")])]))))
+    await _diagnostics(vscode, cell_uris[2], [])
+
+
+# -- without the extra ---------------------------------------------------------------------------
+def test_without_pygls_the_server_says_what_to_install_in_one_line(monkeypatch, capsys):
+    from mplint.cli import main
+
+    for name in [m for m in sys.modules if m == "pygls" or m.startswith(("pygls.", "mplint.server.app"))]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "pygls", None)  # as if not installed
+    assert main(["server"]) == 2
+    assert capsys.readouterr() == ("", 'mplint: error: the language server needs pygls: pip install "mplint[lsp]"\n')
+
+
+def test_the_command_line_lists_the_server():
+    assert "server    language server for editors" in run_cli("--help").stdout
