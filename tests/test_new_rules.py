@@ -308,6 +308,11 @@ def test_inner_gradient_scaled_by_hand_is_silent():
     scaled = PENALTY.replace("y = critic(x)", "y = critic(x) * loss_scale").replace(
         "inner.gradient(y, x)", "inner.gradient(y, x) / loss_scale")
     assert fired(scaled, "MP209") == []
+    # a helper function of the project named like the Keras 3 method (seen in a StyleGAN port)
+    helper = PENALTY.replace("y = critic(x)", "y = scale_loss(optimizer, critic(x))").replace(
+        "def penalty(critic, x):", "def penalty(critic, optimizer, x):").replace(
+        "penalty(critic, x)", "penalty(critic, optimizer, x)")
+    assert fired(helper, "MP209") == []
 
 
 # -- MP101/MP102 through Lambda and custom layers ----------------------------------------
