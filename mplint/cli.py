@@ -11,9 +11,9 @@ import difflib
 import os
 import sys
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, TextIO
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, TextIO, Tuple
 
 from mplint import __version__
 from mplint.core.findings import FileError, Finding
@@ -21,7 +21,8 @@ from mplint.core.results import FixOutcome
 from mplint.output import FORMATTERS, statistics
 from mplint.output_human import HUMAN_FORMATS, Style, would_fix
 from mplint.rule.catalog import CatalogError, RuleEntry, load_catalog
-from mplint.run.config import ConfigError, Settings, find_config, load_settings, selected_rules, validate_codes
+from mplint.run.config import (ConfigError, RuleSelection, Settings, find_config, load_settings, resolve_rules,
+                               selected_rules, validate_codes)
 
 if TYPE_CHECKING:  # pragma: no cover
     from mplint.run.session import Session
@@ -35,8 +36,12 @@ class UsageError(Exception):
 
 def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="*", default=["."], help="files or folders (default: .)")
-    parser.add_argument("--select", help="comma-separated rule ids or prefixes to enable (e.g. MP1,MP201)")
+    parser.add_argument("--select", help="comma-separated rule ids or prefixes to enable (e.g. MP1,MP201); "
+                                         "replaces the configured selection")
     parser.add_argument("--ignore", help="comma-separated rule ids or prefixes to disable")
+    parser.add_argument("--extend-select", metavar="CODES",
+                        help="rule ids or prefixes to enable on top of the configured selection")
+    parser.add_argument("--extend-ignore", metavar="CODES", help="the same as --ignore (as in ruff)")
     parser.add_argument("--config", help="pyproject.toml to read [tool.mplint] from")
     parser.add_argument("--force-exclude", action="store_true",
                         help="apply 'exclude' to files named on the command line too")
@@ -183,15 +188,28 @@ def _settings(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> Settin
             start = start.parent
         config_path = find_config(start)
     settings = load_settings(config_path, catalog)
-    if args.select:
-        settings = settings.with_overrides(
-            select=validate_codes(args.select.split(","), catalog, "--select"))
-    if args.ignore:
-        settings = settings.with_overrides(
-            ignore=validate_codes(args.ignore.split(","), catalog, "--ignore"))
+    settings = _command_line_selection(args, catalog, settings)
     if args.assume_policy:
         settings = settings.with_overrides(assume_policy=args.assume_policy)
     return settings
+
+
+def _codes(value: Optional[str], catalog: Dict[str, RuleEntry], option: str) -> Tuple[str, ...]:
+    return validate_codes([c for c in value.split(",") if c.strip()], catalog, option) if value else ()
+
+
+def _command_line_selection(args: argparse.Namespace, catalog: Dict[str, RuleEntry],
+                            settings: Settings) -> Settings:
+    """The command line's selection as a layer over the configured one (ruff's
+    order): ``--select`` replaces it, the others adjust it."""
+    layer = RuleSelection(
+        select=_codes(args.select, catalog, "--select") if args.select is not None else None,
+        ignore=_codes(args.ignore, catalog, "--ignore") + _codes(args.extend_ignore, catalog, "--extend-ignore"),
+        extend_select=_codes(args.extend_select, catalog, "--extend-select"))
+    if not layer:
+        return settings
+    configured = RuleSelection(select=settings.select, ignore=settings.ignore)
+    return replace(settings, select=resolve_rules(catalog, [configured, layer]), ignore=())
 
 
 def cmd_lint(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> int:

@@ -43,3 +43,41 @@ def test_fix_marks_agree_with_what_fix_would_apply(tmp_path):
     assert statistics.stdout.splitlines()[0] == "1\tMP101\t    float16-final-softmax"
     statistics = run_cli("check", "--statistics", "--unsafe-fixes", ".", cwd=tmp_path)
     assert statistics.stdout.splitlines()[0] == "1\tMP101\t[*] float16-final-softmax"
+
+
+# -- 2. --select replaces the configured selection; --extend-select, --extend-ignore -----------
+#: MP101 (line 4) and MP301 (line 5, units 100) in one file
+TWO_RULES = BAD + "hidden = tf.keras.layers.Dense(100)\n"
+BOTH = [("m.py", 4, "MP101"), ("m.py", 5, "MP301")]
+
+
+def _configured(tmp_path, table: str):
+    write_files(tmp_path, {"m.py": TWO_RULES, "pyproject.toml": "[tool.mplint]\n" + table})
+    return tmp_path
+
+
+def test_select_on_the_command_line_replaces_the_configured_selection(tmp_path):
+    _configured(tmp_path, 'select = ["MP1"]\nignore = ["MP301"]\n')
+    assert outcome(run_cli("check", ".", cwd=tmp_path)) == (1, BOTH[:1])
+    # the table's ignore belongs to its own selection, which --select replaces (as in ruff)
+    assert outcome(run_cli("check", "--select", "MP3", ".", cwd=tmp_path)) == (1, BOTH[1:])
+    assert outcome(run_cli("check", "--select", "MP3", "--ignore", "MP301", ".", cwd=tmp_path)) == (0, [])
+
+
+def test_extend_select_and_extend_ignore_on_the_command_line(tmp_path):
+    _configured(tmp_path, 'select = ["MP1"]\n')
+    assert outcome(run_cli("check", "--extend-select", "MP301", ".", cwd=tmp_path)) == (1, BOTH)
+    assert outcome(run_cli("check", "--extend-select", "MP3", "--extend-ignore", "MP101", ".",
+                           cwd=tmp_path)) == (1, BOTH[1:])
+    bad = run_cli("check", "--extend-select", "MP77", ".", cwd=tmp_path)
+    assert bad.returncode == 2 and "--extend-select: unknown rule or prefix 'MP77'" in bad.stderr
+
+
+def test_extend_select_and_extend_ignore_in_config(tmp_path):
+    _configured(tmp_path, 'select = ["MP1"]\nextend-select = ["MP301"]\n')
+    assert outcome(run_cli("check", ".", cwd=tmp_path)) == (1, BOTH)
+    _configured(tmp_path, 'extend-ignore = ["MP101"]\n')
+    assert outcome(run_cli("check", ".", cwd=tmp_path)) == (1, BOTH[1:])
+    # the more specific code wins within the table, as for select and ignore
+    _configured(tmp_path, 'extend-ignore = ["MP3"]\nextend-select = ["MP301"]\n')
+    assert outcome(run_cli("check", ".", cwd=tmp_path)) == (1, BOTH)

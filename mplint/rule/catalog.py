@@ -21,7 +21,7 @@ RULE_ID = re.compile(r"^MP\d{3}$")
 KEBAB = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
 _REQUIRED = {"id", "name", "summary", "severity", "why", "fix", "examples"}
-_OPTIONAL = {"options", "references"}
+_OPTIONAL = {"options", "references", "opt-in"}
 _FIX_KEYS = {"safety", "description"}
 _EXAMPLE_KEYS = {"bad", "good", "fixed", "config", "path"}
 _OPTION_KEYS = {"type", "default", "description"}
@@ -63,6 +63,8 @@ class RuleEntry:
     options: Tuple[RuleOption, ...] = ()
     references: Tuple[str, ...] = ()
     source: str = ""
+    #: left out of the default selection and of ALL; enabled only by a code naming it
+    opt_in: bool = False
 
     @property
     def fixable(self) -> bool:
@@ -132,7 +134,14 @@ def load_entry(path: Path) -> RuleEntry:
         severity=severity, why=_text(path, data, "why").strip(),
         fix_safety=safety, fix_description=str(fix["description"]).strip(),
         examples=examples, options=options, references=tuple(references), source=str(path),
+        opt_in=_opt_in(path, data.get("opt-in", False)),
     )
+
+
+def _opt_in(path: Path, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise _fail(path, "'opt-in' must be true or false")
+    return value
 
 
 def _examples(path: Path, raw: Any, safety: Safety) -> Tuple[Example, ...]:

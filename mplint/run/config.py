@@ -34,6 +34,23 @@ class ConfigError(Exception):
 
 
 @dataclass(frozen=True)
+class RuleSelection:
+    """One layer of rule selection (the config's, then the command line's), as in ruff.
+
+    A layer that gives ``select`` replaces the selection so far; one without it adds
+    ``extend_select`` to it and takes ``ignore`` (``extend-ignore`` too) from it.
+    Within a layer the more specific code wins, and ties go to ``ignore``.
+    """
+
+    select: Optional[Tuple[str, ...]] = None
+    ignore: Tuple[str, ...] = ()
+    extend_select: Tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return self.select is not None or bool(self.ignore) or bool(self.extend_select)
+
+
+@dataclass(frozen=True)
 class Settings:
     """Everything a run needs to know besides the paths."""
 
@@ -99,11 +116,10 @@ def load_settings(config_path: Optional[Path], catalog: Dict[str, RuleEntry],
     declared = rule_options(catalog)
     settings: Dict[str, Any] = {}
     exclude = list(DEFAULT_EXCLUDE)
+    chosen: Dict[str, Tuple[str, ...]] = {}  # the selection keys' codes
     for key, value in table.items():
-        if key == "select":
-            settings["select"] = validate_codes(_str_list(key, value, where), catalog, f"{where}: 'select'")
-        elif key == "ignore":
-            settings["ignore"] = validate_codes(_str_list(key, value, where), catalog, f"{where}: 'ignore'")
+        if key in _SELECTION_KEYS:
+            chosen[key] = validate_codes(_str_list(key, value, where), catalog, f"{where}: '{key}'")
         elif key == "exclude":
             exclude = list(_str_list(key, value, where))
         elif key == "extend-exclude":
@@ -137,8 +153,16 @@ def load_settings(config_path: Optional[Path], catalog: Dict[str, RuleEntry],
             options[key] = value
         else:
             raise ConfigError(f"{where}: unknown key '{key}' in [tool.mplint]")
+    selection = RuleSelection(select=chosen.get("select"),
+                              ignore=chosen.get("ignore", ()) + chosen.get("extend-ignore", ()),
+                              extend_select=chosen.get("extend-select", ()))
+    # The table's selection, resolved to rule ids, so every reader of ``select`` sees it.
+    settings["select"] = resolve_rules(catalog, [selection])
     return Settings(root=config_path.parent.resolve(), config_path=config_path,
                     exclude=tuple(exclude), options=tuple(sorted(options.items())), **settings)
+
+
+_SELECTION_KEYS = ("select", "ignore", "extend-select", "extend-ignore")
 
 
 def validate_codes(codes: Iterable[str], catalog: Dict[str, RuleEntry], where: str) -> Tuple[str, ...]:
@@ -152,23 +176,48 @@ def validate_codes(codes: Iterable[str], catalog: Dict[str, RuleEntry], where: s
     return tuple(out)
 
 
-def _best(patterns: Sequence[str], rule_id: str) -> int:
-    """Length of the most specific matching code (ALL counts as 0), -1 if none."""
+def _best(patterns: Sequence[str], rule_id: str, all_counts: bool = True) -> int:
+    """Length of the most specific matching code (ALL counts as 0 when
+    ``all_counts``), -1 if none."""
     best = -1
     for p in patterns:
         if p == "ALL":
-            best = max(best, 0)
+            if all_counts:
+                best = max(best, 0)
         elif rule_id.startswith(p):
             best = max(best, len(p))
     return best
 
 
+def _updates(catalog: Dict[str, RuleEntry], select: Sequence[str],
+             ignore: Sequence[str]) -> Dict[str, bool]:
+    """Rule id -> enabled, for the rules a layer's codes name (see ``selected_rules``)."""
+    out: Dict[str, bool] = {}
+    for rule_id, entry in catalog.items():
+        # An opt-in rule (MP900) is enabled only by a code that names it, never by ALL.
+        s = _best(select, rule_id, all_counts=not entry.opt_in)
+        i = _best(ignore, rule_id)
+        if s >= 0 and s > i:
+            out[rule_id] = True
+        elif i >= 0:
+            out[rule_id] = False
+    return out
+
+
 def selected_rules(catalog: Dict[str, RuleEntry], select: Sequence[str],
                    ignore: Sequence[str]) -> List[str]:
     """Rule ids enabled by select/ignore; the more specific code wins, ties go to ignore."""
-    out = []
-    for rule_id in catalog:
-        s, i = _best(select, rule_id), _best(ignore, rule_id)
-        if s >= 0 and s > i:
-            out.append(rule_id)
-    return out
+    return [rule_id for rule_id, on in _updates(catalog, select, ignore).items() if on]
+
+
+def resolve_rules(catalog: Dict[str, RuleEntry], layers: Sequence[RuleSelection]) -> Tuple[str, ...]:
+    """The rule ids enabled by the default selection (``ALL``) and then each layer."""
+    enabled = set(selected_rules(catalog, ("ALL",), ()))
+    for layer in layers:
+        updates = _updates(catalog, (layer.select or ()) + layer.extend_select, layer.ignore)
+        if layer.select is not None:
+            enabled = {rule_id for rule_id, on in updates.items() if on}
+            continue
+        for rule_id, on in updates.items():
+            (enabled.add if on else enabled.discard)(rule_id)
+    return tuple(rule_id for rule_id in catalog if rule_id in enabled)
