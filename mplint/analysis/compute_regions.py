@@ -185,15 +185,16 @@ class ComputeRegions(Analysis):
                     changed = True
         for call, scope in self._super_inits:
             cls_scope = scope.enclosing_class()
-            if cls_scope is None or cls_scope.node not in self._classes:
+            cls_node = cls_scope.node if cls_scope is not None else None
+            if not isinstance(cls_node, cst.ClassDef) or cls_node not in self._classes:
                 continue
             dtype = keyword_only(call, "dtype")
             autocast = keyword_only(call, "autocast")
             loc = Location(scope, 10**9)
             if dtype is not None and self._not_sixteen_bit(dtype, loc):
-                self._classes[cls_scope.node].sixteen_bit = False
+                self._classes[cls_node].sixteen_bit = False
             if isinstance(autocast, cst.Name) and autocast.value == "False":
-                self._classes[cls_scope.node].sixteen_bit = False
+                self._classes[cls_node].sixteen_bit = False
         for node in self._autocast_off:
             if node in self._classes:
                 self._classes[node].sixteen_bit = False
@@ -259,7 +260,7 @@ class ComputeRegions(Analysis):
 
     def layer_class(self, node: cst.CSTNode) -> Optional[LayerClass]:
         self._resolve()
-        return self._classes.get(node)  # type: ignore[arg-type]
+        return self._classes.get(node) if isinstance(node, cst.ClassDef) else None
 
     def region(self, loc: Location) -> Optional[Region]:
         """The 16-bit region the location runs in, or None."""

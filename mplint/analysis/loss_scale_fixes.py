@@ -53,9 +53,9 @@ class StatementEdits:
         for statement, before, rewrites, after in self._edits.values():
             body = statement.visit(_Rewriter(rewrites)) if rewrites else statement
             if before or after:
-                out[statement] = cst.FlattenSentinel([*before, body, *after])  # type: ignore[list-item]
+                out[statement] = cst.FlattenSentinel([*before, body, *after])
             else:
-                out[statement] = body  # type: ignore[assignment]
+                out[statement] = body
         return out
 
 
@@ -67,7 +67,7 @@ class _Rewriter(cst.CSTTransformer):
         super().__init__()
         self.rewrites = rewrites
 
-    def on_leave(self, original_node, updated_node):  # type: ignore[override]
+    def on_leave(self, original_node, updated_node):
         new = self.rewrites.get(id(original_node))
         if new is None:
             return updated_node
@@ -135,8 +135,12 @@ def add_unscaling(ctx: Context, step: TrainStep, edits: StatementEdits) -> bool:
         else:
             wrapper = cst.parse_expression(f"{optimizer}.get_unscaled_gradients(__grads__)")
             assert isinstance(wrapper, cst.Call)
-            edits.rewrite(statement, gradient.call,
-                          lambda call, wrapper=wrapper: wrapper.with_changes(args=[cst.Arg(call)]))
+
+            def wrap(call: cst.CSTNode, wrapper: cst.Call = wrapper) -> cst.CSTNode:
+                assert isinstance(call, cst.BaseExpression)
+                return wrapper.with_changes(args=[cst.Arg(call)])
+
+            edits.rewrite(statement, gradient.call, wrap)
     return True
 
 

@@ -378,8 +378,8 @@ class TensorKinds(Analysis):
             if not isinstance(node.target, cst.Name):
                 return None
             before = self.kind(node.target, where, depth + 1)
-            value = self.kind(node.value, where, depth + 1)
-            kinds = {before, value} - {None}
+            added = self.kind(node.value, where, depth + 1)
+            kinds = {before, added} - {None}
             return next(iter(kinds)) if len(kinds) == 1 else None
         return None
 
@@ -582,10 +582,11 @@ class TensorKinds(Analysis):
             yield from self._binop_mismatches(node.value, site.where)
             target, value = self.kind(node.target, site.where), self.kind(node.value, site.where)
             if {target, value} == {F32, LOW}:
-                f32, low = (node.target, node.value) if target == F32 else (node.value, node.target)
-                yield Mismatch(node, f32, low, site.where)
+                f32_side, low_side = (node.target, node.value) if target == F32 else (node.value, node.target)
+                yield Mismatch(node, f32_side, low_side, site.where)
             return
-        yield from self._binop_mismatches(site.node, site.where)  # type: ignore[arg-type]
+        assert isinstance(site.node, cst.BaseExpression)  # an outermost arithmetic expression
+        yield from self._binop_mismatches(site.node, site.where)
 
     def _binop_mismatches(self, node: cst.BaseExpression, where: Where) -> Iterator[Mismatch]:
         if isinstance(node, cst.UnaryOperation):
@@ -626,6 +627,7 @@ class TensorKinds(Analysis):
         outer = self._arg_of.get(node)
         if outer is not None and (operators is None or _short(outer[0], self) in operators):
             context = self._context(self.operands(outer[0]), outer[1])
+        assert isinstance(node, cst.BaseExpression)  # an outermost arithmetic expression
         yield from self._literals(node, where, context)
 
     def _context(self, operands: List[cst.BaseExpression], where: Where) -> Optional[str]:
@@ -666,10 +668,10 @@ class TensorKinds(Analysis):
                     return self.origin(binding.value, bw, depth + 1)
             return None
         if isinstance(expr, cst.Attribute):
-            binding = self._self_attribute(expr, where)
-            if binding is not None and binding.value is not None:
-                bw = self.binding_where(binding)
-                return (binding.value, bw) if bw is not None else None
+            attribute = self._self_attribute(expr, where)
+            if attribute is not None and attribute.value is not None:
+                bw = self.binding_where(attribute)
+                return (attribute.value, bw) if bw is not None else None
             return None
         if isinstance(expr, (cst.Subscript,)):
             return self.origin(expr.value, where, depth + 1)

@@ -13,7 +13,7 @@ is not a train step.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
+from typing import Dict, FrozenSet, Iterator, List, Literal, Optional, Set, Tuple, Union
 
 import libcst as cst
 
@@ -394,7 +394,7 @@ class TrainingLoops(Analysis):
             return None
         return Gradient(node, loc, target, statement, block or None)
 
-    def _tape_block(self, tape: cst.BaseExpression, loc: Location) -> Optional[object]:
+    def _tape_block(self, tape: cst.BaseExpression, loc: Location) -> Union[cst.With, Literal[False], None]:
         """The ``with`` block of a GradientTape (False: a tape with no block found)."""
         if not isinstance(tape, cst.Name):
             return None
@@ -423,7 +423,8 @@ class TrainingLoops(Analysis):
 
     def _scaling(self, step: TrainStep, grads_flow: List[cst.CSTNode]) -> None:
         scaling: Set[str] = set()
-        targets = [(g.target, g.location) for g in step.gradients if g.target is not None]
+        targets: List[Tuple[Optional[cst.BaseExpression], Location]] = [
+            (g.target, g.location) for g in step.gradients if g.target is not None]
         if step.method == "minimize":
             targets = [(positional_or_keyword(step.call, 0, "loss"), step.location)]
         for target, where in targets:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Set
+from typing import Optional, Set
 
 from mplint.analysis.loss_scale_fixes import (
     StatementEdits, add_scaling, add_unscaling, fix_replacements, wrap_creation,
@@ -46,8 +46,8 @@ class MissingLossScaleOptimizer(Check):
                     wrapped.update(id(o.call) for o in step.origins)
             self.report(step.call, message, fix)
 
-    def _fix(self, loops: TrainingLoops, step: TrainStep, version: object) -> "Fix | None":
-        if version not in (2, 3) or len(step.origins) != 1:
+    def _fix(self, loops: TrainingLoops, step: TrainStep, version: Optional[int]) -> Optional[Fix]:
+        if version is None or version not in (2, 3) or len(step.origins) != 1:
             return None
         origin = step.origins[0]
         if origin.call is None or origin.location is None:
@@ -59,7 +59,7 @@ class MissingLossScaleOptimizer(Check):
         edits = StatementEdits()
         if step.method != "minimize":
             if not step.loss_scaled:
-                if not add_scaling(self.ctx, step, int(version), edits):  # type: ignore[call-overload]
+                if not add_scaling(self.ctx, step, version, edits):
                     return None
             elif version == 2 and not step.unscaled and not add_unscaling(self.ctx, step, edits):
                 return None

@@ -38,15 +38,15 @@ class LossNotScaled(Check):
                 3: f"Keras 3 divides every gradient by {scale} in "
                    f"{step.method}(), so the model barely trains",
                 2: "the gradients get no loss scaling and small ones underflow to zero",
-            }.get(version, "the gradients are not loss-scaled (Keras 3 even divides them by the scale)")  # type: ignore[call-overload]
+            }.get(version or 0, "the gradients are not loss-scaled (Keras 3 even divides them by the scale)")
             self.report(step.call, f"`{name}` {how}, but the loss differentiated here is not scaled: "
                                    f"{effect}; scale the loss inside the tape", self._fix(step, version))
 
-    def _fix(self, step: TrainStep, version: object) -> Optional[Fix]:
-        if version not in (2, 3):
+    def _fix(self, step: TrainStep, version: Optional[int]) -> Optional[Fix]:
+        if version is None or version not in (2, 3):
             return None
         edits = StatementEdits()
-        if not add_scaling(self.ctx, step, int(version), edits):  # type: ignore[call-overload]
+        if not add_scaling(self.ctx, step, version, edits):
             return None
         replacements = fix_replacements(edits, [])
         return Fix(replacements, safety=Safety.UNSAFE) if replacements else None

@@ -33,14 +33,14 @@ class DoubleLossScaling(Check):
                               "TypeError, Keras 3 accepts it and divides every gradient by the inner loss "
                               "scale too; wrap the optimizer once", self._unwrap(inner, wrapped))
         for site in self.facts.rewrite_sites_of(REWRITE_CALL):
-            call, loc = site.node, site.location
-            assert isinstance(call, cst.Call)
-            opt = positional_or_keyword(call, 0, "opt")
+            rewrite, loc = site.node, site.location
+            assert isinstance(rewrite, cst.Call)
+            opt = positional_or_keyword(rewrite, 0, "opt")
             if opt is None:
                 continue
             wrapped = [o for o in loops.optimizer_origins(opt, loc) if o.kind == LSO]
             if wrapped:
-                self.report(call, "a LossScaleOptimizer is passed to the mixed precision graph rewrite, "
+                self.report(rewrite, "a LossScaleOptimizer is passed to the mixed precision graph rewrite, "
                                   "which raises ValueError; the rewrite adds its own loss scaling",
                             self._unwrap(opt, wrapped))
 

@@ -117,11 +117,11 @@ class WrongKerasGenerationApi(Check):
             if not kinds or not kinds <= {LSO, COMPILED} or LSO not in kinds:
                 continue
             step = steps.get(id(call))
-            fixed = _apply_gradients(call)
+            rewritten = _apply_gradients(call)
             safety = Safety.SAFE if step is not None and (not step.loss_scaled or step.unscaled) else Safety.UNSAFE
             self.report(call, "apply() is the Keras 3 method; Keras 2's LossScaleOptimizer updates through "
                               "apply_gradients(zip(grads, vars))",
-                        Fix({call: fixed}, safety=safety) if fixed is not None else None)
+                        Fix({call: rewritten}, safety=safety) if rewritten is not None else None)
 
 
 def _self_assignment(line: cst.CSTNode) -> Optional[cst.Call]:

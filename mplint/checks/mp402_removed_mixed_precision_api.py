@@ -10,14 +10,14 @@ alone: it already runs on both generations.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Set, Tuple, Union
+from typing import Dict, Iterator, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
 from mplint.semantic.call_args import positional_or_keyword
 from mplint.analysis.references import References
 from mplint.rule.check import Check, Fix
-from mplint.rule.levels import Safety
+from mplint.rule.levels import Safety, Severity
 from mplint.rule.edits import Import, arg_index, replace_arg, spell, without_arg
 from mplint.semantic.migrations import Migration, migrate, parse_version
 from mplint.semantic.names import dotted_name
@@ -28,6 +28,8 @@ _LOSS_SCALE_CLASSES = ("DynamicLossScale", "FixedLossScale")
 _GUARD_WORDS = ("version", "hasattr", "experimental", "VERSION")
 
 ImportNode = Union[cst.Import, cst.ImportFrom]
+#: (full dotted name, local name, asname or None) of one imported name
+Alias = Tuple[str, str, Optional[str]]
 
 #: Keras optimizers became new-style in TF 2.11; the graph rewrite refuses them since
 #: (reference, section 4). Before that a TF2 Keras optimizer was accepted.
@@ -207,7 +209,7 @@ class RemovedMixedPrecisionApi(Check):
         for ref in self._refs:
             self._report_ref(ref, renamed)
 
-    def _severity(self, migration: Migration) -> Optional[str]:
+    def _severity(self, migration: Migration) -> Optional[Severity]:
         """error/warning by the target TF version; None: the target predates the new API.
 
         An explicit target wins over the Keras generation detected from installed
@@ -234,7 +236,8 @@ class RemovedMixedPrecisionApi(Check):
         fix = Fix({node: new_node}, safety=Safety.SAFE) if new_node is not None else None
         self.report(node, message, fix, severity)
 
-    def _new_import(self, node: ImportNode, aliases, migrations, renamed) -> Optional[ImportNode]:
+    def _new_import(self, node: ImportNode, aliases: List[Alias], migrations: List[Optional[Migration]],
+                    renamed: Dict[str, Tuple[str, str]]) -> Optional[ImportNode]:
         if isinstance(node, cst.Import):
             new_names = []
             for alias, (full, local, asname), m in zip(node.names, aliases, migrations):
@@ -247,20 +250,21 @@ class RemovedMixedPrecisionApi(Check):
                 if asname:
                     renamed[local] = (local, m.new)
             return node.with_changes(names=new_names)
-        if any(m is None or m.new is None for m in migrations):
+        targets = [m.new for m in migrations if m is not None and m.new is not None]
+        if len(targets) != len(migrations) or isinstance(node.names, cst.ImportStar):
             return None  # a mix of current and removed names: split it by hand
-        parents = {m.new.rpartition(".")[0] for m in migrations}  # type: ignore[union-attr]
+        parents = {new.rpartition(".")[0] for new in targets}
         if len(parents) != 1:
             return None
         parent = parents.pop()
         new_names = []
-        for alias, (full, local, asname), m in zip(node.names, aliases, migrations):  # type: ignore[union-attr]
-            leaf = m.new.rpartition(".")[2]
+        for alias, (full, local, asname), new in zip(node.names, aliases, targets):
+            leaf = new.rpartition(".")[2]
             new_local = local if asname else leaf
             if new_local != local and new_local in self.names.module_scope.aliases:
                 return None
-            renamed[local] = (new_local, m.new)
-            changes = {"name": cst.Name(leaf)}
+            renamed[local] = (new_local, new)
+            changes: Dict[str, object] = {"name": cst.Name(leaf)}
             if asname == leaf:
                 changes["asname"] = None
             new_names.append(alias.with_changes(**changes))
@@ -317,7 +321,7 @@ class RemovedMixedPrecisionApi(Check):
         self.report(ref.node, f"{message}; use `{text}`",
                     Fix({ref.node: expr}, Safety.SAFE, imports, removals), severity)
 
-    def _layer_policy(self, ref: _Ref, message: str, severity: str) -> None:
+    def _layer_policy(self, ref: _Ref, message: str, severity: Severity) -> None:
         call = ref.call
         assert call is not None
         layer = positional_or_keyword(call, 0, "layer")
@@ -326,7 +330,7 @@ class RemovedMixedPrecisionApi(Check):
             fix = Fix({call: cst.Attribute(value=layer, attr=cst.Name("dtype_policy"))}, Safety.SAFE)
         self.report(call, f"{message}; use `layer.dtype_policy`", fix, severity)
 
-    def _call(self, ref: _Ref, m: Migration, spelled, message: str, severity: str) -> None:
+    def _call(self, ref: _Ref, m: Migration, spelled, message: str, severity: Severity) -> None:
         """Policy / LossScaleOptimizer: rename, and move the ``loss_scale`` argument."""
         call = ref.call
         assert call is not None
@@ -418,14 +422,14 @@ class RemovedMixedPrecisionApi(Check):
         return tuple(out)
 
 
-def _aliases(node: ImportNode):
+def _aliases(node: ImportNode) -> Iterator[Alias]:
     """(full dotted name, local name, asname or None) for each imported name."""
     if isinstance(node, cst.ImportFrom):
         if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
             return
         module = dotted_name(node.module)
         for alias in node.names:
-            name = dotted_name(alias.name)
+            name = dotted_name(alias.name) or ""
             asname = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else None
             yield f"{module}.{name}", asname or name, asname
     else:
@@ -465,7 +469,7 @@ def _v(version: Tuple[int, int]) -> str:
     return f"{version[0]}.{version[1]}"
 
 
-def _status(m: Migration, severity: str, failure: str) -> str:
+def _status(m: Migration, severity: Severity, failure: str) -> str:
     if severity == "error":
         return f"was removed in TF {_v(m.removed)} ({failure})"
     return f"is deprecated since TF {_v(m.since)} and removed in TF {_v(m.removed)}"

@@ -61,7 +61,7 @@ class Float16InputCast(Check):
                 self._fix(dtype, safety),
             )
 
-    def _fix(self, dtype: cst.BaseExpression, safety: str) -> Optional[Fix]:
+    def _fix(self, dtype: cst.BaseExpression, safety: Safety) -> Optional[Fix]:
         """Cast to float32 in the same spelling: ``tf.float16`` -> ``tf.float32``."""
         if isinstance(dtype, cst.Attribute) and dtype.attr.value in _ATTRS:
             new: cst.BaseExpression = dtype.with_changes(attr=cst.Name("float32"))

@@ -45,6 +45,7 @@ def _positions_in(stmt: cst.BaseStatement, start: Tuple[int, ast.stmt], module: 
     targets: List[Tuple[cst.BaseStatement, int]] = []
     rebuilt: Set[int] = set()
     pruned = _prune(stmt, start, _Holding(stmt, wanted), wanted, targets, rebuilt)
+    assert isinstance(pruned, (cst.SimpleStatementLine, cst.BaseCompoundStatement))  # every statement is
     alone = cst.Module(body=[pruned], header=[], footer=[], default_indent=module.default_indent,
                        default_newline=module.default_newline)
     found = MetadataWrapper(alone, unsafe_skip_copy=True).resolve(PositionProvider)

@@ -11,7 +11,7 @@ cache use it without loading libcst.
 from __future__ import annotations
 
 from enum import Enum
-from typing import Literal, Tuple, cast
+from typing import Literal, Tuple
 
 #: how bad a finding is; a rule's catalog entry gives it, a finding may override it
 Severity = Literal["error", "warning"]
@@ -22,7 +22,7 @@ def parse_severity(text: object) -> Severity:
     """The severity ``text`` names; ValueError for anything else."""
     if text not in SEVERITIES:
         raise ValueError(f"severity must be error or warning, got {text!r}")
-    return cast(Severity, text)
+    return text
 
 
 class Safety(str, Enum):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 import operator
-from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -85,7 +85,7 @@ class Evaluator:
             right = self.values(expr.right, loc, depth + 1)
             if left is None or right is None:
                 return None
-            out = set()
+            out: Set[object] = set()
             for a, b in itertools.product(left, right):
                 if not _is_number(a) or not _is_number(b):
                     if op is operator.add and isinstance(a, str) and isinstance(b, str):
@@ -216,7 +216,7 @@ def _is_number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _map(values: Values, fn: Callable[[object], object]) -> Optional[Values]:
+def _map(values: Values, fn: Callable[[Any], object]) -> Optional[Values]:
     try:
         return frozenset(fn(v) for v in values)
     except TypeError:
