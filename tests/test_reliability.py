@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import json
 import os
+import textwrap
 import threading
 import time
 
 import pytest
 
 import mplint.core.source as source_module
-from helpers import BAD, GOOD, outcome, run_cli, run_process, write_files
+from helpers import BAD, GOOD, fired, fix, lint, outcome, run_cli, run_process, write_files
 from mplint.core.source import MAX_NESTING, SourceError, decode, parse, write_atomic
 
 POLICY = 'import tensorflow as tf\ntf.keras.mixed_precision.set_global_policy("mixed_float16")\n'
@@ -266,3 +267,111 @@ def test_an_edit_during_the_write_is_not_overwritten(tmp_path, monkeypatch):
         write_atomic(str(target), b"new\n", expected=b"old\n")
     assert target.read_bytes() == b"old\n# the user's edit\n"
     assert [p.name for p in tmp_path.iterdir()] == ["model.py"]  # no temporary file left
+
+
+# -- 5. MP102's safe fix never targets a model used as a block ------------------------------
+STEM = '''\
+import keras
+from keras import layers
+
+keras.mixed_precision.set_global_policy("mixed_float16")
+
+
+def convnext(inputs):
+    stem = keras.Sequential([
+        layers.Conv2D(96, 4, strides=4),
+        layers.LayerNormalization(epsilon=1e-6),
+    ])
+    blocks = []
+    blocks.append(stem)
+    for i in range(3):
+        down = keras.Sequential([layers.LayerNormalization(epsilon=1e-6), layers.Conv2D(192, 2)])
+        blocks.append(down)
+    x = inputs
+    for i in range(4):
+        x = blocks[i](x)
+    return x
+'''
+
+
+def test_a_model_appended_to_a_list_of_blocks_is_no_output():
+    assert fired(STEM, "MP101", "MP102") == []
+
+
+def test_mp102_fix_is_safe_only_for_a_model_trained_or_run_as_a_whole():
+    head = POLICY + 'inputs = tf.keras.Input(shape=(13,))\nprice = tf.keras.layers.Dense(1)(inputs)\n'
+    block = head + "pooler = tf.keras.Model(inputs, price)\n"  # may be a block of a bigger model
+    [finding] = lint(block, "MP102")
+    assert (finding.line, finding.fix) == (4, "unsafe")
+    for whole in ("pooler.compile('adam', 'mse')\n", "pooler.fit(x, y)\n", "y = pooler.predict(x)\n"):
+        [finding] = lint(block + whole, "MP102")
+        assert (finding.line, finding.fix) == (4, "safe"), whole
+    built = POLICY + "def build():\n" + textwrap.indent(
+        'inputs = tf.keras.Input(shape=(13,))\nmodel = tf.keras.Model(inputs, tf.keras.layers.Dense(1)(inputs))\n'
+        'return model\n', "    ") + "model = build()\nmodel.compile('adam', 'mse')\n"
+    [finding] = lint(built, "MP102")
+    assert (finding.line, finding.fix) == (5, "safe")
+
+
+def test_a_model_class_another_file_may_use_as_a_layer_gets_an_unsafe_fix():
+    code = POLICY + textwrap.dedent('''\
+        class MLPEmbedder(tf.keras.Model):
+            def __init__(self, hidden):
+                super().__init__()
+                self.inner = tf.keras.layers.Dense(hidden, activation="silu")
+                self.out = tf.keras.layers.Dense(hidden)
+
+            def call(self, x):
+                return self.out(self.inner(x))
+    ''')
+    [finding] = lint(code, "MP102")
+    assert (finding.line, finding.fix) == (7, "unsafe")
+    assert fix(code, "MP102", unsafe=False) == textwrap.dedent(code)
+
+
+# -- 7. fixes labelled safe that changed behaviour, or were incomplete -----------------------
+def test_mp402_policy_with_loss_scaling_off_is_unsafe_and_says_why():
+    code = POLICY + 'p = tf.keras.mixed_precision.experimental.Policy("mixed_float16", loss_scale=None)\n'
+    [finding] = lint(code, "MP402")
+    assert finding.fix == "unsafe"
+    assert "`loss_scale=None` turned loss scaling off" in finding.message
+    assert "LossScaleOptimizer" in finding.message
+    # under another policy compile() never scales: dropping the argument changes nothing
+    [other] = lint(code.replace('Policy("mixed_float16"', 'Policy("mixed_bfloat16"'), "MP402")
+    assert other.fix == "safe"
+
+
+def test_mp404_fix_restores_the_policy_where_floatx_was_restored():
+    code = textwrap.dedent('''\
+        import tensorflow as tf
+
+
+        def train():
+            old = tf.keras.backend.floatx()
+            tf.keras.backend.set_floatx("float16")
+            try:
+                model = tf.keras.Sequential([tf.keras.layers.Dense(8)])
+            finally:
+                tf.keras.backend.set_floatx(old)
+    ''')
+    assert fix(code, "MP404") == code.replace(
+        'tf.keras.backend.set_floatx("float16")', 'tf.keras.mixed_precision.set_global_policy("mixed_float16")'
+    ).replace("tf.keras.backend.set_floatx(old)", "tf.keras.mixed_precision.set_global_policy(old)")
+
+
+@pytest.mark.parametrize("wrapper, inner, rule", [
+    ("TimeDistributed", 'layers.Dense(4)', "MP102"),
+    ("TimeDistributed", 'layers.Dense(4, activation="softmax")', "MP101"),
+    ("Bidirectional", "layers.LSTM(8)", "MP102"),
+])
+def test_a_wrapper_output_is_fixed_on_the_layer_it_wraps(wrapper, inner, rule):
+    code = POLICY + textwrap.dedent(f'''\
+        from tensorflow.keras import layers
+
+        inputs = tf.keras.Input(shape=(10, 8))
+        model = tf.keras.Model(inputs, layers.{wrapper}({inner})(inputs))
+        model.compile("adam", "mse")
+    ''')
+    assert fired(code, "MP101", "MP102") == [(6, rule)]
+    fixed_inner = inner[:-1] + ', dtype="float32")'
+    assert fix(code, "MP101", "MP102") == textwrap.dedent(code).replace(inner, fixed_inner)

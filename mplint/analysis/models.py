@@ -30,6 +30,11 @@ from mplint.semantic.vocabulary import ANY_MODEL_CLASSES, MODEL_CLASSES, SEQUENT
 
 #: list/model methods that change which layer comes last
 _MUTATORS = frozenset({"add", "append", "extend", "insert", "pop", "remove", "clear"})
+#: methods called only on a model that is trained or run as a whole, never on a block
+_WHOLE_MODEL_METHODS = frozenset({
+    "compile", "fit", "evaluate", "predict", "train_on_batch", "test_on_batch", "predict_on_batch",
+    "fit_generator", "evaluate_generator", "predict_generator",
+})
 #: builtins that may receive a model or a list of layers without changing it
 _HARMLESS_CALLEES = frozenset({"print", "len", "isinstance", "id", "repr", "str", "type"})
 
@@ -111,6 +116,10 @@ class ModelOutputs(Analysis):
         self._class_calls: List[Tuple[cst.Call, Location]] = []
         #: ``super().__init__(inputs, outputs)`` in classes: functional subclasses
         self._super_inits: List[Tuple[cst.Call, Location, Scope]] = []
+        #: variables handed to a list's ``append``/``extend``/``insert`` (``blocks.append(stem)``)
+        self._appended: List[Tuple[cst.Name, Location]] = []
+        #: ``model.compile(...)``, ``model.fit(...)``...: where each variable is used as a whole model
+        self._whole_model_uses: Dict[str, List[Location]] = {}
         self._nested: Optional[Set[int]] = None
         #: assignments made inside a loop body (a new value each iteration)
         self._loop_assigns: Set[int] = set()
@@ -191,6 +200,11 @@ class ModelOutputs(Analysis):
             self._positions.append((func, loc))
         if isinstance(func, cst.Attribute) and func.attr.value in _MUTATORS:
             self._positions += [(a.value, loc) for a in node.args if isinstance(a.value, cst.Call)]
+            if func.attr.value in ("append", "extend", "insert"):
+                self._appended += [(a.value, loc) for a in node.args if isinstance(a.value, cst.Name)]
+        if isinstance(func, cst.Attribute) and func.attr.value in _WHOLE_MODEL_METHODS \
+                and isinstance(func.value, cst.Name):
+            self._whole_model_uses.setdefault(func.value.value, []).append(loc)
         for arg in node.args:
             if isinstance(arg.value, cst.Name):
                 self._passed.setdefault(arg.value.value, []).append((node, loc))
@@ -248,6 +262,11 @@ class ModelOutputs(Analysis):
             return None
         return found[0][1]
 
+    def layer(self, expr: cst.BaseExpression, loc: Location) -> Optional[LayerProducer]:
+        """The layer ``expr`` denotes (a constructor call, through variables and
+        ``self`` attributes), if known: the layer a wrapper such as TimeDistributed runs."""
+        return self._layer(expr, loc, 0)
+
     def op_input(self, op: OpProducer) -> Optional[Producer]:
         """The producer of an op's first tensor argument (``x`` in ``tf.nn.softmax(x)``)."""
         expr = first_tensor_argument(op.call)
@@ -258,6 +277,47 @@ class ModelOutputs(Analysis):
         if self.resolve(call.func) & (MODEL_CLASSES | SEQUENTIAL_CLASSES):
             return True
         return self._local_model_class(call.func, loc) is not None
+
+    def used_as_whole_model(self, model: cst.CSTNode) -> bool:
+        """Whether the model (a ``ModelOutput.model_call``) is certainly trained or run
+        as a whole in this file: compiled, fit, evaluated or asked to predict, through
+        the variable it is bound to or the result of a function that returns it. A
+        model not seen so may be a block of a bigger one (an encoder, a stem, a class
+        another file uses as a layer), whose last layer is no output."""
+        made = {id(call): (call, loc) for call, loc, _ in self._models}
+        classes = {id(call): cls.node for call, _, cls in self._super_inits}
+        for name, uses in self._whole_model_uses.items():
+            for use in uses:
+                binding = use.lookup(name)
+                if binding is None or binding.kind not in ("assign", "annassign") or binding.scope is None:
+                    continue
+                value = binding.value
+                if not isinstance(value, cst.Call):
+                    continue
+                if id(model) in made and self._makes(value, binding.location(), made[id(model)]):
+                    return True
+                found = self._local_model_class(value.func, binding.location())
+                if found is not None and found[0] is classes.get(id(model), model):
+                    return True
+        return False
+
+    def _makes(self, value: cst.Call, loc: Location, model: Tuple[cst.Call, Location]) -> bool:
+        """``value`` is the model's constructor call, or a call of a local function
+        that returns it (``def build(): model = Sequential(...); return model``)."""
+        call, where = model
+        if value is call:
+            return True
+        helper = self._local_function(value.func, loc)
+        if helper is None:
+            return False
+        for returned, at in self._returns.get(id(helper), []):
+            if returned is call:
+                return True
+            if isinstance(returned, cst.Name):
+                binding = at.lookup(returned.value)
+                if binding is not None and binding.value is call:
+                    return True
+        return False
 
     # -- sub-models ----------------------------------------------------------------------
     def _nested_models(self) -> Set[int]:
@@ -278,6 +338,8 @@ class ModelOutputs(Analysis):
             # wrapper that is a plain class only runs them).
             for call, loc in self._positions:
                 self._mark_layer(call, loc, nested)
+            for name, loc in self._appended:
+                self._mark_appended(name, loc, nested)
             keras_classes = self._keras_classes() | {id(cls.node) for _, _, cls in self._super_inits}
             for calls, target in ((self._self_calls, True), (self._class_calls, False)):
                 for call, loc in calls:
@@ -293,6 +355,22 @@ class ModelOutputs(Analysis):
             return
         nested.add(id(layer.constructor))
         found = self._local_model_class(layer.constructor.func, layer.location)
+        if found is not None:
+            nested.add(id(found[0]))
+
+    def _mark_appended(self, name: cst.Name, loc: Location, nested: Set[int]) -> None:
+        """A model put in a list of blocks (``downsample_layers.append(stem)``, built
+        in a loop or not), unless it is trained or run as a whole (an ensemble)."""
+        binding = loc.lookup(name.value)
+        if binding is None or binding.kind not in ("assign", "annassign") or binding.scope is None:
+            return
+        value = binding.value
+        if not isinstance(value, cst.Call) or not self.is_model_constructor(value, binding.location()):
+            return
+        found = self._local_model_class(value.func, binding.location())
+        if self.used_as_whole_model(value) or (found is not None and self.used_as_whole_model(found[0])):
+            return
+        nested.add(id(value))
         if found is not None:
             nested.add(id(found[0]))
 

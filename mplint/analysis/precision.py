@@ -29,9 +29,14 @@ from mplint.analysis.models import LayerProducer, ModelOutput, ModelOutputs, OpP
 from mplint.rule.check import Analysis, Context, Fix
 from mplint.rule.levels import Safety
 from mplint.rule.edits import cast, string
+from mplint.semantic.call_args import positional_or_keyword
 from mplint.semantic.facts import PolicyState
 from mplint.semantic.vocabulary import ELEMENTWISE_OPS, SHAPE_OPS, SOFTMAX_FUNCTIONS
 
+
+#: layers that run another layer (given as this argument) and compute nothing themselves
+WRAPPED_LAYER = {"keras.layers.TimeDistributed": "layer", "keras.layers.Bidirectional": "layer",
+                 "keras.layers.RNN": "cell"}
 
 _MAX_DEPTH = 16
 
@@ -93,6 +98,13 @@ class OutputPrecision(Analysis):
         """(producer to report, computed by a softmax, dtype) for a 16-bit tensor."""
         if depth > _MAX_DEPTH:
             return None
+        if isinstance(producer, LayerProducer) and producer.layer_class & WRAPPED_LAYER.keys():
+            # The wrapped layer computes (and its copies, for Bidirectional); a dtype on
+            # the wrapper leaves it in 16 bits. Judge, report and fix that layer.
+            keyword = WRAPPED_LAYER[min(producer.layer_class & WRAPPED_LAYER.keys())]
+            wrapped = positional_or_keyword(producer.constructor, 0, keyword)
+            inner = None if wrapped is None else models.layer(wrapped, producer.location)
+            return None if inner is None else self._judge(inner, policy, models, depth + 1)
         if isinstance(producer, LayerProducer):
             custom = self._custom(producer)
             if not computes_under_policy(producer) and custom is None:

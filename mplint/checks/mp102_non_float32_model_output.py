@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from typing import Optional, Set
 
 import libcst as cst
 
-from mplint.analysis.models import LayerProducer, OpProducer
+from mplint.analysis.models import LayerProducer, ModelOutputs, OpProducer
 from mplint.semantic.call_args import positional_or_keyword
 from mplint.analysis.precision import OutputPrecision, output_layer_fix
 from mplint.rule.check import Check, Fix, Needs
@@ -62,6 +63,14 @@ class NonFloat32ModelOutput(Check):
                     return name
         return None
 
+    def _unless_a_block(self, model: cst.CSTNode, fix: Optional[Fix]) -> Optional[Fix]:
+        """The fix, unsafe when the model is not seen trained or run as a whole here: it
+        may be a block of a bigger one (a ConvNeXt stem, an encoder's pooler, a class
+        another file uses as a layer), where float32 would slow the network down."""
+        if fix is None or fix.safety != Safety.SAFE or self.ctx.get(ModelOutputs).used_as_whole_model(model):
+            return fix
+        return replace(fix, safety=Safety.UNSAFE)
+
     def finish(self) -> None:
         precision = self.ctx.get(OutputPrecision)
         for found in precision.sixteen_bit_outputs():
@@ -76,7 +85,7 @@ class NonFloat32ModelOutput(Check):
                     call,
                     f"model output computed in {compute}; {precision.layer_advice(found)} "
                     f"so the model's outputs (and the loss) are float32",
-                    output_layer_fix(found, self.ctx),
+                    self._unless_a_block(found.output.model_call, output_layer_fix(found, self.ctx)),
                 )
                 continue
             assert isinstance(found.producer, OpProducer)

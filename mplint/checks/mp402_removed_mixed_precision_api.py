@@ -344,7 +344,16 @@ class RemovedMixedPrecisionApi(Check):
             literal = self.ctx.values.values(value, None)
             if member == "Policy":
                 note = "; the policy no longer carries a loss scale (compile() adds one under mixed_float16)"
-                if literal not in (frozenset({"auto"}), frozenset({"dynamic"})):
+                keeps = literal in (frozenset({"auto"}), frozenset({"dynamic"}))
+                if literal == frozenset({None}):
+                    name = positional_or_keyword(call, 0, "name")
+                    names = self.ctx.values.values(name, None) if name is not None else None
+                    if names and "mixed_float16" not in names:
+                        keeps = True  # compile() scales only under mixed_float16: nothing changes
+                    else:  # an explicit opt-out that no current Policy argument keeps
+                        note = ("; `loss_scale=None` turned loss scaling off, which the current Policy "
+                                "cannot do: compile() will wrap the optimizer in a LossScaleOptimizer")
+                if not keeps:
                     safety = Safety.UNSAFE
                 args = without_arg(args, index)
             else:

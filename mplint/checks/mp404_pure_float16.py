@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import re
-from typing import List, Optional, Set, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from mplint.semantic.call_args import positional_or_keyword
 from mplint.rule.check import Check, Fix, Needs
 from mplint.rule.levels import Safety
-from mplint.rule.edits import import_spec, quote_of, spell, string
+from mplint.rule.edits import Import, import_spec, quote_of, spell, string
 from mplint.semantic.names import dotted_name
 from mplint.semantic.scopes import Location, enclosing_test
 from mplint.semantic.vocabulary import (
@@ -51,6 +51,10 @@ class PureFloat16(Check):
         self._restoring_tries: List[bool] = []
         #: ids of set_floatx calls made where float16 is temporary or keeps float32 weights
         self._not_training: Set[int] = set()
+        #: where each set_floatx call is, and those made in a ``finally:`` (restores)
+        self._floatx_at: Dict[int, Location] = {}
+        self._finally_depth = 0
+        self._restores: List[Tuple[cst.Call, Location]] = []
 
     def visit_With(self, node: cst.With) -> None:
         if any(_keeps_float32_weights(item.item, self) for item in node.items):
@@ -67,7 +71,17 @@ class PureFloat16(Check):
     def leave_Try(self, node: cst.Try) -> None:
         self._restoring_tries.pop()
 
+    def visit_Finally(self, node: cst.Finally) -> None:
+        self._finally_depth += 1
+
+    def leave_Finally(self, node: cst.Finally) -> None:
+        self._finally_depth -= 1
+
     def visit_Call(self, node: cst.Call) -> None:
+        if any(n.endswith(_FLOATX_SUFFIXES) for n in self.names.resolve(node.func)):
+            self._floatx_at[id(node)] = self.ctx.scopes.location()
+            if self._finally_depth:
+                self._restores.append((node, self.ctx.scopes.location()))
         if any(n.endswith(_FLOATX_SUFFIXES) for n in self.names.resolve(node.func)) and (
                 self._creator_scopes or any(self._restoring_tries) or self._in_test_that_trains_nothing()):
             self._not_training.add(id(node))
@@ -114,7 +128,34 @@ class PureFloat16(Check):
         return not _TRAINING_CALL.search(self.ctx.module.code_for_node(test.node))
 
     def _floatx_fix(self, node: cst.CSTNode) -> Optional[Fix]:
+        """``set_global_policy('mixed_float16')`` for ``set_floatx('float16')``, and the
+        policy restored where floatx was: a later ``set_floatx(old)`` in a ``finally:``
+        of the same function becomes ``set_global_policy(old)``, or the mixed policy
+        would leak out of it (into the next test)."""
         assert isinstance(node, cst.Call)
+        quote = quote_of(node, self.ctx.text)
+        made = self._as_policy_call(node, string("mixed_float16", quote))
+        if made is None:
+            return None
+        replacements: Dict[cst.CSTNode, cst.CSTNode] = {node: made[0]}
+        imports, removals = list(made[1]), list(made[2])
+        at = self._floatx_at.get(id(node))
+        for restore, where in self._restores:
+            if at is None or where.scope is not at.scope or where.order <= at.order or len(restore.args) != 1:
+                continue
+            again = self._as_policy_call(restore, restore.args[0].value)
+            if again is None:
+                return None  # a restore it cannot rewrite: better no fix than a leak
+            replacements[restore] = again[0]
+            imports += [i for i in again[1] if i not in imports]
+            removals += [r for r in again[2] if r not in removals]
+        return Fix(replacements, Safety.UNSAFE, tuple(imports), tuple(removals))
+
+    def _as_policy_call(self, node: cst.Call, value: cst.BaseExpression
+                        ) -> Optional[Tuple[cst.Call, Tuple[Import, ...], Tuple[Import, ...]]]:
+        """``<keras>.mixed_precision.set_global_policy(value)`` for the set_floatx call
+        ``node``, in the same Keras package; the imports it needs, and the one it may
+        leave unused."""
         for qualified in sorted(self.names.qualified(node.func)):
             for suffix in _FLOATX_SUFFIXES:
                 if qualified.endswith(suffix):
@@ -123,12 +164,10 @@ class PureFloat16(Check):
                     if spelled is None or len(node.args) != 1:
                         return None
                     expr, imports = spelled
-                    quote = quote_of(node, self.ctx.text)
-                    arg = node.args[0].with_changes(value=string("mixed_float16", quote), keyword=None, equal=cst.MaybeSentinel.DEFAULT)
+                    arg = node.args[0].with_changes(value=value, keyword=None, equal=cst.MaybeSentinel.DEFAULT)
                     head = (dotted_name(node.func) or "").split(".")[0]
                     spec = import_spec(head, self.ctx.module)  # dropped only if left unused
-                    return Fix({node: node.with_changes(func=expr, args=[arg])}, Safety.UNSAFE, imports,
-                               (spec,) if spec else ())
+                    return node.with_changes(func=expr, args=[arg]), imports, (spec,) if spec else ()
         return None
 
 
