@@ -338,7 +338,7 @@ class AlignedDimensions(Analysis):
         found = self.evaluator.values(expr, loc)
         if found is None or not all(_is_int(v) or v is None for v in found):
             return None
-        return [DimensionValue(int(v), computed=expr) for v in found if _is_int(v)]  # type: ignore[arg-type]
+        return [DimensionValue(v, computed=expr) for v in found if isinstance(v, int) and _is_int(v)]
 
     def computes_in_16_bit(self, site: DimensionSite) -> bool:
         """The layer follows the mixed policy (or names a 16-bit dtype).
@@ -410,7 +410,7 @@ class AlignedDimensions(Analysis):
         if self._outputs is None:
             found: Set[int] = set()
             for output in self.ctx.get(ModelOutputs).outputs():
-                if output.style == "sequential":
+                if output.style == "sequential" and isinstance(output.model_call, cst.Call):
                     self._sequential_output(output.model_call, output.expression, found)
                 else:
                     self._follow_output(output.producer, found, 0)
@@ -574,11 +574,12 @@ class AlignedDimensions(Analysis):
                     callee = where.lookup(name)
                     if callee is None or callee.scope is None:
                         continue
-                    function, offset = callee.node, 0
+                    function: Optional[cst.CSTNode] = callee.node
+                    offset = 0
                     if isinstance(function, cst.ClassDef):
                         function, offset = _init_of(function), 1
                     scope = _scope_of(callee, function)
-                    if scope is None:
+                    if scope is None or function is None:
                         continue
                     for params in scope.bindings.values():
                         for param in params:

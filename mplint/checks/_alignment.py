@@ -63,8 +63,8 @@ class AlignmentCheck(Check):
                     fix = Fix({origin.literal: origin.literal.with_changes(value=str(target))}, safety=Safety.UNSAFE)
                 found.setdefault(id(node), (node, []))[1].append(
                     (origin.value, self.message(site, origin, alignment, target, here), fix))
-        for node, values in found.values():
-            self.report(node, *_one_finding(values))
+        for reported, values in found.values():
+            self.report(reported, *_one_finding(values))
 
     # -- what each rule decides ----------------------------------------------------------
     def wants(self, dims: AlignedDimensions, site: DimensionSite, origin: DimensionValue) -> bool:
