@@ -130,7 +130,7 @@ def sarif(findings: List[Finding], errors: Sequence[FileError] = ()) -> str:
     index = {rule["id"]: i for i, rule in enumerate(rules)}
     results = []
     for f in findings:
-        result = {
+        result: Dict[str, object] = {
             "ruleId": f.rule,
             "level": "error" if f.severity == "error" else "warning",
             "message": {"text": f.message},
