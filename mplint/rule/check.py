@@ -39,7 +39,7 @@ class Fix:
     file no longer uses it (libcst's RemoveImportsVisitor decides).
     """
 
-    replacements: Dict[cst.CSTNode, Replacement]
+    replacements: Mapping[cst.CSTNode, Replacement]
     safety: Safety = Safety.SAFE
     imports: Tuple[Tuple[str, Optional[str], Optional[str]], ...] = ()
     remove_imports: Tuple[Tuple[str, Optional[str], Optional[str]], ...] = ()
