@@ -187,7 +187,7 @@ def _settings(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> Settin
         if start.is_file():
             start = start.parent
         config_path = find_config(start)
-    settings = load_settings(config_path, catalog)
+    settings = load_settings(config_path, catalog, explicit=bool(args.config))
     settings = _command_line_selection(args, catalog, settings)
     if args.assume_policy:
         settings = settings.with_overrides(assume_policy=args.assume_policy)
@@ -237,7 +237,7 @@ def cmd_lint(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> int:
             for outcome in result.outcomes:
                 if outcome.changed:
                     sys.stdout.write(_diff(outcome.path, outcome.original, outcome.fixed or b""))
-    return _finish(args, result.findings, errors + result.errors, summary)
+    return _finish(args, result.findings, errors + result.errors, summary, no_files=not found.files)
 
 
 @dataclass
@@ -334,8 +334,11 @@ def _diff(path: str, before: bytes, after: bytes) -> str:
 
 # -- report ---------------------------------------------------------------------------
 def _finish(args: argparse.Namespace, findings: List[Finding], errors: List[FileError],
-            fix_summary: FixSummary, stream: Optional[TextIO] = None) -> int:
+            fix_summary: FixSummary, stream: Optional[TextIO] = None, no_files: bool = False) -> int:
     """Print the report and return the exit code.
+
+    ``no_files``: the paths held no file to check, which is a warning (as in ruff),
+    not a clean bill.
 
     ``stream`` is where the report goes: stdout, unless stdout carries the fixed
     code or a diff.
@@ -358,7 +361,10 @@ def _finish(args: argparse.Namespace, findings: List[Finding], errors: List[File
     summary_stream = stream if _for_a_person(args) else sys.stderr
     if args.show_fixes:
         _show_fixes(args, findings, fix_summary, summary_stream)
-    if not args.quiet:
+    if no_files and not errors:
+        if not args.quiet:
+            print("mplint: warning: No Python files found under the given paths", file=sys.stderr)
+    elif not args.quiet:
         _summary(args, findings, fix_summary, summary_stream,
                  failed=len({e.path for e in errors if e.kind == "error"}))
     if any(e.kind == "error" for e in errors):

@@ -12,11 +12,13 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence
 
 from mplint.core.findings import FileError, Finding
+from mplint.rule.levels import Safety
 
 
-def would_fix(fix: Optional[str], unsafe_fixes: bool) -> bool:
-    """Whether a fix of this safety is applied by ``mplint fix`` with these flags."""
-    return fix == "safe" or (unsafe_fixes and fix == "unsafe")
+def would_fix(fix: Optional[Safety], unsafe_fixes: bool) -> bool:
+    """Whether a finding's fix (None: it has none) is applied by ``mplint fix`` with
+    these flags."""
+    return fix is not None and fix.applies(unsafe_fixes)
 
 
 @dataclass(frozen=True)

@@ -81,3 +81,46 @@ def test_extend_select_and_extend_ignore_in_config(tmp_path):
     # the more specific code wins within the table, as for select and ignore
     _configured(tmp_path, 'extend-ignore = ["MP3"]\nextend-select = ["MP301"]\n')
     assert outcome(run_cli("check", ".", cwd=tmp_path)) == (1, BOTH)
+
+
+# -- 3. config values are validated; a misspelt key gets a suggestion ---------------------------
+def _config_error(tmp_path, table: str, *args: str) -> str:
+    write_files(tmp_path, {"m.py": TWO_RULES, "pyproject.toml": "[tool.mplint]\n" + table})
+    result = run_cli("check", *args, ".", cwd=tmp_path)
+    assert result.returncode == 2 and result.stdout == "", result.stdout
+    [line] = [line for line in result.stderr.splitlines() if line.startswith("mplint: error:")]
+    return line
+
+
+def test_rule_option_values_are_checked_against_their_declaration(tmp_path):
+    assert "'alignment' must be at least 1, got 0" in _config_error(tmp_path, "alignment = 0\n")
+    assert "'alignment' must be at least 1, got -8" in _config_error(tmp_path, "alignment = -8\n")
+    assert "'vocabulary-threshold' must be at least 1" in _config_error(tmp_path, "vocabulary-threshold = 0\n")
+    line = _config_error(tmp_path, 'target-tf-version = "banana"\n')
+    assert "'target-tf-version' must be a version such as \"2.8\"" in line and "'banana'" in line
+    # good values still work: 2.8 is a version, and alignment 16 still reports units of 100
+    write_files(tmp_path, {"pyproject.toml": '[tool.mplint]\ntarget-tf-version = "2.8"\nalignment = 16\n'})
+    assert outcome(run_cli("check", ".", cwd=tmp_path)) == (1, BOTH)
+
+
+def test_a_misspelt_key_names_the_closest_one(tmp_path):
+    line = _config_error(tmp_path, "per_file_ignores = {}\n")
+    assert line.endswith("unknown key 'per_file_ignores' in [tool.mplint]; did you mean 'per-file-ignores'?")
+    assert _config_error(tmp_path, "alignmnet = 8\n").endswith("did you mean 'alignment'?")
+    assert _config_error(tmp_path, "colour = 'red'\n").endswith("unknown key 'colour' in [tool.mplint]")
+
+
+def test_config_without_a_mplint_table_is_an_error_when_named(tmp_path):
+    write_files(tmp_path, {"m.py": TWO_RULES, "other.toml": "[tool.black]\nline-length = 100\n"})
+    result = run_cli("check", "--config", "other.toml", ".", cwd=tmp_path)
+    assert result.returncode == 2 and result.stdout == ""
+    assert "mplint: error: other.toml: has no [tool.mplint] table" in result.stderr
+
+
+def test_no_python_files_is_a_warning_not_a_clean_bill(tmp_path):
+    write_files(tmp_path, {"docs/readme.md": "# hi\n"})
+    result = run_cli("check", "docs", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (0, "")
+    assert result.stderr == "mplint: warning: No Python files found under the given paths\n"
+    excluded = run_cli("check", "--force-exclude", "build/m.py", cwd=write_files(tmp_path, {"build/m.py": BAD}))
+    assert (excluded.returncode, excluded.stdout) == (0, "") and "No Python files found" in excluded.stderr

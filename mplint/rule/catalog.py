@@ -25,7 +25,12 @@ _OPTIONAL = {"options", "references", "opt-in"}
 _FIX_KEYS = {"safety", "description"}
 _EXAMPLE_KEYS = {"bad", "good", "fixed", "config", "path"}
 _OPTION_KEYS = {"type", "default", "description"}
+_OPTION_LIMITS = {"minimum", "format"}
 _OPTION_TYPES = {"int": int, "str": str, "bool": bool, "float": float, "list": list}
+#: what an option's value may look like (``format:``): the pattern and how to say it
+_OPTION_FORMATS = {
+    "version": (re.compile(r"(?:\d+(?:\.\d+){0,2})?"), 'a version such as "2.8" ("" for the latest)'),
+}
 
 
 class CatalogError(Exception):
@@ -47,6 +52,23 @@ class RuleOption:
     type: str
     default: Any
     description: str
+    #: the smallest value a number may take
+    minimum: Optional[float] = None
+    #: a key of ``_OPTION_FORMATS`` a string must match
+    format: Optional[str] = None
+
+    def problem(self, value: Any) -> Optional[str]:
+        """What is wrong with ``value`` for this option (``"must be ..."``), or None."""
+        expected = {"float": (int, float)}.get(self.type, _OPTION_TYPES[self.type])
+        if not isinstance(value, expected) or (self.type != "bool" and isinstance(value, bool)):
+            return f"must be of type {self.type}"
+        if self.minimum is not None and isinstance(value, (int, float)) and value < self.minimum:
+            return f"must be at least {self.minimum:g}"
+        if self.format is not None and isinstance(value, str):
+            pattern, says = _OPTION_FORMATS[self.format]
+            if not pattern.fullmatch(value):
+                return f"must be {says}"
+        return None
 
 
 @dataclass(frozen=True)
@@ -178,12 +200,24 @@ def _options(path: Path, raw: Any) -> Tuple[RuleOption, ...]:
         raise _fail(path, "'options' must be a mapping")
     out = []
     for name, spec in raw.items():
-        if not isinstance(spec, dict) or set(spec) != _OPTION_KEYS:
-            raise _fail(path, f"option {name!r} needs exactly type, default, description")
+        if not isinstance(spec, dict) or not _OPTION_KEYS <= set(spec) <= _OPTION_KEYS | _OPTION_LIMITS:
+            raise _fail(path, f"option {name!r} needs exactly type, default, description "
+                              "(and may have minimum, format)")
         typ = _OPTION_TYPES.get(spec["type"])
         if typ is None or not isinstance(spec["default"], typ):
             raise _fail(path, f"option {name!r}: default does not match type {spec['type']!r}")
-        out.append(RuleOption(str(name), spec["type"], spec["default"], str(spec["description"])))
+        minimum = spec.get("minimum")
+        if minimum is not None and (spec["type"] not in ("int", "float") or not isinstance(minimum, (int, float))):
+            raise _fail(path, f"option {name!r}: 'minimum' needs a number and a number type")
+        fmt = spec.get("format")
+        if fmt is not None and (spec["type"] != "str" or fmt not in _OPTION_FORMATS):
+            raise _fail(path, f"option {name!r}: 'format' must be one of {', '.join(_OPTION_FORMATS)} "
+                              "on a str option")
+        option = RuleOption(str(name), spec["type"], spec["default"], str(spec["description"]), minimum, fmt)
+        problem = option.problem(option.default)
+        if problem is not None:
+            raise _fail(path, f"option {name!r}: the default {problem}")
+        out.append(option)
     return tuple(out)
 
 

@@ -7,6 +7,7 @@ entries, so a new rule with an option touches nothing here.
 
 from __future__ import annotations
 
+import difflib
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -94,8 +95,9 @@ def find_config(start: Path) -> Optional[Path]:
 
 
 def load_settings(config_path: Optional[Path], catalog: Dict[str, RuleEntry],
-                  root: Optional[Path] = None) -> Settings:
-    """Read and validate the [tool.mplint] table (defaults when there is none)."""
+                  root: Optional[Path] = None, explicit: bool = False) -> Settings:
+    """Read and validate the [tool.mplint] table (defaults when there is none; an
+    error when the file was named with ``--config``: ``explicit``)."""
     options = {name: opt.default for name, opt in rule_options(catalog).items()}
     if config_path is None:
         return Settings(root=(root or Path.cwd()).resolve(), options=tuple(sorted(options.items())))
@@ -110,7 +112,10 @@ def load_settings(config_path: Optional[Path], catalog: Dict[str, RuleEntry],
         raise ConfigError(f"{where}: is not valid UTF-8") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{where}: invalid TOML: {exc}") from None
-    table = data.get("tool", {}).get("mplint", {}) if isinstance(data.get("tool"), dict) else {}
+    tool = data.get("tool")
+    if explicit and not (isinstance(tool, dict) and "mplint" in tool):
+        raise ConfigError(f"{where}: has no [tool.mplint] table")
+    table = tool.get("mplint", {}) if isinstance(tool, dict) else {}
     if not isinstance(table, dict):
         raise ConfigError(f"{where}: [tool.mplint] must be a table")
     declared = rule_options(catalog)
@@ -146,13 +151,12 @@ def load_settings(config_path: Optional[Path], catalog: Dict[str, RuleEntry],
                 raise ConfigError(f"{where}: 'respect-gitignore' must be true or false")
             settings["respect_gitignore"] = value
         elif key in declared:
-            opt = declared[key]
-            expected = {"int": int, "str": str, "bool": bool, "float": (int, float), "list": list}[opt.type]
-            if not isinstance(value, expected) or (opt.type != "bool" and isinstance(value, bool)):
-                raise ConfigError(f"{where}: '{key}' must be of type {opt.type}, got {value!r}")
+            problem = declared[key].problem(value)
+            if problem is not None:
+                raise ConfigError(f"{where}: '{key}' {problem}, got {value!r}")
             options[key] = value
         else:
-            raise ConfigError(f"{where}: unknown key '{key}' in [tool.mplint]")
+            raise ConfigError(f"{where}: unknown key '{key}' in [tool.mplint]{_did_you_mean(key, declared)}")
     selection = RuleSelection(select=chosen.get("select"),
                               ignore=chosen.get("ignore", ()) + chosen.get("extend-ignore", ()),
                               extend_select=chosen.get("extend-select", ()))
@@ -163,6 +167,17 @@ def load_settings(config_path: Optional[Path], catalog: Dict[str, RuleEntry],
 
 
 _SELECTION_KEYS = ("select", "ignore", "extend-select", "extend-ignore")
+#: every key of [tool.mplint] besides the rules' options
+SETTING_KEYS = (*_SELECTION_KEYS, "exclude", "extend-exclude", "per-file-ignores", "assume-policy",
+                "keras-version", "respect-gitignore")
+
+
+def _did_you_mean(key: str, options: Iterable[str]) -> str:
+    """``; did you mean 'per-file-ignores'?`` for a misspelt key (``per_file_ignores``)."""
+    known = [*SETTING_KEYS, *options]
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6) or \
+        difflib.get_close_matches(key.replace("_", "-").lower(), known, n=1, cutoff=0.6)
+    return f"; did you mean '{close[0]}'?" if close else ""
 
 
 def validate_codes(codes: Iterable[str], catalog: Dict[str, RuleEntry], where: str) -> Tuple[str, ...]:
