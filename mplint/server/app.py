@@ -22,6 +22,7 @@ from mplint import __version__
 from mplint.core.findings import FileError, Finding
 from mplint.core.results import FixOutcome
 from mplint.output import rule_help_uri
+from mplint.rule.levels import Safety
 from mplint.run.config import ConfigError
 from mplint.rule.catalog import CatalogError
 from mplint.server.documents import (Cell, Edit, buffer_bytes, buffer_text, line_edits, lines_of,
@@ -170,7 +171,7 @@ class MplintServer(LanguageServer):
         targets = [f for f in (finding_of(d) for d in params.context.diagnostics) if f is not None and f.fix]
         fixes: List[Tuple[Finding, FixOutcome]] = []
         if _asked(wanted, types.CodeActionKind.QuickFix):
-            for target in sorted(targets, key=lambda f: (f.fix != "safe", f.line, f.col)):
+            for target in sorted(targets, key=lambda f: (f.fix != Safety.SAFE, f.line, f.col)):
                 fixes.append((target, self._fix(path, uri, notebook, target)))
         actions = []
         for target, outcome in fixes:
@@ -179,12 +180,12 @@ class MplintServer(LanguageServer):
                 continue
             entry = self.projects.catalog.get(target.rule)
             title = f"Fix {target.rule}" + (f" ({entry.name})" if entry is not None else "")
-            if target.fix == "unsafe":
+            if target.fix == Safety.UNSAFE:
                 title += " (unsafe)"
             actions.append(types.CodeAction(
                 title=title, kind=types.CodeActionKind.QuickFix, edit=edit,
                 diagnostics=[d for d in params.context.diagnostics if finding_of(d) == target],
-                is_preferred=target.fix == "safe"))
+                is_preferred=target.fix == Safety.SAFE))
         if _asked(wanted, FIX_ALL):
             fix_all = self._fix(path, uri, notebook, None)
             edit = self.workspace_edit(uri, notebook, fix_all)
@@ -243,7 +244,7 @@ def diagnostic(finding: Finding, lines: Sequence[str], codec: PositionCodec) -> 
     start = _position(lines, finding.line - 1, finding.col - 1, codec)
     end = _position(lines, finding.end_line - 1, finding.end_col - 1, codec)
     message = finding.message
-    if finding.fix == "unsafe":
+    if finding.fix == Safety.UNSAFE:
         message += " (unsafe fix available)"
     return types.Diagnostic(
         range=types.Range(start=start, end=end),

@@ -14,7 +14,7 @@ import json
 import re
 import tokenize
 from dataclasses import dataclass
-from typing import List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from mplint.core.source import SourceError, decode
 
@@ -65,14 +65,14 @@ class Cell:
 
 def notebook_bytes(cells: Sequence[Cell]) -> bytes:
     """The ``.ipynb`` (nbformat 4) of the cells, numbered as the editor shows them."""
-    out = []
+    out: List[Dict[str, object]] = []
     for cell in cells:
         if cell.python:
             out.append({"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
                         "source": cell.text})
         else:
             out.append({"cell_type": "raw", "metadata": {}, "source": cell.text})
-    book = {"cells": out, "metadata": {"language_info": {"name": "python"}},
+    book: Dict[str, object] = {"cells": out, "metadata": {"language_info": {"name": "python"}},
             "nbformat": 4, "nbformat_minor": 5}
     return json.dumps(book, indent=1, ensure_ascii=False).encode("utf-8")
 

@@ -15,10 +15,11 @@ import copy
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Dict, Optional, Sequence, Set, Tuple
 
 from mplint.core.findings import Finding
 from mplint.core.results import FileAnalysis, FileResult, FixOutcome
+from mplint.core.source import Source
 from mplint.core.source_kinds import load_source
 from mplint.rule.catalog import RuleEntry, load_catalog
 from mplint.run.config import find_config, load_settings, selected_rules
@@ -26,9 +27,12 @@ from mplint.run.discovery import is_excluded
 from mplint.run.project import find_root
 from mplint.run.session import Environment, FileStore, Session, buffer_paths
 
-#: what decides a document's session: its project root, its config file and that
-#: file's (mtime, size), so an edited config is read again
-ProjectKey = Tuple[Optional[str], Optional[str], Tuple[int, int]]
+if TYPE_CHECKING:  # pragma: no cover
+    import libcst as cst
+
+#: what decides a document's session: its project root (or the file, outside any
+#: project), its config file and that file's (mtime, size), so an edited config is read again
+ProjectKey = Tuple[str, Optional[str], Tuple[int, int]]
 
 
 @dataclass
@@ -57,7 +61,9 @@ class Projects:
         config = _config_for(path)
         paths = buffer_paths(path)
         root = find_root(paths) if paths else None
-        key: ProjectKey = (str(root) if root else None, str(config) if config else None, _stamp(config))
+        # A file in no project is a program of its own (its index is the file alone).
+        where = str(root) if root is not None else "file:" + os.path.abspath(path)
+        key: ProjectKey = (where, str(config) if config else None, _stamp(config))
         project = self._projects.get(key)
         if project is None:
             # A changed config replaces the session it configured.
@@ -117,7 +123,7 @@ class Projects:
         src = load_source(path, raw)
         passes = 0
 
-        def analyze_one(source, module, classes=None) -> FileAnalysis:  # type: ignore[no-untyped-def]
+        def analyze_one(source: Source, module: cst.Module, classes: Optional[Sequence[type]] = None) -> FileAnalysis:
             nonlocal passes
             analysis = linter.analyze(source, module, classes)
             analysis.fixes = [c for c in analysis.fixes
