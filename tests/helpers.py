@@ -26,8 +26,14 @@ import libcst as cst
 from mplint.api import fix_text, lint_text, make_linter
 from mplint.cli import main
 from mplint.core.findings import Finding
+from mplint.core.linter import Linter
+from mplint.run.project import build_project
 
 ROOT = Path(__file__).resolve().parent.parent
+#: sample code: ``# expect: MPxxx`` marks each line that must fire
+FIXTURES = ROOT / "fixtures"
+#: multi-file samples, each checked with the facts of its whole project
+PROJECTS = FIXTURES / "projects"
 
 #: the smallest file with a finding: a float16 softmax output (MP101, safe fix) ...
 BAD = textwrap.dedent('''\
@@ -180,6 +186,17 @@ def lint(code: str, *rules: str, path: str = "<string>", **overrides: object) ->
 def fired(code: str, *rules: str, **kwargs: object) -> List[Tuple[int, str]]:
     """``(line, rule)`` of each finding, in order: misses and false alarms both show."""
     return sorted((f.line, f.rule) for f in lint(code, *rules, **kwargs))
+
+
+def linter_for(path: Union[str, Path], default: Optional[Linter] = None, **overrides: object) -> Linter:
+    """A linter for a sample file; one under ``fixtures/projects/`` sees the facts of
+    its whole project (a policy set in train.py governs model.py). ``default``, when
+    given, serves the files outside a project (one linter for many files)."""
+    if PROJECTS not in Path(path).resolve().parents:
+        return default if default is not None else make_linter(**overrides)
+    linter = make_linter(**overrides)
+    linter.project = build_project([str(path)], linter.settings)
+    return linter
 
 
 def fix(code: str, *rules: str, unsafe: bool = True, path: str = "<string>", **overrides: object) -> str:

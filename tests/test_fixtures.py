@@ -7,30 +7,28 @@ Every fixture is also fixed (unsafe fixes included): the result must parse, sett
 in one run, and keep every comment.
 """
 
+import functools
 import io
 import re
 import tokenize
-from pathlib import Path
 
 import libcst as cst
 import pytest
 
+from helpers import FIXTURES as FOLDER
+from helpers import ROOT, linter_for
 from mplint.api import fix_text, lint_text, make_linter
-from mplint.run.project import build_project
 
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = sorted((ROOT / "fixtures").rglob("*.py"))
+FIXTURES = sorted(FOLDER.rglob("*.py"))
 MARKER = re.compile(r"#.*\bexpect:\s*(MP\d{3}(?:\s*,\s*MP\d{3})*)")
-LINTER = make_linter()
-PROJECTS = ROOT / "fixtures" / "projects"
 
 
-def _linter_for(path):
-    if PROJECTS not in path.parents:
-        return LINTER
-    linter = make_linter()
-    linter.project = build_project([str(path)], linter.settings)
-    return linter
+@functools.lru_cache(maxsize=None)
+def _shared_linter():
+    """The linter of the files outside a project, built in the first test that needs
+    it, so under ``no_installed_keras`` as every test here (one built at import would
+    see the installed Keras)."""
+    return make_linter()
 
 
 pytestmark = pytest.mark.usefixtures("no_installed_keras")
@@ -53,7 +51,7 @@ def _comments(text):
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_fixture_findings_match_markers(path):
     text = path.read_text(encoding="utf-8")
-    findings, errors = lint_text(text, path=str(path), linter=_linter_for(path))
+    findings, errors = lint_text(text, path=str(path), linter=linter_for(path, _shared_linter()))
     assert not errors
     assert {(f.line, f.rule) for f in findings} == _expected(text)
 
@@ -61,7 +59,7 @@ def test_fixture_findings_match_markers(path):
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_fixture_fix_parses_settles_and_keeps_comments(path):
     text = path.read_text(encoding="utf-8")
-    linter = _linter_for(path)
+    linter = linter_for(path, _shared_linter())
     fixed = fix_text(text, path=str(path), unsafe=True, linter=linter)
     cst.parse_module(fixed)
     assert fix_text(fixed, path=str(path), unsafe=True, linter=linter) == fixed

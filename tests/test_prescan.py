@@ -11,17 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from helpers import outcome
+from helpers import FIXTURES, ROOT, linter_for, outcome
 from mplint.api import config_overrides, lint_text, make_linter
 from mplint.rule.catalog import load_catalog
 from mplint.checks import registry
 from mplint.semantic.vocabulary import MIXED_POLICIES, UNKNOWN_POLICY
 from mplint.core.prefilter import Prescan
 from mplint.core.source_kinds import load_source
-from mplint.run.project import MAYBE_MIXED, build_project
+from mplint.run.project import MAYBE_MIXED
 
-ROOT = Path(__file__).resolve().parent.parent
-PROJECTS = ROOT / "fixtures" / "projects"
 CHECKS = registry()
 
 pytestmark = pytest.mark.usefixtures("no_installed_keras")
@@ -29,7 +27,7 @@ pytestmark = pytest.mark.usefixtures("no_installed_keras")
 
 def _cases():
     """(name, code, path, config) for every fixture and catalog example."""
-    for path in sorted((ROOT / "fixtures").rglob("*.py")):
+    for path in sorted(FIXTURES.rglob("*.py")):
         yield str(path.relative_to(ROOT)), path.read_text(encoding="utf-8"), path, {}
     for entry in load_catalog().values():
         for i, example in enumerate(entry.examples):
@@ -50,10 +48,8 @@ CONFIGS = [
 def test_every_finding_is_in_a_file_its_rule_may_report_in(config):
     reported = 0
     for name, code, path, own in _cases():
-        linter = make_linter(**{**config, **own})
+        linter = linter_for(path, **{**config, **own})
         linter.prescan = False
-        if PROJECTS in path.resolve().parents:
-            linter.project = build_project([str(path)], linter.settings)
         findings, _ = lint_text(code, path=str(path), linter=linter)
         scan = linter.scan(str(path), code.encode("utf-8"))
         for finding in findings:
