@@ -169,7 +169,7 @@ class ModelOutputs(Analysis):
             if isinstance(element.value, cst.Call):
                 self._positions.append((element.value, loc))
 
-    visit_Tuple = visit_List  # type: ignore[assignment]
+    visit_Tuple = visit_List
 
     def visit_Return(self, node: cst.Return) -> None:
         if node.value is None:
@@ -535,10 +535,10 @@ class ModelOutputs(Analysis):
         if isinstance(expr, (cst.List, cst.Tuple)):
             if not expr.elements:
                 return None
-            final = expr.elements[-1]
-            if isinstance(final, cst.StarredElement):
+            item = expr.elements[-1]
+            if isinstance(item, cst.StarredElement):
                 return None
-            return final.value, loc
+            return item.value, loc
         if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
             return self._last_item(expr.right, loc, use, depth + 1)
         if isinstance(expr, cst.Name):
@@ -645,9 +645,9 @@ class ModelOutputs(Analysis):
                     yield from self._tensor(element.value, loc, depth + 1)
             return
         if isinstance(expr, cst.Dict):
-            for element in expr.elements:
-                if isinstance(element, cst.DictElement):
-                    yield from self._tensor(element.value, loc, depth + 1)
+            for entry in expr.elements:
+                if isinstance(entry, cst.DictElement):
+                    yield from self._tensor(entry.value, loc, depth + 1)
             return
         if isinstance(expr, cst.Name):
             binding = self._plain_binding(expr, loc)

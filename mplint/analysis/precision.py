@@ -93,8 +93,8 @@ class OutputPrecision(Analysis):
                 self._found.append(found)
         return self._found
 
-    def _judge(self, producer: object, policy: Optional[PolicyState], models: ModelOutputs,
-               depth: int) -> Optional[Tuple[object, bool, str]]:
+    def _judge(self, producer: Producer, policy: Optional[PolicyState], models: ModelOutputs,
+               depth: int) -> Optional[Tuple[Producer, bool, str]]:
         """(producer to report, computed by a softmax, dtype) for a 16-bit tensor."""
         if depth > _MAX_DEPTH:
             return None
@@ -103,8 +103,8 @@ class OutputPrecision(Analysis):
             # the wrapper leaves it in 16 bits. Judge, report and fix that layer.
             keyword = WRAPPED_LAYER[min(producer.layer_class & WRAPPED_LAYER.keys())]
             wrapped = positional_or_keyword(producer.constructor, 0, keyword)
-            inner = None if wrapped is None else models.layer(wrapped, producer.location)
-            return None if inner is None else self._judge(inner, policy, models, depth + 1)
+            runs = None if wrapped is None else models.layer(wrapped, producer.location)
+            return None if runs is None else self._judge(runs, policy, models, depth + 1)
         if isinstance(producer, LayerProducer):
             custom = self._custom(producer)
             if not computes_under_policy(producer) and custom is None:
@@ -172,12 +172,11 @@ class OutputPrecision(Analysis):
                 found = self._cast_for(node, names.resolve(node), value)
                 if found is not None:
                     return found, True
-        for local, qualified in names.module_scope.aliases.items():
-            if qualified == {"tensorflow"}:
-                return self._cast_for(cst.Name(local), frozenset({"tensorflow"}), value), False
-        for local, qualified in names.module_scope.aliases.items():
-            if {q.replace("tensorflow.keras", "keras") for q in qualified} == {"keras.ops"}:
-                return self._cast_for(cst.Name(local), frozenset({"keras.ops"}), value), False
+        for prefix in ("tensorflow", "keras.ops"):
+            for local, qualified in names.module_scope.aliases.items():
+                if {q.replace("tensorflow.keras", "keras") for q in qualified} == {prefix}:
+                    casted = self._cast_for(cst.Name(local), frozenset({prefix}), value)
+                    return (casted, False) if casted is not None else None
         return None
 
     def _cast_for(self, prefix: cst.BaseExpression, resolved: FrozenSet[str],
@@ -203,5 +202,6 @@ def output_layer_fix(found: SixteenBitOutput, ctx: Context) -> Optional[Fix]:
     if found.custom is not None and found.dtype == ABSENT:
         assert isinstance(found.producer, LayerProducer)
         return custom_layer_fix(found.custom, found.producer, found.output, ctx)
-    call = found.producer.constructor  # type: ignore[attr-defined]
+    assert isinstance(found.producer, LayerProducer)  # the rules fix only output layers here
+    call = found.producer.constructor
     return Fix({call: float32_keyword_fix(call, ctx)}, safety=Safety.SAFE if found.dtype == ABSENT else Safety.UNSAFE)

@@ -11,7 +11,7 @@ import libcst as cst
 from mplint.analysis.models import LayerProducer, ModelOutputs, OpProducer
 from mplint.semantic.call_args import positional_or_keyword
 from mplint.analysis.precision import OutputPrecision, output_layer_fix
-from mplint.rule.check import Check, Fix, Needs
+from mplint.rule.check import Check, Context, Fix, Needs
 from mplint.rule.levels import Safety
 from mplint.semantic.vocabulary import CASTS
 
@@ -26,10 +26,10 @@ class NonFloat32ModelOutput(Check):
     #: the 16-bit compute comes from a mixed policy or a layer dtype spelled in the file (float16, bfloat16, half)
     needs = Needs((b"float16", b"half"), mixed_policy=True)
 
-    def __init__(self, ctx) -> None:
+    def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
-        self._called = Counter()  # model variable -> calls `model(...)`
-        self._cast = Counter()  # model variable -> calls wrapped in a float32 cast
+        self._called: Counter[str] = Counter()  # model variable -> calls `model(...)`
+        self._cast: Counter[str] = Counter()  # model variable -> calls wrapped in a float32 cast
         self._keras_trained: Set[str] = set()
 
     def visit_Call(self, node: cst.Call) -> None:
