@@ -17,12 +17,12 @@ from __future__ import annotations
 
 from fnmatch import fnmatch
 from pathlib import Path
-from typing import List, Optional
+from typing import Callable, List, Optional
 
 import pytest
 from hypothesis import settings as hypothesis_settings
 
-from helpers import ROOT, run_cli  # noqa: F401 (re-exported for test files that import them from here)
+from helpers import ROOT, CliResult, run_cli  # noqa: F401 (re-exported for test files that import them from here)
 
 #: test files that are slow as a whole, by name
 SLOW_FILES = ("test_runtime*.py",)
@@ -69,7 +69,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: List[pytest.Item
     config.stash[_DESELECTED] = len(slow)
 
 
-def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:  # type: ignore[no-untyped-def]
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
     left_out = config.stash.get(_DESELECTED, 0)
     files = config.stash.get(_NOT_COLLECTED, [])
     if left_out or files:
@@ -79,13 +79,13 @@ def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:  #
 
 
 @pytest.fixture
-def cli():
+def cli() -> Callable[..., CliResult]:
     """``mplint`` run in this process (see ``helpers.run_cli``)."""
     return run_cli
 
 
 @pytest.fixture
-def no_installed_keras(monkeypatch):
+def no_installed_keras(monkeypatch: pytest.MonkeyPatch) -> None:
     """Judge code as on a machine without TensorFlow (what `pip install mplint` gives).
 
     The Keras generation otherwise comes from the installed packages, which differ

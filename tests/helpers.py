@@ -19,7 +19,7 @@ import sys
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, List, Mapping, Optional, Tuple, Union
+from typing import Any, Iterator, List, Mapping, Optional, Tuple, Union, cast
 
 import libcst as cst
 
@@ -100,7 +100,7 @@ def _stream(data: bytes = b"") -> io.TextIOWrapper:
 
 def _written(stream: io.TextIOWrapper) -> bytes:
     stream.flush()
-    return stream.buffer.getvalue()  # type: ignore[attr-defined]
+    return cast(io.BytesIO, stream.buffer).getvalue()
 
 
 @contextlib.contextmanager
@@ -174,7 +174,7 @@ def write_files(folder: Path, files: Mapping[str, Text]) -> Path:
 
 
 # -- lint and fix a string ------------------------------------------------------------
-def lint(code: str, *rules: str, path: str = "<string>", **overrides: object) -> List[Finding]:
+def lint(code: str, *rules: str, path: str = "<string>", **overrides: Any) -> List[Finding]:
     """The findings of ``rules`` (all when none) on ``code`` (dedented); an error or
     warning about the file fails the test. ``overrides`` as for ``make_linter``."""
     linter = make_linter(select=list(rules) or None, **overrides)
@@ -183,12 +183,12 @@ def lint(code: str, *rules: str, path: str = "<string>", **overrides: object) ->
     return found
 
 
-def fired(code: str, *rules: str, **kwargs: object) -> List[Tuple[int, str]]:
+def fired(code: str, *rules: str, path: str = "<string>", **overrides: Any) -> List[Tuple[int, str]]:
     """``(line, rule)`` of each finding, in order: misses and false alarms both show."""
-    return sorted((f.line, f.rule) for f in lint(code, *rules, **kwargs))
+    return sorted((f.line, f.rule) for f in lint(code, *rules, path=path, **overrides))
 
 
-def linter_for(path: Union[str, Path], default: Optional[Linter] = None, **overrides: object) -> Linter:
+def linter_for(path: Union[str, Path], default: Optional[Linter] = None, **overrides: Any) -> Linter:
     """A linter for a sample file; one under ``fixtures/projects/`` sees the facts of
     its whole project (a policy set in train.py governs model.py). ``default``, when
     given, serves the files outside a project (one linter for many files)."""
@@ -199,7 +199,7 @@ def linter_for(path: Union[str, Path], default: Optional[Linter] = None, **overr
     return linter
 
 
-def fix(code: str, *rules: str, unsafe: bool = True, path: str = "<string>", **overrides: object) -> str:
+def fix(code: str, *rules: str, unsafe: bool = True, path: str = "<string>", **overrides: Any) -> str:
     """``code`` (dedented) fixed; the result must parse and a second fix must change nothing."""
     linter = make_linter(select=list(rules) or None, **overrides)
     fixed = fix_text(textwrap.dedent(code), path=path, unsafe=unsafe, linter=linter)
