@@ -10,7 +10,8 @@ import libcst as cst
 
 from mplint.semantic.names import NameResolver, collect_module_imports
 from mplint.semantic.scopes import Location, ScopeTracker
-from mplint.semantic.values import Evaluator, argument_for, is_constant
+from mplint.semantic.call_args import UNREADABLE, argument_for
+from mplint.semantic.values import Evaluator, is_constant
 from mplint.core.walker import Walker
 
 
@@ -132,7 +133,7 @@ def test_argument_for_and_is_constant():
     assert argument_for(function, params.params[0], call).value == "1"
     assert argument_for(function, params.params[1], call) is None
     assert argument_for(function, params.kwonly_params[0], call).value == "3"
-    assert argument_for(function, params.star_arg, call) is not None
+    assert argument_for(function, params.star_arg, call) is UNREADABLE  # what *rest holds is not one expression
     names, tracker, _ = _walk("X = 1\nY = 2\nY += 1\n")
     assert is_constant(tracker.module_scope.bindings["X"][0])
     assert not is_constant(tracker.module_scope.bindings["Y"][0])
