@@ -20,12 +20,12 @@ import libcst as cst
 from mplint.analysis.compute_regions import ComputeRegions, LayerClass
 from mplint.analysis.layers import computes_under_policy
 from mplint.analysis.models import LayerProducer, ModelOutput, ModelOutputs, OpProducer
-from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.analysis.tensor_kinds import F32, LOW, TensorKinds, Where
 from mplint.core.walker import child_nodes
 from mplint.rule.check import Analysis, Context, Fix
-from mplint.rule.levels import Safety
 from mplint.rule.edits import quote_of, spell, string, with_keyword
+from mplint.rule.levels import Safety
+from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.semantic.scopes import Binding, Location, Scope
 from mplint.semantic.vocabulary import (
     DTYPE_PRESERVING_FUNCTIONS, INPUT_FUNCTIONS, LAMBDA_LAYERS, SOFTMAX_FUNCTIONS, VARIABLE_CONSTRUCTORS,

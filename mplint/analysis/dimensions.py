@@ -20,9 +20,9 @@ import libcst as cst
 
 from mplint.analysis.layers import activation_expr, computes_in_float32, is_softmax_value
 from mplint.analysis.models import LayerProducer, ModelOutputs, OpProducer, Producer
-from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.analysis.references import References
 from mplint.rule.check import Analysis, Context
+from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.semantic.scopes import Binding, Location, Scope
 from mplint.semantic.values import Evaluator, argument_for, is_constant
 from mplint.semantic.vocabulary import (

@@ -7,8 +7,8 @@ from typing import FrozenSet, Optional
 import libcst as cst
 
 from mplint.analysis.models import LayerProducer
-from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.rule.check import Context
+from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.semantic.vocabulary import (
     ACTIVATION_FIRST_LAYERS, ACTIVATION_SECOND_LAYERS, FLOAT32_NAMES, MIXED_POLICIES, NOT_FLOAT_COMPUTE_LAYERS,
     SIXTEEN_BIT_NAMES, SOFTMAX_FUNCTIONS, SOFTMAX_LAYERS,

@@ -20,15 +20,15 @@ from typing import FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from mplint.analysis.custom_layers import CustomLayer, CustomLayers, custom_layer_fix, float32_dtype
 from mplint.analysis.layers import (
     ABSENT, built_under_float32_policy, computes_in_float32, computes_under_policy,
     is_softmax_layer, layer_dtype, sixteen_bit_name,
 )
-from mplint.analysis.custom_layers import CustomLayer, CustomLayers, custom_layer_fix, float32_dtype
 from mplint.analysis.models import LayerProducer, ModelOutput, ModelOutputs, OpProducer, Producer
 from mplint.rule.check import Analysis, Context, Fix
-from mplint.rule.levels import Safety
 from mplint.rule.edits import cast, string
+from mplint.rule.levels import Safety
 from mplint.semantic.call_args import positional_or_keyword
 from mplint.semantic.facts import PolicyState
 from mplint.semantic.vocabulary import ELEMENTWISE_OPS, SHAPE_OPS, SOFTMAX_FUNCTIONS

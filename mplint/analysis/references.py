@@ -12,8 +12,8 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from mplint.rule.check import Analysis, Context
 from mplint.core.prefilter import POLICY_CALL_WORDS
+from mplint.rule.check import Analysis, Context
 from mplint.semantic.scopes import Branches, Location, Scope
 
 

@@ -17,8 +17,9 @@ from typing import Dict, FrozenSet, Iterator, List, Literal, Optional, Set, Tupl
 
 import libcst as cst
 
-from mplint.semantic.call_args import keyword_only, positional_or_keyword
+from mplint.core.walker import child_nodes
 from mplint.rule.check import Analysis, Context
+from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.semantic.facts import REWRITE_GRAPPLER
 from mplint.semantic.names import dotted_name
 from mplint.semantic.scopes import Binding, Location, Scope
@@ -26,7 +27,6 @@ from mplint.semantic.vocabulary import (
     DISTRIBUTED_OPTIMIZERS, DISTRIBUTED_TAPES, GRADIENT_CLIPS, GRADIENT_TAPES, LOSS_SCALE_OPTIMIZERS,
     MODEL_CLASSES, SYMBOLIC_GRADIENTS, is_optimizer_constructor,
 )
-from mplint.core.walker import child_nodes
 
 APPLY_METHODS = frozenset({"apply_gradients", "apply", "minimize"})
 #: loss-scaling method -> the Keras generation that has it

@@ -18,9 +18,9 @@ from mplint.analysis.layers import sixteen_bit_name
 from mplint.rule.check import Check, Fix, Needs
 from mplint.rule.levels import Safety
 from mplint.semantic.facts import PolicyState
-from mplint.semantic.vocabulary import MIXED_POLICIES
 from mplint.semantic.scopes import Binding
 from mplint.semantic.test_modules import is_test_path
+from mplint.semantic.vocabulary import MIXED_POLICIES
 
 
 class AlignmentCheck(Check):

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from mplint.analysis.models import LayerProducer, OpProducer
-from mplint.semantic.call_args import first_tensor_argument
 from mplint.analysis.precision import OutputPrecision, output_layer_fix
 from mplint.rule.check import Check, Fix, Needs
 from mplint.rule.levels import Safety
+from mplint.semantic.call_args import first_tensor_argument
 
 
 class Float16FinalSoftmax(Check):

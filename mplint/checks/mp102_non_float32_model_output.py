@@ -9,10 +9,10 @@ from typing import Optional, Set
 import libcst as cst
 
 from mplint.analysis.models import LayerProducer, ModelOutputs, OpProducer
-from mplint.semantic.call_args import positional_or_keyword
 from mplint.analysis.precision import OutputPrecision, output_layer_fix
 from mplint.rule.check import Check, Context, Fix, Needs
 from mplint.rule.levels import Safety
+from mplint.semantic.call_args import positional_or_keyword
 from mplint.semantic.vocabulary import CASTS
 
 #: Keras trains on the raw output: its loss sees the 16-bit tensor

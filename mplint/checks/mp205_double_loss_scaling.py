@@ -7,9 +7,9 @@ from typing import List, Optional
 import libcst as cst
 
 from mplint.analysis.training import LSO, OptimizerOrigin, TrainingLoops, lso_argument
-from mplint.semantic.call_args import positional_or_keyword
 from mplint.rule.check import Check, Fix, Needs
 from mplint.rule.levels import Safety
+from mplint.semantic.call_args import positional_or_keyword
 from mplint.semantic.facts import REWRITE_CALL
 
 

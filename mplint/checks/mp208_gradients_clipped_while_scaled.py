@@ -14,15 +14,15 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.analysis.training import (
     COMPILED, FACTOR, LSO, PLAIN, UNSCALE_METHOD, Clip, OptimizerOrigin, TrainingLoops, TrainStep,
     compiled_is_wrapped, contains,
 )
 from mplint.core.walker import child_nodes
 from mplint.rule.check import Check, Fix, Needs, Replacement
-from mplint.rule.levels import Safety
 from mplint.rule.edits import with_keyword
+from mplint.rule.levels import Safety
+from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.semantic.scopes import Location
 
 #: clip function (canonical, without the package) -> the optimizer argument doing the same after unscaling

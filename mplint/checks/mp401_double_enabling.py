@@ -8,8 +8,8 @@ import libcst as cst
 
 from mplint.rule.check import Check, Fix, Needs
 from mplint.rule.levels import Safety
-from mplint.semantic.facts import PolicyCall, SwitchSite
 from mplint.semantic.call_args import positional_or_keyword
+from mplint.semantic.facts import PolicyCall, SwitchSite
 from mplint.semantic.scopes import exclusive, separate_tests
 from mplint.semantic.vocabulary import GRAPH_REWRITE_FUNCTIONS, MIXED_POLICIES
 

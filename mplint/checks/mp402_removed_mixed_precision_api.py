@@ -14,14 +14,14 @@ from typing import Dict, Iterator, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
-from mplint.semantic.call_args import positional_or_keyword
 from mplint.analysis.references import References
+from mplint.core.prefilter import Prescan
 from mplint.rule.check import Check, Fix
-from mplint.rule.levels import Safety, Severity
 from mplint.rule.edits import Import, arg_index, replace_arg, spell, without_arg
+from mplint.rule.levels import Safety, Severity
+from mplint.semantic.call_args import positional_or_keyword
 from mplint.semantic.migrations import Migration, migrate, parse_version
 from mplint.semantic.names import dotted_name
-from mplint.core.prefilter import Prescan
 from mplint.semantic.vocabulary import GRAPH_REWRITE_FUNCTIONS, TF1_ONLY_NAMES
 
 _LOSS_SCALE_CLASSES = ("DynamicLossScale", "FixedLossScale")

@@ -6,9 +6,9 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
-from mplint.semantic.call_args import positional_or_keyword
 from mplint.rule.check import Check, Fix, Needs
 from mplint.rule.levels import Safety
+from mplint.semantic.call_args import positional_or_keyword
 from mplint.semantic.scopes import exclusive
 from mplint.semantic.vocabulary import POLICY_CONSTRUCTORS
 

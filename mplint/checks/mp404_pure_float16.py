@@ -7,10 +7,10 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from mplint.semantic.call_args import positional_or_keyword
 from mplint.rule.check import Check, Fix, Needs
-from mplint.rule.levels import Safety
 from mplint.rule.edits import Import, import_spec, quote_of, spell, string
+from mplint.rule.levels import Safety
+from mplint.semantic.call_args import positional_or_keyword
 from mplint.semantic.names import dotted_name
 from mplint.semantic.scopes import Location, enclosing_test
 from mplint.semantic.vocabulary import (

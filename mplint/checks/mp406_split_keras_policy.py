@@ -7,8 +7,8 @@ from typing import Dict, FrozenSet, Optional, Set
 import libcst as cst
 
 from mplint.rule.check import Check, Fix, Needs
-from mplint.rule.levels import Safety
 from mplint.rule.edits import import_spec, spell
+from mplint.rule.levels import Safety
 from mplint.semantic.names import dotted_name
 from mplint.semantic.vocabulary import MIXED_POLICIES, SET_POLICY_FUNCTIONS
 

@@ -7,9 +7,9 @@ from typing import List, Optional, Set, Tuple
 
 import libcst as cst
 
-from mplint.semantic.call_args import positional_or_keyword
 from mplint.rule.check import Check, Fix, Needs
 from mplint.rule.levels import Safety
+from mplint.semantic.call_args import positional_or_keyword
 from mplint.semantic.vocabulary import GRAPH_REWRITE_FUNCTIONS, MIXED_POLICIES
 
 _TRAINING = frozenset({"fit", "minimize", "apply_gradients", "train_on_batch"})

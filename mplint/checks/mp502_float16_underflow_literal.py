@@ -9,9 +9,9 @@ import libcst as cst
 from mplint.analysis.compute_regions import ComputeRegions
 from mplint.analysis.layers import computes_in_float32
 from mplint.analysis.models import LayerProducer
-from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.analysis.tensor_kinds import LOW, TensorKinds, Where
 from mplint.rule.check import Check, Context, Needs
+from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.semantic.vocabulary import ADDONS_SIXTEEN_BIT_NORMALIZATION, KERAS2_GROUP_NORMALIZATION
 
 #: half of float16's smallest subnormal (5.96e-8): anything below rounds to 0.0

@@ -7,9 +7,9 @@ from typing import List, Optional, Tuple
 import libcst as cst
 
 from mplint.analysis.compute_regions import ComputeRegions
-from mplint.semantic.call_args import positional_or_keyword
 from mplint.rule.check import Check, Context, Fix, Needs
 from mplint.rule.levels import Safety
+from mplint.semantic.call_args import positional_or_keyword
 from mplint.semantic.scopes import Location
 from mplint.semantic.vocabulary import CASTS, SIXTEEN_BIT_DTYPES
 

@@ -10,8 +10,8 @@ from mplint.analysis.compute_regions import ComputeRegions
 from mplint.analysis.layers import sixteen_bit_name
 from mplint.analysis.tensor_kinds import LOW, Mismatch, TensorKinds, Where
 from mplint.rule.check import Check, Fix, Needs
-from mplint.rule.levels import Safety
 from mplint.rule.edits import with_keyword
+from mplint.rule.levels import Safety
 
 
 #: how TensorFlow's error message names the 16-bit dtypes

@@ -9,8 +9,8 @@ import libcst as cst
 from mplint.analysis.compute_regions import ComputeRegions
 from mplint.analysis.tensor_kinds import LOW, TensorKinds, Where
 from mplint.rule.check import Check, Context, Fix, Needs
-from mplint.rule.levels import Safety
 from mplint.rule.edits import quote_of, string
+from mplint.rule.levels import Safety
 from mplint.semantic.vocabulary import SUM_FUNCTIONS
 
 #: ``self.<state>.assign_add(...)`` and friends, and ``self.add_loss/add_metric(...)``

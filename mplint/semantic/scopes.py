@@ -14,8 +14,8 @@ from typing import Dict, Iterator, List, Optional, Tuple, Union
 
 import libcst as cst
 
-from mplint.semantic.test_modules import is_test_path
 from mplint.semantic.names import NameResolver, dotted_name, record_alias_assignment
+from mplint.semantic.test_modules import is_test_path
 
 ScopeNode = Union[cst.Module, cst.FunctionDef, cst.ClassDef, cst.Lambda]
 
