@@ -107,6 +107,8 @@ class Projects:
         # The store holds the bytes the last index read; a fresh one reads the disk again.
         session.store = FileStore()
         session.index(buffer_paths(path), [path], given=given)
+        if session.cache is not None:  # the facts and summaries just computed, for the next index
+            session.cache.save()
         project.indexed = True
 
     # -- checking and fixing one buffer --------------------------------------------------
