@@ -43,6 +43,18 @@ def test_exit_zero(tmp_path):
     assert outcome(run_cli("check", "--exit-zero", ".", cwd=tmp_path)) == (0, FOUND)
 
 
+def test_version_and_argparse_usage_errors():
+    from mplint import __version__
+
+    version = run_cli("--version")
+    assert (version.returncode, version.stdout, version.stderr) == (0, f"mplint {__version__}\n", "")
+    unknown = run_cli("check", "--no-such-option", ".")
+    assert unknown.returncode == 2 and unknown.stdout == ""
+    assert unknown.stderr.startswith("usage: mplint ")
+    assert unknown.stderr.endswith("mplint: error: unrecognized arguments: --no-such-option\n")
+    assert run_cli().returncode == 2  # no command: the help, and a usage error
+
+
 def test_json_format(tmp_path):
     _project(tmp_path, {"bad.py": BAD})
     result = run_cli("check", "--output-format", "json", "bad.py", cwd=tmp_path)
