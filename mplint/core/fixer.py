@@ -8,7 +8,7 @@ reported) and checks again, until nothing is left to apply or the pass cap is hi
 from __future__ import annotations
 
 import sys
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import libcst as cst
 from libcst.codemod import CodemodContext
@@ -27,11 +27,11 @@ Analyze = Callable[[Source, cst.Module, Optional[Sequence[type]]], FileAnalysis]
 
 
 class _Replace(cst.CSTTransformer):
-    def __init__(self, replacements: Dict[int, object]) -> None:
+    def __init__(self, replacements: Mapping[int, object]) -> None:
         super().__init__()
         self.replacements = replacements
 
-    def on_leave(self, original_node, updated_node):  # type: ignore[override]
+    def on_leave(self, original_node, updated_node):
         return self.replacements.get(id(original_node), updated_node)
 
 
@@ -105,9 +105,9 @@ def fix_program(analyze: Analyze, source: Source, module: cst.Module, unsafe: bo
 
 
 def _apply(module: cst.Module, chosen: List[FixCandidate]) -> cst.Module:
-    replacements = {}
-    imports = []
-    removals = []
+    replacements: Dict[int, object] = {}
+    imports: List[Tuple[str, Optional[str], Optional[str]]] = []
+    removals: List[Tuple[str, Optional[str], Optional[str]]] = []
     for candidate in chosen:
         for old, new in candidate.fix.replacements.items():
             replacements[id(old)] = new

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple, Type
 
 import libcst as cst
 import pathspec
@@ -27,9 +27,11 @@ from mplint.core.results import REPORT_URL, FileAnalysis, FileResult, FixCandida
 from mplint.core.source import Source, SourceError, check_syntax, parse
 from mplint.core.source_kinds import SourceKind
 from mplint.core.suppression import scan
+from mplint.core.unused_noqa import UNUSED_NOQA, report_unused
 from mplint.core.walker import Walker
 from mplint.rule.catalog import RuleEntry
-from mplint.rule.check import Context, Report
+from mplint.rule.check import Check, Context, Report
+from mplint.rule.levels import Safety
 from mplint.run.config import Settings
 from mplint.run.project import ProjectFacts
 from mplint.semantic.facts import MIXED_POLICIES, FactsCollector, ModuleFacts
@@ -99,7 +101,7 @@ class Linter:
         return outcome
 
     def _prepare(self, src: SourceKind, module: Optional[cst.Module], errors: List[FileError]
-                 ) -> Optional[Tuple[Source, cst.Module, List[type]]]:
+                 ) -> Optional[Tuple[Source, cst.Module, List[Type[Check]]]]:
         """The program, its parsed module and the checks that may report in it, or
         None when there is nothing to analyse (errors and warnings go to ``errors``).
 
@@ -124,7 +126,7 @@ class Linter:
             return None
         return source, module, classes
 
-    def checks_for(self, path: str, raw: bytes) -> List[type]:
+    def checks_for(self, path: str, raw: bytes) -> List[Type[Check]]:
         """The selected checks, less per-file ignores, that may report in this file
         (see ``Check.may_report``)."""
         ignored = self._ignored_for(path)
@@ -139,7 +141,7 @@ class Linter:
         elsewhere = self._assumes_mixed or (self.project is not None and self.project.may_be_mixed(path))
         return Prescan(raw, elsewhere)
 
-    def parse_for_checks(self, source: Source, classes: Sequence[type]) -> Optional[cst.Module]:
+    def parse_for_checks(self, source: Source, classes: Sequence[Type[Check]]) -> Optional[cst.Module]:
         """The module to check, or None when no selected check may report in the file
         (``classes``: :meth:`checks_for` of it).
 
@@ -152,7 +154,7 @@ class Linter:
         return None
 
     def analyze(self, source: Source, module: cst.Module,
-                classes: Optional[Sequence[type]] = None) -> FileAnalysis:
+                classes: Optional[Sequence[Type[Check]]] = None) -> FileAnalysis:
         """Run the selected checks that may report in this file over its parsed module.
 
         ``classes`` are :meth:`checks_for` the file when the caller has them; else they
@@ -210,19 +212,20 @@ class Linter:
             except Exception as exc:  # a broken rule must not stop the others
                 crashed[check.rule_id] = exc
         expected.drop_reports_inside(ctx.reports)
-        for rule, exc in sorted(crashed.items()):
+        for rule, error in sorted(crashed.items()):
             ctx.reports.pop(rule, None)
             out.errors.append(FileError(
                 source.path,
-                f"internal error in rule {rule}: {describe(exc)}. "
+                f"internal error in rule {rule}: {describe(error)}. "
                 f"The other rules still ran. Please report this at {REPORT_URL}",
             ))
-        if not ctx.reports:
+        ran = [cls.rule_id for cls in classes if cls.rule_id not in crashed]
+        if not ctx.reports and UNUSED_NOQA not in ran:
             self._warn_unknown_codes(source, out)
             return out
         try:
             with _deep_recursion():  # positions regenerate code, as deep as the file nests
-                self._position(source, module, ctx.reports, out)
+                self._position(source, module, ctx.reports, out, ran)
         except Exception as error:
             if not _from_recursion(error):
                 raise
@@ -252,15 +255,16 @@ class Linter:
                 out.errors.append(FileError(source.path, f"line {line}: unknown rule {code} in a suppression comment", "warning"))
 
     def _position(self, source: Source, module: cst.Module,
-                  reports: Dict[str, List[Report]], out: FileAnalysis) -> None:
+                  reports: Dict[str, List[Report]], out: FileAnalysis, ran: Sequence[str] = ()) -> None:
         wanted = [r.node for found in reports.values() for r in found]
         wanted += [old for found in reports.values() for r in found if r.fix is not None
                    for old in r.fix.replacements]
         positions = positions_of(module, source.text, wanted)
         out.positions = positions
         suppressions = scan(source.text, self.known_codes)
-        for line, code in suppressions.unknown:
-            out.errors.append(FileError(source.path, f"line {line}: unknown rule {code} in a suppression comment", "warning"))
+        if UNUSED_NOQA not in ran:  # else MP900 reports them
+            for line, code in suppressions.unknown:
+                out.errors.append(FileError(source.path, f"line {line}: unknown rule {code} in a suppression comment", "warning"))
         seen = set()
         for rule in sorted(reports):
             entry = self.catalog[rule]
@@ -283,19 +287,22 @@ class Linter:
                 out.findings.append(finding)
                 if safety is not None and report.fix is not None:
                     out.fixes.append(FixCandidate(finding, report.fix, safety))
+        if UNUSED_NOQA in ran:  # once every other rule has met the suppressions
+            report_unused(source.path, module, source.text, suppressions, ran, self.known_codes,
+                          self.catalog[UNUSED_NOQA], out)
         out.findings.sort(key=lambda f: (f.line, f.col, f.rule))
 
     @staticmethod
-    def _safety(entry: RuleEntry, report: Report) -> Optional[str]:
+    def _safety(entry: RuleEntry, report: Report) -> Optional[Safety]:
         """The catalog caps a fix's safety; dropping a comment demotes it to unsafe."""
         if report.fix is None or not entry.fixable:
             return None
-        if entry.fix_safety == "unsafe" or report.fix.safety == "unsafe":
-            return "unsafe"
+        if entry.fix_safety == Safety.UNSAFE or report.fix.safety == Safety.UNSAFE:
+            return Safety.UNSAFE
         for old, new in report.fix.replacements.items():
             if not comments_of(old) <= comments_of(new):
-                return "unsafe"
-        return "safe"
+                return Safety.UNSAFE
+        return Safety.SAFE
 
 
 @contextmanager
@@ -334,7 +341,7 @@ def _all_requirements(cls: type) -> FrozenSet[type]:
     return frozenset(out)
 
 
-def _instantiate_analyses(classes: Sequence[type], ctx: Context) -> List[object]:
+def _instantiate_analyses(classes: Sequence[Type[Check]], ctx: Context) -> List[object]:
     """One instance of every analysis the checks need, dependencies first."""
     ordered: List[type] = []
 

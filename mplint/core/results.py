@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # pragma: no cover (typing only: libcst is not needed to read
     from libcst.metadata import CodeRange
 
     from mplint.rule.check import Fix
+    from mplint.rule.levels import Safety
 
 REPORT_URL = "https://github.com/mplint/mplint/issues"
 
@@ -27,7 +28,7 @@ class FixCandidate:
 
     finding: Finding
     fix: "Fix"
-    safety: str
+    safety: "Safety"
 
 
 @dataclass
