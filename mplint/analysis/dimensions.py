@@ -26,8 +26,9 @@ from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.semantic.scopes import Binding, Location, Scope
 from mplint.semantic.values import Evaluator, argument_for, is_constant
 from mplint.semantic.vocabulary import (
-    ANY_MODEL_CLASSES, DATASET_FACTORIES, EINSUM_DENSE, INTERNAL_SIZE_LAYERS, LAYER_WRAPPERS, SIGMOID_FUNCTIONS,
-    SIZE_KEEPING_LAYERS, DATASET_METHODS, DATASET_ONLY_METHODS, makes_dataset,
+    ANY_MODEL_CLASSES, DATASET_FACTORIES, DATASET_METHODS, DATASET_ONLY_METHODS, EINSUM_DENSE,
+    INTERNAL_SIZE_LAYERS, LAYER_WRAPPERS, SIGMOID_FUNCTIONS, SIZE_KEEPING_LAYERS, WRAPPED_LAYER_PARAMETER,
+    makes_dataset,
 )
 
 UNITS, FILTERS, BATCH, VOCABULARY = "units", "filters", "batch", "vocabulary"
@@ -496,8 +497,9 @@ class AlignedDimensions(Analysis):
 
     def _add_output(self, call: cst.Call, loc: Optional[Location], found: Set[int], depth: int) -> None:
         found.add(id(call))
-        if depth < 3 and self._class_of(call) & LAYER_WRAPPERS:
-            inner = positional_or_keyword(call, 0, "layer") or keyword_only(call, "cell")
+        wrapper = self._class_of(call) & LAYER_WRAPPERS
+        if depth < 3 and wrapper:
+            inner = positional_or_keyword(call, 0, WRAPPED_LAYER_PARAMETER[min(wrapper)])
             layer = self._constructor(inner, loc, 0) if inner is not None else None
             if layer is not None:
                 self._add_output(layer[0], layer[1], found, depth + 1)

@@ -31,12 +31,9 @@ from mplint.rule.edits import cast, string
 from mplint.rule.levels import Safety
 from mplint.semantic.call_args import positional_or_keyword
 from mplint.semantic.facts import PolicyState
-from mplint.semantic.vocabulary import ELEMENTWISE_OPS, SHAPE_OPS, SOFTMAX_FUNCTIONS
-
-
-#: layers that run another layer (given as this argument) and compute nothing themselves
-WRAPPED_LAYER = {"keras.layers.TimeDistributed": "layer", "keras.layers.Bidirectional": "layer",
-                 "keras.layers.RNN": "cell"}
+from mplint.semantic.vocabulary import (
+    ELEMENTWISE_OPS, LAYER_WRAPPERS, SHAPE_OPS, SOFTMAX_FUNCTIONS, WRAPPED_LAYER_PARAMETER,
+)
 
 _MAX_DEPTH = 16
 
@@ -98,10 +95,10 @@ class OutputPrecision(Analysis):
         """(producer to report, computed by a softmax, dtype) for a 16-bit tensor."""
         if depth > _MAX_DEPTH:
             return None
-        if isinstance(producer, LayerProducer) and producer.layer_class & WRAPPED_LAYER.keys():
+        if isinstance(producer, LayerProducer) and producer.layer_class & LAYER_WRAPPERS:
             # The wrapped layer computes (and its copies, for Bidirectional); a dtype on
             # the wrapper leaves it in 16 bits. Judge, report and fix that layer.
-            keyword = WRAPPED_LAYER[min(producer.layer_class & WRAPPED_LAYER.keys())]
+            keyword = WRAPPED_LAYER_PARAMETER[min(producer.layer_class & LAYER_WRAPPERS)]
             wrapped = positional_or_keyword(producer.constructor, 0, keyword)
             runs = None if wrapped is None else models.layer(wrapped, producer.location)
             return None if runs is None else self._judge(runs, policy, models, depth + 1)

@@ -141,8 +141,12 @@ INPUT_FUNCTIONS = frozenset({"keras.Input"})
 #: ``keras.layers`` names that make an input, not a layer that computes
 INPUT_LAYERS = INPUT_FUNCTIONS | frozenset({"keras.layers.InputLayer"})
 LAMBDA_LAYERS = frozenset({"keras.layers.Lambda"})
-#: layers that wrap another layer given as their first argument
-LAYER_WRAPPERS = frozenset({"keras.layers.Bidirectional", "keras.layers.TimeDistributed", "keras.layers.RNN"})
+#: layers that wrap another layer given as their first argument, and that parameter's
+#: name: the wrapped layer is the one that computes
+WRAPPED_LAYER_PARAMETER: Dict[str, str] = {
+    "keras.layers.Bidirectional": "layer", "keras.layers.TimeDistributed": "layer", "keras.layers.RNN": "cell",
+}
+LAYER_WRAPPERS = frozenset(WRAPPED_LAYER_PARAMETER)
 EINSUM_DENSE = frozenset({"keras.layers.EinsumDense", "keras.layers.experimental.EinsumDense"})
 #: layers whose first positional argument is the activation
 ACTIVATION_FIRST_LAYERS = frozenset({"keras.layers.Activation"})
