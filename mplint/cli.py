@@ -75,6 +75,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     check = sub.add_parser("check", help="report findings")
     _add_common(check)
+    check.add_argument("--add-noqa", action="store_true",
+                       help="add `# noqa: MPxxx` to every line with a finding (for adopting mplint)")
     fix = sub.add_parser("fix", help="apply fixes, then report what remains")
     _add_common(fix)
     fix.add_argument("--diff", action="store_true",
@@ -230,6 +232,8 @@ def cmd_lint(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> int:
     summary = FixSummary()
     if args.command == "check":
         result = session.check(found.files)
+        if args.add_noqa:
+            return _add_noqa(result.findings, errors + result.errors)
     else:
         result = session.fix(found.files, unsafe=args.unsafe_fixes, write=_writes(args))
         summary = FixSummary.of(result.outcomes, result.findings)
@@ -238,6 +242,18 @@ def cmd_lint(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> int:
                 if outcome.changed:
                     sys.stdout.write(_diff(outcome.path, outcome.original, outcome.fixed or b""))
     return _finish(args, result.findings, errors + result.errors, summary, no_files=not found.files)
+
+
+def _add_noqa(findings: List[Finding], errors: List[FileError]) -> int:
+    from mplint.run.add_noqa import add_noqa
+
+    added = add_noqa(findings)
+    errors = errors + added.errors
+    for err in errors:
+        print(f"mplint: {err.kind}: {err}", file=sys.stderr)
+    print(f"Added {added.directives} noqa directive{'s' * (added.directives != 1)} "
+          f"in {added.files} file{'s' * (added.files != 1)}.")
+    return EXIT_ERROR if any(e.kind == "error" for e in errors) else EXIT_OK
 
 
 @dataclass
@@ -279,6 +295,8 @@ def _check_args(args: argparse.Namespace) -> None:
         raise UsageError("'-' (read stdin) cannot be combined with other paths")
     if args.stdin_filename and args.paths != ["-"]:
         raise UsageError("--stdin-filename needs '-' as the only path")
+    if getattr(args, "add_noqa", False) and args.paths == ["-"]:
+        raise UsageError("--add-noqa writes files; it cannot read stdin")
 
 
 # -- stdin (editor integration) ---------------------------------------------------

@@ -114,7 +114,7 @@ def test_a_10mb_generated_file_is_reported_quickly(tmp_path):
 @pytest.mark.parametrize("table, expected", [
     ("selekt = ['MP1']", "unknown key 'selekt' in [tool.mplint]"),
     ("select = 'MP1'", "'select' must be a list of strings"),
-    ("select = ['MP9']", "'select': unknown rule or prefix 'MP9'"),
+    ("select = ['MP8']", "'select': unknown rule or prefix 'MP8'"),
     ("ignore = [1]", "'ignore' must be a list of strings"),
     ("exclude = 'build'", "'exclude' must be a list of strings"),
     ("assume-policy = 'float16'", "'assume-policy' must be one of mixed_float16"),

@@ -124,3 +124,74 @@ def test_no_python_files_is_a_warning_not_a_clean_bill(tmp_path):
     assert result.stderr == "mplint: warning: No Python files found under the given paths\n"
     excluded = run_cli("check", "--force-exclude", "build/m.py", cwd=write_files(tmp_path, {"build/m.py": BAD}))
     assert (excluded.returncode, excluded.stdout) == (0, "") and "No Python files found" in excluded.stderr
+
+
+# -- 4. suppression: bare # noqa, MP900 (unused codes), --add-noqa -------------------------------
+def test_a_bare_noqa_suppresses_every_finding_on_its_line(tmp_path):
+    line = 'model = tf.keras.Sequential([tf.keras.layers.Dense(10, activation="softmax")])'
+    write_files(tmp_path, {"m.py": TWO_RULES.replace(line, line + "  # noqa"),
+                           "n.py": TWO_RULES.replace(line, line + "  # NOQA:")})
+    assert outcome(run_cli("check", ".", cwd=tmp_path)) == (1, [("m.py", 5, "MP301"), ("n.py", 5, "MP301")])
+
+
+#: MP101's line carries its own code, MP301's a stale one, a misspelt one and another tool's
+NOQA = TWO_RULES.replace('"softmax")])', '"softmax")])  # noqa: MP101, MP101').replace(
+    "Dense(100)", "Dense(100)  # noqa: MP301").replace(
+    "import tensorflow as tf", "import tensorflow as tf  # noqa: E402, MP1O1, MP303")
+
+
+def test_unused_noqa_is_opt_in_and_reports_codes_that_suppress_nothing(tmp_path):
+    write_files(tmp_path, {"m.py": NOQA.replace("Dense(100)", "Dense(104)")})
+    plain = run_cli("check", ".", cwd=tmp_path)
+    assert outcome(plain) == (0, [])  # not in the default selection, nor in ALL
+    assert "unknown rule MP1O1 in a suppression comment" in plain.stderr
+    assert outcome(run_cli("check", "--select", "ALL", ".", cwd=tmp_path)) == (0, [])
+    result = run_cli("check", "--extend-select", "MP900", ".", cwd=tmp_path)
+    assert outcome(result) == (1, [("m.py", 1, "MP900"), ("m.py", 4, "MP900"), ("m.py", 5, "MP900")])
+    messages = [line.split(" MP900 ", 1)[1] for line in result.stdout.splitlines() if " MP900 " in line]
+    assert messages == ["unused `noqa` directive (unused: `MP303`; unknown: `MP1O1`) [*]",
+                        "unused `noqa` directive (duplicated: `MP101`) [*]",
+                        "unused `noqa` directive (unused: `MP301`) [*]"]
+    assert "unknown rule" not in result.stderr  # MP900 reports it instead
+    assert result.stdout.startswith("m.py:1:26: MP900 ")  # at the directive
+
+
+def test_unused_noqa_leaves_codes_of_rules_that_did_not_run(tmp_path):
+    write_files(tmp_path, {"m.py": NOQA.replace("Dense(100)", "Dense(104)")})
+    # MP3 is not selected: its codes may well be needed where it runs
+    result = run_cli("check", "--select", "MP1,MP900", ".", cwd=tmp_path)
+    assert outcome(result) == (1, [("m.py", 1, "MP900"), ("m.py", 4, "MP900")])
+    assert "(unknown: `MP1O1`)" in result.stdout
+
+
+def test_fixing_unused_noqa_keeps_other_codes_and_drops_empty_comments(tmp_path):
+    write_files(tmp_path, {"m.py": NOQA.replace("Dense(100)", "Dense(104)")})
+    result = run_cli("fix", "--extend-select", "MP900", ".", cwd=tmp_path)
+    assert outcome(result) == (0, []), result.stdout + result.stderr
+    assert (tmp_path / "m.py").read_text() == TWO_RULES.replace("Dense(100)", "Dense(104)").replace(
+        '"softmax")])', '"softmax")])  # noqa: MP101').replace(
+        "import tensorflow as tf", "import tensorflow as tf  # noqa: E402")
+    again = run_cli("fix", "--extend-select", "MP900", ".", cwd=tmp_path)
+    assert "Fixed 0 findings" in again.stdout
+
+
+def test_add_noqa_suppresses_every_finding_once_keeping_existing_codes(tmp_path):
+    multi = ('import tensorflow as tf\n\ntf.keras.mixed_precision.set_global_policy("mixed_float16")\n'
+             'layer = tf.keras.layers.Dense(100, name="""a\nb""")\n'  # a comment here would be in the string
+             "wide = tf.keras.layers.Dense(100)  # a comment, kept\n")
+    write_files(tmp_path, {"m.py": TWO_RULES.replace("import tensorflow as tf", "import tensorflow as tf  # noqa: E402")
+                           .replace("Dense(100)", "Dense(100)  # noqa: E501"),
+                           "multi.py": multi, "good.py": GOOD})
+    before = outcome(run_cli("check", ".", cwd=tmp_path))
+    assert before == (1, [("m.py", 4, "MP101"), ("m.py", 5, "MP301"), ("multi.py", 4, "MP301"),
+                          ("multi.py", 6, "MP301")])
+    added = run_cli("check", "--add-noqa", ".", cwd=tmp_path)
+    assert (added.returncode, added.stdout) == (0, "Added 4 noqa directives in 2 files.\n"), added.stderr
+    assert (tmp_path / "m.py").read_text() == TWO_RULES.replace(
+        "import tensorflow as tf", "import tensorflow as tf  # noqa: E402").replace(
+        '"softmax")])', '"softmax")])  # noqa: MP101').replace("Dense(100)", "Dense(100)  # noqa: E501, MP301")
+    assert (tmp_path / "multi.py").read_text() == multi.replace('b""")', 'b""")  # noqa: MP301').replace(
+        "# a comment, kept\n", "# a comment, kept  # noqa: MP301\n")
+    assert outcome(run_cli("check", ".", cwd=tmp_path)) == (0, [])
+    again = run_cli("check", "--add-noqa", ".", cwd=tmp_path)
+    assert again.stdout == "Added 0 noqa directives in 0 files.\n"
