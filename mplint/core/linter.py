@@ -34,11 +34,12 @@ from mplint.rule.check import Check, Context, Report
 from mplint.rule.levels import Safety
 from mplint.run.config import Settings
 from mplint.run.project import ProjectFacts
-from mplint.semantic.facts import MIXED_POLICIES, FactsCollector, ModuleFacts
+from mplint.semantic.facts import FactsCollector, ModuleFacts
 from mplint.semantic.keras_version import detect as detect_keras_version
 from mplint.semantic.names import NameResolver, collect_module_imports
 from mplint.semantic.scopes import ScopeTracker
 from mplint.semantic.values import Evaluator
+from mplint.semantic.vocabulary import MIXED_POLICIES
 
 
 class Linter:
