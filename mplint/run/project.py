@@ -24,7 +24,7 @@ from mplint.run.discovery import discover
 from mplint.run.module_paths import absolute_import, importable, on_path
 from mplint.run.program import ProgramModel, ProgramResult, Route, import_words
 from mplint.run.summaries import ModuleSummary, summarize
-from mplint.semantic.vocabulary import MAYBE_MIXED, REWRITE_WORDS
+from mplint.semantic.vocabulary import MAYBE_MIXED, MIXED_POLICIES, REWRITE_WORDS
 from mplint.core.prefilter import POLICY_CALL_WORDS
 from mplint.core.regular_files import read_regular
 
@@ -412,7 +412,7 @@ def build_project(paths: Sequence[str], settings, cache=None, extra: Iterable[st
     # it is checked, or when the checked files are not known.
     checked = None if walked is not None or not extra else sorted(
         {os.path.abspath(p) for p in extra} & set(unique))
-    if settings.assume_policy in ("mixed_float16", "mixed_bfloat16"):
+    if settings.assume_policy in MIXED_POLICIES:
         out.program = ProgramResult()  # every file is judged as mixed: what reaches it adds nothing
     else:
         out.program = _cached_program(out, unique, cache, contents, stamps, checked)
