@@ -64,6 +64,11 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
                         help="list the fixes applied (fix) or available (check), per file and rule")
     parser.add_argument("--no-cache", action="store_true",
                         help="neither read nor write the result cache (.mplint_cache/)")
+    parser.add_argument("--cache-dir", metavar="PATH", default=os.environ.get("MPLINT_CACHE_DIR") or None,
+                        help="where to keep the result cache (also MPLINT_CACHE_DIR; default: "
+                             ".mplint_cache in the project root)")
+    parser.add_argument("--output-file", "-o", metavar="PATH",
+                        help="write the report to this file instead of stdout")
     parser.add_argument("--jobs", "-j", type=int, default=0, metavar="N",
                         help="worker processes (default: one per core)")
 
@@ -83,6 +88,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="print a diff of the fixes (unsafe ones too with --unsafe-fixes); write nothing")
     fix.add_argument("--check", action="store_true",
                      help="write nothing; exit 1 if fixes would apply (for CI)")
+    fix.add_argument("--exit-non-zero-on-fix", action="store_true",
+                     help="exit 1 when a fix was applied, even if no findings remain (pre-commit)")
     rule = sub.add_parser("rule", help="explain one rule")
     rule.add_argument("rule_id")
     sub.add_parser("rules", help="list every rule")
@@ -193,6 +200,8 @@ def _settings(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> Settin
     settings = _command_line_selection(args, catalog, settings)
     if args.assume_policy:
         settings = settings.with_overrides(assume_policy=args.assume_policy)
+    if args.cache_dir:
+        settings = settings.with_overrides(cache_dir=Path(args.cache_dir).expanduser().resolve())
     return settings
 
 
@@ -353,6 +362,21 @@ def _diff(path: str, before: bytes, after: bytes) -> str:
 # -- report ---------------------------------------------------------------------------
 def _finish(args: argparse.Namespace, findings: List[Finding], errors: List[FileError],
             fix_summary: FixSummary, stream: Optional[TextIO] = None, no_files: bool = False) -> int:
+    """Print the report (to ``--output-file`` when given) and return the exit code."""
+    if not args.output_file:
+        return _report(args, findings, errors, fix_summary, stream, no_files)
+    target = Path(args.output_file)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(target, "w", encoding="utf-8", newline="")
+    except OSError as exc:
+        raise UsageError(f"--output-file {args.output_file}: cannot be written: {exc.strerror or exc}") from None
+    with handle:
+        return _report(args, findings, errors, fix_summary, handle, no_files)
+
+
+def _report(args: argparse.Namespace, findings: List[Finding], errors: List[FileError],
+            fix_summary: FixSummary, stream: Optional[TextIO] = None, no_files: bool = False) -> int:
     """Print the report and return the exit code.
 
     ``no_files``: the paths held no file to check, which is a warning (as in ruff),
@@ -389,6 +413,8 @@ def _finish(args: argparse.Namespace, findings: List[Finding], errors: List[File
         return EXIT_ERROR
     if previews:
         return EXIT_FINDINGS if fix_summary.changed_files else EXIT_OK
+    if args.command == "fix" and args.exit_non_zero_on_fix and fix_summary.applied:
+        return EXIT_FINDINGS
     if findings and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_OK

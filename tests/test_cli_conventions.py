@@ -195,3 +195,46 @@ def test_add_noqa_suppresses_every_finding_once_keeping_existing_codes(tmp_path)
     assert outcome(run_cli("check", ".", cwd=tmp_path)) == (0, [])
     again = run_cli("check", "--add-noqa", ".", cwd=tmp_path)
     assert again.stdout == "Added 0 noqa directives in 0 files.\n"
+
+
+# -- 5. --output-file, --exit-non-zero-on-fix, the cache folder ----------------------------------
+def test_output_file_holds_the_report(tmp_path):
+    write_files(tmp_path, {"m.py": TWO_RULES})
+    result = run_cli("check", "--output-file", "reports/mplint.json", "--output-format", "json", ".", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (1, "")
+    data = json.loads((tmp_path / "reports" / "mplint.json").read_text())
+    assert [(d["path"], d["line"], d["rule"]) for d in data] == BOTH
+    text = run_cli("check", "-o", "report.txt", ".", cwd=tmp_path)
+    assert (text.returncode, text.stdout) == (1, "")
+    written = (tmp_path / "report.txt").read_text()
+    assert reported(written) == BOTH and "Found 2 problems" in written
+    folder = run_cli("check", "-o", ".", ".", cwd=tmp_path)
+    assert folder.returncode == 2 and "--output-file .: cannot be written" in folder.stderr
+
+
+def test_exit_non_zero_on_fix(tmp_path):
+    write_files(tmp_path, {"m.py": BAD})
+    assert outcome(run_cli("fix", "--exit-non-zero-on-fix", ".", cwd=tmp_path)) == (1, [])
+    assert (tmp_path / "m.py").read_text() == GOOD
+    assert outcome(run_cli("fix", "--exit-non-zero-on-fix", ".", cwd=tmp_path)) == (0, [])  # nothing left to fix
+
+
+def _caches(folder):
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("CACHEDIR.TAG"))
+
+
+def test_cache_folder_setting_variable_and_default(tmp_path):
+    project = write_files(tmp_path / "proj", {"m.py": BAD, "pyproject.toml": "[tool.mplint]\ncache-dir = 'var/cache'\n"})
+    assert outcome(run_cli("check", ".", cwd=project)) == (1, [("m.py", 4, "MP101")])
+    assert _caches(tmp_path) == ["proj/var/cache/CACHEDIR.TAG"]
+    elsewhere = tmp_path / "elsewhere"
+    run_cli("check", ".", cwd=project, env={"MPLINT_CACHE_DIR": str(elsewhere)})
+    assert "elsewhere/CACHEDIR.TAG" in _caches(tmp_path)
+    run_cli("check", "--cache-dir", "flag", ".", cwd=project, env={"MPLINT_CACHE_DIR": str(elsewhere)})
+    assert "proj/flag/CACHEDIR.TAG" in _caches(tmp_path)  # the option wins over the variable
+    # a path outside any project: its own folder, never the current one
+    loose = write_files(tmp_path / "loose", {"x.py": BAD})
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    assert outcome(run_cli("check", str(loose / "x.py"), cwd=cwd))[0] == 1
+    assert "loose/.mplint_cache/CACHEDIR.TAG" in _caches(tmp_path) and not _caches(cwd)

@@ -64,6 +64,8 @@ class Settings:
     assume_policy: Optional[str] = None
     keras_version: Optional[int] = None
     respect_gitignore: bool = True
+    #: where the result cache lives (None: ``.mplint_cache`` in the project root)
+    cache_dir: Optional[Path] = None
     options: Tuple[Tuple[str, Any], ...] = ()
 
     def with_overrides(self, **changes: Any) -> "Settings":
@@ -150,6 +152,11 @@ def load_settings(config_path: Optional[Path], catalog: Dict[str, RuleEntry],
             if not isinstance(value, bool):
                 raise ConfigError(f"{where}: 'respect-gitignore' must be true or false")
             settings["respect_gitignore"] = value
+        elif key == "cache-dir":
+            if not isinstance(value, str) or not value:
+                raise ConfigError(f"{where}: 'cache-dir' must be a folder path (a string)")
+            # relative to the config file, as every path in it
+            settings["cache_dir"] = config_path.parent.resolve() / Path(value).expanduser()
         elif key in declared:
             problem = declared[key].problem(value)
             if problem is not None:
@@ -169,7 +176,7 @@ def load_settings(config_path: Optional[Path], catalog: Dict[str, RuleEntry],
 _SELECTION_KEYS = ("select", "ignore", "extend-select", "extend-ignore")
 #: every key of [tool.mplint] besides the rules' options
 SETTING_KEYS = (*_SELECTION_KEYS, "exclude", "extend-exclude", "per-file-ignores", "assume-policy",
-                "keras-version", "respect-gitignore")
+                "keras-version", "respect-gitignore", "cache-dir")
 
 
 def _did_you_mean(key: str, options: Iterable[str]) -> str:

@@ -93,7 +93,7 @@ class Session:
         (an editor's buffer), by path."""
         self.root = find_root(paths)
         if self.use_cache:
-            self.cache = Cache((self.root or self.settings.root) / FOLDER)
+            self.cache = Cache(cache_folder(self.settings, self.root, paths))
         # `mplint check .` at the project root: the project's files are the ones just found.
         at_root = self.root is not None and [os.path.realpath(p) for p in paths] == [str(self.root)]
         self.store.contents.update(given or {})
@@ -139,6 +139,19 @@ class Session:
         from mplint.core.source_kinds import load_source
 
         return self.linter().fix(load_source(name, raw), unsafe)
+
+
+def cache_folder(settings: Settings, root: Optional[Path], paths: Sequence[str]) -> Path:
+    """Where the result cache lives: the ``cache-dir`` setting (``--cache-dir``,
+    ``MPLINT_CACHE_DIR``), else ``.mplint_cache`` in the project root, else in the
+    folder holding the checked paths (never the current folder, which may be
+    anywhere)."""
+    if settings.cache_dir is not None:
+        return settings.cache_dir
+    if root is None:
+        folders = [p if os.path.isdir(p) else os.path.dirname(os.path.abspath(p)) for p in paths]
+        root = Path(os.path.commonpath([os.path.abspath(f) for f in folders])) if folders else settings.root
+    return root / FOLDER
 
 
 def buffer_paths(name: str) -> List[str]:
