@@ -345,6 +345,7 @@ def test_custom_layer_outputs_need_a_class_of_this_file_and_a_readable_call():
         scaled = keras.Model(inputs, Scaled(2.0)(hidden))
         opaque = keras.Model(inputs, Opaque(2.0)(hidden))
         unknown_input = keras.Model(inputs, Scaled(2.0)(some_library.features(inputs)))
+        scaled.compile(loss="mse")
     """
     assert fired(code, "MP101", "MP102") == [(_line_of(code, "scaled = "), "MP102")]
     out = fix(code, "MP102", unsafe=False)
