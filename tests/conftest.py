@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from fnmatch import fnmatch
 from pathlib import Path
-from typing import Callable, List, Optional
+from typing import Callable, List, Optional, Set
 
 import pytest
 from hypothesis import settings as hypothesis_settings
@@ -27,7 +27,7 @@ from helpers import ROOT, CliResult, run_cli  # noqa: F401 (re-exported for test
 #: test files that are slow as a whole, by name
 SLOW_FILES = ("test_runtime*.py",)
 _DESELECTED = pytest.StashKey[int]()
-_NOT_COLLECTED = pytest.StashKey[List[str]]()
+_NOT_COLLECTED = pytest.StashKey[Set[str]]()
 
 
 hypothesis_settings.register_profile("quick", max_examples=40)
@@ -51,7 +51,7 @@ def _slow_file(path: Path) -> bool:
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> Optional[bool]:
     if config.getoption("--run-slow") or not _slow_file(collection_path):
         return None
-    config.stash.setdefault(_NOT_COLLECTED, []).append(collection_path.name)
+    config.stash.setdefault(_NOT_COLLECTED, set()).add(collection_path.name)
     return True
 
 
@@ -71,7 +71,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: List[pytest.Item
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
     left_out = config.stash.get(_DESELECTED, 0)
-    files = config.stash.get(_NOT_COLLECTED, [])
+    files = config.stash.get(_NOT_COLLECTED, set())
     if left_out or files:
         terminalreporter.write_line(
             f"Slow tests left out ({left_out} deselected, {len(files)} files of {', '.join(SLOW_FILES)} "
