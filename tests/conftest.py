@@ -1,6 +1,6 @@
 """Fixtures, and the split between fast and slow tests.
 
-``python -m pytest`` runs the fast tests, well under a minute on two cores. Tests
+``python -m pytest`` runs the fast tests (meant to stay under a minute on two cores). Tests
 marked ``slow`` (a real pre-commit environment, TensorFlow, the fork pool, a
 terminal) are left out unless ``--run-slow`` is given, which CI passes; ``-m slow
 --run-slow`` runs only them. The runtime checker's test files
