@@ -69,6 +69,10 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
                              ".mplint_cache in the project root)")
     parser.add_argument("--output-file", "-o", metavar="PATH",
                         help="write the report to this file instead of stdout")
+    parser.add_argument("--show-settings", action="store_true",
+                        help="print the settings the one file given is checked with, and check nothing")
+    parser.add_argument("--show-files", action="store_true",
+                        help="print the files that would be checked, and check nothing")
     parser.add_argument("--jobs", "-j", type=int, default=0, metavar="N",
                         help="worker processes (default: one per core)")
 
@@ -234,9 +238,16 @@ def cmd_lint(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> int:
                       progress=_for_a_person(args))
     if args.paths == ["-"]:
         return _run_stdin(args, session)
+    if args.show_settings:
+        return _show_settings(args.paths, session)
     found = discover(args.paths, settings.root, settings.exclude,
                      settings.respect_gitignore, args.force_exclude, suffixes=LINT_SUFFIXES)
     errors: List[FileError] = list(found.errors)
+    if args.show_files:
+        for err in errors:
+            print(f"mplint: {err.kind}: {err}", file=sys.stderr)
+        sys.stdout.write("".join(f"{path}\n" for path in found.files))
+        return EXIT_ERROR if any(e.kind == "error" for e in errors) else EXIT_OK
     session.index(args.paths, found.files)
     summary = FixSummary()
     if args.command == "check":
@@ -251,6 +262,34 @@ def cmd_lint(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> int:
                 if outcome.changed:
                     sys.stdout.write(_diff(outcome.path, outcome.original, outcome.fixed or b""))
     return _finish(args, result.findings, errors + result.errors, summary, no_files=not found.files)
+
+
+def _show_settings(paths: Sequence[str], session: "Session") -> int:
+    """``--show-settings FILE``: what that file is checked with (nothing is checked)."""
+    from mplint.run.discovery import is_excluded
+    from mplint.run.project import declared_keras_version, find_root
+    from mplint.run.session import cache_folder
+    from mplint.semantic.keras_version import detect
+    from mplint.show_settings import render
+
+    if len(paths) != 1 or not os.path.isfile(paths[0]):
+        raise UsageError("--show-settings needs exactly one file as the path")
+    path, settings = paths[0], session.settings
+    root = find_root([path])
+    installed = session.environment.keras_generation
+    declared = declared_keras_version(root) if root is not None else None
+    try:
+        text = Path(path).read_bytes().decode("utf-8", "replace")
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot be read: {exc.strerror or exc}") from None
+    keras = {"project": declared, "installed": installed,
+             "file": detect(settings.keras_version, text, installed=installed,
+                            use_installed=installed is not None, declared=declared)}
+    sys.stdout.write(render(
+        path, settings, session.catalog, session.rule_ids, sorted(session.linter().ignored_for(path)),
+        is_excluded(path, settings.root, settings.exclude, settings.respect_gitignore), root,
+        cache_folder(settings, root, [path]), keras))
+    return EXIT_OK
 
 
 def _add_noqa(findings: List[Finding], errors: List[FileError]) -> int:

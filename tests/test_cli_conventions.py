@@ -238,3 +238,30 @@ def test_cache_folder_setting_variable_and_default(tmp_path):
     cwd.mkdir()
     assert outcome(run_cli("check", str(loose / "x.py"), cwd=cwd))[0] == 1
     assert "loose/.mplint_cache/CACHEDIR.TAG" in _caches(tmp_path) and not _caches(cwd)
+
+
+# -- 6. --show-settings and --show-files ------------------------------------------------------------
+def test_show_settings_for_one_file(tmp_path):
+    write_files(tmp_path, {"src/m.py": TWO_RULES, "tests/t.py": BAD, "pyproject.toml":
+                           "[tool.mplint]\nselect = ['MP1', 'MP3']\nkeras-version = 2\nalignment = 16\n"
+                           "per-file-ignores = { 'tests/*' = ['MP101'] }\n"})
+    result = run_cli("check", "--show-settings", "tests/t.py", cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (0, "")
+    lines = result.stdout.splitlines()
+    assert lines[0] == 'Resolved settings for: "tests/t.py"'
+    assert lines[1] == f'Settings path: "{tmp_path / "pyproject.toml"}"'
+    enabled = result.stdout.split("rules.enabled = [\n", 1)[1].split("]", 1)[0]
+    assert [line.strip().split()[0] for line in enabled.splitlines()] == \
+        ["MP102", "MP301", "MP302", "MP303", "MP304"]  # MP101 is ignored for tests/*
+    assert "rules.ignored-here (per-file-ignores) = [\n\tMP101,\n]" in result.stdout
+    assert "keras-version = 2" in lines and "alignment = 16" in lines and "keras-version.for-this-file = 2" in lines
+    assert f'project-root = "{tmp_path}"' in lines and "excluded = false" in lines
+    both = run_cli("check", "--show-settings", "src/m.py", "tests/t.py", cwd=tmp_path)
+    assert both.returncode == 2 and "--show-settings needs exactly one file" in both.stderr
+
+
+def test_show_files_lists_what_would_be_checked(tmp_path):
+    write_files(tmp_path, {"a.py": "", "pkg/b.ipynb": "{}", "build/c.py": "", "notes.txt": "", ".gitignore": "gen/\n",
+                           "gen/d.py": ""})
+    result = run_cli("check", "--show-files", ".", cwd=tmp_path)
+    assert (result.returncode, result.stdout.split()) == (0, ["a.py", "pkg/b.ipynb"])

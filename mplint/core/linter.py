@@ -130,7 +130,7 @@ class Linter:
     def checks_for(self, path: str, raw: bytes) -> List[Type[Check]]:
         """The selected checks, less per-file ignores, that may report in this file
         (see ``Check.may_report``)."""
-        ignored = self._ignored_for(path)
+        ignored = self.ignored_for(path)
         classes = [c for c in self.check_classes if c.rule_id not in ignored]
         if not self.prescan:
             return classes
@@ -235,7 +235,8 @@ class Linter:
         return out
 
     # -- helpers ------------------------------------------------------------------
-    def _ignored_for(self, path: str) -> FrozenSet[str]:
+    def ignored_for(self, path: str) -> FrozenSet[str]:
+        """The selected rules `per-file-ignores` turns off for ``path``."""
         if not self._pfi:
             return frozenset()
         try:
