@@ -19,7 +19,7 @@ from mplint import __version__
 from mplint.core.findings import FileError, Finding
 from mplint.core.results import FixOutcome
 from mplint.output import FORMATTERS, statistics
-from mplint.output_human import HUMAN_FORMATS, Style, would_fix
+from mplint.output_human import HUMAN_FORMATS, Style, color_diff, use_color, would_fix
 from mplint.rule.catalog import CatalogError, RuleEntry, load_catalog
 from mplint.run.config import (ConfigError, RuleSelection, Settings, find_config, load_settings, resolve_rules,
                                selected_rules, validate_codes)
@@ -250,6 +250,7 @@ def cmd_lint(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> int:
         return EXIT_ERROR if any(e.kind == "error" for e in errors) else EXIT_OK
     session.index(args.paths, found.files)
     summary = FixSummary()
+    sources: Dict[str, bytes] = {}
     if args.command == "check":
         result = session.check(found.files)
         if args.add_noqa:
@@ -258,10 +259,11 @@ def cmd_lint(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> int:
         result = session.fix(found.files, unsafe=args.unsafe_fixes, write=_writes(args))
         summary = FixSummary.of(result.outcomes, result.findings)
         if args.diff:
-            for outcome in result.outcomes:
-                if outcome.changed:
-                    sys.stdout.write(_diff(outcome.path, outcome.original, outcome.fixed or b""))
-    return _finish(args, result.findings, errors + result.errors, summary, no_files=not found.files)
+            _write_diff("".join(_diff(o.path, o.original, o.fixed or b"") for o in result.outcomes if o.changed))
+        # What remains was found in the fixed text, which a preview does not write.
+        sources = {o.path: o.fixed for o in result.outcomes if o.changed and o.fixed and not o.written}
+    return _finish(args, result.findings, errors + result.errors, summary, no_files=not found.files,
+                   sources=sources)
 
 
 def _show_settings(paths: Sequence[str], session: "Session") -> int:
@@ -382,13 +384,17 @@ def _run_stdin(args: argparse.Namespace, session: "Session") -> int:
             findings, errors = result.findings, result.errors
     if args.command == "fix":
         if args.diff:
-            sys.stdout.write(_diff(name, raw, fixed) if fixed != raw else "")
+            _write_diff(_diff(name, raw, fixed) if fixed != raw else "")
         elif not args.check:
             sys.stdout.flush()
             sys.stdout.buffer.write(fixed)
             sys.stdout.buffer.flush()
-        return _finish(args, findings, errors, summary, stream=sys.stderr)
-    return _finish(args, findings, errors, summary)
+        return _finish(args, findings, errors, summary, stream=sys.stderr, sources={name: fixed})
+    return _finish(args, findings, errors, summary, sources={name: raw})
+
+
+def _write_diff(text: str) -> None:
+    sys.stdout.write(color_diff(text) if text and use_color(sys.stdout) else text)
 
 
 def _diff(path: str, before: bytes, after: bytes) -> str:
@@ -400,10 +406,14 @@ def _diff(path: str, before: bytes, after: bytes) -> str:
 
 # -- report ---------------------------------------------------------------------------
 def _finish(args: argparse.Namespace, findings: List[Finding], errors: List[FileError],
-            fix_summary: FixSummary, stream: Optional[TextIO] = None, no_files: bool = False) -> int:
-    """Print the report (to ``--output-file`` when given) and return the exit code."""
+            fix_summary: FixSummary, stream: Optional[TextIO] = None, no_files: bool = False,
+            sources: Optional[Dict[str, bytes]] = None) -> int:
+    """Print the report (to ``--output-file`` when given) and return the exit code.
+
+    ``sources`` are contents the findings were found in that differ from the disk
+    (stdin, fixes previewed), for showing their lines."""
     if not args.output_file:
-        return _report(args, findings, errors, fix_summary, stream, no_files)
+        return _report(args, findings, errors, fix_summary, stream, no_files, sources)
     target = Path(args.output_file)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -411,11 +421,12 @@ def _finish(args: argparse.Namespace, findings: List[Finding], errors: List[File
     except OSError as exc:
         raise UsageError(f"--output-file {args.output_file}: cannot be written: {exc.strerror or exc}") from None
     with handle:
-        return _report(args, findings, errors, fix_summary, handle, no_files)
+        return _report(args, findings, errors, fix_summary, handle, no_files, sources)
 
 
 def _report(args: argparse.Namespace, findings: List[Finding], errors: List[FileError],
-            fix_summary: FixSummary, stream: Optional[TextIO] = None, no_files: bool = False) -> int:
+            fix_summary: FixSummary, stream: Optional[TextIO] = None, no_files: bool = False,
+            sources: Optional[Dict[str, bytes]] = None) -> int:
     """Print the report and return the exit code.
 
     ``no_files``: the paths held no file to check, which is a warning (as in ruff),
@@ -431,7 +442,8 @@ def _report(args: argparse.Namespace, findings: List[Finding], errors: List[File
     if args.statistics:
         out = statistics(findings, as_json=args.output_format == "json", unsafe_fixes=args.unsafe_fixes)
     elif _for_a_person(args):
-        out = FORMATTERS[args.output_format](findings, errors, style=Style(unsafe_fixes=args.unsafe_fixes))
+        style = Style(unsafe_fixes=args.unsafe_fixes, color=use_color(stream), sources=sources or {})
+        out = FORMATTERS[args.output_format](findings, errors, style=style)
     else:
         out = FORMATTERS[args.output_format](findings, errors)
     if not (args.command == "fix" and args.diff):  # the diff is the output
@@ -512,3 +524,5 @@ def _summary(args: argparse.Namespace, findings: List[Finding], fix_summary: Fix
         print(f"[*] {fixable} fixable with `{command}`.", file=stream)
     if hidden:
         print(f"{hidden} more fixable with `mplint fix --unsafe-fixes`.", file=stream)
+    top = by_rule.most_common(1)[0][0]
+    print(f"`mplint rule {top}` explains a rule: why it matters and how to fix it.", file=stream)

@@ -17,7 +17,7 @@ from urllib.parse import quote
 
 from mplint import __version__
 from mplint.core.findings import FileError, Finding
-from mplint.output_human import concise, would_fix
+from mplint.output_human import concise, full, would_fix
 
 Formatter = Callable[..., str]
 
@@ -195,6 +195,7 @@ def statistics(findings: List[Finding], as_json: bool = False, unsafe_fixes: boo
 FORMATTERS: Dict[str, Formatter] = {
     "concise": concise,
     "text": concise,  # the name before `full` came
+    "full": full,
     "json": json_format,
     "github": github,
     "junit": junit,

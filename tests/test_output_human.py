@@ -1,0 +1,105 @@
+"""Output a person reads (issue 16): the ``full`` format with the source and carets,
+colour on a terminal only (``NO_COLOR``, ``FORCE_COLOR``), a coloured ``fix --diff``,
+the pointer to ``mplint rule``, and notebooks located and diffed as ruff does."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from helpers import BAD, GOOD, outcome, reported, run_cli, write_files
+
+ESC = "\x1b["
+#: MP101 with only an unsafe fix
+UNSAFE = BAD.replace('activation="softmax"', 'activation="softmax", dtype="bfloat16"')
+
+
+@pytest.fixture(autouse=True)
+def _plain_environment(monkeypatch):
+    """Colour is decided by the environment: start every test from none of it."""
+    for name in ("NO_COLOR", "FORCE_COLOR", "TERM"):
+        monkeypatch.delenv(name, raising=False)
+
+
+# -- 7. full format, colour, diff, pointer --------------------------------------------------------
+def test_full_format_shows_the_line_with_carets_under_the_finding(tmp_path):
+    write_files(tmp_path, {"m.py": BAD + "\n\nhidden = tf.keras.layers.Dense(\n    100)\n", "u.py": UNSAFE})
+    result = run_cli("check", "--output-format", "full", ".", cwd=tmp_path)
+    assert outcome(result) == (1, [("m.py", 4, "MP101"), ("m.py", 8, "MP301"), ("u.py", 4, "MP101")])
+    blocks = result.stdout.split("\n\n")
+    assert blocks[0].splitlines() == [
+        reported_line(result.stdout, "m.py", 4),
+        "  |",
+        '3 | tf.keras.mixed_precision.set_global_policy("mixed_float16")',
+        '4 | model = tf.keras.Sequential([tf.keras.layers.Dense(10, activation="softmax")])',
+        "  |                              " + "^" * 47 + " MP101",
+        "5 |",
+        "  |",
+        "  = fix: `mplint fix`",
+        "  = help: `mplint rule MP101` explains why this matters and how to fix it",
+    ]
+    assert blocks[1].splitlines()[2:6] == [
+        "7 | hidden = tf.keras.layers.Dense(",
+        "8 |     100)",
+        "  |     ^^^ MP301",
+        "  |",
+    ]
+    assert "  = fix (unsafe, may change behaviour): `mplint fix --unsafe-fixes`" in blocks[2]
+    assert ESC not in result.stdout  # a pipe gets no colour
+
+
+def reported_line(stdout: str, path: str, line: int) -> str:
+    return next(text for text in stdout.splitlines() if text.startswith(f"{path}:{line}:"))
+
+
+def test_concise_is_the_default_and_has_a_name(tmp_path):
+    write_files(tmp_path, {"m.py": BAD})
+    default = run_cli("check", ".", cwd=tmp_path)
+    assert run_cli("check", "--output-format", "concise", ".", cwd=tmp_path).stdout == default.stdout
+    assert run_cli("check", "--output-format", "text", ".", cwd=tmp_path).stdout == default.stdout
+    assert default.stdout.splitlines()[0].startswith("m.py:4:30: MP101 ")
+    assert "`mplint rule MP101` explains a rule: why it matters and how to fix it." in default.stdout
+
+
+def test_colour_only_where_asked_or_on_a_terminal(tmp_path):
+    write_files(tmp_path, {"m.py": BAD})
+    forced = run_cli("check", ".", cwd=tmp_path, env={"FORCE_COLOR": "1"})
+    first = forced.stdout.splitlines()[0]
+    assert first.startswith(f"{ESC}1mm.py:4:30{ESC}0m: {ESC}1;31mMP101{ESC}0m ") and first.endswith(f"{ESC}36m[*]{ESC}0m")
+    assert ESC not in run_cli("check", ".", cwd=tmp_path, env={"FORCE_COLOR": "1", "NO_COLOR": "1"}).stdout
+    assert ESC not in run_cli("check", "--output-format", "json", ".", cwd=tmp_path, env={"FORCE_COLOR": "1"}).stdout
+
+
+def test_colour_follows_the_terminal(tmp_path):
+    from mplint.output_human import use_color
+
+    class Terminal:
+        def isatty(self) -> bool:
+            return True
+
+    assert use_color(Terminal())
+    assert not use_color(open(tmp_path / "f", "w"))
+
+
+def test_coloured_diff(tmp_path):
+    write_files(tmp_path, {"m.py": BAD})
+    plain = run_cli("fix", "--diff", ".", cwd=tmp_path)
+    assert ESC not in plain.stdout and "+++ b/m.py" in plain.stdout
+    coloured = run_cli("fix", "--diff", ".", cwd=tmp_path, env={"FORCE_COLOR": "1"})
+    lines = coloured.stdout.splitlines()
+    assert f"{ESC}1m+++ b/m.py{ESC}0m" in lines
+    assert f"{ESC}31m-{BAD.splitlines()[3]}{ESC}0m" in lines
+    assert f"{ESC}32m+{GOOD.splitlines()[3]}{ESC}0m" in lines
+    assert (tmp_path / "m.py").read_text() == BAD
+
+
+def test_full_format_of_a_fix_preview_shows_the_fixed_lines(tmp_path):
+    write_files(tmp_path, {"m.py": BAD + "hidden = tf.keras.layers.Dense(100)\n"})
+    result = run_cli("fix", "--check", "--output-format", "full", ".", cwd=tmp_path)
+    assert outcome(result) == (1, [("m.py", 5, "MP301")])
+    assert "5 | hidden = tf.keras.layers.Dense(100)" in result.stdout
+    assert '4 | model = tf.keras.Sequential([tf.keras.layers.Dense(10, activation="softmax", dtype="float32")])' \
+        in result.stdout  # the line as the fix left it, though nothing was written
+    stdin = run_cli("check", "-", "--stdin-filename", "x.py", "--output-format", "full", input=BAD, cwd=tmp_path)
+    assert '4 | model = tf.keras.Sequential([tf.keras.layers.Dense(10, activation="softmax")])' in stdin.stdout
