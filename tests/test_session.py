@@ -54,19 +54,36 @@ def _rules_by_line(out):
 
 
 def test_the_cache_is_stale_after_the_installed_keras_generation_changes(tmp_path, monkeypatch):
+    # A loop that spells neither generation's API: the installed packages decide.
+    loop = KERAS2_LOOP.replace("        scaled = optimizer.get_scaled_loss(loss)\n", "").replace(
+        "optimizer.get_unscaled_gradients(tape.gradient(scaled, model.trainable_variables))",
+        "tape.gradient(loss, model.trainable_variables)")
     (tmp_path / "pyproject.toml").write_text("")
-    (tmp_path / "loop.py").write_text(KERAS2_LOOP)
+    (tmp_path / "loop.py").write_text(loop)
     monkeypatch.setattr(keras_version, "installed_generation", lambda: 2)
     code, out, _ = _run(["check", "loop.py"], tmp_path)
-    assert (code, _rules_by_line(out)) == (0, [])
-    # `pip install -U tensorflow` moves Keras 2 to 3: the cached "clean" must not be served.
+    assert (code, _rules_by_line(out)) == (1, [("loop.py:10:5", "MP202")])
+    assert "Keras 3 divides" not in out
+    # `pip install -U tensorflow` moves Keras 2 to 3: the cached answer must not be served.
     monkeypatch.setattr(keras_version, "installed_generation", lambda: 3)
     code, out, _ = _run(["check", "loop.py"], tmp_path)
-    assert code == 1
-    assert ("loop.py:9:18", "MP207") in _rules_by_line(out)
-    assert ("loop.py:10:13", "MP207") in _rules_by_line(out)
+    assert (code, _rules_by_line(out)) == (1, [("loop.py:10:5", "MP202")])
+    assert "Keras 3 divides every gradient" in out
     code_uncached, out_uncached, _ = _run(["check", "--no-cache", "loop.py"], tmp_path)
     assert (code_uncached, out_uncached) == (code, out)
+
+
+def test_code_spelled_for_keras_2_is_judged_as_keras_2_whatever_is_installed(tmp_path, monkeypatch):
+    """The packages installed where mplint runs (a CI runner, pre-commit's environment)
+    are not the program's: a loop written with get_scaled_loss is Keras 2 code."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "loop.py").write_text(KERAS2_LOOP)
+    monkeypatch.setattr(keras_version, "installed_generation", lambda: 3)
+    assert _run(["check", "--no-cache", "loop.py"], tmp_path)[0] == 0
+    # A pin in the project's dependencies says Keras 3: then it is a bug.
+    (tmp_path / "requirements.txt").write_text("tensorflow>=2.16\n")
+    code, out, _ = _run(["check", "--no-cache", "loop.py"], tmp_path)
+    assert code == 1 and ("loop.py:9:18", "MP207") in _rules_by_line(out)
 
 
 def test_stdin_named_as_a_notebook_is_checked_as_a_notebook(tmp_path):

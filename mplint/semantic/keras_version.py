@@ -7,9 +7,11 @@ rules and fixes need to know it. In order of trust:
 1. the ``keras-version`` setting;
 2. the file imports ``tf_keras`` (or sets ``TF_USE_LEGACY_KERAS``): always Keras 2;
 3. the Keras or TensorFlow version the project's dependency declarations pin;
-4. the installed ``keras``/``tensorflow`` distributions, read from their metadata
-   without importing them (importing TensorFlow takes seconds), once per process;
-5. the spelling the file already uses (a Keras-2-only or Keras-3-only API).
+4. the spelling the file already uses (only Keras-2 or only Keras-3 APIs): code
+   written consistently for one generation was written for it, whatever happens to
+   be installed where mplint runs (a CI runner, pre-commit's environment);
+5. the installed ``keras``/``tensorflow`` distributions, read from their metadata
+   without importing them (importing TensorFlow takes seconds), once per process.
 
 None means unknown: rules that depend on the generation stay silent.
 """
@@ -95,8 +97,11 @@ def detect(configured: Optional[int], text: str, installed: Optional[int] = None
         return 2
     if declared is not None:
         return declared
+    spelled = spelling_generation(text)
+    if spelled is not None:
+        return spelled
     if use_installed:
         found = installed if installed is not None else installed_generation()
         if found is not None:
             return found
-    return spelling_generation(text)
+    return None
