@@ -233,11 +233,12 @@ def run_files(files: Sequence[str], task: Task, cache: Optional[Cache], jobs: in
         bar.step()
     if todo:
         task.start()
-        thresholds = _tune_gc()
+        pooled = _pooled(len(todo), jobs)
+        thresholds = _tune_gc(freeze=pooled)
         # Biggest files first, so no worker is left with a long one at the end.
         batch = _Batch(task, sorted(todo, key=lambda item: -len(item.raw)))
         try:
-            for index, result in _results(batch, jobs):
+            for index, result in _results(batch, jobs, pooled):
                 item = batch.items[index]
                 results[item.path] = result
                 content = task.cached_content(result, item.raw)  # type: ignore[arg-type]
@@ -273,26 +274,33 @@ def _unreadable(path: str) -> str:
         return str(err)
 
 
-def _tune_gc() -> Tuple[int, ...]:
+def _tune_gc(freeze: bool) -> Tuple[int, ...]:
     """Fewer garbage-collector passes while libcst builds trees (about 7% of the parse).
 
     A libcst tree is acyclic and freed by reference counting; the default
     thresholds make the collector walk the live heap every few hundred
-    allocations all the same. Freezing what exists now (modules, the linter)
-    also keeps forked workers from copying those pages when the collector would
-    touch them.
+    allocations all the same. Before forking, freezing what exists now (modules,
+    the linter) keeps workers from copying those pages when the collector would
+    touch them; a serial run skips that full collection, which in a long-lived
+    process (an editor, pytest, the API) walks everything it ever loaded.
     """
     old = gc.get_threshold()
-    gc.collect()
-    gc.freeze()
+    if freeze:
+        gc.collect()
+        gc.freeze()
     gc.set_threshold(GC_THRESHOLD, 20, 20)
     return old
 
 
-def _results(batch: _Batch, jobs: int) -> Iterator[Tuple[int, Result]]:
+def _pooled(count: int, jobs: int) -> bool:
+    """Whether ``count`` files are worth forking ``jobs`` workers for."""
+    return min(jobs, count) > 1 and count >= MIN_FILES_FOR_POOL and _can_fork()
+
+
+def _results(batch: _Batch, jobs: int, pooled: bool) -> Iterator[Tuple[int, Result]]:
     count = len(batch.items)
     jobs = min(jobs, count)
-    if jobs <= 1 or count < MIN_FILES_FOR_POOL or not _can_fork():
+    if not pooled:
         _adopt(batch)
         for index in range(count):
             yield _work(index)
