@@ -27,8 +27,11 @@ needs_lsp = pytest.mark.skipif(pytest_lsp is None, reason="pygls and pytest-lsp 
 
 
 def lsp_test(test: Callable) -> Callable:
-    """An end-to-end test: a coroutine, run only with the lsp dependencies."""
-    return needs_lsp(pytest.mark.asyncio(loop_scope="module")(test))
+    """An end-to-end test: a coroutine, run only with the lsp dependencies (and
+    pytest-asyncio, which pytest-lsp brings)."""
+    if pytest_lsp is None:
+        return needs_lsp(test)
+    return pytest.mark.asyncio(loop_scope="module")(test)
 
 MODEL = """\
 import tensorflow as tf
