@@ -7,7 +7,6 @@ be checked. User errors are one line on stderr, never a traceback.
 from __future__ import annotations
 
 import argparse
-import difflib
 import os
 import sys
 from collections import Counter
@@ -398,10 +397,9 @@ def _write_diff(text: str) -> None:
 
 
 def _diff(path: str, before: bytes, after: bytes) -> str:
-    a = before.decode("utf-8", errors="replace").splitlines(keepends=True)
-    b = after.decode("utf-8", errors="replace").splitlines(keepends=True)
-    text = "".join(difflib.unified_diff(a, b, fromfile=f"a/{path}", tofile=f"b/{path}"))
-    return text if text.endswith("\n") or not text else text + "\n"
+    from mplint.diffs import unified
+
+    return unified(path, before, after)
 
 
 # -- report ---------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from urllib.parse import quote
 
 from mplint import __version__
 from mplint.core.findings import FileError, Finding
+from mplint.core.notebook_positions import NotebookPositions
 from mplint.output_human import concise, full, would_fix
 
 Formatter = Callable[..., str]
@@ -47,11 +48,13 @@ def _escape_property(value: str) -> str:
 def github(findings: List[Finding], errors: Sequence[FileError] = ()) -> str:
     """``::error file=...,line=...::message`` lines: annotations on the pull request."""
     lines = []
+    places = NotebookPositions()
     for f in findings:
         level = "error" if f.severity == "error" else "warning"
-        props = (f"file={_escape_property(f.path)},line={f.line},col={f.col},"
-                 f"endLine={f.end_line},endColumn={f.end_col},title={_escape_property(f.rule)}")
-        lines.append(f"::{level} {props}::{_escape_data(f'{f.path}:{f.line}:{f.col}: {f.rule} {f.message}')}")
+        line, col, end_line, end_col = places.place(f)  # a notebook's: in its .ipynb text
+        props = (f"file={_escape_property(f.path)},line={line},col={col},"
+                 f"endLine={end_line},endColumn={end_col},title={_escape_property(f.rule)}")
+        lines.append(f"::{level} {props}::{_escape_data(f'{f.location}: {f.rule} {f.message}')}")
     for e in errors:
         lines.append(f"::{e.kind} file={_escape_property(e.path)},title=mplint::{_escape_data(str(e))}")
     return "\n".join(lines) + ("\n" if lines else "")
@@ -72,6 +75,7 @@ def junit(findings: List[Finding], errors: Sequence[FileError] = ()) -> str:
         if e.kind == "error":
             errors_by_file[e.path].append(e)
     hard = sum(len(v) for v in errors_by_file.values())
+    places = NotebookPositions()
     root = ET.Element("testsuites", name="mplint", tests=str(max(len(findings) + hard, 1)),
                       failures=str(len(findings)), errors=str(hard))
     for path in sorted(set(by_file) | set(errors_by_file)):
@@ -80,9 +84,9 @@ def junit(findings: List[Finding], errors: Sequence[FileError] = ()) -> str:
                               failures=str(len(items)), errors=str(len(errs)))
         for f in items:
             case = ET.SubElement(suite, "testcase", name=f"mplint.{f.rule}", classname=path,
-                                 file=path, line=str(f.line))
+                                 file=path, line=str(places.place(f)[0]))
             failure = ET.SubElement(case, "failure", message=f.message, type=f.rule)
-            failure.text = f"{f.path}:{f.line}:{f.col}: {f.rule} {f.message}"
+            failure.text = f"{f.location}: {f.rule} {f.message}"
         for e in errs:
             case = ET.SubElement(suite, "testcase", name="mplint.error", classname=path, file=path)
             ET.SubElement(case, "error", message=e.message, type="error").text = str(e)
@@ -129,15 +133,17 @@ def sarif(findings: List[Finding], errors: Sequence[FileError] = ()) -> str:
     rules = _sarif_rules()
     index = {rule["id"]: i for i, rule in enumerate(rules)}
     results = []
+    places = NotebookPositions()
     for f in findings:
+        line, col, end_line, end_col = places.place(f)  # a notebook's: in its .ipynb text
         result: Dict[str, object] = {
             "ruleId": f.rule,
             "level": "error" if f.severity == "error" else "warning",
             "message": {"text": f.message},
             "locations": [{"physicalLocation": {
                 "artifactLocation": _uri(f.path),
-                "region": {"startLine": f.line, "startColumn": f.col,
-                           "endLine": f.end_line, "endColumn": f.end_col},
+                "region": {"startLine": line, "startColumn": col,
+                           "endLine": end_line, "endColumn": end_col},
             }}],
             "properties": {"fix": f.fix},
         }

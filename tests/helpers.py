@@ -144,7 +144,7 @@ def _set_variable(name: str, value: Optional[str]) -> None:
         os.environ[name] = value
 
 
-_FINDING_LINE = re.compile(r"^(?P<path>.+?):(?:(?P<cell>cell \d+):line )?(?P<line>\d+):\d+: (?P<rule>MP\d{3}) ")
+_FINDING_LINE = re.compile(r"^(?P<path>.+?):(?:(?P<cell>cell \d+):)?(?P<line>\d+):\d+: (?P<rule>MP\d{3}) ")
 
 
 def reported(output: str) -> List[Tuple[str, int, str]]:

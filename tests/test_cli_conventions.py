@@ -265,3 +265,15 @@ def test_show_files_lists_what_would_be_checked(tmp_path):
                            "gen/d.py": ""})
     result = run_cli("check", "--show-files", ".", cwd=tmp_path)
     assert (result.returncode, result.stdout.split()) == (0, ["a.py", "pkg/b.ipynb"])
+
+
+def test_add_noqa_in_a_notebook_edits_only_the_cell(tmp_path):
+    cells = [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+              "source": ["%time x = 1\n", "import tensorflow as tf\n",
+                         "tf.keras.mixed_precision.set_global_policy('mixed_float16')\n",
+                         "model = tf.keras.Sequential([tf.keras.layers.Dense(10, activation='softmax')])"]}]
+    text = json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1) + "\n"
+    write_files(tmp_path, {"nb.ipynb": text})
+    assert run_cli("check", "--add-noqa", ".", cwd=tmp_path).stdout == "Added 1 noqa directive in 1 file.\n"
+    assert (tmp_path / "nb.ipynb").read_text() == text.replace("'softmax')])\"", "'softmax')])  # noqa: MP101\"")
+    assert outcome(run_cli("check", ".", cwd=tmp_path)) == (0, [])

@@ -86,7 +86,7 @@ def test_the_size_limit_counts_code_not_outputs(tmp_path):
     (tmp_path / "big.ipynb").write_text(json.dumps(_book([cell]), indent=1))
     result = run_cli("check", "--no-cache", "big.ipynb", cwd=tmp_path)
     assert outcome(result) == (1, [("big.ipynb:cell 1", 3, "MP101")]) and result.stderr == ""
-    assert "big.ipynb:cell 1:line 3:26: MP101" in result.stdout
+    assert "big.ipynb:cell 1:3:26: MP101" in result.stdout
 
 
 @pytest.mark.parametrize("broken", ["batch_size = \n", "x = '\x00'\n", ["import tensorflow as tf", "x = 1"]])

@@ -103,3 +103,66 @@ def test_full_format_of_a_fix_preview_shows_the_fixed_lines(tmp_path):
         in result.stdout  # the line as the fix left it, though nothing was written
     stdin = run_cli("check", "-", "--stdin-filename", "x.py", "--output-format", "full", input=BAD, cwd=tmp_path)
     assert '4 | model = tf.keras.Sequential([tf.keras.layers.Dense(10, activation="softmax")])' in stdin.stdout
+
+
+# -- 8. notebooks: ruff's location, the real line in CI formats, a diff per cell ---------------------
+def _notebook(tmp_path, *, escape: bool = False) -> str:
+    cells = [
+        {"cell_type": "markdown", "metadata": {}, "source": ["# Title é\n"]},
+        {"cell_type": "code", "execution_count": 1, "metadata": {}, "outputs": [],
+         "source": ["import tensorflow as tf\n", "tf.keras.mixed_precision.set_global_policy('mixed_float16')"]},
+        {"cell_type": "code", "execution_count": 2, "metadata": {}, "outputs": [],
+         "source": ["x = 'é'  # not ASCII: escaped in the JSON text or not\n",
+                    "model = tf.keras.Sequential([tf.keras.layers.Dense(10, activation='softmax')])"]},
+    ]
+    text = json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5},
+                      indent=1, ensure_ascii=escape) + "\n"
+    (tmp_path / "nb.ipynb").write_text(text, encoding="utf-8")
+    return text
+
+
+def _file_position(text: str, needle: str, col: int):
+    """(line, col) in the JSON text of character ``col`` (1-based) of the source line ``needle``."""
+    for number, line in enumerate(text.split("\n"), 1):
+        if needle in line:
+            return number, line.index('"') + 1 + col
+    raise AssertionError(needle)
+
+
+@pytest.mark.parametrize("escape", [False, True])
+def test_notebook_findings_point_into_the_ipynb_in_ci_formats(tmp_path, escape):
+    text = _notebook(tmp_path, escape=escape)
+    concise = run_cli("check", "nb.ipynb", cwd=tmp_path)
+    assert concise.stdout.startswith("nb.ipynb:cell 3:2:30: MP101 ")  # ruff's notebook location
+    line, col = _file_position(text, "model = tf.keras.Sequential", 30)
+    assert text.split("\n")[line - 1][col - 1:].startswith("tf.keras.layers.Dense(10")
+    github = run_cli("check", "--output-format", "github", "nb.ipynb", cwd=tmp_path).stdout
+    assert github.startswith(f"::error file=nb.ipynb,line={line},col={col},endLine={line},")
+    assert "::nb.ipynb:cell 3:2:30: MP101 " in github
+    sarif = json.loads(run_cli("check", "--output-format", "sarif", "nb.ipynb", cwd=tmp_path).stdout)
+    region = sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"]
+    assert (region["startLine"], region["startColumn"], region["endLine"]) == (line, col, line)
+    assert text.split("\n")[line - 1][region["endColumn"] - 2] == ")"  # the Dense call's end
+    junit = run_cli("check", "--output-format", "junit", "nb.ipynb", cwd=tmp_path).stdout
+    assert f'line="{line}"' in junit
+
+
+def test_notebook_diff_is_per_cell_source_not_json(tmp_path):
+    _notebook(tmp_path)
+    result = run_cli("fix", "--diff", "nb.ipynb", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stdout.splitlines() == [
+        "--- a/nb.ipynb:cell 3",
+        "+++ b/nb.ipynb:cell 3",
+        "@@ -1,2 +1,2 @@",
+        " x = 'é'  # not ASCII: escaped in the JSON text or not",
+        "-model = tf.keras.Sequential([tf.keras.layers.Dense(10, activation='softmax')])",
+        "+model = tf.keras.Sequential([tf.keras.layers.Dense(10, activation='softmax', dtype='float32')])",
+    ]
+
+
+def test_full_format_shows_the_notebook_cell_lines(tmp_path):
+    _notebook(tmp_path)
+    result = run_cli("check", "--output-format", "full", "nb.ipynb", cwd=tmp_path)
+    assert "2 | model = tf.keras.Sequential([tf.keras.layers.Dense(10, activation='softmax')])" in result.stdout
+    assert reported(result.stdout) == [("nb.ipynb:cell 3", 2, "MP101")]

@@ -97,7 +97,7 @@ def test_stdin_named_as_a_notebook_is_checked_as_a_notebook(tmp_path):
     raw = json.dumps(book, indent=1).encode()
     code, out, _ = _run(["check", "-", "--stdin-filename", "nb.ipynb"], tmp_path, stdin=raw)
     assert code == 1
-    assert _rules_by_line(out) == [("nb.ipynb:cell 2:line 3:26", "MP101")]
+    assert _rules_by_line(out) == [("nb.ipynb:cell 2:3:26", "MP101")]
     code, out, err = _run(["fix", "-", "--stdin-filename", "nb.ipynb"], tmp_path, stdin=raw)
     fixed = json.loads(out)
     assert fixed["cells"][1]["source"][2].endswith("activation='softmax', dtype='float32')])\n")

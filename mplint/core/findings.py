@@ -32,9 +32,9 @@ class Finding:
 
     @property
     def location(self) -> str:
-        """``path:line:col``, or ``nb.ipynb:cell 3:line 2:col`` in a notebook."""
+        """``path:line:col``, or ``nb.ipynb:cell 3:2:col`` in a notebook (as ruff writes it)."""
         if self.cell is not None:
-            return f"{self.path}:cell {self.cell}:line {self.line}:{self.col}"
+            return f"{self.path}:cell {self.cell}:{self.line}:{self.col}"
         return f"{self.path}:{self.line}:{self.col}"
 
     def to_dict(self) -> Dict[str, Any]:

@@ -40,6 +40,11 @@ def source_spans(text: str) -> Dict[int, Span]:
     return spans
 
 
+def item_spans(text: str, pos: int) -> List[Span]:
+    """``(start, end)`` of each item of the JSON array at ``pos`` (a list ``source``)."""
+    return [(start, _value_end(text, start)) for start in _items(text, pos)]
+
+
 def render_like(value: Union[str, List[str]], old: str, text: str) -> str:
     """``value`` as JSON, laid out as the ``old`` value was in the file ``text``."""
     newline = "\r\n" if "\r\n" in text else "\n"
