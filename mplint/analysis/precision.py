@@ -74,9 +74,12 @@ class OutputPrecision(Analysis):
             seen: Set[int] = set()
             policy = self.ctx.facts.mixed_policy()
             models = self.ctx.get(ModelOutputs)
+            parts = self.ctx.facts.project_part_classes
             for output in models.outputs():
                 if output.producer is None:
                     continue
+                if isinstance(output.model_call, cst.ClassDef) and output.model_call.name.value in parts:
+                    continue  # a block another model builds: its output is a layer's, not the model's
                 judged = self._judge(output.producer, policy, models, 0)
                 if judged is None:
                     continue

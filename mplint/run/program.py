@@ -80,6 +80,9 @@ class Governance:
     by_function: Dict[str, Dict[str, Route]] = field(default_factory=dict)
     #: functions of the file that set a policy by calling a helper that sets it
     setters: FrozenSet[str] = frozenset()
+    #: classes of the file that another class builds as a part (``self.head =
+    #: Head(...)``): a model class used as a layer, whose outputs are not the model's
+    parts: FrozenSet[str] = frozenset()
 
 
 class ProgramResult:
@@ -118,7 +121,7 @@ class ProgramResult:
     def to_json(self) -> list:
         return [{path: [sorted(g.setters), {name: {policy: [r.path, r.line, list(r.chain)]
                                                    for policy, r in routes.items()}
-                                            for name, routes in g.by_function.items()}]
+                                            for name, routes in g.by_function.items()}, sorted(g.parts)]
                  for path, g in self._by_file.items()}, self.read, self.searched, self.scope]
 
     @classmethod
@@ -128,8 +131,9 @@ class ProgramResult:
             files, read, searched, scope = cast(List[Any], data)
             by_file: Dict[str, Governance] = {}
             assert isinstance(files, dict) and isinstance(read, list) and isinstance(searched, list)
-            for path, (setters, functions) in files.items():
-                found = Governance(setters=frozenset(str(s) for s in setters))
+            for path, (setters, functions, parts) in files.items():
+                found = Governance(setters=frozenset(str(s) for s in setters),
+                                   parts=frozenset(str(p) for p in parts))
                 for name, routes in functions.items():
                     found.by_function[str(name)] = {
                         str(policy): Route(str(where), int(line), tuple(str(c) for c in chain))
@@ -235,6 +239,9 @@ class ProgramModel:
             found.by_function[name] = dict(policies)
         for path, functions in helped.items():
             self._by_file.setdefault(path, Governance()).setters = frozenset(functions)
+        for path, classes in self._parts().items():
+            if path in self._by_file:  # only governed code is judged under a policy
+                self._by_file[path].parts = frozenset(classes)
         return ProgramResult(self._by_file, sorted(self._summaries), sorted(self.searched),
                              None if targets is None else sorted(targets))
 
@@ -276,6 +283,17 @@ class ProgramModel:
                     self._sets[node] = found  # a route alone never re-runs this
                     changed = True
         return any((path, name) in self._sets for name in summary.functions)
+
+    def _parts(self) -> Dict[str, Set[str]]:
+        """Classes that a class of a summarised module builds as ``self.x = Cls(...)``."""
+        found: Dict[str, Set[str]] = {}
+        for path in list(self._summaries):
+            for info in self.summary(path).classes.values():
+                for written in info.attributes.values():
+                    cls = self._class(path, written)
+                    if cls is not None:
+                        found.setdefault(cls[0], set()).add(cls[1])
+        return found
 
     def _setter_names(self, path: str) -> Optional[Set[bytes]]:
         """The names a caller must write to reach a setter of ``path`` (functions, and

@@ -26,7 +26,7 @@ IMPORT = "import:"
 #: and ``super().method``: ``Class#method`` (``super#method``)
 METHOD = "#"
 POLICY_SETTERS = frozenset(POLICY_SETTER_WORDS)
-SUMMARY_VERSION = 1
+SUMMARY_VERSION = 2
 
 
 @dataclass
@@ -145,8 +145,8 @@ def _collect_code(summary: ModuleSummary, function: FunctionSummary, body: List[
     nodes = [node for stmt in body for node in ast.walk(stmt)]
     instances: Dict[str, str] = {}
     for node in nodes:
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
-            made = dotted(node.value.func)
+        if isinstance(node, ast.Assign):
+            made = _constructed(node.value)
             if made is None or not made.split(".")[-1][:1].isupper():
                 continue
             for target in node.targets:
@@ -173,6 +173,15 @@ def _collect_code(summary: ModuleSummary, function: FunctionSummary, body: List[
                     summary.imports.setdefault(alias.asname or alias.name, joined)
     calls.sort(key=lambda call: call[0])
     function.sets.sort(key=lambda found: found[0])
+
+
+def _constructed(value: ast.AST) -> Optional[str]:
+    """``Cls`` from ``Cls(...)``, ``[Cls(...) for ...]`` or ``[Cls(...), ...]``."""
+    if isinstance(value, (ast.ListComp, ast.GeneratorExp)):
+        value = value.elt
+    elif isinstance(value, (ast.List, ast.Tuple)) and value.elts:
+        value = value.elts[0]
+    return dotted(value.func) if isinstance(value, ast.Call) else None
 
 
 def _record_call(function: FunctionSummary, node: ast.Call, instances: Dict[str, str]) -> None:

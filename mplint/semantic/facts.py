@@ -96,6 +96,8 @@ class ModuleFacts:
     project_by_function: Optional[Dict[str, Tuple[FrozenSet[str], Tuple[str, ...]]]] = None
     #: functions of this file that set a policy by calling a helper in another file
     project_setter_functions: FrozenSet[str] = frozenset()
+    #: classes of this file that a class elsewhere builds as a part (a block)
+    project_part_classes: FrozenSet[str] = frozenset()
 
     policy_calls: List[PolicyCall] = field(default_factory=list)
     #: every way the graph rewrite is switched on (the one detector: the project index
