@@ -89,15 +89,20 @@ if pytest_lsp is not None:
 
 # -- what the client saw ----------------------------------------------------------------------
 async def _until(client: LanguageClient, ready: Callable[[], bool], what: str, timeout: float = 60) -> None:
-    """Wait for diagnostics until ``ready()`` (messages are handled only while awaiting)."""
+    """Wait for diagnostics until ``ready()`` (messages are handled only while
+    awaiting); a handler that raised in the server fails the test at once."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while not ready():
+        crashed = [m.message for m in client.messages if m.message.startswith("Error in server")]
+        if crashed:
+            pytest.fail(f"the server failed while {what} was awaited: {crashed}")
         left = deadline - loop.time()
         if left <= 0:
             pytest.fail(f"timed out waiting for {what}; diagnostics: {client.diagnostics}")
         try:
-            await asyncio.wait_for(client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS), left)
+            await asyncio.wait_for(client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS),
+                                   min(left, 0.5))
         except asyncio.TimeoutError:
             pass
 
