@@ -22,9 +22,9 @@ from mplint import __version__
 from mplint.core.findings import FileError, Finding
 from mplint.core.results import FixOutcome
 from mplint.output import rule_help_uri
+from mplint.rule.catalog import CatalogError
 from mplint.rule.levels import Safety
 from mplint.run.config import ConfigError
-from mplint.rule.catalog import CatalogError
 from mplint.server.documents import (Cell, Edit, buffer_bytes, buffer_text, line_edits, lines_of,
                                      notebook_bytes, notebook_texts)
 from mplint.server.projects import Projects
