@@ -448,6 +448,8 @@ def _report(args: argparse.Namespace, findings: List[Finding], errors: List[File
         stream.write(out)
     for err in errors:
         print(f"mplint: {err.kind}: {err}", file=sys.stderr)
+    if args.output_format == "github" and not args.statistics:
+        _github_limit_note(findings)
     # Machine-readable formats keep stdout parseable: the summary moves to stderr.
     summary_stream = stream if _for_a_person(args) else sys.stderr
     if args.show_fixes:
@@ -467,6 +469,20 @@ def _report(args: argparse.Namespace, findings: List[Finding], errors: List[File
     if findings and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_OK
+
+
+#: annotations of one level GitHub shows per step (actions/toolkit, docs/problem-matchers.md)
+GITHUB_ANNOTATIONS_PER_STEP = 10
+
+
+def _github_limit_note(findings: List[Finding]) -> None:
+    levels = Counter("error" if f.severity == "error" else "warning" for f in findings)
+    over = {level: n for level, n in sorted(levels.items()) if n > GITHUB_ANNOTATIONS_PER_STEP}
+    if over:
+        counts = " and ".join(f"{n} {level}s" for level, n in over.items())
+        print(f"mplint: note: GitHub shows {GITHUB_ANNOTATIONS_PER_STEP} annotations of each level per step "
+              f"(50 per job) and this report has {counts}; upload --output-format sarif to code "
+              "scanning to see every finding", file=sys.stderr)
 
 
 def _show_fixes(args: argparse.Namespace, findings: List[Finding], fix_summary: FixSummary,

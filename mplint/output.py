@@ -8,6 +8,7 @@ system reads only the report file. Summaries are the CLI's business.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import xml.etree.ElementTree as ET
@@ -33,6 +34,46 @@ def rule_help_uri(rule_id: str) -> str:
 
 def json_format(findings: List[Finding], errors: Sequence[FileError] = ()) -> str:
     return json.dumps([f.to_dict() for f in findings], indent=2) + "\n"
+
+
+def json_lines(findings: List[Finding], errors: Sequence[FileError] = ()) -> str:
+    """One JSON object a line, the keys of ``json``: a stream tools can read line by line."""
+    return "".join(json.dumps(f.to_dict()) + "\n" for f in findings)
+
+
+# -- GitLab Code Quality ------------------------------------------------------------
+def _repository_path(path: str) -> str:
+    """The path relative to the repository, as GitLab needs (``CI_PROJECT_DIR`` in a
+    GitLab job, else the current folder)."""
+    base = os.environ.get("CI_PROJECT_DIR") or os.getcwd()
+    absolute = os.path.abspath(path)
+    rel = os.path.relpath(absolute, base) if absolute.startswith(os.path.abspath(base) + os.sep) else path
+    return rel.replace(os.sep, "/")
+
+
+def gitlab(findings: List[Finding], errors: Sequence[FileError] = ()) -> str:
+    """A GitLab Code Quality report (``artifacts: reports: codequality``).
+
+    The fingerprint names the file, rule, message and occurrence, not the line, so a
+    finding keeps it when lines above it move, and two alike in a file differ.
+    """
+    places = NotebookPositions()
+    seen: Counter = Counter()
+    issues = []
+    for f in findings:
+        path = _repository_path(f.path)
+        seen[(path, f.rule, f.message)] += 1
+        key = "\0".join([path, f.rule, f.message, str(seen[(path, f.rule, f.message)])])
+        line, col, end_line, end_col = places.place(f)  # a notebook's: in its .ipynb text
+        issues.append({
+            "description": f"{f.rule}: {f.message}",
+            "check_name": f.rule,
+            "fingerprint": hashlib.sha256(key.encode("utf-8")).hexdigest()[:32],
+            "severity": "major" if f.severity == "error" else "minor",
+            "location": {"path": path, "positions": {"begin": {"line": line, "column": col},
+                                                     "end": {"line": end_line, "column": end_col}}},
+        })
+    return json.dumps(issues, indent=2) + "\n"
 
 
 # -- GitHub Actions workflow commands -----------------------------------------------
@@ -203,7 +244,9 @@ FORMATTERS: Dict[str, Formatter] = {
     "text": concise,  # the name before `full` came
     "full": full,
     "json": json_format,
+    "json-lines": json_lines,
     "github": github,
     "junit": junit,
     "sarif": sarif,
+    "gitlab": gitlab,
 }

@@ -166,3 +166,45 @@ def test_full_format_shows_the_notebook_cell_lines(tmp_path):
     result = run_cli("check", "--output-format", "full", "nb.ipynb", cwd=tmp_path)
     assert "2 | model = tf.keras.Sequential([tf.keras.layers.Dense(10, activation='softmax')])" in result.stdout
     assert reported(result.stdout) == [("nb.ipynb:cell 3", 2, "MP101")]
+
+
+# -- 9. GitHub's annotation limit, GitLab Code Quality, JSON lines ---------------------------------
+MANY = "import tensorflow as tf\n\ntf.keras.mixed_precision.set_global_policy('mixed_float16')\n" + "".join(
+    f"layer{i} = tf.keras.layers.Dense({100 + i * 8})\n" for i in range(12))
+
+
+def test_github_format_notes_the_annotation_limit(tmp_path):
+    write_files(tmp_path, {"m.py": MANY})
+    result = run_cli("check", "--output-format", "github", ".", cwd=tmp_path)
+    assert result.stdout.count("::warning file=m.py,") == 12
+    assert "GitHub shows 10 annotations of each level per step (50 per job) and this report has 12 warnings" \
+        in result.stderr
+    write_files(tmp_path, {"m.py": BAD})
+    assert "GitHub shows" not in run_cli("check", "--output-format", "github", ".", cwd=tmp_path).stderr
+
+
+def test_gitlab_code_quality_report(tmp_path):
+    write_files(tmp_path, {"src/m.py": BAD + "a = tf.keras.layers.Dense(100)\nb = tf.keras.layers.Dense(100)\n"})
+    result = run_cli("check", "--output-format", "gitlab", ".", cwd=tmp_path)
+    assert result.returncode == 1
+    issues = json.loads(result.stdout)
+    assert [(i["check_name"], i["severity"], i["location"]["path"], i["location"]["positions"]["begin"]["line"])
+            for i in issues] == [("MP101", "major", "src/m.py", 4), ("MP301", "minor", "src/m.py", 5),
+                                 ("MP301", "minor", "src/m.py", 6)]
+    assert issues[0]["description"].startswith("MP101: final softmax")
+    assert len({i["fingerprint"] for i in issues}) == 3
+    # a line added above keeps every fingerprint (GitLab matches findings across commits by it)
+    write_files(tmp_path, {"src/m.py": "# a new first line\n" + (tmp_path / "src/m.py").read_text()})
+    moved = json.loads(run_cli("check", "--output-format", "gitlab", ".", cwd=tmp_path).stdout)
+    assert [i["fingerprint"] for i in moved] == [i["fingerprint"] for i in issues]
+    in_job = json.loads(run_cli("check", "--output-format", "gitlab", ".", cwd=tmp_path / "src",
+                                env={"CI_PROJECT_DIR": str(tmp_path)}).stdout)
+    assert in_job[0]["location"]["path"] == "src/m.py"
+
+
+def test_json_lines(tmp_path):
+    write_files(tmp_path, {"m.py": BAD + "a = tf.keras.layers.Dense(100)\n"})
+    result = run_cli("check", "--output-format", "json-lines", ".", cwd=tmp_path)
+    objects = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [(o["path"], o["line"], o["rule"]) for o in objects] == [("m.py", 4, "MP101"), ("m.py", 5, "MP301")]
+    assert objects == json.loads(run_cli("check", "--output-format", "json", ".", cwd=tmp_path).stdout)
