@@ -10,11 +10,13 @@ a notebook), and encodes fixed program text as the file's bytes. ruff's
 
 from __future__ import annotations
 
-from typing import List, Optional, Union
+from typing import TYPE_CHECKING, List, Optional, Union
 
 from mplint.core.findings import FileError, Finding
-from mplint.core.notebooks import Notebook
-from mplint.core.source import Source, decode
+
+if TYPE_CHECKING:  # pragma: no cover (reading a source loads libcst; naming its kind must not)
+    from mplint.core.notebooks import Notebook
+    from mplint.core.source import Source
 
 NOTEBOOK_SUFFIX = ".ipynb"
 
@@ -25,11 +27,13 @@ class PythonSource:
     def __init__(self, path: str, raw: bytes) -> None:
         self.path = path
         self.raw = raw
-        self._source: Optional[Source] = None
+        self._source: Optional["Source"] = None
 
-    def program(self) -> Optional[Source]:
+    def program(self) -> Optional["Source"]:
         """The decoded text (SourceError when it cannot be decoded)."""
         if self._source is None:
+            from mplint.core.source import decode
+
             self._source = decode(self.path, self.raw)
         return self._source
 
@@ -54,12 +58,14 @@ class NotebookSource:
     def __init__(self, path: str, raw: bytes) -> None:
         self.path = path
         self.raw = raw
-        self._book: Optional[Notebook] = None
+        self._book: Optional["Notebook"] = None
 
-    def program(self) -> Optional[Source]:
+    def program(self) -> Optional["Source"]:
         """The cells as one program; None for a notebook in another language or with
         no code cell that parses (SourceError when the JSON is broken)."""
         if self._book is None:
+            from mplint.core.notebooks import Notebook
+
             self._book = Notebook.load(self.path, self.raw)
         if not self._book.is_python or not self._book.program:
             return None

@@ -181,10 +181,12 @@ class Cache:
             self._prepare()
             if self._index_dirty:
                 _write_json(self.version_dir / "index.json", self._index)
+                self._index_dirty = False
             if self._results_dirty and self._results_path is not None:
                 for gone in [k for k in self._results if not os.path.exists(k)]:
                     del self._results[gone]
                 _write_json(self._results_path, self._results)
+                self._results_dirty = False
                 self._prune()
         except OSError:
             pass

@@ -96,11 +96,12 @@ class Session:
             self.cache = Cache(cache_folder(self.settings, self.root, paths))
         # `mplint check .` at the project root: the project's files are the ones just found.
         at_root = self.root is not None and [os.path.realpath(p) for p in paths] == [str(self.root)]
-        self.store.contents.update(given or {})
+        self.store = FileStore(contents=dict(given or {}))  # a new index reads the files anew
         self.project = build_project(paths, self.settings, self.cache, extra=files,
                                      walked=list(files) if at_root else None,
                                      contents=self.store.contents, parsed=self.store.parsed)
         if self.cache is not None:
+            self.cache.save()  # the index and program model, for the next run (stdin, editors)
             self.cache.use_run(run_key(self.rule_ids, self.settings, self.project.digest(),
                                        self.environment.key()))
         self._linter = None
