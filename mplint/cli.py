@@ -297,7 +297,7 @@ def _add_noqa(findings: List[Finding], errors: List[FileError]) -> int:
     from mplint.run.add_noqa import add_noqa
 
     added = add_noqa(findings)
-    errors = errors + added.errors
+    errors = [e for e in errors + added.errors if e.kind != "note"]
     for err in errors:
         print(f"mplint: {err.kind}: {err}", file=sys.stderr)
     print(f"Added {added.directives} noqa directive{'s' * (added.directives != 1)} "
@@ -409,7 +409,30 @@ def _finish(args: argparse.Namespace, findings: List[Finding], errors: List[File
     """Print the report (to ``--output-file`` when given) and return the exit code.
 
     ``sources`` are contents the findings were found in that differ from the disk
-    (stdin, fixes previewed), for showing their lines."""
+    (stdin, fixes previewed), for showing their lines. Notes are said once, last."""
+    notes = [e for e in errors if e.kind == "note"]
+    errors = [e for e in errors if e.kind != "note"]
+    try:
+        return _report_to_file(args, findings, errors, fix_summary, stream, no_files, sources)
+    finally:
+        if not args.quiet:
+            _print_notes(notes)
+
+
+def _print_notes(notes: Sequence[FileError]) -> None:
+    """Each note once, however many files gave it (``mplint: note: ... (3 files: a.py, ...)``)."""
+    by_message: Dict[str, List[str]] = {}
+    for note in notes:
+        by_message.setdefault(note.message, []).append(note.path)
+    for message, paths in by_message.items():
+        paths = sorted(set(paths))
+        shown = ", ".join(paths[:3]) + (", ..." if len(paths) > 3 else "")
+        print(f"mplint: note: {message} ({len(paths)} file{'s' * (len(paths) != 1)}: {shown})", file=sys.stderr)
+
+
+def _report_to_file(args: argparse.Namespace, findings: List[Finding], errors: List[FileError],
+                    fix_summary: FixSummary, stream: Optional[TextIO], no_files: bool,
+                    sources: Optional[Dict[str, bytes]]) -> int:
     if not args.output_file:
         return _report(args, findings, errors, fix_summary, stream, no_files, sources)
     target = Path(args.output_file)

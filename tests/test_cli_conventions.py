@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from helpers import BAD, GOOD, outcome, reported, run_cli, write_files
 
 #: MP101 with only an unsafe fix (bfloat16, so MP404 stays out of it)
@@ -277,3 +279,62 @@ def test_add_noqa_in_a_notebook_edits_only_the_cell(tmp_path):
     assert run_cli("check", "--add-noqa", ".", cwd=tmp_path).stdout == "Added 1 noqa directive in 1 file.\n"
     assert (tmp_path / "nb.ipynb").read_text() == text.replace("'softmax')])\"", "'softmax')])  # noqa: MP101\"")
     assert outcome(run_cli("check", ".", cwd=tmp_path)) == (0, [])
+
+
+# -- 10. the Keras generation without TensorFlow installed (pre-commit) ------------------------------
+LOOP = """import tensorflow as tf
+
+opt = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.Adam())
+
+
+def step(model, x, y):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(model(x) - y)
+    grads = tape.gradient(loss, model.trainable_variables)
+    opt.apply_gradients(zip(grads, model.trainable_variables))
+"""
+
+
+@pytest.mark.parametrize("name, text, version", [
+    ("pyproject.toml", '[tool.poetry.dependencies]\npython = "^3.10"\ntensorflow = "^2.16"\n', 3),
+    ("pyproject.toml", '[tool.poetry.dependencies]\ntensorflow = { version = "~2.15", extras = ["and-cuda"] }\n', 2),
+    ("pyproject.toml", '[tool.poetry.dependencies]\ntensorflow = "^2.15"\n', None),  # 2.15 up to 3: either
+    ("pyproject.toml", '[tool.poetry.group.ml.dependencies]\nkeras = ">=3.0"\n', 3),
+    ("environment.yml", "name: train\ndependencies:\n  - python=3.10\n  - tensorflow=2.15\n", 2),
+    ("environment.yml", "dependencies:\n  - conda-forge::keras>=3\n  - pip:\n    - tensorflow>=2.16\n", 3),
+    ("environment.yml", "dependencies:\n  - tensorflow 2.16.*\n", 3),
+    ("setup.cfg", "[options]\ninstall_requires =\n    numpy\n    tensorflow>=2.12,<2.16\n", 2),
+    ("setup.cfg", "[options]\ninstall_requires = tensorflow~=2.15.1\n", 2),
+    ("setup.py", 'setup(\n    install_requires=[\n        "numpy",\n        "tensorflow>=2.16",\n    ],\n)\n', 3),
+    ("requirements/base.txt", "tensorflow-cpu==2.16.1\n", 3),
+    ("docker/requirements.txt", "keras<3\n", 2),
+    ("requirements-dev.txt", "tensorflow>=2.16  # the training image\n", 3),
+    ("docs/readme.txt", "tensorflow<2.16\n", None),  # not a requirements file
+])
+def test_keras_generation_from_every_kind_of_pin(tmp_path, name, text, version):
+    from mplint.run.dependency_pins import declared_keras_version
+
+    write_files(tmp_path, {name: text})
+    assert declared_keras_version(tmp_path) == version
+
+
+def test_unknown_generation_is_said_once_with_the_setting_that_fixes_it(tmp_path, no_installed_keras):
+    minimize = LOOP.replace("    grads = tape.gradient(loss, model.trainable_variables)\n", "").replace(
+        "opt.apply_gradients(zip(grads, model.trainable_variables))",
+        "opt.minimize(loss, model.trainable_variables, tape=tape)")  # MP207 on Keras 3 only
+    write_files(tmp_path, {"pyproject.toml": "[project]\nname = 'p'\n", "a.py": LOOP, "b.py": LOOP, "c.py": BAD,
+                           "d.py": minimize})
+    result = run_cli("check", ".", cwd=tmp_path)
+    assert outcome(result) == (1, [("a.py", 10, "MP202"), ("b.py", 10, "MP202"), ("c.py", 4, "MP101")])
+    notes = [line for line in result.stderr.splitlines() if line.startswith("mplint: note:")]
+    assert notes == ["mplint: note: the Keras generation (2 or 3) is unknown, so the loss-scaling rules that "
+                     "depend on it (MP202's fix, MP206, MP207) could not fully check the code; set "
+                     "`keras-version = 3` (or 2) under [tool.mplint], or pin tensorflow or keras in the "
+                     "project's dependencies (3 files: a.py, b.py, d.py)"]
+    assert run_cli("check", ".", cwd=tmp_path).stderr == result.stderr  # the cache keeps the note
+    # a pin in a requirements file tells it: no note, and MP202 can now offer its fix
+    write_files(tmp_path, {"requirements/train.txt": "tensorflow>=2.16\n"})
+    pinned = run_cli("check", "--unsafe-fixes", ".", cwd=tmp_path)
+    assert "mplint: note:" not in pinned.stderr
+    assert ("d.py", 9, "MP207") in reported(pinned.stdout)
+    assert [line.endswith("[*]") for line in pinned.stdout.splitlines() if " MP202 " in line] == [True, True]

@@ -34,6 +34,8 @@ class LossNotScaled(Check):
             else:
                 continue
             name = self.ctx.module.code_for_node(step.receiver)
+            if version not in (2, 3):
+                self.generation_unknown()  # the fix differs by generation
             effect = {
                 3: f"Keras 3 divides every gradient by {scale} in "
                    f"{step.method}(), so the model barely trains",

@@ -43,6 +43,8 @@ class GradientsUnscaledTwice(Check):
                                           f"`{name}.{step.method}()` unscales them again: every update is "
                                           f"divided by the scale twice",
                                 Fix({division: division.left}, safety=Safety.UNSAFE))
+            elif version is None and (step.divisions or "scale_loss" in step.scaling):
+                self.generation_unknown()  # hand unscaling is right on Keras 2, wrong on 3
             elif version == 2 and "scale_loss" in step.scaling and not step.unscaled:
                 fix = unscaling_fix(self.ctx, step)
                 self.report(step.call, f"Keras 3-style loss scaling (scale_loss) on Keras 2: Keras 2 does "

@@ -45,9 +45,11 @@ class WrongKerasGenerationApi(Check):
 
     def finish(self) -> None:
         version = self.facts.keras_version
-        if version not in (2, 3):
-            return  # unknown generation: either spelling may be right
         loops = self.ctx.get(TrainingLoops)
+        if version not in (2, 3):
+            if any(s.method == "minimize" or s.scale_calls or s.unscale_calls for s in loops.steps()):
+                self.generation_unknown()  # either spelling may be right
+            return
         steps: Dict[int, TrainStep] = {}
         for step in loops.steps():
             for call in [*step.scale_calls, *step.unscale_calls, step.call]:

@@ -50,7 +50,9 @@ class FileError:
 
     path: str
     message: str
-    kind: str = "error"  # "error" (exit 2) or "warning" (reported, exit unaffected)
+    #: "error" (exit 2), "warning" (reported, exit unaffected) or "note" (said once per
+    #: run however many files share it: something a setting would make mplint see)
+    kind: str = "error"
 
     def __str__(self) -> str:
         return f"{self.path}: {self.message}"

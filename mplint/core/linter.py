@@ -221,6 +221,8 @@ class Linter:
                 f"The other rules still ran. Please report this at {REPORT_URL}",
             ))
         ran = [cls.rule_id for cls in classes if cls.rule_id not in crashed]
+        if ctx.blind:  # one message for every file, so a run says it once
+            out.errors.append(FileError(source.path, UNKNOWN_GENERATION, "note"))
         if not ctx.reports and UNUSED_NOQA not in ran:
             self._warn_unknown_codes(source, out)
             return out
@@ -305,6 +307,14 @@ class Linter:
             if not comments_of(old) <= comments_of(new):
                 return Safety.UNSAFE
         return Safety.SAFE
+
+
+#: the note for a file whose Keras generation nothing tells (no setting, pin, installed
+#: TensorFlow or telling spelling) where a rule needed it (``Check.generation_unknown``)
+UNKNOWN_GENERATION = (
+    "the Keras generation (2 or 3) is unknown, so the loss-scaling rules that depend on it (MP202's fix, "
+    "MP206, MP207) could not fully check the code; set `keras-version = 3` (or 2) under [tool.mplint], "
+    "or pin tensorflow or keras in the project's dependencies")
 
 
 @contextmanager

@@ -10,7 +10,7 @@ engine turns them into positioned findings, applies suppressions and fixes.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Dict, List, Mapping, Optional, Tuple, Type, TypeVar, Union
+from typing import TYPE_CHECKING, Any, ClassVar, Dict, List, Mapping, Optional, Set, Tuple, Type, TypeVar, Union
 
 import libcst as cst
 
@@ -68,6 +68,8 @@ class Context:
     #: the file's source text, for cheap whole-file tests before any per-node work
     text: str = ""
     reports: Dict[str, List[Report]] = field(default_factory=dict)
+    #: checks that could not judge something here because the Keras generation is unknown
+    blind: Set[str] = field(default_factory=set)
     #: shared analyses (see ``Check.requires``), one instance per file
     analyses: Dict[type, Any] = field(default_factory=dict)
 
@@ -149,6 +151,12 @@ class Check:
                severity: Optional[Severity] = None) -> None:
         """Report ``node``; ``severity`` ("error"/"warning") overrides the catalog's."""
         self.ctx.reports.setdefault(self.rule_id, []).append(Report(node, message, fix, severity))
+
+    def generation_unknown(self) -> None:
+        """Say that this file holds something the check could not judge because the
+        Keras generation (2 or 3) is unknown; the run says so once, with the setting
+        that tells it."""
+        self.ctx.blind.add(self.rule_id)
 
     def finish(self) -> None:
         """Called after the walk, when all module facts are known."""

@@ -14,19 +14,18 @@ import functools
 import hashlib
 import json
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 from mplint.run.code_stamp import code_stamp
+from mplint.run.dependency_pins import declared_keras_version
 from mplint.run.discovery import discover
 from mplint.run.module_paths import absolute_import, importable, on_path
 from mplint.run.program import ProgramModel, ProgramResult, Route, import_words
 from mplint.run.summaries import ModuleSummary, summarize
 from mplint.semantic.vocabulary import MAYBE_MIXED, MIXED_POLICIES, REWRITE_WORDS
 from mplint.core.prefilter import POLICY_CALL_WORDS
-from mplint.core.regular_files import read_regular
 
 if TYPE_CHECKING:  # pragma: no cover (facts imports libcst; a cached run must not)
     from mplint.semantic.facts import ModuleFacts
@@ -294,60 +293,6 @@ class _ImportsVisitor:
             name = dotted_name(alias.name)
             if name:
                 self.imports.add(base + name if base.endswith(".") else f"{base}.{name}")
-
-
-# -- the Keras version the project declares --------------------------------------------
-_REQUIREMENT = re.compile(r"""^\s*["']?\s*(keras|tensorflow(?:-cpu|-gpu|-macos)?|tf-nightly)\b\s*"""
-                          r"""(?:\[[^\]]*\])?\s*((?:[<>=!~]=?=?\s*[\d.*]+\s*,?\s*)*)""", re.IGNORECASE)
-_QUOTED = re.compile(r"[\"']([^\"']+)[\"']")
-_CLAUSE = re.compile(r"([<>=!~]=?=?)\s*([\d.*]+)")
-_DEPENDENCY_FILES = ("pyproject.toml", "setup.cfg", "setup.py", "requirements.txt",
-                     "requirements.in", "environment.yml")
-
-
-def _version(text: str) -> Tuple[int, ...]:
-    return tuple(int(p) for p in text.split(".") if p.isdigit())
-
-
-def _keras_major(package: str, clauses: List[Tuple[str, str]]) -> Optional[int]:
-    """The Keras major version a requirement's bounds imply (None when they do not).
-
-    Keras 3 is ``keras>=3`` or TensorFlow 2.16 and later; Keras 2 is ``keras<3``
-    or TensorFlow before 2.16.
-    """
-    switch = (3,) if package == "keras" else (2, 16)
-    found = set()
-    for op, version in clauses:
-        v = _version(version)
-        if not v:
-            continue
-        if op in (">=", ">", "==", "~=", "===") and v >= switch:
-            found.add(3)
-        if (op in ("<",) and v <= switch) or (op in ("<=", "==", "===", "~=") and v < switch):
-            found.add(2)
-    return found.pop() if len(found) == 1 else None
-
-
-def declared_keras_version(root: Path) -> Optional[int]:
-    """Keras 2 or 3 from the dependency declarations at the project root, if they agree."""
-    found = set()
-    for name in _DEPENDENCY_FILES:
-        try:  # a FIFO named setup.cfg is skipped, never waited on
-            text = read_regular(root / name).decode("utf-8", "replace")
-        except OSError:
-            continue
-        for line in text.splitlines():
-            line = line.split("#", 1)[0].strip().lstrip("-").strip()
-            # requirements.txt lines, and quoted items of one-line lists in pyproject/setup.py
-            for item in [line, *_QUOTED.findall(line)]:
-                match = _REQUIREMENT.match(item)
-                if not (match and match.group(2)):
-                    continue
-                package = "keras" if match.group(1).lower() == "keras" else "tensorflow"
-                major = _keras_major(package, _CLAUSE.findall(match.group(2)))
-                if major is not None:
-                    found.add(major)
-    return found.pop() if len(found) == 1 else None
 
 
 def project_files(root: Path, settings) -> List[str]:
