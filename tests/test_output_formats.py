@@ -248,8 +248,14 @@ def test_readme_workflow_example_is_valid_and_uses_real_options():
 
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     section = readme[readme.index("## GitHub Actions"):]
-    block = re.search(r"```yaml\n(.*?)```", section, re.S).group(1)
-    workflow = yaml.safe_load(block)
+    blocks = [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", section, re.S)]
+    # The action: its inputs are the action.yml's, and the SARIF it writes is uploaded.
+    action = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
+    uses = next(s for s in blocks[0]["steps"] if s.get("uses", "").startswith("mplint/mplint@"))
+    assert set(uses["with"]) <= set(action["inputs"])
+    upload = next(s for s in blocks[0]["steps"] if "upload-sarif" in s.get("uses", ""))
+    assert upload["with"]["sarif_file"] == action["inputs"]["sarif-file"]["default"]
+    workflow = blocks[1]
     steps = workflow["jobs"]["mplint"]["steps"]
     run = next(s["run"] for s in steps if s.get("name") == "mplint")
     upload = next(s for s in steps if "upload-sarif" in s.get("uses", ""))
