@@ -1,6 +1,6 @@
 """Run ``mplint fix --unsafe-fixes`` over a copy of a tree of real code and audit it.
 
-    python .ci/fix_corpus.py /path/to/code [--keep]
+    python .ci/fix_corpus.py /path/to/code [--assume-policy mixed_float16] [--keep]
 
 The tree is copied first (the original is never touched). Counts: files, files
 mplint rewrote, fixes applied, per-file errors by message, internal errors
@@ -37,8 +37,9 @@ def _snapshot(root: Path) -> dict:
     return {p: p.read_bytes() for p in root.rglob("*.py") if p.is_file() and not p.is_symlink()}
 
 
-def _run(root: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "mplint", "fix", "--unsafe-fixes", "--show-fixes", "."],
+def _run(root: Path, policy: str = "") -> subprocess.CompletedProcess:
+    assume = ["--assume-policy", policy] if policy else []
+    return subprocess.run([sys.executable, "-m", "mplint", "fix", "--unsafe-fixes", "--show-fixes", *assume, "."],
                           cwd=root, capture_output=True, text=True)
 
 
@@ -46,16 +47,17 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("tree")
     parser.add_argument("--keep", action="store_true", help="keep the fixed copy")
+    parser.add_argument("--assume-policy", default="", help="judge every file under this policy (more fixes)")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="mplint-corpus-"))
     copy = work / "tree"
     shutil.copytree(args.tree, copy, symlinks=True)
     before = _snapshot(copy)
     start = time.monotonic()
-    first = _run(copy)
+    first = _run(copy, args.assume_policy)
     elapsed = time.monotonic() - start
     after = _snapshot(copy)
-    second = _run(copy)
+    second = _run(copy, args.assume_policy)
     settled = _snapshot(copy)
 
     errors = [line for line in first.stderr.splitlines() if line.startswith("mplint: ")]

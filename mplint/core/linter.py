@@ -123,6 +123,10 @@ class Linter:
             # them, or where nothing at all could be checked ("All checks passed!"
             # would be a claim about no code).
             errors += src.warnings()
+        if source is not None and module is None:
+            # Not parsed (no rule can report here): a misspelt suppression code is
+            # still worth its warning, as when the file is analysed.
+            errors += [src.error(e) for e in self._unknown_code_warnings(source)]
         if source is None or module is None:
             return None
         return source, module, classes
@@ -254,9 +258,13 @@ class Linter:
         return frozenset(ignored)
 
     def _warn_unknown_codes(self, source: Source, out: FileAnalysis) -> None:
-        if "noqa" in source.text:
-            for line, code in scan(source.text, self.known_codes).unknown:
-                out.errors.append(FileError(source.path, f"line {line}: unknown rule {code} in a suppression comment", "warning"))
+        out.errors += self._unknown_code_warnings(source)
+
+    def _unknown_code_warnings(self, source: Source) -> List[FileError]:
+        if "noqa" not in source.text:
+            return []
+        return [FileError(source.path, f"line {line}: unknown rule {code} in a suppression comment", "warning")
+                for line, code in scan(source.text, self.known_codes).unknown]
 
     def _position(self, source: Source, module: cst.Module,
                   reports: Dict[str, List[Report]], out: FileAnalysis, ran: Sequence[str] = ()) -> None:
