@@ -390,6 +390,12 @@ def _cached_program(project: ProjectFacts, unique: Dict[str, str], cache, conten
 
 
 def _import_words_of(key: str, unique: Dict[str, str], contents: Optional[Dict[str, bytes]]) -> Set[str]:
+    raw = _content(key, unique, contents)
+    return import_words(raw) if raw is not None else set()
+
+
+def _content(key: str, unique: Dict[str, str], contents: Optional[Dict[str, bytes]]) -> Optional[bytes]:
+    """A project file's bytes: the ones already read (or an editor's buffer), else the disk's."""
     path = unique.get(key, key)
     raw = contents.get(path) if contents is not None else None
     if raw is None:
@@ -397,8 +403,8 @@ def _import_words_of(key: str, unique: Dict[str, str], contents: Optional[Dict[s
             with open(path, "rb") as handle:
                 raw = handle.read()
         except OSError:
-            return set()
-    return import_words(raw)
+            return None
+    return raw
 
 
 def _program(project: ProjectFacts, unique: Dict[str, str], cache, contents: Optional[Dict[str, bytes]],
@@ -409,15 +415,7 @@ def _program(project: ProjectFacts, unique: Dict[str, str], cache, contents: Opt
 
     def read(key: str) -> Optional[bytes]:
         if key not in raws:
-            path = unique.get(key, key)
-            raw = contents.get(path) if contents is not None else None
-            if raw is None:
-                try:
-                    with open(path, "rb") as handle:
-                        raw = handle.read()
-                except OSError:
-                    raw = None
-            raws[key] = raw
+            raws[key] = _content(key, unique, contents)
         return raws[key]
 
     def summary_of(key: str) -> ModuleSummary:

@@ -202,23 +202,16 @@ def run_files(files: Sequence[str], task: Task, cache: Optional[Cache], jobs: in
         try:
             st = os.stat(path)
             hit = cache.lookup(path, st) if cache is not None else None
-            raw = None if hit is not None else contents.pop(path, None)
-            if hit is None and raw is None:
+            done: Optional[Result] = task.from_cache(path, *hit) if hit is not None else None
+            # Read unless the cache answered (a stat hit the task cannot use is read after all).
+            raw = None if done is not None else contents.pop(path, None)
+            if done is None and raw is None:
                 with open(path, "rb") as handle:
                     raw = handle.read()
         except OSError:
             results[path] = FileResult(path, errors=[FileError(path, _unreadable(path))])
             bar.step()
             continue
-        done: Optional[Result] = task.from_cache(path, *hit) if hit is not None else None
-        if done is None and raw is None:  # a stat hit the task cannot use: read after all
-            try:
-                with open(path, "rb") as handle:
-                    raw = handle.read()
-            except OSError:
-                results[path] = FileResult(path, errors=[FileError(path, _unreadable(path))])
-                bar.step()
-                continue
         if done is None and raw is not None:
             digest = content_hash(raw)
             found = ([], []) if not may_matter(raw) else cache.get(path, digest) if cache is not None else None
