@@ -68,6 +68,8 @@ class Route:
     path: str
     line: int
     chain: Tuple[str, ...]
+    #: the program the policy was set in is a test: it governs test code only
+    from_test: bool = field(default=False, compare=False)
 
 
 @dataclass
@@ -382,7 +384,8 @@ class ProgramModel:
                 for target in targets:
                     for policy, (line, route) in sets.items():
                         if call_line > line and self._govern(target, policy, Route(
-                                route.path, route.line, (self._label(node), self._label(target)))):
+                                route.path, route.line, (self._label(node), self._label(target)),
+                                from_test=is_test_path(node[0]))):
                             queue.append(target)
         queue.extend(self._api_roots)
         while queue:
@@ -391,11 +394,16 @@ class ProgramModel:
                 for _, targets in self._edges_of(node):
                     for target in targets:
                         if self._govern(target, policy, Route(route.path, route.line,
-                                                              route.chain + (self._label(target),))):
+                                                              route.chain + (self._label(target),),
+                                                              from_test=route.from_test)):
                             queue.append(target)
 
     def _govern(self, node: Node, policy: str, route: Route) -> bool:
         if self._within is not None and node[0] not in self._within:
+            return False
+        if route.from_test and not is_test_path(node[0]):
+            # A test sets a policy to test that code under it, often on purpose
+            # (dtype checks): the library it calls is not a training program's.
             return False
         policies = self._governed.setdefault(node, {})
         if policy in policies:
