@@ -16,6 +16,7 @@ from mplint.runtime.check import CheckError  # noqa: E402
 from mplint.runtime.keras_env import keras_major  # noqa: E402
 from mplint.runtime.report import SCHEMA_PATH  # noqa: E402
 from mplint.runtime.target import load_target  # noqa: E402
+from runtime_support import float32_outside, pairs  # noqa: E402,F401
 
 ROOT = Path(__file__).resolve().parent.parent
 FIX = ROOT / "fixtures" / "runtime"
@@ -25,20 +26,6 @@ KERAS3 = keras_major(keras) >= 3
 
 def factory(spec):
     return load_target(str(FIX / spec)).factory
-
-
-def pairs(report):
-    return sorted((f.rule, f.layer) for f in report.findings)
-
-
-@pytest.fixture(autouse=True)
-def float32_outside():
-    """Every test starts and ends with the float32 policy (and proves nothing leaked)."""
-    assert keras.mixed_precision.global_policy().name == "float32"
-    yield
-    leaked = keras.mixed_precision.global_policy().name
-    keras.mixed_precision.set_global_policy("float32")
-    assert leaked == "float32"
 
 
 CASES = [

@@ -8,21 +8,10 @@ tf = pytest.importorskip("tensorflow")
 
 from mplint.runtime import check_model  # noqa: E402
 from mplint.runtime.check import CheckError  # noqa: E402
+from runtime_support import float32_outside, pairs  # noqa: E402,F401
 
 keras = tf.keras
 layers = keras.layers
-
-
-@pytest.fixture(autouse=True)
-def float32_outside():
-    yield
-    leaked = keras.mixed_precision.global_policy().name
-    keras.mixed_precision.set_global_policy("float32")
-    assert leaked == "float32"
-
-
-def pairs(report):
-    return sorted((f.rule, f.layer) for f in report.findings)
 
 
 def test_inf_inside_multi_head_attention_names_the_attention_layer():

@@ -12,28 +12,16 @@ from mplint.cli import main  # noqa: E402
 from mplint.runtime import assert_mixed_precision_safe, check_model  # noqa: E402
 from mplint.runtime.keras_env import keras_major  # noqa: E402
 from mplint.runtime.target import load_target  # noqa: E402
+from runtime_support import float32_outside, pairs  # noqa: E402,F401
 
 FIX = Path(__file__).resolve().parent.parent / "fixtures" / "runtime"
 keras = tf.keras
 KERAS3 = keras_major(keras) >= 3
 
 
-@pytest.fixture(autouse=True)
-def float32_outside():
-    assert keras.mixed_precision.global_policy().name == "float32"
-    yield
-    leaked = keras.mixed_precision.global_policy().name
-    keras.mixed_precision.set_global_policy("float32")
-    assert leaked == "float32"
-
-
 def built(name):
     """A fixture model built now, under float32 (before any policy)."""
     return load_target(f"{FIX / 'mnist_guide.py'}:{name}").factory()
-
-
-def pairs(report):
-    return sorted((f.rule, f.layer) for f in report.findings)
 
 
 def test_float32_built_model_is_rebuilt_under_the_policy_with_its_weights():

@@ -7,21 +7,10 @@ tf = pytest.importorskip("tensorflow")
 
 from mplint.runtime import check_model  # noqa: E402
 from mplint.runtime.keras_env import keras_major  # noqa: E402
+from runtime_support import float32_outside, pairs  # noqa: E402,F401
 
 keras = tf.keras
 pytestmark = pytest.mark.skipif(keras_major(keras) < 3, reason="Keras 3 train_step semantics")
-
-
-@pytest.fixture(autouse=True)
-def float32_outside():
-    yield
-    leaked = keras.mixed_precision.global_policy().name
-    keras.mixed_precision.set_global_policy("float32")
-    assert leaked == "float32"
-
-
-def pairs(report):
-    return sorted((f.rule, f.layer) for f in report.findings)
 
 
 class GuideModel(keras.Model):
