@@ -94,3 +94,15 @@ def no_installed_keras(monkeypatch: pytest.MonkeyPatch) -> None:
     import mplint.semantic.keras_version as kv
 
     monkeypatch.setattr(kv, "installed_generation", lambda: None)
+
+
+@pytest.fixture
+def keras3():
+    """Real TensorFlow with Keras 3 (skipped without them); the policy is reset after."""
+    tf = pytest.importorskip("tensorflow")
+    keras = pytest.importorskip("keras")
+    if int(keras.__version__.split(".")[0]) < 3:
+        pytest.skip("the fixture is Keras 3 code")
+    yield tf, keras
+    keras.mixed_precision.set_global_policy("float32")
+    keras.backend.clear_session()

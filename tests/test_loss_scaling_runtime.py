@@ -21,17 +21,6 @@ FIXTURE = ROOT / "fixtures" / "loss_scaling" / "keras3_custom_loop.py"
 pytestmark = pytest.mark.slow  # imports TensorFlow
 
 
-@pytest.fixture
-def keras3():
-    tf = pytest.importorskip("tensorflow")
-    keras = pytest.importorskip("keras")
-    if int(keras.__version__.split(".")[0]) < 3:
-        pytest.skip("the fixture is Keras 3 code")
-    yield tf, keras
-    keras.mixed_precision.set_global_policy("float32")
-    keras.backend.clear_session()
-
-
 def _import(path: Path):
     """Import the fixed file as a module (tf.function reads its source from disk)."""
     spec = importlib.util.spec_from_file_location(path.stem, path)

@@ -156,15 +156,6 @@ def test_keras3_silent_without_loss_scaling_or_after_dividing_by_the_scale():
 
 
 # -- MP208: the fixes, run ---------------------------------------------------------------
-@pytest.fixture
-def keras3():
-    tf = pytest.importorskip("tensorflow")
-    keras = pytest.importorskip("keras")
-    if int(keras.__version__.split(".")[0]) < 3:
-        pytest.skip("the fixture is Keras 3 code")
-    yield tf, keras
-    keras.mixed_precision.set_global_policy("float32")
-    keras.backend.clear_session()
 
 
 @pytest.mark.slow  # runs TensorFlow
