@@ -188,3 +188,38 @@ def test_one_named_file_sees_a_policy_through_a_chain_of_modules(tmp_path, capsy
         assert "Found 1 problem" in capsys.readouterr().out
     finally:
         os.chdir(cwd)
+
+
+def _trained(root, name):
+    linter = make_linter()
+    project = build_project([str(root / name)], linter.settings)
+    return set(project.program.governance(str((root / name).resolve())).trained)
+
+
+def test_models_trained_elsewhere_are_followed_through_returns_parameters_and_attributes(tmp_path):
+    _write(tmp_path, {
+        "setup.py": "",
+        "train.py": POLICY + "from nets import build, Head, make_head, Probe\nfrom loop import fit, Loop\n\n"
+                    "def main():\n    tf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
+                    "    fit(build())\n    Loop(make_head()).run()\n    Probe().summary()\n",
+        "loop.py": "def fit(model):\n    model.fit(None)\n\n"
+                   "class Loop:\n    def __init__(self, net):\n        self.net = net\n"
+                   "    def run(self):\n        return self.net.trainable_variables\n",
+        "nets.py": "def build():\n    return _inner()\n\ndef _inner():\n    return Model()\n\n"
+                   "class Head:\n    pass\n\ndef make_head():\n    head = Head()\n    return head\n\n"
+                   "class Probe:\n    pass\n",
+    })
+    # build() and the _inner() it returns; Head through make_head() and Loop's self.net;
+    # Probe only prints a summary
+    assert _trained(tmp_path, "nets.py") == {"build", "_inner", "make_head", "Head"}
+
+
+def test_a_model_trained_nowhere_is_not_trained(tmp_path):
+    _write(tmp_path, {
+        "setup.py": "",
+        "train.py": POLICY + "from nets import build\n\n"
+                    "def main():\n    tf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
+                    "    model = build()\n    model.summary()\n    other = build()\n    other.save('x')\n",
+        "nets.py": "def build():\n    return Model()\n",
+    })
+    assert _trained(tmp_path, "nets.py") == set()

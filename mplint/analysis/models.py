@@ -24,17 +24,15 @@ import libcst as cst
 
 from mplint.rule.check import Analysis, Context
 from mplint.semantic.call_args import first_tensor_argument, positional_or_keyword
-from mplint.semantic.scopes import Binding, Location, Scope
-from mplint.semantic.vocabulary import ANY_MODEL_CLASSES, MODEL_CLASSES, SEQUENTIAL_CLASSES
+from mplint.semantic.scopes import Binding, Location, Scope, function_key
+from mplint.semantic.vocabulary import (
+    ANY_MODEL_CLASSES, MODEL_CLASSES, SEQUENTIAL_CLASSES, SIZE_KEEPING_LAYERS, WHOLE_MODEL_METHODS,
+    WHOLE_MODEL_VARIABLES,
+)
 
 
 #: list/model methods that change which layer comes last
 _MUTATORS = frozenset({"add", "append", "extend", "insert", "pop", "remove", "clear"})
-#: methods called only on a model that is trained or run as a whole, never on a block
-_WHOLE_MODEL_METHODS = frozenset({
-    "compile", "fit", "evaluate", "predict", "train_on_batch", "test_on_batch", "predict_on_batch",
-    "fit_generator", "evaluate_generator", "predict_generator",
-})
 #: builtins that may receive a model or a list of layers without changing it
 _HARMLESS_CALLEES = frozenset({"print", "len", "isinstance", "id", "repr", "str", "type"})
 
@@ -178,6 +176,10 @@ class ModelOutputs(Analysis):
         if isinstance(loc.scope.node, cst.FunctionDef):
             self._returns.setdefault(id(loc.scope.node), []).append((node.value, loc))
 
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value in WHOLE_MODEL_VARIABLES and isinstance(node.value, cst.Name):
+            self._whole_model_uses.setdefault(node.value.value, []).append(self.ctx.scopes.location())
+
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         loc = self.ctx.scopes.location()
@@ -202,7 +204,7 @@ class ModelOutputs(Analysis):
             self._positions += [(a.value, loc) for a in node.args if isinstance(a.value, cst.Call)]
             if func.attr.value in ("append", "extend", "insert"):
                 self._appended += [(a.value, loc) for a in node.args if isinstance(a.value, cst.Name)]
-        if isinstance(func, cst.Attribute) and func.attr.value in _WHOLE_MODEL_METHODS \
+        if isinstance(func, cst.Attribute) and func.attr.value in WHOLE_MODEL_METHODS \
                 and isinstance(func.value, cst.Name):
             self._whole_model_uses.setdefault(func.value.value, []).append(loc)
         for arg in node.args:
@@ -299,6 +301,43 @@ class ModelOutputs(Analysis):
                 found = self._local_model_class(value.func, binding.location())
                 if found is not None and found[0] is classes.get(id(model), model):
                     return True
+        return False
+
+    def trained_as_whole(self, model: cst.CSTNode) -> bool:
+        """Whether the model is seen trained or run as a whole: here
+        (:meth:`used_as_whole_model`), or by code elsewhere in the project that trains
+        what its class or its builder function makes (the program model's facts)."""
+        if self.used_as_whole_model(model):
+            return True
+        trained = self.ctx.facts.project_trained_models
+        if isinstance(model, cst.ClassDef):
+            return model.name.value in trained
+        for call, _, cls in self._super_inits:
+            if call is model:
+                return isinstance(cls.node, cst.ClassDef) and cls.node.name.value in trained
+        for call, loc, _ in self._models:
+            if call is model:
+                return function_key(loc.scope) in trained
+        return False
+
+    def feeds_a_layer(self, output: ModelOutput) -> bool:
+        """Whether a functional model's output tensor is also the input of a layer of
+        the file: the model is a view into a bigger graph (a feature extractor built
+        beside the model that is trained), and the tensor is an inner one there."""
+        if output.style != "functional" or not isinstance(output.expression, cst.Call) \
+                or output.producer is None:
+            return False
+        where = output.producer.location
+        name = _bound_to(output.expression, where)
+        binding = None if name is None else _binding_of(output.expression, where, name)
+        if name is None or binding is None:
+            return False
+        for call, loc in self._passed.get(name, []):
+            if call is output.model_call or loc.scope is not where.scope or loc.lookup(name) is not binding:
+                continue
+            layer = self._layer(call.func, loc, 0) if isinstance(call.func, (cst.Call, cst.Name)) else None
+            if layer is not None and not layer.layer_class & SIZE_KEEPING_LAYERS:
+                return True  # a layer that computes on it (not a softmax for a predictor)
         return False
 
     def _makes(self, value: cst.Call, loc: Location, model: Tuple[cst.Call, Location]) -> bool:

@@ -73,11 +73,16 @@ class NonFloat32ModelOutput(Check):
 
     def finish(self) -> None:
         precision = self.ctx.get(OutputPrecision)
+        models = self.ctx.get(ModelOutputs)
         for found in precision.sixteen_bit_outputs():
             if found.softmax:
                 continue  # MP101 reports softmax outputs, once
             if self._cast_by_every_caller(found.output.model_call):
                 continue
+            if self.facts.policy_from_elsewhere and not models.trained_as_whole(found.output.model_call):
+                continue  # a module of a bigger program: maybe a block (an encoder, a head) of its model
+            if models.feeds_a_layer(found.output):
+                continue  # an inner tensor of another model of the file (a feature extractor's output)
             compute = precision.compute_name(found)
             if isinstance(found.producer, LayerProducer):
                 call = found.producer.constructor

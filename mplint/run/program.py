@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Callable, Deque, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple, cast
 
 from mplint.run.module_paths import absolute_import, importable, on_path
-from mplint.run.summaries import BODY, IMPORT, METHOD, ModuleSummary
+from mplint.run.summaries import BODY, IMPORT, METHOD, PARAM, ModuleSummary
 from mplint.semantic.vocabulary import UNKNOWN_POLICY
 from mplint.semantic.test_modules import is_test_path
 
@@ -85,6 +85,10 @@ class Governance:
     #: classes of the file that another class builds as a part (``self.head =
     #: Head(...)``): a model class used as a layer, whose outputs are not the model's
     parts: FrozenSet[str] = frozenset()
+    #: classes and functions of the file whose model some project code trains or runs
+    #: as a whole (``model = build(); model.fit()``, ``tape.gradient(loss,
+    #: model.trainable_variables)``): a function stands for the model it returns
+    trained: FrozenSet[str] = frozenset()
 
 
 class ProgramResult:
@@ -123,7 +127,8 @@ class ProgramResult:
     def to_json(self) -> list:
         return [{path: [sorted(g.setters), {name: {policy: [r.path, r.line, list(r.chain)]
                                                    for policy, r in routes.items()}
-                                            for name, routes in g.by_function.items()}, sorted(g.parts)]
+                                            for name, routes in g.by_function.items()}, sorted(g.parts),
+                        sorted(g.trained)]
                  for path, g in self._by_file.items()}, self.read, self.searched, self.scope]
 
     @classmethod
@@ -133,9 +138,10 @@ class ProgramResult:
             files, read, searched, scope = cast(List[Any], data)
             by_file: Dict[str, Governance] = {}
             assert isinstance(files, dict) and isinstance(read, list) and isinstance(searched, list)
-            for path, (setters, functions, parts) in files.items():
+            for path, (setters, functions, parts, trained) in files.items():
                 found = Governance(setters=frozenset(str(s) for s in setters),
-                                   parts=frozenset(str(p) for p in parts))
+                                   parts=frozenset(str(p) for p in parts),
+                                   trained=frozenset(str(t) for t in trained))
                 for name, routes in functions.items():
                     found.by_function[str(name)] = {
                         str(policy): Route(str(where), int(line), tuple(str(c) for c in chain))
@@ -244,6 +250,9 @@ class ProgramModel:
         for path, classes in self._parts().items():
             if path in self._by_file:  # only governed code is judged under a policy
                 self._by_file[path].parts = frozenset(classes)
+        for path, models in TrainedModels(self).find().items():
+            if path in self._by_file:
+                self._by_file[path].trained = frozenset(models)
         return ProgramResult(self._by_file, sorted(self._summaries), sorted(self.searched),
                              None if targets is None else sorted(targets))
 
@@ -570,3 +579,88 @@ class ProgramModel:
         return f"{os.path.basename(path)} top level" if name == BODY else f"{name}()"
 
 
+
+
+class TrainedModels:
+    """Which models the project trains or runs as a whole, found in the summarised
+    modules: what makes ``m`` in ``m.fit()``/``m.trainable_variables``, followed
+    through the functions that return it, the parameters it is passed to
+    (``train(model)``, ``Trainer(model)`` storing ``self.model``) and ``self.x``
+    attributes. A model class or builder never seen so may be a block of a bigger
+    model: its last layer is no output."""
+
+    def __init__(self, model: ProgramModel) -> None:
+        self.model = model
+        self.nodes: Set[Node] = set()
+        self.params: Set[Tuple[Node, str]] = set()
+        self._work: List[Tuple[str, Node, str]] = []
+
+    def find(self) -> Dict[str, Set[str]]:
+        model = self.model
+        callers: Dict[Node, List[Tuple[str, str, str, str]]] = {}
+        for path in list(model._summaries):
+            for name, function in model.summary(path).functions.items():
+                for written in function.trained:
+                    self._offer(path, name, written)
+                for callee, slot, argument in function.passes:
+                    for target in self._callees(path, name, callee):
+                        callers.setdefault(target, []).append((slot, path, name, argument))
+        while self._work:
+            kind, node, param = self._work.pop()
+            summary = model.summary(node[0]).functions.get(node[1])
+            if kind == "node":  # a builder: the model it returns is trained
+                for written in summary.returns if summary else []:
+                    self._offer(node[0], node[1], written)
+                continue
+            if summary is None or param not in summary.params:
+                continue
+            position = str(summary.params.index(param))
+            for slot, path, name, argument in callers.get(node, []):
+                if slot in (position, param):
+                    self._offer(path, name, argument)
+        found: Dict[str, Set[str]] = {}
+        for path, name in self.nodes:
+            found.setdefault(path, set()).add(name)
+        return found
+
+    def _offer(self, path: str, function: str, written: str) -> None:
+        """``written`` (as in a summary's ``trained``/``returns``/``passes``) is trained."""
+        if written.startswith(PARAM):
+            self._add_param((path, function), written[len(PARAM):])
+            return
+        if written.startswith("self."):
+            owner = function.rsplit(".", 1)[0] if "." in function else None
+            if owner is None:
+                return
+            attribute = written[len("self."):]
+            for base in self.model._bases((path, owner)):
+                info = self.model.summary(base[0]).classes.get(base[1])
+                source = info.sources.get(attribute) if info else None
+                if source is not None:
+                    if source.startswith(PARAM):  # ``self.model = model`` in the constructor
+                        self._add_param((base[0], f"{base[1]}.__init__"), source[len(PARAM):])
+                    else:
+                        self._offer(base[0], f"{base[1]}.__init__", source)
+                    return
+            return
+        cls = self.model._class(path, written)
+        if cls is not None:
+            for base in self.model._bases(cls):  # a base's ``call`` makes the outputs too
+                self.nodes.add(base)
+            return
+        for node in self.model._resolve(path, function, written):
+            if node not in self.nodes and node[1] != BODY:
+                self.nodes.add(node)
+                self._work.append(("node", node, ""))
+
+    def _add_param(self, function: Node, param: str) -> None:
+        if (function, param) not in self.params:
+            self.params.add((function, param))
+            self._work.append(("param", function, param))
+
+    def _callees(self, path: str, function: str, callee: str) -> List[Node]:
+        """The functions a call passes its arguments to: a class's constructor, or the function."""
+        cls = self.model._class(path, callee)
+        if cls is not None:
+            return self.model._methods(cls, "__init__")
+        return [node for node in self.model._resolve(path, function, callee) if node[1] != BODY]

@@ -161,6 +161,7 @@ class ProjectFacts:
                 facts.project_by_function[function] = (frozenset(reaching), where)
             facts.project_setter_functions = governance.setters
             facts.project_part_classes = governance.parts
+            facts.project_trained_models = governance.trained
         for key, item in self.governing(path):
             if item.rewrite:
                 rewrite_files.append(self._display(key))

@@ -16,7 +16,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
-from mplint.semantic.vocabulary import POLICY_SETTER_WORDS
+from mplint.semantic.vocabulary import POLICY_SETTER_WORDS, WHOLE_MODEL_METHODS, WHOLE_MODEL_VARIABLES
 
 #: the module body's name among a summary's functions
 BODY = "<module>"
@@ -26,7 +26,9 @@ IMPORT = "import:"
 #: and ``super().method``: ``Class#method`` (``super#method``)
 METHOD = "#"
 POLICY_SETTERS = frozenset(POLICY_SETTER_WORDS)
-SUMMARY_VERSION = 2
+SUMMARY_VERSION = 3
+#: a trained value that is a parameter of the function: ``param:`` + its name
+PARAM = "param:"
 
 
 @dataclass
@@ -35,6 +37,16 @@ class FunctionSummary:
     calls: List[Tuple[int, str]] = field(default_factory=list)
     #: (line, policy name when written as a literal, else None) of each policy set
     sets: List[Tuple[int, Optional[str]]] = field(default_factory=list)
+    #: positional parameters, ``self``/``cls`` of methods left out
+    params: List[str] = field(default_factory=list)
+    #: the dotted callees whose result it returns (``return build(...)``, ``m = Cls(); return m``)
+    returns: List[str] = field(default_factory=list)
+    #: models it trains or runs as a whole (``m.fit()``, ``m.trainable_variables``): the
+    #: dotted callee that made ``m``, ``self.x`` for an attribute, PARAM + a parameter
+    trained: List[str] = field(default_factory=list)
+    #: (callee, parameter position or keyword, what the argument is: a dotted callee
+    #: that made it, or PARAM + a parameter of this function)
+    passes: List[Tuple[str, str, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -43,6 +55,9 @@ class ClassSummary:
     methods: List[str] = field(default_factory=list)
     #: ``self.x = Cls(...)``: attribute -> dotted class name
     attributes: Dict[str, str] = field(default_factory=dict)
+    #: ``self.x = make(...)`` (any callee) and ``self.x = <parameter>`` (PARAM + its name)
+    #: in a method: attribute -> where its value comes from
+    sources: Dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -56,8 +71,9 @@ class ModuleSummary:
 
     def to_json(self) -> List[Any]:
         return [SUMMARY_VERSION, self.script, self.imports,
-                {name: [f.calls, f.sets] for name, f in self.functions.items()},
-                {name: [c.bases, c.methods, c.attributes] for name, c in self.classes.items()}]
+                {name: [f.calls, f.sets, f.params, f.returns, f.trained, f.passes]
+                 for name, f in self.functions.items()},
+                {name: [c.bases, c.methods, c.attributes, c.sources] for name, c in self.classes.items()}]
 
     @classmethod
     def from_json(cls, data: Any) -> Optional["ModuleSummary"]:
@@ -69,11 +85,15 @@ class ModuleSummary:
             return cls(
                 bool(script), {str(k): str(v) for k, v in imports.items()},
                 {str(name): FunctionSummary([(int(l), str(c)) for l, c in calls],
-                                            [(int(l), None if v is None else str(v)) for l, v in sets])
-                 for name, (calls, sets) in functions.items()},
+                                            [(int(l), None if v is None else str(v)) for l, v in sets],
+                                            [str(p) for p in params], [str(r) for r in returns],
+                                            [str(t) for t in trained],
+                                            [(str(c), str(slot), str(a)) for c, slot, a in passes])
+                 for name, (calls, sets, params, returns, trained, passes) in functions.items()},
                 {str(name): ClassSummary([str(b) for b in bases], [str(m) for m in methods],
-                                         {str(k): str(v) for k, v in attributes.items()})
-                 for name, (bases, methods, attributes) in classes.items()})
+                                         {str(k): str(v) for k, v in attributes.items()},
+                                         {str(k): str(v) for k, v in sources.items()})
+                 for name, (bases, methods, attributes, sources) in classes.items()})
         except (TypeError, ValueError, AttributeError):
             return None
 
@@ -133,10 +153,13 @@ def _collect_block(summary: ModuleSummary, body: List[ast.stmt], owner: str, cla
                 summary.classes[".".join(classes)].methods.append(stmt.name)
             loose.extend(ast.Expr(value=expr) for expr in stmt.decorator_list)
             function = summary.functions.setdefault(qualname, FunctionSummary())
+            function.params = _parameters(stmt, method=bool(classes))
             _collect_code(summary, function, stmt.body, ".".join(classes))
+            _collect_models(summary, function, stmt.body, ".".join(classes))
         else:
             loose.append(stmt)
     _collect_code(summary, summary.functions.setdefault(owner, FunctionSummary()), loose, "")
+    _collect_models(summary, summary.functions[owner], loose, "")
 
 
 def _collect_code(summary: ModuleSummary, function: FunctionSummary, body: List[ast.stmt], cls: str) -> None:
@@ -173,6 +196,75 @@ def _collect_code(summary: ModuleSummary, function: FunctionSummary, body: List[
                     summary.imports.setdefault(alias.asname or alias.name, joined)
     calls.sort(key=lambda call: call[0])
     function.sets.sort(key=lambda found: found[0])
+
+
+def _parameters(function: ast.AST, method: bool) -> List[str]:
+    """Positional parameter names; a method's first (``self``, ``cls``) left out unless static."""
+    assert isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
+    names = [a.arg for a in [*function.args.posonlyargs, *function.args.args]]
+    static = any(dotted(d) == "staticmethod" for d in function.decorator_list)
+    return names[1:] if method and not static and names else names
+
+
+def _collect_models(summary: ModuleSummary, function: FunctionSummary, body: List[ast.stmt], cls: str) -> None:
+    """Which models the code trains as a whole, what it returns and what it passes on:
+    the facts that tell a trained model from a block of one (see the program model)."""
+    nodes = [node for stmt in body for node in ast.walk(stmt)]
+    params = set(function.params)
+    made: Dict[str, str] = {}  # local name -> the callee that made its value
+    for node in nodes:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            callee = dotted(node.value.func)
+            for target in node.targets:
+                if callee is not None and isinstance(target, ast.Name):
+                    made.setdefault(target.id, callee)
+                elif cls and _is_self_attribute(target):
+                    assert isinstance(target, ast.Attribute)
+                    if callee is not None:
+                        summary.classes[cls].sources.setdefault(target.attr, callee)
+        elif cls and isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) \
+                and node.value.id in params:
+            for target in node.targets:
+                if _is_self_attribute(target):
+                    assert isinstance(target, ast.Attribute)
+                    summary.classes[cls].sources.setdefault(target.attr, PARAM + node.value.id)
+
+    def origin(value: ast.AST) -> Optional[str]:
+        if isinstance(value, ast.Call):
+            return dotted(value.func)
+        if isinstance(value, ast.Name):
+            return made.get(value.id) or (PARAM + value.id if value.id in params else None)
+        if cls and _is_self_attribute(value):
+            assert isinstance(value, ast.Attribute)
+            return "self." + value.attr
+        return None
+
+    call_functions = {id(node.func) for node in nodes if isinstance(node, ast.Call)}
+    for node in nodes:
+        if isinstance(node, ast.Return) and node.value is not None:
+            found = origin(node.value)
+            if found is not None and not found.startswith((PARAM, "self.")):
+                function.returns.append(found)
+        elif isinstance(node, ast.Attribute) and (
+                node.attr in WHOLE_MODEL_VARIABLES
+                or (node.attr in WHOLE_MODEL_METHODS and isinstance(node.ctx, ast.Load))):
+            found = origin(node.value)
+            if found is not None and (node.attr in WHOLE_MODEL_VARIABLES or id(node) in call_functions):
+                function.trained.append(found)
+        if isinstance(node, ast.Call):
+            callee = dotted(node.func)
+            if callee is None:
+                continue
+            slots = [(str(i), a) for i, a in enumerate(node.args)] + [
+                (k.arg, k.value) for k in node.keywords if k.arg is not None]
+            for slot, arg in slots:
+                found = origin(arg)
+                if found is not None and not found.startswith("self."):
+                    function.passes.append((callee, slot, found))
+
+
+def _is_self_attribute(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
 
 
 def _constructed(value: ast.AST) -> Optional[str]:

@@ -98,6 +98,9 @@ class ModuleFacts:
     project_setter_functions: FrozenSet[str] = frozenset()
     #: classes of this file that a class elsewhere builds as a part (a block)
     project_part_classes: FrozenSet[str] = frozenset()
+    #: classes and functions (builders) of this file whose model code elsewhere trains
+    #: or runs as a whole (see ``program.TrainedModels``)
+    project_trained_models: FrozenSet[str] = frozenset()
 
     policy_calls: List[PolicyCall] = field(default_factory=list)
     #: every way the graph rewrite is switched on (the one detector: the project index
@@ -119,6 +122,13 @@ class ModuleFacts:
         call in its own function, or a call there to a helper that sets one."""
         return bool(self.policy_values(at) & MAYBE_MIXED) \
             or function_key(at) in self.project_setter_functions
+
+    @property
+    def policy_from_elsewhere(self) -> bool:
+        """Whether the only mixed policy reaching this file is set in another file: its
+        code is a module of a bigger program (a model zoo, a library's networks)."""
+        return (self.project_by_function is not None and not self.policy_calls
+                and self.assumed_policy not in MIXED_POLICIES)
 
     @property
     def enables_rewrite(self) -> bool:

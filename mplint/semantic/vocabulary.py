@@ -129,6 +129,13 @@ MODEL_CLASSES = frozenset({"keras.Model"})
 SEQUENTIAL_CLASSES = frozenset({"keras.Sequential"})
 #: either kind of model
 ANY_MODEL_CLASSES = MODEL_CLASSES | SEQUENTIAL_CLASSES
+#: methods called only on a model that is trained or run as a whole, never on a block
+WHOLE_MODEL_METHODS = frozenset({
+    "compile", "fit", "evaluate", "predict", "train_on_batch", "test_on_batch", "predict_on_batch",
+    "fit_generator", "evaluate_generator", "predict_generator",
+})
+#: a model's variables, read to train it as a whole (``tape.gradient(loss, model.trainable_variables)``)
+WHOLE_MODEL_VARIABLES = frozenset({"trainable_variables", "trainable_weights"})
 #: calls that give a model whose layers are built under the policy in effect then
 MODEL_FACTORIES = ANY_MODEL_CLASSES | frozenset({
     "keras.models.load_model", "keras.saving.load_model", "keras.models.clone_model",
