@@ -9,7 +9,8 @@ import libcst as cst
 from mplint.rule.check import Check, Fix, Needs
 from mplint.rule.levels import Safety
 from mplint.semantic.call_args import positional_or_keyword
-from mplint.semantic.scopes import exclusive
+from mplint.semantic.facts import PolicyCall, SwitchSite
+from mplint.semantic.scopes import Branches, Location, Scope, exclusive
 from mplint.semantic.vocabulary import POLICY_CONSTRUCTORS
 
 
@@ -25,6 +26,9 @@ class Float16OnTpu(Check):
         self._tries: List[List[object]] = []
         #: call id -> (try id, in a handler) for every try holding the call
         self._in_try: Dict[int, Tuple[Tuple[int, bool], ...]] = {}
+        #: ``helper(...)`` calls by name, to find where a helper that builds the TPU
+        #: strategy runs (``if FLAGS.tpu: strategy = connect_to_tpu()``)
+        self._calls: Dict[str, List[Tuple[cst.Call, Location]]] = {}
 
     def visit_Try(self, node: cst.Try) -> None:
         self._tries.append([id(node), False])
@@ -39,6 +43,8 @@ class Float16OnTpu(Check):
     def visit_Call(self, node: cst.Call) -> None:
         if self._tries:
             self._in_try[id(node)] = tuple((int(t), bool(h)) for t, h in self._tries)  # type: ignore[call-overload]
+        if isinstance(node.func, cst.Name):
+            self._calls.setdefault(node.func.value, []).append((node, self.ctx.scopes.location()))
 
     def _after_failed_probe(self, call: cst.CSTNode, tpu: cst.CSTNode) -> bool:
         """The policy is set in an ``except`` of the ``try`` that looks for the TPU:
@@ -46,20 +52,43 @@ class Float16OnTpu(Check):
         handlers = {t for t, handler in self._in_try.get(id(call), ()) if handler}
         return any(t in handlers for t, handler in self._in_try.get(id(tpu), ()) if not handler)
 
+    def _tpu_arms(self, site: SwitchSite) -> List[Branches]:
+        """The ``if`` arms under which a TPU use runs: its own, and where it sits in a
+        helper of this file, those of every call of the helper (two levels up)."""
+        out: List[Branches] = []
+        work: List[Tuple[Location, Branches, int]] = [(site.location, site.branches, 0)]
+        while work:
+            loc, arms, depth = work.pop()
+            scope: Optional[Scope] = loc.scope
+            while scope is not None and scope.kind not in ("function", "module"):
+                scope = scope.parent
+            function = scope.node if scope is not None else None
+            callers = []
+            if depth < 3 and isinstance(function, cst.FunctionDef) and scope is not None \
+                    and scope.parent is not None and scope.parent.kind != "class":
+                callers = [where for call, where in self._calls.get(function.name.value, ())
+                           if (b := where.lookup(function.name.value)) is not None and b.node is function]
+            if not callers:
+                out.append(arms)  # top-level code, a method, or a helper called from elsewhere
+                continue
+            for where in callers:
+                work.append((where, where.branches + arms, depth + 1))
+        return out
+
     def finish(self) -> None:
         facts = self.facts
         if not facts.tpu_sites:
             return
-        # Any bfloat16 choice in the program means the policy follows the hardware
-        # (`'mixed_bfloat16' if tpu else 'mixed_float16'`, or if/else branches).
-        if any(c.values is None or "mixed_bfloat16" in c.values for c in facts.policy_calls):
-            return
+        if any(c.values is None for c in facts.policy_calls):
+            return  # a policy chosen at run time: may follow the hardware
+        tpus = [(tpu, arms) for tpu in facts.tpu_sites for arms in self._tpu_arms(tpu)]
+        #: where a bfloat16 policy is chosen (`'mixed_bfloat16' if tpu else ...` too)
+        bfloat16 = [arms for c in facts.policy_calls for values, arms in c.choices() if "mixed_bfloat16" in values]
         for call in facts.policy_calls:
-            if call.values != frozenset({"mixed_float16"}):
-                continue
-            # A float16 policy only on the branch that does not build the TPU strategy.
-            if all(exclusive(call.branches, tpu.branches) or self._after_failed_probe(call.node, tpu.node)
-                   for tpu in facts.tpu_sites):
+            # Each value with the arms that choose it: `policy = Policy("mixed_bfloat16")`
+            # in the TPU branch and `Policy("mixed_float16")` in the else are two choices.
+            if not any(values == frozenset({"mixed_float16"}) and self._with_tpu(call, arms, tpus, bfloat16)
+                       for values, arms in call.choices()):
                 continue
             self.report(
                 call.node,
@@ -67,6 +96,19 @@ class Float16OnTpu(Check):
                 "TPUs compute in bfloat16 and need no loss scaling; use 'mixed_bfloat16'",
                 self._fix(call.node),
             )
+
+    def _with_tpu(self, call: PolicyCall, arms: Branches, tpus: List[Tuple[SwitchSite, Branches]],
+                  bfloat16: List[Branches]) -> bool:
+        """Whether float16, chosen under ``arms``, runs with a TPU use: on a path of
+        the TPU use (not in the other arm of its ``if``, not in the ``except`` of a
+        failed TPU probe) where no bfloat16 choice is made instead (a policy picked
+        by a hardware test next to an unconditional TPU use follows the hardware)."""
+        for tpu, tpu_arms in tpus:
+            if exclusive(arms, tpu_arms) or self._after_failed_probe(call.node, tpu.node):
+                continue
+            if all(exclusive(b, tpu_arms) for b in bfloat16):
+                return True
+        return False
 
     def _fix(self, call: cst.CSTNode) -> Optional[Fix]:
         """Swap the literal for 'mixed_bfloat16' when the call spells it out."""

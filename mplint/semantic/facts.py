@@ -53,6 +53,19 @@ class PolicyCall:
     origins: FrozenSet[str]
     #: the ``if`` branches the call sits in (see :func:`exclusive`)
     branches: Branches = ()
+    #: each value with the ``if`` arms that choose it, when a name bound in several
+    #: arms is passed (``policy = ...`` on the TPU branch and in the ``else``);
+    #: None when ``values`` is None
+    value_branches: Optional[Tuple[Tuple[FrozenSet[str], Branches], ...]] = None
+
+    def choices(self) -> Tuple[Tuple[FrozenSet[str], Branches], ...]:
+        """The values this call may set, each with every ``if`` arm it needs (the
+        call's own and the arms choosing the value)."""
+        if self.values is None:
+            return ()
+        if not self.value_branches:
+            return ((self.values, self.branches),)
+        return tuple((values, self.branches + arms) for values, arms in self.value_branches)
 
 
 @dataclass(frozen=True)
@@ -249,12 +262,16 @@ class FactsCollector:
         if resolved & SET_POLICY_FUNCTIONS:
             loc = self.tracker.location()
             values: Optional[FrozenSet[str]] = None
+            by_branch: Optional[Tuple[Tuple[FrozenSet[str], Branches], ...]] = None
             if node.args:
                 found = self.evaluator.values(node.args[0].value, loc)
                 if found is not None and all(isinstance(v, str) for v in found):
                     values = frozenset(str(v) for v in found)
+                    split = self.evaluator.values_by_branch(node.args[0].value, loc)
+                    if split is not None and len(split) > 1:
+                        by_branch = tuple((frozenset(str(v) for v in vs), arms) for vs, arms in split)
             self.facts.policy_calls.append(
-                PolicyCall(node, values, loc, self.names.origins(node.func), self.branches())
+                PolicyCall(node, values, loc, self.names.origins(node.func), self.branches(), by_branch)
             )
         elif resolved & GRAPH_REWRITE_FUNCTIONS:
             self.facts.rewrite_sites.append(self._site(node, REWRITE_CALL))

@@ -20,12 +20,23 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 import libcst as cst
 
 # Prefix rewrites, longest first. Each maps a package path to the canonical prefix.
+# TensorFlow's public aliases of Keras modules are among them: ``tf.optimizers`` is
+# ``tf.keras.optimizers`` (one API under two names), and so are ``tf.losses``,
+# ``tf.metrics`` and ``tf.initializers`` (TF1's ``tf.compat.v1.losses`` is not).
 _PREFIXES: Tuple[Tuple[str, str], ...] = (
+    ("tensorflow.compat.v2.optimizers", "keras.optimizers"),
+    ("tensorflow.compat.v2.initializers", "keras.initializers"),
+    ("tensorflow.compat.v2.losses", "keras.losses"),
+    ("tensorflow.compat.v2.metrics", "keras.metrics"),
     ("tensorflow.compat.v1.keras", "keras"),
     ("tensorflow.compat.v2.keras", "keras"),
     ("tensorflow.python.keras", "keras"),
     ("tensorflow.compat.v2", "tensorflow"),
     ("tensorflow.keras", "keras"),
+    ("tensorflow.optimizers", "keras.optimizers"),
+    ("tensorflow.initializers", "keras.initializers"),
+    ("tensorflow.losses", "keras.losses"),
+    ("tensorflow.metrics", "keras.metrics"),
     ("keras.api._v2.keras", "keras"),
     ("keras._tf_keras.keras", "keras"),
     ("keras.api.keras", "keras"),

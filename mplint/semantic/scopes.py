@@ -121,6 +121,33 @@ class Scope:
             return None
         return parent.lookup(name, None)
 
+    def reaching(self, name: str, order: int, branches: Branches = ()) -> List[Binding]:
+        """Every binding of ``name`` whose value may be the one seen at ``order``.
+
+        :meth:`lookup` gives the latest binding; after an ``if``/``else`` that binds
+        the name in both arms (``policy = Policy("mixed_bfloat16")`` on a TPU,
+        ``Policy("mixed_float16")`` otherwise) either arm's value may arrive. A
+        binding is replaced by a later one that runs whenever it ran (same arms, or
+        no arm the use is not in), or by later ones in both arms of one ``if``. Only
+        this scope's bindings: otherwise the one :meth:`lookup` finds.
+        """
+        found = [b for b in self.bindings.get(name, ()) if b.order < order
+                 and not (branches and b.branches and exclusive(b.branches, branches))]
+        if not found:
+            single = self.lookup(name, order, branches)
+            return [single] if single is not None else []
+        at = set(branches)
+        out: List[Binding] = []
+        for i, binding in enumerate(found):
+            later = found[i + 1:]
+            covered = set(binding.branches) | at
+            if any(set(b.branches) <= covered for b in later):
+                continue  # rebound on every path from here to the use
+            if _both_arms(later, covered):
+                continue
+            out.append(binding)
+        return out
+
     def enclosing_class(self) -> Optional["Scope"]:
         scope: Optional[Scope] = self
         while scope is not None:
@@ -128,6 +155,19 @@ class Scope:
                 return scope
             scope = scope.parent
         return None
+
+
+def _both_arms(later: List[Binding], covered: set) -> bool:
+    """Some ``if`` binds the name again in its body and in its ``else``, each arm
+    otherwise running whenever the earlier binding and the use do."""
+    arms: Dict[int, set] = {}
+    for b in later:
+        if not b.branches:
+            continue
+        key, arm, _ = b.branches[-1]
+        if set(b.branches[:-1]) <= covered:
+            arms.setdefault(key, set()).add(arm)
+    return any(len(found) == 2 for found in arms.values())
 
 
 @dataclass(frozen=True)
@@ -140,6 +180,10 @@ class Location:
 
     def lookup(self, name: str) -> Optional[Binding]:
         return self.scope.lookup(name, self.order, self.branches)
+
+    def reaching(self, name: str) -> List[Binding]:
+        """Every binding whose value may be ``name``'s here (see :meth:`Scope.reaching`)."""
+        return self.scope.reaching(name, self.order, self.branches)
 
 
 class _ExclusiveFlags:

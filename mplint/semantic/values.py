@@ -16,7 +16,7 @@ import libcst as cst
 
 from mplint.semantic.call_args import UNREADABLE, argument_for
 from mplint.semantic.names import NameResolver
-from mplint.semantic.scopes import Binding, Location
+from mplint.semantic.scopes import Binding, Branches, Location
 from mplint.semantic.vocabulary import DTYPE_NAMES, POLICY_CONSTRUCTORS
 
 Values = FrozenSet[object]
@@ -65,7 +65,7 @@ class Evaluator:
                 return dtype
             if loc is None:
                 return None
-            return self._binding_values(loc.lookup(expr.value), depth)
+            return self._reaching_values(loc, expr.value, depth)
         if isinstance(expr, cst.Attribute):
             return self._dtype(expr)
         if isinstance(expr, cst.UnaryOperation):
@@ -124,6 +124,41 @@ class Evaluator:
             if dtype is not None:
                 return frozenset({dtype})
         return None
+
+    def _reaching_values(self, loc: Location, name: str, depth: int) -> Optional[Values]:
+        """The values of ``name`` at ``loc``: of every binding that may reach it (both
+        arms of an ``if`` that binds it in each)."""
+        bindings = loc.reaching(name)
+        if len(bindings) <= 1:
+            return self._binding_values(bindings[0] if bindings else None, depth)
+        out: Set[object] = set()
+        for binding in bindings:
+            found = self._binding_values(binding, depth)
+            if found is None:
+                return None
+            out |= found
+        return frozenset(out) if len(out) <= _MAX_VALUES else None
+
+    def values_by_branch(self, expr: cst.BaseExpression, loc: Location) -> Optional[List[Tuple[Values, Branches]]]:
+        """The values of ``expr``, each with the ``if`` arms that choose it: ``policy``
+        bound to one policy on a TPU branch and to another in the ``else`` gives two
+        entries. A value not chosen by a branch comes with ``()``; None when unknown."""
+        if isinstance(expr, cst.Call) and self.names.resolve(expr.func) & POLICY_CONSTRUCTORS and expr.args \
+                and (expr.args[0].keyword is None or expr.args[0].keyword.value == "name"):
+            expr = expr.args[0].value
+        if isinstance(expr, cst.Name) and expr.value not in ("True", "False", "None") and self._dtype(expr) is None:
+            bindings = loc.reaching(expr.value)
+            if len(bindings) > 1 and all(is_constant(b) for b in bindings):
+                out: List[Tuple[Values, Branches]] = []
+                for binding in bindings:
+                    assert binding.value is not None
+                    found = self.values(binding.value, binding.location())
+                    if found is None:
+                        return None
+                    out.append((found, binding.branches))
+                return out
+        found = self.values(expr, loc)
+        return None if found is None else [(found, ())]
 
     def _binding_values(self, binding: Optional[Binding], depth: int) -> Optional[Values]:
         if binding is None or binding.scope is None:

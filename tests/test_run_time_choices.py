@@ -1,0 +1,159 @@
+"""Run-time choices are conditions: values chosen per ``if`` arm, flags, and the
+public aliases that name one API twice (issue 15, sections 3 and 4)."""
+
+import textwrap
+
+import libcst as cst
+
+from helpers import fired
+from mplint.semantic.names import NameResolver, canonical, collect_module_imports
+from mplint.semantic.scopes import ScopeTracker
+from mplint.semantic.values import Evaluator
+
+
+def _evaluate(code, name):
+    """The values of ``name`` as seen by the last statement of ``code``."""
+    module = cst.parse_module(textwrap.dedent(code))
+    names = NameResolver()
+    collect_module_imports(module, names)
+    tracker = ScopeTracker(module, names)
+
+    class Walk(cst.CSTVisitor):
+        def on_visit(self, node):
+            visit = getattr(tracker, f"visit_{type(node).__name__}", None)
+            if visit is not None:
+                visit(node)
+            return True
+
+        def on_leave(self, node):
+            leave = getattr(tracker, f"leave_{type(node).__name__}", None)
+            if leave is not None:
+                leave(node)
+
+    module.visit(Walk())
+    location = tracker.location()
+    evaluator = Evaluator(names)
+    return evaluator.values(cst.Name(name), location), evaluator.values_by_branch(cst.Name(name), location)
+
+
+# -- a name bound in both arms of an if ---------------------------------------------------------
+def test_a_name_bound_in_both_arms_holds_either_value():
+    values, split = _evaluate("""
+        if tpu:
+            policy = "mixed_bfloat16"
+        else:
+            policy = "mixed_float16"
+        use(policy)
+    """, "policy")
+    assert values == {"mixed_bfloat16", "mixed_float16"}
+    assert sorted(sorted(v) for v, _ in split) == [["mixed_bfloat16"], ["mixed_float16"]]
+    assert sorted(arm for _, ((_, arm, _),) in split) == ["body", "else"]
+
+
+def test_a_value_replaced_in_both_arms_no_longer_arrives():
+    values, _ = _evaluate("""
+        policy = "float32"
+        if tpu:
+            policy = "mixed_bfloat16"
+        else:
+            policy = "mixed_float16"
+        use(policy)
+    """, "policy")
+    assert values == {"mixed_bfloat16", "mixed_float16"}
+
+
+def test_a_value_replaced_in_one_arm_still_arrives():
+    values, _ = _evaluate("""
+        policy = "float32"
+        if amp:
+            policy = "mixed_float16"
+        use(policy)
+    """, "policy")
+    assert values == {"float32", "mixed_float16"}
+
+
+def test_an_unconditional_rebinding_replaces_earlier_ones():
+    values, split = _evaluate("""
+        if tpu:
+            policy = "mixed_bfloat16"
+        else:
+            policy = "mixed_float16"
+        policy = "float32"
+        use(policy)
+    """, "policy")
+    assert values == {"float32"} and split == [(frozenset({"float32"}), ())]
+
+
+# -- MP403 per branch -----------------------------------------------------------------------------
+def test_mp403_float16_chosen_in_the_tpu_arm_is_found():
+    code = """
+        import tensorflow as tf
+        if use_tpu:
+            strategy = tf.distribute.TPUStrategy(tf.distribute.cluster_resolver.TPUClusterResolver())
+            policy = tf.keras.mixed_precision.Policy("mixed_float16")
+        else:
+            policy = tf.keras.mixed_precision.Policy("mixed_bfloat16")
+        tf.keras.mixed_precision.set_global_policy(policy)
+    """
+    assert fired(code, "MP403") == [(8, "MP403")]
+
+
+def test_mp403_hardware_test_next_to_an_unconditional_tpu_use_is_silent():
+    code = """
+        import tensorflow as tf
+        strategy = tf.distribute.TPUStrategy(tf.distribute.cluster_resolver.TPUClusterResolver())
+        if on_tpu(strategy):
+            tf.keras.mixed_precision.set_global_policy("mixed_bfloat16")
+        else:
+            tf.keras.mixed_precision.set_global_policy("mixed_float16")
+    """
+    assert fired(code, "MP403") == []
+
+
+def test_mp403_a_tpu_helper_runs_where_it_is_called():
+    code = """
+        import tensorflow as tf
+        def tpu():
+            return tf.distribute.TPUStrategy(tf.distribute.cluster_resolver.TPUClusterResolver())
+        def main(flags):
+            if flags.tpu:
+                strategy = tpu()
+            else:
+                tf.keras.mixed_precision.set_global_policy("mixed_float16")
+    """
+    assert fired(code, "MP403") == []
+    # called on the path that sets float16: found
+    both = code.replace("strategy = tpu()", "pass").replace(
+        'set_global_policy("mixed_float16")', 'set_global_policy("mixed_float16"); strategy = tpu()')
+    assert fired(both, "MP403") == [(9, "MP403")]
+
+
+# -- public aliases (section 4) ---------------------------------------------------------------------
+def test_tf_optimizers_is_tf_keras_optimizers():
+    assert canonical("tensorflow.optimizers.Adam") == "keras.optimizers.Adam"
+    assert canonical("tensorflow.compat.v2.optimizers.SGD") == "keras.optimizers.SGD"
+    assert canonical("tensorflow.optimizers.legacy.Adam") == "keras.optimizers.legacy.Adam"
+    assert canonical("tensorflow.losses.MeanSquaredError") == "keras.losses.MeanSquaredError"
+    assert canonical("tensorflow.metrics.Mean") == "keras.metrics.Mean"
+    assert canonical("tensorflow.initializers.GlorotUniform") == "keras.initializers.GlorotUniform"
+    # TF1's own losses are not Keras's
+    assert canonical("tensorflow.compat.v1.losses.mean_squared_error").startswith("tensorflow.compat.v1.")
+    assert canonical("keras.optimizers.LossScaleOptimizer") == canonical(
+        "tensorflow.keras.mixed_precision.LossScaleOptimizer")
+
+
+def test_mp201_tf_optimizers_in_a_float16_loop():
+    code = """
+        import tensorflow as tf
+        tf.keras.mixed_precision.set_global_policy("mixed_float16")
+        opt = tf.optimizers.Adam()
+        def step(model, x):
+            with tf.GradientTape() as tape:
+                loss = model(x)
+            grads = tape.gradient(loss, model.trainable_variables)
+            opt.apply_gradients(zip(grads, model.trainable_variables))
+    """
+    assert fired(code, "MP201") == [(9, "MP201")]
+    wrapped = code.replace("opt = tf.optimizers.Adam()",
+                           "opt = tf.keras.mixed_precision.LossScaleOptimizer(tf.optimizers.Adam())")
+    assert fired(wrapped, "MP201") == []
