@@ -3,6 +3,7 @@ in two subprocesses: one with the real console entry, one with TensorFlow hidden
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 import textwrap
@@ -41,8 +42,10 @@ def test_without_tensorflow_one_line_says_how_to_install_and_exits_2():
                           capture_output=True, text=True, env=_env(), timeout=120)
     assert proc.returncode == 2, proc.stderr
     assert proc.stdout == ""
+    # the command installs TensorFlow with the interpreter that runs mplint (here, this one)
     assert proc.stderr.strip().splitlines() == [
-        'mplint: error: the runtime checker needs TensorFlow: pip install "mplint[runtime]"']
+        "mplint: error: the runtime checker needs TensorFlow (mplint's runtime extra): "
+        f'{shlex.quote(sys.executable)} -m pip install "tensorflow>=2.12"']
 
 
 def test_static_commands_still_work_without_tensorflow():

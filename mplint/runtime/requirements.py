@@ -3,7 +3,21 @@ to install it when it is missing."""
 
 from __future__ import annotations
 
-INSTALL_HINT = 'the runtime checker needs TensorFlow: pip install "mplint[runtime]"'
+import shlex
+import sys
+
+#: what the ``runtime`` extra adds (pyproject.toml; tests/test_readme_commands.py keeps them equal)
+TENSORFLOW_REQUIREMENT = "tensorflow>=2.12"
+
+
+def install_command() -> str:
+    """The command that installs TensorFlow where mplint runs: this interpreter's pip,
+    not whichever ``pip`` comes first on PATH. (mplint is not on PyPI, so ``pip install
+    "mplint[runtime]"`` would find nothing.)"""
+    return f'{shlex.quote(sys.executable or "python3")} -m pip install "{TENSORFLOW_REQUIREMENT}"'
+
+
+INSTALL_HINT = f"the runtime checker needs TensorFlow (mplint's runtime extra): {install_command()}"
 
 
 class MissingTensorFlow(ImportError):
