@@ -223,3 +223,43 @@ def test_a_model_trained_nowhere_is_not_trained(tmp_path):
         "nets.py": "def build():\n    return Model()\n",
     })
     assert _trained(tmp_path, "nets.py") == set()
+
+
+def test_optimizer_kinds_are_the_training_analysis_kinds():
+    from mplint.analysis import training
+    from mplint.run import optimizer_values
+
+    assert (optimizer_values.PLAIN, optimizer_values.LSO) == (training.PLAIN, training.LSO)
+
+
+def _optimizers(root, name):
+    linter = make_linter()
+    project = build_project([str(root / name)], linter.settings)
+    governance = project.program.governance(str((root / name).resolve()))
+    return governance.factories, governance.optimizer_params
+
+
+def test_optimizer_factories_and_parameters_across_modules(tmp_path):
+    _write(tmp_path, {
+        "setup.py": "",
+        "opts.py": "import tensorflow as tf\nfrom tensorflow.keras import optimizers\n\n"
+                   "def plain():\n    return optimizers.Adam()\n\n"
+                   "def scaled():\n    return tf.keras.mixed_precision.LossScaleOptimizer(plain())\n\n"
+                   "def either(flag):\n    opt = plain()\n    if flag:\n        opt = scaled()\n    return opt\n\n"
+                   "def given(opt):\n    return opt\n\n"
+                   "def v1():\n    return tf.compat.v1.train.AdamOptimizer()\n",
+        "loop.py": "def fit(model, optimizer, data):\n    pass\n\n"
+                   "def fit_any(optimizer):\n    pass\n\n"
+                   "def fit_star(optimizer):\n    pass\n",
+        "train.py": POLICY + "from opts import plain, scaled, either, given, v1\nfrom loop import fit, fit_any, fit_star\n\n"
+                    "def main(args):\n    tf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
+                    "    a, b, c, d, e = plain(), scaled(), either(1), given(plain()), v1()\n"
+                    "    fit(None, plain(), None)\n    fit(None, optimizer=plain(), data=None)\n"
+                    "    fit_any(plain())\n    fit_any(args.opt)\n    fit_star(*args)\n",
+    })
+    factories, _ = _optimizers(tmp_path, "train.py")
+    # given() returns its parameter and v1() a TF1 optimizer: unknown, left out
+    assert factories == {"plain": ("plain",), "scaled": ("lso",), "either": ("lso", "plain")}
+    _, params = _optimizers(tmp_path, "loop.py")
+    # fit_any() is also passed something unknown, fit_star() *args: left out
+    assert params == {"fit": {"optimizer": ("plain",)}}

@@ -22,7 +22,7 @@ from mplint.rule.check import Analysis, Context
 from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.semantic.facts import REWRITE_GRAPPLER
 from mplint.semantic.names import dotted_name
-from mplint.semantic.scopes import Binding, Location, Scope
+from mplint.semantic.scopes import Binding, Location, Scope, function_key
 from mplint.semantic.vocabulary import (
     DISTRIBUTED_OPTIMIZERS, DISTRIBUTED_TAPES, GRADIENT_CLIPS, GRADIENT_TAPES, LOSS_SCALE_OPTIMIZERS,
     MODEL_CLASSES, SYMBOLIC_GRADIENTS, is_optimizer_constructor,
@@ -260,8 +260,10 @@ class TrainingLoops(Analysis):
                     yield OptimizerOrigin(FACTOR, expr, loc)  # Keras 3 static loss scaling, no wrapper needed
                 else:
                     yield OptimizerOrigin(PLAIN, expr, loc)
-            else:
-                yield OptimizerOrigin(UNKNOWN_OPTIMIZER)
+            else:  # a factory of the project (another module): what it returns, if known
+                kinds = self.ctx.facts.project_optimizer_factories.get(dotted_name(expr.func) or "", ())
+                yield from (OptimizerOrigin(kind, expr, loc) for kind in kinds) if kinds \
+                    else [OptimizerOrigin(UNKNOWN_OPTIMIZER)]
         elif isinstance(expr, cst.IfExp):
             yield from self._origins(expr.body, loc, depth + 1, seen)
             yield from self._origins(expr.orelse, loc, depth + 1, seen)
@@ -310,6 +312,12 @@ class TrainingLoops(Analysis):
         """
         scope = binding.scope
         function = scope.node if scope is not None else None
+        outermost = scope is not None and scope.parent is not None and scope.parent.kind in ("module", "class")
+        passed = () if scope is None or not outermost else \
+            self.ctx.facts.project_optimizer_params.get(function_key(scope), {}).get(binding.name, ())
+        if passed:  # what every call site in the program passes (the program model's summaries)
+            yield from (OptimizerOrigin(kind) for kind in passed)
+            return
         if not isinstance(function, cst.FunctionDef) or scope is None or scope.parent is None \
                 or scope.parent.kind == "class":
             yield OptimizerOrigin(UNKNOWN_OPTIMIZER)

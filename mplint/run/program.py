@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Any, Callable, Deque, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple, cast
 
 from mplint.run.module_paths import absolute_import, importable, on_path
-from mplint.run.summaries import BODY, IMPORT, METHOD, PARAM, ModuleSummary
+from mplint.run.optimizer_values import OptimizerValues
+from mplint.run.summaries import BODY, IMPORT, METHOD, PARAM, UNKNOWN, ModuleSummary
 from mplint.semantic.vocabulary import UNKNOWN_POLICY
 from mplint.semantic.test_modules import is_test_path
 
@@ -89,6 +90,11 @@ class Governance:
     #: as a whole (``model = build(); model.fit()``, ``tape.gradient(loss,
     #: model.trainable_variables)``): a function stands for the model it returns
     trained: FrozenSet[str] = frozenset()
+    #: optimizer factories the file calls: callee as written -> kinds ("plain", "lso")
+    #: of the optimizer the call returns (see :mod:`optimizer_values`)
+    factories: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
+    #: function -> parameter -> kinds of the optimizer every call site passes for it
+    optimizer_params: Dict[str, Dict[str, Tuple[str, ...]]] = field(default_factory=dict)
 
 
 class ProgramResult:
@@ -121,15 +127,16 @@ class ProgramResult:
         """The policies that reach code of ``path`` from where they are set."""
         return self._by_file.get(path) or Governance()
 
-    def governed_files(self) -> Dict[str, Governance]:
-        return dict(self._by_file)
+    def files_json(self) -> Dict[str, list]:
+        """What the result says of each file (what a file's findings depend on)."""
+        return {path: [sorted(g.setters), {name: {policy: [r.path, r.line, list(r.chain)]
+                                                  for policy, r in routes.items()}
+                                           for name, routes in g.by_function.items()}, sorted(g.parts),
+                       sorted(g.trained), g.factories, g.optimizer_params]
+                for path, g in self._by_file.items()}
 
     def to_json(self) -> list:
-        return [{path: [sorted(g.setters), {name: {policy: [r.path, r.line, list(r.chain)]
-                                                   for policy, r in routes.items()}
-                                            for name, routes in g.by_function.items()}, sorted(g.parts),
-                        sorted(g.trained)]
-                 for path, g in self._by_file.items()}, self.read, self.searched, self.scope]
+        return [self.files_json(), self.read, self.searched, self.scope]
 
     @classmethod
     def from_json(cls, data: object) -> Optional["ProgramResult"]:
@@ -138,10 +145,14 @@ class ProgramResult:
             files, read, searched, scope = cast(List[Any], data)
             by_file: Dict[str, Governance] = {}
             assert isinstance(files, dict) and isinstance(read, list) and isinstance(searched, list)
-            for path, (setters, functions, parts, trained) in files.items():
+            for path, (setters, functions, parts, trained, factories, params) in files.items():
                 found = Governance(setters=frozenset(str(s) for s in setters),
                                    parts=frozenset(str(p) for p in parts),
-                                   trained=frozenset(str(t) for t in trained))
+                                   trained=frozenset(str(t) for t in trained),
+                                   factories={str(k): tuple(map(str, v)) for k, v in factories.items()},
+                                   optimizer_params={
+                                       str(f): {str(p): tuple(map(str, v)) for p, v in by_param.items()}
+                                       for f, by_param in params.items()})
                 for name, routes in functions.items():
                     found.by_function[str(name)] = {
                         str(policy): Route(str(where), int(line), tuple(str(c) for c in chain))
@@ -231,6 +242,8 @@ class ProgramModel:
         self._restrict = self._within  # calls into other modules are not resolved
         self._spread()
         self._restrict = None
+        if self._within is not None:
+            self._resolved.clear()  # calls out of the spread's modules are followed from here on
         # A function that calls a setter runs its own code after the call under the
         # policy too (the module facts see only the calls written in its file).
         helped: Dict[str, Set[str]] = {}
@@ -253,6 +266,19 @@ class ProgramModel:
         for path, models in TrainedModels(self).find().items():
             if path in self._by_file:
                 self._by_file[path].trained = frozenset(models)
+        # Optimizers: for every summarised file (a script that sets the policy itself
+        # and calls a factory is governed by nothing from elsewhere).
+        optimizers = OptimizerValues(self)
+        summarised = set(self._summaries)
+        parameters = optimizers.parameters(summarised)
+        for path in sorted(summarised):
+            factories = optimizers.factories(path)
+            passed = parameters.get(path, {})
+            if factories or passed:
+                governance = self._by_file.setdefault(path, Governance())
+                governance.factories = {k: tuple(v) for k, v in factories.items()}
+                governance.optimizer_params = {f: {p: tuple(v) for p, v in by_param.items()}
+                                               for f, by_param in passed.items()}
         return ProgramResult(self._by_file, sorted(self._summaries), sorted(self.searched),
                              None if targets is None else sorted(targets))
 
@@ -573,6 +599,13 @@ class ProgramModel:
                 return candidate
         return None
 
+    def call_targets(self, path: str, function: str, callee: str) -> List[Node]:
+        """The functions a call passes its arguments to: a class's constructor, or the function."""
+        cls = self._class(path, callee)
+        if cls is not None:
+            return self._methods(cls, "__init__")
+        return [node for node in self._resolve(path, function, callee) if node[1] != BODY]
+
     @staticmethod
     def _label(node: Node) -> str:
         path, name = node
@@ -603,7 +636,7 @@ class TrainedModels:
                 for written in function.trained:
                     self._offer(path, name, written)
                 for callee, slot, argument in function.passes:
-                    for target in self._callees(path, name, callee):
+                    for target in model.call_targets(path, name, callee):
                         callers.setdefault(target, []).append((slot, path, name, argument))
         while self._work:
             kind, node, param = self._work.pop()
@@ -625,6 +658,8 @@ class TrainedModels:
 
     def _offer(self, path: str, function: str, written: str) -> None:
         """``written`` (as in a summary's ``trained``/``returns``/``passes``) is trained."""
+        if written == UNKNOWN:
+            return
         if written.startswith(PARAM):
             self._add_param((path, function), written[len(PARAM):])
             return
@@ -658,9 +693,3 @@ class TrainedModels:
             self.params.add((function, param))
             self._work.append(("param", function, param))
 
-    def _callees(self, path: str, function: str, callee: str) -> List[Node]:
-        """The functions a call passes its arguments to: a class's constructor, or the function."""
-        cls = self.model._class(path, callee)
-        if cls is not None:
-            return self.model._methods(cls, "__init__")
-        return [node for node in self.model._resolve(path, function, callee) if node[1] != BODY]

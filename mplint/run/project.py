@@ -162,6 +162,8 @@ class ProjectFacts:
             facts.project_setter_functions = governance.setters
             facts.project_part_classes = governance.parts
             facts.project_trained_models = governance.trained
+            facts.project_optimizer_factories = governance.factories
+            facts.project_optimizer_params = governance.optimizer_params
         for key, item in self.governing(path):
             if item.rewrite:
                 rewrite_files.append(self._display(key))
@@ -206,9 +208,7 @@ class ProjectFacts:
     def digest(self) -> str:
         """Changes whenever a fact anywhere in the project changes (a cache key part)."""
         data = sorted((k, v.to_json()) for k, v in self.files.items())
-        governed = [] if self.program is None else sorted(
-            (path, sorted((p, r.path, r.line, r.chain) for p, r in g.routes.items()))
-            for path, g in self.program.governed_files().items())
+        governed = {} if self.program is None else self.program.files_json()
         return hashlib.sha256(json.dumps([str(self.root), data, governed, self.keras_version]).encode()).hexdigest()
 
 

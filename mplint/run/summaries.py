@@ -29,6 +29,8 @@ POLICY_SETTERS = frozenset(POLICY_SETTER_WORDS)
 SUMMARY_VERSION = 3
 #: a trained value that is a parameter of the function: ``param:`` + its name
 PARAM = "param:"
+#: a value a summary cannot name (an expression, ``None``, a loop variable)
+UNKNOWN = "?"
 
 
 @dataclass
@@ -39,13 +41,15 @@ class FunctionSummary:
     sets: List[Tuple[int, Optional[str]]] = field(default_factory=list)
     #: positional parameters, ``self``/``cls`` of methods left out
     params: List[str] = field(default_factory=list)
-    #: the dotted callees whose result it returns (``return build(...)``, ``m = Cls(); return m``)
+    #: the dotted callees whose result it returns (``return build(...)``, ``m = Cls(); return m``,
+    #: every callee bound to the name), UNKNOWN for any other return
     returns: List[str] = field(default_factory=list)
     #: models it trains or runs as a whole (``m.fit()``, ``m.trainable_variables``): the
     #: dotted callee that made ``m``, ``self.x`` for an attribute, PARAM + a parameter
     trained: List[str] = field(default_factory=list)
     #: (callee, parameter position or keyword, what the argument is: a dotted callee
-    #: that made it, or PARAM + a parameter of this function)
+    #: that made it, PARAM + a parameter of this function, or UNKNOWN), for each
+    #: argument of each call; a call with ``*args``/``**kwargs`` passes UNKNOWN as "*"
     passes: List[Tuple[str, str, str]] = field(default_factory=list)
 
 
@@ -207,60 +211,69 @@ def _parameters(function: ast.AST, method: bool) -> List[str]:
 
 
 def _collect_models(summary: ModuleSummary, function: FunctionSummary, body: List[ast.stmt], cls: str) -> None:
-    """Which models the code trains as a whole, what it returns and what it passes on:
-    the facts that tell a trained model from a block of one (see the program model)."""
+    """What the code returns, trains as a whole and passes on, named by the callees
+    that made the values: the facts that follow a model or an optimizer from the
+    function that makes it to the code that uses it (see the program model)."""
     nodes = [node for stmt in body for node in ast.walk(stmt)]
     params = set(function.params)
-    made: Dict[str, str] = {}  # local name -> the callee that made its value
+    sources = summary.classes[cls].sources if cls else {}
+    assigned: Dict[int, str] = {}  # id of a Name bound by ``name = callee(...)`` -> callee
     for node in nodes:
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Call):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             callee = dotted(node.value.func)
-            for target in node.targets:
-                if callee is not None and isinstance(target, ast.Name):
-                    made.setdefault(target.id, callee)
-                elif cls and _is_self_attribute(target):
-                    assert isinstance(target, ast.Attribute)
-                    if callee is not None:
-                        summary.classes[cls].sources.setdefault(target.attr, callee)
+            for target in targets:
+                if isinstance(target, ast.Name) and callee is not None:
+                    assigned[id(target)] = callee
+                elif cls and callee is not None and _is_self_attribute(target):
+                    sources.setdefault(cast_attribute(target).attr, callee)
         elif cls and isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) \
                 and node.value.id in params:
             for target in node.targets:
                 if _is_self_attribute(target):
-                    assert isinstance(target, ast.Attribute)
-                    summary.classes[cls].sources.setdefault(target.attr, PARAM + node.value.id)
+                    sources.setdefault(cast_attribute(target).attr, PARAM + node.value.id)
+    made: Dict[str, List[str]] = {}  # local name -> what each of its bindings holds
+    for node in nodes:
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            made.setdefault(node.id, []).append(assigned.get(id(node), UNKNOWN))
 
-    def origin(value: ast.AST) -> Optional[str]:
+    def origins(value: Optional[ast.AST]) -> List[str]:
         if isinstance(value, ast.Call):
-            return dotted(value.func)
+            return [dotted(value.func) or UNKNOWN]
         if isinstance(value, ast.Name):
-            return made.get(value.id) or (PARAM + value.id if value.id in params else None)
-        if cls and _is_self_attribute(value):
-            assert isinstance(value, ast.Attribute)
-            return "self." + value.attr
-        return None
+            found = list(made.get(value.id, []))
+            if value.id in params:
+                found.append(PARAM + value.id)
+            return found or [UNKNOWN]
+        if cls and value is not None and _is_self_attribute(value):
+            return ["self." + cast_attribute(value).attr]
+        return [UNKNOWN]
 
     call_functions = {id(node.func) for node in nodes if isinstance(node, ast.Call)}
     for node in nodes:
-        if isinstance(node, ast.Return) and node.value is not None:
-            found = origin(node.value)
-            if found is not None and not found.startswith((PARAM, "self.")):
-                function.returns.append(found)
+        if isinstance(node, ast.Return):
+            function.returns += [o if not o.startswith((PARAM, "self.")) else UNKNOWN
+                                 for o in origins(node.value)]
         elif isinstance(node, ast.Attribute) and (
                 node.attr in WHOLE_MODEL_VARIABLES
-                or (node.attr in WHOLE_MODEL_METHODS and isinstance(node.ctx, ast.Load))):
-            found = origin(node.value)
-            if found is not None and (node.attr in WHOLE_MODEL_VARIABLES or id(node) in call_functions):
-                function.trained.append(found)
-        if isinstance(node, ast.Call):
+                or (node.attr in WHOLE_MODEL_METHODS and id(node) in call_functions)):
+            function.trained += [o for o in origins(node.value) if o != UNKNOWN]
+        elif isinstance(node, ast.Call):
             callee = dotted(node.func)
             if callee is None:
                 continue
-            slots = [(str(i), a) for i, a in enumerate(node.args)] + [
+            if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+                function.passes.append((callee, "*", UNKNOWN))
+            slots = [(str(i), a) for i, a in enumerate(node.args) if not isinstance(a, ast.Starred)] + [
                 (k.arg, k.value) for k in node.keywords if k.arg is not None]
             for slot, arg in slots:
-                found = origin(arg)
-                if found is not None and not found.startswith("self."):
-                    function.passes.append((callee, slot, found))
+                function.passes += [(callee, slot, o if not o.startswith("self.") else UNKNOWN)
+                                    for o in origins(arg)]
+
+
+def cast_attribute(node: ast.AST) -> ast.Attribute:
+    assert isinstance(node, ast.Attribute)
+    return node
 
 
 def _is_self_attribute(node: ast.AST) -> bool:

@@ -114,6 +114,11 @@ class ModuleFacts:
     #: classes and functions (builders) of this file whose model code elsewhere trains
     #: or runs as a whole (see ``program.TrainedModels``)
     project_trained_models: FrozenSet[str] = frozenset()
+    #: optimizers made in other modules (see ``run.optimizer_values``): a factory call
+    #: as written here -> the origin kinds of what it returns; and per function
+    #: (``scopes.function_key``) and parameter, the kinds every call site passes
+    project_optimizer_factories: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
+    project_optimizer_params: Dict[str, Dict[str, Tuple[str, ...]]] = field(default_factory=dict)
 
     policy_calls: List[PolicyCall] = field(default_factory=list)
     #: every way the graph rewrite is switched on (the one detector: the project index

@@ -1,0 +1,134 @@
+"""Optimizers across modules: what a project's optimizer factories return, and what
+the code that calls a training function passes for its optimizer parameter.
+
+A training loop in ``trainer.py`` applies gradients with an optimizer that
+``optimizers.make_optimizer(cfg)`` made in another module, or that a script passed
+to ``train(model, opt)``. Within one file that value cannot be followed; with the
+program model's summaries it can: a function whose every ``return`` is a Keras
+optimizer constructor (``plain``), a ``LossScaleOptimizer(...)`` (``lso``) or another
+such factory, and a parameter whose every argument, at every call site in the
+summarised code, is one of those. Anything else (a parameter returned, an
+expression, ``*args``, a TF1 optimizer) leaves the value unknown, and the
+loss-scaling rules stay silent on it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Set, Tuple
+
+from mplint.run.summaries import BODY, IMPORT, METHOD, PARAM, UNKNOWN
+from mplint.semantic.vocabulary import (
+    DISTRIBUTED_OPTIMIZERS, LOSS_SCALE_OPTIMIZERS, is_optimizer_constructor,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from mplint.run.program import Node, ProgramModel
+
+#: the origin kinds of ``analysis.training`` (PLAIN, LSO): a test holds them equal
+PLAIN, LSO = "plain", "lso"
+_MAX_DEPTH = 8
+
+Kinds = FrozenSet[str]
+
+
+class OptimizerValues:
+    """Optimizer kinds of factory calls and of parameters, for the governed files."""
+
+    def __init__(self, model: "ProgramModel") -> None:
+        self.model = model
+        self._returns: Dict["Node", Optional[Kinds]] = {}
+
+    def factories(self, path: str) -> Dict[str, List[str]]:
+        """Callee as written in ``path`` -> the kinds of optimizer its call returns, for
+        calls of project functions whose every return is known."""
+        found: Dict[str, Optional[Kinds]] = {}
+        for name, function in self.model.summary(path).functions.items():
+            for _, callee in function.calls:
+                if callee.startswith(IMPORT) or METHOD in callee:
+                    continue
+                kinds = self._project_call(path, name, callee, 0)
+                if kinds is None:
+                    continue
+                if found.get(callee, kinds) != kinds:
+                    found[callee] = None  # the same spelling means two things here
+                else:
+                    found[callee] = kinds
+        return {callee: sorted(kinds) for callee, kinds in found.items() if kinds}
+
+    def parameters(self, paths: Set[str]) -> Dict[str, Dict[str, Dict[str, List[str]]]]:
+        """path -> function -> parameter -> the optimizer kinds every call site in the
+        summarised code passes for it (parameters of functions in ``paths``)."""
+        sites: Dict[Tuple["Node", str], List[Optional[Kinds]]] = {}
+        starred: Set["Node"] = set()
+        for caller in list(self.model._summaries):
+            for name, function in self.model.summary(caller).functions.items():
+                for callee, slot, argument in function.passes:
+                    for target in self.model.call_targets(caller, name, callee):
+                        params = self._params(target)
+                        if target[0] not in paths or params is None:
+                            continue
+                        if slot == "*":
+                            starred.add(target)
+                            continue
+                        param = params[int(slot)] if slot.isdigit() and int(slot) < len(params) else slot
+                        kinds = None if argument == UNKNOWN or argument.startswith(PARAM) \
+                            else self._written(caller, name, argument, 0)
+                        sites.setdefault((target, param), []).append(kinds)
+        found: Dict[str, Dict[str, Dict[str, List[str]]]] = {}
+        for (target, param), every in sites.items():
+            if target in starred or any(kinds is None for kinds in every):
+                continue
+            merged = frozenset().union(*[kinds for kinds in every if kinds is not None])
+            if merged:
+                found.setdefault(target[0], {}).setdefault(target[1], {})[param] = sorted(merged)
+        return found
+
+    def _params(self, node: "Node") -> Optional[List[str]]:
+        function = self.model.summary(node[0]).functions.get(node[1])
+        return None if function is None else function.params
+
+    # -- kinds -------------------------------------------------------------------------
+    def _written(self, path: str, function: str, written: str, depth: int) -> Optional[Kinds]:
+        """The kinds a call written ``written(...)`` in ``function`` of ``path`` returns."""
+        name = self._canonical(path, written)
+        if name is not None:
+            if name in LOSS_SCALE_OPTIMIZERS:
+                return frozenset({LSO})
+            if name in DISTRIBUTED_OPTIMIZERS:
+                return None  # as the optimizer it wraps: not followed here
+            if is_optimizer_constructor(name):
+                return frozenset({PLAIN})
+        return self._project_call(path, function, written, depth)
+
+    def _project_call(self, path: str, function: str, written: str, depth: int) -> Optional[Kinds]:
+        nodes = [n for n in self.model._resolve(path, function, written) if n[1] != BODY]
+        if len(nodes) != 1 or self.model._class(path, written) is not None:
+            return None
+        return self._returned(nodes[0], depth + 1)
+
+    def _returned(self, node: "Node", depth: int) -> Optional[Kinds]:
+        """The kinds a project function returns (None unless every return is known)."""
+        if node in self._returns:
+            return self._returns[node]
+        self._returns[node] = None  # in progress: recursion gives unknown
+        function = self.model.summary(node[0]).functions.get(node[1])
+        if function is None or not function.returns or depth > _MAX_DEPTH:
+            return None
+        out: Set[str] = set()
+        for written in function.returns:
+            kinds = None if written == UNKNOWN else self._written(node[0], node[1], written, depth)
+            if kinds is None:
+                return None
+            out |= kinds
+        self._returns[node] = frozenset(out)
+        return self._returns[node]
+
+    def _canonical(self, path: str, written: str) -> Optional[str]:
+        """The canonical API name of a dotted name through the module's imports."""
+        from mplint.semantic.names import canonical  # libcst comes with it: only when needed
+
+        head, _, rest = written.partition(".")
+        target = self.model.summary(path).imports.get(head)
+        if target is None or target.startswith("."):
+            return None
+        return canonical(target + ("." + rest if rest else ""))
