@@ -255,8 +255,10 @@ def test_every_command_block_is_run_here_or_elsewhere():
 
 
 def test_no_install_line_names_a_package_index_or_an_invented_address():
-    """mplint is not on PyPI: ``pip install "mplint[...]"`` without ``@ git+`` fails (or
-    installs someone else's package), and no made-up URL stands in for the real one."""
+    """mplint is not on PyPI: ``pip install "mplint[...]"`` without ``@ git+`` works only
+    with the pip of an environment that already has mplint (any other looks it up on the
+    index and finds nothing, or another package), and no made-up URL stands in for the
+    real one."""
     texts = {"README.md": README, "CONTRIBUTING.md": (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8"),
              "the runtime checker's hint": INSTALL_HINT}
     for name, text in texts.items():

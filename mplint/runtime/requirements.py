@@ -11,9 +11,10 @@ TENSORFLOW_REQUIREMENT = "tensorflow>=2.12"
 
 
 def install_command() -> str:
-    """The command that installs TensorFlow where mplint runs: this interpreter's pip,
-    not whichever ``pip`` comes first on PATH. (mplint is not on PyPI, so ``pip install
-    "mplint[runtime]"`` would find nothing.)"""
+    """The command that installs TensorFlow where mplint runs: this interpreter's pip, not
+    whichever ``pip`` comes first on PATH, and TensorFlow itself. (``pip install
+    "mplint[runtime]"`` works only with the pip of mplint's own environment: mplint is not
+    on PyPI, so any other pip looks it up there and finds nothing, or another package.)"""
     return f'{shlex.quote(sys.executable or "python3")} -m pip install "{TENSORFLOW_REQUIREMENT}"'
 
 
