@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
@@ -12,14 +11,13 @@ from mplint.rule.edits import Import, import_spec, quote_of, spell, string
 from mplint.rule.levels import Safety
 from mplint.semantic.call_args import positional_or_keyword
 from mplint.semantic.names import dotted_name
-from mplint.semantic.scopes import Location, enclosing_test
+from mplint.semantic.scopes import Location, enclosing_test, separate_tests, trains_nothing
+from mplint.semantic.test_modules import is_test_path
 from mplint.semantic.vocabulary import (
     INPUT_LAYERS, MIXED_POLICIES, POLICY_CONSTRUCTORS, VARIABLE_CREATOR_SCOPES, VARIABLE_SCOPES,
 )
 
 _FLOATX_SUFFIXES = (".backend.set_floatx", ".config.set_floatx")
-#: what a test that trains calls
-_TRAINING_CALL = re.compile(r"\.(?:fit|train_on_batch|apply_gradients|minimize|train_step)\(")
 
 
 def _keeps_float32_weights(item: cst.BaseExpression, check: Check) -> bool:
@@ -94,8 +92,11 @@ class PureFloat16(Check):
 
     def finish(self) -> None:
         facts = self.facts
-        mixed_set = any(c.values and c.values & MIXED_POLICIES for c in facts.policy_calls)
         for site in facts.floatx_calls:
+            # (a policy another test function sets is that test's own)
+            mixed_set = any(c.values and c.values & MIXED_POLICIES
+                            and not separate_tests(c.location.scope, site.location.scope)
+                            for c in facts.policy_calls)
             # A mixed policy set too decides the layers' dtypes: not pure float16. Nor
             # is float16 for a while (restored in a `finally`), under a variable
             # creator or custom getter that keeps float32 master weights, or in a test
@@ -106,7 +107,7 @@ class PureFloat16(Check):
                 self.report(site.node, "set_floatx('float16') makes every layer pure float16: "
                             + _WHY + "use the 'mixed_float16' policy", self._floatx_fix(site.node))
         for call in facts.policy_calls:
-            if call.values == frozenset({"float16"}):
+            if call.values == frozenset({"float16"}) and not self._in_test_that_trains_nothing(call.location):
                 literal = _policy_literal(call.node, self)
                 fix = None
                 if literal is not None:
@@ -116,16 +117,32 @@ class PureFloat16(Check):
         for arg, loc in self._layer_dtypes:
             if self.ctx.values.values(arg.value, loc) != frozenset({"float16"}):
                 continue
+            if self._in_test_that_trains_nothing(loc) or self._dtype_test(loc):
+                continue
             quote = quote_of(cst.Call(func=cst.Name("f"), args=[arg]), self.ctx.text)
             self.report(arg.value, "a layer with dtype float16 keeps float16 variables: " + _WHY
                         + "use dtype='mixed_float16' (or the global policy)",
                         Fix({arg.value: string("mixed_float16", quote)}, safety=Safety.UNSAFE))
 
-    def _in_test_that_trains_nothing(self) -> bool:
-        test = enclosing_test(self.ctx.scopes.location().scope)
+    def _in_test_that_trains_nothing(self, loc: Optional[Location] = None) -> bool:
+        scope = (loc or self.ctx.scopes.location()).scope
+        return trains_nothing(scope, self.ctx.module, self.ctx.path)
+
+    def _dtype_test(self, loc: Location) -> bool:
+        """A test that gives its layers different explicit dtypes checks how Keras
+        mixes them (``Dense(2, dtype="float32")`` next to ``Dense(2, dtype="float16")``):
+        a unit test of dtypes, not a float16 training program."""
+        if not is_test_path(self.ctx.path):
+            return False
+        test = enclosing_test(loc.scope)
         if test is None:
             return False
-        return not _TRAINING_CALL.search(self.ctx.module.code_for_node(test.node))
+        for arg, where in self._layer_dtypes:
+            if enclosing_test(where.scope) is test:
+                values = self.ctx.values.values(arg.value, where)
+                if values and values != frozenset({"float16"}):
+                    return True
+        return False
 
     def _floatx_fix(self, node: cst.CSTNode) -> Optional[Fix]:
         """``set_global_policy('mixed_float16')`` for ``set_floatx('float16')``, and the

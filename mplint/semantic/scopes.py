@@ -9,6 +9,7 @@ can ask "what did ``x`` hold just before this statement?" after the walk is over
 from __future__ import annotations
 
 
+import re
 from dataclasses import dataclass, field
 from typing import Dict, Iterator, List, Optional, Tuple, Union
 
@@ -435,3 +436,52 @@ def _all_params(params: cst.Parameters) -> List[cst.Param]:
     if params.star_kwarg is not None:
         out.append(params.star_kwarg)
     return out
+
+
+#: what code that trains calls: fit/train_on_batch/a train step, an optimizer update,
+#: or a gradient (``tape.gradient``, ``tf.gradients``)
+_TRAINING_CALL = re.compile(
+    r"\.(?:fit|fit_generator|train_on_batch|train_step|apply_gradients|minimize|gradient)\(|\bgradients\(")
+_CALLED = re.compile(r"(?:\bself\.|\bcls\.|(?<![\w.]))([A-Za-z_]\w*)\(")
+
+
+def trains_nothing(scope: Scope, module: cst.Module, path: str) -> bool:
+    """A unit test that trains nothing: code in a ``test*`` function (or, in a test
+    file, in a helper or fixture function) that reaches no training call, in its own
+    body or in the functions of its file it calls (``self._train()``, ``fit_model()``,
+    two calls deep). A dtype check, a check that a setup is refused: nothing trains,
+    so float16 there is not a training program's."""
+    unit = enclosing_test(scope)
+    if unit is None and is_test_path(path):
+        unit = scope
+        while unit.parent is not None and unit.parent.kind != "module" and unit.parent.kind != "class":
+            unit = unit.parent
+        if unit.kind != "function":
+            return False  # module-level code of a test file: not one test's
+    if unit is None:
+        return False
+    seen = {id(unit.node)}
+    work = [(unit, 0)]
+    while work:
+        current, depth = work.pop()
+        code = module.code_for_node(current.node)
+        if _TRAINING_CALL.search(code):
+            return False
+        if depth >= 2:
+            continue
+        for name in set(_CALLED.findall(code)):
+            for owner in (current.enclosing_class(), _module_of(current)):
+                binding = owner.lookup(name) if owner is not None else None
+                if binding is not None and binding.kind == "def" and id(binding.node) not in seen:
+                    callee = next((c for c in owner.children if c.node is binding.node), None) \
+                        if owner is not None else None
+                    if callee is not None:
+                        seen.add(id(binding.node))
+                        work.append((callee, depth + 1))
+    return True
+
+
+def _module_of(scope: Scope) -> Scope:
+    while scope.parent is not None:
+        scope = scope.parent
+    return scope
