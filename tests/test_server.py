@@ -13,6 +13,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 import pytest
 
 from helpers import BAD, run_cli, write_files
+from mplint.server import PYGLS_REQUIREMENT
 
 try:  # the lsp extra and pytest-lsp (the test extra installs both)
     import pytest_lsp
@@ -379,7 +380,20 @@ def test_without_pygls_the_server_says_what_to_install_in_one_line(monkeypatch, 
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "pygls", None)  # as if not installed
     assert main(["server"]) == 2
-    assert capsys.readouterr() == ("", 'mplint: error: the language server needs pygls: pip install "mplint[lsp]"\n')
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1
+    assert err.startswith("mplint: error: the language server needs pygls (mplint's lsp extra): ")
+    assert err.rstrip().endswith(f'-m pip install "{PYGLS_REQUIREMENT}"')
+
+
+def test_the_install_hint_asks_for_the_lsp_extra_s_own_requirement():
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python < 3.11
+        import tomli as tomllib
+
+    extra = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    assert extra["project"]["optional-dependencies"]["lsp"] == [PYGLS_REQUIREMENT]
 
 
 def test_the_command_line_lists_the_server():

@@ -1,4 +1,4 @@
-"""``mplint server``: a language server for editors (``pip install "mplint[lsp]"``).
+"""``mplint server``: a language server for editors (the ``lsp`` extra: pygls).
 
 pygls is an optional dependency, imported only when the server starts; without it
 the command says so in one line and exits 2.
@@ -7,10 +7,16 @@ the command says so in one line and exits 2.
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from typing import Optional, Sequence
 
-INSTALL_HINT = 'the language server needs pygls: pip install "mplint[lsp]"'
+#: what the ``lsp`` extra adds (pyproject.toml; tests/test_server.py keeps them equal)
+PYGLS_REQUIREMENT = "pygls>=2.0,<3"
+#: this interpreter's pip, not whichever comes first on PATH: mplint is not on PyPI,
+#: so ``pip install "mplint[lsp]"`` works only with the pip of mplint's own environment
+INSTALL_HINT = ("the language server needs pygls (mplint's lsp extra): "
+                f'{shlex.quote(sys.executable or "python3")} -m pip install "{PYGLS_REQUIREMENT}"')
 
 
 def build_parser() -> argparse.ArgumentParser:
