@@ -157,3 +157,99 @@ def test_mp201_tf_optimizers_in_a_float16_loop():
     wrapped = code.replace("opt = tf.optimizers.Adam()",
                            "opt = tf.keras.mixed_precision.LossScaleOptimizer(tf.optimizers.Adam())")
     assert fired(wrapped, "MP201") == []
+
+
+# -- run-time switches are conditions (section 3) -----------------------------------------------
+_LOOP = """
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1, dtype="float32")])
+        opt = tf.keras.optimizers.Adam()
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(model(tf.ones((2, 2))))
+        grads = tape.gradient(loss, model.trainable_variables)
+        opt.apply_gradients(zip(grads, model.trainable_variables))
+"""
+
+
+def _messages(code, rule):
+    from helpers import lint
+    return [f.message for f in lint(code, rule)]
+
+
+def test_a_grappler_option_from_a_flag_may_be_on():
+    code = """
+        import argparse
+        import tensorflow as tf
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--amp", action="store_true")
+        args = parser.parse_args()
+        tf.config.optimizer.set_experimental_options({"auto_mixed_precision": args.amp})
+    """ + _LOOP
+    [message] = _messages(code, "MP201")
+    assert "grappler auto_mixed_precision option (chosen at run time)" in message
+    # a value that is never true: off
+    off = code.replace('{"auto_mixed_precision": args.amp}', '{"auto_mixed_precision": False}')
+    assert _messages(off, "MP201") == []
+    # `True if args.amp else False` is the same condition
+    ifexp = code.replace("args.amp}", "True if args.amp else False}")
+    assert "(chosen at run time)" in _messages(ifexp, "MP201")[0]
+
+
+def test_a_store_true_flag_defaulting_to_true_is_always_on():
+    code = """
+        import argparse
+        import tensorflow as tf
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--amp", action="store_true", default=True)
+        args = parser.parse_args()
+        tf.keras.mixed_precision.set_global_policy("mixed_float16" if args.amp else "float32")
+    """ + _LOOP
+    [message] = _messages(code, "MP201")
+    assert "chosen at run time" not in message
+    for switch in ('parser.add_argument("--no-amp", dest="amp", action="store_false")',
+                   'parser.add_argument("--no_amp", action="store_true")'):
+        switchable = code.replace("        args = parser", "        " + switch + "\n        args = parser")
+        assert "chosen at run time" in _messages(switchable, "MP201")[0]
+
+
+def test_mp401_flags_of_one_exclusive_group_never_run_together():
+    code = """
+        import argparse
+        import tensorflow as tf
+        parser = argparse.ArgumentParser()
+        group = parser.add_mutually_exclusive_group()
+        group.add_argument("--keras16", action="store_true")
+        group.add_argument("--fp16", action="store_const", const=tf.float16, dest="float_type")
+        group.add_argument("--amp", action="store_true")
+        args = parser.parse_args()
+        if args.keras16 or args.float_type == tf.float16:
+            tf.keras.mixed_precision.set_global_policy("mixed_float16")
+        tf.config.optimizer.set_experimental_options({"auto_mixed_precision": args.amp})
+        if args.amp:
+            tf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite(opt)
+    """
+    assert fired(code, "MP401") == []
+    # --amp outside the group: it may be given with --keras16
+    outside = code.replace('group.add_argument("--amp"', 'parser.add_argument("--amp"')
+    assert fired(outside, "MP401") == [(12, "MP401"), (14, "MP401")]
+    # a test naming a flag outside the group may run with anything
+    other = code.replace("args.keras16 or args.float_type == tf.float16", "args.keras16 or args.big")
+    assert fired(other, "MP401") == [(12, "MP401"), (14, "MP401")]
+
+
+def test_mode_branches_are_judged_apart():
+    code = """
+        import tensorflow as tf
+        def configure(mode):
+            if mode == "strict":
+                tf.keras.mixed_precision.set_global_policy("mixed_float16")
+            elif mode == "auto":
+                tf.config.optimizer.set_experimental_options({"auto_mixed_precision": True})
+        def train(model, data):
+            model.compile(optimizer="adam", loss="mse")
+            model.fit(data)
+    """
+    [message] = _messages(code, "MP407")
+    assert "on this path" in message
+    # the policy on the rewrite's path too: compile() scales (MP401 tells the conflict)
+    same = code.replace('elif mode == "auto":', 'if mode == "strict":')
+    assert _messages(same, "MP407") == []

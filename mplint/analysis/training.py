@@ -22,10 +22,10 @@ from mplint.rule.check import Analysis, Context
 from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.semantic.facts import REWRITE_GRAPPLER
 from mplint.semantic.names import dotted_name
-from mplint.semantic.scopes import Binding, Location, Scope, function_key
+from mplint.semantic.scopes import Binding, Location, Scope, exclusive, function_key
 from mplint.semantic.vocabulary import (
     DISTRIBUTED_OPTIMIZERS, DISTRIBUTED_TAPES, GRADIENT_CLIPS, GRADIENT_TAPES, LOSS_SCALE_OPTIMIZERS,
-    MODEL_CLASSES, SYMBOLIC_GRADIENTS, is_optimizer_constructor,
+    MIXED_POLICIES, MODEL_CLASSES, SYMBOLIC_GRADIENTS, is_optimizer_constructor,
 )
 
 APPLY_METHODS = frozenset({"apply_gradients", "apply", "minimize"})
@@ -630,8 +630,10 @@ def float16_source(ctx: Context, loops: TrainingLoops, at: Optional[Scope] = Non
     policy = ctx.facts.mixed_policy(at)
     if policy is not None and policy.float16:
         return "mixed_float16" + policy.note
-    if ctx.facts.rewrite_sites_of(REWRITE_GRAPPLER):
-        return "the grappler auto_mixed_precision option"
+    sites = ctx.facts.rewrite_sites_of(REWRITE_GRAPPLER)
+    if sites:
+        return "the grappler auto_mixed_precision option" + ("" if any(s.certain for s in sites)
+                                                              else " (chosen at run time)")
     return None
 
 
@@ -639,5 +641,11 @@ def compiled_is_wrapped(ctx: Context, loops: TrainingLoops, at: Optional[Scope] 
     """compile() wraps ``self.optimizer`` for certain only under a certain mixed_float16
     policy (for code in scope ``at``)."""
     policy = ctx.facts.mixed_policy(at)
-    return (policy is not None and policy.certain and policy.names == frozenset({"mixed_float16"})
-            and not loops.auto_scale_off)
+    if policy is None or not policy.certain or policy.names != frozenset({"mixed_float16"}) \
+            or loops.auto_scale_off:
+        return False
+    # A mode switch ("strict": the policy, "auto": the graph rewrite) judged per
+    # branch: on the rewrite's branch no policy is set, so compile() wraps nothing.
+    mixed = [c for c in ctx.facts.policy_calls if c.values and c.values & MIXED_POLICIES]
+    return not any(mixed and all(exclusive(c.branches, site.branches) for c in mixed)
+                   for site in ctx.facts.rewrite_sites)

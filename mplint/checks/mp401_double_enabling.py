@@ -69,8 +69,11 @@ class DoubleEnabling(Check):
         # Only the rewrite function checks for a policy (Keras 2); the grappler option
         # and the environment switch are never checked, in any generation.
         runs = "Keras 2 raises ValueError, Keras 3 runs both" if site.kind == "call" else "both run"
+        mechanism = _MECHANISM[site.kind]
+        if not site.certain:
+            mechanism = "the grappler option auto_mixed_precision, chosen at run time, may turn on the graph rewrite here"
         return (
-            f"{_MECHANISM[site.kind]} and {policy}: {runs} and the rewrite casts float32 "
+            f"{mechanism} and {policy}: {runs} and the rewrite casts float32 "
             f"layers (such as the output) to float16; use only the Keras policy"
         )
 

@@ -10,7 +10,7 @@ import libcst as cst
 from mplint.rule.check import Check, Fix, Needs
 from mplint.rule.levels import Safety
 from mplint.semantic.call_args import positional_or_keyword
-from mplint.semantic.scopes import Location, trains_nothing
+from mplint.semantic.scopes import Location, exclusive, trains_nothing
 from mplint.semantic.vocabulary import GRAPH_REWRITE_FUNCTIONS, MIXED_POLICIES
 
 _TRAINING = frozenset({"fit", "minimize", "apply_gradients", "train_on_batch"})
@@ -95,11 +95,18 @@ class GraphRewriteResultUnused(Check):
             return
         if not self._attrs & _TRAINING:
             return  # inference only: no loss scaling needed
-        if any(c.values is None or c.values & MIXED_POLICIES for c in facts.policy_calls):
-            return  # Keras adds the loss scale (or MP401 reports the conflict)
         for site in sites:
+            # A mixed Keras policy set on the same path: compile() adds the loss scale
+            # (or MP401 reports the conflict). One set only in another arm of the `if`
+            # that picks the mode ("strict": a policy, "auto": the rewrite) is not.
+            policies = [c for c in facts.policy_calls if (c.values is None or c.values & MIXED_POLICIES)
+                        and not exclusive(c.branches, site.branches)]
+            if policies:
+                continue
             if trains_nothing(site.location.scope, self.ctx.module, self.ctx.path):
                 continue
-            self.report(site.node, "the grappler option auto_mixed_precision computes in "
-                        "float16, but this program trains with no loss scaling anywhere: small "
+            elsewhere = any(c.values is None or c.values & MIXED_POLICIES for c in facts.policy_calls)
+            where = " on this path (the mixed policy is set only on another)" if elsewhere else " anywhere"
+            self.report(site.node, f"the grappler option auto_mixed_precision{site.note} computes in "
+                        f"float16, but this program trains with no loss scaling{where}: small "
                         "gradients underflow; use set_global_policy('mixed_float16') instead")

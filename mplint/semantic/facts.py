@@ -9,7 +9,7 @@ and from config (``assume-policy``) are merged in here, so rules ask one object.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, List, Optional, Set, Tuple
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
@@ -41,6 +41,14 @@ class SwitchSite:
     kind: str
     branches: Branches = ()
     values: Optional[FrozenSet[object]] = None
+    #: False when a run-time value decides it (``{"auto_mixed_precision": args.amp}``):
+    #: it *may* be on, under the condition added to ``branches``
+    certain: bool = True
+
+    @property
+    def note(self) -> str:
+        """Suffix for messages when the switch is chosen at run time."""
+        return "" if self.certain else " (chosen at run time)"
 
 
 @dataclass
@@ -211,6 +219,7 @@ class FactsCollector:
         self.names = names
         self.tracker = tracker
         self.evaluator = evaluator
+        evaluator.always_on = tracker.always_on
 
     # -- if/else branches (a policy chosen by a hardware check is not a conflict) --
     def branches(self) -> Branches:
@@ -281,11 +290,19 @@ class FactsCollector:
         elif resolved & GRAPH_REWRITE_FUNCTIONS:
             self.facts.rewrite_sites.append(self._site(node, REWRITE_CALL))
         elif resolved & GRAPPLER_OPTIONS_FUNCTIONS:
-            if node.args and self._enables_amp(node.args[0].value):
+            enabled = self._enables_amp(node.args[0].value) if node.args else False
+            if enabled is True:
                 self.facts.rewrite_sites.append(self._site(node, REWRITE_GRAPPLER))
+            elif enabled:  # on when a run-time value holds: may be on, under that condition
+                site = self._site(node, REWRITE_GRAPPLER)
+                site.branches += (self.tracker.condition(enabled),)
+                site.certain = False
+                self.facts.rewrite_sites.append(site)
 
-    def _enables_amp(self, options: cst.BaseExpression) -> bool:
-        """``{'auto_mixed_precision': True}`` (a literal, or a name assigned one)."""
+    def _enables_amp(self, options: cst.BaseExpression) -> Union[bool, cst.BaseExpression]:
+        """``{'auto_mixed_precision': True}`` (a literal, or a name assigned one): True;
+        a value read at run time (``args.amp``, ``FLAGS.amp == "auto"``): that value,
+        the condition under which it is on; False otherwise."""
         loc = self.tracker.location()
         if isinstance(options, cst.Name):
             binding = loc.lookup(options.value)
@@ -299,5 +316,17 @@ class FactsCollector:
         for element in options.elements:
             if (isinstance(element, cst.DictElement)
                     and self.evaluator.values(element.key, loc) == frozenset({GRAPPLER_AMP_OPTION})):
-                return self.evaluator.values(element.value, loc) == frozenset({True})
+                value = element.value
+                found = self.evaluator.values(value, loc)
+                if found == frozenset({True}):
+                    return True
+                if found is not None and True not in found:
+                    return False
+                if isinstance(value, cst.IfExp):
+                    body, orelse = (self.evaluator.values(v, loc) for v in (value.body, value.orelse))
+                    if body == frozenset({True}) and orelse == frozenset({False}):
+                        return value.test
+                    return False
+                return value if isinstance(value, (cst.Name, cst.Attribute, cst.Comparison,
+                                                   cst.BooleanOperation, cst.Subscript)) else False
         return False

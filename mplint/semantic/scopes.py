@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Dict, Iterator, List, Optional, Tuple, Union
+from typing import Dict, FrozenSet, Iterator, List, Optional, Tuple, Union
 
 import libcst as cst
 
@@ -25,10 +25,18 @@ Branch = Tuple[int, str, cst.BaseExpression]
 Branches = Tuple[Branch, ...]
 
 
-def _equalities(test: cst.BaseExpression) -> Dict[str, object]:
-    """``flag == "a" and mode == "b"`` -> {"flag": "a", "mode": "b"}."""
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
-        return {**_equalities(test.left), **_equalities(test.right)}
+def _equalities(test: cst.BaseExpression) -> Dict[str, FrozenSet[object]]:
+    """What a test needs of named values: ``flag == "a" and mode == "b"`` ->
+    {"flag": {"a"}, "mode": {"b"}}; ``mode == "a" or mode == "b"`` -> {"mode": {"a", "b"}}
+    (a key only one side of an ``or`` names needs nothing)."""
+    if isinstance(test, cst.BooleanOperation):
+        first, second = _equalities(test.left), _equalities(test.right)
+        if isinstance(test.operator, cst.And):
+            out = dict(first)
+            for name, values in second.items():
+                out[name] = out[name] & values if name in out else values
+            return out
+        return {name: first[name] | second[name] for name in first.keys() & second.keys()}
     if (
         isinstance(test, cst.Comparison) and len(test.comparisons) == 1
         and isinstance(test.comparisons[0].operator, cst.Equal)
@@ -40,25 +48,27 @@ def _equalities(test: cst.BaseExpression) -> Dict[str, object]:
         if key is None and isinstance(left, cst.Subscript):
             key = cst.Module([]).code_for_node(left)
         if key is not None and isinstance(right, (cst.SimpleString, cst.Integer)):
-            return {key: right.evaluated_value}
+            return {key: frozenset({right.evaluated_value})}
     return {}
 
 
 def exclusive(a: Branches, b: Branches) -> bool:
     """True when at most one of two statements can run: they sit in different arms
-    of one ``if``, or under tests that need one value to equal two different
-    constants (``if impl == "keras": ...`` and later ``if impl == "rewrite": ...``)."""
+    of one ``if``, or under tests that need one value to equal different constants
+    (``if impl == "keras": ...`` and later ``if impl == "rewrite": ...``; flags of one
+    mutually exclusive argparse group read as such a value, see :class:`_ExclusiveFlags`)."""
     arms = {key: arm for key, arm, _ in a}
     if any(key in arms and arms[key] != arm for key, arm, _ in b):
         return True
-    needs_a: Dict[str, object] = {}
+    needs_a: Dict[str, FrozenSet[object]] = {}
     for _, arm, test in a:
         if arm == "body":
-            needs_a.update(_equalities(test))
+            for key, values in _equalities(test).items():
+                needs_a[key] = needs_a[key] & values if key in needs_a else values
     for _, arm, test in b:
         if arm == "body":
-            for key, value in _equalities(test).items():
-                if key in needs_a and needs_a[key] != value:
+            for key, values in _equalities(test).items():
+                if key in needs_a and not needs_a[key] & values:
                     return True
     return False
 
@@ -191,12 +201,23 @@ class _ExclusiveFlags:
     """Command-line flags argparse makes mutually exclusive (``--fp16`` vs ``--auto16``
     in one ``add_mutually_exclusive_group()``): ``if args.fp16:`` and ``if args.auto16:``
     cannot both run. Each such test is rewritten as ``<group> == "fp16"``, which
-    :func:`exclusive` already compares. Only ``store_true`` flags count: they are
-    false unless given, and at most one of a group is given."""
+    :func:`exclusive` already compares; a ``store_const`` member too
+    (``args.float_type == tf.float16`` for ``--fp16`` storing tf.float16 in
+    ``float_type``), and an ``or`` of members (``args.keras16 or args.float_type ==
+    tf.float16``) needs one of them. Only members that are false (or unset) unless
+    given count: at most one of a group is given.
+
+    Also the ``store_true`` flags that are always on: ``default=True`` and no
+    ``--no-...`` flag (nor ``store_false``) writing the same destination."""
 
     def __init__(self) -> None:
         self.groups: Dict[str, str] = {}  # group variable -> its key
         self.flags: Dict[str, str] = {}  # flag dest -> the key of its group
+        #: (dest, the constant's code) -> (the key of its group, the member's name)
+        self.consts: Dict[Tuple[str, str], Tuple[str, str]] = {}
+        #: store_true flags given ``default=True``, and every dest a flag may clear
+        self._default_true: set = set()
+        self._cleared: set = set()
 
     def note_assign(self, node: cst.Assign) -> None:
         value = node.value
@@ -214,24 +235,61 @@ class _ExclusiveFlags:
         group = self.groups.get(dotted_name(call.func.value) or "")
         keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
         action = keywords.get("action")
-        if group is None or not (isinstance(action, cst.SimpleString) and action.evaluated_value == "store_true"):
+        kind = action.evaluated_value if isinstance(action, cst.SimpleString) else None
+        dest = _flag_dest(call, keywords)
+        if dest is None:
             return
-        dest = keywords.get("dest")
-        if isinstance(dest, cst.SimpleString):
-            self.flags[str(dest.evaluated_value)] = group
+        default = keywords.get("default")
+        if kind == "store_true" and isinstance(default, cst.Name) and default.value == "True":
+            self._default_true.add(dest)
+        elif kind in ("store_false", "store_const") or kind is None and action is not None:
+            self._cleared.add(dest)  # store_false, BooleanOptionalAction, a custom action
+        if dest.startswith("no_"):
+            self._cleared.add(dest[3:])  # `--no-amp` next to `--amp`
+        if group is None:
             return
-        for arg in call.args:
-            if arg.keyword is None and isinstance(arg.value, cst.SimpleString) \
-                    and str(arg.value.evaluated_value).startswith("--"):
-                self.flags[str(arg.value.evaluated_value)[2:].replace("-", "_")] = group
-                return
+        if kind == "store_true" and default is None:
+            self.flags[dest] = group
+        elif kind == "store_const" and "const" in keywords and default is None:
+            const = cst.Module([]).code_for_node(keywords["const"])
+            self.consts[(dest, const)] = (group, f"{dest}={const}")
+
+    def always_on(self, dest: str) -> bool:
+        """A ``store_true`` flag given ``default=True`` that no other flag clears."""
+        return dest in self._default_true and dest not in self._cleared
 
     def test_for(self, test: cst.BaseExpression) -> cst.BaseExpression:
         """``args.fp16`` -> ``<group> == "fp16"`` for a flag of a group, else ``test``."""
-        if self.flags and isinstance(test, cst.Attribute) and test.attr.value in self.flags:
-            return cst.Comparison(left=cst.Name(self.flags[test.attr.value]), comparisons=[
-                cst.ComparisonTarget(operator=cst.Equal(), comparator=cst.SimpleString(repr(test.attr.value)))])
+        if not (self.flags or self.consts):
+            return test
+        if isinstance(test, cst.BooleanOperation):
+            return test.with_changes(left=self.test_for(test.left), right=self.test_for(test.right))
+        if isinstance(test, cst.Attribute) and test.attr.value in self.flags:
+            return _member(self.flags[test.attr.value], test.attr.value)
+        if (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+                and isinstance(test.comparisons[0].operator, cst.Equal) and isinstance(test.left, cst.Attribute)):
+            const = cst.Module([]).code_for_node(test.comparisons[0].comparator)
+            found = self.consts.get((test.left.attr.value, const))
+            if found is not None:
+                return _member(*found)
         return test
+
+
+def _member(group: str, name: str) -> cst.Comparison:
+    return cst.Comparison(left=cst.Name(group), comparisons=[
+        cst.ComparisonTarget(operator=cst.Equal(), comparator=cst.SimpleString(repr(name)))])
+
+
+def _flag_dest(call: cst.Call, keywords: Dict[str, cst.BaseExpression]) -> Optional[str]:
+    """Where argparse stores a flag: ``dest=``, or its first ``--long`` name."""
+    dest = keywords.get("dest")
+    if isinstance(dest, cst.SimpleString):
+        return str(dest.evaluated_value)
+    for arg in call.args:
+        if arg.keyword is None and isinstance(arg.value, cst.SimpleString) \
+                and str(arg.value.evaluated_value).startswith("--"):
+            return str(arg.value.evaluated_value)[2:].replace("-", "_")
+    return None
 
 
 def enclosing_test(scope: Optional[Scope]) -> Optional[Scope]:
@@ -293,6 +351,16 @@ class ScopeTracker:
     def branches(self) -> Branches:
         return self._branches
 
+    def condition(self, expr: cst.BaseExpression) -> Branch:
+        """A run-time value that switches something on, as the ``if`` arm it amounts
+        to (``{"auto_mixed_precision": args.amp}`` runs as under ``if args.amp:``), so
+        :func:`exclusive` compares it with the tests of other flags."""
+        return (id(expr), "body", self._flags.test_for(expr))
+
+    def always_on(self, dest: str) -> bool:
+        """Whether ``args.<dest>`` is a ``store_true`` flag that is always true."""
+        return self._flags.always_on(dest)
+
     def all_scopes(self) -> Iterator[Scope]:
         """Every scope of the file, the module's first (after the walk: all of them)."""
         stack = [self.module_scope]
@@ -319,8 +387,7 @@ class ScopeTracker:
     # -- statements advance the order --------------------------------------------
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         self.order += 1
-        if self._flags.groups:
-            self._flags.note_statement(node)
+        self._flags.note_statement(node)
 
     def _compound(self, node: cst.CSTNode) -> None:
         self.order += 1

@@ -50,6 +50,9 @@ class Evaluator:
     def __init__(self, names: NameResolver, call_sites: Optional[CallIndex] = None) -> None:
         self.names = names
         self.call_sites = call_sites
+        #: whether ``args.<dest>`` is a command-line flag that is always true (the
+        #: scope tracker's answer, see ``ScopeTracker.always_on``; set by the facts collector)
+        self.always_on: Callable[[str], bool] = lambda dest: False
 
     def values(self, expr: cst.BaseExpression, loc: Optional[Location], depth: int = 0) -> Optional[Values]:
         if depth > _MAX_DEPTH:
@@ -67,6 +70,8 @@ class Evaluator:
                 return None
             return self._reaching_values(loc, expr.value, depth)
         if isinstance(expr, cst.Attribute):
+            if isinstance(expr.value, cst.Name) and self.always_on(expr.attr.value):
+                return frozenset({True})  # `--amp` with action="store_true", default=True
             return self._dtype(expr)
         if isinstance(expr, cst.UnaryOperation):
             inner = self.values(expr.expression, loc, depth + 1)
@@ -98,6 +103,9 @@ class Evaluator:
                     return None
             return frozenset(out) if len(out) <= _MAX_VALUES else None
         if isinstance(expr, cst.IfExp):
+            test = self.values(expr.test, loc, depth + 1)
+            if test == frozenset({True}):
+                return self.values(expr.body, loc, depth + 1)
             body = self.values(expr.body, loc, depth + 1)
             orelse = self.values(expr.orelse, loc, depth + 1)
             if body is None or orelse is None:
