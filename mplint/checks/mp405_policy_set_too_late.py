@@ -38,6 +38,25 @@ _READ_ONLY = frozenset({
 })
 
 
+#: class methods that build a model from saved weights (Hugging Face, KerasHub)
+_PRETRAINED = frozenset({"from_pretrained", "from_preset"})
+#: what such a class method also builds that is not a model (no dtype policy to keep)
+_NOT_MODELS = ("Tokenizer", "Processor", "Preprocessor", "Config", "FeatureExtractor", "Converter",
+               "Vocab", "Pipeline")
+
+
+def _pretrained_model(call: cst.Call) -> bool:
+    """``TFAutoModel.from_pretrained(...)``, ``MyBert.from_pretrained(...)``,
+    ``keras_hub.models.GemmaCausalLM.from_preset(...)``: a model whose layers are
+    built, under the policy in effect, when it loads (a tokenizer is not a model)."""
+    func = call.func
+    if not isinstance(func, cst.Attribute) or func.attr.value not in _PRETRAINED:
+        return False
+    owner = dotted_name(func.value)
+    last = owner.rsplit(".", 1)[-1] if owner else ""
+    return last[:1].isupper() and not any(word in last for word in _NOT_MODELS)
+
+
 @dataclass
 class _Creation:
     name: str
@@ -73,6 +92,8 @@ class PolicySetTooLate(Check):
     def _creates(self, call: cst.Call) -> Optional[str]:
         resolved = self.names.resolve(call.func)
         if resolved & MODEL_FACTORIES or any(n.startswith("keras.applications.") for n in resolved):
+            return "model"
+        if _pretrained_model(call):
             return "model"
         if any(n.startswith("keras.layers.") and n[13:14].isupper()
                and n[13:] not in _PREPROCESSING and not n[13:].startswith("Random")
