@@ -263,3 +263,27 @@ def test_optimizer_factories_and_parameters_across_modules(tmp_path):
     _, params = _optimizers(tmp_path, "loop.py")
     # fit_any() is also passed something unknown, fit_star() *args: left out
     assert params == {"fit": {"optimizer": ("plain",)}}
+
+
+def test_an_override_that_drops_the_base_scaling_is_found_file_by_file_and_when_it_changes(tmp_path):
+    """The pre-commit way: one file named, the program model cached between runs; an
+    edit that drops (or restores) the scaling changes the answer."""
+    import shutil
+    import subprocess
+
+    from helpers import FIXTURES, run_cli
+
+    project = tmp_path / "tasks"
+    shutil.copytree(FIXTURES / "projects" / "task_hierarchy", project)
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    found = run_cli("check", "--output-format", "json", "src/tasks/pretrain.py", cwd=project)
+    assert [(f["line"], f["rule"]) for f in json.loads(found.stdout)] == [(12, "MP202")]
+    assert "Task.train_step()" in found.stdout and "src/tasks/base.py:15" in found.stdout
+    others = project / "src" / "tasks" / "others.py"
+    assert run_cli("check", "-q", str(others), cwd=project).returncode == 0
+    assert run_cli("check", "-q", ".", cwd=project).returncode == 1  # caches the whole program's model
+    # ScaledTask stops scaling: found with the cached program model, one file named
+    others.write_text(others.read_text().replace("loss = optimizer.get_scaled_loss(loss)", "pass")
+                      .replace("grads = optimizer.get_unscaled_gradients(grads)", "pass"))
+    again = run_cli("check", "--output-format", "json", str(others), cwd=project)
+    assert [f["rule"] for f in json.loads(again.stdout)] == ["MP202"]

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from mplint.analysis.loss_scale_fixes import StatementEdits, add_scaling, fix_replacements
-from mplint.analysis.training import COMPILED, FACTOR, LSO, TrainingLoops, TrainStep, compiled_is_wrapped
+from mplint.analysis.training import (
+    COMPILED, FACTOR, LSO, UNKNOWN_OPTIMIZER, TrainingLoops, TrainStep, compiled_is_wrapped,
+)
 from mplint.rule.check import Check, Fix, Needs
 from mplint.rule.levels import Safety
+from mplint.semantic.scopes import function_key
+
+if TYPE_CHECKING:  # pragma: no cover
+    from mplint.core.prefilter import Prescan
 
 
 class LossNotScaled(Check):
@@ -16,6 +22,11 @@ class LossNotScaled(Check):
 
     #: the optimizer scales through a LossScaleOptimizer, loss_scale_factor, or compile() under a mixed policy
     needs = Needs((b"LossScaleOptimizer", b"loss_scale_factor"), mixed_policy=True)
+
+    @classmethod
+    def may_report(cls, file: "Prescan") -> bool:
+        # also where a method drops the loss scaling of the base method it overrides
+        return super().may_report(file) or file.drops_base_scaling
 
     def finish(self) -> None:
         loops = self.ctx.get(TrainingLoops)
@@ -31,6 +42,9 @@ class LossNotScaled(Check):
                 how, scale = "has a loss_scale_factor (its apply() divides by it)", "the loss_scale_factor"
             elif COMPILED in kinds and kinds <= {COMPILED} and compiled_is_wrapped(self.ctx, loops, step.location.scope):
                 how = "is the LossScaleOptimizer that compile() wraps around it under mixed_float16"
+            elif kinds <= {UNKNOWN_OPTIMIZER, COMPILED} and not step.unscaled and self._overridden(step):
+                self._report_override(step, version)
+                continue
             else:
                 continue
             name = self.ctx.module.code_for_node(step.receiver)
@@ -43,6 +57,24 @@ class LossNotScaled(Check):
             }.get(version or 0, "the gradients are not loss-scaled (Keras 3 even divides them by the scale)")
             self.report(step.call, f"`{name}` {how}, but the loss differentiated here is not scaled: "
                                    f"{effect}; scale the loss inside the tape", self._fix(step, version))
+
+    def _overridden(self, step: TrainStep) -> bool:
+        """The step's method overrides a base method that scales the loss of this same
+        optimizer (``optimizer``, ``self.optimizer``) and drops the scaling."""
+        found = self.facts.project_scaling_overrides.get(function_key(step.location.scope))
+        return found is not None and found[2] == self.ctx.module.code_for_node(step.receiver)
+
+    def _report_override(self, step: TrainStep, version: Optional[int]) -> None:
+        where, base, receiver = self.facts.project_scaling_overrides[function_key(step.location.scope)]
+        effect = {3: f"Keras 3's {step.method}() then divides every gradient by the loss scale, so the model "
+                     "barely trains",
+                  2: "the gradients then get no loss scaling, and small float16 ones underflow to zero"}.get(
+            version or 0, "the gradients are then not loss-scaled (Keras 3 even divides them by the scale)")
+        # No fix: the base scales only when the optimizer is a LossScaleOptimizer, and
+        # a plain optimizer has no scaling method; the guard has to be copied by hand.
+        self.report(step.call, f"this method overrides {base}(), which scales the loss when `{receiver}` "
+                               f"is a LossScaleOptimizer ({where}), but it differentiates an unscaled loss: "
+                               f"{effect}; scale it as {base}() does, or call super()")
 
     def _fix(self, step: TrainStep, version: Optional[int]) -> Optional[Fix]:
         if version is None or version not in (2, 3):

@@ -144,7 +144,7 @@ class Linter:
     def scan(self, path: str, raw: bytes) -> Prescan:
         """What the file's bytes, the project and the config say before parsing."""
         elsewhere = self._assumes_mixed or (self.project is not None and self.project.may_be_mixed(path))
-        return Prescan(raw, elsewhere)
+        return Prescan(raw, elsewhere, self.project is not None and self.project.overrides_scaling(path))
 
     def parse_for_checks(self, source: Source, classes: Sequence[Type[Check]]) -> Optional[cst.Module]:
         """The module to check, or None when no selected check may report in the file

@@ -31,6 +31,7 @@ from typing import Any, Callable, Deque, Dict, FrozenSet, Iterable, List, Option
 
 from mplint.run.module_paths import absolute_import, importable, on_path
 from mplint.run.optimizer_values import OptimizerValues
+from mplint.run.scaling_overrides import Override, find_overrides, may_drop_scaling
 from mplint.run.summaries import BODY, IMPORT, METHOD, PARAM, UNKNOWN, ModuleSummary
 from mplint.semantic.vocabulary import UNKNOWN_POLICY
 from mplint.semantic.test_modules import is_test_path
@@ -95,6 +96,9 @@ class Governance:
     factories: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
     #: function -> parameter -> kinds of the optimizer every call site passes for it
     optimizer_params: Dict[str, Dict[str, Tuple[str, ...]]] = field(default_factory=dict)
+    #: methods of the file that override a base method scaling the loss, and drop it:
+    #: "Class.method" -> (base file, line of its scaling call, "Base.method", optimizer)
+    scaling_overrides: Dict[str, Override] = field(default_factory=dict)
 
 
 class ProgramResult:
@@ -111,11 +115,14 @@ class ProgramResult:
         self.read = sorted(read)
         self.searched = sorted(searched)
 
-    def still_valid(self, changed: Iterable[str], import_words: Callable[[str], Set[str]]) -> bool:
+    def still_valid(self, changed: Iterable[str], import_words: Callable[[str], Set[str]],
+                    content: Callable[[str], Optional[bytes]] = lambda path: None) -> bool:
         """Whether the result holds after ``changed`` files changed (or appeared, or
-        went): none of them was read, and none imports a module name looked for."""
+        went): none of them was read, none imports a module name looked for, and
+        none now applies gradients without scaling (a candidate override)."""
         read, searched = set(self.read), set(self.searched)
-        return not any(path in read or import_words(path) & searched for path in changed)
+        return not any(path in read or import_words(path) & searched
+                       or may_drop_scaling(content(path) or b"") for path in changed)
 
     def answers_for(self, targets: Optional[Iterable[str]]) -> bool:
         """Whether the result covers these checked files (None: the whole project)."""
@@ -132,7 +139,8 @@ class ProgramResult:
         return {path: [sorted(g.setters), {name: {policy: [r.path, r.line, list(r.chain)]
                                                   for policy, r in routes.items()}
                                            for name, routes in g.by_function.items()}, sorted(g.parts),
-                       sorted(g.trained), g.factories, g.optimizer_params]
+                       sorted(g.trained), g.factories, g.optimizer_params,
+                       {name: list(o) for name, o in g.scaling_overrides.items()}]
                 for path, g in self._by_file.items()}
 
     def to_json(self) -> list:
@@ -145,14 +153,16 @@ class ProgramResult:
             files, read, searched, scope = cast(List[Any], data)
             by_file: Dict[str, Governance] = {}
             assert isinstance(files, dict) and isinstance(read, list) and isinstance(searched, list)
-            for path, (setters, functions, parts, trained, factories, params) in files.items():
+            for path, (setters, functions, parts, trained, factories, params, overrides) in files.items():
                 found = Governance(setters=frozenset(str(s) for s in setters),
                                    parts=frozenset(str(p) for p in parts),
                                    trained=frozenset(str(t) for t in trained),
                                    factories={str(k): tuple(map(str, v)) for k, v in factories.items()},
                                    optimizer_params={
                                        str(f): {str(p): tuple(map(str, v)) for p, v in by_param.items()}
-                                       for f, by_param in params.items()})
+                                       for f, by_param in params.items()},
+                                   scaling_overrides={str(m): (str(p), int(l), str(b), str(r))
+                                                      for m, (p, l, b, r) in overrides.items()})
                 for name, routes in functions.items():
                     found.by_function[str(name)] = {
                         str(policy): Route(str(where), int(line), tuple(str(c) for c in chain))
@@ -279,6 +289,12 @@ class ProgramModel:
                 governance.factories = {k: tuple(v) for k, v in factories.items()}
                 governance.optimizer_params = {f: {p: tuple(v) for p, v in by_param.items()}
                                                for f, by_param in passed.items()}
+        # Overrides that drop a base class's loss scaling: judged in every module that
+        # applies gradients without scaling (only the checked ones, for named files).
+        candidates = [path for path in (self.files if targets is None else sorted(set(targets) & set(self.files)))
+                      if may_drop_scaling(self._read(path) or b"")]
+        for path, overrides in find_overrides(self, candidates).items():
+            self._by_file.setdefault(path, Governance()).scaling_overrides = overrides
         return ProgramResult(self._by_file, sorted(self._summaries), sorted(self.searched),
                              None if targets is None else sorted(targets))
 

@@ -164,12 +164,20 @@ class ProjectFacts:
             facts.project_trained_models = governance.trained
             facts.project_optimizer_factories = governance.factories
             facts.project_optimizer_params = governance.optimizer_params
+            facts.project_scaling_overrides = {
+                method: (f"{self._display(base)}:{line}", label, receiver)
+                for method, (base, line, label, receiver) in governance.scaling_overrides.items()}
         for key, item in self.governing(path):
             if item.rewrite:
                 rewrite_files.append(self._display(key))
         facts.project_policies = frozenset(policies)
         facts.project_policy_files = tuple(sorted(set(policy_files)))
         facts.project_rewrite_files = tuple(sorted(rewrite_files))
+
+    def overrides_scaling(self, path: str) -> bool:
+        """Whether a method of this file drops the loss scaling of the base method it
+        overrides (``program.Governance.scaling_overrides``)."""
+        return self.program is not None and bool(self.program.governance(os.path.abspath(path)).scaling_overrides)
 
     def may_be_mixed(self, path: str) -> bool:
         """Whether a mixed policy, or one chosen at run time, set elsewhere reaches
@@ -380,7 +388,8 @@ def _cached_program(project: ProjectFacts, unique: Dict[str, str], cache, conten
         changed = [k for k in now.keys() | before.keys() if now.get(k) != before.get(k)]
         same_files = now.keys() == before.keys()  # a new module may answer a call that went nowhere
         if found is not None and same_files and found.answers_for(checked) \
-                and found.still_valid(changed, lambda k: _import_words_of(k, unique, contents)):
+                and found.still_valid(changed, lambda k: _import_words_of(k, unique, contents),
+                                      lambda k: _content(k, unique, contents)):
             if changed:
                 cache.program_put(key, [now, stored[1]])
             return found

@@ -127,6 +127,10 @@ class ModuleFacts:
     #: (``scopes.function_key``) and parameter, the kinds every call site passes
     project_optimizer_factories: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
     project_optimizer_params: Dict[str, Dict[str, Tuple[str, ...]]] = field(default_factory=dict)
+    #: methods (``scopes.function_key``) overriding a base method that scales the loss,
+    #: without scaling: -> ("base_file:line" of its scaling call, "Base.method", the
+    #: optimizer it scales as written there)
+    project_scaling_overrides: Dict[str, Tuple[str, str, str]] = field(default_factory=dict)
 
     policy_calls: List[PolicyCall] = field(default_factory=list)
     #: every way the graph rewrite is switched on (the one detector: the project index
