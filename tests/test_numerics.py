@@ -52,6 +52,25 @@ class Gate(tf.keras.layers.Layer):
             m = tf.expand_dims(m, -1)
         return x * m
 """, {(6, "MP504")}),
+    # RMS norm computed in float32 with a weight Keras never autocasts: all float32.
+    "non-autocast-weight-is-float32": (HEADER + """
+class RMSNorm(tf.keras.layers.Layer):
+    def build(self, shape):
+        self.scale = self.add_weight(name="scale", shape=shape[-1:], experimental_autocast=False)
+
+    def call(self, x):
+        x = tf.cast(x, tf.float32)
+        return x * tf.math.rsqrt(tf.reduce_mean(x * x, -1, keepdims=True)) * self.scale
+""", set()),
+    "autocast-weight-meets-float32": (HEADER + """
+class RMSNorm(tf.keras.layers.Layer):
+    def build(self, shape):
+        self.scale = self.add_weight(name="scale", shape=shape[-1:])
+
+    def call(self, x):
+        x = tf.cast(x, tf.float32)
+        return x * tf.math.rsqrt(tf.reduce_mean(x * x, -1, keepdims=True)) * self.scale
+""", {(9, "MP504")}),
     "keras-ops-promote": (HEADER + """
 from keras import ops
 

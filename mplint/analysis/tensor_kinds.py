@@ -401,7 +401,10 @@ class TensorKinds(Analysis):
             and isinstance(func.value, cst.Name) and func.value.value == "self"
             and keyword_only(value, "dtype") is None
         ):
-            return LOW
+            # ``experimental_autocast=False`` (Keras 2) / ``autocast=False`` (Keras 3):
+            # the weight is read in its own dtype, float32, a deliberate float32 path
+            off = keyword_only(value, "experimental_autocast") or keyword_only(value, "autocast")
+            return None if isinstance(off, cst.Name) and off.value == "False" else LOW
         return None
 
     def _variable_kind(self, call: cst.Call, binding: Binding, depth: int) -> Optional[str]:
