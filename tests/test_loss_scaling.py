@@ -227,6 +227,34 @@ def test_graph_rewrite_with_a_gradient_tape():
     assert findings(code) == [(11, "MP204")]
 
 
+def test_graph_rewrite_with_a_tape_that_scales_with_the_returned_optimizer():
+    """The rewrite wraps a Keras optimizer in a LossScaleOptimizer; a loop that scales
+    and unscales with it gets the loss scale (tensorflow/models' NCF does this)."""
+    code = """
+        import tensorflow as tf
+        import tf_keras
+
+        opt = tf.compat.v1.train.experimental.enable_mixed_precision_graph_rewrite(
+            tf_keras.optimizers.legacy.Adam())
+
+
+        def step(model, x):
+            with tf.GradientTape() as tape:
+                loss = opt.get_scaled_loss(tf.reduce_mean(model(x)))
+            grads = tape.gradient(loss, model.trainable_variables)
+            grads = opt.get_unscaled_gradients(grads)
+            opt.apply_gradients(zip(grads, model.trainable_variables))
+
+
+        def step_unscaled(model, x):
+            with tf.GradientTape() as tape:
+                loss = opt.get_scaled_loss(tf.reduce_mean(model(x)))
+            grads = tape.gradient(loss, model.trainable_variables)
+            opt.apply_gradients(zip(grads, model.trainable_variables))
+    """
+    assert [f for f in findings(code) if f[1] == "MP204"] == [(20, "MP204")]
+
+
 def test_keras3_minimize_is_reported_without_a_fix():
     code = """
         import keras

@@ -21,6 +21,10 @@ class TapeWithGraphRewrite(Check):
             return
         seen: Set[int] = set()
         for step in self.ctx.get(TrainingLoops).steps():
+            if step.scaling & {"get_scaled_loss", "scale_loss"} and step.unscaled:
+                # The rewrite wraps a Keras optimizer in a LossScaleOptimizer: a loop that
+                # scales with it and unscales its gradients gets the loss scale.
+                continue
             for gradient in step.gradients:
                 if id(gradient.call) in seen:
                     continue
