@@ -287,3 +287,31 @@ def test_an_override_that_drops_the_base_scaling_is_found_file_by_file_and_when_
                       .replace("grads = optimizer.get_unscaled_gradients(grads)", "pass"))
     again = run_cli("check", "--output-format", "json", str(others), cwd=project)
     assert [f["rule"] for f in json.loads(again.stdout)] == ["MP202"]
+
+
+def test_a_notebook_that_imports_project_modules_governs_them_and_is_named_by_cell(tmp_path):
+    from helpers import run_cli
+
+    cells = [
+        {"cell_type": "markdown", "metadata": {}, "source": ["# Train\n"]},
+        {"cell_type": "code", "metadata": {}, "execution_count": 1, "outputs": [],
+         "source": ["import tensorflow as tf\n", "from proj.models import build\n"]},
+        {"cell_type": "code", "metadata": {}, "execution_count": 2, "outputs": [],
+         "source": ["tf.keras.mixed_precision.set_global_policy('mixed_float16')\n"]},
+        {"cell_type": "code", "metadata": {}, "execution_count": 3, "outputs": [],
+         "source": ["model = build(10)\n", "model.compile(optimizer='adam', loss='mse')\n"]},
+    ]
+    _write(tmp_path, {
+        "pyproject.toml": "[project]\nname = 'proj'\n",
+        "src/proj/__init__.py": "",
+        "src/proj/models.py": "import tensorflow as tf\n\n\ndef build(n):\n    x = tf.keras.Input((32,))\n"
+                              "    y = tf.keras.layers.Dense(n, activation='softmax')(x)\n"
+                              "    return tf.keras.Model(x, y)\n",
+        "src/proj/unused.py": "import tensorflow as tf\n\n\ndef build(n):\n    x = tf.keras.Input((32,))\n"
+                              "    return tf.keras.Model(x, tf.keras.layers.Dense(n, activation='softmax')(x))\n",
+        "notebooks/train.ipynb": json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}),
+    })
+    result = run_cli("check", "--no-cache", "--output-format", "json", "src/", cwd=tmp_path)
+    found = json.loads(result.stdout)
+    assert [(f["path"], f["line"], f["rule"]) for f in found] == [("src/proj/models.py", 6, "MP101")]
+    assert "notebooks/train.ipynb:cell 3:1, reached through train.ipynb top level -> build()" in found[0]["message"]

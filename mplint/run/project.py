@@ -165,7 +165,7 @@ class ProjectFacts:
             facts.project_optimizer_factories = governance.factories
             facts.project_optimizer_params = governance.optimizer_params
             facts.project_scaling_overrides = {
-                method: (f"{self._display(base)}:{line}", label, receiver)
+                method: (self._place(base, line), label, receiver)
                 for method, (base, line, label, receiver) in governance.scaling_overrides.items()}
         for key, item in self.governing(path):
             if item.rewrite:
@@ -186,9 +186,24 @@ class ProjectFacts:
             return False
         return bool(self.program.governance(os.path.abspath(path)).policies & MAYBE_MIXED)
 
+    def _place(self, path: str, line: int) -> str:
+        """``src/proj/train.py:14``; ``notebooks/train.ipynb:cell 3:1`` for a notebook,
+        as findings in notebooks are placed (the program line is the cells' joined code)."""
+        if path.endswith(".ipynb"):
+            from mplint.core.notebooks import Notebook
+            from mplint.core.source import SourceError
+
+            try:
+                with open(path, "rb") as handle:
+                    cell, in_cell = Notebook.load(path, handle.read()).locate(line)
+                return f"{self._display(path)}:cell {cell}:{in_cell}"
+            except (OSError, SourceError):
+                pass
+        return f"{self._display(path)}:{line}"
+
     def _describe(self, route: "Route") -> str:
         """``src/proj/train.py:14, reached through main() -> fit()``."""
-        where = f"{self._display(route.path)}:{route.line}"
+        where = self._place(route.path, route.line)
         if len(route.chain) > 1:
             where += ", reached through " + " -> ".join(route.chain)
         return where
