@@ -248,14 +248,14 @@ def test_optimizer_factories_and_parameters_across_modules(tmp_path):
                    "def either(flag):\n    opt = plain()\n    if flag:\n        opt = scaled()\n    return opt\n\n"
                    "def given(opt):\n    return opt\n\n"
                    "def v1():\n    return tf.compat.v1.train.AdamOptimizer()\n",
-        "loop.py": "def fit(model, optimizer, data):\n    pass\n\n"
-                   "def fit_any(optimizer):\n    pass\n\n"
-                   "def fit_star(optimizer):\n    pass\n",
+        "loop.py": "def fit(model, optimizer, data):\n    optimizer.apply_gradients([])\n\n"
+                   "def fit_any(optimizer):\n    optimizer.apply_gradients([])\n\n"
+                   "def fit_star(optimizer):\n    optimizer.apply_gradients([])\n",
         "train.py": POLICY + "from opts import plain, scaled, either, given, v1\nfrom loop import fit, fit_any, fit_star\n\n"
                     "def main(args):\n    tf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
                     "    a, b, c, d, e = plain(), scaled(), either(1), given(plain()), v1()\n"
                     "    fit(None, plain(), None)\n    fit(None, optimizer=plain(), data=None)\n"
-                    "    fit_any(plain())\n    fit_any(args.opt)\n    fit_star(*args)\n",
+                    "    fit_any(plain())\n    fit_any(args.opt)\n    fit_star(*args)\n    a.apply_gradients([])\n",
     })
     factories, _ = _optimizers(tmp_path, "train.py")
     # given() returns its parameter and v1() a TF1 optimizer: unknown, left out

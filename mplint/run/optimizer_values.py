@@ -26,9 +26,17 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: the origin kinds of ``analysis.training`` (PLAIN, LSO): a test holds them equal
 PLAIN, LSO = "plain", "lso"
+#: words of every optimizer update (``apply_gradients``, Keras 3's ``apply``, ``minimize``)
+_APPLY_WORDS = (b"apply_gradients", b".apply(", b"minimize(")
 _MAX_DEPTH = 8
 
 Kinds = FrozenSet[str]
+
+
+def applies_gradients(raw: bytes) -> bool:
+    """Whether a module's bytes may update a model with an optimizer (where an
+    optimizer's kind matters)."""
+    return any(word in raw for word in _APPLY_WORDS)
 
 
 class OptimizerValues:
@@ -57,35 +65,31 @@ class OptimizerValues:
 
     def parameters(self, paths: Set[str]) -> Dict[str, Dict[str, Dict[str, List[str]]]]:
         """path -> function -> parameter -> the optimizer kinds every call site in the
-        summarised code passes for it (parameters of functions in ``paths``)."""
-        sites: Dict[Tuple["Node", str], List[Optional[Kinds]]] = {}
-        starred: Set["Node"] = set()
-        for caller in list(self.model._summaries):
-            for name, function in self.model.summary(caller).functions.items():
-                for callee, slot, argument in function.passes:
-                    for target in self.model.call_targets(caller, name, callee):
-                        params = self._params(target)
-                        if target[0] not in paths or params is None:
-                            continue
-                        if slot == "*":
-                            starred.add(target)
-                            continue
-                        param = params[int(slot)] if slot.isdigit() and int(slot) < len(params) else slot
-                        kinds = None if argument == UNKNOWN or argument.startswith(PARAM) \
-                            else self._written(caller, name, argument, 0)
-                        sites.setdefault((target, param), []).append(kinds)
+        summarised code passes for it (functions of ``paths``)."""
         found: Dict[str, Dict[str, Dict[str, List[str]]]] = {}
-        for (target, param), every in sites.items():
-            if target in starred or any(kinds is None for kinds in every):
-                continue
-            merged = frozenset().union(*[kinds for kinds in every if kinds is not None])
-            if merged:
-                found.setdefault(target[0], {}).setdefault(target[1], {})[param] = sorted(merged)
+        for path in sorted(paths):
+            for name, function in self.model.summary(path).functions.items():
+                if not function.params:
+                    continue
+                sites: Dict[str, List[Optional[Kinds]]] = {}
+                starred = False
+                for slot, caller, caller_function, argument in self.model.call_sites((path, name)):
+                    if slot == "*":
+                        starred = True
+                        break
+                    param = function.params[int(slot)] if slot.isdigit() and int(slot) < len(function.params) \
+                        else slot
+                    kinds = None if argument == UNKNOWN or argument.startswith(PARAM) \
+                        else self._written(caller, caller_function, argument, 0)
+                    sites.setdefault(param, []).append(kinds)
+                if starred:
+                    continue
+                for param, every in sites.items():
+                    if param in function.params and every and all(kinds is not None for kinds in every):
+                        merged = frozenset().union(*[kinds for kinds in every if kinds is not None])
+                        if merged:
+                            found.setdefault(path, {}).setdefault(name, {})[param] = sorted(merged)
         return found
-
-    def _params(self, node: "Node") -> Optional[List[str]]:
-        function = self.model.summary(node[0]).functions.get(node[1])
-        return None if function is None else function.params
 
     # -- kinds -------------------------------------------------------------------------
     def _written(self, path: str, function: str, written: str, depth: int) -> Optional[Kinds]:

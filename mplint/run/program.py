@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Callable, Deque, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple, cast
 
 from mplint.run.module_paths import absolute_import, importable, on_path
-from mplint.run.optimizer_values import OptimizerValues
+from mplint.run.optimizer_values import OptimizerValues, applies_gradients
 from mplint.run.scaling_overrides import Override, find_overrides, may_drop_scaling
 from mplint.run.summaries import BODY, IMPORT, METHOD, PARAM, UNKNOWN, ModuleSummary
 from mplint.semantic.vocabulary import UNKNOWN_POLICY
@@ -217,6 +217,8 @@ class ProgramModel:
         self._api_roots: List[Node] = []
         #: the modules the spread may enter (None: all)
         self._within: Optional[Set[str]] = None
+        #: summaries' ``passes`` by the last name of the callee (see :meth:`call_sites`)
+        self._sites_by_name: Optional[Dict[str, List[Tuple[str, str, str, str, str]]]] = None
 
     # -- building ------------------------------------------------------------------------
     def build(self, setter_files: Iterable[str], targets: Optional[Iterable[str]] = None) -> "ProgramResult":
@@ -279,7 +281,7 @@ class ProgramModel:
         # Optimizers: for every summarised file (a script that sets the policy itself
         # and calls a factory is governed by nothing from elsewhere).
         optimizers = OptimizerValues(self)
-        summarised = set(self._summaries)
+        summarised = {path for path in self._summaries if applies_gradients(self._read(path) or b"")}
         parameters = optimizers.parameters(summarised)
         for path in sorted(summarised):
             factories = optimizers.factories(path)
@@ -615,6 +617,29 @@ class ProgramModel:
                 return candidate
         return None
 
+    def call_sites(self, target: Node) -> List[Tuple[str, str, str, str]]:
+        """``(slot, path, function, argument)`` for each argument that summarised code
+        passes to the function ``target`` (a constructor: its class's name), from the
+        summaries' ``passes``; only calls spelled with its name are resolved."""
+        if self._sites_by_name is None:
+            self._sites_by_name = {}
+            for path in list(self._summaries):
+                for name, function in self.summary(path).functions.items():
+                    for callee, slot, argument in function.passes:
+                        last = callee.rsplit(".", 1)[-1]
+                        self._sites_by_name.setdefault(last, []).append((callee, slot, path, name, argument))
+        parts = target[1].split(".")
+        called = parts[-2] if parts[-1] == "__init__" and len(parts) > 1 else parts[-1]
+        found: List[Tuple[str, str, str, str]] = []
+        resolved: Dict[Tuple[str, str, str], bool] = {}
+        for callee, slot, path, name, argument in self._sites_by_name.get(called, []):
+            key = (path, name, callee)
+            if key not in resolved:
+                resolved[key] = target in self.call_targets(path, name, callee)
+            if resolved[key]:
+                found.append((slot, path, name, argument))
+        return found
+
     def call_targets(self, path: str, function: str, callee: str) -> List[Node]:
         """The functions a call passes its arguments to: a class's constructor, or the function."""
         cls = self._class(path, callee)
@@ -646,14 +671,10 @@ class TrainedModels:
 
     def find(self) -> Dict[str, Set[str]]:
         model = self.model
-        callers: Dict[Node, List[Tuple[str, str, str, str]]] = {}
         for path in list(model._summaries):
             for name, function in model.summary(path).functions.items():
                 for written in function.trained:
                     self._offer(path, name, written)
-                for callee, slot, argument in function.passes:
-                    for target in model.call_targets(path, name, callee):
-                        callers.setdefault(target, []).append((slot, path, name, argument))
         while self._work:
             kind, node, param = self._work.pop()
             summary = model.summary(node[0]).functions.get(node[1])
@@ -664,7 +685,7 @@ class TrainedModels:
             if summary is None or param not in summary.params:
                 continue
             position = str(summary.params.index(param))
-            for slot, path, name, argument in callers.get(node, []):
+            for slot, path, name, argument in model.call_sites(node):
                 if slot in (position, param):
                     self._offer(path, name, argument)
         found: Dict[str, Set[str]] = {}

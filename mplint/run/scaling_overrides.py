@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Dict, Iterable, Optional, Tuple
 
+from mplint.run.optimizer_values import applies_gradients
 from mplint.run.summaries import METHOD
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -26,7 +27,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: the loss-scaling methods of LossScaleOptimizer (Keras 2, Keras 3)
 SCALE_METHODS = ("get_scaled_loss", "scale_loss")
-_APPLY_WORDS = (b"apply_gradients", b".apply(")
 
 #: (path of the base method, line of its scaling call, "Base.method", the optimizer it scales)
 Override = Tuple[str, int, str, str]
@@ -34,7 +34,7 @@ Override = Tuple[str, int, str, str]
 
 def may_drop_scaling(raw: bytes) -> bool:
     """Whether a module's bytes apply gradients and never call a scaling method."""
-    return any(word in raw for word in _APPLY_WORDS) and not any(m.encode() in raw for m in SCALE_METHODS)
+    return applies_gradients(raw) and not any(m.encode() in raw for m in SCALE_METHODS)
 
 
 def find_overrides(model: "ProgramModel", candidates: Iterable[str]) -> Dict[str, Dict[str, Override]]:
