@@ -23,13 +23,15 @@ from mplint.output_human import concise, full, would_fix
 
 Formatter = Callable[..., str]
 
-HOME_URL = "https://github.com/mplint/mplint"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
 def rule_help_uri(rule_id: str) -> str:
-    """Where a rule's full entry (why, examples, fix) can be read."""
-    return f"{HOME_URL}/blob/main/rules/{rule_id}.yaml"
+    """Where a rule's full entry (why, examples, fix) can be read: the catalog file of
+    the installed mplint (it has no public address to point to)."""
+    from mplint.rule.catalog import catalog_dir
+
+    return (catalog_dir() / f"{rule_id}.yaml").resolve().as_uri()
 
 
 def json_format(findings: List[Finding], errors: Sequence[FileError] = ()) -> str:
@@ -162,7 +164,6 @@ def _sarif_rules() -> List[dict]:
             "shortDescription": {"text": entry.summary},
             "fullDescription": {"text": entry.why.strip()},
             "help": {"text": help_text, "markdown": help_text},
-            "helpUri": rule_help_uri(entry.id),
             "defaultConfiguration": {"level": "error" if entry.severity == "error" else "warning"},
             "properties": {"tags": ["mixed-precision"], "fix": entry.fix_safety},
         })
@@ -204,7 +205,6 @@ def sarif(findings: List[Finding], errors: Sequence[FileError] = ()) -> str:
                 "name": "mplint",
                 "version": __version__,
                 "semanticVersion": __version__,
-                "informationUri": HOME_URL,
                 "rules": rules,
             }},
             "invocations": [{

@@ -15,7 +15,7 @@ from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
 from mplint.core.findings import FileError
-from mplint.core.results import REPORT_URL, FileAnalysis, FixCandidate, FixOutcome, describe
+from mplint.core.results import REPORT_TO, FileAnalysis, FixCandidate, FixOutcome, describe
 from mplint.core.source import Source, parse_text
 
 MAX_PASSES = 10
@@ -82,7 +82,7 @@ def fix_program(analyze: Analyze, source: Source, module: cst.Module, unsafe: bo
         except Exception as exc:  # a broken fix must not stop the other files
             outcome.errors.append(FileError(
                 source.path, f"internal error in the fix for {rules}: {describe(exc)}; "
-                f"nothing was applied. Please report this at {REPORT_URL}"))
+                f"nothing was applied. Please report this to {REPORT_TO}"))
             break
         finally:
             sys.setrecursionlimit(limit)
@@ -91,7 +91,7 @@ def fix_program(analyze: Analyze, source: Source, module: cst.Module, unsafe: bo
         except cst.ParserSyntaxError:
             outcome.errors.append(FileError(
                 source.path, f"internal error: the fix for {rules} produced invalid code and was not applied. "
-                f"Please report this at {REPORT_URL}"))
+                f"Please report this to {REPORT_TO}"))
             break
         if new_text == text:
             break

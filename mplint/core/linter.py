@@ -23,7 +23,7 @@ from mplint.core.findings import FileError, Finding
 from mplint.core.fixer import RECURSION_LIMIT, fix_program
 from mplint.core.positions import positions_of
 from mplint.core.prefilter import Prescan, may_matter
-from mplint.core.results import REPORT_URL, FileAnalysis, FileResult, FixCandidate, FixOutcome, describe
+from mplint.core.results import REPORT_TO, FileAnalysis, FileResult, FixCandidate, FixOutcome, describe
 from mplint.core.source import Source, SourceError, check_syntax, parse
 from mplint.core.source_kinds import SourceKind
 from mplint.core.suppression import scan
@@ -222,7 +222,7 @@ class Linter:
             out.errors.append(FileError(
                 source.path,
                 f"internal error in rule {rule}: {describe(error)}. "
-                f"The other rules still ran. Please report this at {REPORT_URL}",
+                f"The other rules still ran. Please report this to {REPORT_TO}",
             ))
         ran = [cls.rule_id for cls in classes if cls.rule_id not in crashed]
         if ctx.blind:  # one message for every file, so a run says it once

@@ -19,7 +19,8 @@ if TYPE_CHECKING:  # pragma: no cover (typing only: libcst is not needed to read
     from mplint.rule.check import Fix
     from mplint.rule.levels import Safety
 
-REPORT_URL = "https://github.com/mplint/mplint/issues"
+#: where an internal error should go (mplint has no public issue tracker to link)
+REPORT_TO = "mplint's maintainers, with the file that caused it"
 
 
 @dataclass
@@ -89,4 +90,4 @@ def describe(exc: BaseException, limit: int = 200) -> str:
 
 def internal_error(path: str, exc: BaseException, where: str = "") -> FileError:
     """The one-line error for a crash while checking or fixing a file."""
-    return FileError(path, f"internal error{where}: {describe(exc)}. Please report this at {REPORT_URL}")
+    return FileError(path, f"internal error{where}: {describe(exc)}. Please report this to {REPORT_TO}")
