@@ -269,6 +269,12 @@ class ComputeRegions(Analysis):
             return found
         return Region("functional", None) if self.in_functional(loc) else None
 
+    def mark_lambda_function(self, node: cst.FunctionDef) -> None:
+        """``node`` is wrapped in a ``Lambda`` by another module (its first argument is
+        autocast there): judge it as this file's own Lambda functions are."""
+        self._resolve()
+        self._lambda_functions.add(node)
+
     def function_region(self, scope: Optional[Scope]) -> Optional[Region]:
         """The innermost enclosing function that runs in 16-bit, if any."""
         self._resolve()

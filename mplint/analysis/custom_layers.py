@@ -7,7 +7,9 @@ Keras 3.15 and tf_keras 2.21: ``Lambda(lambda t: t * 2.0)`` and a weightless
 returns is judged by :class:`TensorKinds`, the dtype inference the numeric rules
 use: 16-bit when every ``return`` is (a tied-embedding ``matmul`` of the autocast
 input), float32 after a final ``tf.cast(..., tf.float32)``, and unknown otherwise.
-Only unknown-free answers count; a function or class defined elsewhere is unknown.
+Only unknown-free answers count. A function or class imported from another module
+of the project is judged the same way in that module (:mod:`imported_layers`);
+anything that cannot be read there is unknown.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from mplint.analysis.compute_regions import ComputeRegions, LayerClass
+from mplint.analysis.imported_layers import imported_function, imported_layer
 from mplint.analysis.layers import computes_under_policy
 from mplint.analysis.models import LayerProducer, ModelOutput, ModelOutputs, OpProducer
 from mplint.analysis.tensor_kinds import F32, LOW, TensorKinds, Where
@@ -91,16 +94,36 @@ class CustomLayers(Analysis):
     def _judge(self, layer: LayerProducer) -> Optional[CustomLayer]:
         if layer.layer_class & LAMBDA_LAYERS:
             return self._lambda(layer)
-        if layer.layer_class:
+        if any(name.startswith("keras.") for name in layer.layer_class):
             return None  # a Keras layer: not ours
         func = layer.constructor.func
-        if not isinstance(func, cst.Name):
-            return None
-        binding = layer.location.lookup(func.value)
+        binding = layer.location.lookup(func.value) if isinstance(func, cst.Name) else None
+        if binding is not None and binding.kind == "class" and isinstance(binding.node, cst.ClassDef):
+            return self._judge_class(binding.node)
+        if binding is None and isinstance(func, (cst.Name, cst.Attribute)):
+            return imported_layer(self.ctx, func)  # a class of another module of the project
+        return None
+
+    def judge_class_named(self, name: str) -> Optional[CustomLayer]:
+        """A class of this module, by name, judged as :meth:`judge` would (another
+        module's layer classes are judged so; their own imports are not followed)."""
+        binding = self.ctx.scopes.module_scope.lookup(name)
         if binding is None or binding.kind != "class" or not isinstance(binding.node, cst.ClassDef):
             return None
+        return self._judge_class(binding.node)
+
+    def judge_function_named(self, name: str) -> Optional[bool]:
+        """A function of this module as a Lambda's function: whether it returns a softmax,
+        when every return is 16-bit (else None)."""
+        binding = self.ctx.scopes.module_scope.lookup(name)
+        if binding is None or binding.kind != "def" or not isinstance(binding.node, cst.FunctionDef):
+            return None
+        self.ctx.get(ComputeRegions).mark_lambda_function(binding.node)
+        return self._returns_low(binding.node)
+
+    def _judge_class(self, node: cst.ClassDef) -> Optional[CustomLayer]:
         regions = self.ctx.get(ComputeRegions)
-        cls = regions.layer_class(binding.node)
+        cls = regions.layer_class(node)
         if cls is None or not cls.sixteen_bit or _is_model(cls):
             return None
         chain = self._chain(cls, regions)
@@ -125,11 +148,13 @@ class CustomLayers(Analysis):
             softmax = self._low(fn.body, where)
         elif isinstance(fn, (cst.Name, cst.Attribute)) and self.ctx.names.resolve(fn) & DTYPE_PRESERVING_FUNCTIONS:
             softmax = bool(self.ctx.names.resolve(fn) & SOFTMAX_FUNCTIONS)  # Lambda(tf.nn.softmax)
-        elif isinstance(fn, cst.Name):
+        elif isinstance(fn, cst.Name) and layer.location.lookup(fn.value) is not None:
             found = layer.location.lookup(fn.value)
             if found is None or found.kind != "def" or not isinstance(found.node, cst.FunctionDef):
                 return None
             softmax = self._returns_low(found.node)
+        elif isinstance(fn, (cst.Name, cst.Attribute)):
+            softmax = imported_function(self.ctx, fn)  # a function of another module
         else:
             return None
         if softmax is None:

@@ -30,7 +30,7 @@ from mplint.core.suppression import scan
 from mplint.core.unused_noqa import UNUSED_NOQA, report_unused
 from mplint.core.walker import Walker
 from mplint.rule.catalog import RuleEntry
-from mplint.rule.check import Check, Context, Report
+from mplint.rule.check import Check, Context, Report, all_requirements, instantiate_analyses
 from mplint.rule.levels import Safety
 from mplint.run.config import Settings
 from mplint.run.project import ProjectFacts
@@ -184,7 +184,7 @@ class Linter:
         evaluator = Evaluator(names)
         ctx = Context(source.path, module, names, tracker, facts, self.options, evaluator, source.text)
         collector = FactsCollector(facts, names, tracker, evaluator)
-        analyses = _instantiate_analyses(classes, ctx)
+        analyses = instantiate_analyses(classes, ctx)
         checks = [cls(ctx) for cls in classes]
         crashed: Dict[str, BaseException] = {}
 
@@ -195,7 +195,7 @@ class Linter:
                 return
             # A shared analysis failed: every check that reads it is unreliable.
             name = type(owner).__name__
-            users = [cls.rule_id for cls in classes if type(owner) in _all_requirements(cls)]
+            users = [cls.rule_id for cls in classes if type(owner) in all_requirements(cls)]
             for user in users:
                 crashed.setdefault(user, RuntimeError(f"in analysis {name}: {describe(exc)}"))
             if not users:
@@ -347,37 +347,6 @@ def _from_recursion(exc: Optional[BaseException]) -> bool:
             return True
         exc = exc.__cause__ or exc.__context__
     return False
-
-
-def _all_requirements(cls: type) -> FrozenSet[type]:
-    """The analyses a check or analysis reads, directly or through another one."""
-    out: set = set()
-    todo = list(getattr(cls, "requires", ()))
-    while todo:
-        analysis = todo.pop()
-        if analysis not in out:
-            out.add(analysis)
-            todo.extend(getattr(analysis, "requires", ()))
-    return frozenset(out)
-
-
-def _instantiate_analyses(classes: Sequence[Type[Check]], ctx: Context) -> List[object]:
-    """One instance of every analysis the checks need, dependencies first."""
-    ordered: List[type] = []
-
-    def need(analysis: type) -> None:
-        if analysis in ordered:
-            return
-        for dep in getattr(analysis, "requires", ()):
-            need(dep)
-        ordered.append(analysis)
-
-    for cls in classes:
-        for analysis in cls.requires:
-            need(analysis)
-    for analysis in ordered:
-        ctx.analyses[analysis] = analysis(ctx)
-    return [ctx.analyses[a] for a in ordered]
 
 
 class _CommentCollector(cst.CSTVisitor):

@@ -10,7 +10,9 @@ engine turns them into positioned findings, applies suppressions and fixes.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Dict, List, Mapping, Optional, Set, Tuple, Type, TypeVar, Union
+from typing import (
+    TYPE_CHECKING, Any, ClassVar, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple, Type, TypeVar, Union,
+)
 
 import libcst as cst
 
@@ -160,3 +162,34 @@ class Check:
 
     def finish(self) -> None:
         """Called after the walk, when all module facts are known."""
+
+
+def all_requirements(cls: type) -> FrozenSet[type]:
+    """The analyses a check or analysis reads, directly or through another one."""
+    out: set = set()
+    todo = list(getattr(cls, "requires", ()))
+    while todo:
+        analysis = todo.pop()
+        if analysis not in out:
+            out.add(analysis)
+            todo.extend(getattr(analysis, "requires", ()))
+    return frozenset(out)
+
+
+def instantiate_analyses(classes: Sequence[type], ctx: Context) -> List[object]:
+    """One instance of every analysis the checks (or analyses) need, dependencies first."""
+    ordered: List[type] = []
+
+    def need(analysis: type) -> None:
+        if analysis in ordered:
+            return
+        for dep in getattr(analysis, "requires", ()):
+            need(dep)
+        ordered.append(analysis)
+
+    for cls in classes:
+        for analysis in getattr(cls, "requires", ()):
+            need(analysis)
+    for analysis in ordered:
+        ctx.analyses[analysis] = analysis(ctx)
+    return [ctx.analyses[a] for a in ordered]

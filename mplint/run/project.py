@@ -150,6 +150,7 @@ class ProjectFacts:
         policy_files: List[str] = []
         rewrite_files: List[str] = []
         own = os.path.abspath(path)
+        facts.project_root = str(self.root) if self.root is not None else None
         if self.program is not None:
             governance = self.program.governance(own)
             facts.project_by_function = {}

@@ -131,6 +131,8 @@ class ModuleFacts:
     #: without scaling: -> ("base_file:line" of its scaling call, "Base.method", the
     #: optimizer it scales as written there)
     project_scaling_overrides: Dict[str, Tuple[str, str, str]] = field(default_factory=dict)
+    #: the project's root folder, where imports of the project's own modules resolve
+    project_root: Optional[str] = None
 
     policy_calls: List[PolicyCall] = field(default_factory=list)
     #: every way the graph rewrite is switched on (the one detector: the project index

@@ -1,0 +1,153 @@
+"""Layer classes and Lambda functions imported from another module of the project.
+
+``from mypkg.heads import TiedOutput`` then ``TiedOutput(...)`` at a model's output:
+what the class's ``call`` returns is judged in its own module, by the same analysis
+as a class of the checked file (:class:`custom_layers.CustomLayers`), and the
+answer is used at the construction site here. The module is found as Python would
+import it from this file (its folder and those above it, up to the project root,
+and ``src/``); a name re-exported by a package, a module that cannot be read or
+parsed, or a class whose bases live in a third module stays unknown, and the rules
+stay silent. Each module is parsed once per process and content (a few modules at
+most: only classes used at a model output are asked for).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
+
+import libcst as cst
+
+from mplint.core.walker import Walker
+from mplint.rule.check import Context, instantiate_analyses
+from mplint.run.module_paths import absolute_import, folders_above
+from mplint.semantic.facts import ModuleFacts
+from mplint.semantic.names import NameResolver, collect_module_imports, dotted_name
+from mplint.semantic.scopes import ScopeTracker
+from mplint.semantic.values import Evaluator
+
+if TYPE_CHECKING:  # pragma: no cover
+    from mplint.analysis.custom_layers import CustomLayer, CustomLayers
+
+_MAX_BYTES = 2_000_000
+#: (path, mtime, size) -> the module's layer analysis (None: unreadable)
+_ANALYSED: Dict[Tuple[str, int, int], Optional["CustomLayers"]] = {}
+
+
+def imported_layer(ctx: Context, func: cst.BaseExpression) -> Optional["CustomLayer"]:
+    """The layer class ``func`` names when it is imported from a project module
+    (``ctx`` runs a :class:`CustomLayers`, which judges it there too)."""
+    found = _imported(ctx, func)
+    layers = None if found is None else _layers_of(found[0], _analysis(ctx))
+    return None if layers is None or found is None else layers.judge_class_named(found[1])
+
+
+def imported_function(ctx: Context, func: cst.BaseExpression) -> Optional[bool]:
+    """For a Lambda's imported function: whether it returns a softmax, when every
+    return is 16-bit in its module (None when anything is unknown)."""
+    found = _imported(ctx, func)
+    layers = None if found is None else _layers_of(found[0], _analysis(ctx))
+    return None if layers is None or found is None else layers.judge_function_named(found[1])
+
+
+def _analysis(ctx: Context) -> type:
+    """The layer analysis class the checked file runs (it asks; no import cycle)."""
+    return next(kind for kind in ctx.analyses if kind.__name__ == "CustomLayers")
+
+
+# -- where the name comes from -------------------------------------------------------------
+def _imported(ctx: Context, func: cst.BaseExpression) -> Optional[Tuple[str, str]]:
+    """(module file, name in it) for ``Name`` or ``module.Name`` bound by a top-level
+    import of the checked file."""
+    written = dotted_name(func)
+    if written is None:
+        return None
+    head, _, rest = written.partition(".")
+    imports = _top_level_imports(ctx.module)
+    target = imports.get(head)
+    if target is None:
+        return None
+    full = absolute_import(target, ctx.path, _root(ctx)) + ("." + rest if rest else "")
+    module, _, name = full.rpartition(".")
+    path = _module_file(module, ctx.path, _root(ctx)) if module and name else None
+    return None if path is None else (path, name)
+
+
+def _top_level_imports(module: cst.Module) -> Dict[str, str]:
+    """Local name -> dotted target (relative ones keep their dots) of the module's
+    top-level imports."""
+    out: Dict[str, str] = {}
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+                base = "." * len(small.relative) + (dotted_name(small.module) or "" if small.module else "")
+                for alias in small.names:
+                    name = dotted_name(alias.name)
+                    local = alias.asname.name if alias.asname is not None else alias.name
+                    if name and isinstance(local, cst.Name):
+                        out[local.value] = base + name if base.endswith(".") else f"{base}.{name}"
+            elif isinstance(small, cst.Import):
+                for alias in small.names:
+                    name = dotted_name(alias.name)
+                    if name and alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                        out[alias.asname.name.value] = name
+    return out
+
+
+def _root(ctx: Context) -> Optional[Path]:
+    root = ctx.facts.project_root
+    return Path(root) if root else None
+
+
+def _module_file(module: str, importer: str, root: Optional[Path]) -> Optional[str]:
+    """The file Python would load for ``module`` when ``importer`` runs: from its own
+    folder or one above it inside the project (its folder and the one above without
+    a project), or the project's ``src/``."""
+    here = Path(os.path.abspath(importer)).parent
+    folders: List[Path] = [f for f in sorted(folders_above(importer), key=lambda p: -len(p.parts))
+                           if root is None or f == root or root in f.parents] if root is not None \
+        else [here, here.parent]
+    if root is not None:
+        folders.append(root / "src")
+    relative = Path(*module.split("."))
+    for folder in folders:
+        for candidate in (folder / relative.with_suffix(".py"), folder / relative / "__init__.py"):
+            if candidate.is_file():
+                return str(candidate)
+    return None
+
+
+# -- the other module's analysis ----------------------------------------------------------
+def _layers_of(path: str, analysis: type) -> Optional["CustomLayers"]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    key = (path, st.st_mtime_ns, st.st_size)
+    if key not in _ANALYSED:
+        _ANALYSED[key] = _analyse(path, analysis) if st.st_size <= _MAX_BYTES else None
+    return _ANALYSED[key]
+
+
+def _analyse(path: str, analysis: type) -> Optional["CustomLayers"]:
+    """Walk the module with the layer analysis and what it reads (no checks)."""
+    try:
+        with open(path, "rb") as handle:
+            module = cst.parse_module(handle.read())
+    except (OSError, cst.ParserSyntaxError, RecursionError, ValueError, UnicodeDecodeError):
+        return None
+    names = NameResolver()
+    collect_module_imports(module, names)
+    tracker = ScopeTracker(module, names)
+    ctx = Context(path, module, names, tracker, ModuleFacts(), {}, Evaluator(names), module.code)
+    failed: List[BaseException] = []
+    # what a check requiring the layer analysis gets: it and what it reads, in order
+    analyses = instantiate_analyses([type("LayerQuestion", (), {"requires": (analysis,)})], ctx)
+    try:
+        Walker([tracker, *analyses], lambda owner, exc: failed.append(exc)).walk(module)
+    except RecursionError:
+        return None
+    return None if failed else ctx.analyses[analysis]
