@@ -31,6 +31,7 @@ from mplint.rule.edits import cast, string
 from mplint.rule.levels import Safety
 from mplint.semantic.call_args import positional_or_keyword
 from mplint.semantic.facts import PolicyState
+from mplint.semantic.scopes import enclosing_test, trains_nothing
 from mplint.semantic.vocabulary import (
     ELEMENTWISE_OPS, LAYER_WRAPPERS, SHAPE_OPS, SOFTMAX_FUNCTIONS, WRAPPED_LAYER_PARAMETER,
 )
@@ -80,6 +81,8 @@ class OutputPrecision(Analysis):
                     continue
                 if isinstance(output.model_call, cst.ClassDef) and output.model_call.name.value in parts:
                     continue  # a block another model builds: its output is a layer's, not the model's
+                if self._in_test_that_trains_nothing(output.producer):
+                    continue  # a layer test's model (predict, dtype checks): no loss sees it
                 judged = self._judge(output.producer, policy, models, 0)
                 if judged is None:
                     continue
@@ -92,6 +95,12 @@ class OutputPrecision(Analysis):
                 seen.add(id(found.node))
                 self._found.append(found)
         return self._found
+
+    def _in_test_that_trains_nothing(self, producer: Producer) -> bool:
+        """Built in a ``test*`` function that trains nothing (``scopes.trains_nothing``);
+        a helper that builds a model for tests to train is judged as any builder."""
+        scope = producer.location.scope
+        return enclosing_test(scope) is not None and trains_nothing(scope, self.ctx.module, self.ctx.path)
 
     def _judge(self, producer: Producer, policy: Optional[PolicyState], models: ModelOutputs,
                depth: int) -> Optional[Tuple[Producer, bool, str]]:
