@@ -166,6 +166,41 @@ def test_the_result_is_reused_until_a_file_it_depends_on_changes(tmp_path, monke
     assert run() == set() and len(builds) == 4
 
 
+def test_a_pre_commit_result_outlives_a_whole_project_run_and_an_edit_it_did_not_read(tmp_path, monkeypatch):
+    """pre-commit names files; a run over the whole tree in between stores the whole
+    project's result, which an edit to a module only it read makes stale. The named
+    files' own result is still good and is used."""
+    import mplint.run.project as project_module
+    from mplint.run.cache import Cache
+
+    _write(tmp_path, {
+        "setup.py": "",
+        "train.py": POLICY + "import models, helpers\ntf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
+                    "models.build()\nhelpers.log()\n",
+        "models.py": "def build():\n    pass\n",
+        "helpers.py": "def log():\n    pass\n",
+    })
+    builds = []
+    real = project_module._program
+    monkeypatch.setattr(project_module, "_program", lambda *a: builds.append(a[-1]) or real(*a))
+    settings = make_linter().settings
+    models = str(tmp_path / "models.py")
+
+    def run(named):
+        cache = Cache(tmp_path / ".mplint_cache")
+        found = build_project([str(tmp_path)] if named is None else [models], settings, cache,
+                              extra=[] if named is None else [models])
+        cache.save()
+        return found.program.governance(models).policies
+
+    assert run(models) == {"mixed_float16"} and len(builds) == 1 and builds[-1] is not None
+    assert run(None) == {"mixed_float16"} and len(builds) == 2 and builds[-1] is None  # the whole tree
+    (tmp_path / "helpers.py").write_text("def log():\n    return 1\n")  # read by the whole run only
+    assert run(models) == {"mixed_float16"} and len(builds) == 2  # its own result: not rebuilt
+    (tmp_path / "models.py").write_text("def build():\n    return 1\n")  # a file it read
+    assert run(models) == {"mixed_float16"} and len(builds) == 3
+
+
 def test_one_named_file_sees_a_policy_through_a_chain_of_modules(tmp_path, capsys):
     """pre-commit names one file: the model still follows the chain to it, and only it."""
     import os

@@ -29,6 +29,8 @@ FOLDER = ".mplint_cache"
 SUMMARY = "summary:"
 #: index key of the program model's result
 PROGRAM = "program:"
+#: results for named files kept besides the whole project's (one per set of files)
+SCOPED_PROGRAMS = 8
 KEEP_RUN_FILES = 8
 RACY_NS = 2_000_000_000
 
@@ -126,14 +128,23 @@ class Cache:
         self._index_dirty = True
 
     # -- the program model's result for a whole tree, by its stamp ---------------------
-    def program_get(self, stamp: str) -> object:
-        entry = self._index.get(PROGRAM)
+    def program_get(self, stamp: str, scope: str = "") -> object:
+        """The program model's stored result for these checked files (``scope``; ""
+        for the whole project)."""
+        entry = self._index.get(PROGRAM + scope)
         if isinstance(entry, list) and len(entry) == 5 and entry[0] == stamp:
             return entry[1]
         return None
 
-    def program_put(self, stamp: str, payload: object) -> None:
-        self._index[PROGRAM] = [stamp, payload, 0, -1, 0]
+    def program_put(self, stamp: str, payload: object, scope: str = "") -> None:
+        """Store a result; the whole project's has one slot, and the most recent
+        results for named files (pre-commit runs) keep theirs, so a run over the whole
+        tree in between does not make the next pre-commit run build the model again."""
+        self._index[PROGRAM + scope] = [stamp, payload, 0, -1, time.time_ns()]
+        scoped = sorted((k for k in self._index if k.startswith(PROGRAM) and k != PROGRAM),
+                        key=lambda k: self._index[k][4])
+        for old in scoped[:-SCOPED_PROGRAMS]:
+            del self._index[old]
         self._index_dirty = True
 
     # -- results ---------------------------------------------------------------------

@@ -397,8 +397,13 @@ def _cached_program(project: ProjectFacts, unique: Dict[str, str], cache, conten
     now = {key: list(rest) for key, *rest in stamps}
     facts = sorted((k, v.to_json()) for k, v in project.files.items())
     key = hashlib.sha256(json.dumps([code_stamp(), str(project.root), facts]).encode()).hexdigest()
-    stored = cache.program_get(key) if cache is not None else None
-    if isinstance(stored, list) and len(stored) == 2 and isinstance(stored[0], dict):
+    # This run's files first (their own result, from an earlier pre-commit run), then
+    # the whole project's (which answers for any files).
+    scope = "" if checked is None else hashlib.sha256("\0".join(sorted(checked)).encode()).hexdigest()[:16]
+    for slot in dict.fromkeys([scope, ""]):
+        stored = cache.program_get(key, slot) if cache is not None else None
+        if not (isinstance(stored, list) and len(stored) == 2 and isinstance(stored[0], dict)):
+            continue
         found = ProgramResult.from_json(stored[1])
         before = stored[0]
         changed = [k for k in now.keys() | before.keys() if now.get(k) != before.get(k)]
@@ -407,11 +412,11 @@ def _cached_program(project: ProjectFacts, unique: Dict[str, str], cache, conten
                 and found.still_valid(changed, lambda k: _import_words_of(k, unique, contents),
                                       lambda k: _content(k, unique, contents)):
             if changed:
-                cache.program_put(key, [now, stored[1]])
+                cache.program_put(key, [now, stored[1]], slot)
             return found
     result = _program(project, unique, cache, contents, checked)
     if cache is not None:
-        cache.program_put(key, [now, result.to_json()])
+        cache.program_put(key, [now, result.to_json()], scope)
     return result
 
 
