@@ -278,23 +278,23 @@ def test_optimizer_factories_and_parameters_across_modules(tmp_path):
     _write(tmp_path, {
         "setup.py": "",
         "opts.py": "import tensorflow as tf\nfrom tensorflow.keras import optimizers\n\n"
-                   "def plain():\n    return optimizers.Adam()\n\n"
-                   "def scaled():\n    return tf.keras.mixed_precision.LossScaleOptimizer(plain())\n\n"
-                   "def either(flag):\n    opt = plain()\n    if flag:\n        opt = scaled()\n    return opt\n\n"
-                   "def given(opt):\n    return opt\n\n"
-                   "def v1():\n    return tf.compat.v1.train.AdamOptimizer()\n",
+                   "def plain_opt():\n    return optimizers.Adam()\n\n"
+                   "def scaled_opt():\n    return tf.keras.mixed_precision.LossScaleOptimizer(plain_opt())\n\n"
+                   "def either_opt(flag):\n    opt = plain_opt()\n    if flag:\n        opt = scaled_opt()\n    return opt\n\n"
+                   "def given_opt(opt):\n    return opt\n\n"
+                   "def v1_opt():\n    return tf.compat.v1.train.AdamOptimizer()\n",
         "loop.py": "def fit(model, optimizer, data):\n    optimizer.apply_gradients([])\n\n"
                    "def fit_any(optimizer):\n    optimizer.apply_gradients([])\n\n"
                    "def fit_star(optimizer):\n    optimizer.apply_gradients([])\n",
-        "train.py": POLICY + "from opts import plain, scaled, either, given, v1\nfrom loop import fit, fit_any, fit_star\n\n"
+        "train.py": POLICY + "from opts import plain_opt, scaled_opt, either_opt, given_opt, v1_opt\nfrom loop import fit, fit_any, fit_star\n\n"
                     "def main(args):\n    tf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
-                    "    a, b, c, d, e = plain(), scaled(), either(1), given(plain()), v1()\n"
-                    "    fit(None, plain(), None)\n    fit(None, optimizer=plain(), data=None)\n"
-                    "    fit_any(plain())\n    fit_any(args.opt)\n    fit_star(*args)\n    a.apply_gradients([])\n",
+                    "    a, b, c, d, e = plain_opt(), scaled_opt(), either_opt(1), given_opt(plain_opt()), v1_opt()\n"
+                    "    fit(None, plain_opt(), None)\n    fit(None, optimizer=plain_opt(), data=None)\n"
+                    "    fit_any(plain_opt())\n    fit_any(args.opt)\n    fit_star(*args)\n    a.apply_gradients([])\n",
     })
     factories, _ = _optimizers(tmp_path, "train.py")
-    # given() returns its parameter and v1() a TF1 optimizer: unknown, left out
-    assert factories == {"plain": ("plain",), "scaled": ("lso",), "either": ("lso", "plain")}
+    # only optimizer-named factories are followed; given_opt() returns its parameter and v1_opt() a TF1 optimizer: unknown, left out
+    assert factories == {"plain_opt": ("plain",), "scaled_opt": ("lso",), "either_opt": ("lso", "plain")}
     _, params = _optimizers(tmp_path, "loop.py")
     # fit_any() is also passed something unknown, fit_star() *args: left out
     assert params == {"fit": {"optimizer": ("plain",)}}

@@ -14,6 +14,7 @@ loss-scaling rules stay silent on it.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Set, Tuple
 
 from mplint.run.summaries import BODY, IMPORT, METHOD, PARAM, UNKNOWN
@@ -26,6 +27,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: the origin kinds of ``analysis.training`` (PLAIN, LSO): a test holds them equal
 PLAIN, LSO = "plain", "lso"
+#: how an optimizer factory's name reads (``make_optimizer``, ``get_opt``, ``build_optim``):
+#: only such calls are followed into other modules, which keeps the model cheap
+_NAMES_AN_OPTIMIZER = re.compile(r"opt", re.IGNORECASE)
 #: words of every optimizer update (``apply_gradients``, Keras 3's ``apply``, ``minimize``)
 _APPLY_WORDS = (b"apply_gradients", b".apply(", b"minimize(")
 _MAX_DEPTH = 8
@@ -52,7 +56,7 @@ class OptimizerValues:
         found: Dict[str, Optional[Kinds]] = {}
         for name, function in self.model.summary(path).functions.items():
             for _, callee in function.calls:
-                if callee.startswith(IMPORT) or METHOD in callee:
+                if callee.startswith(IMPORT) or METHOD in callee or not _NAMES_AN_OPTIMIZER.search(callee):
                     continue
                 kinds = self._project_call(path, name, callee, 0)
                 if kinds is None:

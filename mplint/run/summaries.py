@@ -158,18 +158,25 @@ def _collect_block(summary: ModuleSummary, body: List[ast.stmt], owner: str, cla
             loose.extend(ast.Expr(value=expr) for expr in stmt.decorator_list)
             function = summary.functions.setdefault(qualname, FunctionSummary())
             function.params = _parameters(stmt, method=bool(classes))
-            _collect_code(summary, function, stmt.body, ".".join(classes))
-            _collect_models(summary, function, stmt.body, ".".join(classes))
+            nodes = _nodes(stmt.body)
+            _collect_code(summary, function, nodes, ".".join(classes))
+            _collect_models(summary, function, nodes, ".".join(classes))
         else:
             loose.append(stmt)
-    _collect_code(summary, summary.functions.setdefault(owner, FunctionSummary()), loose, "")
-    _collect_models(summary, summary.functions[owner], loose, "")
+    nodes = _nodes(loose)
+    _collect_code(summary, summary.functions.setdefault(owner, FunctionSummary()), nodes, "")
+    _collect_models(summary, summary.functions[owner], nodes, "")
 
 
-def _collect_code(summary: ModuleSummary, function: FunctionSummary, body: List[ast.stmt], cls: str) -> None:
+def _nodes(body: List[ast.stmt]) -> List[ast.AST]:
+    """Every node of the statements (nested functions and classes fold in): walked
+    once, read by both collectors."""
+    return [node for stmt in body for node in ast.walk(stmt)]
+
+
+def _collect_code(summary: ModuleSummary, function: FunctionSummary, nodes: List[ast.AST], cls: str) -> None:
     """Imports, calls and policy sets of ``body`` (nested functions and classes fold
     into it); ``cls`` names the class whose method it is, for ``self.x = Cls()``."""
-    nodes = [node for stmt in body for node in ast.walk(stmt)]
     instances: Dict[str, str] = {}
     for node in nodes:
         if isinstance(node, ast.Assign):
@@ -210,11 +217,10 @@ def _parameters(function: ast.AST, method: bool) -> List[str]:
     return names[1:] if method and not static and names else names
 
 
-def _collect_models(summary: ModuleSummary, function: FunctionSummary, body: List[ast.stmt], cls: str) -> None:
+def _collect_models(summary: ModuleSummary, function: FunctionSummary, nodes: List[ast.AST], cls: str) -> None:
     """What the code returns, trains as a whole and passes on, named by the callees
     that made the values: the facts that follow a model or an optimizer from the
     function that makes it to the code that uses it (see the program model)."""
-    nodes = [node for stmt in body for node in ast.walk(stmt)]
     params = set(function.params)
     sources = summary.classes[cls].sources if cls else {}
     assigned: Dict[int, str] = {}  # id of a Name bound by ``name = callee(...)`` -> callee
