@@ -350,3 +350,15 @@ def test_a_notebook_that_imports_project_modules_governs_them_and_is_named_by_ce
     found = json.loads(result.stdout)
     assert [(f["path"], f["line"], f["rule"]) for f in found] == [("src/proj/models.py", 6, "MP101")]
     assert "notebooks/train.ipynb:cell 3:1, reached through train.ipynb top level -> build()" in found[0]["message"]
+
+
+def test_module_paths_of_a_relative_path_follow_the_current_folder(tmp_path, monkeypatch):
+    """An editor or the API may check ``model.py`` in one project, then another: the
+    cached answers are by absolute path."""
+    from mplint.run.module_paths import folders_above, importable
+
+    for name in ("one", "two"):
+        (tmp_path / name).mkdir()
+        monkeypatch.chdir(tmp_path / name)
+        assert (tmp_path / name).resolve() in folders_above("model.py")
+        assert importable("model.py", tmp_path / name) == (("model", (tmp_path / name).resolve()),)

@@ -68,7 +68,7 @@ def _imported(ctx: Context, func: cst.BaseExpression) -> Optional[Tuple[str, str
     target = imports.get(head)
     if target is None:
         return None
-    full = absolute_import(target, ctx.path, _root(ctx)) + ("." + rest if rest else "")
+    full = absolute_import(target, os.path.abspath(ctx.path), _root(ctx)) + ("." + rest if rest else "")
     module, _, name = full.rpartition(".")
     path = _module_file(module, ctx.path, _root(ctx)) if module and name else None
     return None if path is None else (path, name)
@@ -106,7 +106,8 @@ def _module_file(module: str, importer: str, root: Optional[Path]) -> Optional[s
     """The file Python would load for ``module`` when ``importer`` runs: from its own
     folder or one above it inside the project (its folder and the one above without
     a project), or the project's ``src/``."""
-    here = Path(os.path.abspath(importer)).parent
+    importer = os.path.abspath(importer)  # folders_above caches by the string it is given
+    here = Path(importer).parent
     folders: List[Path] = [f for f in sorted(folders_above(importer), key=lambda p: -len(p.parts))
                            if root is None or f == root or root in f.parents] if root is not None \
         else [here, here.parent]

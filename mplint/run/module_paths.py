@@ -5,15 +5,21 @@ the program model; imports nothing heavy."""
 from __future__ import annotations
 
 import functools
+import os
 from pathlib import Path
 from typing import Optional, Tuple
 
 
-@functools.lru_cache(maxsize=4096)
 def module_names(path: str, root: Optional[Path]) -> Tuple[str, ...]:
     """Dotted names a file may be imported under: ``src/pkg/model.py`` ->
     ``src.pkg.model``, ``pkg.model``, ``model`` (which folder is on sys.path is
     not known)."""
+    return _module_names(os.path.abspath(path), root)
+
+
+@functools.lru_cache(maxsize=4096)
+def _module_names(path: str, root: Optional[Path]) -> Tuple[str, ...]:
+    """(cached by absolute path: a relative one means another file in another folder)"""
     try:
         rel = Path(path).resolve().relative_to(root) if root is not None else Path(Path(path).name)
     except ValueError:
@@ -24,10 +30,14 @@ def module_names(path: str, root: Optional[Path]) -> Tuple[str, ...]:
     return tuple(".".join(parts[i:]) for i in range(len(parts)) if parts[i:])
 
 
-@functools.lru_cache(maxsize=4096)
 def importable(path: str, root: Optional[Path]) -> Tuple[Tuple[str, Path], ...]:
     """``(dotted name, folder it is imported from)`` for each name in :func:`module_names`:
     ``src/pkg/model.py`` is ``pkg.model`` from ``src/``, ``model`` from ``src/pkg/``."""
+    return _importable(os.path.abspath(path), root)
+
+
+@functools.lru_cache(maxsize=4096)
+def _importable(path: str, root: Optional[Path]) -> Tuple[Tuple[str, Path], ...]:
     names = module_names(path, root)
     folder = Path(path).resolve().parent
     if Path(path).stem == "__init__":
@@ -46,9 +56,13 @@ def on_path(folder: Path, importer: str, root: Optional[Path]) -> bool:
     return folder in folders_above(importer) or (root is not None and folder == root / "src")
 
 
-@functools.lru_cache(maxsize=4096)
 def folders_above(path: str) -> frozenset:
     """The folder of ``path`` and every folder above it."""
+    return _folders_above(os.path.abspath(path))
+
+
+@functools.lru_cache(maxsize=4096)
+def _folders_above(path: str) -> frozenset:
     here = Path(path).resolve().parent
     return frozenset((here, *here.parents))
 
