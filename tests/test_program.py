@@ -293,8 +293,10 @@ def test_optimizer_factories_and_parameters_across_modules(tmp_path):
                     "    fit_any(plain_opt())\n    fit_any(args.opt)\n    fit_star(*args)\n    a.apply_gradients([])\n",
     })
     factories, _ = _optimizers(tmp_path, "train.py")
-    # only optimizer-named factories are followed; given_opt() returns its parameter and v1_opt() a TF1 optimizer: unknown, left out
-    assert factories == {"plain_opt": ("plain",), "scaled_opt": ("lso",), "either_opt": ("lso", "plain")}
+    # given_opt() hands back what it is given (plain_opt() here); v1_opt() makes a TF1
+    # optimizer: unknown, left out; only optimizer-named factories are followed
+    assert factories == {"plain_opt": ("plain",), "scaled_opt": ("lso",), "either_opt": ("lso", "plain"),
+                         "given_opt": ("plain",)}
     _, params = _optimizers(tmp_path, "loop.py")
     # fit_any() is also passed something unknown, fit_star() *args: left out
     assert params == {"fit": {"optimizer": ("plain",)}}

@@ -37,7 +37,8 @@ class LossNotScaled(Check):
             kinds = step.kinds
             scale = "the loss scale (32768 at first)"
             if LSO in kinds:
-                how = "is a LossScaleOptimizer"
+                how = "is a LossScaleOptimizer" if kinds == {LSO} else \
+                    "is a LossScaleOptimizer on some paths"
             elif FACTOR in kinds:
                 how, scale = "has a loss_scale_factor (its apply() divides by it)", "the loss_scale_factor"
             elif COMPILED in kinds and kinds <= {COMPILED} and compiled_is_wrapped(self.ctx, loops, step.location.scope):

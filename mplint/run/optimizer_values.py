@@ -48,7 +48,7 @@ class OptimizerValues:
 
     def __init__(self, model: "ProgramModel") -> None:
         self.model = model
-        self._returns: Dict["Node", Optional[Kinds]] = {}
+        self._returns: Dict["Node", Optional[Tuple[Kinds, FrozenSet[str]]]] = {}
 
     def factories(self, path: str) -> Dict[str, List[str]]:
         """Callee as written in ``path`` -> the kinds of optimizer its call returns, for
@@ -109,13 +109,37 @@ class OptimizerValues:
         return self._project_call(path, function, written, depth)
 
     def _project_call(self, path: str, function: str, written: str, depth: int) -> Optional[Kinds]:
+        """The kinds a call ``written(...)`` in ``function`` returns: its function's own
+        returns, and for a parameter it returns (``configure(opt)`` wrapping ``opt`` or
+        handing it back), what this function passes for it."""
         nodes = [n for n in self.model._resolve(path, function, written) if n[1] != BODY]
-        if len(nodes) != 1 or self.model._class(path, written) is not None:
+        if len(nodes) != 1 or self.model._class(path, written) is not None or depth > _MAX_DEPTH:
             return None
-        return self._returned(nodes[0], depth + 1)
+        found = self._returned(nodes[0], depth + 1)
+        if found is None:
+            return None
+        kinds, params = found
+        out = set(kinds)
+        callee = self.model.summary(nodes[0][0]).functions.get(nodes[0][1])
+        caller = self.model.summary(path).functions.get(function)
+        for param in params:
+            if callee is None or caller is None or param not in callee.params:
+                return None
+            slots = (str(callee.params.index(param)), param)
+            passed = [a for c, slot, a in caller.passes if c == written and slot in slots]
+            if not passed or any(c == written and slot == "*" for c, slot, _ in caller.passes):
+                return None
+            for argument in passed:
+                more = None if argument == UNKNOWN or argument.startswith(PARAM) \
+                    else self._written(path, function, argument, depth + 1)
+                if more is None:
+                    return None
+                out |= more
+        return frozenset(out)
 
-    def _returned(self, node: "Node", depth: int) -> Optional[Kinds]:
-        """The kinds a project function returns (None unless every return is known)."""
+    def _returned(self, node: "Node", depth: int) -> Optional[Tuple[Kinds, FrozenSet[str]]]:
+        """The kinds a project function returns, and the parameters it returns as they
+        came (None unless every other return is known)."""
         if node in self._returns:
             return self._returns[node]
         self._returns[node] = None  # in progress: recursion gives unknown
@@ -123,12 +147,16 @@ class OptimizerValues:
         if function is None or not function.returns or depth > _MAX_DEPTH:
             return None
         out: Set[str] = set()
+        params: Set[str] = set()
         for written in function.returns:
+            if written.startswith(PARAM):
+                params.add(written[len(PARAM):])
+                continue
             kinds = None if written == UNKNOWN else self._written(node[0], node[1], written, depth)
             if kinds is None:
                 return None
             out |= kinds
-        self._returns[node] = frozenset(out)
+        self._returns[node] = (frozenset(out), frozenset(params))
         return self._returns[node]
 
     def _canonical(self, path: str, written: str) -> Optional[str]:

@@ -26,7 +26,7 @@ IMPORT = "import:"
 #: and ``super().method``: ``Class#method`` (``super#method``)
 METHOD = "#"
 POLICY_SETTERS = frozenset(POLICY_SETTER_WORDS)
-SUMMARY_VERSION = 3
+SUMMARY_VERSION = 4
 #: a trained value that is a parameter of the function: ``param:`` + its name
 PARAM = "param:"
 #: a value a summary cannot name (an expression, ``None``, a loop variable)
@@ -42,7 +42,7 @@ class FunctionSummary:
     #: positional parameters, ``self``/``cls`` of methods left out
     params: List[str] = field(default_factory=list)
     #: the dotted callees whose result it returns (``return build(...)``, ``m = Cls(); return m``,
-    #: every callee bound to the name), UNKNOWN for any other return
+    #: every callee bound to the name), PARAM + a parameter it returns, UNKNOWN for any other
     returns: List[str] = field(default_factory=list)
     #: models it trains or runs as a whole (``m.fit()``, ``m.trainable_variables``): the
     #: dotted callee that made ``m``, ``self.x`` for an attribute, PARAM + a parameter
@@ -223,14 +223,15 @@ def _collect_models(summary: ModuleSummary, function: FunctionSummary, nodes: Li
     function that makes it to the code that uses it (see the program model)."""
     params = set(function.params)
     sources = summary.classes[cls].sources if cls else {}
-    assigned: Dict[int, str] = {}  # id of a Name bound by ``name = callee(...)`` -> callee
+    #: id of a Name bound by ``name = callee(...)`` -> (callee, the call)
+    assigned: Dict[int, Tuple[str, ast.AST]] = {}
     for node in nodes:
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Call):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             callee = dotted(node.value.func)
             for target in targets:
                 if isinstance(target, ast.Name) and callee is not None:
-                    assigned[id(target)] = callee
+                    assigned[id(target)] = (callee, node.value)
                 elif cls and callee is not None and _is_self_attribute(target):
                     sources.setdefault(cast_attribute(target).attr, callee)
         elif cls and isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) \
@@ -238,16 +239,19 @@ def _collect_models(summary: ModuleSummary, function: FunctionSummary, nodes: Li
             for target in node.targets:
                 if _is_self_attribute(target):
                     sources.setdefault(cast_attribute(target).attr, PARAM + node.value.id)
-    made: Dict[str, List[str]] = {}  # local name -> what each of its bindings holds
+    #: local name -> what each of its bindings holds, and the call that made it
+    made: Dict[str, List[Tuple[str, Optional[ast.AST]]]] = {}
     for node in nodes:
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            made.setdefault(node.id, []).append(assigned.get(id(node), UNKNOWN))
+            made.setdefault(node.id, []).append(assigned.get(id(node), (UNKNOWN, None)))
 
-    def origins(value: Optional[ast.AST]) -> List[str]:
+    def origins(value: Optional[ast.AST], at: Optional[ast.AST] = None) -> List[str]:
+        """What ``value`` may hold; ``at``: the call it is an argument of, whose own
+        result (``opt = wrap(opt)``) is not what it is given."""
         if isinstance(value, ast.Call):
             return [dotted(value.func) or UNKNOWN]
         if isinstance(value, ast.Name):
-            found = list(made.get(value.id, []))
+            found = [callee for callee, call in made.get(value.id, []) if at is None or call is not at]
             if value.id in params:
                 found.append(PARAM + value.id)
             return found or [UNKNOWN]
@@ -258,8 +262,7 @@ def _collect_models(summary: ModuleSummary, function: FunctionSummary, nodes: Li
     call_functions = {id(node.func) for node in nodes if isinstance(node, ast.Call)}
     for node in nodes:
         if isinstance(node, ast.Return):
-            function.returns += [o if not o.startswith((PARAM, "self.")) else UNKNOWN
-                                 for o in origins(node.value)]
+            function.returns += [o if not o.startswith("self.") else UNKNOWN for o in origins(node.value)]
         elif isinstance(node, ast.Attribute) and (
                 node.attr in WHOLE_MODEL_VARIABLES
                 or (node.attr in WHOLE_MODEL_METHODS and id(node) in call_functions)):
@@ -274,7 +277,7 @@ def _collect_models(summary: ModuleSummary, function: FunctionSummary, nodes: Li
                 (k.arg, k.value) for k in node.keywords if k.arg is not None]
             for slot, arg in slots:
                 function.passes += [(callee, slot, o if not o.startswith("self.") else UNKNOWN)
-                                    for o in origins(arg)]
+                                    for o in origins(arg, node)]
 
 
 def cast_attribute(node: ast.AST) -> ast.Attribute:
