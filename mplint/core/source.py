@@ -16,9 +16,10 @@ import re
 import stat
 import tempfile
 import tokenize
+from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import accumulate
-from typing import List, Optional, Tuple
+from typing import Iterator, List, Optional, Tuple
 
 import libcst as cst
 
@@ -129,10 +130,35 @@ def parse(source: Source) -> cst.Module:
 def parse_text(text: str) -> cst.Module:
     """``libcst.parse_module``, less what it loses: a file of lone-CR line endings
     keeps its final ``\\r`` (libcst drops it, and the fixed file would lose it)."""
-    module = cst.parse_module(text)
+    with _trusted_nodes():
+        module = cst.parse_module(text)
     if text.endswith("\r") and not module.has_trailing_newline:
         module = module.with_changes(has_trailing_newline=True)
     return module
+
+
+@contextmanager
+def _trusted_nodes() -> Iterator[None]:
+    """Build libcst nodes without validating each one, for the parser's own output.
+
+    Every node checks its fields as it is made (``CSTNode.__post_init__``), about a
+    quarter of a parse. A tree the parser builds from real source is valid by
+    construction; libcst's own note on ``__post_init__`` says validation could be
+    skipped when parsing. Nodes made anywhere else (a fix) are still validated:
+    the check is restored as soon as the parser returns, and no libcst class
+    defines its own ``__post_init__`` (``tests/test_source.py`` pins that).
+    """
+    node = cst.CSTNode
+    validate = node.__dict__["__post_init__"]
+    node.__post_init__ = _no_validation  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        node.__post_init__ = validate  # type: ignore[method-assign]
+
+
+def _no_validation(self: cst.CSTNode) -> None:
+    return None
 
 
 def check_syntax(source: Source) -> None:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Dict, FrozenSet, Iterable, List, Optional, Seq
 
 from mplint.run.code_stamp import code_stamp
 from mplint.run.dependency_pins import declared_keras_version
+from mplint.run.garbage import collected_per_file, file_done
 from mplint.run.discovery import discover
 from mplint.run.module_paths import absolute_import, importable, on_path
 from mplint.run.program import ProgramModel, ProgramResult, Route, import_words
@@ -109,8 +110,9 @@ def _resolved_imports(importer: str, facts: FileFacts, root: Optional[Path]) -> 
 
 def _matches(imports: List[Tuple[str, bool]], importer: str, path: str, root: Optional[Path]) -> bool:
     """Whether one of ``importer``'s imports names the module at ``path``."""
+    targets = importable(path, root)
     for name, exact in imports:
-        for target, folder in importable(path, root):
+        for target, folder in targets:
             if (target == name or (not exact and target.startswith(name + "."))) \
                     and on_path(folder, importer, root):
                 return True
@@ -339,6 +341,12 @@ def build_project(paths: Sequence[str], settings, cache=None, extra: Iterable[st
     editor's unsaved buffer, used instead of the disk), and ``parsed`` the modules
     parsed, so the check reads and parses each file once.
     """
+    with collected_per_file():
+        return _build_project(paths, settings, cache, extra, walked, contents, parsed)
+
+
+def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], walked: Optional[List[str]],
+                   contents: Optional[Dict[str, bytes]], parsed: Optional[Dict[str, object]]) -> ProjectFacts:
     root = find_root(paths)
     files: List[str] = []
     if root is not None:
@@ -375,6 +383,7 @@ def build_project(paths: Sequence[str], settings, cache=None, extra: Iterable[st
                 item = cache.index_get(key, raw) if cache is not None else None
                 if item is None:
                     item = index_source(path, raw, parsed)
+                    file_done()
             if cache is not None:
                 cache.index_put(key, raw, item, st)
         if not item.empty:

@@ -11,7 +11,6 @@ when some file misses the cache, so a fully cached run never imports libcst.
 
 from __future__ import annotations
 
-import gc
 import os
 import sys
 import time
@@ -23,14 +22,13 @@ from mplint.core.findings import FileError, Finding
 from mplint.core.prefilter import may_matter
 from mplint.core.results import FileResult, FixOutcome, internal_error
 from mplint.run.cache import Cache, content_hash
+from mplint.run.garbage import collected_per_file, file_done
 
 if TYPE_CHECKING:  # pragma: no cover (the linter loads libcst; a cached run must not)
     from mplint.core.linter import Linter
 
 #: Below this many files to parse, starting workers costs more than it saves.
 MIN_FILES_FOR_POOL = 8
-#: allocations between young-generation collections while checking (default 700)
-GC_THRESHOLD = 50_000
 
 Result = Union[FileResult, FixOutcome]
 R = TypeVar("R", FileResult, FixOutcome)
@@ -186,6 +184,8 @@ def _work(index: int) -> Tuple[int, Result]:
         return index, _BATCH.task.run(item.path, item.raw)
     except Exception as exc:  # never lose the whole run to one file
         return index, _BATCH.task.failed(item.path, exc)
+    finally:
+        file_done()
 
 
 def run_files(files: Sequence[str], task: Task, cache: Optional[Cache], jobs: int,
@@ -227,22 +227,20 @@ def run_files(files: Sequence[str], task: Task, cache: Optional[Cache], jobs: in
     if todo:
         task.start()
         pooled = _pooled(len(todo), jobs)
-        thresholds = _tune_gc(freeze=pooled)
         # Biggest files first, so no worker is left with a long one at the end.
         batch = _Batch(task, sorted(todo, key=lambda item: -len(item.raw)))
         try:
-            for index, result in _results(batch, jobs, pooled):
-                item = batch.items[index]
-                results[item.path] = result
-                content = task.cached_content(result, item.raw)  # type: ignore[arg-type]
-                if cache is not None and content is not None:
-                    written = item.stat if content is item.raw else _stat(item.path)
-                    cache.put(item.path, content_hash(content), findings_of(result), result.errors, written)
-                bar.step()
+            with collected_per_file(freeze=pooled):
+                for index, result in _results(batch, jobs, pooled):
+                    item = batch.items[index]
+                    results[item.path] = result
+                    content = task.cached_content(result, item.raw)  # type: ignore[arg-type]
+                    if cache is not None and content is not None:
+                        written = item.stat if content is item.raw else _stat(item.path)
+                        cache.put(item.path, content_hash(content), findings_of(result), result.errors, written)
+                    bar.step()
         finally:
             _adopt(None)  # type: ignore[arg-type]
-            gc.unfreeze()
-            gc.set_threshold(*thresholds)
     bar.close()
     if cache is not None:
         cache.save()
@@ -265,24 +263,6 @@ def _unreadable(path: str) -> str:
         return "cannot be read"
     except SourceError as err:
         return str(err)
-
-
-def _tune_gc(freeze: bool) -> Tuple[int, ...]:
-    """Fewer garbage-collector passes while libcst builds trees (about 7% of the parse).
-
-    A libcst tree is acyclic and freed by reference counting; the default
-    thresholds make the collector walk the live heap every few hundred
-    allocations all the same. Before forking, freezing what exists now (modules,
-    the linter) keeps workers from copying those pages when the collector would
-    touch them; a serial run skips that full collection, which in a long-lived
-    process (an editor, pytest, the API) walks everything it ever loaded.
-    """
-    old = gc.get_threshold()
-    if freeze:
-        gc.collect()
-        gc.freeze()
-    gc.set_threshold(GC_THRESHOLD, 20, 20)
-    return old
 
 
 def _pooled(count: int, jobs: int) -> bool:
