@@ -364,3 +364,66 @@ def test_module_paths_of_a_relative_path_follow_the_current_folder(tmp_path, mon
         monkeypatch.chdir(tmp_path / name)
         assert (tmp_path / name).resolve() in folders_above("model.py")
         assert importable("model.py", tmp_path / name) == (("model", (tmp_path / name).resolve()),)
+
+
+def test_the_answer_does_not_depend_on_the_order_setters_are_taken_in(tmp_path):
+    """A script that sets float32 itself and calls a helper that sets a mixed policy
+    through a module found only later: each order of the setters finds both."""
+    from mplint.run.program import ProgramModel
+
+    _write(tmp_path, {
+        "setup.py": "",
+        "perf.py": POLICY + "def set_policy(dtype):\n    if dtype == 'fp16':\n"
+                   "        tf.keras.mixed_precision.set_global_policy('mixed_float16')\n",
+        "helper.py": "import perf\ndef configure(flags):\n    perf.set_policy(flags.dtype)\n",
+        "run.py": POLICY + "import helper, lib\ndef main(flags):\n"
+                  "    tf.keras.mixed_precision.set_global_policy('float32')\n"
+                  "    helper.configure(flags)\n    lib.build()\n",
+        "lib.py": "def build():\n    pass\n",
+    })
+    files = sorted(str(p) for p in tmp_path.glob("*.py"))
+    lib = str(tmp_path / "lib.py")
+
+    def governed(setters):
+        model = ProgramModel(tmp_path, files, lambda k: summarize(Path(k).read_text()),
+                             lambda k: Path(k).read_bytes(), lambda k: frozenset())
+        return model.build(setters).governance(lib).policies
+
+    perf, run = str(tmp_path / "perf.py"), str(tmp_path / "run.py")
+    assert governed([perf, run]) == governed([run, perf]) == {"float32", "mixed_float16"}
+
+
+def test_a_named_file_parses_only_the_setters_whose_policy_may_reach_it(tmp_path, monkeypatch):
+    """pre-commit: a script whose policy never reaches the named file is not parsed
+    with libcst; one that reaches it is; and a call that only looks like a policy
+    setter (a logger's ``set_policy``) is found out by the index and left out."""
+    import mplint.run.project as project_module
+
+    _write(tmp_path, {
+        "setup.py": "",
+        "train.py": POLICY + "import models\ntf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
+                    "models.build()\n",
+        "other.py": POLICY + "import tools\ntf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
+                    "tools.run()\n",
+        "audit.py": "import logger, lonely\nlogger.set_policy('mixed_float16')\nlonely.work()\n",
+        "models.py": "def build():\n    pass\n",
+        "tools.py": "def run():\n    pass\n",
+        "lonely.py": "def work():\n    pass\n",
+    })
+    parsed = []
+    real = project_module.index_source
+    monkeypatch.setattr(project_module, "index_source", lambda path, *a: parsed.append(Path(path).name) or real(path, *a))
+    settings = make_linter().settings
+
+    def named(name):
+        parsed.clear()
+        path = str(tmp_path / name)
+        return build_project([path], settings, extra=[path]).program.governance(path).policies
+
+    assert named("models.py") == {"mixed_float16"} and parsed == ["train.py"]
+    assert named("tools.py") == {"mixed_float16"} and parsed == ["other.py"]
+    assert named("lonely.py") == set() and parsed == ["audit.py"]  # parsed, and no policy there
+    parsed.clear()
+    whole = build_project([str(tmp_path)], settings)
+    assert whole.program.governance(str(tmp_path / "lonely.py")).policies == set()
+    assert sorted(parsed) == ["audit.py", "other.py", "train.py"]  # the whole project parses every one

@@ -215,6 +215,9 @@ class ProgramModel:
         #: setter nodes some project code calls, and the roots seeded for library switches
         self._called: Set[Node] = set()
         self._api_roots: List[Node] = []
+        #: how many resolutions stopped at a module outside ``_restrict`` (not memoised:
+        #: a setter found later widens it, and the order setters are taken in must not matter)
+        self._cut = 0
         #: the modules the spread may enter (None: all)
         self._within: Optional[Set[str]] = None
         #: summaries' ``passes`` by the last name of the callee (see :meth:`call_sites`)
@@ -227,7 +230,7 @@ class ProgramModel:
 
         ``targets``: the files being checked, when not the whole project (pre-commit
         names one): the spread then enters only modules that may lead to them."""
-        pending = [p for p in setter_files if p in set(self.files)]
+        pending = sorted(set(setter_files) & set(self.files))  # one answer, whatever the order
         seen_setters: Set[str] = set()
         # Upward, a call matters only if it may reach a setter: modules that set
         # nothing are not summarised for it (most importers' calls go elsewhere).
@@ -243,9 +246,12 @@ class ProgramModel:
                 raw = self._read(importer) or b""
                 if names is not None and not any(name in raw for name in names):
                     continue  # it never names what sets the policy: no call can reach it
+                before = self._sets_of(importer)
                 if self._find_sets(importer):
                     self._restrict.add(importer)
-                    pending.append(importer)
+                    if self._sets_of(importer) != before:  # its own importers learn of it again
+                        seen_setters.discard(importer)
+                        pending.append(importer)
         self._restrict = None
         self._resolved.clear()  # answers given under the restriction
         self._edges.clear()
@@ -305,6 +311,11 @@ class ProgramModel:
         if found is None:
             found = self._summaries[path] = self._summary_of(path)
         return found
+
+    def _sets_of(self, path: str) -> Dict[str, Dict[str, int]]:
+        """What the nodes of ``path`` set, and from which line (to tell a change)."""
+        return {name: {policy: line for policy, (line, _) in sets.items()}
+                for (where, name), sets in self._sets.items() if where == path}
 
     def _find_sets(self, path: str) -> bool:
         """Record the nodes of ``path`` that set a policy, directly or by calling a
@@ -532,7 +543,12 @@ class ProgramModel:
         found = self._resolved.get(key)
         if found is None:
             self._resolved[key] = []  # in progress: a re-export cycle ends here
-            found = self._resolved[key] = self._find_external(importer, full)
+            cut = self._cut
+            found = self._find_external(importer, full)
+            if self._cut == cut:
+                self._resolved[key] = found
+            else:  # stopped at a module outside the restriction, which may widen later
+                del self._resolved[key]
         return found
 
     def _find_external(self, importer: str, full: str) -> List[Node]:
@@ -542,6 +558,7 @@ class ProgramModel:
             if module is None:
                 continue
             if self._restrict is not None and module not in self._restrict and module not in self._summaries:
+                self._cut += 1
                 return []
             rest = ".".join(parts[cut:])
             if not rest:

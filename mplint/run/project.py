@@ -356,6 +356,12 @@ def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], 
     for path in [*extra, *files]:
         unique.setdefault(os.path.abspath(path), path)
     out = ProjectFacts(root, keras_version=declared_keras_version(root) if root is not None else None)
+    # The program model answers for the checked files; for the whole project when
+    # it is checked, or when the checked files are not known.
+    checked = None if walked is not None or not extra else sorted(
+        {os.path.abspath(p) for p in extra} & set(unique))
+    checked_set = set(checked or ())
+    others = SetterFacts(unique, cache, contents)
     stamps: List[Tuple[str, int, int, int, int]] = []
     for key, path in unique.items():
         raw = contents.get(path) if contents is not None else None  # an editor's buffer
@@ -382,25 +388,82 @@ def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], 
             else:
                 item = cache.index_get(key, raw) if cache is not None else None
                 if item is None:
+                    if checked is not None and key not in checked_set and not may_enable_rewrite(raw):
+                        others.pending.add(key)  # parsed only if its policy may reach a checked file
+                        continue
                     item = index_source(path, raw, parsed)
                     file_done()
             if cache is not None:
                 cache.index_put(key, raw, item, st)
-        if not item.empty:
+        if item.empty:
+            continue
+        if checked is None or key in checked_set or item.rewrite:
             out.files[key] = item
-    # The program model answers for the checked files; for the whole project when
-    # it is checked, or when the checked files are not known.
-    checked = None if walked is not None or not extra else sorted(
-        {os.path.abspath(p) for p in extra} & set(unique))
+        else:
+            others.known[key] = item
     if settings.assume_policy in MIXED_POLICIES:
         out.program = ProgramResult()  # every file is judged as mixed: what reaches it adds nothing
     else:
-        out.program = _cached_program(out, unique, cache, contents, stamps, checked)
+        out.program = _cached_program(out, others, unique, cache, contents, stamps, checked)
     return out
 
 
-def _cached_program(project: ProjectFacts, unique: Dict[str, str], cache, contents: Optional[Dict[str, bytes]],
-                    stamps: List[Tuple[str, int, int, int, int]], checked: Optional[List[str]]) -> ProgramResult:
+def may_enable_rewrite(raw: bytes) -> bool:
+    return any(token in raw for token in REWRITE_TOKENS)
+
+
+REWRITE_TOKENS = tuple(word.encode() for word in REWRITE_WORDS)
+
+
+class SetterFacts:
+    """The policies set by files other than the checked ones, in a run that checks
+    named files (pre-commit, an editor): they matter only where a policy they set
+    reaches a checked file, so each is parsed with libcst only when the program model
+    asks for its policies, or finds that a policy it may set reaches one.
+
+    Such files stay out of :attr:`ProjectFacts.files` (whose digest keys the results
+    of the checked files), so a fact's place does not depend on what the cache held.
+    Files that may enable the graph rewrite are indexed at once: which of them
+    import a checked file is a fact of the checked file (``ProjectFacts.governing``).
+    """
+
+    def __init__(self, unique: Dict[str, str], cache, contents: Optional[Dict[str, bytes]]) -> None:
+        self.unique = unique
+        self.cache = cache
+        self.contents = contents
+        #: facts the index cache held
+        self.known: Dict[str, FileFacts] = {}
+        #: files that may set a policy, not parsed yet
+        self.pending: Set[str] = set()
+
+    @property
+    def candidates(self) -> List[str]:
+        return sorted(self.pending | set(self.known))
+
+    def facts(self, key: str) -> FileFacts:
+        """The file's facts, indexing it now if it is pending."""
+        if key in self.pending:
+            self.pending.discard(key)
+            raw = _content(key, self.unique, self.contents)
+            path = self.unique.get(key, key)
+            item = index_source(path, raw) if raw is not None else FileFacts()
+            file_done()
+            if self.cache is not None and raw is not None:
+                self.cache.index_put(key, raw, item, _stat(path))
+            self.known[key] = item
+        return self.known.get(key) or FileFacts()
+
+
+def _stat(path: str) -> Optional[os.stat_result]:
+    try:
+        return os.stat(path)
+    except OSError:
+        return None
+
+
+def _cached_program(project: ProjectFacts, others: SetterFacts, unique: Dict[str, str], cache,
+                    contents: Optional[Dict[str, bytes]], stamps: List[Tuple[str, int, int, int, int]],
+                    checked: Optional[List[str]]) -> ProgramResult:
     """The program model's result, reused when no file it depends on changed: a
     pre-commit run after an edit elsewhere does not rebuild it."""
     now = {key: list(rest) for key, *rest in stamps}
@@ -417,13 +480,17 @@ def _cached_program(project: ProjectFacts, unique: Dict[str, str], cache, conten
         before = stored[0]
         changed = [k for k in now.keys() | before.keys() if now.get(k) != before.get(k)]
         same_files = now.keys() == before.keys()  # a new module may answer a call that went nowhere
+        # Named files: a file that now may set a policy may be a new setter (the key
+        # holds only the checked files' facts).
+        if checked is not None and any(may_set_facts(_content(k, unique, contents) or b"") for k in changed):
+            continue
         if found is not None and same_files and found.answers_for(checked) \
                 and found.still_valid(changed, lambda k: _import_words_of(k, unique, contents),
                                       lambda k: _content(k, unique, contents)):
             if changed:
                 cache.program_put(key, [now, stored[1]], slot)
             return found
-    result = _program(project, unique, cache, contents, checked)
+    result = _program(project, others, unique, cache, contents, checked)
     if cache is not None:
         cache.program_put(key, [now, result.to_json()], scope)
     return result
@@ -447,8 +514,8 @@ def _content(key: str, unique: Dict[str, str], contents: Optional[Dict[str, byte
     return raw
 
 
-def _program(project: ProjectFacts, unique: Dict[str, str], cache, contents: Optional[Dict[str, bytes]],
-             checked: Optional[List[str]] = None) -> ProgramResult:
+def _program(project: ProjectFacts, others: SetterFacts, unique: Dict[str, str], cache,
+             contents: Optional[Dict[str, bytes]], checked: Optional[List[str]] = None) -> ProgramResult:
     """The program model over the project's files, summarising modules on demand
     (each summary cached by content with the index)."""
     raws: Dict[str, Optional[bytes]] = {}
@@ -472,15 +539,30 @@ def _program(project: ProjectFacts, unique: Dict[str, str], cache, contents: Opt
         return summary
 
     def policy_values(key: str) -> FrozenSet[str]:
-        item = project.files.get(key)
-        return frozenset(item.policies) if item is not None else frozenset()
+        item = project.files.get(key) or others.facts(key)
+        return frozenset(item.policies)
 
     setters = [key for key, item in project.files.items() if item.policies]
-    model = ProgramModel(project.root, unique, summary_of, read, policy_values)
+    setters += [key for key, item in others.known.items() if item.policies]
+    # A file not parsed yet counts as a setter when its summary calls a policy setter;
+    # one whose policy then reaches a checked file is parsed, and left out if the
+    # index finds no policy there after all (the summary knows no names).
+    maybe = [key for key in sorted(others.pending) if any(f.sets for f in summary_of(key).functions.values())]
     try:
-        return model.build(setters, checked)
+        while True:
+            result = ProgramModel(project.root, unique, summary_of, read, policy_values).build(
+                setters + maybe, checked)
+            reaching = {route.path for path in checked or ()
+                        for routes in result.governance(path).by_function.values() for route in routes.values()}
+            wrong = [key for key in maybe if key in reaching and not others.facts(key).policies]
+            if not wrong:
+                break
+            maybe = [key for key in maybe if key not in wrong]
     except RecursionError:  # a pathological project: its cross-file facts are left out
         return ProgramResult()
+    # A change to any of these files may change who sets what.
+    result.read = sorted(set(result.read) | set(others.candidates))
+    return result
 
 
 def _program_text(path: str, raw: bytes) -> str:
