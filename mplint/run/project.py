@@ -132,8 +132,8 @@ class ProjectFacts:
     files: Dict[str, FileFacts] = field(default_factory=dict)
     #: the Keras major version the project's declared dependencies pin, if they do
     keras_version: Optional[int] = None
-    #: answers of governing() and each importer's absolute imports, by path
-    _governing: Dict[str, List[Tuple[str, FileFacts]]] = field(default_factory=dict, repr=False, compare=False)
+    #: answers of rewriting() and each importer's absolute imports, by path
+    _rewriting: Dict[str, List[Tuple[str, FileFacts]]] = field(default_factory=dict, repr=False, compare=False)
     _imports: Dict[str, List[Tuple[str, bool]]] = field(default_factory=dict, repr=False, compare=False)
     #: which code the policies set in the project reach (see :mod:`program`)
     program: Optional[ProgramResult] = field(default=None, repr=False, compare=False)
@@ -170,9 +170,8 @@ class ProjectFacts:
             facts.project_scaling_overrides = {
                 method: (self._place(base, line), label, receiver)
                 for method, (base, line, label, receiver) in governance.scaling_overrides.items()}
-        for key, item in self.governing(path):
-            if item.rewrite:
-                rewrite_files.append(self._display(key))
+        for key, _ in self.rewriting(path):
+            rewrite_files.append(self._display(key))
         facts.project_policies = frozenset(policies)
         facts.project_policy_files = tuple(sorted(set(policy_files)))
         facts.project_rewrite_files = tuple(sorted(rewrite_files))
@@ -211,15 +210,16 @@ class ProjectFacts:
             where += ", reached through " + " -> ".join(route.chain)
         return where
 
-    def governing(self, path: str) -> List[Tuple[str, FileFacts]]:
-        """The other files whose facts apply to ``path``: one of the two imports the other."""
+    def rewriting(self, path: str) -> List[Tuple[str, FileFacts]]:
+        """The other files that enable the graph rewrite for ``path``'s code: one of the
+        two imports the other (the policies that reach it are the program model's)."""
         own = os.path.abspath(path)
-        found = self._governing.get(own)
+        found = self._rewriting.get(own)
         if found is None:
             mine = self.files.get(own)
-            found = self._governing[own] = [
+            found = self._rewriting[own] = [
                 (key, item) for key, item in self.files.items()
-                if key != own  # a file's own calls are its module facts
+                if item.rewrite and key != own  # a file's own calls are its module facts
                 and (self._governs(key, item, own) or (mine is not None and self._governs(own, mine, key)))
             ]  # the rest are other programs' (examples/, scripts/): not this code's
         return found
@@ -424,7 +424,7 @@ class SetterFacts:
     Such files stay out of :attr:`ProjectFacts.files` (whose digest keys the results
     of the checked files), so a fact's place does not depend on what the cache held.
     Files that may enable the graph rewrite are indexed at once: which of them
-    import a checked file is a fact of the checked file (``ProjectFacts.governing``).
+    import a checked file is a fact of the checked file (``ProjectFacts.rewriting``).
     """
 
     def __init__(self, unique: Dict[str, str], cache, contents: Optional[Dict[str, bytes]]) -> None:
