@@ -427,3 +427,27 @@ def test_a_named_file_parses_only_the_setters_whose_policy_may_reach_it(tmp_path
     whole = build_project([str(tmp_path)], settings)
     assert whole.program.governance(str(tmp_path / "lonely.py")).policies == set()
     assert sorted(parsed) == ["audit.py", "other.py", "train.py"]  # the whole project parses every one
+
+
+def test_a_trainer_class_in_the_package_that_scales_the_loss_silences_mp407(tmp_path):
+    """The scripts switch on the grappler option and hand training to the package's
+    trainer, which wraps the optimizer and scales the loss: not "no loss scaling
+    anywhere". A script with its own unscaled loop is still found, whole or named."""
+    import shutil
+    import subprocess
+
+    from helpers import FIXTURES, run_cli
+
+    project = tmp_path / "speech"
+    shutil.copytree(FIXTURES / "projects" / "trainer_package", project)
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    for named in (["."], ["examples/tts/train_tts.py", "examples/vocoder/train_vocoder.py"]):
+        found = run_cli("check", "--no-cache", "--output-format", "json", "--select", "MP407", *named, cwd=project)
+        assert [(f["path"], f["line"]) for f in json.loads(found.stdout)] == [("examples/vocoder/train_vocoder.py", 14)]
+    # The trainer stops scaling: the script is found again.
+    base = project / "src" / "speech" / "trainers" / "base.py"
+    base.write_text(base.read_text().replace("tf.keras.mixed_precision.LossScaleOptimizer(optimizer)", "optimizer")
+                    .replace("self._optimizer.get_scaled_loss(loss)", "loss")
+                    .replace("self._optimizer.get_unscaled_gradients(grads)", "grads"))
+    found = run_cli("check", "--output-format", "json", "--select", "MP407", "examples/tts/train_tts.py", cwd=project)
+    assert [f["line"] for f in json.loads(found.stdout)] == [19]

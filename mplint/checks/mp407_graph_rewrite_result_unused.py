@@ -93,6 +93,8 @@ class GraphRewriteResultUnused(Check):
         sites = [s for s in facts.rewrite_sites if s.kind == "grappler"]
         if not sites or self._rewrites or self._scaling or self._attrs & _SCALING:
             return
+        if facts.project_scaling_reached is not None:
+            return  # code it calls in another module scales the loss (a trainer class)
         if not self._attrs & _TRAINING:
             return  # inference only: no loss scaling needed
         for site in sites:

@@ -32,6 +32,7 @@ from typing import Any, Callable, Deque, Dict, FrozenSet, Iterable, List, Option
 from mplint.run.module_paths import absolute_import, importable, on_path
 from mplint.run.optimizer_values import OptimizerValues, applies_gradients
 from mplint.run.scaling_overrides import Override, find_overrides, may_drop_scaling
+from mplint.run.scaling_reached import find_scaling, uses_grappler_option
 from mplint.run.summaries import BODY, IMPORT, METHOD, PARAM, UNKNOWN, ModuleSummary
 from mplint.semantic.vocabulary import UNKNOWN_POLICY
 from mplint.semantic.test_modules import is_test_path
@@ -99,6 +100,9 @@ class Governance:
     #: methods of the file that override a base method scaling the loss, and drop it:
     #: "Class.method" -> (base file, line of its scaling call, "Base.method", optimizer)
     scaling_overrides: Dict[str, Override] = field(default_factory=dict)
+    #: a scaling call in another module that the file's code may run (its file and
+    #: line), for a file that switches on the grappler option (see :mod:`scaling_reached`)
+    scaling_reached: Optional[Tuple[str, int]] = None
 
 
 class ProgramResult:
@@ -140,7 +144,8 @@ class ProgramResult:
                                                   for policy, r in routes.items()}
                                            for name, routes in g.by_function.items()}, sorted(g.parts),
                        sorted(g.trained), g.factories, g.optimizer_params,
-                       {name: list(o) for name, o in g.scaling_overrides.items()}]
+                       {name: list(o) for name, o in g.scaling_overrides.items()},
+                       None if g.scaling_reached is None else list(g.scaling_reached)]
                 for path, g in self._by_file.items()}
 
     def to_json(self) -> list:
@@ -153,7 +158,7 @@ class ProgramResult:
             files, read, searched, scope = cast(List[Any], data)
             by_file: Dict[str, Governance] = {}
             assert isinstance(files, dict) and isinstance(read, list) and isinstance(searched, list)
-            for path, (setters, functions, parts, trained, factories, params, overrides) in files.items():
+            for path, (setters, functions, parts, trained, factories, params, overrides, reached) in files.items():
                 found = Governance(setters=frozenset(str(s) for s in setters),
                                    parts=frozenset(str(p) for p in parts),
                                    trained=frozenset(str(t) for t in trained),
@@ -162,7 +167,8 @@ class ProgramResult:
                                        str(f): {str(p): tuple(map(str, v)) for p, v in by_param.items()}
                                        for f, by_param in params.items()},
                                    scaling_overrides={str(m): (str(p), int(l), str(b), str(r))
-                                                      for m, (p, l, b, r) in overrides.items()})
+                                                      for m, (p, l, b, r) in overrides.items()},
+                                   scaling_reached=None if reached is None else (str(reached[0]), int(reached[1])))
                 for name, routes in functions.items():
                     found.by_function[str(name)] = {
                         str(policy): Route(str(where), int(line), tuple(str(c) for c in chain))
@@ -303,6 +309,11 @@ class ProgramModel:
                       if may_drop_scaling(self._read(path) or b"")]
         for path, overrides in find_overrides(self, candidates).items():
             self._by_file.setdefault(path, Governance()).scaling_overrides = overrides
+        # Modules that switch on the grappler option: loss scaling in code they call.
+        grappler = [path for path in (self.files if targets is None else sorted(set(targets) & set(self.files)))
+                    if uses_grappler_option(self._read(path) or b"")]
+        for path, place in find_scaling(self, grappler).items():
+            self._by_file.setdefault(path, Governance()).scaling_reached = place
         return ProgramResult(self._by_file, sorted(self._summaries), sorted(self.searched),
                              None if targets is None else sorted(targets))
 
@@ -444,7 +455,7 @@ class ProgramModel:
         route kept is a shortest one from where the policy is set."""
         queue: Deque[Node] = deque()
         for node, sets in self._sets.items():
-            for call_line, targets in self._edges_of(node):
+            for call_line, targets in self.edges_of(node):
                 for target in targets:
                     for policy, (line, route) in sets.items():
                         if call_line > line and self._govern(target, policy, Route(
@@ -455,7 +466,7 @@ class ProgramModel:
         while queue:
             node = queue.popleft()
             for policy, route in list(self._governed.get(node, {}).items()):
-                for _, targets in self._edges_of(node):
+                for _, targets in self.edges_of(node):
                     for target in targets:
                         if self._govern(target, policy, Route(route.path, route.line,
                                                               route.chain + (self._label(target),),
@@ -475,7 +486,7 @@ class ProgramModel:
         policies[policy] = route
         return True
 
-    def _edges_of(self, node: Node) -> List[Tuple[int, List[Node]]]:
+    def edges_of(self, node: Node) -> List[Tuple[int, List[Node]]]:
         edges = self._edges.get(node)
         if edges is None:
             path, name = node

@@ -167,6 +167,8 @@ class ProjectFacts:
             facts.project_trained_models = governance.trained
             facts.project_optimizer_factories = governance.factories
             facts.project_optimizer_params = governance.optimizer_params
+            if governance.scaling_reached is not None:
+                facts.project_scaling_reached = self._place(*governance.scaling_reached)
             facts.project_scaling_overrides = {
                 method: (self._place(base, line), label, receiver)
                 for method, (base, line, label, receiver) in governance.scaling_overrides.items()}

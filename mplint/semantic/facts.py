@@ -131,6 +131,9 @@ class ModuleFacts:
     #: without scaling: -> ("base_file:line" of its scaling call, "Base.method", the
     #: optimizer it scales as written there)
     project_scaling_overrides: Dict[str, Tuple[str, str, str]] = field(default_factory=dict)
+    #: a loss-scaling call in another module that this module's code may run
+    #: ("file:line"), such as a trainer class that wraps its optimizer
+    project_scaling_reached: Optional[str] = None
     #: the project's root folder, where imports of the project's own modules resolve
     project_root: Optional[str] = None
 
