@@ -25,8 +25,8 @@ from mplint.core.regular_files import read_regular
 from mplint.run.code_stamp import code_stamp
 
 FOLDER = ".mplint_cache"
-#: index keys of module summaries (the others are files' facts)
-SUMMARY = "summary:"
+#: the layout of the files in a version's folder (2: summaries in their own file)
+FORMAT = 2
 #: index key of the program model's result
 PROGRAM = "program:"
 #: results for named files kept besides the whole project's (one per set of files)
@@ -54,9 +54,13 @@ class Cache:
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
-        self.version_dir = folder / __version__
+        self.version_dir = folder / f"{__version__}-{FORMAT}"
         self._index: Dict[str, list] = self._load(self.version_dir / "index.json")
         self._index_dirty = False
+        #: module summaries, in their own file: most runs never read them (a run whose
+        #: program model is reused does not), and they are most of the index's bytes
+        self._summaries: Optional[Dict[str, list]] = None
+        self._summaries_dirty = False
         self._results: Dict[str, list] = {}
         self._results_path: Optional[Path] = None
         self._results_dirty = False
@@ -115,17 +119,22 @@ class Cache:
         self._index[key] = self._entry(content_hash(raw), facts.to_json(), st)
         self._index_dirty = True
 
-    # -- module summaries (the program model), in the index file ------------------------
+    # -- module summaries (the program model), loaded when first asked for ---------------
+    def _summary_entries(self) -> Dict[str, list]:
+        if self._summaries is None:
+            self._summaries = self._load(self.version_dir / "summaries.json")
+        return self._summaries
+
     def summary_get(self, key: str, raw: bytes) -> object:
         """The cached summary payload for this content (None when there is none)."""
-        entry = self._index.get(SUMMARY + key)
+        entry = self._summary_entries().get(key)
         if isinstance(entry, list) and len(entry) == 5 and entry[0] == content_hash(raw):
             return entry[1]
         return None
 
     def summary_put(self, key: str, raw: bytes, payload: object) -> None:
-        self._index[SUMMARY + key] = self._entry(content_hash(raw), payload, None)
-        self._index_dirty = True
+        self._summary_entries()[key] = self._entry(content_hash(raw), payload, None)
+        self._summaries_dirty = True
 
     # -- the program model's result for a whole tree, by its stamp ---------------------
     def program_get(self, stamp: str, scope: str = "") -> object:
@@ -187,12 +196,15 @@ class Cache:
     def save(self) -> None:
         """Write what changed; a cache that cannot be written is silently skipped."""
         try:
-            if not (self._index_dirty or self._results_dirty):
+            if not (self._index_dirty or self._summaries_dirty or self._results_dirty):
                 return
             self._prepare()
             if self._index_dirty:
                 _write_json(self.version_dir / "index.json", self._index)
                 self._index_dirty = False
+            if self._summaries_dirty and self._summaries is not None:
+                _write_json(self.version_dir / "summaries.json", self._summaries)
+                self._summaries_dirty = False
             if self._results_dirty and self._results_path is not None:
                 for gone in [k for k in self._results if not os.path.exists(k)]:
                     del self._results[gone]
