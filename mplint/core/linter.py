@@ -183,6 +183,14 @@ class Linter:
             self.project.apply(facts, source.path)
         evaluator = Evaluator(names)
         ctx = Context(source.path, module, names, tracker, facts, self.options, evaluator, source.text)
+        try:
+            return self._walk(ctx, source, classes, out)
+        finally:
+            ctx.release()  # the tree is freed now, not by the next collection
+
+    def _walk(self, ctx: Context, source: Source, classes: Sequence[Type[Check]], out: FileAnalysis) -> FileAnalysis:
+        """One walk of the module by every analysis and check, then their findings."""
+        module, names, tracker, facts, evaluator = ctx.module, ctx.names, ctx.scopes, ctx.facts, ctx.values
         collector = FactsCollector(facts, names, tracker, evaluator)
         analyses = instantiate_analyses(classes, ctx)
         checks = [cls(ctx) for cls in classes]

@@ -79,6 +79,13 @@ class Context:
         """The shared analysis of that type that the engine walked for this file."""
         return self.analyses[analysis]
 
+    def release(self) -> None:
+        """Break the cycles a file's analysis leaves (analyses and checks hold the
+        context, scopes their parents and children), so its tree is freed by reference
+        counting as soon as the file is done instead of by a collection that scans it."""
+        self.analyses.clear()
+        self.scopes.release()
+
 
 class Analysis:
     """A shared, read-only fact finder that several checks use (e.g. model outputs).

@@ -1,12 +1,11 @@
 """Garbage collection once per file, instead of every few hundred allocations.
 
-A file's libcst tree is held by its analyses' cycles (scopes and their parents,
-the context and its analyses) until the collector finds them. Automatic
-collections meanwhile scan the live tree being built again and again, and promote
+Automatic collections scan the live tree being built again and again, and promote
 it to older generations, which are scanned again later: a fifth of a run's time.
-With automatic collection off, :func:`file_done` collects the youngest generation
-once after each file: everything the file allocated is scanned once and its
-cycles are freed, so memory stays that of one file.
+With automatic collection off, a file's tree is freed by reference counting when
+the file is done (``Context.release`` breaks the cycles its analyses leave), and
+:func:`file_done` collects the youngest generation once after each file for any
+cycle left, so memory stays that of one file.
 """
 
 from __future__ import annotations

@@ -369,6 +369,14 @@ class ScopeTracker:
             yield scope
             stack.extend(reversed(scope.children))
 
+    def release(self) -> None:
+        """Unlink the scopes (see ``Context.release``); the tracker is done with."""
+        for scope in list(self.all_scopes()):
+            scope.parent = None
+            scope.children.clear()
+            scope.bindings.clear()
+            scope.attributes.clear()
+
     def _arms_changed(self) -> None:
         # Kept as one tuple: every binding and location reads it, arms change rarely.
         self._branches = tuple((key, arm, test) for key, arm, _, test in self._ifs)
