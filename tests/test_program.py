@@ -451,3 +451,26 @@ def test_a_trainer_class_in_the_package_that_scales_the_loss_silences_mp407(tmp_
                     .replace("self._optimizer.get_unscaled_gradients(grads)", "grads"))
     found = run_cli("check", "--output-format", "json", "--select", "MP407", "examples/tts/train_tts.py", cwd=project)
     assert [f["line"] for f in json.loads(found.stdout)] == [19]
+
+
+def test_a_module_on_the_plaidml_backend_is_not_reached_by_a_tensorflow_policy(tmp_path):
+    """faceswap's AMD losses import plaidml and its Keras 2.2: no dtype policies there,
+    so the mixed policy the trainer sets for tf.keras does not reach them. The same
+    loss on TensorFlow is reported."""
+    from helpers import run_cli
+
+    loss = ("import keras.backend as K\nfrom keras.layers import Layer\n\n\nclass Norm(Layer):\n"
+            "    def __init__(self, epsilon=1e-10):\n        super().__init__()\n        self._epsilon = epsilon\n\n"
+            "    def call(self, inputs):\n"
+            "        norm = K.sqrt(K.sum(K.square(inputs), axis=-1, keepdims=True))\n"
+            "        return inputs / (norm + self._epsilon)\n")
+    _write(tmp_path, {
+        "setup.py": "",
+        "train.py": POLICY + "import loss_tf, loss_plaid\n"
+                    "tf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
+                    "loss_tf.Norm()(tf.ones([2]))\nloss_plaid.Norm()(tf.ones([2]))\n",
+        "loss_tf.py": "import tensorflow as tf\n" + loss,
+        "loss_plaid.py": "import plaidml\n" + loss,
+    })
+    found = run_cli("check", "--no-cache", "--output-format", "json", "--select", "MP502", ".", cwd=tmp_path)
+    assert [(f["path"], f["rule"]) for f in json.loads(found.stdout)] == [("loss_tf.py", "MP502")]

@@ -39,7 +39,7 @@ from mplint.semantic.keras_version import detect as detect_keras_version
 from mplint.semantic.names import NameResolver, collect_module_imports
 from mplint.semantic.scopes import ScopeTracker
 from mplint.semantic.values import Evaluator
-from mplint.semantic.vocabulary import MIXED_POLICIES
+from mplint.semantic.vocabulary import MIXED_POLICIES, POLICYLESS_BACKENDS
 
 
 class Linter:
@@ -181,6 +181,7 @@ class Linter:
                             configured_keras_version=self.settings.keras_version)
         if self.project is not None:
             self.project.apply(facts, source.path)
+        facts.policyless_backend = names.imported_package(POLICYLESS_BACKENDS)
         evaluator = Evaluator(names)
         ctx = Context(source.path, module, names, tracker, facts, self.options, evaluator, source.text)
         try:

@@ -109,6 +109,9 @@ class ModuleFacts:
     #: choices, float32 too), and the project-relative files that set them
     project_policies: FrozenSet[str] = frozenset()
     project_policy_files: Tuple[str, ...] = ()
+    #: a Keras backend without dtype policies that the module imports (vocabulary's
+    #: POLICYLESS_BACKENDS): the policies set elsewhere do not reach its code
+    policyless_backend: Optional[str] = None
     #: project-relative files elsewhere that enable the graph rewrite (the rewrite
     #: call, grappler's auto_mixed_precision or TF_ENABLE_AUTO_MIXED_PRECISION)
     project_rewrite_files: Tuple[str, ...] = ()
@@ -197,6 +200,8 @@ class ModuleFacts:
         if at is not None and self.project_by_function is not None:
             # Only what reaches this function's code counts, not the whole file's.
             project, project_files = self.project_by_function.get(function_key(at), (frozenset(), ()))
+        if self.policyless_backend is not None:
+            project, project_files = frozenset(), ()
         source = ""
         if not values and project:
             # The file sets no policy itself: the one set elsewhere governs it.

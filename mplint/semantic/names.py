@@ -261,6 +261,15 @@ class NameResolver:
         self._by_node[id(node)] = (node, hit)
         return hit
 
+    def imported_package(self, packages: Iterable[str]) -> Optional[str]:
+        """One of ``packages`` that the module imports (itself or a module in it)."""
+        for targets in self.module_scope.aliases.values():
+            for target in targets:
+                head = target.split(".", 1)[0]
+                if head in packages:
+                    return head
+        return None
+
     def module_alias(self, qualified: str) -> Optional[str]:
         """A module-level local name bound to exactly ``qualified`` (``tf`` for
         ``tensorflow``), for fixes that must spell an API; None when there is none."""

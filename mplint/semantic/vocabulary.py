@@ -46,6 +46,10 @@ MIXED_POLICIES = frozenset({"mixed_float16", "mixed_bfloat16"})
 UNKNOWN_POLICY = "?"
 #: what makes policy rules apply: a mixed policy, or one that may be
 MAYBE_MIXED = MIXED_POLICIES | {UNKNOWN_POLICY}
+#: Keras backends whose Keras (standalone 2.2.x) has no dtype policies: a module that
+#: imports one runs its layers there, and a policy set for TensorFlow's Keras elsewhere
+#: in the project does not reach them (faceswap's PlaidML losses for AMD cards)
+POLICYLESS_BACKENDS = frozenset({"plaidml"})
 #: calls that set the global dtype policy (Keras 3's ``keras.config.set_dtype_policy``
 #: and the other synonyms fold into the first, see ``names._SYNONYMS``)
 SET_POLICY_FUNCTIONS = frozenset({
