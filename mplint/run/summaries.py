@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from mplint.semantic.vocabulary import POLICY_SETTER_WORDS, WHOLE_MODEL_METHODS, WHOLE_MODEL_VARIABLES
 
@@ -119,6 +119,8 @@ def summarize(text: str) -> ModuleSummary:
 
 def dotted(node: ast.AST) -> Optional[str]:
     """``a.b.c`` for a chain of names, else None."""
+    if isinstance(node, ast.Name):  # the most common case, without the list
+        return node.id
     parts: List[str] = []
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)
@@ -144,69 +146,219 @@ def _is_top_level_call(stmt: ast.stmt) -> bool:
 def _collect_block(summary: ModuleSummary, body: List[ast.stmt], owner: str, classes: List[str]) -> None:
     """Statements of the module body or a class body: definitions get their own
     summaries, everything else is the module body's code (a class body runs on import)."""
-    loose: List[ast.stmt] = []
+    loose: List[ast.AST] = []
     for stmt in body:
         if isinstance(stmt, ast.ClassDef):
             name = ".".join([*classes, stmt.name])
             summary.classes[name] = ClassSummary([b for b in map(dotted, stmt.bases) if b])
-            loose.extend(ast.Expr(value=expr) for expr in (*stmt.bases, *stmt.decorator_list))
+            loose += stmt.bases
+            loose += stmt.decorator_list
             _collect_block(summary, stmt.body, owner, [*classes, stmt.name])
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             qualname = ".".join([*classes, stmt.name])
             if classes:
                 summary.classes[".".join(classes)].methods.append(stmt.name)
-            loose.extend(ast.Expr(value=expr) for expr in stmt.decorator_list)
+            loose += stmt.decorator_list
             function = summary.functions.setdefault(qualname, FunctionSummary())
             function.params = _parameters(stmt, method=bool(classes))
-            nodes = _nodes(stmt.body)
-            _collect_code(summary, function, nodes, ".".join(classes))
-            _collect_models(summary, function, nodes, ".".join(classes))
+            _collect(summary, function, _Nodes(stmt.body), ".".join(classes))
         else:
             loose.append(stmt)
-    nodes = _nodes(loose)
-    _collect_code(summary, summary.functions.setdefault(owner, FunctionSummary()), nodes, "")
-    _collect_models(summary, summary.functions[owner], nodes, "")
+    _collect(summary, summary.functions.setdefault(owner, FunctionSummary()), _Nodes(loose), "")
 
 
-def _nodes(body: List[ast.stmt]) -> List[ast.AST]:
-    """Every node of the statements (nested functions and classes fold in): walked
-    once, read by both collectors."""
-    return [node for stmt in body for node in ast.walk(stmt)]
+class _ChildFields(Dict[type, Tuple[str, ...]]):
+    """Node class -> the fields that may hold child nodes, worked out on first sight of
+    the class. Fields that only hold names, numbers or contexts and operators (leaves no
+    collector reads) are left out; anything else that is not a node (a ``None``, a
+    string) has no fields and walks as a leaf."""
+
+    NOT_NODES = frozenset({"ctx", "op", "ops", "id", "attr", "arg", "asname", "module", "level", "kind",
+                           "type_comment", "conversion", "is_async", "simple", "tag", "lineno", "kwd_attrs",
+                           "rest"})
+
+    def __missing__(self, kind: type) -> Tuple[str, ...]:
+        fields = () if kind is ast.Constant else tuple(
+            f for f in getattr(kind, "_fields", ()) if f not in self.NOT_NODES)
+        self[kind] = fields
+        return fields
 
 
-def _collect_code(summary: ModuleSummary, function: FunctionSummary, nodes: List[ast.AST], cls: str) -> None:
-    """Imports, calls and policy sets of ``body`` (nested functions and classes fold
-    into it); ``cls`` names the class whose method it is, for ``self.x = Cls()``."""
+_CHILD_FIELDS = _ChildFields()
+
+
+class _Nodes:
+    """The nodes of some statements that the collectors read, each kind in the order
+    ``ast.walk`` gives them statement by statement (nested functions and classes fold
+    in). One walk sorts them by kind, so no collector goes over the whole tree."""
+
+    def __init__(self, roots: Sequence[ast.AST]) -> None:
+        #: Assign and AnnAssign
+        self.assigns: List[Any] = []
+        #: Call, Import and ImportFrom, mixed: calls and imports share one list of calls
+        self.events: List[Any] = []
+        self.names: List[ast.Name] = []
+        self.returns: List[ast.Return] = []
+        self.attributes: List[ast.Attribute] = []
+        self._walk(roots)
+
+    def _walk(self, roots: Sequence[ast.AST]) -> None:
+        """Breadth first from each root, like ``ast.walk``, without its generators."""
+        buckets: Dict[type, List[Any]] = {
+            ast.Assign: self.assigns, ast.AnnAssign: self.assigns, ast.Call: self.events,
+            ast.Import: self.events, ast.ImportFrom: self.events, ast.Name: self.names,
+            ast.Return: self.returns, ast.Attribute: self.attributes}
+        child_fields = _CHILD_FIELDS
+        for root in roots:
+            queue: List[Any] = [root]
+            for node in queue:  # grows as it goes: a breadth-first queue
+                kind = node.__class__
+                bucket = buckets.get(kind)
+                if bucket is not None:
+                    bucket.append(node)
+                for name in child_fields[kind]:
+                    child = getattr(node, name)
+                    if child.__class__ is list:
+                        queue += child
+                    elif child is not None:
+                        queue.append(child)
+
+
+def _collect(summary: ModuleSummary, function: FunctionSummary, nodes: _Nodes, cls: str) -> None:
+    """Imports, calls and policy sets of some code, and what it returns, trains as a
+    whole and passes on; ``cls`` names the class whose method it is, for ``self.x``."""
+    instances, assigned = _read_assignments(summary, function, nodes.assigns, cls)
+    origins = _Origins(_bindings(nodes.names, assigned), set(function.params), cls)
+    called = _read_events(summary, function, nodes.events, instances, origins)
+    for node in nodes.returns:
+        function.returns += [o if not o.startswith("self.") else UNKNOWN for o in origins(node.value)]
+    for attribute in nodes.attributes:
+        if attribute.attr in WHOLE_MODEL_VARIABLES or id(attribute) in called:
+            function.trained += [o for o in origins(attribute.value) if o != UNKNOWN]
+    function.calls.sort(key=lambda call: call[0])
+    function.sets.sort(key=lambda found: found[0])
+
+
+def _read_assignments(summary: ModuleSummary, function: FunctionSummary, assigns: List[Any],
+                      cls: str) -> Tuple[Dict[str, str], Dict[int, Tuple[str, ast.AST]]]:
+    """Names bound to instances (``v = Cls(...)``: name -> class) and the Names bound by
+    ``name = callee(...)`` (id of the Name -> callee and call); records a method's
+    ``self.x = Cls(...)`` attributes and where its ``self.x`` values come from."""
     instances: Dict[str, str] = {}
-    for node in nodes:
-        if isinstance(node, ast.Assign):
-            made = _constructed(node.value)
-            if made is None or not made.split(".")[-1][:1].isupper():
-                continue
-            for target in node.targets:
+    assigned: Dict[int, Tuple[str, ast.AST]] = {}
+    params = function.params
+    attributes = summary.classes[cls].attributes if cls else {}
+    sources = summary.classes[cls].sources if cls else {}
+    for node in assigns:
+        value = node.value
+        is_assign = isinstance(node, ast.Assign)
+        targets = node.targets if is_assign else [node.target]
+        callee = dotted(value.func) if isinstance(value, ast.Call) else None
+        made = (callee if isinstance(value, ast.Call) else _constructed(value)) if is_assign else None
+        if made is not None and made.split(".")[-1][:1].isupper():
+            for target in targets:
                 if isinstance(target, ast.Name):
                     instances[target.id] = made
-                elif cls and isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
-                        and target.value.id == "self":
-                    summary.classes[cls].attributes.setdefault(target.attr, made)
+                elif cls and _is_self_attribute(target):
+                    attributes.setdefault(target.attr, made)
+        if callee is not None:
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    assigned[id(target)] = (callee, value)
+                elif cls and _is_self_attribute(target):
+                    sources.setdefault(target.attr, callee)
+        elif cls and is_assign and isinstance(value, ast.Name) and value.id in params:
+            for target in targets:
+                if _is_self_attribute(target):
+                    sources.setdefault(target.attr, PARAM + value.id)
+    return instances, assigned
+
+
+def _bindings(names: List[ast.Name], assigned: Dict[int, Tuple[str, ast.AST]]
+              ) -> Dict[str, List[Tuple[str, Optional[ast.AST]]]]:
+    """Local name -> what each of its bindings holds, and the call that made it."""
+    made: Dict[str, List[Tuple[str, Optional[ast.AST]]]] = {}
+    for node in names:
+        if isinstance(node.ctx, ast.Store):
+            made.setdefault(node.id, []).append(assigned.get(id(node), (UNKNOWN, None)))
+    return made
+
+
+class _Origins:
+    """What a value may hold, named by the callees that made it: the facts that follow
+    a model or an optimizer from the function that makes it to the code that uses it
+    (see the program model)."""
+
+    def __init__(self, made: Dict[str, List[Tuple[str, Optional[ast.AST]]]], params: Set[str], cls: str) -> None:
+        self.made = made
+        self.params = params
+        self.cls = cls
+
+    def __call__(self, value: Optional[ast.AST], at: Optional[ast.AST] = None) -> List[str]:
+        """``at``: the call ``value`` is an argument of, whose own result
+        (``opt = wrap(opt)``) is not what it is given."""
+        if isinstance(value, ast.Call):
+            return [dotted(value.func) or UNKNOWN]
+        if isinstance(value, ast.Name):
+            found = [callee for callee, call in self.made.get(value.id, []) if at is None or call is not at]
+            if value.id in self.params:
+                found.append(PARAM + value.id)
+            return found or [UNKNOWN]
+        if self.cls and value is not None and _is_self_attribute(value):
+            return ["self." + cast_attribute(value).attr]
+        return [UNKNOWN]
+
+
+def _read_events(summary: ModuleSummary, function: FunctionSummary, events: List[Any],
+                 instances: Dict[str, str], origins: _Origins) -> Set[int]:
+    """Records the calls, imports and arguments passed, in ``ast.walk`` order; returns
+    the ids of the ``x.fit``-like attributes that are called (whole-model methods)."""
+    called: Set[int] = set()
     calls = function.calls
-    for node in nodes:
+    for node in events:
         if isinstance(node, ast.Call):
-            _record_call(function, node, instances)
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr in WHOLE_MODEL_METHODS:
+                called.add(id(func))
+            callee = dotted(func)
+            _record_call(function, node, callee, instances)
+            if callee is not None:
+                _record_passes(function, node, callee, origins)
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 local = alias.asname or alias.name.split(".")[0]
                 summary.imports.setdefault(local, alias.name if alias.asname else local)
                 calls.append((node.lineno, IMPORT + alias.name))
-        elif isinstance(node, ast.ImportFrom):
+        else:
             base = "." * node.level + (node.module or "")
             calls.append((node.lineno, IMPORT + base))
             for alias in node.names:
                 if alias.name != "*":
                     joined = base + alias.name if base.endswith(".") else f"{base}.{alias.name}"
                     summary.imports.setdefault(alias.asname or alias.name, joined)
-    calls.sort(key=lambda call: call[0])
-    function.sets.sort(key=lambda found: found[0])
+    return called
+
+
+def _record_passes(function: FunctionSummary, node: ast.Call, callee: str, origins: _Origins) -> None:
+    """What each argument of the call is (see ``FunctionSummary.passes``)."""
+    slots: List[Tuple[str, ast.AST]] = []
+    unpacked = False
+    for i, arg in enumerate(node.args):
+        if isinstance(arg, ast.Starred):
+            unpacked = True
+        else:
+            slots.append((str(i), arg))
+    for keyword in node.keywords:
+        if keyword.arg is None:
+            unpacked = True
+        else:
+            slots.append((keyword.arg, keyword.value))
+    passes = function.passes
+    if unpacked:
+        passes.append((callee, "*", UNKNOWN))
+    for slot, value in slots:
+        for origin in origins(value, node):
+            passes.append((callee, slot, UNKNOWN if origin.startswith("self.") else origin))
 
 
 def _parameters(function: ast.AST, method: bool) -> List[str]:
@@ -215,69 +367,6 @@ def _parameters(function: ast.AST, method: bool) -> List[str]:
     names = [a.arg for a in [*function.args.posonlyargs, *function.args.args]]
     static = any(dotted(d) == "staticmethod" for d in function.decorator_list)
     return names[1:] if method and not static and names else names
-
-
-def _collect_models(summary: ModuleSummary, function: FunctionSummary, nodes: List[ast.AST], cls: str) -> None:
-    """What the code returns, trains as a whole and passes on, named by the callees
-    that made the values: the facts that follow a model or an optimizer from the
-    function that makes it to the code that uses it (see the program model)."""
-    params = set(function.params)
-    sources = summary.classes[cls].sources if cls else {}
-    #: id of a Name bound by ``name = callee(...)`` -> (callee, the call)
-    assigned: Dict[int, Tuple[str, ast.AST]] = {}
-    for node in nodes:
-        if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Call):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            callee = dotted(node.value.func)
-            for target in targets:
-                if isinstance(target, ast.Name) and callee is not None:
-                    assigned[id(target)] = (callee, node.value)
-                elif cls and callee is not None and _is_self_attribute(target):
-                    sources.setdefault(cast_attribute(target).attr, callee)
-        elif cls and isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) \
-                and node.value.id in params:
-            for target in node.targets:
-                if _is_self_attribute(target):
-                    sources.setdefault(cast_attribute(target).attr, PARAM + node.value.id)
-    #: local name -> what each of its bindings holds, and the call that made it
-    made: Dict[str, List[Tuple[str, Optional[ast.AST]]]] = {}
-    for node in nodes:
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            made.setdefault(node.id, []).append(assigned.get(id(node), (UNKNOWN, None)))
-
-    def origins(value: Optional[ast.AST], at: Optional[ast.AST] = None) -> List[str]:
-        """What ``value`` may hold; ``at``: the call it is an argument of, whose own
-        result (``opt = wrap(opt)``) is not what it is given."""
-        if isinstance(value, ast.Call):
-            return [dotted(value.func) or UNKNOWN]
-        if isinstance(value, ast.Name):
-            found = [callee for callee, call in made.get(value.id, []) if at is None or call is not at]
-            if value.id in params:
-                found.append(PARAM + value.id)
-            return found or [UNKNOWN]
-        if cls and value is not None and _is_self_attribute(value):
-            return ["self." + cast_attribute(value).attr]
-        return [UNKNOWN]
-
-    call_functions = {id(node.func) for node in nodes if isinstance(node, ast.Call)}
-    for node in nodes:
-        if isinstance(node, ast.Return):
-            function.returns += [o if not o.startswith("self.") else UNKNOWN for o in origins(node.value)]
-        elif isinstance(node, ast.Attribute) and (
-                node.attr in WHOLE_MODEL_VARIABLES
-                or (node.attr in WHOLE_MODEL_METHODS and id(node) in call_functions)):
-            function.trained += [o for o in origins(node.value) if o != UNKNOWN]
-        elif isinstance(node, ast.Call):
-            callee = dotted(node.func)
-            if callee is None:
-                continue
-            if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
-                function.passes.append((callee, "*", UNKNOWN))
-            slots = [(str(i), a) for i, a in enumerate(node.args) if not isinstance(a, ast.Starred)] + [
-                (k.arg, k.value) for k in node.keywords if k.arg is not None]
-            for slot, arg in slots:
-                function.passes += [(callee, slot, o if not o.startswith("self.") else UNKNOWN)
-                                    for o in origins(arg, node)]
 
 
 def cast_attribute(node: ast.AST) -> ast.Attribute:
@@ -298,8 +387,8 @@ def _constructed(value: ast.AST) -> Optional[str]:
     return dotted(value.func) if isinstance(value, ast.Call) else None
 
 
-def _record_call(function: FunctionSummary, node: ast.Call, instances: Dict[str, str]) -> None:
-    callee = dotted(node.func)
+def _record_call(function: FunctionSummary, node: ast.Call, callee: Optional[str], instances: Dict[str, str]) -> None:
+    """``callee``: ``dotted(node.func)``, worked out once for both readers of the call."""
     if callee is None and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Call):
         # `super().fit(...)`, `Trainer(cfg).fit(...)`: a method of that class
         owner = dotted(node.func.value.func)
@@ -311,10 +400,10 @@ def _record_call(function: FunctionSummary, node: ast.Call, instances: Dict[str,
     if rest and head in instances:
         callee = instances[head] + METHOD + rest
     function.calls.append((node.lineno, callee))
-    if callee.split(".")[-1].split(METHOD)[-1] in POLICY_SETTERS:
+    if callee.rpartition(".")[2].rpartition(METHOD)[2] in POLICY_SETTERS:
         function.sets.append((node.lineno, _policy_literal(node)))
     # A function handed to another (`app.run(main)`, `strategy.run(step)`) runs there.
-    for arg in [*node.args, *(k.value for k in node.keywords)]:
+    for arg in [*node.args, *[k.value for k in node.keywords]]:
         if isinstance(arg, (ast.Name, ast.Attribute)):
             name = dotted(arg)
             if name is not None:

@@ -1,0 +1,157 @@
+"""The single-walk collectors of ``summaries`` give what the former one-pass-per-collector
+code gave: the same nodes in the same order (``ast.walk``'s, which fixes the order of
+same-line calls and of every list in a summary), and the same summary of a module
+that uses most of the syntax the collectors read. EXPECTED was made by the former code.
+"""
+
+import ast
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from mplint.run.summaries import _Nodes, summarize
+
+SNIPPET = '''
+import os.path, numpy as np
+from . import sibling
+from ..pkg import thing as other
+from ..star import *
+import tensorflow as tf
+
+@decorate(make_decorator())
+class Trainer(base.Model, metaclass=Meta):
+    optimizer_cls = tf.keras.optimizers.Adam
+
+    def __init__(self, model, config):
+        super().__init__(name="trainer")
+        self.model = model
+        self.head = layers.Dense(4)
+        self.opt = build_optimizer(config)
+        self.layers = [Block(i) for i in range(3)]
+
+    @staticmethod
+    def make(a, b, *rest, **extra):
+        m = Net(a); n: Net = make_net(b)
+        m.fit(x, y); n.trainable_variables
+        return m
+
+    def train(self):
+        opt = self.opt; opt = wrap(opt)
+        self.model.fit(data(), epochs=3, optimizer=opt, **kwargs)
+        tf.keras.mixed_precision.set_global_policy(Policy("mixed_float16"))
+        go(first(a), second(b)), go(third(c))
+        return self.model
+
+if cond:
+    def helper(x):
+        return (y := compute(x)) or {**base, "k": load(x)}
+match command:
+    case Point(x=0, y=yy) if yy > 0:
+        run(yy)
+    case {"k": v, **others}:
+        run(v)
+    case [1, *rest]:
+        run(rest)
+
+def main(argv):
+    global state
+    trainer = Trainer(make_model(), cfg)
+    trainer.train()
+    lambda q: q.evaluate()
+    print(f"{trainer!r:>10} {[t.fit() for t in trainers]}")
+    async def inner():
+        async with ctx() as c:
+            await c.fit(ds)
+    app.run(main, flags=absl.flags)
+    return tf.distribute.run(step, args=(batch,))
+
+if __name__ == "__main__":
+    app.run(main)
+'''
+
+EXPECTED = (
+    [4, True, {'os': 'os', 'np': 'numpy', 'sibling': '.sibling', 'other': '..pkg.thing', 'tf': 'tensorflow'},
+     {'Trainer.__init__': [[[13, 'super#__init__'], [13, 'super'], [15, 'layers.Dense'], [16, 'build_optimizer'],
+                            [16, 'config'], [17, 'Block'], [17, 'i'], [17, 'range']],
+                           [], ['model', 'config'], [], [],
+                           [['layers.Dense', '0', '?'], ['build_optimizer', '0', 'param:config'],
+                            ['Block', '0', '?'], ['range', '0', '?']]],
+      'Trainer.make': [[[21, 'Net'], [21, 'a'], [21, 'make_net'], [21, 'b'], [22, 'Net#fit'], [22, 'x'],
+                        [22, 'y']],
+                       [], ['a', 'b'], ['Net'], ['Net', 'make_net'],
+                       [['Net', '0', 'param:a'], ['make_net', '0', 'param:b'], ['m.fit', '0', '?'],
+                        ['m.fit', '1', '?']]],
+      'Trainer.train': [[[26, 'wrap'], [26, 'opt'], [27, 'self.model.fit'], [27, 'opt'], [27, 'kwargs'],
+                         [27, 'data'], [28, 'tf.keras.mixed_precision.set_global_policy'], [28, 'Policy'],
+                         [29, 'go'], [29, 'go'], [29, 'first'], [29, 'a'], [29, 'second'], [29, 'b'],
+                         [29, 'third'], [29, 'c']],
+                        [[28, 'mixed_float16']], [], ['?'], ['self.model'],
+                        [['wrap', '0', '?'], ['self.model.fit', '*', '?'], ['self.model.fit', '0', 'data'],
+                         ['self.model.fit', 'epochs', '?'], ['self.model.fit', 'optimizer', '?'],
+                         ['self.model.fit', 'optimizer', 'wrap'],
+                         ['tf.keras.mixed_precision.set_global_policy', '0', 'Policy'], ['Policy', '0', '?'],
+                         ['go', '0', 'first'], ['go', '1', 'second'], ['go', '0', 'third'], ['first', '0', '?'],
+                         ['second', '0', '?'], ['third', '0', '?']]],
+      '<module>': [[[2, 'import:os.path'], [2, 'import:numpy'], [3, 'import:.'], [4, 'import:..pkg'],
+                    [5, 'import:..star'], [6, 'import:tensorflow'], [8, 'decorate'], [8, 'make_decorator'],
+                    [34, 'compute'], [34, 'x'], [34, 'load'], [34, 'x'], [37, 'run'], [37, 'yy'], [39, 'run'],
+                    [39, 'v'], [41, 'run'], [41, 'rest'], [56, 'app.run'], [56, 'main']],
+                   [], [], ['?'], [],
+                   [['decorate', '0', 'make_decorator'], ['compute', '0', '?'], ['load', '0', '?'],
+                    ['run', '0', '?'], ['run', '0', '?'], ['run', '0', '?'], ['app.run', '0', '?']]],
+      'main': [[[45, 'Trainer'], [45, 'cfg'], [45, 'make_model'], [46, 'Trainer#train'], [47, 'q.evaluate'],
+                [48, 'print'], [48, 't.fit'], [50, 'ctx'], [51, 'c.fit'], [51, 'ds'], [52, 'app.run'],
+                [52, 'main'], [52, 'absl.flags'], [53, 'tf.distribute.run'], [53, 'step']],
+               [], ['argv'], ['tf.distribute.run'], [],
+               [['Trainer', '0', 'make_model'], ['Trainer', '1', '?'], ['print', '0', '?'], ['c.fit', '0', '?'],
+                ['app.run', '0', '?'], ['app.run', 'flags', '?'], ['tf.distribute.run', '0', '?'],
+                ['tf.distribute.run', 'args', '?']]]},
+     {'Trainer': [['base.Model'], ['__init__', 'make', 'train'], {'head': 'layers.Dense', 'layers': 'Block'},
+                  {'model': 'param:model', 'head': 'layers.Dense', 'opt': 'build_optimizer'}]}])
+
+#: SNIPPET has a ``match`` statement
+NEEDS_MATCH = pytest.mark.skipif(sys.version_info < (3, 10), reason="match statements parse from Python 3.10")
+
+KINDS = {ast.Assign: "assigns", ast.AnnAssign: "assigns", ast.Call: "events", ast.Import: "events",
+         ast.ImportFrom: "events", ast.Name: "names", ast.Return: "returns", ast.Attribute: "attributes"}
+
+
+def _by_walk(body):
+    """The buckets as ``ast.walk`` over each statement fills them."""
+    found = {name: [] for name in set(KINDS.values())}
+    for stmt in body:
+        for node in ast.walk(stmt):
+            if type(node) in KINDS:
+                found[KINDS[type(node)]].append(node)
+    return found
+
+
+def _same_nodes(body):
+    nodes = _Nodes(body)
+    for bucket, expected in _by_walk(body).items():
+        assert [id(n) for n in getattr(nodes, bucket)] == [id(n) for n in expected], bucket
+
+
+@NEEDS_MATCH
+def test_one_walk_finds_the_nodes_ast_walk_finds_in_its_order():
+    tree = ast.parse(SNIPPET)
+    _same_nodes(tree.body)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            _same_nodes(node.body)
+            _same_nodes(node.decorator_list)
+
+
+def test_one_walk_matches_ast_walk_on_the_package_sources():
+    for path in sorted(Path(__file__).resolve().parent.parent.joinpath("mplint").rglob("*.py")):
+        _same_nodes(ast.parse(path.read_text(encoding="utf-8")).body)
+
+
+@NEEDS_MATCH
+def test_summary_is_the_one_the_former_collectors_made():
+    made = json.dumps(summarize(SNIPPET).to_json())
+    assert json.loads(made) == EXPECTED
+    # the same key order too: summaries are cached as JSON
+    assert made == json.dumps(EXPECTED)
