@@ -1,5 +1,6 @@
 """Project facts: a policy or rewrite set in one file governs the rest of the project."""
 
+import os
 import shutil
 import textwrap
 
@@ -118,7 +119,8 @@ def test_index_reads_policy_values_including_run_time_choices():
     assert index_source("y.py", unknown.encode()).policies == ("?",)
 
 
-def test_rewrite_and_policy_files_reach_the_facts_of_other_files(tmp_path):
+def test_rewrite_and_policy_files_reach_the_facts_of_other_files(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # other files are named from where mplint runs
     _write(tmp_path, {
         "setup.py": "",
         "train.py": ("import tensorflow as tf\nimport model, utils\n"
@@ -255,3 +257,25 @@ def test_a_policy_governs_the_modules_its_file_imports(tmp_path):
     # a src layout: tests/ imports the package from src/
     test = str(root / "tests" / "test_model.py")
     assert governs(test, FileFacts(("mixed_float16",), False, ("app.models",)), str(root / "src/app/models/x.py"), root)
+
+
+def test_other_files_are_named_from_where_mplint_runs(tmp_path):
+    """As the finding's own path: from the project root, from a subfolder, and in full
+    for a file outside the folder mplint runs in."""
+    from helpers import run_cli
+
+    _write(tmp_path, {
+        "setup.py": "",
+        "src/proj/train.py": "import tensorflow as tf\nfrom proj import models\n"
+                             "tf.keras.mixed_precision.set_global_policy('mixed_float16')\nmodels.build().fit()\n",
+        "src/proj/models.py": "import tensorflow as tf\n\ndef build():\n"
+                              "    return tf.keras.Sequential([tf.keras.layers.Dense(10, activation='softmax')])\n",
+    })
+    (tmp_path / "docs").mkdir()
+    runs = {tmp_path: "src/proj/models.py", tmp_path / "src": "proj/models.py",
+            tmp_path / "docs": str(tmp_path / "src/proj/models.py")}
+    for cwd, named in runs.items():
+        out = run_cli("check", "--no-cache", "--select", "MP101", named, cwd=cwd).stdout
+        where = str(tmp_path / "src/proj/train.py") if cwd.name == "docs" else \
+            os.path.relpath(tmp_path / "src/proj/train.py", cwd)
+        assert out.startswith(named + ":4:") and f"the mixed policy is set in {where}:3" in out, out

@@ -137,11 +137,15 @@ class ProjectFacts:
     _imports: Dict[str, List[Tuple[str, bool]]] = field(default_factory=dict, repr=False, compare=False)
     #: which code the policies set in the project reach (see :mod:`program`)
     program: Optional[ProgramResult] = field(default=None, repr=False, compare=False)
+    #: the folder other files are named from in messages (where the user ran mplint;
+    #: None: the project root): a file outside it is named in full, as ruff does
+    shown_from: Optional[Path] = None
 
     def _display(self, key: str) -> str:
-        if self.root is not None:
+        base = self.shown_from if self.shown_from is not None else self.root
+        if base is not None:
             try:
-                return Path(key).relative_to(self.root).as_posix()
+                return Path(key).relative_to(base).as_posix()
             except ValueError:
                 pass
         return key
@@ -237,7 +241,8 @@ class ProjectFacts:
         """Changes whenever a fact anywhere in the project changes (a cache key part)."""
         data = sorted((k, v.to_json()) for k, v in self.files.items())
         governed = {} if self.program is None else self.program.files_json()
-        return hashlib.sha256(json.dumps([str(self.root), data, governed, self.keras_version]).encode()).hexdigest()
+        return hashlib.sha256(json.dumps([str(self.root), data, governed, self.keras_version,
+                                          str(self.shown_from)]).encode()).hexdigest()
 
 
 def _set_in(route: Route, path: str) -> bool:
@@ -357,7 +362,8 @@ def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], 
     unique: Dict[str, str] = {}
     for path in [*extra, *files]:
         unique.setdefault(os.path.abspath(path), path)
-    out = ProjectFacts(root, keras_version=declared_keras_version(root) if root is not None else None)
+    out = ProjectFacts(root, keras_version=declared_keras_version(root) if root is not None else None,
+                       shown_from=Path(os.getcwd()))
     # The program model answers for the checked files; for the whole project when
     # it is checked, or when the checked files are not known.
     checked = None if walked is not None or not extra else sorted(
