@@ -2,8 +2,12 @@
 
 An explicitly named file is always checked, unless ``--force-exclude`` (which the
 pre-commit hook passes, because pre-commit names every file) says to apply
-``exclude`` to it too. Matching uses pathspec, the gitignore implementation that
-black and others rely on.
+``exclude`` to it too. ``exclude`` patterns are matched with pathspec, the gitignore
+implementation that black and others rely on. .gitignore files are read as git reads
+them (:mod:`mplint.run.gitignore`): pathspec answers "does a pattern match this path or a
+folder above it", which cannot tell ``*`` then ``!lib/`` (git walks lib/ and judges
+each file in it again) from ``build/`` then ``!build/keep.py`` (git never looks inside
+build/), and it misreads ``lib/**/`` and ``[[:upper:]]``.
 """
 
 from __future__ import annotations
@@ -11,11 +15,14 @@ from __future__ import annotations
 import errno
 import os
 import re
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import pathspec
+
+from mplint.run.gitignore import IgnoreFile
 
 from mplint.core.findings import FileError
 from mplint.core.regular_files import read_regular
@@ -35,7 +42,9 @@ Matcher = Callable[[str], bool]
 
 
 def _spec(patterns: Iterable[str]) -> pathspec.PathSpec:
-    return pathspec.GitIgnoreSpec.from_lines(list(patterns))
+    with warnings.catch_warnings():  # pathspec compiles "[[:alpha:]]" as a nested set
+        warnings.simplefilter("ignore", FutureWarning)
+        return pathspec.GitIgnoreSpec.from_lines(list(patterns))
 
 
 def _matcher(patterns: Iterable[str]) -> Matcher:
@@ -51,11 +60,14 @@ def _matcher(patterns: Iterable[str]) -> Matcher:
     if not active:
         return lambda path: False
     try:
-        combined = re.compile("|".join(
-            "(?:" + p.regex.pattern.replace("(?P<ps_d>", "(?:") + ")" for p in active))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            combined = re.compile("|".join(
+                "(?:" + p.regex.pattern.replace("(?P<ps_d>", "(?:") + ")" for p in active))
     except re.error:  # pragma: no cover (a pathspec with another regex style)
         return spec.match_file
-    return lambda path: combined.match(path) is not None
+    # search, as pathspec does: pathspec 1.x writes "*/" as a bare "(?P<ps_d>/)"
+    return lambda path: combined.search(path) is not None
 
 
 def _rel(path: str, base: str) -> Optional[str]:
@@ -79,7 +91,9 @@ class _Ignorer:
         self.patterns = list(exclude)
         self.exclude = _matcher(exclude)
         self.respect_gitignore = respect_gitignore
-        self._chains: Dict[str, Tuple[Tuple[str, Matcher], ...]] = {}
+        self._chains: Dict[str, Tuple[Tuple[str, IgnoreFile], ...]] = {}
+        #: whether .gitignore files ignore a folder (git then never looks inside)
+        self._ignored_folders: Dict[str, bool] = {}
         git_root = self._find_git_root(root) if respect_gitignore else None
         self._git_root = str(git_root) if git_root is not None else None
         #: folders whose parents' .gitignore files no longer apply
@@ -101,20 +115,22 @@ class _Ignorer:
                 return folder
         return None
 
-    def _gitignore(self, folder: str) -> Optional[Matcher]:
+    def _gitignore(self, folder: str) -> Optional[IgnoreFile]:
         lines: List[str] = []
+        # later lines win: .git/info/exclude yields to .gitignore, as in git
         names = [".gitignore", ".ignore"]
         if folder == self._git_root:
-            names.append(os.path.join(".git", "info", "exclude"))
+            names.insert(0, os.path.join(".git", "info", "exclude"))
         for name in names:
             try:  # a FIFO named .gitignore is skipped, never waited on
-                lines += read_regular(os.path.join(folder, name)).decode("utf-8", "replace").splitlines()
+                text = read_regular(os.path.join(folder, name)).decode("utf-8", "replace")
             except OSError:
-                pass
-        return _matcher(lines) if lines else None
+                continue
+            lines += text[text.startswith("\ufeff"):].splitlines()
+        return IgnoreFile(lines) if lines else None
 
-    def _chain(self, folder: str) -> Tuple[Tuple[str, Matcher], ...]:
-        """The .gitignore matchers that apply to entries of ``folder``, innermost first."""
+    def _chain(self, folder: str) -> Tuple[Tuple[str, IgnoreFile], ...]:
+        """The .gitignore files that apply to entries of ``folder``, innermost first."""
         chain = self._chains.get(folder)
         if chain is None:
             spec = self._gitignore(folder)
@@ -124,6 +140,31 @@ class _Ignorer:
             chain = own if last else own + self._chain(parent)
             self._chains[folder] = chain
         return chain
+
+    def _gitignored(self, path: str, parent: str, is_dir: bool) -> bool:
+        """Whether the .gitignore files above ``path`` ignore it, as git decides."""
+        if is_dir:
+            known = self._ignored_folders.get(path)
+            if known is None:
+                known = self._ignored_folders[path] = self._judge(path, parent, True)
+            return known
+        return self._judge(path, parent, False)
+
+    def _judge(self, path: str, parent: str, is_dir: bool) -> bool:
+        chain = self._chain(parent)
+        if not chain:
+            return False
+        # git does not look inside an ignored folder, whatever a "!" says about the files
+        # in it (the walk never gets there; a named path asks about its folders here) ...
+        if parent != chain[-1][0] and self._gitignored(parent, os.path.dirname(parent), True):
+            return True
+        # ... otherwise the innermost .gitignore with a pattern for the path decides.
+        for folder, spec in chain:
+            sub = _rel(path, folder)
+            verdict = spec.verdict(sub, is_dir) if sub is not None else None
+            if verdict is not None:
+                return verdict
+        return False
 
     def below(self, folder: Path) -> "_Ignorer":
         """The ignorer for walking a folder named on the command line.
@@ -153,13 +194,7 @@ class _Ignorer:
         # A bare name pattern such as "build" also matches outside the root.
         if rel is None and self.exclude(name + slash):
             return True
-        if not self.respect_gitignore:
-            return False
-        for folder, spec in self._chain(parent):
-            sub = _rel(path, folder)
-            if sub is not None and spec(sub + slash):
-                return True
-        return False
+        return self.respect_gitignore and self._gitignored(path, parent, is_dir)
 
 
 def is_excluded(path: str, root: Path, exclude: Sequence[str], respect_gitignore: bool = True) -> bool:
