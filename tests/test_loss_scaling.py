@@ -451,3 +451,46 @@ def test_keras3_fix_drops_the_unscaling_line_or_the_if_that_only_holds_it():
     commented = code.replace("    if use_amp:\n        grads", "    # unscale\n    if use_amp:\n        grads")
     kept = fix(commented, "MP207", unsafe=False, keras_version=3)
     assert "# unscale\n    if use_amp:\n        grads = grads\n" in kept
+
+
+# -- an optimizer wrapped on some paths only (mindee/doctr's --amp) ---------------------
+CONDITIONAL = """\
+import tensorflow as tf
+from tensorflow.keras import mixed_precision
+
+
+def train(model, data, amp):
+    if amp:
+        mixed_precision.set_global_policy("mixed_float16")
+    optimizer = tf.keras.optimizers.Adam()
+    if amp:
+        optimizer = mixed_precision.LossScaleOptimizer(optimizer)
+    for x, y in data:
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(model(x) - y)  # the loss
+        grads = tape.gradient(loss, model.trainable_variables)
+        if amp:
+            grads = optimizer.get_unscaled_gradients(grads)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+"""
+
+
+def test_a_conditional_wrapper_is_scaled_under_the_loops_own_guard():
+    """Scaling unconditionally would break the run without --amp (Adam has no
+    get_scaled_loss); the loop's guard of get_unscaled_gradients says when it may."""
+    found = lint(CONDITIONAL, "MP202", keras_version=2)
+    assert [(f.line, f.rule) for f in found] == [(17, "MP202")]
+    assert "on some paths" in found[0].message and "get_unscaled_gradients() then divides" in found[0].message
+    out = fixed(CONDITIONAL, keras_version=2)
+    assert ("            loss = tf.reduce_mean(model(x) - y)  # the loss\n"
+            "            scaled_loss = optimizer.get_scaled_loss(loss) if amp else loss\n"
+            "        grads = tape.gradient(scaled_loss, model.trainable_variables)\n") in out
+    assert findings(out, keras_version=2) == []
+
+
+def test_a_conditional_wrapper_without_a_guard_to_reuse_gets_no_fix():
+    unguarded = CONDITIONAL.replace("        if amp:\n            grads = optimizer.get_unscaled_gradients(grads)\n", "")
+    found = lint(unguarded, "MP202", keras_version=2)
+    assert [f.rule for f in found] == ["MP202"] and found[0].fix is None
+    assert "underflow to zero" in found[0].message
+    assert fixed(unguarded, keras_version=2) == unguarded

@@ -16,6 +16,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 import libcst as cst
 
 from mplint.analysis.training import Gradient, TrainStep, TrainingLoops, contains
+from mplint.core.walker import child_nodes
 from mplint.rule.check import Context, Fix, Replacement
 from mplint.rule.levels import Safety
 from mplint.semantic.scopes import Location
@@ -85,22 +86,65 @@ def _free_name(base: str, loc: Location) -> str:
     return name
 
 
-def add_scaling(ctx: Context, step: TrainStep, version: int, edits: StatementEdits) -> bool:
-    """Scale each differentiated loss inside its tape (and unscale on Keras 2)."""
+def add_scaling(ctx: Context, step: TrainStep, version: int, edits: StatementEdits,
+                guard: Optional[str] = None) -> bool:
+    """Scale each differentiated loss inside its tape (and unscale on Keras 2).
+
+    ``guard``: the condition under which the optimizer is a LossScaleOptimizer, when
+    it is one only on some paths (see :func:`path_guard`); the loss is scaled only then.
+    """
     if version == 3 and step.clipped:
         return False  # Keras 3 would clip the still-scaled gradients: a human must decide
     optimizer = code(ctx, step.receiver)
     method = "scale_loss" if version == 3 else "get_scaled_loss"
     for gradient in step.gradients:
-        if not _scale_one(ctx, gradient, optimizer, method, edits):
+        if not _scale_one(ctx, gradient, optimizer, method, edits, guard):
             return False
     if version == 2 and not step.unscaled:
-        return add_unscaling(ctx, step, edits)
+        return guard is None and add_unscaling(ctx, step, edits)
     return True
 
 
+def path_guard(ctx: Context, step: TrainStep) -> Optional[str]:
+    """The condition under which the step's optimizer is a LossScaleOptimizer, as the
+    loop itself writes it: the test of the ``if`` that guards every one of its
+    ``get_unscaled_gradients`` calls (``if amp: grads = opt.get_unscaled_gradients(grads)``),
+    when it is a name or an attribute (``args.amp``); None otherwise."""
+    tests = {_guarding_test(step.location.scope.node, call) for call in step.unscale_calls}
+    if len(tests) != 1:
+        return None
+    (test,) = tests
+    return code(ctx, test) if isinstance(test, (cst.Name, cst.Attribute)) and _dotted(test) else None
+
+
+#: where a node sits in the ``else`` of an ``if``: no condition to reuse
+_ELSE = cst.Name("else")
+
+
+def _guarding_test(root: cst.CSTNode, target: cst.CSTNode) -> Optional[cst.BaseExpression]:
+    """The test of the innermost ``if`` whose body holds ``target``."""
+    stack: List[Tuple[cst.CSTNode, Optional[cst.BaseExpression]]] = [(root, None)]
+    while stack:
+        node, test = stack.pop()
+        if node is target:
+            return None if test is _ELSE else test
+        if isinstance(node, cst.If):
+            stack += [(node.test, test), (node.body, node.test)]
+            if node.orelse is not None:
+                stack.append((node.orelse, _ELSE))
+            continue
+        stack.extend((child, test) for child in child_nodes(node))
+    return None
+
+
+def _dotted(node: cst.BaseExpression) -> bool:
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, cst.Name)
+
+
 def _scale_one(ctx: Context, gradient: Gradient, optimizer: str, method: str,
-               edits: StatementEdits) -> bool:
+               edits: StatementEdits, guard: Optional[str] = None) -> bool:
     target, block, statement = gradient.target, gradient.tape_block, gradient.statement
     if (not isinstance(target, cst.Name) or block is None or statement is None
             or not isinstance(block.body, cst.IndentedBlock) or not block.body.body):
@@ -109,7 +153,10 @@ def _scale_one(ctx: Context, gradient: Gradient, optimizer: str, method: str,
     if binding is None or binding.scope is not gradient.location.scope or not contains(block, binding.node):
         return False  # the loss must be computed while the tape records
     scaled = _free_name(f"scaled_{target.value}", gradient.location)
-    new = cst.parse_statement(f"{scaled} = {optimizer}.{method}({target.value})\n")
+    value = f"{optimizer}.{method}({target.value})"
+    if guard is not None:
+        value = f"{value} if {guard} else {target.value}"
+    new = cst.parse_statement(f"{scaled} = {value}\n")
     body = block.body.body
     if any(s is statement for s in body):
         edits.insert_before(statement, new)

@@ -268,8 +268,10 @@ class TrainingLoops(Analysis):
             yield from self._origins(expr.body, loc, depth + 1, seen)
             yield from self._origins(expr.orelse, loc, depth + 1, seen)
         elif isinstance(expr, cst.Name):
-            binding = loc.lookup(expr.value)
-            yield from self._binding_origins(binding, depth, seen)
+            # ``opt = Adam(); if amp: opt = LossScaleOptimizer(opt)``: either may arrive
+            reaching: List[Optional[Binding]] = list(loc.reaching(expr.value)) or [None]
+            for binding in reaching:
+                yield from self._binding_origins(binding, depth, seen)
         elif (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name)
               and expr.value.value == "self"):
             cls = loc.scope.enclosing_class()

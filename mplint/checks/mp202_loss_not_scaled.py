@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Optional
 
-from mplint.analysis.loss_scale_fixes import StatementEdits, add_scaling, fix_replacements
+from mplint.analysis.loss_scale_fixes import StatementEdits, add_scaling, fix_replacements, path_guard
 from mplint.analysis.training import (
     COMPILED, FACTOR, LSO, UNKNOWN_OPTIMIZER, TrainingLoops, TrainStep, compiled_is_wrapped,
 )
@@ -36,9 +36,10 @@ class LossNotScaled(Check):
                 continue  # minimize() scales by itself (Keras 2)
             kinds = step.kinds
             scale = "the loss scale (32768 at first)"
+            some_paths = False
             if LSO in kinds:
-                how = "is a LossScaleOptimizer" if kinds == {LSO} else \
-                    "is a LossScaleOptimizer on some paths"
+                some_paths = kinds != {LSO}
+                how = "is a LossScaleOptimizer on some paths" if some_paths else "is a LossScaleOptimizer"
             elif FACTOR in kinds:
                 how, scale = "has a loss_scale_factor (its apply() divides by it)", "the loss_scale_factor"
             elif COMPILED in kinds and kinds <= {COMPILED} and compiled_is_wrapped(self.ctx, loops, step.location.scope):
@@ -54,10 +55,16 @@ class LossNotScaled(Check):
             effect = {
                 3: f"Keras 3 divides every gradient by {scale} in "
                    f"{step.method}(), so the model barely trains",
-                2: "the gradients get no loss scaling and small ones underflow to zero",
+                2: "get_unscaled_gradients() then divides the never-scaled gradients by the loss scale "
+                   "(32768 at first), so the model barely trains" if step.unscale_calls else
+                   "the gradients get no loss scaling and small ones underflow to zero",
             }.get(version or 0, "the gradients are not loss-scaled (Keras 3 even divides them by the scale)")
+            # On some paths only: the fix scales under the loop's own guard, or is left out
+            # (a plain optimizer has no scaling method).
+            guard = path_guard(self.ctx, step) if some_paths else None
+            fix = None if some_paths and guard is None else self._fix(step, version, guard)
             self.report(step.call, f"`{name}` {how}, but the loss differentiated here is not scaled: "
-                                   f"{effect}; scale the loss inside the tape", self._fix(step, version))
+                                   f"{effect}; scale the loss inside the tape", fix)
 
     def _overridden(self, step: TrainStep) -> bool:
         """The step's method overrides a base method that scales the loss of this same
@@ -77,11 +84,11 @@ class LossNotScaled(Check):
                                f"is a LossScaleOptimizer ({where}), but it differentiates an unscaled loss: "
                                f"{effect}; scale it as {base}() does, or call super()")
 
-    def _fix(self, step: TrainStep, version: Optional[int]) -> Optional[Fix]:
+    def _fix(self, step: TrainStep, version: Optional[int], guard: Optional[str] = None) -> Optional[Fix]:
         if version is None or version not in (2, 3):
             return None
         edits = StatementEdits()
-        if not add_scaling(self.ctx, step, version, edits):
+        if not add_scaling(self.ctx, step, version, edits, guard):
             return None
         replacements = fix_replacements(edits, [])
         return Fix(replacements, safety=Safety.UNSAFE) if replacements else None
