@@ -20,8 +20,8 @@ def module_names(path: str, root: Optional[Path]) -> Tuple[str, ...]:
 @functools.lru_cache(maxsize=4096)
 def _module_names(path: str, root: Optional[Path]) -> Tuple[str, ...]:
     """(cached by absolute path: a relative one means another file in another folder)"""
-    try:
-        rel = Path(path).resolve().relative_to(root) if root is not None else Path(Path(path).name)
+    try:  # the absolute path as written, like the root (a symlinked folder keeps its name)
+        rel = Path(path).relative_to(root) if root is not None else Path(Path(path).name)
     except ValueError:
         rel = Path(Path(path).name)
     parts = list(rel.with_suffix("").parts)
@@ -39,7 +39,7 @@ def importable(path: str, root: Optional[Path]) -> Tuple[Tuple[str, Path], ...]:
 @functools.lru_cache(maxsize=4096)
 def _importable(path: str, root: Optional[Path]) -> Tuple[Tuple[str, Path], ...]:
     names = module_names(path, root)
-    folder = Path(path).resolve().parent
+    folder = Path(path).parent
     if Path(path).stem == "__init__":
         folder = folder.parent
     out = []
@@ -63,7 +63,7 @@ def folders_above(path: str) -> frozenset:
 
 @functools.lru_cache(maxsize=4096)
 def _folders_above(path: str) -> frozenset:
-    here = Path(path).resolve().parent
+    here = Path(path).parent
     return frozenset((here, *here.parents))
 
 
