@@ -474,3 +474,20 @@ def test_a_module_on_the_plaidml_backend_is_not_reached_by_a_tensorflow_policy(t
     })
     found = run_cli("check", "--no-cache", "--output-format", "json", "--select", "MP502", ".", cwd=tmp_path)
     assert [(f["path"], f["rule"]) for f in json.loads(found.stdout)] == [("loss_tf.py", "MP502")]
+
+
+def test_a_project_reached_through_a_symlinked_folder_keeps_its_module_names(tmp_path):
+    """Paths are taken as written, like the project root: a resolved path under a
+    symlinked folder would not be inside the root, and its module would lose its package."""
+    real = tmp_path / "real"
+    _write(real, {
+        "setup.py": "",
+        "scripts/train.py": POLICY + "from pkg import models\n"
+                            "tf.keras.mixed_precision.set_global_policy('mixed_float16')\nmodels.build()\n",
+        "pkg/__init__.py": "",
+        "pkg/models.py": "def build():\n    pass\n",
+    })
+    (tmp_path / "link").symlink_to(real, target_is_directory=True)
+    models = str(tmp_path / "link" / "pkg" / "models.py")
+    project = build_project([models], make_linter().settings, extra=[models])
+    assert project.program.governance(models).policies == {"mixed_float16"}
