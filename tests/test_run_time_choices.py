@@ -110,6 +110,28 @@ def test_mp403_hardware_test_next_to_an_unconditional_tpu_use_is_silent():
     assert fired(code, "MP403") == []
 
 
+def test_mp403_a_tpu_found_by_a_probe_with_a_fallback_is_a_warning_without_a_fix():
+    """TPU if one is found, else GPUs: float16 is right on the GPUs, so the policy must
+    follow the hardware; a blanket swap to bfloat16 would slow the GPU runs."""
+    from helpers import lint
+
+    code = """
+        import tensorflow as tf
+        try:
+            resolver = tf.distribute.cluster_resolver.TPUClusterResolver()
+            strategy = tf.distribute.TPUStrategy(resolver)
+        except ValueError:
+            strategy = tf.distribute.MirroredStrategy()
+        tf.keras.mixed_precision.set_global_policy("mixed_float16")
+    """
+    (found,) = lint(code, "MP403")
+    assert (found.line, found.severity, found.fix) == (8, "warning", None)
+    assert "finds a TPU" in found.message
+    unprobed = code.replace("try:\n", "if True:\n").replace("        except ValueError:\n", "        else:\n")
+    (found,) = lint(unprobed, "MP403")
+    assert (found.severity, found.fix) == ("error", "safe")
+
+
 def test_mp403_a_tpu_helper_runs_where_it_is_called():
     code = """
         import tensorflow as tf

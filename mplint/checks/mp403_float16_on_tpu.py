@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -29,9 +29,13 @@ class Float16OnTpu(Check):
         #: ``helper(...)`` calls by name, to find where a helper that builds the TPU
         #: strategy runs (``if FLAGS.tpu: strategy = connect_to_tpu()``)
         self._calls: Dict[str, List[Tuple[cst.Call, Location]]] = {}
+        #: ``try`` statements with an ``except``: a TPU looked for there may not be found
+        self._probes: Set[int] = set()
 
     def visit_Try(self, node: cst.Try) -> None:
         self._tries.append([id(node), False])
+        if node.handlers:
+            self._probes.add(id(node))
 
     def leave_Try(self, node: cst.Try) -> None:
         self._tries.pop()
@@ -87,8 +91,20 @@ class Float16OnTpu(Check):
         for call in facts.policy_calls:
             # Each value with the arms that choose it: `policy = Policy("mixed_bfloat16")`
             # in the TPU branch and `Policy("mixed_float16")` in the else are two choices.
-            if not any(values == frozenset({"mixed_float16"}) and self._with_tpu(call, arms, tpus, bfloat16)
-                       for values, arms in call.choices()):
+            found = [tpu for values, arms in call.choices() if values == frozenset({"mixed_float16"})
+                     for tpu in self._with_tpu(call, arms, tpus, bfloat16)]
+            if not found:
+                continue
+            if all(self._probed(tpu) for tpu in found):
+                # A TPU is used when one is found, else another strategy: float16 is
+                # right on the GPUs, so the policy must follow the hardware, not swap.
+                self.report(
+                    call.node,
+                    "mixed_float16 also where this program finds a TPU (it looks for one and falls back "
+                    "to another strategy): TPUs compute in bfloat16 and need no loss scaling; choose "
+                    "'mixed_bfloat16' when the TPU is found and 'mixed_float16' otherwise",
+                    severity="warning",
+                )
                 continue
             self.report(
                 call.node,
@@ -97,18 +113,19 @@ class Float16OnTpu(Check):
                 self._fix(call.node),
             )
 
+    def _probed(self, tpu: SwitchSite) -> bool:
+        """The TPU use sits in the body of a ``try`` with an ``except``: a probe."""
+        return any(t in self._probes and not handler for t, handler in self._in_try.get(id(tpu.node), ()))
+
     def _with_tpu(self, call: PolicyCall, arms: Branches, tpus: List[Tuple[SwitchSite, Branches]],
-                  bfloat16: List[Branches]) -> bool:
-        """Whether float16, chosen under ``arms``, runs with a TPU use: on a path of
-        the TPU use (not in the other arm of its ``if``, not in the ``except`` of a
-        failed TPU probe) where no bfloat16 choice is made instead (a policy picked
-        by a hardware test next to an unconditional TPU use follows the hardware)."""
-        for tpu, tpu_arms in tpus:
-            if exclusive(arms, tpu_arms) or self._after_failed_probe(call.node, tpu.node):
-                continue
-            if all(exclusive(b, tpu_arms) for b in bfloat16):
-                return True
-        return False
+                  bfloat16: List[Branches]) -> List[SwitchSite]:
+        """The TPU uses float16, chosen under ``arms``, runs with: on a path of the TPU
+        use (not in the other arm of its ``if``, not in the ``except`` of a failed TPU
+        probe) where no bfloat16 choice is made instead (a policy picked by a hardware
+        test next to an unconditional TPU use follows the hardware)."""
+        return [tpu for tpu, tpu_arms in tpus
+                if not exclusive(arms, tpu_arms) and not self._after_failed_probe(call.node, tpu.node)
+                and all(exclusive(b, tpu_arms) for b in bfloat16)]
 
     def _fix(self, call: cst.CSTNode) -> Optional[Fix]:
         """Swap the literal for 'mixed_bfloat16' when the call spells it out."""
