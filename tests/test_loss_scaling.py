@@ -494,3 +494,32 @@ def test_a_conditional_wrapper_without_a_guard_to_reuse_gets_no_fix():
     assert [f.rule for f in found] == ["MP202"] and found[0].fix is None
     assert "underflow to zero" in found[0].message
     assert fixed(unguarded, keras_version=2) == unguarded
+
+
+def test_gradients_scaled_and_unscaled_by_another_optimizers_wrapper_need_no_wrapper():
+    """NVIDIA HugeCTR's DLRM: the embedding optimizer's LossScaleOptimizer scales the
+    loss and unscales both gradient lists; the plain dense optimizer applies its share."""
+    code = """\
+import tensorflow as tf
+from tensorflow.keras import mixed_precision
+
+mixed_precision.set_global_policy("mixed_float16")
+sparse = mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD(0.1))
+dense = tf.keras.optimizers.SGD(0.1)
+
+
+def step(model, x, y, sparse_vars, dense_vars):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(model(x) - y)
+        loss = sparse.get_scaled_loss(loss)
+    sparse_grads, dense_grads = tape.gradient(loss, [sparse_vars, dense_vars])
+    sparse_grads = sparse.get_unscaled_gradients(sparse_grads)
+    dense_grads = sparse.get_unscaled_gradients(dense_grads)
+    sparse.apply_gradients(zip(sparse_grads, sparse_vars))
+    dense.apply_gradients(zip(dense_grads, dense_vars))
+"""
+    assert findings(code, keras_version=2) == []
+    unscaled = code.replace("        loss = sparse.get_scaled_loss(loss)\n", "").replace(
+        "    dense_grads = sparse.get_unscaled_gradients(dense_grads)\n", "")
+    assert ("    dense.apply_gradients(zip(dense_grads, dense_vars))", "MP201") in [
+        (unscaled.splitlines()[line - 1], rule) for line, rule in findings(unscaled, keras_version=2)]

@@ -26,6 +26,8 @@ class MissingLossScaleOptimizer(Check):
         for step in loops.steps():
             if not step.origins or step.kinds != {PLAIN} or "manual" in step.scaling:
                 continue  # wrapped, unknown, or scaled by hand
+            if step.loss_scaled and step.unscaled:
+                continue  # the loss scaled and the gradients unscaled by another LossScaleOptimizer
             why = float16_source(self.ctx, loops, step.location.scope)
             if why is None:
                 continue  # float32 or bfloat16: no loss scaling needed
