@@ -523,3 +523,23 @@ def step(model, x, y, sparse_vars, dense_vars):
         "    dense_grads = sparse.get_unscaled_gradients(dense_grads)\n", "")
     assert ("    dense.apply_gradients(zip(dense_grads, dense_vars))", "MP201") in [
         (unscaled.splitlines()[line - 1], rule) for line, rule in findings(unscaled, keras_version=2)]
+
+
+def test_an_attribute_wrapped_in_the_other_arm_does_not_reach_the_rewrite():
+    """mlcommons' ResNet runnable: LossScaleOptimizer under `if fp16`, the graph rewrite
+    under `elif graph_rewrite`; one run does one of them."""
+    code = """\
+import tensorflow as tf
+
+
+class Runnable:
+    def __init__(self, flags, dtype):
+        self.optimizer = tf.keras.optimizers.SGD(0.1)
+        if dtype == tf.float16:
+            self.optimizer = tf.keras.mixed_precision.LossScaleOptimizer(self.optimizer)
+        elif flags.fp16_implementation == "graph_rewrite":
+            self.optimizer = tf.train.experimental.enable_mixed_precision_graph_rewrite(self.optimizer)
+"""
+    assert fired(code, "MP205", keras_version=2) == []
+    both = code.replace("        elif flags.fp16_implementation", "        if flags.fp16_implementation")
+    assert fired(both, "MP205", keras_version=2) == [(10, "MP205")]

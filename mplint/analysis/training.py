@@ -280,8 +280,11 @@ class TrainingLoops(Analysis):
                 return
             # `self.opt = LossScaleOptimizer(self.opt)` reads the attribute's earlier
             # value: a binding is never the value of an expression in its own right side.
+            # Nor one made in the other arm of an `if` the use is in (`if fp16: self.opt =
+            # LossScaleOptimizer(self.opt)` / `elif rewrite: self.opt = rewrite(self.opt)`).
             bindings = [b for b in cls.attributes.get(expr.attr.value, []) if id(b) not in seen
-                        and not (b.value is not None and contains(b.value, expr))]
+                        and not (b.value is not None and contains(b.value, expr))
+                        and not exclusive(b.branches, loc.branches)]
             if bindings:
                 for binding in bindings:
                     yield from self._binding_origins(binding, depth, seen)
