@@ -491,3 +491,35 @@ def test_a_project_reached_through_a_symlinked_folder_keeps_its_module_names(tmp
     models = str(tmp_path / "link" / "pkg" / "models.py")
     project = build_project([models], make_linter().settings, extra=[models])
     assert project.program.governance(models).policies == {"mixed_float16"}
+
+
+def test_a_model_whose_outputs_the_training_step_casts_to_float32_is_not_reported(tmp_path):
+    """google/uncertainty-baselines: ``logits = model(x); logits = tf.cast(logits,
+    tf.float32)`` before the loss, the mixed precision guide's own remedy."""
+    from helpers import run_cli
+
+    step = ("    with tf.GradientTape() as tape:\n        logits = model(x, training=True)\n"
+            "        logits = tf.cast(logits, tf.float32)\n"
+            "        loss = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits(y, logits))\n"
+            "    grads = tape.gradient(loss, model.trainable_variables)\n"
+            "    opt.apply_gradients(zip(grads, model.trainable_variables))\n")
+    _write(tmp_path, {
+        "setup.py": "",
+        "textcnn.py": "import tensorflow as tf\n\n\ndef textcnn(num_classes):\n"
+                      "    inputs = tf.keras.Input((16,))\n"
+                      "    outputs = tf.keras.layers.Dense(num_classes)(inputs)\n"
+                      "    return tf.keras.Model(inputs, outputs)\n",
+        "train.py": POLICY + "import textcnn\n\n\ndef step(model, opt, x, y):\n" + step + "\n\n"
+                    "def main():\n    tf.keras.mixed_precision.set_global_policy('mixed_bfloat16')\n"
+                    "    model = textcnn.textcnn(10)\n    opt = tf.keras.optimizers.Adam()\n"
+                    "    step(model, opt, tf.ones([2, 16]), tf.ones([2, 10]))\n",
+    })
+
+    def reported():
+        found = run_cli("check", "--no-cache", "--output-format", "json", "--select", "MP102", ".", cwd=tmp_path)
+        return [(f["path"], f["line"]) for f in json.loads(found.stdout)]
+
+    assert reported() == []
+    train = tmp_path / "train.py"
+    train.write_text(train.read_text().replace("        logits = tf.cast(logits, tf.float32)\n", ""))
+    assert reported() == [("textcnn.py", 6)]

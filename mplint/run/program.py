@@ -702,7 +702,8 @@ class TrainedModels:
         for path in list(model._summaries):
             for name, function in model.summary(path).functions.items():
                 for written in function.trained:
-                    self._offer(path, name, written)
+                    if written not in function.casts:  # outputs cast to float32 here: not its loss
+                        self._offer(path, name, written)
         while self._work:
             kind, node, param = self._work.pop()
             summary = model.summary(node[0]).functions.get(node[1])

@@ -26,7 +26,7 @@ IMPORT = "import:"
 #: and ``super().method``: ``Class#method`` (``super#method``)
 METHOD = "#"
 POLICY_SETTERS = frozenset(POLICY_SETTER_WORDS)
-SUMMARY_VERSION = 4
+SUMMARY_VERSION = 5
 #: a trained value that is a parameter of the function: ``param:`` + its name
 PARAM = "param:"
 #: a value a summary cannot name (an expression, ``None``, a loop variable)
@@ -51,6 +51,10 @@ class FunctionSummary:
     #: that made it, PARAM + a parameter of this function, or UNKNOWN), for each
     #: argument of each call; a call with ``*args``/``**kwargs`` passes UNKNOWN as "*"
     passes: List[Tuple[str, str, str]] = field(default_factory=list)
+    #: models whose outputs it casts to float32 (``logits = model(x)`` then
+    #: ``tf.cast(logits, tf.float32)``), named as in ``trained``: trained so, their
+    #: float16 outputs never reach the loss (the mixed precision guide's own remedy)
+    casts: List[str] = field(default_factory=list)
 
 
 @dataclass
@@ -75,7 +79,7 @@ class ModuleSummary:
 
     def to_json(self) -> List[Any]:
         return [SUMMARY_VERSION, self.script, self.imports,
-                {name: [f.calls, f.sets, f.params, f.returns, f.trained, f.passes]
+                {name: [f.calls, f.sets, f.params, f.returns, f.trained, f.passes, f.casts]
                  for name, f in self.functions.items()},
                 {name: [c.bases, c.methods, c.attributes, c.sources] for name, c in self.classes.items()}]
 
@@ -92,8 +96,9 @@ class ModuleSummary:
                                             [(int(l), None if v is None else str(v)) for l, v in sets],
                                             [str(p) for p in params], [str(r) for r in returns],
                                             [str(t) for t in trained],
-                                            [(str(c), str(slot), str(a)) for c, slot, a in passes])
-                 for name, (calls, sets, params, returns, trained, passes) in functions.items()},
+                                            [(str(c), str(slot), str(a)) for c, slot, a in passes],
+                                            [str(c) for c in casts])
+                 for name, (calls, sets, params, returns, trained, passes, casts) in functions.items()},
                 {str(name): ClassSummary([str(b) for b in bases], [str(m) for m in methods],
                                          {str(k): str(v) for k, v in attributes.items()},
                                          {str(k): str(v) for k, v in sources.items()})
@@ -235,8 +240,33 @@ def _collect(summary: ModuleSummary, function: FunctionSummary, nodes: _Nodes, c
     for attribute in nodes.attributes:
         if attribute.attr in WHOLE_MODEL_VARIABLES or id(attribute) in called:
             function.trained += [o for o in origins(attribute.value) if o != UNKNOWN]
+    for node in nodes.events:
+        if isinstance(node, ast.Call) and _casts_to_float32(node):
+            function.casts += [o for model_call in _model_calls(node.args[0], origins)
+                               for o in origins(model_call.func) if o != UNKNOWN]
     function.calls.sort(key=lambda call: call[0])
     function.sets.sort(key=lambda found: found[0])
+
+
+def _casts_to_float32(call: ast.Call) -> bool:
+    """``tf.cast(x, tf.float32)``, ``tf.cast(x, "float32")``, ``dtype=`` too."""
+    if not (dotted(call.func) or "").endswith("cast") or not call.args:
+        return False
+    dtype = call.args[1] if len(call.args) > 1 else next(
+        (k.value for k in call.keywords if k.arg == "dtype"), None)
+    if isinstance(dtype, ast.Constant):
+        return dtype.value == "float32"
+    return dtype is not None and (dotted(dtype) or "").endswith("float32")
+
+
+def _model_calls(value: ast.AST, origins: "_Origins") -> List[ast.Call]:
+    """The calls whose result ``value`` holds: ``model(x)`` itself, or the call bound
+    to the name (``logits = model(x)``)."""
+    if isinstance(value, ast.Call):
+        return [value]
+    if isinstance(value, ast.Name):
+        return [call for _, call in origins.made.get(value.id, []) if isinstance(call, ast.Call)]
+    return []
 
 
 def _read_assignments(summary: ModuleSummary, function: FunctionSummary, assigns: List[Any],
