@@ -543,3 +543,25 @@ class Runnable:
     assert fired(code, "MP205", keras_version=2) == []
     both = code.replace("        elif flags.fp16_implementation", "        if flags.fp16_implementation")
     assert fired(both, "MP205", keras_version=2) == [(10, "MP205")]
+
+
+def test_wrapping_and_the_rewrite_under_two_parameters_of_their_own_are_the_callers_matter():
+    """mlcommons' performance.configure_optimizer(opt, use_float16, use_graph_rewrite):
+    that a caller sets both is not this function's finding; under one flag it is."""
+    code = """\
+import tensorflow as tf
+
+
+def configure_optimizer(optimizer, use_float16=False, use_graph_rewrite=False):
+    if use_float16:
+        optimizer = tf.keras.mixed_precision.LossScaleOptimizer(optimizer)
+    if use_graph_rewrite:
+        optimizer = tf.train.experimental.enable_mixed_precision_graph_rewrite(optimizer)
+    return optimizer
+"""
+    assert fired(code, "MP205", keras_version=2) == []
+    one = code.replace("    if use_graph_rewrite:\n        optimizer", "    if use_float16:\n        optimizer")
+    assert fired(one, "MP205", keras_version=2) == [(8, "MP205")]
+    flags = code.replace("use_float16=False, use_graph_rewrite=False", "args").replace(
+        "if use_float16", "if args.fp16").replace("if use_graph_rewrite", "if args.rewrite")
+    assert fired(flags, "MP205", keras_version=2) == [(8, "MP205")]  # both flags may be given

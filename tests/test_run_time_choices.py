@@ -110,6 +110,24 @@ def test_mp403_hardware_test_next_to_an_unconditional_tpu_use_is_silent():
     assert fired(code, "MP403") == []
 
 
+def test_mp401_a_policy_and_the_rewrite_under_parameters_of_their_own_functions_are_the_callers_matter():
+    code = """
+        import tensorflow as tf
+        def set_policy(dtype):
+            if dtype == tf.float16:
+                tf.keras.mixed_precision.set_global_policy("mixed_float16")
+            elif dtype == tf.bfloat16:
+                tf.keras.mixed_precision.set_global_policy("mixed_bfloat16")
+        def configure(opt, use_graph_rewrite=False):
+            if use_graph_rewrite:
+                opt = tf.train.experimental.enable_mixed_precision_graph_rewrite(opt)
+            return opt
+    """
+    assert fired(code, "MP401") == []
+    unguarded = code.replace("            if use_graph_rewrite:\n                opt =", "            opt =")
+    assert fired(unguarded, "MP401") == [(9, "MP401")]
+
+
 def test_mp403_a_tpu_found_by_a_probe_with_a_fallback_is_a_warning_without_a_fix():
     """TPU if one is found, else GPUs: float16 is right on the GPUs, so the policy must
     follow the hardware; a blanket swap to bfloat16 would slow the GPU runs."""

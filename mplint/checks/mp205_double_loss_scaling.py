@@ -11,6 +11,7 @@ from mplint.rule.check import Check, Fix, Needs
 from mplint.rule.levels import Safety
 from mplint.semantic.call_args import positional_or_keyword
 from mplint.semantic.facts import REWRITE_CALL
+from mplint.semantic.scopes import separate_options
 
 
 class DoubleLossScaling(Check):
@@ -38,7 +39,9 @@ class DoubleLossScaling(Check):
             opt = positional_or_keyword(rewrite, 0, "opt")
             if opt is None:
                 continue
-            wrapped = [o for o in loops.optimizer_origins(opt, loc) if o.kind == LSO]
+            wrapped = [o for o in loops.optimizer_origins(opt, loc) if o.kind == LSO
+                       and not (o.location is not None and separate_options(
+                           o.location.branches, o.location.scope, site.branches, loc.scope))]
             if wrapped:
                 self.report(rewrite, "a LossScaleOptimizer is passed to the mixed precision graph rewrite, "
                                   "which raises ValueError; the rewrite adds its own loss scaling",

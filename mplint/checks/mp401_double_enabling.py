@@ -10,7 +10,7 @@ from mplint.rule.check import Check, Fix, Needs
 from mplint.rule.levels import Safety
 from mplint.semantic.call_args import positional_or_keyword
 from mplint.semantic.facts import PolicyCall, SwitchSite
-from mplint.semantic.scopes import exclusive, separate_tests
+from mplint.semantic.scopes import exclusive, separate_options, separate_tests
 from mplint.semantic.vocabulary import GRAPH_REWRITE_FUNCTIONS, MIXED_POLICIES
 
 _MECHANISM = {
@@ -53,7 +53,9 @@ class DoubleEnabling(Check):
             # A policy and a rewrite in different branches of one `if` is the
             # usual either/or switch (`--amp=keras|graph`): at most one runs.
             conflicting = [c for c in mixed if not exclusive(c.branches, site.branches)
-                           and not separate_tests(c.location.scope, site.location.scope)]
+                           and not separate_tests(c.location.scope, site.location.scope)
+                           and not separate_options(c.branches, c.location.scope,
+                                                    site.branches, site.location.scope)]
             if not conflicting and assumed is None:
                 continue
             self.report(site.node, self._message(site, conflicting, assumed), self._fix(site))

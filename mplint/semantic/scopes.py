@@ -320,6 +320,31 @@ def function_key(scope: Scope) -> str:
     return "<module>"
 
 
+def separate_options(a: Branches, a_scope: Scope, b: Branches, b_scope: Scope) -> bool:
+    """Each of two statements runs under a parameter of its own function
+    (``def configure(opt, use_float16, use_graph_rewrite)``: ``if use_float16:`` and
+    ``if use_graph_rewrite:``; ``def set_policy(dtype)``: ``if dtype == tf.float16:``):
+    whether a caller sets both is the callers' matter, not these functions'. Flags of
+    a parsed command line (``args.amp``) are not parameters: both may be given."""
+    first, second = set(a) - set(b), set(b) - set(a)
+    mine, theirs = _options(first, a_scope), _options(second, b_scope)
+    return bool(first) and bool(second) and mine is not None and theirs is not None and not mine & theirs
+
+
+def _options(branches: set, scope: Scope) -> Optional[set]:
+    """The parameters the ``if`` arms test (``if p:``, ``if p == x:``, their ``else``), or
+    None when an arm tests anything else."""
+    found = set()
+    for _, arm, test in branches:
+        if isinstance(test, cst.Comparison):
+            test = test.left
+        if not isinstance(test, cst.Name) \
+                or not any(b.kind == "param" for b in scope.bindings.get(test.value, ())):
+            return None
+        found.add(test.value)
+    return found
+
+
 def separate_tests(a: Optional[Scope], b: Optional[Scope]) -> bool:
     """Two different test functions: a test module sets up each case on its own (and
     resets the global policy in tearDown), so what one test does is not another's."""
