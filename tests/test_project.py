@@ -279,3 +279,32 @@ def test_other_files_are_named_from_where_mplint_runs(tmp_path):
         where = str(tmp_path / "src/proj/train.py") if cwd.name == "docs" else \
             os.path.relpath(tmp_path / "src/proj/train.py", cwd)
         assert out.startswith(named + ":4:") and f"the mixed policy is set in {where}:3" in out, out
+
+
+def test_assuming_a_mixed_policy_indexes_only_the_files_that_may_enable_the_rewrite(tmp_path, monkeypatch):
+    """Every file is judged as mixed: where policies are set adds nothing. Nothing
+    wrong is cached for the files left out: the next run without the assumption
+    indexes them."""
+    import mplint.run.project as project_module
+    from mplint.run.cache import Cache
+
+    _write(tmp_path, {
+        "setup.py": "",
+        "train.py": "import tensorflow as tf\nimport model\n"
+                    "tf.keras.mixed_precision.set_global_policy('mixed_float16')\nmodel.build()\n",
+        "rewrite.py": "import tensorflow as tf\n"
+                      "tf.config.optimizer.set_experimental_options({'auto_mixed_precision': True})\n",
+        "model.py": "import tensorflow as tf\ndef build():\n    pass\n",
+    })
+    parsed = []
+    real = project_module.index_source
+    monkeypatch.setattr(project_module, "index_source",
+                        lambda path, *a: parsed.append(os.path.basename(path)) or real(path, *a))
+    settings = make_linter().settings
+    cache = Cache(tmp_path / ".mplint_cache")
+    mixed = build_project([str(tmp_path)], settings.with_overrides(assume_policy="mixed_float16"), cache)
+    cache.save()
+    assert parsed == ["rewrite.py"] and sorted(os.path.basename(k) for k in mixed.files) == ["rewrite.py"]
+    parsed.clear()
+    plain = build_project([str(tmp_path)], settings, Cache(tmp_path / ".mplint_cache"))
+    assert parsed == ["train.py"] and plain.files[str(tmp_path / "train.py")].policies == ("mixed_float16",)

@@ -370,6 +370,8 @@ def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], 
         {os.path.abspath(p) for p in extra} & set(unique))
     checked_set = set(checked or ())
     others = SetterFacts(unique, cache, contents)
+    # Every file judged as mixed: where policies are set adds nothing, only the rewrite.
+    assumed_mixed = settings.assume_policy in MIXED_POLICIES
     stamps: List[Tuple[str, int, int, int, int]] = []
     for key, path in unique.items():
         raw = contents.get(path) if contents is not None else None  # an editor's buffer
@@ -396,6 +398,8 @@ def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], 
             else:
                 item = cache.index_get(key, raw) if cache is not None else None
                 if item is None:
+                    if assumed_mixed and not may_enable_rewrite(raw):
+                        continue  # its policies are not asked for (parsed when checked, if it is)
                     if checked is not None and key not in checked_set and not may_enable_rewrite(raw):
                         others.pending.add(key)  # parsed only if its policy may reach a checked file
                         continue
@@ -403,13 +407,13 @@ def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], 
                     file_done()
             if cache is not None:
                 cache.index_put(key, raw, item, st)
-        if item.empty:
+        if item.empty or (assumed_mixed and not item.rewrite):
             continue
         if checked is None or key in checked_set or item.rewrite:
             out.files[key] = item
         else:
             others.known[key] = item
-    if settings.assume_policy in MIXED_POLICIES:
+    if assumed_mixed:
         out.program = ProgramResult()  # every file is judged as mixed: what reaches it adds nothing
     else:
         out.program = _cached_program(out, others, unique, cache, contents, stamps, checked)
