@@ -29,6 +29,9 @@ from mplint.semantic.vocabulary import (
 )
 
 APPLY_METHODS = frozenset({"apply_gradients", "apply", "minimize"})
+#: what a file must hold for it to have a train step (``TrainingLoops.steps``): the
+#: name of an update method ("apply" is in "apply_gradients")
+UPDATE_WORDS = (b"apply", b"minimize")
 #: loss-scaling method -> the Keras generation that has it
 SCALE_METHODS = {"scale_loss": 3, "get_scaled_loss": 2}
 UNSCALE_METHOD = "get_unscaled_gradients"

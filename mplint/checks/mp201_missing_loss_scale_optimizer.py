@@ -7,7 +7,7 @@ from typing import Optional, Set
 from mplint.analysis.loss_scale_fixes import (
     StatementEdits, add_scaling, add_unscaling, fix_replacements, wrap_creation,
 )
-from mplint.analysis.training import PLAIN, TrainingLoops, TrainStep, float16_source
+from mplint.analysis.training import PLAIN, UPDATE_WORDS, TrainingLoops, TrainStep, float16_source
 from mplint.rule.check import Check, Fix, Needs
 from mplint.rule.levels import Safety
 
@@ -17,7 +17,7 @@ class MissingLossScaleOptimizer(Check):
     requires = (TrainingLoops,)
 
     #: float16 compute comes from a mixed policy or the grappler option
-    needs = Needs((b"auto_mixed_precision",), mixed_policy=True)
+    needs = Needs((b"auto_mixed_precision",), mixed_policy=True, also=UPDATE_WORDS)
 
     def finish(self) -> None:
         loops = self.ctx.get(TrainingLoops)

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Optional
 
 from mplint.analysis.loss_scale_fixes import StatementEdits, add_scaling, fix_replacements, path_guard
 from mplint.analysis.training import (
-    COMPILED, FACTOR, LSO, UNKNOWN_OPTIMIZER, TrainingLoops, TrainStep, compiled_is_wrapped,
+    COMPILED, FACTOR, LSO, UNKNOWN_OPTIMIZER, UPDATE_WORDS, TrainingLoops, TrainStep, compiled_is_wrapped,
 )
 from mplint.rule.check import Check, Fix, Needs
 from mplint.rule.levels import Safety
@@ -21,7 +21,7 @@ class LossNotScaled(Check):
     requires = (TrainingLoops,)
 
     #: the optimizer scales through a LossScaleOptimizer, loss_scale_factor, or compile() under a mixed policy
-    needs = Needs((b"LossScaleOptimizer", b"loss_scale_factor"), mixed_policy=True)
+    needs = Needs((b"LossScaleOptimizer", b"loss_scale_factor"), mixed_policy=True, also=UPDATE_WORDS)
 
     @classmethod
     def may_report(cls, file: "Prescan") -> bool:

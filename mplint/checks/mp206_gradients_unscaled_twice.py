@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Set
 
 from mplint.analysis.loss_scale_fixes import unscaling_fix
-from mplint.analysis.training import COMPILED, LSO, TrainingLoops, compiled_is_wrapped
+from mplint.analysis.training import COMPILED, LSO, UPDATE_WORDS, TrainingLoops, compiled_is_wrapped
 from mplint.rule.check import Check, Fix, Needs
 from mplint.rule.levels import Safety
 
@@ -20,7 +20,7 @@ class GradientsUnscaledTwice(Check):
     requires = (TrainingLoops,)
 
     #: Keras 3: a LossScaleOptimizer, or compile()'s under a mixed policy; Keras 2: scale_loss()
-    needs = Needs((b"LossScaleOptimizer", b"scale_loss"), mixed_policy=True)
+    needs = Needs((b"LossScaleOptimizer", b"scale_loss"), mixed_policy=True, also=UPDATE_WORDS)
 
     def finish(self) -> None:
         loops = self.ctx.get(TrainingLoops)
