@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Dict, FrozenSet, Iterable, List, Optional, Seq
 
 from mplint.run.code_stamp import code_stamp
 from mplint.run.dependency_pins import declared_keras_version
-from mplint.run.garbage import collected_per_file, file_done
 from mplint.run.discovery import discover
+from mplint.run.garbage import collected_per_file, file_done
 from mplint.run.module_paths import absolute_import, importable, on_path
 from mplint.run.program import ProgramModel, ProgramResult, Route, import_words
 from mplint.run.summaries import ModuleSummary, summarize
