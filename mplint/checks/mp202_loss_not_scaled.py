@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Optional
 
 from mplint.analysis.loss_scale_fixes import StatementEdits, add_scaling, fix_replacements, path_guard
 from mplint.analysis.training import (
-    COMPILED, FACTOR, LSO, UNKNOWN_OPTIMIZER, UPDATE_WORDS, TrainingLoops, TrainStep, compiled_is_wrapped,
+    COMPILED, FACTOR, LSO, PLAIN, UNKNOWN_OPTIMIZER, UPDATE_WORDS, TrainingLoops, TrainStep, compiled_is_wrapped,
 )
 from mplint.rule.check import Check, Fix, Needs
 from mplint.rule.levels import Safety
@@ -57,12 +57,18 @@ class LossNotScaled(Check):
                    f"{step.method}(), so the model barely trains",
                 2: "get_unscaled_gradients() then divides the never-scaled gradients by the loss scale "
                    "(32768 at first), so the model barely trains" if step.unscale_calls else
+                   "the never-scaled gradients are then divided by the loss scale (32768 at first), "
+                   "so the model barely trains" if step.divisions else
                    "the gradients get no loss scaling and small ones underflow to zero",
             }.get(version or 0, "the gradients are not loss-scaled (Keras 3 even divides them by the scale)")
-            # On some paths only: the fix scales under the loop's own guard, or is left out
-            # (a plain optimizer has no scaling method).
-            guard = path_guard(self.ctx, step) if some_paths else None
-            fix = None if some_paths and guard is None else self._fix(step, version, guard)
+            # On some paths only: a plain Keras 2 optimizer has no scaling method, so the fix
+            # scales under the code's own guard, or is left out. Every Keras 3 optimizer has
+            # scale_loss() (a plain one returns the loss as it is): no guard needed there.
+            if some_paths and not (version == 3 and kinds - {LSO} <= {PLAIN, FACTOR}):
+                guard = path_guard(self.ctx, step)
+                fix = None if guard is None else self._fix(step, version, guard)
+            else:
+                fix = self._fix(step, version)
             self.report(step.call, f"`{name}` {how}, but the loss differentiated here is not scaled: "
                                    f"{effect}; scale the loss inside the tape", fix)
 
