@@ -15,10 +15,10 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 
-from mplint.analysis.training import Gradient, TrainStep, TrainingLoops, contains
-from mplint.core.walker import child_nodes
+from mplint.analysis.training import UNSCALE_METHOD, Gradient, TrainStep, TrainingLoops, contains
 from mplint.rule.check import Context, Fix, Replacement
 from mplint.rule.levels import Safety
+from mplint.semantic.names import dotted_name
 from mplint.semantic.scopes import Location
 
 Imports = Tuple[Tuple[str, Optional[str], Optional[str]], ...]
@@ -110,37 +110,17 @@ def path_guard(ctx: Context, step: TrainStep) -> Optional[str]:
     loop itself writes it: the test of the ``if`` that guards every one of its
     ``get_unscaled_gradients`` calls (``if amp: grads = opt.get_unscaled_gradients(grads)``),
     when it is a name or an attribute (``args.amp``); None otherwise."""
-    tests = {_guarding_test(step.location.scope.node, call) for call in step.unscale_calls}
+    where = {id(call): loc for call, loc in ctx.get(TrainingLoops).method_calls.get(UNSCALE_METHOD, [])}
+    tests = set()
+    for call in step.unscale_calls:
+        loc = where.get(id(call))
+        if loc is None or not loc.branches or loc.branches[-1][1] != "body":
+            return None  # unguarded, or in an ``else``: no condition to reuse
+        tests.add(loc.branches[-1][2])  # the innermost ``if`` around it
     if len(tests) != 1:
         return None
     (test,) = tests
-    return code(ctx, test) if isinstance(test, (cst.Name, cst.Attribute)) and _dotted(test) else None
-
-
-#: where a node sits in the ``else`` of an ``if``: no condition to reuse
-_ELSE = cst.Name("else")
-
-
-def _guarding_test(root: cst.CSTNode, target: cst.CSTNode) -> Optional[cst.BaseExpression]:
-    """The test of the innermost ``if`` whose body holds ``target``."""
-    stack: List[Tuple[cst.CSTNode, Optional[cst.BaseExpression]]] = [(root, None)]
-    while stack:
-        node, test = stack.pop()
-        if node is target:
-            return None if test is _ELSE else test
-        if isinstance(node, cst.If):
-            stack += [(node.test, test), (node.body, node.test)]
-            if node.orelse is not None:
-                stack.append((node.orelse, _ELSE))
-            continue
-        stack.extend((child, test) for child in child_nodes(node))
-    return None
-
-
-def _dotted(node: cst.BaseExpression) -> bool:
-    while isinstance(node, cst.Attribute):
-        node = node.value
-    return isinstance(node, cst.Name)
+    return code(ctx, test) if isinstance(test, (cst.Name, cst.Attribute)) and dotted_name(test) else None
 
 
 def _scale_one(ctx: Context, gradient: Gradient, optimizer: str, method: str,
