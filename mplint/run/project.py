@@ -38,7 +38,8 @@ INDEX_SUFFIXES = (".py", ".ipynb")
 #: its name (``set_global_policy``, ``experimental.set_policy``,
 #: ``config.set_dtype_policy``, ``enable_mixed_precision_graph_rewrite``, the
 #: grappler option, the environment switch). A file without them sets nothing.
-INDEX_TOKENS = (*POLICY_CALL_WORDS, *(word.encode() for word in REWRITE_WORDS))
+REWRITE_TOKENS = tuple(word.encode() for word in REWRITE_WORDS)
+INDEX_TOKENS = (*POLICY_CALL_WORDS, *REWRITE_TOKENS)
 
 
 def may_set_facts(raw: bytes) -> bool:
@@ -422,9 +423,6 @@ def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], 
 
 def may_enable_rewrite(raw: bytes) -> bool:
     return any(token in raw for token in REWRITE_TOKENS)
-
-
-REWRITE_TOKENS = tuple(word.encode() for word in REWRITE_WORDS)
 
 
 class SetterFacts:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Set, Tuple
 
+from mplint.run.scaling_overrides import SCALE_METHODS
 from mplint.run.summaries import METHOD
 from mplint.semantic.vocabulary import GRAPPLER_AMP_OPTION
 
@@ -21,7 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from mplint.run.program import Node, ProgramModel
 
 #: calls that say the code does loss scaling (Keras 2 and Keras 3)
-SCALING_CALLS = frozenset({"LossScaleOptimizer", "get_scaled_loss", "get_unscaled_gradients", "scale_loss"})
+SCALING_CALLS = frozenset({*SCALE_METHODS, "get_unscaled_gradients", "LossScaleOptimizer"})
 #: the functions searched from one module, at most (a framework's whole call graph is not needed)
 MAX_NODES = 5000
 
