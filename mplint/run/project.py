@@ -459,16 +459,9 @@ class SetterFacts:
             item = index_source(path, raw) if raw is not None else FileFacts()
             file_done()
             if self.cache is not None and raw is not None:
-                self.cache.index_put(key, raw, item, _stat(path))
+                self.cache.index_put(key, raw, item)  # by content: the next index reads it anyway
             self.known[key] = item
         return self.known.get(key) or FileFacts()
-
-
-def _stat(path: str) -> Optional[os.stat_result]:
-    try:
-        return os.stat(path)
-    except OSError:
-        return None
 
 
 def _cached_program(project: ProjectFacts, others: SetterFacts, unique: Dict[str, str], cache,
