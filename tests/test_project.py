@@ -227,6 +227,59 @@ def test_mp401_policy_and_rewrite_in_different_files(tmp_path):
     assert outcome(run_cli("check", "--select", "MP401", "--no-cache", "utils.py", cwd=tmp_path)) == (0, [])
 
 
+_PRECISION_HELPER = (
+    "import tensorflow as tf\n\n"
+    "def set_mixed_precision_policy(dtype):\n"
+    "    if dtype == tf.float16:\n"
+    "        tf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
+    "    elif dtype == tf.float32:\n"
+    "        tf.keras.mixed_precision.set_global_policy('float32')\n"
+)
+_RUNNABLE = (
+    "import tensorflow as tf\n\n"
+    "class Runnable:\n"
+    "    def __init__(self, flags, dtype):\n"
+    "        self.optimizer = tf.keras.optimizers.SGD()\n"
+    "        if dtype == tf.float16:\n"
+    "            self.optimizer = tf.keras.mixed_precision.LossScaleOptimizer(self.optimizer)\n"
+    "        {guard}\n"
+    "            self.optimizer = tf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite(\n"
+    "                self.optimizer)\n"
+)
+
+
+def _two_options_project(tmp_path, main_sets: str, guard: str = "elif flags.fp16_implementation == 'graph_rewrite':"):
+    _write(tmp_path, {
+        "pyproject.toml": "[project]\nname = 'p'\n",
+        "common/__init__.py": "", "common/performance.py": _PRECISION_HELPER,
+        "runnable.py": _RUNNABLE.format(guard=guard),
+        "main.py": ("import tensorflow as tf\nfrom common import performance\nimport runnable\n\n"
+                    f"def run(flags):\n    dtype = tf.float16 if flags.dtype == 'fp16' else tf.float32\n"
+                    f"    {main_sets}\n    return runnable.Runnable(flags, dtype)\n"),
+    })
+    return run_cli("check", "--select", "MP401", "--no-cache", ".", cwd=tmp_path)
+
+
+def test_mp401_a_flag_chosen_rewrite_and_a_policy_chosen_at_run_time_are_two_options(tmp_path):
+    # mlcommons' ResNet: set_mixed_precision_policy(dtype) in one module, the rewrite under
+    # --fp16_implementation=graph_rewrite in another: the user picks one or the other.
+    result = _two_options_project(tmp_path, "performance.set_mixed_precision_policy(dtype)")
+    assert outcome(result) == (0, []), result.stdout
+
+
+def test_mp401_a_flag_chosen_rewrite_under_an_unconditional_policy_is_found(tmp_path):
+    result = _two_options_project(tmp_path, "tf.keras.mixed_precision.set_global_policy('mixed_float16')")
+    assert outcome(result) == (1, [("runnable.py", 9, "MP401")]), result.stdout
+    # the setting place is named once, by its route
+    assert result.stdout.count("main.py:7") == 1 and "reached through run() -> Runnable.__init__()" in result.stdout
+
+
+def test_mp401_an_unconditional_rewrite_under_a_policy_chosen_at_run_time_is_found(tmp_path):
+    result = _two_options_project(tmp_path, "performance.set_mixed_precision_policy(dtype)", guard="with tf.name_scope('rewrite'):")
+    assert outcome(result) == (1, [("runnable.py", 9, "MP401")]), result.stdout
+    assert "may set a mixed Keras policy (mixed_float16), chosen at run time" in result.stdout
+
+
 def test_a_policy_governs_the_modules_its_file_imports(tmp_path):
     from mplint.run.project import governs
 

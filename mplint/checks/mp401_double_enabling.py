@@ -9,7 +9,7 @@ import libcst as cst
 from mplint.rule.check import Check, Fix, Needs
 from mplint.rule.levels import Safety
 from mplint.semantic.call_args import positional_or_keyword
-from mplint.semantic.facts import PolicyCall, SwitchSite
+from mplint.semantic.facts import PolicyCall, PolicyState, SwitchSite
 from mplint.semantic.scopes import exclusive, separate_options, separate_tests
 from mplint.semantic.vocabulary import GRAPH_REWRITE_FUNCTIONS, MIXED_POLICIES
 
@@ -46,9 +46,6 @@ class DoubleEnabling(Check):
         if not facts.rewrite_sites or facts.rewrite_disables:
             return
         mixed = [c for c in facts.policy_calls if c.values and c.values & MIXED_POLICIES]
-        assumed = facts.assumed_policy if facts.assumed_policy in MIXED_POLICIES else None
-        if assumed is None and facts.project_policies & MIXED_POLICIES:
-            assumed = sorted(facts.project_policies & MIXED_POLICIES)[0]
         for site in facts.rewrite_sites:
             # A policy and a rewrite in different branches of one `if` is the
             # usual either/or switch (`--amp=keras|graph`): at most one runs.
@@ -56,18 +53,34 @@ class DoubleEnabling(Check):
                            and not separate_tests(c.location.scope, site.location.scope)
                            and not separate_options(c.branches, c.location.scope,
                                                     site.branches, site.location.scope)]
-            if not conflicting and assumed is None:
+            governing = None if facts.policy_calls else self._governing(site)
+            if not conflicting and governing is None:
                 continue
-            self.report(site.node, self._message(site, conflicting, assumed), self._fix(site))
+            self.report(site.node, self._message(site, conflicting, governing), self._fix(site))
 
-    def _message(self, site: SwitchSite, conflicting: List[PolicyCall], assumed: Optional[str]) -> str:
+    def _governing(self, site: SwitchSite) -> Optional[PolicyState]:
+        """The mixed policy set elsewhere (or assumed) that governs the rewrite's code.
+        A rewrite chosen at run time (inside an ``if``) and a policy that is a run-time
+        choice too (``set_policy(dtype)`` that may set float32) are two options of the
+        program, like ``--dtype=fp16`` and ``--fp16_implementation=graph_rewrite``:
+        whether a user picks both is not the code's mistake."""
+        state = self.facts.mixed_policy(site.location.scope)
+        if state is None or (site.branches and not state.certain):
+            return None
+        return state
+
+    def _message(self, site: SwitchSite, conflicting: List[PolicyCall], governing: Optional[PolicyState]) -> str:
         if conflicting:
             policy = f"`{self.ctx.module.code_for_node(conflicting[0].node)}` also sets a mixed Keras policy"
-        elif self.facts.project_policy_files:
-            files = ", ".join(self.facts.project_policy_files[:3])
-            policy = f"the project sets a mixed Keras policy ({assumed}) in {files}"
         else:
-            policy = f"the project's Keras policy is {assumed}"
+            assert governing is not None
+            name = sorted(governing.names)[0]
+            if not governing.certain:
+                policy = f"the project may set a mixed Keras policy ({name}), chosen at run time"
+            elif governing.source:
+                policy = f"the project sets a mixed Keras policy ({name}) in {governing.source}"
+            else:
+                policy = f"the project's Keras policy is {name}"
         # Only the rewrite function checks for a policy (Keras 2); the grappler option
         # and the environment switch are never checked, in any generation.
         runs = "Keras 2 raises ValueError, Keras 3 runs both" if site.kind == "call" else "both run"

@@ -161,12 +161,13 @@ class ProjectFacts:
         if self.program is not None:
             governance = self.program.governance(own)
             facts.project_by_function = {}
+            every_route: List[Route] = []
             for function, routes in governance.by_function.items():
                 reaching = {policy: route for policy, route in routes.items() if not _set_in(route, own)}
                 policies.update(reaching)
-                where = tuple(sorted({self._describe(route) for route in reaching.values()}))
-                policy_files += where
-                facts.project_by_function[function] = (frozenset(reaching), where)
+                every_route += reaching.values()
+                facts.project_by_function[function] = (frozenset(reaching), self._describe_all(reaching.values()))
+            policy_files += self._describe_all(every_route)
             facts.project_setter_functions = governance.setters
             facts.project_part_classes = governance.parts
             facts.project_trained_models = governance.trained
@@ -210,7 +211,17 @@ class ProjectFacts:
                 pass
         return f"{self._display(path)}:{line}"
 
-    def _describe(self, route: "Route") -> str:
+    def _describe_all(self, routes: Iterable[Route]) -> Tuple[str, ...]:
+        """Each setting place once, by its shortest route (the same line reached from
+        several functions is one place), in place order."""
+        shortest: Dict[Tuple[str, int], Route] = {}
+        for route in routes:
+            known = shortest.get((route.path, route.line))
+            if known is None or (len(route.chain), route.chain) < (len(known.chain), known.chain):
+                shortest[(route.path, route.line)] = route
+        return tuple(self._describe(shortest[place]) for place in sorted(shortest))
+
+    def _describe(self, route: Route) -> str:
         """``src/proj/train.py:14, reached through main() -> fit()``."""
         where = self._place(route.path, route.line)
         if len(route.chain) > 1:
