@@ -106,6 +106,26 @@ def test_run_time_policy_choice_fires_with_a_note():
     assert "chosen at run time" in found[0].message
 
 
+def test_a_mixed_policy_and_a_literal_float32_reset_say_so_not_run_time():
+    code = """
+        import tensorflow as tf
+
+        tf.keras.mixed_precision.set_global_policy("mixed_float16")
+        opt = tf.keras.optimizers.Adam()
+
+
+        def step(model, x):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(model(x))
+            opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+
+
+        tf.keras.mixed_precision.set_global_policy("float32")
+    """
+    [found] = lint(code, "MP201")
+    assert "float32 is set too" in found.message and "run time" not in found.message
+
+
 KERAS3_PLAIN = """
     from keras.optimizers import SGD
     from keras.mixed_precision import set_global_policy

@@ -10,7 +10,8 @@ from helpers import ROOT, outcome, run_cli
 from mplint.api import lint_text, make_linter
 from mplint.semantic.vocabulary import GRAPH_REWRITE_FUNCTIONS, SET_POLICY_FUNCTIONS
 from mplint.semantic.names import _SYNONYMS
-from mplint.run.project import INDEX_TOKENS, FileFacts, build_project, find_root, index_source
+from mplint.run.program import Route
+from mplint.run.project import INDEX_TOKENS, FileFacts, ProjectFacts, build_project, find_root, index_source
 
 PROJECTS = ROOT / "fixtures" / "projects"
 
@@ -277,7 +278,7 @@ def test_mp401_a_flag_chosen_rewrite_under_an_unconditional_policy_is_found(tmp_
 def test_mp401_an_unconditional_rewrite_under_a_policy_chosen_at_run_time_is_found(tmp_path):
     result = _two_options_project(tmp_path, "performance.set_mixed_precision_policy(dtype)", guard="with tf.name_scope('rewrite'):")
     assert outcome(result) == (1, [("runnable.py", 9, "MP401")]), result.stdout
-    assert "may set a mixed Keras policy (mixed_float16), chosen at run time" in result.stdout
+    assert "may set a mixed Keras policy (mixed_float16): the policy is chosen at run time" in result.stdout
 
 
 def test_a_policy_governs_the_modules_its_file_imports(tmp_path):
@@ -361,3 +362,14 @@ def test_assuming_a_mixed_policy_indexes_only_the_files_that_may_enable_the_rewr
     parsed.clear()
     plain = build_project([str(tmp_path)], settings, Cache(tmp_path / ".mplint_cache"))
     assert parsed == ["train.py"] and plain.files[str(tmp_path / "train.py")].policies == ("mixed_float16",)
+
+
+def test_setting_places_are_named_once_calls_before_imports(tmp_path):
+    project = ProjectFacts(tmp_path, shown_from=tmp_path)
+    imported = Route(str(tmp_path / "a.py"), 5, ("main()", "models.py top level", "layers.py top level"))
+    called = Route(str(tmp_path / "b.py"), 9, ("main()", "build()", "Block.call()"))
+    shorter = Route(str(tmp_path / "b.py"), 9, ("main()", "Block.call()"))
+    assert project._describe_all([imported, called, shorter]) == (
+        "b.py:9, reached through main() -> Block.call()",
+        "a.py:5, reached through main() -> models.py top level -> layers.py top level",
+    )

@@ -76,7 +76,7 @@ class DoubleEnabling(Check):
             assert governing is not None
             name = sorted(governing.names)[0]
             if not governing.certain:
-                policy = f"the project may set a mixed Keras policy ({name}), chosen at run time"
+                policy = f"the project may set a mixed Keras policy ({name}): {governing.uncertainty}"
             elif governing.source:
                 policy = f"the project sets a mixed Keras policy ({name}) in {governing.source}"
             else:

@@ -154,7 +154,7 @@ class ProjectFacts:
     def apply(self, facts: "ModuleFacts", path: str) -> None:
         """Fill ``facts`` with what the *other* files of the project do."""
         policies: set = set()
-        policy_files: List[str] = []
+        policy_files: Tuple[str, ...] = ()
         rewrite_files: List[str] = []
         own = os.path.abspath(path)
         facts.project_root = str(self.root) if self.root is not None else None
@@ -167,7 +167,7 @@ class ProjectFacts:
                 policies.update(reaching)
                 every_route += reaching.values()
                 facts.project_by_function[function] = (frozenset(reaching), self._describe_all(reaching.values()))
-            policy_files += self._describe_all(every_route)
+            policy_files = self._describe_all(every_route)
             facts.project_setter_functions = governance.setters
             facts.project_part_classes = governance.parts
             facts.project_trained_models = governance.trained
@@ -181,7 +181,7 @@ class ProjectFacts:
         for key, _ in self.rewriting(path):
             rewrite_files.append(self._display(key))
         facts.project_policies = frozenset(policies)
-        facts.project_policy_files = tuple(sorted(set(policy_files)))
+        facts.project_policy_files = policy_files
         facts.project_rewrite_files = tuple(sorted(rewrite_files))
 
     def overrides_scaling(self, path: str) -> bool:
@@ -213,13 +213,15 @@ class ProjectFacts:
 
     def _describe_all(self, routes: Iterable[Route]) -> Tuple[str, ...]:
         """Each setting place once, by its shortest route (the same line reached from
-        several functions is one place), in place order."""
+        several functions is one place); places reached by calls before those reached
+        only by importing modules, then by route length."""
         shortest: Dict[Tuple[str, int], Route] = {}
         for route in routes:
             known = shortest.get((route.path, route.line))
-            if known is None or (len(route.chain), route.chain) < (len(known.chain), known.chain):
+            if known is None or _route_order(route) < _route_order(known):
                 shortest[(route.path, route.line)] = route
-        return tuple(self._describe(shortest[place]) for place in sorted(shortest))
+        ordered = sorted(shortest.values(), key=lambda route: (_route_order(route), route.path, route.line))
+        return tuple(self._describe(route) for route in ordered)
 
     def _describe(self, route: Route) -> str:
         """``src/proj/train.py:14, reached through main() -> fit()``."""
@@ -255,6 +257,13 @@ class ProjectFacts:
         governed = {} if self.program is None else self.program.files_json()
         return hashlib.sha256(json.dumps([str(self.root), data, governed, self.keras_version,
                                           str(self.shown_from)]).encode()).hexdigest()
+
+
+def _route_order(route: Route) -> Tuple[int, int, Tuple[str, ...]]:
+    """Routes through imported modules' top level (``a.py top level``) last, then the
+    shorter first: a call chain says more about where the code runs than an import."""
+    imports = sum(step.endswith(" top level") for step in route.chain[1:])
+    return imports, len(route.chain), route.chain
 
 
 def _set_in(route: Route, path: str) -> bool:

@@ -84,6 +84,9 @@ class PolicyState:
     certain: bool
     #: project files that set the policy, when this file sets none itself
     source: str = ""
+    #: the policy is picked at run time (a flag, a parameter); False: this file's own
+    #: literal calls set a mixed policy and float32 both
+    chosen: bool = False
 
     @property
     def float16(self) -> bool:
@@ -93,8 +96,15 @@ class PolicyState:
     def note(self) -> str:
         """Suffix for messages when the policy is chosen at run time."""
         if not self.certain:
-            return " (the policy is chosen at run time and may be mixed)"
+            return f" ({self.uncertainty})"
         return f" (the mixed policy is set in {self.source})" if self.source else ""
+
+    @property
+    def uncertainty(self) -> str:
+        """Why the policy only may be mixed."""
+        if self.chosen:
+            return "the policy is chosen at run time and may be mixed"
+        return "the policy may be mixed here: float32 is set too"
 
 
 @dataclass
@@ -206,7 +216,7 @@ class ModuleFacts:
         if not values and project:
             # The file sets no policy itself: the one set elsewhere governs it.
             values = project
-            source = ", ".join(project_files)
+            source = ", and in ".join(project_files)
         certain = UNKNOWN_POLICY not in values and len(values) > 0
         names = set(values & MIXED_POLICIES)
         if UNKNOWN_POLICY in values:
@@ -221,7 +231,12 @@ class ModuleFacts:
         # mixed possible but not certain.
         if values - MIXED_POLICIES - {UNKNOWN_POLICY}:
             certain = self.assumed_policy in MIXED_POLICIES
-        return PolicyState(frozenset(names), certain, source if certain else "")
+        # Only literal calls of this file, each setting one policy, set mixed and float32
+        # apart (a test that builds under mixed_float16 and resets to float32); a call
+        # with a value mplint reads as several, or a setter elsewhere, chooses.
+        chosen = UNKNOWN_POLICY in values or bool(source) or any(
+            call.values is None or len(call.values) > 1 for call in self.policy_calls)
+        return PolicyState(frozenset(names), certain, source if certain else "", chosen)
 
 
 class FactsCollector:
