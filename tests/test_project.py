@@ -373,3 +373,45 @@ def test_setting_places_are_named_once_calls_before_imports(tmp_path):
         "b.py:9, reached through main() -> Block.call()",
         "a.py:5, reached through main() -> models.py top level -> layers.py top level",
     )
+
+
+_BUILD = ("def build_model():\n"
+          "    return keras.Sequential([keras.layers.Dense(64), keras.layers.Dense(10, activation='softmax')])\n\n")
+_MIXED = "keras.mixed_precision.set_global_policy('mixed_float16')\n"
+
+
+def _notebook(cells):
+    import json
+
+    return json.dumps({"cells": [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+                                  "source": cell} for cell in cells],
+                       "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+
+
+@pytest.mark.parametrize("uses, found", [
+    # built and trained before the notebook turns to mixed precision: float32 models
+    (["m = build_model()\nm.fit(x, y)\n"], False),
+    (["def train():\n    build_model().fit(x, y)\n\ntrain()\n"], False),
+    # built after the policy, or handed on where it may be called later: mixed
+    (["", "m = build_model()\nm.fit(x, y)\n"], True),
+    (["zoo = {'mlp': build_model}\n", "zoo['mlp']().fit(x, y)\n"], True),
+])
+def test_code_that_runs_only_before_a_later_policy_cell_is_float32(tmp_path, uses, found):
+    before, after = (uses + [""])[:2]
+    cells = ["from tensorflow import keras\n", _BUILD, before, _MIXED, after]
+    _write(tmp_path, {"pyproject.toml": "[project]\nname = 'p'\n", "chapter.ipynb": _notebook(cells)})
+    result = run_cli("check", "--select", "MP101", "--no-cache", ".", cwd=tmp_path)
+    assert outcome(result)[0] == (1 if found else 0), result.stdout
+
+
+def test_a_model_class_defined_before_the_policy_and_never_used_is_float32(tmp_path):
+    code = ("from tensorflow import keras\n\n"
+            "class SimpleMLP(keras.Model):\n"
+            "    def __init__(self):\n        super().__init__()\n"
+            "        self.out = keras.layers.Dense(10, activation='softmax')\n\n"
+            "    def call(self, x):\n        return self.out(x)\n\n" + _MIXED)
+    _write(tmp_path, {"pyproject.toml": "[project]\nname = 'p'\n", "nb.py": code})
+    assert outcome(run_cli("check", "--select", "MP101", "--no-cache", ".", cwd=tmp_path)) == (0, [])
+    # defined after the policy: whatever calls it runs it under the policy
+    _write(tmp_path, {"nb.py": "from tensorflow import keras\n" + _MIXED + code.split("\n", 1)[1].replace(_MIXED, "")})
+    assert outcome(run_cli("check", "--select", "MP101", "--no-cache", ".", cwd=tmp_path))[0] == 1

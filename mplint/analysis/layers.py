@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import FrozenSet, Optional
+from typing import FrozenSet, Optional, Set
 
 import libcst as cst
 
 from mplint.analysis.models import LayerProducer
+from mplint.analysis.references import References
 from mplint.rule.check import Context
+from mplint.semantic.scopes import Scope, function_key
 from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.semantic.vocabulary import (
     ACTIVATION_FIRST_LAYERS, ACTIVATION_SECOND_LAYERS, FLOAT32_NAMES, MIXED_POLICIES, NOT_FLOAT_COMPUTE_LAYERS,
@@ -113,9 +115,49 @@ def built_under_float32_policy(layer: LayerProducer, ctx: Context) -> bool:
     if earlier:
         last = max(earlier, key=lambda c: c.location.order)
         return last.values is not None and not (last.values & MIXED_POLICIES)
-    if where.scope.kind != "module" or facts.assumed_policy in MIXED_POLICIES or facts.project_policies:
+    if facts.assumed_policy in MIXED_POLICIES or facts.project_policies or not facts.policy_calls \
+            or any(c.location.scope.kind != "module" for c in facts.policy_calls):
         return False
-    return bool(facts.policy_calls) and all(
-        c.location.scope.kind == "module" and c.location.order > where.order
-        for c in facts.policy_calls
-    )
+    first = min(c.location.order for c in facts.policy_calls)
+    if where.scope.kind == "module":
+        return where.order < first
+    return _runs_only_before(where.scope, first, ctx)
+
+
+def _runs_only_before(scope: Scope, first: int, ctx: Context, seen: Optional[Set[str]] = None) -> bool:
+    """The code of a function or class defined at the top of the module runs only before
+    the module's first policy call: the program model follows no policy into it, and
+    this file defines it before that call and names it only in direct calls made before
+    it at top level or in functions that themselves run only before it, or never (a
+    notebook that builds its models, then turns to mixed precision in a later cell)."""
+    reached = ctx.facts.program_reached
+    if reached is None or function_key(scope) in reached:
+        return False
+    top = _top_level(scope)
+    name = getattr(getattr(top.node, "name", None), "value", None)
+    if top.kind not in ("function", "class") or not isinstance(name, str) or top.parent is None:
+        return False
+    seen = set() if seen is None else seen
+    if name in seen:
+        return True  # recursion: the outer question decides
+    seen.add(name)
+    bindings = top.parent.bindings.get(name, [])
+    if not bindings or any(b.order > first for b in bindings):
+        return False  # defined (or redefined) after the policy: it runs under it if ever
+    for ref in ctx.get(References).get(name):
+        where = ref.location
+        if not ref.called or ref.store:
+            return False  # passed on or rebound: whoever holds it may call it later
+        if where.scope.kind == "module":
+            if where.order > first:
+                return False
+        elif not _runs_only_before(where.scope, first, ctx, seen):
+            return False
+    return True
+
+
+def _top_level(scope: Scope) -> Scope:
+    """The function or class defined at the module's top level that holds ``scope``."""
+    while scope.parent is not None and scope.parent.kind != "module":
+        scope = scope.parent
+    return scope

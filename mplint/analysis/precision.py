@@ -26,6 +26,7 @@ from mplint.analysis.layers import (
     is_softmax_layer, layer_dtype, sixteen_bit_name,
 )
 from mplint.analysis.models import LayerProducer, ModelOutput, ModelOutputs, OpProducer, Producer
+from mplint.analysis.references import References
 from mplint.rule.check import Analysis, Context, Fix
 from mplint.rule.edits import cast, string
 from mplint.rule.levels import Safety
@@ -62,7 +63,7 @@ class SixteenBitOutput:
 class OutputPrecision(Analysis):
     """Judges every model output once, for both output rules."""
 
-    requires = (ModelOutputs, CustomLayers)
+    requires = (ModelOutputs, CustomLayers, References)
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)

@@ -21,10 +21,10 @@ class Reference:
     """One occurrence of a variable name (a plain slotted class: there is one per
     name in the file, so it is built cheaply and its Location only on demand)."""
 
-    __slots__ = ("node", "attr", "functions", "store", "_where")
+    __slots__ = ("node", "attr", "functions", "store", "called", "_where")
 
     def __init__(self, node: cst.Name, where: Tuple[Scope, int, Branches], attr: Optional[str],
-                 functions: Tuple[cst.FunctionDef, ...], store: bool) -> None:
+                 functions: Tuple[cst.FunctionDef, ...], store: bool, called: bool = False) -> None:
         self.node = node
         #: ``x.attr``: the attribute read on the name, if any
         self.attr = attr
@@ -32,6 +32,8 @@ class Reference:
         self.functions = functions
         #: the name is (re)bound or deleted here, not read
         self.store = store
+        #: the name is called right here (``name(...)``)
+        self.called = called
         self._where = where
 
     @property
@@ -50,6 +52,8 @@ class References(Analysis):
         self._skip: Set[int] = set()
         self._stores: Set[int] = set()
         self._attr_of: Dict[int, str] = {}
+        #: ids of the Names that are called (``name(...)``)
+        self._called: Set[int] = set()
         #: the functions being walked, outermost first (one tuple shared by every
         #: reference made inside them)
         self._functions: Tuple[cst.FunctionDef, ...] = ()
@@ -71,6 +75,10 @@ class References(Analysis):
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._skip.add(id(node.attr))
         self._attr_of[id(node.value)] = node.attr.value
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name):
+            self._called.add(id(node.func))
 
     def visit_Arg(self, node: cst.Arg) -> None:
         if node.keyword is not None:
@@ -127,4 +135,4 @@ class References(Analysis):
         tracker = self.ctx.scopes
         self.by_name.setdefault(node.value, []).append(Reference(
             node, (tracker.current, tracker.order, tracker.branches()), self._attr_of.get(id(node)),
-            self._functions, id(node) in self._stores))
+            self._functions, id(node) in self._stores, id(node) in self._called))

@@ -161,6 +161,7 @@ class ProjectFacts:
         if self.program is not None:
             governance = self.program.governance(own)
             facts.project_by_function = {}
+            facts.program_reached = frozenset(governance.by_function)
             every_route: List[Route] = []
             for function, routes in governance.by_function.items():
                 reaching = {policy: route for policy, route in routes.items() if not _set_in(route, own)}

@@ -128,6 +128,9 @@ class ModuleFacts:
     #: per function (see ``scopes.function_key``): the policies set elsewhere that
     #: reach it, and where; None when the project gave no program model
     project_by_function: Optional[Dict[str, Tuple[FrozenSet[str], Tuple[str, ...]]]] = None
+    #: functions of this file (``scopes.function_key``) that some policy, this file's
+    #: own included, reaches on a path the program model follows; None without one
+    program_reached: Optional[FrozenSet[str]] = None
     #: functions of this file that set a policy by calling a helper in another file
     project_setter_functions: FrozenSet[str] = frozenset()
     #: classes of this file that a class elsewhere builds as a part (a block)
