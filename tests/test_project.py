@@ -412,6 +412,7 @@ def test_a_model_class_defined_before_the_policy_and_never_used_is_float32(tmp_p
             "    def call(self, x):\n        return self.out(x)\n\n" + _MIXED)
     _write(tmp_path, {"pyproject.toml": "[project]\nname = 'p'\n", "nb.py": code})
     assert outcome(run_cli("check", "--select", "MP101", "--no-cache", ".", cwd=tmp_path)) == (0, [])
+    assert outcome(run_cli("check", "--select", "MP101", "--no-cache", "nb.py", cwd=tmp_path)) == (0, [])
     # defined after the policy: whatever calls it runs it under the policy
     _write(tmp_path, {"nb.py": "from tensorflow import keras\n" + _MIXED + code.split("\n", 1)[1].replace(_MIXED, "")})
     assert outcome(run_cli("check", "--select", "MP101", "--no-cache", ".", cwd=tmp_path))[0] == 1
