@@ -247,6 +247,36 @@ def test_graph_rewrite_with_a_gradient_tape():
     assert findings(code) == [(11, "MP204")]
 
 
+_AMP_OR_HAND_SCALED = """
+    import tensorflow as tf
+
+
+    def create_optimizer(loss, tvars, amp=True):
+        optimizer = tf.compat.v1.train.AdamOptimizer(1e-3)
+        if amp:
+            optimizer = tf.compat.v1.train.experimental.enable_mixed_precision_graph_rewrite(optimizer)
+        {gradients}
+        return optimizer.apply_gradients(zip(grads, tvars))
+"""
+
+
+def test_tf_gradients_only_where_the_same_flag_left_the_rewrite_off_is_silent():
+    # IntelAI's BERT fp16 optimization.py: `if amp:` rewrite ... `if amp: compute_gradients else: tf.gradients`
+    either = ("if amp:\n"
+              "            grads = [g for g, _ in optimizer.compute_gradients(loss, tvars)]\n"
+              "        else:\n"
+              "            grads = tf.gradients(loss * 128.0, tvars)\n"
+              "            grads = [g / 128.0 for g in grads]")
+    assert findings(_AMP_OR_HAND_SCALED.format(gradients=either)) == []
+    negated = ("if not amp:\n"
+               "            grads = [g / 128.0 for g in tf.gradients(loss * 128.0, tvars)]\n"
+               "        else:\n"
+               "            grads = [g for g, _ in optimizer.compute_gradients(loss, tvars)]")
+    assert findings(_AMP_OR_HAND_SCALED.format(gradients=negated)) == []
+    # under the rewrite too: no loss scale reaches them
+    assert findings(_AMP_OR_HAND_SCALED.format(gradients="grads = tf.gradients(loss, tvars)")) == [(9, "MP204")]
+
+
 def test_graph_rewrite_with_a_tape_that_scales_with_the_returned_optimizer():
     """The rewrite wraps a Keras optimizer in a LossScaleOptimizer; a loop that scales
     and unscales with it gets the loss scale (tensorflow/models' NCF does this)."""

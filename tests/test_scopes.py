@@ -35,6 +35,28 @@ def test_tests_on_one_flag_with_different_values_exclude_each_other():
     assert fired(both, "MP401") == [(8, "MP401")]  # the rewrite call
 
 
+def test_the_body_of_one_if_on_a_flag_and_the_else_of_another_exclude_each_other():
+    code = """
+        import tensorflow as tf
+
+        def run(flags, opt):
+            if flags.graph_rewrite:
+                opt = tf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite(opt)
+            print("configured")
+            if flags.graph_rewrite:
+                pass
+            else:
+                tf.keras.mixed_precision.set_global_policy("mixed_float16")
+            return opt
+    """
+    assert fired(code, "MP401") == []
+    negated = code.replace("            if flags.graph_rewrite:\n                pass\n            else:\n",
+                           "            if not flags.graph_rewrite:\n")
+    assert negated != code and fired(negated, "MP401") == []
+    same_arm = code.replace("                pass\n            else:\n", "")
+    assert fired(same_arm, "MP401") == [(6, "MP401")]
+
+
 def test_flags_of_one_mutually_exclusive_group_never_run_together():
     from pathlib import Path
 

@@ -7,6 +7,7 @@ from typing import Set
 from mplint.analysis.training import TrainingLoops
 from mplint.rule.check import Check, Needs
 from mplint.semantic.facts import REWRITE_CALL
+from mplint.semantic.scopes import exclusive
 
 
 class TapeWithGraphRewrite(Check):
@@ -17,7 +18,8 @@ class TapeWithGraphRewrite(Check):
     needs = Needs((b"graph_rewrite",))
 
     def finish(self) -> None:
-        if not self.facts.rewrite_sites_of(REWRITE_CALL):
+        sites = self.facts.rewrite_sites_of(REWRITE_CALL)
+        if not sites:
             return
         seen: Set[int] = set()
         for step in self.ctx.get(TrainingLoops).steps():
@@ -26,8 +28,9 @@ class TapeWithGraphRewrite(Check):
                 # scales with it and unscales its gradients gets the loss scale.
                 continue
             for gradient in step.gradients:
-                if id(gradient.call) in seen:
-                    continue
+                if id(gradient.call) in seen or all(exclusive(site.branches, gradient.location.branches)
+                                                    for site in sites):
+                    continue  # ``if amp: <rewrite>`` ... ``if amp: ... else: tf.gradients(...)``
                 seen.add(id(gradient.call))
                 how = "tf.gradients" if gradient.symbolic else "tf.GradientTape"
                 self.report(gradient.call, f"the mixed precision graph rewrite is enabled, but gradients "

@@ -56,7 +56,8 @@ def exclusive(a: Branches, b: Branches) -> bool:
     """True when at most one of two statements can run: they sit in different arms
     of one ``if``, or under tests that need one value to equal different constants
     (``if impl == "keras": ...`` and later ``if impl == "rewrite": ...``; flags of one
-    mutually exclusive argparse group read as such a value, see :class:`_ExclusiveFlags`)."""
+    mutually exclusive argparse group read as such a value, see :class:`_ExclusiveFlags`),
+    or in the body of one ``if flag:`` and the ``else`` of another."""
     arms = {key: arm for key, arm, _ in a}
     if any(key in arms and arms[key] != arm for key, arm, _ in b):
         return True
@@ -70,7 +71,23 @@ def exclusive(a: Branches, b: Branches) -> bool:
             for key, values in _equalities(test).items():
                 if key in needs_a and not needs_a[key] & values:
                     return True
-    return False
+    truth_a = _truths(a)
+    return any(truth_a.get(key, value) != value for key, value in _truths(b).items())
+
+
+def _truths(branches: Branches) -> Dict[str, bool]:
+    """What the arms need of plain flags: ``if amp:`` (``if not amp:``) and its ``else``
+    -> {"amp": True} ({"amp": False}): a statement in the body of one ``if amp:`` and
+    one in the ``else`` of a later ``if amp:`` never both run."""
+    out: Dict[str, bool] = {}
+    for _, arm, test in branches:
+        wanted = arm == "body"
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            test, wanted = test.expression, not wanted
+        key = dotted_name(test) if isinstance(test, (cst.Name, cst.Attribute)) else None
+        if key is not None:
+            out[key] = wanted
+    return out
 
 
 @dataclass
