@@ -130,9 +130,10 @@ class References(Analysis):
         self._store(node.target)
 
     def visit_Name(self, node: cst.Name) -> None:
-        if not self._active or id(node) in self._skip:
+        key = id(node)
+        if not self._active or key in self._skip:
             return
         tracker = self.ctx.scopes
         self.by_name.setdefault(node.value, []).append(Reference(
-            node, (tracker.current, tracker.order, tracker.branches()), self._attr_of.get(id(node)),
-            self._functions, id(node) in self._stores, id(node) in self._called))
+            node, (tracker.current, tracker.order, tracker.branches()), self._attr_of.get(key),
+            self._functions, key in self._stores, key in self._called))
