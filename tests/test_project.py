@@ -115,7 +115,8 @@ def test_index_reads_policy_values_including_run_time_choices():
     code = ("from tensorflow.keras import mixed_precision as mp\n"
             "def main(amp):\n    mp.set_global_policy('mixed_bfloat16' if amp else 'float32')\n")
     assert index_source("x.py", code.encode()) == FileFacts(
-        ("float32", "mixed_bfloat16"), False, ("=tensorflow.keras", "tensorflow.keras.mixed_precision"))
+        ("float32", "mixed_bfloat16"), False, ("=tensorflow.keras", "tensorflow.keras.mixed_precision"),
+        (("mp", "tensorflow.keras.mixed_precision"),))
     unknown = "import keras\nkeras.config.set_dtype_policy(FLAGS.dtype)\n"
     assert index_source("y.py", unknown.encode()).policies == ("?",)
 
@@ -416,3 +417,39 @@ def test_a_model_class_defined_before_the_policy_and_never_used_is_float32(tmp_p
     # defined after the policy: whatever calls it runs it under the policy
     _write(tmp_path, {"nb.py": "from tensorflow import keras\n" + _MIXED + code.split("\n", 1)[1].replace(_MIXED, "")})
     assert outcome(run_cli("check", "--select", "MP101", "--no-cache", ".", cwd=tmp_path))[0] == 1
+
+
+def test_tensorflow_handed_on_by_a_project_package_is_tensorflow(tmp_path):
+    # TensorSpeech/TensorFlowASR: `import keras` and `import tensorflow as tf` in the package's
+    # __init__.py, and `from tensorflow_asr import keras, tf` in every module.
+    _write(tmp_path, {
+        "pyproject.toml": "[project]\nname = 'asr'\n",
+        "asr/__init__.py": "import os\nimport keras\nimport tensorflow as tf  # for reference\n",
+        "asr/models.py": ("from asr import keras, tf\n\n"
+                          "keras.mixed_precision.set_global_policy('mixed_float16')\n\n"
+                          "def build():\n"
+                          "    return keras.Sequential([keras.layers.Dense(64), keras.layers.Dense(10, activation='softmax')])\n\n"
+                          "model = build()\nmodel.compile(optimizer='adam', loss='mse')\n"
+                          "model.fit(tf.zeros([8, 4]), tf.zeros([8, 10]))\n"),
+    })
+    assert outcome(run_cli("check", "--select", "MP101", "--no-cache", ".", cwd=tmp_path)) == (
+        1, [("asr/models.py", 6, "MP101")])
+    # the cache knows what the package hands on: the next run answers the same
+    assert outcome(run_cli("check", "--select", "MP101", ".", cwd=tmp_path))[1] == [("asr/models.py", 6, "MP101")]
+    assert outcome(run_cli("check", "--select", "MP101", ".", cwd=tmp_path))[1] == [("asr/models.py", 6, "MP101")]
+    # a package that binds another `tf` hands nothing on
+    (tmp_path / "asr/__init__.py").write_text("import os\nimport keras\ntf = None\n", encoding="utf-8")
+    (tmp_path / "asr/models.py").write_text(
+        (tmp_path / "asr/models.py").read_text().replace("keras.", "tf.keras."), encoding="utf-8")
+    assert outcome(run_cli("check", "--select", "MP101", ".", cwd=tmp_path)) == (0, [])
+
+
+def test_exports_are_top_level_imports_of_tensorflow_and_keras():
+    from mplint.run.reexports import exports_of
+
+    raw = (b"import os\nimport tensorflow as tf  # for reference\nimport keras\n"
+           b"from tensorflow.keras import layers as L, models\nfrom tensorflow import keras as tfk\n"
+           b"if True:\n    import torch as tf2\n    import tensorflow as tf3\nimport numpy as np\n")
+    assert exports_of(raw) == (("L", "tensorflow.keras.layers"), ("keras", "keras"),
+                               ("models", "tensorflow.keras.models"), ("tf", "tensorflow"),
+                               ("tfk", "tensorflow.keras"))

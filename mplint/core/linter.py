@@ -172,6 +172,8 @@ class Linter:
             return out
         names = NameResolver()
         collect_module_imports(module, names)
+        if self.project is not None:
+            names.adopt_reexports(self.project.reexports())
         tracker = ScopeTracker(module, names)
         facts = ModuleFacts(assumed_policy=self.settings.assume_policy,
                             keras_version=detect_keras_version(

@@ -10,6 +10,7 @@ and only those are parsed, with a walk that collects facts and runs no check.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
@@ -24,6 +25,7 @@ from mplint.run.discovery import discover
 from mplint.run.garbage import collected_per_file, file_done
 from mplint.run.module_paths import absolute_import, importable, on_path
 from mplint.run.program import ProgramModel, ProgramResult, Route, import_words
+from mplint.run.reexports import Exports, exports_of, qualified_exports
 from mplint.run.summaries import ModuleSummary, summarize
 from mplint.semantic.vocabulary import MAYBE_MIXED, MIXED_POLICIES, REWRITE_WORDS
 from mplint.core.prefilter import POLICY_CALL_WORDS
@@ -79,17 +81,19 @@ class FileFacts:
     policies: Tuple[str, ...] = ()
     rewrite: bool = False
     imports: Tuple[str, ...] = ()
+    #: TensorFlow and Keras names it binds by importing them (:mod:`reexports`)
+    exports: Exports = ()
 
     @property
     def empty(self) -> bool:
         return not self.policies and not self.rewrite
 
     def to_json(self) -> list:
-        return [list(self.policies), self.rewrite, list(self.imports)]
+        return [list(self.policies), self.rewrite, list(self.imports), [list(e) for e in self.exports]]
 
     @classmethod
     def from_json(cls, data: list) -> "FileFacts":
-        return cls(tuple(data[0]), bool(data[1]), tuple(data[2]) if len(data) > 2 else ())
+        return cls(tuple(data[0]), bool(data[1]), tuple(data[2]), tuple((str(a), str(b)) for a, b in data[3]))
 
 
 def governs(importer: str, facts: FileFacts, path: str, root: Optional[Path]) -> bool:
@@ -141,6 +145,9 @@ class ProjectFacts:
     #: the folder other files are named from in messages (where the user ran mplint;
     #: None: the project root): a file outside it is named in full, as ruff does
     shown_from: Optional[Path] = None
+    #: TensorFlow and Keras names each file binds by importing them, by path
+    exports: Dict[str, Exports] = field(default_factory=dict)
+    _qualified_exports: Optional[Dict[str, str]] = field(default=None, repr=False, compare=False)
 
     def _display(self, key: str) -> str:
         base = self.shown_from if self.shown_from is not None else self.root
@@ -184,6 +191,13 @@ class ProjectFacts:
         facts.project_policies = frozenset(policies)
         facts.project_policy_files = policy_files
         facts.project_rewrite_files = tuple(sorted(rewrite_files))
+
+    def reexports(self) -> Dict[str, str]:
+        """``pkg.tf`` -> ``tensorflow`` for the project's modules that hand TensorFlow or
+        Keras on (see :mod:`mplint.run.reexports`)."""
+        if self._qualified_exports is None:
+            self._qualified_exports = qualified_exports(sorted(self.exports.items()), self.root)
+        return self._qualified_exports
 
     def overrides_scaling(self, path: str) -> bool:
         """Whether a method of this file drops the loss scaling of the base method it
@@ -256,8 +270,9 @@ class ProjectFacts:
         """Changes whenever a fact anywhere in the project changes (a cache key part)."""
         data = sorted((k, v.to_json()) for k, v in self.files.items())
         governed = {} if self.program is None else self.program.files_json()
+        exports = sorted((k, [list(e) for e in v]) for k, v in self.exports.items())
         return hashlib.sha256(json.dumps([str(self.root), data, governed, self.keras_version,
-                                          str(self.shown_from)]).encode()).hexdigest()
+                                          str(self.shown_from), exports]).encode()).hexdigest()
 
 
 def _route_order(route: Route) -> Tuple[int, int, Tuple[str, ...]]:
@@ -292,7 +307,7 @@ def index_source(path: str, raw: bytes, parsed: Optional[Dict[str, object]] = No
         return FileFacts()
     if parsed is not None:
         parsed[os.path.abspath(path)] = module
-    return _collect(module)
+    return dataclasses.replace(_collect(module), exports=exports_of(raw))
 
 
 def _collect(module) -> FileFacts:
@@ -415,8 +430,11 @@ def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], 
                 continue
             if contents is not None:
                 contents[path] = raw
+            exports = exports_of(raw)
+            if exports:
+                out.exports[key] = exports
             if not may_set_facts(raw):
-                item = FileFacts()
+                item = FileFacts(exports=exports)
             else:
                 item = cache.index_get(key, raw) if cache is not None else None
                 if item is None:
@@ -429,6 +447,8 @@ def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], 
                     file_done()
             if cache is not None:
                 cache.index_put(key, raw, item, st)
+        elif item.exports:
+            out.exports[key] = item.exports
         if item.empty or (assumed_mixed and not item.rewrite):
             continue
         if checked is None or key in checked_set or item.rewrite:

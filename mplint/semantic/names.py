@@ -211,6 +211,15 @@ class NameResolver:
         self.scopes[-1].add_import(node)
         self._forget()
 
+    def adopt_reexports(self, exports: Dict[str, str]) -> None:
+        """``from pkg import tf`` where the project's ``pkg`` binds ``tf`` by importing
+        TensorFlow (:mod:`mplint.run.reexports`): ``tf`` names ``tensorflow`` here."""
+        scope = self.module_scope
+        for local, targets in scope.aliases.items():
+            if any(target in exports for target in targets):
+                scope.aliases[local] = {exports.get(target, target) for target in targets}
+        self._forget()
+
     def add_alias(self, local: str, qualified: Iterable[str]) -> None:
         """``Dense = tf.keras.layers.Dense``: a plain assignment that names an API."""
         for q in qualified:
