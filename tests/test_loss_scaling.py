@@ -204,6 +204,9 @@ TRAIN_STEP = """
     ('keras.mixed_precision.set_global_policy("mixed_float16")', [(14, "MP202")]),
     ('keras.mixed_precision.set_global_policy(POLICY_NAME)', []),  # not certain
     ('keras.mixed_precision.set_global_policy("mixed_bfloat16")', []),
+    # the program picks float16 where it finds no TPU: wrapped there (keras_cv_attention_models)
+    ('keras.mixed_precision.set_global_policy("mixed_bfloat16" if TPU else "mixed_float16")', [(14, "MP202")]),
+    ('keras.mixed_precision.set_global_policy("float32" if CPU else "mixed_float16")', []),  # not certain
     ('keras.mixed_precision.set_global_policy("mixed_float16")\nNet().compile(optimizer="adam", auto_scale_loss=False)', []),
 ])
 def test_compiled_optimizer_counts_as_wrapped_only_under_a_certain_float16_policy(policy, expected):

@@ -647,9 +647,10 @@ def float16_source(ctx: Context, loops: TrainingLoops, at: Optional[Scope] = Non
 
 def compiled_is_wrapped(ctx: Context, loops: TrainingLoops, at: Optional[Scope] = None) -> bool:
     """compile() wraps ``self.optimizer`` for certain only under a certain mixed_float16
-    policy (for code in scope ``at``)."""
+    policy (for code in scope ``at``), or where the program picks it over mixed_bfloat16
+    (``"mixed_bfloat16" if tpu else "mixed_float16"``: wrapped on GPUs)."""
     policy = ctx.facts.mixed_policy(at)
-    if policy is None or not policy.certain or policy.names != frozenset({"mixed_float16"}) \
+    if policy is None or not policy.certain or "mixed_float16" not in policy.names \
             or loops.auto_scale_off:
         return False
     # A mode switch ("strict": the policy, "auto": the graph rewrite) judged per
