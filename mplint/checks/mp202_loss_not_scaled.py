@@ -44,7 +44,8 @@ class LossNotScaled(Check):
                 how, scale = "has a loss_scale_factor (its apply() divides by it)", "the loss_scale_factor"
             elif COMPILED in kinds and kinds <= {COMPILED} and compiled_is_wrapped(self.ctx, loops, step.location.scope):
                 how = "is the LossScaleOptimizer that compile() wraps around it under mixed_float16"
-                if len(self.facts.mixed_policy(step.location.scope).names) > 1:
+                policy = self.facts.mixed_policy(step.location.scope)
+                if policy is not None and len(policy.names) > 1:
                     how += " (where the program picks it over mixed_bfloat16)"
             elif kinds <= {UNKNOWN_OPTIMIZER, COMPILED} and not step.unscaled and self._overridden(step):
                 self._report_override(step, version)
