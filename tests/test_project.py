@@ -444,12 +444,32 @@ def test_tensorflow_handed_on_by_a_project_package_is_tensorflow(tmp_path):
     assert outcome(run_cli("check", "--select", "MP101", ".", cwd=tmp_path)) == (0, [])
 
 
-def test_exports_are_top_level_imports_of_tensorflow_and_keras():
+def test_exports_are_the_imports_of_tensorflow_and_keras_a_file_makes():
     from mplint.run.reexports import exports_of
 
     raw = (b"import os\nimport tensorflow as tf  # for reference\nimport keras\n"
            b"from tensorflow.keras import layers as L, models\nfrom tensorflow import keras as tfk\n"
-           b"if True:\n    import torch as tf2\n    import tensorflow as tf3\nimport numpy as np\n")
-    assert exports_of(raw) == (("L", "tensorflow.keras.layers"), ("keras", "keras"),
-                               ("models", "tensorflow.keras.models"), ("tf", "tensorflow"),
+           b"try:\n    import tf_keras as k2\nexcept ImportError:\n    from tensorflow import keras as k2\n"
+           b"import numpy as np\nimport torch as tf4\n")
+    assert exports_of(raw) == (("L", "tensorflow.keras.layers"), ("k2", "tensorflow.keras"), ("k2", "tf_keras"),
+                               ("keras", "keras"), ("models", "tensorflow.keras.models"), ("tf", "tensorflow"),
                                ("tfk", "tensorflow.keras"))
+
+
+def test_a_compatibility_module_reached_by_a_relative_import_hands_keras_on(tmp_path):
+    # `from .compat import keras`, where compat.py picks tf_keras or tf.keras in a try
+    _write(tmp_path, {
+        "pyproject.toml": "[project]\nname = 'p'\n",
+        "pkg/__init__.py": "",
+        "pkg/compat.py": ("try:\n    import tf_keras as keras\nexcept ImportError:\n"
+                          "    from tensorflow import keras\n"),
+        "pkg/model.py": ("from .compat import keras\n\n"
+                         "keras.mixed_precision.set_global_policy('mixed_float16')\n"
+                         "model = keras.Sequential([keras.layers.Dense(64), keras.layers.Dense(10, activation='softmax')])\n"
+                         "model.compile(optimizer='adam', loss='mse')\n"),
+    })
+    assert outcome(run_cli("check", "--select", "MP101", "--no-cache", ".", cwd=tmp_path)) == (
+        1, [("pkg/model.py", 4, "MP101")])
+    (tmp_path / "pkg/model.py").write_text(
+        (tmp_path / "pkg/model.py").read_text().replace("from .compat", "from .other"), encoding="utf-8")
+    assert outcome(run_cli("check", "--select", "MP101", "--no-cache", ".", cwd=tmp_path)) == (0, [])

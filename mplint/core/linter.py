@@ -173,7 +173,7 @@ class Linter:
         names = NameResolver()
         collect_module_imports(module, names)
         if self.project is not None:
-            names.adopt_reexports(self.project.reexports())
+            names.adopt_reexports(self.project.reexports(), self.project.absolute_from(source.path))
         tracker = ScopeTracker(module, names)
         facts = ModuleFacts(assumed_policy=self.settings.assume_policy,
                             keras_version=detect_keras_version(

@@ -17,7 +17,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 from mplint.run.code_stamp import code_stamp
 from mplint.run.dependency_pins import declared_keras_version
@@ -147,7 +147,7 @@ class ProjectFacts:
     shown_from: Optional[Path] = None
     #: TensorFlow and Keras names each file binds by importing them, by path
     exports: Dict[str, Exports] = field(default_factory=dict)
-    _qualified_exports: Optional[Dict[str, str]] = field(default=None, repr=False, compare=False)
+    _qualified_exports: Optional[Dict[str, FrozenSet[str]]] = field(default=None, repr=False, compare=False)
 
     def _display(self, key: str) -> str:
         base = self.shown_from if self.shown_from is not None else self.root
@@ -192,8 +192,12 @@ class ProjectFacts:
         facts.project_policy_files = policy_files
         facts.project_rewrite_files = tuple(sorted(rewrite_files))
 
-    def reexports(self) -> Dict[str, str]:
-        """``pkg.tf`` -> ``tensorflow`` for the project's modules that hand TensorFlow or
+    def absolute_from(self, importer: str) -> Callable[[str], str]:
+        """Makes a relative module name (``..compat.keras``) absolute from ``importer``."""
+        return functools.partial(absolute_import, importer=importer, root=self.root)
+
+    def reexports(self) -> Dict[str, FrozenSet[str]]:
+        """``pkg.tf`` -> {``tensorflow``} for the project's modules that hand TensorFlow or
         Keras on (see :mod:`mplint.run.reexports`)."""
         if self._qualified_exports is None:
             self._qualified_exports = qualified_exports(sorted(self.exports.items()), self.root)

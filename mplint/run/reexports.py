@@ -3,26 +3,29 @@ does ``import tensorflow as tf`` and every other module ``from tensorflow_asr im
 tf``. Without knowing that, ``tf`` there names nothing mplint knows and every rule is
 blind in the whole package.
 
-The index reads each project file's top-level imports of TensorFlow and Keras with one
-regular expression over its bytes (no parse: most files are never parsed), and a checked
-file's ``from pkg import tf`` is resolved through them before its walk.
+The index reads each project file's imports of TensorFlow and Keras with one regular
+expression over its bytes (no parse: most files are never parsed), and a checked file's
+``from pkg import tf`` (``from . import tf``) is resolved through them before its walk.
+Indented imports count too: a compatibility import sits in ``try:``/``except`` (``import
+tf_keras as keras`` or ``from tensorflow import keras``), and a name bound only inside a
+function is one no other module can import, so it never matters.
 """
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Dict, Iterable, Optional, Tuple
+from typing import Dict, FrozenSet, Iterable, Optional, Set, Tuple
 
 from mplint.run.module_paths import importable
 
 #: the packages whose names rules know; re-exports of anything else do not matter
 _PACKAGES = r"(?:tensorflow|keras|tf_keras)"
-#: ``import tensorflow as tf``, ``import keras``, at the start of a line (top level)
-_IMPORT = re.compile(rb"^import[ \t]+(" + _PACKAGES.encode() + rb"(?:\.\w+)*)(?:[ \t]+as[ \t]+(\w+))?[ \t]*(?:#.*)?$",
+#: ``import tensorflow as tf``, ``import keras``, a statement of its own
+_IMPORT = re.compile(rb"^[ \t]*import[ \t]+(" + _PACKAGES.encode() + rb"(?:\.\w+)*)(?:[ \t]+as[ \t]+(\w+))?[ \t]*(?:#.*)?$",
                      re.MULTILINE)
 #: ``from tensorflow import keras``, ``from tensorflow.keras import layers as L, models``
-_FROM = re.compile(rb"^from[ \t]+(" + _PACKAGES.encode() + rb"(?:\.\w+)*)[ \t]+import[ \t]+"
+_FROM = re.compile(rb"^[ \t]*from[ \t]+(" + _PACKAGES.encode() + rb"(?:\.\w+)*)[ \t]+import[ \t]+"
                    rb"(\w+(?:[ \t]+as[ \t]+\w+)?(?:[ \t]*,[ \t]*\w+(?:[ \t]+as[ \t]+\w+)?)*)[ \t]*(?:#.*)?$",
                    re.MULTILINE)
 
@@ -31,35 +34,29 @@ Exports = Tuple[Tuple[str, str], ...]
 
 
 def exports_of(raw: bytes) -> Exports:
-    """The TensorFlow and Keras names a file binds at its top level by importing them."""
+    """The TensorFlow and Keras names a file binds by importing them; a name bound in
+    both arms of a ``try`` has both meanings."""
     if b"import" not in raw:
         return ()
-    found: Dict[str, str] = {}
+    found: Set[Tuple[str, str]] = set()
     for match in _IMPORT.finditer(raw):
         module = match.group(1).decode()
         local = match.group(2).decode() if match.group(2) else module.split(".")[0]
-        found[local] = module if match.group(2) else local
+        found.add((local, module if match.group(2) else local))
     for match in _FROM.finditer(raw):
         module = match.group(1).decode()
         for item in match.group(2).decode().split(","):
             name, _, alias = (part.strip() for part in item.partition(" as "))
-            found[alias or name] = f"{module}.{name}"
-    return tuple(sorted(found.items()))
+            found.add((alias or name, f"{module}.{name}"))
+    return tuple(sorted(found))
 
 
-def qualified_exports(files: Iterable[Tuple[str, Exports]], root: Optional[Path]) -> Dict[str, str]:
-    """``pkg.tf`` -> ``tensorflow`` for each module name a file may be imported under; a
-    name two files give different meanings is left out (which one is imported is not
-    known)."""
-    out: Dict[str, str] = {}
-    clashes = set()
+def qualified_exports(files: Iterable[Tuple[str, Exports]], root: Optional[Path]) -> Dict[str, FrozenSet[str]]:
+    """``pkg.tf`` -> {``tensorflow``} for each module name a file may be imported under
+    (two files under one name: either may be the one imported, so both meanings)."""
+    out: Dict[str, Set[str]] = {}
     for path, exports in files:
         for module, _ in importable(path, root):
             for local, target in exports:
-                key = f"{module}.{local}"
-                if out.get(key, target) != target:
-                    clashes.add(key)
-                out[key] = target
-    for key in clashes:
-        del out[key]
-    return out
+                out.setdefault(f"{module}.{local}", set()).add(target)
+    return {key: frozenset(targets) for key, targets in out.items()}

@@ -15,7 +15,7 @@ Canonical form:
 
 from __future__ import annotations
 
-from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -189,6 +189,8 @@ class NameResolver:
 
     def __init__(self) -> None:
         self.scopes: List[AliasScope] = [AliasScope()]
+        #: module-level ``from .mod import name [as local]``: (local, ``.mod.name``)
+        self.relative_imports: List[Tuple[str, str]] = []
         self._cache: Dict[Tuple[int, str], FrozenSet[str]] = {}
         self._by_node: Dict[int, Tuple[cst.BaseExpression, FrozenSet[str]]] = {}
 
@@ -211,13 +213,17 @@ class NameResolver:
         self.scopes[-1].add_import(node)
         self._forget()
 
-    def adopt_reexports(self, exports: Dict[str, str]) -> None:
-        """``from pkg import tf`` where the project's ``pkg`` binds ``tf`` by importing
-        TensorFlow (:mod:`mplint.run.reexports`): ``tf`` names ``tensorflow`` here."""
+    def adopt_reexports(self, exports: Dict[str, FrozenSet[str]], absolute: Callable[[str], str]) -> None:
+        """``from pkg import tf`` (``from . import tf``) where the project's ``pkg`` binds
+        ``tf`` by importing TensorFlow (:mod:`mplint.run.reexports`): ``tf`` names
+        ``tensorflow`` here. ``absolute`` makes a relative module name absolute."""
         scope = self.module_scope
         for local, targets in scope.aliases.items():
             if any(target in exports for target in targets):
-                scope.aliases[local] = {exports.get(target, target) for target in targets}
+                scope.aliases[local] = {meaning for target in targets for meaning in exports.get(target, {target})}
+        for local, relative in self.relative_imports:
+            for meaning in exports.get(absolute(relative), ()):
+                scope.add(local, meaning)
         self._forget()
 
     def add_alias(self, local: str, qualified: Iterable[str]) -> None:
@@ -311,6 +317,8 @@ def collect_module_imports(module: cst.Module, resolver: NameResolver) -> None:
                 for small in stmt.body:
                     if isinstance(small, (cst.Import, cst.ImportFrom)):
                         resolver.module_scope.add_import(small)
+                    if isinstance(small, cst.ImportFrom) and small.relative:
+                        resolver.relative_imports += _relative_names(small)
                     elif isinstance(small, cst.Assign):
                         assigns.append(small)
             elif isinstance(stmt, cst.If):
@@ -331,6 +339,20 @@ def collect_module_imports(module: cst.Module, resolver: NameResolver) -> None:
     visit_block(module.body)
     for assign in assigns:
         record_alias_assignment(assign, resolver)
+
+
+def _relative_names(node: cst.ImportFrom) -> List[Tuple[str, str]]:
+    """(local, ``.mod.name``) for each name ``from .mod import name [as local]`` binds."""
+    if isinstance(node.names, cst.ImportStar):
+        return []
+    base = "." * len(node.relative) + (_module_path(node.module) if node.module is not None else "")
+    out = []
+    for alias in node.names:
+        name = _module_path(alias.name)
+        local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) \
+            else name
+        out.append((local, base + name if base.endswith(".") else f"{base}.{name}"))
+    return out
 
 
 def record_alias_assignment(node: cst.Assign, resolver: NameResolver) -> None:
