@@ -450,10 +450,11 @@ def test_exports_are_the_imports_of_tensorflow_and_keras_a_file_makes():
     raw = (b"import os\nimport tensorflow as tf  # for reference\nimport keras\n"
            b"from tensorflow.keras import layers as L, models\nfrom tensorflow import keras as tfk\n"
            b"try:\n    import tf_keras as k2\nexcept ImportError:\n    from tensorflow import keras as k2\n"
-           b"import numpy as np\nimport torch as tf4\n")
+           b"import numpy as np\nimport torch as tf4\nimport kerastuner, tensorflow_hub as hub\n"
+           b"import os, tensorflow.compat.v1 as tf1, tf_keras  # official's spelling\n")
     assert exports_of(raw) == (("L", "tensorflow.keras.layers"), ("k2", "tensorflow.keras"), ("k2", "tf_keras"),
                                ("keras", "keras"), ("models", "tensorflow.keras.models"), ("tf", "tensorflow"),
-                               ("tfk", "tensorflow.keras"))
+                               ("tf1", "tensorflow.compat.v1"), ("tf_keras", "tf_keras"), ("tfk", "tensorflow.keras"))
 
 
 def test_a_compatibility_module_reached_by_a_relative_import_hands_keras_on(tmp_path):

@@ -21,9 +21,11 @@ from mplint.run.module_paths import importable
 
 #: the packages whose names rules know; re-exports of anything else do not matter
 _PACKAGES = r"(?:tensorflow|keras|tf_keras)"
-#: ``import tensorflow as tf``, ``import keras``, a statement of its own
-_IMPORT = re.compile(rb"^[ \t]*import[ \t]+(" + _PACKAGES.encode() + rb"(?:\.\w+)*)(?:[ \t]+as[ \t]+(\w+))?[ \t]*(?:#.*)?$",
+#: ``import tensorflow as tf``, ``import keras``, ``import tensorflow as tf, tf_keras``: a
+#: statement of its own naming one of the packages
+_IMPORT = re.compile(rb"^[ \t]*import[ \t]+([\w. \t,]*\b" + _PACKAGES.encode() + rb"\b[\w. \t,]*?)[ \t]*(?:#.*)?$",
                      re.MULTILINE)
+_PACKAGE = re.compile(_PACKAGES + r"(?:\.\w+)*")
 #: ``from tensorflow import keras``, ``from tensorflow.keras import layers as L, models``
 _FROM = re.compile(rb"^[ \t]*from[ \t]+(" + _PACKAGES.encode() + rb"(?:\.\w+)*)[ \t]+import[ \t]+"
                    rb"(\w+(?:[ \t]+as[ \t]+\w+)?(?:[ \t]*,[ \t]*\w+(?:[ \t]+as[ \t]+\w+)?)*)[ \t]*(?:#.*)?$",
@@ -40,9 +42,10 @@ def exports_of(raw: bytes) -> Exports:
         return ()
     found: Set[Tuple[str, str]] = set()
     for match in _IMPORT.finditer(raw):
-        module = match.group(1).decode()
-        local = match.group(2).decode() if match.group(2) else module.split(".")[0]
-        found.add((local, module if match.group(2) else local))
+        for item in match.group(1).decode().split(","):
+            module, _, alias = (part.strip() for part in item.partition(" as "))
+            if _PACKAGE.fullmatch(module):
+                found.add((alias, module) if alias else (module.split(".")[0],) * 2)
     for match in _FROM.finditer(raw):
         module = match.group(1).decode()
         for item in match.group(2).decode().split(","):
