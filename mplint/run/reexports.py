@@ -21,15 +21,16 @@ from mplint.run.module_paths import importable
 
 #: the packages whose names rules know; re-exports of anything else do not matter
 _PACKAGES = r"(?:tensorflow|keras|tf_keras)"
-#: ``import tensorflow as tf``, ``import keras``, ``import tensorflow as tf, tf_keras``: a
-#: statement of its own naming one of the packages
-_IMPORT = re.compile(rb"^[ \t]*import[ \t]+([\w. \t,]*\b" + _PACKAGES.encode() + rb"\b[\w. \t,]*?)[ \t]*(?:#.*)?$",
+#: ``import tensorflow as tf``, ``import keras``, ``import tensorflow as tf, tf_keras``, and
+#: ``from tensorflow.keras import layers as L, models``. Each pattern starts with a literal
+#: word, which the regular expression engine finds with a fast search; that the statement
+#: starts its line is checked for each match (:func:`_starts_line`).
+_IMPORT = re.compile(rb"import[ \t]+([\w. \t,]*\b" + _PACKAGES.encode() + rb"\b[\w. \t,]*?)[ \t]*(?:#[^\n]*)?$",
                      re.MULTILINE)
-_PACKAGE = re.compile(_PACKAGES + r"(?:\.\w+)*")
-#: ``from tensorflow import keras``, ``from tensorflow.keras import layers as L, models``
-_FROM = re.compile(rb"^[ \t]*from[ \t]+(" + _PACKAGES.encode() + rb"(?:\.\w+)*)[ \t]+import[ \t]+"
-                   rb"(\w+(?:[ \t]+as[ \t]+\w+)?(?:[ \t]*,[ \t]*\w+(?:[ \t]+as[ \t]+\w+)?)*)[ \t]*(?:#.*)?$",
+_FROM = re.compile(rb"from[ \t]+(" + _PACKAGES.encode() + rb"(?:\.\w+)*)[ \t]+import[ \t]+"
+                   rb"(\w+(?:[ \t]+as[ \t]+\w+)?(?:[ \t]*,[ \t]*\w+(?:[ \t]+as[ \t]+\w+)?)*)[ \t]*(?:#[^\n]*)?$",
                    re.MULTILINE)
+_PACKAGE = re.compile(_PACKAGES + r"(?:\.\w+)*")
 
 #: (name the module binds, the TensorFlow or Keras module it names)
 Exports = Tuple[Tuple[str, str], ...]
@@ -42,16 +43,25 @@ def exports_of(raw: bytes) -> Exports:
         return ()
     found: Set[Tuple[str, str]] = set()
     for match in _IMPORT.finditer(raw):
+        if not _starts_line(raw, match.start()):
+            continue
         for item in match.group(1).decode().split(","):
             module, _, alias = (part.strip() for part in item.partition(" as "))
             if _PACKAGE.fullmatch(module):
                 found.add((alias, module) if alias else (module.split(".")[0],) * 2)
     for match in _FROM.finditer(raw):
+        if not _starts_line(raw, match.start()):
+            continue
         module = match.group(1).decode()
         for item in match.group(2).decode().split(","):
             name, _, alias = (part.strip() for part in item.partition(" as "))
             found.add((alias or name, f"{module}.{name}"))
     return tuple(sorted(found))
+
+
+def _starts_line(raw: bytes, at: int) -> bool:
+    """Only spaces and tabs stand before ``at`` on its line."""
+    return not raw[raw.rfind(b"\n", 0, at) + 1:at].strip(b" \t")
 
 
 def qualified_exports(files: Iterable[Tuple[str, Exports]], root: Optional[Path]) -> Dict[str, FrozenSet[str]]:
