@@ -474,3 +474,25 @@ def test_a_compatibility_module_reached_by_a_relative_import_hands_keras_on(tmp_
     (tmp_path / "pkg/model.py").write_text(
         (tmp_path / "pkg/model.py").read_text().replace("from .compat", "from .other"), encoding="utf-8")
     assert outcome(run_cli("check", "--select", "MP101", "--no-cache", ".", cwd=tmp_path)) == (0, [])
+
+
+def test_a_policy_set_through_a_handed_on_keras_reaches_the_modules_it_runs(tmp_path):
+    # the index reads the setter's calls with the same names as the check does
+    _write(tmp_path, {
+        "pyproject.toml": "[project]\nname = 'p'\n",
+        "pkg/__init__.py": "import keras\n",
+        "pkg/train.py": ("from pkg import keras\nfrom pkg.models import build\n\n\ndef main():\n"
+                         "    keras.mixed_precision.set_global_policy('mixed_float16')\n    build().fit(x, y)\n\n\n"
+                         "if __name__ == '__main__':\n    main()\n"),
+        "pkg/models.py": ("import keras\n\n\ndef build():\n"
+                          "    return keras.Sequential([keras.layers.Dense(64), keras.layers.Dense(10, activation='softmax')])\n"),
+    })
+    found = (1, [("pkg/models.py", 5, "MP101")])
+    assert outcome(run_cli("check", "--select", "MP101", ".", cwd=tmp_path)) == found
+    assert outcome(run_cli("check", "--select", "MP101", "pkg/models.py", cwd=tmp_path)) == found  # pre-commit
+    # the package stops handing keras on: the cached facts of train.py are stale, not reused
+    (tmp_path / "pkg/__init__.py").write_text("keras = None\n", encoding="utf-8")
+    assert outcome(run_cli("check", "--select", "MP101", "pkg/models.py", cwd=tmp_path)) == (0, [])
+    assert outcome(run_cli("check", "--select", "MP101", ".", cwd=tmp_path)) == (0, [])
+    (tmp_path / "pkg/__init__.py").write_text("import keras\n", encoding="utf-8")
+    assert outcome(run_cli("check", "--select", "MP101", "pkg/models.py", cwd=tmp_path)) == found

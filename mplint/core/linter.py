@@ -33,10 +33,9 @@ from mplint.rule.catalog import RuleEntry
 from mplint.rule.check import Check, Context, Report, all_requirements, instantiate_analyses
 from mplint.rule.levels import Safety
 from mplint.run.config import Settings
-from mplint.run.project import ProjectFacts
+from mplint.run.project import ProjectFacts, names_for
 from mplint.semantic.facts import FactsCollector, ModuleFacts
 from mplint.semantic.keras_version import detect as detect_keras_version
-from mplint.semantic.names import NameResolver, collect_module_imports
 from mplint.semantic.scopes import ScopeTracker
 from mplint.semantic.values import Evaluator
 from mplint.semantic.vocabulary import MIXED_POLICIES, POLICYLESS_BACKENDS
@@ -170,10 +169,7 @@ class Linter:
             classes = self.checks_for(source.path, source.text.encode("utf-8", "surrogateescape"))
         if not classes:
             return out
-        names = NameResolver()
-        collect_module_imports(module, names)
-        if self.project is not None:
-            names.adopt_reexports(self.project.reexports(), self.project.absolute_from(source.path))
+        names = names_for(module, source.path, self.project)
         tracker = ScopeTracker(module, names)
         facts = ModuleFacts(assumed_policy=self.settings.assume_policy,
                             keras_version=detect_keras_version(

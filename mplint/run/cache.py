@@ -25,9 +25,9 @@ from mplint.core.regular_files import read_regular
 from mplint.run.code_stamp import code_stamp
 
 FOLDER = ".mplint_cache"
-#: the layout of the files in a version's folder (2: summaries in their own file; 3: the
-#: index keeps the TensorFlow and Keras names each file hands on)
-FORMAT = 3
+#: the layout of the files in a version's folder (2: summaries in their own file; 4: the
+#: index keeps the TensorFlow and Keras names each file hands on and takes)
+FORMAT = 4
 #: index key of the program model's result
 PROGRAM = "program:"
 #: results for named files kept besides the whole project's (one per set of files)
@@ -111,10 +111,10 @@ class Cache:
         from mplint.run.project import FileFacts
 
         data = entry[1]
-        if not (isinstance(data, list) and len(data) == 4 and _strings(data[0])
+        if not (isinstance(data, list) and len(data) == 5 and _strings(data[0])
                 and isinstance(data[1], bool) and _strings(data[2])
-                and isinstance(data[3], list) and all(isinstance(e, list) and _strings(e) and len(e) == 2
-                                                      for e in data[3])):
+                and all(isinstance(pairs, list) and all(isinstance(e, list) and _strings(e) and len(e) == 2
+                                                        for e in pairs) for pairs in data[3:])):
             return None
         return FileFacts.from_json(data)
 

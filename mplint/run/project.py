@@ -32,6 +32,7 @@ from mplint.core.prefilter import POLICY_CALL_WORDS
 
 if TYPE_CHECKING:  # pragma: no cover (facts imports libcst; a cached run must not)
     from mplint.semantic.facts import ModuleFacts
+    from mplint.semantic.names import NameResolver
 
 MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
 INDEX_SUFFIXES = (".py", ".ipynb")
@@ -83,17 +84,22 @@ class FileFacts:
     imports: Tuple[str, ...] = ()
     #: TensorFlow and Keras names it binds by importing them (:mod:`reexports`)
     exports: Exports = ()
+    #: the names it imports that other project modules hand on, as they were when it was
+    #: indexed (``ProjectFacts.taken``): its facts are stale when that changes
+    taken: Exports = ()
 
     @property
     def empty(self) -> bool:
         return not self.policies and not self.rewrite
 
     def to_json(self) -> list:
-        return [list(self.policies), self.rewrite, list(self.imports), [list(e) for e in self.exports]]
+        return [list(self.policies), self.rewrite, list(self.imports), [list(e) for e in self.exports],
+                [list(e) for e in self.taken]]
 
     @classmethod
     def from_json(cls, data: list) -> "FileFacts":
-        return cls(tuple(data[0]), bool(data[1]), tuple(data[2]), tuple((str(a), str(b)) for a, b in data[3]))
+        return cls(tuple(data[0]), bool(data[1]), tuple(data[2]), tuple((str(a), str(b)) for a, b in data[3]),
+                   tuple((str(a), str(b)) for a, b in data[4]))
 
 
 def governs(importer: str, facts: FileFacts, path: str, root: Optional[Path]) -> bool:
@@ -196,6 +202,14 @@ class ProjectFacts:
         """Makes a relative module name (``..compat.keras``) absolute from ``importer``."""
         return functools.partial(absolute_import, importer=importer, root=self.root)
 
+    def taken(self, importer: str, imports: Iterable[str]) -> Exports:
+        """(name, meaning) for each name in ``imports`` (``FileFacts.imports``) that a
+        project module hands on."""
+        exports = self.reexports()
+        absolute = self.absolute_from(importer)
+        names = {absolute(name[len(EXACT):] if name.startswith(EXACT) else name) for name in imports}
+        return tuple(sorted((name, meaning) for name in names for meaning in exports.get(name, ())))
+
     def reexports(self) -> Dict[str, FrozenSet[str]]:
         """``pkg.tf`` -> {``tensorflow``} for the project's modules that hand TensorFlow or
         Keras on (see :mod:`mplint.run.reexports`)."""
@@ -292,12 +306,14 @@ def _set_in(route: Route, path: str) -> bool:
     return route.path == path
 
 
-def index_source(path: str, raw: bytes, parsed: Optional[Dict[str, object]] = None) -> FileFacts:
+def index_source(path: str, raw: bytes, parsed: Optional[Dict[str, object]] = None,
+                 project: Optional["ProjectFacts"] = None) -> FileFacts:
     """Parse one candidate file and collect its policy and rewrite facts.
 
     A file that cannot be read or parsed contributes nothing; checking it reports
     the error. ``parsed`` receives the parsed program, so checking the file later
-    need not parse it again.
+    need not parse it again. ``project`` hands on what its modules re-export, as it
+    does to a checked file (``from pkg import keras``).
     """
     from mplint.core.source import SourceError, parse  # libcst only when needed
     from mplint.core.source_kinds import load_source
@@ -311,18 +327,30 @@ def index_source(path: str, raw: bytes, parsed: Optional[Dict[str, object]] = No
         return FileFacts()
     if parsed is not None:
         parsed[os.path.abspath(path)] = module
-    return dataclasses.replace(_collect(module), exports=exports_of(raw))
+    found = _collect(module, path, project)
+    taken = project.taken(path, found.imports) if project is not None else ()
+    return dataclasses.replace(found, exports=exports_of(raw), taken=taken)
 
 
-def _collect(module) -> FileFacts:
-    from mplint.semantic.facts import FactsCollector, ModuleFacts
+def names_for(module, path: str, project: Optional["ProjectFacts"]) -> "NameResolver":
+    """The module's import names, with what the project's modules hand on: the one way a
+    file's names are read, for the index and for the check."""
     from mplint.semantic.names import NameResolver, collect_module_imports
+
+    names = NameResolver()
+    collect_module_imports(module, names)
+    if project is not None:
+        names.adopt_reexports(project.reexports(), project.absolute_from(path))
+    return names
+
+
+def _collect(module, path: str, project: Optional["ProjectFacts"]) -> FileFacts:
+    from mplint.semantic.facts import FactsCollector, ModuleFacts
     from mplint.semantic.scopes import ScopeTracker
     from mplint.semantic.values import Evaluator
     from mplint.core.walker import Walker
 
-    names = NameResolver()
-    collect_module_imports(module, names)
+    names = names_for(module, path, project)
     tracker = ScopeTracker(module, names)
     facts = ModuleFacts()
     evaluator = Evaluator(names)
@@ -414,6 +442,9 @@ def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], 
     # Every file judged as mixed: where policies are set adds nothing, only the rewrite.
     assumed_mixed = settings.assume_policy in MIXED_POLICIES
     stamps: List[Tuple[str, int, int, int, int]] = []
+    # First what every file hands on (a file's policy calls may name a re-exported keras),
+    # then the facts, from the cache where what the file took is unchanged.
+    read: List[Tuple[str, str, Optional[os.stat_result], Optional[bytes], Optional[FileFacts]]] = []
     for key, path in unique.items():
         raw = contents.get(path) if contents is not None else None  # an editor's buffer
         try:
@@ -426,33 +457,40 @@ def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], 
             stamps.append((key, st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns))
         item = cache.index_lookup(key, st) if cache is not None and st is not None else None
         if item is None:
-            try:
-                if raw is None:
-                    with open(path, "rb") as handle:
-                        raw = handle.read()
-            except OSError:
+            raw = raw if raw is not None else _read(path)
+            if raw is None:
                 continue
             if contents is not None:
                 contents[path] = raw
-            exports = exports_of(raw)
-            if exports:
-                out.exports[key] = exports
             if not may_set_facts(raw):
-                item = FileFacts(exports=exports)
-            else:
-                item = cache.index_get(key, raw) if cache is not None else None
-                if item is None:
-                    if assumed_mixed and not may_enable_rewrite(raw):
-                        continue  # its policies are not asked for (parsed when checked, if it is)
-                    if checked is not None and key not in checked_set and not may_enable_rewrite(raw):
-                        others.pending.add(key)  # parsed only if its policy may reach a checked file
-                        continue
-                    item = index_source(path, raw, parsed)
-                    file_done()
+                item = FileFacts(exports=exports_of(raw))
+                if cache is not None:
+                    cache.index_put(key, raw, item, st)
+        exports = item.exports if item is not None else exports_of(raw or b"")
+        if exports:
+            out.exports[key] = exports
+        read.append((key, path, st, raw, item))
+    others.project = out
+    for key, path, st, raw, item in read:
+        if item is not None and item.taken != out.taken(key, item.imports):
+            item = None  # a module it imports from hands on something else now
+        if item is None:
+            raw = raw if raw is not None else _read(path)
+            if raw is None:
+                continue
+            item = cache.index_get(key, raw) if cache is not None else None
+            if item is not None and item.taken != out.taken(key, item.imports):
+                item = None
+            if item is None:
+                if assumed_mixed and not may_enable_rewrite(raw):
+                    continue  # its policies are not asked for (parsed when checked, if it is)
+                if checked is not None and key not in checked_set and not may_enable_rewrite(raw):
+                    others.pending.add(key)  # parsed only if its policy may reach a checked file
+                    continue
+                item = index_source(path, raw, parsed, out)
+                file_done()
             if cache is not None:
                 cache.index_put(key, raw, item, st)
-        elif item.exports:
-            out.exports[key] = item.exports
         if item.empty or (assumed_mixed and not item.rewrite):
             continue
         if checked is None or key in checked_set or item.rewrite:
@@ -464,6 +502,14 @@ def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], 
     else:
         out.program = _cached_program(out, others, unique, cache, contents, stamps, checked)
     return out
+
+
+def _read(path: str) -> Optional[bytes]:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError:
+        return None
 
 
 def may_enable_rewrite(raw: bytes) -> bool:
@@ -490,6 +536,8 @@ class SetterFacts:
         self.known: Dict[str, FileFacts] = {}
         #: files that may set a policy, not parsed yet
         self.pending: Set[str] = set()
+        #: the project being indexed, for what its modules hand on
+        self.project: Optional[ProjectFacts] = None
 
     @property
     def candidates(self) -> List[str]:
@@ -501,7 +549,7 @@ class SetterFacts:
             self.pending.discard(key)
             raw = _content(key, self.unique, self.contents)
             path = self.unique.get(key, key)
-            item = index_source(path, raw) if raw is not None else FileFacts()
+            item = index_source(path, raw, None, self.project) if raw is not None else FileFacts()
             file_done()
             if self.cache is not None and raw is not None:
                 self.cache.index_put(key, raw, item)  # by content: the next index reads it anyway
@@ -516,7 +564,9 @@ def _cached_program(project: ProjectFacts, others: SetterFacts, unique: Dict[str
     pre-commit run after an edit elsewhere does not rebuild it."""
     now = {key: list(rest) for key, *rest in stamps}
     facts = sorted((k, v.to_json()) for k, v in project.files.items())
-    key = hashlib.sha256(json.dumps([code_stamp(), str(project.root), facts]).encode()).hexdigest()
+    # What modules hand on decides which calls set a policy in the files that take it.
+    exports = sorted((k, [list(e) for e in v]) for k, v in project.exports.items())
+    key = hashlib.sha256(json.dumps([code_stamp(), str(project.root), facts, exports]).encode()).hexdigest()
     # This run's files first (their own result, from an earlier pre-commit run), then
     # the whole project's (which answers for any files).
     scope = "" if checked is None else hashlib.sha256("\0".join(sorted(checked)).encode()).hexdigest()[:16]

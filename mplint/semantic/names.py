@@ -174,13 +174,9 @@ class AliasScope:
             if node.relative:  # relative imports are the project's own code
                 return
             module = _module_path(node.module) if node.module is not None else ""
-            if not module or isinstance(node.names, cst.ImportStar):
+            if not module:
                 return
-            for alias in node.names:
-                name = _module_path(alias.name)
-                local = name
-                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                    local = alias.asname.name.value
+            for local, name in _from_import_names(node):
                 self.add(local, module + "." + name)
 
 
@@ -341,18 +337,24 @@ def collect_module_imports(module: cst.Module, resolver: NameResolver) -> None:
         record_alias_assignment(assign, resolver)
 
 
-def _relative_names(node: cst.ImportFrom) -> List[Tuple[str, str]]:
-    """(local, ``.mod.name``) for each name ``from .mod import name [as local]`` binds."""
+def _from_import_names(node: cst.ImportFrom) -> List[Tuple[str, str]]:
+    """(local, name) for each name ``from mod import name [as local]`` binds (none for ``*``)."""
     if isinstance(node.names, cst.ImportStar):
         return []
-    base = "." * len(node.relative) + (_module_path(node.module) if node.module is not None else "")
     out = []
     for alias in node.names:
         name = _module_path(alias.name)
         local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) \
             else name
-        out.append((local, base + name if base.endswith(".") else f"{base}.{name}"))
+        out.append((local, name))
     return out
+
+
+def _relative_names(node: cst.ImportFrom) -> List[Tuple[str, str]]:
+    """(local, ``.mod.name``) for each name ``from .mod import name [as local]`` binds."""
+    base = "." * len(node.relative) + (_module_path(node.module) if node.module is not None else "")
+    return [(local, base + name if base.endswith(".") else f"{base}.{name}")
+            for local, name in _from_import_names(node)]
 
 
 def record_alias_assignment(node: cst.Assign, resolver: NameResolver) -> None:
