@@ -25,7 +25,7 @@ from mplint.run.discovery import discover
 from mplint.run.garbage import collected_per_file, file_done
 from mplint.run.module_paths import absolute_import, importable, on_path
 from mplint.run.program import ProgramModel, ProgramResult, Route, import_words
-from mplint.run.reexports import Exports, exports_of, qualified_exports
+from mplint.run.reexports import Exports, HandedOn, exports_of
 from mplint.run.summaries import ModuleSummary, summarize
 from mplint.semantic.vocabulary import MAYBE_MIXED, MIXED_POLICIES, REWRITE_WORDS
 from mplint.core.prefilter import POLICY_CALL_WORDS
@@ -153,7 +153,7 @@ class ProjectFacts:
     shown_from: Optional[Path] = None
     #: TensorFlow and Keras names each file binds by importing them, by path
     exports: Dict[str, Exports] = field(default_factory=dict)
-    _qualified_exports: Optional[Dict[str, FrozenSet[str]]] = field(default=None, repr=False, compare=False)
+    _handed_on: Optional[HandedOn] = field(default=None, repr=False, compare=False)
 
     def _display(self, key: str) -> str:
         base = self.shown_from if self.shown_from is not None else self.root
@@ -205,17 +205,19 @@ class ProjectFacts:
     def taken(self, importer: str, imports: Iterable[str]) -> Exports:
         """(name, meaning) for each name in ``imports`` (``FileFacts.imports``) that a
         project module hands on."""
-        exports = self.reexports()
+        if not imports:
+            return ()
+        meanings = self.reexports().meanings
         absolute = self.absolute_from(importer)
         names = {absolute(name[len(EXACT):] if name.startswith(EXACT) else name) for name in imports}
-        return tuple(sorted((name, meaning) for name in names for meaning in exports.get(name, ())))
+        return tuple(sorted((name, meaning) for name in names for meaning in meanings(name)))
 
-    def reexports(self) -> Dict[str, FrozenSet[str]]:
-        """``pkg.tf`` -> {``tensorflow``} for the project's modules that hand TensorFlow or
-        Keras on (see :mod:`mplint.run.reexports`)."""
-        if self._qualified_exports is None:
-            self._qualified_exports = qualified_exports(sorted(self.exports.items()), self.root)
-        return self._qualified_exports
+    def reexports(self) -> HandedOn:
+        """What the project's modules hand on of TensorFlow and Keras (see
+        :mod:`mplint.run.reexports`)."""
+        if self._handed_on is None:
+            self._handed_on = HandedOn(self.exports, self.root)
+        return self._handed_on
 
     def overrides_scaling(self, path: str) -> bool:
         """Whether a method of this file drops the loss scaling of the base method it
@@ -340,7 +342,7 @@ def names_for(module, path: str, project: Optional["ProjectFacts"]) -> "NameReso
     names = NameResolver()
     collect_module_imports(module, names)
     if project is not None:
-        names.adopt_reexports(project.reexports(), project.absolute_from(path))
+        names.adopt_reexports(project.reexports().meanings, project.absolute_from(path))
     return names
 
 

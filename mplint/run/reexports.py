@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Dict, FrozenSet, Iterable, Optional, Set, Tuple
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
-from mplint.run.module_paths import importable
+from mplint.run.module_paths import module_names
 
 #: the packages whose names rules know; re-exports of anything else do not matter
 _PACKAGES = r"(?:tensorflow|keras|tf_keras)"
@@ -64,12 +64,32 @@ def _starts_line(raw: bytes, at: int) -> bool:
     return not raw[raw.rfind(b"\n", 0, at) + 1:at].strip(b" \t")
 
 
-def qualified_exports(files: Iterable[Tuple[str, Exports]], root: Optional[Path]) -> Dict[str, FrozenSet[str]]:
-    """``pkg.tf`` -> {``tensorflow``} for each module name a file may be imported under
-    (two files under one name: either may be the one imported, so both meanings)."""
-    out: Dict[str, Set[str]] = {}
-    for path, exports in files:
-        for module, _ in importable(path, root):
-            for local, target in exports:
-                out.setdefault(f"{module}.{local}", set()).add(target)
-    return {key: frozenset(targets) for key, targets in out.items()}
+class HandedOn:
+    """What the project's modules hand on, asked name by name (``pkg.tf`` -> {``tensorflow``}):
+    a name is looked up among the files whose module path ends in its module's last
+    part, so a run that asks about few names (a warm one) works out few module names."""
+
+    def __init__(self, files: Dict[str, Exports], root: Optional[Path]) -> None:
+        self._root = root
+        self._found: Dict[str, FrozenSet[str]] = {}
+        #: the last part of each exporting file's module name (``b`` for ``a/b.py`` and
+        #: ``a/b/__init__.py``) -> the files
+        self._by_last: Dict[str, List[Tuple[str, Exports]]] = {}
+        for path, exports in files.items():
+            where = Path(path)
+            last = where.parent.name if where.stem == "__init__" else where.stem
+            self._by_last.setdefault(last, []).append((path, exports))
+
+    def meanings(self, name: str) -> FrozenSet[str]:
+        """The modules ``name`` (``module.local``) may be, when a project module hands it
+        on; two files under one module name: either may be the one imported."""
+        found = self._found.get(name)
+        if found is None:
+            module, _, local = name.rpartition(".")
+            found = frozenset(
+                target
+                for path, exports in self._by_last.get(module.rpartition(".")[2], ()) if module
+                and module in module_names(path, self._root)
+                for bound, target in exports if bound == local)
+            self._found[name] = found
+        return found

@@ -209,16 +209,18 @@ class NameResolver:
         self.scopes[-1].add_import(node)
         self._forget()
 
-    def adopt_reexports(self, exports: Dict[str, FrozenSet[str]], absolute: Callable[[str], str]) -> None:
+    def adopt_reexports(self, meanings: Callable[[str], FrozenSet[str]], absolute: Callable[[str], str]) -> None:
         """``from pkg import tf`` (``from . import tf``) where the project's ``pkg`` binds
         ``tf`` by importing TensorFlow (:mod:`mplint.run.reexports`): ``tf`` names
-        ``tensorflow`` here. ``absolute`` makes a relative module name absolute."""
+        ``tensorflow`` here. ``meanings`` answers for a name, ``absolute`` makes a
+        relative module name absolute."""
         scope = self.module_scope
         for local, targets in scope.aliases.items():
-            if any(target in exports for target in targets):
-                scope.aliases[local] = {meaning for target in targets for meaning in exports.get(target, {target})}
+            handed = {target: meanings(target) for target in targets}
+            if any(handed.values()):
+                scope.aliases[local] = {meaning for target in targets for meaning in handed[target] or {target}}
         for local, relative in self.relative_imports:
-            for meaning in exports.get(absolute(relative), ()):
+            for meaning in meanings(absolute(relative)):
                 scope.add(local, meaning)
         self._forget()
 
