@@ -459,7 +459,7 @@ def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], 
             stamps.append((key, st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns))
         item = cache.index_lookup(key, st) if cache is not None and st is not None else None
         if item is None:
-            raw = raw if raw is not None else _read(path)
+            raw = raw if raw is not None else _content(key, unique, contents)
             if raw is None:
                 continue
             if contents is not None:
@@ -477,7 +477,7 @@ def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], 
         if item is not None and item.taken != out.taken(key, item.imports):
             item = None  # a module it imports from hands on something else now
         if item is None:
-            raw = raw if raw is not None else _read(path)
+            raw = raw if raw is not None else _content(key, unique, contents)
             if raw is None:
                 continue
             item = cache.index_get(key, raw) if cache is not None else None
@@ -504,14 +504,6 @@ def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], 
     else:
         out.program = _cached_program(out, others, unique, cache, contents, stamps, checked)
     return out
-
-
-def _read(path: str) -> Optional[bytes]:
-    try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except OSError:
-        return None
 
 
 def may_enable_rewrite(raw: bytes) -> bool:
