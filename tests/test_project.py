@@ -3,6 +3,7 @@
 import os
 import shutil
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -82,17 +83,36 @@ def test_excluded_files_are_not_part_of_the_project(tmp_path):
     assert outcome(result) == (1, [("model.py", 8, "MP101")]) and "set in scripts/train.py" in result.stdout
 
 
-def test_without_a_project_only_the_named_files_count(tmp_path):
-    # No marker anywhere above: nothing else is indexed (never the whole disk).
+def test_a_tree_without_a_marker_links_its_files_from_the_current_folder(tmp_path, monkeypatch):
+    # A zip download or a Kaggle copy: no .git, pyproject.toml or setup.py anywhere above.
+    # As in ruff, the current folder (or the one folder named) is the project root.
     policy = 'import tensorflow as tf\ntf.keras.mixed_precision.set_global_policy("mixed_float16")\n'
     model = ('import tensorflow as tf\ndef build():\n'
              '    return tf.keras.Sequential([tf.keras.layers.Dense(3, activation="softmax")])\n')
     _write(tmp_path, {"a/train.py": "import model\n" + policy + "m = model.build()\n", "a/model.py": model})
-    if find_root([str(tmp_path / "a")]) is not None:
+    if find_root([str(tmp_path / "a")], markerless=False) is not None:
         pytest.skip("a project marker above the temporary folder")
-    assert outcome(run_cli("check", "model.py", cwd=tmp_path / "a")) == (0, [])
-    result = run_cli("check", "model.py", "train.py", cwd=tmp_path / "a")
-    assert outcome(result) == (1, [("model.py", 3, "MP101")])
+    result = run_cli("check", "model.py", cwd=tmp_path / "a")
+    assert outcome(result) == (1, [("model.py", 3, "MP101")]), result.stdout + result.stderr
+    assert "set in train.py:3" in result.stdout
+    # the folder named on the command line, from anywhere
+    named = run_cli("check", str(tmp_path / "a"), cwd=tmp_path)
+    assert [rule for _, _, rule in outcome(named)[1]] == ["MP101"]
+    # a file named from outside its folder: no root is guessed (never a whole disk)
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    assert find_root([str(tmp_path / "a" / "model.py")]) is None
+    assert find_root([str(tmp_path / "a")], markerless=False) is None
+
+
+def test_the_home_folder_is_never_a_markerless_root(tmp_path, monkeypatch):
+    _write(tmp_path, {"m.py": ""})
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    if find_root([str(tmp_path)], markerless=False) is not None:
+        pytest.skip("a project marker above the temporary folder")
+    assert find_root(["m.py"]) is None
+    assert find_root([str(tmp_path)]) is None
 
 
 @pytest.mark.parametrize("code, rewrite", [

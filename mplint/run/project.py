@@ -49,11 +49,14 @@ def may_set_facts(raw: bytes) -> bool:
     return any(token in raw for token in INDEX_TOKENS)
 
 
-def find_root(paths: Sequence[str]) -> Optional[Path]:
+def find_root(paths: Sequence[str], *, markerless: bool = True) -> Optional[Path]:
     """The nearest folder above every checked path holding a project marker.
 
-    The home folder itself never counts (a dotfiles repository there would make
-    every script under it one project).
+    With no marker above (a zip download, a Kaggle or Colab copy), the root is the
+    folder the user named or the current folder holding the paths, as ruff does
+    (``markerless=False``: None instead, for callers with no current folder of the
+    user's, such as an editor). The home folder and the file-system root never count
+    (a dotfiles repository there would make every script under it one project).
     """
     existing = [os.path.abspath(p) for p in paths if os.path.exists(p)]
     if not existing:
@@ -67,10 +70,25 @@ def find_root(paths: Sequence[str]) -> Optional[Path]:
     home = Path.home()
     for folder in (start, *start.parents):
         if folder == home:
-            return None
+            break
         if any((folder / marker).exists() for marker in MARKERS):
             return folder
-    return None
+    return _markerless_root(start, existing) if markerless else None
+
+
+def _markerless_root(start: Path, existing: List[str]) -> Optional[Path]:
+    """A tree with no marker: the current folder when it holds the checked paths, else
+    the one folder named on the command line; never the home folder or ``/``."""
+    cwd = Path(os.getcwd())
+    if start == cwd or cwd in start.parents:
+        root: Optional[Path] = cwd
+    elif len(existing) == 1 and os.path.isdir(existing[0]):
+        root = start
+    else:
+        return None
+    if root is None or root == Path.home() or root.parent == root:
+        return None
+    return root
 
 
 @dataclass(frozen=True)

@@ -60,7 +60,7 @@ class Projects:
         """The project of the document at ``path`` (ConfigError for a broken config)."""
         config = _config_for(path)
         paths = buffer_paths(path)
-        root = find_root(paths) if paths else None
+        root = find_root(paths, markerless=False) if paths else None
         # A file in no project is a program of its own (its index is the file alone).
         where = str(root) if root is not None else "file:" + os.path.abspath(path)
         key: ProjectKey = (where, str(config) if config else None, _stamp(config))
