@@ -133,7 +133,6 @@ class AlignedDimensions(Analysis):
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
         self.sites: List[DimensionSite] = []
-        self._calls: Dict[str, List[Tuple[cst.Call, Location]]] = {}
         self._evaluator: Optional[Evaluator] = None
         self._outputs: Optional[Set[int]] = None
         self._refs: Optional[Dict[str, List[Tuple[cst.Name, Tuple[cst.CSTNode, ...]]]]] = None
@@ -169,9 +168,7 @@ class AlignedDimensions(Analysis):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if isinstance(func, cst.Name):
-            self._calls.setdefault(func.value, []).append((node, self.ctx.scopes.location()))
-        elif isinstance(func, cst.Call):
+        if isinstance(func, cst.Call):
             self._applied.setdefault(id(func), []).append((node, self.ctx.scopes.location()))
         elif isinstance(func, cst.Attribute):
             self._method_call(node, func)
@@ -295,7 +292,7 @@ class AlignedDimensions(Analysis):
     @property
     def evaluator(self) -> Evaluator:
         if self._evaluator is None:
-            self._evaluator = Evaluator(self.ctx.names, call_sites=self._calls)
+            self._evaluator = Evaluator(self.ctx.names, call_sites=self.ctx.scopes.calls)
         return self._evaluator
 
     def origins(self, site: DimensionSite) -> List[DimensionValue]:
@@ -444,7 +441,7 @@ class AlignedDimensions(Analysis):
         for name, bindings in layer.location.scope.bindings.items():
             if not any(b.value is layer.constructor for b in bindings):
                 continue
-            for call, where in self._calls.get(name, []):
+            for call, where in self.ctx.scopes.calls.get(name, []):
                 binding = where.lookup(name)
                 if binding is not None and binding.value is layer.constructor:
                     out.append((call, where))
@@ -571,7 +568,7 @@ class AlignedDimensions(Analysis):
         """Name arguments of calls to this module's functions -> the parameter they bind."""
         if self._call_args is None:
             index: Dict[int, Tuple[Binding, Location]] = {}
-            for name, calls in self._calls.items():
+            for name, calls in self.ctx.scopes.calls.items():
                 for call, where in calls:
                     callee = where.lookup(name)
                     if callee is None or callee.scope is None:

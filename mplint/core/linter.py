@@ -180,7 +180,7 @@ class Linter:
         if self.project is not None:
             self.project.apply(facts, source.path)
         facts.policyless_backend = names.imported_package(POLICYLESS_BACKENDS)
-        evaluator = Evaluator(names)
+        evaluator = Evaluator(names, call_sites=tracker.calls)
         ctx = Context(source.path, module, names, tracker, facts, self.options, evaluator, source.text)
         try:
             return self._walk(ctx, source, classes, out)

@@ -381,6 +381,9 @@ class ScopeTracker:
         self._ifs: List[list] = []
         self._branches: Branches = ()
         self._flags = _ExclusiveFlags()
+        #: calls of plain names by the name called (``block(x, 50)`` under "block"), with
+        #: where each is made: the call sites a parameter's value is read from
+        self.calls: Dict[str, List[Tuple[cst.Call, Location]]] = {}
 
     def _bind(self, binding: Binding) -> None:
         binding.branches = self.branches()
@@ -418,6 +421,7 @@ class ScopeTracker:
             scope.children.clear()
             scope.bindings.clear()
             scope.attributes.clear()
+        self.calls.clear()
 
     def _arms_changed(self) -> None:
         # Kept as one tuple: every binding and location reads it, arms change rarely.
@@ -487,6 +491,10 @@ class ScopeTracker:
 
     def leave_Lambda(self, node: cst.Lambda) -> None:
         self._pop()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name):
+            self.calls.setdefault(node.func.value, []).append((node, self.location()))
 
     # -- imports -------------------------------------------------------------------
     def visit_Import(self, node: cst.Import) -> None:

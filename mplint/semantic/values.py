@@ -72,7 +72,10 @@ class Evaluator:
         if isinstance(expr, cst.Attribute):
             if isinstance(expr.value, cst.Name) and self.always_on(expr.attr.value):
                 return frozenset({True})  # `--amp` with action="store_true", default=True
-            return self._dtype(expr)
+            dtype = self._dtype(expr)
+            if dtype is None and loc is not None and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+                return self._attribute_values(loc, expr.attr.value, depth)
+            return dtype
         if isinstance(expr, cst.UnaryOperation):
             inner = self.values(expr.expression, loc, depth + 1)
             if inner is None:
@@ -142,6 +145,24 @@ class Evaluator:
         out: Set[object] = set()
         for binding in bindings:
             found = self._binding_values(binding, depth)
+            if found is None:
+                return None
+            out |= found
+        return frozenset(out) if len(out) <= _MAX_VALUES else None
+
+    def _attribute_values(self, loc: Location, attr: str, depth: int) -> Optional[Values]:
+        """``self.<attr>`` in a method: the values of every ``self.<attr> = value`` the
+        class's methods make (``self.head_act = head_act`` in ``__init__``, the parameter
+        bound at the construction calls). Unknown when any assignment is not a plain one."""
+        cls = loc.scope.enclosing_class()
+        bindings = cls.attributes.get(attr) if cls is not None else None
+        if not bindings:
+            return None
+        out: Set[object] = set()
+        for binding in bindings:
+            if binding.kind not in ("assign", "annassign") or binding.value is None or binding.scope is None:
+                return None
+            found = self.values(binding.value, binding.location(), depth + 1)
             if found is None:
                 return None
             out |= found
