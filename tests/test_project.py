@@ -516,3 +516,24 @@ def test_a_policy_set_through_a_handed_on_keras_reaches_the_modules_it_runs(tmp_
     assert outcome(run_cli("check", "--select", "MP101", ".", cwd=tmp_path)) == (0, [])
     (tmp_path / "pkg/__init__.py").write_text("import keras\n", encoding="utf-8")
     assert outcome(run_cli("check", "--select", "MP101", "pkg/models.py", cwd=tmp_path)) == found
+
+
+def test_an_argument_passed_in_another_module_decides_the_layer_and_its_change_reaches_the_cache(tmp_path):
+    # train.py passes classifier_activation="softmax" to zoo/models.py's build(): MP101 there,
+    # in a pre-commit run that names only models.py, with the cache on.
+    project = _copy("call_site_values", tmp_path)
+    first = run_cli("check", "zoo/models.py", cwd=project)
+    assert ("zoo/models.py", 8, "MP101") in outcome(first)[1], first.stdout + first.stderr
+    train = project / "train.py"
+    train.write_text(train.read_text().replace('classifier_activation="softmax"', "classifier_activation=None"))
+    second = run_cli("check", "zoo/models.py", cwd=project)
+    assert ("zoo/models.py", 8, "MP102") in outcome(second)[1]
+    assert ("zoo/models.py", 8, "MP101") not in outcome(second)[1]
+    assert outcome(second) == outcome(run_cli("check", "--no-cache", "zoo/models.py", cwd=project))
+
+
+def test_summaries_write_unknown_as_the_evaluator_reads_it():
+    from mplint.run.summaries import UNKNOWN
+    from mplint.semantic.values import ELSEWHERE_UNKNOWN
+
+    assert UNKNOWN == ELSEWHERE_UNKNOWN

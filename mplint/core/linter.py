@@ -181,6 +181,7 @@ class Linter:
             self.project.apply(facts, source.path)
         facts.policyless_backend = names.imported_package(POLICYLESS_BACKENDS)
         evaluator = Evaluator(names, call_sites=tracker.calls)
+        evaluator.elsewhere = facts.project_arguments
         ctx = Context(source.path, module, names, tracker, facts, self.options, evaluator, source.text)
         try:
             return self._walk(ctx, source, classes, out)

@@ -103,6 +103,13 @@ class Governance:
     #: a scaling call in another module that the file's code may run (its file and
     #: line), for a file that switches on the grappler option (see :mod:`scaling_reached`)
     scaling_reached: Optional[Tuple[str, int]] = None
+    #: function (qualified name) -> the arguments each call in another module passes it,
+    #: slot -> JSON literal or UNKNOWN (see ``FunctionSummary.arguments``)
+    arguments: Dict[str, List[Dict[str, str]]] = field(default_factory=dict)
+
+
+#: more call sites of one function than this: its parameters are left unknown
+_MAX_SITES = 32
 
 
 class ProgramResult:
@@ -145,7 +152,7 @@ class ProgramResult:
                                            for name, routes in g.by_function.items()}, sorted(g.parts),
                        sorted(g.trained), g.factories, g.optimizer_params,
                        {name: list(o) for name, o in g.scaling_overrides.items()},
-                       None if g.scaling_reached is None else list(g.scaling_reached)]
+                       None if g.scaling_reached is None else list(g.scaling_reached), g.arguments]
                 for path, g in self._by_file.items()}
 
     def to_json(self) -> list:
@@ -158,7 +165,8 @@ class ProgramResult:
             files, read, searched, scope = cast(List[Any], data)
             by_file: Dict[str, Governance] = {}
             assert isinstance(files, dict) and isinstance(read, list) and isinstance(searched, list)
-            for path, (setters, functions, parts, trained, factories, params, overrides, reached) in files.items():
+            for path, (setters, functions, parts, trained, factories, params, overrides, reached, arguments) \
+                    in files.items():
                 found = Governance(setters=frozenset(str(s) for s in setters),
                                    parts=frozenset(str(p) for p in parts),
                                    trained=frozenset(str(t) for t in trained),
@@ -168,7 +176,9 @@ class ProgramResult:
                                        for f, by_param in params.items()},
                                    scaling_overrides={str(m): (str(p), int(l), str(b), str(r))
                                                       for m, (p, l, b, r) in overrides.items()},
-                                   scaling_reached=None if reached is None else (str(reached[0]), int(reached[1])))
+                                   scaling_reached=None if reached is None else (str(reached[0]), int(reached[1])),
+                                   arguments={str(f): [{str(k): str(v) for k, v in site.items()} for site in sites]
+                                              for f, sites in arguments.items()})
                 for name, routes in functions.items():
                     found.by_function[str(name)] = {
                         str(policy): Route(str(where), int(line), tuple(str(c) for c in chain))
@@ -303,6 +313,10 @@ class ProgramModel:
                 governance.factories = {k: tuple(v) for k, v in factories.items()}
                 governance.optimizer_params = {f: {p: tuple(v) for p, v in by_param.items()}
                                                for f, by_param in passed.items()}
+        # The arguments other modules pass to the functions of the governed and checked files.
+        judged = set(self._by_file) | (set() if targets is None else set(targets) & set(self.files))
+        for path, by_function in self.arguments(sorted(judged)).items():
+            self._by_file.setdefault(path, Governance()).arguments = by_function
         # Overrides that drop a base class's loss scaling: judged in every module that
         # applies gradients without scaling (only the checked ones, for named files).
         candidates = [path for path in (self.files if targets is None else sorted(set(targets) & set(self.files)))
@@ -666,6 +680,36 @@ class ProgramModel:
                 resolved[key] = target in self.call_targets(path, name, callee)
             if resolved[key]:
                 found.append((slot, path, name, argument))
+        return found
+
+    def arguments(self, paths: Iterable[str]) -> Dict[str, Dict[str, List[Dict[str, str]]]]:
+        """path -> function -> the arguments each call in the summarised code of *other*
+        modules passes it (a call in its own module is read by the file's evaluator):
+        ``build(x, classifier_activation="softmax")`` in ``train.py`` for ``build`` in
+        ``models.py``. A function with more calls than ``_MAX_SITES`` gets one site of
+        unknowns."""
+        wanted: Dict[str, Set[str]] = {}  # the name a call spells -> files defining it
+        for path in paths:
+            for name in self.summary(path).functions:
+                if name == BODY:
+                    continue
+                parts = name.split(".")
+                spelled = parts[-2] if parts[-1] == "__init__" and len(parts) > 1 else parts[-1]
+                wanted.setdefault(spelled, set()).add(path)
+        found: Dict[str, Dict[str, List[Dict[str, str]]]] = {}
+        for caller in sorted(self._summaries):
+            for function, summary in self.summary(caller).functions.items():
+                for callee, slots in summary.arguments:
+                    homes = wanted.get(callee.rsplit(".", 1)[-1])
+                    if not homes:
+                        continue
+                    for target in self.call_targets(caller, function, callee):
+                        if target[0] in homes and target[0] != caller:
+                            found.setdefault(target[0], {}).setdefault(target[1], []).append(slots)
+        for by_function in found.values():
+            for name, sites in by_function.items():
+                if len(sites) > _MAX_SITES:
+                    by_function[name] = [{"*": UNKNOWN}]
         return found
 
     def call_targets(self, path: str, function: str, callee: str) -> List[Node]:

@@ -205,6 +205,7 @@ class ProjectFacts:
             facts.project_trained_models = governance.trained
             facts.project_optimizer_factories = governance.factories
             facts.project_optimizer_params = governance.optimizer_params
+            facts.project_arguments = governance.arguments
             if governance.scaling_reached is not None:
                 facts.project_scaling_reached = self._place(*governance.scaling_reached)
             facts.project_scaling_overrides = {

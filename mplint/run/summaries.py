@@ -13,6 +13,7 @@ modules of a project are never asked for.
 from __future__ import annotations
 
 import ast
+import json
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
@@ -26,7 +27,7 @@ IMPORT = "import:"
 #: and ``super().method``: ``Class#method`` (``super#method``)
 METHOD = "#"
 POLICY_SETTERS = frozenset(POLICY_SETTER_WORDS)
-SUMMARY_VERSION = 5
+SUMMARY_VERSION = 6
 #: a trained value that is a parameter of the function: ``param:`` + its name
 PARAM = "param:"
 #: a value a summary cannot name (an expression, ``None``, a loop variable)
@@ -55,6 +56,11 @@ class FunctionSummary:
     #: ``tf.cast(logits, tf.float32)``), named as in ``trained``: trained so, their
     #: float16 outputs never reach the loss (the mixed precision guide's own remedy)
     casts: List[str] = field(default_factory=list)
+    #: every call of a name that may be the project's (not a builtin, not TensorFlow's):
+    #: (dotted callee, slot -> the argument as a JSON literal when it is a string or
+    #: None, else UNKNOWN; "*" -> UNKNOWN for ``*args``/``**kwargs``). The values a
+    #: parameter takes at the calls of other modules (see ``ProgramModel.arguments``)
+    arguments: List[Tuple[str, Dict[str, str]]] = field(default_factory=list)
 
 
 @dataclass
@@ -79,7 +85,7 @@ class ModuleSummary:
 
     def to_json(self) -> List[Any]:
         return [SUMMARY_VERSION, self.script, self.imports,
-                {name: [f.calls, f.sets, f.params, f.returns, f.trained, f.passes, f.casts]
+                {name: [f.calls, f.sets, f.params, f.returns, f.trained, f.passes, f.casts, f.arguments]
                  for name, f in self.functions.items()},
                 {name: [c.bases, c.methods, c.attributes, c.sources] for name, c in self.classes.items()}]
 
@@ -97,8 +103,11 @@ class ModuleSummary:
                                             [str(p) for p in params], [str(r) for r in returns],
                                             [str(t) for t in trained],
                                             [(str(c), str(slot), str(a)) for c, slot, a in passes],
-                                            [str(c) for c in casts])
-                 for name, (calls, sets, params, returns, trained, passes, casts) in functions.items()},
+                                            [str(c) for c in casts],
+                                            [(str(c), {str(k): str(v) for k, v in slots.items()})
+                                             for c, slots in arguments])
+                 for name, (calls, sets, params, returns, trained, passes, casts, arguments)
+                 in functions.items()},
                 {str(name): ClassSummary([str(b) for b in bases], [str(m) for m in methods],
                                          {str(k): str(v) for k, v in attributes.items()},
                                          {str(k): str(v) for k, v in sources.items()})
@@ -354,6 +363,8 @@ def _read_events(summary: ModuleSummary, function: FunctionSummary, events: List
             _record_call(function, node, callee, instances)
             if callee is not None:
                 _record_passes(function, node, callee, origins)
+                if callee.partition(".")[0] not in _NOT_PROJECT_HEADS:
+                    function.arguments.append((callee, _literal_arguments(node)))
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 local = alias.asname or alias.name.split(".")[0]
@@ -389,6 +400,41 @@ def _record_passes(function: FunctionSummary, node: ast.Call, callee: str, origi
     for slot, value in slots:
         for origin in origins(value, node):
             passes.append((callee, slot, UNKNOWN if origin.startswith("self.") else origin))
+
+
+#: the first name of calls that are never the project's own functions or classes
+_NOT_PROJECT_HEADS = frozenset({
+    "tf", "tensorflow", "keras", "tf_keras", "np", "numpy", "jnp", "jax", "torch", "os", "sys", "math",
+    "json", "re", "time", "logging", "random", "plt", "pd", "absl", "flags", "functools", "itertools",
+    "collections", "print", "len", "range", "str", "int", "float", "bool", "list", "dict", "tuple", "set",
+    "super", "isinstance", "issubclass", "getattr", "setattr", "hasattr", "zip", "enumerate", "min", "max",
+    "sum", "abs", "open", "round", "sorted", "reversed", "map", "filter", "any", "all", "type", "iter",
+    "next", "repr", "format", "vars", "id", "hash", "callable", "frozenset", "object", "Exception",
+    "ValueError", "TypeError", "KeyError", "RuntimeError", "NotImplementedError", "AssertionError",
+})
+
+
+def _literal_arguments(node: ast.Call) -> Dict[str, str]:
+    """Slot -> the argument as JSON when it is a string or None, else UNKNOWN (see
+    ``FunctionSummary.arguments``)."""
+    slots: Dict[str, str] = {}
+    for i, arg in enumerate(node.args):
+        if isinstance(arg, ast.Starred):
+            slots["*"] = UNKNOWN
+        else:
+            slots[str(i)] = _literal(arg)
+    for keyword in node.keywords:
+        if keyword.arg is None:
+            slots["*"] = UNKNOWN
+        else:
+            slots[keyword.arg] = _literal(keyword.value)
+    return slots
+
+
+def _literal(value: ast.AST) -> str:
+    if isinstance(value, ast.Constant) and (value.value is None or isinstance(value.value, str)):
+        return json.dumps(value.value)
+    return UNKNOWN
 
 
 def _parameters(function: ast.AST, method: bool) -> List[str]:

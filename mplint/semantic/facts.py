@@ -150,6 +150,9 @@ class ModuleFacts:
     #: a loss-scaling call in another module that this module's code may run
     #: ("file:line"), such as a trainer class that wraps its optimizer
     project_scaling_reached: Optional[str] = None
+    #: per function (``scopes.function_key``), the arguments each call in another module
+    #: passes it: slot -> JSON literal or "?" (see ``ProgramModel.arguments``)
+    project_arguments: Dict[str, List[Dict[str, str]]] = field(default_factory=dict)
     #: the project's root folder, where imports of the project's own modules resolve
     project_root: Optional[str] = None
 

@@ -9,6 +9,7 @@ the runtime checker measures what static analysis cannot see.
 from __future__ import annotations
 
 import itertools
+import json
 import operator
 from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple
 
@@ -16,7 +17,7 @@ import libcst as cst
 
 from mplint.semantic.call_args import UNREADABLE, argument_for
 from mplint.semantic.names import NameResolver
-from mplint.semantic.scopes import Binding, Branches, Location
+from mplint.semantic.scopes import Binding, Branches, Location, Scope, function_key
 from mplint.semantic.vocabulary import DTYPE_NAMES, POLICY_CONSTRUCTORS
 
 Values = FrozenSet[object]
@@ -25,6 +26,10 @@ Values = FrozenSet[object]
 CallIndex = Mapping[str, Sequence[Tuple[cst.Call, Location]]]
 
 _MAX_DEPTH = 12
+#: an argument that is not a literal, as the program model's summaries write it
+ELSEWHERE_UNKNOWN = "?"
+#: a value the calls elsewhere make unknowable (distinct from None: no such call)
+_UNKNOWN = object()
 _MAX_VALUES = 16
 
 _BINOPS: Dict[type, Callable[[object, object], object]] = {
@@ -53,6 +58,9 @@ class Evaluator:
         #: whether ``args.<dest>`` is a command-line flag that is always true (the
         #: scope tracker's answer, see ``ScopeTracker.always_on``; set by the facts collector)
         self.always_on: Callable[[str], bool] = lambda dest: False
+        #: per function (``scopes.function_key``), the arguments calls in the project's
+        #: other modules pass it (``ModuleFacts.project_arguments``; set by the linter)
+        self.elsewhere: Mapping[str, Sequence[Mapping[str, str]]] = {}
 
     def values(self, expr: cst.BaseExpression, loc: Optional[Location], depth: int = 0) -> Optional[Values]:
         if depth > _MAX_DEPTH:
@@ -193,20 +201,63 @@ class Evaluator:
         if binding is None or binding.scope is None:
             return None
         if binding.kind == "param":
-            sources = self.param_sources(binding)
-            if sources is None:
+            elsewhere = self._passed_elsewhere(binding, depth)
+            if elsewhere is _UNKNOWN:
                 return None
             out: set = set()
-            for expr, where, _call in sources:
-                found = self.values(expr, where, depth + 1)
-                if found is None:
+            if elsewhere is None or self._calls_of(binding):
+                sources = self.param_sources(binding)
+                if sources is None:
                     return None
-                out |= found
+                for expr, where, _call in sources:
+                    found = self.values(expr, where, depth + 1)
+                    if found is None:
+                        return None
+                    out |= found
+            if isinstance(elsewhere, frozenset):
+                out |= elsewhere
             return frozenset(out) if len(out) <= _MAX_VALUES else None
         if not is_constant(binding):
             return None
         assert binding.value is not None
         return self.values(binding.value, binding.location(), depth + 1)
+
+    def _passed_elsewhere(self, binding: Binding, depth: int) -> object:
+        """The values the calls in other modules of the project pass for a parameter
+        (with its default where a call leaves it out); None when no such call is known,
+        ``_UNKNOWN`` when one passes something that is not a literal."""
+        param, scope = binding.node, binding.scope
+        if not self.elsewhere or not isinstance(param, cst.Param) or scope is None \
+                or not isinstance(scope.node, cst.FunctionDef) or not _named_from_module(scope):
+            return None
+        sites = self.elsewhere.get(function_key(scope))
+        if not sites:
+            return None
+        params = scope.node.params
+        if param is params.star_arg or param is params.star_kwarg:
+            return _UNKNOWN
+        positional = [*params.posonly_params, *params.params]
+        offset = 1 if scope.parent is not None and scope.parent.kind == "class" and not _is_static(scope.node) else 0
+        slot = str(positional.index(param) - offset) if param in positional else None
+        out: Set[object] = set()
+        for site in sites:
+            if "*" in site:
+                return _UNKNOWN
+            written = site.get(slot) if slot is not None else None
+            if written is None:
+                written = site.get(param.name.value)
+            if written is None:  # left out: the default
+                outer = scope.parent or scope
+                found = None if param.default is None else \
+                    self.values(param.default, Location(outer, binding.order), depth + 1)
+                if found is None:
+                    return _UNKNOWN
+                out |= found
+            elif written == ELSEWHERE_UNKNOWN:
+                return _UNKNOWN
+            else:
+                out.add(json.loads(written))
+        return frozenset(out)
 
     def param_sources(self, binding: Binding) -> Optional[List[Tuple[cst.BaseExpression, Location, Optional[cst.Call]]]]:
         """Expressions a parameter may be bound to: ``(expr, where, call)``.
@@ -263,6 +314,20 @@ class Evaluator:
             if callee is not None and callee.node is target:
                 out.append((call, where, offset))
         return out
+
+
+def _named_from_module(scope: Scope) -> bool:
+    """A function at the module's top level or a method of a top-level class: one the
+    program model knows by its ``function_key`` (a nested function folds into another)."""
+    parent = scope.parent
+    while parent is not None and parent.kind == "class":
+        parent = parent.parent
+    return parent is not None and parent.kind == "module"
+
+
+def _is_static(function: cst.FunctionDef) -> bool:
+    return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod"
+               for d in function.decorators)
 
 
 def is_constant(binding: Binding) -> bool:
