@@ -59,4 +59,4 @@ def config_overrides(config: Dict[str, Any]) -> Dict[str, Any]:
             for key, value in config.items()}
 
 
-_SETTING_KEYS = {"assume-policy", "keras-version"}
+_SETTING_KEYS = {"assume-policy", "keras-version", "library"}

@@ -537,3 +537,44 @@ def test_summaries_write_unknown_as_the_evaluator_reads_it():
     from mplint.semantic.values import ELSEWHERE_UNKNOWN
 
     assert UNKNOWN == ELSEWHERE_UNKNOWN
+
+
+def test_fixing_an_imported_layer_module_changes_the_next_cached_run(tmp_path):
+    # zoo/models.py's MP102 comes from TiedOutput.call in zoo/heads.py: the cached result
+    # of models.py is keyed by the content of heads.py too (mplint.core.reads).
+    project = _copy("imported_layers", tmp_path)
+    models = "src/zoo/models.py"
+    first = run_cli("check", models, cwd=project)
+    assert (models, 13, "MP102") in outcome(first)[1], first.stdout + first.stderr
+    heads = project / "src" / "zoo" / "heads.py"
+    heads.write_text(heads.read_text().replace(
+        "        return ops.matmul(x, ops.transpose(self.embedding.embeddings))\n",
+        '        return ops.cast(ops.matmul(x, ops.transpose(self.embedding.embeddings)), "float32")\n', 1))
+    second = run_cli("check", models, cwd=project)
+    assert (models, 13, "MP102") not in outcome(second)[1], second.stdout
+    assert outcome(second) == outcome(run_cli("check", "--no-cache", models, cwd=project))
+    # and back: the cache does not keep the fixed module's answer either
+    heads.write_text(heads.read_text().replace(
+        '        return ops.cast(ops.matmul(x, ops.transpose(self.embedding.embeddings)), "float32")\n',
+        "        return ops.matmul(x, ops.transpose(self.embedding.embeddings))\n", 1))
+    assert (models, 13, "MP102") in outcome(run_cli("check", models, cwd=project))[1]
+
+
+def test_a_library_with_no_program_setting_a_policy_judges_its_public_models_as_may_be_mixed(tmp_path):
+    project = _copy("layer_library", tmp_path)
+    whole = run_cli("check", ".", cwd=project)
+    assert outcome(whole) == (1, [("zoo/models.py", 9, "MP101")]), whole.stdout + whole.stderr
+    assert "a library's code: its users may run it under a mixed policy" in whole.stdout
+    # pre-commit names the one file: the same answer
+    assert outcome(run_cli("check", "zoo/models.py", cwd=project)) == outcome(whole)
+    # a program of the project that names a policy API: its policies are followed instead
+    (project / "train.py").write_text(
+        "import tensorflow as tf\nfrom zoo import models\n"
+        "tf.keras.mixed_precision.set_global_policy('float32')\nmodels.SmallNet().fit(x, y)\n")
+    assert outcome(run_cli("check", ".", cwd=project)) == (0, [])
+    (project / "train.py").unlink()
+    # the setting decides over the guess, both ways
+    (project / "pyproject.toml").write_text('[project]\nname = "zoo"\n[tool.mplint]\nlibrary = false\n')
+    assert outcome(run_cli("check", ".", cwd=project)) == (0, [])
+    (project / "pyproject.toml").write_text('[tool.mplint]\nlibrary = "yes"\n')
+    assert "'library' must be true or false" in run_cli("check", ".", cwd=project).stderr

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 import libcst as cst
 
+from mplint.core import reads
 from mplint.core.walker import Walker
 from mplint.rule.check import Context, instantiate_analyses
 from mplint.run.module_paths import absolute_import, folders_above
@@ -31,8 +32,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from mplint.analysis.custom_layers import CustomLayer, CustomLayers
 
 _MAX_BYTES = 2_000_000
-#: (path, mtime, size) -> the module's layer analysis (None: unreadable)
-_ANALYSED: Dict[Tuple[str, int, int], Optional["CustomLayers"]] = {}
+#: (path, content digest) -> the module's layer analysis (None: unparsable)
+_ANALYSED: Dict[Tuple[str, str], Optional["CustomLayers"]] = {}
 
 
 def imported_layer(ctx: Context, func: cst.BaseExpression) -> Optional["CustomLayer"]:
@@ -123,22 +124,22 @@ def _module_file(module: str, importer: str, root: Optional[Path]) -> Optional[s
 
 # -- the other module's analysis ----------------------------------------------------------
 def _layers_of(path: str, analysis: type) -> Optional["CustomLayers"]:
-    try:
-        st = os.stat(path)
-    except OSError:
+    """The module's layer analysis, by content; the read is noted (:mod:`core.reads`),
+    so a cached result of the checked file is keyed by this module's content too."""
+    raw = reads.read(path, _MAX_BYTES)
+    if raw is None:
         return None
-    key = (path, st.st_mtime_ns, st.st_size)
+    key = (path, reads.digest(raw))
     if key not in _ANALYSED:
-        _ANALYSED[key] = _analyse(path, analysis) if st.st_size <= _MAX_BYTES else None
+        _ANALYSED[key] = _analyse(path, raw, analysis)
     return _ANALYSED[key]
 
 
-def _analyse(path: str, analysis: type) -> Optional["CustomLayers"]:
+def _analyse(path: str, raw: bytes, analysis: type) -> Optional["CustomLayers"]:
     """Walk the module with the layer analysis and what it reads (no checks)."""
     try:
-        with open(path, "rb") as handle:
-            module = cst.parse_module(handle.read())
-    except (OSError, cst.ParserSyntaxError, RecursionError, ValueError, UnicodeDecodeError):
+        module = cst.parse_module(raw)
+    except (cst.ParserSyntaxError, RecursionError, ValueError, UnicodeDecodeError):
         return None
     names = NameResolver()
     collect_module_imports(module, names)

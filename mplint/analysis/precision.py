@@ -32,7 +32,7 @@ from mplint.rule.edits import cast, string
 from mplint.rule.levels import Safety
 from mplint.semantic.call_args import positional_or_keyword
 from mplint.semantic.facts import PolicyState
-from mplint.semantic.scopes import enclosing_test, trains_nothing
+from mplint.semantic.scopes import Scope, enclosing_test, trains_nothing
 from mplint.semantic.vocabulary import (
     ELEMENTWISE_OPS, LAYER_WRAPPERS, SHAPE_OPS, SOFTMAX_FUNCTIONS, WRAPPED_LAYER_PARAMETER,
 )
@@ -51,6 +51,9 @@ class SixteenBitOutput:
     dtype: str
     #: set when the producer is a Lambda or a custom layer class of the file
     custom: Optional[CustomLayer] = None
+    #: found only as a library's public model, under the mixed policy its users may set
+    #: (``ModuleFacts.library_policy``): MP101's, never MP102's (logits are the user's)
+    library: bool = False
 
     @property
     def node(self) -> cst.Call:
@@ -75,6 +78,9 @@ class OutputPrecision(Analysis):
             self._found = []
             seen: Set[int] = set()
             policy = self.ctx.facts.mixed_policy()
+            library = policy is None and self.ctx.facts.library_policy() is not None
+            if library:
+                policy = self.ctx.facts.library_policy()
             models = self.ctx.get(ModelOutputs)
             parts = self.ctx.facts.project_part_classes
             for output in models.outputs():
@@ -84,10 +90,13 @@ class OutputPrecision(Analysis):
                     continue  # a block another model builds: its output is a layer's, not the model's
                 if self._in_test_that_trains_nothing(output.producer):
                     continue  # a layer test's model (predict, dtype checks): no loss sees it
+                if library and not _public(output.producer.location.scope):
+                    continue  # a library's users call its public builders and classes
                 judged = self._judge(output.producer, policy, models, 0)
-                if judged is None:
+                if judged is None or (library and not judged[1]):
                     continue
-                found = SixteenBitOutput(output, judged[0], judged[1], judged[2], self._custom(judged[0]))
+                found = SixteenBitOutput(output, judged[0], judged[1], judged[2], self._custom(judged[0]),
+                                         library)
                 if found.custom is not None and output.style == "functional" \
                         and not self.ctx.get(CustomLayers).input_is_float(output):
                     continue  # an integer input stays integer: Keras autocasts only floats
@@ -96,6 +105,11 @@ class OutputPrecision(Analysis):
                 seen.add(id(found.node))
                 self._found.append(found)
         return self._found
+
+    def _policy(self, scope: Optional[Scope]) -> Optional[PolicyState]:
+        """The mixed policy at ``scope``; a library's users' where no program sets one
+        (only softmax outputs of public models are kept from those)."""
+        return self.ctx.facts.library_policy(scope)
 
     def _in_test_that_trains_nothing(self, producer: Producer) -> bool:
         """Built in a ``test*`` function that trains nothing (``scopes.trains_nothing``);
@@ -123,7 +137,7 @@ class OutputPrecision(Analysis):
                 return None  # float32 in any spelling, or an unreadable dtype
             dtype = layer_dtype(producer, self.ctx)
             if dtype == ABSENT and (policy is None or built_under_float32_policy(producer, self.ctx)
-                                    or self.ctx.facts.mixed_policy(producer.location.scope) is None):
+                                    or self._policy(producer.location.scope) is None):
                 return None  # no policy, float32 where it is built, or another test's policy
             softmax = custom.softmax if custom is not None else is_softmax_layer(producer, self.ctx)
             return producer, softmax, dtype
@@ -166,8 +180,8 @@ class OutputPrecision(Analysis):
         if found.dtype != ABSENT:
             return "bfloat16" if "bfloat16" in found.dtype else "float16"
         location = getattr(found.producer, "location", None)
-        policy = self.ctx.facts.mixed_policy(location.scope if location is not None else None)
-        policy = policy or self.ctx.facts.mixed_policy()
+        policy = self._policy(location.scope if location is not None else None)
+        policy = policy or self._policy(None)
         assert policy is not None
         return sixteen_bit_name(policy.names) + policy.note
 
@@ -215,3 +229,20 @@ def output_layer_fix(found: SixteenBitOutput, ctx: Context) -> Optional[Fix]:
     assert isinstance(found.producer, LayerProducer)  # the rules fix only output layers here
     call = found.producer.constructor
     return Fix({call: float32_keyword_fix(call, ctx)}, safety=Safety.SAFE if found.dtype == ABSENT else Safety.UNSAFE)
+
+
+def _public(scope: Scope) -> bool:
+    """Code of a function or class a library's user may call: defined at the module's
+    top level (or a method of such a class), with no name that starts with ``_``;
+    not the module's own top-level code (a script's)."""
+    names: List[str] = []
+    current: Optional[Scope] = scope
+    while current is not None and current.kind != "module":
+        name = getattr(getattr(current.node, "name", None), "value", None)
+        if current.kind == "lambda" or not isinstance(name, str):
+            return False
+        names.append(name)
+        current = current.parent
+    outermost = names[-1] if names else None
+    return outermost is not None and not outermost.startswith("_") \
+        and not any(n.startswith("_") and not n.startswith("__") for n in names)

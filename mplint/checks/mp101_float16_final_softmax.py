@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mplint.analysis.models import LayerProducer, OpProducer
+from mplint.analysis.models import LayerProducer, ModelOutputs, OpProducer
 from mplint.analysis.precision import OutputPrecision, output_layer_fix
 from mplint.rule.check import Check, Fix, Needs
 from mplint.rule.levels import Safety
@@ -11,16 +11,19 @@ from mplint.semantic.call_args import first_tensor_argument
 
 class Float16FinalSoftmax(Check):
     rule_id = "MP101"
-    requires = (OutputPrecision,)
+    requires = (OutputPrecision, ModelOutputs)
 
     #: the 16-bit compute comes from a mixed policy or a layer dtype spelled in the file (float16, bfloat16, half)
-    needs = Needs((b"float16", b"half"), mixed_policy=True)
+    #: and a library's public models, which its users may run under a mixed policy
+    needs = Needs((b"float16", b"half"), mixed_policy=True, library=True)
 
     def finish(self) -> None:
         precision = self.ctx.get(OutputPrecision)
         for found in precision.sixteen_bit_outputs():
             if not found.softmax:
                 continue  # MP102's
+            if found.library and self.ctx.get(ModelOutputs).feeds_a_layer(found.output):
+                continue  # a block of a bigger model of the library: its output is no model's
             compute = precision.compute_name(found)
             if isinstance(found.producer, LayerProducer):
                 call = found.producer.constructor

@@ -18,6 +18,7 @@ import pathspec
 from libcst.metadata import CodeRange
 
 from mplint.checks import registry
+from mplint.core import reads
 from mplint.core.expected_failures import ExpectedFailures
 from mplint.core.findings import FileError, Finding
 from mplint.core.fixer import RECURSION_LIMIT, fix_program
@@ -37,6 +38,7 @@ from mplint.run.project import ProjectFacts, names_for
 from mplint.semantic.facts import FactsCollector, ModuleFacts
 from mplint.semantic.keras_version import detect as detect_keras_version
 from mplint.semantic.scopes import ScopeTracker
+from mplint.semantic.test_modules import is_test_path
 from mplint.semantic.values import Evaluator
 from mplint.semantic.vocabulary import MIXED_POLICIES, POLICYLESS_BACKENDS
 
@@ -75,22 +77,25 @@ class Linter:
         """Findings and errors of one source (``module``: its program already parsed,
         by the project index)."""
         result = FileResult(src.path)
-        prepared = self._prepare(src, module, result.errors)
-        if prepared is not None:
-            source, parsed, classes = prepared
-            analysis = self.analyze(source, parsed, classes)
-            result.findings = [src.finding(f) for f in analysis.findings]
-            result.errors += [src.error(e) for e in analysis.errors]
+        with reads.recording() as result.reads:
+            prepared = self._prepare(src, module, result.errors)
+            if prepared is not None:
+                source, parsed, classes = prepared
+                analysis = self.analyze(source, parsed, classes)
+                result.findings = [src.finding(f) for f in analysis.findings]
+                result.errors += [src.error(e) for e in analysis.errors]
         return result
 
     def fix(self, src: SourceKind, unsafe: bool) -> FixOutcome:
         """Fix one source in memory: ``fixed`` holds the new bytes (nothing is written)."""
         outcome = FixOutcome(src.path, original=src.raw)
-        prepared = self._prepare(src, None, outcome.errors)
-        if prepared is None:
-            return outcome
-        source, module, classes = prepared
-        text, outcome = fix_program(self.analyze, source, module, unsafe, outcome, classes)
+        with reads.recording() as noted:
+            prepared = self._prepare(src, None, outcome.errors)
+            if prepared is None:
+                return outcome
+            source, module, classes = prepared
+            text, outcome = fix_program(self.analyze, source, module, unsafe, outcome, classes)
+        outcome.reads = noted
         outcome.remaining = [src.finding(f) for f in outcome.remaining]
         outcome.errors = [src.error(e) for e in outcome.errors]
         if text is not None:
@@ -143,7 +148,14 @@ class Linter:
     def scan(self, path: str, raw: bytes) -> Prescan:
         """What the file's bytes, the project and the config say before parsing."""
         elsewhere = self._assumes_mixed or (self.project is not None and self.project.may_be_mixed(path))
-        return Prescan(raw, elsewhere, self.project is not None and self.project.overrides_scaling(path))
+        return Prescan(raw, elsewhere, self.project is not None and self.project.overrides_scaling(path),
+                       library=self._library(path))
+
+    def _library(self, path: str) -> bool:
+        """Whether the file's public layers and models are judged as a library's."""
+        if self.project is not None:
+            return self.project.library_for(path)
+        return bool(self.settings.library) and not is_test_path(path)  # no project: the setting alone
 
     def parse_for_checks(self, source: Source, classes: Sequence[Type[Check]]) -> Optional[cst.Module]:
         """The module to check, or None when no selected check may report in the file
@@ -179,6 +191,7 @@ class Linter:
                             configured_keras_version=self.settings.keras_version)
         if self.project is not None:
             self.project.apply(facts, source.path)
+        facts.library = self._library(source.path)
         facts.policyless_backend = names.imported_package(POLICYLESS_BACKENDS)
         evaluator = Evaluator(names, call_sites=tracker.calls)
         evaluator.elsewhere = facts.project_arguments

@@ -40,10 +40,13 @@ class Prescan:
     a mixed policy may govern its code (set in it, set in a file that runs it, or
     assumed by configuration). Each word is searched for once per file."""
 
-    def __init__(self, raw: bytes, policy_elsewhere: bool = False, drops_base_scaling: bool = False) -> None:
+    def __init__(self, raw: bytes, policy_elsewhere: bool = False, drops_base_scaling: bool = False,
+                 library: bool = False) -> None:
         self.raw = raw
         #: a mixed (or run-time chosen) policy comes from the project or the config
         self.policy_elsewhere = policy_elsewhere
+        #: the file is a library's, whose users may run it under a mixed policy
+        self.library = library
         #: a method here overrides a base method that scales the loss, and does not
         self.drops_base_scaling = drops_base_scaling
         self._seen: Dict[bytes, bool] = {}

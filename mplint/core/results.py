@@ -50,6 +50,8 @@ class FileResult:
     path: str
     findings: List[Finding] = field(default_factory=list)
     errors: List[FileError] = field(default_factory=list)
+    #: the other files the checks read, by content digest (see :mod:`core.reads`)
+    reads: Dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -65,6 +67,8 @@ class FixOutcome:
     errors: List[FileError] = field(default_factory=list)
     #: whether ``fixed`` was written to the file
     written: bool = False
+    #: the other files the checks read, by content digest (see :mod:`core.reads`)
+    reads: Dict[str, str] = field(default_factory=dict)
 
     @property
     def changed(self) -> bool:

@@ -112,10 +112,12 @@ class Needs:
     mixed_policy: bool = False
     policy_call: bool = False
     also: Tuple[bytes, ...] = ()
+    #: with ``mixed_policy``: a library's module counts too (its users may set one)
+    library: bool = False
 
     def met_by(self, file: "Prescan") -> bool:
-        found = (self.mixed_policy and file.policy) or (self.policy_call and file.sets_policy) \
-            or file.has(*self.words)
+        found = (self.mixed_policy and (file.policy or (self.library and file.library))) \
+            or (self.policy_call and file.sets_policy) or file.has(*self.words)
         return bool(found) and (not self.also or file.has(*self.also))
 
 

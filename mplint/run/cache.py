@@ -20,14 +20,16 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from mplint import __version__
+from mplint.core import reads
 from mplint.core.findings import FileError, Finding
 from mplint.core.regular_files import read_regular
 from mplint.run.code_stamp import code_stamp
 
 FOLDER = ".mplint_cache"
 #: the layout of the files in a version's folder (2: summaries in their own file; 4: the
-#: index keeps the TensorFlow and Keras names each file hands on and takes)
-FORMAT = 4
+#: index keeps the TensorFlow and Keras names each file hands on and takes; 5: a result keeps
+#: the digests of the other files its checks read)
+FORMAT = 5
 #: index key of the program model's result
 PROGRAM = "program:"
 #: results for named files kept besides the whole project's (one per set of files)
@@ -177,22 +179,33 @@ class Cache:
     @staticmethod
     def _result(path: str, entry: list) -> Optional[Tuple[List[Finding], List[FileError]]]:
         payload = entry[1]
-        if not (isinstance(payload, list) and len(payload) == 2 and isinstance(payload[0], list)
+        if not (isinstance(payload, list) and len(payload) == 3 and isinstance(payload[0], list)
                 and isinstance(payload[1], list) and all(map(_is_finding, payload[0]))
-                and all(isinstance(e, list) and len(e) == 2 and _strings(e) for e in payload[1])):
+                and all(isinstance(e, list) and len(e) == 2 and _strings(e) for e in payload[1])
+                and isinstance(payload[2], dict) and _strings(list(payload[2]))
+                and _strings(list(payload[2].values()))):
+            return None
+        if not reads.unchanged(payload[2]):  # a module its checks read changed since
             return None
         findings = [Finding(path=path, **f) for f in payload[0]]
         errors = [FileError(path, m, k) for m, k in payload[1]]
         return findings, errors
 
     def put(self, path: str, digest: str, findings: Sequence[Finding],
-            errors: Sequence[FileError], st: Optional[os.stat_result] = None) -> None:
+            errors: Sequence[FileError], st: Optional[os.stat_result] = None,
+            read: Optional[Dict[str, str]] = None) -> None:
+        """``read``: the other files the result depends on, by content digest (None: the
+        ones the entry for this content already holds, when a stamp is refreshed)."""
+        if read is None:
+            before = self._results.get(os.path.abspath(path))
+            kept = before[1] if before and before[0] == digest and isinstance(before[1], list) else None
+            read = kept[2] if kept and len(kept) == 3 and isinstance(kept[2], dict) else {}
         stored = []
         for f in findings:
             data = f.to_dict()
             del data["path"]
             stored.append(data)
-        payload = [stored, [[e.message, e.kind] for e in errors]]
+        payload = [stored, [[e.message, e.kind] for e in errors], dict(read)]
         self._results[os.path.abspath(path)] = self._entry(digest, payload, st)
         self._results_dirty = True
 

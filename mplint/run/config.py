@@ -62,6 +62,9 @@ class Settings:
     exclude: Tuple[str, ...] = DEFAULT_EXCLUDE
     per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
     assume_policy: Optional[str] = None
+    #: judge public layers and models as a library's, which users may run under a mixed
+    #: policy (None: when no program of the project sets one)
+    library: Optional[bool] = None
     keras_version: Optional[int] = None
     respect_gitignore: bool = True
     #: where the result cache lives (None: ``.mplint_cache`` in the project root)
@@ -148,6 +151,10 @@ def load_settings(config_path: Optional[Path], catalog: Dict[str, RuleEntry],
             if value not in (2, 3) or isinstance(value, bool):
                 raise ConfigError(f"{where}: 'keras-version' must be 2 or 3, got {value!r}")
             settings["keras_version"] = value
+        elif key == "library":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where}: 'library' must be true or false")
+            settings["library"] = value
         elif key == "respect-gitignore":
             if not isinstance(value, bool):
                 raise ConfigError(f"{where}: 'respect-gitignore' must be true or false")
@@ -176,7 +183,7 @@ def load_settings(config_path: Optional[Path], catalog: Dict[str, RuleEntry],
 _SELECTION_KEYS = ("select", "ignore", "extend-select", "extend-ignore")
 #: every key of [tool.mplint] besides the rules' options
 SETTING_KEYS = (*_SELECTION_KEYS, "exclude", "extend-exclude", "per-file-ignores", "assume-policy",
-                "keras-version", "respect-gitignore", "cache-dir")
+                "library", "keras-version", "respect-gitignore", "cache-dir")
 
 
 def _did_you_mean(key: str, options: Iterable[str]) -> str:

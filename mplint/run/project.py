@@ -27,6 +27,7 @@ from mplint.run.module_paths import absolute_import, importable, on_path
 from mplint.run.program import ProgramModel, ProgramResult, Route, import_words
 from mplint.run.reexports import Exports, HandedOn, exports_of
 from mplint.run.summaries import ModuleSummary, summarize
+from mplint.semantic.test_modules import is_test_path
 from mplint.semantic.vocabulary import MAYBE_MIXED, MIXED_POLICIES, REWRITE_WORDS
 from mplint.core.prefilter import POLICY_CALL_WORDS
 
@@ -105,6 +106,9 @@ class FileFacts:
     #: the names it imports that other project modules hand on, as they were when it was
     #: indexed (``ProjectFacts.taken``): its facts are stale when that changes
     taken: Exports = ()
+    #: its bytes name a policy or rewrite API (:func:`may_set_facts`): a program of the
+    #: project may set a policy here, so the project is not only a library
+    mentions_policy: bool = False
 
     @property
     def empty(self) -> bool:
@@ -112,12 +116,12 @@ class FileFacts:
 
     def to_json(self) -> list:
         return [list(self.policies), self.rewrite, list(self.imports), [list(e) for e in self.exports],
-                [list(e) for e in self.taken]]
+                [list(e) for e in self.taken], self.mentions_policy]
 
     @classmethod
     def from_json(cls, data: list) -> "FileFacts":
         return cls(tuple(data[0]), bool(data[1]), tuple(data[2]), tuple((str(a), str(b)) for a, b in data[3]),
-                   tuple((str(a), str(b)) for a, b in data[4]))
+                   tuple((str(a), str(b)) for a, b in data[4]), bool(data[5]))
 
 
 def governs(importer: str, facts: FileFacts, path: str, root: Optional[Path]) -> bool:
@@ -172,6 +176,8 @@ class ProjectFacts:
     #: TensorFlow and Keras names each file binds by importing them, by path
     exports: Dict[str, Exports] = field(default_factory=dict)
     _handed_on: Optional[HandedOn] = field(default=None, repr=False, compare=False)
+    #: the project is judged as a library (see :meth:`library_for`)
+    library: bool = False
 
     def _display(self, key: str) -> str:
         base = self.shown_from if self.shown_from is not None else self.root
@@ -237,6 +243,13 @@ class ProjectFacts:
         if self._handed_on is None:
             self._handed_on = HandedOn(self.exports, self.root)
         return self._handed_on
+
+    def library_for(self, path: str) -> bool:
+        """Whether ``path``'s public layers and models are a library's, which its users
+        may run under a mixed policy: the ``library`` setting, or else a project where
+        no program (tests aside) names a policy API. Only a module of a package (never
+        a test, a notebook, or a script under examples/, benchmarks/, docs/...)."""
+        return self.library and is_library_module(path, self.root)
 
     def overrides_scaling(self, path: str) -> bool:
         """Whether a method of this file drops the loss scaling of the base method it
@@ -311,7 +324,31 @@ class ProjectFacts:
         governed = {} if self.program is None else self.program.files_json()
         exports = sorted((k, [list(e) for e in v]) for k, v in self.exports.items())
         return hashlib.sha256(json.dumps([str(self.root), data, governed, self.keras_version,
-                                          str(self.shown_from), exports]).encode()).hexdigest()
+                                          str(self.shown_from), exports, self.library]).encode()).hexdigest()
+
+
+#: folders of a repository that hold programs and documents, not the library
+_NOT_LIBRARY_FOLDERS = frozenset({
+    "examples", "example", "benchmarks", "benchmark", "guides", "docs", "doc", "scripts", "tools",
+    "notebooks", "tutorials", "demo", "demos", "experiments", "tests", "test", "integration_tests",
+})
+
+
+def is_library_module(path: str, root: Optional[Path]) -> bool:
+    """A ``.py`` module of a package (its folder has ``__init__.py``), not a test and
+    not under a folder of programs or documents."""
+    if not path.endswith(".py") or is_test_path(path):
+        return False
+    folder = os.path.dirname(os.path.abspath(path))
+    below = os.path.relpath(folder, root) if root is not None else os.path.basename(folder)
+    if any(part in _NOT_LIBRARY_FOLDERS for part in below.split(os.sep)):
+        return False
+    return _is_package(folder)
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_package(folder: str) -> bool:
+    return os.path.isfile(os.path.join(folder, "__init__.py"))
 
 
 def _route_order(route: Route) -> Tuple[int, int, Tuple[str, ...]]:
@@ -350,7 +387,7 @@ def index_source(path: str, raw: bytes, parsed: Optional[Dict[str, object]] = No
         parsed[os.path.abspath(path)] = module
     found = _collect(module, path, project)
     taken = project.taken(path, found.imports) if project is not None else ()
-    return dataclasses.replace(found, exports=exports_of(raw), taken=taken)
+    return dataclasses.replace(found, exports=exports_of(raw), taken=taken, mentions_policy=may_set_facts(raw))
 
 
 def names_for(module, path: str, project: Optional["ProjectFacts"]) -> "NameResolver":
@@ -463,6 +500,8 @@ def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], 
     # Every file judged as mixed: where policies are set adds nothing, only the rewrite.
     assumed_mixed = settings.assume_policy in MIXED_POLICIES
     stamps: List[Tuple[str, int, int, int, int]] = []
+    #: files (tests aside) whose bytes name a policy or rewrite API: a program may set one
+    programs_with_policies = False
     # First what every file hands on (a file's policy calls may name a re-exported keras),
     # then the facts, from the cache where what the file took is unchanged.
     read: List[Tuple[str, str, Optional[os.stat_result], Optional[bytes], Optional[FileFacts]]] = []
@@ -487,10 +526,13 @@ def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], 
                 item = FileFacts(exports=exports_of(raw))
                 if cache is not None:
                     cache.index_put(key, raw, item, st)
+        if (item is None or item.mentions_policy) and not is_test_path(key):
+            programs_with_policies = True
         exports = item.exports if item is not None else exports_of(raw or b"")
         if exports:
             out.exports[key] = exports
         read.append((key, path, st, raw, item))
+    out.library = settings.library if settings.library is not None else root is not None and not programs_with_policies
     others.project = out
     for key, path, st, raw, item in read:
         if item is not None and item.taken != out.taken(key, item.imports):

@@ -237,7 +237,8 @@ def run_files(files: Sequence[str], task: Task, cache: Optional[Cache], jobs: in
                     content = task.cached_content(result, item.raw)  # type: ignore[arg-type]
                     if cache is not None and content is not None:
                         written = item.stat if content is item.raw else _stat(item.path)
-                        cache.put(item.path, content_hash(content), findings_of(result), result.errors, written)
+                        cache.put(item.path, content_hash(content), findings_of(result), result.errors, written,
+                                  result.reads)
                     bar.step()
         finally:
             _adopt(None)  # type: ignore[arg-type]

@@ -87,6 +87,9 @@ class PolicyState:
     #: the policy is picked at run time (a flag, a parameter); False: this file's own
     #: literal calls set a mixed policy and float32 both
     chosen: bool = False
+    #: no program of the project sets one: a library's code, whose users may
+    #: (``ModuleFacts.library_policy``)
+    library: bool = False
 
     @property
     def float16(self) -> bool:
@@ -102,6 +105,8 @@ class PolicyState:
     @property
     def uncertainty(self) -> str:
         """Why the policy only may be mixed."""
+        if self.library:
+            return "a library's code: its users may run it under a mixed policy"
         if self.chosen:
             return "the policy is chosen at run time and may be mixed"
         return "the policy may be mixed here: float32 is set too"
@@ -153,6 +158,8 @@ class ModuleFacts:
     #: per function (``scopes.function_key``), the arguments each call in another module
     #: passes it: slot -> JSON literal or "?" (see ``ProgramModel.arguments``)
     project_arguments: Dict[str, List[Dict[str, str]]] = field(default_factory=dict)
+    #: the file's public layers and models are a library's (``ProjectFacts.library_for``)
+    library: bool = False
     #: the project's root folder, where imports of the project's own modules resolve
     project_root: Optional[str] = None
 
@@ -243,6 +250,16 @@ class ModuleFacts:
         chosen = UNKNOWN_POLICY in values or bool(source) or any(
             call.values is None or len(call.values) > 1 for call in self.policy_calls)
         return PolicyState(frozenset(names), certain, source if certain else "", chosen)
+
+
+    def library_policy(self, at: Optional[Scope] = None) -> Optional[PolicyState]:
+        """:meth:`mixed_policy`, or for a library's module that no policy reaches, the
+        mixed policies its users may set: for rules about a crash or a wrong result
+        under mixed precision, not about speed or training loops."""
+        found = self.mixed_policy(at)
+        if found is not None or not self.library or self.assumed_policy is not None or self.policy_calls:
+            return found
+        return PolicyState(MIXED_POLICIES, certain=False, library=True)
 
 
 class FactsCollector:
