@@ -99,6 +99,9 @@ def build_parser() -> argparse.ArgumentParser:
     # Parsed by mplint.runtime.command (see main): listed here for --help only.
     sub.add_parser("runtime", add_help=False,
                    help="build a model under a dtype policy and check it on this machine")
+    # Parsed by mplint.analyze (see main): listed here for --help only.
+    sub.add_parser("analyze", add_help=False,
+                   help="show the program model: which policies reach each function, and how")
     # Parsed by mplint.server (see main): listed here for --help only.
     sub.add_parser("server", add_help=False,
                    help="language server for editors (LSP over stdio; the lsp extra)")
@@ -111,6 +114,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         from mplint.runtime.command import main as runtime_main
 
         return runtime_main(argv[1:])
+    if argv[:1] == ["analyze"]:  # its own parser
+        from mplint.analyze import main as analyze_main
+
+        return analyze_main(argv[1:])
     if argv[:1] == ["server"]:  # its own parser; pygls is loaded only when it runs
         from mplint.server import main as server_main
 

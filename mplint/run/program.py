@@ -141,6 +141,10 @@ class ProgramResult:
             return True
         return targets is not None and set(targets) <= set(self.scope)
 
+    def files(self) -> List[str]:
+        """The files the result says something of."""
+        return list(self._by_file)
+
     def governance(self, path: str) -> Governance:
         """The policies that reach code of ``path`` from where they are set."""
         return self._by_file.get(path) or Governance()

@@ -179,7 +179,7 @@ class ProjectFacts:
     #: the project is judged as a library (see :meth:`library_for`)
     library: bool = False
 
-    def _display(self, key: str) -> str:
+    def display(self, key: str) -> str:
         base = self.shown_from if self.shown_from is not None else self.root
         if base is not None:
             try:
@@ -213,12 +213,12 @@ class ProjectFacts:
             facts.project_optimizer_params = governance.optimizer_params
             facts.project_arguments = governance.arguments
             if governance.scaling_reached is not None:
-                facts.project_scaling_reached = self._place(*governance.scaling_reached)
+                facts.project_scaling_reached = self.place(*governance.scaling_reached)
             facts.project_scaling_overrides = {
-                method: (self._place(base, line), label, receiver)
+                method: (self.place(base, line), label, receiver)
                 for method, (base, line, label, receiver) in governance.scaling_overrides.items()}
         for key, _ in self.rewriting(path):
-            rewrite_files.append(self._display(key))
+            rewrite_files.append(self.display(key))
         facts.project_policies = frozenset(policies)
         facts.project_policy_files = policy_files
         facts.project_rewrite_files = tuple(sorted(rewrite_files))
@@ -263,7 +263,7 @@ class ProjectFacts:
             return False
         return bool(self.program.governance(os.path.abspath(path)).policies & MAYBE_MIXED)
 
-    def _place(self, path: str, line: int) -> str:
+    def place(self, path: str, line: int) -> str:
         """``src/proj/train.py:14``; ``notebooks/train.ipynb:cell 3:1`` for a notebook,
         as findings in notebooks are placed (the program line is the cells' joined code)."""
         if path.endswith(".ipynb"):
@@ -273,10 +273,10 @@ class ProjectFacts:
             try:
                 with open(path, "rb") as handle:
                     cell, in_cell = Notebook.load(path, handle.read()).locate(line)
-                return f"{self._display(path)}:cell {cell}:{in_cell}"
+                return f"{self.display(path)}:cell {cell}:{in_cell}"
             except (OSError, SourceError):
                 pass
-        return f"{self._display(path)}:{line}"
+        return f"{self.display(path)}:{line}"
 
     def _describe_all(self, routes: Iterable[Route]) -> Tuple[str, ...]:
         """Each setting place once, by its shortest route (the same line reached from
@@ -292,7 +292,7 @@ class ProjectFacts:
 
     def _describe(self, route: Route) -> str:
         """``src/proj/train.py:14, reached through main() -> fit()``."""
-        where = self._place(route.path, route.line)
+        where = self.place(route.path, route.line)
         if len(route.chain) > 1:
             where += ", reached through " + " -> ".join(route.chain)
         return where
