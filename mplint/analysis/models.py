@@ -719,13 +719,39 @@ class ModelOutputs(Analysis):
                     nested = list(self._model_outputs(layer.constructor, layer.location, depth + 1))
                     yield from nested if nested else [(expr, None)]
                 else:
-                    yield expr, layer
+                    inner = self._wrapped(layer, depth + 1)
+                    yield inner if inner is not None else (expr, layer)
                 return
         resolved = self.resolve(func)
         if resolved and not isinstance(func, cst.Call):
             yield expr, OpProducer(expr, resolved, loc)
             return
         yield expr, None
+
+    def _wrapped(self, layer: LayerProducer, depth: int) -> Optional[Output]:
+        """A layer class of the file whose ``call`` only hands its input to one Keras layer
+        it holds (``return self.inner(x)``): that layer computes the output, and is the
+        one to report and fix (a dtype on the wrapper does not reach it)."""
+        func = layer.constructor.func
+        binding = layer.location.lookup(func.value) if isinstance(func, cst.Name) else None
+        if binding is None or binding.kind != "class" or id(binding.node) not in self._keras_classes() \
+                or id(binding.node) in self._model_classes():
+            return None
+        scope = next((s for node, s, _ in self._classes if node is binding.node), None)
+        method = _method(scope, "call") if scope is not None else None
+        returns = self._returns.get(id(method), []) if method is not None else []
+        if method is None or len(returns) != 1:
+            return None
+        value, where = returns[0]
+        params = [p.name.value for p in method.params.params[1:2]]
+        if not (isinstance(value, cst.Call) and _self_attribute(value.func) and len(value.args) == 1
+                and value.args[0].keyword is None and isinstance(value.args[0].value, cst.Name)
+                and [value.args[0].value.value] == params):
+            return None
+        inner = self._layer(value.func, where, depth + 1)
+        if inner is None or not any(name.startswith("keras.") for name in inner.layer_class):
+            return None
+        return value, inner
 
     def _layer_outputs(self, expr: cst.BaseExpression, loc: Location, depth: int) -> Iterator[Output]:
         """The output of a layer given as a layer (Sequential items), expanding models."""
@@ -735,7 +761,8 @@ class ModelOutputs(Analysis):
         elif self.is_model_constructor(layer.constructor, layer.location):
             yield from self._model_outputs(layer.constructor, layer.location, depth + 1)
         else:
-            yield expr, layer
+            inner = self._wrapped(layer, depth + 1)
+            yield inner if inner is not None else (expr, layer)
 
     def _layer(self, expr: cst.BaseExpression, loc: Location, depth: int) -> Optional[LayerProducer]:
         """The layer an expression denotes: a constructor call, possibly via a variable,

@@ -113,10 +113,10 @@ class Cache:
         from mplint.run.project import FileFacts
 
         data = entry[1]
-        if not (isinstance(data, list) and len(data) == 5 and _strings(data[0])
-                and isinstance(data[1], bool) and _strings(data[2])
+        if not (isinstance(data, list) and len(data) == 6 and _strings(data[0])
+                and isinstance(data[1], bool) and _strings(data[2]) and isinstance(data[5], bool)
                 and all(isinstance(pairs, list) and all(isinstance(e, list) and _strings(e) and len(e) == 2
-                                                        for e in pairs) for pairs in data[3:])):
+                                                        for e in pairs) for pairs in data[3:5])):
             return None
         return FileFacts.from_json(data)
 

@@ -108,7 +108,7 @@ class FileFacts:
     taken: Exports = ()
     #: its bytes name a policy or rewrite API (:func:`may_set_facts`): a program of the
     #: project may set a policy here, so the project is not only a library
-    mentions_policy: bool = False
+    mentions_policy: bool = field(default=False, compare=False)
 
     @property
     def empty(self) -> bool:
