@@ -246,9 +246,9 @@ class ProjectFacts:
 
     def library_for(self, path: str) -> bool:
         """Whether ``path``'s public layers and models are a library's, which its users
-        may run under a mixed policy: the ``library`` setting, or else a project where
-        no program (tests aside) names a policy API. Only a module of a package (never
-        a test, a notebook, or a script under examples/, benchmarks/, docs/...)."""
+        may run under a mixed policy: the ``library`` setting, or else a project whose
+        tests set a policy while none of its programs names a policy API. Only a module
+        of a package (never a test, a notebook, or a script under examples/, docs/...)."""
         return self.library and is_library_module(path, self.root)
 
     def overrides_scaling(self, path: str) -> bool:
@@ -500,8 +500,9 @@ def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], 
     # Every file judged as mixed: where policies are set adds nothing, only the rewrite.
     assumed_mixed = settings.assume_policy in MIXED_POLICIES
     stamps: List[Tuple[str, int, int, int, int]] = []
-    #: files (tests aside) whose bytes name a policy or rewrite API: a program may set one
-    programs_with_policies = False
+    #: whether programs (tests aside) name a policy or rewrite API, and whether tests do:
+    #: a library's tests that run its layers under a policy say its users do too
+    programs_with_policies = tests_with_policies = False
     # First what every file hands on (a file's policy calls may name a re-exported keras),
     # then the facts, from the cache where what the file took is unchanged.
     read: List[Tuple[str, str, Optional[os.stat_result], Optional[bytes], Optional[FileFacts]]] = []
@@ -526,13 +527,17 @@ def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], 
                 item = FileFacts(exports=exports_of(raw))
                 if cache is not None:
                     cache.index_put(key, raw, item, st)
-        if (item is None or item.mentions_policy) and not is_test_path(key):
-            programs_with_policies = True
+        if item is None or item.mentions_policy:
+            if is_test_path(key):
+                tests_with_policies = True
+            else:
+                programs_with_policies = True
         exports = item.exports if item is not None else exports_of(raw or b"")
         if exports:
             out.exports[key] = exports
         read.append((key, path, st, raw, item))
-    out.library = settings.library if settings.library is not None else root is not None and not programs_with_policies
+    out.library = settings.library if settings.library is not None else \
+        root is not None and tests_with_policies and not programs_with_policies
     others.project = out
     for key, path, st, raw, item in read:
         if item is not None and item.taken != out.taken(key, item.imports):
