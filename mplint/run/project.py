@@ -337,13 +337,16 @@ _NOT_LIBRARY_FOLDERS = frozenset({
 def is_library_module(path: str, root: Optional[Path]) -> bool:
     """A ``.py`` module of a package (its folder has ``__init__.py``), not a test and
     not under a folder of programs or documents."""
-    if not path.endswith(".py") or is_test_path(path):
+    if not path.endswith(".py") or is_test_path(path) or _in_programs_folder(path, root):
         return False
+    return _is_package(os.path.dirname(os.path.abspath(path)))
+
+
+def _in_programs_folder(path: str, root: Optional[Path]) -> bool:
+    """Under ``examples/``, ``benchmarks/``, ``docs/`` and the like (below the root)."""
     folder = os.path.dirname(os.path.abspath(path))
     below = os.path.relpath(folder, root) if root is not None else os.path.basename(folder)
-    if any(part in _NOT_LIBRARY_FOLDERS for part in below.split(os.sep)):
-        return False
-    return _is_package(folder)
+    return any(part in _NOT_LIBRARY_FOLDERS for part in below.split(os.sep))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -500,8 +503,8 @@ def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], 
     # Every file judged as mixed: where policies are set adds nothing, only the rewrite.
     assumed_mixed = settings.assume_policy in MIXED_POLICIES
     stamps: List[Tuple[str, int, int, int, int]] = []
-    #: whether programs (tests aside) name a policy or rewrite API, and whether tests do:
-    #: a library's tests that run its layers under a policy say its users do too
+    #: whether the project's own programs name a policy or rewrite API, and whether its
+    #: tests, examples or benchmarks do: those run its layers as its users do
     programs_with_policies = tests_with_policies = False
     # First what every file hands on (a file's policy calls may name a re-exported keras),
     # then the facts, from the cache where what the file took is unchanged.
@@ -528,8 +531,8 @@ def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], 
                 if cache is not None:
                     cache.index_put(key, raw, item, st)
         if item is None or item.mentions_policy:
-            if is_test_path(key):
-                tests_with_policies = True
+            if is_test_path(key) or key.endswith(".ipynb") or _in_programs_folder(key, root):
+                tests_with_policies = True  # tests, examples, benchmarks: users' programs
             else:
                 programs_with_policies = True
         exports = item.exports if item is not None else exports_of(raw or b"")
