@@ -11,6 +11,7 @@ import os
 import sys
 from collections import Counter
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, TextIO, Tuple
 
@@ -20,10 +21,11 @@ from mplint.core.results import FixOutcome
 from mplint.output import FORMATTERS, statistics
 from mplint.output_human import HUMAN_FORMATS, Style, color_diff, use_color, would_fix
 from mplint.rule.catalog import CatalogError, RuleEntry, load_catalog
-from mplint.run.config import (ConfigError, RuleSelection, Settings, find_config, load_settings, resolve_rules,
-                               selected_rules, validate_codes)
+from mplint.run.config import (ConfigError, RuleSelection, Settings, load_settings, resolve_rules, selected_rules,
+                               validate_codes)
 
 if TYPE_CHECKING:  # pragma: no cover
+    from mplint.run.hierarchy import ConfigTree
     from mplint.run.session import Session
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -41,7 +43,19 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--extend-select", metavar="CODES",
                         help="rule ids or prefixes to enable on top of the configured selection")
     parser.add_argument("--extend-ignore", metavar="CODES", help="the same as --ignore (as in ruff)")
-    parser.add_argument("--config", help="pyproject.toml to read [tool.mplint] from")
+    parser.add_argument("--config", action="append", metavar="PATH | KEY=VALUE",
+                        help="the configuration file for every file (pyproject.toml with [tool.mplint], "
+                             "mplint.toml), instead of each file's closest one; or one setting in TOML "
+                             "over every configuration (--config \"keras-version = 3\"); may be repeated")
+    parser.add_argument("--exclude", metavar="PATTERNS",
+                        help="comma-separated gitignore-style patterns to leave out, replacing 'exclude'")
+    parser.add_argument("--extend-exclude", metavar="PATTERNS",
+                        help="comma-separated patterns to leave out, on top of 'exclude'")
+    parser.add_argument("--per-file-ignores", action="append", metavar="PATTERN:CODES",
+                        help="rules to ignore in files matching a pattern (tests/*:MP101,MP303), replacing "
+                             "'per-file-ignores'; may be repeated")
+    parser.add_argument("--extend-per-file-ignores", action="append", metavar="PATTERN:CODES",
+                        help="the same, on top of 'per-file-ignores'; may be repeated")
     parser.add_argument("--force-exclude", action="store_true",
                         help="apply 'exclude' to files named on the command line too")
     parser.add_argument("--assume-policy", choices=("mixed_float16", "mixed_bfloat16", "float32"),
@@ -192,26 +206,71 @@ def cmd_rule(catalog: Dict[str, RuleEntry], rule_id: str) -> int:
 
 
 # -- check and fix --------------------------------------------------------------
-def _settings(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> Settings:
-    config_path: Optional[Path]
-    if args.config:
-        config_path = Path(args.config)
-        if not config_path.is_file():
-            raise ConfigError(f"{args.config}: config file not found")
-    else:
-        given = [args.stdin_filename] if args.stdin_filename else args.paths
-        existing = [Path(p) for p in given if os.path.exists(p)]
-        existing = existing or [Path(p).parent for p in given if Path(p).parent.is_dir() and p != "-"]
-        start = Path(os.path.commonpath([str(p.resolve()) for p in existing])) if existing else Path.cwd()
-        if start.is_file():
-            start = start.parent
-        config_path = find_config(start)
-    settings = load_settings(config_path, catalog, explicit=bool(args.config))
+def _configuration(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> Tuple[Settings, "ConfigTree"]:
+    """The run's settings (those of the folder the paths share: the project index
+    and the cache use them) and the tree that gives each file its own."""
+    from mplint.run.hierarchy import ConfigTree
+
+    files, tables = _config_arguments(args, catalog)
+    adjust = partial(_command_line, args, catalog)
+    fixed: Optional[Settings] = None
+    if files:
+        if len(files) > 1:
+            raise UsageError(f"--config names one configuration file, got {len(files)}: {', '.join(files)}")
+        fixed = adjust(load_settings(Path(files[0]), catalog, explicit=True, overrides=tables))
+    tree = ConfigTree(catalog, adjust, Path.cwd(), fixed=fixed, overrides=tables)
+    return tree.settings_for(str(_start_folder(args))), tree
+
+
+def _start_folder(args: argparse.Namespace) -> Path:
+    """The folder the checked paths share (the stdin file's, for ``-``)."""
+    given = [args.stdin_filename] if args.stdin_filename else args.paths
+    existing = [Path(p) for p in given if os.path.exists(p)]
+    existing = existing or [Path(p).parent for p in given if Path(p).parent.is_dir() and p != "-"]
+    start = Path(os.path.commonpath([str(p.resolve()) for p in existing])) if existing else Path.cwd()
+    return start.parent if start.is_file() else start
+
+
+def _config_arguments(args: argparse.Namespace, catalog: Dict[str, RuleEntry]
+                      ) -> Tuple[List[str], List[Dict[str, object]]]:
+    """``--config`` values that name files, and the tables the others and the
+    command line's ``--exclude`` and ``--per-file-ignores`` add, in order."""
+    from mplint.run.config import inline_table
+
+    files: List[str] = []
+    tables: List[Dict[str, object]] = []
+    for value in args.config or ():
+        if os.path.isfile(value) or "=" not in value:
+            if not os.path.isfile(value):
+                raise ConfigError(f"{value}: config file not found")
+            files.append(value)
+        else:
+            tables.append(inline_table(value))
+    for key in ("exclude", "extend_exclude"):
+        value = getattr(args, key)
+        if value is not None:
+            tables.append({key.replace("_", "-"): [p.strip() for p in value.split(",") if p.strip()]})
+    for key in ("per_file_ignores", "extend_per_file_ignores"):
+        mapping: Dict[str, List[str]] = {}
+        for value in getattr(args, key) or ():
+            pattern, colon, codes = value.rpartition(":")
+            if not colon or not pattern:
+                raise UsageError(f"--{key.replace('_', '-')} {value!r}: expected PATTERN:CODES (tests/*:MP101,MP102)")
+            mapping.setdefault(pattern, []).extend(c.strip() for c in codes.split(",") if c.strip())
+        if mapping:
+            tables.append({key.replace("_", "-"): mapping})
+    return files, tables
+
+
+def _command_line(args: argparse.Namespace, catalog: Dict[str, RuleEntry], settings: Settings) -> Settings:
+    """The command line's options over one configuration's settings."""
     settings = _command_line_selection(args, catalog, settings)
     if args.assume_policy:
         settings = settings.with_overrides(assume_policy=args.assume_policy)
     if args.cache_dir:
         settings = settings.with_overrides(cache_dir=Path(args.cache_dir).expanduser().resolve())
+    if args.force_exclude:
+        settings = settings.with_overrides(force_exclude=True)
     return settings
 
 
@@ -234,20 +293,21 @@ def _command_line_selection(args: argparse.Namespace, catalog: Dict[str, RuleEnt
 
 
 def cmd_lint(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> int:
-    from mplint.run.discovery import LINT_SUFFIXES, discover
+    from mplint.run.discovery import LINT_SUFFIXES, OwnExclusion, discover
     from mplint.run.session import Session
 
     _check_args(args)
-    settings = _settings(args, catalog)
+    settings, tree = _configuration(args, catalog)
     session = Session(settings, catalog, selected_rules(catalog, settings.select, settings.ignore),
                       use_cache=not args.no_cache, jobs=args.jobs,
-                      progress=_for_a_person(args))
+                      progress=_for_a_person(args), settings_for=tree.settings_for)
     if args.paths == ["-"]:
         return _run_stdin(args, session)
     if args.show_settings:
         return _show_settings(args.paths, session)
-    found = discover(args.paths, settings.root, settings.exclude,
-                     settings.respect_gitignore, args.force_exclude, suffixes=LINT_SUFFIXES)
+    found = discover(args.paths, settings.root, settings.exclude, settings.respect_gitignore,
+                     settings.force_exclude, suffixes=LINT_SUFFIXES,
+                     excluded_by_own=OwnExclusion(session.settings_of, settings))
     errors: List[FileError] = list(found.errors)
     if args.show_files:
         for err in errors:
@@ -282,7 +342,8 @@ def _show_settings(paths: Sequence[str], session: "Session") -> int:
 
     if len(paths) != 1 or not os.path.isfile(paths[0]):
         raise UsageError("--show-settings needs exactly one file as the path")
-    path, settings = paths[0], session.settings
+    path = paths[0]
+    settings = session.settings_of(path)  # the one answer the check uses too
     root = find_root([path])
     installed = session.environment.keras_generation
     declared = declared_keras_version(root) if root is not None else None
@@ -294,7 +355,8 @@ def _show_settings(paths: Sequence[str], session: "Session") -> int:
              "file": detect(settings.keras_version, text, installed=installed,
                             use_installed=installed is not None, declared=declared)}
     sys.stdout.write(render(
-        path, settings, session.catalog, session.rule_ids, sorted(session.linter().ignored_for(path)),
+        path, settings, session.catalog, session.rule_ids_of(settings),
+        sorted(session.linter(settings).ignored_for(path)),
         is_excluded(path, settings.root, settings.exclude, settings.respect_gitignore), root,
         cache_folder(settings, root, [path]), keras))
     return EXIT_OK
@@ -373,8 +435,8 @@ def _run_stdin(args: argparse.Namespace, session: "Session") -> int:
     errors: List[FileError] = []
     summary = FixSummary()
     fixed = raw
-    settings = session.settings
-    skip = bool(args.stdin_filename and args.force_exclude and is_excluded(
+    settings = session.settings_of(name)
+    skip = bool(args.stdin_filename and settings.force_exclude and is_excluded(
         name, settings.root, settings.exclude, settings.respect_gitignore))
     if not skip:
         if args.stdin_filename:
