@@ -221,22 +221,29 @@ def sarif(findings: List[Finding], errors: Sequence[FileError] = ()) -> str:
 # -- --statistics ---------------------------------------------------------------------
 def statistics(findings: List[Finding], as_json: bool = False, unsafe_fixes: bool = False) -> str:
     """Count per rule, most frequent first: what to tackle (or ignore) first.
-    A rule is fixable when ``mplint fix`` with these flags fixes some of its findings."""
+
+    As in ruff, a rule is marked ``[*]`` when ``mplint fix`` with these flags fixes
+    every one of its findings, ``[~]`` when it fixes some, ``[ ]`` when none; JSON
+    gives ``fixable_count`` (and ``fixable``: all of them)."""
     from mplint.rule.catalog import load_catalog
 
     catalog = load_catalog()
     counts = Counter(f.rule for f in findings)
-    fixable = {f.rule for f in findings if would_fix(f.fix, unsafe_fixes)}
+    fixable = Counter(f.rule for f in findings if would_fix(f.fix, unsafe_fixes))
     rows = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     if as_json:
         return json.dumps([{
             "code": rule, "name": catalog[rule].name if rule in catalog else "",
-            "count": n, "fixable": rule in fixable,
+            "count": n, "fixable_count": fixable[rule], "fixable": fixable[rule] == n,
         } for rule, n in rows], indent=2) + "\n"
     width = max((len(str(n)) for _, n in rows), default=1)
-    lines = [f"{n:>{width}}\t{rule}\t{'[*] ' if rule in fixable else '    '}"
+    lines = [f"{n:>{width}}\t{rule}\t{_fixable_mark(fixable[rule], n)} "
              f"{catalog[rule].name if rule in catalog else ''}" for rule, n in rows]
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+def _fixable_mark(fixable: int, count: int) -> str:
+    return "[*]" if fixable == count else "[~]" if fixable else "[ ]"
 
 
 FORMATTERS: Dict[str, Formatter] = {

@@ -140,10 +140,13 @@ def test_statistics(tmp_path):
     _write(tmp_path, {"a.py": BAD, "b.py": BAD, "c.py": UNSAFE})
     result = run_cli("check", "--statistics", ".", cwd=tmp_path)
     assert outcome(result) == (1, [])  # counts, not findings
-    assert result.stdout.splitlines()[0] == "3\tMP101\t[*] float16-final-softmax"
+    # two of the three are fixable by `mplint fix`: some, not all ([~], as ruff marks it)
+    assert result.stdout.splitlines()[0] == "3\tMP101\t[~] float16-final-softmax"
     as_json = run_cli("check", "--statistics", "--output-format", "json", ".", cwd=tmp_path)
     assert json.loads(as_json.stdout) == [
-        {"code": "MP101", "name": "float16-final-softmax", "count": 3, "fixable": True}]
+        {"code": "MP101", "name": "float16-final-softmax", "count": 3, "fixable_count": 2, "fixable": False}]
+    unsafe = run_cli("check", "--statistics", "--unsafe-fixes", ".", cwd=tmp_path)
+    assert unsafe.stdout.splitlines()[0] == "3\tMP101\t[*] float16-final-softmax"
 
 
 def test_show_fixes_for_check_and_fix(tmp_path):
