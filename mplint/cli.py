@@ -328,7 +328,7 @@ def cmd_lint(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> int:
             _write_diff("".join(_diff(o.path, o.original, o.fixed or b"") for o in result.outcomes if o.changed))
         # What remains was found in the fixed text, which a preview does not write.
         sources = {o.path: o.fixed for o in result.outcomes if o.changed and o.fixed and not o.written}
-    return _finish(args, result.findings, errors + result.errors, summary, no_files=not found.files,
+    return _finish(args, result.findings, errors + _about(result.errors, found.files), summary, no_files=not found.files,
                    sources=sources)
 
 
@@ -457,8 +457,15 @@ def _run_stdin(args: argparse.Namespace, session: "Session") -> int:
             sys.stdout.flush()
             sys.stdout.buffer.write(fixed)
             sys.stdout.buffer.flush()
-        return _finish(args, findings, errors, summary, stream=sys.stderr, sources={name: fixed})
-    return _finish(args, findings, errors, summary, sources={name: raw})
+        return _finish(args, findings, _about(errors, [name]), summary, stream=sys.stderr, sources={name: fixed})
+    return _finish(args, findings, _about(errors, [name]), summary, sources={name: raw})
+
+
+def _about(errors: Sequence[FileError], files: Sequence[str]) -> List[FileError]:
+    """The warnings and errors about the run's own ``files``, each once (a fix checks
+    a file again after each pass, and each check warns anew)."""
+    ours = {os.path.normpath(path) for path in files}
+    return [e for e in dict.fromkeys(errors) if os.path.normpath(e.path) in ours]
 
 
 def _write_diff(text: str) -> None:
@@ -601,22 +608,35 @@ def _show_fixes(args: argparse.Namespace, findings: List[Finding], fix_summary: 
             print(f"    {n} \u00d7 {rule}", file=stream)
 
 
+def _all_passed(failed: int) -> str:
+    if failed:
+        return (f"No problems found, but {failed} file{'s' * (failed != 1)} could not be checked "
+                "(see the errors above).")
+    return "All checks passed!"
+
+
 def _summary(args: argparse.Namespace, findings: List[Finding], fix_summary: FixSummary,
              stream: TextIO, failed: int = 0) -> None:
     if args.command == "fix":
         applied, changed_files = fix_summary.applied, fix_summary.changed_files
+        hidden = fix_summary.more_unsafe if not args.unsafe_fixes else 0
+        if not applied:  # ruff's wording when there is nothing to fix
+            if not findings:
+                print(_all_passed(failed), file=stream)
+                return
+            n = len(findings)
+            print(f"Found {n} problem{'s' * (n != 1)}.", file=stream)
+            print(f"{hidden} fixable with `mplint fix --unsafe-fixes`." if hidden else "No fixes available.",
+                  file=stream)
+            return
         verb = "Would fix" if (args.diff or args.check) else "Fixed"
         print(f"{verb} {applied} finding{'s' * (applied != 1)} in {changed_files} "
               f"file{'s' * (changed_files != 1)}; {len(findings)} remaining.", file=stream)
-        if fix_summary.more_unsafe and not args.unsafe_fixes:
-            print(f"{fix_summary.more_unsafe} more fixable with `mplint fix --unsafe-fixes`.", file=stream)
+        if hidden:
+            print(f"{hidden} more fixable with `mplint fix --unsafe-fixes`.", file=stream)
         return
     if not findings:
-        if failed:
-            print(f"No problems found, but {failed} file{'s' * (failed != 1)} could not be checked "
-                  "(see the errors above).", file=stream)
-        else:
-            print("All checks passed!", file=stream)
+        print(_all_passed(failed), file=stream)
         return
     by_rule = Counter(f.rule for f in findings)
     # The same count as the [*] marks: what `mplint fix` with these flags would fix.

@@ -147,7 +147,7 @@ def test_fix_writes_and_second_run_changes_nothing(tmp_path):
     assert "Fixed 1 finding in 1 file; 0 remaining." in result.stdout
     assert (tmp_path / "bad.py").read_text() == GOOD
     again = run_cli("fix", ".", cwd=tmp_path)
-    assert again.returncode == 0 and "Fixed 0 findings" in again.stdout
+    assert again.returncode == 0 and again.stdout == "All checks passed!\n"
     assert (tmp_path / "bad.py").read_text() == GOOD
 
 
@@ -177,7 +177,7 @@ def test_unsafe_fix_needs_the_flag(tmp_path):
     _project(tmp_path, {"bad.py": text})
     result = run_cli("fix", ".", cwd=tmp_path)
     assert result.returncode == 1
-    assert "1 more fixable with `mplint fix --unsafe-fixes`" in result.stdout
+    assert "Found 1 problem.\n1 fixable with `mplint fix --unsafe-fixes`." in result.stdout
     assert (tmp_path / "bad.py").read_text() == text
     assert outcome(run_cli("fix", "--unsafe-fixes", ".", cwd=tmp_path)) == (0, [])
     assert (tmp_path / "bad.py").read_text() == GOOD

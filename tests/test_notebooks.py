@@ -76,7 +76,7 @@ def test_fix_rewrites_only_the_changed_cell(tmp_path):
     expected["cells"][4]["source"][3] = "    tf.keras.layers.Dense(10, activation='softmax', dtype='float32'),  # the head\n"
     assert fixed == _jupyter(expected)
     again = run_cli("fix", "nb.ipynb", cwd=tmp_path)
-    assert outcome(again) == (0, []) and "Fixed 0 findings" in again.stdout
+    assert outcome(again) == (0, []) and "All checks passed!" in again.stdout
     assert path.read_text(encoding="utf-8") == fixed  # settled
 
 
@@ -100,7 +100,7 @@ def test_a_notebook_without_fixes_stays_byte_identical(tmp_path):
     path = tmp_path / "nb.ipynb"
     path.write_bytes(raw)
     result = run_cli("fix", ".", cwd=tmp_path)
-    assert outcome(result) == (0, []) and "Fixed 0 findings" in result.stdout
+    assert outcome(result) == (0, []) and "All checks passed!" in result.stdout
     assert path.read_bytes() == raw
 
 

@@ -169,7 +169,7 @@ def test_fix_check_exits_1_when_fixes_would_apply_and_writes_nothing(tmp_path):
     # only an unsafe fix is left: nothing would apply without --unsafe-fixes
     result = run_cli("fix", "--check", ".", cwd=tmp_path)
     assert outcome(result) == (0, [("c.py", 4, "MP101")])
-    assert "Would fix 0 findings in 0 files; 1 remaining." in result.stdout
+    assert result.stdout.endswith("Found 1 problem.\n1 fixable with `mplint fix --unsafe-fixes`.\n")
     result = run_cli("fix", "--check", "--unsafe-fixes", ".", cwd=tmp_path)
     assert outcome(result) == (1, []) and "Would fix 1 finding in 1 file; 0 remaining." in result.stdout
     assert (tmp_path / "c.py").read_text() == UNSAFE
