@@ -51,6 +51,7 @@ def _sgr(code: str) -> Callable[[str], str]:
 
 
 _BOLD, _RED, _GREEN, _CYAN, _BLUE = _sgr("1"), _sgr("1;31"), _sgr("32"), _sgr("36"), _sgr("1;34")
+_YELLOW = _sgr("1;33")
 
 
 @dataclass(frozen=True)
@@ -68,11 +69,12 @@ class Style:
 
 def _headline(f: Finding, style: Style) -> str:
     mark = " " + style.paint(_CYAN, "[*]") if would_fix(f.fix, style.unsafe_fixes) else ""
-    return f"{style.paint(_BOLD, f.location)}: {style.paint(_RED, f.rule)} {f.message}{mark}"
+    severity = style.paint(_RED if f.severity == "error" else _YELLOW, f"{f.severity}:")
+    return f"{style.paint(_BOLD, f.location)}: {style.paint(_RED, f.rule)} {severity} {f.message}{mark}"
 
 
 def concise(findings: List[Finding], errors: Sequence[FileError] = (), style: Style = Style()) -> str:
-    """``path:line:col: MPxxx message [*]``, one line a finding."""
+    """``path:line:col: MPxxx severity: message [*]``, one line a finding."""
     lines = [_headline(f, style) for f in findings]
     return "\n".join(lines) + ("\n" if lines else "")
 

@@ -233,7 +233,7 @@ def test_a_crashing_analysis_takes_down_only_the_rules_that_read_it(tmp_path, cr
     # boom.py keeps MP101 and loses every MP995 finding: no half-informed findings
     assert outcome(result) == (2, [("boom.py", 4, "MP101"), ("fine.py", 3, "MP995"), ("fine.py", 4, "MP995"),
                                    ("fine.py", 4, "MP101")])  # one finding per line and rule
-    assert "fine.py:4:9: MP995 a call" in result.stdout
+    assert "fine.py:4:9: MP995 error: a call" in result.stdout
     [line] = result.stderr.strip().splitlines()
     assert line.startswith("mplint: error: boom.py: internal error in rule MP995: "
                            "RuntimeError: in analysis _BrokenAnalysis: IndexError: analysis failure.")

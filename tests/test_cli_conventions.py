@@ -150,7 +150,7 @@ def test_unused_noqa_is_opt_in_and_reports_codes_that_suppress_nothing(tmp_path)
     assert outcome(run_cli("check", "--select", "ALL", ".", cwd=tmp_path)) == (0, [])
     result = run_cli("check", "--extend-select", "MP900", ".", cwd=tmp_path)
     assert outcome(result) == (1, [("m.py", 1, "MP900"), ("m.py", 4, "MP900"), ("m.py", 5, "MP900")])
-    messages = [line.split(" MP900 ", 1)[1] for line in result.stdout.splitlines() if " MP900 " in line]
+    messages = [line.split(" MP900 warning: ", 1)[1] for line in result.stdout.splitlines() if " MP900 " in line]
     assert messages == ["unused `noqa` directive (unused: `MP303`; unknown: `MP1O1`) [*]",
                         "unused `noqa` directive (duplicated: `MP101`) [*]",
                         "unused `noqa` directive (unused: `MP301`) [*]"]

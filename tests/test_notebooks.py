@@ -49,7 +49,7 @@ def test_cells_are_one_program_and_findings_name_the_cell(tmp_path):
     (tmp_path / "nb.ipynb").write_text(_jupyter(_notebook()), encoding="utf-8")
     result = run_cli("check", ".", cwd=tmp_path)
     assert outcome(result) == (1, [("nb.ipynb:cell 5", 4, "MP101")]), result.stderr
-    assert result.stdout.splitlines()[0].startswith("nb.ipynb:cell 5:4:5: MP101 final softmax")
+    assert result.stdout.splitlines()[0].startswith("nb.ipynb:cell 5:4:5: MP101 error: final softmax")
     data = json.loads(run_cli("check", "--output-format", "json", "nb.ipynb", cwd=tmp_path).stdout)
     assert [(d["cell"], d["line"], d["col"]) for d in data] == [(5, 4, 5)]
 
