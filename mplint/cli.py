@@ -20,6 +20,7 @@ from mplint.core.findings import FileError, Finding
 from mplint.core.results import FixOutcome
 from mplint.output import FORMATTERS, statistics
 from mplint.output_human import HUMAN_FORMATS, Style, color_diff, use_color, would_fix
+from mplint.output_syntax import SYNTAX_ERROR, split_syntax_errors
 from mplint.rule.catalog import CatalogError, RuleEntry, load_catalog
 from mplint.run.config import (ConfigError, RuleSelection, Settings, load_settings, resolve_rules, selected_rules,
                                validate_codes)
@@ -487,7 +488,8 @@ def _finish(args: argparse.Namespace, findings: List[Finding], errors: List[File
     ``sources`` are contents the findings were found in that differ from the disk
     (stdin, fixes previewed), for showing their lines. Notes are said once, last."""
     notes = [e for e in errors if e.kind == "note"]
-    errors = [e for e in errors if e.kind != "note"]
+    syntax, errors = split_syntax_errors([e for e in errors if e.kind != "note"])
+    findings = findings + syntax  # a syntax error is a finding at its place, as in ruff
     try:
         return _report_to_file(args, findings, errors, fix_summary, stream, no_files, sources)
     finally:
@@ -650,5 +652,6 @@ def _summary(args: argparse.Namespace, findings: List[Finding], fix_summary: Fix
         print(f"[*] {fixable} fixable with `{command}`.", file=stream)
     if hidden:
         print(f"{hidden} more fixable with `mplint fix --unsafe-fixes`.", file=stream)
-    top = by_rule.most_common(1)[0][0]
-    print(f"`mplint rule {top}` explains a rule: why it matters and how to fix it.", file=stream)
+    rules = [rule for rule, _ in by_rule.most_common() if rule != SYNTAX_ERROR]
+    if rules:
+        print(f"`mplint rule {rules[0]}` explains a rule: why it matters and how to fix it.", file=stream)

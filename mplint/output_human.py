@@ -20,6 +20,7 @@ from typing import IO, Callable, Dict, List, Mapping, Optional, Sequence
 
 from mplint.core.findings import FileError, Finding
 from mplint.core.source_kinds import is_notebook
+from mplint.output_syntax import SYNTAX_ERROR, SYNTAX_ERROR_TITLE
 from mplint.rule.levels import Safety
 
 #: lines shown around a finding in the ``full`` format
@@ -68,6 +69,8 @@ class Style:
 
 
 def _headline(f: Finding, style: Style) -> str:
+    if f.rule == SYNTAX_ERROR:
+        return f"{style.paint(_BOLD, f.location)}: {style.paint(_RED, SYNTAX_ERROR_TITLE)}: {f.message}"
     mark = " " + style.paint(_CYAN, "[*]") if would_fix(f.fix, style.unsafe_fixes) else ""
     severity = style.paint(_RED if f.severity == "error" else _YELLOW, f"{f.severity}:")
     return f"{style.paint(_BOLD, f.location)}: {style.paint(_RED, f.rule)} {severity} {f.message}{mark}"
@@ -162,7 +165,8 @@ def full(findings: List[Finding], errors: Sequence[FileError] = (), style: Style
         note = _fix_note(f, style)
         if note is not None:
             block.append(f"  = {note}")
-        block.append(f"  = help: `mplint rule {f.rule}` explains why this matters and how to fix it")
+        if f.rule != SYNTAX_ERROR:
+            block.append(f"  = help: `mplint rule {f.rule}` explains why this matters and how to fix it")
         blocks.append("\n".join(block) + "\n\n")
     return "".join(blocks)
 
