@@ -7,13 +7,16 @@ be checked. User errors are one line on stderr, never a traceback.
 from __future__ import annotations
 
 import argparse
+import difflib
+import json
 import os
 import sys
+import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, TextIO, Tuple
+from typing import TYPE_CHECKING, Dict, List, NoReturn, Optional, Sequence, TextIO, Tuple
 
 from mplint import __version__
 from mplint.core.findings import FileError, Finding
@@ -69,6 +72,11 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
                         help="also apply (fix) or count as fixable (check) the fixes marked unsafe")
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
     parser.add_argument("--quiet", "-q", action="store_true", help="print findings only, no summary")
+    parser.add_argument("--verbose", "-v", action="store_true",
+                        help="also say on stderr which configuration each file got, the project root, the "
+                             "cache and the time taken")
+    parser.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                        help="colour the output: auto (default: on a terminal, unless NO_COLOR), always or never")
     parser.add_argument("--stdin-filename", metavar="PATH",
                         help="with '-' as the path: the name of the code read from stdin (for config, "
                              "per-file-ignores and messages)")
@@ -91,11 +99,33 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
                         help="worker processes (default: one per core)")
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse without abbreviations (``--stat`` is not ``--statistics``: an option
+    added later would change what an abbreviation means), and with a suggestion for
+    a mistyped option."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        #: every option of the command line, the subcommands' too (set by build_parser)
+        self.known_options: List[str] = []
+
+    def error(self, message: str) -> "NoReturn":
+        unknown = message.partition("unrecognized arguments: ")[2].split()
+        for option in (o.partition("=")[0] for o in unknown if o.startswith("--")):
+            close = difflib.get_close_matches(option, self.known_options, n=1, cutoff=0.6)
+            if not close:
+                close = [o for o in self.known_options if o.startswith(option)][:1]
+            if close:
+                message += f"; did you mean '{close[0]}'?"
+                break
+        super().error(message)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="mplint", description="Find and fix mixed-precision pitfalls in TensorFlow/Keras code.")
-    parser.add_argument("--version", action="version", version=f"mplint {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    parser = _Parser(prog="mplint", description="Find and fix mixed-precision pitfalls in TensorFlow/Keras code.")
+    parser.add_argument("--version", "-V", action="version", version=f"mplint {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     check = sub.add_parser("check", help="report findings")
     _add_common(check)
     check.add_argument("--add-noqa", action="store_true",
@@ -108,9 +138,15 @@ def build_parser() -> argparse.ArgumentParser:
                      help="write nothing; exit 1 if fixes would apply (for CI)")
     fix.add_argument("--exit-non-zero-on-fix", action="store_true",
                      help="exit 1 when a fix was applied, even if no findings remain (pre-commit)")
-    rule = sub.add_parser("rule", help="explain one rule")
-    rule.add_argument("rule_id")
+    rule = sub.add_parser("rule", help="explain a rule (or every rule, with --all)")
+    rule.add_argument("rule_id", nargs="?", help="a rule id (MP101) or name (float16-final-softmax)")
+    rule.add_argument("--all", action="store_true", help="explain every rule")
+    rule.add_argument("--output-format", choices=("text", "json"), default="text",
+                      help="text (default) or json: the catalog entry as data")
     sub.add_parser("rules", help="list every rule")
+    clean = sub.add_parser("clean", help="remove the result caches (.mplint_cache) in the current folder and below")
+    clean.add_argument("--cache-dir", metavar="PATH", default=os.environ.get("MPLINT_CACHE_DIR") or None,
+                       help="also remove this cache folder (also MPLINT_CACHE_DIR)")
     # Parsed by mplint.runtime.command (see main): listed here for --help only.
     sub.add_parser("runtime", add_help=False,
                    help="build a model under a dtype policy and check it on this machine")
@@ -120,6 +156,11 @@ def build_parser() -> argparse.ArgumentParser:
     # Parsed by mplint.server (see main): listed here for --help only.
     sub.add_parser("server", add_help=False,
                    help="language server for editors (LSP over stdio; the lsp extra)")
+    options = sorted({o for p in [parser, *sub.choices.values()] for o in p._option_string_actions
+                      if o.startswith("--")})
+    for each in [parser, *sub.choices.values()]:
+        if isinstance(each, _Parser):
+            each.known_options = options
     return parser
 
 
@@ -147,7 +188,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if args.command == "rules":
             return cmd_rules(catalog)
         if args.command == "rule":
-            return cmd_rule(catalog, args.rule_id)
+            return cmd_rule(catalog, args.rule_id, args.all, args.output_format)
+        if args.command == "clean":
+            return cmd_clean(args.cache_dir)
         return cmd_lint(args, catalog)
     except (ConfigError, CatalogError, UsageError) as exc:
         _error(str(exc))
@@ -197,12 +240,59 @@ def format_rule(entry: RuleEntry) -> str:
     return "\n".join(parts)
 
 
-def cmd_rule(catalog: Dict[str, RuleEntry], rule_id: str) -> int:
-    entry = catalog.get(rule_id.upper()) or next(
-        (e for e in catalog.values() if e.name == rule_id.lower()), None)
-    if entry is None:
-        raise UsageError(f"unknown rule {rule_id!r}; `mplint rules` lists them")
-    print(format_rule(entry))
+def cmd_rule(catalog: Dict[str, RuleEntry], rule_id: Optional[str], every: bool = False,
+             output_format: str = "text") -> int:
+    """``mplint rule MP101`` / ``mplint rule --all``, as text or JSON."""
+    if every == (rule_id is not None):
+        raise UsageError("`mplint rule` takes a rule id or --all")
+    if every:
+        entries = list(catalog.values())
+    else:
+        assert rule_id is not None
+        entry = catalog.get(rule_id.upper()) or next(
+            (e for e in catalog.values() if e.name == rule_id.lower()), None)
+        if entry is None:
+            raise UsageError(f"unknown rule {rule_id!r}; `mplint rules` lists them")
+        entries = [entry]
+    if output_format == "json":
+        data = [rule_data(e) for e in entries]
+        print(json.dumps(data if every else data[0], indent=2))
+    else:
+        print("\n".join(format_rule(e) for e in entries))
+    return EXIT_OK
+
+
+def rule_data(entry: RuleEntry) -> Dict[str, object]:
+    """A catalog entry as data (``mplint rule --output-format json``): what the text
+    says, field by field, and the text itself as ``explanation``."""
+    return {
+        "code": entry.id, "name": entry.name, "summary": entry.summary, "severity": entry.severity,
+        "fix": entry.fix_safety.value,
+        "fix_description": entry.fix_description.strip(), "opt_in": entry.opt_in, "why": entry.why.strip(),
+        "examples": [{"kind": e.kind, "code": e.code, "fixed": e.fixed, "config": e.config}
+                     for e in entry.examples],
+        "options": [{"name": o.name, "type": o.type, "default": o.default, "description": o.description}
+                    for o in entry.options],
+        "references": list(entry.references),
+        "explanation": format_rule(entry),
+    }
+
+
+def cmd_clean(cache_dir: Optional[str]) -> int:
+    """``mplint clean``: every ``.mplint_cache`` folder in the current folder and below
+    (ruff's ``clean``), and ``--cache-dir`` when given."""
+    import shutil
+
+    from mplint.run.cache import FOLDER
+
+    found = [Path(cache_dir).expanduser()] if cache_dir and os.path.isdir(cache_dir) else []
+    for folder, dirs, _ in os.walk("."):
+        if FOLDER in dirs:
+            found.append(Path(folder) / FOLDER)
+        dirs[:] = [d for d in dirs if d not in (FOLDER, ".git")]
+    for cache in found:
+        shutil.rmtree(cache, ignore_errors=True)
+        print(f"Removed cache at: {os.path.normpath(cache)}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -315,7 +405,10 @@ def cmd_lint(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> int:
             print(f"mplint: {err.kind}: {err}", file=sys.stderr)
         sys.stdout.write("".join(f"{path}\n" for path in found.files))
         return EXIT_ERROR if any(e.kind == "error" for e in errors) else EXIT_OK
+    started = time.monotonic()
     session.index(args.paths, found.files)
+    if args.verbose:
+        _say_setup(session, found.files)
     summary = FixSummary()
     sources: Dict[str, bytes] = {}
     if args.command == "check":
@@ -326,11 +419,27 @@ def cmd_lint(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> int:
         result = session.fix(found.files, unsafe=args.unsafe_fixes, write=_writes(args))
         summary = FixSummary.of(result.outcomes, result.findings)
         if args.diff:
-            _write_diff("".join(_diff(o.path, o.original, o.fixed or b"") for o in result.outcomes if o.changed))
+            _write_diff(args, "".join(_diff(o.path, o.original, o.fixed or b"") for o in result.outcomes if o.changed))
         # What remains was found in the fixed text, which a preview does not write.
         sources = {o.path: o.fixed for o in result.outcomes if o.changed and o.fixed and not o.written}
-    return _finish(args, result.findings, errors + _about(result.errors, found.files), summary, no_files=not found.files,
-                   sources=sources)
+    if args.verbose:
+        print(f"mplint: {len(found.files)} file{'s' * (len(found.files) != 1)} in "
+              f"{time.monotonic() - started:.2f} s", file=sys.stderr)
+    return _finish(args, result.findings, errors + _about(result.errors, found.files), summary,
+                   no_files=not found.files, sources=sources)
+
+
+def _say_setup(session: "Session", files: Sequence[str]) -> None:
+    """``--verbose``: the project root, the cache, and which configuration how many files got."""
+    from mplint.run.session import cache_folder
+
+    print(f"mplint: project root: {session.root or 'none (the named files alone)'}", file=sys.stderr)
+    cache = cache_folder(session.settings, session.root, files) if session.cache is not None else None
+    print(f"mplint: cache: {cache or 'off'}", file=sys.stderr)
+    by_config = Counter(str(session.settings_of(path).config_path or "defaults (no configuration file)")
+                        for path in files)
+    for config, count in sorted(by_config.items()):
+        print(f"mplint: configuration {config}: {count} file{'s' * (count != 1)}", file=sys.stderr)
 
 
 def _show_settings(paths: Sequence[str], session: "Session") -> int:
@@ -453,7 +562,7 @@ def _run_stdin(args: argparse.Namespace, session: "Session") -> int:
             findings, errors = result.findings, result.errors
     if args.command == "fix":
         if args.diff:
-            _write_diff(_diff(name, raw, fixed) if fixed != raw else "")
+            _write_diff(args, _diff(name, raw, fixed) if fixed != raw else "")
         elif not args.check:
             sys.stdout.flush()
             sys.stdout.buffer.write(fixed)
@@ -469,8 +578,15 @@ def _about(errors: Sequence[FileError], files: Sequence[str]) -> List[FileError]
     return [e for e in dict.fromkeys(errors) if os.path.normpath(e.path) in ours]
 
 
-def _write_diff(text: str) -> None:
-    sys.stdout.write(color_diff(text) if text and use_color(sys.stdout) else text)
+def _color(args: argparse.Namespace, stream: TextIO) -> bool:
+    """``--color``: always, never, or (auto) as the terminal and ``NO_COLOR`` say."""
+    if args.color == "auto":
+        return use_color(stream)
+    return bool(args.color == "always")
+
+
+def _write_diff(args: argparse.Namespace, text: str) -> None:
+    sys.stdout.write(color_diff(text) if text and _color(args, sys.stdout) else text)
 
 
 def _diff(path: str, before: bytes, after: bytes) -> str:
@@ -541,7 +657,7 @@ def _report(args: argparse.Namespace, findings: List[Finding], errors: List[File
     if args.statistics:
         out = statistics(findings, as_json=args.output_format == "json", unsafe_fixes=args.unsafe_fixes)
     elif _for_a_person(args):
-        style = Style(unsafe_fixes=args.unsafe_fixes, color=use_color(stream), sources=sources or {})
+        style = Style(unsafe_fixes=args.unsafe_fixes, color=_color(args, stream), sources=sources or {})
         out = FORMATTERS[args.output_format](findings, errors, style=style)
     else:
         out = FORMATTERS[args.output_format](findings, errors)
