@@ -77,6 +77,8 @@ class Settings:
     force_exclude: bool = False
     #: the configurations ``config_path`` extends, the closest first
     extends: Tuple[Path, ...] = ()
+    #: the longest line a fix may write: ``line-length``, else ruff's or black's setting
+    line_length: Optional[int] = None
 
     def with_overrides(self, **changes: Any) -> "Settings":
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
@@ -131,7 +133,8 @@ def load_settings(config_path: Optional[Path], catalog: Dict[str, RuleEntry],
     extends. ``overrides`` are tables read last (``--config KEY=VALUE``)."""
     options = {name: opt.default for name, opt in rule_options(catalog).items()}
     if config_path is None and not overrides:
-        return Settings(root=(root or Path.cwd()).resolve(), options=tuple(sorted(options.items())))
+        home = (root or Path.cwd()).resolve()
+        return Settings(root=home, options=tuple(sorted(options.items())), line_length=formatter_line_length(home))
     chain = _extended_chain(config_path, explicit) if config_path is not None else []
     reader = _TableReader(catalog, options)
     for path, table in reversed(chain):  # the furthest base first; each one after overrides
@@ -141,6 +144,7 @@ def load_settings(config_path: Optional[Path], catalog: Dict[str, RuleEntry],
     selection = resolve_rules(catalog, reader.layers)
     # The tables' selection, resolved to rule ids, so every reader of ``select`` sees it.
     home = config_path.parent if config_path is not None else (root or Path.cwd())
+    reader.settings.setdefault("line_length", formatter_line_length(home))
     return Settings(root=home.resolve(), config_path=config_path, select=selection,
                     exclude=tuple(reader.exclude), options=tuple(sorted(reader.options.items())),
                     extends=tuple(path for path, _ in chain[1:]), **reader.settings)
@@ -249,6 +253,10 @@ class _TableReader:
                 if not isinstance(value, bool):
                     raise ConfigError(f"{where}: 'library' must be true or false")
                 settings["library"] = value
+            elif key == "line-length":
+                if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 320:
+                    raise ConfigError(f"{where}: 'line-length' must be a whole number from 1 to 320, got {value!r}")
+                settings["line_length"] = value
             elif key in ("respect-gitignore", "force-exclude"):
                 if not isinstance(value, bool):
                     raise ConfigError(f"{where}: '{key}' must be true or false")
@@ -272,6 +280,30 @@ class _TableReader:
                                          extend_select=chosen.get("extend-select", ())))
 
 
+def formatter_line_length(start: Path) -> Optional[int]:
+    """The line length the project's formatter keeps to: ``line-length`` of the
+    nearest ruff configuration (``.ruff.toml``, ``ruff.toml``, ``[tool.ruff]``) or
+    ``[tool.black]`` above ``start``; None when no formatter says (fixes then keep
+    the call's own layout, however long)."""
+    for folder in (start, *start.parents):
+        for name in (".ruff.toml", "ruff.toml", "pyproject.toml"):
+            candidate = folder / name
+            if not candidate.is_file():
+                continue
+            try:
+                data = tomllib.loads(read_regular(candidate).decode("utf-8"))
+            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
+                continue  # not ours to report
+            tool = data.get("tool") if name == "pyproject.toml" else {"ruff": data}
+            if not isinstance(tool, dict):
+                continue
+            for table in (tool.get("ruff"), tool.get("black")):
+                value = table.get("line-length") if isinstance(table, dict) else None
+                if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                    return value
+    return None
+
+
 def parse_per_file_ignores(value: Any, catalog: Dict[str, RuleEntry], where: str
                            ) -> Tuple[Tuple[str, Tuple[str, ...]], ...]:
     """``{pattern = [codes]}`` (a table, or ``--per-file-ignores``), validated."""
@@ -289,7 +321,7 @@ _SELECTION_KEYS = ("select", "ignore", "extend-select", "extend-ignore")
 #: every key of [tool.mplint] besides the rules' options
 SETTING_KEYS = (*_SELECTION_KEYS, "extend", "exclude", "extend-exclude", "per-file-ignores",
                 "extend-per-file-ignores", "assume-policy",
-                "library", "keras-version", "respect-gitignore", "force-exclude", "cache-dir")
+                "library", "keras-version", "respect-gitignore", "force-exclude", "cache-dir", "line-length")
 
 
 def _did_you_mean(key: str, options: Iterable[str]) -> str:
