@@ -124,7 +124,8 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="mplint", description="Find and fix mixed-precision pitfalls in TensorFlow/Keras code.")
-    parser.add_argument("--version", "-V", action="version", version=f"mplint {__version__}")
+    parser.add_argument("--version", action="version", version=f"mplint {__version__}")
+    parser.add_argument("-V", action="version", version=f"mplint {__version__}", help=argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     check = sub.add_parser("check", help="report findings")
     _add_common(check)
@@ -389,6 +390,7 @@ def cmd_lint(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> int:
 
     _check_args(args)
     settings, tree = _configuration(args, catalog)
+    args.docs_url = settings.docs_url  # the run's, for the report (SARIF helpUri)
     session = Session(settings, catalog, selected_rules(catalog, settings.select, settings.ignore),
                       use_cache=not args.no_cache, jobs=args.jobs,
                       progress=_for_a_person(args), settings_for=tree.settings_for)
@@ -659,6 +661,8 @@ def _report(args: argparse.Namespace, findings: List[Finding], errors: List[File
     elif _for_a_person(args):
         style = Style(unsafe_fixes=args.unsafe_fixes, color=_color(args, stream), sources=sources or {})
         out = FORMATTERS[args.output_format](findings, errors, style=style)
+    elif args.output_format == "sarif":
+        out = FORMATTERS["sarif"](findings, errors, docs_url=getattr(args, "docs_url", None))
     else:
         out = FORMATTERS[args.output_format](findings, errors)
     if not (args.command == "fix" and args.diff):  # the diff is the output

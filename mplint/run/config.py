@@ -79,6 +79,8 @@ class Settings:
     extends: Tuple[Path, ...] = ()
     #: the longest line a fix may write: ``line-length``, else ruff's or black's setting
     line_length: Optional[int] = None
+    #: the address of a rule's documentation, ``{rule}`` (or ``{name}``) standing for it
+    docs_url: Optional[str] = None
 
     def with_overrides(self, **changes: Any) -> "Settings":
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
@@ -253,6 +255,15 @@ class _TableReader:
                 if not isinstance(value, bool):
                     raise ConfigError(f"{where}: 'library' must be true or false")
                 settings["library"] = value
+            elif key == "docs-url":
+                if not isinstance(value, str) or not ("{rule}" in value or "{name}" in value):
+                    raise ConfigError(f"{where}: 'docs-url' must be an address with {{rule}} or {{name}} in it "
+                                      f"(https://example.org/mplint/rules/{{rule}}/), got {value!r}")
+                try:
+                    value.format(rule="MP101", name="float16-final-softmax")
+                except (KeyError, IndexError, ValueError):
+                    raise ConfigError(f"{where}: 'docs-url' may hold only {{rule}} and {{name}}, got {value!r}") from None
+                settings["docs_url"] = value
             elif key == "line-length":
                 if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 320:
                     raise ConfigError(f"{where}: 'line-length' must be a whole number from 1 to 320, got {value!r}")
@@ -321,7 +332,8 @@ _SELECTION_KEYS = ("select", "ignore", "extend-select", "extend-ignore")
 #: every key of [tool.mplint] besides the rules' options
 SETTING_KEYS = (*_SELECTION_KEYS, "extend", "exclude", "extend-exclude", "per-file-ignores",
                 "extend-per-file-ignores", "assume-policy",
-                "library", "keras-version", "respect-gitignore", "force-exclude", "cache-dir", "line-length")
+                "library", "keras-version", "respect-gitignore", "force-exclude", "cache-dir", "line-length",
+                "docs-url")
 
 
 def _did_you_mean(key: str, options: Iterable[str]) -> str:
