@@ -46,10 +46,14 @@ def _run_steps(workspace: Path, temp: Path, inputs: Mapping[str, str], names: Op
     given = {name: spec.get("default", "") for name, spec in ACTION["inputs"].items()}
     given.update(inputs)
     context = {f"inputs.{k}": v for k, v in given.items()}
-    context.update({"github.action_path": str(ROOT), "runner.temp": str(temp)})
+    # actions/setup-python's output: the interpreter it set up (here, this one)
+    context.update({"github.action_path": str(ROOT), "runner.temp": str(temp),
+                    "steps.python.outputs.python-path": sys.executable})
     result = subprocess.CompletedProcess([], 0, "", "")
     for step in ACTION["runs"]["steps"]:
         if names is not None and step["name"] not in names:
+            continue
+        if "uses" in step:  # a JavaScript action (setup-python): its output is in the context
             continue
         assert step["shell"] == "bash"
         env: Dict[str, str] = {**os.environ, "RUNNER_TEMP": str(temp), "GITHUB_ACTION_PATH": str(ROOT),
@@ -120,7 +124,30 @@ def test_the_action_is_a_composite_action_with_the_documented_inputs():
     assert {name: spec.get("default") for name, spec in ACTION["inputs"].items()} == {
         "paths": ".", "args": "", "sarif-file": "mplint.sarif"}
     # The inputs reach the scripts through the environment, never as script text.
-    assert all("inputs." not in step["run"] for step in ACTION["runs"]["steps"])
+    assert all("inputs." not in step.get("run", "") for step in ACTION["runs"]["steps"])
+
+
+def test_python_comes_from_setup_python_and_the_job_s_is_left_alone():
+    """Every runner (Linux, macOS, Windows) gets a Python with venv from setup-python,
+    which leaves the job's PATH and Python as they were."""
+    setup = next(step for step in ACTION["runs"]["steps"] if "uses" in step)
+    assert setup["uses"].startswith("actions/setup-python@") and setup["with"]["update-environment"] is False
+    install = next(step for step in ACTION["runs"]["steps"] if step["name"] == "Install mplint")
+    assert install["env"]["MPLINT_BASE_PYTHON"] == f"${{{{ steps.{setup['id']}.outputs.python-path }}}}"
+    # bash runs on every hosted runner (Git Bash on Windows); no python3 from PATH
+    assert all(step["shell"] == "bash" and "python3" not in step["run"]
+               for step in ACTION["runs"]["steps"] if "run" in step)
+
+
+def test_the_check_step_finds_a_windows_environment_s_python(tmp_path, runner_temp):
+    """A Windows venv keeps its Python in Scripts/python.exe: the step finds it there."""
+    env = runner_temp / "mplint-venv"
+    (env / "bin").rename(env / "Scripts")
+    (env / "Scripts" / "python").rename(env / "Scripts" / "python.exe")
+    project = write_files(tmp_path / "repo", {"pyproject.toml": "", "model.py": BAD})
+    result = _run_steps(project, runner_temp, {}, names=["Check"])
+    assert result.returncode == 1, result.stderr
+    assert _reported(project / "mplint.sarif") == [("model.py", 4, "MP101")]
 
 
 def test_findings_fail_the_step_and_the_sarif_report_is_written(tmp_path, runner_temp):
