@@ -97,6 +97,8 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
                         help="print the files that would be checked, and check nothing")
     parser.add_argument("--jobs", "-j", type=int, default=0, metavar="N",
                         help="worker processes (default: one per core)")
+    parser.add_argument("--watch", "-w", action="store_true",
+                        help="run again whenever a checked file or a configuration changes (Ctrl-C stops)")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -192,6 +194,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return cmd_rule(catalog, args.rule_id, args.all, args.output_format)
         if args.command == "clean":
             return cmd_clean(args.cache_dir)
+        if args.watch:
+            return watch(args, catalog)
         return cmd_lint(args, catalog)
     except (ConfigError, CatalogError, UsageError) as exc:
         _error(str(exc))
@@ -442,6 +446,50 @@ def _say_setup(session: "Session", files: Sequence[str]) -> None:
                         for path in files)
     for config, count in sorted(by_config.items()):
         print(f"mplint: configuration {config}: {count} file{'s' * (count != 1)}", file=sys.stderr)
+
+
+#: how often ``--watch`` looks for changes, in seconds
+WATCH_INTERVAL = 0.5
+_WATCHED_SUFFIXES = (".py", ".pyi", ".ipynb", ".toml", ".cfg", ".txt", ".gitignore")
+
+
+def watch(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> int:
+    """``--watch``: check (or fix) now, then again each time a file under the paths
+    changes, until Ctrl-C. A run that fails on a broken configuration says so and
+    waits for the next change, as ruff does."""
+    _check_args(args)
+    if args.paths == ["-"] or args.show_settings or args.show_files or getattr(args, "add_noqa", False):
+        raise UsageError("--watch checks files: it cannot read stdin or show settings, files or add noqa")
+    while True:
+        stamp = _watched(args.paths)
+        try:
+            cmd_lint(args, catalog)
+        except (ConfigError, UsageError) as exc:
+            _error(str(exc))
+        print(f"[{time.strftime('%H:%M:%S')}] Watching for file changes.", file=sys.stderr, flush=True)
+        sys.stdout.flush()
+        while _watched(args.paths) == stamp:
+            time.sleep(WATCH_INTERVAL)
+        print(f"[{time.strftime('%H:%M:%S')}] File change detected...", file=sys.stderr, flush=True)
+
+
+def _watched(paths: Sequence[str]) -> Dict[str, Tuple[int, int]]:
+    """(mtime, size) of every file a change of which may change the result."""
+    from mplint.run.cache import FOLDER
+
+    stamps: Dict[str, Tuple[int, int]] = {}
+    for given in paths:
+        candidates = [given] if os.path.isfile(given) else []
+        for folder, dirs, names in os.walk(given):
+            dirs[:] = [d for d in dirs if d not in (FOLDER, ".git", "__pycache__")]
+            candidates += [os.path.join(folder, n) for n in names if n.endswith(_WATCHED_SUFFIXES)]
+        for path in candidates:
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            stamps[path] = (st.st_mtime_ns, st.st_size)
+    return stamps
 
 
 def _show_settings(paths: Sequence[str], session: "Session") -> int:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import textwrap
 
+import pytest
+
 from helpers import BAD, GOOD, reported, run_cli, write_files
 from mplint import __version__
 from mplint.rule.catalog import load_catalog
@@ -155,3 +157,37 @@ def test_verbose_says_which_configuration_each_file_got(tmp_path):
     assert f"mplint: configuration {tmp_path / 'pyproject.toml'}: 1 file" in result.stderr
     assert f"mplint: project root: {tmp_path}" in result.stderr
     assert "mplint: configuration" not in run_cli("check", ".", cwd=tmp_path).stderr
+
+
+@pytest.mark.slow
+def test_watch_checks_again_when_a_file_changes(tmp_path):
+    """A real process: the first report, then another after an edit; Ctrl-C ends it."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    write_files(tmp_path, {"pyproject.toml": "", "m.py": GOOD})
+    process = subprocess.Popen([sys.executable, "-m", "mplint", "check", "--watch", "."], cwd=tmp_path,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env={**os.environ, "NO_COLOR": "1"})
+    try:
+        def next_line(stream, wanted: str) -> str:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                line = stream.readline()
+                if wanted in line:
+                    return line
+            raise AssertionError(f"no {wanted!r} within 60 s")
+
+        next_line(process.stdout, "All checks passed!")
+        next_line(process.stderr, "Watching for file changes.")
+        time.sleep(0.1)
+        (tmp_path / "m.py").write_text(BAD)
+        assert next_line(process.stdout, "MP101").startswith("m.py:4:30: MP101 error:")
+        next_line(process.stderr, "Watching for file changes.")
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=60)
+    assert process.returncode == 130
