@@ -75,10 +75,29 @@ def test_a_closing_parenthesis_on_its_own_line_stays_there(tmp_path):
         head = tf.keras.Sequential([tf.keras.layers.Dense(10, activation="softmax"
         )])
     '''
-    # (a call already over several lines keeps its layout, even where a line grows past the limit)
-    assert _fixed(tmp_path, "[tool.ruff]\nline-length = 40\n", body) == textwrap.dedent(body).replace(
+    assert _fixed(tmp_path, "[tool.ruff]\nline-length = 60\n", body) == textwrap.dedent(body).replace(
         '10, activation="softmax"\n', '10, activation="softmax", dtype="float32"\n').replace(
         'Dense(10, activation="softmax"\n)', 'Dense(10, activation="softmax", dtype="float32"\n)')
+
+
+def test_arguments_on_a_line_of_their_own_go_one_a_line_when_it_grows_too_long(tmp_path):
+    body = '''\
+        model = tf.keras.Sequential([
+            tf.keras.layers.Dense(
+                10, activation="softmax", name="head"
+            )
+        ])
+    '''
+    assert _fixed(tmp_path, "[tool.ruff]\nline-length = 50\n", body) == textwrap.dedent('''\
+        model = tf.keras.Sequential([
+            tf.keras.layers.Dense(
+                10,
+                activation="softmax",
+                name="head",
+                dtype="float32",
+            )
+        ])
+    ''')
 
 
 def test_a_bad_line_length_is_an_error_naming_the_key(tmp_path):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, List, Mapping, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -235,7 +235,12 @@ def fit_line_length(module: cst.Module, new_nodes: Sequence[cst.CSTNode], line_l
     wrapped: dict = {}
     for call in calls:
         where = positions.get(call)
-        if where is None or where.start.line != where.end.line:
+        if where is None:
+            continue
+        if where.start.line != where.end.line:
+            exploded = _exploded_if_too_long(call, positions, lines, line_length)
+            if exploded is not None:
+                wrapped[id(call)] = exploded
             continue
         line = lines[where.start.line - 1].rstrip("\r")
         if len(line.expandtabs()) <= line_length:
@@ -247,10 +252,41 @@ def fit_line_length(module: cst.Module, new_nodes: Sequence[cst.CSTNode], line_l
     return module.visit(_ById(wrapped))
 
 
+def _newline(to: str) -> cst.ParenthesizedWhitespace:
+    return cst.ParenthesizedWhitespace(first_line=cst.TrailingWhitespace(), empty_lines=[], indent=False,
+                                       last_line=cst.SimpleWhitespace(to))
+
+
+def _exploded_if_too_long(call: cst.Call, positions: Mapping[cst.CSTNode, Any], lines: List[str],
+                          line_length: int) -> Optional[cst.Call]:
+    """A call whose arguments share a line of their own between ``(`` and ``)`` on
+    lines of their own, where that line is now too long: one argument a line, with
+    a trailing comma, at the same indentation (as black lays it out)."""
+    first, last = positions.get(call.args[0]), positions.get(call.args[-1])
+    if first is None or last is None or first.start.line != last.end.line:
+        return None
+    before_close = call.args[-1].comma.whitespace_after if isinstance(call.args[-1].comma, cst.Comma) \
+        else call.args[-1].whitespace_after_arg
+    if not (isinstance(call.whitespace_before_args, cst.ParenthesizedWhitespace)
+            and isinstance(before_close, cst.ParenthesizedWhitespace)
+            and not _has_comment(call.whitespace_before_args) and not _has_comment(before_close)
+            and not any(_has_comment(a.comma.whitespace_after) for a in call.args if isinstance(a.comma, cst.Comma))):
+        return None
+    line = lines[first.start.line - 1].rstrip("\r")
+    if len(line.expandtabs()) <= line_length:
+        return None
+    inner = line[: len(line) - len(line.lstrip())]
+    closing = lines[positions[call].end.line - 1]
+    indent = closing[: len(closing) - len(closing.lstrip())]
+    apart = [a.with_changes(comma=cst.Comma(whitespace_after=_newline(inner)),
+                            whitespace_after_arg=cst.SimpleWhitespace("")) for a in call.args[:-1]]
+    apart.append(call.args[-1].with_changes(comma=cst.Comma(whitespace_after=_newline(indent)),
+                                            whitespace_after_arg=cst.SimpleWhitespace("")))
+    return call.with_changes(args=apart)
+
+
 def _wrapped(call: cst.Call, indent: str, inner: str, line_length: int) -> cst.Call:
-    def newline(to: str) -> cst.ParenthesizedWhitespace:
-        return cst.ParenthesizedWhitespace(first_line=cst.TrailingWhitespace(), empty_lines=[], indent=False,
-                                           last_line=cst.SimpleWhitespace(to))
+    newline = _newline
 
     args = list(call.args)
     last = args[-1]
