@@ -48,6 +48,8 @@ def render(path: str, settings: Settings, catalog: Dict[str, RuleEntry], rule_id
         f"per-file-ignores = {_list([f'{p} = {list(c)}' for p, c in settings.per_file_ignores])}",
         f"respect-gitignore = {_value(settings.respect_gitignore)}",
         f"force-exclude = {_value(settings.force_exclude)}",
+        f"line-length = {_value(settings.line_length)}",
+        f"docs-url = {_value(settings.docs_url)}",
         f"assume-policy = {_value(settings.assume_policy)}",
         f"keras-version = {_value(settings.keras_version)}",
         f"keras-version.declared-by-project = {_value(keras.get('project'))}",

@@ -104,3 +104,8 @@ def test_a_bad_line_length_is_an_error_naming_the_key(tmp_path):
     write_files(tmp_path, {"pyproject.toml": "[tool.mplint]\nline-length = 0\n", "m.py": HEAD})
     result = run_cli("check", ".", cwd=tmp_path)
     assert result.returncode == 2 and "'line-length' must be a whole number" in result.stderr
+
+
+def test_show_settings_names_the_line_length_fixes_keep_to(tmp_path):
+    write_files(tmp_path, {"pyproject.toml": "[tool.black]\nline-length = 99\n", "m.py": HEAD})
+    assert "line-length = 99\n" in run_cli("check", "--show-settings", "m.py", cwd=tmp_path).stdout
