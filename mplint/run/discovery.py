@@ -212,23 +212,26 @@ class OwnExclusion:
     def __init__(self, settings_for: Callable[[str], Settings], run_settings: Settings) -> None:
         self.settings_for = settings_for
         self.run_settings = run_settings
-        self._ignorers: Dict[int, _Ignorer] = {}
+        self._ignorers: Dict[Tuple[int, bool], _Ignorer] = {}
 
     def walked(self, path: str) -> bool:
+        """A file the walk found: the walk applied the .gitignore files already, so
+        only the configuration's own ``exclude`` is left to ask."""
         settings = self.settings_for(path)
-        return settings is not self.run_settings and self._excluded(path, settings)
+        return settings is not self.run_settings and self._excluded(path, settings, gitignore=False)
 
     def named(self, path: str, force_exclude: bool) -> bool:
         """A file named on the command line: left out only under ``force-exclude``
         (the command line's, or that of the file's own configuration)."""
         settings = self.settings_for(path)
-        return (force_exclude or settings.force_exclude) and self._excluded(path, settings)
+        return (force_exclude or settings.force_exclude) and self._excluded(
+            path, settings, gitignore=settings.respect_gitignore)
 
-    def _excluded(self, path: str, settings: Settings) -> bool:
-        ignorer = self._ignorers.get(id(settings))
+    def _excluded(self, path: str, settings: Settings, gitignore: bool) -> bool:
+        key = (id(settings), gitignore)
+        ignorer = self._ignorers.get(key)
         if ignorer is None:
-            ignorer = self._ignorers[id(settings)] = _Ignorer(settings.root, settings.exclude,
-                                                              settings.respect_gitignore)
+            ignorer = self._ignorers[key] = _Ignorer(settings.root, settings.exclude, gitignore)
         return ignorer.excluded(Path(os.path.abspath(path)), False)
 
 
