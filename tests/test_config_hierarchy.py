@@ -144,3 +144,13 @@ def test_broken_extend_is_one_line_naming_the_file(tmp_path):
     result = run_cli("check", ".", cwd=repo)
     assert result.returncode == 2 and "'extend' makes a cycle" in result.stderr
     assert len(result.stderr.splitlines()) == 1
+
+
+def test_the_language_server_gives_each_file_its_closest_configuration(tmp_path):
+    from mplint.server.projects import Projects
+
+    repo = _monorepo(tmp_path)
+    projects = Projects(use_cache=False)
+    found = {name: [(f.rule, f.line) for f in projects.check(str(repo / name), BAD.encode()).findings]
+             for name in ("pkg_a/m.py", "pkg_b/m.py")}
+    assert found == {"pkg_a/m.py": [], "pkg_b/m.py": [("MP101", 4)]}
