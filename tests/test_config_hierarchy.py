@@ -154,3 +154,18 @@ def test_the_language_server_gives_each_file_its_closest_configuration(tmp_path)
     found = {name: [(f.rule, f.line) for f in projects.check(str(repo / name), BAD.encode()).findings]
              for name in ("pkg_a/m.py", "pkg_b/m.py")}
     assert found == {"pkg_a/m.py": [], "pkg_b/m.py": [("MP101", 4)]}
+
+
+def test_a_warm_run_of_a_monorepo_with_many_configurations_is_answered_by_the_cache(tmp_path, monkeypatch):
+    import mplint.core.linter
+
+    files = {f"pkg_{n}/mplint.toml": f'extend = "../pyproject.toml"\nalignment = {n + 1}\n' for n in range(12)}
+    files.update({f"pkg_{n}/m.py": BAD for n in range(12)})
+    repo = _monorepo(tmp_path, **files)
+    first = run_cli("check", "--jobs", "1", ".", cwd=repo)
+    parsed = []
+    real = mplint.core.linter.parse
+    monkeypatch.setattr(mplint.core.linter, "parse", lambda source: parsed.append(source.path) or real(source))
+    second = run_cli("check", "--jobs", "1", ".", cwd=repo)
+    assert second.stdout == first.stdout and len(reported(second.stdout)) == 13
+    assert parsed == []  # 14 configurations, one result file: nothing checked again

@@ -10,6 +10,7 @@ the same parallel, cached path. LibCST's ``CodemodContext`` is the model.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from functools import partial
 from dataclasses import dataclass, field
@@ -155,14 +156,17 @@ class Session:
         """Each configuration's files with its own linter and cache entries; the
         results in the order of ``files``."""
         by_path: Dict[str, Result] = {}
-        for settings, group in self._groups(files):
-            if self.cache is not None and settings is not self.settings:
-                self.cache.use_run(self._run_key(settings))
+        groups = self._groups(files)
+        if self.cache is not None and any(settings is not self.settings for settings, _ in groups):
+            # One result file for the run, whose key holds every configuration in it: a
+            # file's entry is its own configuration's, and a monorepo's many
+            # configurations do not push each other's result files out of the cache.
+            keys = sorted(self._run_key(settings) for settings, _ in groups)
+            self.cache.use_run(hashlib.sha256("\n".join(keys).encode()).hexdigest()[:32])
+        for settings, group in groups:
             task = task_for(partial(self.linter, settings))
             for result in run_files(group, task, self.cache, self.jobs, self.progress, self.store.contents):
                 by_path[result.path] = result
-            if self.cache is not None and settings is not self.settings:
-                self.cache.use_run(self._run_key(self.settings))
         return [by_path[path] for path in files if path in by_path]
 
     # -- the two operations -----------------------------------------------------------
