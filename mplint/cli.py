@@ -7,23 +7,29 @@ be checked. User errors are one line on stderr, never a traceback.
 from __future__ import annotations
 
 import argparse
+import difflib
+import json
 import os
 import sys
+import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, TextIO, Tuple
+from typing import TYPE_CHECKING, Dict, List, NoReturn, Optional, Sequence, TextIO, Tuple
 
 from mplint import __version__
 from mplint.core.findings import FileError, Finding
 from mplint.core.results import FixOutcome
 from mplint.output import FORMATTERS, statistics
 from mplint.output_human import HUMAN_FORMATS, Style, color_diff, use_color, would_fix
+from mplint.output_syntax import SYNTAX_ERROR, split_syntax_errors
 from mplint.rule.catalog import CatalogError, RuleEntry, load_catalog
-from mplint.run.config import (ConfigError, RuleSelection, Settings, find_config, load_settings, resolve_rules,
-                               selected_rules, validate_codes)
+from mplint.run.config import (ConfigError, RuleSelection, Settings, load_settings, resolve_rules, selected_rules,
+                               validate_codes)
 
 if TYPE_CHECKING:  # pragma: no cover
+    from mplint.run.hierarchy import ConfigTree
     from mplint.run.session import Session
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -41,7 +47,19 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--extend-select", metavar="CODES",
                         help="rule ids or prefixes to enable on top of the configured selection")
     parser.add_argument("--extend-ignore", metavar="CODES", help="the same as --ignore (as in ruff)")
-    parser.add_argument("--config", help="pyproject.toml to read [tool.mplint] from")
+    parser.add_argument("--config", action="append", metavar="PATH | KEY=VALUE",
+                        help="the configuration file for every file (pyproject.toml with [tool.mplint], "
+                             "mplint.toml), instead of each file's closest one; or one setting in TOML "
+                             "over every configuration (--config \"keras-version = 3\"); may be repeated")
+    parser.add_argument("--exclude", metavar="PATTERNS",
+                        help="comma-separated gitignore-style patterns to leave out, replacing 'exclude'")
+    parser.add_argument("--extend-exclude", metavar="PATTERNS",
+                        help="comma-separated patterns to leave out, on top of 'exclude'")
+    parser.add_argument("--per-file-ignores", action="append", metavar="PATTERN:CODES",
+                        help="rules to ignore in files matching a pattern (tests/*:MP101,MP303), replacing "
+                             "'per-file-ignores'; may be repeated")
+    parser.add_argument("--extend-per-file-ignores", action="append", metavar="PATTERN:CODES",
+                        help="the same, on top of 'per-file-ignores'; may be repeated")
     parser.add_argument("--force-exclude", action="store_true",
                         help="apply 'exclude' to files named on the command line too")
     parser.add_argument("--assume-policy", choices=("mixed_float16", "mixed_bfloat16", "float32"),
@@ -54,6 +72,11 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
                         help="also apply (fix) or count as fixable (check) the fixes marked unsafe")
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
     parser.add_argument("--quiet", "-q", action="store_true", help="print findings only, no summary")
+    parser.add_argument("--verbose", "-v", action="store_true",
+                        help="also say on stderr which configuration each file got, the project root, the "
+                             "cache and the time taken")
+    parser.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                        help="colour the output: auto (default: on a terminal, unless NO_COLOR), always or never")
     parser.add_argument("--stdin-filename", metavar="PATH",
                         help="with '-' as the path: the name of the code read from stdin (for config, "
                              "per-file-ignores and messages)")
@@ -74,13 +97,38 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
                         help="print the files that would be checked, and check nothing")
     parser.add_argument("--jobs", "-j", type=int, default=0, metavar="N",
                         help="worker processes (default: one per core)")
+    parser.add_argument("--watch", "-w", action="store_true",
+                        help="run again whenever a checked file or a configuration changes (Ctrl-C stops)")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse without abbreviations (``--stat`` is not ``--statistics``: an option
+    added later would change what an abbreviation means), and with a suggestion for
+    a mistyped option."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        #: every option of the command line, the subcommands' too (set by build_parser)
+        self.known_options: List[str] = []
+
+    def error(self, message: str) -> "NoReturn":
+        unknown = message.partition("unrecognized arguments: ")[2].split()
+        for option in (o.partition("=")[0] for o in unknown if o.startswith("--")):
+            close = difflib.get_close_matches(option, self.known_options, n=1, cutoff=0.6)
+            if not close:
+                close = [o for o in self.known_options if o.startswith(option)][:1]
+            if close:
+                message += f"; did you mean '{close[0]}'?"
+                break
+        super().error(message)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="mplint", description="Find and fix mixed-precision pitfalls in TensorFlow/Keras code.")
+    parser = _Parser(prog="mplint", description="Find and fix mixed-precision pitfalls in TensorFlow/Keras code.")
     parser.add_argument("--version", action="version", version=f"mplint {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    parser.add_argument("-V", action="version", version=f"mplint {__version__}", help=argparse.SUPPRESS)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     check = sub.add_parser("check", help="report findings")
     _add_common(check)
     check.add_argument("--add-noqa", action="store_true",
@@ -93,9 +141,15 @@ def build_parser() -> argparse.ArgumentParser:
                      help="write nothing; exit 1 if fixes would apply (for CI)")
     fix.add_argument("--exit-non-zero-on-fix", action="store_true",
                      help="exit 1 when a fix was applied, even if no findings remain (pre-commit)")
-    rule = sub.add_parser("rule", help="explain one rule")
-    rule.add_argument("rule_id")
+    rule = sub.add_parser("rule", help="explain a rule (or every rule, with --all)")
+    rule.add_argument("rule_id", nargs="?", help="a rule id (MP101) or name (float16-final-softmax)")
+    rule.add_argument("--all", action="store_true", help="explain every rule")
+    rule.add_argument("--output-format", choices=("text", "json"), default="text",
+                      help="text (default) or json: the catalog entry as data")
     sub.add_parser("rules", help="list every rule")
+    clean = sub.add_parser("clean", help="remove the result caches (.mplint_cache) in the current folder and below")
+    clean.add_argument("--cache-dir", metavar="PATH", default=os.environ.get("MPLINT_CACHE_DIR") or None,
+                       help="also remove this cache folder (also MPLINT_CACHE_DIR)")
     # Parsed by mplint.runtime.command (see main): listed here for --help only.
     sub.add_parser("runtime", add_help=False,
                    help="build a model under a dtype policy and check it on this machine")
@@ -105,6 +159,11 @@ def build_parser() -> argparse.ArgumentParser:
     # Parsed by mplint.server (see main): listed here for --help only.
     sub.add_parser("server", add_help=False,
                    help="language server for editors (LSP over stdio; the lsp extra)")
+    options = sorted({o for p in [parser, *sub.choices.values()] for o in p._option_string_actions
+                      if o.startswith("--")})
+    for each in [parser, *sub.choices.values()]:
+        if isinstance(each, _Parser):
+            each.known_options = options
     return parser
 
 
@@ -132,7 +191,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if args.command == "rules":
             return cmd_rules(catalog)
         if args.command == "rule":
-            return cmd_rule(catalog, args.rule_id)
+            return cmd_rule(catalog, args.rule_id, args.all, args.output_format)
+        if args.command == "clean":
+            return cmd_clean(args.cache_dir)
+        if args.watch:
+            return watch(args, catalog)
         return cmd_lint(args, catalog)
     except (ConfigError, CatalogError, UsageError) as exc:
         _error(str(exc))
@@ -182,36 +245,128 @@ def format_rule(entry: RuleEntry) -> str:
     return "\n".join(parts)
 
 
-def cmd_rule(catalog: Dict[str, RuleEntry], rule_id: str) -> int:
-    entry = catalog.get(rule_id.upper()) or next(
-        (e for e in catalog.values() if e.name == rule_id.lower()), None)
-    if entry is None:
-        raise UsageError(f"unknown rule {rule_id!r}; `mplint rules` lists them")
-    print(format_rule(entry))
+def cmd_rule(catalog: Dict[str, RuleEntry], rule_id: Optional[str], every: bool = False,
+             output_format: str = "text") -> int:
+    """``mplint rule MP101`` / ``mplint rule --all``, as text or JSON."""
+    if every == (rule_id is not None):
+        raise UsageError("`mplint rule` takes a rule id or --all")
+    if every:
+        entries = list(catalog.values())
+    else:
+        assert rule_id is not None
+        entry = catalog.get(rule_id.upper()) or next(
+            (e for e in catalog.values() if e.name == rule_id.lower()), None)
+        if entry is None:
+            raise UsageError(f"unknown rule {rule_id!r}; `mplint rules` lists them")
+        entries = [entry]
+    if output_format == "json":
+        data = [rule_data(e) for e in entries]
+        print(json.dumps(data if every else data[0], indent=2))
+    else:
+        print("\n".join(format_rule(e) for e in entries))
+    return EXIT_OK
+
+
+def rule_data(entry: RuleEntry) -> Dict[str, object]:
+    """A catalog entry as data (``mplint rule --output-format json``): what the text
+    says, field by field, and the text itself as ``explanation``."""
+    return {
+        "code": entry.id, "name": entry.name, "summary": entry.summary, "severity": entry.severity,
+        "fix": entry.fix_safety.value,
+        "fix_description": entry.fix_description.strip(), "opt_in": entry.opt_in, "why": entry.why.strip(),
+        "examples": [{"kind": e.kind, "code": e.code, "fixed": e.fixed, "config": e.config}
+                     for e in entry.examples],
+        "options": [{"name": o.name, "type": o.type, "default": o.default, "description": o.description}
+                    for o in entry.options],
+        "references": list(entry.references),
+        "explanation": format_rule(entry),
+    }
+
+
+def cmd_clean(cache_dir: Optional[str]) -> int:
+    """``mplint clean``: every ``.mplint_cache`` folder in the current folder and below
+    (ruff's ``clean``), and ``--cache-dir`` when given."""
+    import shutil
+
+    from mplint.run.cache import FOLDER
+
+    found = [Path(cache_dir).expanduser()] if cache_dir and os.path.isdir(cache_dir) else []
+    for folder, dirs, _ in os.walk("."):
+        if FOLDER in dirs:
+            found.append(Path(folder) / FOLDER)
+        dirs[:] = [d for d in dirs if d not in (FOLDER, ".git")]
+    for cache in found:
+        shutil.rmtree(cache, ignore_errors=True)
+        print(f"Removed cache at: {os.path.normpath(cache)}", file=sys.stderr)
     return EXIT_OK
 
 
 # -- check and fix --------------------------------------------------------------
-def _settings(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> Settings:
-    config_path: Optional[Path]
-    if args.config:
-        config_path = Path(args.config)
-        if not config_path.is_file():
-            raise ConfigError(f"{args.config}: config file not found")
-    else:
-        given = [args.stdin_filename] if args.stdin_filename else args.paths
-        existing = [Path(p) for p in given if os.path.exists(p)]
-        existing = existing or [Path(p).parent for p in given if Path(p).parent.is_dir() and p != "-"]
-        start = Path(os.path.commonpath([str(p.resolve()) for p in existing])) if existing else Path.cwd()
-        if start.is_file():
-            start = start.parent
-        config_path = find_config(start)
-    settings = load_settings(config_path, catalog, explicit=bool(args.config))
+def _configuration(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> Tuple[Settings, "ConfigTree"]:
+    """The run's settings (those of the folder the paths share: the project index
+    and the cache use them) and the tree that gives each file its own."""
+    from mplint.run.hierarchy import ConfigTree
+
+    files, tables = _config_arguments(args, catalog)
+    adjust = partial(_command_line, args, catalog)
+    fixed: Optional[Settings] = None
+    if files:
+        if len(files) > 1:
+            raise UsageError(f"--config names one configuration file, got {len(files)}: {', '.join(files)}")
+        fixed = adjust(load_settings(Path(files[0]), catalog, explicit=True, overrides=tables))
+    tree = ConfigTree(catalog, adjust, Path.cwd(), fixed=fixed, overrides=tables)
+    return tree.settings_for(str(_start_folder(args))), tree
+
+
+def _start_folder(args: argparse.Namespace) -> Path:
+    """The folder the checked paths share (the stdin file's, for ``-``)."""
+    given = [args.stdin_filename] if args.stdin_filename else args.paths
+    existing = [Path(p) for p in given if os.path.exists(p)]
+    existing = existing or [Path(p).parent for p in given if Path(p).parent.is_dir() and p != "-"]
+    start = Path(os.path.commonpath([str(p.resolve()) for p in existing])) if existing else Path.cwd()
+    return start.parent if start.is_file() else start
+
+
+def _config_arguments(args: argparse.Namespace, catalog: Dict[str, RuleEntry]
+                      ) -> Tuple[List[str], List[Dict[str, object]]]:
+    """``--config`` values that name files, and the tables the others and the
+    command line's ``--exclude`` and ``--per-file-ignores`` add, in order."""
+    from mplint.run.config import inline_table
+
+    files: List[str] = []
+    tables: List[Dict[str, object]] = []
+    for value in args.config or ():
+        if os.path.isfile(value) or "=" not in value:
+            if not os.path.isfile(value):
+                raise ConfigError(f"{value}: config file not found")
+            files.append(value)
+        else:
+            tables.append(inline_table(value))
+    for key in ("exclude", "extend_exclude"):
+        value = getattr(args, key)
+        if value is not None:
+            tables.append({key.replace("_", "-"): [p.strip() for p in value.split(",") if p.strip()]})
+    for key in ("per_file_ignores", "extend_per_file_ignores"):
+        mapping: Dict[str, List[str]] = {}
+        for value in getattr(args, key) or ():
+            pattern, colon, codes = value.rpartition(":")
+            if not colon or not pattern:
+                raise UsageError(f"--{key.replace('_', '-')} {value!r}: expected PATTERN:CODES (tests/*:MP101,MP102)")
+            mapping.setdefault(pattern, []).extend(c.strip() for c in codes.split(",") if c.strip())
+        if mapping:
+            tables.append({key.replace("_", "-"): mapping})
+    return files, tables
+
+
+def _command_line(args: argparse.Namespace, catalog: Dict[str, RuleEntry], settings: Settings) -> Settings:
+    """The command line's options over one configuration's settings."""
     settings = _command_line_selection(args, catalog, settings)
     if args.assume_policy:
         settings = settings.with_overrides(assume_policy=args.assume_policy)
     if args.cache_dir:
         settings = settings.with_overrides(cache_dir=Path(args.cache_dir).expanduser().resolve())
+    if args.force_exclude:
+        settings = settings.with_overrides(force_exclude=True)
     return settings
 
 
@@ -234,27 +389,32 @@ def _command_line_selection(args: argparse.Namespace, catalog: Dict[str, RuleEnt
 
 
 def cmd_lint(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> int:
-    from mplint.run.discovery import LINT_SUFFIXES, discover
+    from mplint.run.discovery import LINT_SUFFIXES, OwnExclusion, discover
     from mplint.run.session import Session
 
     _check_args(args)
-    settings = _settings(args, catalog)
+    settings, tree = _configuration(args, catalog)
+    args.docs_url = settings.docs_url  # the run's, for the report (SARIF helpUri)
     session = Session(settings, catalog, selected_rules(catalog, settings.select, settings.ignore),
                       use_cache=not args.no_cache, jobs=args.jobs,
-                      progress=_for_a_person(args))
+                      progress=_for_a_person(args), settings_for=tree.settings_for)
     if args.paths == ["-"]:
         return _run_stdin(args, session)
     if args.show_settings:
         return _show_settings(args.paths, session)
-    found = discover(args.paths, settings.root, settings.exclude,
-                     settings.respect_gitignore, args.force_exclude, suffixes=LINT_SUFFIXES)
+    found = discover(args.paths, settings.root, settings.exclude, settings.respect_gitignore,
+                     settings.force_exclude, suffixes=LINT_SUFFIXES,
+                     excluded_by_own=OwnExclusion(session.settings_of, settings))
     errors: List[FileError] = list(found.errors)
     if args.show_files:
         for err in errors:
             print(f"mplint: {err.kind}: {err}", file=sys.stderr)
         sys.stdout.write("".join(f"{path}\n" for path in found.files))
         return EXIT_ERROR if any(e.kind == "error" for e in errors) else EXIT_OK
+    started = time.monotonic()
     session.index(args.paths, found.files)
+    if args.verbose:
+        _say_setup(session, found.files)
     summary = FixSummary()
     sources: Dict[str, bytes] = {}
     if args.command == "check":
@@ -265,11 +425,71 @@ def cmd_lint(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> int:
         result = session.fix(found.files, unsafe=args.unsafe_fixes, write=_writes(args))
         summary = FixSummary.of(result.outcomes, result.findings)
         if args.diff:
-            _write_diff("".join(_diff(o.path, o.original, o.fixed or b"") for o in result.outcomes if o.changed))
+            _write_diff(args, "".join(_diff(o.path, o.original, o.fixed or b"") for o in result.outcomes if o.changed))
         # What remains was found in the fixed text, which a preview does not write.
         sources = {o.path: o.fixed for o in result.outcomes if o.changed and o.fixed and not o.written}
-    return _finish(args, result.findings, errors + result.errors, summary, no_files=not found.files,
-                   sources=sources)
+    if args.verbose:
+        print(f"mplint: {len(found.files)} file{'s' * (len(found.files) != 1)} in "
+              f"{time.monotonic() - started:.2f} s", file=sys.stderr)
+    return _finish(args, result.findings, errors + _about(result.errors, found.files), summary,
+                   no_files=not found.files, sources=sources)
+
+
+def _say_setup(session: "Session", files: Sequence[str]) -> None:
+    """``--verbose``: the project root, the cache, and which configuration how many files got."""
+    from mplint.run.session import cache_folder
+
+    print(f"mplint: project root: {session.root or 'none (the named files alone)'}", file=sys.stderr)
+    cache = cache_folder(session.settings, session.root, files) if session.cache is not None else None
+    print(f"mplint: cache: {cache or 'off'}", file=sys.stderr)
+    by_config = Counter(str(session.settings_of(path).config_path or "defaults (no configuration file)")
+                        for path in files)
+    for config, count in sorted(by_config.items()):
+        print(f"mplint: configuration {config}: {count} file{'s' * (count != 1)}", file=sys.stderr)
+
+
+#: how often ``--watch`` looks for changes, in seconds
+WATCH_INTERVAL = 0.5
+_WATCHED_SUFFIXES = (".py", ".pyi", ".ipynb", ".toml", ".cfg", ".txt", ".gitignore")
+
+
+def watch(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> int:
+    """``--watch``: check (or fix) now, then again each time a file under the paths
+    changes, until Ctrl-C. A run that fails on a broken configuration says so and
+    waits for the next change, as ruff does."""
+    _check_args(args)
+    if args.paths == ["-"] or args.show_settings or args.show_files or getattr(args, "add_noqa", False):
+        raise UsageError("--watch checks files: it cannot read stdin or show settings, files or add noqa")
+    while True:
+        stamp = _watched(args.paths)
+        try:
+            cmd_lint(args, catalog)
+        except (ConfigError, UsageError) as exc:
+            _error(str(exc))
+        print(f"[{time.strftime('%H:%M:%S')}] Watching for file changes.", file=sys.stderr, flush=True)
+        sys.stdout.flush()
+        while _watched(args.paths) == stamp:
+            time.sleep(WATCH_INTERVAL)
+        print(f"[{time.strftime('%H:%M:%S')}] File change detected...", file=sys.stderr, flush=True)
+
+
+def _watched(paths: Sequence[str]) -> Dict[str, Tuple[int, int]]:
+    """(mtime, size) of every file a change of which may change the result."""
+    from mplint.run.cache import FOLDER
+
+    stamps: Dict[str, Tuple[int, int]] = {}
+    for given in paths:
+        candidates = [given] if os.path.isfile(given) else []
+        for folder, dirs, names in os.walk(given):
+            dirs[:] = [d for d in dirs if d not in (FOLDER, ".git", "__pycache__")]
+            candidates += [os.path.join(folder, n) for n in names if n.endswith(_WATCHED_SUFFIXES)]
+        for path in candidates:
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            stamps[path] = (st.st_mtime_ns, st.st_size)
+    return stamps
 
 
 def _show_settings(paths: Sequence[str], session: "Session") -> int:
@@ -282,7 +502,8 @@ def _show_settings(paths: Sequence[str], session: "Session") -> int:
 
     if len(paths) != 1 or not os.path.isfile(paths[0]):
         raise UsageError("--show-settings needs exactly one file as the path")
-    path, settings = paths[0], session.settings
+    path = paths[0]
+    settings = session.settings_of(path)  # the one answer the check uses too
     root = find_root([path])
     installed = session.environment.keras_generation
     declared = declared_keras_version(root) if root is not None else None
@@ -294,7 +515,8 @@ def _show_settings(paths: Sequence[str], session: "Session") -> int:
              "file": detect(settings.keras_version, text, installed=installed,
                             use_installed=installed is not None, declared=declared)}
     sys.stdout.write(render(
-        path, settings, session.catalog, session.rule_ids, sorted(session.linter().ignored_for(path)),
+        path, settings, session.catalog, session.rule_ids_of(settings),
+        sorted(session.linter(settings).ignored_for(path)),
         is_excluded(path, settings.root, settings.exclude, settings.respect_gitignore), root,
         cache_folder(settings, root, [path]), keras))
     return EXIT_OK
@@ -373,8 +595,8 @@ def _run_stdin(args: argparse.Namespace, session: "Session") -> int:
     errors: List[FileError] = []
     summary = FixSummary()
     fixed = raw
-    settings = session.settings
-    skip = bool(args.stdin_filename and args.force_exclude and is_excluded(
+    settings = session.settings_of(name)
+    skip = bool(args.stdin_filename and settings.force_exclude and is_excluded(
         name, settings.root, settings.exclude, settings.respect_gitignore))
     if not skip:
         if args.stdin_filename:
@@ -390,17 +612,31 @@ def _run_stdin(args: argparse.Namespace, session: "Session") -> int:
             findings, errors = result.findings, result.errors
     if args.command == "fix":
         if args.diff:
-            _write_diff(_diff(name, raw, fixed) if fixed != raw else "")
+            _write_diff(args, _diff(name, raw, fixed) if fixed != raw else "")
         elif not args.check:
             sys.stdout.flush()
             sys.stdout.buffer.write(fixed)
             sys.stdout.buffer.flush()
-        return _finish(args, findings, errors, summary, stream=sys.stderr, sources={name: fixed})
-    return _finish(args, findings, errors, summary, sources={name: raw})
+        return _finish(args, findings, _about(errors, [name]), summary, stream=sys.stderr, sources={name: fixed})
+    return _finish(args, findings, _about(errors, [name]), summary, sources={name: raw})
 
 
-def _write_diff(text: str) -> None:
-    sys.stdout.write(color_diff(text) if text and use_color(sys.stdout) else text)
+def _about(errors: Sequence[FileError], files: Sequence[str]) -> List[FileError]:
+    """The warnings and errors about the run's own ``files``, each once (a fix checks
+    a file again after each pass, and each check warns anew)."""
+    ours = {os.path.normpath(path) for path in files}
+    return [e for e in dict.fromkeys(errors) if os.path.normpath(e.path) in ours]
+
+
+def _color(args: argparse.Namespace, stream: TextIO) -> bool:
+    """``--color``: always, never, or (auto) as the terminal and ``NO_COLOR`` say."""
+    if args.color == "auto":
+        return use_color(stream)
+    return bool(args.color == "always")
+
+
+def _write_diff(args: argparse.Namespace, text: str) -> None:
+    sys.stdout.write(color_diff(text) if text and _color(args, sys.stdout) else text)
 
 
 def _diff(path: str, before: bytes, after: bytes) -> str:
@@ -418,7 +654,8 @@ def _finish(args: argparse.Namespace, findings: List[Finding], errors: List[File
     ``sources`` are contents the findings were found in that differ from the disk
     (stdin, fixes previewed), for showing their lines. Notes are said once, last."""
     notes = [e for e in errors if e.kind == "note"]
-    errors = [e for e in errors if e.kind != "note"]
+    syntax, errors = split_syntax_errors([e for e in errors if e.kind != "note"])
+    findings = findings + syntax  # a syntax error is a finding at its place, as in ruff
     try:
         return _report_to_file(args, findings, errors, fix_summary, stream, no_files, sources)
     finally:
@@ -470,8 +707,10 @@ def _report(args: argparse.Namespace, findings: List[Finding], errors: List[File
     if args.statistics:
         out = statistics(findings, as_json=args.output_format == "json", unsafe_fixes=args.unsafe_fixes)
     elif _for_a_person(args):
-        style = Style(unsafe_fixes=args.unsafe_fixes, color=use_color(stream), sources=sources or {})
+        style = Style(unsafe_fixes=args.unsafe_fixes, color=_color(args, stream), sources=sources or {})
         out = FORMATTERS[args.output_format](findings, errors, style=style)
+    elif args.output_format == "sarif":
+        out = FORMATTERS["sarif"](findings, errors, docs_url=getattr(args, "docs_url", None))
     else:
         out = FORMATTERS[args.output_format](findings, errors)
     if not (args.command == "fix" and args.diff):  # the diff is the output
@@ -539,22 +778,35 @@ def _show_fixes(args: argparse.Namespace, findings: List[Finding], fix_summary: 
             print(f"    {n} \u00d7 {rule}", file=stream)
 
 
+def _all_passed(failed: int) -> str:
+    if failed:
+        return (f"No problems found, but {failed} file{'s' * (failed != 1)} could not be checked "
+                "(see the errors above).")
+    return "All checks passed!"
+
+
 def _summary(args: argparse.Namespace, findings: List[Finding], fix_summary: FixSummary,
              stream: TextIO, failed: int = 0) -> None:
     if args.command == "fix":
         applied, changed_files = fix_summary.applied, fix_summary.changed_files
+        hidden = fix_summary.more_unsafe if not args.unsafe_fixes else 0
+        if not applied:  # ruff's wording when there is nothing to fix
+            if not findings:
+                print(_all_passed(failed), file=stream)
+                return
+            n = len(findings)
+            print(f"Found {n} problem{'s' * (n != 1)}.", file=stream)
+            print(f"{hidden} fixable with `mplint fix --unsafe-fixes`." if hidden else "No fixes available.",
+                  file=stream)
+            return
         verb = "Would fix" if (args.diff or args.check) else "Fixed"
         print(f"{verb} {applied} finding{'s' * (applied != 1)} in {changed_files} "
               f"file{'s' * (changed_files != 1)}; {len(findings)} remaining.", file=stream)
-        if fix_summary.more_unsafe and not args.unsafe_fixes:
-            print(f"{fix_summary.more_unsafe} more fixable with `mplint fix --unsafe-fixes`.", file=stream)
+        if hidden:
+            print(f"{hidden} more fixable with `mplint fix --unsafe-fixes`.", file=stream)
         return
     if not findings:
-        if failed:
-            print(f"No problems found, but {failed} file{'s' * (failed != 1)} could not be checked "
-                  "(see the errors above).", file=stream)
-        else:
-            print("All checks passed!", file=stream)
+        print(_all_passed(failed), file=stream)
         return
     by_rule = Counter(f.rule for f in findings)
     # The same count as the [*] marks: what `mplint fix` with these flags would fix.
@@ -568,5 +820,6 @@ def _summary(args: argparse.Namespace, findings: List[Finding], fix_summary: Fix
         print(f"[*] {fixable} fixable with `{command}`.", file=stream)
     if hidden:
         print(f"{hidden} more fixable with `mplint fix --unsafe-fixes`.", file=stream)
-    top = by_rule.most_common(1)[0][0]
-    print(f"`mplint rule {top}` explains a rule: why it matters and how to fix it.", file=stream)
+    rules = [rule for rule, _ in by_rule.most_common() if rule != SYNTAX_ERROR]
+    if rules:
+        print(f"`mplint rule {rules[0]}` explains a rule: why it matters and how to fix it.", file=stream)

@@ -21,11 +21,25 @@ def unified(path: str, before: bytes, after: bytes) -> str:
     return _text(path, before.decode("utf-8", errors="replace"), after.decode("utf-8", errors="replace"))
 
 
+#: what diff and git print after a last line without a newline; ``git apply`` needs it
+NO_NEWLINE = "\\ No newline at end of file\n"
+
+
+def _lines(text: str) -> List[str]:
+    """The lines of ``text``, each with its end, split at newlines only, as git does
+    (``str.splitlines`` also splits at form feeds and other separators, which would
+    make a patch that does not apply)."""
+    lines = [line + "\n" for line in text.split("\n")]
+    lines[-1] = lines[-1][:-1]
+    return lines if lines[-1] else lines[:-1]
+
+
 def _text(name: str, before: str, after: str, old: str = "", new: str = "") -> str:
-    a = before.splitlines(keepends=True)
-    b = after.splitlines(keepends=True)
-    text = "".join(difflib.unified_diff(a, b, fromfile=old or f"a/{name}", tofile=new or f"b/{name}"))
-    return text if text.endswith("\n") or not text else text + "\n"
+    out = []
+    for line in difflib.unified_diff(_lines(before), _lines(after), fromfile=old or f"a/{name}",
+                                     tofile=new or f"b/{name}"):
+        out.append(line if line.endswith("\n") else line + "\n" + NO_NEWLINE)
+    return "".join(out)
 
 
 def _sources(raw: bytes) -> List[str]:

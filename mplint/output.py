@@ -13,7 +13,7 @@ import json
 import os
 import xml.etree.ElementTree as ET
 from collections import Counter, defaultdict
-from typing import Callable, Dict, List, Sequence
+from typing import Callable, Dict, List, Optional, Sequence
 from urllib.parse import quote
 
 from mplint import __version__
@@ -26,11 +26,15 @@ Formatter = Callable[..., str]
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
-def rule_help_uri(rule_id: str) -> str:
-    """Where a rule's full entry (why, examples, fix) can be read: the catalog file of
-    the installed mplint (it has no public address to point to)."""
-    from mplint.rule.catalog import catalog_dir
+def rule_help_uri(rule_id: str, docs_url: Optional[str] = None) -> str:
+    """Where a rule's full entry (why, examples, fix) can be read: the ``docs-url``
+    setting with the rule's id (``{rule}``) or name (``{name}``) filled in, else the
+    catalog file of the installed mplint."""
+    from mplint.rule.catalog import catalog_dir, load_catalog
 
+    if docs_url:
+        entry = load_catalog().get(rule_id)
+        return docs_url.format(rule=rule_id, name=entry.name if entry is not None else rule_id)
     return (catalog_dir() / f"{rule_id}.yaml").resolve().as_uri()
 
 
@@ -151,28 +155,35 @@ def _uri(path: str) -> Dict[str, str]:
     return {"uri": quote(posix), "uriBaseId": "%SRCROOT%"}
 
 
-def _sarif_rules() -> List[dict]:
+def _sarif_rules(docs_url: Optional[str] = None) -> List[dict]:
+    """Each rule's descriptor: its help is the rule's whole page (why, the fix,
+    the bad and good examples), as ``mplint rule`` prints it; ``helpUri`` only where
+    ``docs-url`` gives an address (mplint invents none)."""
     from mplint.rule.catalog import load_catalog
+    from mplint.rule_pages import rule_markdown
 
     rules = []
     for entry in load_catalog().values():
         fix = entry.fix_description.strip() if entry.fixable else "No automatic fix."
         help_text = f"{entry.summary}\n\n{entry.why.strip()}\n\nFix ({entry.fix_safety}): {fix}"
-        rules.append({
+        rule: Dict[str, object] = {
             "id": entry.id,
             "name": entry.name,
             "shortDescription": {"text": entry.summary},
             "fullDescription": {"text": entry.why.strip()},
-            "help": {"text": help_text, "markdown": help_text},
+            "help": {"text": help_text, "markdown": rule_markdown(entry)},
             "defaultConfiguration": {"level": "error" if entry.severity == "error" else "warning"},
             "properties": {"tags": ["mixed-precision"], "fix": entry.fix_safety},
-        })
+        }
+        if docs_url:
+            rule["helpUri"] = rule_help_uri(entry.id, docs_url)
+        rules.append(rule)
     return rules
 
 
-def sarif(findings: List[Finding], errors: Sequence[FileError] = ()) -> str:
+def sarif(findings: List[Finding], errors: Sequence[FileError] = (), docs_url: Optional[str] = None) -> str:
     """A SARIF 2.1.0 log with one run, as GitHub code scanning accepts it."""
-    rules = _sarif_rules()
+    rules = _sarif_rules(docs_url)
     index = {rule["id"]: i for i, rule in enumerate(rules)}
     results = []
     places = NotebookPositions()
@@ -221,22 +232,29 @@ def sarif(findings: List[Finding], errors: Sequence[FileError] = ()) -> str:
 # -- --statistics ---------------------------------------------------------------------
 def statistics(findings: List[Finding], as_json: bool = False, unsafe_fixes: bool = False) -> str:
     """Count per rule, most frequent first: what to tackle (or ignore) first.
-    A rule is fixable when ``mplint fix`` with these flags fixes some of its findings."""
+
+    As in ruff, a rule is marked ``[*]`` when ``mplint fix`` with these flags fixes
+    every one of its findings, ``[~]`` when it fixes some, ``[ ]`` when none; JSON
+    gives ``fixable_count`` (and ``fixable``: all of them)."""
     from mplint.rule.catalog import load_catalog
 
     catalog = load_catalog()
     counts = Counter(f.rule for f in findings)
-    fixable = {f.rule for f in findings if would_fix(f.fix, unsafe_fixes)}
+    fixable = Counter(f.rule for f in findings if would_fix(f.fix, unsafe_fixes))
     rows = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     if as_json:
         return json.dumps([{
             "code": rule, "name": catalog[rule].name if rule in catalog else "",
-            "count": n, "fixable": rule in fixable,
+            "count": n, "fixable_count": fixable[rule], "fixable": fixable[rule] == n,
         } for rule, n in rows], indent=2) + "\n"
     width = max((len(str(n)) for _, n in rows), default=1)
-    lines = [f"{n:>{width}}\t{rule}\t{'[*] ' if rule in fixable else '    '}"
+    lines = [f"{n:>{width}}\t{rule}\t{_fixable_mark(fixable[rule], n)} "
              f"{catalog[rule].name if rule in catalog else ''}" for rule, n in rows]
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+def _fixable_mark(fixable: int, count: int) -> str:
+    return "[*]" if fixable == count else "[~]" if fixable else "[ ]"
 
 
 FORMATTERS: Dict[str, Formatter] = {

@@ -20,6 +20,7 @@ from typing import IO, Callable, Dict, List, Mapping, Optional, Sequence
 
 from mplint.core.findings import FileError, Finding
 from mplint.core.source_kinds import is_notebook
+from mplint.output_syntax import SYNTAX_ERROR, SYNTAX_ERROR_TITLE
 from mplint.rule.levels import Safety
 
 #: lines shown around a finding in the ``full`` format
@@ -51,6 +52,7 @@ def _sgr(code: str) -> Callable[[str], str]:
 
 
 _BOLD, _RED, _GREEN, _CYAN, _BLUE = _sgr("1"), _sgr("1;31"), _sgr("32"), _sgr("36"), _sgr("1;34")
+_YELLOW = _sgr("1;33")
 
 
 @dataclass(frozen=True)
@@ -67,12 +69,15 @@ class Style:
 
 
 def _headline(f: Finding, style: Style) -> str:
+    if f.rule == SYNTAX_ERROR:
+        return f"{style.paint(_BOLD, f.location)}: {style.paint(_RED, SYNTAX_ERROR_TITLE)}: {f.message}"
     mark = " " + style.paint(_CYAN, "[*]") if would_fix(f.fix, style.unsafe_fixes) else ""
-    return f"{style.paint(_BOLD, f.location)}: {style.paint(_RED, f.rule)} {f.message}{mark}"
+    severity = style.paint(_RED if f.severity == "error" else _YELLOW, f"{f.severity}:")
+    return f"{style.paint(_BOLD, f.location)}: {style.paint(_RED, f.rule)} {severity} {f.message}{mark}"
 
 
 def concise(findings: List[Finding], errors: Sequence[FileError] = (), style: Style = Style()) -> str:
-    """``path:line:col: MPxxx message [*]``, one line a finding."""
+    """``path:line:col: MPxxx severity: message [*]``, one line a finding."""
     lines = [_headline(f, style) for f in findings]
     return "\n".join(lines) + ("\n" if lines else "")
 
@@ -160,7 +165,8 @@ def full(findings: List[Finding], errors: Sequence[FileError] = (), style: Style
         note = _fix_note(f, style)
         if note is not None:
             block.append(f"  = {note}")
-        block.append(f"  = help: `mplint rule {f.rule}` explains why this matters and how to fix it")
+        if f.rule != SYNTAX_ERROR:
+            block.append(f"  = help: `mplint rule {f.rule}` explains why this matters and how to fix it")
         blocks.append("\n".join(block) + "\n\n")
     return "".join(blocks)
 

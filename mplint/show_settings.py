@@ -38,6 +38,7 @@ def render(path: str, settings: Settings, catalog: Dict[str, RuleEntry], rule_id
     lines: List[str] = [
         f'Resolved settings for: "{path}"',
         f"Settings path: {_value(settings.config_path) if settings.config_path else 'none (defaults)'}",
+        *[f"Extends: {_value(base)}" for base in settings.extends],
         "",
         f"project-root = {_value(project_root)}",
         f"excluded = {_value(excluded)}",
@@ -46,6 +47,9 @@ def render(path: str, settings: Settings, catalog: Dict[str, RuleEntry], rule_id
         f"exclude = {_list(list(settings.exclude))}",
         f"per-file-ignores = {_list([f'{p} = {list(c)}' for p, c in settings.per_file_ignores])}",
         f"respect-gitignore = {_value(settings.respect_gitignore)}",
+        f"force-exclude = {_value(settings.force_exclude)}",
+        f"line-length = {_value(settings.line_length)}",
+        f"docs-url = {_value(settings.docs_url)}",
         f"assume-policy = {_value(settings.assume_policy)}",
         f"keras-version = {_value(settings.keras_version)}",
         f"keras-version.declared-by-project = {_value(keras.get('project'))}",

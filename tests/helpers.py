@@ -147,6 +147,15 @@ def _set_variable(name: str, value: Optional[str]) -> None:
 _FINDING_LINE = re.compile(r"^(?P<path>.+?):(?:(?P<cell>cell \d+):)?(?P<line>\d+):\d+: (?P<rule>MP\d{3}) ")
 
 
+def syntax_error_line(path: str, message: str) -> str:
+    """The report line (or its start, when ``message`` names no column) of the parser's
+    ``syntax error at line L, column C: ...`` in ``path``: a finding, as ruff shows one."""
+    match = re.fullmatch(r"syntax error at line (\d+)(?:, column (\d+): (.*))?", message, re.S)
+    assert match is not None, message
+    line, col, text = match.groups()
+    return f"{path}:{line}:{col}: SyntaxError: {text}" if col else f"{path}:{line}:"
+
+
 def reported(output: str) -> List[Tuple[str, int, str]]:
     """``(path, line, rule)`` of each finding a text report printed; a notebook's
     path names the cell (``nb.ipynb:cell 5``)."""

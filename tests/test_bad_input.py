@@ -13,6 +13,7 @@ import pytest
 
 import mplint.core.linter
 from helpers import BAD, GOOD, outcome, run_cli
+from helpers import syntax_error_line
 from helpers import write_files as _write
 from mplint import cli
 from mplint.rule.catalog import load_catalog
@@ -48,6 +49,11 @@ def test_each_bad_file_is_one_line_and_the_others_still_run(tmp_path, source, ex
     start = time.monotonic()
     result = run_cli("check", ".", cwd=tmp_path)
     assert time.monotonic() - start < 60
+    if expected.startswith("syntax error"):  # a finding at its place, as ruff reports it (exit 1)
+        assert outcome(result) == (1, [("model.py", 4, "MP101")]) and _errors(result) == []
+        [line] = [line for line in result.stdout.splitlines() if line.startswith("bad_input.py:")]
+        assert line.startswith(syntax_error_line("bad_input.py", expected)), line
+        return
     assert outcome(result) == (2, [("model.py", 4, "MP101")])
     [line] = _errors(result)
     assert line.startswith("mplint: error: bad_input.py: ") and expected in line, line
@@ -233,7 +239,7 @@ def test_a_crashing_analysis_takes_down_only_the_rules_that_read_it(tmp_path, cr
     # boom.py keeps MP101 and loses every MP995 finding: no half-informed findings
     assert outcome(result) == (2, [("boom.py", 4, "MP101"), ("fine.py", 3, "MP995"), ("fine.py", 4, "MP995"),
                                    ("fine.py", 4, "MP101")])  # one finding per line and rule
-    assert "fine.py:4:9: MP995 a call" in result.stdout
+    assert "fine.py:4:9: MP995 error: a call" in result.stdout
     [line] = result.stderr.strip().splitlines()
     assert line.startswith("mplint: error: boom.py: internal error in rule MP995: "
                            "RuntimeError: in analysis _BrokenAnalysis: IndexError: analysis failure.")

@@ -72,8 +72,8 @@ def test_findings_really_come_from_the_cache(tmp_path):
     entries = json.loads(results.read_text())
     entries[str(tmp_path / "bad.py")][1][0][0]["message"] = "from the cache"
     results.write_text(json.dumps(entries))
-    assert "MP101 from the cache" in run_cli("check", ".", cwd=tmp_path).stdout
-    assert "MP101 from the cache" not in run_cli("check", "--no-cache", ".", cwd=tmp_path).stdout
+    assert "MP101 error: from the cache" in run_cli("check", ".", cwd=tmp_path).stdout
+    assert "MP101 error: from the cache" not in run_cli("check", "--no-cache", ".", cwd=tmp_path).stdout
 
 
 def test_no_cache_writes_nothing(tmp_path):

@@ -49,7 +49,7 @@ def test_cells_are_one_program_and_findings_name_the_cell(tmp_path):
     (tmp_path / "nb.ipynb").write_text(_jupyter(_notebook()), encoding="utf-8")
     result = run_cli("check", ".", cwd=tmp_path)
     assert outcome(result) == (1, [("nb.ipynb:cell 5", 4, "MP101")]), result.stderr
-    assert result.stdout.splitlines()[0].startswith("nb.ipynb:cell 5:4:5: MP101 final softmax")
+    assert result.stdout.splitlines()[0].startswith("nb.ipynb:cell 5:4:5: MP101 error: final softmax")
     data = json.loads(run_cli("check", "--output-format", "json", "nb.ipynb", cwd=tmp_path).stdout)
     assert [(d["cell"], d["line"], d["col"]) for d in data] == [(5, 4, 5)]
 
@@ -76,7 +76,7 @@ def test_fix_rewrites_only_the_changed_cell(tmp_path):
     expected["cells"][4]["source"][3] = "    tf.keras.layers.Dense(10, activation='softmax', dtype='float32'),  # the head\n"
     assert fixed == _jupyter(expected)
     again = run_cli("fix", "nb.ipynb", cwd=tmp_path)
-    assert outcome(again) == (0, []) and "Fixed 0 findings" in again.stdout
+    assert outcome(again) == (0, []) and "All checks passed!" in again.stdout
     assert path.read_text(encoding="utf-8") == fixed  # settled
 
 
@@ -100,7 +100,7 @@ def test_a_notebook_without_fixes_stays_byte_identical(tmp_path):
     path = tmp_path / "nb.ipynb"
     path.write_bytes(raw)
     result = run_cli("fix", ".", cwd=tmp_path)
-    assert outcome(result) == (0, []) and "Fixed 0 findings" in result.stdout
+    assert outcome(result) == (0, []) and "All checks passed!" in result.stdout
     assert path.read_bytes() == raw
 
 

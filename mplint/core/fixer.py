@@ -15,6 +15,7 @@ import libcst as cst
 from mplint.core.findings import FileError
 from mplint.core.results import REPORT_TO, FileAnalysis, FixCandidate, FixOutcome, describe
 from mplint.core.source import Source, parse_text
+from mplint.rule.edits import fit_line_length
 
 MAX_PASSES = 10
 #: as deep as ``Linter.analyze`` lets the walk recurse (a 400-term ``+`` chain)
@@ -48,12 +49,13 @@ def _overlaps(a, b) -> bool:
 
 
 def fix_program(analyze: Analyze, source: Source, module: cst.Module, unsafe: bool,
-                outcome: FixOutcome, classes: Optional[Sequence[type]] = None
-                ) -> Tuple[Optional[str], FixOutcome]:
+                outcome: FixOutcome, classes: Optional[Sequence[type]] = None,
+                line_length: Optional[int] = None) -> Tuple[Optional[str], FixOutcome]:
     """Fix one parsed program in memory: the fixed text (None when nothing was
     applied) and ``outcome`` filled in. ``classes`` are the checks that may report
     in the program as read; later passes find them again in the fixed text, which
-    a fix may have given new words."""
+    a fix may have given new words. A call a fix made longer than ``line_length``
+    (the project's formatter's) is wrapped."""
     text = source.text
     for _ in range(MAX_PASSES):
         analysis = analyze(source, module, classes)
@@ -76,7 +78,7 @@ def fix_program(analyze: Analyze, source: Source, module: cst.Module, unsafe: bo
         limit = sys.getrecursionlimit()
         sys.setrecursionlimit(max(limit, RECURSION_LIMIT))  # the transform recurses as deep as the file nests
         try:
-            new_text = _apply(module, chosen).code
+            new_text = _apply(module, chosen, line_length).code
         except Exception as exc:  # a broken fix must not stop the other files
             outcome.errors.append(FileError(
                 source.path, f"internal error in the fix for {rules}: {describe(exc)}; "
@@ -102,7 +104,7 @@ def fix_program(analyze: Analyze, source: Source, module: cst.Module, unsafe: bo
     return (text if outcome.applied else None), outcome
 
 
-def _apply(module: cst.Module, chosen: List[FixCandidate]) -> cst.Module:
+def _apply(module: cst.Module, chosen: List[FixCandidate], line_length: Optional[int] = None) -> cst.Module:
     # libcst's codemod package loads its matchers (a third of a second): only when fixing.
     from libcst.codemod import CodemodContext
     from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
@@ -116,6 +118,8 @@ def _apply(module: cst.Module, chosen: List[FixCandidate]) -> cst.Module:
         imports.extend(candidate.fix.imports)
         removals.extend(candidate.fix.remove_imports)
     new_module = module.visit(_Replace(replacements))
+    new_module = fit_line_length(new_module, [new for candidate in chosen for new in candidate.fix.replacements.values()
+                                              if isinstance(new, cst.CSTNode)], line_length)
     if imports:
         context = CodemodContext()
         for mod, obj, asname in imports:

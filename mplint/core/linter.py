@@ -94,7 +94,8 @@ class Linter:
             if prepared is None:
                 return outcome
             source, module, classes = prepared
-            text, outcome = fix_program(self.analyze, source, module, unsafe, outcome, classes)
+            text, outcome = fix_program(self.analyze, source, module, unsafe, outcome, classes,
+                                        self.settings.line_length)
         outcome.reads = noted
         outcome.remaining = [src.finding(f) for f in outcome.remaining]
         outcome.errors = [src.error(e) for e in outcome.errors]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, List, Mapping, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -215,3 +215,98 @@ def replace_arg(args: List[cst.Arg], index: int,
     new = [cst.Arg(value=v, keyword=cst.Name(k), equal=equal, comma=separator) for k, v in keywords]
     new[-1] = new[-1].with_changes(comma=args[index].comma)
     return args[:index] + new + args[index + 1:]
+
+
+# -- the project's line length -------------------------------------------------------------
+def fit_line_length(module: cst.Module, new_nodes: Sequence[cst.CSTNode], line_length: Optional[int]
+                    ) -> cst.Module:
+    """``module`` with each call among a fix's ``new_nodes`` that now runs past
+    ``line_length`` wrapped as black and ruff's formatter wrap one: the arguments on a
+    line of their own, indented one level, the closing parenthesis back at the call's
+    indentation; one argument a line, with a trailing comma, when that line is too long
+    too. Calls already spread over lines keep their layout (:func:`with_keyword`)."""
+    calls = [node for node in new_nodes if isinstance(node, cst.Call) and node.args]
+    if line_length is None or not calls:
+        return module
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    lines = module.code.split("\n")
+    wrapped: dict = {}
+    for call in calls:
+        where = positions.get(call)
+        if where is None:
+            continue
+        if where.start.line != where.end.line:
+            exploded = _exploded_if_too_long(call, positions, lines, line_length)
+            if exploded is not None:
+                wrapped[id(call)] = exploded
+            continue
+        line = lines[where.start.line - 1].rstrip("\r")
+        if len(line.expandtabs()) <= line_length:
+            continue
+        indent = line[: len(line) - len(line.lstrip())]
+        wrapped[id(call)] = _wrapped(call, indent, indent + module.default_indent, line_length)
+    if not wrapped:
+        return module
+    return module.visit(_ById(wrapped))
+
+
+def _newline(to: str) -> cst.ParenthesizedWhitespace:
+    return cst.ParenthesizedWhitespace(first_line=cst.TrailingWhitespace(), empty_lines=[], indent=False,
+                                       last_line=cst.SimpleWhitespace(to))
+
+
+def _exploded_if_too_long(call: cst.Call, positions: Mapping[cst.CSTNode, Any], lines: List[str],
+                          line_length: int) -> Optional[cst.Call]:
+    """A call whose arguments share a line of their own between ``(`` and ``)`` on
+    lines of their own, where that line is now too long: one argument a line, with
+    a trailing comma, at the same indentation (as black lays it out)."""
+    first, last = positions.get(call.args[0]), positions.get(call.args[-1])
+    if first is None or last is None or first.start.line != last.end.line:
+        return None
+    before_close = call.args[-1].comma.whitespace_after if isinstance(call.args[-1].comma, cst.Comma) \
+        else call.args[-1].whitespace_after_arg
+    if not (isinstance(call.whitespace_before_args, cst.ParenthesizedWhitespace)
+            and isinstance(before_close, cst.ParenthesizedWhitespace)
+            and not _has_comment(call.whitespace_before_args) and not _has_comment(before_close)
+            and not any(_has_comment(a.comma.whitespace_after) for a in call.args if isinstance(a.comma, cst.Comma))):
+        return None
+    line = lines[first.start.line - 1].rstrip("\r")
+    if len(line.expandtabs()) <= line_length:
+        return None
+    inner = line[: len(line) - len(line.lstrip())]
+    closing = lines[positions[call].end.line - 1]
+    indent = closing[: len(closing) - len(closing.lstrip())]
+    apart = [a.with_changes(comma=cst.Comma(whitespace_after=_newline(inner)),
+                            whitespace_after_arg=cst.SimpleWhitespace("")) for a in call.args[:-1]]
+    apart.append(call.args[-1].with_changes(comma=cst.Comma(whitespace_after=_newline(indent)),
+                                            whitespace_after_arg=cst.SimpleWhitespace("")))
+    return call.with_changes(args=apart)
+
+
+def _wrapped(call: cst.Call, indent: str, inner: str, line_length: int) -> cst.Call:
+    newline = _newline
+
+    args = list(call.args)
+    last = args[-1]
+    one_line = [a.with_changes(whitespace_after_arg=cst.SimpleWhitespace("")) for a in args[:-1]]
+    one_line.append(last.with_changes(comma=cst.MaybeSentinel.DEFAULT, whitespace_after_arg=newline(indent)))
+    together = call.with_changes(whitespace_before_args=newline(inner), args=one_line)
+    args_line = cst.Module(body=[]).code_for_node(together).split("\n")[1]
+    if len(args_line.expandtabs()) <= line_length:
+        return together
+    apart = [a.with_changes(comma=cst.Comma(whitespace_after=newline(inner)), whitespace_after_arg=cst.SimpleWhitespace(""))
+             for a in args[:-1]]
+    apart.append(last.with_changes(comma=cst.Comma(whitespace_after=newline(indent)),
+                                   whitespace_after_arg=cst.SimpleWhitespace("")))
+    return call.with_changes(whitespace_before_args=newline(inner), args=apart)
+
+
+class _ById(cst.CSTTransformer):
+    def __init__(self, replacements: dict) -> None:
+        super().__init__()
+        self.replacements = replacements
+
+    def on_leave(self, original_node, updated_node):
+        return self.replacements.get(id(original_node), updated_node)

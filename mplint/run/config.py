@@ -1,13 +1,16 @@
-"""``[tool.mplint]`` in pyproject.toml: found, parsed and validated strictly.
+"""``[tool.mplint]`` in pyproject.toml (or ``mplint.toml`` / ``.mplint.toml``): found,
+parsed and validated strictly.
 
 Unknown keys and wrong types are errors that name the key (exit 2), as users of
 ruff expect. Rule options (``alignment``, ...) are declared in the rules' catalog
-entries, so a new rule with an option touches nothing here.
+entries, so a new rule with an option touches nothing here. ``extend`` names a
+configuration whose settings this one starts from (ruff's ``extend``).
 """
 
 from __future__ import annotations
 
 import difflib
+import os
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -70,6 +73,14 @@ class Settings:
     #: where the result cache lives (None: ``.mplint_cache`` in the project root)
     cache_dir: Optional[Path] = None
     options: Tuple[Tuple[str, Any], ...] = ()
+    #: apply ``exclude`` to files named on the command line too (``--force-exclude``)
+    force_exclude: bool = False
+    #: the configurations ``config_path`` extends, the closest first
+    extends: Tuple[Path, ...] = ()
+    #: the longest line a fix may write: ``line-length``, else ruff's or black's setting
+    line_length: Optional[int] = None
+    #: the address of a rule's documentation, ``{rule}`` (or ``{name}``) standing for it
+    docs_url: Optional[str] = None
 
     def with_overrides(self, **changes: Any) -> "Settings":
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
@@ -84,28 +95,78 @@ def _str_list(key: str, value: Any, where: str) -> Tuple[str, ...]:
     return tuple(value)
 
 
+#: configuration files, in the order one folder's are preferred (ruff's order)
+CONFIG_NAMES = (".mplint.toml", "mplint.toml", "pyproject.toml")
+
+
+def config_in(folder: Path) -> Optional[Path]:
+    """The configuration file of one folder: ``.mplint.toml``, ``mplint.toml``, or a
+    ``pyproject.toml`` with a [tool.mplint] table."""
+    for name in CONFIG_NAMES:
+        candidate = folder / name
+        if not candidate.is_file():
+            continue
+        if name != "pyproject.toml":
+            return candidate
+        try:
+            data = tomllib.loads(read_regular(candidate).decode("utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            return candidate  # let load_settings report it
+        if isinstance(data.get("tool"), dict) and "mplint" in data["tool"]:
+            return candidate
+    return None
+
+
 def find_config(start: Path) -> Optional[Path]:
-    """The nearest pyproject.toml above ``start`` that has a [tool.mplint] table."""
+    """The nearest configuration file above ``start`` (see :func:`config_in`)."""
     start = start.resolve()
     for folder in (start, *start.parents):
-        candidate = folder / "pyproject.toml"
-        if candidate.is_file():
-            try:
-                data = tomllib.loads(read_regular(candidate).decode("utf-8"))
-            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-                return candidate  # let load_settings report it
-            if isinstance(data.get("tool"), dict) and "mplint" in data["tool"]:
-                return candidate
+        found = config_in(folder)
+        if found is not None:
+            return found
     return None
 
 
 def load_settings(config_path: Optional[Path], catalog: Dict[str, RuleEntry],
-                  root: Optional[Path] = None, explicit: bool = False) -> Settings:
-    """Read and validate the [tool.mplint] table (defaults when there is none; an
-    error when the file was named with ``--config``: ``explicit``)."""
+                  root: Optional[Path] = None, explicit: bool = False,
+                  overrides: Sequence[Dict[str, Any]] = ()) -> Settings:
+    """Read and validate the configuration (defaults when there is none; an error
+    when the file was named with ``--config``: ``explicit``), after the ones it
+    extends. ``overrides`` are tables read last (``--config KEY=VALUE``)."""
     options = {name: opt.default for name, opt in rule_options(catalog).items()}
-    if config_path is None:
-        return Settings(root=(root or Path.cwd()).resolve(), options=tuple(sorted(options.items())))
+    if config_path is None and not overrides:
+        home = (root or Path.cwd()).resolve()
+        return Settings(root=home, options=tuple(sorted(options.items())), line_length=formatter_line_length(home))
+    chain = _extended_chain(config_path, explicit) if config_path is not None else []
+    reader = _TableReader(catalog, options)
+    for path, table in reversed(chain):  # the furthest base first; each one after overrides
+        reader.read(str(path), path.parent, table)
+    for table in overrides:
+        reader.read(COMMAND_LINE, Path.cwd(), table)
+    selection = resolve_rules(catalog, reader.layers)
+    # The tables' selection, resolved to rule ids, so every reader of ``select`` sees it.
+    home = config_path.parent if config_path is not None else (root or Path.cwd())
+    reader.settings.setdefault("line_length", formatter_line_length(home))
+    return Settings(root=home.resolve(), config_path=config_path, select=selection,
+                    exclude=tuple(reader.exclude), options=tuple(sorted(reader.options.items())),
+                    extends=tuple(path for path, _ in chain[1:]), **reader.settings)
+
+
+#: where an override from the command line comes from, in messages
+COMMAND_LINE = "--config"
+
+
+def inline_table(text: str) -> Dict[str, Any]:
+    """``--config "KEY = VALUE"``: one TOML key and value, as in ruff."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"--config {text!r}: neither a file nor a valid TOML 'key = value' ({exc})") from None
+
+
+def _read_table(config_path: Path, explicit: bool) -> Dict[str, Any]:
+    """The mplint table of one file: [tool.mplint] of a pyproject.toml (or of any
+    file with a [tool] table), the whole of an ``mplint.toml``."""
     where = str(config_path)
     try:
         data = tomllib.loads(read_regular(config_path).decode("utf-8"))
@@ -118,72 +179,161 @@ def load_settings(config_path: Optional[Path], catalog: Dict[str, RuleEntry],
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{where}: invalid TOML: {exc}") from None
     tool = data.get("tool")
+    if config_path.name != "pyproject.toml" and "tool" not in data:
+        return data  # mplint.toml: the settings at the top level (a [tool.mplint] table is read too)
     if explicit and not (isinstance(tool, dict) and "mplint" in tool):
         raise ConfigError(f"{where}: has no [tool.mplint] table")
     table = tool.get("mplint", {}) if isinstance(tool, dict) else {}
     if not isinstance(table, dict):
         raise ConfigError(f"{where}: [tool.mplint] must be a table")
-    declared = rule_options(catalog)
-    settings: Dict[str, Any] = {}
-    exclude = list(DEFAULT_EXCLUDE)
-    chosen: Dict[str, Tuple[str, ...]] = {}  # the selection keys' codes
-    for key, value in table.items():
-        if key in _SELECTION_KEYS:
-            chosen[key] = validate_codes(_str_list(key, value, where), catalog, f"{where}: '{key}'")
-        elif key == "exclude":
-            exclude = list(_str_list(key, value, where))
-        elif key == "extend-exclude":
-            exclude += _str_list(key, value, where)
-        elif key == "per-file-ignores":
-            if not isinstance(value, dict):
-                raise ConfigError(f"{where}: 'per-file-ignores' must be a table of pattern = [codes]")
-            pfi = []
-            for pattern, codes in value.items():
-                codes = validate_codes(_str_list(f"per-file-ignores.{pattern}", codes, where),
-                                       catalog, f"{where}: 'per-file-ignores.{pattern}'")
-                pfi.append((pattern, codes))
-            settings["per_file_ignores"] = tuple(pfi)
-        elif key == "assume-policy":
-            if value not in POLICIES:
-                raise ConfigError(f"{where}: 'assume-policy' must be one of {', '.join(POLICIES)}, got {value!r}")
-            settings["assume_policy"] = value
-        elif key == "keras-version":
-            if value not in (2, 3) or isinstance(value, bool):
-                raise ConfigError(f"{where}: 'keras-version' must be 2 or 3, got {value!r}")
-            settings["keras_version"] = value
-        elif key == "library":
-            if not isinstance(value, bool):
-                raise ConfigError(f"{where}: 'library' must be true or false")
-            settings["library"] = value
-        elif key == "respect-gitignore":
-            if not isinstance(value, bool):
-                raise ConfigError(f"{where}: 'respect-gitignore' must be true or false")
-            settings["respect_gitignore"] = value
-        elif key == "cache-dir":
-            if not isinstance(value, str) or not value:
-                raise ConfigError(f"{where}: 'cache-dir' must be a folder path (a string)")
-            # relative to the config file, as every path in it
-            settings["cache_dir"] = config_path.parent.resolve() / Path(value).expanduser()
-        elif key in declared:
-            problem = declared[key].problem(value)
-            if problem is not None:
-                raise ConfigError(f"{where}: '{key}' {problem}, got {value!r}")
-            options[key] = value
-        else:
-            raise ConfigError(f"{where}: unknown key '{key}' in [tool.mplint]{_did_you_mean(key, declared)}")
-    selection = RuleSelection(select=chosen.get("select"),
-                              ignore=chosen.get("ignore", ()) + chosen.get("extend-ignore", ()),
-                              extend_select=chosen.get("extend-select", ()))
-    # The table's selection, resolved to rule ids, so every reader of ``select`` sees it.
-    settings["select"] = resolve_rules(catalog, [selection])
-    return Settings(root=config_path.parent.resolve(), config_path=config_path,
-                    exclude=tuple(exclude), options=tuple(sorted(options.items())), **settings)
+    return table
+
+
+def _extended_chain(config_path: Path, explicit: bool) -> List[Tuple[Path, Dict[str, Any]]]:
+    """``config_path``'s table, then the table its ``extend`` names, and so on."""
+    chain: List[Tuple[Path, Dict[str, Any]]] = []
+    seen: List[Path] = []
+    path, named = config_path, explicit
+    while True:
+        table = _read_table(path, named)
+        chain.append((path, table))
+        seen.append(path.resolve())
+        extend = table.get("extend")
+        if extend is None:
+            return chain
+        if not isinstance(extend, str) or not extend:
+            raise ConfigError(f"{path}: 'extend' must be the path of a configuration file (a string)")
+        base = (path.parent / Path(os.path.expandvars(extend)).expanduser()).resolve()  # relative to its file
+        if not base.is_file():
+            raise ConfigError(f"{path}: 'extend' names {extend!r}, which is not a file")
+        if base in seen:
+            raise ConfigError(f"{path}: 'extend' makes a cycle: "
+                              + " -> ".join(str(p) for p in [*seen, base]))
+        path, named = base, True
+
+
+class _TableReader:
+    """Reads tables in order, each overriding what the ones before it set (ruff's
+    ``extend``): ``select`` replaces the selection and ``extend-select`` adds to it,
+    ``exclude`` replaces and ``extend-exclude`` adds, every other key replaces."""
+
+    def __init__(self, catalog: Dict[str, RuleEntry], options: Dict[str, Any]) -> None:
+        self.catalog = catalog
+        self.declared = rule_options(catalog)
+        self.options = dict(options)
+        self.settings: Dict[str, Any] = {}
+        self.exclude = list(DEFAULT_EXCLUDE)
+        self.layers: List[RuleSelection] = []
+
+    def read(self, where: str, folder: Path, table: Dict[str, Any]) -> None:
+        """Read one table, named ``where`` in messages, whose paths are relative to ``folder``."""
+        catalog, declared, settings = self.catalog, self.declared, self.settings
+        chosen: Dict[str, Tuple[str, ...]] = {}  # the selection keys' codes
+        for key, value in table.items():
+            if key in _SELECTION_KEYS:
+                chosen[key] = validate_codes(_str_list(key, value, where), catalog, f"{where}: '{key}'")
+            elif key == "extend" and where != COMMAND_LINE:
+                continue  # read by _extended_chain
+            elif key == "exclude":
+                self.exclude = list(_str_list(key, value, where))
+            elif key == "extend-exclude":
+                self.exclude += _str_list(key, value, where)
+            elif key == "per-file-ignores":
+                settings["per_file_ignores"] = parse_per_file_ignores(value, catalog, where)
+            elif key == "extend-per-file-ignores":
+                settings["per_file_ignores"] = settings.get("per_file_ignores", ()) + parse_per_file_ignores(
+                    value, catalog, where)
+            elif key == "assume-policy":
+                if value not in POLICIES:
+                    raise ConfigError(f"{where}: 'assume-policy' must be one of {', '.join(POLICIES)}, got {value!r}")
+                settings["assume_policy"] = value
+            elif key == "keras-version":
+                if value not in (2, 3) or isinstance(value, bool):
+                    raise ConfigError(f"{where}: 'keras-version' must be 2 or 3, got {value!r}")
+                settings["keras_version"] = value
+            elif key == "library":
+                if not isinstance(value, bool):
+                    raise ConfigError(f"{where}: 'library' must be true or false")
+                settings["library"] = value
+            elif key == "docs-url":
+                if not isinstance(value, str) or not ("{rule}" in value or "{name}" in value):
+                    raise ConfigError(f"{where}: 'docs-url' must be an address with {{rule}} or {{name}} in it "
+                                      f"(https://example.org/mplint/rules/{{rule}}/), got {value!r}")
+                try:
+                    value.format(rule="MP101", name="float16-final-softmax")
+                except (KeyError, IndexError, ValueError):
+                    raise ConfigError(f"{where}: 'docs-url' may hold only {{rule}} and {{name}}, got {value!r}") from None
+                settings["docs_url"] = value
+            elif key == "line-length":
+                if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 320:
+                    raise ConfigError(f"{where}: 'line-length' must be a whole number from 1 to 320, got {value!r}")
+                settings["line_length"] = value
+            elif key in ("respect-gitignore", "force-exclude"):
+                if not isinstance(value, bool):
+                    raise ConfigError(f"{where}: '{key}' must be true or false")
+                settings[key.replace("-", "_")] = value
+            elif key == "cache-dir":
+                if not isinstance(value, str) or not value:
+                    raise ConfigError(f"{where}: 'cache-dir' must be a folder path (a string)")
+                # relative to the config file, as every path in it
+                settings["cache_dir"] = folder.resolve() / Path(value).expanduser()
+            elif key in declared:
+                problem = declared[key].problem(value)
+                if problem is not None:
+                    raise ConfigError(f"{where}: '{key}' {problem}, got {value!r}")
+                self.options[key] = value
+            else:
+                table_name = "" if where == COMMAND_LINE else " in [tool.mplint]" if where.endswith(
+                    "pyproject.toml") else f" in {Path(where).name}"
+                raise ConfigError(f"{where}: unknown key '{key}'{table_name}{_did_you_mean(key, declared)}")
+        self.layers.append(RuleSelection(select=chosen.get("select"),
+                                         ignore=chosen.get("ignore", ()) + chosen.get("extend-ignore", ()),
+                                         extend_select=chosen.get("extend-select", ())))
+
+
+def formatter_line_length(start: Path) -> Optional[int]:
+    """The line length the project's formatter keeps to: ``line-length`` of the
+    nearest ruff configuration (``.ruff.toml``, ``ruff.toml``, ``[tool.ruff]``) or
+    ``[tool.black]`` above ``start``; None when no formatter says (fixes then keep
+    the call's own layout, however long)."""
+    for folder in (start, *start.parents):
+        for name in (".ruff.toml", "ruff.toml", "pyproject.toml"):
+            candidate = folder / name
+            if not candidate.is_file():
+                continue
+            try:
+                data = tomllib.loads(read_regular(candidate).decode("utf-8"))
+            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
+                continue  # not ours to report
+            tool = data.get("tool") if name == "pyproject.toml" else {"ruff": data}
+            if not isinstance(tool, dict):
+                continue
+            for table in (tool.get("ruff"), tool.get("black")):
+                value = table.get("line-length") if isinstance(table, dict) else None
+                if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                    return value
+    return None
+
+
+def parse_per_file_ignores(value: Any, catalog: Dict[str, RuleEntry], where: str
+                           ) -> Tuple[Tuple[str, Tuple[str, ...]], ...]:
+    """``{pattern = [codes]}`` (a table, or ``--per-file-ignores``), validated."""
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: 'per-file-ignores' must be a table of pattern = [codes]")
+    pfi = []
+    for pattern, codes in value.items():
+        codes = validate_codes(_str_list(f"per-file-ignores.{pattern}", codes, where),
+                               catalog, f"{where}: 'per-file-ignores.{pattern}'")
+        pfi.append((pattern, codes))
+    return tuple(pfi)
 
 
 _SELECTION_KEYS = ("select", "ignore", "extend-select", "extend-ignore")
 #: every key of [tool.mplint] besides the rules' options
-SETTING_KEYS = (*_SELECTION_KEYS, "exclude", "extend-exclude", "per-file-ignores", "assume-policy",
-                "library", "keras-version", "respect-gitignore", "cache-dir")
+SETTING_KEYS = (*_SELECTION_KEYS, "extend", "exclude", "extend-exclude", "per-file-ignores",
+                "extend-per-file-ignores", "assume-policy",
+                "library", "keras-version", "respect-gitignore", "force-exclude", "cache-dir", "line-length",
+                "docs-url")
 
 
 def _did_you_mean(key: str, options: Iterable[str]) -> str:

@@ -26,6 +26,7 @@ from mplint.run.gitignore import IgnoreFile
 
 from mplint.core.findings import FileError
 from mplint.core.regular_files import read_regular
+from mplint.run.config import Settings
 
 SOURCE_SUFFIXES = (".py", ".pyi")
 #: what ``check`` and ``fix`` look at: Python sources and Jupyter notebooks
@@ -203,10 +204,43 @@ def is_excluded(path: str, root: Path, exclude: Sequence[str], respect_gitignore
     return _Ignorer(root, exclude, respect_gitignore).excluded(Path(path).absolute(), False)
 
 
+class OwnExclusion:
+    """Whether a file's own configuration (the closest one above it, in a monorepo's
+    sub-project) leaves it out, where that is not the run's configuration, which
+    the walk already applied."""
+
+    def __init__(self, settings_for: Callable[[str], Settings], run_settings: Settings) -> None:
+        self.settings_for = settings_for
+        self.run_settings = run_settings
+        self._ignorers: Dict[Tuple[int, bool], _Ignorer] = {}
+
+    def walked(self, path: str) -> bool:
+        """A file the walk found: the walk applied the .gitignore files already, so
+        only the configuration's own ``exclude`` is left to ask."""
+        settings = self.settings_for(path)
+        return settings is not self.run_settings and self._excluded(path, settings, gitignore=False)
+
+    def named(self, path: str, force_exclude: bool) -> bool:
+        """A file named on the command line: left out only under ``force-exclude``
+        (the command line's, or that of the file's own configuration)."""
+        settings = self.settings_for(path)
+        return (force_exclude or settings.force_exclude) and self._excluded(
+            path, settings, gitignore=settings.respect_gitignore)
+
+    def _excluded(self, path: str, settings: Settings, gitignore: bool) -> bool:
+        key = (id(settings), gitignore)
+        ignorer = self._ignorers.get(key)
+        if ignorer is None:
+            ignorer = self._ignorers[key] = _Ignorer(settings.root, settings.exclude, gitignore)
+        return ignorer.excluded(Path(os.path.abspath(path)), False)
+
+
 def discover(paths: Sequence[str], root: Path, exclude: Sequence[str],
              respect_gitignore: bool = True, force_exclude: bool = False,
-             suffixes: Tuple[str, ...] = SOURCE_SUFFIXES) -> Discovery:
-    """Expand ``paths`` into the sorted list of files to check."""
+             suffixes: Tuple[str, ...] = SOURCE_SUFFIXES,
+             excluded_by_own: Optional[OwnExclusion] = None) -> Discovery:
+    """Expand ``paths`` into the sorted list of files to check (``excluded_by_own``:
+    each file's own configuration too)."""
     out = Discovery()
     ignorer = _Ignorer(root, exclude, respect_gitignore)
     seen = set()
@@ -231,9 +265,12 @@ def discover(paths: Sequence[str], root: Path, exclude: Sequence[str],
             if force_exclude and ignorer.excluded(absolute, True):
                 continue
             for display in _walk(given, absolute, ignorer.below(absolute), suffixes, out):
-                add(display)
+                if excluded_by_own is None or not excluded_by_own.walked(display):
+                    add(display)
         elif path.is_file():
             if force_exclude and ignorer.excluded(absolute, False):
+                continue
+            if excluded_by_own is not None and excluded_by_own.named(given, force_exclude):
                 continue
             add(given)
         else:

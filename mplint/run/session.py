@@ -10,18 +10,20 @@ the same parallel, cached path. LibCST's ``CodemodContext`` is the model.
 
 from __future__ import annotations
 
+import hashlib
 import os
+from functools import partial
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, List, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Tuple
 
 from mplint.core.findings import FileError, Finding
 from mplint.core.results import FileResult, FixOutcome
 from mplint.rule.catalog import RuleEntry
 from mplint.run.cache import FOLDER, Cache, run_key
-from mplint.run.config import Settings
+from mplint.run.config import Settings, selected_rules
 from mplint.run.project import ProjectFacts, build_project, find_root
-from mplint.run.runner import CheckTask, FixTask, default_jobs, findings_of, run_files
+from mplint.run.runner import CheckTask, FixTask, Result, Task, default_jobs, findings_of, run_files
 from mplint.semantic import keras_version
 
 if TYPE_CHECKING:  # pragma: no cover (the linter loads libcst; a cached run must not)
@@ -65,14 +67,22 @@ class RunResult:
 
 
 class Session:
-    """Checks and fixes files of one project under one configuration."""
+    """Checks and fixes files of one project, each file under its own configuration.
+
+    ``settings`` are the run's (the project index, the cache folder); ``settings_for``
+    gives each file's (:class:`mplint.run.hierarchy.ConfigTree`: the closest
+    configuration above it), and is the one answer ``--show-settings`` prints too.
+    Without it every file gets ``settings`` and ``rule_ids``.
+    """
 
     def __init__(self, settings: Settings, catalog: Dict[str, RuleEntry], rule_ids: Sequence[str], *,
                  use_cache: bool = True, jobs: Optional[int] = None, progress: bool = False,
-                 environment: Optional[Environment] = None) -> None:
+                 environment: Optional[Environment] = None,
+                 settings_for: Optional[Callable[[str], Settings]] = None) -> None:
         self.settings = settings
         self.catalog = catalog
         self.rule_ids = list(rule_ids)
+        self._settings_for = settings_for
         self.environment = environment if environment is not None else Environment.detect()
         self.use_cache = use_cache
         self.jobs = jobs or default_jobs()
@@ -83,7 +93,8 @@ class Session:
         self.cache: Optional[Cache] = None
         #: skip files no selected rule can report in; off only to test the skipping
         self.prescan = True
-        self._linter: Optional["Linter"] = None
+        #: one linter per configuration in use, by the settings' identity
+        self._linters: Dict[int, "Linter"] = {}
 
     # -- setting up ----------------------------------------------------------------
     def index(self, paths: Sequence[str], files: Sequence[str] = (),
@@ -102,30 +113,70 @@ class Session:
                                      contents=self.store.contents, parsed=self.store.parsed)
         if self.cache is not None:
             self.cache.save()  # the index and program model, for the next run (stdin, editors)
-            self.cache.use_run(run_key(self.rule_ids, self.settings, self.project.digest(),
-                                       self.environment.key()))
-        self._linter = None
+            self.cache.use_run(self._run_key(self.settings))
+        self._linters = {}
 
-    def linter(self) -> "Linter":
-        """The linter for this session's files (built once, when a file needs it)."""
-        if self._linter is None:
+    # -- each file's configuration ---------------------------------------------------------
+    def settings_of(self, path: str) -> Settings:
+        """The settings ``path`` is checked with."""
+        return self._settings_for(path) if self._settings_for is not None else self.settings
+
+    def rule_ids_of(self, settings: Settings) -> List[str]:
+        """The rules a configuration selects (the command line's selection included)."""
+        if settings is self.settings:
+            return self.rule_ids
+        return selected_rules(self.catalog, settings.select, settings.ignore)
+
+    def _run_key(self, settings: Settings) -> str:
+        return run_key(self.rule_ids_of(settings), settings, self.project.digest(), self.environment.key())
+
+    def linter(self, settings: Optional[Settings] = None) -> "Linter":
+        """The linter for files with ``settings`` (the run's by default), built once,
+        when a file needs it."""
+        settings = self.settings if settings is None else settings
+        linter = self._linters.get(id(settings))
+        if linter is None:
             from mplint.core.linter import Linter
 
-            self._linter = Linter(self.settings, self.catalog, self.rule_ids, project=self.project,
-                                  installed_keras=self.environment.keras_generation)
-            self._linter.prescan = self.prescan
-        return self._linter
+            linter = Linter(settings, self.catalog, self.rule_ids_of(settings), project=self.project,
+                            installed_keras=self.environment.keras_generation)
+            linter.prescan = self.prescan
+            self._linters[id(settings)] = linter
+        return linter
+
+    def _groups(self, files: Sequence[str]) -> List[Tuple[Settings, List[str]]]:
+        """``files`` by the configuration each is checked with, the run's first."""
+        groups: Dict[int, Tuple[Settings, List[str]]] = {id(self.settings): (self.settings, [])}
+        for path in files:
+            settings = self.settings_of(path)
+            groups.setdefault(id(settings), (settings, []))[1].append(path)
+        return [group for group in groups.values() if group[1]]
+
+    def _run(self, files: Sequence[str], task_for: Callable[[Callable[[], "Linter"]], Task]) -> List[Result]:
+        """Each configuration's files with its own linter and cache entries; the
+        results in the order of ``files``."""
+        by_path: Dict[str, Result] = {}
+        groups = self._groups(files)
+        if self.cache is not None and any(settings is not self.settings for settings, _ in groups):
+            # One result file for the run, whose key holds every configuration in it: a
+            # file's entry is its own configuration's, and a monorepo's many
+            # configurations do not push each other's result files out of the cache.
+            keys = sorted(self._run_key(settings) for settings, _ in groups)
+            self.cache.use_run(hashlib.sha256("\n".join(keys).encode()).hexdigest()[:32])
+        for settings, group in groups:
+            task = task_for(partial(self.linter, settings))
+            for result in run_files(group, task, self.cache, self.jobs, self.progress, self.store.contents):
+                by_path[result.path] = result
+        return [by_path[path] for path in files if path in by_path]
 
     # -- the two operations -----------------------------------------------------------
     def check(self, files: Sequence[str]) -> RunResult:
-        task = CheckTask(self.linter, self.store.parsed)
-        results = run_files(files, task, self.cache, self.jobs, self.progress, self.store.contents)
+        results = self._run(files, lambda make: CheckTask(make, self.store.parsed))
         return _collect(results)
 
     def fix(self, files: Sequence[str], unsafe: bool, write: bool) -> RunResult:
         """Fix ``files``; ``write`` False previews (``--diff``, ``--check``)."""
-        task = FixTask(self.linter, unsafe, write)
-        results = run_files(files, task, self.cache, self.jobs, self.progress, self.store.contents)
+        results = self._run(files, lambda make: FixTask(make, unsafe, write))
         out = _collect(results)
         out.outcomes = [r for r in results if isinstance(r, FixOutcome)]
         return out
@@ -134,12 +185,12 @@ class Session:
     def check_buffer(self, name: str, raw: bytes) -> FileResult:
         from mplint.core.source_kinds import load_source
 
-        return self.linter().check(load_source(name, raw))
+        return self.linter(self.settings_of(name)).check(load_source(name, raw))
 
     def fix_buffer(self, name: str, raw: bytes, unsafe: bool) -> FixOutcome:
         from mplint.core.source_kinds import load_source
 
-        return self.linter().fix(load_source(name, raw), unsafe)
+        return self.linter(self.settings_of(name)).fix(load_source(name, raw), unsafe)
 
 
 def cache_folder(settings: Settings, root: Optional[Path], paths: Sequence[str]) -> Path:
