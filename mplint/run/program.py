@@ -33,7 +33,7 @@ from mplint.run.module_paths import absolute_import, importable, on_path
 from mplint.run.optimizer_values import OptimizerValues, applies_gradients
 from mplint.run.scaling_overrides import Override, find_overrides, may_drop_scaling
 from mplint.run.scaling_reached import find_scaling, uses_grappler_option
-from mplint.run.summaries import BODY, IMPORT, METHOD, PARAM, UNKNOWN, ModuleSummary
+from mplint.run.summaries import BODY, IMPORT, METHOD, PARAM, REGISTRY, UNKNOWN, ModuleSummary
 from mplint.semantic.vocabulary import UNKNOWN_POLICY
 from mplint.semantic.test_modules import is_test_path
 
@@ -110,6 +110,10 @@ class Governance:
 
 #: more call sites of one function than this: its parameters are left unknown
 _MAX_SITES = 32
+#: entries a registry call is followed into, at most
+_MAX_REGISTRY = 64
+#: ``module.__dict__[name]``: the module's namespace as a registry
+_MODULE_DICT = ".__dict__"
 
 
 class ProgramResult:
@@ -533,6 +537,8 @@ class ProgramModel:
                         return found
                 return []
             return self._methods(self._class(path, cls), method)
+        if callee.endswith(REGISTRY):
+            return self._registry(path, callee[:-len(REGISTRY)])
         head, _, rest = callee.partition(".")
         if head == "self" and "." in function:
             owner = function.rsplit(".", 1)[0]
@@ -553,6 +559,43 @@ class ProgramModel:
             return []
         full = target + ("." + rest if rest else "")
         return self._external(path, full)
+
+    def _registry(self, path: str, base: str) -> List[Node]:
+        """What a call through a registry may run, its key chosen at run time: every
+        entry of a module-level dict of callables (``TASKS[name]()``, here or imported),
+        or every public function and class of a module (``models.__dict__[arch]()``,
+        ``getattr(models, arch)()``)."""
+        summary = self.summary(path)
+        if base in summary.registries:
+            return self._entries(path, summary.registries[base])
+        written = base[:-len(_MODULE_DICT)] if base.endswith(_MODULE_DICT) else base
+        head, _, rest = written.partition(".")
+        target = summary.imports.get(head)
+        if target is None:
+            return []
+        full = target + ("." + rest if rest else "")
+        module = self._module(path, full)
+        if module is not None:
+            if self._restrict is not None and module not in self._restrict and module not in self._summaries:
+                self._cut += 1
+                return []
+            public = self.summary(module)
+            names = [name for name in [*public.functions, *public.classes]
+                     if name != BODY and "." not in name and not name.startswith("_")]
+            return [node for name in sorted(names) for node in self._local(module, name)][:_MAX_REGISTRY]
+        owner, _, name = full.rpartition(".")
+        module = self._module(path, owner) if owner else None
+        if module is None or (self._restrict is not None and module not in self._restrict
+                              and module not in self._summaries):
+            return []
+        entries = self.summary(module).registries.get(name)
+        return self._entries(module, entries) if entries else []
+
+    def _entries(self, path: str, values: List[str]) -> List[Node]:
+        found: List[Node] = []
+        for value in values:
+            found += self._resolve(path, BODY, value)
+        return found[:_MAX_REGISTRY]
 
     def _local(self, path: str, name: str) -> List[Node]:
         summary = self.summary(path)

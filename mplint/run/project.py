@@ -503,8 +503,8 @@ def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], 
     # Every file judged as mixed: where policies are set adds nothing, only the rewrite.
     assumed_mixed = settings.assume_policy in MIXED_POLICIES
     stamps: List[Tuple[str, int, int, int, int]] = []
-    #: whether the project's own programs name a policy or rewrite API, and whether its
-    #: tests, examples or benchmarks do: those run its layers as its users do
+    #: whether the project's programs name a policy or rewrite API, and whether its tests
+    #: do: tests run its layers as its users do, a program sets its own policy
     programs_with_policies = tests_with_policies = False
     # First what every file hands on (a file's policy calls may name a re-exported keras),
     # then the facts, from the cache where what the file took is unchanged.
@@ -531,8 +531,8 @@ def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], 
                 if cache is not None:
                     cache.index_put(key, raw, item, st)
         if item is None or item.mentions_policy:
-            if is_test_path(key) or key.endswith(".ipynb") or _in_programs_folder(key, root):
-                tests_with_policies = True  # tests, examples, benchmarks: users' programs
+            if is_test_path(key):
+                tests_with_policies = True  # tests are no programs: they run it as users do
             else:
                 programs_with_policies = True
         exports = item.exports if item is not None else exports_of(raw or b"")

@@ -27,11 +27,15 @@ IMPORT = "import:"
 #: and ``super().method``: ``Class#method`` (``super#method``)
 METHOD = "#"
 POLICY_SETTERS = frozenset(POLICY_SETTER_WORDS)
-SUMMARY_VERSION = 6
+SUMMARY_VERSION = 7
 #: a trained value that is a parameter of the function: ``param:`` + its name
 PARAM = "param:"
 #: a value a summary cannot name (an expression, ``None``, a loop variable)
 UNKNOWN = "?"
+#: a call through a registry, whose key is chosen at run time: ``MODELS[name](...)``,
+#: ``models.__dict__[arch](...)`` and ``getattr(models, arch)(...)`` are ``MODELS`` and
+#: ``models.__dict__`` and ``models`` + REGISTRY: any entry may run
+REGISTRY = "[]"
 
 
 @dataclass
@@ -82,18 +86,22 @@ class ModuleSummary:
     imports: Dict[str, str] = field(default_factory=dict)
     functions: Dict[str, FunctionSummary] = field(default_factory=dict)
     classes: Dict[str, ClassSummary] = field(default_factory=dict)
+    #: module-level dicts of callables, ``TASKS = {"cls": Classifier, ...}``: name -> the
+    #: dotted values (what a REGISTRY call through the name may run)
+    registries: Dict[str, List[str]] = field(default_factory=dict)
 
     def to_json(self) -> List[Any]:
         return [SUMMARY_VERSION, self.script, self.imports,
                 {name: [f.calls, f.sets, f.params, f.returns, f.trained, f.passes, f.casts, f.arguments]
                  for name, f in self.functions.items()},
-                {name: [c.bases, c.methods, c.attributes, c.sources] for name, c in self.classes.items()}]
+                {name: [c.bases, c.methods, c.attributes, c.sources] for name, c in self.classes.items()},
+                self.registries]
 
     @classmethod
     def from_json(cls, data: Any) -> Optional["ModuleSummary"]:
         """The summary, or None for data of another shape or version (a cache miss)."""
         try:
-            version, script, imports, functions, classes = data
+            version, script, imports, functions, classes, registries = data
             if version != SUMMARY_VERSION:
                 return None
             return cls(
@@ -111,7 +119,8 @@ class ModuleSummary:
                 {str(name): ClassSummary([str(b) for b in bases], [str(m) for m in methods],
                                          {str(k): str(v) for k, v in attributes.items()},
                                          {str(k): str(v) for k, v in sources.items()})
-                 for name, (bases, methods, attributes, sources) in classes.items()})
+                 for name, (bases, methods, attributes, sources) in classes.items()},
+                {str(name): [str(v) for v in values] for name, values in registries.items()})
         except (TypeError, ValueError, AttributeError):
             return None
 
@@ -178,7 +187,19 @@ def _collect_block(summary: ModuleSummary, body: List[ast.stmt], owner: str, cla
             _collect(summary, function, _Nodes(stmt.body), ".".join(classes))
         else:
             loose.append(stmt)
+            if not classes:
+                _note_registry(summary, stmt)
     _collect(summary, summary.functions.setdefault(owner, FunctionSummary()), _Nodes(loose), "")
+
+
+def _note_registry(summary: ModuleSummary, stmt: ast.stmt) -> None:
+    """``NAME = {key: Callable, ...}`` at the module's top level, every value a dotted name."""
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+            and isinstance(stmt.value, ast.Dict) and stmt.value.values):
+        return
+    values = [dotted(value) for value in stmt.value.values]
+    if all(values):
+        summary.registries[stmt.targets[0].id] = [v for v in values if v]
 
 
 class _ChildFields(Dict[type, Tuple[str, ...]]):
@@ -465,6 +486,8 @@ def _constructed(value: ast.AST) -> Optional[str]:
 
 def _record_call(function: FunctionSummary, node: ast.Call, callee: Optional[str], instances: Dict[str, str]) -> None:
     """``callee``: ``dotted(node.func)``, worked out once for both readers of the call."""
+    if callee is None:
+        callee = _registry_callee(node.func)
     if callee is None and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Call):
         # `super().fit(...)`, `Trainer(cfg).fit(...)`: a method of that class
         owner = dotted(node.func.value.func)
@@ -484,6 +507,18 @@ def _record_call(function: FunctionSummary, node: ast.Call, callee: Optional[str
             name = dotted(arg)
             if name is not None:
                 function.calls.append((node.lineno, name))
+
+
+def _registry_callee(func: ast.AST) -> Optional[str]:
+    """``MODELS[name]`` -> ``MODELS[]``; ``getattr(models, name)`` -> ``models[]``."""
+    if isinstance(func, ast.Subscript):
+        base = dotted(func.value)
+        return None if base is None else base + REGISTRY
+    if isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id == "getattr" \
+            and len(func.args) >= 2 and not (isinstance(func.args[1], ast.Constant)):
+        base = dotted(func.args[0])
+        return None if base is None else base + REGISTRY
+    return None
 
 
 def _policy_literal(call: ast.Call) -> Optional[str]:
