@@ -243,3 +243,21 @@ def test_mp207_stays_silent_when_only_the_judged_calls_say_keras_2(tmp_path):
         "keras.optimizers.LossScaleOptimizer", "tf.keras.mixed_precision.LossScaleOptimizer").replace(
         "keras.ops.mean", "tf.reduce_mean")})
     assert _check(tmp_path, ".", select="MP207") == []
+
+
+def test_pins_of_several_files_are_alternatives_judged_by_the_newest(tmp_path):
+    write_files(tmp_path, {"setup.py": "setup(\n    name='tts',\n    install_requires=['tensorflow-gpu==2.7.0'],\n)\n",
+                           "docker/Dockerfile": "FROM tensorflow/tensorflow:2.6.0-gpu\nRUN pip install .\n",
+                           "train.py": EXPERIMENTAL})
+    [(_, _, _, message)] = _check(tmp_path, ".")
+    assert "is deprecated since TF 2.4 and removed in TF 2.9 (TensorFlow 2.7.0 pinned in setup.py:3)" in message
+    (tmp_path / "docker" / "Dockerfile").write_text("FROM tensorflow/tensorflow:2.10.1-gpu\n")
+    [(_, _, _, message)] = _check(tmp_path, ".")
+    assert "was removed in TF 2.9 (AttributeError; TensorFlow 2.10.1 pinned in docker/Dockerfile:1)" in message
+
+
+def test_a_module_named_setup_py_is_no_declaration(tmp_path):
+    write_files(tmp_path, {".git/HEAD": "", "utils/setup.py": 'TF = "tensorflow==2.2.0"\n', "utils/train.py": EXPERIMENTAL})
+    assert _rows(_check(tmp_path, ".")) == [("utils/train.py", 3, "MP402")]
+    (tmp_path / "utils" / "setup.py").write_text('setup(install_requires=["tensorflow==2.2.0"])\n')
+    assert _check(tmp_path, ".") == []

@@ -40,10 +40,15 @@ _POETRY = re.compile(rf"""^\s*["']?{_PACKAGE}["']?\s*=\s*(?:\{{[^}}]*?\bversion\
                      re.IGNORECASE)
 #: ``2.0.0-rc0``, ``2.0.0b1``, ``2.0.0.alpha0``: the release they lead to is what counts
 _PRE_RELEASE = re.compile(r"(\d)(?:[-_.]?(?:a|b|c|rc|alpha|beta|dev|pre|post)\d*)+", re.IGNORECASE)
+_NAMED = re.compile(r"keras|tensorflow|tf-nightly", re.IGNORECASE)
 _QUOTED = re.compile(r"[\"']([^\"']+)[\"']")
 _CLAUSE = re.compile(r"(\^|~=|~|[<>=!]=?=?|(?<![\d.]))\s*(\d[\d.*]*)")
 #: ``!pip install -q tensorflow-gpu==2.0``, ``%pip install``, ``!python -m pip install``
 _PIP_INSTALL = re.compile(r"(?:^|[\s!%/}])(?:pip3?|-m\s+pip)\s+install\s+(?P<args>.*)$")
+#: ``FROM tensorflow/tensorflow:2.4.1-gpu`` (the official images; ``latest`` pins nothing)
+_TENSORFLOW_IMAGE = re.compile(r"^\s*FROM\s+(?:--platform=\S+\s+)?(?:docker\.io/)?tensorflow/tensorflow:(\d+\.\d+(?:\.\d+)?)",
+                               re.IGNORECASE)
+_DOCKERFILE = re.compile(r"^(?:dockerfile(?:\..*)?|.*\.dockerfile)$", re.IGNORECASE)
 #: files that may pin TensorFlow or Keras wherever they are
 DECLARATION_FILES = ("pyproject.toml", "setup.cfg", "setup.py", "environment.yml", "environment.yaml")
 _REQUIREMENTS = re.compile(r"^requirements.*\.(?:txt|in)$|^.*requirements\.(?:txt|in)$")
@@ -91,8 +96,10 @@ def _pin(package: str, constraint: str, file: str, line: int) -> Optional[Pin]:
 def pins_in_text(text: str, file: str, conda: bool = False) -> List[Pin]:
     """The pins of a dependency file's text (``file``: its name as shown)."""
     found: List[Pin] = []
+    if not _NAMED.search(text):
+        return found
     for number, line in enumerate(text.splitlines(), 1):
-        if not any(word in line.lower() for word in ("keras", "tensorflow", "tf-nightly")):
+        if not _NAMED.search(line):
             continue
         for package, constraint in _requirements_of(line, conda):
             pin = _pin(package, constraint, file, number)
@@ -101,11 +108,16 @@ def pins_in_text(text: str, file: str, conda: bool = False) -> List[Pin]:
     return found
 
 
-def shell_pins(lines: Iterable[str]) -> Tuple[Pin, ...]:
+def shell_pins(lines: Iterable[str], file: str = "") -> Tuple[Pin, ...]:
     """The pins ``pip install`` commands among ``lines`` install (a notebook's
-    ``!pip install tensorflow-gpu==2.0`` cells): they are the notebook's own."""
+    ``!pip install tensorflow-gpu==2.0`` cells: the notebook's own, ``file`` "";
+    a Dockerfile's ``RUN pip install``), and a Dockerfile's ``FROM tensorflow/tensorflow:2.4.1-gpu``."""
     found: List[Pin] = []
-    for line in lines:
+    for number, line in enumerate(lines, 1):
+        image = _TENSORFLOW_IMAGE.match(line) if file else None
+        if image:
+            pin = _pin("tensorflow", "==" + image.group(1), file, number)
+            found += [pin] if pin is not None else []
         match = _PIP_INSTALL.search(line.strip())
         if match is None:
             continue
@@ -115,7 +127,7 @@ def shell_pins(lines: Iterable[str]) -> Tuple[Pin, ...]:
                 continue
             requirement = _REQUIREMENT.match(arg)
             if requirement and requirement.group(2).strip():
-                pin = _pin(requirement.group(1), requirement.group(2), "", 0)
+                pin = _pin(requirement.group(1), requirement.group(2), file, number if file else 0)
                 if pin is not None:
                     found.append(pin)
     return tuple(found)
@@ -161,52 +173,64 @@ class ProjectPins:
         return [[folder, [p.to_json() for p in pins]] for folder, pins in sorted(self.by_folder.items())]
 
 
-def dependency_files(root: Path, code_folders: Optional[Set[Path]] = None) -> List[Tuple[Path, Path]]:
+def dependency_files(root: str, code_folders: Optional[Set[str]] = None) -> List[Tuple[str, str]]:
     """(file, folder it covers) of every file that may pin versions: in the root and
     every folder holding code, and in their subfolders without code (``requirements/``,
-    ``docker/``), which cover the folder above."""
-    folders = sorted({root, *(code_folders or ())})
-    found: List[Tuple[Path, Path]] = []
-    for folder in folders:
+    ``docker/``), which cover the folder above (absolute paths)."""
+    code = code_folders or set()
+    found: List[Tuple[str, str]] = []
+    for folder in sorted({root, *code}):
         try:
-            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+            names = os.listdir(folder)
         except OSError:
             continue
-        for entry in entries:
-            name = entry.name
-            if name in DECLARATION_FILES or _REQUIREMENTS.match(name):
-                found.append((Path(entry.path), folder))
-            elif name not in _SKIP_FOLDERS and not name.startswith(".") and entry.is_dir() \
-                    and Path(entry.path) not in (code_folders or ()):
-                every = name.startswith("requirements")  # requirements/base.txt
+        for name in sorted(names):
+            if name in DECLARATION_FILES or ("requirements" in name and _REQUIREMENTS.match(name)) \
+                    or ("ockerfile" in name.lower() and _DOCKERFILE.match(name)):
+                found.append((folder + os.sep + name, folder))
+            elif "." not in name and name not in _SKIP_FOLDERS:
+                path = folder + os.sep + name
+                if path in code or not os.path.isdir(path):
+                    continue
+                # a folder without code: requirements/base.txt, docker/requirements.txt
+                every = name.startswith("requirements")
                 try:
-                    inner = sorted(os.listdir(entry.path))
+                    inner = sorted(os.listdir(path))
                 except OSError:
                     continue
-                found += [(Path(entry.path) / n, folder) for n in inner
-                          if _REQUIREMENTS.match(n) or (every and n.endswith((".txt", ".in")))]
+                found += [(path + os.sep + n, folder) for n in inner
+                          if _REQUIREMENTS.match(n) or (every and n.endswith((".txt", ".in")))
+                          or _DOCKERFILE.match(n)]
     return found
 
 
 def project_pins(root: Optional[Path], files: Iterable[str] = ()) -> ProjectPins:
-    """The pins of the project at ``root`` whose code is ``files``."""
+    """The pins of the project at ``root`` whose code is ``files`` (absolute paths)."""
     if root is None:
         return ProjectPins()
-    code_folders: Set[Path] = set()
-    for path in files:
-        folder = Path(os.path.abspath(path)).parent
-        while folder not in code_folders and folder != root and root in folder.parents:
+    top = os.path.abspath(root)
+    inside = top.rstrip(os.sep) + os.sep
+    code_folders: Set[str] = set()
+    for folder in {path.rpartition(os.sep)[0] for path in files}:
+        while folder not in code_folders and folder.startswith(inside):
             code_folders.add(folder)
-            folder = folder.parent
+            folder = folder.rpartition(os.sep)[0]
     by_folder: Dict[str, List[Pin]] = {}
-    for path, folder in dependency_files(root, code_folders):
+    for path, folder in dependency_files(top, code_folders):
         try:  # a FIFO named setup.cfg is skipped, never waited on
-            text = read_regular(path).decode("utf-8", "replace")
+            text = read_regular(Path(path)).decode("utf-8", "replace")
         except OSError:
             continue
-        pins = pins_in_text(text, _relative(path, root), conda=path.name.startswith("environment."))
+        shown = os.path.relpath(path, top).replace(os.sep, "/")
+        name = os.path.basename(path)
+        if name == "setup.py" and "install_requires" not in text and "extras_require" not in text:
+            continue  # a module named setup.py (utils/setup.py), not a package's declaration
+        if _DOCKERFILE.match(name):
+            pins = list(shell_pins(text.splitlines(), shown))
+        else:
+            pins = pins_in_text(text, shown, conda=name.startswith("environment."))
         if pins:
-            key = _relative(folder, root)
+            key = os.path.relpath(folder, top).replace(os.sep, "/")
             by_folder.setdefault("" if key == "." else key, []).extend(pins)
     return ProjectPins(root, {k: tuple(v) for k, v in by_folder.items()})
 

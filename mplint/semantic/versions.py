@@ -96,6 +96,18 @@ class VersionRange:
             upper, upper_inc = other.upper, other.upper_inclusive
         return VersionRange(lower, lower_inc, upper, upper_inc)
 
+    def hull(self, other: "VersionRange") -> "VersionRange":
+        """The smallest range holding both."""
+        lower, lower_inc = self.lower, self.lower_inclusive
+        if lower is not None and (other.lower is None or other.lower < lower
+                                  or (other.lower == lower and other.lower_inclusive)):
+            lower, lower_inc = other.lower, other.lower_inclusive
+        upper, upper_inc = self.upper, self.upper_inclusive
+        if upper is not None and (other.upper is None or other.upper > upper
+                                  or (other.upper == upper and other.upper_inclusive)):
+            upper, upper_inc = other.upper, other.upper_inclusive
+        return VersionRange(lower, lower_inc, upper, upper_inc)
+
     @property
     def exact(self) -> Optional[Version]:
         """The one version allowed (``==2.2.0``), else None."""
@@ -219,17 +231,16 @@ def _pins_generation(pins: Sequence[Pin]) -> Optional[KerasAnswer]:
 
 
 def _pins_tensorflow(pins: Sequence[Pin]) -> Optional[TensorFlowAnswer]:
-    """The TensorFlow range every pin allows, named by the pin that bounds it from above
-    (what decides whether a removed API is still there); None when they contradict."""
+    """Every TensorFlow some pin allows (``requirements-gpu.txt`` and a Dockerfile are
+    alternatives: the code runs on each), named by the pin allowing the newest, which
+    decides whether a removed API is still there."""
     tf = [p for p in pins if p.package == "tensorflow"]
     if not tf:
         return None
-    found = VersionRange()
-    for pin in tf:
-        found = found.intersect(pin.range)
-    if found.empty():
-        return None
-    deciding = next((p for p in tf if p.range.upper == found.upper and found.upper is not None), tf[0])
+    found = tf[0].range
+    for pin in tf[1:]:
+        found = found.hull(pin.range)
+    deciding = next(p for p in tf if p.range.upper == found.upper)
     return TensorFlowAnswer(found, deciding.describe())
 
 
