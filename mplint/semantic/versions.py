@@ -224,10 +224,11 @@ def _pins_generation(pins: Sequence[Pin]) -> Optional[KerasAnswer]:
     if any(p.package == "tf-keras" for p in pins):
         return None
     said = [(p.generation, p) for p in pins if p.generation is not None]
-    if not said or len({g for g, _ in said}) != 1:
+    if len({g for g, _ in said}) != 1:
         return None
     generation, pin = said[0]
-    return KerasAnswer(generation, pin.describe())  # type: ignore[arg-type]
+    assert generation is not None
+    return KerasAnswer(generation, pin.describe())
 
 
 def _pins_tensorflow(pins: Sequence[Pin]) -> Optional[TensorFlowAnswer]:
