@@ -261,3 +261,28 @@ def test_a_module_named_setup_py_is_no_declaration(tmp_path):
     assert _rows(_check(tmp_path, ".")) == [("utils/train.py", 3, "MP402")]
     (tmp_path / "utils" / "setup.py").write_text('setup(install_requires=["tensorflow==2.2.0"])\n')
     assert _check(tmp_path, ".") == []
+
+
+@pytest.mark.parametrize("line, said", [
+    ("ARG FROM_IMAGE_NAME=nvcr.io/nvidia/tensorflow:21.02-tf2-py3", "TensorFlow 2.4 or older in "
+     "nvcr.io/nvidia/tensorflow:21.02-tf2-py3 (Dockerfile:1)"),
+    ("FROM nvcr.io/nvidia/tensorflow:20.10-tf1-py3", "TensorFlow 1.x in nvcr.io/nvidia/tensorflow:20.10-tf1-py3 "
+     "(Dockerfile:1)"),
+    ("FROM tensorflow/tensorflow:2.4.1-gpu-jupyter", "TensorFlow 2.4.1 pinned in Dockerfile:1"),
+    ("FROM nvcr.io/nvidia/tensorflow:${RELEASE}-tf2-py3", None),
+    ("FROM tensorflow/tensorflow:latest-gpu", None),
+    ("FROM nvcr.io/nvidia/tensorflow:25.01-tf2-py3", None),  # past the table of releases: any
+])
+def test_a_container_image_pins_the_tensorflow_it_holds(line, said):
+    pins = shell_pins([line], "Dockerfile")
+    assert [p.describe() for p in pins] == ([said] if said else [])
+
+
+def test_an_ngc_image_from_before_tf_2_9_makes_the_removed_api_a_warning(tmp_path):
+    write_files(tmp_path, {".git/HEAD": "", "bert/train.py": EXPERIMENTAL, "electra/train.py": EXPERIMENTAL,
+                           "bert/Dockerfile": "ARG FROM_IMAGE_NAME=nvcr.io/nvidia/tensorflow:21.02-tf2-py3\n"
+                                              "FROM ${FROM_IMAGE_NAME}\n",
+                           "electra/Dockerfile": "FROM nvcr.io/nvidia/tensorflow:20.07-tf2-py3\n"})
+    [(path, _, _, message)] = _check(tmp_path, ".")
+    assert path == "bert/train.py" and "is deprecated since TF 2.4 and removed in TF 2.9 (TensorFlow 2.4 or " \
+        "older in nvcr.io/nvidia/tensorflow:21.02-tf2-py3 (bert/Dockerfile:1))" in message

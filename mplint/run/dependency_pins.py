@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Dict, Iterable, Iterator, List, Optional, Set, Tuple
 
 from mplint.core.regular_files import read_regular
-from mplint.semantic.versions import Pin, requirement_range
+from mplint.semantic.versions import Pin, VersionRange, requirement_range
 
 _PACKAGE = r"(keras|tf[-_]keras|tensorflow(?:[-_](?:cpu|gpu|macos|intel|rocm))?|intel-tensorflow|tf-nightly(?:-cpu|-gpu)?)"
 #: ``tensorflow>=2.16,<2.18`` (requirements, PEP 508 strings, setup.cfg lines)
@@ -45,9 +45,18 @@ _QUOTED = re.compile(r"[\"']([^\"']+)[\"']")
 _CLAUSE = re.compile(r"(\^|~=|~|[<>=!]=?=?|(?<![\d.]))\s*(\d[\d.*]*)")
 #: ``!pip install -q tensorflow-gpu==2.0``, ``%pip install``, ``!python -m pip install``
 _PIP_INSTALL = re.compile(r"(?:^|[\s!%/}])(?:pip3?|-m\s+pip)\s+install\s+(?P<args>.*)$")
-#: ``FROM tensorflow/tensorflow:2.4.1-gpu`` (the official images; ``latest`` pins nothing)
-_TENSORFLOW_IMAGE = re.compile(r"^\s*FROM\s+(?:--platform=\S+\s+)?(?:docker\.io/)?tensorflow/tensorflow:(\d+\.\d+(?:\.\d+)?)",
+#: ``FROM tensorflow/tensorflow:2.4.1-gpu`` (the official images; ``latest`` pins nothing),
+#: also as an ``ARG`` default that a ``FROM ${IMAGE}`` uses
+_TENSORFLOW_IMAGE = re.compile(r"^\s*(?:FROM|ARG)\s.*?(?<![\w/.-])(?:docker\.io/)?tensorflow/tensorflow:(\d+\.\d+(?:\.\d+)?)",
                                re.IGNORECASE)
+#: NVIDIA's NGC images, ``nvcr.io/nvidia/tensorflow:21.02-tf2-py3``: year.month of the release
+_NGC_IMAGE = re.compile(r"^\s*(?:FROM|ARG)\s.*?(nvcr\.io/nvidia/tensorflow:(\d\d)\.(\d\d)-tf([12])\S*)", re.IGNORECASE)
+#: (year, month) each TensorFlow minor version was released [public release dates]: an NGC
+#: image of a month holds no TensorFlow released after it, whatever its exact version
+_TENSORFLOW_RELEASES = (((20, 12), "2.4"), ((21, 5), "2.5"), ((21, 8), "2.6"), ((21, 11), "2.7"),
+                        ((22, 2), "2.8"), ((22, 5), "2.9"), ((22, 9), "2.10"), ((22, 11), "2.11"),
+                        ((23, 3), "2.12"), ((23, 7), "2.13"), ((23, 9), "2.14"), ((23, 11), "2.15"),
+                        ((24, 3), "2.16"))
 _DOCKERFILE = re.compile(r"^(?:dockerfile(?:\..*)?|.*\.dockerfile)$", re.IGNORECASE)
 #: files that may pin TensorFlow or Keras wherever they are
 DECLARATION_FILES = ("pyproject.toml", "setup.cfg", "setup.py", "environment.yml", "environment.yaml")
@@ -118,6 +127,9 @@ def shell_pins(lines: Iterable[str], file: str = "") -> Tuple[Pin, ...]:
         if image:
             pin = _pin("tensorflow", "==" + image.group(1), file, number)
             found += [pin] if pin is not None else []
+        ngc = _NGC_IMAGE.match(line) if file and "nvcr.io" in line else None
+        if ngc:
+            found += [p for p in [_ngc_pin(ngc, file, number)] if p is not None]
         match = _PIP_INSTALL.search(line.strip())
         if match is None:
             continue
@@ -131,6 +143,23 @@ def shell_pins(lines: Iterable[str], file: str = "") -> Tuple[Pin, ...]:
                 if pin is not None:
                     found.append(pin)
     return tuple(found)
+
+
+def _ngc_pin(image: "re.Match[str]", file: str, line: int) -> Optional[Pin]:
+    """An NGC image as the newest TensorFlow it can hold: the last minor version released
+    by its month (``21.02``: 2.4); a ``-tf1`` image holds TensorFlow 1.x."""
+    if image.group(4) == "1":
+        return Pin("tensorflow", "<2", VersionRange(upper=(2, 0, 0), upper_inclusive=False), file, line,
+                   image.group(1))
+    month = (int(image.group(2)), int(image.group(3)))
+    if month >= _TENSORFLOW_RELEASES[-1][0]:
+        return None  # newer than this table: any version
+    newest = 3
+    for released, minor in _TENSORFLOW_RELEASES:
+        if released <= month:
+            newest = int(minor.split(".")[1])
+    return Pin("tensorflow", f"<2.{newest + 1}", VersionRange(upper=(2, newest + 1, 0), upper_inclusive=False),
+               file, line, image.group(1))
 
 
 def _relative(path: Path, root: Path) -> str:

@@ -170,6 +170,8 @@ class Pin:
     #: where, as shown to the user ("requirements/base.txt"); "" for the checked file itself
     file: str = ""
     line: int = 0
+    #: the container image the pin stands for (``nvcr.io/nvidia/tensorflow:21.02-tf2-py3``)
+    image: str = ""
 
     @property
     def generation(self) -> Optional[int]:
@@ -186,6 +188,10 @@ class Pin:
     def describe(self) -> str:
         """``TensorFlow 2.2 pinned in requirements/base.txt:3``, ``tensorflow>=2.2 in setup.py:9``."""
         where = f"in {self.file}:{self.line}" if self.file else "by this notebook's pip install"
+        if self.image and self.range.upper is not None:  # an image: "<2.5" holds 2.4 or older
+            major, minor = self.range.upper[0], self.range.upper[1]
+            newest = "1.x" if major == 2 and minor == 0 else f"{major}.{minor - 1} or older"
+            return f"TensorFlow {newest} in {self.image} ({self.file}:{self.line})"
         exact = self.range.exact
         if exact is not None and self.spec.lstrip("=").strip().count(".") <= 2:
             name = {"tensorflow": "TensorFlow", "keras": "Keras"}.get(self.package, self.package)
