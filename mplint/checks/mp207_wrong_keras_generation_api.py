@@ -53,8 +53,11 @@ class WrongKerasGenerationApi(Check):
         version = answer.generation if answer is not None else None
         loops = self.ctx.get(TrainingLoops)
         if answer is None or version not in (2, 3):
-            if any(s.method == "minimize" or s.scale_calls or s.unscale_calls for s in loops.steps()):
-                self.generation_unknown()  # either spelling may be right
+            # Unknown even counting the file's own spelling: either may be right. (Code
+            # spelled for one generation and nothing else is silent, without a note.)
+            if self.facts.keras_version is None and any(
+                    s.method == "minimize" or s.scale_calls or s.unscale_calls for s in loops.steps()):
+                self.generation_unknown()
             return
         steps: Dict[int, TrainStep] = {}
         for step in loops.steps():
