@@ -495,7 +495,8 @@ def _watched(paths: Sequence[str]) -> Dict[str, Tuple[int, int]]:
 def _show_settings(paths: Sequence[str], session: "Session") -> int:
     """``--show-settings FILE``: what that file is checked with (nothing is checked)."""
     from mplint.run.discovery import is_excluded
-    from mplint.run.project import declared_keras_version, find_root
+    from mplint.run.dependency_pins import declared_keras_version, project_pins
+    from mplint.run.project import find_root
     from mplint.run.session import cache_folder
     from mplint.semantic.keras_version import detect
     from mplint.show_settings import render
@@ -512,8 +513,8 @@ def _show_settings(paths: Sequence[str], session: "Session") -> int:
     except OSError as exc:
         raise UsageError(f"{path}: cannot be read: {exc.strerror or exc}") from None
     keras = {"project": declared, "installed": installed,
-             "file": detect(settings.keras_version, text, installed=installed,
-                            use_installed=installed is not None, declared=declared)}
+             "file": detect(settings.keras_version, text, installed=installed, use_installed=installed is not None,
+                            project_pins=project_pins(root, [os.path.abspath(path)]).for_file(path))}
     sys.stdout.write(render(
         path, settings, session.catalog, session.rule_ids_of(settings),
         sorted(session.linter(settings).ignored_for(path)),

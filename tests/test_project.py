@@ -217,7 +217,7 @@ def test_index_tokens_cover_every_policy_and_rewrite_api():
     ("requirements.txt", "tf-keras>=2.15\nkeras\n", None),
 ])
 def test_keras_version_comes_from_declared_dependencies(tmp_path, name, text, version):
-    from mplint.run.project import declared_keras_version
+    from mplint.run.dependency_pins import declared_keras_version
 
     (tmp_path / name).write_text(text)
     assert declared_keras_version(tmp_path) == version
@@ -226,12 +226,13 @@ def test_keras_version_comes_from_declared_dependencies(tmp_path, name, text, ve
 def test_declared_keras_version_beats_installed_and_loses_to_the_setting(tmp_path):
     _write(tmp_path, {"requirements.txt": "keras>=3\n", "setup.py": "", "a.py": "import keras\n"})
     project = build_project([str(tmp_path / "a.py")], make_linter().settings)
-    assert project.keras_version == 3
+    pins = project.pins.for_file(str(tmp_path / "a.py"))
+    assert [(p.package, p.spec, p.file, p.line) for p in pins] == [("keras", ">=3", "requirements.txt", 1)]
     from mplint.semantic.keras_version import detect
 
     # the declaration beats what happens to be installed; the setting beats both
-    assert detect(None, "import keras\n", installed=2, declared=project.keras_version) == 3
-    assert detect(2, "import keras\n", installed=3, declared=project.keras_version) == 2
+    assert detect(None, "import keras\n", installed=2, project_pins=pins) == 3
+    assert detect(2, "import keras\n", installed=3, project_pins=pins) == 2
 
 
 def test_mp401_policy_and_rewrite_in_different_files(tmp_path):

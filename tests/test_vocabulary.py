@@ -210,6 +210,9 @@ _SPELLINGS = {
     ("mplint/semantic/names.py", "_PREFIXES"), ("mplint/semantic/names.py", "_LAYER_SUBMODULE_PREFIX"),
     ("mplint/analysis/custom_layers.py", "_KERAS_PACKAGES"),
     ("mplint/checks/mp402_removed_mixed_precision_api.py", "_KERAS_OPTIMIZERS_REJECTED"),
+    # text patterns (and how messages show them) of APIs only one Keras generation has:
+    # version evidence read from the bytes before any name is resolved
+    ("mplint/semantic/keras_version.py", "_SPELLINGS"),
 }
 #: the packages whose dotted names the rules compare
 _API_PACKAGES = ("keras", "tensorflow", "tf_keras", "tensorflow_addons", "tensorflow_datasets", "horovod",

@@ -9,6 +9,7 @@ import libcst as cst
 from mplint.analysis.training import COMPILED, LSO, PLAIN, TrainingLoops, TrainStep
 from mplint.rule.check import Check, Fix, Needs
 from mplint.rule.levels import Safety
+from mplint.semantic.versions import LOSS_SCALING
 
 
 class WrongKerasGenerationApi(Check):
@@ -25,6 +26,8 @@ class WrongKerasGenerationApi(Check):
         #: ``if use_amp:`` holding only that line), in a block with other statements:
         #: dropping the unscaling drops that statement whole
         self._self_assignments: Dict[int, cst.BaseStatement] = {}
+        #: where the generation came from, for the messages
+        self._why = ""
 
     def visit_Module(self, node: cst.Module) -> None:
         self._note_self_assignments(node.body)
@@ -44,16 +47,23 @@ class WrongKerasGenerationApi(Check):
                 self._self_assignments[id(call)] = stmt
 
     def finish(self) -> None:
-        version = self.facts.keras_version
+        # The calls judged here are no evidence of the generation: a Keras 3 file
+        # (keras.ops, pinned TF 2.16+) that calls get_scaled_loss crashes.
+        answer = self.facts.versions.keras(ignoring=frozenset({LOSS_SCALING}))
+        version = answer.generation if answer is not None else None
         loops = self.ctx.get(TrainingLoops)
-        if version not in (2, 3):
-            if any(s.method == "minimize" or s.scale_calls or s.unscale_calls for s in loops.steps()):
-                self.generation_unknown()  # either spelling may be right
+        if answer is None or version not in (2, 3):
+            # Unknown even counting the file's own spelling: either may be right. (Code
+            # spelled for one generation and nothing else is silent, without a note.)
+            if self.facts.keras_version is None and any(
+                    s.method == "minimize" or s.scale_calls or s.unscale_calls for s in loops.steps()):
+                self.generation_unknown()
             return
         steps: Dict[int, TrainStep] = {}
         for step in loops.steps():
             for call in [*step.scale_calls, *step.unscale_calls, step.call]:
                 steps.setdefault(id(call), step)
+        self._why = f" (Keras {version}: {answer.why})"
         if version == 3:
             self._keras3(loops, steps)
         else:
@@ -88,7 +98,7 @@ class WrongKerasGenerationApi(Check):
                 elif fixed is not call:
                     fix = Fix({call: fixed}, safety=safety)
                 self.report(call, f"Keras 3's LossScaleOptimizer has no {method}() (AttributeError at the "
-                                  f"first step); {advice}", fix)
+                                  f"first step); {advice}{self._why}", fix)
         for call, loc in loops.method_calls.get("minimize", []):
             assert isinstance(call.func, cst.Attribute)
             if id(call) in loops.guarded:
@@ -96,7 +106,8 @@ class WrongKerasGenerationApi(Check):
             kinds = {o.kind for o in loops.optimizer_origins(call.func.value, loc)}
             if kinds and kinds <= {PLAIN, LSO, COMPILED}:
                 self.report(call, "Keras 3 optimizers have no minimize() (AttributeError); compute the "
-                                  "gradients of optimizer.scale_loss(loss) with a GradientTape and call apply()")
+                                  "gradients of optimizer.scale_loss(loss) with a GradientTape and call apply()"
+                                  + self._why)
 
     def _keras2(self, loops: TrainingLoops, steps: Dict[int, TrainStep]) -> None:
         if "scale_loss" not in loops.defined_functions:
@@ -110,7 +121,7 @@ class WrongKerasGenerationApi(Check):
                 safety = Safety.SAFE if step is not None and step.unscaled else Safety.UNSAFE
                 self.report(call, "Keras 2's LossScaleOptimizer has no scale_loss() (AttributeError at the "
                                   "first step); use get_scaled_loss() and unscale the gradients with "
-                                  "get_unscaled_gradients()", Fix({call: fixed}, safety=safety))
+                                  "get_unscaled_gradients()" + self._why, Fix({call: fixed}, safety=safety))
         for call, loc in loops.method_calls.get("apply", []):
             assert isinstance(call.func, cst.Attribute)
             if id(call) in loops.guarded:
@@ -122,7 +133,7 @@ class WrongKerasGenerationApi(Check):
             rewritten = _apply_gradients(call)
             safety = Safety.SAFE if step is not None and (not step.loss_scaled or step.unscaled) else Safety.UNSAFE
             self.report(call, "apply() is the Keras 3 method; Keras 2's LossScaleOptimizer updates through "
-                              "apply_gradients(zip(grads, vars))",
+                              "apply_gradients(zip(grads, vars))" + self._why,
                         Fix({call: rewritten}, safety=safety) if rewritten is not None else None)
 
 

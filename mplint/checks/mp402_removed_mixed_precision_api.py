@@ -195,43 +195,54 @@ class RemovedMixedPrecisionApi(Check):
             return  # TF 1.x code: the experimental API is the current one there
         removed_calls = {id(ref.call) for ref in self._refs if ref.call is not None}
         for call in self._keras_rewrites:
-            severity = self._severity(_KERAS_OPTIMIZERS_REJECTED)
+            severity, why = self._severity(_KERAS_OPTIMIZERS_REJECTED)
             # One finding per call: a removed name is reported first (and fixed), the
             # rejected optimizer on the renamed call after that.
             if severity is not None and id(call) not in removed_calls:
                 self.report(call, "the graph rewrite is a TF1 API that rejects Keras optimizers "
                             "since TF 2.11 (ValueError: \"opt\" must be an instance of a "
-                            "tf.train.Optimizer); use set_global_policy('mixed_float16') instead, "
-                            "which wraps the optimizer itself", None, severity)
+                            f"tf.train.Optimizer{'; ' + why if why else ''}); use "
+                            "set_global_policy('mixed_float16') instead, which wraps the optimizer itself",
+                            None, severity)
         renamed: Dict[str, Tuple[str, str]] = {}
         for node in self._imports:
             self._report_import(node, renamed)
         for ref in self._refs:
             self._report_ref(ref, renamed)
 
-    def _severity(self, migration: Migration) -> Optional[Severity]:
-        """error/warning by the target TF version; None: the target predates the new API.
+    def _severity(self, migration: Migration) -> Tuple[Optional[Severity], str]:
+        """error/warning by the TensorFlow the code runs on (None: it predates the new
+        API), and where that version came from ("" for a setting or the default).
 
-        An explicit target wins over the Keras generation detected from installed
-        packages (a project pinned to TF 2.8 may be linted on a machine with TF 2.21);
-        a configured ``keras-version = 3`` means the target has no experimental API.
+        A configured ``keras-version = 3`` means TF 2.16 or later; then the
+        ``target-tf-version`` option; then the TensorFlow the file's versions say (the
+        project's pins: a project pinned to TF 2.2 runs the experimental API, one that
+        allows ``tensorflow>=2.2`` may install the latest); else the latest. The
+        experimental names this rule judges are no evidence of the version.
         """
         if self.facts.configured_keras_version == 3:
-            return "error"
+            return "error", ""
         target = parse_version(str(self.option("target-tf-version")))
-        if target is None or target >= migration.removed:
-            return "error"
-        return "warning" if target >= migration.since else None
+        if target is not None:
+            if target >= migration.removed:
+                return "error", ""
+            return ("warning" if target >= migration.since else None), ""
+        answer = self.facts.versions.tensorflow()
+        if answer is None:
+            return "error", ""
+        if answer.range.reaches(migration.removed + (0,)):
+            return "error", answer.why
+        return ("warning" if answer.range.reaches(migration.since + (0,)) else None), answer.why
 
     def _report_import(self, node: ImportNode, renamed: Dict[str, Tuple[str, str]]) -> None:
         aliases = list(_aliases(node))
         migrations = [migrate(full) for full, _, _ in aliases]
         first = next(m for m in migrations if m is not None)
-        severity = self._severity(first)
+        severity, why = self._severity(first)
         if severity is None:
             return
         old = ", ".join(sorted({m.old for m in migrations if m is not None}))
-        message = f"`{old}` {_status(first, severity, 'the import fails')}; import the current API instead"
+        message = f"`{old}` {_status(first, severity, 'the import fails', why)}; import the current API instead"
         new_node = self._new_import(node, aliases, migrations, renamed)
         fix = Fix({node: new_node}, safety=Safety.SAFE) if new_node is not None else None
         self.report(node, message, fix, severity)
@@ -295,11 +306,11 @@ class RemovedMixedPrecisionApi(Check):
         m = migrate(ref.qualified)
         if m is None:
             return
-        severity = self._severity(m)
+        severity, why = self._severity(m)
         if severity is None:
             return
         member = ref.qualified.rpartition(".")[2]
-        message = f"`{ref.dotted}` {_status(m, severity, 'AttributeError')}"
+        message = f"`{ref.dotted}` {_status(m, severity, 'AttributeError', why)}"
         if m.new is None:
             if ref.call is not None and member == "get_layer_policy":
                 self._layer_policy(ref, message, severity)
@@ -478,7 +489,8 @@ def _v(version: Tuple[int, int]) -> str:
     return f"{version[0]}.{version[1]}"
 
 
-def _status(m: Migration, severity: Severity, failure: str) -> str:
+def _status(m: Migration, severity: Severity, failure: str, why: str = "") -> str:
+    """``was removed in TF 2.9 (AttributeError; TensorFlow 2.12 pinned in setup.py:9)``."""
     if severity == "error":
-        return f"was removed in TF {_v(m.removed)} ({failure})"
-    return f"is deprecated since TF {_v(m.since)} and removed in TF {_v(m.removed)}"
+        return f"was removed in TF {_v(m.removed)} ({failure}{'; ' + why if why else ''})"
+    return f"is deprecated since TF {_v(m.since)} and removed in TF {_v(m.removed)}{f' ({why})' if why else ''}"

@@ -98,7 +98,7 @@ def fix_program(analyze: Analyze, source: Source, module: cst.Module, unsafe: bo
         outcome.applied += len(chosen)
         outcome.applied_rules += [c.finding.rule for c in chosen]
         text, module = new_text, reparsed
-        source = Source(source.path, source.raw, text, source.encoding, source.bom)
+        source = Source(source.path, source.raw, text, source.encoding, source.bom, source.shell)
     else:
         outcome.errors.append(FileError(source.path, f"fixes did not converge after {MAX_PASSES} passes", "warning"))
     return (text if outcome.applied else None), outcome

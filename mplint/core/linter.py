@@ -34,9 +34,10 @@ from mplint.rule.catalog import RuleEntry
 from mplint.rule.check import Check, Context, Report, all_requirements, instantiate_analyses
 from mplint.rule.levels import Safety
 from mplint.run.config import Settings
+from mplint.run.dependency_pins import shell_pins
 from mplint.run.project import ProjectFacts, names_for
 from mplint.semantic.facts import FactsCollector, ModuleFacts
-from mplint.semantic.keras_version import detect as detect_keras_version
+from mplint.semantic.keras_version import versions_of
 from mplint.semantic.scopes import ScopeTracker
 from mplint.semantic.test_modules import is_test_path
 from mplint.semantic.values import Evaluator
@@ -184,12 +185,12 @@ class Linter:
             return out
         names = names_for(module, source.path, self.project)
         tracker = ScopeTracker(module, names)
-        facts = ModuleFacts(assumed_policy=self.settings.assume_policy,
-                            keras_version=detect_keras_version(
-                                self.settings.keras_version, source.text, installed=self.installed_keras,
-                                use_installed=self.installed_keras is not None,
-                                declared=self.project.keras_version if self.project is not None else None),
-                            configured_keras_version=self.settings.keras_version)
+        versions = versions_of(self.settings.keras_version, source.text, installed=self.installed_keras,
+                               use_installed=self.installed_keras is not None,
+                               file_pins=shell_pins(source.shell),
+                               project_pins=self.project.pins.for_file(source.path) if self.project is not None else ())
+        facts = ModuleFacts(assumed_policy=self.settings.assume_policy, keras_version=versions.keras_generation,
+                            configured_keras_version=self.settings.keras_version, versions=versions)
         if self.project is not None:
             self.project.apply(facts, source.path)
         facts.library = self._library(source.path)

@@ -115,7 +115,8 @@ class Notebook:
     def source(self) -> Source:
         """The program as a source; its bytes are the program's, so size limits
         count the code and not the notebook's outputs."""
-        return Source(self.path, self.program.encode("utf-8", "surrogatepass"), self.program, "utf-8", False)
+        return Source(self.path, self.program.encode("utf-8", "surrogatepass"), self.program, "utf-8", False,
+                      tuple(self.magics))
 
     # -- positions ------------------------------------------------------------------
     def locate(self, line: int) -> Tuple[int, int]:

@@ -52,6 +52,8 @@ class Source:
     text: str
     encoding: str
     bom: bool
+    #: shell lines the program runs (a notebook's ``!pip install``), which are not Python
+    shell: Tuple[str, ...] = ()
 
     def encode(self, text: str) -> bytes:
         data = text.encode(self.encoding)

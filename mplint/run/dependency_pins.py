@@ -1,87 +1,74 @@
-"""The Keras generation a project pins in its dependency declarations.
+"""The TensorFlow and Keras versions a project pins, and which files each pin covers.
 
 Where mplint runs without TensorFlow (pre-commit's isolated environment, a CI lint
-job), the project's own pins are what says Keras 2 or 3. They are read from every
-place Python projects put them: PEP 621 and Poetry tables in ``pyproject.toml``
-(``tensorflow = "^2.16"``, ``{ version = "~2.15" }``), ``setup.cfg`` and
-``setup.py`` ``install_requires``, conda ``environment.yml`` (``tensorflow=2.15``,
-``conda-forge::keras>=3``, a ``pip:`` section), and requirements files at the root,
-under ``requirements/`` and one folder down (``docker/requirements.txt``). The
-pins must agree: one saying Keras 2 and another Keras 3 give no answer.
+job), the project's own pins are what says which TensorFlow and Keras the code runs
+on. They are read from every place Python projects put them: PEP 621 and Poetry
+tables in ``pyproject.toml`` (``tensorflow = "^2.16"``, ``{ version = "~2.15" }``),
+``setup.cfg`` and ``setup.py`` ``install_requires``, conda ``environment.yml``
+(``tensorflow=2.15``, ``conda-forge::keras>=3``, a ``pip:`` section), requirements
+files (``requirements*.txt``, ``*requirements.in``, every file of a
+``requirements/`` folder), and a notebook's ``!pip install tensorflow-gpu==2.0``.
 
-Keras 3 is ``keras>=3`` or TensorFlow 2.16 and later; Keras 2 is ``keras<3``,
-TensorFlow before 2.16, or ``tf-keras`` under ``TF_USE_LEGACY_KERAS``.
+A pin covers the files of its folder and below: ``project_a/requirements.txt`` says
+nothing of ``project_b/``. A dependency file in a folder without code
+(``requirements/base.txt``, ``docker/requirements.txt``) belongs to the folder above.
+Each file is judged by the nearest pins above it (see :class:`ProjectPins`).
 """
 
 from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, List, Optional, Set, Tuple
+from typing import Dict, Iterable, Iterator, List, Optional, Set, Tuple
 
 from mplint.core.regular_files import read_regular
+from mplint.semantic.versions import Pin, VersionRange, requirement_range
 
-_PACKAGE = r"(keras|tensorflow(?:-cpu|-gpu|-macos|-intel|-rocm)?|tf-nightly(?:-cpu|-gpu)?)"
+_PACKAGE = r"(keras|tf[-_]keras|tensorflow(?:[-_](?:cpu|gpu|macos|intel|rocm))?|intel-tensorflow|tf-nightly(?:-cpu|-gpu)?)"
 #: ``tensorflow>=2.16,<2.18`` (requirements, PEP 508 strings, setup.cfg lines)
-_REQUIREMENT = re.compile(rf"""^\s*["']?\s*{_PACKAGE}\b\s*(?:\[[^\]]*\])?\s*"""
-                          r"""((?:[<>=!~]=?=?\s*[\d.*]+\s*,?\s*)*)""", re.IGNORECASE)
+_REQUIREMENT = re.compile(rf"""^\s*["']?\s*{_PACKAGE}(?![\w.-])\s*(?:\[[^\]]*\])?\s*"""
+                          r"""((?:[<>=!~]=?=?\s*[\d.*]+[\w.]*\s*,?\s*)*)""", re.IGNORECASE)
 #: conda: ``tensorflow=2.15``, ``conda-forge::keras>=3``, ``tensorflow 2.15.*``
-_CONDA = re.compile(rf"""^(?:[\w-]+::)?{_PACKAGE}\b((?:\s*(?:[<>=!~]=?=?)?\s*\d[\d.*]*\s*,?)*)""",
+_CONDA = re.compile(rf"""^(?:[\w-]+::)?{_PACKAGE}(?![\w.-])((?:\s*(?:[<>=!~]=?=?)?\s*\d[\d.*]*\s*,?)*)""",
                     re.IGNORECASE)
 #: ``install_requires = tensorflow<2.16`` (setup.cfg, one requirement on the key's line)
 _KEY = re.compile(r"^[\w.-]+\s*=\s*(?P<value>\S.*)$")
 #: Poetry: ``tensorflow = "^2.16"`` or ``tensorflow = { version = "~2.15", ... }``
 _POETRY = re.compile(rf"""^\s*["']?{_PACKAGE}["']?\s*=\s*(?:\{{[^}}]*?\bversion\s*=\s*)?["']([^"']+)["']""",
                      re.IGNORECASE)
+#: ``2.0.0-rc0``, ``2.0.0b1``, ``2.0.0.alpha0``: the release they lead to is what counts
+_PRE_RELEASE = re.compile(r"(\d)(?:[-_.]?(?:a|b|c|rc|alpha|beta|dev|pre|post)\d*)+", re.IGNORECASE)
+_NAMED = re.compile(r"keras|tensorflow|tf-nightly", re.IGNORECASE)
 _QUOTED = re.compile(r"[\"']([^\"']+)[\"']")
 _CLAUSE = re.compile(r"(\^|~=|~|[<>=!]=?=?|(?<![\d.]))\s*(\d[\d.*]*)")
-#: files at the project root that may pin TensorFlow or Keras
-ROOT_FILES = ("pyproject.toml", "setup.cfg", "setup.py", "environment.yml", "environment.yaml")
+#: ``!pip install -q tensorflow-gpu==2.0``, ``%pip install``, ``!python -m pip install``
+_PIP_INSTALL = re.compile(r"(?:^|[\s!%/}])(?:pip3?|-m\s+pip)\s+install\s+(?P<args>.*)$")
+#: ``FROM tensorflow/tensorflow:2.4.1-gpu`` (the official images; ``latest`` pins nothing),
+#: also as an ``ARG`` default that a ``FROM ${IMAGE}`` uses
+_TENSORFLOW_IMAGE = re.compile(r"^\s*(?:FROM|ARG)\s.*?(?<![\w/.-])(?:docker\.io/)?tensorflow/tensorflow:(\d+\.\d+(?:\.\d+)?)",
+                               re.IGNORECASE)
+#: NVIDIA's NGC images, ``nvcr.io/nvidia/tensorflow:21.02-tf2-py3``: year.month of the release
+_NGC_IMAGE = re.compile(r"^\s*(?:FROM|ARG)\s.*?(nvcr\.io/nvidia/tensorflow:(\d\d)\.(\d\d)-tf([12])\S*)", re.IGNORECASE)
+#: (year, month) each TensorFlow minor version was released [public release dates]: an NGC
+#: image of a month holds no TensorFlow released after it, whatever its exact version
+_TENSORFLOW_RELEASES = (((20, 12), "2.4"), ((21, 5), "2.5"), ((21, 8), "2.6"), ((21, 11), "2.7"),
+                        ((22, 2), "2.8"), ((22, 5), "2.9"), ((22, 9), "2.10"), ((22, 11), "2.11"),
+                        ((23, 3), "2.12"), ((23, 7), "2.13"), ((23, 9), "2.14"), ((23, 11), "2.15"),
+                        ((24, 3), "2.16"))
+_DOCKERFILE = re.compile(r"^(?:dockerfile(?:\..*)?|.*\.dockerfile)$", re.IGNORECASE)
+#: files that may pin TensorFlow or Keras wherever they are
+DECLARATION_FILES = ("pyproject.toml", "setup.cfg", "setup.py", "environment.yml", "environment.yaml")
 _REQUIREMENTS = re.compile(r"^requirements.*\.(?:txt|in)$|^.*requirements\.(?:txt|in)$")
 _SKIP_FOLDERS = {".git", ".venv", "venv", "node_modules", "build", "dist", "site-packages", "__pycache__"}
 
-Version = Tuple[int, ...]
 
-
-def _version(text: str) -> Version:
-    return tuple(int(p) for p in text.split(".") if p.isdigit())
-
-
-def _bounds(op: str, text: str) -> List[Tuple[str, Version]]:
-    """A clause as plain bounds: ``^2.16`` is ``>=2.16, <3``; ``~2.15`` and
-    ``~=2.15.1`` are ``>=, <2.16``; ``~=2.15`` is ``>=2.15, <3``; conda's ``=2.15``
-    and a bare version are ``==``."""
-    v = _version(text)
-    if not v:
-        return []
-    if op == "^":
-        first = next((i for i, part in enumerate(v) if part), len(v) - 1)
-        return [(">=", v), ("<", v[:first] + (v[first] + 1,))]
-    if op == "~":
-        cut = 1 if len(v) == 1 else 2
-        return [(">=", v), ("<", v[:cut - 1] + (v[cut - 1] + 1,))]
-    if op == "~=":
-        if len(v) < 2:
-            return []
-        return [(">=", v), ("<", v[:-2] + (v[-2] + 1,))]
-    if op in ("", "=", "==", "==="):
-        return [("==", v)]
-    return [(op, v)]
-
-
-def keras_major(package: str, clauses: List[Tuple[str, str]]) -> Optional[int]:
-    """The Keras major version a requirement's clauses imply (None when they do not)."""
-    package = package.lower()
-    switch: Version = (3,) if package == "keras" else (2, 16)
-    found = set()
-    for op, text in clauses:
-        for bound, v in _bounds(op, text):
-            if bound in (">=", ">", "==") and v >= switch:
-                found.add(3)
-            if (bound == "<" and v <= switch) or (bound in ("<=", "==") and v < switch):
-                found.add(2)
-    return found.pop() if len(found) == 1 else None
+def _package(name: str) -> str:
+    name = name.lower().replace("_", "-")
+    if name == "keras":
+        return "keras"
+    return "tf-keras" if name == "tf-keras" else "tensorflow"
 
 
 def _requirements_of(line: str, conda: bool) -> Iterator[Tuple[str, str]]:
@@ -95,44 +82,191 @@ def _requirements_of(line: str, conda: bool) -> Iterator[Tuple[str, str]]:
     line = line.lstrip("-").strip()
     pattern = _CONDA if conda else _REQUIREMENT
     key = None if conda else _KEY.match(line)
+    seen: Set[Tuple[str, str]] = set()
     for item in [line, *_QUOTED.findall(line), *([key.group("value")] if key else [])]:
         match = pattern.match(item)
-        if match and match.group(2).strip():
-            yield match.group(1), match.group(2)
+        if match and (match.group(2).strip() or _package(match.group(1)) == "tf-keras"):
+            found = (match.group(1).lower(), match.group(2).strip())
+            if found not in seen:  # the line and its quoted requirement are one
+                seen.add(found)
+                yield found
 
 
-def dependency_files(root: Path) -> List[Path]:
-    """The files at ``root`` (and requirements files below it) that may pin versions."""
-    found = [root / name for name in ROOT_FILES]
-    folders = [root]
-    try:
-        folders += sorted(entry for entry in root.iterdir()
-                          if entry.is_dir() and entry.name not in _SKIP_FOLDERS and not entry.name.startswith("."))
-    except OSError:
-        pass
-    for folder in folders:
-        try:
-            names = sorted(os.listdir(folder))
-        except OSError:
+def _pin(package: str, constraint: str, file: str, line: int) -> Optional[Pin]:
+    clauses = _CLAUSE.findall(_PRE_RELEASE.sub(r"\1", constraint))
+    found = requirement_range(clauses)
+    name = _package(package)
+    if found is None or (not clauses and name != "tf-keras"):
+        return None
+    spec = ",".join(f"{op}{text}" for op, text in clauses)
+    return Pin(name, spec, found, file, line)
+
+
+def pins_in_text(text: str, file: str, conda: bool = False) -> List[Pin]:
+    """The pins of a dependency file's text (``file``: its name as shown)."""
+    found: List[Pin] = []
+    if not _NAMED.search(text):
+        return found
+    for number, line in enumerate(text.splitlines(), 1):
+        if not _NAMED.search(line):
             continue
-        every = folder.name == "requirements" and folder != root  # requirements/base.txt
-        found += [folder / name for name in names
-                  if _REQUIREMENTS.match(name) or (every and name.endswith((".txt", ".in")))]
+        for package, constraint in _requirements_of(line, conda):
+            pin = _pin(package, constraint, file, number)
+            if pin is not None:
+                found.append(pin)
     return found
 
 
-def declared_keras_version(root: Path) -> Optional[int]:
-    """Keras 2 or 3 from the project's dependency declarations, if they agree."""
-    found: Set[int] = set()
-    for path in dependency_files(root):
-        try:  # a FIFO named setup.cfg is skipped, never waited on
-            text = read_regular(path).decode("utf-8", "replace")
+def shell_pins(lines: Iterable[str], file: str = "") -> Tuple[Pin, ...]:
+    """The pins ``pip install`` commands among ``lines`` install (a notebook's
+    ``!pip install tensorflow-gpu==2.0`` cells: the notebook's own, ``file`` "";
+    a Dockerfile's ``RUN pip install``), and a Dockerfile's ``FROM tensorflow/tensorflow:2.4.1-gpu``."""
+    found: List[Pin] = []
+    for number, line in enumerate(lines, 1):
+        image = _TENSORFLOW_IMAGE.match(line) if file else None
+        if image:
+            pin = _pin("tensorflow", "==" + image.group(1), file, number)
+            found += [pin] if pin is not None else []
+        ngc = _NGC_IMAGE.match(line) if file and "nvcr.io" in line else None
+        if ngc:
+            found += [p for p in [_ngc_pin(ngc, file, number)] if p is not None]
+        match = _PIP_INSTALL.search(line.strip())
+        if match is None:
+            continue
+        for arg in match.group("args").split():
+            arg = arg.strip("\"'")
+            if arg.startswith("-"):
+                continue
+            requirement = _REQUIREMENT.match(arg)
+            if requirement and requirement.group(2).strip():
+                pin = _pin(requirement.group(1), requirement.group(2), file, number if file else 0)
+                if pin is not None:
+                    found.append(pin)
+    return tuple(found)
+
+
+def _ngc_pin(image: "re.Match[str]", file: str, line: int) -> Optional[Pin]:
+    """An NGC image as the newest TensorFlow it can hold: the last minor version released
+    by its month (``21.02``: 2.4); a ``-tf1`` image holds TensorFlow 1.x."""
+    if image.group(4) == "1":
+        return Pin("tensorflow", "<2", VersionRange(upper=(2, 0, 0), upper_inclusive=False), file, line,
+                   image.group(1))
+    month = (int(image.group(2)), int(image.group(3)))
+    if month >= _TENSORFLOW_RELEASES[-1][0]:
+        return None  # newer than this table: any version
+    newest = 3
+    for released, minor in _TENSORFLOW_RELEASES:
+        if released <= month:
+            newest = int(minor.split(".")[1])
+    return Pin("tensorflow", f"<2.{newest + 1}", VersionRange(upper=(2, newest + 1, 0), upper_inclusive=False),
+               file, line, image.group(1))
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+@dataclass
+class ProjectPins:
+    """The pins of a project by the folder they cover ("" is the root)."""
+
+    root: Optional[Path] = None
+    by_folder: Dict[str, Tuple[Pin, ...]] = field(default_factory=dict)
+
+    def for_file(self, path: str) -> Tuple[Pin, ...]:
+        """The pins that decide for the file ``path``: for each package, those of the
+        nearest folder at or above it that pins that package."""
+        if self.root is None or not self.by_folder:
+            return ()
+        folder = _relative(Path(os.path.abspath(path)).parent, self.root)
+        chain = [] if folder.startswith("/") or folder.startswith("..") else [folder]
+        while chain and chain[-1] not in ("", "."):
+            chain.append(chain[-1].rpartition("/")[0])
+        if not chain or chain[-1] != "":
+            chain.append("")
+        out: List[Pin] = []
+        seen: Set[str] = set()
+        for name in chain:
+            pins = self.by_folder.get("" if name == "." else name, ())
+            packages = {p.package for p in pins} - seen
+            out += [p for p in pins if p.package in packages]
+            seen |= packages
+        return tuple(out)
+
+    def to_json(self) -> List[object]:
+        """Every pin and where it is: a part of the run's cache key, so editing a
+        requirements file changes the next cached run."""
+        return [[folder, [p.to_json() for p in pins]] for folder, pins in sorted(self.by_folder.items())]
+
+
+def dependency_files(root: str, code_folders: Optional[Set[str]] = None) -> List[Tuple[str, str]]:
+    """(file, folder it covers) of every file that may pin versions: in the root and
+    every folder holding code, and in their subfolders without code (``requirements/``,
+    ``docker/``), which cover the folder above (absolute paths)."""
+    code = code_folders or set()
+    found: List[Tuple[str, str]] = []
+    for folder in sorted({root, *code}):
+        try:
+            names = os.listdir(folder)
         except OSError:
             continue
-        conda = path.name.startswith("environment.")
-        for line in text.splitlines():
-            for package, constraint in _requirements_of(line, conda):
-                major = keras_major(package, _CLAUSE.findall(constraint))
-                if major is not None:
-                    found.add(major)
-    return found.pop() if len(found) == 1 else None
+        for name in sorted(names):
+            if name in DECLARATION_FILES or ("requirements" in name and _REQUIREMENTS.match(name)) \
+                    or ("ockerfile" in name.lower() and _DOCKERFILE.match(name)):
+                found.append((folder + os.sep + name, folder))
+            elif "." not in name and name not in _SKIP_FOLDERS:
+                path = folder + os.sep + name
+                if path in code or not os.path.isdir(path):
+                    continue
+                # a folder without code: requirements/base.txt, docker/requirements.txt
+                every = name.startswith("requirements")
+                try:
+                    inner = sorted(os.listdir(path))
+                except OSError:
+                    continue
+                found += [(path + os.sep + n, folder) for n in inner
+                          if _REQUIREMENTS.match(n) or (every and n.endswith((".txt", ".in")))
+                          or _DOCKERFILE.match(n)]
+    return found
+
+
+def project_pins(root: Optional[Path], files: Iterable[str] = ()) -> ProjectPins:
+    """The pins of the project at ``root`` whose code is ``files`` (absolute paths)."""
+    if root is None:
+        return ProjectPins()
+    top = os.path.abspath(root)
+    inside = top.rstrip(os.sep) + os.sep
+    code_folders: Set[str] = set()
+    for folder in {path.rpartition(os.sep)[0] for path in files}:
+        while folder not in code_folders and folder.startswith(inside):
+            code_folders.add(folder)
+            folder = folder.rpartition(os.sep)[0]
+    by_folder: Dict[str, List[Pin]] = {}
+    for path, folder in dependency_files(top, code_folders):
+        try:  # a FIFO named setup.cfg is skipped, never waited on
+            text = read_regular(Path(path)).decode("utf-8", "replace")
+        except OSError:
+            continue
+        shown = os.path.relpath(path, top).replace(os.sep, "/")
+        name = os.path.basename(path)
+        if name == "setup.py" and "install_requires" not in text and "extras_require" not in text:
+            continue  # a module named setup.py (utils/setup.py), not a package's declaration
+        if _DOCKERFILE.match(name):
+            pins = list(shell_pins(text.splitlines(), shown))
+        else:
+            pins = pins_in_text(text, shown, conda=name.startswith("environment."))
+        if pins:
+            key = os.path.relpath(folder, top).replace(os.sep, "/")
+            by_folder.setdefault("" if key == "." else key, []).extend(pins)
+    return ProjectPins(root, {k: tuple(v) for k, v in by_folder.items()})
+
+
+def declared_keras_version(root: Path) -> Optional[int]:
+    """Keras 2 or 3 from the dependency declarations of the project's root folder, if
+    they agree (what ``--show-settings`` prints as the project's)."""
+    from mplint.semantic.versions import Versions
+
+    return Versions(project_pins=project_pins(root).for_file(str(root / "_"))).keras_generation

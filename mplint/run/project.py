@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 from mplint.run.code_stamp import code_stamp
-from mplint.run.dependency_pins import declared_keras_version
+from mplint.run.dependency_pins import ProjectPins, project_pins
 from mplint.run.discovery import discover
 from mplint.run.garbage import collected_per_file, file_done
 from mplint.run.module_paths import absolute_import, importable, on_path
@@ -163,8 +163,8 @@ class ProjectFacts:
 
     root: Optional[Path] = None
     files: Dict[str, FileFacts] = field(default_factory=dict)
-    #: the Keras major version the project's declared dependencies pin, if they do
-    keras_version: Optional[int] = None
+    #: the TensorFlow and Keras versions the project's dependency files pin, by folder
+    pins: ProjectPins = field(default_factory=ProjectPins)
     #: answers of rewriting() and each importer's absolute imports, by path
     _rewriting: Dict[str, List[Tuple[str, FileFacts]]] = field(default_factory=dict, repr=False, compare=False)
     _imports: Dict[str, List[Tuple[str, bool]]] = field(default_factory=dict, repr=False, compare=False)
@@ -323,7 +323,7 @@ class ProjectFacts:
         data = sorted((k, v.to_json()) for k, v in self.files.items())
         governed = {} if self.program is None else self.program.files_json()
         exports = sorted((k, [list(e) for e in v]) for k, v in self.exports.items())
-        return hashlib.sha256(json.dumps([str(self.root), data, governed, self.keras_version,
+        return hashlib.sha256(json.dumps([str(self.root), data, governed, self.pins.to_json(),
                                           str(self.shown_from), exports, self.library]).encode()).hexdigest()
 
 
@@ -492,8 +492,7 @@ def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], 
     unique: Dict[str, str] = {}
     for path in [*extra, *files]:
         unique.setdefault(os.path.abspath(path), path)
-    out = ProjectFacts(root, keras_version=declared_keras_version(root) if root is not None else None,
-                       shown_from=Path(os.getcwd()))
+    out = ProjectFacts(root, pins=project_pins(root, unique), shown_from=Path(os.getcwd()))
     # The program model answers for the checked files; for the whole project when
     # it is checked, or when the checked files are not known.
     checked = None if walked is not None or not extra else sorted(

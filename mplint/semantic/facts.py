@@ -14,6 +14,7 @@ from typing import Dict, FrozenSet, List, Optional, Set, Tuple, Union
 import libcst as cst
 
 from mplint.semantic.names import NameResolver
+from mplint.semantic.versions import Versions
 from mplint.semantic.scopes import Branches, Location, Scope, ScopeTracker, function_key, separate_tests
 from mplint.semantic.values import Evaluator
 from mplint.semantic.vocabulary import (
@@ -120,6 +121,9 @@ class ModuleFacts:
     keras_version: Optional[int] = None
     #: the ``keras-version`` setting itself (keras_version may come from detection)
     configured_keras_version: Optional[int] = None
+    #: the file's TensorFlow version and Keras generation, with where each came from
+    #: (``versions.keras(ignoring=...)`` for a rule that judges some of the evidence)
+    versions: Versions = field(default_factory=Versions)
     #: policies set elsewhere in the project (project facts; UNKNOWN_POLICY for run-time
     #: choices, float32 too), and the project-relative files that set them
     project_policies: FrozenSet[str] = frozenset()

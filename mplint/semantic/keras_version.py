@@ -1,19 +1,12 @@
-"""Which Keras generation (2 or 3) a file's code runs on.
+"""What a file's text and the installed packages say about its Keras generation.
 
 The loss-scaling API differs by generation (Keras 2: ``get_scaled_loss`` /
 ``get_unscaled_gradients``; Keras 3: ``scale_loss``, and ``apply`` unscales), so
-rules and fixes need to know it. In order of trust:
-
-1. the ``keras-version`` setting;
-2. the file imports ``tf_keras`` (or sets ``TF_USE_LEGACY_KERAS``): always Keras 2;
-3. the Keras or TensorFlow version the project's dependency declarations pin;
-4. the spelling the file already uses (only Keras-2 or only Keras-3 APIs): code
-   written consistently for one generation was written for it, whatever happens to
-   be installed where mplint runs (a CI runner, pre-commit's environment);
-5. the installed ``keras``/``tensorflow`` distributions, read from their metadata
-   without importing them (importing TensorFlow takes seconds), once per process.
-
-None means unknown: rules that depend on the generation stay silent.
+rules and fixes need to know it. This module reads the evidence in the file (a
+``tf_keras`` import, APIs only one generation has) and in the installed
+``keras``/``tensorflow`` distributions (their metadata, without importing them:
+importing TensorFlow takes seconds; once per process). :mod:`versions` weighs it
+with the settings and the project's pins; :func:`versions_of` builds that answer.
 """
 
 from __future__ import annotations
@@ -21,7 +14,9 @@ from __future__ import annotations
 import functools
 import re
 from importlib import metadata
-from typing import Iterable, Optional, Tuple
+from typing import Iterable, List, Optional, Sequence, Tuple
+
+from mplint.semantic.versions import API, LOSS_SCALING, ApiUse, Pin, Versions
 
 #: distributions that ship the ``tensorflow`` package
 TENSORFLOW_DISTRIBUTIONS = (
@@ -29,17 +24,30 @@ TENSORFLOW_DISTRIBUTIONS = (
     "tensorflow-rocm", "intel-tensorflow", "tf-nightly", "tf-nightly-cpu", "tf-nightly-gpu",
 )
 
-_TF_KERAS_USE = re.compile(
-    r"^\s*(?:from\s+tf_keras\b|import\s+[^\n#]*(?<![\w.])tf_keras\b)|TF_USE_LEGACY_KERAS", re.M)
-# Spellings only one generation has. A hint, used only when nothing better is known.
-_KERAS2_SPELLING = re.compile(
-    r"\.get_scaled_loss\s*\(|\.get_unscaled_gradients\s*\(|optimizers\.legacy\b"
-    r"|mixed_precision\.experimental\b"
+_TF_KERAS_IMPORT = re.compile(r"^\s*(?:from\s+tf_keras\b|import\s+[^\n#]*(?<![\w.])tf_keras\b)", re.M)
+_LEGACY_SWITCH = re.compile(r"^[^#\n]*TF_USE_LEGACY_KERAS", re.M)
+
+#: (generation, kind, pattern, as shown) of spellings only one generation has; a line
+#: comment never counts. Sources: the reference's table of names (section 2).
+_SPELLINGS: Sequence[Tuple[int, str, str, str, str]] = (
+    # (generation, kind, a word every match holds, pattern, as shown)
+    (2, LOSS_SCALING, "get_scaled_loss", r"\.get_scaled_loss\s*\(", "get_scaled_loss()"),
+    (2, LOSS_SCALING, "get_unscaled_gradients", r"\.get_unscaled_gradients\s*\(", "get_unscaled_gradients()"),
+    (3, LOSS_SCALING, ".scale_loss", r"\.scale_loss\s*\(", "scale_loss()"),
+    # Keras 3 raises ImportError for optimizers.legacy; TF <= 2.8 had .experimental
+    (2, API, "legacy", r"\boptimizers\.legacy\b", "optimizers.legacy"),
+    (2, API, "experimental", r"\bmixed_precision\.experimental\b", "mixed_precision.experimental"),
+    (3, API, "config", r"\bkeras\.config\.", "keras.config"),
+    (3, API, "ops", r"\bkeras\.ops\b|^\s*from\s+keras\s+import\s+[^\n#]*\bops\b", "keras.ops"),
+    (3, API, "LossScaleOptimizer", r"\bkeras\.optimizers\.LossScaleOptimizer\b",
+     "keras.optimizers.LossScaleOptimizer"),
+    (3, API, "DType", r"\bkeras\.(?:dtype_policies\b|DTypePolicy\b)", "keras.DTypePolicy"),
+    (3, API, "set_dtype_policy", r"\bset_dtype_policy\s*\(", "set_dtype_policy()"),
+    (3, API, "auto_scale_loss", r"\bauto_scale_loss\s*=", "compile(auto_scale_loss=...)"),
 )
-_KERAS3_SPELLING = re.compile(
-    r"\.scale_loss\s*\(|\bkeras\.config\.|\bkeras\.ops\b|from\s+keras\s+import\s+[^\n]*\bops\b"
-    r"|\bauto_scale_loss\b|\bset_dtype_policy\b"
-)
+_PATTERNS = [(g, kind, word, re.compile(p, re.M), shown) for g, kind, word, p, shown in _SPELLINGS]
+#: ``import keras_core as keras`` spells Keras 3 names next to a Keras 2 ``tf.keras``
+_KERAS_CORE = re.compile(r"\bkeras_core\b")
 
 
 def _major_minor(version: str) -> Optional[Tuple[int, int]]:
@@ -75,33 +83,49 @@ def installed_generation() -> Optional[int]:
     return generation_from_versions(_version(("keras",)), _version(TENSORFLOW_DISTRIBUTIONS))
 
 
+def legacy_keras(text: str) -> str:
+    """Why the file runs on Keras 2 whatever is installed ("" when it does not say)."""
+    if "tf_keras" in text and _TF_KERAS_IMPORT.search(text):
+        return "the file imports tf_keras"
+    if "TF_USE_LEGACY_KERAS" in text and _LEGACY_SWITCH.search(text):
+        return "the file sets TF_USE_LEGACY_KERAS"
+    return ""
+
+
+def api_uses(text: str) -> Tuple[ApiUse, ...]:
+    """The spellings only one generation has that the file uses, first use first."""
+    found: List[Tuple[int, ApiUse]] = []
+    keras_core = "keras_core" in text and _KERAS_CORE.search(text) is not None
+    for generation, kind, word, pattern, shown in _PATTERNS:
+        if word not in text or (keras_core and kind == API and generation == 3):
+            continue
+        for match in pattern.finditer(text):
+            start = text.rfind("\n", 0, match.start()) + 1
+            if text[start:match.start()].lstrip().startswith("#"):
+                continue  # a comment
+            found.append((match.start(), ApiUse(generation, kind, shown)))
+            break
+    return tuple(use for _, use in sorted(found, key=lambda item: item[0]))
+
+
 def spelling_generation(text: str) -> Optional[int]:
     """2 or 3 when the file only uses one generation's spellings, else None."""
-    two = _KERAS2_SPELLING.search(text) is not None
-    three = _KERAS3_SPELLING.search(text) is not None
-    if two != three:
-        return 2 if two else 3
-    return None
+    generations = {use.generation for use in api_uses(text)}
+    return generations.pop() if len(generations) == 1 else None
+
+
+def versions_of(configured: Optional[int], text: str, installed: Optional[int] = None,
+                use_installed: bool = True, file_pins: Tuple[Pin, ...] = (),
+                project_pins: Tuple[Pin, ...] = ()) -> Versions:
+    """Everything known about the versions of a file with source ``text``."""
+    if use_installed and installed is None:
+        installed = installed_generation()
+    return Versions(configured=configured, legacy_keras=legacy_keras(text), file_pins=file_pins,
+                    project_pins=project_pins, apis=api_uses(text),
+                    installed=installed if use_installed else None)
 
 
 def detect(configured: Optional[int], text: str, installed: Optional[int] = None,
-           use_installed: bool = True, declared: Optional[int] = None) -> Optional[int]:
-    """The Keras generation for a file with source ``text`` (see the module doc).
-
-    ``declared`` is what the project's dependency declarations pin (project facts);
-    it comes before the packages installed where mplint happens to run.
-    """
-    if configured is not None:
-        return configured
-    if ("tf_keras" in text or "TF_USE_LEGACY_KERAS" in text) and _TF_KERAS_USE.search(text):
-        return 2
-    if declared is not None:
-        return declared
-    spelled = spelling_generation(text)
-    if spelled is not None:
-        return spelled
-    if use_installed:
-        found = installed if installed is not None else installed_generation()
-        if found is not None:
-            return found
-    return None
+           use_installed: bool = True, project_pins: Tuple[Pin, ...] = ()) -> Optional[int]:
+    """The Keras generation for a file with source ``text`` (see :mod:`versions`)."""
+    return versions_of(configured, text, installed, use_installed, project_pins=project_pins).keras_generation

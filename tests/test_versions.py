@@ -1,0 +1,288 @@
+"""Versions from evidence: one answer per file for the TensorFlow version and the Keras
+generation (pins nearest the file, a notebook's pip install, APIs only one generation
+has, the installed packages), read by MP207 and MP402, whose messages say where it
+came from."""
+
+import json
+import textwrap
+
+import pytest
+
+from helpers import outcome, run_cli, write_files
+from mplint.run.dependency_pins import pins_in_text, project_pins, shell_pins
+from mplint.semantic.keras_version import api_uses, versions_of
+from mplint.semantic.versions import LOSS_SCALING, VersionRange, version
+
+pytestmark = pytest.mark.usefixtures("no_installed_keras")
+
+
+# -- reading pins ------------------------------------------------------------------------
+@pytest.mark.parametrize("line, package, lower, upper, upper_inclusive", [
+    ("tensorflow==2.2.0", "tensorflow", (2, 2, 0), (2, 2, 0), True),
+    ("tensorflow-gpu==2.0.0-rc0", "tensorflow", (2, 0, 0), (2, 0, 0), True),
+    ("tensorflow>=2.2,<2.5", "tensorflow", (2, 2, 0), (2, 5, 0), False),
+    ("tensorflow==2.15.*", "tensorflow", (2, 15, 0), (2, 16, 0), False),
+    ("tensorflow-cpu~=2.13.0", "tensorflow", (2, 13, 0), (2, 14, 0), False),
+    ("tensorflow>=2.16", "tensorflow", (2, 16, 0), None, True),
+    ("keras<3", "keras", None, (3, 0, 0), False),
+])
+def test_a_requirement_is_a_range_of_versions(line, package, lower, upper, upper_inclusive):
+    [pin] = pins_in_text(line + "\n", "requirements.txt")
+    assert (pin.package, pin.range.lower, pin.range.upper, pin.range.upper_inclusive) == (
+        package, lower, upper, upper_inclusive)
+
+
+@pytest.mark.parametrize("text", [
+    "tensorflow-addons==0.13\n", "tensorflow_hub>=0.12\n", "keras-tuner>=1.4\n", "tensorflow\n",
+    "# tensorflow==2.2\n", "tensorflow-datasets==4.0  # for tensorflow==2.2 users\n",
+])
+def test_other_packages_and_unpinned_requirements_are_no_pins(text):
+    assert pins_in_text(text, "requirements.txt") == []
+
+
+def test_conda_poetry_and_setup_py_pins():
+    conda = pins_in_text("dependencies:\n  - python=3.8\n  - tensorflow=2.4\n", "environment.yml", conda=True)
+    assert [(p.spec, p.range.upper, p.line) for p in conda] == [("=2.4", (2, 5, 0), 3)]
+    poetry = pins_in_text('[tool.poetry.dependencies]\ntensorflow = "^2.3"\n', "pyproject.toml")
+    assert [(p.range.lower, p.range.upper) for p in poetry] == [((2, 3, 0), (3, 0, 0))]
+    setup = pins_in_text('setup(install_requires=["tensorflow>=2.2,<2.5", "keras==2.3.1"])\n', "setup.py")
+    assert [(p.package, p.spec) for p in setup] == [("tensorflow", ">=2.2,<2.5"), ("keras", "==2.3.1")]
+
+
+def test_a_notebooks_pip_install_lines_are_its_pins():
+    pins = shell_pins(["!pip install -q tensorflow-gpu==2.0.0-alpha0 absl-py", "!ls", "%pip install -U pandas"])
+    assert [(p.package, p.range.exact, p.describe()) for p in pins] == [
+        ("tensorflow", (2, 0, 0), "TensorFlow 2.0.0 pinned by this notebook's pip install")]
+    assert shell_pins(["!pip uninstall -y tensorflow==2.0", "!pip install -r requirements.txt"]) == ()
+
+
+def test_ranges_say_whether_a_version_is_reached():
+    assert version("2.0.0rc0") == (2, 0, 0) and version("2.15") == (2, 15, 0)
+    below = VersionRange(upper=(2, 9, 0), upper_inclusive=False)
+    assert not below.reaches((2, 9, 0)) and below.reaches((2, 8, 0))
+    assert VersionRange(upper=(2, 9, 0)).reaches((2, 9, 0))
+    assert VersionRange(lower=(2, 2, 0)).reaches((2, 99, 0))  # unbounded: the latest
+    assert VersionRange((2, 2, 0), True, (2, 2, 0), True).intersect(VersionRange(lower=(2, 4, 0))).empty()
+
+
+# -- which pins decide for which file -----------------------------------------------------
+def test_a_file_is_judged_by_the_nearest_pins_above_it(tmp_path):
+    write_files(tmp_path, {
+        "setup.py": "setup(install_requires=['tensorflow>=2.16'])\n",
+        "requirements/base.txt": "numpy\ntensorflow==2.12.0\n",  # a folder without code: the root's
+        "old/requirements.txt": "tensorflow-gpu==2.2.0\n",
+        "old/train.py": "", "old/deep/model.py": "", "new/train.py": "", "top.py": "",
+        "keras_only/requirements.txt": "keras==2.3.1\n", "keras_only/a.py": "",
+    })
+    pins = project_pins(tmp_path, [str(tmp_path / f) for f in
+                                   ("old/train.py", "old/deep/model.py", "new/train.py", "top.py", "keras_only/a.py")])
+
+    def decided(path):
+        return sorted((p.package, p.spec, p.file, p.line) for p in pins.for_file(str(tmp_path / path)))
+
+    root = [("tensorflow", "==2.12.0", "requirements/base.txt", 2), ("tensorflow", ">=2.16", "setup.py", 1)]
+    assert decided("top.py") == decided("new/train.py") == root
+    assert decided("old/deep/model.py") == [("tensorflow", "==2.2.0", "old/requirements.txt", 1)]
+    # a folder pinning only Keras still takes TensorFlow from above
+    assert decided("keras_only/a.py") == sorted([("keras", "==2.3.1", "keras_only/requirements.txt", 1), *root])
+
+
+# -- the per-file answer ---------------------------------------------------------------
+KERAS3_FILE_WITH_KERAS2_SCALING = """\
+import keras
+import tensorflow as tf
+
+keras.config.set_dtype_policy("mixed_float16")
+optimizer = keras.optimizers.LossScaleOptimizer(keras.optimizers.Adam())
+
+
+def train_step(model, x, y):
+    with tf.GradientTape() as tape:
+        loss = keras.ops.mean(model(x) - y)
+        scaled = optimizer.get_scaled_loss(loss)
+    grads = tape.gradient(scaled, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+"""
+
+
+def test_the_calls_a_rule_judges_are_no_evidence_for_it():
+    versions = versions_of(None, KERAS3_FILE_WITH_KERAS2_SCALING, use_installed=False)
+    assert versions.keras_generation is None  # keras.config says 3, get_scaled_loss 2
+    answer = versions.keras(ignoring=frozenset({LOSS_SCALING}))
+    assert answer is not None and (answer.generation, answer.why) == (3, "the file uses keras.config")
+
+
+def test_comments_and_keras_core_are_no_evidence():
+    assert api_uses("# keras.ops.mean is the Keras 3 spelling\nimport tensorflow as tf\n") == ()
+    text = "import keras_core as keras\nx = keras.ops.mean(y)\nl = opt.get_scaled_loss(x)\n"
+    assert [u.api for u in api_uses(text)] == ["get_scaled_loss()"]
+
+
+def test_the_installed_packages_never_overrule_what_the_file_spells():
+    text = "import tensorflow as tf\nscaled = opt.get_scaled_loss(loss)\n"
+    versions = versions_of(None, text, installed=3)
+    assert versions.keras(ignoring=frozenset({LOSS_SCALING})) is None
+    answer = versions_of(None, "import tensorflow as tf\n", installed=3).keras()
+    assert answer is not None and answer.why == "Keras 3 is installed here"
+
+
+def test_pins_come_before_apis_and_a_tf_keras_pin_leaves_the_generation_open():
+    [tf216] = pins_in_text("tensorflow>=2.16\n", "requirements.txt")
+    [tfk] = pins_in_text("tf-keras~=2.16\n", "requirements.txt")
+    text = "import tensorflow as tf\nopt = tf.keras.optimizers.legacy.Adam()\n"
+    answer = versions_of(None, text, use_installed=False, project_pins=(tf216,)).keras()
+    assert answer is not None and (answer.generation, answer.why) == (3, "tensorflow>=2.16 in requirements.txt:1")
+    # With tf-keras pinned, TF_USE_LEGACY_KERAS may be set outside the code: the spelling decides.
+    assert versions_of(None, text, use_installed=False, project_pins=(tf216, tfk)).keras_generation == 2
+
+
+# -- MP402 judged by the pinned TensorFlow ---------------------------------------------
+EXPERIMENTAL = """\
+import tensorflow as tf
+
+tf.keras.mixed_precision.experimental.set_policy("mixed_float16")
+"""
+
+
+def _check(tmp_path, *paths, select="MP402", cache=False):
+    args = ["check", "--select", select, "--output-format", "json", *([] if cache else ["--no-cache"]), *paths]
+    result = run_cli(*args, cwd=tmp_path)
+    assert result.returncode in (0, 1), result.stderr
+    return [(f["path"].replace("\\", "/") + (f":cell {f['cell']}" if f.get("cell") else ""), f["line"],
+             f["rule"], f["message"]) for f in json.loads(result.stdout)]
+
+
+def _rows(found):
+    return [(path, row, code) for path, row, code, _ in found]
+
+
+def test_a_project_pinned_to_an_old_tensorflow_gets_no_removed_in_error(tmp_path):
+    write_files(tmp_path, {"setup.py": "", "requirements/base.txt": "numpy\nabsl-py\ntensorflow==2.2.0\n",
+                           "train.py": EXPERIMENTAL})
+    assert _check(tmp_path, ".") == []  # TF 2.2 has only the experimental API
+    (tmp_path / "requirements" / "base.txt").write_text("numpy\nabsl-py\ntensorflow==2.5.0\n")
+    [(path, row, code, message)] = _check(tmp_path, ".")
+    assert (path, row, code) == ("train.py", 3, "MP402")
+    assert ("is deprecated since TF 2.4 and removed in TF 2.9 (TensorFlow 2.5.0 pinned in "
+            "requirements/base.txt:3); use `tf.keras.mixed_precision.set_global_policy`") in message
+    (tmp_path / "requirements" / "base.txt").write_text("tensorflow>=2.2\n")  # the latest may install
+    [(_, _, _, message)] = _check(tmp_path, ".")
+    assert "was removed in TF 2.9 (AttributeError; tensorflow>=2.2 in requirements/base.txt:1)" in message
+
+
+def test_pins_in_a_subfolder_cover_that_folder_only(tmp_path):
+    write_files(tmp_path, {".git/HEAD": "", "legacy/requirements.txt": "tensorflow-gpu==2.3.1\n",
+                           "legacy/train.py": EXPERIMENTAL, "current/train.py": EXPERIMENTAL,
+                           "setup.cfg": "[options]\ninstall_requires =\n    tensorflow>=2.10,<2.12\n"})
+    found = _check(tmp_path, ".")
+    assert _rows(found) == [("current/train.py", 3, "MP402")]
+    assert "tensorflow>=2.10,<2.12 in setup.cfg:3" in found[0][3]
+
+
+def test_the_setting_and_the_option_still_come_first(tmp_path):
+    write_files(tmp_path, {"requirements.txt": "tensorflow==2.2\n", "train.py": EXPERIMENTAL,
+                           "pyproject.toml": '[tool.mplint]\ntarget-tf-version = "2.10"\n'})
+    assert _rows(_check(tmp_path, ".")) == [("train.py", 3, "MP402")]
+
+
+def test_a_notebook_that_installs_an_old_tensorflow_is_judged_by_it(tmp_path):
+    def book(*cells):
+        return json.dumps({"cells": [{"cell_type": "code", "source": c, "metadata": {}, "outputs": [],
+                                      "execution_count": None} for c in cells],
+                           "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+
+    write_files(tmp_path, {"setup.py": "",
+                           "old.ipynb": book("!pip install -q tensorflow-gpu==2.0.0\n", EXPERIMENTAL),
+                           "new.ipynb": book("!pip install -q pandas\n", EXPERIMENTAL)})
+    assert _rows(_check(tmp_path, ".")) == [("new.ipynb:cell 2", 3, "MP402")]
+
+
+def test_editing_a_requirements_file_changes_the_next_cached_run(tmp_path):
+    write_files(tmp_path, {"setup.py": "", "requirements.txt": "tensorflow==2.3.0\n", "train.py": EXPERIMENTAL})
+    assert _check(tmp_path, ".", cache=True) == []
+    (tmp_path / "requirements.txt").write_text("tensorflow==2.12.0\n")
+    cached = _check(tmp_path, ".", cache=True)
+    assert _rows(cached) == [("train.py", 3, "MP402")] and "TensorFlow 2.12.0 pinned in requirements.txt:1" in cached[0][3]
+    assert cached == _check(tmp_path, ".")  # what an uncached run says
+    # and for one named file (pre-commit)
+    (tmp_path / "requirements.txt").write_text("tensorflow==2.3.0\n")
+    assert _check(tmp_path, "train.py", cache=True) == []
+
+
+# -- MP207 ------------------------------------------------------------------------------
+def test_mp207_reports_keras2_scaling_in_a_keras3_file_and_says_why(tmp_path):
+    write_files(tmp_path, {"setup.py": "", "train.py": KERAS3_FILE_WITH_KERAS2_SCALING})
+    found = _check(tmp_path, ".", select="MP207")
+    assert _rows(found) == [("train.py", 11, "MP207")]
+    assert found[0][3].endswith("use scale_loss() (Keras 3: the file uses keras.config)")
+
+
+def test_mp207_reads_the_keras_generation_the_project_pins(tmp_path):
+    loop = textwrap.dedent("""\
+        import tensorflow as tf
+
+        opt = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.Adam())
+
+
+        def step(model, x):
+            with tf.GradientTape() as tape:
+                scaled = opt.scale_loss(tf.reduce_mean(model(x)))
+            opt.apply(tape.gradient(scaled, model.trainable_variables), model.trainable_variables)
+        """)
+    write_files(tmp_path, {"setup.py": "", "train.py": loop})
+    assert _check(tmp_path, ".", select="MP207") == []  # spelled for Keras 3 and nothing says otherwise
+    (tmp_path / "requirements-gpu.txt").write_text("tensorflow[and-cuda]==2.15.1\n")
+    found = _check(tmp_path, ".", select="MP207")
+    assert _rows(found) == [("train.py", 8, "MP207"), ("train.py", 9, "MP207")]
+    assert all(m.endswith("(Keras 2: TensorFlow 2.15.1 pinned in requirements-gpu.txt:1)") for *_, m in found)
+
+
+def test_mp207_stays_silent_when_only_the_judged_calls_say_keras_2(tmp_path):
+    write_files(tmp_path, {"setup.py": "", "train.py": KERAS3_FILE_WITH_KERAS2_SCALING.replace(
+        "keras.config.set_dtype_policy", "tf.keras.mixed_precision.set_global_policy").replace(
+        "keras.optimizers.LossScaleOptimizer", "tf.keras.mixed_precision.LossScaleOptimizer").replace(
+        "keras.ops.mean", "tf.reduce_mean")})
+    assert _check(tmp_path, ".", select="MP207") == []
+
+
+def test_pins_of_several_files_are_alternatives_judged_by_the_newest(tmp_path):
+    write_files(tmp_path, {"setup.py": "setup(\n    name='tts',\n    install_requires=['tensorflow-gpu==2.7.0'],\n)\n",
+                           "docker/Dockerfile": "FROM tensorflow/tensorflow:2.6.0-gpu\nRUN pip install .\n",
+                           "train.py": EXPERIMENTAL})
+    [(_, _, _, message)] = _check(tmp_path, ".")
+    assert "is deprecated since TF 2.4 and removed in TF 2.9 (TensorFlow 2.7.0 pinned in setup.py:3)" in message
+    (tmp_path / "docker" / "Dockerfile").write_text("FROM tensorflow/tensorflow:2.10.1-gpu\n")
+    [(_, _, _, message)] = _check(tmp_path, ".")
+    assert "was removed in TF 2.9 (AttributeError; TensorFlow 2.10.1 pinned in docker/Dockerfile:1)" in message
+
+
+def test_a_module_named_setup_py_is_no_declaration(tmp_path):
+    write_files(tmp_path, {".git/HEAD": "", "utils/setup.py": 'TF = "tensorflow==2.2.0"\n', "utils/train.py": EXPERIMENTAL})
+    assert _rows(_check(tmp_path, ".")) == [("utils/train.py", 3, "MP402")]
+    (tmp_path / "utils" / "setup.py").write_text('setup(install_requires=["tensorflow==2.2.0"])\n')
+    assert _check(tmp_path, ".") == []
+
+
+@pytest.mark.parametrize("line, said", [
+    ("ARG FROM_IMAGE_NAME=nvcr.io/nvidia/tensorflow:21.02-tf2-py3", "TensorFlow 2.4 or older in "
+     "nvcr.io/nvidia/tensorflow:21.02-tf2-py3 (Dockerfile:1)"),
+    ("FROM nvcr.io/nvidia/tensorflow:20.10-tf1-py3", "TensorFlow 1.x in nvcr.io/nvidia/tensorflow:20.10-tf1-py3 "
+     "(Dockerfile:1)"),
+    ("FROM tensorflow/tensorflow:2.4.1-gpu-jupyter", "TensorFlow 2.4.1 pinned in Dockerfile:1"),
+    ("FROM nvcr.io/nvidia/tensorflow:${RELEASE}-tf2-py3", None),
+    ("FROM tensorflow/tensorflow:latest-gpu", None),
+    ("FROM nvcr.io/nvidia/tensorflow:25.01-tf2-py3", None),  # past the table of releases: any
+])
+def test_a_container_image_pins_the_tensorflow_it_holds(line, said):
+    pins = shell_pins([line], "Dockerfile")
+    assert [p.describe() for p in pins] == ([said] if said else [])
+
+
+def test_an_ngc_image_from_before_tf_2_9_makes_the_removed_api_a_warning(tmp_path):
+    write_files(tmp_path, {".git/HEAD": "", "bert/train.py": EXPERIMENTAL, "electra/train.py": EXPERIMENTAL,
+                           "bert/Dockerfile": "ARG FROM_IMAGE_NAME=nvcr.io/nvidia/tensorflow:21.02-tf2-py3\n"
+                                              "FROM ${FROM_IMAGE_NAME}\n",
+                           "electra/Dockerfile": "FROM nvcr.io/nvidia/tensorflow:20.07-tf2-py3\n"})
+    [(path, _, _, message)] = _check(tmp_path, ".")
+    assert path == "bert/train.py" and "is deprecated since TF 2.4 and removed in TF 2.9 (TensorFlow 2.4 or " \
+        "older in nvcr.io/nvidia/tensorflow:21.02-tf2-py3 (bert/Dockerfile:1))" in message
