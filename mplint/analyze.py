@@ -80,7 +80,7 @@ def _label(function: str) -> str:
 def _text(reached: Dict[str, List[Reach]], library: bool, root: Optional[str]) -> str:
     lines = [f"project root: {root or 'none (only the paths given)'}"]
     if library:
-        lines.append("library: only tests set a policy here; public models are judged as its users may run them")
+        lines.append("library: no program here sets a policy; public models are judged as its users may run them")
     if not reached:
         lines.append("No policy set in the project reaches any function.")
     for path, rows in reached.items():

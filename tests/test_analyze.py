@@ -36,7 +36,7 @@ def test_a_library_says_so_and_nothing_reaches(tmp_path):
     project = _copy("layer_library", tmp_path)
     result = run_cli("analyze", "policy", cwd=project)
     assert result.returncode == 0
-    assert "library: only tests set a policy here" in result.stdout
+    assert "library: no program here sets a policy" in result.stdout
     assert "No policy set in the project reaches any function." in result.stdout
 
 

@@ -581,9 +581,8 @@ def test_a_library_with_no_program_setting_a_policy_judges_its_public_models_as_
     assert "'library' must be true or false" in run_cli("check", ".", cwd=project).stderr
 
 
-def test_a_project_whose_tests_set_no_policy_is_no_library(tmp_path):
-    # Most projects never use mixed precision: no test runs them under a policy, so
-    # nothing says their users do (no finding on every softmax head).
+def test_a_project_that_is_not_packaged_is_no_library(tmp_path):
+    # An application's tree (no setup.py, setup.cfg or [project]): its modules are its own.
     project = _copy("layer_library", tmp_path)
-    (project / "tests" / "test_models.py").write_text("from zoo import models\n\ndef test_build():\n    models.SmallNet()\n")
+    (project / "pyproject.toml").write_text("[tool.black]\n")
     assert outcome(run_cli("check", ".", cwd=project)) == (0, [])

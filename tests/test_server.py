@@ -53,7 +53,8 @@ net = model.build()
 """
 TRAIN_NO_POLICY = TRAIN.replace('tf.keras.mixed_precision.set_global_policy("mixed_float16")\n', "")
 
-PROJECT = {"pyproject.toml": '[project]\nname = "demo"\n', "proj/__init__.py": "",
+#: an application (its pyproject declares no distribution): not judged as a library
+PROJECT = {"pyproject.toml": "", "proj/__init__.py": "",
            "proj/model.py": MODEL, "proj/train.py": TRAIN}
 
 

@@ -246,9 +246,9 @@ class ProjectFacts:
 
     def library_for(self, path: str) -> bool:
         """Whether ``path``'s public layers and models are a library's, which its users
-        may run under a mixed policy: the ``library`` setting, or else a project whose
-        tests set a policy while none of its programs names a policy API. Only a module
-        of a package (never a test, a notebook, or a script under examples/, docs/...)."""
+        may run under a mixed policy: the ``library`` setting, or else a packaged project
+        none of whose programs (tests aside) names a policy API. Only a module of a
+        package (never a test, a notebook, or a script under examples/, docs/...)."""
         return self.library and is_library_module(path, self.root)
 
     def overrides_scaling(self, path: str) -> bool:
@@ -325,6 +325,18 @@ class ProjectFacts:
         exports = sorted((k, [list(e) for e in v]) for k, v in self.exports.items())
         return hashlib.sha256(json.dumps([str(self.root), data, governed, self.pins.to_json(),
                                           str(self.shown_from), exports, self.library]).encode()).hexdigest()
+
+
+def is_packaged(root: Path) -> bool:
+    """The project declares a distribution (setup.py, setup.cfg, or a pyproject.toml with
+    ``[project]``, ``[tool.poetry]`` or ``[build-system]``): code for others to import."""
+    if (root / "setup.py").is_file() or (root / "setup.cfg").is_file():
+        return True
+    try:
+        text = (root / "pyproject.toml").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return any(table in text for table in ("[project]", "[tool.poetry]", "[build-system]"))
 
 
 #: folders of a repository that hold programs and documents, not the library
@@ -502,9 +514,9 @@ def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], 
     # Every file judged as mixed: where policies are set adds nothing, only the rewrite.
     assumed_mixed = settings.assume_policy in MIXED_POLICIES
     stamps: List[Tuple[str, int, int, int, int]] = []
-    #: whether the project's programs name a policy or rewrite API, and whether its tests
-    #: do: tests run its layers as its users do, a program sets its own policy
-    programs_with_policies = tests_with_policies = False
+    #: whether the project's programs (tests aside: they run its layers as users do)
+    #: name a policy or rewrite API: a program sets its own policy
+    programs_with_policies = False
     # First what every file hands on (a file's policy calls may name a re-exported keras),
     # then the facts, from the cache where what the file took is unchanged.
     read: List[Tuple[str, str, Optional[os.stat_result], Optional[bytes], Optional[FileFacts]]] = []
@@ -529,17 +541,14 @@ def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], 
                 item = FileFacts(exports=exports_of(raw))
                 if cache is not None:
                     cache.index_put(key, raw, item, st)
-        if item is None or item.mentions_policy:
-            if is_test_path(key):
-                tests_with_policies = True  # tests are no programs: they run it as users do
-            else:
-                programs_with_policies = True
+        if (item is None or item.mentions_policy) and not is_test_path(key):
+            programs_with_policies = True
         exports = item.exports if item is not None else exports_of(raw or b"")
         if exports:
             out.exports[key] = exports
         read.append((key, path, st, raw, item))
     out.library = settings.library if settings.library is not None else \
-        root is not None and tests_with_policies and not programs_with_policies
+        root is not None and not programs_with_policies and is_packaged(root)
     others.project = out
     for key, path, st, raw, item in read:
         if item is not None and item.taken != out.taken(key, item.imports):
