@@ -30,7 +30,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from dataclasses import asdict, dataclass, field
@@ -198,7 +197,10 @@ def checkout(repo: Repository, git_dir: Path, cache: Path, variant: str) -> Path
     """The pinned tree in the cache: a clone (`git`) or the same files without `.git` (`nogit`).
 
     Made once per commit and kept; written to a temporary folder first, so an interrupted
-    run never leaves half a tree that a later run would take for a whole one.
+    run never leaves half a tree that a later run would take for a whole one. The files
+    are written from the commit's blobs, not by `git checkout`, because a snapshot may
+    lack its largest blobs: those files are left out (and listed in `.ecosystem-missing`
+    beside the tree), as they would be from a user's copy of the code that matters.
     """
     target = cache / variant / f"{repo.folder_name}@{repo.sha[:12]}"
     if target.is_dir():
@@ -206,34 +208,54 @@ def checkout(repo: Repository, git_dir: Path, cache: Path, variant: str) -> Path
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = Path(tempfile.mkdtemp(prefix=f".{repo.folder_name}.", dir=target.parent))
     try:
+        work = partial / "tree"
         if variant == "git":
-            work = partial / "tree"
             _git("clone", "--quiet", "--shared", "--no-checkout", str(git_dir), str(work))
-            _git("-C", str(work), "checkout", "--quiet", "--detach", repo.sha)
+            _git("-C", str(work), "update-ref", "--no-deref", "HEAD", repo.sha)
+            _git("-C", str(work), "read-tree", repo.sha)
         else:
-            work = partial / "tree"
             work.mkdir()
-            archive = partial / "tree.tar"
-            with archive.open("wb") as out:
-                done = subprocess.run(["git", "--git-dir", str(git_dir), "archive", "--format=tar", repo.sha],
-                                      stdout=out, stderr=subprocess.PIPE)
-            if done.returncode != 0:
-                raise EcosystemError(f"git archive {repo.name}: {done.stderr.decode(errors='replace').strip()}")
-            with tarfile.open(archive) as tar:
-                _extract(tar, work)
-            archive.unlink()
+        missing = export_tree(git_dir, repo.sha, work)
+        (partial / "missing").write_text("".join(f"{path}\n" for path in missing), encoding="utf-8")
         work.rename(target)
+        (partial / "missing").rename(target.with_name(target.name + ".missing"))
     finally:
         shutil.rmtree(partial, ignore_errors=True)
     return target
 
 
-def _extract(tar: tarfile.TarFile, into: Path) -> None:
-    if sys.version_info >= (3, 12):
-        tar.extractall(into, filter="data")
-    else:  # git archive writes plain members; links that leave the tree are skipped
-        safe = [m for m in tar.getmembers() if m.isfile() or m.isdir()]
-        tar.extractall(into, members=safe)
+def export_tree(git_dir: Path, sha: str, into: Path) -> List[str]:
+    """Write the commit's regular files under `into`; return the paths whose blobs are absent."""
+    listing = _git("--git-dir", str(git_dir), "ls-tree", "-r", "-z", "--full-tree", sha)
+    wanted: List[Tuple[str, str]] = []
+    for entry in listing.split("\0"):
+        if not entry:
+            continue
+        meta, path = entry.split("\t", 1)
+        mode, kind, blob = meta.split()
+        if kind == "blob" and mode in ("100644", "100755"):  # links and submodules stay out
+            wanted.append((blob, path))
+    batch = subprocess.Popen(["git", "--git-dir", str(git_dir), "cat-file", "--batch"],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert batch.stdin is not None and batch.stdout is not None
+    missing = []
+    try:
+        for blob, path in wanted:
+            batch.stdin.write(f"{blob}\n".encode())
+            batch.stdin.flush()
+            header = batch.stdout.readline().split()
+            if len(header) < 3 or header[1] != b"blob":
+                missing.append(path)
+                continue
+            data = batch.stdout.read(int(header[2]))
+            batch.stdout.read(1)  # the newline after each object
+            destination = into / path
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            destination.write_bytes(data)
+    finally:
+        batch.stdin.close()
+        batch.wait()
+    return missing
 
 
 # -- running mplint ------------------------------------------------------------------------
