@@ -485,11 +485,25 @@ class Label:
     why: str
     cross_file: bool
     cell: int = 0
+    #: no program in the repository sets a policy: the bug shows under a user's policy
+    library: bool = False
+    #: other places the same bug may be reported: "path:line" or "path:first-last"
+    also: Tuple[str, ...] = ()
+
+    def places(self) -> List[Tuple[str, int, int]]:
+        places = [(self.path, self.line, self.end_line)]
+        for place in self.also:
+            path, _, lines = place.rpartition(":")
+            first, _, last = lines.partition("-")
+            places.append((path, int(first), int(last or first)))
+        return places
 
     def matches(self, finding: Finding) -> bool:
-        return (finding.path == self.path and finding.cell == self.cell
-                and self.line <= finding.line <= self.end_line
-                and (not self.rules or finding.rule in self.rules))
+        if self.rules and finding.rule not in self.rules:
+            return False
+        return any(finding.path == path and first <= finding.line <= last
+                   and (path != self.path or finding.cell == self.cell)
+                   for path, first, last in self.places())
 
 
 @dataclass(frozen=True)
@@ -518,7 +532,8 @@ def load_labels(path: Path) -> Tuple[List[Label], List[Verdict]]:
                             end_line=int(entry.get("end_line", line)), rules=tuple(entry.get("rules", ())),
                             bug=bool(entry.get("bug", True)), kind=entry.get("kind", ""),
                             why=entry.get("why", ""), cross_file=bool(entry.get("cross_file", False)),
-                            cell=int(entry.get("cell", 0))))
+                            cell=int(entry.get("cell", 0)), library=bool(entry.get("library", False)),
+                            also=tuple(entry.get("also", ()))))
     verdicts = [Verdict(repo=e["repo"], path=e["path"], line=int(e["line"]), rule=e["rule"],
                         right=bool(e["right"]), why=e.get("why", ""), cell=int(e.get("cell", 0)))
                 for e in data.get("verdict", [])]
