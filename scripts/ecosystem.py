@@ -34,7 +34,7 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Counter, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Counter, Dict, Iterable, List, Optional, Sequence, TextIO, Tuple
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -421,7 +421,7 @@ def compare(baseline: Dict[str, RepoResult], current: Iterable[RepoResult]) -> L
     return changes
 
 
-def report_changes(changes: Sequence[Change], out=sys.stdout) -> None:
+def report_changes(changes: Sequence[Change], out: Optional[TextIO] = None) -> None:
     if not changes:
         print("no changes against the baseline", file=out)
         return
@@ -449,7 +449,7 @@ def report_changes(changes: Sequence[Change], out=sys.stdout) -> None:
         print(f"in all: {summary}", file=out)
 
 
-def report_figures(results: Sequence[RepoResult], out=sys.stdout) -> None:
+def report_figures(results: Sequence[RepoResult], out: Optional[TextIO] = None) -> None:
     """Repositories, findings per rule and time, per variant."""
     for variant in VARIANTS:
         ran = [r for r in results if variant in r.variants]
@@ -584,7 +584,7 @@ def score(labels: Sequence[Label], verdicts: Sequence[Verdict], results: Dict[st
     return outcome
 
 
-def report_score(outcome: Score, labels: Sequence[Label], out=sys.stdout) -> None:
+def report_score(outcome: Score, labels: Sequence[Label], out: Optional[TextIO] = None) -> None:
     bugs = [label for label in labels if label.bug]
     for repo in sorted({label.repo for label in labels}):
         mine = [label for label in bugs if label.repo == repo]
