@@ -586,3 +586,47 @@ def test_a_project_that_is_not_packaged_is_no_library(tmp_path):
     project = _copy("layer_library", tmp_path)
     (project / "pyproject.toml").write_text("[tool.black]\n")
     assert outcome(run_cli("check", ".", cwd=project)) == (0, [])
+
+
+def test_a_library_function_called_below_and_from_a_script_keeps_its_policy_open(tmp_path):
+    # tfimm's profile.py: time_model(float_policy) sets the policy and trains without
+    # loss scaling; find_max_batch_size (further down, default "float32") and two scripts
+    # (a command-line choice, and "float32") call it. Neither the call below nor the default is every
+    # value: the policy is chosen at run time, and MP201 holds.
+    _write(tmp_path, {
+        "setup.py": "",
+        "lib/__init__.py": "",
+        "lib/profile.py": """\
+            import tensorflow as tf
+
+
+            def time_model(model, float_policy):
+                tf.keras.mixed_precision.set_global_policy(float_policy)
+                optimizer = tf.optimizers.SGD(learning_rate=0.0001)
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.cast(model(x), "float32"))
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+
+            def find_max_batch_size(model, float_policy="float32"):
+                return time_model(model, float_policy=float_policy)
+            """,
+        "scripts/profile_gpu.py": """\
+            import sys
+
+            from lib.profile import find_max_batch_size
+
+            if __name__ == "__main__":
+                find_max_batch_size(None, float_policy=sys.argv[1])
+            """,
+        "scripts/profile_cpu.py": """\
+            from lib.profile import time_model
+
+            if __name__ == "__main__":
+                time_model(None, float_policy="float32")
+            """,
+    })
+    result = run_cli("check", "--select", "MP201", ".", cwd=tmp_path)
+    assert outcome(result) == (1, [("lib/profile.py", 10, "MP201")]), result.stdout + result.stderr
+    assert "the policy is chosen at run time and may be mixed" in result.stdout

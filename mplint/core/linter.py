@@ -40,7 +40,7 @@ from mplint.semantic.facts import FactsCollector, ModuleFacts
 from mplint.semantic.keras_version import versions_of
 from mplint.semantic.scopes import ScopeTracker
 from mplint.semantic.test_modules import is_test_path
-from mplint.semantic.values import Evaluator
+from mplint.semantic.values import Evaluator, is_script
 from mplint.semantic.vocabulary import MIXED_POLICIES, POLICYLESS_BACKENDS
 
 
@@ -197,6 +197,7 @@ class Linter:
         facts.policyless_backend = names.imported_package(POLICYLESS_BACKENDS)
         evaluator = Evaluator(names, call_sites=tracker.calls)
         evaluator.elsewhere = facts.project_arguments
+        evaluator.script = source.path.endswith(".ipynb") or is_script(module)
         ctx = Context(source.path, module, names, tracker, facts, self.options, evaluator, source.text)
         try:
             return self._walk(ctx, source, classes, out)

@@ -331,15 +331,7 @@ class FactsCollector:
             self.facts.tpu_sites.append(self._site(node, "tpu"))
         if resolved & SET_POLICY_FUNCTIONS:
             loc = self.tracker.location()
-            values: Optional[FrozenSet[str]] = None
-            by_branch: Optional[Tuple[Tuple[FrozenSet[str], Branches], ...]] = None
-            if node.args:
-                found = self.evaluator.values(node.args[0].value, loc)
-                if found is not None and all(isinstance(v, str) for v in found):
-                    values = frozenset(str(v) for v in found)
-                    split = self.evaluator.values_by_branch(node.args[0].value, loc)
-                    if split is not None and len(split) > 1:
-                        by_branch = tuple((frozenset(str(v) for v in vs), arms) for vs, arms in split)
+            values, by_branch = self._policy_values(node, loc)
             self.facts.policy_calls.append(
                 PolicyCall(node, values, loc, self.names.origins(node.func), self.branches(), by_branch)
             )
@@ -354,6 +346,26 @@ class FactsCollector:
                 site.branches += (self.tracker.condition(enabled),)
                 site.certain = False
                 self.facts.rewrite_sites.append(site)
+
+    def _policy_values(self, node: cst.Call, loc: Location
+                       ) -> Tuple[Optional[FrozenSet[str]], Optional[Tuple[Tuple[FrozenSet[str], Branches], ...]]]:
+        """The policies a setter call may set (None: unknown), and each with the arms
+        choosing it when a name bound in several arms is passed."""
+        if not node.args:
+            return None, None
+        found = self.evaluator.values(node.args[0].value, loc)
+        if found is None or not all(isinstance(v, str) for v in found):
+            return None, None
+        split = self.evaluator.values_by_branch(node.args[0].value, loc)
+        by_branch = None if split is None or len(split) <= 1 else \
+            tuple((frozenset(str(v) for v in vs), arms) for vs, arms in split)
+        return frozenset(str(v) for v in found), by_branch
+
+    def leave_Module(self, node: cst.Module) -> None:
+        """A parameter passed to the setter takes the values of the calls of its
+        function, some of them further down the file: read again once all are seen."""
+        for call in self.facts.policy_calls:
+            call.values, call.value_branches = self._policy_values(call.node, call.location)
 
     def _enables_amp(self, options: cst.BaseExpression) -> Union[bool, cst.BaseExpression]:
         """``{'auto_mixed_precision': True}`` (a literal, or a name assigned one): True;

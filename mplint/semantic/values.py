@@ -61,6 +61,10 @@ class Evaluator:
         #: per function (``scopes.function_key``), the arguments calls in the project's
         #: other modules pass it (``ModuleFacts.project_arguments``; set by the linter)
         self.elsewhere: Mapping[str, Sequence[Mapping[str, str]]] = {}
+        #: whether this file's calls of its public functions are all their calls (a
+        #: script or a notebook); else only its private functions' are, unless the
+        #: program model hands the calls other modules make (``elsewhere``)
+        self.script = True
 
     def values(self, expr: cst.BaseExpression, loc: Optional[Location], depth: int = 0) -> Optional[Values]:
         if depth > _MAX_DEPTH:
@@ -308,12 +312,27 @@ class Evaluator:
                 return []
             target, offset = definer.node, 1
         name = target.name.value  # type: ignore[attr-defined]
+        if not self.script and not name.startswith("_") and _named_from_module(binding.scope) \
+                and function_key(binding.scope) not in self.elsewhere:
+            return []  # a library module's public function: other modules call it too
         out = []
         for call, where in self.call_sites.get(name, ()):
             callee = where.lookup(name)
             if callee is not None and callee.node is target:
                 out.append((call, where, offset))
         return out
+
+
+def is_script(module: cst.Module) -> bool:
+    """A module run as a program: a ``__main__`` guard, or a call as a statement at its
+    top level (``main()``, ``model.fit(...)``); its functions are called from here."""
+    for statement in module.body:
+        if isinstance(statement, cst.If) and "__main__" in module.code_for_node(statement.test):
+            return True
+        if isinstance(statement, cst.SimpleStatementLine) and any(
+                isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) for small in statement.body):
+            return True
+    return False
 
 
 def _named_from_module(scope: Scope) -> bool:
