@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from mplint.runtime import hardware as hw
-from mplint.runtime import keras_env, probe, rules
+from mplint.runtime import keras_env, probe, rules, sources
 from mplint.runtime.rebuild import CheckError, is_keras_model
 from mplint.runtime.rebuild import build as _build
 from mplint.runtime.rebuild import config_clone as _config_clone
@@ -209,7 +209,7 @@ def _merge(report: Report, runs: List[PolicyRun]) -> None:
     for run in runs:
         nth: Counter = Counter()
         for f in run.findings:
-            base = (f.rule, f.layer, f.layer_class)
+            base = _identity(f)
             nth[base] += 1
             key = base + (nth[base],)  # the k-th such finding of one run matches the other's k-th
             if key not in keyed:
@@ -221,13 +221,24 @@ def _merge(report: Report, runs: List[PolicyRun]) -> None:
     for key in order:
         f, seen = keyed[key]
         tag = None if (len(runs) == 1 or sorted(seen) == sorted(all_policies)) else seen[0]
-        report.findings.append(replace(f, policy=tag))
+        report.findings.append(replace(f, policy=tag, policies=tuple(seen)))
     for run in runs:
         for note in run.notes:
             if note not in report.notes:
                 report.notes.append(note)
     sections = [r.train_step for r in runs if r.train_step is not None]
     report.train_step = sections or None
+
+
+def _identity(f: RuntimeFinding) -> Tuple[Any, ...]:
+    """What makes two policies' findings one: the rule and the layer's place in the model
+    (its generated name differs between builds: ``dense_1`` in the first is ``dense_3`` in
+    the second); its class where the place is unknown (a layer named by an error message)."""
+    if f.layer is None:
+        return (f.rule, None)
+    if f.key is not None:
+        return (f.rule, "place", f.key)
+    return (f.rule, "class", f.layer_class)
 
 
 def _check_policy(ctx: _Context, policy: str) -> PolicyRun:
@@ -258,8 +269,10 @@ def _check_policy(ctx: _Context, policy: str) -> PolicyRun:
                              f"its config, with its weights")
             unknown_heads = not explicit_float32_known(model) and \
                 not any(n.startswith("mixed_") for n in layer_policies(model))
+            sources.copy_locations(model, clone)
             model, rebuilt = clone, True
         if model is not None:
+            sources.mark_places(model)
             specs, batch, x = _inputs(run, model, opts)
             opts.progress(f"running the forward pass under {policy}")
             try:

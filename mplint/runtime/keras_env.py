@@ -60,18 +60,46 @@ def global_policy_name(keras_module: Any = None) -> str:
     return mod.mixed_precision.global_policy().name
 
 
+# The open policy scopes, innermost last: (policy, [(package, its policy before)]).
+_open_scopes: List[Tuple[str, List[Tuple[Any, Any]]]] = []
+
+
 @contextlib.contextmanager
 def policy_scope(policy: str) -> Iterator[None]:
     """Set ``policy`` globally in every loaded Keras package; restore the old ones after."""
     saved: List[Tuple[Any, Any]] = []
+    entry = (policy, saved)
     try:
         for mod in keras_modules():
             saved.append((mod, mod.mixed_precision.global_policy()))
             mod.mixed_precision.set_global_policy(policy)
+        _open_scopes.append(entry)
         yield
     finally:
+        if entry in _open_scopes:
+            _open_scopes.remove(entry)
         for mod, old in reversed(saved):
             mod.mixed_precision.set_global_policy(old)
+
+
+def cover_new_packages() -> bool:
+    """Set the innermost scope's policy in the Keras packages loaded since it opened (a
+    factory that runs ``import tf_keras`` itself); True when one of them took a new policy,
+    so that what the factory built under the old one must be built again."""
+    if not _open_scopes:
+        return False
+    policy, saved = _open_scopes[-1]
+    known = {id(mod) for mod, _ in saved}
+    changed = False
+    for mod in keras_modules():
+        if id(mod) in known:
+            continue
+        old = mod.mixed_precision.global_policy()
+        saved.append((mod, old))
+        if old.name != policy:
+            mod.mixed_precision.set_global_policy(policy)
+            changed = True
+    return changed
 
 
 @contextlib.contextmanager

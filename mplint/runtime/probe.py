@@ -351,7 +351,8 @@ def _node_inputs(op: Any, node_index: int) -> List[Any]:
     for name in ("input_tensors", "keras_inputs"):
         value = getattr(node, name, None)
         if value is not None:
-            return list(value)
+            # Keras 2 keeps a single input bare: a KerasTensor, which cannot be iterated.
+            return list(tf_module().nest.flatten(value))
     return []
 
 

@@ -7,9 +7,9 @@ documented in the README); the text form is what ``mplint runtime`` prints.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 SCHEMA_ID = "mplint-runtime-report/2"
 SCHEMA_PATH = Path(__file__).with_name("report.schema.json")
@@ -30,7 +30,12 @@ def severity_of(rule: str) -> str:
 
 @dataclass(frozen=True)
 class RuntimeFinding:
-    """One problem seen while running the model; ``layer`` is None for model-wide ones."""
+    """One problem seen while running the model; ``layer`` is None for model-wide ones.
+
+    ``path``/``line`` are where the user's code constructed the layer (as the
+    static checker would point to it); ``key`` says which layer it is by its place in the
+    model (the indices of its parents), so that builds under two policies, whose
+    generated names differ, match the same layer."""
 
     rule: str
     severity: str
@@ -38,9 +43,22 @@ class RuntimeFinding:
     layer: Optional[str] = None
     layer_class: Optional[str] = None
     policy: Optional[str] = None  # seen only under this policy; None: under every one checked
+    policies: Tuple[str, ...] = ()  # the policies it was seen under
+    path: Optional[str] = None
+    line: Optional[int] = None
+    key: Optional[Tuple[int, ...]] = field(default=None, compare=False)
+
+    @property
+    def location(self) -> Optional[str]:
+        """``path:line`` of the layer's construction, as ``mplint check`` starts its lines."""
+        if self.path is None or self.line is None:
+            return None
+        return f"{self.path}:{self.line}"
 
     def to_dict(self) -> Dict[str, Any]:
-        return asdict(self)
+        return {"rule": self.rule, "severity": self.severity, "message": self.message,
+                "layer": self.layer, "layer_class": self.layer_class, "policy": self.policy,
+                "policies": list(self.policies), "path": self.path, "line": self.line}
 
 
 @dataclass
@@ -131,9 +149,7 @@ def format_text(report: Report) -> str:
         lines.append(f"note: {note}")
     lines.append("")
     for f in report.findings:
-        where = f"layer '{f.layer}' ({f.layer_class}): " if f.layer else ""
-        only = f"[{f.policy} only] " if f.policy else ""
-        lines.append(f"{f.rule} [{f.severity}] {only}{where}{f.message}")
+        lines.append(finding_line(f, len(policies) > 1))
     n = len(report.findings)
     if n:
         counts: Dict[str, int] = {}
@@ -144,6 +160,20 @@ def format_text(report: Report) -> str:
     else:
         lines.append(f"No mixed-precision problems found in {report.elapsed_s:.1f} s.")
     return "\n".join(lines) + "\n"
+
+
+def finding_line(f: RuntimeFinding, several_policies: bool = False) -> str:
+    """One finding, led by ``path:line:`` where the user's code built the layer, as
+    ``mplint check`` prints a static finding."""
+    at = f"{f.location}: " if f.location else ""
+    where = f"layer '{f.layer}' ({f.layer_class}): " if f.layer else ""
+    if f.policy:
+        seen = f"[{f.policy} only] "
+    elif several_policies and len(f.policies) > 1:
+        seen = f"[{' and '.join(f.policies)}] "
+    else:
+        seen = ""
+    return f"{at}{f.rule} [{f.severity}] {seen}{where}{f.message}"
 
 
 def _pct(x: Optional[float]) -> str:

@@ -11,6 +11,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
+from mplint.runtime import sources
 from mplint.runtime.probe import ForwardResult, LayerCall, class_names, sublayers
 from mplint.runtime.report import RuntimeFinding, severity_of
 
@@ -22,9 +23,14 @@ RNN_CLASSES = {"LSTM", "GRU", "SimpleRNN"}
 
 
 def finding(rule: str, message: str, layer: Any = None) -> RuntimeFinding:
-    return RuntimeFinding(rule, severity_of(rule), message,
-                          getattr(layer, "name", None) if layer is not None else None,
-                          type(layer).__name__ if layer is not None else None)
+    """A finding about ``layer`` (None: the whole model), with where the user's code made it
+    and its place in the model."""
+    if layer is None:
+        return RuntimeFinding(rule, severity_of(rule), message)
+    where = sources.location(layer)
+    return RuntimeFinding(rule, severity_of(rule), message, getattr(layer, "name", None),
+                          type(layer).__name__, path=where[0] if where else None,
+                          line=where[1] if where else None, key=sources.place(layer))
 
 
 def is_16bit(dtype: Optional[str]) -> bool:
