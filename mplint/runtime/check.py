@@ -104,7 +104,7 @@ class _Context:
                     if twin is None:
                         return None, "a built subclassed model cannot be rebuilt; pass a factory instead"
                     if len(twin.weights) != len(model.weights):
-                        twin(x, training=False)  # builds deferred weights
+                        probe.call_model(twin, x)  # builds deferred weights
                 twin.set_weights(model.get_weights())
         except Exception as exc:  # the comparison is a bonus; its failure must not hide findings
             return None, f"{type(exc).__name__}: {_first_line(exc)[:200]}"

@@ -38,7 +38,7 @@ def _timed_rounds(functions: Sequence[Callable[[], Any]], repeats: int, warmup: 
 
 def _forward(model: Any, x: Any) -> Callable[[], Any]:
     tf = keras_env.tf_module()
-    compiled = tf.function(lambda inputs: model(inputs, training=False))
+    compiled = tf.function(lambda inputs: probe.call_model(model, inputs))
 
     def run() -> Any:
         out = compiled(x)
@@ -80,7 +80,7 @@ def _models(context: Any, runs: Sequence[Any]) -> Tuple[Dict[str, Any], Any, Lis
                 if model is None:
                     raise ValueError("cannot be rebuilt")
                 if len(model.weights) != len(weights):
-                    model(first.x, training=False)
+                    probe.call_model(model, first.x)
                 model.set_weights(weights)
             models[policy] = model
         except Exception as exc:

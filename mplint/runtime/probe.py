@@ -259,6 +259,28 @@ def _first_tensor(args: Sequence[Any], kwargs: Dict[str, Any]) -> Any:
     return None
 
 
+def positional_inputs(model: Any) -> int:
+    """How many inputs the model's ``call`` takes as separate positional arguments
+    (``def call(self, tokens, mask)``): 1 for the usual single structure."""
+    import inspect
+
+    try:
+        params = list(inspect.signature(type(model).call).parameters.values())[1:]
+    except (TypeError, ValueError, AttributeError):
+        return 1
+    required = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                and p.default is p.empty and p.name not in ("training", "mask")]
+    return max(1, len(required))
+
+
+def call_model(model: Any, inputs: Any, training: bool = False) -> Any:
+    """``model(inputs)``, or ``model(*inputs)`` for a ``call`` with several positional inputs."""
+    count = positional_inputs(model)
+    if count > 1 and isinstance(inputs, (list, tuple)) and len(inputs) == count:
+        return model(*inputs, training=training)
+    return model(inputs, training=training)
+
+
 def forward(model: Any, inputs: Any, training: bool = False) -> ForwardResult:
     """Call the model once (eagerly, tf.functions included) with every layer recorded."""
     tf = tf_module()
@@ -292,7 +314,7 @@ def forward(model: Any, inputs: Any, training: bool = False) -> ForwardResult:
         with functions_run_eagerly(), warnings.catch_warnings():
             # numpy's "overflow encountered in cast" is the very thing MP501 reports.
             warnings.simplefilter("ignore", RuntimeWarning)
-            outputs = model(inputs, training=training)
+            outputs = call_model(model, inputs, training)
     except Exception as exc:
         raise ForwardError(exc, failing.get("layer")) from exc
     finally:
