@@ -169,12 +169,16 @@ def check_model(factory_or_model: Union[Factory, Any], policy: Optional[str] = N
                        progress or (lambda _message: None))
     context = _Context(factory_or_model, instance, hardware, options)
     runs: List[PolicyRun] = []
-    for name in policies:
-        if runs and options.deadline.spent():
-            report.notes.append(options.deadline.skip_note(f"the check under {name}"))
-            continue
-        runs.append(_check_policy(context, name))
+    with keras_env.python_warnings_quiet():
+        for name in policies:
+            if runs and options.deadline.spent():
+                report.notes.append(options.deadline.skip_note(f"the check under {name}"))
+                continue
+            runs.append(_check_policy(context, name))
     _merge(report, runs)
+    built = next((r.model for r in runs if r.model is not None), None)
+    if built is not None:
+        report.versions = keras_env.versions(built)
     if measure:
         from mplint.runtime.measure import measure_runs
 

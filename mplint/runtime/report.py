@@ -123,7 +123,9 @@ def format_text(report: Report) -> str:
     lines = [f"mplint runtime: {report.target}"]
     lines.append(f"Hardware: {hw.get('summary', '?')}")
     v = report.versions
-    lines.append(f"Software: TensorFlow {v.get('tensorflow')}, Keras {v.get('keras')}")
+    keras = f"tf_keras {v.get('keras')} (Keras 2)" if v.get("keras_package") == "tf_keras" else \
+        f"Keras {v.get('keras')}"
+    lines.append(f"Software: TensorFlow {v.get('tensorflow')}, {keras}")
     policies = report.policies or [report.policy]
     verdicts = hw.get("verdicts") or {report.policy: {"fast": hw.get("policy_fast"),
                                                       "reason": hw.get("policy_reason", "")}}

@@ -202,19 +202,6 @@ def _keras2_recorder(keras_mod: Any) -> type:
     return GradientRecorder
 
 
-def keras_package_of(model: Any) -> Any:
-    """The Keras package the model was built with (``keras`` 3 or ``tf_keras``/``keras`` 2)."""
-    root = type(model).__module__.split(".")[0]
-    for mro_class in type(model).__mro__:  # a user's subclass: its Keras base class tells
-        base_root = mro_class.__module__.split(".")[0]
-        if base_root in ("keras", "tf_keras"):
-            root = base_root
-            break
-    if root in ("tf_keras", "keras") and root in sys.modules:
-        return sys.modules[root]
-    return keras_env.tf_module().keras
-
-
 def _loss_scale_optimizer(keras_mod: Any, inner: Any, scale: float, growth_steps: int) -> Any:
     if is_keras2(keras_mod):
         return keras_mod.mixed_precision.LossScaleOptimizer(inner, dynamic=True, initial_scale=scale,
@@ -423,6 +410,8 @@ def run_steps(model: Any, data: Tuple[Any, ...], keras_mod: Any, optimizers: Dic
         return all(int(np.asarray(recorder.iterations)) > 0 for name, (_, recorder) in probes.items()
                    if asked[name][0])
 
+    # As fit() hands them over: tensors (Keras 2's compiled loss reads ``.shape.rank``).
+    data = tf.nest.map_structure(tf.convert_to_tensor, data)
     try:
         model.make_train_function(force=True)
         while steps < max_steps:
@@ -692,7 +681,7 @@ def check_train_step(model: Any, twin: Any, x: Any, policy: str, seed: int,
     if not is_compiled(model):
         return {"skipped": "the model is not compiled: have the factory call compile() with the "
                            "loss and optimizer it trains with"}, [], []
-    keras_mod = keras_package_of(model)
+    keras_mod = keras_env.package_of(model)
     if twin is None:
         return {"skipped": "no float32 build to compare with"}, [], []
     if not is_compiled(twin):
