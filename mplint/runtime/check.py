@@ -385,7 +385,10 @@ def _findings_from_run(ctx: _Context, run: PolicyRun, model: Any, rebuilt: bool,
     def user(layer: Any) -> Any:
         return probe.user_layer(layer, parent_of, model)
 
-    found, notes = rules.finiteness_findings(result, reference, policy, user)
+    def inner_path(outer: Any, layer: Any) -> str:
+        return probe.layer_path(layer, outer, parent_of)
+
+    found, notes = rules.finiteness_findings(result, reference, policy, user, inner_path)
     run.findings += found
     run.notes += notes
     run.layers = _layer_rows(model, result, reference, dims)

@@ -65,14 +65,6 @@ def model_kind(model: Any) -> str:
     return "functional" if "Functional" in names else "subclassed"
 
 
-LIBRARY_ROOTS = ("keras", "tf_keras", "tensorflow", "keras_hub", "keras_nlp", "keras_cv")
-
-
-def is_library_class(obj: Any) -> bool:
-    """A class from Keras or a Keras library (keras_hub): not the user's own code."""
-    return type(obj).__module__.split(".")[0] in LIBRARY_ROOTS
-
-
 def parents(model: Any) -> Dict[int, Any]:
     """id(layer) -> the layer (or model) that holds it directly."""
     out: Dict[int, Any] = {}
@@ -90,16 +82,29 @@ def parents(model: Any) -> Dict[int, Any]:
 
 
 def user_layer(layer: Any, parent_of: Dict[int, Any], model: Any) -> Any:
-    """The layer the user created that ``layer`` belongs to: a Dropout inside Keras's
-    MultiHeadAttention is reported as the MultiHeadAttention."""
+    """The outermost layer of the model that holds ``layer``: a Dropout inside Keras's
+    MultiHeadAttention is reported as the MultiHeadAttention, a Dense inside the user's own
+    attention layer as that layer. A nested model's layers are the user's to name."""
     current = layer
     while True:
         parent = parent_of.get(id(current))
-        if parent is None or parent is model or not is_library_class(parent):
+        if parent is None or parent is model:
             return current
         if "Functional" in class_names(parent) or "Sequential" in class_names(parent):
-            return current  # a nested model's layers are the user's to name
+            return current
         current = parent
+
+
+def layer_path(layer: Any, outer: Any, parent_of: Dict[int, Any]) -> str:
+    """``outer/inner/layer``: the names from ``outer`` down to ``layer``."""
+    names = [getattr(layer, "name", "?")]
+    current = layer
+    while current is not outer:
+        current = parent_of.get(id(current))
+        if current is None:
+            break
+        names.append(getattr(current, "name", "?"))
+    return "/".join(reversed(names))
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")

@@ -273,11 +273,13 @@ def nonfinite_calls(result: ForwardResult) -> List[Tuple[int, LayerCall]]:
 
 
 def finiteness_findings(result: ForwardResult, reference: Optional[ForwardResult], policy: str,
-                        user_layer: Optional[Callable[[Any], Any]] = None
+                        user_layer: Optional[Callable[[Any], Any]] = None,
+                        inner_path: Optional[Callable[[Any, Any], str]] = None
                         ) -> Tuple[List[RuntimeFinding], List[str]]:
     """MP501 for the first layer whose output is inf/NaN under the policy, finite in float32;
-    ``user_layer`` maps a layer Keras made inside another (MultiHeadAttention's Dropout) to
-    the layer the user created."""
+    ``user_layer`` maps a layer inside another (MultiHeadAttention's Dropout, a Dense in the
+    user's attention layer) to the outermost layer that holds it, and ``inner_path``
+    names the way down (``attention/dropout``)."""
     notes: List[str] = []
     bad = nonfinite_calls(result)
     bad_outputs = [i for i, f in enumerate(result.output_finite) if f is False]
@@ -295,7 +297,8 @@ def finiteness_findings(result: ForwardResult, reference: Optional[ForwardResult
             return [], notes
         suffix = "but is finite in float32" if ref_finite else "(no float32 build to compare with)"
         layer = user_layer(call.layer) if user_layer is not None else call.layer
-        inner = f" (in its inner '{call.layer.name}')" if layer is not call.layer else ""
+        path = inner_path(layer, call.layer) if inner_path is not None else call.layer.name
+        inner = f" (in its inner '{path}')" if layer is not call.layer else ""
         return [finding("MP501", f"first layer whose output holds inf/NaN under {policy}{inner}, "
                                  f"{suffix}: a value beyond the 16-bit range (float16 holds up to "
                                  f"65504; a -1e9 mask constant becomes -inf) overflows here", layer)], notes

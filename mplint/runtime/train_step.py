@@ -612,7 +612,8 @@ def findings_for(model: Any, policy: str, optimizer: Any, run: StepRun, referenc
         where = nonfinite_layer
         if where is None and cmp.nonfinite:
             variable = model.trainable_variables[cmp.nonfinite[-1]]
-            where = _variable_owner(model, variable)
+            owner = _variable_owner(model, variable)
+            where = probe.user_layer(owner, probe.parents(model), model) if owner is not None else None
             what = "the layer nearest the output whose gradients hold inf/NaN"
         else:
             what = "the first layer whose output holds inf/NaN in the training step"
