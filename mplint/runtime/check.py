@@ -184,9 +184,33 @@ def check_model(factory_or_model: Union[Factory, Any], policy: Optional[str] = N
 
         options.progress("measuring float32 against the mixed policies")
         report.measure = measure_runs(context, runs, hardware)
+    report.advice = advice(hardware, report.measure)
     report.findings = _filtered(report.findings, select, ignore)
     report.elapsed_s = time.perf_counter() - started
     return report
+
+
+def advice(hardware: hw.Hardware, measure: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    """The policy to train with here: the fastest measured training step, else what the
+    hardware facts say (one answer; the report's verdicts follow the same source)."""
+    measured = (measure or {}).get("recommended")
+    if measured:
+        rows = {r["policy"]: r for r in measure.get("policies", [])}  # type: ignore[union-attr]
+        row = rows.get(measured, {})
+        key = "train_speedup" if "train_speedup" in row else "speedup"
+        what = "training step" if key == "train_speedup" else "forward pass"
+        if measured == hw.FLOAT32:
+            text = f"keep float32 here: no mixed policy's {what} was faster, measured on this machine"
+        else:
+            text = f"{measured}: the fastest {what} measured on this machine ({row[key]:.2f}x float32's speed)"
+        return {"policy": measured, "basis": "measured", "text": text}
+    policy = hardware.default_policy()
+    if policy == hw.FLOAT32:
+        text = "keep float32 here: by the hardware facts no 16-bit policy is fast on this machine " \
+               "(--measure times it)"
+    else:
+        text = f"{policy}: by the hardware facts ({hardware.assess(policy).reason}); --measure times it"
+    return {"policy": policy, "basis": "hardware", "text": text}
 
 
 def _filtered(found: List[RuntimeFinding], select: Optional[Sequence[str]],

@@ -77,6 +77,7 @@ class Report:
     findings: List[RuntimeFinding] = field(default_factory=list)
     train_step: Optional[List[Dict[str, Any]]] = None  # one section per policy
     measure: Optional[Dict[str, Any]] = None
+    advice: Dict[str, Any] = field(default_factory=dict)  # the policy to train with here, and why
     notes: List[str] = field(default_factory=list)
     elapsed_s: float = 0.0
 
@@ -100,6 +101,7 @@ class Report:
             "findings": [f.to_dict() for f in self.findings],
             "train_step": self.train_step,
             "measure": self.measure,
+            "advice": self.advice,
             "notes": list(self.notes),
             "elapsed_s": round(self.elapsed_s, 3),
         }
@@ -130,10 +132,20 @@ def format_text(report: Report) -> str:
     verdicts = hw.get("verdicts") or {report.policy: {"fast": hw.get("policy_fast"),
                                                       "reason": hw.get("policy_reason", "")}}
     source = {"default": "default: both 16-bit types"}.get(report.policy_source, report.policy_source)
+    measured = {row["policy"]: row for row in (report.measure or {}).get("policies", [])}
     for name in policies:
         verdict = verdicts.get(name, {})
+        row = measured.get(name)
+        if row and row.get("verdict"):
+            # What was measured decides: one verdict per policy, never two that disagree.
+            what = "training step" if "train_speedup" in row else "forward pass"
+            lines.append(f"Policy: {name} ({source}): measured {row['verdict']} ({what}; the hardware "
+                         f"facts: {verdict.get('reason', '')})")
+            continue
         speed = {True: "fast here", False: "SLOW here", None: "no 16-bit compute"}[verdict.get("fast")]
         lines.append(f"Policy: {name} ({source}): {speed}: {verdict.get('reason', '')}")
+    if report.advice:
+        lines.append(f"Advice: {report.advice['text']}")
     m = report.model
     if m:
         inputs = ", ".join(f"{_shape(i['shape'])} {i['dtype']}" for i in m.get("inputs", []))
@@ -200,11 +212,17 @@ def _train_step_line(ts: Dict[str, Any]) -> str:
 
 
 def _measure_lines(measure: Dict[str, Any]) -> List[str]:
-    lines = [f"Measured here ({measure.get('what', '')}, median of {measure.get('repeats')} after "
-             f"{measure.get('warmup')} warm-up):"]
+    lines = [f"Measured here ({measure.get('what', '')}; the median of {measure.get('train_repeats')} "
+             f"training steps after {measure.get('train_warmup')} warm-up, of {measure.get('repeats')} "
+             f"forward passes after {measure.get('warmup')}):"]
     for row in measure.get("policies", []):
-        speed = f", {row['speedup']:.2f}x the speed of float32 ({row['verdict']})" if "speedup" in row else ""
-        lines.append(f"  {row['policy']}: {row['seconds'] * 1000:.1f} ms{speed}")
+        parts = []
+        if row.get("train_seconds") is not None:
+            ratio = f" ({row['train_speedup']:.2f}x float32's speed)" if "train_speedup" in row else ""
+            parts.append(f"training step {row['train_seconds'] * 1000:.1f} ms{ratio}")
+        ratio = f" ({row['speedup']:.2f}x)" if "speedup" in row else ""
+        parts.append(f"forward pass {row['seconds'] * 1000:.1f} ms{ratio}")
+        lines.append(f"  {row['policy']}: {', '.join(parts)}")
     for row in measure.get("alignment", []):
         lines.append(f"  layer '{row['layer']}' ({row['op']}): {row['current']} -> {row['aligned']}: "
                      f"{row['current_ms']:.3f} ms -> {row['aligned_ms']:.3f} ms per call")
