@@ -144,6 +144,8 @@ def check_model(factory_or_model: Union[Factory, Any], policy: Optional[str] = N
         raise MissingTensorFlow() from exc
     if time_budget is not None and time_budget <= 0:
         raise CheckError("the time budget must be positive")
+    if input_dtype is not None and not _known_dtype(input_dtype):
+        raise CheckError(f"input_dtype {input_dtype!r} is not a dtype (float32, int32, ...)")
     hardware = hw.detect_hardware()
     instance = is_keras_model(factory_or_model)
     if policy is not None:
@@ -188,6 +190,14 @@ def check_model(factory_or_model: Union[Factory, Any], policy: Optional[str] = N
     report.findings = _filtered(report.findings, select, ignore)
     report.elapsed_s = time.perf_counter() - started
     return report
+
+
+def _known_dtype(name: str) -> bool:
+    try:
+        keras_env.tf_module().as_dtype(name)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def advice(hardware: hw.Hardware, measure: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:

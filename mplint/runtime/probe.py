@@ -140,8 +140,13 @@ def input_specs(model: Any, input_shapes: Optional[Sequence[Shape]], input_dtype
     """(shape with batch, dtype) per model input, the batch size, and notes."""
     notes: List[str] = []
     declared: List[Tuple[Shape, str]] = []
+    undeclared = input_dtype or "float32"
+    if input_dtype is None and _embeds_its_input(model):
+        undeclared = "int32"
+        notes.append("the model's first layer is an Embedding: synthetic inputs are token ids (int32) "
+                     "below its vocabulary; --input-dtype float32 overrides")
     if input_shapes:
-        declared = [((None,) + tuple(s), input_dtype or "float32") for s in input_shapes]
+        declared = [((None,) + tuple(s), undeclared) for s in input_shapes]
     else:
         for tensor in _model_inputs(model):
             shape = tuple(None if d is None else int(d) for d in tensor.shape)
@@ -150,7 +155,7 @@ def input_specs(model: Any, input_shapes: Optional[Sequence[Shape]], input_dtype
         if not declared:
             built = _build_shape(model)
             if built is not None:  # the batch of the build call fixes nothing
-                declared = [((None,) + built[1:], input_dtype or "float32")]
+                declared = [((None,) + built[1:], undeclared)]
     if not declared:
         raise InputShapeError(
             f"cannot tell what {type(model).__name__} takes as input: give the input shape "
@@ -170,6 +175,16 @@ def input_specs(model: Any, input_shapes: Optional[Sequence[Shape]], input_dtype
                          f"{(batch,) + rest}")
         specs.append(((batch,) + rest, dtype))
     return specs, batch, notes
+
+
+def _embeds_its_input(model: Any) -> bool:
+    """A subclassed model whose first layer is an Embedding takes token ids: it declares no
+    input dtype, and floats would be truncated to ids silently."""
+    if model_kind(model) != "subclassed":
+        return False
+    flatten = getattr(model, "_flatten_layers", None)
+    children = list(flatten(include_self=False, recursive=False)) if flatten else []
+    return bool(children) and "Embedding" in class_names(children[0])
 
 
 def _build_shape(model: Any) -> Optional[Shape]:
