@@ -642,7 +642,11 @@ def _mismatch_run(ctx: _Context, run: PolicyRun, failure: Tuple[BaseException, A
                                    f"a float32 tensor (a constant, tf.cast, a random op without dtype, "
                                    f"a raw tf.Variable) meets the 16-bit compute dtype: use "
                                    f"self.compute_dtype or x.dtype")
-    run.findings.append(replace(found, layer=name, layer_class=cls))
+    if layer is not None:  # the layer itself: its place and the line that built it
+        found = replace(rules.finding("MP504", found.message, layer), layer=name, layer_class=cls)
+    else:
+        found = replace(found, layer=name, layer_class=cls)
+    run.findings.append(found)
     run.model_summary = _model_summary(twin, specs, batch)
     run.notes.append(f"the model could not run under {policy}: the model summary is of its float32 "
                      f"build, and the other checks ran on nothing")

@@ -158,17 +158,16 @@ class Hardware:
     def default_policy(self) -> str:
         """The policy the hardware facts say runs fastest here: mixed_float16 on NVIDIA and
         AMD GPUs, mixed_bfloat16 on TPUs, Intel GPUs and CPUs with bfloat16 instructions,
-        and float32 where no 16-bit policy is fast (a CPU without them). Advice only: by
+        and float32 on a CPU where no 16-bit policy is fast. Advice only: by
         default both 16-bit types are checked, and ``--measure`` replaces it with what it
         measured."""
         if self.of_type("TPU"):
             return MIXED_BFLOAT16
         if self.nvidia_gpus or self.amd_gpus:
-            fast = [p for p in (MIXED_FLOAT16, MIXED_BFLOAT16) if self.assess(p).fast]
-            return fast[0] if fast else FLOAT32
-        if self.of_type("GPU"):
-            return FLOAT32  # speed unknown: nothing to recommend
-        for policy in (MIXED_BFLOAT16, MIXED_FLOAT16):
+            return MIXED_FLOAT16
+        if self.of_type("GPU") or self.of_type("XPU"):
+            return MIXED_BFLOAT16
+        for policy in (MIXED_BFLOAT16, MIXED_FLOAT16):  # a CPU: by its instructions
             if self.assess(policy).fast:
                 return policy
         return FLOAT32
