@@ -17,6 +17,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from mplint.runtime import sources
 from mplint.runtime.keras_env import functions_run_eagerly, tf_module
 
 Shape = Tuple[Optional[int], ...]
@@ -474,7 +475,9 @@ def _library_origin(holder: Any) -> Optional[str]:
         return None
     root = type(holder).__module__.split(".")[0]
     if root in ("keras_hub", "keras_nlp", "keras_cv"):
-        return f"{root} {type(holder).__name__}"
+        # A backbone the user's code constructed with its own sizes (hidden_dim=100) is the
+        # user's to resize; one loaded from a preset is not.
+        return None if sources.sized_by_user(holder) else f"{root} {type(holder).__name__}"
     if "Functional" in names and _APPLICATION_NAMES.match(str(getattr(holder, "name", ""))):
         return f"keras.applications {holder.name}"
     return None

@@ -26,7 +26,11 @@ _LIBRARY_ROOTS = frozenset({"keras", "tf_keras", "tensorflow", "keras_hub", "ker
                             "mplint", "absl", "contextlib", "functools", "importlib"})
 _LAYER_CLASSES = (("keras.src.layers.layer", "Layer"), ("tf_keras.src.engine.base_layer", "Layer"))
 
+# Library loaders that size a model from stored settings, not from the user's arguments.
+_LOADERS = frozenset({"from_preset", "from_config", "deserialize_keras_object", "load_model"})
+
 _where: "weakref.WeakKeyDictionary[Any, Location]" = weakref.WeakKeyDictionary()
+_loaded: "weakref.WeakKeyDictionary[Any, bool]" = weakref.WeakKeyDictionary()
 _place: "weakref.WeakKeyDictionary[Any, Tuple[int, ...]]" = weakref.WeakKeyDictionary()
 
 
@@ -40,15 +44,19 @@ def _display_path(filename: str) -> str:
     return absolute if relative.startswith("..") else relative
 
 
-def _user_frame(frame: Optional[FrameType], layer: Any) -> Optional[Location]:
+def _user_frame(frame: Optional[FrameType], layer: Any) -> Tuple[Optional[Location], bool]:
+    """(where the user's code made ``layer``, whether a library loader made it on the way:
+    ``from_preset``, ``from_config``)."""
+    loaded = False
     while frame is not None:
         module = str(frame.f_globals.get("__name__", ""))
         own_init = frame.f_locals.get("self") is layer
         if module.split(".")[0] not in _LIBRARY_ROOTS and not own_init and \
                 not frame.f_code.co_filename.startswith("<"):
-            return _display_path(frame.f_code.co_filename), int(frame.f_lineno or 0)
+            return (_display_path(frame.f_code.co_filename), int(frame.f_lineno or 0)), loaded
+        loaded = loaded or frame.f_code.co_name in _LOADERS
         frame = frame.f_back
-    return None
+    return None, loaded
 
 
 def _layer_classes() -> List[type]:
@@ -72,10 +80,11 @@ def recording() -> Iterator[None]:
 
         def init(self: Any, *args: Any, _original: Any = original, **kwargs: Any) -> None:
             if self not in _where:
-                found = _user_frame(sys._getframe(1), self)
+                found, loaded = _user_frame(sys._getframe(1), self)
                 if found is not None:
                     try:
                         _where[self] = found
+                        _loaded[self] = loaded
                     except TypeError:  # not weakly referable: no location, no harm
                         pass
             _original(self, *args, **kwargs)
@@ -96,6 +105,15 @@ def location(layer: Any) -> Optional[Location]:
         return _where.get(layer)
     except TypeError:
         return None
+
+
+def sized_by_user(layer: Any) -> bool:
+    """Was ``layer`` (a library's model, such as a keras_hub backbone) constructed by the
+    user's code with its own arguments, rather than loaded from a preset or a config?"""
+    try:
+        return layer in _where and not _loaded.get(layer, False)
+    except TypeError:
+        return False
 
 
 def _children(node: Any) -> List[Any]:
@@ -143,6 +161,7 @@ def copy_locations(original: Any, clone: Any) -> None:
             if found is not None and location(b) is None:
                 try:
                     _where[b] = found
+                    _loaded[b] = _loaded.get(a, False)
                 except TypeError:
                     pass
             stack.append((a, b))
