@@ -43,6 +43,12 @@ def test_default_mode_reports_each_problem_once_under_both_policies():
     assert len({f.layer for f in report.findings}) == 3
     assert "[mixed_float16 and mixed_bfloat16]" in report.to_text()
     assert "Found 3 problems" in report.to_text()
+    # One message for both: general words where only the type differs, else both reasons.
+    mp301 = report.findings[1].message
+    assert mp301.endswith("(this machine has no matrix unit for 16-bit floats)"), mp301
+    mp101 = report.findings[0].message
+    assert "computed in float16: float16 overflows" in mp101
+    assert "; under mixed_bfloat16: the model output is a softmax computed in bfloat16" in mp101
 
 
 def test_a_finding_under_one_policy_only_says_which():

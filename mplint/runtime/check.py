@@ -254,7 +254,9 @@ def _merge(report: Report, runs: List[PolicyRun]) -> None:
                 keyed[key] = (f, [run.policy])
                 order.append(key)
             elif run.policy not in keyed[key][1]:
-                keyed[key][1].append(run.policy)
+                first, seen = keyed[key]
+                keyed[key] = (replace(first, message=_merged_message(first.message, seen[0], f.message,
+                                                                     run.policy)), seen + [run.policy])
     all_policies = [r.policy for r in runs]
     for key in order:
         f, seen = keyed[key]
@@ -266,6 +268,23 @@ def _merge(report: Report, runs: List[PolicyRun]) -> None:
                 report.notes.append(note)
     sections = [r.train_step for r in runs if r.train_step is not None]
     report.train_step = sections or None
+
+
+_POLICY_WORDS = re.compile(r"\bmixed_b?float16\b")
+_DTYPE_WORDS = re.compile(r"\bb?float16\b")
+
+
+def _merged_message(first: str, first_policy: str, second: str, second_policy: str) -> str:
+    """One message for a problem seen under two policies: the words that name them made
+    general where that is all that differs, else both messages."""
+    def general(text: str) -> str:
+        return _DTYPE_WORDS.sub("16-bit floats", _POLICY_WORDS.sub("both policies", text))
+
+    if first == second:
+        return first
+    if general(first) == general(second):
+        return general(first)
+    return f"{first}; under {second_policy}: {second}"
 
 
 def _identity(f: RuntimeFinding) -> Tuple[Any, ...]:
