@@ -80,3 +80,18 @@ def test_keras2_train_steps(spec, expected, needle):
     assert step["optimizer"].startswith("LossScaleOptimizer")
     if needle:
         assert needle in report.findings[0].message
+
+
+def test_the_guides_keras2_step_in_the_default_mode_runs_under_float16_and_warns_for_bfloat16(capsys):
+    from mplint.runtime.command import main
+
+    # compile() wraps the optimizer in a LossScaleOptimizer only under mixed_float16: the
+    # guide's get_scaled_loss has nothing to call under mixed_bfloat16. Checked under one
+    # policy, so not an error; the warning says why the other was not.
+    rc = main([f"{FIX / 'keras2_models.py'}:build_scales_as_the_guide_says", "--train-step", "--quiet"])
+    captured = capsys.readouterr()
+    assert rc == 0, captured.out + captured.err
+    assert "Train step (mixed_float16): own train_step on (x, y)" in captured.out
+    assert ("mplint: warning: --train-step was not checked under mixed_bfloat16: the training step fails "
+            "in float32 too: AttributeError: the optimizer Adam (optimizer), no LossScaleOptimizer under "
+            "mixed_bfloat16, has no attribute 'get_scaled_loss'") in captured.err

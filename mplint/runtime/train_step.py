@@ -720,10 +720,10 @@ def _check(model: Any, twin: Any, x: Any, policy: str, seed: int,
                 # the true gradient, and a train_step may call their methods.
                 reference = run_steps(twin, data, keras_mod, optimizers, deadline, scale=1.0)
         except TrainStepError as exc:
-            last = exc.error
+            last = last or exc.error  # the first form's error: the later forms are guesses
             continue
         except Exception as exc:  # the targets could not be made for this form
-            last = exc
+            last = last or exc
             continue
         if reference.used:
             break
@@ -732,8 +732,12 @@ def _check(model: Any, twin: Any, x: Any, policy: str, seed: int,
         if last is None:
             return {"skipped": "the training step called none of the model's optimizers "
                                f"({', '.join(optimizers)})"}, [], []
-        return {"skipped": f"the training step fails in float32 too: {type(last).__name__}: "
-                           f"{probe.first_line(last)}"}, [], []
+        said = probe.first_line(last)
+        if "'GradientRecorder' object" in said:  # the probe stands in for the user's optimizer
+            names = ", ".join(f"{type(o).__name__} ({n})" for n, o in optimizers.items())
+            said = said.replace("'GradientRecorder' object", f"the optimizer {names}, no LossScaleOptimizer "
+                                                              f"under {policy},")
+        return {"skipped": f"the training step fails in float32 too: {type(last).__name__}: {said}"}, [], []
     depths = {name: optimizer_scales_loss(optimizers[name])[1] for name in reference.used}
     scaled = {name: optimizer_scales_loss(optimizers[name])[0] for name in reference.used}
     with keras_env.policy_scope(policy):
