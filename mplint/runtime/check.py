@@ -254,9 +254,9 @@ def _merge(report: Report, runs: List[PolicyRun]) -> None:
                 keyed[key] = (f, [run.policy])
                 order.append(key)
             elif run.policy not in keyed[key][1]:
-                first, seen = keyed[key]
-                keyed[key] = (replace(first, message=_merged_message(first.message, seen[0], f.message,
-                                                                     run.policy)), seen + [run.policy])
+                earlier, seen = keyed[key]
+                keyed[key] = (replace(earlier, message=_merged_message(earlier.message, seen[0], f.message,
+                                                                       run.policy)), seen + [run.policy])
     all_policies = [r.policy for r in runs]
     for key in order:
         f, seen = keyed[key]
