@@ -95,3 +95,13 @@ def test_the_guides_keras2_step_in_the_default_mode_runs_under_float16_and_warns
     assert ("mplint: warning: --train-step was not checked under mixed_bfloat16: the training step fails "
             "in float32 too: AttributeError: the optimizer Adam (optimizer), no LossScaleOptimizer under "
             "mixed_bfloat16, has no attribute 'get_scaled_loss'") in captured.err
+
+
+@pytest.mark.parametrize("spec,expected", [("build_gan", [("MP202", None)]), ("build_correct_gan", [])])
+def test_a_keras2_gan_with_two_optimizers(spec, expected):
+    report = check_model(factory(f"keras2_models.py:{spec}"), "mixed_float16", train_step=True)
+    assert pairs(report) == expected, report.to_text()
+    assert "skipped" not in report.train_step[0], report.train_step
+    if expected:
+        assert report.findings[0].message.startswith("g_optimizer (LossScaleOptimizerV3): ")
+        assert "self.g_optimizer.get_scaled_loss(loss)" in report.findings[0].message

@@ -187,9 +187,9 @@ def _keras2_recorder(keras_mod: Any) -> type:
             self.variable_ids: List[int] = []
 
         def build(self, var_list: Any) -> None:
-            super().build(var_list)
-            if self.recorded:
+            if self.recorded:  # apply_gradients builds again with only the variables it updates
                 return
+            super().build(var_list)
             self.variable_ids = [id(v) for v in var_list]
             self.recorded = [self.add_variable_from_reference(v, "recorded") for v in var_list]
             self.seen = [tf.Variable(0.0, trainable=False) for _ in var_list]
