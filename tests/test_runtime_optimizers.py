@@ -86,3 +86,15 @@ def test_a_built_model_its_batch_statistics_and_its_optimizer_are_unchanged_by_t
     assert "skipped" not in report.train_step[0], report.to_text()
     after = state(model) + [np.array(v.numpy()).copy() for v in model.optimizer.variables]
     assert same(before, after)
+
+
+def test_a_step_whose_every_update_was_skipped_is_not_applied():
+    # A LossScaleOptimizer that skipped every step (inf/NaN gradients) records no gradient:
+    # that is not "applied", so the check retries at a smaller scale and then without one.
+    from mplint.runtime.train_step import StepRun, StepRuns
+
+    skipped = StepRun([None], [float("nan")] * 3, 3, False, 4096.0, scale_calls=3, asked=3)
+    unused = StepRun([None], [], 3, False, None)
+    assert not StepRuns({"optimizer": skipped, "other": unused}, [None], [None], 3).applied
+    applied = StepRun([np.ones(2)], [0.5], 1, True, 32768.0, scale_calls=1, asked=1)
+    assert StepRuns({"optimizer": applied, "other": unused}, ["optimizer"], [0.5], 1).applied

@@ -310,6 +310,7 @@ class StepRun:
     applied: bool  # False: every step was skipped (non-finite gradients)
     final_scale: Optional[float]
     scale_calls: int = 0  # calls of the optimizer's scale_loss/get_scaled_loss during the steps
+    asked: int = 0  # calls of its apply/apply_gradients/minimize (a skipped step is asked too)
 
 
 @dataclass
@@ -328,7 +329,10 @@ class StepRuns:
 
     @property
     def applied(self) -> bool:
-        return all(self.slots[name].applied for name in self.used)
+        """Every optimizer the step asked to apply did (a LossScaleOptimizer that skipped
+        every step, its gradients inf/NaN, did not)."""
+        asked = [run for run in self.slots.values() if run.asked]
+        return bool(asked) and all(run.applied for run in asked)
 
     def view(self, slot: str, owners: Optional[Sequence[Optional[str]]] = None) -> StepRun:
         """One optimizer's run, with the gradients of the variables ``owners`` gives it."""
@@ -441,7 +445,7 @@ def run_steps(model: Any, data: Tuple[Any, ...], keras_mod: Any, optimizers: Dic
                 owners[k] = name
         applied = int(np.asarray(recorder.iterations)) > 0
         final = current_scale(outer) if is_loss_scale_optimizer(outer) else None
-        slots[name] = StepRun(grads, losses, steps, applied, final, counters[name][0])
+        slots[name] = StepRun(grads, losses, steps, applied, final, counters[name][0], asked[name][0])
     return StepRuns(slots, owners, losses, steps)
 
 
