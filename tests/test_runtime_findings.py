@@ -12,7 +12,7 @@ tf = pytest.importorskip("tensorflow")
 from mplint.runtime import check_model  # noqa: E402
 from mplint.runtime.command import main  # noqa: E402
 from mplint.runtime.target import load_target  # noqa: E402
-from runtime_support import float32_outside, pairs  # noqa: E402,F401
+from runtime_support import float32_outside  # noqa: E402,F401
 
 ROOT = Path(__file__).resolve().parent.parent
 FIX = ROOT / "fixtures" / "runtime"

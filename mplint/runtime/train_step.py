@@ -1,8 +1,9 @@
 """``--train-step``: run the model's own ``train_step`` under the policy and in float32, and
 compare what each variable would be updated by.
 
-The model's optimizer is swapped, for the check only, for a probe with the same loss
-scaling (the same LossScaleOptimizer wrappers with their current scale, the same
+Each optimizer the model holds (compile()'s, and any other attribute set to one: a GAN's
+``g_optimizer`` and ``d_optimizer``) is swapped, for the check only, for a probe with the
+same loss scaling (the same LossScaleOptimizer wrappers with their current scale, the same
 ``loss_scale_factor`` and clipping) whose innermost optimizer records the gradient it
 is asked to apply instead of applying it. Whatever the ``train_step`` does (the default
 one, a guide-style override with ``x, y = data``, a custom loss), the recorded gradient is
@@ -10,7 +11,10 @@ the update it would make, before the learning rate. The float32 build with the s
 weights runs the same step on the same batch; the ratio of the two updates shows loss
 scaling mistakes exactly (a loss never scaled while the optimizer unscales it: updates
 32768 times too small), zeros where float32 has none show underflow, and inf/NaN is
-traced to the first layer that produced it. Weights are never changed.
+traced to the first layer that produced it. Each optimizer is judged on the variables it
+updates. Every variable of the models and of their optimizers is put back afterwards
+(batch-norm statistics move in a training step). Keras 2 (tf_keras) gets probes of its own
+optimizer API and its LossScaleOptimizer, whose ``apply_gradients`` unscales nothing.
 
 The steps run eagerly: tracing ``train_step`` into a graph costs more than one step
 does (ResNet50: 17 s to trace, 1 s per eager step on a 2-core CPU).
@@ -20,7 +24,6 @@ from __future__ import annotations
 
 import inspect
 import math
-import sys
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
