@@ -115,3 +115,33 @@ def test_an_applications_model_rewired_into_the_users_model_is_still_a_library()
     report = check_model(build, "mixed_bfloat16")
     assert pairs(report) == [], report.to_text()
     assert any(n.startswith("alignment in layers of keras.applications efficientnetb0") for n in report.notes)
+
+
+def _bert(hidden_dim):
+    keras_hub = pytest.importorskip("keras_hub")
+    return keras_hub.models.BertBackbone(vocabulary_size=1000, num_layers=1, num_heads=2,
+                                         hidden_dim=hidden_dim, intermediate_dim=128,
+                                         max_sequence_length=32)
+
+
+def test_a_keras_hub_backbone_sized_by_the_users_code_gets_findings_at_its_line():
+    def build():
+        backbone = _bert(hidden_dim=100)  # the user's choice: 100 is not a multiple of 8
+        return keras.Model(backbone.input, layers.Dense(2, dtype="float32")(backbone(backbone.input)["pooled_output"]))
+
+    report = check_model(build, "mixed_bfloat16")
+    assert not any("your code does not size" in n for n in report.notes), report.notes
+    found = {(f.rule, f.layer) for f in report.findings}
+    assert ("MP301", "pooled_dense") in found and ("MP301", "token_embedding") in found, report.to_text()
+    assert {f.line for f in report.findings} == {_bert.__code__.co_firstlineno + 2}  # the constructor call
+
+
+def test_a_keras_hub_backbone_loaded_from_a_config_is_the_librarys_sizing():
+    def build():
+        config = _bert(hidden_dim=100).get_config()
+        backbone = type(_bert(hidden_dim=64)).from_config(config)  # as from_preset loads one
+        return keras.Model(backbone.input, layers.Dense(2, dtype="float32")(backbone(backbone.input)["pooled_output"]))
+
+    report = check_model(build, "mixed_bfloat16")
+    assert pairs(report) == [], report.to_text()
+    assert any(n.startswith("alignment in layers of keras_hub BertBackbone") for n in report.notes)

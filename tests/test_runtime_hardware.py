@@ -110,7 +110,10 @@ def test_cpu_bfloat16_needs_amx_or_avx512_bf16(tmp_path, monkeypatch):
     assert read_cpu_flags(str(tmp_path / "missing")) == frozenset()
     slow = detect_hardware(cpuinfo=str(plain))
     fast = detect_hardware(cpuinfo=str(amx))
-    assert slow.default_policy() == fast.default_policy() == "mixed_bfloat16"
+    # Without bfloat16 instructions no 16-bit policy is fast on a CPU: nothing to recommend.
+    assert slow.default_policy() == "float32"
+    assert fast.default_policy() == "mixed_bfloat16"
+    assert "mixed_bfloat16" not in slow.assess("mixed_float16").reason
     assert slow.assess("mixed_bfloat16").fast is False
     assert fast.assess("mixed_bfloat16").fast is True
     assert "amx_bf16" in fast.assess("mixed_bfloat16").reason
@@ -135,7 +138,7 @@ def test_cpu_verdicts_from_real_cpuinfo(monkeypatch, name, flags, bf16_fast, uni
     verdict = hw.assess("mixed_bfloat16")
     assert verdict.fast is bf16_fast, verdict.reason
     assert hw.unit("mixed_bfloat16") == unit
-    assert hw.default_policy() == "mixed_bfloat16"
+    assert hw.default_policy() == ("mixed_bfloat16" if bf16_fast else "float32")
     # float16 has no fast path on any CPU.
     assert hw.assess("mixed_float16").fast is False and hw.unit("mixed_float16") is None
     assert hw.accelerator == "cpu"
@@ -213,3 +216,15 @@ def test_units_are_named_in_alignment_messages():
     v100 = Hardware(tuple(MACHINES["V100"]))
     assert v100.unit("mixed_float16") == "Tensor Cores" and v100.unit("mixed_bfloat16") is None
     assert Hardware(tuple(MACHINES["TPU"])).unit("mixed_bfloat16") == "MXUs"
+
+
+def test_cpu_float16_is_judged_fast_only_with_amx_fp16(tmp_path, monkeypatch):
+    monkeypatch.setattr(hardware, "query_devices", lambda: [CPU])
+    amx_fp16 = tmp_path / "amx_fp16"
+    amx_fp16.write_text(PLAIN_CPUINFO.replace("flags\t\t:", "flags\t\t: amx_fp16 avx512_fp16"))
+    hw = detect_hardware(cpuinfo=str(amx_fp16))
+    assert hw.cpu_bf16_flags == {"amx_fp16"}  # AVX512-FP16 alone is not a fast path
+    assert hw.assess("mixed_float16").fast is True and hw.default_policy() == "mixed_float16"
+    avx = tmp_path / "avx512_fp16"
+    avx.write_text(PLAIN_CPUINFO.replace("flags\t\t:", "flags\t\t: avx512_fp16"))
+    assert detect_hardware(cpuinfo=str(avx)).assess("mixed_float16").fast is False

@@ -28,13 +28,26 @@ def test_measure_times_every_policy_and_each_alignment_finding(monkeypatch):
     monkeypatch.setattr(measure, "MIN_OP_SECONDS", 0.002)
     report = check_model(load_target(f"{FIX / 'cnn_unaligned.py'}:build_model").factory, measure=True)
     m = report.measure
-    assert m["what"] == "compiled forward pass, batch 8" and m["repeats"] == 3
+    assert m["what"] == "compiled training step and forward pass, batch 8" and m["repeats"] == 3
     assert [r["policy"] for r in m["policies"]] == ["float32", "mixed_float16", "mixed_bfloat16"]
     assert m["policies"][0]["speedup"] == 1.0 and m["policies"][0]["verdict"] == "the baseline"
+    for row in m["policies"]:
+        # The whole training step (forward, backward, apply) is timed, not only the forward pass.
+        assert row["train_seconds"] > row["seconds"] > 0
     for row in m["policies"][1:]:
-        assert row["seconds"] > 0 and row["speedup"] > 0
-        assert row["verdict"] in (measure.verdict(row["speedup"]),)
-        assert any(line.startswith(f"{row['policy']}: {row['verdict']}") for line in m["summary"])
+        assert row["verdict"] == measure.verdict(row["train_speedup"])
+    # The advice is the fastest measured training step (float32 unless a policy beats it).
+    best = max(m["policies"], key=lambda r: r["train_speedup"])
+    expected = best["policy"] if best["train_speedup"] >= 1.1 else "float32"
+    assert m["recommended"] == report.advice["policy"] == expected
+    assert report.advice["basis"] == "measured"
+    text = report.to_text()
+    # One verdict per policy, each speed line once.
+    for row in m["policies"][1:]:
+        policy_lines = [l for l in text.splitlines() if l.startswith(f"Policy: {row['policy']}")]
+        assert len(policy_lines) == 1 and f"measured {row['verdict']}" in policy_lines[0], text
+        assert sum(l.strip().startswith(f"{row['policy']}:") for l in text.splitlines()) == 1, text
+    assert ("fast here" in text) is False and ("SLOW here" in text) is False
     rows = {r["layer"]: r for r in m["alignment"]}
     assert set(rows) == {"conv_b", "hidden"}
     assert rows["hidden"]["current"] == "750x100" and rows["hidden"]["aligned"] == "752x104"
@@ -42,8 +55,8 @@ def test_measure_times_every_policy_and_each_alignment_finding(monkeypatch):
     for row in rows.values():
         assert row["current_ms"] > 0 and row["aligned_ms"] > 0
         assert row["saving"].startswith(("saves ", "saves nothing here"))
-    text = report.to_text()
-    assert "Measured here (compiled forward pass, batch 8, median of 3 after 2 warm-up):" in text
+    assert "Measured here (compiled training step and forward pass, batch 8; the median of 3 training " \
+        "steps after 1 warm-up, of 3 forward passes after 2):" in text
     assert "layer 'hidden' (matmul 8x750 @ 750x100" in text
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from mplint.runtime import hardware as hw
-from mplint.runtime import keras_env, probe, rules
+from mplint.runtime import keras_env, probe, rules, sources
 from mplint.runtime.rebuild import CheckError, is_keras_model
 from mplint.runtime.rebuild import build as _build
 from mplint.runtime.rebuild import config_clone as _config_clone
@@ -104,7 +104,7 @@ class _Context:
                     if twin is None:
                         return None, "a built subclassed model cannot be rebuilt; pass a factory instead"
                     if len(twin.weights) != len(model.weights):
-                        twin(x, training=False)  # builds deferred weights
+                        probe.call_model(twin, x)  # builds deferred weights
                 twin.set_weights(model.get_weights())
         except Exception as exc:  # the comparison is a bonus; its failure must not hide findings
             return None, f"{type(exc).__name__}: {_first_line(exc)[:200]}"
@@ -144,6 +144,8 @@ def check_model(factory_or_model: Union[Factory, Any], policy: Optional[str] = N
         raise MissingTensorFlow() from exc
     if time_budget is not None and time_budget <= 0:
         raise CheckError("the time budget must be positive")
+    if input_dtype is not None and not _known_dtype(input_dtype):
+        raise CheckError(f"input_dtype {input_dtype!r} is not a dtype (float32, int32, ...)")
     hardware = hw.detect_hardware()
     instance = is_keras_model(factory_or_model)
     if policy is not None:
@@ -169,20 +171,56 @@ def check_model(factory_or_model: Union[Factory, Any], policy: Optional[str] = N
                        progress or (lambda _message: None))
     context = _Context(factory_or_model, instance, hardware, options)
     runs: List[PolicyRun] = []
-    for name in policies:
-        if runs and options.deadline.spent():
-            report.notes.append(options.deadline.skip_note(f"the check under {name}"))
-            continue
-        runs.append(_check_policy(context, name))
+    with keras_env.python_warnings_quiet():
+        for name in policies:
+            if runs and options.deadline.spent():
+                report.notes.append(options.deadline.skip_note(f"the check under {name}"))
+                continue
+            runs.append(_check_policy(context, name))
     _merge(report, runs)
+    built = next((r.model for r in runs if r.model is not None), None)
+    if built is not None:
+        report.versions = keras_env.versions(built)
     if measure:
         from mplint.runtime.measure import measure_runs
 
         options.progress("measuring float32 against the mixed policies")
         report.measure = measure_runs(context, runs, hardware)
+    report.advice = advice(hardware, report.measure)
     report.findings = _filtered(report.findings, select, ignore)
     report.elapsed_s = time.perf_counter() - started
     return report
+
+
+def _known_dtype(name: str) -> bool:
+    try:
+        keras_env.tf_module().as_dtype(name)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def advice(hardware: hw.Hardware, measure: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    """The policy to train with here: the fastest measured training step, else what the
+    hardware facts say (one answer; the report's verdicts follow the same source)."""
+    measured = (measure or {}).get("recommended")
+    if measured:
+        rows = {r["policy"]: r for r in measure.get("policies", [])}  # type: ignore[union-attr]
+        row = rows.get(measured, {})
+        key = "train_speedup" if "train_speedup" in row else "speedup"
+        what = "training step" if key == "train_speedup" else "forward pass"
+        if measured == hw.FLOAT32:
+            text = f"keep float32 here: no mixed policy's {what} was faster, measured on this machine"
+        else:
+            text = f"{measured}: the fastest {what} measured on this machine ({row[key]:.2f}x float32's speed)"
+        return {"policy": measured, "basis": "measured", "text": text}
+    policy = hardware.default_policy()
+    if policy == hw.FLOAT32:
+        text = "keep float32 here: by the hardware facts no 16-bit policy is fast on this machine " \
+               "(--measure times it)"
+    else:
+        text = f"{policy}: by the hardware facts ({hardware.assess(policy).reason}); --measure times it"
+    return {"policy": policy, "basis": "hardware", "text": text}
 
 
 def _filtered(found: List[RuntimeFinding], select: Optional[Sequence[str]],
@@ -209,25 +247,55 @@ def _merge(report: Report, runs: List[PolicyRun]) -> None:
     for run in runs:
         nth: Counter = Counter()
         for f in run.findings:
-            base = (f.rule, f.layer, f.layer_class)
+            base = _identity(f)
             nth[base] += 1
             key = base + (nth[base],)  # the k-th such finding of one run matches the other's k-th
             if key not in keyed:
                 keyed[key] = (f, [run.policy])
                 order.append(key)
             elif run.policy not in keyed[key][1]:
-                keyed[key][1].append(run.policy)
+                earlier, seen = keyed[key]
+                keyed[key] = (replace(earlier, message=_merged_message(earlier.message, seen[0], f.message,
+                                                                       run.policy)), seen + [run.policy])
     all_policies = [r.policy for r in runs]
     for key in order:
         f, seen = keyed[key]
         tag = None if (len(runs) == 1 or sorted(seen) == sorted(all_policies)) else seen[0]
-        report.findings.append(replace(f, policy=tag))
+        report.findings.append(replace(f, policy=tag, policies=tuple(seen)))
     for run in runs:
         for note in run.notes:
             if note not in report.notes:
                 report.notes.append(note)
     sections = [r.train_step for r in runs if r.train_step is not None]
     report.train_step = sections or None
+
+
+_POLICY_WORDS = re.compile(r"\bmixed_b?float16\b")
+_DTYPE_WORDS = re.compile(r"\bb?float16\b")
+
+
+def _merged_message(first: str, first_policy: str, second: str, second_policy: str) -> str:
+    """One message for a problem seen under two policies: the words that name them made
+    general where that is all that differs, else both messages."""
+    def general(text: str) -> str:
+        return _DTYPE_WORDS.sub("16-bit floats", _POLICY_WORDS.sub("both policies", text))
+
+    if first == second:
+        return first
+    if general(first) == general(second):
+        return general(first)
+    return f"{first}; under {second_policy}: {second}"
+
+
+def _identity(f: RuntimeFinding) -> Tuple[Any, ...]:
+    """What makes two policies' findings one: the rule and the layer's place in the model
+    (its generated name differs between builds: ``dense_1`` in the first is ``dense_3`` in
+    the second); its class where the place is unknown (a layer named by an error message)."""
+    if f.layer is None:
+        return (f.rule, None)
+    if f.key is not None:
+        return (f.rule, "place", f.key)
+    return (f.rule, "class", f.layer_class)
 
 
 def _check_policy(ctx: _Context, policy: str) -> PolicyRun:
@@ -258,8 +326,10 @@ def _check_policy(ctx: _Context, policy: str) -> PolicyRun:
                              f"its config, with its weights")
             unknown_heads = not explicit_float32_known(model) and \
                 not any(n.startswith("mixed_") for n in layer_policies(model))
+            sources.copy_locations(model, clone)
             model, rebuilt = clone, True
         if model is not None:
+            sources.mark_places(model)
             specs, batch, x = _inputs(run, model, opts)
             opts.progress(f"running the forward pass under {policy}")
             try:
@@ -368,7 +438,10 @@ def _findings_from_run(ctx: _Context, run: PolicyRun, model: Any, rebuilt: bool,
     def user(layer: Any) -> Any:
         return probe.user_layer(layer, parent_of, model)
 
-    found, notes = rules.finiteness_findings(result, reference, policy, user)
+    def inner_path(outer: Any, layer: Any) -> str:
+        return probe.layer_path(layer, outer, parent_of)
+
+    found, notes = rules.finiteness_findings(result, reference, policy, user, inner_path)
     run.findings += found
     run.notes += notes
     run.layers = _layer_rows(model, result, reference, dims)
@@ -588,7 +661,11 @@ def _mismatch_run(ctx: _Context, run: PolicyRun, failure: Tuple[BaseException, A
                                    f"a float32 tensor (a constant, tf.cast, a random op without dtype, "
                                    f"a raw tf.Variable) meets the 16-bit compute dtype: use "
                                    f"self.compute_dtype or x.dtype")
-    run.findings.append(replace(found, layer=name, layer_class=cls))
+    if layer is not None:  # the layer itself: its place and the line that built it
+        found = replace(rules.finding("MP504", found.message, layer), layer=name, layer_class=cls)
+    else:
+        found = replace(found, layer=name, layer_class=cls)
+    run.findings.append(found)
     run.model_summary = _model_summary(twin, specs, batch)
     run.notes.append(f"the model could not run under {policy}: the model summary is of its float32 "
                      f"build, and the other checks ran on nothing")

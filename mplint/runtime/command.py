@@ -176,8 +176,16 @@ def _no_progress(message: str) -> None:
     pass
 
 
+INPUT_DTYPES = ("float32", "float16", "bfloat16", "float64", "int32", "int64", "int16", "int8", "uint8",
+                "bool")
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    started = time.perf_counter()
     args = build_parser().parse_args(argv)
+    args.started = started
+    if args.input_dtype is not None and args.input_dtype not in INPUT_DTYPES:
+        return _error(f"--input-dtype {args.input_dtype!r}: expected one of {', '.join(INPUT_DTYPES)}")
     if args.batch_size is not None and args.batch_size <= 0:
         return _error("--batch-size must be positive")
     if args.time_budget is not None and args.time_budget <= 0:
@@ -262,5 +270,17 @@ def _run(args: argparse.Namespace, progress: Any, select: Optional[List[str]], i
         return _error(f"{args.target}: {type(exc).__name__}: {first_line(exc)}")
     if isinstance(progress, StderrProgress):
         progress.close()
+    report.elapsed_s = time.perf_counter() - args.started  # the whole command, TensorFlow's import included
     sys.stdout.write(report.to_json() if args.output_format == "json" else report.to_text())
+    sections = report.train_step or []
+    skipped = [s for s in sections if s.get("skipped") and "time budget" not in s["skipped"]]
+    # --train-step asked for a check that did not run: not a pass, unless the other policy
+    # of the default pair ran it (a Keras 2 step that calls get_scaled_loss has no
+    # LossScaleOptimizer under mixed_bfloat16).
+    failed = bool(skipped) and (report.policy_source != "default" or len(skipped) == len(sections))
+    for section in skipped:
+        print(f"mplint: {'error' if failed else 'warning'}: --train-step was not checked under "
+              f"{section.get('policy')}: {section['skipped']}", file=sys.stderr)
+    if failed:
+        return EXIT_ERROR
     return EXIT_FINDINGS if report.findings and not args.exit_zero else EXIT_OK

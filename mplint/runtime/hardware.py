@@ -19,6 +19,11 @@ from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequ
 # AVX512-BF16 (Cooper Lake, AMD Zen 4 and later), and the Arm ``bf16`` feature (Graviton3,
 # Neoverse V1/N2), which x86 lists under ``flags`` and aarch64 under ``Features``.
 CPU_BF16_FLAGS = ("amx_bf16", "avx512_bf16", "bf16")
+# AMX-FP16 (Granite Rapids) gives oneDNN float16 tiles. AVX512-FP16 alone does not make
+# TensorFlow's float16 fast: a float16 ResNet50 forward pass measured 2.1x slower than
+# float32 on a Sapphire Rapids CPU that has it (../shared/reference, performance notes).
+CPU_FP16_FLAGS = ("amx_fp16",)
+FLOAT32 = "float32"
 MIXED_FLOAT16, MIXED_BFLOAT16 = "mixed_float16", "mixed_bfloat16"
 
 
@@ -111,7 +116,7 @@ def read_cpu_flags(path: str = "/proc/cpuinfo") -> FrozenSet[str]:
                 key = line.split(":", 1)[0].strip().lower()
                 if key in ("flags", "features") and ":" in line:
                     words = set(line.split(":", 1)[1].split())
-                    return frozenset(f for f in CPU_BF16_FLAGS if f in words)
+                    return frozenset(f for f in CPU_BF16_FLAGS + CPU_FP16_FLAGS if f in words)
     except OSError:
         pass
     return frozenset()
@@ -151,14 +156,21 @@ class Hardware:
         return "xpu" if self.of_type("XPU") else "cpu"
 
     def default_policy(self) -> str:
-        """The policy this hardware runs fastest: mixed_float16 on NVIDIA and AMD GPUs,
-        mixed_bfloat16 on TPUs, Intel GPUs and CPUs. Advice only: by default both 16-bit
-        types are checked."""
+        """The policy the hardware facts say runs fastest here: mixed_float16 on NVIDIA and
+        AMD GPUs, mixed_bfloat16 on TPUs, Intel GPUs and CPUs with bfloat16 instructions,
+        and float32 on a CPU where no 16-bit policy is fast. Advice only: by
+        default both 16-bit types are checked, and ``--measure`` replaces it with what it
+        measured."""
         if self.of_type("TPU"):
             return MIXED_BFLOAT16
         if self.nvidia_gpus or self.amd_gpus:
             return MIXED_FLOAT16
-        return MIXED_BFLOAT16
+        if self.of_type("GPU") or self.of_type("XPU"):
+            return MIXED_BFLOAT16
+        for policy in (MIXED_BFLOAT16, MIXED_FLOAT16):  # a CPU: by its instructions
+            if self.assess(policy).fast:
+                return policy
+        return FLOAT32
 
     def assess(self, policy: str) -> Assessment:
         compute = compute_type(policy)
@@ -210,16 +222,21 @@ class Hardware:
         return Assessment(True, f"{compute} on AMD {unit}: {listing}", unit)
 
     def _cpu_verdict(self, compute: str) -> Assessment:
-        if compute == "float16":
-            return Assessment(False, "no GPU: float16 runs slowly on CPUs (TensorFlow falls back to "
-                                     "plain kernels); use mixed_bfloat16 there")
         flags = self.cpu_bf16_flags
+        if compute == "float16":
+            if "amx_fp16" in flags:
+                return Assessment(True, "the CPU has AMX-FP16 tiles, which oneDNN uses for float16 "
+                                        "(not measured here: --measure tells)", "AMX tiles")
+            better = "; mixed_bfloat16 is the CPU policy here" if self._cpu_verdict("bfloat16").fast else \
+                "; keep float32 here"
+            return Assessment(False, "no GPU, and the CPU has no AMX-FP16: float16 runs slowly (TensorFlow "
+                                     "falls back to plain kernels)" + better)
         if "amx_bf16" in flags:
             return Assessment(True, "the CPU has AMX-BF16 tiles (" + ", ".join(sorted(flags)) + ")",
                               "AMX tiles")
         if "avx512_bf16" in flags:
             return Assessment(True, "the CPU has AVX512-BF16 (no AMX)", "AVX512-BF16 units")
-        if "bf16" in flags:
+        if "bf16" in flags:  # aarch64
             return Assessment(True, "the Arm CPU has the bf16 feature (BFMMLA), which oneDNN uses",
                               "BF16 (BFMMLA) units")
         return Assessment(False, "the CPU has no bfloat16 instructions (AMX, AVX512-BF16, Arm bf16): "
@@ -244,7 +261,7 @@ class Hardware:
             elif d.device_type in ("TPU", "XPU"):
                 parts.append(f"{d.device_type} {d.label}")
         cpu = "CPU with " + "/".join(sorted(self.cpu_bf16_flags)) if self.cpu_bf16_flags else \
-            "CPU without bfloat16 instructions"
+            "CPU without bfloat16 or float16 instructions"
         return "; ".join(parts + [cpu])
 
     def to_dict(self, policies: Sequence[str]) -> Dict[str, Any]:

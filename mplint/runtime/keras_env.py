@@ -49,10 +49,38 @@ def keras_major(keras_module: Any) -> int:
     return int(head) if head.isdigit() else 3
 
 
-def versions() -> Dict[str, Any]:
+def package_of(model: Any) -> Any:
+    """The Keras package a model (or layer) was built with: ``keras`` 3, or ``tf_keras``
+    (``keras`` 2.x under TF <= 2.15); a user's subclass is told by its Keras base class."""
+    for cls in type(model).__mro__:
+        root = cls.__module__.split(".")[0]
+        if root in ("keras", "tf_keras") and root in sys.modules:
+            return sys.modules[root]
+    return tf_module().keras
+
+
+def versions(model: Any = None) -> Dict[str, Any]:
+    """TensorFlow's version and the Keras of ``model`` (``tf.keras`` without one)."""
     tf = tf_module()
-    return {"tensorflow": tf.__version__, "keras": keras_version(tf.keras),
-            "keras_major": keras_major(tf.keras)}
+    keras = package_of(model) if model is not None else tf.keras
+    found = {"tensorflow": tf.__version__, "keras": keras_version(keras), "keras_major": keras_major(keras)}
+    if keras.__name__.split(".")[0] == "tf_keras":
+        found["keras_package"] = "tf_keras"
+    return found
+
+
+@contextlib.contextmanager
+def python_warnings_quiet() -> Iterator[None]:
+    """TensorFlow's Python logger at ERROR while the check runs: Keras 2's compatibility
+    check and its "You forgot to call get_scaled_loss" are the checker's own doing (its
+    probe optimizer), not the user's."""
+    logger = tf_module().get_logger()
+    level = logger.level
+    logger.setLevel("ERROR")
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 def global_policy_name(keras_module: Any = None) -> str:
@@ -60,18 +88,46 @@ def global_policy_name(keras_module: Any = None) -> str:
     return mod.mixed_precision.global_policy().name
 
 
+# The open policy scopes, innermost last: (policy, [(package, its policy before)]).
+_open_scopes: List[Tuple[str, List[Tuple[Any, Any]]]] = []
+
+
 @contextlib.contextmanager
 def policy_scope(policy: str) -> Iterator[None]:
     """Set ``policy`` globally in every loaded Keras package; restore the old ones after."""
     saved: List[Tuple[Any, Any]] = []
+    entry = (policy, saved)
     try:
         for mod in keras_modules():
             saved.append((mod, mod.mixed_precision.global_policy()))
             mod.mixed_precision.set_global_policy(policy)
+        _open_scopes.append(entry)
         yield
     finally:
+        if entry in _open_scopes:
+            _open_scopes.remove(entry)
         for mod, old in reversed(saved):
             mod.mixed_precision.set_global_policy(old)
+
+
+def cover_new_packages() -> bool:
+    """Set the innermost scope's policy in the Keras packages loaded since it opened (a
+    factory that runs ``import tf_keras`` itself); True when one of them took a new policy,
+    so that what the factory built under the old one must be built again."""
+    if not _open_scopes:
+        return False
+    policy, saved = _open_scopes[-1]
+    known = {id(mod) for mod, _ in saved}
+    changed = False
+    for mod in keras_modules():
+        if id(mod) in known:
+            continue
+        old = mod.mixed_precision.global_policy()
+        saved.append((mod, old))
+        if old.name != policy:
+            mod.mixed_precision.set_global_policy(policy)
+            changed = True
+    return changed
 
 
 @contextlib.contextmanager

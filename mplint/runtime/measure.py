@@ -1,8 +1,10 @@
 """``--measure``: what mixed precision is worth on this machine, measured in one run.
 
-Times the model's compiled forward pass in float32 and under each mixed policy, and each
-alignment finding's own matmul or convolution at its current size and at the aligned
-size. Every figure is the median of several repeats after warm-up; the configurations
+Times the model's whole compiled training step (forward, backward, and the optimizer's
+apply, with loss scaling under mixed_float16) and its compiled forward pass, in float32
+and under each mixed policy, and each alignment finding's own matmul or convolution at
+its current size and at the aligned size. The recommended policy is the one whose
+training step was fastest; the weights and statistics the steps touch are put back. Every figure is the median of several repeats after warm-up; the configurations
 take turns in each round, so that the drift of a busy machine spreads evenly, and only
 ratios measured in the same run are compared.
 """
@@ -18,6 +20,8 @@ from mplint.runtime import keras_env, probe, rules
 
 WARMUP = 2
 REPEATS = 5
+TRAIN_WARMUP = 1  # the first call traces the step
+TRAIN_REPEATS = 3
 MIN_OP_SECONDS = 0.05  # one timed sample of a single op runs it this long at least
 _SAME = 0.1  # within 10%: about the same
 
@@ -38,13 +42,50 @@ def _timed_rounds(functions: Sequence[Callable[[], Any]], repeats: int, warmup: 
 
 def _forward(model: Any, x: Any) -> Callable[[], Any]:
     tf = keras_env.tf_module()
-    compiled = tf.function(lambda inputs: model(inputs, training=False))
+    compiled = tf.function(lambda inputs: probe.call_model(model, inputs))
 
     def run() -> Any:
         out = compiled(x)
         for t in tf.nest.flatten(out):
             t.numpy()  # wait for the result
         return out
+
+    return run
+
+
+def _train_step(model: Any, x: Any, policy: str) -> Callable[[], Any]:
+    """One compiled training step: forward, a loss over every output, backward, and an
+    SGD apply with learning rate 0 (LossScaleOptimizer-wrapped under mixed_float16, as
+    compile() would)."""
+    from mplint.runtime.train_step import _loss_scale_optimizer, is_keras2
+
+    tf = keras_env.tf_module()
+    keras_mod = keras_env.package_of(model)
+    keras2 = is_keras2(keras_mod)
+    variables = list(model.trainable_variables)
+    optimizer = keras_mod.optimizers.SGD(learning_rate=0.0)
+    if rules.is_float16(policy):
+        optimizer = _loss_scale_optimizer(keras_mod, optimizer, 2.0 ** 15, 2000)
+    optimizer.build(variables)
+
+    def step(inputs: Any) -> Any:
+        with tf.GradientTape() as tape:
+            out = probe.call_model(model, inputs, training=True)
+            loss = tf.add_n([tf.reduce_mean(tf.square(tf.cast(o, "float32"))) for o in tf.nest.flatten(out)])
+            if rules.is_float16(policy):
+                scaled = optimizer.get_scaled_loss(loss) if keras2 else optimizer.scale_loss(loss)
+            else:
+                scaled = loss
+        grads = tape.gradient(scaled, variables)
+        if rules.is_float16(policy) and keras2:
+            grads = optimizer.get_unscaled_gradients(grads)
+        optimizer.apply_gradients([(g, v) for g, v in zip(grads, variables) if g is not None])
+        return loss
+
+    compiled = tf.function(step)
+
+    def run() -> Any:
+        return compiled(x).numpy()
 
     return run
 
@@ -80,7 +121,7 @@ def _models(context: Any, runs: Sequence[Any]) -> Tuple[Dict[str, Any], Any, Lis
                 if model is None:
                     raise ValueError("cannot be rebuilt")
                 if len(model.weights) != len(weights):
-                    model(first.x, training=False)
+                    probe.call_model(model, first.x)
                 model.set_weights(weights)
             models[policy] = model
         except Exception as exc:
@@ -153,36 +194,53 @@ def _layer_ops(layer: Any, dims: Dict[str, int], input_shape: Sequence[Optional[
 
 def measure_runs(context: Any, runs: Sequence[Any], hardware: hw.Hardware) -> Dict[str, Any]:
     """The ``measure`` section of the report (see the README's runtime section)."""
+    from mplint.runtime.train_step import Snapshot
+
     opts = context.options
     models, x, notes = _models(context, runs)
-    out: Dict[str, Any] = {"what": "", "warmup": WARMUP, "repeats": REPEATS, "policies": [],
-                           "alignment": [], "summary": [], "notes": notes}
+    out: Dict[str, Any] = {"what": "", "warmup": WARMUP, "repeats": REPEATS, "train_warmup": TRAIN_WARMUP,
+                           "train_repeats": TRAIN_REPEATS, "policies": [],
+                           "alignment": [], "summary": [], "notes": notes, "recommended": None}
     if x is None:
         return out
     batch = int(keras_env.tf_module().nest.flatten(x)[0].shape[0])
-    out["what"] = f"compiled forward pass, batch {batch}"
+    out["what"] = f"compiled training step and forward pass, batch {batch}"
     order = [p for p in ("float32", hw.MIXED_FLOAT16, hw.MIXED_BFLOAT16) if p in models]
-    functions = []
+    forward, train, trainable = [], [], []
     for policy in order:
         with keras_env.policy_scope(policy):
-            functions.append(_forward(models[policy], x))
-    with keras_env.policy_scope("float32"):
-        seconds = _timed_rounds(functions, REPEATS, WARMUP)
+            forward.append(_forward(models[policy], x))
+            try:
+                train.append(_train_step(models[policy], x, policy))
+                trainable.append(policy)
+            except Exception as exc:
+                notes.append(f"training step not timed under {policy}: {type(exc).__name__}: "
+                             f"{probe.first_line(exc)[:120]}")
+    snapshot = Snapshot([models[p] for p in order])
+    try:
+        with keras_env.policy_scope("float32"):
+            seconds = _timed_rounds(forward, REPEATS, WARMUP)
+            try:
+                train_seconds = _timed_rounds(train, TRAIN_REPEATS, TRAIN_WARMUP)
+            except Exception as exc:
+                notes.append(f"training step not timed: {type(exc).__name__}: {probe.first_line(exc)[:120]}")
+                train_seconds, trainable = [], []
+    finally:
+        snapshot.restore()
+    train_of = dict(zip(trainable, train_seconds))
     base = seconds[0] if order and order[0] == "float32" else None
+    train_base = train_of.get("float32")
     for policy, took in zip(order, seconds):
-        row: Dict[str, Any] = {"policy": policy, "seconds": took}
+        row: Dict[str, Any] = {"policy": policy, "seconds": took, "train_seconds": train_of.get(policy)}
         if base:
             row["speedup"] = base / took
-            row["verdict"] = "the baseline" if policy == "float32" else verdict(base / took)
-            fast = hardware.assess(policy).fast
-            if policy != "float32":
-                line = f"{policy}: {row['verdict']} (forward pass, batch {batch})"
-                if fast and row["speedup"] < 1 - _SAME:
-                    line += "; the hardware should run it fast, yet here it is slower"
-                elif row["speedup"] < 1 - _SAME:
-                    line += ": mixed precision does not pay on this machine"
-                out["summary"].append(line)
+        if train_base and policy in train_of:
+            row["train_speedup"] = train_base / train_of[policy]
+        ratio = row.get("train_speedup", row.get("speedup"))
+        if ratio is not None:
+            row["verdict"] = "the baseline" if policy == "float32" else verdict(ratio)
         out["policies"].append(row)
+    out["recommended"] = _recommended(out["policies"])
     out["alignment"] = _alignment_rows(runs, hardware, opts.alignment, base)
     for row in out["alignment"]:
         out["summary"].append(f"{row['layer']}: padding {row['current']} to {row['aligned']} "
@@ -190,13 +248,24 @@ def measure_runs(context: Any, runs: Sequence[Any], hardware: hw.Hardware) -> Di
     return out
 
 
+def _recommended(rows: Sequence[Dict[str, Any]]) -> Optional[str]:
+    """The policy whose training step (else forward pass) was fastest, by more than the
+    noise of a busy machine; float32 when no mixed policy is."""
+    key = "train_speedup" if all("train_speedup" in r for r in rows) else "speedup"
+    if not rows or not all(key in r for r in rows):
+        return None
+    best = max(rows, key=lambda r: r[key])
+    return best["policy"] if best[key] >= 1 + _SAME else "float32"
+
+
 def _alignment_rows(runs: Sequence[Any], hardware: hw.Hardware, alignment: int,
                     forward_seconds: Optional[float]) -> List[Dict[str, Any]]:
     rows: List[Dict[str, Any]] = []
     seen = set()
-    for run in runs:
-        if run.model is None:
-            continue
+    # Timed under the policy the hardware runs fastest when it was checked, else the first.
+    checked = [r for r in runs if r.model is not None]
+    preferred = [r for r in checked if r.policy == hardware.default_policy()]
+    for run in (preferred or checked)[:1]:
         dtype = hw.compute_type(run.policy) or "float32"
         calls = {}
         flagged = {f.layer for f in run.findings if f.rule in ("MP301", "MP302", "MP304") and f.layer}
@@ -207,9 +276,6 @@ def _alignment_rows(runs: Sequence[Any], hardware: hw.Hardware, alignment: int,
             if row is None or not row.get("input_shape"):
                 continue
             calls[layer.name] = (layer, dims, row["input_shape"])
-        # Time under the policy the hardware runs fastest, when it was checked.
-        if len(runs) > 1 and run.policy != hardware.default_policy():
-            continue
         for name, (layer, dims, input_shape) in calls.items():
             ops = _layer_ops(layer, dims, input_shape, dtype, alignment)
             if ops is None:

@@ -17,6 +17,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from mplint.runtime import sources
 from mplint.runtime.keras_env import functions_run_eagerly, tf_module
 
 Shape = Tuple[Optional[int], ...]
@@ -65,14 +66,6 @@ def model_kind(model: Any) -> str:
     return "functional" if "Functional" in names else "subclassed"
 
 
-LIBRARY_ROOTS = ("keras", "tf_keras", "tensorflow", "keras_hub", "keras_nlp", "keras_cv")
-
-
-def is_library_class(obj: Any) -> bool:
-    """A class from Keras or a Keras library (keras_hub): not the user's own code."""
-    return type(obj).__module__.split(".")[0] in LIBRARY_ROOTS
-
-
 def parents(model: Any) -> Dict[int, Any]:
     """id(layer) -> the layer (or model) that holds it directly."""
     out: Dict[int, Any] = {}
@@ -90,16 +83,29 @@ def parents(model: Any) -> Dict[int, Any]:
 
 
 def user_layer(layer: Any, parent_of: Dict[int, Any], model: Any) -> Any:
-    """The layer the user created that ``layer`` belongs to: a Dropout inside Keras's
-    MultiHeadAttention is reported as the MultiHeadAttention."""
+    """The outermost layer of the model that holds ``layer``: a Dropout inside Keras's
+    MultiHeadAttention is reported as the MultiHeadAttention, a Dense inside the user's own
+    attention layer as that layer. A nested model's layers are the user's to name."""
     current = layer
     while True:
         parent = parent_of.get(id(current))
-        if parent is None or parent is model or not is_library_class(parent):
+        if parent is None or parent is model:
             return current
         if "Functional" in class_names(parent) or "Sequential" in class_names(parent):
-            return current  # a nested model's layers are the user's to name
+            return current
         current = parent
+
+
+def layer_path(layer: Any, outer: Any, parent_of: Dict[int, Any]) -> str:
+    """``outer/inner/layer``: the names from ``outer`` down to ``layer``."""
+    names = [getattr(layer, "name", "?")]
+    current = layer
+    while current is not outer:
+        current = parent_of.get(id(current))
+        if current is None:
+            break
+        names.append(getattr(current, "name", "?"))
+    return "/".join(reversed(names))
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -135,8 +141,13 @@ def input_specs(model: Any, input_shapes: Optional[Sequence[Shape]], input_dtype
     """(shape with batch, dtype) per model input, the batch size, and notes."""
     notes: List[str] = []
     declared: List[Tuple[Shape, str]] = []
+    undeclared = input_dtype or "float32"
+    if input_dtype is None and _embeds_its_input(model):
+        undeclared = "int32"
+        notes.append("the model's first layer is an Embedding: synthetic inputs are token ids (int32) "
+                     "below its vocabulary; --input-dtype float32 overrides")
     if input_shapes:
-        declared = [((None,) + tuple(s), input_dtype or "float32") for s in input_shapes]
+        declared = [((None,) + tuple(s), undeclared) for s in input_shapes]
     else:
         for tensor in _model_inputs(model):
             shape = tuple(None if d is None else int(d) for d in tensor.shape)
@@ -145,7 +156,7 @@ def input_specs(model: Any, input_shapes: Optional[Sequence[Shape]], input_dtype
         if not declared:
             built = _build_shape(model)
             if built is not None:  # the batch of the build call fixes nothing
-                declared = [((None,) + built[1:], input_dtype or "float32")]
+                declared = [((None,) + built[1:], undeclared)]
     if not declared:
         raise InputShapeError(
             f"cannot tell what {type(model).__name__} takes as input: give the input shape "
@@ -165,6 +176,16 @@ def input_specs(model: Any, input_shapes: Optional[Sequence[Shape]], input_dtype
                          f"{(batch,) + rest}")
         specs.append(((batch,) + rest, dtype))
     return specs, batch, notes
+
+
+def _embeds_its_input(model: Any) -> bool:
+    """A subclassed model whose first layer is an Embedding takes token ids: it declares no
+    input dtype, and floats would be truncated to ids silently."""
+    if model_kind(model) != "subclassed":
+        return False
+    flatten = getattr(model, "_flatten_layers", None)
+    children = list(flatten(include_self=False, recursive=False)) if flatten else []
+    return bool(children) and "Embedding" in class_names(children[0])
 
 
 def _build_shape(model: Any) -> Optional[Shape]:
@@ -259,6 +280,28 @@ def _first_tensor(args: Sequence[Any], kwargs: Dict[str, Any]) -> Any:
     return None
 
 
+def positional_inputs(model: Any) -> int:
+    """How many inputs the model's ``call`` takes as separate positional arguments
+    (``def call(self, tokens, mask)``): 1 for the usual single structure."""
+    import inspect
+
+    try:
+        params = list(inspect.signature(type(model).call).parameters.values())[1:]
+    except (TypeError, ValueError, AttributeError):
+        return 1
+    required = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                and p.default is p.empty and p.name not in ("training", "mask")]
+    return max(1, len(required))
+
+
+def call_model(model: Any, inputs: Any, training: bool = False) -> Any:
+    """``model(inputs)``, or ``model(*inputs)`` for a ``call`` with several positional inputs."""
+    count = positional_inputs(model)
+    if count > 1 and isinstance(inputs, (list, tuple)) and len(inputs) == count:
+        return model(*inputs, training=training)
+    return model(inputs, training=training)
+
+
 def forward(model: Any, inputs: Any, training: bool = False) -> ForwardResult:
     """Call the model once (eagerly, tf.functions included) with every layer recorded."""
     tf = tf_module()
@@ -292,7 +335,7 @@ def forward(model: Any, inputs: Any, training: bool = False) -> ForwardResult:
         with functions_run_eagerly(), warnings.catch_warnings():
             # numpy's "overflow encountered in cast" is the very thing MP501 reports.
             warnings.simplefilter("ignore", RuntimeWarning)
-            outputs = model(inputs, training=training)
+            outputs = call_model(model, inputs, training)
     except Exception as exc:
         raise ForwardError(exc, failing.get("layer")) from exc
     finally:
@@ -351,7 +394,8 @@ def _node_inputs(op: Any, node_index: int) -> List[Any]:
     for name in ("input_tensors", "keras_inputs"):
         value = getattr(node, name, None)
         if value is not None:
-            return list(value)
+            # Keras 2 keeps a single input bare: a KerasTensor, which cannot be iterated.
+            return list(tf_module().nest.flatten(value))
     return []
 
 
@@ -431,7 +475,9 @@ def _library_origin(holder: Any) -> Optional[str]:
         return None
     root = type(holder).__module__.split(".")[0]
     if root in ("keras_hub", "keras_nlp", "keras_cv"):
-        return f"{root} {type(holder).__name__}"
+        # A backbone the user's code constructed with its own sizes (hidden_dim=100) is the
+        # user's to resize; one loaded from a preset is not.
+        return None if sources.sized_by_user(holder) else f"{root} {type(holder).__name__}"
     if "Functional" in names and _APPLICATION_NAMES.match(str(getattr(holder, "name", ""))):
         return f"keras.applications {holder.name}"
     return None

@@ -8,7 +8,7 @@ import warnings
 from collections import Counter
 from typing import Any, Callable, List
 
-from mplint.runtime import keras_env, probe
+from mplint.runtime import keras_env, probe, sources
 
 
 class CheckError(Exception):
@@ -21,10 +21,16 @@ def is_keras_model(obj: Any) -> bool:
 
 
 def build(factory: Callable[[], Any]) -> Any:
-    with warnings.catch_warnings(), keras_env.watch_library_models():
-        # numpy's "overflow encountered in cast" while tracing is what MP501 reports.
-        warnings.simplefilter("ignore", RuntimeWarning)
-        model = factory()
+    """The factory's model, built under the open policy scope, with where each layer was
+    made recorded; built again when the factory imported a Keras package itself (a lazy
+    ``import tf_keras``), which took the policy only once loaded."""
+    for attempt in range(2):
+        with warnings.catch_warnings(), keras_env.watch_library_models(), sources.recording():
+            # numpy's "overflow encountered in cast" while tracing is what MP501 reports.
+            warnings.simplefilter("ignore", RuntimeWarning)
+            model = factory()
+        if attempt or not keras_env.cover_new_packages():
+            break
     if not is_keras_model(model):
         raise CheckError(f"the factory returned {type(model).__name__}, not a Keras model")
     return model

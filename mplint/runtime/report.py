@@ -7,9 +7,9 @@ documented in the README); the text form is what ``mplint runtime`` prints.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 SCHEMA_ID = "mplint-runtime-report/2"
 SCHEMA_PATH = Path(__file__).with_name("report.schema.json")
@@ -30,7 +30,12 @@ def severity_of(rule: str) -> str:
 
 @dataclass(frozen=True)
 class RuntimeFinding:
-    """One problem seen while running the model; ``layer`` is None for model-wide ones."""
+    """One problem seen while running the model; ``layer`` is None for model-wide ones.
+
+    ``path``/``line`` are where the user's code constructed the layer (as the
+    static checker would point to it); ``key`` says which layer it is by its place in the
+    model (the indices of its parents), so that builds under two policies, whose
+    generated names differ, match the same layer."""
 
     rule: str
     severity: str
@@ -38,9 +43,22 @@ class RuntimeFinding:
     layer: Optional[str] = None
     layer_class: Optional[str] = None
     policy: Optional[str] = None  # seen only under this policy; None: under every one checked
+    policies: Tuple[str, ...] = ()  # the policies it was seen under
+    path: Optional[str] = None
+    line: Optional[int] = None
+    key: Optional[Tuple[int, ...]] = field(default=None, compare=False)
+
+    @property
+    def location(self) -> Optional[str]:
+        """``path:line`` of the layer's construction, as ``mplint check`` starts its lines."""
+        if self.path is None or self.line is None:
+            return None
+        return f"{self.path}:{self.line}"
 
     def to_dict(self) -> Dict[str, Any]:
-        return asdict(self)
+        return {"rule": self.rule, "severity": self.severity, "message": self.message,
+                "layer": self.layer, "layer_class": self.layer_class, "policy": self.policy,
+                "policies": list(self.policies), "path": self.path, "line": self.line}
 
 
 @dataclass
@@ -59,6 +77,7 @@ class Report:
     findings: List[RuntimeFinding] = field(default_factory=list)
     train_step: Optional[List[Dict[str, Any]]] = None  # one section per policy
     measure: Optional[Dict[str, Any]] = None
+    advice: Dict[str, Any] = field(default_factory=dict)  # the policy to train with here, and why
     notes: List[str] = field(default_factory=list)
     elapsed_s: float = 0.0
 
@@ -82,6 +101,7 @@ class Report:
             "findings": [f.to_dict() for f in self.findings],
             "train_step": self.train_step,
             "measure": self.measure,
+            "advice": self.advice,
             "notes": list(self.notes),
             "elapsed_s": round(self.elapsed_s, 3),
         }
@@ -105,15 +125,27 @@ def format_text(report: Report) -> str:
     lines = [f"mplint runtime: {report.target}"]
     lines.append(f"Hardware: {hw.get('summary', '?')}")
     v = report.versions
-    lines.append(f"Software: TensorFlow {v.get('tensorflow')}, Keras {v.get('keras')}")
+    keras = f"tf_keras {v.get('keras')} (Keras 2)" if v.get("keras_package") == "tf_keras" else \
+        f"Keras {v.get('keras')}"
+    lines.append(f"Software: TensorFlow {v.get('tensorflow')}, {keras}")
     policies = report.policies or [report.policy]
     verdicts = hw.get("verdicts") or {report.policy: {"fast": hw.get("policy_fast"),
                                                       "reason": hw.get("policy_reason", "")}}
     source = {"default": "default: both 16-bit types"}.get(report.policy_source, report.policy_source)
+    measured = {row["policy"]: row for row in (report.measure or {}).get("policies", [])}
     for name in policies:
         verdict = verdicts.get(name, {})
+        row = measured.get(name)
+        if row and row.get("verdict"):
+            # What was measured decides: one verdict per policy, never two that disagree.
+            what = "training step" if "train_speedup" in row else "forward pass"
+            lines.append(f"Policy: {name} ({source}): measured {row['verdict']} ({what}; the hardware "
+                         f"facts: {verdict.get('reason', '')})")
+            continue
         speed = {True: "fast here", False: "SLOW here", None: "no 16-bit compute"}[verdict.get("fast")]
         lines.append(f"Policy: {name} ({source}): {speed}: {verdict.get('reason', '')}")
+    if report.advice:
+        lines.append(f"Advice: {report.advice['text']}")
     m = report.model
     if m:
         inputs = ", ".join(f"{_shape(i['shape'])} {i['dtype']}" for i in m.get("inputs", []))
@@ -131,9 +163,7 @@ def format_text(report: Report) -> str:
         lines.append(f"note: {note}")
     lines.append("")
     for f in report.findings:
-        where = f"layer '{f.layer}' ({f.layer_class}): " if f.layer else ""
-        only = f"[{f.policy} only] " if f.policy else ""
-        lines.append(f"{f.rule} [{f.severity}] {only}{where}{f.message}")
+        lines.append(finding_line(f, len(policies) > 1))
     n = len(report.findings)
     if n:
         counts: Dict[str, int] = {}
@@ -144,6 +174,20 @@ def format_text(report: Report) -> str:
     else:
         lines.append(f"No mixed-precision problems found in {report.elapsed_s:.1f} s.")
     return "\n".join(lines) + "\n"
+
+
+def finding_line(f: RuntimeFinding, several_policies: bool = False) -> str:
+    """One finding, led by ``path:line:`` where the user's code built the layer, as
+    ``mplint check`` prints a static finding."""
+    at = f"{f.location}: " if f.location else ""
+    where = f"layer '{f.layer}' ({f.layer_class}): " if f.layer else ""
+    if f.policy:
+        seen = f"[{f.policy} only] "
+    elif several_policies and len(f.policies) > 1:
+        seen = f"[{' and '.join(f.policies)}] "
+    else:
+        seen = ""
+    return f"{at}{f.rule} [{f.severity}] {seen}{where}{f.message}"
 
 
 def _pct(x: Optional[float]) -> str:
@@ -168,11 +212,17 @@ def _train_step_line(ts: Dict[str, Any]) -> str:
 
 
 def _measure_lines(measure: Dict[str, Any]) -> List[str]:
-    lines = [f"Measured here ({measure.get('what', '')}, median of {measure.get('repeats')} after "
-             f"{measure.get('warmup')} warm-up):"]
+    lines = [f"Measured here ({measure.get('what', '')}; the median of {measure.get('train_repeats')} "
+             f"training steps after {measure.get('train_warmup')} warm-up, of {measure.get('repeats')} "
+             f"forward passes after {measure.get('warmup')}):"]
     for row in measure.get("policies", []):
-        speed = f", {row['speedup']:.2f}x the speed of float32 ({row['verdict']})" if "speedup" in row else ""
-        lines.append(f"  {row['policy']}: {row['seconds'] * 1000:.1f} ms{speed}")
+        parts = []
+        if row.get("train_seconds") is not None:
+            ratio = f" ({row['train_speedup']:.2f}x float32's speed)" if "train_speedup" in row else ""
+            parts.append(f"training step {row['train_seconds'] * 1000:.1f} ms{ratio}")
+        ratio = f" ({row['speedup']:.2f}x)" if "speedup" in row else ""
+        parts.append(f"forward pass {row['seconds'] * 1000:.1f} ms{ratio}")
+        lines.append(f"  {row['policy']}: {', '.join(parts)}")
     for row in measure.get("alignment", []):
         lines.append(f"  layer '{row['layer']}' ({row['op']}): {row['current']} -> {row['aligned']}: "
                      f"{row['current_ms']:.3f} ms -> {row['aligned_ms']:.3f} ms per call")

@@ -11,6 +11,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
+from mplint.runtime import sources
 from mplint.runtime.probe import ForwardResult, LayerCall, class_names, sublayers
 from mplint.runtime.report import RuntimeFinding, severity_of
 
@@ -22,9 +23,14 @@ RNN_CLASSES = {"LSTM", "GRU", "SimpleRNN"}
 
 
 def finding(rule: str, message: str, layer: Any = None) -> RuntimeFinding:
-    return RuntimeFinding(rule, severity_of(rule), message,
-                          getattr(layer, "name", None) if layer is not None else None,
-                          type(layer).__name__ if layer is not None else None)
+    """A finding about ``layer`` (None: the whole model), with where the user's code made it
+    and its place in the model."""
+    if layer is None:
+        return RuntimeFinding(rule, severity_of(rule), message)
+    where = sources.location(layer)
+    return RuntimeFinding(rule, severity_of(rule), message, getattr(layer, "name", None),
+                          type(layer).__name__, path=where[0] if where else None,
+                          line=where[1] if where else None, key=sources.place(layer))
 
 
 def is_16bit(dtype: Optional[str]) -> bool:
@@ -267,11 +273,13 @@ def nonfinite_calls(result: ForwardResult) -> List[Tuple[int, LayerCall]]:
 
 
 def finiteness_findings(result: ForwardResult, reference: Optional[ForwardResult], policy: str,
-                        user_layer: Optional[Callable[[Any], Any]] = None
+                        user_layer: Optional[Callable[[Any], Any]] = None,
+                        inner_path: Optional[Callable[[Any, Any], str]] = None
                         ) -> Tuple[List[RuntimeFinding], List[str]]:
     """MP501 for the first layer whose output is inf/NaN under the policy, finite in float32;
-    ``user_layer`` maps a layer Keras made inside another (MultiHeadAttention's Dropout) to
-    the layer the user created."""
+    ``user_layer`` maps a layer inside another (MultiHeadAttention's Dropout, a Dense in the
+    user's attention layer) to the outermost layer that holds it, and ``inner_path``
+    names the way down (``attention/dropout``)."""
     notes: List[str] = []
     bad = nonfinite_calls(result)
     bad_outputs = [i for i, f in enumerate(result.output_finite) if f is False]
@@ -289,7 +297,8 @@ def finiteness_findings(result: ForwardResult, reference: Optional[ForwardResult
             return [], notes
         suffix = "but is finite in float32" if ref_finite else "(no float32 build to compare with)"
         layer = user_layer(call.layer) if user_layer is not None else call.layer
-        inner = f" (in its inner '{call.layer.name}')" if layer is not call.layer else ""
+        path = inner_path(layer, call.layer) if inner_path is not None else call.layer.name
+        inner = f" (in its inner '{path}')" if layer is not call.layer else ""
         return [finding("MP501", f"first layer whose output holds inf/NaN under {policy}{inner}, "
                                  f"{suffix}: a value beyond the 16-bit range (float16 holds up to "
                                  f"65504; a -1e9 mask constant becomes -inf) overflows here", layer)], notes

@@ -38,7 +38,8 @@ def load_target(spec: str) -> Target:
         try:
             obj = getattr(obj, part)
         except AttributeError:
-            raise TargetError(f"{spec}: {module_part} has no attribute {attr!r}") from None
+            raise TargetError(f"{spec}: {module_part} has no attribute {attr!r}{_candidates(module, attr)}") \
+                from None
     if not callable(obj):
         raise TargetError(f"{spec}: {attr!r} is not callable (expected a zero-argument factory)")
     return Target(spec, obj)
@@ -67,9 +68,30 @@ def _load_module(name: str) -> Any:
     try:
         return importlib.import_module(name)
     except ModuleNotFoundError as exc:
-        if exc.name and name.startswith(exc.name):
+        # Only the module asked for (or a package above it) is "not found"; a module found
+        # whose own import fails says what it failed on.
+        if exc.name and (name == exc.name or name.startswith(exc.name + ".")):
             raise TargetError(f"{name}: module not found") from None
-        raise
+        raise TargetError(f"{name}: importing it failed: ModuleNotFoundError: {exc}") from None
+    except Exception as exc:
+        first = (str(exc).strip().splitlines() or [""])[0][:200]
+        raise TargetError(f"{name}: importing it raised {type(exc).__name__}: {first}") from None
+
+
+def _candidates(module: Any, wanted: str) -> str:
+    """"; did you mean ...? its functions: ..." for a factory name that is not there: the
+    functions and classes the module defines itself, closest first."""
+    import difflib
+
+    own = sorted(name for name, value in vars(module).items()
+                 if callable(value) and not name.startswith("_")
+                 and getattr(value, "__module__", None) == module.__name__)
+    if not own:
+        return ""
+    close = difflib.get_close_matches(wanted, own, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    shown = ", ".join(own[:12]) + (", ..." if len(own) > 12 else "")
+    return f"{hint} it defines: {shown}"
 
 
 def load_saved_model(path: str) -> Any:

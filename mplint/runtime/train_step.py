@@ -1,8 +1,9 @@
 """``--train-step``: run the model's own ``train_step`` under the policy and in float32, and
 compare what each variable would be updated by.
 
-The model's optimizer is swapped, for the check only, for a probe with the same loss
-scaling (the same LossScaleOptimizer wrappers with their current scale, the same
+Each optimizer the model holds (compile()'s, and any other attribute set to one: a GAN's
+``g_optimizer`` and ``d_optimizer``) is swapped, for the check only, for a probe with the
+same loss scaling (the same LossScaleOptimizer wrappers with their current scale, the same
 ``loss_scale_factor`` and clipping) whose innermost optimizer records the gradient it
 is asked to apply instead of applying it. Whatever the ``train_step`` does (the default
 one, a guide-style override with ``x, y = data``, a custom loss), the recorded gradient is
@@ -10,7 +11,10 @@ the update it would make, before the learning rate. The float32 build with the s
 weights runs the same step on the same batch; the ratio of the two updates shows loss
 scaling mistakes exactly (a loss never scaled while the optimizer unscales it: updates
 32768 times too small), zeros where float32 has none show underflow, and inf/NaN is
-traced to the first layer that produced it. Weights are never changed.
+traced to the first layer that produced it. Each optimizer is judged on the variables it
+updates. Every variable of the models and of their optimizers is put back afterwards
+(batch-norm statistics move in a training step). Keras 2 (tf_keras) gets probes of its own
+optimizer API and its LossScaleOptimizer, whose ``apply_gradients`` unscales nothing.
 
 The steps run eagerly: tracing ``train_step`` into a graph costs more than one step
 does (ResNet50: 17 s to trace, 1 s per eager step on a 2-core CPU).
@@ -20,7 +24,6 @@ from __future__ import annotations
 
 import inspect
 import math
-import sys
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -135,22 +138,34 @@ def synthetic_targets(model: Any, preds: Any, seed: int, sparse_guess: bool = Tr
 _RECORDER_CLASSES: Dict[int, type] = {}
 
 
-def _recorder_class(keras_mod: Any) -> type:
-    """A Keras 3 optimizer that records each gradient it is given and changes nothing."""
-    cls = _RECORDER_CLASSES.get(id(keras_mod))
-    if cls is not None:
-        return cls
+def is_keras2(keras_mod: Any) -> bool:
+    """Keras 2 (``tf_keras``, or ``keras`` 2.x): ``get_scaled_loss`` and an ``apply_gradients``
+    that does not unscale."""
+    return keras_env.keras_major(keras_mod) < 3
 
+
+def _recorder_class(keras_mod: Any) -> type:
+    """An optimizer of ``keras_mod`` that records each gradient it is given and changes nothing."""
+    cls = _RECORDER_CLASSES.get(id(keras_mod))
+    if cls is None:
+        cls = _keras2_recorder(keras_mod) if is_keras2(keras_mod) else _keras3_recorder(keras_mod)
+        _RECORDER_CLASSES[id(keras_mod)] = cls
+    return cls
+
+
+def _keras3_recorder(keras_mod: Any) -> type:
     class GradientRecorder(keras_mod.optimizers.Optimizer):  # type: ignore[name-defined,misc]
         def __init__(self, **kwargs: Any) -> None:
             super().__init__(learning_rate=0.0, name="mplint_gradient_recorder", **kwargs)
             self.recorded: List[Any] = []
             self.seen: List[Any] = []
+            self.variable_ids: List[int] = []
 
         def build(self, variables: Any) -> None:
             if self.built:
                 return
             super().build(variables)
+            self.variable_ids = [id(v) for v in variables]
             self.recorded = [self.add_variable_from_reference(v, name="recorded") for v in variables]
             self.seen = [self.add_variable((), initializer="zeros", dtype="float32", name="seen")
                          for _ in variables]
@@ -160,18 +175,42 @@ def _recorder_class(keras_mod: Any) -> type:
             self.recorded[index].assign(keras_mod.ops.cast(gradient, self.recorded[index].dtype))
             self.seen[index].assign(1.0)
 
-    _RECORDER_CLASSES[id(keras_mod)] = GradientRecorder
     return GradientRecorder
 
 
-def _keras_of(model: Any) -> Any:
-    root = type(model).__module__.split(".")[0]
-    if root in ("tf_keras", "keras") and root in sys.modules:
-        mod = sys.modules[root]
-        if root == "keras" and getattr(mod, "__version__", "3").split(".")[0] != "3":
-            return None
-        return mod if root == "keras" else None
-    return sys.modules.get("keras") if keras_env.keras_major(keras_env.tf_module().keras) >= 3 else None
+def _keras2_recorder(keras_mod: Any) -> type:
+    tf = keras_env.tf_module()
+
+    class GradientRecorder(keras_mod.optimizers.Optimizer):  # type: ignore[name-defined,misc]
+        def __init__(self, **kwargs: Any) -> None:
+            super().__init__(name="mplint_gradient_recorder", jit_compile=False, **kwargs)
+            self._learning_rate = self._build_learning_rate(0.0)
+            self.recorded: List[Any] = []
+            self.seen: List[Any] = []
+            self.variable_ids: List[int] = []
+
+        def build(self, var_list: Any) -> None:
+            if self.recorded:  # apply_gradients builds again with only the variables it updates
+                return
+            super().build(var_list)
+            self.variable_ids = [id(v) for v in var_list]
+            self.recorded = [self.add_variable_from_reference(v, "recorded") for v in var_list]
+            self.seen = [tf.Variable(0.0, trainable=False) for _ in var_list]
+
+        def update_step(self, gradient: Any, variable: Any) -> None:
+            index = self._index_dict[self._var_key(variable)]
+            self.recorded[index].assign(tf.cast(gradient, self.recorded[index].dtype))
+            self.seen[index].assign(1.0)
+
+    return GradientRecorder
+
+
+def _loss_scale_optimizer(keras_mod: Any, inner: Any, scale: float, growth_steps: int) -> Any:
+    if is_keras2(keras_mod):
+        return keras_mod.mixed_precision.LossScaleOptimizer(inner, dynamic=True, initial_scale=scale,
+                                                            dynamic_growth_steps=growth_steps)
+    return keras_mod.optimizers.LossScaleOptimizer(inner, initial_scale=scale,
+                                                   dynamic_growth_steps=growth_steps)
 
 
 def probe_optimizer(optimizer: Any, keras_mod: Any, scale: Optional[float] = None,
@@ -185,14 +224,14 @@ def probe_optimizer(optimizer: Any, keras_mod: Any, scale: Optional[float] = Non
     opt = optimizer
     while is_loss_scale_optimizer(opt):
         chain.append(opt)
-        opt = opt.inner_optimizer
+        opt = getattr(opt, "inner_optimizer", None)
     if bare:
         chain = []
     elif force and not chain:
         chain = [None]  # a LossScaleOptimizer where the user has none
     kwargs: Dict[str, Any] = {}
     names: Tuple[str, ...] = ("clipnorm", "clipvalue", "global_clipnorm")
-    if scale is None and not bare:
+    if scale is None and not bare and not is_keras2(keras_mod):
         names += ("loss_scale_factor",)
     for name in names:
         value = getattr(opt, name, None)
@@ -200,17 +239,73 @@ def probe_optimizer(optimizer: Any, keras_mod: Any, scale: Optional[float] = Non
             kwargs[name] = value
     recorder = _recorder_class(keras_mod)(**kwargs)
     outer = recorder
-    lso = keras_mod.optimizers.LossScaleOptimizer
     for wrapper in reversed(chain):
-        outer = lso(outer, initial_scale=scale if scale is not None else current_scale(wrapper),
-                    dynamic_growth_steps=getattr(wrapper, "dynamic_growth_steps", None) or 2000)
+        outer = _loss_scale_optimizer(keras_mod, outer,
+                                      scale if scale is not None else current_scale(wrapper),
+                                      getattr(wrapper, "dynamic_growth_steps", None) or 2000)
     return outer, recorder
+
+
+def is_optimizer(value: Any) -> bool:
+    return value is not None and callable(getattr(value, "apply_gradients", None)) and \
+        any(name.endswith("Optimizer") for name in probe.class_names(value))
+
+
+def optimizer_slots(model: Any) -> Dict[str, Any]:
+    """Every optimizer the model holds, by attribute: compile()'s ``optimizer`` and any other
+    attribute set to one (a GAN's ``g_optimizer`` and ``d_optimizer``)."""
+    slots: Dict[str, Any] = {}
+    seen = set()
+    candidates = [("optimizer", getattr(model, "optimizer", None))] + sorted(vars(model).items())
+    for name, value in candidates:
+        if name.startswith("_") or id(value) in seen or not is_optimizer(value):
+            continue
+        seen.add(id(value))
+        slots[name] = value
+    return slots
+
+
+def _variables_of(obj: Any) -> List[Any]:
+    value = getattr(obj, "variables", None)
+    if callable(value):  # Keras 2 legacy optimizers
+        value = value()
+    return list(value or [])
+
+
+class Snapshot:
+    """Every variable of the models and of their optimizers (weights, batch-norm statistics,
+    metrics, optimizer slots and iterations, loss scales), put back after the check: the
+    training step runs the user's code, which may reach an optimizer or a variable the
+    probes do not replace."""
+
+    def __init__(self, objects: Sequence[Any]) -> None:
+        self.saved: List[Tuple[Any, Any]] = []
+        seen = set()
+        for obj in objects:
+            variables = _variables_of(obj) + list(getattr(obj, "metrics_variables", None) or [])
+            counter = getattr(obj, "_train_counter", None)  # Keras 2
+            variables += [counter] if counter is not None else []
+            for v in variables:
+                if id(v) in seen or not callable(getattr(v, "assign", None)):
+                    continue
+                seen.add(id(v))
+                try:
+                    self.saved.append((v, np.array(v.numpy())))
+                except Exception:  # a variable that cannot be read is one that was not used
+                    pass
+
+    def restore(self) -> None:
+        for variable, value in self.saved:
+            try:
+                variable.assign(value)
+            except Exception:
+                pass
 
 
 # -- one model's steps ------------------------------------------------------------------------
 @dataclass
 class StepRun:
-    """What one model's training step asked its optimizer to apply."""
+    """What one optimizer was asked to apply during a model's training steps."""
 
     grads: List[Optional[np.ndarray]]  # per model.trainable_variables, None: no gradient
     losses: List[Optional[float]]  # the loss of each step run
@@ -218,11 +313,48 @@ class StepRun:
     applied: bool  # False: every step was skipped (non-finite gradients)
     final_scale: Optional[float]
     scale_calls: int = 0  # calls of the optimizer's scale_loss/get_scaled_loss during the steps
+    asked: int = 0  # calls of its apply/apply_gradients/minimize (a skipped step is asked too)
 
 
-def _count_scaling(optimizer: Any, counter: List[int]) -> None:
-    """Count the train_step's calls that scale the loss (the steps run eagerly)."""
-    for name in ("scale_loss", "get_scaled_loss"):
+@dataclass
+class StepRuns:
+    """What every optimizer of the model (by attribute) was asked to apply."""
+
+    slots: Dict[str, StepRun]
+    owners: List[Optional[str]]  # per trainable variable: the optimizer that updated it
+    losses: List[Optional[float]]
+    steps: int
+
+    @property
+    def used(self) -> List[str]:
+        """The optimizers the training step called."""
+        return [name for name in self.slots if name in self.owners]
+
+    @property
+    def applied(self) -> bool:
+        """Every optimizer the step asked to apply did (a LossScaleOptimizer that skipped
+        every step, its gradients inf/NaN, did not)."""
+        asked = [run for run in self.slots.values() if run.asked]
+        return bool(asked) and all(run.applied for run in asked)
+
+    def view(self, slot: str, owners: Optional[Sequence[Optional[str]]] = None) -> StepRun:
+        """One optimizer's run, with the gradients of the variables ``owners`` gives it."""
+        run = self.slots[slot]
+        owners = self.owners if owners is None else owners
+        grads = [g if owner == slot else None for g, owner in zip(run.grads, owners)]
+        return replace(run, grads=grads, losses=self.losses, steps=self.steps)
+
+    def all_grads(self) -> List[Optional[np.ndarray]]:
+        return [self.slots[o].grads[i] if o is not None else None for i, o in enumerate(self.owners)]
+
+
+SCALING_METHODS = ("scale_loss", "get_scaled_loss")
+APPLYING_METHODS = ("apply_gradients", "apply", "minimize")
+
+
+def _count_calls(optimizer: Any, methods: Sequence[str], counter: List[int]) -> None:
+    """Count the train_step's calls of these methods (the steps run eagerly)."""
+    for name in methods:
         method = getattr(optimizer, name, None)
         if not callable(method):
             continue
@@ -246,6 +378,8 @@ def _loss_of(logs: Any) -> Optional[float]:
     if isinstance(logs, dict):
         value = logs.get("loss")
         if value is None:
+            value = next((v for k, v in logs.items() if "loss" in str(k)), None)
+        if value is None:
             return None
         try:
             return float(np.asarray(value))
@@ -254,45 +388,68 @@ def _loss_of(logs: Any) -> Optional[float]:
     return None
 
 
-def run_steps(model: Any, data: Tuple[Any, ...], keras_mod: Any,
+def run_steps(model: Any, data: Tuple[Any, ...], keras_mod: Any, optimizers: Dict[str, Any],
               deadline: Optional[Callable[[], bool]] = None, scale: Optional[float] = None,
-              bare: bool = False, max_steps: int = MAX_STEPS, force: bool = False) -> StepRun:
-    """Run ``model.train_step`` eagerly with a probe optimizer until it applies once (a
-    dynamic loss scale skips steps with inf/NaN gradients and halves itself)."""
-    outer, recorder = probe_optimizer(model.optimizer, keras_mod, scale, bare, force)
+              bare: bool = False, max_steps: int = MAX_STEPS, force: bool = False) -> StepRuns:
+    """Run ``model.train_step`` eagerly with a probe in place of each of ``optimizers`` (by
+    attribute) until each one it calls applies once (a dynamic loss scale skips steps with
+    inf/NaN gradients and halves itself)."""
+    probes = {name: probe_optimizer(opt, keras_mod, scale, bare, force) for name, opt in optimizers.items()}
     variables = list(model.trainable_variables)
-    outer.build(variables)
-    calls = [0]
-    _count_scaling(outer, calls)
-    saved = _swap(model, {"optimizer": outer, "_run_eagerly": True, "train_function": None})
+    counters: Dict[str, List[int]] = {}
+    asked: Dict[str, List[int]] = {}
+    for name, (outer, recorder) in probes.items():
+        recorder.build(variables)
+        if not is_keras2(keras_mod):
+            outer.build(variables)
+        counters[name], asked[name] = [0], [0]
+        _count_calls(outer, SCALING_METHODS, counters[name])
+        _count_calls(outer, APPLYING_METHODS, asked[name])
+    swapped: Dict[str, Any] = {name: outer for name, (outer, _) in probes.items()}
+    swapped.update({"_run_eagerly": True, "train_function": None})
+    saved = _swap(model, swapped)
     losses: List[Optional[float]] = []
     steps = 0
     tf = keras_env.tf_module()
+
+    def settled() -> bool:
+        """Every optimizer the step called has applied once (none skipped its step)."""
+        return all(int(np.asarray(recorder.iterations)) > 0 for name, (_, recorder) in probes.items()
+                   if asked[name][0])
+
+    # As fit() hands them over: tensors (Keras 2's compiled loss reads ``.shape.rank``).
+    data = tf.nest.map_structure(tf.convert_to_tensor, data)
     try:
         model.make_train_function(force=True)
         while steps < max_steps:
             steps += 1
             try:
-                logs = model.train_function([data])
+                logs = model.train_function(iter([data]) if is_keras2(keras_mod) else [data])
             except Exception as exc:
                 raise TrainStepError(exc) from exc
             losses.append(_loss_of(tf.nest.map_structure(
                 lambda t: t.numpy() if hasattr(t, "numpy") else t, logs)))
-            if int(np.asarray(recorder.iterations)) > 0 or (deadline is not None and deadline()):
+            if settled() or (deadline is not None and deadline()):
                 break
     finally:
         _swap(model, saved)
-    index = {id(v): i for i, v in enumerate(recorder._trainable_variables)}
-    grads: List[Optional[np.ndarray]] = []
-    for v in variables:
-        i = index.get(id(v))
-        if i is None or float(np.asarray(recorder.seen[i])) == 0.0:
-            grads.append(None)
-        else:
-            grads.append(np.asarray(recorder.recorded[i]).astype("float64"))
-    applied = int(np.asarray(recorder.iterations)) > 0
-    final = current_scale(outer) if is_loss_scale_optimizer(outer) else None
-    return StepRun(grads, losses, steps, applied, final, calls[0])
+    owners: List[Optional[str]] = [None] * len(variables)
+    slots: Dict[str, StepRun] = {}
+    for name, (outer, recorder) in probes.items():
+        index = {vid: i for i, vid in enumerate(recorder.variable_ids)}
+        grads: List[Optional[np.ndarray]] = []
+        for k, v in enumerate(variables):
+            i = index.get(id(v))
+            if i is None or float(np.asarray(recorder.seen[i])) == 0.0:
+                grads.append(None)
+            else:
+                grads.append(np.asarray(recorder.recorded[i]).astype("float64"))
+            if grads[-1] is not None and owners[k] is None:
+                owners[k] = name
+        applied = int(np.asarray(recorder.iterations)) > 0
+        final = current_scale(outer) if is_loss_scale_optimizer(outer) else None
+        slots[name] = StepRun(grads, losses, steps, applied, final, counters[name][0], asked[name][0])
+    return StepRuns(slots, owners, losses, steps)
 
 
 # -- comparison -------------------------------------------------------------------------------
@@ -376,13 +533,22 @@ def _variable_owner(model: Any, variable: Any) -> Any:
     return owner
 
 
+def _scale_text(value: Optional[float]) -> str:
+    return "none" if value is None else f"{value:g}"
+
+
 def findings_for(model: Any, policy: str, optimizer: Any, run: StepRun, reference: StepRun,
-                 cmp: Comparison, nonfinite_layer: Any, zero_scaled: Optional[float] = None
+                 cmp: Comparison, nonfinite_layer: Any, zero_scaled: Optional[float] = None,
+                 keras2: bool = False, attribute: str = "optimizer"
                  ) -> Tuple[List[RuntimeFinding], List[str]]:
-    """Findings (MP201, MP202, MP205, MP206, MP501) from the two runs' updates."""
+    """Findings (MP201, MP202, MP205, MP206, MP501) from the two runs' updates of one
+    optimizer; ``keras2``: the model is Keras 2's (``get_scaled_loss`` and
+    ``get_unscaled_gradients``; its ``apply_gradients`` does not unscale)."""
     found: List[RuntimeFinding] = []
     notes: List[str] = []
     float16 = rules.is_float16(policy)
+    scale_call = f"self.{attribute}.get_scaled_loss(loss)" if keras2 else f"self.{attribute}.scale_loss(loss)"
+    unscale_call = f"self.{attribute}.get_unscaled_gradients(grads)"
     scales, depth = optimizer_scales_loss(optimizer)
     lso_scale = (run.final_scale if run.applied and run.final_scale else current_scale(optimizer)) \
         if depth else None
@@ -395,7 +561,7 @@ def findings_for(model: Any, policy: str, optimizer: Any, run: StepRun, referenc
                                                if cmp.ratio and cmp.ratio < 0.5 else "")))
     if not run.applied and not cmp.nonfinite:
         notes.append(f"training step: every one of {run.steps} steps under {policy} had inf/NaN "
-                     f"gradients and was skipped by the loss scale (now {run.final_scale:g})")
+                     f"gradients and was skipped by the loss scale (now {_scale_text(run.final_scale)})")
     ratio = cmp.ratio
     if ratio is not None and depth <= 1:
         scale = lso_scale or float(getattr(optimizer, "loss_scale_factor", None) or 0) or None
@@ -411,8 +577,8 @@ def findings_for(model: Any, policy: str, optimizer: Any, run: StepRun, referenc
                                                     f"smaller than in float32 (measured: {ratio:.3g}x): "
                                                     f"the loss is never scaled, but the "
                                                     f"LossScaleOptimizer divides the gradients by its "
-                                                    f"scale; use loss = self.optimizer.scale_loss(loss) "
-                                                    f"inside the tape"))
+                                                    f"scale; use loss = {scale_call} inside the tape"
+                                                    + (f" and {unscale_call}" if keras2 else "")))
         elif scale and scale > 1 and _near(ratio, scale):
             found.append(rules.finding("MP206", f"{own} under {policy}: weight updates are {scale:.0f}x "
                                                 f"larger than in float32 (measured: {ratio:.3g}x): the "
@@ -422,10 +588,11 @@ def findings_for(model: Any, policy: str, optimizer: Any, run: StepRun, referenc
     elif ratio is not None and depth > 1 and not found:
         pass
     if float16 and depth == 1 and source is not None and ratio is not None and _near(ratio, 1.0) and \
-            not run.scale_calls and keras_env.keras_major(keras_env.tf_module().keras) < 3:
+            not run.scale_calls and keras2:
         found.append(rules.finding("MP202", f"{own} never scales the loss, and Keras 2's "
-                                            f"LossScaleOptimizer does not unscale: no loss scaling "
-                                            f"under {policy}"))
+                                            f"LossScaleOptimizer does not do it for you: no loss scaling "
+                                            f"under {policy}, small gradients flush to zero; use "
+                                            f"{scale_call} inside the tape and {unscale_call}"))
     if float16 and not scales and not any(f.rule in ("MP202", "MP206") for f in found):
         # Underflow: zeros that scaling the loss brings back (zeros it does not are rounding
         # at ReLU boundaries and the like, not underflow).
@@ -452,12 +619,13 @@ def findings_for(model: Any, policy: str, optimizer: Any, run: StepRun, referenc
         where = nonfinite_layer
         if where is None and cmp.nonfinite:
             variable = model.trainable_variables[cmp.nonfinite[-1]]
-            where = _variable_owner(model, variable)
+            owner = _variable_owner(model, variable)
+            where = probe.user_layer(owner, probe.parents(model), model) if owner is not None else None
             what = "the layer nearest the output whose gradients hold inf/NaN"
         else:
             what = "the first layer whose output holds inf/NaN in the training step"
         skipped = "" if run.applied else \
-            f" (every step was skipped, the loss scale fell to {run.final_scale:g}: the model never trains)"
+            f" (every step was skipped, the loss scale fell to {_scale_text(run.final_scale)}: the model never trains)"
         found.append(rules.finding("MP501", f"training step under {policy}: {what}, while float32 stays "
                                             f"finite{skipped}: a value beyond the 16-bit range", where))
     return found, notes
@@ -492,14 +660,17 @@ def section(policy: str, optimizer: Any, data_form: str, batch: int, run: StepRu
 
 
 # The forms of ``data`` tried, in order, until the float32 step runs: targets as class ids
-# where the loss is unknown, then one-hot, then with sample weights.
-DATA_FORMS = ((True, False), (False, False), (True, True))
+# where the loss is unknown, then one-hot, then with sample weights, then the inputs alone
+# (a GAN's train_step takes real images only).
+DATA_FORMS = (("sparse", False), ("one-hot", False), ("sparse", True), ("x", False))
 
 
-def prepare_data(model: Any, x: Any, seed: int, sparse_guess: bool = True,
-                 sample_weight: bool = False) -> Tuple[Tuple[Any, ...], str]:
-    preds = model(x, training=False)
-    y = synthetic_targets(model, preds, seed, sparse_guess)
+def prepare_data(model: Any, x: Any, seed: int, form: str = "sparse",
+                 sample_weight: bool = False) -> Tuple[Any, str]:
+    if form == "x":
+        return x, "x alone"
+    preds = probe.call_model(model, x, training=False)
+    y = synthetic_targets(model, preds, seed, form == "sparse")
     dicts = " with dicts" if isinstance(y, dict) or isinstance(x, dict) else ""
     if sample_weight:
         batch = int(keras_env.tf_module().nest.flatten(x)[0].shape[0])
@@ -512,13 +683,13 @@ def check_train_step(model: Any, twin: Any, x: Any, policy: str, seed: int,
                      nonfinite_layer_of: Optional[Callable[[Any, Any], Any]] = None,
                      reduced: Optional[str] = None
                      ) -> Tuple[Dict[str, Any], List[RuntimeFinding], List[str]]:
-    """Run both models' own ``train_step`` on one batch and compare the updates."""
+    """Run both models' own ``train_step`` on one batch and compare the updates of each
+    optimizer the step uses. Every variable of both models and their optimizers is put
+    back afterwards."""
     if not is_compiled(model):
         return {"skipped": "the model is not compiled: have the factory call compile() with the "
                            "loss and optimizer it trains with"}, [], []
-    keras_mod = _keras_of(model)
-    if keras_mod is None:
-        return {"skipped": "the training-step comparison needs Keras 3"}, [], []
+    keras_mod = keras_env.package_of(model)
     if twin is None:
         return {"skipped": "no float32 build to compare with"}, [], []
     if not is_compiled(twin):
@@ -527,78 +698,128 @@ def check_train_step(model: Any, twin: Any, x: Any, policy: str, seed: int,
             return {"skipped": "the float32 build could not be compiled like the model"}, [], []
         with keras_env.policy_scope("float32"):
             twin.compile_from_config(config)
-    optimizer = model.optimizer
-    if not is_loss_scale_optimizer(twin.optimizer) and is_loss_scale_optimizer(optimizer):
-        # The float32 build got no LossScaleOptimizer from compile(): give its probe the
-        # policy model's wrappers (at scale 1), which the train_step may use.
-        saved_twin_optimizer = twin.optimizer
-        object.__setattr__(twin, "optimizer", optimizer)
-    else:
-        saved_twin_optimizer = None
+    optimizers = optimizer_slots(model)
+    if not optimizers:
+        return {"skipped": "the model holds no optimizer"}, [], []
+    snapshot = Snapshot([model, twin] + list(optimizers.values()) + list(optimizer_slots(twin).values()))
     try:
         return _check(model, twin, x, policy, seed, deadline, nonfinite_layer_of, reduced, keras_mod,
-                      optimizer)
+                      optimizers)
     finally:
-        if saved_twin_optimizer is not None:
-            object.__setattr__(twin, "optimizer", saved_twin_optimizer)
+        snapshot.restore()
 
 
 def _check(model: Any, twin: Any, x: Any, policy: str, seed: int,
            deadline: Optional[Callable[[], bool]], nonfinite_layer_of: Optional[Callable[[Any, Any], Any]],
-           reduced: Optional[str], keras_mod: Any, optimizer: Any
+           reduced: Optional[str], keras_mod: Any, optimizers: Dict[str, Any]
            ) -> Tuple[Dict[str, Any], List[RuntimeFinding], List[str]]:
     notes: List[str] = []
     last: Optional[BaseException] = None
-    for sparse_guess, weighted in DATA_FORMS:
-        data, form = prepare_data(model, x, seed, sparse_guess, weighted)
+    attempts: List[Tuple[str, bool, Any]] = [(f, w, x) for f, w in DATA_FORMS]
+    attempts += [("x", False, real) for real in _submodel_inputs(model, x, seed)]
+    for target_form, weighted, inputs in attempts:
         try:
+            data, form = prepare_data(model, inputs, seed, target_form, weighted)
+            if inputs is not x:
+                form = "real samples shaped like a sub-model's input"
             with keras_env.policy_scope("float32"):
-                reference = run_steps(twin, data, keras_mod, deadline, scale=1.0)
+                # The float32 step gets the policy model's wrappers at scale 1: they record
+                # the true gradient, and a train_step may call their methods.
+                reference = run_steps(twin, data, keras_mod, optimizers, deadline, scale=1.0)
         except TrainStepError as exc:
-            last = exc.error
+            last = last or exc.error  # the first form's error: the later forms are guesses
             continue
-        break
+        except Exception as exc:  # the targets could not be made for this form
+            last = last or exc
+            continue
+        if reference.used:
+            break
+        last = None
     else:
-        assert last is not None
-        return {"skipped": f"the training step fails in float32 too: {type(last).__name__}: "
-                           f"{probe.first_line(last)}"}, [], []
-    scales, depth = optimizer_scales_loss(optimizer)
+        if last is None:
+            return {"skipped": "the training step called none of the model's optimizers "
+                               f"({', '.join(optimizers)})"}, [], []
+        said = probe.first_line(last)
+        if "'GradientRecorder' object" in said:  # the probe stands in for the user's optimizer
+            names = ", ".join(f"{type(o).__name__} ({n})" for n, o in optimizers.items())
+            said = said.replace("'GradientRecorder' object", f"the optimizer {names}, no LossScaleOptimizer "
+                                                              f"under {policy},")
+        return {"skipped": f"the training step fails in float32 too: {type(last).__name__}: {said}"}, [], []
+    depths = {name: optimizer_scales_loss(optimizers[name])[1] for name in reference.used}
+    scaled = {name: optimizer_scales_loss(optimizers[name])[0] for name in reference.used}
     with keras_env.policy_scope(policy):
-        run = run_steps(model, data, keras_mod, deadline)  # TrainStepError: the caller's MP504
+        run = run_steps(model, data, keras_mod, optimizers, deadline)  # TrainStepError: the caller's MP504
         first = run
-        if not run.applied and depth and not (deadline and deadline()):
-            retry = run_steps(model, data, keras_mod, deadline, scale=RETRY_SCALE, max_steps=1)
+        if not run.applied and any(depths.values()) and not (deadline and deadline()):
+            retry = run_steps(model, data, keras_mod, optimizers, deadline, scale=RETRY_SCALE, max_steps=1)
             if retry.applied:
-                notes.append(f"training step: the loss scale {current_scale(optimizer):g} overflowed "
-                             f"float16 in {first.steps} steps (a dynamic scale keeps halving); compared "
-                             f"a step at scale {RETRY_SCALE:g}")
+                notes.append(f"training step: the loss scale overflowed float16 in {first.steps} steps "
+                             f"(a dynamic scale keeps halving); compared a step at scale {RETRY_SCALE:g}")
                 run = replace(retry, steps=first.steps + 1)
-        bare: Optional[StepRun] = None
-        if (not run.applied or _has_nonfinite(run.grads)) and not (deadline and deadline()):
-            bare = run_steps(model, data, keras_mod, deadline, bare=True, max_steps=1)
-        zero_scaled: Optional[float] = None
-        if rules.is_float16(policy) and not scales and not (deadline and deadline()):
-            forced = run_steps(model, data, keras_mod, deadline, scale=LOSS_SCALE, force=True)
-            if forced.applied and forced.scale_calls:
-                zero_scaled = compare(forced.grads, reference.grads).zero_policy
-    if bare is not None and not run.applied and not _has_nonfinite(bare.grads):
+        bare: Optional[StepRuns] = None
+        if (not run.applied or _has_nonfinite(run.all_grads())) and not (deadline and deadline()):
+            bare = run_steps(model, data, keras_mod, optimizers, deadline, bare=True, max_steps=1)
+        zero_scaled: Dict[str, Optional[float]] = {}
+        unscaled = [name for name in reference.used if not scaled[name]]
+        if rules.is_float16(policy) and unscaled and not (deadline and deadline()):
+            forced = run_steps(model, data, keras_mod, optimizers, deadline, scale=LOSS_SCALE, force=True)
+            for name in unscaled:
+                view = forced.view(name, reference.owners)
+                if view.applied and view.scale_calls:
+                    zero_scaled[name] = compare(view.grads, reference.view(name).grads).zero_policy
+    if bare is not None and not run.applied and not _has_nonfinite(bare.all_grads()):
         # Finite without scaling, overflowing at every scale tried: compare the unscaled step.
         notes.append(f"training step: under {policy} the loss scale overflowed float16 at every scale "
-                     f"tried ({current_scale(optimizer):g} down to {RETRY_SCALE:g}): some gradients "
-                     f"exceed {65504 / RETRY_SCALE:g}; dynamic loss scaling will settle lower; "
-                     f"compared a step without loss scaling")
+                     f"tried (down to {RETRY_SCALE:g}): some gradients exceed {65504 / RETRY_SCALE:g}; "
+                     f"dynamic loss scaling will settle lower; compared a step without loss scaling")
         run = replace(bare, steps=run.steps + 1, losses=run.losses + bare.losses)
-    cmp = compare(run.grads, reference.grads)
-    if bare is not None and not run.applied:
-        cmp.nonfinite = compare(bare.grads, reference.grads).nonfinite
     nonfinite_layer = None
     loss_bad = bool(run.losses) and run.losses[-1] is not None and not math.isfinite(run.losses[-1])
-    if (cmp.nonfinite or loss_bad) and nonfinite_layer_of is not None:
-        nonfinite_layer = nonfinite_layer_of(model, data[0])
-    found, more = findings_for(model, policy, optimizer, run, reference, cmp, nonfinite_layer, zero_scaled)
-    notes += more
-    batch = int(keras_env.tf_module().nest.flatten(data[0])[0].shape[0])
-    return section(policy, optimizer, form, batch, run, reference, cmp, reduced), found, notes
+    found: List[RuntimeFinding] = []
+    several = len(reference.used) > 1
+    for name in reference.used:
+        optimizer = optimizers[name]
+        mine, theirs = run.view(name, reference.owners), reference.view(name)
+        cmp = compare(mine.grads, theirs.grads)
+        if bare is not None and not mine.applied:
+            cmp.nonfinite = compare(bare.view(name, reference.owners).grads, theirs.grads).nonfinite
+        if (cmp.nonfinite or loss_bad) and nonfinite_layer is None and nonfinite_layer_of is not None:
+            nonfinite_layer = nonfinite_layer_of(model, data[0] if isinstance(data, tuple) else data)
+        more_found, more = findings_for(model, policy, optimizer, mine, theirs, cmp, nonfinite_layer,
+                                        zero_scaled.get(name), keras2=is_keras2(keras_mod), attribute=name)
+        for f in more_found:
+            if f.rule == "MP501" and any(g.rule == "MP501" for g in found):
+                continue  # one inf/NaN, whichever optimizer's variables show it
+            found.append(replace(f, message=f"{name} ({type(optimizer).__name__}): {f.message}")
+                         if several and f.rule != "MP501" else f)
+        notes += [f"{name}: {n}" if several else n for n in more]
+    primary = reference.used[0]
+    batch = int(keras_env.tf_module().nest.flatten(data[0] if isinstance(data, tuple) else data)[0].shape[0])
+    cmp_all = compare(run.all_grads(), reference.all_grads())
+    out = section(policy, optimizers[primary], form, batch, run.view(primary, reference.owners),
+                  reference.view(primary), cmp_all, reduced)
+    if several:
+        out["optimizer"] = ", ".join(f"{type(optimizers[n]).__name__} ({n})" for n in reference.used)
+        out["optimizer_scales_loss"] = all(scaled.values())
+    return out, found, notes
+
+
+def _submodel_inputs(model: Any, x: Any, seed: int) -> List[Any]:
+    """Synthetic batches shaped like the inputs of the models the model holds: a GAN's
+    train_step takes real samples, which its discriminator takes, not its call's noise."""
+    tf = keras_env.tf_module()
+    batch = int(tf.nest.flatten(x)[0].shape[0])
+    found = []
+    for name, value in sorted(vars(model).items()):
+        if name.startswith("_") or value is model or "Layer" not in probe.class_names(value) or \
+                not ("Functional" in probe.class_names(value) or "Sequential" in probe.class_names(value)):
+            continue
+        try:
+            specs, _, _ = probe.input_specs(value, None, None, batch)
+            found.append(probe.synthetic_inputs(value, specs, seed))
+        except Exception:
+            continue
+    return found
 
 
 def _has_nonfinite(grads: Sequence[Optional[np.ndarray]]) -> bool:
