@@ -1,0 +1,116 @@
+"""MP210: a float16 loss is passed to get_scaled_loss or scale_loss, where the loss scale overflows it."""
+
+from __future__ import annotations
+
+from typing import List, Optional, Tuple
+
+import libcst as cst
+
+from mplint.analysis.tensor_kinds import LOW, TensorKinds, Where
+from mplint.analysis.training import PLAIN, SCALE_METHODS, TrainingLoops
+from mplint.rule.check import Check, Context, Fix, Needs
+from mplint.rule.edits import cast, quote_of, string
+from mplint.rule.levels import Safety
+from mplint.semantic.vocabulary import CASTS
+
+_MAX_DEPTH = 12
+
+
+class Float16LossScaled(Check):
+    rule_id = "MP210"
+    requires = (TrainingLoops, TensorKinds)
+
+    #: a scaling call, and float16 spelled out (the cast that makes the loss float16)
+    needs = Needs((b"get_scaled_loss", b"scale_loss"), also=(b"float16", b"half"))
+
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
+        self._calls: List[Tuple[cst.Call, Where]] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in SCALE_METHODS and len(node.args) == 1 \
+                and node.args[0].keyword is None and not node.args[0].star:
+            self._calls.append((node, self.ctx.get(TensorKinds).here()))
+
+    def finish(self) -> None:
+        kinds = self.ctx.get(TensorKinds)
+        loops = self.ctx.get(TrainingLoops)
+        for call, where in self._calls:
+            assert isinstance(call.func, cst.Attribute)
+            method = call.func.attr.value
+            loss = call.args[0].value
+            if kinds.kind(loss, where) != LOW:
+                continue
+            made = self._float16_cast(loss, where, 0)
+            if made is None:
+                continue  # bfloat16 (float32's range), or a 16-bit value it cannot trace to a cast
+            if method == "scale_loss":
+                # Every Keras 3 optimizer has scale_loss(); a plain one (no
+                # loss_scale_factor) returns the loss unchanged.
+                origins = loops.optimizer_origins(call.func.value, where.loc)
+                if origins and all(o.kind == PLAIN for o in origins):
+                    continue
+            effect = ("multiplies it by the loss scale in float16 (32768 at first): a loss above 2 "
+                      "overflows to inf, every step is skipped and the scale halves")
+            self.report(call.args[0].value,
+                        f"the loss passed to {method}() is float16: {method}() {effect}; "
+                        f"pass the loss in float32", self._fix(loss, made))
+
+    def _float16_cast(self, expr: cst.BaseExpression, where: Where, depth: int) -> Optional[cst.Call]:
+        """The cast to float16 that makes ``expr`` 16-bit, followed through names that
+        certainly reach it, arithmetic and ops that keep their input's dtype."""
+        if depth > _MAX_DEPTH:
+            return None
+        kinds = self.ctx.get(TensorKinds)
+        if isinstance(expr, cst.Call):
+            names = self.names.resolve(expr.func)
+            if names & CASTS:
+                dtype = kinds.dtype_expression(expr)
+                if dtype is not None and self.ctx.values.values(dtype, where.loc) == frozenset({"float16"}):
+                    return expr
+                return None
+            for arg in expr.args:
+                if arg.keyword is None and kinds.kind(arg.value, where) == LOW:
+                    return self._float16_cast(arg.value, where, depth + 1)
+            return None
+        if isinstance(expr, cst.BinaryOperation):
+            for side in (expr.left, expr.right):
+                if kinds.kind(side, where) == LOW:
+                    return self._float16_cast(side, where, depth + 1)
+            return None
+        if isinstance(expr, cst.UnaryOperation):
+            return self._float16_cast(expr.expression, where, depth + 1)
+        if isinstance(expr, cst.Subscript):
+            return self._float16_cast(expr.value, where, depth + 1)
+        if isinstance(expr, cst.Name):
+            binding, reaching = kinds.reaching(expr, where)
+            if binding is None or not reaching or binding.value is None or binding.kind not in ("assign", "annassign"):
+                return None
+            at = kinds.binding_where(binding)
+            return self._float16_cast(binding.value, at, depth + 1) if at is not None else None
+        return None
+
+    def _fix(self, loss: cst.BaseExpression, made: cst.Call) -> Optional[Fix]:
+        """A cast to float32 of the loss passed, spelled like the cast that made it
+        float16; the cast itself when it is the argument (its dtype becomes float32)."""
+        kinds = self.ctx.get(TensorKinds)
+        dtype = kinds.dtype_expression(made)
+        if dtype is None:
+            return None
+        float32 = _float32_like(dtype, self.ctx.text, made)
+        if float32 is None:
+            return None
+        if loss is made:
+            return Fix({dtype: float32}, safety=Safety.SAFE)
+        function = self.ctx.module.code_for_node(made.func)
+        return Fix({loss: cast(loss, function, float32)}, safety=Safety.SAFE)
+
+
+def _float32_like(dtype: cst.BaseExpression, text: str, call: cst.Call) -> Optional[cst.BaseExpression]:
+    """``tf.float32`` for ``tf.float16``/``tf.half``, ``"float32"`` for ``"float16"``."""
+    if isinstance(dtype, cst.Attribute) and dtype.attr.value in ("float16", "half"):
+        return dtype.with_changes(attr=cst.Name("float32"))
+    if isinstance(dtype, cst.SimpleString):
+        return string("float32", quote_of(call, text))
+    return None
