@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from mplint.analysis.tensor_kinds import LOW, TensorKinds, Where
-from mplint.analysis.training import PLAIN, SCALE_METHODS, TrainingLoops
+from mplint.analysis.training import FACTOR, SCALE_METHODS, TrainingLoops
 from mplint.rule.check import Check, Context, Fix, Needs
 from mplint.rule.edits import cast, quote_of, string
 from mplint.rule.levels import Safety
-from mplint.semantic.vocabulary import CASTS
+from mplint.semantic.scopes import Scope
+from mplint.semantic.vocabulary import CASTS, SYMBOLIC_GRADIENTS
 
 _MAX_DEPTH = 12
 
@@ -26,9 +27,33 @@ class Float16LossScaled(Check):
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
         self._calls: List[Tuple[cst.Call, Where]] = []
+        #: ``scaled = <scaling call>``: the call's id -> the name it is bound to
+        self._bound: Dict[int, cst.Name] = {}
+        #: names read, by scope, with their statement order
+        self._reads: Dict[Tuple[int, str], List[Tuple[cst.Name, int]]] = {}
+        #: nodes that are not reads of a value: assignment targets and gradient targets
+        self._not_reads: Set[int] = set()
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if isinstance(target.target, cst.Name):
+                self._not_reads.add(id(target.target))
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
+                and isinstance(node.value, cst.Call):
+            self._bound[id(node.value)] = node.targets[0].target
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._not_reads.add(id(node.attr))
+
+    def visit_Name(self, node: cst.Name) -> None:
+        loc = self.ctx.scopes.location()
+        self._reads.setdefault((id(loc.scope), node.value), []).append((node, loc.order))
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
+        if node.args and (isinstance(func, cst.Attribute) and func.attr.value == "gradient"
+                          or self.names.resolve(func) & SYMBOLIC_GRADIENTS):
+            self._not_reads.add(id(node.args[0].value))
         if isinstance(func, cst.Attribute) and func.attr.value in SCALE_METHODS and len(node.args) == 1 \
                 and node.args[0].keyword is None and not node.args[0].star:
             self._calls.append((node, self.ctx.get(TensorKinds).here()))
@@ -46,16 +71,36 @@ class Float16LossScaled(Check):
             if made is None:
                 continue  # bfloat16 (float32's range), or a 16-bit value it cannot trace to a cast
             if method == "scale_loss":
-                # Every Keras 3 optimizer has scale_loss(); a plain one (no
-                # loss_scale_factor) returns the loss unchanged.
+                # Keras 3: a LossScaleOptimizer multiplies by its float32 scale variable
+                # once built (only the first eager step is float16); a plain optimizer
+                # returns the loss as it is. Only loss_scale_factor, a Python float,
+                # multiplies in the loss's dtype on every step.
                 origins = loops.optimizer_origins(call.func.value, where.loc)
-                if origins and all(o.kind == PLAIN for o in origins):
+                if not origins or any(o.kind != FACTOR for o in origins):
                     continue
-            effect = ("multiplies it by the loss scale in float16 (32768 at first): a loss above 2 "
-                      "overflows to inf, every step is skipped and the scale halves")
+            read = self._read_again(call, where)
+            if read is None:
+                continue  # only differentiated: the gradients do not depend on the product
+            name = read.value
             self.report(call.args[0].value,
-                        f"the loss passed to {method}() is float16: {method}() {effect}; "
+                        f"the loss passed to {method}() is float16, so the scaled loss `{name}` is "
+                        f"computed in float16 and is inf whenever the loss exceeds 65504 / scale "
+                        f"(2 at the initial scale of 32768); the gradients are right, but `{name}` "
+                        f"is read again here (logged, returned or tested), where it reads inf; "
                         f"pass the loss in float32", self._fix(loss, made))
+
+    def _read_again(self, call: cst.Call, where: Where) -> Optional[cst.Name]:
+        """A later read, in the same function, of the name the scaled loss is bound
+        to, other than as the target of a gradient."""
+        bound = self._bound.get(id(call))
+        if bound is None:
+            return None
+        scope: Scope = where.loc.scope
+        for name, order in self._reads.get((id(scope), bound.value), []):
+            if name is bound or id(name) in self._not_reads or order < where.loc.order:
+                continue
+            return name
+        return None
 
     def _float16_cast(self, expr: cst.BaseExpression, where: Where, depth: int) -> Optional[cst.Call]:
         """The cast to float16 that makes ``expr`` 16-bit, followed through names that
