@@ -86,7 +86,7 @@ class Float16LossScaled(Check):
                         f"the loss passed to {method}() is float16, so the scaled loss `{name}` is "
                         f"computed in float16 and is inf whenever the loss exceeds 65504 / scale "
                         f"(2 at the initial scale of 32768); the gradients are right, but `{name}` "
-                        f"is read again here (logged, returned or tested), where it reads inf; "
+                        f"is read again later in this function (logged, returned or tested), where it reads inf; "
                         f"pass the loss in float32", self._fix(loss, made))
 
     def _read_again(self, call: cst.Call, where: Where) -> Optional[cst.Name]:

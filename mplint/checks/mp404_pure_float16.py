@@ -14,7 +14,8 @@ from mplint.semantic.names import dotted_name
 from mplint.semantic.scopes import Location, enclosing_test, separate_tests, trains_nothing
 from mplint.semantic.test_modules import is_test_path
 from mplint.semantic.vocabulary import (
-    INPUT_LAYERS, MIXED_POLICIES, POLICY_CONSTRUCTORS, VARIABLE_CREATOR_SCOPES, VARIABLE_SCOPES,
+    INPUT_LAYERS, LIBRARY_FLOAT16_SWITCHES, MIXED_POLICIES, POLICY_CONSTRUCTORS, VARIABLE_CREATOR_SCOPES,
+    VARIABLE_SCOPES,
 )
 
 _FLOATX_SUFFIXES = (".backend.set_floatx", ".config.set_floatx")
@@ -53,6 +54,8 @@ class PureFloat16(Check):
         self._floatx_at: Dict[int, Location] = {}
         self._finally_depth = 0
         self._restores: List[Tuple[cst.Call, Location]] = []
+        #: a library's own float16 switch (``dde.config.set_default_float("float16")``)
+        self._library_switches: List[Tuple[cst.Call, str, Location]] = []
 
     def visit_With(self, node: cst.With) -> None:
         if any(_keeps_float32_weights(item.item, self) for item in node.items):
@@ -84,6 +87,8 @@ class PureFloat16(Check):
                 self._creator_scopes or any(self._restoring_tries) or self._in_test_that_trains_nothing()):
             self._not_training.add(id(node))
         resolved = self.names.resolve(node.func)
+        for name in resolved & LIBRARY_FLOAT16_SWITCHES.keys():
+            self._library_switches.append((node, name, self.ctx.scopes.location()))
         if not any(n.startswith("keras.layers.") for n in resolved) or resolved & INPUT_LAYERS:
             return
         for arg in node.args:
@@ -114,6 +119,19 @@ class PureFloat16(Check):
                     fix = Fix({literal: _restring(literal, "mixed_float16")}, safety=Safety.UNSAFE)
                 self.report(call.node, "the global policy 'float16' is pure float16: " + _WHY
                             + "use 'mixed_float16'", fix)
+        for switch, name, loc in self._library_switches:
+            value = positional_or_keyword(switch, 0, "value")
+            if value is None or self.ctx.values.values(value, loc) != frozenset({LIBRARY_FLOAT16_SWITCHES[name]}):
+                continue
+            if self.facts.mixed_policy(loc.scope) is not None or self._in_test_that_trains_nothing(loc):
+                continue  # a mixed policy set too decides the layers' dtypes
+            library = name.split(".", 1)[0]
+            # No fix: the library's other settings (float32, or its own "mixed") change
+            # what the program trains with in ways only its author can choose.
+            self.report(switch, f"{name.rsplit('.', 1)[-1]}({self.ctx.module.code_for_node(value)}) makes "
+                                f"every {library} variable float16 (pure float16): " + _WHY
+                        + f"train in float32, or with mixed precision that keeps float32 variables and "
+                          f"scales the loss")
         for arg, loc in self._layer_dtypes:
             if self.ctx.values.values(arg.value, loc) != frozenset({"float16"}):
                 continue

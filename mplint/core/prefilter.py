@@ -18,10 +18,11 @@ from __future__ import annotations
 
 from typing import Dict
 
-from mplint.semantic.vocabulary import AMP_ENV_VAR, POLICY_SETTER_WORDS
+from mplint.semantic.vocabulary import AMP_ENV_VAR, LIBRARY_PACKAGES, POLICY_SETTER_WORDS
 
-#: ``keras`` also covers ``tf_keras``; ``tensorflow`` covers ``import tensorflow as tf``.
-PREFILTER = (b"tensorflow", b"keras", AMP_ENV_VAR.encode())
+#: ``keras`` also covers ``tf_keras``; ``tensorflow`` covers ``import tensorflow as tf``;
+#: a library with its own precision switch (DeepXDE) is used without naming either.
+PREFILTER = (b"tensorflow", b"keras", AMP_ENV_VAR.encode()) + tuple(p.encode() for p in LIBRARY_PACKAGES)
 
 #: Every API that sets the global policy has one of these in its name
 #: (``set_global_policy``, ``experimental.set_policy``, ``config.set_dtype_policy``).

@@ -358,3 +358,17 @@ TF1_ONLY_NAMES = frozenset({
     "tensorflow.train.Optimizer", "tensorflow.train.get_or_create_global_step",
     "tensorflow.train.get_global_step",
 })
+
+
+# -- libraries' own precision switches and training loops (issue 28) ---------------------------
+#: a library's own default-float switch -> the value that makes every variable it creates
+#: float16 (pure float16, MP404). Evidence per entry:
+#: - deepxde/config.py ``set_default_float``: "float16" calls ``real.set_float16()`` and, under
+#:   the TensorFlow backends, ``tf.keras.backend.set_floatx("float16")``; "mixed" is the
+#:   library's mixed precision (float32 variables), not this switch
+LIBRARY_FLOAT16_SWITCHES: Dict[str, str] = {
+    "deepxde.config.set_default_float": "float16",
+}
+#: the top-level packages of the libraries above: a file that imports one of them may have
+#: a finding without ever naming TensorFlow or Keras (the prefilter reads these words too)
+LIBRARY_PACKAGES = ("deepxde",)
