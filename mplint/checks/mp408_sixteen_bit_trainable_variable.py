@@ -1,0 +1,106 @@
+"""MP408: a trainable variable created with an explicit 16-bit dtype under a mixed policy."""
+
+from __future__ import annotations
+
+from typing import List, Optional, Tuple
+
+import libcst as cst
+
+from mplint.analysis.compute_regions import ComputeRegions
+from mplint.analysis.tensor_kinds import LOW, TensorKinds, Where
+from mplint.rule.check import Check, Context, Fix, Needs
+from mplint.rule.edits import arg_index, without_arg
+from mplint.rule.levels import Safety
+from mplint.semantic.call_args import keyword_only, positional_or_keyword
+from mplint.semantic.scopes import trains_nothing
+from mplint.semantic.vocabulary import VARIABLE_CONSTRUCTORS, VARIABLE_CREATOR_SCOPES, VARIABLE_SCOPES
+
+#: where ``dtype`` stands among the positional arguments
+_VARIABLE_DTYPE_POSITION = 5  # tf.Variable(initial_value, trainable, validate_shape, caching_device, name, ..., dtype)
+_ADD_WEIGHT_DTYPE_POSITION = 2  # add_weight(name|shape, shape|initializer, dtype, ...) in Keras 2 and 3
+
+
+class SixteenBitTrainableVariable(Check):
+    rule_id = "MP408"
+    requires = (ComputeRegions, TensorKinds)
+
+    #: only under a mixed policy
+    needs = Needs(mixed_policy=True)
+
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
+        #: (call, is add_weight, where)
+        self._created: List[Tuple[cst.Call, bool, Where]] = []
+        #: open ``with`` blocks that decide how variables are created (float32 master weights)
+        self._creator_scopes = 0
+
+    def visit_With(self, node: cst.With) -> None:
+        self._creator_scopes += self._keeps_master_weights(node)
+
+    def leave_With(self, node: cst.With) -> None:
+        self._creator_scopes -= self._keeps_master_weights(node)
+
+    def _keeps_master_weights(self, node: cst.With) -> int:
+        return int(any(isinstance(item.item, cst.Call)
+                       and self.names.resolve(item.item.func) & (VARIABLE_CREATOR_SCOPES | VARIABLE_SCOPES)
+                       for item in node.items))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self._creator_scopes:
+            return
+        func = node.func
+        add_weight = isinstance(func, cst.Attribute) and func.attr.value == "add_weight"
+        if add_weight or self.names.resolve(func) & VARIABLE_CONSTRUCTORS:
+            self._created.append((node, add_weight, self.ctx.get(TensorKinds).here()))
+
+    def finish(self) -> None:
+        kinds = self.ctx.get(TensorKinds)
+        for call, add_weight, where in self._created:
+            policy = self.facts.mixed_policy(where.loc.scope)
+            if policy is None:
+                continue
+            dtype = positional_or_keyword(
+                call, _ADD_WEIGHT_DTYPE_POSITION if add_weight else _VARIABLE_DTYPE_POSITION, "dtype")
+            if dtype is None or kinds.dtype_kind(dtype, where) != LOW:
+                continue  # no dtype: the policy's variable dtype (float32); unknown: silent
+            if not self._trainable(call, add_weight, where):
+                continue
+            if trains_nothing(where.loc.scope, self.ctx.module, self.ctx.path):
+                continue  # a test that checks dtypes and trains nothing
+            spelled = " ".join(self.ctx.module.code_for_node(dtype).split())
+            if add_weight:
+                advice = ("leave dtype out: the weight is then float32 (the policy's variable dtype) and "
+                          "Keras reads it in the compute dtype inside call()")
+            else:
+                advice = ("create it with add_weight() in a layer (float32, read in the compute dtype "
+                          "inside call()), or keep it float32 and cast it where it is used")
+            self.report(dtype, f"a trainable variable created with dtype {spelled} under a mixed "
+                               f"policy{policy.note}: the optimizer updates it in 16 bits, so updates "
+                               f"smaller than about 1/1000 of the weight round away (float16 1.0 + 1e-4 "
+                               f"is 1.0); mixed precision keeps variables in float32; {advice}",
+                        self._fix(call, add_weight))
+
+    def _trainable(self, call: cst.Call, add_weight: bool, where: Where) -> bool:
+        """Whether the variable is certainly trainable: ``trainable=True`` given or the
+        default. A raw variable counts only where it is a layer's weight (made in a
+        Keras layer or model class) or said to be trainable: elsewhere it is often a
+        buffer or a counter that no optimizer updates."""
+        flag = keyword_only(call, "trainable")
+        if flag is None and not add_weight:
+            flag = positional_or_keyword(call, 1, "trainable")
+        if flag is not None:
+            return self.ctx.values.values(flag, where.loc) == frozenset({True})
+        if add_weight:
+            return True
+        cls = where.loc.scope.enclosing_class()
+        return cls is not None and self.ctx.get(ComputeRegions).layer_class(cls.node) is not None
+
+    def _fix(self, call: cst.Call, add_weight: bool) -> Optional[Fix]:
+        """``add_weight(..., dtype=...)`` without its dtype: float32 under the policy,
+        read in the compute dtype inside ``call``. A raw variable has no such reading."""
+        if not add_weight:
+            return None
+        index = arg_index(list(call.args), _ADD_WEIGHT_DTYPE_POSITION, "dtype")
+        if index is None or call.args[index].keyword is None:
+            return None
+        return Fix({call: call.with_changes(args=without_arg(list(call.args), index))}, safety=Safety.UNSAFE)
