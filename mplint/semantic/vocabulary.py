@@ -372,3 +372,27 @@ LIBRARY_FLOAT16_SWITCHES: Dict[str, str] = {
 #: the top-level packages of the libraries above: a file that imports one of them may have
 #: a finding without ever naming TensorFlow or Keras (the prefilter reads these words too)
 LIBRARY_PACKAGES = ("deepxde",)
+
+# -- 16-bit numeric hazards: squares, powers, norms, sizes (MP506) ----------------------------------
+#: element-wise squares and powers (the result keeps the input's dtype)
+SQUARE_FUNCTIONS = frozenset({"tensorflow.square", "tensorflow.math.square", "keras.backend.square",
+                              "keras.ops.square"})
+POWER_FUNCTIONS = frozenset({"tensorflow.pow", "tensorflow.math.pow", "keras.backend.pow", "keras.ops.power"})
+#: ops that sum the squares of their input in its own dtype: a float16 norm of a 1024-wide
+#: feature of magnitude 10 is inf, and l2_normalize then returns zeros (TF 2.21, measured)
+SUM_OF_SQUARES_FUNCTIONS = frozenset({
+    "tensorflow.norm", "tensorflow.linalg.norm", "tensorflow.nn.l2_normalize", "tensorflow.math.l2_normalize",
+    "tensorflow.linalg.l2_normalize", "keras.backend.l2_normalize",
+})
+#: ops whose output is bounded by 1 whatever their input: a square or sum after them is safe
+BOUNDED_FUNCTIONS = SIGMOID_FUNCTIONS | SOFTMAX_FUNCTIONS | frozenset({
+    "tensorflow.nn.tanh", "tensorflow.math.tanh", "tensorflow.tanh", "keras.ops.tanh",
+    "keras.activations.tanh", "tensorflow.nn.l2_normalize", "tensorflow.math.l2_normalize",
+    "tensorflow.linalg.l2_normalize", "keras.backend.l2_normalize", "tensorflow.math.cos", "tensorflow.math.sin",
+    "tensorflow.cos", "tensorflow.sin",
+})
+#: Keras layers whose output is normalised (about unit scale per element)
+NORMALIZING_LAYERS = frozenset({"keras.layers.LayerNormalization", "keras.layers.BatchNormalization",
+                                "keras.layers.GroupNormalization", "keras.layers.UnitNormalization"})
+#: calls that give a tensor's shape (its sizes)
+SHAPE_FUNCTIONS = frozenset({"tensorflow.shape", "keras.ops.shape", "keras.backend.shape"})

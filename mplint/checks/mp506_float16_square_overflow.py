@@ -1,0 +1,271 @@
+"""MP506: a sum of squares, a high power, a norm or a product of sizes computed in float16."""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from mplint.analysis.compute_regions import ComputeRegions
+from mplint.analysis.tensor_kinds import LOW, TensorKinds, Where
+from mplint.rule.check import Check, Context, Needs
+from mplint.semantic.call_args import positional_or_keyword
+from mplint.semantic.facts import PolicyState
+from mplint.semantic.scopes import Scope
+from mplint.semantic.test_modules import is_test_path
+from mplint.semantic.vocabulary import (
+    BOUNDED_FUNCTIONS, CASTS, NORMALIZING_LAYERS, POWER_FUNCTIONS, SHAPE_FUNCTIONS, SQUARE_FUNCTIONS,
+    SUM_FUNCTIONS, SUM_OF_SQUARES_FUNCTIONS,
+)
+
+_MAX_DEPTH = 12
+#: ``self.add_loss(...)``/``self.add_metric(...)`` and metric state updates: MP505's sinks
+_SINKS = frozenset({"add_loss", "add_metric", "assign_add", "assign", "assign_sub"})
+
+
+class Float16SquareOverflow(Check):
+    rule_id = "MP506"
+    requires = (ComputeRegions, TensorKinds)
+
+    #: under a mixed policy, or in a library layer written for one (it names compute_dtype)
+    needs = Needs((b"compute_dtype",), mixed_policy=True)
+
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
+        #: (node, what it computes, the 16-bit operand, where)
+        self._sites: List[Tuple[cst.CSTNode, str, cst.BaseExpression, Where]] = []
+        #: sizes multiplied: (product, where)
+        self._products: List[Tuple[cst.BinaryOperation, Where]] = []
+        #: calls inside the value handed to a sink MP505 judges (a sum reported there)
+        self._in_sinks: Set[int] = set()
+        self._library_classes: Dict[int, bool] = {}
+
+    # -- collection ------------------------------------------------------------------------
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _SINKS and node.args:
+            for inner in _calls_in(node.args[0].value):
+                self._in_sinks.add(id(inner))
+        names = self.names.resolve(func)
+        if not names or not node.args:
+            return
+        where = self.ctx.get(TensorKinds).here()
+        first = node.args[0].value
+        if names & SUM_FUNCTIONS:
+            self._sites.append((node, "sum", first, where))
+        elif names & SUM_OF_SQUARES_FUNCTIONS:
+            self._sites.append((node, "norm", first, where))
+        elif names & POWER_FUNCTIONS and len(node.args) >= 2:
+            self._sites.append((node, "power", first, where))
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        where = self.ctx.get(TensorKinds).here()
+        if isinstance(node.operator, cst.Power):
+            self._sites.append((node, "power", node.left, where))
+        elif isinstance(node.operator, cst.Multiply):
+            self._products.append((node, where))
+
+    # -- judgement -------------------------------------------------------------------------
+    def finish(self) -> None:
+        kinds = self.ctx.get(TensorKinds)
+        reported: Set[int] = set()
+        # powers first: a sum of cubes is reported once, at the cube
+        ordered = sorted(self._sites, key=lambda site: site[1] != "power")
+        for node, what, operand, where in ordered:
+            if what == "sum":
+                if id(node) in self._in_sinks:
+                    continue  # MP505 reports a float16 sum that feeds a loss or metric
+                squared = self._squared(operand, where, 0)
+                if squared is None or id(squared) in reported:
+                    continue
+                operand = squared
+            elif what == "power":
+                exponent = node.right if isinstance(node, cst.BinaryOperation) else \
+                    positional_or_keyword(node, 1, "y") if isinstance(node, cst.Call) else None
+                values = kinds.constant(exponent, where) if exponent is not None else None
+                if not values or min(values) < 3:
+                    continue  # a square alone overflows only past 256; its sum is judged above
+            if kinds.kind(operand, where) != LOW or self._bounded(operand, where, 0):
+                continue
+            note = self._judged(where.loc.scope)
+            if note is None:
+                continue
+            reported.add(id(operand))
+            text = _snippet(self.ctx.module.code_for_node(node))
+            effect = {
+                "sum": "a sum of squares in float16 is inf past 65504 (a 1024-wide feature of magnitude 8 "
+                       "is enough)",
+                "norm": "the norm sums squares in float16, which is inf past 65504 (a 1024-wide feature of "
+                        "magnitude 8 is enough; l2_normalize then returns zeros)",
+                "power": "a cube in float16 is inf past 40 (41**3 = 68921 > 65504)",
+            }[what]
+            self.report(node, f"`{text}` is computed in float16{note}: {effect}; cast the operand to "
+                              f"float32 first (and the result back to the compute dtype), or normalise it before")
+        for product, where in self._products:
+            if not (self._size(product.left, where, 0) and self._size(product.right, where, 0)):
+                continue
+            note = self._judged(where.loc.scope)
+            if note is None:
+                continue
+            text = _snippet(self.ctx.module.code_for_node(product))
+            self.report(product, f"`{text}` multiplies image sizes cast to the 16-bit compute dtype{note}: in "
+                                 f"float16 256 x 256 = 65536 is already inf (max 65504); compute sizes in "
+                                 f"float32 (or int32) and cast the result")
+
+    def _judged(self, scope: Scope) -> Optional[str]:
+        """The note for a message when the code may run in float16, else None: under a
+        mixed_float16 policy, or in a library's layer written for a mixed policy (its
+        class names ``compute_dtype``) when no policy reaches it."""
+        policy: Optional[PolicyState] = self.facts.mixed_policy(scope)
+        if policy is not None:
+            return policy.note if policy.float16 else None
+        cls = scope.enclosing_class()
+        if cls is None or not isinstance(cls.node, cst.ClassDef) or is_test_path(self.ctx.path):
+            return None
+        key = id(cls.node)
+        if key not in self._library_classes:
+            layer = self.ctx.get(ComputeRegions).layer_class(cls.node)
+            self._library_classes[key] = layer is not None and layer.sixteen_bit and \
+                "compute_dtype" in self.ctx.module.code_for_node(cls.node)
+        if not self._library_classes[key]:
+            return None
+        return " (under a mixed_float16 policy, which this layer is written for: it casts to compute_dtype)"
+
+    def _squared(self, expr: cst.BaseExpression, where: Where, depth: int) -> Optional[cst.BaseExpression]:
+        """The tensor squared by ``expr`` (``tf.square(x)``, ``x * x``, ``x ** 2``,
+        ``tf.pow(x, 2)``), followed through names that certainly reach it."""
+        if depth > _MAX_DEPTH:
+            return None
+        kinds = self.ctx.get(TensorKinds)
+        if isinstance(expr, cst.Call) and expr.args:
+            names = self.names.resolve(expr.func)
+            if names & SQUARE_FUNCTIONS:
+                return expr.args[0].value
+            if names & POWER_FUNCTIONS and len(expr.args) >= 2:
+                values = kinds.constant(expr.args[1].value, where)
+                return expr.args[0].value if values and min(values) >= 2 else None
+            return None
+        if isinstance(expr, cst.BinaryOperation):
+            if isinstance(expr.operator, cst.Power):
+                values = kinds.constant(expr.right, where)
+                return expr.left if values and min(values) >= 2 else None
+            if isinstance(expr.operator, cst.Multiply):
+                code = self.ctx.module.code_for_node
+                return expr.left if code(expr.left).strip() == code(expr.right).strip() else None
+            return None
+        if isinstance(expr, cst.Name):
+            binding, reaching = kinds.reaching(expr, where)
+            if binding is None or not reaching or binding.value is None or binding.kind != "assign":
+                return None
+            at = kinds.binding_where(binding)
+            return self._squared(binding.value, at, depth + 1) if at is not None else None
+        return None
+
+    def _bounded(self, expr: cst.BaseExpression, where: Where, depth: int) -> bool:
+        """Whether ``expr`` was normalised before: the output of a bounded op
+        (softmax, sigmoid, tanh, l2_normalize), of a normalisation layer, or a division
+        by its own norm."""
+        if depth > _MAX_DEPTH:
+            return False
+        kinds = self.ctx.get(TensorKinds)
+        if isinstance(expr, cst.Call):
+            names = self.names.resolve(expr.func)
+            if names & BOUNDED_FUNCTIONS:
+                return True
+            if self._normalizing_layer(expr.func, where):
+                return True
+            first = [a.value for a in expr.args if a.keyword is None]
+            # ops that keep their input's scale (a reshape, a cast) keep it bounded
+            return bool(first) and bool(names & CASTS or any(n.rsplit(".", 1)[-1] in (
+                "reshape", "transpose", "expand_dims", "squeeze", "identity", "cast") for n in names)) \
+                and self._bounded(first[0], where, depth + 1)
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Divide):
+            divisor = expr.right
+            return isinstance(divisor, cst.Call) and bool(
+                self.names.resolve(divisor.func) & SUM_OF_SQUARES_FUNCTIONS)
+        if isinstance(expr, cst.Subscript):
+            return self._bounded(expr.value, where, depth + 1)
+        if isinstance(expr, cst.Name):
+            binding, reaching = kinds.reaching(expr, where)
+            if binding is None or not reaching or binding.value is None or binding.kind != "assign":
+                return False
+            at = kinds.binding_where(binding)
+            return at is not None and self._bounded(binding.value, at, depth + 1)
+        return False
+
+    def _normalizing_layer(self, func: cst.BaseExpression, where: Where) -> bool:
+        """``self.norm(x)`` where ``self.norm = LayerNormalization(...)``, or
+        ``LayerNormalization(...)(x)``."""
+        if isinstance(func, cst.Call):
+            return bool(self.names.resolve(func.func) & NORMALIZING_LAYERS)
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+            cls = where.loc.scope.enclosing_class()
+            bindings = cls.attributes.get(func.attr.value, []) if cls is not None else []
+            return len(bindings) == 1 and isinstance(bindings[0].value, cst.Call) and bool(
+                self.names.resolve(bindings[0].value.func) & NORMALIZING_LAYERS)
+        return False
+
+    def _size(self, expr: cst.BaseExpression, where: Where, depth: int) -> bool:
+        """A tensor size (``tf.shape(x)[1]``, ``x.shape[1]``) cast to a 16-bit dtype:
+        the compute dtype, or float16 itself."""
+        if depth > _MAX_DEPTH:
+            return False
+        kinds = self.ctx.get(TensorKinds)
+        if isinstance(expr, cst.Call):
+            if not self.names.resolve(expr.func) & CASTS or not expr.args:
+                return False
+            dtype = kinds.dtype_expression(expr)
+            if dtype is None or kinds.dtype_kind(dtype, where) != LOW:
+                return False
+            values = self.ctx.values.values(dtype, where.loc)
+            if values is not None and values != frozenset({"float16"}):
+                return False  # bfloat16 has float32's range
+            return self._is_shape(expr.args[0].value, where, 0)
+        if isinstance(expr, cst.Subscript):
+            return self._size(expr.value, where, depth + 1)  # sizes = tf.cast(tf.shape(x), ...); sizes[1]
+        if isinstance(expr, cst.Name):
+            binding, reaching = kinds.reaching(expr, where)
+            if binding is None or not reaching or binding.value is None or binding.kind != "assign":
+                return False
+            at = kinds.binding_where(binding)
+            return at is not None and self._size(binding.value, at, depth + 1)
+        return False
+
+    def _is_shape(self, expr: cst.BaseExpression, where: Where, depth: int) -> bool:
+        """``tf.shape(x)[i]``, ``x.shape[i]``, or a name bound to one."""
+        if depth > _MAX_DEPTH:
+            return False
+        if isinstance(expr, cst.Subscript):
+            value = expr.value
+            if isinstance(value, cst.Attribute) and value.attr.value == "shape":
+                return True
+            if isinstance(value, cst.Call) and self.names.resolve(value.func) & SHAPE_FUNCTIONS:
+                return True
+            return self._is_shape(value, where, depth + 1) if isinstance(value, cst.Name) else False
+        if isinstance(expr, cst.Call):
+            return bool(self.names.resolve(expr.func) & SHAPE_FUNCTIONS)
+        if isinstance(expr, cst.Name):
+            kinds = self.ctx.get(TensorKinds)
+            binding, reaching = kinds.reaching(expr, where)
+            if binding is None or not reaching or binding.value is None or binding.kind != "assign":
+                return False
+            at = kinds.binding_where(binding)
+            return at is not None and self._is_shape(binding.value, at, depth + 1)
+        return False
+
+
+def _calls_in(node: cst.CSTNode) -> List[cst.Call]:
+    """Every call in an expression (a small subtree: a sink's argument)."""
+    out: List[cst.Call] = []
+    todo: List[cst.CSTNode] = [node]
+    while todo:
+        current = todo.pop()
+        if isinstance(current, cst.Call):
+            out.append(current)
+        todo.extend(current.children)
+    return out
+
+
+def _snippet(code: str) -> str:
+    code = " ".join(code.split())
+    return code if len(code) <= 48 else code[:45] + "..."
