@@ -369,6 +369,24 @@ TF1_ONLY_NAMES = frozenset({
 LIBRARY_FLOAT16_SWITCHES: Dict[str, str] = {
     "deepxde.config.set_default_float": "float16",
 }
+#: a library's own mixed-precision switch -> the value that turns it on (float16 compute)
+#: - deepxde/config.py ``set_default_float("mixed")``: under TensorFlow it sets the
+#:   ``mixed_float16`` global policy; under PyTorch it trains under ``torch.autocast(float16)``
+LIBRARY_MIXED_SWITCHES: Dict[str, str] = {
+    "deepxde.config.set_default_float": "mixed",
+}
+#: third-party trainers whose own training loop never scales the loss: the class -> its
+#: training method. Evidence per entry:
+#: - deepxde/model.py ``Model._compile_tensorflow``: ``train_step`` takes
+#:   ``tape.gradient(total_loss, ...)`` and calls ``opt.apply_gradients`` with no
+#:   LossScaleOptimizer and no scale_loss; the PyTorch path runs ``torch.autocast`` with
+#:   no GradScaler. ``Model.train`` runs that step.
+#: Known to scale, so not listed: Keras ``Model.fit`` (compile() wraps the optimizer in a
+#: LossScaleOptimizer under mixed_float16, and Keras 3's fit calls scale_loss).
+UNSCALED_LIBRARY_TRAINERS: Dict[str, str] = {
+    "deepxde.Model": "train",
+    "deepxde.model.Model": "train",
+}
 #: the top-level packages of the libraries above: a file that imports one of them may have
 #: a finding without ever naming TensorFlow or Keras (the prefilter reads these words too)
 LIBRARY_PACKAGES = ("deepxde",)
