@@ -124,9 +124,11 @@ class Float16SquareOverflow(Check):
             return None
         key = id(cls.node)
         if key not in self._library_classes:
+            # a base class from another module (a library's own base layer) leaves the
+            # class unknown to the analysis; ``self.compute_dtype`` still says it is a layer
             layer = self.ctx.get(ComputeRegions).layer_class(cls.node)
-            self._library_classes[key] = layer is not None and layer.sixteen_bit and \
-                "compute_dtype" in self.ctx.module.code_for_node(cls.node)
+            self._library_classes[key] = (layer is None or layer.sixteen_bit) and \
+                "self.compute_dtype" in self.ctx.module.code_for_node(cls.node)
         if not self._library_classes[key]:
             return None
         return " (under a mixed_float16 policy, which this layer is written for: it casts to compute_dtype)"
@@ -215,7 +217,7 @@ class Float16SquareOverflow(Check):
             if not self.names.resolve(expr.func) & CASTS or not expr.args:
                 return False
             dtype = kinds.dtype_expression(expr)
-            if dtype is None or kinds.dtype_kind(dtype, where) != LOW:
+            if dtype is None or not (kinds.dtype_kind(dtype, where) == LOW or _compute_dtype(dtype)):
                 return False
             values = self.ctx.values.values(dtype, where.loc)
             if values is not None and values != frozenset({"float16"}):
@@ -225,11 +227,29 @@ class Float16SquareOverflow(Check):
             return self._size(expr.value, where, depth + 1)  # sizes = tf.cast(tf.shape(x), ...); sizes[1]
         if isinstance(expr, cst.Name):
             binding, reaching = kinds.reaching(expr, where)
-            if binding is None or not reaching or binding.value is None or binding.kind != "assign":
+            if binding is None or not reaching or binding.kind != "assign":
                 return False
             at = kinds.binding_where(binding)
-            return at is not None and self._size(binding.value, at, depth + 1)
+            if binding.value is None and isinstance(binding.node, cst.Assign) and at is not None:
+                return self._shape_helper(binding.node.value, at)  # heights, widths = ...
+            return binding.value is not None and at is not None and self._size(binding.value, at, depth + 1)
         return False
+
+    def _shape_helper(self, value: cst.BaseExpression, where: Where) -> bool:
+        """``heights, widths = get_images_shape(images, dtype=self.compute_dtype)``: a
+        helper named for shapes or sizes, asked for them in a 16-bit dtype."""
+        if not isinstance(value, cst.Call):
+            return False
+        name = value.func.attr.value if isinstance(value.func, cst.Attribute) else \
+            value.func.value if isinstance(value.func, cst.Name) else ""
+        if "shape" not in name and "size" not in name:
+            return False
+        dtype = next((a.value for a in value.args if a.keyword is not None and a.keyword.value == "dtype"), None)
+        if dtype is None:
+            return False
+        if _compute_dtype(dtype):
+            return True
+        return self.ctx.values.values(dtype, where.loc) == frozenset({"float16"})
 
     def _is_shape(self, expr: cst.BaseExpression, where: Where, depth: int) -> bool:
         """``tf.shape(x)[i]``, ``x.shape[i]``, or a name bound to one."""
@@ -252,6 +272,13 @@ class Float16SquareOverflow(Check):
             at = kinds.binding_where(binding)
             return at is not None and self._is_shape(binding.value, at, depth + 1)
         return False
+
+
+def _compute_dtype(expr: cst.BaseExpression) -> bool:
+    """``self.compute_dtype``: the layer's compute dtype, 16-bit under a mixed policy,
+    whether or not the analysis knows the class (its base may live in another module)."""
+    return isinstance(expr, cst.Attribute) and expr.attr.value in ("compute_dtype", "_compute_dtype") \
+        and isinstance(expr.value, cst.Name) and expr.value.value == "self"
 
 
 def _calls_in(node: cst.CSTNode) -> List[cst.Call]:
