@@ -87,7 +87,9 @@ class Float16SquareOverflow(Check):
                     continue  # a square alone overflows only past 256; its sum is judged above
             if kinds.kind(operand, where) != LOW or self._bounded(operand, where, 0):
                 continue
-            note = self._judged(where.loc.scope)
+            # Only under a policy: a library's layer that squares its input may be built
+            # with dtype="float32" wherever it is used (Keras_insightface's heads are)
+            note = self._judged(where.loc.scope, library=False)
             if note is None:
                 continue
             reported.add(id(operand))
@@ -112,14 +114,16 @@ class Float16SquareOverflow(Check):
                                  f"float16 256 x 256 = 65536 is already inf (max 65504); compute sizes in "
                                  f"float32 (or int32) and cast the result")
 
-    def _judged(self, scope: Scope) -> Optional[str]:
+    def _judged(self, scope: Scope, library: bool = True) -> Optional[str]:
         """The note for a message when the code may run in float16, else None: under a
-        mixed_float16 policy, or in a library's layer written for a mixed policy (its
-        class names ``compute_dtype``) when no policy reaches it."""
+        mixed_float16 policy, or (``library``) in a library's layer written for a mixed
+        policy (its class names ``self.compute_dtype``) when no policy reaches it."""
         policy: Optional[PolicyState] = self.facts.mixed_policy(scope)
         if policy is not None:
             return policy.note if policy.float16 else None
         cls = scope.enclosing_class()
+        if not library:
+            return None
         if cls is None or not isinstance(cls.node, cst.ClassDef) or is_test_path(self.ctx.path):
             return None
         key = id(cls.node)
