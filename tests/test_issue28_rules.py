@@ -298,3 +298,52 @@ def test_mp210_fix_makes_the_scaled_loss_finite_and_keeps_the_gradients():
     assert after == pytest.approx(121.0 * 1024)
     for a, b in zip(grads_before, grads_after):
         assert (a == b).all()
+
+
+# -- MP507 -----------------------------------------------------------------------------------
+DECODER = """
+    import tensorflow as tf
+    from tensorflow_probability import distributions as tfd
+
+    tf.keras.mixed_precision.set_global_policy(POLICY)
+
+
+    def decode(mean, ndims):
+        mean = tf.cast(mean, DTYPE)
+        return tfd.Independent(tfd.Normal(loc=mean, scale=1.0), reinterpreted_batch_ndims=NDIMS)
+"""
+
+
+@pytest.mark.parametrize("policy, dtype, ndims, found", [
+    ("'mixed_float16'", "tf.float16", "3", True),
+    ("'mixed_float16'", "tf.keras.mixed_precision.global_policy().compute_dtype", "2", True),
+    ("'mixed_float16'", "tf.float16", "1", False),
+    ("'mixed_float16'", "tf.float16", "ndims", False),
+    ("'mixed_float16'", "tf.float32", "3", False),
+    ("'mixed_bfloat16'", "tf.bfloat16", "3", False),
+    ("'float32'", "tf.float16", "3", False),
+])
+def test_mp507_decoder_function(policy, dtype, ndims, found):
+    code = DECODER.replace("POLICY", policy).replace("DTYPE", dtype).replace("NDIMS", ndims)
+    assert fired(code, "MP507") == ([(10, "MP507")] if found else [])
+
+
+def test_mp507_a_module_that_casts_to_the_compute_dtype():
+    code = """
+        import tensorflow as tf
+        import tensorflow_probability as tfp
+
+        tf.keras.mixed_precision.set_global_policy("mixed_float16")
+
+
+        class Decoder(tf.Module):
+            def __call__(self, features):
+                x = self.net(tf.cast(features, tf.keras.mixed_precision.global_policy().compute_dtype))
+                means = tf.split(x, 2, -1)
+                return {key: tfp.distributions.Independent(tfp.distributions.Normal(mean, 1), 3)
+                        for key, mean in zip("ab", means)}
+    """
+    assert fired(code, "MP507") == [(12, "MP507")]
+    cast = code.replace("means = tf.split(x, 2, -1)", "means = tf.split(tf.cast(x, tf.float32), 2, -1)")
+    # the comprehension variable is not followed, but the function casts to float32: silent
+    assert fired(cast, "MP507") == []

@@ -370,4 +370,4 @@ def record_alias_assignment(node: cst.Assign, resolver: NameResolver) -> None:
         resolver.add_alias(node.targets[0].target.value, qualified)
 
 
-_API_ROOTS = frozenset({"tensorflow", "keras", "tf_keras", "numpy"})
+_API_ROOTS = frozenset({"tensorflow", "keras", "tf_keras", "numpy", "tensorflow_probability"})

@@ -414,3 +414,10 @@ NORMALIZING_LAYERS = frozenset({"keras.layers.LayerNormalization", "keras.layers
                                 "keras.layers.GroupNormalization", "keras.layers.UnitNormalization"})
 #: calls that give a tensor's shape (its sizes)
 SHAPE_FUNCTIONS = frozenset({"tensorflow.shape", "keras.ops.shape", "keras.backend.shape"})
+
+# -- distributions (MP507) -----------------------------------------------------------------------
+#: TensorFlow Probability's namespace of distributions
+TFP_DISTRIBUTIONS = "tensorflow_probability.distributions."
+#: ``tfd.Independent(dist, reinterpreted_batch_ndims)``: log_prob sums the inner
+#: distribution's terms over the reinterpreted dimensions, in the parameters' dtype
+INDEPENDENT_DISTRIBUTIONS = frozenset({"tensorflow_probability.distributions.Independent"})
