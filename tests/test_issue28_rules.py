@@ -123,6 +123,14 @@ def test_mp408_offers_no_fix_that_would_drop_a_comment():
     assert fix(code, "MP408") == textwrap.dedent(code)
 
 
+def test_mp408_a_variable_read_at_once_is_no_variable():
+    code = LAYER.replace("self.w = self.add_weight(ARGS)",
+                         "self.w = tf.Variable(0.0001, dtype=tf.float16, trainable=True).numpy()")
+    assert fired(code, "MP408") == []
+    kept = code.replace(".numpy()", "")
+    assert fired(kept, "MP408") == [(9, "MP408")]
+
+
 def test_mp408_needs_a_mixed_policy():
     code = LAYER.replace("ARGS", '"w", (4,), dtype=tf.float16').replace(
         'tf.keras.mixed_precision.set_global_policy("mixed_float16")\n', "")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import List, Optional, Tuple
+from typing import List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -33,6 +33,12 @@ class SixteenBitTrainableVariable(Check):
         self._created: List[Tuple[cst.Call, bool, Where]] = []
         #: open ``with`` blocks that decide how variables are created (float32 master weights)
         self._creator_scopes = 0
+        #: variable constructions read at once (``tf.Variable(...).numpy()``): no variable is kept
+        self._read_at_once: Set[int] = set()
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if isinstance(node.value, cst.Call):
+            self._read_at_once.add(id(node.value))
 
     def visit_With(self, node: cst.With) -> None:
         self._creator_scopes += self._keeps_master_weights(node)
@@ -56,6 +62,8 @@ class SixteenBitTrainableVariable(Check):
     def finish(self) -> None:
         kinds = self.ctx.get(TensorKinds)
         for call, add_weight, where in self._created:
+            if id(call) in self._read_at_once:
+                continue
             policy = self.facts.mixed_policy(where.loc.scope)
             if policy is None:
                 continue
