@@ -17,8 +17,10 @@ _MAX_DEPTH = 8
 class LibraryLoopNotScaled(Check):
     rule_id = "MP211"
 
-    #: a trainer of one of these libraries is named in the file
-    needs = Needs(tuple(p.encode() for p in LIBRARY_PACKAGES))
+    #: one of these libraries is named in the file, under a mixed policy or with the
+    #: library's own switch ("mixed") spelled out
+    needs = Needs(tuple(v.encode() for v in LIBRARY_MIXED_SWITCHES.values()), mixed_policy=True,
+                  also=tuple(p.encode() for p in LIBRARY_PACKAGES))
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
