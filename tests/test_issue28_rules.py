@@ -228,6 +228,7 @@ HEAD = """
     ("return tf.linalg.norm(x, axis=-1)", True),
     ("return tf.pow(x, 4)", True),
     ("return tf.pow(x, 2)", False),  # one square overflows only past 256
+    ("return 0.5 * x * (1.0 + tf.tanh(0.79788456 * (x + 0.044715 * x ** 3)))", False),  # tanh saturates
     ("return tf.reduce_mean(tf.square(x), axis=-1)", False),
     ("return tf.reduce_sum(tf.square(tf.nn.sigmoid(x)), axis=-1)", False),
     ("return tf.reduce_sum(tf.square(x / tf.norm(x)), axis=-1)", True),  # the norm itself

@@ -14,8 +14,8 @@ from mplint.semantic.facts import PolicyState
 from mplint.semantic.scopes import Scope
 from mplint.semantic.test_modules import is_test_path
 from mplint.semantic.vocabulary import (
-    BOUNDED_FUNCTIONS, CASTS, NORMALIZING_LAYERS, POWER_FUNCTIONS, SHAPE_FUNCTIONS, SQUARE_FUNCTIONS,
-    SUM_FUNCTIONS, SUM_OF_SQUARES_FUNCTIONS,
+    BOUNDED_FUNCTIONS, CASTS, NORMALIZING_LAYERS, POWER_FUNCTIONS, SATURATING_FUNCTIONS, SHAPE_FUNCTIONS,
+    SQUARE_FUNCTIONS, SUM_FUNCTIONS, SUM_OF_SQUARES_FUNCTIONS,
 )
 
 _MAX_DEPTH = 12
@@ -39,6 +39,8 @@ class Float16SquareOverflow(Check):
         #: calls inside the value handed to a sink MP505 judges (a sum reported there)
         self._in_sinks: Set[int] = set()
         self._library_classes: Dict[int, bool] = {}
+        #: nodes inside the argument of a saturating op (tanh, sigmoid, softmax)
+        self._saturated: Set[int] = set()
 
     # -- collection ------------------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
@@ -49,6 +51,9 @@ class Float16SquareOverflow(Check):
         names = self.names.resolve(func)
         if not names or not node.args:
             return
+        if names & SATURATING_FUNCTIONS:
+            # ``tanh(c * (x + 0.044715 * x ** 3))`` (GELU's approximation): an inf saturates
+            self._saturated.update(id(n) for n in _nodes_in(node.args[0].value))
         where = self.ctx.get(TensorKinds).here()
         first = node.args[0].value
         if names & SUM_FUNCTIONS:
@@ -80,6 +85,8 @@ class Float16SquareOverflow(Check):
                     continue
                 operand = squared
             elif what == "power":
+                if id(node) in self._saturated:
+                    continue  # the op it feeds maps inf to a finite value
                 exponent = node.right if isinstance(node, cst.BinaryOperation) else \
                     positional_or_keyword(node, 1, "y") if isinstance(node, cst.Call) else None
                 values = kinds.constant(exponent, where) if exponent is not None else None
@@ -285,16 +292,20 @@ def _compute_dtype(expr: cst.BaseExpression) -> bool:
         and isinstance(expr.value, cst.Name) and expr.value.value == "self"
 
 
-def _calls_in(node: cst.CSTNode) -> List[cst.Call]:
-    """Every call in an expression (a small subtree: a sink's argument)."""
-    out: List[cst.Call] = []
+def _nodes_in(node: cst.CSTNode) -> List[cst.CSTNode]:
+    """Every node of an expression (a small subtree: one argument)."""
+    out: List[cst.CSTNode] = []
     todo: List[cst.CSTNode] = [node]
     while todo:
         current = todo.pop()
-        if isinstance(current, cst.Call):
-            out.append(current)
+        out.append(current)
         todo.extend(current.children)
     return out
+
+
+def _calls_in(node: cst.CSTNode) -> List[cst.Call]:
+    """Every call in an expression (a sink's argument)."""
+    return [n for n in _nodes_in(node) if isinstance(n, cst.Call)]
 
 
 def _snippet(code: str) -> str:

@@ -409,6 +409,11 @@ BOUNDED_FUNCTIONS = SIGMOID_FUNCTIONS | SOFTMAX_FUNCTIONS | frozenset({
     "tensorflow.linalg.l2_normalize", "keras.backend.l2_normalize", "tensorflow.math.cos", "tensorflow.math.sin",
     "tensorflow.cos", "tensorflow.sin",
 })
+#: ops that map an infinite input to a finite output (tanh(inf) is 1, sigmoid(-inf) is 0);
+#: softmax, l2_normalize, sin and cos give NaN there
+SATURATING_FUNCTIONS = SIGMOID_FUNCTIONS | frozenset({
+    "tensorflow.nn.tanh", "tensorflow.math.tanh", "tensorflow.tanh", "keras.ops.tanh", "keras.activations.tanh",
+})
 #: Keras layers whose output is normalised (about unit scale per element)
 NORMALIZING_LAYERS = frozenset({"keras.layers.LayerNormalization", "keras.layers.BatchNormalization",
                                 "keras.layers.GroupNormalization", "keras.layers.UnitNormalization"})
