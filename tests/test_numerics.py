@@ -221,7 +221,7 @@ class Norm(tf.keras.layers.Layer):
         return (x - 1e9) / (tf.norm(x) + 1e-12)
 """
     assert fired(code, assume_policy="mixed_bfloat16") == []
-    assert fired(code, assume_policy="mixed_float16") == [(6, "MP505"), (7, "MP501"), (7, "MP502")]
+    assert fired(code, assume_policy="mixed_float16") == [(6, "MP505"), (7, "MP501"), (7, "MP502"), (7, "MP506")]
 
 
 def test_keras_ops_sum_fix_uses_ops_cast():
