@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -18,6 +18,9 @@ from mplint.semantic.vocabulary import (
     SQUARE_FUNCTIONS, SUM_FUNCTIONS, SUM_OF_SQUARES_FUNCTIONS,
 )
 
+if TYPE_CHECKING:  # pragma: no cover
+    from mplint.core.prefilter import Prescan
+
 _MAX_DEPTH = 12
 #: ``self.add_loss(...)``/``self.add_metric(...)`` and metric state updates: MP505's sinks
 _SINKS = frozenset({"add_loss", "add_metric", "assign_add", "assign", "assign_sub"})
@@ -29,6 +32,14 @@ class Float16SquareOverflow(Check):
 
     #: under a mixed policy, or in a library layer written for one (it names compute_dtype)
     needs = Needs((b"compute_dtype",), mixed_policy=True)
+
+    @classmethod
+    def may_report(cls, file: "Prescan") -> bool:
+        # every finding names a sum, a power, a norm or a shape; in a library layer (no
+        # policy) only a product of shapes cast to self.compute_dtype
+        if not file.has(b"shape", b"sum", b"pow", b"**", b"norm"):
+            return False
+        return file.policy or file.has(b"compute_dtype") and file.has(b"shape") and file.has(b"cast")
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
