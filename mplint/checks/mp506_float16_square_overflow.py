@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -12,7 +12,6 @@ from mplint.rule.check import Check, Context, Needs
 from mplint.semantic.call_args import positional_or_keyword
 from mplint.semantic.facts import PolicyState
 from mplint.semantic.scopes import Scope
-from mplint.semantic.test_modules import is_test_path
 from mplint.semantic.vocabulary import (
     BOUNDED_FUNCTIONS, CASTS, NORMALIZING_LAYERS, POWER_FUNCTIONS, SATURATING_FUNCTIONS, SHAPE_FUNCTIONS,
     SQUARE_FUNCTIONS, SUM_FUNCTIONS, SUM_OF_SQUARES_FUNCTIONS,
@@ -30,16 +29,13 @@ class Float16SquareOverflow(Check):
     rule_id = "MP506"
     requires = (ComputeRegions, TensorKinds)
 
-    #: under a mixed policy, or in a library layer written for one (it names compute_dtype)
-    needs = Needs((b"compute_dtype",), mixed_policy=True)
+    #: under a mixed policy, or in a library's module (its users may set one)
+    needs = Needs(mixed_policy=True, library=True)
 
     @classmethod
     def may_report(cls, file: "Prescan") -> bool:
-        # every finding names a sum, a power, a norm or a shape; in a library layer (no
-        # policy) only a product of shapes cast to self.compute_dtype
-        if not file.has(b"shape", b"sum", b"pow", b"**", b"norm"):
-            return False
-        return file.policy or file.has(b"compute_dtype") and file.has(b"shape") and file.has(b"cast")
+        # every finding names a sum, a power, a norm or a shape
+        return super().may_report(file) and file.has(b"shape", b"sum", b"pow", b"**", b"norm")
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
@@ -49,7 +45,6 @@ class Float16SquareOverflow(Check):
         self._products: List[Tuple[cst.BinaryOperation, Where]] = []
         #: calls inside the value handed to a sink MP505 judges (a sum reported there)
         self._in_sinks: Set[int] = set()
-        self._library_classes: Dict[int, bool] = {}
         #: nodes inside the argument of a saturating op (tanh, sigmoid, softmax)
         self._saturated: Set[int] = set()
 
@@ -105,9 +100,7 @@ class Float16SquareOverflow(Check):
                     continue  # a square alone overflows only past 256; its sum is judged above
             if kinds.kind(operand, where) != LOW or self._bounded(operand, where, 0):
                 continue
-            # Only under a policy: a library's layer that squares its input may be built
-            # with dtype="float32" wherever it is used (Keras_insightface's heads are)
-            note = self._judged(where.loc.scope, library=False)
+            note = self._judged(where.loc.scope)
             if note is None:
                 continue
             reported.add(id(operand))
@@ -132,28 +125,14 @@ class Float16SquareOverflow(Check):
                                  f"float16 256 x 256 = 65536 is already inf (max 65504); compute sizes in "
                                  f"float32 (or int32) and cast the result")
 
-    def _judged(self, scope: Scope, library: bool = True) -> Optional[str]:
+    def _judged(self, scope: Scope) -> Optional[str]:
         """The note for a message when the code may run in float16, else None: under a
-        mixed_float16 policy, or (``library``) in a library's layer written for a mixed
-        policy (its class names ``self.compute_dtype``) when no policy reaches it."""
-        policy: Optional[PolicyState] = self.facts.mixed_policy(scope)
-        if policy is not None:
-            return policy.note if policy.float16 else None
-        cls = scope.enclosing_class()
-        if not library:
+        mixed_float16 policy that reaches it, or in a library's module, whose users may
+        set one (the program model's library mode)."""
+        policy: Optional[PolicyState] = self.facts.library_policy(scope)
+        if policy is None or not policy.float16:
             return None
-        if cls is None or not isinstance(cls.node, cst.ClassDef) or is_test_path(self.ctx.path):
-            return None
-        key = id(cls.node)
-        if key not in self._library_classes:
-            # a base class from another module (a library's own base layer) leaves the
-            # class unknown to the analysis; ``self.compute_dtype`` still says it is a layer
-            layer = self.ctx.get(ComputeRegions).layer_class(cls.node)
-            self._library_classes[key] = (layer is None or layer.sixteen_bit) and \
-                "self.compute_dtype" in self.ctx.module.code_for_node(cls.node)
-        if not self._library_classes[key]:
-            return None
-        return " (under a mixed_float16 policy, which this layer is written for: it casts to compute_dtype)"
+        return policy.note
 
     def _squared(self, expr: cst.BaseExpression, where: Where, depth: int) -> Optional[cst.BaseExpression]:
         """The tensor squared by ``expr`` (``tf.square(x)``, ``x * x``, ``x ** 2``,
