@@ -100,7 +100,9 @@ class Float16SquareOverflow(Check):
                     continue  # a square alone overflows only past 256; its sum is judged above
             if kinds.kind(operand, where) != LOW or self._bounded(operand, where, 0):
                 continue
-            note = self._judged(where.loc.scope)
+            # A library's squares and norms are not judged: how large they grow depends
+            # on data the library never sees, while an image side is 256 or more.
+            note = self._judged(where.loc.scope, library=False)
             if note is None:
                 continue
             reported.add(id(operand))
@@ -125,11 +127,12 @@ class Float16SquareOverflow(Check):
                                  f"float16 256 x 256 = 65536 is already inf (max 65504); compute sizes in "
                                  f"float32 (or int32) and cast the result")
 
-    def _judged(self, scope: Scope) -> Optional[str]:
+    def _judged(self, scope: Scope, library: bool = True) -> Optional[str]:
         """The note for a message when the code may run in float16, else None: under a
-        mixed_float16 policy that reaches it, or in a library's module, whose users may
-        set one (the program model's library mode)."""
-        policy: Optional[PolicyState] = self.facts.library_policy(scope)
+        mixed_float16 policy that reaches it, or (``library``) in a library's module,
+        whose users may set one (the program model's library mode)."""
+        policy: Optional[PolicyState] = self.facts.library_policy(scope) if library \
+            else self.facts.mixed_policy(scope)
         if policy is None or not policy.float16:
             return None
         return policy.note
