@@ -32,7 +32,7 @@ from mplint.rule.edits import cast, string
 from mplint.rule.levels import Safety
 from mplint.semantic.call_args import positional_or_keyword
 from mplint.semantic.facts import PolicyState
-from mplint.semantic.scopes import Scope, enclosing_test, trains_nothing
+from mplint.semantic.scopes import Scope, enclosing_test, is_public, trains_nothing
 from mplint.semantic.vocabulary import (
     ELEMENTWISE_OPS, LAYER_WRAPPERS, SHAPE_OPS, SOFTMAX_FUNCTIONS, WRAPPED_LAYER_PARAMETER,
 )
@@ -90,7 +90,7 @@ class OutputPrecision(Analysis):
                     continue  # a block another model builds: its output is a layer's, not the model's
                 if self._in_test_that_trains_nothing(output.producer):
                     continue  # a layer test's model (predict, dtype checks): no loss sees it
-                if library and not _public(output.producer.location.scope):
+                if library and not is_public(output.producer.location.scope):
                     continue  # a library's users call its public builders and classes
                 judged = self._judge(output.producer, policy, models, 0)
                 if judged is None or (library and not judged[1]):
@@ -230,19 +230,3 @@ def output_layer_fix(found: SixteenBitOutput, ctx: Context) -> Optional[Fix]:
     call = found.producer.constructor
     return Fix({call: float32_keyword_fix(call, ctx)}, safety=Safety.SAFE if found.dtype == ABSENT else Safety.UNSAFE)
 
-
-def _public(scope: Scope) -> bool:
-    """Code of a function or class a library's user may call: defined at the module's
-    top level (or a method of such a class), with no name that starts with ``_``;
-    not the module's own top-level code (a script's)."""
-    names: List[str] = []
-    current: Optional[Scope] = scope
-    while current is not None and current.kind != "module":
-        name = getattr(getattr(current.node, "name", None), "value", None)
-        if current.kind == "lambda" or not isinstance(name, str):
-            return False
-        names.append(name)
-        current = current.parent
-    outermost = names[-1] if names else None
-    return outermost is not None and not outermost.startswith("_") \
-        and not any(n.startswith("_") and not n.startswith("__") for n in names)

@@ -8,6 +8,7 @@ import libcst as cst
 
 from mplint.analysis.compute_regions import ComputeRegions
 from mplint.analysis.tensor_kinds import LOW, OperationSite, TensorKinds, Where
+from mplint.semantic.scopes import is_public
 from mplint.rule.check import Check, Fix, Needs
 from mplint.rule.levels import Safety
 
@@ -26,17 +27,17 @@ class Float16OverflowLiteral(Check):
     requires = (ComputeRegions, TensorKinds)
 
     #: only under a mixed policy
-    needs = Needs(mixed_policy=True)
+    needs = Needs(mixed_policy=True, library=True)
 
     def finish(self) -> None:
-        policy = self.facts.mixed_policy()
+        policy = self.facts.library_policy()  # a library's layers: as its users run them
         if policy is None or not policy.float16:
             return  # bfloat16 has float32's range: -1e9 is finite there
         kinds = self.ctx.get(TensorKinds)
         seen: Set[cst.CSTNode] = set()
         for site in kinds.sites:
             region = kinds.region(site.where.loc)
-            if region is None:
+            if region is None or (policy.library and not is_public(site.where.loc.scope)):
                 continue
             for node, values, context in kinds.literals(site, _OPERATORS):
                 if context != LOW or node in seen:

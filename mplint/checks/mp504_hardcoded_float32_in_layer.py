@@ -9,6 +9,7 @@ import libcst as cst
 from mplint.analysis.compute_regions import ComputeRegions
 from mplint.analysis.layers import sixteen_bit_name
 from mplint.analysis.tensor_kinds import LOW, Mismatch, TensorKinds, Where
+from mplint.semantic.scopes import is_public
 from mplint.rule.check import Check, Fix, Needs
 from mplint.rule.edits import with_keyword
 from mplint.rule.levels import Safety
@@ -23,10 +24,10 @@ class HardcodedFloat32InLayer(Check):
     requires = (ComputeRegions, TensorKinds)
 
     #: only under a mixed policy
-    needs = Needs(mixed_policy=True)
+    needs = Needs(mixed_policy=True, library=True)
 
     def finish(self) -> None:
-        policy = self.facts.mixed_policy()
+        policy = self.facts.library_policy()  # a library's layers: as its users run them
         if policy is None:
             return
         # Mixed dtypes only raise for TensorFlow tensors; Keras 3 on JAX or torch
@@ -38,6 +39,8 @@ class HardcodedFloat32InLayer(Check):
         reported: Set[cst.CSTNode] = set()
         for site in kinds.sites:
             region = kinds.region(site.where.loc)
+            if policy.library and not is_public(site.where.loc.scope):
+                continue  # a library's private code: how it runs is its own
             # Functional model code is left out: Keras 3 promotes mixed KerasTensor
             # dtypes there instead of failing.
             if region is None or region.kind == "functional":

@@ -610,3 +610,20 @@ def _module_of(scope: Scope) -> Scope:
     while scope.parent is not None:
         scope = scope.parent
     return scope
+
+
+def is_public(scope: Scope) -> bool:
+    """Code of a function or class a library's user may call: defined at the module's
+    top level (or a method of such a class), with no name that starts with ``_``;
+    not the module's own top-level code (a script's)."""
+    names: List[str] = []
+    current: Optional[Scope] = scope
+    while current is not None and current.kind != "module":
+        name = getattr(getattr(current.node, "name", None), "value", None)
+        if current.kind == "lambda" or not isinstance(name, str):
+            return False
+        names.append(name)
+        current = current.parent
+    outermost = names[-1] if names else None
+    return outermost is not None and not outermost.startswith("_") \
+        and not any(n.startswith("_") and not n.startswith("__") for n in names)
