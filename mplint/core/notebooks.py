@@ -64,6 +64,8 @@ class Notebook:
             raise SourceError(f"invalid notebook: not UTF-8 ({exc.reason})") from None
         except json.JSONDecodeError as exc:
             raise SourceError(f"invalid notebook JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+        except RecursionError:  # Python's json recurses once per level of nesting
+            raise SourceError("invalid notebook: its JSON nests too deeply to read") from None
         if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
             raise SourceError("invalid notebook: no 'cells' list (nbformat 4 expected)")
         book = cls(path, raw, data)

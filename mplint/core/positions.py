@@ -16,15 +16,13 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
 
+from mplint.core.python_syntax import tree_or_none
 from mplint.core.walker import child_nodes
 
 
 def positions_of(module: cst.Module, text: str, nodes: Iterable[cst.CSTNode]) -> Dict[cst.CSTNode, CodeRange]:
     """Positions of every node in the innermost statements that hold ``nodes``."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        tree = None
+    tree = tree_or_none(text)
     starts = _statement_starts(module.body, tree.body) if tree is not None else None
     if starts is None:  # ast disagrees (newer syntax, odd input): count everything
         return dict(MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider))

@@ -23,6 +23,7 @@ from typing import Iterator, List, Optional, Tuple
 
 import libcst as cst
 
+from mplint.core.python_syntax import TooDeep, python_tree
 from mplint.core.regular_files import NotRegularFile, read_regular
 
 
@@ -238,11 +239,6 @@ def _too_deep_for_libcst(tree: ast.AST) -> Optional[int]:
 _LIBCST_ACCEPTS = re.compile(r"except\b[ \t*]*(?:\([^()\n]*\)|[^(,:\n])*,[^:\n]*:|\{\s*\*\*[^}]*\bfor\b")
 
 
-#: CPython's own limits; libcst has none and crashes far beyond them.
-_TOO_DEEP = ("too many nested parentheses", "too many levels of indentation",
-             "too many statically nested blocks")
-
-
 def _python_rejects(text: str) -> Optional[str]:
     """CPython's verdict on the text (a tree only; nothing runs), in its words.
 
@@ -256,15 +252,9 @@ def _python_rejects(text: str) -> Optional[str]:
 def _python_tree(text: str) -> Tuple[Optional[ast.AST], Optional[str]]:
     """CPython's tree of the text, or None and its syntax error (see :func:`_python_rejects`)."""
     try:
-        return compile(text, "<mplint>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True), None
-    except SyntaxError as err:
-        if any(reason in str(err.msg) for reason in _TOO_DEEP):
-            raise SourceError(f"too deeply nested to parse (line {err.lineno}: {err.msg})") from None
-        return None, f"syntax error at line {err.lineno or 1}, column {err.offset or 1}: {err.msg}"
-    except (RecursionError, MemoryError):
-        raise SourceError("too deeply nested to parse (Python itself cannot compile it)") from None
-    except ValueError as err:  # e.g. source code string cannot contain null bytes
-        return None, f"cannot be parsed: {err}"
+        return python_tree(text)
+    except TooDeep as err:
+        raise SourceError(str(err)) from None
 
 
 _LIBCST_PREFIX = re.compile(r"^(?:parser|tokenizer) error: (?:error at \d+:\d+: )?")

@@ -15,12 +15,13 @@ import os
 import sys
 import time
 from dataclasses import dataclass
+from functools import partial
 from typing import (TYPE_CHECKING, Callable, Dict, Generic, Iterator, List, Optional, Sequence,
                     Tuple, TypeVar, Union)
 
 from mplint.core.findings import FileError, Finding
 from mplint.core.prefilter import may_matter
-from mplint.core.results import FileResult, FixOutcome, internal_error
+from mplint.core.results import REPORT_TO, FileResult, FixOutcome, internal_error
 from mplint.run.cache import Cache, content_hash
 from mplint.run.garbage import collected_per_file, file_done
 
@@ -279,14 +280,20 @@ def _results(batch: _Batch, jobs: int, pooled: bool) -> Iterator[Tuple[int, Resu
         for index in range(count):
             yield _work(index)
         return
-    import multiprocessing
+    from mplint.run.pool import in_workers
 
-    context = multiprocessing.get_context("fork")
     chunk = max(1, min(8, count // (jobs * 8)))
     # Forked workers receive the batch through the initializer's arguments, which
     # fork hands over without pickling (the linter holds unpicklable state).
-    with context.Pool(jobs, initializer=_adopt, initargs=(batch,)) as pool:
-        yield from pool.imap_unordered(_work, range(count), chunksize=chunk)
+    yield from in_workers(_work, count, jobs, _adopt, (batch,), partial(_died, batch), chunk)
+
+
+def _died(batch: _Batch, index: int, how: str) -> Result:
+    """The result of a file whose worker process died on it (a native crash)."""
+    path = batch.items[index].path
+    error = FileError(path, f"mplint's worker process died on this file ({how}); not checked. "
+                            f"Please report this to {REPORT_TO}")
+    return FileResult(path, errors=[error]) if isinstance(batch.task, CheckTask) else FixOutcome(path, errors=[error])
 
 
 def _can_fork() -> bool:

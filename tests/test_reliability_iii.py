@@ -1,0 +1,112 @@
+"""No input may crash or hang a run, no repository may steer where mplint writes, and
+the cache never replays a failure (issue 27). Each test failed before its fix."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import textwrap
+
+import pytest
+
+from mplint.core.results import REPORT_TO
+from helpers import BAD, GOOD, outcome, run_cli, run_process, write_files
+
+POLICY = 'import tensorflow as tf\ntf.keras.mixed_precision.set_global_policy("mixed_float16")\n'
+AND_CHAIN = "x = " + " and ".join(["a"] * 10000) + "\n"
+
+
+def _errors(result):
+    assert "Traceback" not in result.stderr, result.stderr[-2000:]
+    return result.stderr.strip().splitlines()
+
+
+# -- 1. an imported module is parsed through the same guard as a checked file ----------
+IMPORTER = POLICY + textwrap.dedent("""\
+    from heads import Head
+    m = tf.keras.Sequential([tf.keras.layers.Dense(16), Head()])
+""")
+
+
+@pytest.mark.parametrize("heads", [
+    "import tensorflow as tf\nclass Head(tf.keras.layers.Layer):\n    pass\n" + AND_CHAIN,
+    "# -*- coding: no-such-codec -*-\nimport tensorflow as tf\nclass Head(tf.keras.layers.Layer):\n    pass\n",
+], ids=["and_chain", "unknown_cookie"])
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_an_imported_module_that_would_crash_libcst_costs_no_run(tmp_path, heads, jobs):
+    files = {"main.py": IMPORTER, "heads.py": heads}
+    files.update({f"model{i}.py": BAD for i in range(8)})  # enough files for the worker pool
+    write_files(tmp_path, files)
+    result = run_process("check", "--no-cache", "--jobs", jobs, "--select", "MP101", ".", cwd=tmp_path)
+    code, found = outcome(result)
+    assert sorted(found) == [(f"model{i}.py", 4, "MP101") for i in range(8)], result.stderr[-2000:]
+    assert "internal error" not in result.stderr
+    lines = _errors(result)
+    # heads.py itself is reported once (when checked) and never crashes the importer's check
+    assert all(line.startswith("mplint: error: heads.py:") for line in lines), lines
+
+
+def test_an_fstring_nested_beyond_cpythons_limit_is_one_line(tmp_path):
+    deep = POLICY + "x = f'{" + "(" * 1500 + "1" + ")" * 1500 + "}'\n"
+    write_files(tmp_path, {"deep.py": deep, "model.py": BAD})
+    result = run_process("check", "--no-cache", ".", cwd=tmp_path)
+    assert outcome(result) == (2, [("model.py", 4, "MP101")])
+    [line] = _errors(result)
+    assert line.startswith("mplint: error: deep.py: too deeply nested to parse"), line
+
+
+# -- 4. deep JSON and TOML are one line, never a RecursionError -----------------------
+def test_a_deeply_nested_notebook_is_one_line(tmp_path):
+    deep = "[" * 100000 + "]" * 100000
+    cell = '{"cell_type": "code", "metadata": {}, "outputs": [], "source": "import tensorflow as tf"}'
+    book = '{"cells": [' + cell + '], "metadata": {"x": ' + deep + '}, "nbformat": 4, "nbformat_minor": 5}'
+    write_files(tmp_path, {"deep.ipynb": book, "model.py": BAD})
+    for command in ("check", "fix"):
+        result = run_cli(command, "--no-cache", ".", cwd=tmp_path)
+        [line] = _errors(result)
+        assert line == "mplint: error: deep.ipynb: invalid notebook: its JSON nests too deeply to read", line
+
+
+@pytest.mark.parametrize("nested", ["x = " + "[" * 100000 + "]" * 100000, "x = " + "{a = " * 50000 + "1" + "}" * 50000])
+def test_a_deeply_nested_pyproject_is_one_line(tmp_path, nested):
+    write_files(tmp_path, {"pyproject.toml": "[tool.other]\n" + nested + "\n", "model.py": BAD})
+    result = run_cli("check", "--no-cache", ".", cwd=tmp_path)
+    assert result.returncode == 2
+    [line] = _errors(result)
+    assert line.endswith("pyproject.toml: nests arrays or tables too deeply to read"), line
+
+
+# -- a worker that dies is reported and the run completes ------------------------------
+KILL_ONE_WORKER = textwrap.dedent("""\
+    import os, signal, sys
+    import mplint.run.runner as runner
+    from mplint.cli import main
+
+    run = runner.CheckTask.run
+
+    def run_or_die(self, path, raw):
+        if path.endswith("boom.py"):
+            os.kill(os.getpid(), signal.SIGSEGV)  # what a native parser's stack overflow does
+        return run(self, path, raw)
+
+    runner.CheckTask.run = run_or_die
+    sys.exit(main(sys.argv[1:]))
+""")
+
+
+def test_a_worker_that_dies_is_reported_and_the_run_completes(tmp_path):
+    import subprocess
+
+    files = {f"model{i}.py": BAD for i in range(12)}
+    files["boom.py"] = BAD
+    write_files(tmp_path, files)
+    done = subprocess.run([sys.executable, "-c", KILL_ONE_WORKER, "check", "--no-cache", "--jobs", "2", "."],
+                          cwd=tmp_path, capture_output=True, timeout=120)
+    stdout, stderr = done.stdout.decode(), done.stderr.decode()
+    assert "Traceback" not in stderr
+    assert [line for line in stderr.splitlines() if line.startswith("mplint:")] == [
+        "mplint: error: boom.py: mplint's worker process died on this file (killed by signal SIGSEGV); "
+        f"not checked. Please report this to {REPORT_TO}"], stderr
+    assert sum(f"model{i}.py:4:" in stdout for i in range(12)) == 12, stdout
+    assert done.returncode == 2
