@@ -110,3 +110,29 @@ def test_a_worker_that_dies_is_reported_and_the_run_completes(tmp_path):
         f"not checked. Please report this to {REPORT_TO}"], stderr
     assert sum(f"model{i}.py:4:" in stdout for i in range(12)) == 12, stdout
     assert done.returncode == 2
+
+
+# -- 3. a file name that is not UTF-8 --------------------------------------------------
+@pytest.mark.parametrize("fmt", ["concise", "sarif"])
+def test_a_file_name_that_is_not_utf8_is_checked_and_reported(tmp_path, fmt):
+    name = b"model\xff.py"
+    (tmp_path / "project").mkdir()
+    with open(os.path.join(os.fsencode(tmp_path / "project"), name), "wb") as handle:
+        handle.write(BAD.encode())
+    walked = run_process("check", "--no-cache", "--output-format", fmt, ".", cwd=tmp_path / "project")
+    named = run_process("check", "--no-cache", "--output-format", fmt, os.fsdecode(name), cwd=tmp_path / "project")
+    outside = run_process("check", "--output-format", fmt, os.fsdecode(os.path.join(os.fsencode(tmp_path / "project"), name)),
+                          cwd=tmp_path)
+    for result in (walked, named, outside):
+        assert result.returncode == 1, result.stderr_bytes[-1500:]
+        assert b"Traceback" not in result.stderr_bytes and b"MP101" in result.stdout_bytes
+
+
+def test_a_file_name_that_is_not_utf8_is_fixed(tmp_path):
+    path = os.path.join(os.fsencode(tmp_path), b"model\xff.py")
+    with open(path, "wb") as handle:
+        handle.write(BAD.encode())
+    result = run_process("fix", ".", cwd=tmp_path)
+    assert result.returncode == 0 and b"Traceback" not in result.stderr_bytes, result.stderr_bytes[-1500:]
+    with open(path, "rb") as handle:
+        assert handle.read() == GOOD.encode()
