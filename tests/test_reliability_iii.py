@@ -136,3 +136,52 @@ def test_a_file_name_that_is_not_utf8_is_fixed(tmp_path):
     assert result.returncode == 0 and b"Traceback" not in result.stderr_bytes, result.stderr_bytes[-1500:]
     with open(path, "rb") as handle:
         assert handle.read() == GOOD.encode()
+
+
+# -- 5. .gitignore and exclude patterns match in linear time ---------------------------
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from mplint.run.gitignore import LinearMatch, path_or_parent_matcher, wildmatch_pieces  # noqa: E402
+
+_GLOBS = st.lists(st.sampled_from(["a", "b", "/", "*", "**", "?", "[ab]", "[!a]", "**/", "/**"]),
+                  max_size=8).map("".join)
+_PATHS = st.lists(st.sampled_from(["a", "b", "/", "ab"]), max_size=10).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_GLOBS, _PATHS)
+def test_the_linear_matcher_agrees_with_the_regex(glob, path):
+    import re
+
+    pieces = wildmatch_pieces(glob)
+    if pieces is None:
+        return
+    assert LinearMatch(pieces).fullmatch(path) == bool(re.fullmatch("".join(pieces), path, re.DOTALL))
+
+
+def test_the_exclude_matcher_for_risky_lists_agrees_with_pathspec():
+    import pathspec
+
+    patterns = ["*a*b*c", "build/", "docs/**/*x*y*.py", "/top*a*b"]
+    for path in ("xaybzc", "src/xaybzc", "build/", "src/build/f.py", "docs/q/r/1x2y3.py", "docs/1x2y3.py",
+                 "top1a2b", "sub/top1a2b", "src/ok.py", "xaybzc/inner.py"):
+        expected = pathspec.GitIgnoreSpec.from_lines(patterns).match_file(path)
+        assert path_or_parent_matcher(patterns)(path) == expected, path
+
+
+HOSTILE = "*a" * 30 + "*b"
+
+
+@pytest.mark.parametrize("where", ["gitignore", "exclude", "per-file-ignores"])
+def test_a_backtracking_pattern_never_stalls_a_run(tmp_path, where):
+    files = {"model.py": BAD, "a" * 60 + ".py": BAD}
+    if where == "gitignore":
+        files[".gitignore"] = HOSTILE + "\n"
+    elif where == "exclude":
+        files["pyproject.toml"] = f'[tool.mplint]\nexclude = ["{HOSTILE}"]\n'
+    else:
+        files["pyproject.toml"] = f'[tool.mplint]\nper-file-ignores = {{"{HOSTILE}" = ["MP101"]}}\n'
+    write_files(tmp_path, files)
+    # a hang detector, not a speed test: the regex took hours on this name
+    result = run_process("check", "--no-cache", ".", cwd=tmp_path)
+    assert ("a" * 60 + ".py:4") in result.stdout and "model.py:4" in result.stdout, result.stderr[-1500:]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple, Type
+from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple, Type
 
 import libcst as cst
 import pathspec
@@ -35,6 +35,7 @@ from mplint.rule.check import Check, Context, Report, all_requirements, instanti
 from mplint.rule.levels import Safety
 from mplint.run.config import Settings
 from mplint.run.dependency_pins import shell_pins
+from mplint.run.gitignore import is_risky, path_or_parent_matcher
 from mplint.run.project import ProjectFacts, names_for
 from mplint.semantic.facts import FactsCollector, ModuleFacts
 from mplint.semantic.keras_version import versions_of
@@ -68,10 +69,7 @@ class Linter:
         #: test that the skipping never changes a result
         self.prescan = True
         self._assumes_mixed = settings.assume_policy in MIXED_POLICIES
-        self._pfi = [
-            (pathspec.GitIgnoreSpec.from_lines([pattern]), frozenset(codes))
-            for pattern, codes in settings.per_file_ignores
-        ]
+        self._pfi = [(_path_matcher(pattern), frozenset(codes)) for pattern, codes in settings.per_file_ignores]
 
     # -- the two operations ---------------------------------------------------------
     def check(self, src: SourceKind, module: Optional[cst.Module] = None) -> FileResult:
@@ -275,7 +273,7 @@ class Linter:
             rel = Path(path).as_posix()
         ignored = set()
         for spec, codes in self._pfi:
-            if spec.match_file(rel):
+            if spec(rel):
                 for rule in self.rule_ids:
                     if any(code == "ALL" or rule.startswith(code) for code in codes):
                         ignored.add(rule)
@@ -347,6 +345,14 @@ UNKNOWN_GENERATION = (
     "the Keras generation (2 or 3) is unknown, so the loss-scaling rules that depend on it (MP202's fix, "
     "MP206, MP207) could not fully check the code; set `keras-version = 3` (or 2) under [tool.mplint], "
     "or pin tensorflow or keras in the project's dependencies")
+
+
+def _path_matcher(pattern: str) -> Callable[[str], bool]:
+    """Whether a `per-file-ignores` pattern covers a path: pathspec's reading, or a
+    linear-time one where pathspec's regex could backtrack for ever."""
+    if is_risky(pattern):
+        return path_or_parent_matcher([pattern])
+    return pathspec.GitIgnoreSpec.from_lines([pattern]).match_file
 
 
 @contextmanager
