@@ -185,3 +185,75 @@ def test_a_backtracking_pattern_never_stalls_a_run(tmp_path, where):
     # a hang detector, not a speed test: the regex took hours on this name
     result = run_process("check", "--no-cache", ".", cwd=tmp_path)
     assert ("a" * 60 + ".py:4") in result.stdout and "model.py:4" in result.stdout, result.stderr[-1500:]
+
+
+# -- 12, 13. `check` with the cache always equals `check --no-cache` --------------------
+def _notebook(*cells):
+    return json.dumps({"cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+                                  "source": cell} for cell in cells],
+                       "metadata": {"language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5},
+                      indent=1)
+
+
+SOFTMAX = 'm = tf.keras.Sequential([tf.keras.layers.Dense(10, activation="softmax")])\n'
+PY_CONTENTS = [BAD, GOOD, POLICY + "x = (\n", POLICY + "def f():\n    " + SOFTMAX + "\n" + SOFTMAX]
+NB_CONTENTS = [
+    _notebook(POLICY, SOFTMAX, "x = 1\n", SOFTMAX),
+    _notebook(POLICY, "def broken(:\n", SOFTMAX),  # a cell left out, with its warning
+    _notebook(POLICY + "\n\n" + SOFTMAX, "y = [\n    1\n    % 3]\n", SOFTMAX),
+]
+FILES = ["a.py", "b.py", "n.ipynb"]
+_OPS = st.one_of(
+    st.tuples(st.just("write"), st.sampled_from(FILES), st.integers(0, 3)),
+    st.tuples(st.just("chmod"), st.sampled_from(FILES), st.booleans()),
+    st.tuples(st.just("fix"), st.just(""), st.booleans()),
+    st.tuples(st.just("check"), st.just(""), st.just(0)),
+)
+
+
+def _apply(folder, op):
+    kind, name, arg = op
+    path = os.path.join(folder, name)
+    if kind == "write":
+        contents = NB_CONTENTS if name.endswith(".ipynb") else PY_CONTENTS
+        if os.path.exists(path):
+            os.chmod(path, 0o644)
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(contents[arg % len(contents)])
+    elif kind == "chmod" and os.path.exists(path):
+        os.chmod(path, 0o444 if arg else 0o644)
+    elif kind == "fix":
+        run_cli("fix", *(["--unsafe-fixes"] if arg else []), ".", cwd=folder)
+    elif kind == "check":
+        run_cli("check", ".", cwd=folder)
+
+
+def _report(result):
+    return result.returncode, result.stdout, sorted(result.stderr.splitlines())
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(_OPS, min_size=1, max_size=6))
+def test_check_with_the_cache_equals_check_without_it(ops):
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        for name in FILES:
+            _apply(folder, ("write", name, 0))
+        for op in ops:
+            _apply(folder, op)
+            cached = run_cli("check", ".", cwd=folder)
+            fresh = run_cli("check", "--no-cache", ".", cwd=folder)
+            assert _report(cached) == _report(fresh), (op, cached.stdout, cached.stderr)
+        for name in FILES:
+            os.chmod(os.path.join(folder, name), 0o644)
+
+
+def test_a_write_failure_is_never_replayed_by_the_cache(tmp_path):
+    write_files(tmp_path, {"model.py": BAD})
+    (tmp_path / "model.py").chmod(0o444)
+    failed = run_cli("fix", ".", cwd=tmp_path)
+    assert failed.returncode == 2 and "is read-only; not written" in failed.stderr
+    (tmp_path / "model.py").chmod(0o644)
+    checked = run_cli("check", ".", cwd=tmp_path)
+    assert outcome(checked) == (1, [("model.py", 4, "MP101")]) and checked.stderr == ""

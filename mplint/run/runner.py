@@ -87,13 +87,13 @@ class CheckTask:
         return self.linter.check(load_source(path, raw), module)  # type: ignore[arg-type]
 
     def failed(self, path: str, exc: BaseException) -> FileResult:
-        return FileResult(path, errors=[internal_error(path, exc)])
+        return FileResult(path, errors=[internal_error(path, exc)], cacheable=False)
 
     def from_cache(self, path: str, findings: List[Finding], errors: List[FileError]) -> Optional[FileResult]:
         return FileResult(path, findings, errors)
 
     def cached_content(self, result: FileResult, raw: bytes) -> Optional[bytes]:
-        return raw
+        return raw if result.cacheable else None
 
 
 class FixTask:
@@ -128,10 +128,11 @@ class FixTask:
                 outcome.fixed, outcome.applied, outcome.applied_rules = None, 0, []
                 outcome.remaining = unfixed.findings
                 outcome.errors = unfixed.errors + [FileError(path, str(exc))]
+                outcome.cacheable = False
         return outcome
 
     def failed(self, path: str, exc: BaseException) -> FixOutcome:
-        return FixOutcome(path, errors=[internal_error(path, exc)])
+        return FixOutcome(path, errors=[internal_error(path, exc)], cacheable=False)
 
     def from_cache(self, path: str, findings: List[Finding], errors: List[FileError]) -> Optional[FixOutcome]:
         if any(f.fix in self.wanted for f in findings):
@@ -139,10 +140,15 @@ class FixTask:
         return FixOutcome(path, remaining=findings, errors=errors)
 
     def cached_content(self, result: FixOutcome, raw: bytes) -> Optional[bytes]:
-        """The content ``result.remaining`` describes, when that is what the file holds."""
-        if not result.changed:
-            return raw
-        return result.fixed if result.written else None
+        """The content to cache ``result`` under: only a file nothing was done to and
+        nothing went wrong in, whose result is what ``check`` finds. A fixed file's
+        remaining findings, a fix that failed (which hides the findings ``check``
+        reports), a write that failed (the file may be writable next time) and the
+        warnings a fix leaves out are never the cache's: the next ``check`` reads the
+        file again."""
+        if result.changed or result.errors or not result.cacheable:
+            return None
+        return raw
 
 
 Task = Union[CheckTask, FixTask]
@@ -293,7 +299,9 @@ def _died(batch: _Batch, index: int, how: str) -> Result:
     path = batch.items[index].path
     error = FileError(path, f"mplint's worker process died on this file ({how}); not checked. "
                             f"Please report this to {REPORT_TO}")
-    return FileResult(path, errors=[error]) if isinstance(batch.task, CheckTask) else FixOutcome(path, errors=[error])
+    if isinstance(batch.task, CheckTask):
+        return FileResult(path, errors=[error], cacheable=False)
+    return FixOutcome(path, errors=[error], cacheable=False)
 
 
 def _can_fork() -> bool:
