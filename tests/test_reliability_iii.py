@@ -257,3 +257,81 @@ def test_a_write_failure_is_never_replayed_by_the_cache(tmp_path):
     (tmp_path / "model.py").chmod(0o644)
     checked = run_cli("check", ".", cwd=tmp_path)
     assert outcome(checked) == (1, [("model.py", 4, "MP101")]) and checked.stderr == ""
+
+
+# -- 9, 10. nothing outside the tree or mplint's own cache folder changes ----------------
+def _snapshot(folder):
+    """Every path under ``folder`` with its bytes (or link target)."""
+    out = {}
+    for base, dirs, files in os.walk(folder):
+        for name in dirs + files:
+            path = os.path.join(base, name)
+            if os.path.islink(path):
+                out[path] = "-> " + os.readlink(path)
+            elif os.path.isfile(path):
+                with open(path, "rb") as handle:
+                    out[path] = handle.read()
+    return out
+
+
+def test_fix_never_writes_through_a_link_out_of_the_tree(tmp_path):
+    write_files(tmp_path, {"other-project/model.py": BAD, "tree/pyproject.toml": "[tool.mplint]\n",
+                           "tree/own.py": BAD})
+    os.symlink("../other-project/model.py", tmp_path / "tree" / "innocent.py")
+    before = _snapshot(tmp_path / "other-project")
+    for named in (".", "innocent.py"):
+        result = run_cli("fix", named, cwd=tmp_path / "tree")
+        assert result.returncode == 2
+        assert "innocent.py: leads through a symbolic link to" in result.stderr
+        assert "outside the tree being fixed" in result.stderr
+    assert _snapshot(tmp_path / "other-project") == before
+    assert (tmp_path / "tree" / "own.py").read_text() == GOOD
+
+
+@pytest.mark.parametrize("trap", ["cache_link", "version_link", "cache_dir_setting"])
+def test_a_repository_cannot_point_the_cache_elsewhere(tmp_path, trap):
+    from mplint import __version__
+    from mplint.run.cache import FORMAT
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    victims = {f"results-{i:032x}.json": "{}" for i in range(12)}
+    victims.update({"index.json": '{"mine": 1}', "summaries.json": '{"mine": 2}', "notes.txt": "keep"})
+    write_files(elsewhere, victims)
+    repo = tmp_path / "repo"
+    write_files(repo, {"pyproject.toml": "[tool.mplint]\n", "model.py": BAD, "other.py": GOOD})
+    if trap == "cache_link":
+        os.symlink(elsewhere, repo / ".mplint_cache")
+    elif trap == "version_link":
+        (repo / ".mplint_cache").mkdir()
+        os.symlink(elsewhere, repo / ".mplint_cache" / f"{__version__}-{FORMAT}")
+    else:
+        (repo / "pyproject.toml").write_text(f'[tool.mplint]\ncache-dir = "{elsewhere}"\n')
+    before = _snapshot(elsewhere)
+    for args in (["check"], ["check", "--select", "MP101"], ["fix"], ["check"]):
+        result = run_cli(*args, ".", cwd=repo)
+        assert "Traceback" not in result.stderr
+    assert _snapshot(elsewhere) == before
+    assert outcome(run_cli("check", ".", cwd=repo)) == (0, [])
+
+
+def test_pruning_deletes_only_result_files_mplint_names(tmp_path):
+    from mplint.run.cache import KEEP_RUN_FILES, Cache
+
+    cache = Cache(tmp_path / "cache")
+    cache.use_run("0" * 32)
+    cache.put(str(tmp_path / "x.py"), "d", [], [])
+    cache.save()
+    keep = {"results-mine.json": "{}", "results-1.json.bak": "{}", "notes.txt": ""}
+    write_files(cache.version_dir, keep)
+    os.symlink(tmp_path / "outside.json", cache.version_dir / f"results-{'f' * 32}.json")
+    (tmp_path / "outside.json").write_text("{}")
+    for i in range(1, KEEP_RUN_FILES + 4):
+        run = Cache(tmp_path / "cache")
+        run.use_run(f"{i:032x}")
+        run.put(str(tmp_path / "x.py"), "d", [], [])
+        run.save()
+    names = sorted(os.listdir(cache.version_dir))
+    assert [n for n in names if n.startswith("results-") and len(n) == 45 and not os.path.islink(
+        cache.version_dir / n)].__len__() == KEEP_RUN_FILES
+    assert set(keep) <= set(names) and (tmp_path / "outside.json").exists()

@@ -265,6 +265,10 @@ def _libcst_message(exc: cst.ParserSyntaxError) -> str:
     return f"syntax error at line {exc.raw_line}, column {exc.raw_column + 1}: {_LIBCST_PREFIX.sub('', first)}"
 
 
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
 def _writable(mode: int) -> bool:
     # By mode bits, not os.access: root may write anything, but a file marked
     # read-only was marked so on purpose.
@@ -277,7 +281,7 @@ def _unchanged(target: str, expected: Optional[bytes]) -> None:
         raise SourceError("changed on disk while mplint was fixing it; not written")
 
 
-def write_atomic(path: str, data: bytes, expected: Optional[bytes]) -> None:
+def write_atomic(path: str, data: bytes, expected: Optional[bytes], within: Optional[str] = None) -> None:
     """Replace ``path`` with ``data`` atomically (temporary file + rename).
 
     ``expected`` is the content the file had when read; if it changed since, the
@@ -287,9 +291,14 @@ def write_atomic(path: str, data: bytes, expected: Optional[bytes]) -> None:
     only one landing in the microseconds between that last read and the rename,
     or written through a handle opened on the old file, can still be lost (as
     with any tool that saves by rename). A read-only file is never replaced. A
-    symlink keeps pointing at the file, which is replaced.
+    symlink keeps pointing at the file, which is replaced, when that file lies
+    inside the tree ``within`` (a symlink out of it is refused: a repository's link
+    must not decide what mplint overwrites elsewhere).
     """
     target = os.path.realpath(path)
+    if within is not None and not _inside(target, os.path.realpath(within)):
+        raise SourceError(f"leads through a symbolic link to {target}, outside the tree being "
+                          f"fixed ({within}); not written")
     tmp = None
     try:
         st = os.stat(target)

@@ -102,8 +102,11 @@ class FixTask:
     A file whose cached result offers no fix these flags apply is not parsed at all.
     """
 
-    def __init__(self, make_linter: Callable[[], "Linter"], unsafe: bool, write: bool) -> None:
+    def __init__(self, make_linter: Callable[[], "Linter"], unsafe: bool, write: bool,
+                 within: Optional["os.PathLike[str]"] = None) -> None:
         self.make_linter = make_linter
+        #: the tree no write may leave (through a symlink); None: no limit
+        self.within = os.fspath(within) if within is not None else None
         self.unsafe = unsafe
         self.write = write
         self.wanted = ("safe", "unsafe") if unsafe else ("safe",)
@@ -120,7 +123,7 @@ class FixTask:
         outcome = self.linter.fix(load_source(path, raw), self.unsafe)
         if self.write and outcome.changed:
             try:
-                write_atomic(path, outcome.fixed or b"", expected=raw)
+                write_atomic(path, outcome.fixed or b"", expected=raw, within=self.within)
                 outcome.written = True
             except SourceError as exc:
                 # Not written: nothing was fixed, and every finding of the file remains.
