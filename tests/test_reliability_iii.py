@@ -335,3 +335,27 @@ def test_pruning_deletes_only_result_files_mplint_names(tmp_path):
     assert [n for n in names if n.startswith("results-") and len(n) == 45 and not os.path.islink(
         cache.version_dir / n)].__len__() == KEEP_RUN_FILES
     assert set(keep) <= set(names) and (tmp_path / "outside.json").exists()
+
+
+# -- 8. a cell's text can say anything: no line can forge a marker ----------------------
+@pytest.mark.parametrize("forged", ["# mplint: cell 2", "pass  # mplint: magic 0"])
+def test_a_cell_line_that_looks_like_a_marker_survives_fix(tmp_path, forged):
+    doc = f's = """\n{forged}\ntail\n"""\n'
+    book = _notebook("%matplotlib inline\n" + POLICY, doc + SOFTMAX, "%time x = 1\nprint(s)\n")
+    write_files(tmp_path, {"n.ipynb": book})
+    result = run_cli("fix", ".", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    cells = [c["source"] for c in json.loads((tmp_path / "n.ipynb").read_text())["cells"]]
+    joined = ["".join(c) if isinstance(c, list) else c for c in cells]
+    assert joined == ["%matplotlib inline\n" + POLICY, doc + SOFTMAX.replace('"softmax"', '"softmax", dtype="float32"'),
+                      "%time x = 1\nprint(s)\n"]
+
+
+# -- 15. operator-first continuation lines in brackets are Python, not magics -----------
+@pytest.mark.parametrize("continued", ["    % 3", "    != b", "    %b"])
+def test_a_continuation_line_starting_with_an_operator_is_checked(tmp_path, continued):
+    cell = "ok = (\n    a\n" + continued + "\n)\n" + SOFTMAX
+    write_files(tmp_path, {"n.ipynb": _notebook(POLICY, cell)})
+    result = run_cli("check", "--no-cache", ".", cwd=tmp_path)
+    assert result.returncode == 1 and "cell not checked" not in result.stderr, result.stderr
+    assert "n.ipynb:cell 2:5:" in result.stdout, result.stdout
