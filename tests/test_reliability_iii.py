@@ -390,3 +390,18 @@ def test_the_positions_of_many_findings_are_resolved_together(monkeypatch):
     code = POLICY + "".join(f"d{i} = tf.keras.layers.Dense({i * 8 + 10})\n" for i in range(1000))
     assert len(lint(code, "MP301")) == 1000
     assert len(calls) <= 1000 // 200 + 1
+
+
+# -- 14. NaN and Infinity, as Python's json and Jupyter write them ----------------------
+def test_a_notebook_holding_nan_and_infinity_is_fixed(tmp_path):
+    book = json.loads(_notebook(POLICY, SOFTMAX))
+    book["cells"][0]["outputs"] = [{"output_type": "execute_result", "execution_count": 1, "metadata": {},
+                                    "data": {"application/json": {"a": float("nan"), "b": float("inf"),
+                                                                  "c": -float("inf")}}}]
+    text = json.dumps(book, indent=1)
+    assert "NaN" in text and "-Infinity" in text
+    write_files(tmp_path, {"n.ipynb": text})
+    result = run_cli("fix", ".", cwd=tmp_path)
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    fixed = (tmp_path / "n.ipynb").read_text()
+    assert fixed == text.replace('\\"softmax\\")', '\\"softmax\\", dtype=\\"float32\\")')
