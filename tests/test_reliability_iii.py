@@ -405,3 +405,14 @@ def test_a_notebook_holding_nan_and_infinity_is_fixed(tmp_path):
     assert result.returncode == 0 and result.stderr == "", result.stderr
     fixed = (tmp_path / "n.ipynb").read_text()
     assert fixed == text.replace('\\"softmax\\")', '\\"softmax\\", dtype=\\"float32\\")')
+
+
+# -- 18. valid Python libcst cannot read is not the user's syntax error -------------------
+def test_valid_python_the_parser_cannot_read_is_said_so(tmp_path):
+    write_files(tmp_path, {"odd.py": POLICY + "(x): int = 1\n", "model.py": BAD})
+    result = run_cli("check", "--no-cache", ".", cwd=tmp_path)
+    assert outcome(result) == (2, [("model.py", 4, "MP101")])
+    [line] = _errors(result)
+    assert line.startswith("mplint: error: odd.py: is valid Python that mplint's parser (libcst) cannot read "
+                           "(syntax error at line 3, column"), line
+    assert line.endswith("; not checked")

@@ -129,7 +129,11 @@ def parse(source: Source) -> cst.Module:
     try:
         return parse_text(source.text)
     except cst.ParserSyntaxError as exc:
-        raise SourceError(_python_rejects(source.text) or _libcst_message(exc)) from None
+        python_says = _python_rejects(source.text)
+        if python_says is None:  # valid Python: the fault is the parser's, not the file's
+            raise SourceError(f"is valid Python that mplint's parser (libcst) cannot read "
+                              f"({_libcst_message(exc)}); not checked") from None
+        raise SourceError(python_says) from None
     except RecursionError:
         raise SourceError("too deeply nested to parse") from None
     except Exception as exc:  # libcst raises assorted errors on odd input
