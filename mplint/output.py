@@ -149,10 +149,10 @@ def _uri(path: str) -> Dict[str, str]:
     """A relative path stays relative to the checkout (what code scanning needs)."""
     posix = path.replace(os.sep, "/")
     if os.path.isabs(path):
-        return {"uri": "file://" + quote(os.path.abspath(path).replace(os.sep, "/"))}
+        return {"uri": "file://" + quote(os.fsencode(os.path.abspath(path).replace(os.sep, "/")))}
     if posix.startswith("./"):
         posix = posix[2:]
-    return {"uri": quote(posix), "uriBaseId": "%SRCROOT%"}
+    return {"uri": quote(os.fsencode(posix)), "uriBaseId": "%SRCROOT%"}
 
 
 def _sarif_rules(docs_url: Optional[str] = None) -> List[dict]:

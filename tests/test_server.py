@@ -399,3 +399,55 @@ def test_the_install_hint_asks_for_the_lsp_extra_s_own_requirement():
 
 def test_the_command_line_lists_the_server():
     assert "server    language server for editors" in run_cli("--help").stdout
+
+
+# -- a burst of changes, a bad document (issue 27) ----------------------------------------------
+class _CountingDiagnostics(dict):
+    """The client's diagnostics by uri, counting each publication."""
+
+    def __init__(self, *args) -> None:
+        super().__init__(*args)
+        self.published: Dict[str, int] = {}
+
+    def __setitem__(self, uri, value) -> None:
+        self.published[uri] = self.published.get(uri, 0) + 1
+        super().__setitem__(uri, value)
+
+
+@lsp_test
+async def test_a_burst_of_changes_is_checked_once_in_its_last_version(vscode, tmp_path):
+    filler = "".join(f"x{i} = tf.constant({i})\n" for i in range(3000))  # a big file: each check costs
+    path = write_files(tmp_path, {"pyproject.toml": PROJECT["pyproject.toml"],
+                                  "m.py": BAD + filler}) / "m.py"
+    uri = _open(vscode, path)
+    await _diagnostics(vscode, uri, [(4, 30, "MP101")])
+    counting = _CountingDiagnostics(vscode.diagnostics)
+    vscode.diagnostics = counting
+    try:
+        original = line = BAD.splitlines()[3]
+        for version in range(2, 32):  # 30 keystrokes, each changing the output layer's units
+            new = original.replace("Dense(10", f"Dense({version * 8}")
+            _change(vscode, uri, version, (3, 0), (3, len(line)), new)
+            line = new
+        _change(vscode, uri, 32, (3, 0), (3, len(line)), original.replace('"softmax"', '"softmax", dtype="float32"'))
+        await _diagnostics(vscode, uri, [])
+        await asyncio.sleep(1)  # no stale version's diagnostics after the last one
+        assert _found(vscode, uri) == []
+        assert counting.published.get(uri, 0) <= 3, counting.published
+    finally:
+        vscode.diagnostics = dict(counting)
+
+
+@lsp_test
+async def test_a_document_that_would_crash_the_parser_is_one_logged_line(vscode, tmp_path):
+    deep = BAD + "x = " + " and ".join(["a"] * 10000) + "\n"
+    heads = "import tensorflow as tf\nclass Head(tf.keras.layers.Layer):\n    pass\n" + "y = " + " and ".join(["a"] * 10000) + "\n"
+    folder = write_files(tmp_path, {"pyproject.toml": PROJECT["pyproject.toml"], "heads.py": heads,
+                                    "main.py": BAD.replace("import tensorflow as tf\n",
+                                                           "import tensorflow as tf\nfrom heads import Head\n")})
+    bad = _open(vscode, folder / "deep.py", deep)
+    main = _open(vscode, folder / "main.py")
+    await _diagnostics(vscode, main, [(5, 30, "MP101")])
+    await _until(vscode, lambda: bad in vscode.diagnostics, "the deep file's (empty) diagnostics")
+    assert list(vscode.diagnostics[bad]) == []
+    assert any("deep.py: too deeply nested to parse" in m.message for m in vscode.log_messages)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 import libcst as cst
 
 from mplint.core import reads
+from mplint.core.source import SourceError, decode, parse
 from mplint.core.walker import Walker
 from mplint.rule.check import Context, instantiate_analyses
 from mplint.run.module_paths import absolute_import, folders_above
@@ -138,8 +139,8 @@ def _layers_of(path: str, analysis: type) -> Optional["CustomLayers"]:
 def _analyse(path: str, raw: bytes, analysis: type) -> Optional["CustomLayers"]:
     """Walk the module with the layer analysis and what it reads (no checks)."""
     try:
-        module = cst.parse_module(raw)
-    except (cst.ParserSyntaxError, RecursionError, ValueError, UnicodeDecodeError):
+        module = parse(decode(path, raw))  # the depth guard: a module can crash libcst too
+    except SourceError:
         return None
     names = NameResolver()
     collect_module_imports(module, names)

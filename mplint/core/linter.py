@@ -9,9 +9,10 @@ suppressions and per-file ignores -> findings.
 from __future__ import annotations
 
 import sys
+from bisect import bisect_right
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple, Type
+from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple, Type
 
 import libcst as cst
 import pathspec
@@ -35,6 +36,7 @@ from mplint.rule.check import Check, Context, Report, all_requirements, instanti
 from mplint.rule.levels import Safety
 from mplint.run.config import Settings
 from mplint.run.dependency_pins import shell_pins
+from mplint.run.gitignore import is_risky, path_or_parent_matcher
 from mplint.run.project import ProjectFacts, names_for
 from mplint.semantic.facts import FactsCollector, ModuleFacts
 from mplint.semantic.keras_version import versions_of
@@ -68,10 +70,7 @@ class Linter:
         #: test that the skipping never changes a result
         self.prescan = True
         self._assumes_mixed = settings.assume_policy in MIXED_POLICIES
-        self._pfi = [
-            (pathspec.GitIgnoreSpec.from_lines([pattern]), frozenset(codes))
-            for pattern, codes in settings.per_file_ignores
-        ]
+        self._pfi = [(_path_matcher(pattern), frozenset(codes)) for pattern, codes in settings.per_file_ignores]
 
     # -- the two operations ---------------------------------------------------------
     def check(self, src: SourceKind, module: Optional[cst.Module] = None) -> FileResult:
@@ -275,7 +274,7 @@ class Linter:
             rel = Path(path).as_posix()
         ignored = set()
         for spec, codes in self._pfi:
-            if spec.match_file(rel):
+            if spec(rel):
                 for rule in self.rule_ids:
                     if any(code == "ALL" or rule.startswith(code) for code in codes):
                         ignored.add(rule)
@@ -302,12 +301,13 @@ class Linter:
             for line, code in suppressions.unknown:
                 out.errors.append(FileError(source.path, f"line {line}: unknown rule {code} in a suppression comment", "warning"))
         seen = set()
+        spans = StatementSpans(module, positions)
         for rule in sorted(reports):
             entry = self.catalog[rule]
             placed = [(positions[r.node], r) for r in reports[rule] if r.node in positions]
             placed.sort(key=lambda item: (item[0].start.line, item[0].start.column))
             for rng, report in placed:
-                first, last = statement_span(module, positions, rng)
+                first, last = spans.span(rng)
                 if suppressions.suppressed(rule, first, last):
                     continue
                 safety = self._safety(entry, report)
@@ -347,6 +347,14 @@ UNKNOWN_GENERATION = (
     "the Keras generation (2 or 3) is unknown, so the loss-scaling rules that depend on it (MP202's fix, "
     "MP206, MP207) could not fully check the code; set `keras-version = 3` (or 2) under [tool.mplint], "
     "or pin tensorflow or keras in the project's dependencies")
+
+
+def _path_matcher(pattern: str) -> Callable[[str], bool]:
+    """Whether a `per-file-ignores` pattern covers a path: pathspec's reading, or a
+    linear-time one where pathspec's regex could backtrack for ever."""
+    if is_risky(pattern):
+        return path_or_parent_matcher([pattern])
+    return pathspec.GitIgnoreSpec.from_lines([pattern]).match_file
 
 
 @contextmanager
@@ -395,35 +403,57 @@ _STATEMENT_PARTS = (cst.BaseCompoundStatement, cst.IndentedBlock, cst.Else, cst.
                     cst.ExceptHandler, cst.ExceptStarHandler, cst.MatchCase)
 
 
-def statement_span(module: cst.Module, positions: Dict[cst.CSTNode, CodeRange],
-                   rng: CodeRange) -> Tuple[int, int]:
+class StatementSpans:
     """Lines of the statement holding a finding, for ``# noqa`` on any of them.
 
     A finding inside a compound statement's header (``with``, ``def``) spans the
-    header lines only, never the whole block.
+    header lines only, never the whole block. Each block's statements are indexed
+    by their first line when first asked for, so each finding costs a bisect per
+    level of nesting, not a scan of the file's statements (4,000 findings in one
+    file made that scan quadratic).
     """
-    line = rng.start.line
-    nodes: Sequence[cst.CSTNode] = module.body
-    span = (rng.start.line, rng.end.line)
-    while True:
-        for node in nodes:
-            pos = positions.get(node)
-            if pos is None or not (pos.start.line <= line <= pos.end.line):
-                continue
+
+    def __init__(self, module: cst.Module, positions: Dict[cst.CSTNode, CodeRange]) -> None:
+        self.module = module
+        self.positions = positions
+        self._blocks: Dict[int, Tuple[List[int], List[Tuple[cst.CSTNode, CodeRange]]]] = {}
+
+    def _holding(self, owner: cst.CSTNode, line: int) -> Optional[Tuple[cst.CSTNode, CodeRange]]:
+        """The statement (or block part) directly in ``owner`` whose lines hold ``line``."""
+        index = self._blocks.get(id(owner))
+        if index is None:
+            nodes: Sequence[cst.CSTNode] = owner.body if isinstance(owner, cst.Module) else [
+                c for c in owner.children if isinstance(c, _STATEMENT_PARTS + (cst.SimpleStatementLine,))]
+            placed = [(node, pos) for node in nodes for pos in (self.positions.get(node),) if pos is not None]
+            placed.sort(key=lambda item: item[1].start.line)  # siblings never share a first line
+            index = self._blocks[id(owner)] = ([pos.start.line for _, pos in placed], placed)
+        starts, placed = index
+        at = bisect_right(starts, line) - 1
+        if at >= 0 and placed[at][1].end.line >= line:
+            return placed[at]
+        return None
+
+    def span(self, rng: CodeRange) -> Tuple[int, int]:
+        line = rng.start.line
+        owner: cst.CSTNode = self.module
+        span = (rng.start.line, rng.end.line)
+        while True:
+            found = self._holding(owner, line)
+            if found is None:
+                return span
+            node, pos = found
             if isinstance(node, cst.SimpleStatementLine):
                 return (min(pos.start.line, span[0]), max(pos.end.line, span[1]))
             if isinstance(node, cst.BaseCompoundStatement):
-                body = positions.get(node.body)
+                body = self.positions.get(node.body)
                 header_end = pos.start.line
                 if body is not None and isinstance(node.body, cst.IndentedBlock) and node.body.body:
-                    first = positions.get(node.body.body[0])
+                    first = self.positions.get(node.body.body[0])
                     if first is not None:
                         header_end = max(pos.start.line, first.start.line - 1)
                 elif body is not None:
                     header_end = body.end.line
                 if line <= header_end:
                     return (min(pos.start.line, span[0]), max(header_end, span[1]))
-            nodes = [c for c in node.children if isinstance(c, _STATEMENT_PARTS + (cst.SimpleStatementLine,))]
-            break
-        else:
-            return span
+            owner = node
+

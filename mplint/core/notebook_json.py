@@ -19,7 +19,7 @@ from typing import Dict, List, Tuple, Union
 Span = Tuple[int, int]
 
 _WS = re.compile(r"[ \t\n\r]*")
-_ATOM = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?|true|false|null")
+_ATOM = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?|true|false|null|NaN|-?Infinity")
 _HTML_ESCAPES = (("&", "\\u0026"), ("<", "\\u003c"), (">", "\\u003e"))
 
 

@@ -16,6 +16,7 @@ original text (:mod:`notebook_json`).
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import re
 from dataclasses import dataclass, field
@@ -25,10 +26,10 @@ from mplint.core.findings import FileError, Finding
 from mplint.core.notebook_json import LayoutError, splice
 from mplint.core.source import Source, SourceError
 
-_CELL_MARK = "# mplint: cell {}"
-_CELL_RE = re.compile(r"^# mplint: cell (\d+)$")
-_MAGIC_MARK = "pass  # mplint: magic {}"
-_MAGIC_RE = re.compile(r"^(\s*)pass  # mplint: magic (\d+)$")
+#: the markers of the joined program; ``{key}`` is the notebook's own key, which no
+#: line of its cells holds (:func:`_marker_key`), so no cell can forge a marker
+_CELL_MARK = "# mplint: cell {number} {key}"
+_MAGIC_MARK = "pass  # mplint: magic {number} {key}"
 _MAGIC_LINE = re.compile(r"^\s*(?:[%!?]|[\w.]+\s*=\s*[%!]|[\w.]+\?{1,2}\s*$)")
 #: cell magics whose body is still Python
 _PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun"})
@@ -51,6 +52,8 @@ class Notebook:
     magics: List[str] = field(default_factory=list)
     #: (cell number, reason) of code cells left out because they do not parse
     skipped: List[Tuple[int, str]] = field(default_factory=list)
+    #: what the markers of this notebook's program end with (:func:`_marker_key`)
+    key: str = ""
 
     def skipped_warnings(self) -> List[FileError]:
         return [FileError(self.path, f"cell {number}: {reason}; cell not checked", "warning")
@@ -64,6 +67,8 @@ class Notebook:
             raise SourceError(f"invalid notebook: not UTF-8 ({exc.reason})") from None
         except json.JSONDecodeError as exc:
             raise SourceError(f"invalid notebook JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+        except RecursionError:  # Python's json recurses once per level of nesting
+            raise SourceError("invalid notebook: its JSON nests too deeply to read") from None
         if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
             raise SourceError("invalid notebook: no 'cells' list (nbformat 4 expected)")
         book = cls(path, raw, data)
@@ -80,6 +85,8 @@ class Notebook:
     def _build(self) -> None:
         lines: List[str] = []
         pending: List[str] = []  # magic lines of the cell being built
+        self.key = _marker_key(self.raw, [_joined(c.get("source", "")) for c in self.data["cells"]
+                                          if isinstance(c, dict)])
         for number, cell in enumerate(self.data["cells"], 1):
             if not isinstance(cell, dict) or cell.get("cell_type") != "code":
                 continue
@@ -90,15 +97,18 @@ class Notebook:
                 continue  # %%bash, %%writefile...: not Python
             code: List[str] = []
             continued: Optional[str] = None  # indentation of a magic continued with "\\"
+            # A cell that parses as it is holds no magic: a line such as "    % 3" or
+            # "    != b" continues an expression in brackets (black's style).
+            python = not first.startswith("%%") and _syntax_problem("\n".join(body) + "\n") is None
             for line in body:
-                if continued is not None or _MAGIC_LINE.match(line):
+                if not python and (continued is not None or _MAGIC_LINE.match(line)):
                     indent = continued if continued is not None else line[:len(line) - len(line.lstrip())]
-                    code.append(indent + _MAGIC_MARK.format(len(self.magics) + len(pending)))
+                    code.append(indent + _MAGIC_MARK.format(number=len(self.magics) + len(pending), key=self.key))
                     pending.append(line)
                     continued = indent if line.rstrip().endswith("\\") else None
                 else:
                     code.append(line)
-            problem = _syntax_problem("\n".join(code) + "\n")
+            problem = None if python else _syntax_problem("\n".join(code) + "\n")
             if problem is not None:
                 # An exercise cell (`batch_size = `) or IPython-only syntax: check the
                 # other cells, and say which one was left out.
@@ -107,7 +117,7 @@ class Notebook:
                 continue
             self.magics.extend(pending)
             pending.clear()
-            lines.append(_CELL_MARK.format(number))
+            lines.append(_CELL_MARK.format(number=number, key=self.key))
             self.cells.append(_Cell(number, text, len(lines) + 1))
             lines.extend(code)
         self.program = "\n".join(lines) + "\n" if lines else ""
@@ -163,8 +173,10 @@ class Notebook:
         chunks: Dict[int, List[str]] = {}
         current: Optional[List[str]] = None
         used = set()
+        cell_mark = re.compile(r"^# mplint: cell (\d+) " + re.escape(self.key) + "$")
+        magic_mark = re.compile(r"^(\s*)pass  # mplint: magic (\d+) " + re.escape(self.key) + "$")
         for line in _split_lines(program):
-            mark = _CELL_RE.match(line)
+            mark = cell_mark.match(line)
             if mark:
                 current = chunks.setdefault(int(mark.group(1)), [])
                 continue
@@ -172,7 +184,7 @@ class Notebook:
                 if line.strip():
                     raise SourceError("a fix moved code out of the notebook's cells; not written")
                 continue
-            magic = _MAGIC_RE.match(line)
+            magic = magic_mark.match(line)
             if magic:
                 number = int(magic.group(2))
                 used.add(number)
@@ -187,6 +199,15 @@ class Notebook:
                 text += "\n"
             out[cell.index] = text
         return out
+
+
+def _marker_key(raw: bytes, texts: List[str]) -> str:
+    """A word that ends this notebook's marker lines: from its bytes (the same
+    program for the same notebook), lengthened until no cell's text holds it."""
+    key = hashlib.blake2b(raw, digest_size=8).hexdigest()
+    while any(key in text for text in texts):
+        key += hashlib.blake2b(key.encode(), digest_size=4).hexdigest()
+    return key
 
 
 def _syntax_problem(code: str) -> Optional[str]:

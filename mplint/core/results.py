@@ -52,6 +52,9 @@ class FileResult:
     errors: List[FileError] = field(default_factory=list)
     #: the other files the checks read, by content digest (see :mod:`core.reads`)
     reads: Dict[str, str] = field(default_factory=dict)
+    #: False for a result that says what happened to mplint (a crash, a worker that
+    #: died), not what the file holds: never cached, so the next run tries again
+    cacheable: bool = True
 
 
 @dataclass
@@ -69,6 +72,8 @@ class FixOutcome:
     written: bool = False
     #: the other files the checks read, by content digest (see :mod:`core.reads`)
     reads: Dict[str, str] = field(default_factory=dict)
+    #: see :attr:`FileResult.cacheable`
+    cacheable: bool = True
 
     @property
     def changed(self) -> bool:

@@ -23,6 +23,7 @@ from typing import Iterator, List, Optional, Tuple
 
 import libcst as cst
 
+from mplint.core.python_syntax import TooDeep, python_tree
 from mplint.core.regular_files import NotRegularFile, read_regular
 
 
@@ -39,6 +40,12 @@ MAX_PARSE_BYTES = 2 * 1024 * 1024
 #: and 3.13 accept other chains 8,000 deep, so its verdict alone does not protect.
 #: Hand-written code stays far below: tensorflow's deepest file has about 30.
 MAX_NESTING = 3000
+
+#: Calls, subscripts and attributes one after another (``a[0][0]...``, ``f()()...``)
+#: mplint parses. libcst's parser takes time cubic in such a chain (``a[0]`` 500 deep
+#: 0.65 s, 1,000 deep 3.8 s, 2,900 deep 85 s); a long hand-written chain of methods
+#: has a few dozen links.
+MAX_TRAILERS = 500
 
 
 class SourceError(Exception):
@@ -122,7 +129,11 @@ def parse(source: Source) -> cst.Module:
     try:
         return parse_text(source.text)
     except cst.ParserSyntaxError as exc:
-        raise SourceError(_python_rejects(source.text) or _libcst_message(exc)) from None
+        python_says = _python_rejects(source.text)
+        if python_says is None:  # valid Python: the fault is the parser's, not the file's
+            raise SourceError(f"is valid Python that mplint's parser (libcst) cannot read "
+                              f"({_libcst_message(exc)}); not checked") from None
+        raise SourceError(python_says) from None
     except RecursionError:
         raise SourceError("too deeply nested to parse") from None
     except Exception as exc:  # libcst raises assorted errors on odd input
@@ -195,7 +206,10 @@ def _maybe_too_deep(text: str) -> bool:
     the rest go straight to libcst."""
     if max(map(len, text.split("\n"))) >= 1000 or _DEEP_INDENT.search(text):
         return True
-    links = len(_OPERATORS.findall(text)) + sum(len(trailer.findall(text)) for trailer in _TRAILERS)
+    trailers = [len(trailer.findall(text)) for trailer in _TRAILERS]
+    if trailers[0] >= MAX_TRAILERS:  # a chain of calls or subscripts (3 more of CPython's 13,348 files)
+        return True
+    links = len(_OPERATORS.findall(text)) + sum(trailers)
     if links + sum(map(text.count, _CHAIN_WORDS)) >= MAX_NESTING:
         return True
     brackets = _NOT_BRACKETS.sub("", text)
@@ -212,8 +226,8 @@ def _refuse_too_deep(text: str) -> None:
         return  # a syntax error: libcst has the last word (and reports it)
     line = _too_deep_for_libcst(tree)
     if line is not None:
-        raise SourceError(f"too deeply nested to parse (line {line}: over the {MAX_NESTING:,} "
-                          "levels of nesting mplint parses)")
+        raise SourceError(f"too deeply nested to parse (line {line}: over the {MAX_NESTING:,} levels of "
+                          f"nesting or {MAX_TRAILERS} calls, subscripts and attributes in a row mplint parses)")
 
 
 def _too_deep_for_libcst(tree: ast.AST) -> Optional[int]:
@@ -222,13 +236,15 @@ def _too_deep_for_libcst(tree: ast.AST) -> Optional[int]:
     keeps flat: ``a and b and c`` is one BoolOp but two levels of BooleanOperation
     (and ``"a" "b" "c"`` one Constant, but libcst stops such strings itself, with a
     syntax error, not a crash)."""
-    stack: List[Tuple[ast.AST, int]] = [(tree, 0)]
+    stack: List[Tuple[ast.AST, int, int]] = [(tree, 0, 0)]
     while stack:
-        node, depth = stack.pop()
+        node, depth, chain = stack.pop()
         depth += len(node.values) - 1 if isinstance(node, ast.BoolOp) else 1
-        if depth > MAX_NESTING:
+        if depth > MAX_NESTING or chain > MAX_TRAILERS:
             return getattr(node, "lineno", 1)
-        stack.extend((child, depth) for child in ast.iter_child_nodes(node))
+        inner = node.func if isinstance(node, ast.Call) else \
+            node.value if isinstance(node, (ast.Subscript, ast.Attribute)) else None
+        stack.extend((child, depth, chain + 1 if child is inner else 0) for child in ast.iter_child_nodes(node))
     return None
 
 
@@ -236,11 +252,6 @@ def _too_deep_for_libcst(tree: ast.AST) -> Optional[int]:
 #: (an error before Python 3.14, a tuple of types without ``as`` from 3.14 on) and
 #: ``{**a for a in b}``. Files holding these shapes get CPython's verdict first.
 _LIBCST_ACCEPTS = re.compile(r"except\b[ \t*]*(?:\([^()\n]*\)|[^(,:\n])*,[^:\n]*:|\{\s*\*\*[^}]*\bfor\b")
-
-
-#: CPython's own limits; libcst has none and crashes far beyond them.
-_TOO_DEEP = ("too many nested parentheses", "too many levels of indentation",
-             "too many statically nested blocks")
 
 
 def _python_rejects(text: str) -> Optional[str]:
@@ -256,15 +267,9 @@ def _python_rejects(text: str) -> Optional[str]:
 def _python_tree(text: str) -> Tuple[Optional[ast.AST], Optional[str]]:
     """CPython's tree of the text, or None and its syntax error (see :func:`_python_rejects`)."""
     try:
-        return compile(text, "<mplint>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True), None
-    except SyntaxError as err:
-        if any(reason in str(err.msg) for reason in _TOO_DEEP):
-            raise SourceError(f"too deeply nested to parse (line {err.lineno}: {err.msg})") from None
-        return None, f"syntax error at line {err.lineno or 1}, column {err.offset or 1}: {err.msg}"
-    except (RecursionError, MemoryError):
-        raise SourceError("too deeply nested to parse (Python itself cannot compile it)") from None
-    except ValueError as err:  # e.g. source code string cannot contain null bytes
-        return None, f"cannot be parsed: {err}"
+        return python_tree(text)
+    except TooDeep as err:
+        raise SourceError(str(err)) from None
 
 
 _LIBCST_PREFIX = re.compile(r"^(?:parser|tokenizer) error: (?:error at \d+:\d+: )?")
@@ -273,6 +278,10 @@ _LIBCST_PREFIX = re.compile(r"^(?:parser|tokenizer) error: (?:error at \d+:\d+: 
 def _libcst_message(exc: cst.ParserSyntaxError) -> str:
     first = str(exc.message).splitlines()[0] if exc.message else "invalid syntax"
     return f"syntax error at line {exc.raw_line}, column {exc.raw_column + 1}: {_LIBCST_PREFIX.sub('', first)}"
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def _writable(mode: int) -> bool:
@@ -287,7 +296,7 @@ def _unchanged(target: str, expected: Optional[bytes]) -> None:
         raise SourceError("changed on disk while mplint was fixing it; not written")
 
 
-def write_atomic(path: str, data: bytes, expected: Optional[bytes]) -> None:
+def write_atomic(path: str, data: bytes, expected: Optional[bytes], within: Optional[str] = None) -> None:
     """Replace ``path`` with ``data`` atomically (temporary file + rename).
 
     ``expected`` is the content the file had when read; if it changed since, the
@@ -297,9 +306,14 @@ def write_atomic(path: str, data: bytes, expected: Optional[bytes]) -> None:
     only one landing in the microseconds between that last read and the rename,
     or written through a handle opened on the old file, can still be lost (as
     with any tool that saves by rename). A read-only file is never replaced. A
-    symlink keeps pointing at the file, which is replaced.
+    symlink keeps pointing at the file, which is replaced, when that file lies
+    inside the tree ``within`` (a symlink out of it is refused: a repository's link
+    must not decide what mplint overwrites elsewhere).
     """
     target = os.path.realpath(path)
+    if within is not None and not _inside(target, os.path.realpath(within)):
+        raise SourceError(f"leads through a symbolic link to {target}, outside the tree being "
+                          f"fixed ({within}); not written")
     tmp = None
     try:
         st = os.stat(target)

@@ -14,6 +14,8 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
+import stat
 import tempfile
 import time
 from pathlib import Path
@@ -58,7 +60,10 @@ class Cache:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self.version_dir = folder / f"{__version__}-{FORMAT}"
-        self._index: Dict[str, list] = self._load(self.version_dir / "index.json")
+        #: False when the folder is not mplint's own (see :func:`_owned`): nothing is
+        #: read from it or written to it, and the run goes on without a cache
+        self.usable = _owned(folder) and _plain_folder_or_none(self.version_dir)
+        self._index: Dict[str, list] = self._load(self.version_dir / "index.json") if self.usable else {}
         self._index_dirty = False
         #: module summaries, in their own file: most runs never read them (a run whose
         #: program model is reused does not), and they are most of the index's bytes
@@ -73,6 +78,8 @@ class Cache:
         """The entries of one cache file. Whatever cannot be read (a FIFO, broken
         JSON, JSON nested too deep to decode) or is not an entry (valid JSON of
         another shape) is left out: a cache miss, and the next save rewrites it."""
+        if os.path.islink(path):
+            return {}  # the cache never follows a link
         try:
             data = json.loads(read_regular(path))
         except (OSError, ValueError, RecursionError, MemoryError):
@@ -127,7 +134,7 @@ class Cache:
     # -- module summaries (the program model), loaded when first asked for ---------------
     def _summary_entries(self) -> Dict[str, list]:
         if self._summaries is None:
-            self._summaries = self._load(self.version_dir / "summaries.json")
+            self._summaries = self._load(self.version_dir / "summaries.json") if self.usable else {}
         return self._summaries
 
     def summary_get(self, key: str, raw: bytes) -> object:
@@ -164,7 +171,7 @@ class Cache:
     # -- results ---------------------------------------------------------------------
     def use_run(self, key: str) -> None:
         self._results_path = self.version_dir / f"results-{key}.json"
-        self._results = self._load(self._results_path)
+        self._results = self._load(self._results_path) if self.usable else {}
 
     def lookup(self, path: str, st: os.stat_result) -> Optional[Tuple[List[Finding], List[FileError]]]:
         """The cached result when the file's size and stamp say it is unchanged."""
@@ -212,7 +219,7 @@ class Cache:
     def save(self) -> None:
         """Write what changed; a cache that cannot be written is silently skipped."""
         try:
-            if not (self._index_dirty or self._summaries_dirty or self._results_dirty):
+            if not self.usable or not (self._index_dirty or self._summaries_dirty or self._results_dirty):
                 return
             self._prepare()
             if self._index_dirty:
@@ -231,20 +238,83 @@ class Cache:
             pass
 
     def _prepare(self) -> None:
-        self.version_dir.mkdir(parents=True, exist_ok=True)
-        ignore = self.folder / ".gitignore"
-        if not ignore.exists():
-            ignore.write_text("# Created by mplint automatically.\n*\n", encoding="utf-8")
+        """Create the folder, tagged as mplint's first of all; re-check that it is
+        still mplint's own (it may have been replaced by a link since the run began)."""
+        self.folder.mkdir(parents=True, exist_ok=True)
         tag = self.folder / "CACHEDIR.TAG"
-        if not tag.exists():
-            tag.write_text("Signature: 8a477f597d28d172789f06886806bc55\n"
-                           "# This file is a cache directory tag created by mplint.\n", encoding="utf-8")
+        if not os.path.lexists(tag):
+            _create(tag, TAG)
+        if not (_owned(self.folder) and _plain_folder_or_none(self.version_dir)):
+            raise OSError("the cache folder is not mplint's own")
+        self.version_dir.mkdir(exist_ok=True)
+        ignore = self.folder / ".gitignore"
+        if not os.path.lexists(ignore):
+            _create(ignore, "# Created by mplint automatically.\n*\n")
 
     def _prune(self) -> None:
-        """Keep the newest result files only (one per recent selection/config)."""
-        runs = sorted(self.version_dir.glob("results-*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
-        for old in runs[KEEP_RUN_FILES:]:
+        """Keep the newest result files only (one per recent selection/config).
+        Only files mplint names and writes are deleted: ``results-`` and a run key,
+        plain files (never a link) in the version folder of mplint's own folder."""
+        runs = []
+        for path in self.version_dir.iterdir():
+            try:
+                st = os.lstat(path)
+            except OSError:
+                continue
+            if _RESULTS_NAME.fullmatch(path.name) and stat.S_ISREG(st.st_mode):
+                runs.append((st.st_mtime_ns, path))
+        runs.sort(reverse=True)
+        for _, old in runs[KEEP_RUN_FILES:]:
             old.unlink()
+
+
+#: what marks a cache folder as mplint's (https://bford.info/cachedir/)
+TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
+       "# This file is a cache directory tag created by mplint.\n")
+#: the name of a results file: ``run_key`` is 32 hex digits
+_RESULTS_NAME = re.compile(r"results-[0-9a-f]{32}\.json")
+
+
+def _owned(folder: Path) -> bool:
+    """Whether mplint may read and write in ``folder``: it does not exist yet (mplint
+    creates and tags it), or it is a plain folder (not a link) that mplint tagged
+    or that is empty. A folder a repository points the cache at (a committed link,
+    ``cache-dir`` in its config) is not written to unless mplint made it."""
+    try:
+        st = os.lstat(folder)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    if not stat.S_ISDIR(st.st_mode):
+        return False
+    tag = folder / "CACHEDIR.TAG"
+    try:
+        if stat.S_ISREG(os.lstat(tag).st_mode):
+            return read_regular(tag).decode("utf-8", "replace") == TAG
+    except OSError:
+        pass
+    try:
+        return not any(os.scandir(folder))
+    except OSError:
+        return False
+
+
+def _plain_folder_or_none(path: Path) -> bool:
+    """``path`` does not exist or is a folder, not a link to one."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+
+
+def _create(path: Path, text: str) -> None:
+    """Write a new file; never through a link, never over a file already there."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
 
 
 def _stamp(st: os.stat_result) -> List[int]:

@@ -110,7 +110,7 @@ def config_in(folder: Path) -> Optional[Path]:
             return candidate
         try:
             data = tomllib.loads(read_regular(candidate).decode("utf-8"))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
             return candidate  # let load_settings report it
         if isinstance(data.get("tool"), dict) and "mplint" in data["tool"]:
             return candidate
@@ -178,6 +178,8 @@ def _read_table(config_path: Path, explicit: bool) -> Dict[str, Any]:
         raise ConfigError(f"{where}: is not valid UTF-8") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{where}: invalid TOML: {exc}") from None
+    except RecursionError:  # tomllib recurses once per level of nesting
+        raise ConfigError(f"{where}: nests arrays or tables too deeply to read") from None
     tool = data.get("tool")
     if config_path.name != "pyproject.toml" and "tool" not in data:
         return data  # mplint.toml: the settings at the top level (a [tool.mplint] table is read too)

@@ -22,7 +22,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import pathspec
 
-from mplint.run.gitignore import IgnoreFile
+from mplint.run.gitignore import IgnoreFile, is_risky, path_or_parent_matcher
 
 from mplint.core.findings import FileError
 from mplint.core.regular_files import read_regular
@@ -54,6 +54,9 @@ def _matcher(patterns: Iterable[str]) -> Matcher:
     pathspec tries each pattern in turn, which made matching the bulk of a warm
     run; without ``!`` patterns "any pattern matches" is the whole semantics.
     """
+    patterns = list(patterns)
+    if any(map(is_risky, patterns)):  # pathspec's regex could backtrack for ever
+        return path_or_parent_matcher(patterns)
     spec = _spec(patterns)
     active = [p for p in spec.patterns if p.include is not None]
     if any(p.include is False for p in active) or not all(hasattr(p, "regex") for p in active):
@@ -176,7 +179,7 @@ class _Ignorer:
         """
         rel = _rel(str(folder), self._root)
         probe = (rel if rel is not None else folder.name) + "/"
-        keep = [p for p in self.patterns if not _spec([p]).match_file(probe)]
+        keep = [p for p in self.patterns if not _matcher([p])(probe)]
         if len(keep) == len(self.patterns):
             return self
         narrowed = _Ignorer.__new__(_Ignorer)

@@ -640,7 +640,7 @@ def _cached_program(project: ProjectFacts, others: SetterFacts, unique: Dict[str
     key = hashlib.sha256(json.dumps([code_stamp(), str(project.root), facts, exports]).encode()).hexdigest()
     # This run's files first (their own result, from an earlier pre-commit run), then
     # the whole project's (which answers for any files).
-    scope = "" if checked is None else hashlib.sha256("\0".join(sorted(checked)).encode()).hexdigest()[:16]
+    scope = "" if checked is None else hashlib.sha256(os.fsencode("\0".join(sorted(checked)))).hexdigest()[:16]
     for slot in dict.fromkeys([scope, ""]):
         stored = cache.program_get(key, slot) if cache is not None else None
         if not (isinstance(stored, list) and len(stored) == 2 and isinstance(stored[0], dict)):

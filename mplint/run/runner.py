@@ -15,12 +15,13 @@ import os
 import sys
 import time
 from dataclasses import dataclass
+from functools import partial
 from typing import (TYPE_CHECKING, Callable, Dict, Generic, Iterator, List, Optional, Sequence,
                     Tuple, TypeVar, Union)
 
 from mplint.core.findings import FileError, Finding
 from mplint.core.prefilter import may_matter
-from mplint.core.results import FileResult, FixOutcome, internal_error
+from mplint.core.results import REPORT_TO, FileResult, FixOutcome, internal_error
 from mplint.run.cache import Cache, content_hash
 from mplint.run.garbage import collected_per_file, file_done
 
@@ -86,13 +87,13 @@ class CheckTask:
         return self.linter.check(load_source(path, raw), module)  # type: ignore[arg-type]
 
     def failed(self, path: str, exc: BaseException) -> FileResult:
-        return FileResult(path, errors=[internal_error(path, exc)])
+        return FileResult(path, errors=[internal_error(path, exc)], cacheable=False)
 
     def from_cache(self, path: str, findings: List[Finding], errors: List[FileError]) -> Optional[FileResult]:
         return FileResult(path, findings, errors)
 
     def cached_content(self, result: FileResult, raw: bytes) -> Optional[bytes]:
-        return raw
+        return raw if result.cacheable else None
 
 
 class FixTask:
@@ -101,8 +102,11 @@ class FixTask:
     A file whose cached result offers no fix these flags apply is not parsed at all.
     """
 
-    def __init__(self, make_linter: Callable[[], "Linter"], unsafe: bool, write: bool) -> None:
+    def __init__(self, make_linter: Callable[[], "Linter"], unsafe: bool, write: bool,
+                 within: Optional["os.PathLike[str]"] = None) -> None:
         self.make_linter = make_linter
+        #: the tree no write may leave (through a symlink); None: no limit
+        self.within = os.fspath(within) if within is not None else None
         self.unsafe = unsafe
         self.write = write
         self.wanted = ("safe", "unsafe") if unsafe else ("safe",)
@@ -119,7 +123,7 @@ class FixTask:
         outcome = self.linter.fix(load_source(path, raw), self.unsafe)
         if self.write and outcome.changed:
             try:
-                write_atomic(path, outcome.fixed or b"", expected=raw)
+                write_atomic(path, outcome.fixed or b"", expected=raw, within=self.within)
                 outcome.written = True
             except SourceError as exc:
                 # Not written: nothing was fixed, and every finding of the file remains.
@@ -127,10 +131,11 @@ class FixTask:
                 outcome.fixed, outcome.applied, outcome.applied_rules = None, 0, []
                 outcome.remaining = unfixed.findings
                 outcome.errors = unfixed.errors + [FileError(path, str(exc))]
+                outcome.cacheable = False
         return outcome
 
     def failed(self, path: str, exc: BaseException) -> FixOutcome:
-        return FixOutcome(path, errors=[internal_error(path, exc)])
+        return FixOutcome(path, errors=[internal_error(path, exc)], cacheable=False)
 
     def from_cache(self, path: str, findings: List[Finding], errors: List[FileError]) -> Optional[FixOutcome]:
         if any(f.fix in self.wanted for f in findings):
@@ -138,10 +143,15 @@ class FixTask:
         return FixOutcome(path, remaining=findings, errors=errors)
 
     def cached_content(self, result: FixOutcome, raw: bytes) -> Optional[bytes]:
-        """The content ``result.remaining`` describes, when that is what the file holds."""
-        if not result.changed:
-            return raw
-        return result.fixed if result.written else None
+        """The content to cache ``result`` under: only a file nothing was done to and
+        nothing went wrong in, whose result is what ``check`` finds. A fixed file's
+        remaining findings, a fix that failed (which hides the findings ``check``
+        reports), a write that failed (the file may be writable next time) and the
+        warnings a fix leaves out are never the cache's: the next ``check`` reads the
+        file again."""
+        if result.changed or result.errors or not result.cacheable:
+            return None
+        return raw
 
 
 Task = Union[CheckTask, FixTask]
@@ -279,14 +289,22 @@ def _results(batch: _Batch, jobs: int, pooled: bool) -> Iterator[Tuple[int, Resu
         for index in range(count):
             yield _work(index)
         return
-    import multiprocessing
+    from mplint.run.pool import in_workers
 
-    context = multiprocessing.get_context("fork")
     chunk = max(1, min(8, count // (jobs * 8)))
     # Forked workers receive the batch through the initializer's arguments, which
     # fork hands over without pickling (the linter holds unpicklable state).
-    with context.Pool(jobs, initializer=_adopt, initargs=(batch,)) as pool:
-        yield from pool.imap_unordered(_work, range(count), chunksize=chunk)
+    yield from in_workers(_work, count, jobs, _adopt, (batch,), partial(_died, batch), chunk)
+
+
+def _died(batch: _Batch, index: int, how: str) -> Result:
+    """The result of a file whose worker process died on it (a native crash)."""
+    path = batch.items[index].path
+    error = FileError(path, f"mplint's worker process died on this file ({how}); not checked. "
+                            f"Please report this to {REPORT_TO}")
+    if isinstance(batch.task, CheckTask):
+        return FileResult(path, errors=[error], cacheable=False)
+    return FixOutcome(path, errors=[error], cacheable=False)
 
 
 def _can_fork() -> bool:

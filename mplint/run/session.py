@@ -88,6 +88,8 @@ class Session:
         self.jobs = jobs or default_jobs()
         self.progress = progress
         self.root: Optional[Path] = None
+        #: where ``fix`` may write (:func:`tree_of`); None: anywhere (no index was built)
+        self.tree: Optional[Path] = None
         self.project: ProjectFacts = ProjectFacts()
         self.store = FileStore()
         self.cache: Optional[Cache] = None
@@ -103,6 +105,7 @@ class Session:
         and open its cache. ``given`` holds contents that differ from the disk
         (an editor's buffer), by path."""
         self.root = find_root(paths)
+        self.tree = tree_of(self.settings, self.root, paths)
         if self.use_cache:
             self.cache = Cache(cache_folder(self.settings, self.root, paths))
         # `mplint check .` at the project root: the project's files are the ones just found.
@@ -176,7 +179,7 @@ class Session:
 
     def fix(self, files: Sequence[str], unsafe: bool, write: bool) -> RunResult:
         """Fix ``files``; ``write`` False previews (``--diff``, ``--check``)."""
-        results = self._run(files, lambda make: FixTask(make, unsafe, write))
+        results = self._run(files, lambda make: FixTask(make, unsafe, write, within=self.tree))
         out = _collect(results)
         out.outcomes = [r for r in results if isinstance(r, FixOutcome)]
         return out
@@ -200,10 +203,16 @@ def cache_folder(settings: Settings, root: Optional[Path], paths: Sequence[str])
     anywhere)."""
     if settings.cache_dir is not None:
         return settings.cache_dir
-    if root is None:
-        folders = [p if os.path.isdir(p) else os.path.dirname(os.path.abspath(p)) for p in paths]
-        root = Path(os.path.commonpath([os.path.abspath(f) for f in folders])) if folders else settings.root
-    return root / FOLDER
+    return tree_of(settings, root, paths) / FOLDER
+
+
+def tree_of(settings: Settings, root: Optional[Path], paths: Sequence[str]) -> Path:
+    """The tree a run works on: the project root, else the folder holding the checked
+    paths. ``fix`` writes nothing outside it (a symlink out of it is not followed)."""
+    if root is not None:
+        return root
+    folders = [p if os.path.isdir(p) else os.path.dirname(os.path.abspath(p)) for p in paths]
+    return Path(os.path.commonpath([os.path.abspath(f) for f in folders])) if folders else settings.root
 
 
 def buffer_paths(name: str) -> List[str]:

@@ -17,6 +17,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
+from mplint.core.python_syntax import tree_or_none
 from mplint.semantic.vocabulary import POLICY_SETTER_WORDS, WHOLE_MODEL_METHODS, WHOLE_MODEL_VARIABLES
 
 #: the module body's name among a summary's functions
@@ -127,9 +128,8 @@ class ModuleSummary:
 
 def summarize(text: str) -> ModuleSummary:
     """The summary of a module's source (an empty one when it does not parse)."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = tree_or_none(text)
+    if tree is None:
         return ModuleSummary()
     summary = ModuleSummary()
     try:

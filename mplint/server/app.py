@@ -10,7 +10,8 @@ editor sees what CI sees.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+import asyncio
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -20,7 +21,7 @@ from pygls.workspace.position_codec import PositionCodec
 
 from mplint import __version__
 from mplint.core.findings import FileError, Finding
-from mplint.core.results import FixOutcome
+from mplint.core.results import REPORT_TO, FixOutcome, describe
 from mplint.output import rule_help_uri
 from mplint.rule.catalog import CatalogError
 from mplint.rule.levels import Safety
@@ -40,6 +41,9 @@ NOTEBOOK_SYNC = types.NotebookDocumentSyncOptions(
     save=True,
 )
 _SEVERITY = {"error": types.DiagnosticSeverity.Error, "warning": types.DiagnosticSeverity.Warning}
+#: seconds a changed document waits for the next change before it is checked: a burst
+#: of keystrokes costs one check of the last version, not one check per keystroke
+DEBOUNCE_S = 0.3
 
 
 class MplintServer(LanguageServer):
@@ -53,6 +57,8 @@ class MplintServer(LanguageServer):
         self.logged: Dict[str, Set[str]] = {}
         #: config errors already shown
         self.shown: Set[str] = set()
+        #: the check each changed document waits for (see :data:`DEBOUNCE_S`), by uri
+        self.pending: Dict[str, asyncio.TimerHandle] = {}
 
     @property
     def projects(self) -> Projects:
@@ -97,6 +103,42 @@ class MplintServer(LanguageServer):
         return notebook_bytes(cells)
 
     # -- diagnostics ---------------------------------------------------------------------------
+    def check_later(self, uri: str, check: Callable[[str], None]) -> None:
+        """Check ``uri`` once changes to it pause: a check still waiting is replaced,
+        so a stale version is never checked (handlers run on the server's loop, so
+        changes that arrive during a check only move the next one)."""
+        self.drop_pending(uri)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # not serving (a direct call): check now
+            self.guarded(check, uri)
+            return
+        self.pending[uri] = loop.call_later(DEBOUNCE_S, self._due, uri, check)
+
+    def _due(self, uri: str, check: Callable[[str], None]) -> None:
+        self.pending.pop(uri, None)
+        self.guarded(check, uri)
+
+    def check_now(self, uri: str, check: Callable[[str], None]) -> None:
+        """Check ``uri`` at once (open, save), dropping a check that waited for it."""
+        self.drop_pending(uri)
+        self.guarded(check, uri)
+
+    def drop_pending(self, uri: str) -> None:
+        waiting = self.pending.pop(uri, None)
+        if waiting is not None:
+            waiting.cancel()
+
+    def guarded(self, check: Callable[[str], None], uri: str) -> None:
+        """Run one document's check; whatever it raises is logged for that document
+        and the server goes on serving the others."""
+        try:
+            check(uri)
+        except Exception as exc:  # a bad document must not take the server down
+            self.window_log_message(types.LogMessageParams(
+                types.MessageType.Error,
+                f"mplint: internal error while checking {uri}: {describe(exc)}. Please report this to {REPORT_TO}"))
+
     def check_text(self, uri: str) -> None:
         path = self.python_file(uri)
         if path is None:
@@ -294,38 +336,40 @@ def make_server(projects: Optional[Projects] = None) -> MplintServer:
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: MplintServer, params: types.DidOpenTextDocumentParams) -> None:
-        ls.check_text(params.text_document.uri)
+        ls.check_now(params.text_document.uri, ls.check_text)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: MplintServer, params: types.DidChangeTextDocumentParams) -> None:
-        ls.check_text(params.text_document.uri)
+        ls.check_later(params.text_document.uri, ls.check_text)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: MplintServer, params: types.DidSaveTextDocumentParams) -> None:
-        ls.saved(params.text_document.uri)
+        ls.check_now(params.text_document.uri, ls.saved)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: MplintServer, params: types.DidCloseTextDocumentParams) -> None:
+        ls.drop_pending(params.text_document.uri)
         ls.logged.pop(params.text_document.uri, None)
         ls.publish(params.text_document.uri, [], None)
 
     @server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
     def notebook_open(ls: MplintServer, params: types.DidOpenNotebookDocumentParams) -> None:
-        ls.check_notebook(params.notebook_document.uri)
+        ls.check_now(params.notebook_document.uri, ls.check_notebook)
 
     @server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
     def notebook_change(ls: MplintServer, params: types.DidChangeNotebookDocumentParams) -> None:
         structure = params.change.cells.structure if params.change.cells is not None else None
         for closed in (structure.did_close or []) if structure is not None else []:
             ls.publish(closed.uri, [], None)
-        ls.check_notebook(params.notebook_document.uri)
+        ls.check_later(params.notebook_document.uri, ls.check_notebook)
 
     @server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)
     def notebook_save(ls: MplintServer, params: types.DidSaveNotebookDocumentParams) -> None:
-        ls.saved(params.notebook_document.uri)
+        ls.check_now(params.notebook_document.uri, ls.saved)
 
     @server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
     def notebook_close(ls: MplintServer, params: types.DidCloseNotebookDocumentParams) -> None:
+        ls.drop_pending(params.notebook_document.uri)
         ls.logged.pop(params.notebook_document.uri, None)
         for cell in params.cell_text_documents:
             ls.publish(cell.uri, [], None)
