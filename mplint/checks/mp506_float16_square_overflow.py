@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Callable, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -192,11 +192,7 @@ class Float16SquareOverflow(Check):
         if isinstance(expr, cst.Subscript):
             return self._bounded(expr.value, where, depth + 1)
         if isinstance(expr, cst.Name):
-            binding, reaching = kinds.reaching(expr, where)
-            if binding is None or not reaching or binding.value is None or binding.kind != "assign":
-                return False
-            at = kinds.binding_where(binding)
-            return at is not None and self._bounded(binding.value, at, depth + 1)
+            return self._assigned(expr, where, lambda value, at: self._bounded(value, at, depth + 1))
         return False
 
     def _normalizing_layer(self, func: cst.BaseExpression, where: Where) -> bool:
@@ -269,13 +265,18 @@ class Float16SquareOverflow(Check):
         if isinstance(expr, cst.Call):
             return bool(self.names.resolve(expr.func) & SHAPE_FUNCTIONS)
         if isinstance(expr, cst.Name):
-            kinds = self.ctx.get(TensorKinds)
-            binding, reaching = kinds.reaching(expr, where)
-            if binding is None or not reaching or binding.value is None or binding.kind != "assign":
-                return False
-            at = kinds.binding_where(binding)
-            return at is not None and self._is_shape(binding.value, at, depth + 1)
+            return self._assigned(expr, where, lambda value, at: self._is_shape(value, at, depth + 1))
         return False
+
+    def _assigned(self, name: cst.Name, where: Where,
+                  holds: Callable[[cst.BaseExpression, Where], bool]) -> bool:
+        """Whether the one plain assignment reaching ``name`` binds a value that ``holds``."""
+        kinds = self.ctx.get(TensorKinds)
+        binding, reaching = kinds.reaching(name, where)
+        if binding is None or not reaching or binding.value is None or binding.kind != "assign":
+            return False
+        at = kinds.binding_where(binding)
+        return at is not None and holds(binding.value, at)
 
 
 def _compute_dtype(expr: cst.BaseExpression) -> bool:
