@@ -173,7 +173,6 @@ class Float16SquareOverflow(Check):
         by its own norm."""
         if depth > _MAX_DEPTH:
             return False
-        kinds = self.ctx.get(TensorKinds)
         if isinstance(expr, cst.Call):
             names = self.names.resolve(expr.func)
             if names & BOUNDED_FUNCTIONS:
