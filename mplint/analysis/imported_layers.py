@@ -127,10 +127,11 @@ def _module_file(module: str, importer: str, root: Optional[Path]) -> Optional[s
 def _layers_of(path: str, analysis: type) -> Optional["CustomLayers"]:
     """The module's layer analysis, by content; the read is noted (:mod:`core.reads`),
     so a cached result of the checked file is keyed by this module's content too."""
-    raw = reads.read(path, _MAX_BYTES)
-    if raw is None:
+    found = reads.read(path, _MAX_BYTES)
+    if found is None:
         return None
-    key = (path, reads.digest(raw))
+    raw, digest = found
+    key = (path, digest)
     if key not in _ANALYSED:
         _ANALYSED[key] = _analyse(path, raw, analysis)
     return _ANALYSED[key]

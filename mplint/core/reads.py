@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 from contextlib import contextmanager
-from typing import Dict, Iterator, List, Mapping, Optional
+from typing import Dict, Iterator, List, Mapping, Optional, Tuple
 
 #: the digests noted by the checks running now, innermost recording last
 _RECORDING: List[Dict[str, str]] = []
@@ -26,7 +26,7 @@ def digest(raw: bytes) -> str:
 
 @contextmanager
 def recording() -> Iterator[Dict[str, str]]:
-    """Collect, by path, the digest of every file :func:`read` or :func:`note` sees."""
+    """Collect, by path, the digest of every file :func:`read` sees."""
     found: Dict[str, str] = {}
     _RECORDING.append(found)
     try:
@@ -35,32 +35,29 @@ def recording() -> Iterator[Dict[str, str]]:
         _RECORDING.remove(found)
 
 
-def note(path: str, content_digest: str) -> None:
-    """A file read earlier (and remembered) decides the result being computed now."""
-    for found in _RECORDING:
-        found[path] = content_digest
-
-
-def read(path: str, limit: int) -> Optional[bytes]:
-    """The bytes of ``path`` (None when unreadable or over ``limit`` bytes), noted."""
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read(limit + 1)
-    except OSError:
-        note(path, MISSING)
-        return None
-    note(path, digest(raw))
-    return raw if len(raw) <= limit else None
+def read(path: str, limit: int) -> Optional[Tuple[bytes, str]]:
+    """The bytes of ``path`` and their digest (None when unreadable or over ``limit``
+    bytes), noted for the recordings in progress (an unreadable file as MISSING)."""
+    raw = _bytes(path, limit)
+    found = MISSING if raw is None else digest(raw)
+    for recorded in _RECORDING:
+        recorded[path] = found
+    return None if raw is None or len(raw) > limit else (raw, found)
 
 
 def unchanged(reads: Mapping[str, str], limit: int = 2_000_000) -> bool:
     """Whether every file noted still has the content it had."""
     for path, before in reads.items():
-        try:
-            with open(path, "rb") as handle:
-                now = digest(handle.read(limit + 1))
-        except OSError:
-            now = MISSING
-        if now != before:
+        raw = _bytes(path, limit)
+        if (MISSING if raw is None else digest(raw)) != before:
             return False
     return True
+
+
+def _bytes(path: str, limit: int) -> Optional[bytes]:
+    """Up to ``limit + 1`` bytes of ``path`` (one more tells an oversized file)."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(limit + 1)
+    except OSError:
+        return None

@@ -40,8 +40,8 @@ KEEP_RUN_FILES = 8
 RACY_NS = 2_000_000_000
 
 
-def content_hash(raw: bytes) -> str:
-    return hashlib.blake2b(raw, digest_size=16).hexdigest()
+#: a file's content digest: the one :mod:`mplint.core.reads` notes for the files checks read
+content_hash = reads.digest
 
 
 def run_key(rule_ids: Sequence[str], settings: Any, project_digest: str, environment: str) -> str:

@@ -325,7 +325,8 @@ class Evaluator:
 
 def is_script(module: cst.Module) -> bool:
     """A module run as a program: a ``__main__`` guard, or a call as a statement at its
-    top level (``main()``, ``model.fit(...)``); its functions are called from here."""
+    top level (``main()``, ``model.fit(...)``), as a module summary's ``script`` says
+    (``run.summaries``, read with CPython's ast); its functions are called from here."""
     for statement in module.body:
         if isinstance(statement, cst.If) and "__main__" in module.code_for_node(statement.test):
             return True
