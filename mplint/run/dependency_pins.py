@@ -25,8 +25,11 @@ from typing import Dict, Iterable, Iterator, List, Optional, Set, Tuple
 
 from mplint.core.regular_files import read_regular
 from mplint.semantic.versions import Pin, VersionRange, requirement_range
+from mplint.semantic.vocabulary import TENSORFLOW_DISTRIBUTIONS
 
-_PACKAGE = r"(keras|tf[-_]keras|tensorflow(?:[-_](?:cpu|gpu|macos|intel|rocm))?|intel-tensorflow|tf-nightly(?:-cpu|-gpu)?)"
+#: the names a pin may give Keras or TensorFlow (``-`` or ``_`` between words, as pip reads them)
+_PACKAGE = "(" + "|".join(["keras", "tf[-_]keras", *(re.escape(name).replace(r"\-", "[-_]") for name in
+                                                     sorted(TENSORFLOW_DISTRIBUTIONS, key=len, reverse=True))]) + ")"
 #: ``tensorflow>=2.16,<2.18`` (requirements, PEP 508 strings, setup.cfg lines)
 _REQUIREMENT = re.compile(rf"""^\s*["']?\s*{_PACKAGE}(?![\w.-])\s*(?:\[[^\]]*\])?\s*"""
                           r"""((?:[<>=!~]=?=?\s*[\d.*]+[\w.]*\s*,?\s*)*)""", re.IGNORECASE)

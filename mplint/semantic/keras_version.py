@@ -16,16 +16,11 @@ import re
 from importlib import metadata
 from typing import Iterable, List, Optional, Sequence, Tuple
 
-from mplint.semantic.versions import API, LOSS_SCALING, ApiUse, Pin, Versions
-
-#: distributions that ship the ``tensorflow`` package
-TENSORFLOW_DISTRIBUTIONS = (
-    "tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tensorflow-macos", "tensorflow-intel",
-    "tensorflow-rocm", "intel-tensorflow", "tf-nightly", "tf-nightly-cpu", "tf-nightly-gpu",
-)
+from mplint.semantic.versions import API, KERAS3_TENSORFLOW, LOSS_SCALING, ApiUse, Pin, Versions
+from mplint.semantic.vocabulary import LEGACY_KERAS_ENV_VAR, TENSORFLOW_DISTRIBUTIONS
 
 _TF_KERAS_IMPORT = re.compile(r"^\s*(?:from\s+tf_keras\b|import\s+[^\n#]*(?<![\w.])tf_keras\b)", re.M)
-_LEGACY_SWITCH = re.compile(r"^[^#\n]*TF_USE_LEGACY_KERAS", re.M)
+_LEGACY_SWITCH = re.compile(rf"^[^#\n]*{re.escape(LEGACY_KERAS_ENV_VAR)}", re.M)
 
 #: (generation, kind, pattern, as shown) of spellings only one generation has; a line
 #: comment never counts. Sources: the reference's table of names (section 2).
@@ -64,7 +59,7 @@ def generation_from_versions(keras: Optional[str], tensorflow: Optional[str]) ->
     if tensorflow:
         parsed = _major_minor(tensorflow)
         if parsed is not None and parsed[0] == 2:
-            return 3 if parsed[1] >= 16 else 2
+            return 3 if parsed >= KERAS3_TENSORFLOW[:2] else 2
     return None
 
 
@@ -87,7 +82,7 @@ def legacy_keras(text: str) -> str:
     """Why the file runs on Keras 2 whatever is installed ("" when it does not say)."""
     if "tf_keras" in text and _TF_KERAS_IMPORT.search(text):
         return "the file imports tf_keras"
-    if "TF_USE_LEGACY_KERAS" in text and _LEGACY_SWITCH.search(text):
+    if LEGACY_KERAS_ENV_VAR in text and _LEGACY_SWITCH.search(text):
         return "the file sets TF_USE_LEGACY_KERAS"
     return ""
 

@@ -103,6 +103,11 @@ def amp_env_enabled(value: object) -> bool:
 
 #: makes ``tf.keras`` the tf_keras package (Keras 2) under TF >= 2.16
 LEGACY_KERAS_ENV_VAR = "TF_USE_LEGACY_KERAS"
+#: distributions that ship the ``tensorflow`` package (installed versions, dependency pins)
+TENSORFLOW_DISTRIBUTIONS = (
+    "tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tensorflow-macos", "tensorflow-intel",
+    "tensorflow-rocm", "intel-tensorflow", "tf-nightly", "tf-nightly-cpu", "tf-nightly-gpu",
+)
 
 
 def legacy_keras_env_enabled(value: object) -> bool:
