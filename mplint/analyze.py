@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from mplint.run.config import ConfigError, find_config, load_settings
+from mplint.run.config import ConfigError, load_settings
 from mplint.rule.catalog import CatalogError, load_catalog
 
 #: what ``analyze policy`` prints per function: (function, policy, where it is set, calls)
@@ -48,17 +48,20 @@ def policy_reach(paths: Sequence[str], config: Optional[str] = None
     judged as a library; the project root as shown (None: no project)."""
     from mplint.run.project import build_project
 
+    from mplint.run.hierarchy import ConfigTree
+
     missing = [p for p in paths if not os.path.exists(p)]
     if missing:
         raise ConfigError(f"{missing[0]}: no such file or folder")
+    catalog = load_catalog()
+    fixed = None
     if config is not None:
-        config_path: Optional[Path] = Path(config)
         if not Path(config).is_file():
             raise ConfigError(f"{config}: config file not found")
-    else:
-        start = Path(os.path.commonpath([os.path.abspath(p) for p in paths]))
-        config_path = find_config(start.parent if start.is_file() else start)
-    settings = load_settings(config_path, load_catalog(), explicit=config is not None)
+        fixed = load_settings(Path(config), catalog, explicit=True)
+    # the settings of the folder the paths share, found as a check finds them
+    start = os.path.commonpath([os.path.abspath(p) for p in paths])
+    settings = ConfigTree(catalog, lambda found: found, Path.cwd(), fixed=fixed).settings_for(start)
     project = build_project(list(paths), settings)
     out: Dict[str, List[Reach]] = {}
     if project.program is not None:

@@ -437,10 +437,8 @@ def cmd_lint(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> int:
 
 def _say_setup(session: "Session", files: Sequence[str]) -> None:
     """``--verbose``: the project root, the cache, and which configuration how many files got."""
-    from mplint.run.session import cache_folder
-
     print(f"mplint: project root: {session.root or 'none (the named files alone)'}", file=sys.stderr)
-    cache = cache_folder(session.settings, session.root, files) if session.cache is not None else None
+    cache = session.cache.folder if session.cache is not None else None  # the one the session opened
     print(f"mplint: cache: {cache or 'off'}", file=sys.stderr)
     by_config = Counter(str(session.settings_of(path).config_path or "defaults (no configuration file)")
                         for path in files)
