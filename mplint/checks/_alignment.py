@@ -16,6 +16,7 @@ import libcst as cst
 from mplint.analysis.dimensions import FILTERS, TASK_SIZE_LIMIT, UNITS, AlignedDimensions, DimensionValue, DimensionSite, next_multiple
 from mplint.analysis.layers import sixteen_bit_name
 from mplint.rule.check import Check, Fix, Needs
+from mplint.rule.messages import snippet
 from mplint.rule.levels import Safety
 from mplint.semantic.facts import PolicyState
 from mplint.semantic.scopes import Binding
@@ -129,8 +130,7 @@ def _function_name(param: Binding) -> str:
 
 
 def _short(code: str, limit: int = 40) -> str:
-    code = " ".join(code.split())
-    return code if len(code) <= limit else code[: limit - 3] + "..."
+    return snippet(code, limit)
 
 
 class HiddenLayerAlignment(AlignmentCheck):

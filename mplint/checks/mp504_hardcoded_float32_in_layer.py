@@ -9,6 +9,7 @@ import libcst as cst
 from mplint.analysis.compute_regions import ComputeRegions
 from mplint.analysis.layers import sixteen_bit_name
 from mplint.analysis.tensor_kinds import LOW, Mismatch, TensorKinds, Where
+from mplint.rule.messages import snippet
 from mplint.semantic.scopes import is_public
 from mplint.rule.check import Check, Fix, Needs
 from mplint.rule.edits import with_keyword
@@ -76,8 +77,7 @@ class HardcodedFloat32InLayer(Check):
         )
 
     def _snippet(self, node: cst.CSTNode) -> str:
-        code = " ".join(self.ctx.module.code_for_node(node).split())
-        return code if len(code) <= 48 else code[:45] + "..."
+        return snippet(self.ctx.module.code_for_node(node), 48)
 
     def _fix(self, origin: cst.CSTNode, where: Where, mismatch: Mismatch, in_layer: bool) -> Optional[Fix]:
         if not isinstance(origin, cst.Call):

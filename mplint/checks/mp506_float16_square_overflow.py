@@ -9,6 +9,7 @@ import libcst as cst
 from mplint.analysis.compute_regions import ComputeRegions
 from mplint.analysis.tensor_kinds import LOW, TensorKinds, Where
 from mplint.rule.check import Check, Context, Needs
+from mplint.rule.messages import snippet
 from mplint.semantic.call_args import positional_or_keyword
 from mplint.semantic.facts import PolicyState
 from mplint.semantic.scopes import Scope
@@ -106,7 +107,7 @@ class Float16SquareOverflow(Check):
             if note is None:
                 continue
             reported.add(id(operand))
-            text = _snippet(self.ctx.module.code_for_node(node))
+            text = snippet(self.ctx.module.code_for_node(node), 48)
             effect = {
                 "sum": "a sum of squares in float16 is inf past 65504 (a 1024-wide feature of magnitude 8 "
                        "is enough)",
@@ -122,7 +123,7 @@ class Float16SquareOverflow(Check):
             note = self._judged(where.loc.scope)
             if note is None:
                 continue
-            text = _snippet(self.ctx.module.code_for_node(product))
+            text = snippet(self.ctx.module.code_for_node(product), 48)
             self.report(product, f"`{text}` multiplies image sizes cast to the 16-bit compute dtype{note}: in "
                                  f"float16 256 x 256 = 65536 is already inf (max 65504); compute sizes in "
                                  f"float32 (or int32) and cast the result")
@@ -299,8 +300,3 @@ def _nodes_in(node: cst.CSTNode) -> List[cst.CSTNode]:
 def _calls_in(node: cst.CSTNode) -> List[cst.Call]:
     """Every call in an expression (a sink's argument)."""
     return [n for n in _nodes_in(node) if isinstance(n, cst.Call)]
-
-
-def _snippet(code: str) -> str:
-    code = " ".join(code.split())
-    return code if len(code) <= 48 else code[:45] + "..."
