@@ -349,6 +349,18 @@ class TensorKinds(Analysis):
                 return out
         return []
 
+    def assigned(self, name: cst.Name, where: Where, kinds: Optional[Tuple[str, ...]] = ("assign",)
+                 ) -> Optional[Tuple[cst.BaseExpression, Where]]:
+        """The value the one binding that certainly reaches ``name`` assigns, and where
+        (None for a parameter, a loop target, an unpacking, or a binding of another of
+        ``kinds``; any kind when None)."""
+        binding, reaching = self.reaching(name, where)
+        if binding is None or not reaching or binding.value is None \
+                or (kinds is not None and binding.kind not in kinds):
+            return None
+        at = self.binding_where(binding)
+        return None if at is None else (binding.value, at)
+
     def binding_where(self, binding: Binding) -> Optional[Where]:
         if binding.scope is None:
             return None

@@ -129,11 +129,8 @@ class Float16LossScaled(Check):
         if isinstance(expr, cst.Subscript):
             return self._float16_cast(expr.value, where, depth + 1)
         if isinstance(expr, cst.Name):
-            binding, reaching = kinds.reaching(expr, where)
-            if binding is None or not reaching or binding.value is None or binding.kind not in ("assign", "annassign"):
-                return None
-            at = kinds.binding_where(binding)
-            return self._float16_cast(binding.value, at, depth + 1) if at is not None else None
+            found = kinds.assigned(expr, where, ("assign", "annassign"))
+            return None if found is None else self._float16_cast(found[0], found[1], depth + 1)
         return None
 
     def _fix(self, loss: cst.BaseExpression, made: cst.Call) -> Optional[Fix]:

@@ -161,11 +161,8 @@ class Float16SquareOverflow(Check):
                 return expr.left if code(expr.left).strip() == code(expr.right).strip() else None
             return None
         if isinstance(expr, cst.Name):
-            binding, reaching = kinds.reaching(expr, where)
-            if binding is None or not reaching or binding.value is None or binding.kind != "assign":
-                return None
-            at = kinds.binding_where(binding)
-            return self._squared(binding.value, at, depth + 1) if at is not None else None
+            found = kinds.assigned(expr, where)
+            return None if found is None else self._squared(found[0], found[1], depth + 1)
         return None
 
     def _bounded(self, expr: cst.BaseExpression, where: Where, depth: int) -> bool:
@@ -271,12 +268,8 @@ class Float16SquareOverflow(Check):
     def _assigned(self, name: cst.Name, where: Where,
                   holds: Callable[[cst.BaseExpression, Where], bool]) -> bool:
         """Whether the one plain assignment reaching ``name`` binds a value that ``holds``."""
-        kinds = self.ctx.get(TensorKinds)
-        binding, reaching = kinds.reaching(name, where)
-        if binding is None or not reaching or binding.value is None or binding.kind != "assign":
-            return False
-        at = kinds.binding_where(binding)
-        return at is not None and holds(binding.value, at)
+        found = self.ctx.get(TensorKinds).assigned(name, where)
+        return found is not None and holds(*found)
 
 
 def _compute_dtype(expr: cst.BaseExpression) -> bool:

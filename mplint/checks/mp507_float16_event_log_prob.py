@@ -88,11 +88,8 @@ class Float16EventLogProb(Check):
         if isinstance(expr, (cst.Subscript,)):
             return self._cast_to_float32(expr.value, where, depth + 1)
         if isinstance(expr, cst.Name):
-            binding, reaching = kinds.reaching(expr, where)
-            if binding is None or not reaching or binding.value is None:
-                return False
-            at = kinds.binding_where(binding)
-            return at is not None and self._cast_to_float32(binding.value, at, depth + 1)
+            found = kinds.assigned(expr, where, None)
+            return found is not None and self._cast_to_float32(found[0], found[1], depth + 1)
         return False
 
     def _casts_to_compute_dtype(self, scope: Optional[Scope]) -> bool:
