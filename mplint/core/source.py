@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import codecs
+import functools
 import io
 import os
 import re
@@ -120,16 +121,17 @@ def parse(source: Source) -> cst.Module:
         raise SourceError(
             f"is {size / 1024 / 1024:.1f} MB, over the {MAX_PARSE_BYTES // 1024 // 1024} MB mplint parses "
             "(generated code?); not checked. Add it to 'extend-exclude' to skip it quietly")
+    python = functools.lru_cache(maxsize=1)(lambda: _python_tree(source.text))  # compiled once, if at all
     if _maybe_too_deep(source.text):
-        _refuse_too_deep(source.text)
+        _refuse_too_deep(python()[0])
     if _LIBCST_ACCEPTS.search(source.text):
-        message = _python_rejects(source.text)
+        message = python()[1]
         if message is not None:
             raise SourceError(message)
     try:
         return parse_text(source.text)
     except cst.ParserSyntaxError as exc:
-        python_says = _python_rejects(source.text)
+        python_says = python()[1]
         if python_says is None:  # valid Python: the fault is the parser's, not the file's
             raise SourceError(f"is valid Python that mplint's parser (libcst) cannot read "
                               f"({_libcst_message(exc)}); not checked") from None
@@ -218,10 +220,9 @@ def _maybe_too_deep(text: str) -> bool:
     return max(accumulate(map(_DEPTH_STEP.__getitem__, brackets))) >= 100
 
 
-def _refuse_too_deep(text: str) -> None:
-    """Raise SourceError when CPython finds the text too deep, or when libcst's tree
-    of it would nest deeper than :data:`MAX_NESTING` levels."""
-    tree, _ = _python_tree(text)
+def _refuse_too_deep(tree: Optional[ast.AST]) -> None:
+    """Raise SourceError when libcst's tree of CPython's ``tree`` would nest deeper
+    than :data:`MAX_NESTING` levels (CPython's own limit raised already)."""
     if tree is None:
         return  # a syntax error: libcst has the last word (and reports it)
     line = _too_deep_for_libcst(tree)
