@@ -124,6 +124,12 @@ def test_cross_file_facts_span_the_sub_projects_of_a_repository(tmp_path):
     result = run_cli("check", ".", cwd=repo)
     assert reported(result.stdout) == [("pkg_b/model.py", 5, "MP101")], result.stdout
     assert "the mixed policy is set in train.py:5" in result.stdout
+    # the same from the sub-project, and for the one file a pre-commit run names
+    from_sub = run_cli("check", ".", cwd=repo / "pkg_b")
+    assert reported(from_sub.stdout) == [("model.py", 5, "MP101")], from_sub.stdout
+    assert "train.py:5, reached through train.py top level -> build_model()" in from_sub.stdout
+    named = run_cli("check", "--force-exclude", "pkg_b/model.py", cwd=repo)
+    assert reported(named.stdout) == [("pkg_b/model.py", 5, "MP101")], named.stdout
 
 
 def test_config_names_one_file_for_every_file(tmp_path):

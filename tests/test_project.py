@@ -36,6 +36,9 @@ def test_root_is_the_nearest_folder_with_a_marker(tmp_path):
                       "outer/b.py": ""})
     (tmp_path / "outer" / "inner" / ".git").mkdir()
     assert find_root([str(tmp_path / "outer/inner/pkg/a.py")]) == tmp_path / "outer" / "inner"
+    # Inside a repository, a sub-project's own marker does not cut the program in two.
+    _write(tmp_path, {"outer/inner/pkg/pyproject.toml": ""})
+    assert find_root([str(tmp_path / "outer/inner/pkg/a.py")]) == tmp_path / "outer" / "inner"
     assert find_root([str(tmp_path / "outer/b.py")]) == tmp_path / "outer"
     # The common folder of both paths decides.
     assert find_root([str(tmp_path / "outer/inner/pkg/a.py"), str(tmp_path / "outer/b.py")]) == tmp_path / "outer"

@@ -51,9 +51,14 @@ def may_set_facts(raw: bytes) -> bool:
 
 
 def find_root(paths: Sequence[str], *, markerless: bool = True) -> Optional[Path]:
-    """The nearest folder above every checked path holding a project marker.
+    """The folder whose files are one program: the repository holding every checked path
+    (the nearest folder with ``.git``), else the nearest folder above them holding a
+    project marker.
 
-    With no marker above (a zip download, a Kaggle or Colab copy), the root is the
+    A repository's sub-projects (a monorepo's ``pkg_a/pyproject.toml``) share one root, so a
+    script in one that sets the policy governs the models it imports from another, and a
+    run from a sub-project sees what a run from the repository's top sees; settings stay
+    per sub-project (:mod:`mplint.run.hierarchy`). With no marker above (a zip download, a Kaggle or Colab copy), the root is the
     folder the user named or the current folder holding the paths, as ruff does
     (``markerless=False``: None instead, for callers with no current folder of the
     user's, such as an editor). The home folder and the file-system root never count
@@ -69,11 +74,17 @@ def find_root(paths: Sequence[str], *, markerless: bool = True) -> Optional[Path
     if start.is_file():
         start = start.parent
     home = Path.home()
+    above = []
     for folder in (start, *start.parents):
         if folder == home:
             break
-        if any((folder / marker).exists() for marker in MARKERS):
-            return folder
+        above.append(folder)
+    repository = next((folder for folder in above if (folder / ".git").exists()), None)
+    if repository is not None:
+        return repository
+    marked = next((folder for folder in above if any((folder / marker).exists() for marker in MARKERS)), None)
+    if marked is not None:
+        return marked
     return _markerless_root(start, existing) if markerless else None
 
 
