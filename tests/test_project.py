@@ -585,6 +585,22 @@ def test_a_library_with_no_program_setting_a_policy_judges_its_public_models_as_
     assert "'library' must be true or false" in run_cli("check", ".", cwd=project).stderr
 
 
+def test_a_commented_out_policy_call_is_no_program(tmp_path):
+    # A library's example keeps "# set_global_policy(...)" as a hint to its users: that
+    # is no program setting a policy, so the library's public models stay "may be mixed".
+    project = _copy("layer_library", tmp_path)
+    example = project / "examples" / "train_hint.py"
+    example.write_text("import tensorflow as tf\nfrom zoo import models\n"
+                       "# tf.keras.mixed_precision.set_global_policy('float32')\nmodels.SmallNet().fit(x, y)\n")
+    expected = (1, [("zoo/layers.py", 7, "MP504"), ("zoo/models.py", 9, "MP101")])
+    assert outcome(run_cli("check", ".", cwd=project)) == expected
+    assert outcome(run_cli("check", "--no-cache", ".", cwd=project)) == expected
+    # the same call in code is a program: its float32 policy is followed, with or without a cache
+    example.write_text(example.read_text().replace("# tf.keras", "tf.keras"))
+    assert outcome(run_cli("check", ".", cwd=project)) == (0, [])
+    assert outcome(run_cli("check", "--no-cache", ".", cwd=project)) == (0, [])
+
+
 def test_a_project_that_is_not_packaged_is_no_library(tmp_path):
     # An application's tree (no setup.py, setup.cfg or [project]): its modules are its own.
     project = _copy("layer_library", tmp_path)

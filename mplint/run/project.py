@@ -50,6 +50,41 @@ def may_set_facts(raw: bytes) -> bool:
     return any(token in raw for token in INDEX_TOKENS)
 
 
+def mentions_policy_in_code(path: str, raw: bytes) -> bool:
+    """Whether the file's code (not its comments) names a policy or rewrite API: such a
+    file may be a program that sets a policy, so the project is not only a library.
+
+    A commented-out ``# set_global_policy("mixed_float16")`` in a library's example is
+    not a program. Strings still count (``os.environ[...]``, the grappler option); text
+    that cannot be tokenized counts, to stay on the side the index took before.
+    """
+    if not may_set_facts(raw):
+        return False
+    import io
+    import tokenize
+
+    from mplint.core.source_kinds import load_source
+
+    try:
+        source = load_source(path, raw).program()
+    except Exception:  # an unreadable file: checking it reports why
+        return True
+    if source is None:
+        return False
+    if any(word in line for line in source.shell for word in _INDEX_WORDS):
+        return True  # a notebook's ``%env`` or ``!`` line
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source.text).readline):
+            if token.type != tokenize.COMMENT and any(word in token.string for word in _INDEX_WORDS):
+                return True
+    except (tokenize.TokenError, SyntaxError, ValueError):
+        return True
+    return False
+
+
+_INDEX_WORDS = tuple(token.decode() for token in INDEX_TOKENS)
+
+
 def find_root(paths: Sequence[str], *, markerless: bool = True) -> Optional[Path]:
     """The folder whose files are one program: the repository holding every checked path
     (the nearest folder with ``.git``), else the nearest folder above them holding a
@@ -413,7 +448,7 @@ def index_source(path: str, raw: bytes, parsed: Optional[Dict[str, object]] = No
         parsed[os.path.abspath(path)] = module
     found = _collect(module, path, project)
     taken = project.taken(path, found.imports) if project is not None else ()
-    return dataclasses.replace(found, exports=exports_of(raw), taken=taken, mentions_policy=may_set_facts(raw))
+    return dataclasses.replace(found, exports=exports_of(raw), taken=taken, mentions_policy=mentions_policy_in_code(path, raw))
 
 
 def names_for(module, path: str, project: Optional["ProjectFacts"]) -> "NameResolver":
@@ -552,7 +587,8 @@ def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], 
                 item = FileFacts(exports=exports_of(raw))
                 if cache is not None:
                     cache.index_put(key, raw, item, st)
-        if (item is None or item.mentions_policy) and not is_test_path(key):
+        if not programs_with_policies and not is_test_path(key) and (
+                item.mentions_policy if item is not None else mentions_policy_in_code(key, raw or b"")):
             programs_with_policies = True
         exports = item.exports if item is not None else exports_of(raw or b"")
         if exports:
