@@ -77,15 +77,18 @@ class OutputPrecision(Analysis):
         if self._found is None:
             self._found = []
             seen: Set[int] = set()
-            policy = self.ctx.facts.mixed_policy()
-            library = policy is None and self.ctx.facts.library_policy() is not None
+            facts = self.ctx.facts
+            policy = facts.mixed_policy()
+            library = policy is None and facts.library_policy() is not None
             if library:
-                policy = self.ctx.facts.library_policy()
+                policy = facts.library_policy()
             models = self.ctx.get(ModelOutputs)
-            parts = self.ctx.facts.project_part_classes
+            parts = facts.project_part_classes
             for output in models.outputs():
                 if output.producer is None:
                     continue
+                if facts.kernel_resets and not library:  # a notebook restarted: the run it is in
+                    policy = facts.mixed_policy(order=output.producer.location.order)
                 if isinstance(output.model_call, cst.ClassDef) and output.model_call.name.value in parts:
                     continue  # a block another model builds: its output is a layer's, not the model's
                 if self._in_test_that_trains_nothing(output.producer):

@@ -15,7 +15,7 @@ import libcst as cst
 
 from mplint.semantic.names import NameResolver
 from mplint.semantic.versions import Versions
-from mplint.semantic.scopes import Branches, Location, Scope, ScopeTracker, function_key, separate_tests
+from mplint.semantic.scopes import Branches, Location, Scope, ScopeTracker, function_key, run_of, separate_tests
 from mplint.semantic.values import Evaluator
 from mplint.semantic.vocabulary import (
     AMP_ENV_VAR, DISABLE_REWRITE_FUNCTIONS, ENV_SETTERS, ENV_UPDATES, ENVIRON, GRAPH_REWRITE_FUNCTIONS,
@@ -168,6 +168,8 @@ class ModuleFacts:
     project_root: Optional[str] = None
 
     policy_calls: List[PolicyCall] = field(default_factory=list)
+    #: the orders of the file's top-level kernel resets (``Scope.resets``, ``run_of``)
+    kernel_resets: Tuple[int, ...] = ()
     #: every way the graph rewrite is switched on (the one detector: the project index
     #: reads it too): the rewrite call (REWRITE_CALL), the grappler option
     #: ``{'auto_mixed_precision': True}`` (REWRITE_GRAPPLER) and
@@ -204,25 +206,33 @@ class ModuleFacts:
         """The rewrite sites of one mechanism (REWRITE_CALL, REWRITE_GRAPPLER, REWRITE_ENV)."""
         return [site for site in self.rewrite_sites if site.kind == kind]
 
-    def policy_values(self, at: Optional[Scope] = None) -> FrozenSet[str]:
+    def policy_values(self, at: Optional[Scope] = None, order: Optional[int] = None) -> FrozenSet[str]:
         """Every policy name this module may set; UNKNOWN_POLICY for unresolvable ones.
 
         ``at``: only the calls that may govern code in that scope (a call in another
-        test function does not).
+        test function does not). ``order``: the judged code's statement order, when the
+        rule knows it; in a notebook with kernel resets, only the calls of the same run
+        govern it (a function's scope places it where it is defined).
         """
+        if order is None and at is not None:
+            order = at.top_order()
+        run = run_of(self.kernel_resets, order) if order is not None and self.kernel_resets else None
         out: Set[str] = set()
         for call in self.policy_calls:
+            if run is not None and run_of(self.kernel_resets, call.location.order) != run:
+                continue
             if at is None or not separate_tests(call.location.scope, at):
                 out |= call.values if call.values is not None else {UNKNOWN_POLICY}
         return frozenset(out)
 
-    def mixed_policy(self, at: Optional[Scope] = None) -> Optional[PolicyState]:
+    def mixed_policy(self, at: Optional[Scope] = None, order: Optional[int] = None) -> Optional[PolicyState]:
         """The mixed policy in effect for this module's code, or None.
 
         ``at`` is the scope of the code being judged, when the rule knows it: a policy
-        set inside one test function is that test's own, not its neighbours'.
+        set inside one test function is that test's own, not its neighbours'. ``order``:
+        see :meth:`policy_values`.
         """
-        values = self.policy_values(at)
+        values = self.policy_values(at, order)
         project, project_files = self.project_policies, self.project_policy_files
         if at is not None and self.project_by_function is not None:
             # Only what reaches this function's code counts, not the whole file's.
@@ -366,6 +376,7 @@ class FactsCollector:
         function, some of them further down the file: read again once all are seen."""
         for call in self.facts.policy_calls:
             call.values, call.value_branches = self._policy_values(call.node, call.location)
+        self.facts.kernel_resets = tuple(self.tracker.module_scope.resets)
 
     def _enables_amp(self, options: cst.BaseExpression) -> Union[bool, cst.BaseExpression]:
         """``{'auto_mixed_precision': True}`` (a literal, or a name assigned one): True;

@@ -9,14 +9,18 @@ can ask "what did ``x`` hold just before this statement?" after the walk is over
 from __future__ import annotations
 
 
+import bisect
 import re
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, Iterator, List, Optional, Tuple, Union
+from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 
 from mplint.semantic.names import NameResolver, dotted_name, record_alias_assignment
 from mplint.semantic.test_modules import is_test_path
+from mplint.semantic.vocabulary import (
+    KERNEL_KILL_FUNCTION, KERNEL_RESET_BUILTINS, KERNEL_RESET_FUNCTIONS, KERNEL_SHUTDOWN_METHOD, OWN_PROCESS_FUNCTION,
+)
 
 ScopeNode = Union[cst.Module, cst.FunctionDef, cst.ClassDef, cst.Lambda]
 
@@ -118,6 +122,21 @@ class Scope:
     #: ``self.<attr> = value`` assignments made in the methods of a class scope
     attributes: Dict[str, List[Binding]] = field(default_factory=dict)
     children: List["Scope"] = field(default_factory=list)
+    #: the statement order where the scope's definition stands in its parent
+    order: int = 0
+    #: a module's top-level kernel resets (``exit()`` in a notebook cell), by order: each
+    #: starts a new run of the program, which sees no name bound before it
+    resets: List[int] = field(default_factory=list)
+
+    def run_of(self, order: int) -> int:
+        return run_of(self.resets, order)
+
+    def top_order(self) -> Optional[int]:
+        """The order of the module-level statement holding this scope (None for a module)."""
+        scope: Optional[Scope] = self
+        while scope is not None and scope.parent is not None and scope.parent.kind != "module":
+            scope = scope.parent
+        return scope.order if scope is not None and scope.parent is not None else None
 
     def bind(self, binding: Binding) -> None:
         binding.scope = self
@@ -132,7 +151,17 @@ class Scope:
         in the nearest enclosing non-class scope, as Python resolves it when the inner
         function runs.
         """
+        return self._lookup(name, order, branches, None)
+
+    def _lookup(self, name: str, order: Optional[int], branches: Branches,
+                origin: Optional[int]) -> Optional[Binding]:
+        # ``origin``: for a module's lookup on behalf of an inner scope, the order of the
+        # module-level statement holding that scope (its run decides what it sees)
         found = self.bindings.get(name)
+        if found and self.resets:
+            at = order if order is not None else origin
+            if at is not None:
+                found = [b for b in found if self.run_of(b.order) == self.run_of(at)]
         if found:
             if order is None:
                 return found[-1]
@@ -142,12 +171,13 @@ class Scope:
                 return earlier[-1]
             if self.kind != "module":
                 return None
+        child: Scope = self
         parent = self.parent
         while parent is not None and parent.kind == "class":
-            parent = parent.parent
+            child, parent = parent, parent.parent
         if parent is None:
             return None
-        return parent.lookup(name, None)
+        return parent._lookup(name, None, (), child.order if parent.parent is None else origin)
 
     def reaching(self, name: str, order: int, branches: Branches = ()) -> List[Binding]:
         """Every binding of ``name`` whose value may be the one seen at ``order``.
@@ -160,7 +190,8 @@ class Scope:
         this scope's bindings: otherwise the one :meth:`lookup` finds.
         """
         found = [b for b in self.bindings.get(name, ()) if b.order < order
-                 and not (branches and b.branches and exclusive(b.branches, branches))]
+                 and not (branches and b.branches and exclusive(b.branches, branches))
+                 and (not self.resets or self.run_of(b.order) == self.run_of(order))]
         if not found:
             single = self.lookup(name, order, branches)
             return [single] if single is not None else []
@@ -362,6 +393,12 @@ def _options(branches: set, scope: Scope) -> Optional[set]:
     return found
 
 
+def run_of(resets: Sequence[int], order: int) -> int:
+    """Which run of a module (0 before any kernel reset) the code at ``order`` is in,
+    given the orders of its top-level resets (``Scope.resets``)."""
+    return bisect.bisect_left(resets, order) if resets else 0
+
+
 def separate_tests(a: Optional[Scope], b: Optional[Scope]) -> bool:
     """Two different test functions: a test module sets up each case on its own (and
     resets the global policy in tearDown), so what one test does is not another's."""
@@ -428,7 +465,7 @@ class ScopeTracker:
         self._branches = tuple((key, arm, test) for key, arm, _, test in self._ifs)
 
     def _push(self, node: ScopeNode, kind: str) -> None:
-        scope = Scope(node, self.current, kind)
+        scope = Scope(node, self.current, kind, order=self.order)
         self.current.children.append(scope)
         self.current = scope
         self.names.push()
@@ -442,6 +479,26 @@ class ScopeTracker:
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         self.order += 1
         self._flags.note_statement(node)
+        if self.current is self.module_scope and not self._ifs and any(
+                isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)
+                and self._resets_kernel(small.value) for small in node.body):
+            self.module_scope.resets.append(self.order)
+
+    def _resets_kernel(self, call: cst.Call) -> bool:
+        """``exit()``, ``os.kill(os.getpid(), 9)``, ``...kernel.do_shutdown(True)``: the
+        interpreter ends here, and a notebook's later cells run in a fresh one."""
+        func = call.func
+        if isinstance(func, cst.Name) and func.value in KERNEL_RESET_BUILTINS:
+            return func.value not in self.module_scope.bindings and not self.names.resolve(func)
+        if isinstance(func, cst.Attribute) and func.attr.value == KERNEL_SHUTDOWN_METHOD:
+            return True
+        called = self.names.resolve(func)
+        if called & KERNEL_RESET_FUNCTIONS:
+            return True
+        if KERNEL_KILL_FUNCTION in called and call.args:
+            first = call.args[0].value
+            return isinstance(first, cst.Call) and OWN_PROCESS_FUNCTION in self.names.resolve(first.func)
+        return False
 
     def _compound(self, node: cst.CSTNode) -> None:
         self.order += 1

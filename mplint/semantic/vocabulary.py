@@ -50,6 +50,15 @@ MAYBE_MIXED = MIXED_POLICIES | {UNKNOWN_POLICY}
 #: imports one runs its layers there, and a policy set for TensorFlow's Keras elsewhere
 #: in the project does not reach them (faceswap's PlaidML losses for AMD cards)
 POLICYLESS_BACKENDS = frozenset({"plaidml"})
+#: top-level calls that end a notebook's kernel (Colab's restart after ``!pip install``):
+#: the cells after one run in a fresh interpreter, with no policy or name of the cells
+#: before it. ``exit()``/``quit()`` (IPython's restart), ``os._exit``, and
+#: ``os.kill(os.getpid(), ...)``; ``sys.exit`` only raises SystemExit in a kernel.
+KERNEL_RESET_BUILTINS = frozenset({"exit", "quit"})
+KERNEL_RESET_FUNCTIONS = frozenset({"os._exit"})
+KERNEL_KILL_FUNCTION, OWN_PROCESS_FUNCTION = "os.kill", "os.getpid"
+#: ``get_ipython().kernel.do_shutdown(True)``, ``IPython.Application.instance().kernel...``
+KERNEL_SHUTDOWN_METHOD = "do_shutdown"
 #: calls that set the global dtype policy (Keras 3's ``keras.config.set_dtype_policy``
 #: and the other synonyms fold into the first, see ``names._SYNONYMS``)
 SET_POLICY_FUNCTIONS = frozenset({
