@@ -706,6 +706,10 @@ class ProgramModel:
                 return candidate
         return None
 
+    def forget_call_sites(self) -> None:
+        """Modules were summarised since :meth:`call_sites` indexed the calls: index again."""
+        self._sites_by_name = None
+
     def call_sites(self, target: Node) -> List[Tuple[str, str, str, str]]:
         """``(slot, path, function, argument)`` for each argument that summarised code
         passes to the function ``target`` (a constructor: its class's name), from the
@@ -790,6 +794,7 @@ class TrainedModels:
 
     def find(self) -> Dict[str, Set[str]]:
         model = self.model
+        self._summarise_callees()
         for path in list(model._summaries):
             for name, function in model.summary(path).functions.items():
                 for written in function.trained:
@@ -812,6 +817,18 @@ class TrainedModels:
         for path, name in self.nodes:
             found.setdefault(path, set()).add(name)
         return found
+
+    def _summarise_callees(self) -> None:
+        """A model passed to a function or class of another module (``Trainer(model)``)
+        is trained there when that code trains the parameter: summarise the modules the
+        summarised code passes arguments into, whatever files the run checks, so a
+        pre-commit run naming the model's file alone learns what a whole run learns."""
+        model = self.model
+        for path in list(model._summaries):
+            for name, function in model.summary(path).functions.items():
+                for callee in {callee for callee, _, _ in function.passes}:
+                    model.call_targets(path, name, callee)
+        model.forget_call_sites()
 
     def _offer(self, path: str, function: str, written: str) -> None:
         """``written`` (as in a summary's ``trained``/``returns``/``passes``) is trained."""

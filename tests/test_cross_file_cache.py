@@ -1,0 +1,70 @@
+"""A cached run equals an uncached one after any file of a project changes.
+
+Every cross-file fact (the policy set elsewhere, a layer or model imported from
+another module, an argument passed at a call site in another module, an optimizer
+made by a factory, a trainer's scaling, a registry, a re-export) is read through the
+program model, whose results are keyed by what they read. So for every fixture
+project and every file in it, an edit that changes what the file means must change
+the next cached run exactly as far as it changes an uncached one: for the whole
+tree, and for a pre-commit run that names one other file.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Iterator, List, Tuple
+
+import pytest
+
+from helpers import ROOT, reported, run_cli
+
+PROJECTS = ROOT / "fixtures" / "projects"
+
+#: edits that change what a file means to the rest of its project (the first that applies)
+EDITS: Tuple[Tuple[str, str], ...] = (
+    ("mixed_float16", "float32"),
+    ('activation="softmax"', 'activation="relu"'),
+    ("activation='softmax'", "activation='relu'"),
+    ("LossScaleOptimizer(", "_plain_optimizer("),
+    ("get_scaled_loss(", "_same_loss("),
+    ('dtype="float32"', 'name="head"'),
+    ("dtype='float32'", "name='head'"),
+    ("softmax", "relu"),
+)
+
+
+def _edits(project: Path) -> Iterator[Tuple[Path, str, str]]:
+    for path in sorted(project.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        for old, new in EDITS:
+            if old in text:
+                yield path, old, new
+                break
+
+
+def _findings(project: Path, *args: str) -> List[Tuple[str, int, str]]:
+    result = run_cli("check", "--exit-zero", *args, cwd=project)
+    assert result.returncode == 0, result.stderr
+    return reported(result.stdout)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(p.name for p in PROJECTS.iterdir() if p.is_dir()))
+def test_a_cached_run_after_an_edit_anywhere_equals_an_uncached_one(name, tmp_path):
+    project = tmp_path / name
+    shutil.copytree(PROJECTS / name, project)
+    assert _findings(project, ".") == _findings(project, "--no-cache", ".")  # the cache is now warm
+    for path, old, new in list(_edits(project)):
+        before = path.read_text(encoding="utf-8")
+        path.write_text(before.replace(old, new, 1), encoding="utf-8")
+        edited = path.relative_to(project).as_posix()
+        fresh = _findings(project, "--no-cache", ".")
+        assert _findings(project, ".") == fresh, f"after {old!r} -> {new!r} in {edited}"
+        # a pre-commit run naming one other file that has (or had) findings
+        for other in sorted({p for p, _, _ in fresh} - {edited}):
+            expected = [f for f in fresh if f[0] == other]
+            assert _findings(project, "--force-exclude", other) == expected, \
+                f"{other} after {old!r} -> {new!r} in {edited}"
+        path.write_text(before, encoding="utf-8")
+        assert _findings(project, ".") == _findings(project, "--no-cache", "."), f"after undoing the edit of {edited}"
