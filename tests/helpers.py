@@ -201,10 +201,13 @@ def linter_for(path: Union[str, Path], default: Optional[Linter] = None, **overr
     """A linter for a sample file; one under ``fixtures/projects/`` sees the facts of
     its whole project (a policy set in train.py governs model.py). ``default``, when
     given, serves the files outside a project (one linter for many files)."""
-    if PROJECTS not in Path(path).resolve().parents:
+    resolved = Path(path).resolve()
+    if PROJECTS not in resolved.parents:
         return default if default is not None else make_linter(**overrides)
     linter = make_linter(**overrides)
-    linter.project = build_project([str(path)], linter.settings)
+    # each sample project is a repository of its own, not a part of mplint's
+    project = PROJECTS / resolved.relative_to(PROJECTS).parts[0]
+    linter.project = build_project([str(path)], linter.settings, root=project)
     return linter
 
 

@@ -407,14 +407,26 @@ class ProgramModel:
         return names
 
     def _leading_to(self, targets: Set[str]) -> Set[str]:
-        """``targets`` and every module that may import them, directly or through others."""
+        """``targets`` and every module that may import them, directly or through others,
+        or reach their code through a registry their decorators fill."""
         found = set(targets)
         todo = list(targets)
         while todo:
-            for importer in self._importers(todo.pop()):
+            path = todo.pop()
+            for importer in [*self._importers(path), *self._registries_filled_by(path)]:
                 if importer not in found:
                     found.add(importer)
                     todo.append(importer)
+        return found
+
+    def _registries_filled_by(self, path: str) -> List[str]:
+        """Modules holding a decorator registry that the definitions of ``path`` enter
+        (``@register_model`` from ``registry.py``): a call through it runs their code."""
+        found: List[str] = []
+        for decorator in self.summary(path).decorated:
+            for module, name in self._resolve(path, BODY, decorator):
+                if name in self.summary(module).writers and module not in found:
+                    found.append(module)
         return found
 
     def _seed_library_api(self) -> None:
@@ -568,6 +580,8 @@ class ProgramModel:
         summary = self.summary(path)
         if base in summary.registries:
             return self._entries(path, summary.registries[base])
+        if any(base in names for names in summary.writers.values()):
+            return self._registered(path, base)
         written = base[:-len(_MODULE_DICT)] if base.endswith(_MODULE_DICT) else base
         head, _, rest = written.partition(".")
         target = summary.imports.get(head)
@@ -589,7 +603,25 @@ class ProgramModel:
                               and module not in self._summaries):
             return []
         entries = self.summary(module).registries.get(name)
+        if not entries and any(name in names for names in self.summary(module).writers.values()):
+            return self._registered(module, name)
         return self._entries(module, entries) if entries else []
+
+    def _registered(self, path: str, registry: str) -> List[Node]:
+        """The entries of a decorator registry: every top-level function and class, in
+        the registry's module or one importing it, decorated by a function of ``path``
+        that stores into ``registry`` by key."""
+        writers = {(path, name) for name, stored in self.summary(path).writers.items() if registry in stored}
+        found: List[Node] = []
+        for module in [path, *self._importers(path)]:
+            if self._restrict is not None and module not in self._restrict and module not in self._summaries:
+                continue
+            for decorator, names in sorted(self.summary(module).decorated.items()):
+                if writers & set(self._resolve(module, BODY, decorator)):
+                    found += [node for name in names for node in self._local(module, name)]
+            if len(found) >= _MAX_REGISTRY:
+                break
+        return found[:_MAX_REGISTRY]
 
     def _entries(self, path: str, values: List[str]) -> List[Node]:
         found: List[Node] = []

@@ -527,22 +527,25 @@ def project_files(root: Path, settings) -> List[str]:
 def build_project(paths: Sequence[str], settings, cache=None, extra: Iterable[str] = (),
                   walked: Optional[List[str]] = None,
                   contents: Optional[Dict[str, bytes]] = None,
-                  parsed: Optional[Dict[str, object]] = None) -> ProjectFacts:
+                  parsed: Optional[Dict[str, object]] = None, root: Optional[Path] = None) -> ProjectFacts:
     """Index the project holding ``paths`` (only ``paths`` when there is no project).
 
     ``cache`` (a :class:`mplint.run.cache.Cache`) keeps each file's facts by content;
     ``walked`` is the project's file list when the caller already walked its root;
     ``contents`` receives the bytes of the files read (and may already hold an
     editor's unsaved buffer, used instead of the disk), and ``parsed`` the modules
-    parsed, so the check reads and parses each file once.
+    parsed, so the check reads and parses each file once. ``root``: the project's
+    folder when the caller knows it better than :func:`find_root` (a sample project
+    inside another repository).
     """
     with collected_per_file():
-        return _build_project(paths, settings, cache, extra, walked, contents, parsed)
+        return _build_project(paths, settings, cache, extra, walked, contents, parsed,
+                              root if root is not None else find_root(paths))
 
 
 def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], walked: Optional[List[str]],
-                   contents: Optional[Dict[str, bytes]], parsed: Optional[Dict[str, object]]) -> ProjectFacts:
-    root = find_root(paths)
+                   contents: Optional[Dict[str, bytes]], parsed: Optional[Dict[str, object]],
+                   root: Optional[Path]) -> ProjectFacts:
     files: List[str] = []
     if root is not None:
         files = walked if walked is not None else project_files(root, settings)

@@ -28,7 +28,7 @@ IMPORT = "import:"
 #: and ``super().method``: ``Class#method`` (``super#method``)
 METHOD = "#"
 POLICY_SETTERS = frozenset(POLICY_SETTER_WORDS)
-SUMMARY_VERSION = 7
+SUMMARY_VERSION = 8
 #: a trained value that is a parameter of the function: ``param:`` + its name
 PARAM = "param:"
 #: a value a summary cannot name (an expression, ``None``, a loop variable)
@@ -90,19 +90,25 @@ class ModuleSummary:
     #: module-level dicts of callables, ``TASKS = {"cls": Classifier, ...}``: name -> the
     #: dotted values (what a REGISTRY call through the name may run)
     registries: Dict[str, List[str]] = field(default_factory=dict)
+    #: decorators of the top-level functions and classes: the decorator as written
+    #: (``register_model``, ``registry.register``) -> the names it decorates
+    decorated: Dict[str, List[str]] = field(default_factory=dict)
+    #: top-level functions that store into a module-level name by key (``REGISTRY[name] =
+    #: fn`` in a decorator): function -> those names. What they decorate is an entry.
+    writers: Dict[str, List[str]] = field(default_factory=dict)
 
     def to_json(self) -> List[Any]:
         return [SUMMARY_VERSION, self.script, self.imports,
                 {name: [f.calls, f.sets, f.params, f.returns, f.trained, f.passes, f.casts, f.arguments]
                  for name, f in self.functions.items()},
                 {name: [c.bases, c.methods, c.attributes, c.sources] for name, c in self.classes.items()},
-                self.registries]
+                self.registries, self.decorated, self.writers]
 
     @classmethod
     def from_json(cls, data: Any) -> Optional["ModuleSummary"]:
         """The summary, or None for data of another shape or version (a cache miss)."""
         try:
-            version, script, imports, functions, classes, registries = data
+            version, script, imports, functions, classes, registries, decorated, writers = data
             if version != SUMMARY_VERSION:
                 return None
             return cls(
@@ -121,7 +127,9 @@ class ModuleSummary:
                                          {str(k): str(v) for k, v in attributes.items()},
                                          {str(k): str(v) for k, v in sources.items()})
                  for name, (bases, methods, attributes, sources) in classes.items()},
-                {str(name): [str(v) for v in values] for name, values in registries.items()})
+                {str(name): [str(v) for v in values] for name, values in registries.items()},
+                {str(name): [str(v) for v in values] for name, values in decorated.items()},
+                {str(name): [str(v) for v in values] for name, values in writers.items()})
         except (TypeError, ValueError, AttributeError):
             return None
 
@@ -134,6 +142,7 @@ def summarize(text: str) -> ModuleSummary:
     summary = ModuleSummary()
     try:
         _collect_block(summary, tree.body, BODY, [])
+        _note_registrations(summary, tree.body)
     except RecursionError:
         return ModuleSummary()
     summary.script = any(_is_main_guard(stmt) or _is_top_level_call(stmt) for stmt in tree.body)
@@ -190,6 +199,29 @@ def _collect_block(summary: ModuleSummary, body: List[ast.stmt], owner: str, cla
             if not classes:
                 _note_registry(summary, stmt)
     _collect(summary, summary.functions.setdefault(owner, FunctionSummary()), _Nodes(loose), "")
+
+
+def _note_registrations(summary: ModuleSummary, body: List[ast.stmt]) -> None:
+    """Decorator registries: what decorates each top-level definition, and which
+    top-level functions store into a module-level name by key (``@register_model`` whose
+    body, or an inner function's, does ``_MODELS[name] = fn``)."""
+    module_names = {target.id for stmt in body if isinstance(stmt, (ast.Assign, ast.AnnAssign))
+                    for target in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target])
+                    if isinstance(target, ast.Name)}
+    for stmt in body:
+        if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for decorator in stmt.decorator_list:
+            written = dotted(decorator.func if isinstance(decorator, ast.Call) else decorator)
+            if written:
+                summary.decorated.setdefault(written, []).append(stmt.name)
+        if isinstance(stmt, ast.ClassDef):
+            continue
+        stored = sorted({target.value.id for node in ast.walk(stmt) if isinstance(node, ast.Assign)
+                         for target in node.targets if isinstance(target, ast.Subscript)
+                         and isinstance(target.value, ast.Name) and target.value.id in module_names})
+        if stored:
+            summary.writers[stmt.name] = stored
 
 
 def _note_registry(summary: ModuleSummary, stmt: ast.stmt) -> None:
