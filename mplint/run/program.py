@@ -410,10 +410,12 @@ class ProgramModel:
         """``targets`` and every module that may import them, directly or through others,
         or reach their code through a registry their decorators fill."""
         found = set(targets)
-        todo = list(targets)
+        # Registries the targets' own definitions enter (not those of every importer:
+        # that would summarise the whole tree for one file).
+        todo = [*targets, *(module for path in targets for module in self._registries_filled_by(path))]
+        found.update(todo)
         while todo:
-            path = todo.pop()
-            for importer in [*self._importers(path), *self._registries_filled_by(path)]:
+            for importer in self._importers(todo.pop()):
                 if importer not in found:
                     found.add(importer)
                     todo.append(importer)
@@ -858,7 +860,7 @@ class TrainedModels:
         model = self.model
         for path in list(model._summaries):
             for name, function in model.summary(path).functions.items():
-                for callee in {callee for callee, _, _ in function.passes}:
+                for callee in {callee for callee, _, argument in function.passes if argument != UNKNOWN}:
                     model.call_targets(path, name, callee)
         model.forget_call_sites()
 
