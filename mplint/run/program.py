@@ -22,6 +22,8 @@ module, or that governed code calls are summarised (:mod:`summaries`).
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 from collections import deque
@@ -60,6 +62,22 @@ def import_words(raw: bytes) -> Set[str]:
     """Every word of the file's import statements (module and imported names)."""
     return {word.decode("ascii") for statement in _IMPORT_STATEMENT.findall(raw)
             for word in _WORD.findall(statement) if word.isascii()}
+
+
+def program_view(raw: bytes, summary: ModuleSummary) -> str:
+    """A digest of what the program model sees of a file: its summary and the byte
+    tests the model makes of its text. Two contents with one view give one result, so an
+    edit the model cannot see (a comment, a docstring, a value it does not follow) keeps
+    a cached result valid: the early cut-off of an incremental build."""
+    flags = [applies_gradients(raw), may_drop_scaling(raw), uses_grappler_option(raw),
+             bool(_TRAINING_DEF.search(raw))]
+    data = json.dumps([summary.to_json(), sorted(import_words(raw)), flags])
+    return hashlib.sha256(data.encode()).hexdigest()
+
+
+def content_view(raw: bytes) -> str:
+    """The view of a file the model read without summarising it: its exact bytes."""
+    return "raw:" + hashlib.sha256(raw).hexdigest()
 
 
 Node = Tuple[str, str]  # (absolute path, qualified function name or BODY)
@@ -129,15 +147,25 @@ class ProgramResult:
         #: looked for in the import statements of every other file
         self.read = sorted(read)
         self.searched = sorted(searched)
+        #: path -> the view the model had of each file it read (:func:`program_view`)
+        self.views: Dict[str, str] = {}
 
     def still_valid(self, changed: Iterable[str], import_words: Callable[[str], Set[str]],
-                    content: Callable[[str], Optional[bytes]] = lambda path: None) -> bool:
+                    content: Callable[[str], Optional[bytes]] = lambda path: None,
+                    view: Callable[[str, str], Optional[str]] = lambda path, before: None) -> bool:
         """Whether the result holds after ``changed`` files changed (or appeared, or
-        went): none of them was read, none imports a module name looked for, and
+        went): each one it read still looks the same to the model (``view(path, the
+        view it had)``), and of the others none imports a module name looked for, and
         none now applies gradients without scaling (a candidate override)."""
         read, searched = set(self.read), set(self.searched)
-        return not any(path in read or import_words(path) & searched
-                       or may_drop_scaling(content(path) or b"") for path in changed)
+        for path in changed:
+            if path in read:
+                before = self.views.get(path)
+                if before is None or view(path, before) != before:
+                    return False
+            elif import_words(path) & searched or may_drop_scaling(content(path) or b""):
+                return False
+        return True
 
     def answers_for(self, targets: Optional[Iterable[str]]) -> bool:
         """Whether the result covers these checked files (None: the whole project)."""
@@ -164,13 +192,13 @@ class ProgramResult:
                 for path, g in self._by_file.items()}
 
     def to_json(self) -> list:
-        return [self.files_json(), self.read, self.searched, self.scope]
+        return [self.files_json(), self.read, self.searched, self.scope, self.views]
 
     @classmethod
     def from_json(cls, data: object) -> Optional["ProgramResult"]:
         """The result, or None for data of another shape (a cache miss)."""
         try:
-            files, read, searched, scope = cast(List[Any], data)
+            files, read, searched, scope, views = cast(List[Any], data)
             by_file: Dict[str, Governance] = {}
             assert isinstance(files, dict) and isinstance(read, list) and isinstance(searched, list)
             for path, (setters, functions, parts, trained, factories, params, overrides, reached, arguments) \
@@ -195,10 +223,13 @@ class ProgramResult:
                         found.routes.setdefault(policy, route)
                 found.policies = frozenset(found.routes)
                 by_file[str(path)] = found
+            seen = {str(k): str(v) for k, v in views.items()}
         except (AssertionError, AttributeError, TypeError, ValueError):
             return None
-        return cls(by_file, [str(r) for r in read], [str(s) for s in searched],
-                   None if scope is None else [str(s) for s in scope])
+        result = cls(by_file, [str(r) for r in read], [str(s) for s in searched],
+                     None if scope is None else [str(s) for s in scope])
+        result.views = seen
+        return result
 
 
 class ProgramModel:
@@ -338,6 +369,10 @@ class ProgramModel:
             self._by_file.setdefault(path, Governance()).scaling_reached = place
         return ProgramResult(self._by_file, sorted(self._summaries), sorted(self.searched),
                              None if targets is None else sorted(targets))
+
+    def summaries(self) -> Dict[str, ModuleSummary]:
+        """The modules summarised so far (what a result read of them)."""
+        return dict(self._summaries)
 
     def summary(self, path: str) -> ModuleSummary:
         found = self._summaries.get(path)

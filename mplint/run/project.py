@@ -24,7 +24,7 @@ from mplint.run.dependency_pins import ProjectPins, project_pins
 from mplint.run.discovery import discover
 from mplint.run.garbage import collected_per_file, file_done
 from mplint.run.module_paths import absolute_import, importable, on_path
-from mplint.run.program import ProgramModel, ProgramResult, Route, import_words
+from mplint.run.program import ProgramModel, ProgramResult, Route, content_view, import_words, program_view
 from mplint.run.reexports import Exports, HandedOn, exports_of
 from mplint.run.summaries import ModuleSummary, summarize
 from mplint.semantic.test_modules import is_test_path
@@ -63,21 +63,25 @@ def mentions_policy_in_code(path: str, raw: bytes) -> bool:
     import io
     import tokenize
 
-    from mplint.core.source_kinds import load_source
+    if path.endswith(".ipynb"):
+        from mplint.core.source_kinds import load_source
 
+        try:
+            source = load_source(path, raw).program()
+        except Exception:  # an unreadable file: checking it reports why
+            return True
+        if source is None:
+            return False
+        if any(word in line for line in source.shell for word in _INDEX_WORDS):
+            return True  # a notebook's ``%env`` or ``!`` line
+        tokens = tokenize.generate_tokens(io.StringIO(source.text).readline)
+    else:  # the tokenizer reads the coding cookie itself (no libcst on a cached run)
+        tokens = tokenize.tokenize(io.BytesIO(raw).readline)
     try:
-        source = load_source(path, raw).program()
-    except Exception:  # an unreadable file: checking it reports why
-        return True
-    if source is None:
-        return False
-    if any(word in line for line in source.shell for word in _INDEX_WORDS):
-        return True  # a notebook's ``%env`` or ``!`` line
-    try:
-        for token in tokenize.generate_tokens(io.StringIO(source.text).readline):
+        for token in tokens:
             if token.type != tokenize.COMMENT and any(word in token.string for word in _INDEX_WORDS):
                 return True
-    except (tokenize.TokenError, SyntaxError, ValueError):
+    except (tokenize.TokenError, SyntaxError, ValueError, UnicodeDecodeError):
         return True
     return False
 
@@ -591,7 +595,7 @@ def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], 
                 if cache is not None:
                     cache.index_put(key, raw, item, st)
         if not programs_with_policies and not is_test_path(key) and (
-                item.mentions_policy if item is not None else mentions_policy_in_code(key, raw or b"")):
+                item.mentions_policy if item is not None else _mentions_policy(key, path, raw, cache, unique, contents)):
             programs_with_policies = True
         exports = item.exports if item is not None else exports_of(raw or b"")
         if exports:
@@ -705,7 +709,8 @@ def _cached_program(project: ProjectFacts, others: SetterFacts, unique: Dict[str
             continue
         if found is not None and same_files and found.answers_for(checked) \
                 and found.still_valid(changed, lambda k: _import_words_of(k, unique, contents),
-                                      lambda k: _content(k, unique, contents)):
+                                      lambda k: _content(k, unique, contents),
+                                      lambda k, before: _view_now(k, before, unique, contents, cache)):
             if changed:
                 cache.program_put(key, [now, stored[1]], slot)
             return found
@@ -713,6 +718,28 @@ def _cached_program(project: ProjectFacts, others: SetterFacts, unique: Dict[str
     if cache is not None:
         cache.program_put(key, [now, result.to_json()], scope)
     return result
+
+
+def _view_now(key: str, before: str, unique: Dict[str, str], contents: Optional[Dict[str, bytes]],
+              cache) -> Optional[str]:
+    """The program model's view of a file now, of the kind it had (``before``)."""
+    raw = _content(key, unique, contents)
+    if raw is None:
+        return None
+    if before.startswith("raw:"):
+        return content_view(raw)
+    return program_view(raw, _summary(key, raw, unique, cache))
+
+
+def _mentions_policy(key: str, path: str, raw: Optional[bytes], cache, unique: Dict[str, str],
+                     contents: Optional[Dict[str, bytes]]) -> bool:
+    """:func:`mentions_policy_in_code` for a file the stamp lookup missed: the facts
+    indexed for its content when the cache has them."""
+    raw = raw if raw is not None else _content(key, unique, contents)
+    if raw is None:
+        return False
+    item = cache.index_get(key, raw) if cache is not None else None
+    return item.mentions_policy if item is not None else mentions_policy_in_code(path, raw)
 
 
 def _import_words_of(key: str, unique: Dict[str, str], contents: Optional[Dict[str, bytes]]) -> Set[str]:
@@ -746,16 +773,7 @@ def _program(project: ProjectFacts, others: SetterFacts, unique: Dict[str, str],
 
     def summary_of(key: str) -> ModuleSummary:
         raw = read(key)
-        if raw is None:
-            return ModuleSummary()
-        if cache is not None:
-            found = ModuleSummary.from_json(cache.summary_get(key, raw))
-            if found is not None:
-                return found
-        summary = summarize(_program_text(unique.get(key, key), raw))
-        if cache is not None:
-            cache.summary_put(key, raw, summary.to_json())
-        return summary
+        return ModuleSummary() if raw is None else _summary(key, raw, unique, cache)
 
     def policy_values(key: str) -> FrozenSet[str]:
         item = project.files.get(key) or others.facts(key)
@@ -769,8 +787,8 @@ def _program(project: ProjectFacts, others: SetterFacts, unique: Dict[str, str],
     maybe = [key for key in sorted(others.pending) if any(f.sets for f in summary_of(key).functions.values())]
     try:
         while True:
-            result = ProgramModel(project.root, unique, summary_of, read, policy_values).build(
-                setters + maybe, checked)
+            model = ProgramModel(project.root, unique, summary_of, read, policy_values)
+            result = model.build(setters + maybe, checked)
             reaching = {route.path for path in checked or ()
                         for routes in result.governance(path).by_function.values() for route in routes.values()}
             wrong = [key for key in maybe if key in reaching and not others.facts(key).policies]
@@ -781,7 +799,25 @@ def _program(project: ProjectFacts, others: SetterFacts, unique: Dict[str, str],
         return ProgramResult()
     # A change to any of these files may change who sets what.
     result.read = sorted(set(result.read) | set(others.candidates))
+    summarised = model.summaries()
+    for key in result.read:
+        raw = read(key)
+        if raw is not None:
+            summary = summarised.get(key)
+            result.views[key] = program_view(raw, summary) if summary is not None else content_view(raw)
     return result
+
+
+def _summary(key: str, raw: bytes, unique: Dict[str, str], cache) -> ModuleSummary:
+    """The module's summary, cached by content with the index."""
+    if cache is not None:
+        found = ModuleSummary.from_json(cache.summary_get(key, raw))
+        if found is not None:
+            return found
+    summary = summarize(_program_text(unique.get(key, key), raw))
+    if cache is not None:
+        cache.summary_put(key, raw, summary.to_json())
+    return summary
 
 
 def _program_text(path: str, raw: bytes) -> str:
