@@ -67,6 +67,8 @@ class MplintServer(LanguageServer):
         self.pending: Dict[str, asyncio.TimerHandle] = {}
         #: numbers the work-done progress tokens this server creates
         self.tokens = itertools.count(1)
+        #: the projects whose first index is under way (set when it is done), by Projects.where
+        self.first_indexes: Dict[str, asyncio.Event] = {}
 
     @property
     def projects(self) -> Projects:
@@ -195,36 +197,55 @@ class MplintServer(LanguageServer):
         """Check a document just opened, then the open documents its facts reach; a
         project's first index (seconds, in a big repository) shows as work-done
         progress where the client can show it."""
+        if path is not None:  # the index answers for every open document, this one too
+            notebook = self.workspace.get_notebook_document(notebook_uri=uri)
+            self.projects.opened(path, self.notebook_raw(notebook) if notebook is not None
+                                 else buffer_bytes(self.workspace.get_text_document(uri).source))
         first = False
         if path is not None and self.shows_progress():
             try:
                 first = self.projects.first_index(path)
             except (ConfigError, CatalogError):
                 pass  # the check says so
+        if first and path is not None:
+            where = self.projects.where(path)
+            underway = self.first_indexes.get(where)
+            if underway is not None:  # another document of the project is being indexed
+                await underway.wait()
+            else:
+                self.first_indexes[where] = asyncio.Event()
+                try:
+                    await self.first_index(path, lambda: self.check_now(uri, check))
+                finally:
+                    self.first_indexes.pop(where).set()
+                self.recheck_dependents(uri)
+                return
+        self.check_now(uri, check)
+        self.recheck_dependents(uri)
+
+    async def first_index(self, path: str, check: Callable[[], None]) -> None:
+        """Index the project of ``path`` and ``check`` the document inside a
+        work-done progress (none if the client does not accept the token in time)."""
         token = f"mplint-index-{next(self.tokens)}"
-        if first:
-            try:
-                await asyncio.wait_for(self.work_done_progress.create_async(token), PROGRESS_CREATE_S)
-            except Exception:  # a client that refuses the token (or never answers) sees no progress
-                first = False
-        if not first or path is None:
-            self.check_now(uri, check)
-            self.recheck_dependents(uri)
+        created = asyncio.ensure_future(self.work_done_progress.create_async(token))
+        # Not wait_for: a cancelled request future breaks pygls when its answer comes.
+        done, _ = await asyncio.wait({created}, timeout=PROGRESS_CREATE_S)
+        if not done or created.exception() is not None:
+            check()
             return
         root = self.projects.root_of(path)
-        where = root.name if root is not None else os.path.basename(path)
+        name = root.name if root is not None else os.path.basename(path)
         started = time.monotonic()
         self.work_done_progress.begin(token, types.WorkDoneProgressBegin(
-            title="mplint", message=f"indexing {where}", percentage=0))
+            title="mplint", message=f"indexing {name}", percentage=0))
         try:
-            self.guarded(self.projects.ready, path)  # the index: the long part
+            self.guarded(self.projects.ready, path)  # the long part
             self.work_done_progress.report(token, types.WorkDoneProgressReport(
                 message=f"checking {os.path.basename(path)}", percentage=90))
-            self.check_now(uri, check)
-            self.recheck_dependents(uri)
+            check()
         finally:
             self.work_done_progress.end(token, types.WorkDoneProgressEnd(
-                message=f"indexed {where} in {time.monotonic() - started:.1f} s"))
+                message=f"indexed {name} in {time.monotonic() - started:.1f} s"))
 
     def shows_progress(self) -> bool:
         """Whether the client announced ``window.workDoneProgress``."""

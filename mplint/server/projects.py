@@ -113,7 +113,7 @@ class Projects:
         """The project of the document at ``path`` (ConfigError for a broken config)."""
         root = self.root_of(path)
         # A file in no project is a program of its own (its index is the file alone).
-        where = str(root) if root is not None else "file:" + os.path.abspath(path)
+        where = self.where(path)
         project = self._projects.get(where)
         if project is not None and not project.current(path):
             del self._projects[where]  # a changed configuration replaces the session it configured
@@ -183,17 +183,18 @@ class Projects:
         """The open documents of ``project`` whose buffer is not what the disk holds."""
         given = {}
         for path, raw in self.buffers.items():
-            if self._projects.get(self._where(path)) is project and _on_disk(path) != raw:
+            if self._projects.get(self.where(path)) is project and _on_disk(path) != raw:
                 given[path] = raw
         return given
 
-    def _where(self, path: str) -> str:
+    def where(self, path: str) -> str:
+        """What names the project of ``path`` (its root, or the file outside any project)."""
         root = self.root_of(path)
         return str(root) if root is not None else "file:" + os.path.abspath(path)
 
     def _index(self, project: Project, path: str, given: Dict[str, bytes]) -> None:
         session = project.session
-        files = sorted({path, *(p for p in self.buffers if self._projects.get(self._where(p)) is project)})
+        files = sorted({path, *(p for p in self.buffers if self._projects.get(self.where(p)) is project)})
         # The store holds the bytes the last index read; a fresh one reads the disk again.
         session.store = FileStore()
         session.index(buffer_paths(path), files, given=given)
