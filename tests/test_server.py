@@ -490,11 +490,11 @@ UNRELATED = MODEL.replace("def build", "def build_other")
 async def test_an_unsaved_edit_to_the_script_that_sets_the_policy_rechecks_the_builder(vscode, tmp_path):
     root = write_files(tmp_path, {**PROJECT, "proj/other.py": UNRELATED})
     model = _open(vscode, root / "proj/model.py")
-    other = _open(vscode, root / "proj/other.py")
-    train = _open(vscode, root / "proj/train.py")
     await _diagnostics(vscode, model, [(4, 55, "MP301"), (4, 61, "MP101")])
-    await _diagnostics(vscode, other, [])
-    await _diagnostics(vscode, train, [])
+    other = _open(vscode, root / "proj/other.py")
+    await _until(vscode, lambda: other in vscode.diagnostics, "other.py's (empty) diagnostics")
+    train = _open(vscode, root / "proj/train.py")
+    await _until(vscode, lambda: train in vscode.diagnostics, "train.py's (empty) diagnostics")
     await _indexed(vscode)
     with _Counted(vscode) as counted:
         # The policy line of train.py is deleted in the editor, not saved: model.py no longer runs mixed.
@@ -587,7 +587,7 @@ async def test_a_projects_first_index_shows_work_done_progress(vscode, tmp_path)
     assert reports[2].message is not None and reports[2].message.startswith(f"indexed {root.name} in ")
     # The project is indexed: the next document of it shows none.
     train = _open(vscode, root / "proj/train.py")
-    await _diagnostics(vscode, train, [])
+    await _until(vscode, lambda: train in vscode.diagnostics, "train.py's (empty) diagnostics")
     assert set(vscode.progress_reports) - before == {token}
 
 

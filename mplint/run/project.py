@@ -378,7 +378,9 @@ class ProjectFacts:
         it), not when only other files' facts do: the language server re-checks an
         open file when it changes."""
         own = os.path.abspath(path)
-        governed = None if self.program is None else self.program.files_json().get(own)
+        # A file the model does not answer for gets no facts from it, as an empty answer
+        governed = None if self.program is None else \
+            ProgramResult({own: self.program.governance(own)}).files_json()[own]
         rewriting = [(key, item.to_json()) for key, item in self.rewriting(own)]
         exports = sorted((k, [list(e) for e in v]) for k, v in self.exports.items())
         return hashlib.sha256(json.dumps([str(self.root), str(self.shown_from), governed, rewriting,
