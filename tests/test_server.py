@@ -631,3 +631,14 @@ async def test_each_document_gets_the_settings_the_command_line_gives_it(vscode,
     _change(vscode, a, 3, (0, 0), (1, 0), "")
     await _diagnostics(vscode, a, [(4, 52, "MP301")])
     assert _cli_findings(root, "pkg_a/train.py") == [(4, 52, "MP301")]
+    # Edited and saved in the editor: the documents it configures are checked again, no other.
+    config = from_fs_path(str(root / "pyproject.toml"))
+    assert config is not None
+    vscode.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(
+        uri=config, language_id="toml", version=1, text=(root / "pyproject.toml").read_text())))
+    with _Counted(vscode) as counted:
+        (root / "pyproject.toml").write_text(MONOREPO["pyproject.toml"])
+        vscode.text_document_did_save(types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri=config)))
+        await _diagnostics(vscode, a, [(4, 58, "MP101")])
+        await asyncio.sleep(0.5)
+    assert counted.published.get(b, 0) == 0 and counted.published.get(config, 0) == 0

@@ -38,6 +38,8 @@ from mplint.run.session import Environment, FileStore, Session, buffer_paths
 if TYPE_CHECKING:  # pragma: no cover
     import libcst as cst
 
+#: the files an index answers for when they are saved (open documents always)
+CHECKED_SUFFIXES = (".py", ".pyi", ".ipynb")
 #: a configuration file and its (mtime, size), so an edited one is read again
 Stamp = Tuple[str, Tuple[int, int]]
 
@@ -147,17 +149,10 @@ class Projects:
         settings = self.settings_of(path)
         return is_excluded(path, settings.root, settings.exclude, settings.respect_gitignore)
 
-    def same_project(self, a: str, b: str) -> bool:
-        return self.project_for(a) is self.project_for(b)
-
     # -- the index -------------------------------------------------------------------------
-    def needs_index(self, path: str) -> bool:
-        """Whether checking ``path`` indexes its project first (and how long that takes
-        is worth showing: the first index of a big project takes seconds)."""
-        project = self.project_for(path)
-        return not project.indexed or path not in project.indexed_for or self._given(project) != project.given
-
     def first_index(self, path: str) -> bool:
+        """Whether checking ``path`` builds its project's first index (seconds, in a
+        big repository)."""
         return not self.project_for(path).indexed
 
     def ready(self, path: str) -> None:
@@ -194,7 +189,10 @@ class Projects:
 
     def _index(self, project: Project, path: str, given: Dict[str, bytes]) -> None:
         session = project.session
-        files = sorted({path, *(p for p in self.buffers if self._projects.get(self.where(p)) is project)})
+        # The program model answers for the open documents (and a Python file just saved:
+        # a configuration file saved is no program).
+        files = sorted({*([path] if path.endswith(CHECKED_SUFFIXES) else []),
+                        *(p for p in self.buffers if self._projects.get(self.where(p)) is project)})
         # The store holds the bytes the last index read; a fresh one reads the disk again.
         session.store = FileStore()
         session.index(buffer_paths(path), files, given=given)
@@ -254,8 +252,6 @@ class Projects:
         with reads.overlay(self.buffers):
             return one.fix(src, unsafe=True)
 
-    def open_documents(self) -> List[str]:
-        return list(self.buffers)
 
 
 def _same(a: Finding, b: Finding) -> bool:
