@@ -11,8 +11,8 @@ findings it decided, with no invalidation written by hand.
 from __future__ import annotations
 
 import hashlib
-from contextlib import contextmanager
 import os
+from contextlib import contextmanager
 from typing import Dict, Iterator, List, Mapping, Optional, Tuple
 
 #: the digests noted by the checks running now, innermost recording last
