@@ -62,7 +62,7 @@ PROJECT = {"pyproject.toml": "", "proj/__init__.py": "",
 INITIALIZED: Dict[int, "types.InitializeResult"] = {}
 
 
-def _connect(editor: str, notebooks: bool = False) -> Callable:
+def _connect(editor: str, notebooks: bool = False, progress: bool = True) -> Callable:
     """A client with the capabilities ``editor`` announces, connected to ``mplint server --stdio``:
     one server for the module's tests (each test has a project of its own), as an
     editor keeps one for many projects."""
@@ -74,6 +74,9 @@ def _connect(editor: str, notebooks: bool = False) -> Callable:
         if notebooks:  # as VS Code announces it since 1.74
             capabilities.notebook_document = types.NotebookDocumentClientCapabilities(
                 synchronization=types.NotebookDocumentSyncClientCapabilities())
+        if not progress:  # a client that cannot show work-done progress
+            assert capabilities.window is not None
+            capabilities.window.work_done_progress = False
         INITIALIZED[id(lsp_client)] = await lsp_client.initialize_session(
             types.InitializeParams(capabilities=capabilities))
         yield
@@ -87,12 +90,13 @@ if pytest_lsp is not None:
     vscode = _connect("visual-studio-code")
     neovim = _connect("neovim")
     vscode_notebooks = _connect("visual-studio-code", notebooks=True)
+    no_progress = _connect("visual-studio-code", progress=False)
 
 
 # -- what the client saw ----------------------------------------------------------------------
 async def _until(client: LanguageClient, ready: Callable[[], bool], what: str, timeout: float = 60) -> None:
-    """Wait for diagnostics until ``ready()`` (messages are handled only while
-    awaiting); a handler that raised in the server fails the test at once."""
+    """Wait until ``ready()`` (messages are handled only while awaiting); a handler
+    that raised in the server fails the test at once."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while not ready():
@@ -102,11 +106,9 @@ async def _until(client: LanguageClient, ready: Callable[[], bool], what: str, t
         left = deadline - loop.time()
         if left <= 0:
             pytest.fail(f"timed out waiting for {what}; diagnostics: {client.diagnostics}")
-        try:
-            await asyncio.wait_for(client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS),
-                                   min(left, 0.5))
-        except asyncio.TimeoutError:
-            pass
+        # Polled: a notification future cancelled by a timeout would make the client
+        # report a server error and stop the server at the next notification.
+        await asyncio.sleep(min(left, 0.05))
 
 
 def _found(client: LanguageClient, uri: str) -> List[Tuple[int, int, str]]:
@@ -451,3 +453,192 @@ async def test_a_document_that_would_crash_the_parser_is_one_logged_line(vscode,
     await _until(vscode, lambda: bad in vscode.diagnostics, "the deep file's (empty) diagnostics")
     assert list(vscode.diagnostics[bad]) == []
     assert any("deep.py: too deeply nested to parse" in m.message for m in vscode.log_messages)
+
+
+# -- other open documents, configuration, a project's first index (issue 25) ------------------
+def _close(client: LanguageClient, uri: str) -> None:
+    client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=uri)))
+
+
+class _Counted:
+    """Counts the diagnostics the client receives for each uri while in force."""
+
+    def __init__(self, client: LanguageClient) -> None:
+        self.client = client
+
+    def __enter__(self) -> _CountingDiagnostics:
+        self.counting = _CountingDiagnostics(self.client.diagnostics)
+        self.client.diagnostics = self.counting
+        return self.counting
+
+    def __exit__(self, *exc: object) -> None:
+        self.client.diagnostics = dict(self.counting)
+
+
+async def _indexed(client: LanguageClient) -> None:
+    """Wait until every work-done progress the server began has ended (the first
+    index, the check and the open documents it reached)."""
+    await _until(client, lambda: all(reports and isinstance(reports[-1], types.WorkDoneProgressEnd)
+                                     for reports in client.progress_reports.values()), "the index's end")
+
+
+#: reached by nothing that sets a policy: its diagnostics never depend on train.py
+UNRELATED = MODEL.replace("def build", "def build_other")
+
+
+@lsp_test
+async def test_an_unsaved_edit_to_the_script_that_sets_the_policy_rechecks_the_builder(vscode, tmp_path):
+    root = write_files(tmp_path, {**PROJECT, "proj/other.py": UNRELATED})
+    model = _open(vscode, root / "proj/model.py")
+    await _diagnostics(vscode, model, [(4, 55, "MP301"), (4, 61, "MP101")])
+    other = _open(vscode, root / "proj/other.py")
+    await _until(vscode, lambda: other in vscode.diagnostics, "other.py's (empty) diagnostics")
+    train = _open(vscode, root / "proj/train.py")
+    await _until(vscode, lambda: train in vscode.diagnostics, "train.py's (empty) diagnostics")
+    await _indexed(vscode)
+    with _Counted(vscode) as counted:
+        # The policy line of train.py is deleted in the editor, not saved: model.py no longer runs mixed.
+        _change(vscode, train, 2, (3, 0), (4, 0), "")
+        await _diagnostics(vscode, model, [])
+        # ... and typed back: its findings return.
+        _change(vscode, train, 3, (3, 0), (3, 0), TRAIN.splitlines(keepends=True)[3])
+        await _diagnostics(vscode, model, [(4, 55, "MP301"), (4, 61, "MP101")])
+        # Deleted again and closed unsaved: the file on disk (which sets the policy) speaks again.
+        _change(vscode, train, 4, (3, 0), (4, 0), "")
+        await _diagnostics(vscode, model, [])
+        _close(vscode, train)
+        await _diagnostics(vscode, model, [(4, 55, "MP301"), (4, 61, "MP101")])
+        await asyncio.sleep(0.5)
+    assert (root / "proj/train.py").read_text() == TRAIN
+    assert counted.published.get(model) == 4, counted.published  # once per change it depended on
+    assert counted.published.get(other, 0) == 0  # train.py's policy never reached it
+    assert _cli_findings(root, "proj/other.py") == []
+
+
+HEADS = """\
+import keras
+from keras import ops
+
+
+class Head(keras.layers.Layer):
+    def call(self, x):
+        return ops.matmul(x, ops.transpose(x))
+"""
+#: builds its model's output with heads.Head, under a mixed policy
+USES_HEAD = """\
+import keras
+from heads import Head
+
+keras.mixed_precision.set_global_policy("mixed_float16")
+inputs = keras.Input((16,))
+model = keras.Model(inputs, Head()(keras.layers.Dense(16)(inputs)))
+"""
+
+
+@lsp_test
+async def test_an_unsaved_edit_to_an_imported_layer_rechecks_the_files_that_read_it(vscode, tmp_path):
+    root = write_files(tmp_path, {"pyproject.toml": "", "heads.py": HEADS, "main.py": USES_HEAD,
+                                  "other.py": BAD})
+    main = _open(vscode, root / "main.py")
+    other = _open(vscode, root / "other.py")
+    heads = _open(vscode, root / "heads.py")
+    await _diagnostics(vscode, main, [(6, 29, "MP102")])
+    await _diagnostics(vscode, other, [(4, 30, "MP101")])
+    await _indexed(vscode)
+    assert _cli_findings(root, "main.py") == [(6, 29, "MP102")]
+    line = HEADS.splitlines()[6]
+    with _Counted(vscode) as counted:
+        # Head casts its result to float32 now (unsaved): the model's output is float32.
+        _change(vscode, heads, 2, (6, 0), (6, len(line)),
+                '        return ops.cast(ops.matmul(x, ops.transpose(x)), "float32")')
+        await _diagnostics(vscode, main, [])
+        _change(vscode, heads, 3, (6, 0), (6, len(line) + 28), line)
+        await _diagnostics(vscode, main, [(6, 29, "MP102")])
+        await asyncio.sleep(0.5)
+    assert counted.published.get(main) == 2, counted.published
+    assert counted.published.get(other, 0) == 0  # it reads nothing of heads.py
+
+
+@lsp_test
+async def test_every_open_document_gets_the_facts_other_files_give_it(vscode, tmp_path):
+    files = {**PROJECT, "proj/model2.py": MODEL.replace("def build", "def build2"),
+             "proj/train.py": TRAIN.replace("from proj import model", "from proj import model, model2")
+             + "net2 = model2.build2()\n"}
+    root = write_files(tmp_path, files)
+    first = _open(vscode, root / "proj/model.py")
+    await _diagnostics(vscode, first, [(4, 55, "MP301"), (4, 61, "MP101")])
+    second = _open(vscode, root / "proj/model2.py")  # the project is indexed already
+    await _diagnostics(vscode, second, [(4, 55, "MP301"), (4, 61, "MP101")])
+    assert _cli_findings(root, "proj/model2.py") == [(4, 55, "MP301"), (4, 61, "MP101")]
+
+
+@lsp_test
+async def test_a_projects_first_index_shows_work_done_progress(vscode, tmp_path):
+    root = write_files(tmp_path, PROJECT)
+    before = set(vscode.progress_reports)
+    model = _open(vscode, root / "proj/model.py")
+    await _diagnostics(vscode, model, [(4, 55, "MP301"), (4, 61, "MP101")])
+    await _indexed(vscode)
+    [token] = set(vscode.progress_reports) - before
+    reports = vscode.progress_reports[token]
+    assert [type(r) for r in reports] == [types.WorkDoneProgressBegin, types.WorkDoneProgressReport,
+                                          types.WorkDoneProgressEnd]
+    assert reports[0].title == "mplint" and reports[0].message == f"indexing {root.name}"
+    assert reports[2].message is not None and reports[2].message.startswith(f"indexed {root.name} in ")
+    # The project is indexed: the next document of it shows none.
+    train = _open(vscode, root / "proj/train.py")
+    await _until(vscode, lambda: train in vscode.diagnostics, "train.py's (empty) diagnostics")
+    assert set(vscode.progress_reports) - before == {token}
+
+
+@lsp_test
+async def test_a_client_that_cannot_show_progress_is_sent_none(no_progress, tmp_path):
+    root = write_files(tmp_path, PROJECT)
+    model = _open(no_progress, root / "proj/model.py")
+    await _diagnostics(no_progress, model, [(4, 55, "MP301"), (4, 61, "MP101")])
+    assert no_progress.progress_reports == {}
+
+
+#: a monorepo: the root's configuration, and two sub-projects, one extending it
+MONOREPO = {
+    "pyproject.toml": '[tool.mplint]\nignore = ["MP301"]\ndocs-url = "https://example.org/rules/{rule}.html"\n',
+    "pkg_a/pyproject.toml": '[project]\nname = "a"\n[tool.mplint]\nextend = "../pyproject.toml"\n',
+    "pkg_a/train.py": BAD.replace("[tf", "[tf.keras.layers.Dense(100), tf"),
+    "pkg_b/pyproject.toml": '[project]\nname = "b"\n[tool.mplint]\nignore = ["MP101"]\n',
+    "pkg_b/train.py": BAD.replace("[tf", "[tf.keras.layers.Dense(100), tf"),
+}
+
+
+@lsp_test
+async def test_each_document_gets_the_settings_the_command_line_gives_it(vscode, tmp_path):
+    root = write_files(tmp_path, MONOREPO)
+    a = _open(vscode, root / "pkg_a/train.py")
+    b = _open(vscode, root / "pkg_b/train.py")
+    await _diagnostics(vscode, a, [(4, 58, "MP101")])  # the root's ignore, through extend
+    await _diagnostics(vscode, b, [(4, 52, "MP301")])  # its own, which extends nothing
+    assert _cli_findings(root, "pkg_a/train.py") == [(4, 58, "MP101")]
+    assert _cli_findings(root, "pkg_b/train.py") == [(4, 52, "MP301")]
+    assert _cli_findings(root / "pkg_a", "train.py") == [(4, 58, "MP101")]
+    [softmax] = vscode.diagnostics[a]
+    assert softmax.code_description is not None
+    assert softmax.code_description.href == "https://example.org/rules/MP101.html"  # docs-url, as SARIF's helpUri
+    # The configuration pkg_a extends is edited on disk: the next check reads it.
+    (root / "pyproject.toml").write_text('[tool.mplint]\nignore = ["MP101"]\n')
+    _change(vscode, a, 2, (0, 0), (0, 0), "\n")
+    await _diagnostics(vscode, a, [(5, 52, "MP301")])
+    [units] = vscode.diagnostics[a]
+    assert units.code_description is not None and units.code_description.href.startswith("file:")
+    _change(vscode, a, 3, (0, 0), (1, 0), "")
+    await _diagnostics(vscode, a, [(4, 52, "MP301")])
+    assert _cli_findings(root, "pkg_a/train.py") == [(4, 52, "MP301")]
+    # Edited and saved in the editor: the documents it configures are checked again, no other.
+    config = from_fs_path(str(root / "pyproject.toml"))
+    assert config is not None
+    vscode.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(
+        uri=config, language_id="toml", version=1, text=(root / "pyproject.toml").read_text())))
+    with _Counted(vscode) as counted:
+        (root / "pyproject.toml").write_text(MONOREPO["pyproject.toml"])
+        vscode.text_document_did_save(types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri=config)))
+        await _diagnostics(vscode, a, [(4, 58, "MP101")])
+        await asyncio.sleep(0.5)
+    assert counted.published.get(b, 0) == 0 and counted.published.get(config, 0) == 0

@@ -11,11 +11,14 @@ findings it decided, with no invalidation written by hand.
 from __future__ import annotations
 
 import hashlib
+import os
 from contextlib import contextmanager
 from typing import Dict, Iterator, List, Mapping, Optional, Tuple
 
 #: the digests noted by the checks running now, innermost recording last
 _RECORDING: List[Dict[str, str]] = []
+#: contents read instead of the disk's (an editor's unsaved buffers), by absolute path
+_OVERLAY: Dict[str, bytes] = {}
 #: the digest noted for a file that could not be read (its absence is a fact too)
 MISSING = ""
 
@@ -33,6 +36,19 @@ def recording() -> Iterator[Dict[str, str]]:
         yield found
     finally:
         _RECORDING.remove(found)
+
+
+@contextmanager
+def overlay(contents: Mapping[str, bytes]) -> Iterator[None]:
+    """Read ``contents`` (by path) instead of those files on disk, as an editor's
+    user sees them: an unsaved edit to ``heads.py`` decides the files importing it."""
+    saved = dict(_OVERLAY)
+    _OVERLAY.update({os.path.abspath(path): raw for path, raw in contents.items()})
+    try:
+        yield
+    finally:
+        _OVERLAY.clear()
+        _OVERLAY.update(saved)
 
 
 def read(path: str, limit: int) -> Optional[Tuple[bytes, str]]:
@@ -56,6 +72,10 @@ def unchanged(reads: Mapping[str, str], limit: int = 2_000_000) -> bool:
 
 def _bytes(path: str, limit: int) -> Optional[bytes]:
     """Up to ``limit + 1`` bytes of ``path`` (one more tells an oversized file)."""
+    if _OVERLAY:
+        given = _OVERLAY.get(os.path.abspath(path))
+        if given is not None:
+            return given[:limit + 1]
     try:
         with open(path, "rb") as handle:
             return handle.read(limit + 1)

@@ -376,6 +376,20 @@ class ProjectFacts:
         return hashlib.sha256(json.dumps([str(self.root), data, governed, self.pins.to_json(),
                                           str(self.shown_from), exports, self.library]).encode()).hexdigest()
 
+    def digest_for(self, path: str) -> str:
+        """Changes whenever a fact the project gives ``path``'s checks changes (what
+        :meth:`apply`, :meth:`rewriting`, :meth:`library_for` and the re-exports tell
+        it), not when only other files' facts do: the language server re-checks an
+        open file when it changes."""
+        own = os.path.abspath(path)
+        # A file the model does not answer for gets no facts from it, as an empty answer
+        governed = None if self.program is None else \
+            ProgramResult({own: self.program.governance(own)}).files_json()[own]
+        rewriting = [(key, item.to_json()) for key, item in self.rewriting(own)]
+        exports = sorted((k, [list(e) for e in v]) for k, v in self.exports.items())
+        return hashlib.sha256(json.dumps([str(self.root), str(self.shown_from), governed, rewriting,
+                                          self.pins.to_json(), exports, self.library_for(own)]).encode()).hexdigest()
+
 
 def is_packaged(root: Path) -> bool:
     """The project declares a distribution (setup.py, setup.cfg, or a pyproject.toml with

@@ -27,6 +27,8 @@ from mplint.run.runner import CheckTask, FixTask, Result, Task, default_jobs, fi
 from mplint.semantic import keras_version
 
 if TYPE_CHECKING:  # pragma: no cover (the linter loads libcst; a cached run must not)
+    import libcst as cst
+
     from mplint.core.linter import Linter
 
 
@@ -188,7 +190,14 @@ class Session:
     def check_buffer(self, name: str, raw: bytes) -> FileResult:
         from mplint.core.source_kinds import load_source
 
-        return self.linter(self.settings_of(name)).check(load_source(name, raw))
+        return self.linter(self.settings_of(name)).check(load_source(name, raw), self._parsed_from(name, raw))
+
+    def _parsed_from(self, name: str, raw: bytes) -> Optional["cst.Module"]:
+        """The module the index parsed from these very bytes (an editor's buffer that
+        sets a policy is then parsed once per edit, not twice)."""
+        module = self.store.parsed.pop(os.path.abspath(name), None)
+        read = self.store.contents.get(name)
+        return module if module is not None and read == raw else None  # type: ignore[return-value]
 
     def fix_buffer(self, name: str, raw: bytes, unsafe: bool) -> FixOutcome:
         from mplint.core.source_kinds import load_source

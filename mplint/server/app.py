@@ -11,6 +11,9 @@ editor sees what CI sees.
 from __future__ import annotations
 
 import asyncio
+import itertools
+import os
+import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from lsprotocol import types
@@ -44,6 +47,9 @@ _SEVERITY = {"error": types.DiagnosticSeverity.Error, "warning": types.Diagnosti
 #: seconds a changed document waits for the next change before it is checked: a burst
 #: of keystrokes costs one check of the last version, not one check per keystroke
 DEBOUNCE_S = 0.3
+#: seconds a client may take to accept a work-done progress token before the index
+#: starts without showing progress
+PROGRESS_CREATE_S = 5.0
 
 
 class MplintServer(LanguageServer):
@@ -59,6 +65,10 @@ class MplintServer(LanguageServer):
         self.shown: Set[str] = set()
         #: the check each changed document waits for (see :data:`DEBOUNCE_S`), by uri
         self.pending: Dict[str, asyncio.TimerHandle] = {}
+        #: numbers the work-done progress tokens this server creates
+        self.tokens = itertools.count(1)
+        #: the projects whose first index is under way (set when it is done), by Projects.where
+        self.first_indexes: Dict[str, asyncio.Event] = {}
 
     @property
     def projects(self) -> Projects:
@@ -145,16 +155,20 @@ class MplintServer(LanguageServer):
             return
         doc = self.workspace.get_text_document(uri)
         findings: List[Finding] = []
+        docs_url = None
         try:
+            raw = buffer_bytes(doc.source)
+            self.projects.opened(path, raw)
             if not self.projects.excluded(path):
-                result = self.projects.check(path, buffer_bytes(doc.source))
+                result = self.projects.check(path, raw)
                 findings = result.findings
+                docs_url = self.projects.settings_of(path).docs_url
                 self.log_errors(uri, result.errors)
         except (ConfigError, CatalogError) as exc:
             self.tell(str(exc))
         lines = lines_of(doc.source)
         codec = doc.position_codec
-        self.publish(uri, [diagnostic(f, lines, codec) for f in findings], doc.version)
+        self.publish(uri, [diagnostic(f, lines, codec, docs_url) for f in findings], doc.version)
 
     def check_notebook(self, uri: str) -> None:
         notebook = self.workspace.get_notebook_document(notebook_uri=uri)
@@ -164,43 +178,142 @@ class MplintServer(LanguageServer):
         cells = self.notebook_cells(notebook)
         per_cell: List[List[types.Diagnostic]] = [[] for _ in cells]
         try:
+            raw = self.notebook_raw(notebook)
+            self.projects.opened(path, raw)
             if not self.projects.excluded(path):
-                result = self.projects.check(path, self.notebook_raw(notebook))
+                result = self.projects.check(path, raw)
                 self.log_errors(uri, result.errors)
+                docs_url = self.projects.settings_of(path).docs_url
                 for f in result.findings:
                     if f.cell is not None and 1 <= f.cell <= len(cells):
                         doc = cells[f.cell - 1][1]
-                        per_cell[f.cell - 1].append(diagnostic(f, lines_of(doc.source), doc.position_codec))
+                        per_cell[f.cell - 1].append(diagnostic(f, lines_of(doc.source), doc.position_codec, docs_url))
         except (ConfigError, CatalogError) as exc:
             self.tell(str(exc))
         for (cell_uri, doc), diagnostics in zip(cells, per_cell):
             self.publish(cell_uri, diagnostics, doc.version)
 
+    async def opening(self, uri: str, path: Optional[str], check: Callable[[str], None]) -> None:
+        """Check a document just opened, then the open documents its facts reach; a
+        project's first index (seconds, in a big repository) shows as work-done
+        progress where the client can show it."""
+        if path is not None:  # the index answers for every open document, this one too
+            notebook = self.workspace.get_notebook_document(notebook_uri=uri)
+            self.projects.opened(path, self.notebook_raw(notebook) if notebook is not None
+                                 else buffer_bytes(self.workspace.get_text_document(uri).source))
+        first = False
+        if path is not None and self.shows_progress():
+            try:
+                first = self.projects.first_index(path)
+            except (ConfigError, CatalogError):
+                pass  # the check says so
+        if first and path is not None:
+            where = self.projects.where(path)
+            underway = self.first_indexes.get(where)
+            if underway is not None:  # another document of the project is being indexed
+                await underway.wait()
+            else:
+                self.first_indexes[where] = asyncio.Event()
+                try:
+                    await self.first_index(path, lambda: self.check_now(uri, check))
+                finally:
+                    self.first_indexes.pop(where).set()
+                self.recheck_dependents(uri)
+                return
+        self.check_now(uri, check)
+        self.recheck_dependents(uri)
+
+    async def first_index(self, path: str, check: Callable[[], None]) -> None:
+        """Index the project of ``path`` and ``check`` the document inside a
+        work-done progress (none if the client does not accept the token in time)."""
+        token = f"mplint-index-{next(self.tokens)}"
+        created = asyncio.ensure_future(self.work_done_progress.create_async(token))
+        # Not wait_for: a cancelled request future breaks pygls when its answer comes.
+        done, _ = await asyncio.wait({created}, timeout=PROGRESS_CREATE_S)
+        if not done or created.exception() is not None:
+            check()
+            return
+        root = self.projects.root_of(path)
+        name = root.name if root is not None else os.path.basename(path)
+        started = time.monotonic()
+        self.work_done_progress.begin(token, types.WorkDoneProgressBegin(
+            title="mplint", message=f"indexing {name}", percentage=0))
+        try:
+            self.guarded(self.projects.ready, path)  # the long part
+            self.work_done_progress.report(token, types.WorkDoneProgressReport(
+                message=f"checking {os.path.basename(path)}", percentage=90))
+            check()
+        finally:
+            self.work_done_progress.end(token, types.WorkDoneProgressEnd(
+                message=f"indexed {name} in {time.monotonic() - started:.1f} s"))
+
+    def shows_progress(self) -> bool:
+        """Whether the client announced ``window.workDoneProgress``."""
+        window = self.client_capabilities.window
+        return bool(window is not None and window.work_done_progress)
+
+    def check_document(self, uri: str) -> None:
+        """Check an open document: a Python file's buffer or a notebook."""
+        if self.workspace.get_notebook_document(notebook_uri=uri) is not None:
+            self.check_notebook(uri)
+        elif uri in self.workspace.text_documents:
+            self.check_text(uri)
+
+    def edited(self, uri: str) -> None:
+        """Check the edited document, then the open documents whose facts depend on it."""
+        self.check_document(uri)
+        self.recheck_dependents(uri)
+
     def saved(self, uri: str) -> None:
-        """Index the saved file's project again and recheck its open documents."""
+        """Index the saved file's project again, check the file, then the open
+        documents whose facts depend on it."""
         path = to_fs_path(uri)
         if path is None:
             return
         try:
-            project = self.projects.project_for(path)
             self.projects.saved(path)
         except (ConfigError, CatalogError) as exc:
             self.tell(str(exc))
             return
-        for other in list(self.workspace.text_documents):
-            other_path = self.python_file(other)
-            if other_path is not None and self._in(project, other_path):
-                self.check_text(other)
-        for other in list(self.workspace.notebook_documents):
-            other_path = to_fs_path(other)
-            if other_path is not None and self._in(project, other_path):
-                self.check_notebook(other)
+        self.check_document(uri)
+        self.recheck_dependents(uri)
 
-    def _in(self, project: object, path: str) -> bool:
-        try:
-            return self.projects.project_for(path) is project
-        except (ConfigError, CatalogError):
-            return False
+    def closed(self, uri: str, path: Optional[str]) -> None:
+        """A closed document's buffer no longer stands for its file: the open
+        documents that read it, or took facts from it, are checked against the disk."""
+        if path is None:
+            return
+        self.projects.closed(path)
+        self.recheck_dependents(uri)
+
+    def open_documents(self) -> List[Tuple[str, str]]:
+        """(uri, path) of each open Python file and notebook."""
+        found = []
+        for uri in list(self.workspace.text_documents):
+            path = self.python_file(uri)
+            if path is not None:
+                found.append((uri, path))
+        for uri in list(self.workspace.notebook_documents):
+            path = to_fs_path(uri)
+            if path is not None:
+                found.append((uri, path))
+        return found
+
+    def recheck_dependents(self, changed: str) -> None:
+        """Publish again the diagnostics of the other open documents whose last
+        result depended on what changed: a file their checks read, a fact their
+        project gives them, or their configuration (:meth:`Projects.stale`); the
+        others keep theirs."""
+        for uri, path in self.open_documents():
+            if uri == changed or uri in self.pending:  # one waiting is checked soon anyway
+                continue
+            try:
+                stale = self.projects.stale(path)
+            except (ConfigError, CatalogError) as exc:
+                self.tell(str(exc))
+                continue
+            if stale:
+                self.guarded(self.check_document, uri)
 
     # -- code actions ----------------------------------------------------------------------------
     def code_actions(self, params: types.CodeActionParams) -> List[types.CodeAction]:
@@ -282,7 +395,10 @@ def _position(lines: Sequence[str], line: int, col: int, codec: PositionCodec) -
     return types.Position(line=line, character=codec.client_num_units(text[:max(col, 0)]))
 
 
-def diagnostic(finding: Finding, lines: Sequence[str], codec: PositionCodec) -> types.Diagnostic:
+def diagnostic(finding: Finding, lines: Sequence[str], codec: PositionCodec,
+               docs_url: Optional[str] = None) -> types.Diagnostic:
+    """The finding as the editor shows it; its link is the ``docs-url`` setting's
+    address when one is set (as SARIF's ``helpUri``)."""
     start = _position(lines, finding.line - 1, finding.col - 1, codec)
     end = _position(lines, finding.end_line - 1, finding.end_col - 1, codec)
     message = finding.message
@@ -293,7 +409,7 @@ def diagnostic(finding: Finding, lines: Sequence[str], codec: PositionCodec) -> 
         message=message,
         severity=_SEVERITY.get(finding.severity, types.DiagnosticSeverity.Warning),
         code=finding.rule,
-        code_description=types.CodeDescription(href=rule_help_uri(finding.rule)),
+        code_description=types.CodeDescription(href=rule_help_uri(finding.rule, docs_url)),
         source=SOURCE,
         data=finding.to_dict(),
     )
@@ -335,12 +451,13 @@ def make_server(projects: Optional[Projects] = None) -> MplintServer:
     server = MplintServer(projects)
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
-    def did_open(ls: MplintServer, params: types.DidOpenTextDocumentParams) -> None:
-        ls.check_now(params.text_document.uri, ls.check_text)
+    async def did_open(ls: MplintServer, params: types.DidOpenTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        await ls.opening(uri, ls.python_file(uri), ls.check_text)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: MplintServer, params: types.DidChangeTextDocumentParams) -> None:
-        ls.check_later(params.text_document.uri, ls.check_text)
+        ls.check_later(params.text_document.uri, ls.edited)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: MplintServer, params: types.DidSaveTextDocumentParams) -> None:
@@ -348,20 +465,23 @@ def make_server(projects: Optional[Projects] = None) -> MplintServer:
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: MplintServer, params: types.DidCloseTextDocumentParams) -> None:
-        ls.drop_pending(params.text_document.uri)
-        ls.logged.pop(params.text_document.uri, None)
-        ls.publish(params.text_document.uri, [], None)
+        uri = params.text_document.uri
+        ls.drop_pending(uri)
+        ls.logged.pop(uri, None)
+        ls.publish(uri, [], None)
+        ls.closed(uri, ls.python_file(uri))
 
     @server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
-    def notebook_open(ls: MplintServer, params: types.DidOpenNotebookDocumentParams) -> None:
-        ls.check_now(params.notebook_document.uri, ls.check_notebook)
+    async def notebook_open(ls: MplintServer, params: types.DidOpenNotebookDocumentParams) -> None:
+        uri = params.notebook_document.uri
+        await ls.opening(uri, to_fs_path(uri), ls.check_notebook)
 
     @server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
     def notebook_change(ls: MplintServer, params: types.DidChangeNotebookDocumentParams) -> None:
         structure = params.change.cells.structure if params.change.cells is not None else None
         for closed in (structure.did_close or []) if structure is not None else []:
             ls.publish(closed.uri, [], None)
-        ls.check_later(params.notebook_document.uri, ls.check_notebook)
+        ls.check_later(params.notebook_document.uri, ls.edited)
 
     @server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)
     def notebook_save(ls: MplintServer, params: types.DidSaveNotebookDocumentParams) -> None:
@@ -369,10 +489,12 @@ def make_server(projects: Optional[Projects] = None) -> MplintServer:
 
     @server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
     def notebook_close(ls: MplintServer, params: types.DidCloseNotebookDocumentParams) -> None:
-        ls.drop_pending(params.notebook_document.uri)
-        ls.logged.pop(params.notebook_document.uri, None)
+        uri = params.notebook_document.uri
+        ls.drop_pending(uri)
+        ls.logged.pop(uri, None)
         for cell in params.cell_text_documents:
             ls.publish(cell.uri, [], None)
+        ls.closed(uri, to_fs_path(uri))
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
         code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL], resolve_provider=False))
