@@ -9,6 +9,8 @@ import textwrap
 import libcst as cst
 import pytest
 
+from helpers import fired
+
 from mplint.analysis.models import LayerProducer, ModelOutputs, OpProducer
 from mplint.rule.check import Context
 from mplint.semantic.facts import FactsCollector, ModuleFacts
@@ -187,3 +189,21 @@ def test_mp102_silent_when_every_call_of_the_model_is_cast_to_float32():
     assert [f.rule for f in lint_text(uncast, select=["MP102"])[0]] == ["MP102"]
     compiled = _LOOP + "\nmodel.compile(loss='mse')\n"
     assert [f.rule for f in lint_text(compiled, select=["MP102"])[0]] == ["MP102"]
+
+
+def test_layer_settings_spread_from_a_dict_are_read():
+    # ``Dense(10, **head_kwargs)``: the dict literal's keys are the layer's settings
+    head = ("import tensorflow as tf\ntf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
+            "head_kwargs = {KW}\n"
+            "m = tf.keras.Sequential([tf.keras.layers.Dense(64), tf.keras.layers.Dense(10, **head_kwargs)])\n"
+            "m.compile(loss='categorical_crossentropy')\n")
+    assert fired(head.replace("{KW}", '{"activation": "softmax"}'), "MP101", "MP102") == [(4, "MP101")]
+    assert fired(head.replace("{KW}", '{"activation": "softmax", "dtype": "float32"}'), "MP101", "MP102") == []
+    assert fired(head.replace("{KW}", '{"units": 3}'), "MP101", "MP102") == [(4, "MP102")]
+    # keys that cannot be read (a **kwargs parameter, a dict made elsewhere): silent
+    assert fired(head.replace("{KW}", "dict(activation='softmax')"), "MP101", "MP102") == []
+    assert fired(head.replace("{KW}", "load_config()"), "MP101", "MP102") == []
+    passed = ("import tensorflow as tf\ntf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
+              "def build(**kw):\n    return tf.keras.Sequential([tf.keras.layers.Dense(10, **kw)])\n"
+              "m = build(activation='softmax', dtype='float32')\nm.compile(loss='mse')\n")
+    assert fired(passed, "MP101", "MP102") == []

@@ -25,9 +25,40 @@ def is_keras_layer(layer: LayerProducer) -> bool:
     return any(name.startswith("keras.layers.") for name in layer.layer_class)
 
 
+#: a ``**spread`` argument whose keys cannot be read: any keyword may be in it
+_ANY_KEYWORD = cst.Name("__any_keyword__")
+
+
+def spread_keyword(layer: LayerProducer, keyword: str) -> Optional[cst.BaseExpression]:
+    """``keyword``'s value in the ``**spread`` arguments of the constructor
+    (``Dense(10, **head_kwargs)`` with ``head_kwargs = {"activation": "softmax"}``): the
+    value, None when no spread holds it, _ANY_KEYWORD when a spread cannot be read (a
+    ``**kwargs`` parameter, a dict built at run time)."""
+    found: Optional[cst.BaseExpression] = None
+    for arg in layer.constructor.args:
+        if arg.star != "**":
+            continue
+        spread = arg.value
+        if isinstance(spread, cst.Name):
+            binding = layer.location.lookup(spread.value)
+            spread = binding.value if binding is not None and binding.kind == "assign" and binding.value else spread
+        if not isinstance(spread, cst.Dict):
+            return _ANY_KEYWORD
+        for element in spread.elements:
+            if not isinstance(element, cst.DictElement):
+                return _ANY_KEYWORD  # ``{**other}``
+            if not isinstance(element.key, cst.SimpleString):
+                return _ANY_KEYWORD
+            if element.key.evaluated_value == keyword:
+                found = element.value
+    return found
+
+
 def layer_dtype(layer: LayerProducer, ctx: Context) -> str:
     """"float32"-like name, a 16-bit name, ABSENT (no dtype argument) or UNKNOWN_DTYPE."""
-    expr = keyword_only(layer.constructor, "dtype")
+    expr = keyword_only(layer.constructor, "dtype") or spread_keyword(layer, "dtype")
+    if expr is _ANY_KEYWORD:
+        return UNKNOWN_DTYPE
     if expr is None:
         return ABSENT
     if isinstance(expr, cst.Name) and expr.value == "None":
@@ -59,10 +90,15 @@ def computes_in_float32(layer: LayerProducer, ctx: Context) -> Optional[bool]:
 
 def activation_expr(layer: LayerProducer) -> Optional[cst.BaseExpression]:
     if layer.layer_class & ACTIVATION_FIRST_LAYERS:
-        return positional_or_keyword(layer.constructor, 0, "activation")
-    if layer.layer_class & ACTIVATION_SECOND_LAYERS:
-        return positional_or_keyword(layer.constructor, 1, "activation")
-    return keyword_only(layer.constructor, "activation")
+        found = positional_or_keyword(layer.constructor, 0, "activation")
+    elif layer.layer_class & ACTIVATION_SECOND_LAYERS:
+        found = positional_or_keyword(layer.constructor, 1, "activation")
+    else:
+        found = keyword_only(layer.constructor, "activation")
+    if found is None:
+        spread = spread_keyword(layer, "activation")
+        found = spread if spread is not _ANY_KEYWORD else None
+    return found
 
 
 def is_softmax_value(expr: cst.BaseExpression, ctx: Context, layer: LayerProducer) -> bool:
