@@ -618,3 +618,19 @@ def configure_optimizer(optimizer, use_float16=False, use_graph_rewrite=False):
     flags = code.replace("use_float16=False, use_graph_rewrite=False", "args").replace(
         "if use_float16", "if args.fp16").replace("if use_graph_rewrite", "if args.rewrite")
     assert fired(flags, "MP205", keras_version=2) == [(8, "MP205")]  # both flags may be given
+
+
+def test_a_float32_baseline_trained_before_the_script_sets_the_policy_is_not_mixed():
+    # A script (or notebook) trains a float32 baseline, then turns mixed precision on
+    # for a second model: the first loop ran before the policy existed.
+    baseline = ("import keras\nimport tensorflow as tf\n"
+                "model = keras.Sequential([keras.layers.Dense(64), keras.layers.Dense(1)])\n"
+                "opt = keras.optimizers.Adam()\n"
+                "for x, y in data:\n"
+                "    with tf.GradientTape() as tape:\n"
+                "        loss = keras.ops.mean((model(x) - y) ** 2)\n"
+                "    opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))\n")
+    policy = "keras.mixed_precision.set_global_policy('mixed_float16')\n"
+    assert fired(baseline + policy, "MP201") == []
+    assert fired(baseline.replace("import tensorflow as tf\n", "import tensorflow as tf\n" + policy), "MP201") == [
+        (9, "MP201")]

@@ -151,13 +151,12 @@ def built_under_float32_policy(layer: LayerProducer, ctx: Context) -> bool:
     if earlier:
         last = max(earlier, key=lambda c: c.location.order)
         return last.values is not None and not (last.values & MIXED_POLICIES)
+    if where.scope.kind == "module":
+        return facts.runs_before_policies(where)
     if facts.assumed_policy in MIXED_POLICIES or facts.project_policies or not facts.policy_calls \
             or any(c.location.scope.kind != "module" for c in facts.policy_calls):
         return False
-    first = min(c.location.order for c in facts.policy_calls)
-    if where.scope.kind == "module":
-        return where.order < first
-    return _runs_only_before(where.scope, first, ctx)
+    return _runs_only_before(where.scope, min(c.location.order for c in facts.policy_calls), ctx)
 
 
 def _runs_only_before(scope: Scope, first: int, ctx: Context, seen: Optional[Set[str]] = None) -> bool:

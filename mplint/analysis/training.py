@@ -633,8 +633,12 @@ def contains(root: cst.CSTNode, target: cst.CSTNode) -> bool:
     return False
 
 
-def float16_source(ctx: Context, loops: TrainingLoops, at: Optional[Scope] = None) -> Optional[str]:
-    """Why float16 compute may be on for code in scope ``at``: a policy note, or None."""
+def float16_source(ctx: Context, loops: TrainingLoops, at: Optional[Scope] = None,
+                   where: Optional[Location] = None) -> Optional[str]:
+    """Why float16 compute may be on for code in scope ``at`` (at ``where``, when the
+    rule knows the place): a policy note, or None."""
+    if where is not None and ctx.facts.runs_before_policies(where):
+        return None  # a float32 baseline trained before the script sets the policy
     policy = ctx.facts.mixed_policy(at)
     if policy is not None and policy.float16:
         return "mixed_float16" + policy.note

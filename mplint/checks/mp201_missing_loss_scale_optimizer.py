@@ -28,7 +28,7 @@ class MissingLossScaleOptimizer(Check):
                 continue  # wrapped, unknown, or scaled by hand
             if step.loss_scaled and step.unscaled:
                 continue  # the loss scaled and the gradients unscaled by another LossScaleOptimizer
-            why = float16_source(self.ctx, loops, step.location.scope)
+            why = float16_source(self.ctx, loops, step.location.scope, step.location)
             if why is None:
                 continue  # float32 or bfloat16: no loss scaling needed
             if step.method == "minimize" and version == 3:

@@ -190,6 +190,15 @@ class ModuleFacts:
         return bool(self.policy_values(at) & MAYBE_MIXED) \
             or function_key(at) in self.project_setter_functions
 
+    def runs_before_policies(self, at: Location) -> bool:
+        """Module-level code that runs before the file sets any policy, in a file no
+        other policy reaches: it computes in float32 (a script's or notebook's float32
+        baseline, trained before it turns mixed precision on)."""
+        if at.scope.kind != "module" or self.assumed_policy in MIXED_POLICIES or self.project_policies \
+                or not self.policy_calls or any(c.location.scope.kind != "module" for c in self.policy_calls):
+            return False
+        return at.order < min(c.location.order for c in self.policy_calls)
+
     @property
     def policy_from_elsewhere(self) -> bool:
         """Whether the only mixed policy reaching this file is set in another file: its
