@@ -286,3 +286,15 @@ def test_an_ngc_image_from_before_tf_2_9_makes_the_removed_api_a_warning(tmp_pat
     [(path, _, _, message)] = _check(tmp_path, ".")
     assert path == "bert/train.py" and "is deprecated since TF 2.4 and removed in TF 2.9 (TensorFlow 2.4 or " \
         "older in nvcr.io/nvidia/tensorflow:21.02-tf2-py3 (bert/Dockerfile:1))" in message
+
+
+def test_a_shell_script_s_pip_install_is_a_pin(tmp_path):
+    # CalciumGAN's setup.sh: `python3 -m pip install tensorflow==2.3.1`, where the experimental
+    # API is the only one
+    write_files(tmp_path, {"setup.py": "", "train.py": EXPERIMENTAL})
+    assert _rows(_check(tmp_path, ".")) == [("train.py", 3, "MP402")]
+    (tmp_path / "setup.sh").write_text("#!/bin/sh\nif [ gpu ]; then\n  python3 -m pip install tensorflow==2.3.1\nfi\n")
+    assert _check(tmp_path, ".") == []
+    (tmp_path / "setup.sh").write_text("#!/bin/sh\npip install tensorflow==2.10.1\n")
+    [(_, _, _, message)] = _check(tmp_path, ".")
+    assert "(AttributeError; TensorFlow 2.10.1 pinned in setup.sh:2)" in message

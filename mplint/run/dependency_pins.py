@@ -7,7 +7,8 @@ tables in ``pyproject.toml`` (``tensorflow = "^2.16"``, ``{ version = "~2.15" }`
 ``setup.cfg`` and ``setup.py`` ``install_requires``, conda ``environment.yml``
 (``tensorflow=2.15``, ``conda-forge::keras>=3``, a ``pip:`` section), requirements
 files (``requirements*.txt``, ``*requirements.in``, every file of a
-``requirements/`` folder), and a notebook's ``!pip install tensorflow-gpu==2.0``.
+``requirements/`` folder), a notebook's ``!pip install tensorflow-gpu==2.0``, and the
+``pip install`` lines of shell scripts (``setup.sh``) and Dockerfiles.
 
 A pin covers the files of its folder and below: ``project_a/requirements.txt`` says
 nothing of ``project_b/``. A dependency file in a folder without code
@@ -218,7 +219,7 @@ def dependency_files(root: str, code_folders: Optional[Set[str]] = None) -> List
             continue
         for name in sorted(names):
             if name in DECLARATION_FILES or ("requirements" in name and _REQUIREMENTS.match(name)) \
-                    or ("ockerfile" in name.lower() and _DOCKERFILE.match(name)):
+                    or ("ockerfile" in name.lower() and _DOCKERFILE.match(name)) or name.endswith(".sh"):
                 found.append((folder + os.sep + name, folder))
             elif "." not in name and name not in _SKIP_FOLDERS:
                 path = folder + os.sep + name
@@ -232,7 +233,7 @@ def dependency_files(root: str, code_folders: Optional[Set[str]] = None) -> List
                     continue
                 found += [(path + os.sep + n, folder) for n in inner
                           if _REQUIREMENTS.match(n) or (every and n.endswith((".txt", ".in")))
-                          or _DOCKERFILE.match(n)]
+                          or _DOCKERFILE.match(n) or n.endswith(".sh")]
     return found
 
 
@@ -257,7 +258,7 @@ def project_pins(root: Optional[Path], files: Iterable[str] = ()) -> ProjectPins
         name = os.path.basename(path)
         if name == "setup.py" and "install_requires" not in text and "extras_require" not in text:
             continue  # a module named setup.py (utils/setup.py), not a package's declaration
-        if _DOCKERFILE.match(name):
+        if _DOCKERFILE.match(name) or name.endswith(".sh"):
             pins = list(shell_pins(text.splitlines(), shown))
         else:
             pins = pins_in_text(text, shown, conda=name.startswith("environment."))
