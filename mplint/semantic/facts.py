@@ -66,6 +66,8 @@ class PolicyCall:
     #: arms is passed (``policy = ...`` on the TPU branch and in the ``else``);
     #: None when ``values`` is None
     value_branches: Optional[Tuple[Tuple[FrozenSet[str], Branches], ...]] = None
+    #: the tests of the ``if`` statements around the call, with the arm it is in
+    conditions: Tuple[Tuple[cst.BaseExpression, str], ...] = ()
 
     def choices(self) -> Tuple[Tuple[FrozenSet[str], Branches], ...]:
         """The values this call may set, each with every ``if`` arm it needs (the
@@ -352,7 +354,8 @@ class FactsCollector:
             loc = self.tracker.location()
             values, by_branch = self._policy_values(node, loc)
             self.facts.policy_calls.append(
-                PolicyCall(node, values, loc, self.names.origins(node.func), self.branches(), by_branch)
+                PolicyCall(node, values, loc, self.names.origins(node.func), self.branches(), by_branch,
+                           self.tracker.open_conditions())
             )
         elif resolved & GRAPH_REWRITE_FUNCTIONS:
             self.facts.rewrite_sites.append(self._site(node, REWRITE_CALL))
@@ -383,9 +386,25 @@ class FactsCollector:
     def leave_Module(self, node: cst.Module) -> None:
         """A parameter passed to the setter takes the values of the calls of its
         function, some of them further down the file: read again once all are seen."""
+        self.facts.policy_calls = [call for call in self.facts.policy_calls if not self._never_runs(call)]
         for call in self.facts.policy_calls:
             call.values, call.value_branches = self._policy_values(call.node, call.location)
         self.facts.kernel_resets = tuple(self.tracker.module_scope.resets)
+
+    def _never_runs(self, call: PolicyCall) -> bool:
+        """A setter under an ``if`` that no value reaching it takes: ``if mp:`` in
+        ``config_gpu(mp=False)``, called only with ``mp=False``."""
+        for test, arm in call.conditions:
+            negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
+            if isinstance(test, cst.UnaryOperation) and negated:
+                test = test.expression
+            found = self.evaluator.values(test, call.location)
+            if not found or not all(isinstance(v, (bool, int, str, type(None))) for v in found):
+                continue
+            truths = {bool(v) != negated for v in found}
+            if truths == {arm != "body"}:
+                return True
+        return False
 
     def _enables_amp(self, options: cst.BaseExpression) -> Union[bool, cst.BaseExpression]:
         """``{'auto_mixed_precision': True}`` (a literal, or a name assigned one): True;

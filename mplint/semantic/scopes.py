@@ -433,6 +433,11 @@ class ScopeTracker:
     def branches(self) -> Branches:
         return self._branches
 
+    def open_conditions(self) -> Tuple[Tuple[cst.BaseExpression, str], ...]:
+        """The tests of the ``if`` statements the walk is inside, each with the arm
+        ("body" or "else") it is in: what must hold for the code here to run."""
+        return tuple((node.test, arm) for _, arm, node, _ in self._ifs)
+
     def condition(self, expr: cst.BaseExpression) -> Branch:
         """A run-time value that switches something on, as the ``if`` arm it amounts
         to (``{"auto_mixed_precision": args.amp}`` runs as under ``if args.amp:``), so

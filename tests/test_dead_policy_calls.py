@@ -1,0 +1,33 @@
+"""A policy setter under an ``if`` that no value reaching it takes never runs:
+``config_gpu(mp=False)`` with ``if mp: set_global_policy("mixed_float16")``."""
+
+from __future__ import annotations
+
+from helpers import fired
+
+HELPER = ("import tensorflow as tf\n"
+          "def config_gpu(mp=False):\n"
+          "    if mp:\n"
+          "        tf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
+          "config_gpu(CALL)\n"
+          "m = tf.keras.Sequential([tf.keras.layers.Dense(10, activation='softmax')])\n"
+          "m.compile(loss='categorical_crossentropy')\n")
+
+
+def test_a_setter_under_a_flag_every_call_turns_off_never_runs():
+    assert fired(HELPER.replace("CALL", "mp=False"), "MP101") == []
+    assert fired(HELPER.replace("CALL", ""), "MP101") == []  # the default
+    assert fired(HELPER.replace("CALL", "mp=True"), "MP101") == [(6, "MP101")]
+    # one call turns it on: it may run
+    assert fired(HELPER.replace("CALL", "mp=False)\nconfig_gpu(True"), "MP101") == [(7, "MP101")]
+    # a value read at run time: it may run
+    assert fired(HELPER.replace("CALL", "mp=args.amp"), "MP101") == [(6, "MP101")]
+
+
+def test_the_else_arm_and_a_negated_test():
+    code = HELPER.replace("    if mp:\n", "    if not mp:\n        pass\n    else:\n")
+    assert fired(code.replace("CALL", "mp=False"), "MP101") == []
+    assert fired(code.replace("CALL", "mp=True"), "MP101") == [(8, "MP101")]
+    negated = HELPER.replace("if mp:", "if not mp:")
+    assert fired(negated.replace("CALL", "mp=True"), "MP101") == []
+    assert fired(negated.replace("CALL", "mp=False"), "MP101") == [(6, "MP101")]
