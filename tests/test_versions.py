@@ -298,3 +298,15 @@ def test_a_shell_script_s_pip_install_is_a_pin(tmp_path):
     (tmp_path / "setup.sh").write_text("#!/bin/sh\npip install tensorflow==2.10.1\n")
     [(_, _, _, message)] = _check(tmp_path, ".")
     assert "(AttributeError; TensorFlow 2.10.1 pinned in setup.sh:2)" in message
+
+
+def test_a_readme_s_install_instructions_are_pins(tmp_path):
+    # mlcommons' resnet-tf2: "docker image tensorflow/tensorflow:2.4.0-gpu" in the README
+    write_files(tmp_path, {"setup.py": "", "bench/train.py": EXPERIMENTAL})
+    [(_, _, _, message)] = _check(tmp_path, ".")
+    assert "pinned" not in message
+    (tmp_path / "bench" / "README.md").write_text("# Bench\n\n- docker image tensorflow/tensorflow:2.4.0-gpu\n")
+    [(_, _, _, message)] = _check(tmp_path, ".")
+    assert "TensorFlow 2.4.0 pinned in bench/README.md:3" in message
+    (tmp_path / "bench" / "README.md").write_text("```sh\npip install tensorflow==2.3.1\n```\n")
+    assert _check(tmp_path, ".") == []

@@ -8,7 +8,8 @@ tables in ``pyproject.toml`` (``tensorflow = "^2.16"``, ``{ version = "~2.15" }`
 (``tensorflow=2.15``, ``conda-forge::keras>=3``, a ``pip:`` section), requirements
 files (``requirements*.txt``, ``*requirements.in``, every file of a
 ``requirements/`` folder), a notebook's ``!pip install tensorflow-gpu==2.0``, and the
-``pip install`` lines of shell scripts (``setup.sh``) and Dockerfiles.
+``pip install`` lines of shell scripts (``setup.sh``), Dockerfiles and READMEs (with the
+official image a README names).
 
 A pin covers the files of its folder and below: ``project_a/requirements.txt`` says
 nothing of ``project_b/``. A dependency file in a folder without code
@@ -62,6 +63,9 @@ _TENSORFLOW_RELEASES = (((20, 12), "2.4"), ((21, 5), "2.5"), ((21, 8), "2.6"), (
                         ((23, 3), "2.12"), ((23, 7), "2.13"), ((23, 9), "2.14"), ((23, 11), "2.15"),
                         ((24, 3), "2.16"))
 _DOCKERFILE = re.compile(r"^(?:dockerfile(?:\..*)?|.*\.dockerfile)$", re.IGNORECASE)
+#: a README's install instructions: its ``pip install`` lines and the official image it names
+_README = re.compile(r"^readme(?:\.(?:md|rst|txt))?$", re.IGNORECASE)
+_IMAGE_MENTION = re.compile(r"(?<![\w/.-])(?:docker\.io/)?tensorflow/tensorflow:(\d+\.\d+(?:\.\d+)?)")
 #: files that may pin TensorFlow or Keras wherever they are
 DECLARATION_FILES = ("pyproject.toml", "setup.cfg", "setup.py", "environment.yml", "environment.yaml")
 _REQUIREMENTS = re.compile(r"^requirements.*\.(?:txt|in)$|^.*requirements\.(?:txt|in)$")
@@ -149,6 +153,18 @@ def shell_pins(lines: Iterable[str], file: str = "") -> Tuple[Pin, ...]:
     return tuple(found)
 
 
+def readme_pins(lines: Iterable[str], file: str) -> List[Pin]:
+    """What a README's install instructions pin: ``pip install tensorflow==2.4.0`` lines
+    and the official image it names (``docker image tensorflow/tensorflow:2.4.0-gpu``)."""
+    lines = list(lines)
+    found = [pin for pin in shell_pins(lines, file) if not pin.image]
+    for number, line in enumerate(lines, 1):
+        for match in _IMAGE_MENTION.finditer(line):
+            pin = _pin("tensorflow", "==" + match.group(1), file, number)
+            found += [pin] if pin is not None else []
+    return found
+
+
 def _ngc_pin(image: "re.Match[str]", file: str, line: int) -> Optional[Pin]:
     """An NGC image as the newest TensorFlow it can hold: the last minor version released
     by its month (``21.02``: 2.4); a ``-tf1`` image holds TensorFlow 1.x."""
@@ -219,7 +235,8 @@ def dependency_files(root: str, code_folders: Optional[Set[str]] = None) -> List
             continue
         for name in sorted(names):
             if name in DECLARATION_FILES or ("requirements" in name and _REQUIREMENTS.match(name)) \
-                    or ("ockerfile" in name.lower() and _DOCKERFILE.match(name)) or name.endswith(".sh"):
+                    or ("ockerfile" in name.lower() and _DOCKERFILE.match(name)) or name.endswith(".sh") \
+                    or _README.match(name):
                 found.append((folder + os.sep + name, folder))
             elif "." not in name and name not in _SKIP_FOLDERS:
                 path = folder + os.sep + name
@@ -260,6 +277,8 @@ def project_pins(root: Optional[Path], files: Iterable[str] = ()) -> ProjectPins
             continue  # a module named setup.py (utils/setup.py), not a package's declaration
         if _DOCKERFILE.match(name) or name.endswith(".sh"):
             pins = list(shell_pins(text.splitlines(), shown))
+        elif _README.match(name):
+            pins = readme_pins(text.splitlines(), shown)
         else:
             pins = pins_in_text(text, shown, conda=name.startswith("environment."))
         if pins:
