@@ -160,7 +160,10 @@ def test_the_result_is_reused_until_a_file_it_depends_on_changes(tmp_path, monke
     assert run() == {"mixed_float16"} and len(builds) == 1
     (tmp_path / "other.py").write_text("import train\n")  # imports a module that sets a policy
     assert run() == {"mixed_float16"} and len(builds) == 2
-    (tmp_path / "models.py").write_text("def build():\n    pass\n\n")  # a file the result read
+    # a file the result read, edited where the model cannot see (early cut-off): reused
+    (tmp_path / "models.py").write_text("def build():\n    pass\n\n# a comment\n")
+    assert run() == {"mixed_float16"} and len(builds) == 2
+    (tmp_path / "models.py").write_text("def build():\n    helper()\n")  # what the model reads changed
     assert run() == {"mixed_float16"} and len(builds) == 3
     (tmp_path / "train.py").write_text(POLICY + "import models\nmodels.build()\n")  # the policy goes
     assert run() == set() and len(builds) == 4
