@@ -567,7 +567,7 @@ def test_fixing_an_imported_layer_module_changes_the_next_cached_run(tmp_path):
 def test_a_library_with_no_program_setting_a_policy_judges_its_public_models_as_may_be_mixed(tmp_path):
     project = _copy("layer_library", tmp_path)
     whole = run_cli("check", ".", cwd=project)
-    assert outcome(whole) == (1, [("zoo/layers.py", 7, "MP504"), ("zoo/models.py", 9, "MP101")]), \
+    assert outcome(whole) == (1, [("zoo/layers.py", 8, "MP504"), ("zoo/models.py", 9, "MP101")]), \
         whole.stdout + whole.stderr
     assert "a library's code: its users may run it under a mixed policy" in whole.stdout
     # pre-commit names the one file: the same answer

@@ -25,15 +25,16 @@ arithmetic expression and every call of an op that combines tensors.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, Iterator, List, Optional, Tuple
+from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
 from mplint.analysis.compute_regions import ComputeRegions, Region
 from mplint.rule.check import Analysis, Context
-from mplint.semantic.call_args import keyword_only, positional_or_keyword
-from mplint.semantic.scopes import Binding, Location
+from mplint.semantic.call_args import UNREADABLE, argument_for, keyword_only, positional_or_keyword
+from mplint.semantic.scopes import Binding, Location, Scope
 from mplint.semantic.vocabulary import (
     CASTS, CONSTANTS, DTYPE_PRESERVING_OPS, FILL_OPS, FLOAT32_BY_DEFAULT, FLOATX_FUNCTIONS, GLOBAL_POLICY_FUNCTIONS,
     KERAS_OP_NAMESPACES, LIKE_OPS, TF_OP_NAMESPACES, TF_VARIABLES, UNPACKING_OPS,
@@ -43,6 +44,9 @@ LOW = "low"
 F32 = "f32"
 
 Path = Tuple[int, ...]
+#: the kinds of a helper's parameters at one call: (id of the ``cst.Param``, kind, index
+#: of the argument in ``TensorKinds._arguments``), sorted; () outside any call
+Env = Tuple[Tuple[int, Optional[str], int], ...]
 
 _MAX_DEPTH = 24
 
@@ -92,7 +96,30 @@ _DTYPE_POSITION = {
     "tensorflow.random.stateless_truncated_normal": 4,
     "keras.random.normal": 3, "keras.random.uniform": 3, "keras.random.truncated_normal": 3,
     "keras.backend.random_normal": 3, "keras.backend.random_uniform": 3,
+    "tensorflow.range": 3,
 }
+
+#: image resizing: float32 whatever the input, except nearest-neighbour resizing, which
+#: keeps the input's dtype (``tf.image.resize`` documents both)
+_RESIZE = frozenset({"tensorflow.image.resize"})
+_NEAREST = frozenset({"nearest", "tensorflow.image.ResizeMethod.NEAREST_NEIGHBOR"})
+_RANGE = frozenset({"tensorflow.range"})
+
+#: weights a built-in layer makes with ``add_weight`` (autocast inside ``call``), by the
+#: attribute a subclass reads them through
+_BUILT_IN_WEIGHTS: Dict[str, Tuple[str, ...]] = {
+    "kernel": ("Dense", "Conv1D", "Conv2D", "Conv3D", "Conv1DTranspose", "Conv2DTranspose",
+               "Conv3DTranspose", "Convolution1D", "Convolution2D", "Convolution3D"),
+    "bias": ("Dense", "Conv1D", "Conv2D", "Conv3D", "Conv1DTranspose", "Conv2DTranspose",
+             "Conv3DTranspose", "Convolution1D", "Convolution2D", "Convolution3D",
+             "DepthwiseConv2D", "SeparableConv1D", "SeparableConv2D"),
+    "depthwise_kernel": ("DepthwiseConv2D", "SeparableConv1D", "SeparableConv2D"),
+    "pointwise_kernel": ("SeparableConv1D", "SeparableConv2D"),
+    "embeddings": ("Embedding",),
+}
+
+#: methods a layer's ``call`` may call that still never run under autocast
+_NOT_CALLED_FROM_CALL = frozenset({"__init__", "build", "get_config", "from_config"})
 
 _COMPUTE_DTYPE_ATTRS = frozenset({"compute_dtype", "_compute_dtype"})
 _VARIABLE_DTYPE_ATTRS = frozenset({"dtype", "variable_dtype", "_dtype", "_variable_dtype"})
@@ -106,6 +133,23 @@ def _short(call: cst.Call, kinds: "TensorKinds") -> str:
 
 def _is_self(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "self"
+
+
+def _child(scope: Scope, node: cst.CSTNode) -> Optional[Scope]:
+    """The scope ``node`` (a ``def``) opens inside ``scope``."""
+    for child in scope.children:
+        if child.node is node:
+            return child
+    return None
+
+
+def _decorated(node: cst.CSTNode) -> bool:
+    """A decorated ``def`` may return anything (``tf.function`` aside, which keeps it)."""
+    return isinstance(node, cst.FunctionDef) and any(
+        not (isinstance(d.decorator, cst.Attribute) and d.decorator.attr.value == "function")
+        and not (isinstance(d.decorator, cst.Call) and isinstance(d.decorator.func, cst.Attribute)
+                 and d.decorator.func.attr.value == "function")
+        for d in node.decorators)
 
 
 @dataclass(frozen=True)
@@ -147,8 +191,19 @@ class TensorKinds(Analysis):
         #: arithmetic arguments of combining calls -> the call (its context)
         self._arg_of: Dict[cst.CSTNode, Tuple[cst.Call, Where]] = {}
         self.sites: List[OperationSite] = []
-        self._kinds: Dict[cst.CSTNode, Optional[str]] = {}
+        self._kinds: Dict[Tuple[cst.CSTNode, Env], Optional[str]] = {}
         self._regions: Dict[int, Optional[Region]] = {}
+        #: the parameters' kinds of the helper whose code is being judged (see ``Env``)
+        self._env: Env = ()
+        #: the arguments envs point at: the expression, where, and the caller's env
+        self._arguments: List[Tuple[cst.BaseExpression, Where, Env]] = []
+        self._call_envs: Dict[Tuple[cst.Call, Env], Env] = {}
+        #: ``return`` values by the id of their function scope
+        self._returns: Dict[int, List[Tuple[cst.BaseExpression, Where]]] = {}
+        #: ``self.<attr>.append(value)`` by (id of the class scope, attr)
+        self._appends: Dict[Tuple[int, str], List[Tuple[cst.BaseExpression, Where]]] = {}
+        #: ``self.<method>(...)`` calls: the method's name and the scope calling it
+        self._self_calls: Dict[str, List[Scope]] = {}
 
     @property
     def regions(self) -> ComputeRegions:
@@ -190,7 +245,22 @@ class TensorKinds(Analysis):
         if node in self._not_root:
             self._not_root.add(node.expression)
 
+    def visit_Return(self, node: cst.Return) -> None:
+        if node.value is not None:
+            where = self.here()
+            self._returns.setdefault(id(where.loc.scope), []).append((node.value, where))
+
     def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute):
+            owner = func.value
+            if _is_self(owner):
+                self._self_calls.setdefault(func.attr.value, []).append(self.ctx.scopes.current)
+            elif (func.attr.value == "append" and len(node.args) == 1 and isinstance(owner, cst.Attribute)
+                  and _is_self(owner.value)):
+                cls = self.ctx.scopes.current.enclosing_class()
+                if cls is not None:
+                    self._appends.setdefault((id(cls), owner.attr.value), []).append((node.args[0].value, self.here()))
         if self.combining(node) is None:
             return
         where = self.here()
@@ -205,10 +275,33 @@ class TensorKinds(Analysis):
         key = id(loc.scope)
         if key not in self._regions:
             self._regions[key] = self.regions.function_region(loc.scope)
+            if self._regions[key] is None:
+                self._regions[key] = self._called_from_call(loc.scope, set())
         found = self._regions[key]
         if found is not None:
             return found
         return Region("functional", None) if self.regions.in_functional(loc) else None
+
+    def _called_from_call(self, scope: Optional[Scope], seen: Set[int]) -> Optional[Region]:
+        """A method of a 16-bit layer that the layer's ``call`` calls (``self.helper(x)``,
+        directly or through other such methods): it runs under autocast too."""
+        while scope is not None and not (scope.kind == "function" and scope.parent is not None
+                                         and scope.parent.kind == "class"):
+            scope = scope.parent
+        if scope is None or id(scope) in seen or not isinstance(scope.node, cst.FunctionDef):
+            return None
+        seen.add(id(scope))
+        name = scope.node.name.value
+        cls = self.regions.layer_class(scope.parent.node) if scope.parent is not None else None
+        if cls is None or not cls.sixteen_bit or name in _NOT_CALLED_FROM_CALL:
+            return None
+        for caller in self._self_calls.get(name, []):
+            if caller.enclosing_class() is not scope.parent:
+                continue
+            found = self.regions.function_region(caller) or self._called_from_call(caller, seen)
+            if found is not None and found.kind == "layer":
+                return Region("layer", scope, cls)
+        return None
 
     def combining(self, call: cst.Call) -> Optional[Tuple[str, bool]]:
         """(operand layout, whether mixed dtypes raise) for an op combining tensors."""
@@ -270,13 +363,14 @@ class TensorKinds(Analysis):
 
     # -- kinds ------------------------------------------------------------------------------
     def kind(self, expr: cst.BaseExpression, where: Where, depth: int = 0) -> Optional[str]:
-        if expr in self._kinds:
-            return self._kinds[expr]
+        key = (expr, self._env)
+        if key in self._kinds:
+            return self._kinds[key]
         if depth > _MAX_DEPTH:
             return None
-        self._kinds[expr] = None  # cycle guard
+        self._kinds[key] = None  # cycle guard
         found = self._kind(expr, where, depth)
-        self._kinds[expr] = found
+        self._kinds[key] = found
         return found
 
     def _kind(self, expr: cst.BaseExpression, where: Where, depth: int) -> Optional[str]:
@@ -289,6 +383,9 @@ class TensorKinds(Analysis):
         if isinstance(expr, cst.Attribute):
             return self._attribute_kind(expr, where, depth)
         if isinstance(expr, cst.Subscript):
+            elements = self._elements(expr.value, where, depth + 1)
+            if elements is not None:  # an item of a list or dict of tensors
+                return next(iter(elements)) if len(elements) == 1 else None
             return self.kind(expr.value, where, depth + 1)
         if isinstance(expr, cst.UnaryOperation):
             return self.kind(expr.expression, where, depth + 1)
@@ -368,7 +465,12 @@ class TensorKinds(Analysis):
 
     def _binding_kind(self, binding: Binding, depth: int) -> Optional[str]:
         if binding.kind == "param":
-            return LOW if self.regions.is_low_param(binding) else None
+            if self.regions.is_low_param(binding):
+                return LOW
+            for param, kind, _ in self._env:
+                if param == id(binding.node):
+                    return kind
+            return None
         where = self.binding_where(binding)
         if where is None:
             return None
@@ -396,34 +498,110 @@ class TensorKinds(Analysis):
         return None
 
     def _attribute_kind(self, expr: cst.Attribute, where: Where, depth: int) -> Optional[str]:
-        binding = self._self_attribute(expr, where)
-        if binding is None or binding.value is None or binding.scope is None:
+        values = self._attribute_values(expr, where)
+        if values is None:
+            return self._inherited_weight_kind(expr, where)
+        kinds = {self._attribute_value_kind(value, at, where, depth) for value, at in values}
+        return next(iter(kinds)) if len(kinds) == 1 else None
+
+    def _attribute_values(self, expr: cst.BaseExpression, where: Where
+                          ) -> Optional[List[Tuple[cst.BaseExpression, Where]]]:
+        """What the methods of the enclosing class assign to ``self.<attr>``, and where.
+
+        None when it is never assigned in the class or any assignment is not a plain
+        one (``self.x += ...``, unpacking). ``self.x = None`` (a value not made yet,
+        or an optional one a ``call`` checks for) is left out.
+        """
+        if not (isinstance(expr, cst.Attribute) and _is_self(expr.value)):
             return None
-        value = binding.value
-        if not isinstance(value, cst.Call):
+        cls = where.loc.scope.enclosing_class()
+        if cls is None:
             return None
-        if self.ctx.names.resolve(value.func) & TF_VARIABLES:
-            return self._variable_kind(value, binding, depth)
+        bindings = cls.attributes.get(expr.attr.value, [])
+        if not bindings:
+            return None
+        out: List[Tuple[cst.BaseExpression, Where]] = []
+        for binding in bindings:
+            at = self.binding_where(binding)
+            if binding.kind != "assign" or binding.value is None or at is None:
+                return None
+            if not (isinstance(binding.value, cst.Name) and binding.value.value == "None"):
+                out.append((binding.value, at))
+        return out or None
+
+    def _attribute_value_kind(self, value: cst.BaseExpression, at: Where, use: Where, depth: int) -> Optional[str]:
+        """The kind one assignment of a ``self`` attribute gives it where it is read."""
+        if isinstance(value, cst.Call):
+            if self.ctx.names.resolve(value.func) & TF_VARIABLES:
+                return self._variable_kind(value, at, depth)
+            func = value.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "add_weight" and _is_self(func.value):
+                region = self.region(use.loc)
+                if region is None or region.kind != "layer" or keyword_only(value, "dtype") is not None:
+                    return None
+                # ``experimental_autocast=False`` (Keras 2) / ``autocast=False`` (Keras 3):
+                # the weight is read in its own dtype, float32, a deliberate float32 path
+                off = keyword_only(value, "experimental_autocast") or keyword_only(value, "autocast")
+                return None if isinstance(off, cst.Name) and off.value == "False" else LOW
+        # a tensor made once (in ``__init__`` or ``build``) keeps its dtype: judged
+        # where it was made, with none of the current helper's parameters
+        with self._under(()):
+            return self.kind(value, at, depth + 1)
+
+    def _inherited_weight_kind(self, expr: cst.Attribute, where: Where) -> Optional[str]:
+        """``self.kernel`` in a subclass of ``Dense``/``Conv2D``...: the built-in layer's
+        ``add_weight`` weight, read in the compute dtype inside ``call``."""
+        if not _is_self(expr.value):
+            return None
+        layers = _BUILT_IN_WEIGHTS.get(expr.attr.value)
         region = self.region(where.loc)
-        if region is None or region.kind != "layer":
+        if layers is None or region is None or region.kind != "layer" or region.layer_class is None:
             return None
-        func = value.func
-        if (
-            isinstance(func, cst.Attribute) and func.attr.value == "add_weight"
-            and isinstance(func.value, cst.Name) and func.value.value == "self"
-            and keyword_only(value, "dtype") is None
-        ):
-            # ``experimental_autocast=False`` (Keras 2) / ``autocast=False`` (Keras 3):
-            # the weight is read in its own dtype, float32, a deliberate float32 path
-            off = keyword_only(value, "experimental_autocast") or keyword_only(value, "autocast")
-            return None if isinstance(off, cst.Name) and off.value == "False" else LOW
+        for _, names in region.layer_class.bases:
+            if any(n.startswith("keras.layers.") and n.rsplit(".", 1)[-1] in layers for n in names):
+                return LOW
         return None
 
-    def _variable_kind(self, call: cst.Call, binding: Binding, depth: int) -> Optional[str]:
-        """A raw ``tf.Variable``: float32 unless its dtype or initial value says otherwise."""
-        where = self.binding_where(binding)
-        if where is None:
+    def _elements(self, expr: cst.BaseExpression, where: Where, depth: int) -> Optional[Set[Optional[str]]]:
+        """The kinds of the items of a list, tuple or dict that ``expr`` certainly is
+        (``self.masks`` built in ``build()``, read back as ``self.masks[i]``); None
+        when ``expr`` is not known to be one."""
+        if depth > _MAX_DEPTH:
             return None
+        if isinstance(expr, (cst.List, cst.Tuple, cst.Set)):
+            if any(isinstance(e, cst.StarredElement) for e in expr.elements):
+                return {None}
+            return {self.kind(e.value, where, depth + 1) for e in expr.elements}
+        if isinstance(expr, cst.Dict):
+            if any(not isinstance(e, cst.DictElement) for e in expr.elements):
+                return {None}
+            return {self.kind(e.value, where, depth + 1) for e in expr.elements if isinstance(e, cst.DictElement)}
+        if isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
+            item = expr.value if isinstance(expr, cst.DictComp) else expr.elt
+            # the loop's own names are not scopes here: only a creation call is judged
+            return {self.kind(item, where, depth + 1) if isinstance(item, cst.Call) else None}
+        if isinstance(expr, cst.Name):
+            found = self.assigned(expr, where)
+            return self._elements(found[0], found[1], depth + 1) if found is not None else None
+        if isinstance(expr, cst.Attribute):
+            values = self._attribute_values(expr, where)
+            if values is None:
+                return None
+            cls = where.loc.scope.enclosing_class()
+            out: Set[Optional[str]] = set()
+            with self._under(()):
+                for value, at in values:
+                    items = self._elements(value, at, depth + 1)
+                    if items is None:
+                        return None
+                    out |= items
+                for value, at in self._appends.get((id(cls), expr.attr.value), []):
+                    out.add(self.kind(value, at, depth + 1))
+            return out
+        return None
+
+    def _variable_kind(self, call: cst.Call, where: Where, depth: int) -> Optional[str]:
+        """A raw ``tf.Variable``: float32 unless its dtype or initial value says otherwise."""
         dtype = positional_or_keyword(call, 5, "dtype")
         if dtype is not None:
             return F32 if self.dtype_kind(dtype, where, depth + 1) == F32 else None
@@ -442,9 +620,27 @@ class TensorKinds(Analysis):
         layer = self._called_layer(func, where)
         if layer is not None:
             return LOW if layer else None
+        helper = self.helper(call, where)
+        if helper is not None:
+            kinds = {kind for kind, _, _ in self._returned(helper, call, where, depth)}
+            return next(iter(kinds)) if len(kinds) == 1 else None
         names = self.ctx.names.resolve(func)
         if not names:
             return None
+        if names & _RESIZE:
+            method = positional_or_keyword(call, 2, "method")
+            if method is None:
+                return F32
+            if self._is_nearest(method, where):
+                return self.kind(call.args[0].value, where, depth + 1) if call.args else None
+            found = self.ctx.values.values(method, where.loc)
+            return F32 if found and all(isinstance(v, str) for v in found) else None
+        if names & _RANGE:
+            dtype = self._dtype_argument(call, names)
+            if dtype is not None:
+                return self.dtype_kind(dtype, where, depth + 1)
+            bounds = [a.value for a in call.args if a.keyword is None and not a.star][:3]
+            return F32 if any(self._python_float(b, where) for b in bounds) else None
         if names & CASTS:
             dtype = self._dtype_argument(call, names)
             return self.dtype_kind(dtype, where, depth + 1) if dtype is not None else None
@@ -481,9 +677,91 @@ class TensorKinds(Analysis):
                 kinds = {self.kind(o, where, depth + 1) for o in operands} - {None}
                 if len(kinds) == 1:
                     return next(iter(kinds))
+                if not module.startswith("keras.") and operands and all(
+                        self._python_float(o, where) for o in operands):
+                    return F32  # ``tf.sqrt(float(d))``: a Python float becomes a float32 tensor
                 # Keras ops promote float16 with float32 to float32
                 return F32 if module.startswith("keras.") and kinds == {LOW, F32} else None
         return None
+
+    def _python_float(self, expr: cst.BaseExpression, where: Where) -> bool:
+        """A Python float (a literal, a constant name, ``float(...)``): TensorFlow makes
+        it a float32 tensor when no tensor gives it another dtype."""
+        if isinstance(expr, cst.Call):
+            return (isinstance(expr.func, cst.Name) and expr.func.value == "float"
+                    and where.loc.lookup("float") is None)
+        if isinstance(expr, cst.UnaryOperation):
+            return self._python_float(expr.expression, where)
+        found = self.ctx.values.values(expr, where.loc)
+        return bool(found) and all(isinstance(v, float) for v in found)  # type: ignore[union-attr]
+
+    def _is_nearest(self, method: cst.BaseExpression, where: Where) -> bool:
+        if self.ctx.names.resolve(method) & _NEAREST:
+            return True
+        found = self.ctx.values.values(method, where.loc)
+        return bool(found) and all(v in _NEAREST for v in found)  # type: ignore[union-attr]
+
+    # -- helpers: methods and functions of this file whose returns are followed ----------
+    def helper(self, call: cst.Call, where: Where) -> Optional[Tuple[Scope, int]]:
+        """The function scope a call runs when it is a function or method of this file
+        (``self._split(x)``, ``window_partition(x, 7)``, a nested ``def``), with the
+        number of leading parameters the call does not pass (``self``)."""
+        func = call.func
+        if isinstance(func, cst.Attribute) and _is_self(func.value):
+            cls = where.loc.scope.enclosing_class()
+            if cls is None:
+                return None
+            defs = [b for b in cls.bindings.get(func.attr.value, []) if b.kind == "def"]
+            if len(defs) != 1 or len(cls.bindings[func.attr.value]) != 1:
+                return None
+            scope = _child(cls, defs[0].node)
+            if scope is None or _decorated(defs[0].node):
+                return None
+            return scope, 1
+        if isinstance(func, cst.Name):
+            binding = where.loc.lookup(func.value)
+            if binding is None or binding.kind != "def" or binding.scope is None or _decorated(binding.node):
+                return None
+            scope = _child(binding.scope, binding.node)
+            if scope is None:
+                return None
+            return scope, 1 if binding.scope.kind == "class" else 0
+        return None
+
+    def call_env(self, function: Scope, offset: int, call: cst.Call, where: Where, depth: int) -> Env:
+        """The kinds the call gives the function's parameters (unknown where it passes
+        ``*args``/``**kwargs`` or leaves a default)."""
+        key = (call, self._env)
+        if key not in self._call_envs:
+            self._call_envs[key] = ()  # cycle guard
+            self._call_envs[key] = self._call_env(function, offset, call, where, depth)
+        return self._call_envs[key]
+
+    def _call_env(self, function: Scope, offset: int, call: cst.Call, where: Where, depth: int) -> Env:
+        node = function.node
+        if not isinstance(node, cst.FunctionDef):
+            return ()
+        params = list(node.params.posonly_params) + list(node.params.params) + list(node.params.kwonly_params)
+        env = []
+        for param in params[offset:]:
+            argument = argument_for(node, param, call, offset)
+            if argument is None or argument is UNREADABLE:
+                continue
+            assert isinstance(argument, cst.BaseExpression)
+            self._arguments.append((argument, where, self._env))
+            env.append((id(param), self.kind(argument, where, depth + 1), len(self._arguments) - 1))
+        return tuple(sorted(env, key=lambda item: item[0]))
+
+    def _returned(self, helper: Tuple[Scope, int], call: cst.Call, where: Where, depth: int
+                  ) -> List[Tuple[Optional[str], cst.BaseExpression, Where]]:
+        """The kind of each ``return`` of a helper, with the call's arguments bound, and
+        the value and where (judged under the call's ``Env``: see :meth:`under`)."""
+        function, offset = helper
+        returns = self._returns.get(id(function), [])
+        if not returns or depth > _MAX_DEPTH:
+            return [(None, call, where)]
+        with self._under(self.call_env(function, offset, call, where, depth)):
+            return [(self.kind(value, at, depth + 1), value, at) for value, at in returns]
 
     def _called_layer(self, func: cst.BaseExpression, where: Where) -> Optional[bool]:
         """True/False when ``func`` is a layer (16-bit or not); None when not a layer."""
@@ -673,23 +951,27 @@ class TensorKinds(Analysis):
                     yield from self._literals(binding.value, bw, context, depth + 1)
 
     def origin(self, expr: cst.BaseExpression, where: Where, depth: int = 0) -> Optional[Tuple[cst.CSTNode, Where]]:
-        """The expression that created a float32 tensor (a cast, constant, variable...)."""
+        """The expression that created a float32 tensor (a cast, constant, variable...),
+        followed through names, ``self`` attributes, containers and helpers' returns."""
         if depth > _MAX_DEPTH or self.kind(expr, where) != F32:
             return None
         if isinstance(expr, cst.Name):
             for binding in self.candidates(expr, where):
+                if binding.kind == "param":
+                    return self._argument_origin(binding, depth)
                 bw = self.binding_where(binding)
                 if binding.value is not None and bw is not None and self.kind(binding.value, bw) == F32:
                     return self.origin(binding.value, bw, depth + 1)
             return None
         if isinstance(expr, cst.Attribute):
-            attribute = self._self_attribute(expr, where)
-            if attribute is not None and attribute.value is not None:
-                bw = self.binding_where(attribute)
-                return (attribute.value, bw) if bw is not None else None
+            values = self._attribute_values(expr, where)
+            for value, at in values or []:
+                if self._attribute_value_kind(value, at, where, depth) == F32:
+                    with self._under(()):
+                        return self.origin(value, at, depth + 1) or (value, at)
             return None
-        if isinstance(expr, (cst.Subscript,)):
-            return self.origin(expr.value, where, depth + 1)
+        if isinstance(expr, cst.Subscript):
+            return self._item_origin(expr.value, where, depth + 1) or self.origin(expr.value, where, depth + 1)
         if isinstance(expr, cst.UnaryOperation):
             return self.origin(expr.expression, where, depth + 1)
         if isinstance(expr, cst.BinaryOperation):
@@ -698,15 +980,81 @@ class TensorKinds(Analysis):
                     return self.origin(side, where, depth + 1)
             return None
         if isinstance(expr, cst.Call):
+            if self._called_layer(expr.func, where) is not None:
+                return None
+            helper = self.helper(expr, where)
+            if helper is not None:
+                function, offset = helper
+                env = self.call_env(function, offset, expr, where, depth)
+                for kind, value, at in self._returned(helper, expr, where, depth):
+                    if kind == F32:
+                        with self._under(env):
+                            return self.origin(value, at, depth + 1)
+                return None
             names = self.ctx.names.resolve(expr.func)
-            if names & (CASTS | CONSTANTS | FLOAT32_BY_DEFAULT | LIKE_OPS | FILL_OPS):
+            if names & (CASTS | CONSTANTS | FLOAT32_BY_DEFAULT | LIKE_OPS | FILL_OPS | _RANGE):
                 if names & LIKE_OPS and self._dtype_argument(expr, names) is None and expr.args:
                     return self.origin(expr.args[0].value, where, depth + 1)
                 return expr, where
+            if names & _RESIZE:
+                method = positional_or_keyword(expr, 2, "method")
+                if method is None or not self._is_nearest(method, where):
+                    return expr, where
             for arg in expr.args:
                 if arg.keyword is None and self.kind(arg.value, where) == F32:
                     return self.origin(arg.value, where, depth + 1)
+            if any(arg.keyword is None for arg in expr.args):
+                return expr, where  # ``tf.sqrt(2.0)``: the op makes it from Python floats
         return None
+
+    def _argument_origin(self, param: Binding, depth: int) -> Optional[Tuple[cst.CSTNode, Where]]:
+        """Where the argument a helper's caller passed for ``param`` was made."""
+        for key, kind, index in self._env:
+            if key == id(param.node) and kind == F32:
+                argument, at, env = self._arguments[index]
+                with self._under(env):
+                    return self.origin(argument, at, depth + 1)
+        return None
+
+    def _item_origin(self, container: cst.BaseExpression, where: Where, depth: int
+                     ) -> Optional[Tuple[cst.CSTNode, Where]]:
+        """The float32 item of a list or dict attribute (``self.masks[i]``)."""
+        if depth > _MAX_DEPTH:
+            return None
+        items: List[Tuple[cst.BaseExpression, Where]] = []
+        if isinstance(container, cst.Attribute):
+            cls = where.loc.scope.enclosing_class()
+            for value, at in self._attribute_values(container, where) or []:
+                found = self._item_origin(value, at, depth + 1)
+                if found is not None:
+                    return found
+            items = list(self._appends.get((id(cls), container.attr.value), [])) if cls is not None else []
+        elif isinstance(container, cst.Name):
+            found = self.assigned(container, where)
+            return self._item_origin(found[0], found[1], depth + 1) if found is not None else None
+        elif isinstance(container, (cst.List, cst.Tuple, cst.Set)):
+            items = [(e.value, where) for e in container.elements]
+        elif isinstance(container, cst.Dict):
+            items = [(e.value, where) for e in container.elements if isinstance(e, cst.DictElement)]
+        elif isinstance(container, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
+            items = [(container.elt, where)]
+        elif isinstance(container, cst.DictComp):
+            items = [(container.value, where)]
+        with self._under(()):
+            for item, at in items:
+                found = self.origin(item, at, depth + 1)
+                if found is not None:
+                    return found
+        return None
+
+    @contextmanager
+    def _under(self, env: Env) -> Iterator[None]:
+        """Judge code with a helper's parameters bound as ``env`` says."""
+        saved, self._env = self._env, env
+        try:
+            yield
+        finally:
+            self._env = saved
 
     def dtype_expression(self, call: cst.Call) -> Optional[cst.BaseExpression]:
         """The dtype argument of a creation or cast call, if it has one."""

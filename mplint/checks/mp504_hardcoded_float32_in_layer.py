@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Optional, Set
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from mplint.analysis.compute_regions import ComputeRegions
 from mplint.analysis.layers import sixteen_bit_name
 from mplint.analysis.tensor_kinds import LOW, Mismatch, TensorKinds, Where
+from mplint.core.positions import positions_of
 from mplint.rule.messages import snippet
 from mplint.semantic.scopes import is_public
 from mplint.rule.check import Check, Fix, Needs
@@ -38,6 +39,7 @@ class HardcodedFloat32InLayer(Check):
         kinds = self.ctx.get(TensorKinds)
         compute = sixteen_bit_name(policy.names)
         reported: Set[cst.CSTNode] = set()
+        found: List[Tuple[Mismatch, cst.CSTNode, Where, str]] = []
         for site in kinds.sites:
             region = kinds.region(site.where.loc)
             if policy.library and not is_public(site.where.loc.scope):
@@ -47,25 +49,39 @@ class HardcodedFloat32InLayer(Check):
             if region is None or region.kind == "functional":
                 continue
             for mismatch in kinds.mismatches(site):
-                found = kinds.origin(mismatch.f32, mismatch.where)
-                if found is None:
-                    continue
-                origin, where = found
-                if origin in reported:
-                    continue
-                reported.add(origin)
-                meets = (f"it meets a {compute} tensor in `{self._snippet(mismatch.node)}`, "
-                         f"where TensorFlow raises 'expected to be a {_TF_NAMES.get(compute, compute)} "
-                         f"tensor but is a float tensor'")
-                if self._is_variable(origin):
-                    message = (f"raw tf.Variable is float32 and never autocast{policy.note}; "
-                               f"{meets}; create the weight with self.add_weight, which "
-                               f"Keras reads in the compute dtype inside call")
-                else:
-                    spelling = "self.compute_dtype" if region.kind == "layer" else "x.dtype"
-                    message = (f"float32 tensor made in {compute} layer code{policy.note}; "
-                               f"{meets}; create it in the compute dtype ({spelling})")
-                self.report(origin, message, self._fix(origin, where, mismatch, region.kind == "layer"))
+                made = kinds.origin(mismatch.f32, mismatch.where)
+                if made is None or made[0] in reported:
+                    continue  # one finding per tensor: at the first operation it fails in
+                reported.add(made[0])
+                found.append((mismatch, made[0], made[1], region.kind))
+        lines = self._lines([node for m, origin, _, _ in found for node in (m.node, origin)])
+        for mismatch, origin, where, region_kind in found:
+            message = self._message(mismatch, origin, compute, policy.note, region_kind, lines)
+            self.report(mismatch.node, message, self._fix(origin, where, mismatch, region_kind == "layer"),
+                        noqa_at=(origin,))
+
+    def _lines(self, nodes: List[cst.CSTNode]) -> Dict[cst.CSTNode, int]:
+        """The first line of each node, to name where a tensor was made (not in a
+        notebook, whose lines are counted per cell)."""
+        if not nodes or self.ctx.path.endswith(".ipynb") or not self.ctx.text:
+            return {}
+        return {node: rng.start.line for node, rng in positions_of(self.ctx.module, self.ctx.text, nodes).items()}
+
+    def _message(self, mismatch: Mismatch, origin: cst.CSTNode, compute: str, note: str, region: str,
+                 lines: Dict[cst.CSTNode, int]) -> str:
+        """Names the operation that fails, and where the float32 tensor was made."""
+        line, at = lines.get(origin), lines.get(mismatch.node)
+        where = f" at line {line}" if line is not None and line != at else ""
+        fails = (f"`{self._snippet(mismatch.node)}` combines a {compute} tensor with a float32 "
+                 f"one{note}: TensorFlow raises 'expected to be a {_TF_NAMES.get(compute, compute)} "
+                 f"tensor but is a float tensor'")
+        if self._is_variable(origin):
+            return (f"{fails}; the float32 one is a raw tf.Variable made{where} (`{self._snippet(origin)}`), "
+                    f"never autocast: create the weight with self.add_weight, which Keras reads in "
+                    f"the compute dtype inside call")
+        spelling = "self.compute_dtype" if region == "layer" else "x.dtype"
+        return (f"{fails}; the float32 one is made{where} by `{self._snippet(origin)}`: "
+                f"create it in the compute dtype ({spelling})")
 
     def _is_variable(self, origin: cst.CSTNode) -> bool:
         return isinstance(origin, cst.Call) and "tensorflow.Variable" in self.names.resolve(origin.func)
