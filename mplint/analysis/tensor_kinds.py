@@ -121,6 +121,9 @@ _BUILT_IN_WEIGHTS: Dict[str, Tuple[str, ...]] = {
 #: methods a layer's ``call`` may call that still never run under autocast
 _NOT_CALLED_FROM_CALL = frozenset({"__init__", "build", "get_config", "from_config"})
 
+#: keywords under which the dtype-preserving ops take their tensor
+_TENSOR_KEYWORDS = ("a", "x", "input", "tensor", "inputs", "input_tensor", "logits", "features", "value")
+
 _COMPUTE_DTYPE_ATTRS = frozenset({"compute_dtype", "_compute_dtype"})
 _VARIABLE_DTYPE_ATTRS = frozenset({"dtype", "variable_dtype", "_dtype", "_variable_dtype"})
 
@@ -674,6 +677,9 @@ class TensorKinds(Analysis):
                 if not operands:
                     first = [a.value for a in call.args if a.keyword is None and not a.star]
                     operands = first[1:] if short == "einsum" else first[:1]
+                if not operands:  # ``tf.transpose(a=x, perm=...)``
+                    operands = [a.value for a in call.args
+                                if a.keyword is not None and a.keyword.value in _TENSOR_KEYWORDS][:1]
                 kinds = {self.kind(o, where, depth + 1) for o in operands} - {None}
                 if len(kinds) == 1:
                     return next(iter(kinds))
@@ -767,16 +773,17 @@ class TensorKinds(Analysis):
         """True/False when ``func`` is a layer (16-bit or not); None when not a layer."""
         regions = self.regions
         if isinstance(func, cst.Attribute):
-            binding = self._self_attribute(func, where)
-            if binding is None or binding.value is None or binding.scope is None:
+            # ``self.query = None`` in ``__init__``, ``self.query = Dense(...)`` in ``build``
+            values = self._attribute_values(func, where)
+            if not values:
                 return None
             region = self.region(where.loc)
             if region is None or region.kind != "layer":
                 return None
-            loc = binding.location()
-            if isinstance(binding.value, cst.Call) and self._is_layer_constructor(binding.value, loc):
-                return regions.is_sixteen_bit_layer(binding.value, loc)
-            return None
+            if not all(isinstance(value, cst.Call) and self._is_layer_constructor(value, at.loc)
+                       for value, at in values):
+                return None
+            return all(regions.is_sixteen_bit_layer(value, at.loc) for value, at in values)
         if isinstance(func, cst.Call):  # Dense(3)(x)
             if self._is_layer_constructor(func, where.loc):
                 region = self.region(where.loc)
@@ -1055,6 +1062,11 @@ class TensorKinds(Analysis):
             yield
         finally:
             self._env = saved
+
+    def takes_dtype(self, call: cst.Call) -> bool:
+        """A creation or cast op whose dtype argument decides its result's dtype."""
+        names = self.ctx.names.resolve(call.func)
+        return bool(names & (CASTS | CONSTANTS | FLOAT32_BY_DEFAULT | LIKE_OPS | _RANGE))
 
     def dtype_expression(self, call: cst.Call) -> Optional[cst.BaseExpression]:
         """The dtype argument of a creation or cast call, if it has one."""

@@ -80,8 +80,10 @@ class HardcodedFloat32InLayer(Check):
                     f"never autocast: create the weight with self.add_weight, which Keras reads in "
                     f"the compute dtype inside call")
         spelling = "self.compute_dtype" if region == "layer" else "x.dtype"
+        made = isinstance(origin, cst.Call) and self.ctx.get(TensorKinds).takes_dtype(origin)
         return (f"{fails}; the float32 one is made{where} by `{self._snippet(origin)}`: "
-                f"create it in the compute dtype ({spelling})")
+                + (f"create it in the compute dtype ({spelling})" if made
+                   else f"cast it to the compute dtype (tf.cast(..., {spelling}))"))
 
     def _is_variable(self, origin: cst.CSTNode) -> bool:
         return isinstance(origin, cst.Call) and "tensorflow.Variable" in self.names.resolve(origin.func)
@@ -99,9 +101,8 @@ class HardcodedFloat32InLayer(Check):
         if not isinstance(origin, cst.Call):
             return None  # a raw tf.Variable: use add_weight instead (no mechanical fix)
         kinds = self.ctx.get(TensorKinds)
-        names = self.names.resolve(origin.func)
-        if any(n in ("tensorflow.Variable", "tensorflow.fill") for n in names):
-            return None
+        if not kinds.takes_dtype(origin):
+            return None  # a variable, ``tf.fill``, ``tf.image.resize``, ``tf.sqrt(2.0)``: no dtype to set
         dtype = self._dtype_spelling(where, mismatch, in_layer)
         if dtype is None:
             return None
