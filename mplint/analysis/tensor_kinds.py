@@ -203,6 +203,8 @@ class Mismatch:
     f32: cst.BaseExpression
     low: cst.BaseExpression
     where: Where
+    #: the caller's arguments under which the operands have these kinds
+    env: Env = ()
 
 
 class TensorKinds(Analysis):
@@ -231,6 +233,10 @@ class TensorKinds(Analysis):
         self._appends: Dict[Tuple[int, str], List[Tuple[cst.BaseExpression, Where]]] = {}
         #: ``self.<method>(...)`` calls: the method's name and the scope calling it
         self._self_calls: Dict[str, List[Scope]] = {}
+        #: calls that may run a function or a layer of this file (``helper(x)``,
+        #: ``self.attn(x, mask=m)``), and the callers found for each function scope
+        self._calls: List[Tuple[cst.Call, Where]] = []
+        self._callers: Optional[Dict[int, List[Tuple[cst.Call, Where, int]]]] = None
 
     @property
     def regions(self) -> ComputeRegions:
@@ -279,6 +285,8 @@ class TensorKinds(Analysis):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
+        if isinstance(func, cst.Name) or (isinstance(func, cst.Attribute) and _is_self(func.value)):
+            self._calls.append((node, self.here()))
         if isinstance(func, cst.Attribute):
             owner = func.value
             if _is_self(owner):
@@ -800,6 +808,54 @@ class TensorKinds(Analysis):
             env.append((id(param), self.kind(argument, where, depth + 1), len(self._arguments) - 1))
         return tuple(sorted(env, key=lambda item: item[0]))
 
+    def contexts(self, scope: Scope) -> List[Env]:
+        """The parameters' kinds each call of this file gives the function that
+        ``scope`` is in: a helper called with a float32 mask, a layer whose ``call`` is
+        given one as a keyword (``self.attn(x, mask=self.attn_mask)``; keyword and
+        later arguments are not autocast). Only the envs that know some kind."""
+        while scope.kind != "function" and scope.parent is not None:
+            scope = scope.parent
+        if self._callers is None:
+            self._callers = {}
+            for call, where in self._calls:
+                for callee, offset in self._callees(call, where):
+                    self._callers.setdefault(id(callee), []).append((call, where, offset))
+        out: List[Env] = []
+        for call, where, offset in self._callers.get(id(scope), []):
+            with self._under(()):
+                env = self.call_env(scope, offset, call, where, 0)
+            if any(kind is not None for _, kind, _ in env) and env not in out:
+                out.append(env)
+        return out
+
+    def _callees(self, call: cst.Call, where: Where) -> List[Tuple[Scope, int]]:
+        """The function scopes of this file a call may run: a helper, or the ``call``
+        of the layer class the called attribute holds an instance of."""
+        helper = self.helper(call, where)
+        if helper is not None:
+            return [helper]
+        values = self._attribute_values(call.func, where)
+        if not values or self.region(where.loc) is None:
+            return []
+        classes = set()
+        cls_scope: Optional[Scope] = None
+        for value, at in values:
+            if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name)):
+                return []
+            binding = at.loc.lookup(value.func.value)
+            if binding is None or binding.kind != "class" or binding.scope is None:
+                return []
+            classes.add((binding.node, id(binding.scope)))
+            cls_scope = _child(binding.scope, binding.node)
+            layer = self.regions.layer_class(binding.node)
+            if cls_scope is None or layer is None or not layer.sixteen_bit:
+                return []
+        if len(classes) != 1 or cls_scope is None:
+            return []
+        calls = [b for b in cls_scope.bindings.get("call", []) if b.kind == "def"]
+        method = _child(cls_scope, calls[0].node) if len(calls) == 1 else None
+        return [(method, 1)] if method is not None else []
+
     def _returned(self, helper: Tuple[Scope, int], call: cst.Call, where: Where, depth: int
                   ) -> List[Tuple[Optional[str], cst.BaseExpression, Where]]:
         """The kind of each ``return`` of a helper, with the call's arguments bound, and
@@ -906,6 +962,19 @@ class TensorKinds(Analysis):
         return None
 
     # -- what the rules ask --------------------------------------------------------------------
+    def mismatches_in_context(self, site: OperationSite) -> Iterator[Mismatch]:
+        """:meth:`mismatches` as the code stands, then with the arguments each caller
+        in this file passes (a float32 mask meets 16-bit scores inside the callee)."""
+        yield from self.mismatches(site)
+        for env in self.contexts(site.where.loc.scope):
+            with self._under(env):
+                yield from list(self.mismatches(site))
+
+    def origin_in_context(self, mismatch: Mismatch) -> Optional[Tuple[cst.CSTNode, Where]]:
+        """:meth:`origin` of a mismatch, under the caller's arguments it was found with."""
+        with self._under(mismatch.env):
+            return self.origin(mismatch.f32, mismatch.where)
+
     def mismatches(self, site: OperationSite) -> Iterator[Mismatch]:
         """Every place in a site where a float32 tensor meets a 16-bit one in a TF op."""
         if isinstance(site.node, cst.Call):
@@ -917,7 +986,7 @@ class TensorKinds(Analysis):
             f32 = [o for o, k in kinds if k == F32]
             low = [o for o, k in kinds if k == LOW]
             if f32 and low:
-                yield Mismatch(site.node, f32[0], low[0], site.where)
+                yield Mismatch(site.node, f32[0], low[0], site.where, self._env)
             return
         if isinstance(site.node, cst.AugAssign):
             node = site.node
@@ -925,7 +994,7 @@ class TensorKinds(Analysis):
             target, value = self.kind(node.target, site.where), self.kind(node.value, site.where)
             if {target, value} == {F32, LOW}:
                 f32_side, low_side = (node.target, node.value) if target == F32 else (node.value, node.target)
-                yield Mismatch(node, f32_side, low_side, site.where)
+                yield Mismatch(node, f32_side, low_side, site.where, self._env)
             return
         assert isinstance(site.node, cst.BaseExpression)  # an outermost arithmetic expression
         yield from self._binop_mismatches(site.node, site.where)
@@ -941,7 +1010,7 @@ class TensorKinds(Analysis):
         left, right = self.kind(node.left, where), self.kind(node.right, where)
         if {left, right} == {F32, LOW}:
             f32, low = (node.left, node.right) if left == F32 else (node.right, node.left)
-            yield Mismatch(node, f32, low, where)
+            yield Mismatch(node, f32, low, where, self._env)
 
     def literals(self, site: OperationSite, operators: Optional[FrozenSet[str]] = None) -> Iterator[Tuple[cst.BaseExpression, FrozenSet[float], Optional[str]]]:
         """Numeric constants in a site with the kind of the tensor they combine with.

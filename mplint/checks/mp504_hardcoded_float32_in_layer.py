@@ -11,7 +11,7 @@ from mplint.analysis.layers import sixteen_bit_name
 from mplint.analysis.tensor_kinds import LOW, Mismatch, TensorKinds, Where
 from mplint.core.positions import positions_of
 from mplint.rule.messages import snippet
-from mplint.semantic.scopes import is_public
+from mplint.semantic.scopes import Scope, is_public
 from mplint.rule.check import Check, Fix, Needs
 from mplint.rule.edits import with_keyword
 from mplint.rule.levels import Safety
@@ -38,7 +38,7 @@ class HardcodedFloat32InLayer(Check):
             return
         kinds = self.ctx.get(TensorKinds)
         compute = sixteen_bit_name(policy.names)
-        reported: Set[cst.CSTNode] = set()
+        reported: Set[Tuple[cst.CSTNode, int]] = set()
         found: List[Tuple[Mismatch, cst.CSTNode, Where, str]] = []
         for site in kinds.sites:
             region = kinds.region(site.where.loc)
@@ -48,11 +48,11 @@ class HardcodedFloat32InLayer(Check):
             # dtypes there instead of failing.
             if region is None or region.kind == "functional":
                 continue
-            for mismatch in kinds.mismatches(site):
-                made = kinds.origin(mismatch.f32, mismatch.where)
-                if made is None or made[0] in reported:
-                    continue  # one finding per tensor: at the first operation it fails in
-                reported.add(made[0])
+            for mismatch in kinds.mismatches_in_context(site):
+                made = kinds.origin_in_context(mismatch)
+                if made is None or (made[0], id(site.where.loc.scope)) in reported:
+                    continue  # one finding per tensor and function: at the first operation it fails in
+                reported.add((made[0], id(site.where.loc.scope)))
                 found.append((mismatch, made[0], made[1], region.kind))
         lines = self._lines([node for m, origin, _, _ in found for node in (m.node, origin)])
         for mismatch, origin, where, region_kind in found:
@@ -112,9 +112,22 @@ class HardcodedFloat32InLayer(Check):
             return Fix({origin: origin.deep_replace(current, new)}, safety=Safety.UNSAFE)
         return Fix({origin: with_keyword(origin, "dtype", cst.parse_expression(dtype))}, safety=Safety.UNSAFE)
 
+    def _in_layer_method(self, where: Where) -> bool:
+        scope: Optional[Scope] = where.loc.scope
+        while scope is not None and not (scope.kind == "function" and scope.parent is not None
+                                         and scope.parent.kind == "class"):
+            scope = scope.parent
+        if scope is None or scope.parent is None or not isinstance(scope.node, cst.FunctionDef):
+            return False
+        params = scope.node.params.params
+        return (bool(params) and params[0].name.value == "self"
+                and self.ctx.get(ComputeRegions).layer_class(scope.parent.node) is not None)
+
     def _dtype_spelling(self, where: Where, mismatch: Mismatch, in_layer: bool) -> Optional[str]:
         if in_layer:
-            return "self.compute_dtype"
+            # ``self`` must be a layer where the tensor is made (a helper function of
+            # the module, or a non-layer class, has no compute dtype to read)
+            return "self.compute_dtype" if self._in_layer_method(where) else None
         low = mismatch.low
         kinds = self.ctx.get(TensorKinds)
         if isinstance(low, cst.Name) and kinds.kind(low, mismatch.where) == LOW:
