@@ -34,7 +34,7 @@ import libcst as cst
 from mplint.analysis.compute_regions import ComputeRegions, Region
 from mplint.rule.check import Analysis, Context
 from mplint.semantic.call_args import UNREADABLE, argument_for, keyword_only, positional_or_keyword
-from mplint.semantic.scopes import Binding, Location, Scope
+from mplint.semantic.scopes import Binding, Location, Scope, is_public
 from mplint.semantic.vocabulary import (
     CASTS, CONSTANTS, DTYPE_PRESERVING_OPS, FILL_OPS, FLOAT32_BY_DEFAULT, FLOATX_FUNCTIONS, GLOBAL_POLICY_FUNCTIONS,
     KERAS_OP_NAMESPACES, LIKE_OPS, TF_OP_NAMESPACES, TF_VARIABLES, UNPACKING_OPS,
@@ -160,6 +160,10 @@ def _names_in(node: cst.CSTNode) -> List[cst.Name]:
 
 def _mentions(expr: cst.BaseExpression, names: FrozenSet[str]) -> bool:
     return bool(names) and any(n.value in names for n in _names_in(expr))
+
+
+def _is_none(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "None"
 
 
 def _child(scope: Scope, node: cst.CSTNode) -> Optional[Scope]:
@@ -317,6 +321,20 @@ class TensorKinds(Analysis):
             return found
         return Region("functional", None) if self.regions.in_functional(loc) else None
 
+    def _from_call(self, scope: Scope) -> Optional[Region]:
+        """The layer region of a ``call`` method (or code nested in one)."""
+        found = self.regions.function_region(scope)
+        if found is None or found.function is None or not isinstance(found.function.node, cst.FunctionDef):
+            return None
+        return found if found.function.node.name.value == "call" else None
+
+    def called_from_public_call(self, scope: Scope) -> bool:
+        """A private helper method that a public layer's ``call`` runs: in a library,
+        it runs under the user's policy as the ``call`` does."""
+        region = self._called_from_call(scope, set())
+        return region is not None and region.function is not None and region.function.parent is not None \
+            and is_public(region.function.parent)
+
     def _called_from_call(self, scope: Optional[Scope], seen: Set[int]) -> Optional[Region]:
         """A method of a 16-bit layer that the layer's ``call`` calls (``self.helper(x)``,
         directly or through other such methods): it runs under autocast too."""
@@ -333,7 +351,7 @@ class TensorKinds(Analysis):
         for caller in self._self_calls.get(name, []):
             if caller.enclosing_class() is not scope.parent:
                 continue
-            found = self.regions.function_region(caller) or self._called_from_call(caller, seen)
+            found = self._from_call(caller) or self._called_from_call(caller, seen)
             if found is not None and found.kind == "layer":
                 return Region("layer", scope, cls)
         return None
@@ -432,8 +450,10 @@ class TensorKinds(Analysis):
             # 16-bit, so later operands are judged against the 16-bit side
             return LOW if LOW in kinds else next(iter(kinds), None)
         if isinstance(expr, cst.IfExp):
-            a, b = self.kind(expr.body, where, depth + 1), self.kind(expr.orelse, where, depth + 1)
-            return a if a == b else None
+            # ``make_mask() if shift else None``: None is no tensor (a use checks for it)
+            sides = [side for side in (expr.body, expr.orelse) if not _is_none(side)]
+            kinds = {self.kind(side, where, depth + 1) for side in sides}
+            return next(iter(kinds)) if len(kinds) == 1 else None
         if isinstance(expr, cst.Call):
             return self._call_kind(expr, where, depth)
         return None
@@ -560,7 +580,7 @@ class TensorKinds(Analysis):
             at = self.binding_where(binding)
             if binding.kind != "assign" or binding.value is None or at is None:
                 return None
-            if not (isinstance(binding.value, cst.Name) and binding.value.value == "None"):
+            if not _is_none(binding.value):
                 out.append((binding.value, at))
         return out or None
 
@@ -804,8 +824,9 @@ class TensorKinds(Analysis):
             if argument is None or argument is UNREADABLE:
                 continue
             assert isinstance(argument, cst.BaseExpression)
+            index = len(self._arguments)
             self._arguments.append((argument, where, self._env))
-            env.append((id(param), self.kind(argument, where, depth + 1), len(self._arguments) - 1))
+            env.append((id(param), self.kind(argument, where, depth + 1), index))
         return tuple(sorted(env, key=lambda item: item[0]))
 
     def contexts(self, scope: Scope) -> List[Env]:
@@ -1092,6 +1113,11 @@ class TensorKinds(Analysis):
             return self._item_origin(expr.value, where, depth + 1) or self.origin(expr.value, where, depth + 1)
         if isinstance(expr, cst.UnaryOperation):
             return self.origin(expr.expression, where, depth + 1)
+        if isinstance(expr, cst.IfExp):
+            for side in (expr.body, expr.orelse):
+                if self.kind(side, where) == F32:
+                    return self.origin(side, where, depth + 1)
+            return None
         if isinstance(expr, cst.BinaryOperation):
             for side in (expr.left, expr.right):
                 if self.kind(side, where) == F32:

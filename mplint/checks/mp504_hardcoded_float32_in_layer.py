@@ -42,7 +42,8 @@ class HardcodedFloat32InLayer(Check):
         found: List[Tuple[Mismatch, cst.CSTNode, Where, str]] = []
         for site in kinds.sites:
             region = kinds.region(site.where.loc)
-            if policy.library and not is_public(site.where.loc.scope):
+            if policy.library and not is_public(site.where.loc.scope) \
+                    and not kinds.called_from_public_call(site.where.loc.scope):
                 continue  # a library's private code: how it runs is its own
             # Functional model code is left out: Keras 3 promotes mixed KerasTensor
             # dtypes there instead of failing.
