@@ -255,7 +255,7 @@ DTYPE_PRESERVING_OPS = frozenset({
     "reverse", "boolean_mask", "clip_by_value", "clip_by_norm", "norm", "matmul", "add",
     "subtract", "multiply", "divide", "truediv", "maximum", "minimum", "pow",
     "squared_difference", "einsum", "tensordot", "concat", "stack", "add_n",
-    "erf", "sin", "cos", "reciprocal", "floor", "ceil", "round", "sign",
+    "erf", "sin", "cos", "reciprocal", "floor", "ceil", "round", "sign", "band_part",
     # Keras spellings of the same ops
     "sum", "mean", "max", "min", "prod", "var", "std", "dot", "batch_dot", "concatenate",
     "where", "clip", "logsumexp", "expm1",
