@@ -160,3 +160,25 @@ class Block(tf.keras.layers.Layer):
 def test_without_a_policy_or_library_nothing():
     assert fired(MASKED.format(made="", op="").replace(
         "tf.keras.mixed_precision.set_global_policy('mixed_float16')\n", "")) == []
+
+
+def test_a_helpers_callers_outside_autocast_give_it_no_context():
+    code = HEADER + """
+class Scaled(tf.keras.Model):
+    def build(self, shape):
+        self.scale = self.add_weight(name="scale", shape=())
+
+    def _apply(self, t):
+        return t * self.scale
+
+    def train_step(self, data):
+        x, y = data
+        return {"scaled": self._apply(tf.cast(y, tf.float32))}
+
+    def call(self, x):
+        return self._apply(x)
+"""
+    # in train_step the weight reads as float32, as its argument is: correct
+    assert fired(code) == []
+    called = code.replace("return self._apply(x)", "return self._apply(tf.cast(x, tf.float32))")
+    assert fired(called) == [(9, "MP504")]

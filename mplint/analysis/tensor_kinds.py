@@ -843,6 +843,9 @@ class TensorKinds(Analysis):
                     self._callers.setdefault(id(callee), []).append((call, where, offset))
         out: List[Env] = []
         for call, where, offset in self._callers.get(id(scope), []):
+            caller = self.region(where.loc)
+            if caller is None or caller.kind == "functional":
+                continue  # outside autocast (``train_step``): weights read as float32 there
             with self._under(()):
                 env = self.call_env(scope, offset, call, where, 0)
             if any(kind is not None for _, kind, _ in env) and env not in out:
