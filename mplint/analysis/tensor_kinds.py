@@ -224,6 +224,8 @@ class TensorKinds(Analysis):
         #: arithmetic arguments of combining calls -> the call (its context)
         self._arg_of: Dict[cst.CSTNode, Tuple[cst.Call, Where]] = {}
         self.sites: List[OperationSite] = []
+        #: sites entered and not yet left
+        self._open: Dict[cst.CSTNode, OperationSite] = {}
         self._kinds: Dict[Tuple[cst.CSTNode, Env], Optional[str]] = {}
         self._regions: Dict[int, Optional[Region]] = {}
         #: the parameters' kinds of the helper whose code is being judged (see ``Env``)
@@ -267,16 +269,35 @@ class TensorKinds(Analysis):
 
     visit_Assign = visit_AnnAssign = _record_path
 
+    def _open_site(self, node: cst.CSTNode) -> None:
+        self._open[node] = OperationSite(node, self.here())
+
+    def _close_site(self, node: cst.CSTNode) -> None:
+        # sites are listed as they are left: an operation nested in another's
+        # arguments (``K.sum(x * m) / K.sum(m)``) comes first, as it runs first
+        site = self._open.pop(node, None)
+        if site is not None:
+            self.sites.append(site)
+
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self._record_path(node)
         if isinstance(node.operator, _AUG_ARITHMETIC):
-            self.sites.append(OperationSite(node, self.here()))
+            self._open_site(node)
+
+    def leave_AugAssign(self, node: cst.AugAssign) -> None:
+        self._close_site(node)
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         for child in (node.left, node.right):
             self._not_root.add(child)
         if node not in self._not_root:
-            self.sites.append(OperationSite(node, self.here()))
+            self._open_site(node)
+
+    def leave_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        self._close_site(node)
+
+    def leave_Call(self, node: cst.Call) -> None:
+        self._close_site(node)
 
     def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
         if node in self._not_root:
@@ -303,7 +324,7 @@ class TensorKinds(Analysis):
         if self.combining(node) is None:
             return
         where = self.here()
-        self.sites.append(OperationSite(node, where))
+        self._open[node] = OperationSite(node, where)
         for arg in node.args:
             if isinstance(arg.value, cst.BinaryOperation):
                 self._arg_of[arg.value] = (node, where)
@@ -1148,7 +1169,8 @@ class TensorKinds(Analysis):
                 if method is None or not self._is_nearest(method, where):
                     return expr, where
             for arg in expr.args:
-                if arg.keyword is None and self.kind(arg.value, where) == F32:
+                if (arg.keyword is None or arg.keyword.value in _TENSOR_KEYWORDS) \
+                        and self.kind(arg.value, where) == F32:
                     return self.origin(arg.value, where, depth + 1)
             if any(arg.keyword is None for arg in expr.args):
                 return expr, where  # ``tf.sqrt(2.0)``: the op makes it from Python floats
