@@ -592,7 +592,7 @@ def test_a_commented_out_policy_call_is_no_program(tmp_path):
     example = project / "examples" / "train_hint.py"
     example.write_text("import tensorflow as tf\nfrom zoo import models\n"
                        "# tf.keras.mixed_precision.set_global_policy('float32')\nmodels.SmallNet().fit(x, y)\n")
-    expected = (1, [("zoo/layers.py", 7, "MP504"), ("zoo/models.py", 9, "MP101")])
+    expected = (1, [("zoo/layers.py", 8, "MP504"), ("zoo/models.py", 9, "MP101")])
     assert outcome(run_cli("check", ".", cwd=project)) == expected
     assert outcome(run_cli("check", "--no-cache", ".", cwd=project)) == expected
     # the same call in code is a program: its float32 policy is followed, with or without a cache

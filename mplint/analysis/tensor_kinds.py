@@ -37,7 +37,8 @@ from mplint.semantic.call_args import UNREADABLE, argument_for, keyword_only, po
 from mplint.semantic.scopes import Binding, Location, Scope, is_public
 from mplint.semantic.vocabulary import (
     CASTS, CONSTANTS, DTYPE_PRESERVING_OPS, FILL_OPS, FLOAT32_BY_DEFAULT, FLOATX_FUNCTIONS, GLOBAL_POLICY_FUNCTIONS,
-    KERAS_OP_NAMESPACES, LIKE_OPS, TF_OP_NAMESPACES, TF_VARIABLES, UNPACKING_OPS,
+    IMAGE_RESIZE, KERAS_OP_NAMESPACES, LIKE_OPS, NEAREST_RESIZE_METHODS, RANGE_OPS, TF_OP_NAMESPACES, TF_VARIABLES,
+    UNPACKING_OPS,
 )
 
 LOW = "low"
@@ -99,11 +100,6 @@ _DTYPE_POSITION = {
     "tensorflow.range": 3,
 }
 
-#: image resizing: float32 whatever the input, except nearest-neighbour resizing, which
-#: keeps the input's dtype (``tf.image.resize`` documents both)
-_RESIZE = frozenset({"tensorflow.image.resize"})
-_NEAREST = frozenset({"nearest", "tensorflow.image.ResizeMethod.NEAREST_NEIGHBOR"})
-_RANGE = frozenset({"tensorflow.range"})
 
 #: weights a built-in layer makes with ``add_weight`` (autocast inside ``call``), by the
 #: attribute a subclass reads them through
@@ -718,7 +714,7 @@ class TensorKinds(Analysis):
         names = self.ctx.names.resolve(func)
         if not names:
             return None
-        if names & _RESIZE:
+        if names & IMAGE_RESIZE:
             method = positional_or_keyword(call, 2, "method")
             if method is None:
                 return F32
@@ -726,7 +722,7 @@ class TensorKinds(Analysis):
                 return self.kind(call.args[0].value, where, depth + 1) if call.args else None
             found = self.ctx.values.values(method, where.loc)
             return F32 if found and all(isinstance(v, str) for v in found) else None
-        if names & _RANGE:
+        if names & RANGE_OPS:
             dtype = self._dtype_argument(call, names)
             if dtype is not None:
                 return self.dtype_kind(dtype, where, depth + 1)
@@ -793,10 +789,10 @@ class TensorKinds(Analysis):
         return bool(found) and all(isinstance(v, float) for v in found)  # type: ignore[union-attr]
 
     def _is_nearest(self, method: cst.BaseExpression, where: Where) -> bool:
-        if self.ctx.names.resolve(method) & _NEAREST:
+        if self.ctx.names.resolve(method) & NEAREST_RESIZE_METHODS:
             return True
         found = self.ctx.values.values(method, where.loc)
-        return bool(found) and all(v in _NEAREST for v in found)  # type: ignore[union-attr]
+        return bool(found) and all(v in NEAREST_RESIZE_METHODS for v in found)  # type: ignore[union-attr]
 
     # -- helpers: methods and functions of this file whose returns are followed ----------
     def helper(self, call: cst.Call, where: Where) -> Optional[Tuple[Scope, int]]:
@@ -1160,11 +1156,11 @@ class TensorKinds(Analysis):
                             return self.origin(value, at, depth + 1)
                 return None
             names = self.ctx.names.resolve(expr.func)
-            if names & (CASTS | CONSTANTS | FLOAT32_BY_DEFAULT | LIKE_OPS | FILL_OPS | _RANGE):
+            if names & (CASTS | CONSTANTS | FLOAT32_BY_DEFAULT | LIKE_OPS | FILL_OPS | RANGE_OPS):
                 if names & LIKE_OPS and self._dtype_argument(expr, names) is None and expr.args:
                     return self.origin(expr.args[0].value, where, depth + 1)
                 return expr, where
-            if names & _RESIZE:
+            if names & IMAGE_RESIZE:
                 method = positional_or_keyword(expr, 2, "method")
                 if method is None or not self._is_nearest(method, where):
                     return expr, where
@@ -1228,7 +1224,7 @@ class TensorKinds(Analysis):
     def takes_dtype(self, call: cst.Call) -> bool:
         """A creation or cast op whose dtype argument decides its result's dtype."""
         names = self.ctx.names.resolve(call.func)
-        return bool(names & (CASTS | CONSTANTS | FLOAT32_BY_DEFAULT | LIKE_OPS | _RANGE))
+        return bool(names & (CASTS | CONSTANTS | FLOAT32_BY_DEFAULT | LIKE_OPS | RANGE_OPS))
 
     def dtype_expression(self, call: cst.Call) -> Optional[cst.BaseExpression]:
         """The dtype argument of a creation or cast call, if it has one."""
