@@ -11,7 +11,17 @@ rules only fire on what is known, so unknowns keep them silent.
 - ``F32``: ``tf.cast(.., tf.float32)`` (any spelling: ``'float32'``, ``np.float32``,
   ``K.floatx()``, ``self.dtype``, which is the *variable* dtype), ``tf.constant`` of
   floats or with a float32 dtype, ``tf.ones/zeros/eye`` without a dtype, random ops
-  without a dtype, and raw ``tf.Variable`` attributes made in ``build``.
+  without a dtype, ``tf.range`` of floats or with a float32 dtype, ``tf.image.resize``
+  (not nearest-neighbour), TensorFlow ops of Python floats only (``tf.sqrt(2.0)``),
+  and raw ``tf.Variable`` attributes made in ``build``.
+
+Values are followed through ``self`` attributes assigned once or always alike
+(``self.mask = None`` aside; items of list and dict attributes), through the returns
+of the file's helpers, judged with each call's arguments bound (an ``Env``), and into a
+function from its callers in the file (:meth:`TensorKinds.contexts`): a helper given a
+float32 mask, a layer's ``call`` given one as a keyword. Methods that ``call`` calls run
+under autocast as ``call`` does; the weights a built-in base layer makes
+(``self.kernel`` of a ``Conv2D`` subclass) read as 16-bit there.
 
 A name is followed to its binding only when that binding certainly reaches the use
 (it sits in the same block or an enclosing one): after ``if ...: x = tf.cast(x,
@@ -27,7 +37,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, Union
+from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
