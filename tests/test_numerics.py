@@ -51,7 +51,7 @@ class Gate(tf.keras.layers.Layer):
         if len(m.shape) == 2:
             m = tf.expand_dims(m, -1)
         return x * m
-""", {(6, "MP504")}),
+""", {(9, "MP504")}),
     # RMS norm computed in float32 with a weight Keras never autocasts: all float32.
     "non-autocast-weight-is-float32": (HEADER + """
 class RMSNorm(tf.keras.layers.Layer):
@@ -70,7 +70,7 @@ class RMSNorm(tf.keras.layers.Layer):
     def call(self, x):
         x = tf.cast(x, tf.float32)
         return x * tf.math.rsqrt(tf.reduce_mean(x * x, -1, keepdims=True)) * self.scale
-""", {(9, "MP504")}),
+""", {(10, "MP504")}),
     "keras-ops-promote": (HEADER + """
 from keras import ops
 

@@ -567,7 +567,7 @@ def test_fixing_an_imported_layer_module_changes_the_next_cached_run(tmp_path):
 def test_a_library_with_no_program_setting_a_policy_judges_its_public_models_as_may_be_mixed(tmp_path):
     project = _copy("layer_library", tmp_path)
     whole = run_cli("check", ".", cwd=project)
-    assert outcome(whole) == (1, [("zoo/layers.py", 7, "MP504"), ("zoo/models.py", 9, "MP101")]), \
+    assert outcome(whole) == (1, [("zoo/layers.py", 8, "MP504"), ("zoo/models.py", 9, "MP101")]), \
         whole.stdout + whole.stderr
     assert "a library's code: its users may run it under a mixed policy" in whole.stdout
     # pre-commit names the one file: the same answer
@@ -592,7 +592,7 @@ def test_a_commented_out_policy_call_is_no_program(tmp_path):
     example = project / "examples" / "train_hint.py"
     example.write_text("import tensorflow as tf\nfrom zoo import models\n"
                        "# tf.keras.mixed_precision.set_global_policy('float32')\nmodels.SmallNet().fit(x, y)\n")
-    expected = (1, [("zoo/layers.py", 7, "MP504"), ("zoo/models.py", 9, "MP101")])
+    expected = (1, [("zoo/layers.py", 8, "MP504"), ("zoo/models.py", 9, "MP101")])
     assert outcome(run_cli("check", ".", cwd=project)) == expected
     assert outcome(run_cli("check", "--no-cache", ".", cwd=project)) == expected
     # the same call in code is a program: its float32 policy is followed, with or without a cache

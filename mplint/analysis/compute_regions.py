@@ -30,6 +30,7 @@ import libcst as cst
 
 from mplint.rule.check import Analysis, Context
 from mplint.semantic.call_args import keyword_only, positional_or_keyword
+from mplint.semantic.names import dotted_name
 from mplint.semantic.scopes import Binding, Location, Scope
 from mplint.semantic.vocabulary import (
     DATASET_METHODS, INPUT_FUNCTIONS, LAMBDA_LAYERS, LAYER_BASES, MODEL_CLASSES, makes_dataset,
@@ -105,6 +106,9 @@ class ComputeRegions(Analysis):
         self._resolved = False
         self._lambda_functions: Set[cst.CSTNode] = set()
         self._pipeline_functions: Set[cst.CSTNode] = set()
+        #: classes whose methods make Keras weights or layers (``self.add_weight``,
+        #: ``keras.layers.Dense(...)``): a sign that an unknown base is a Keras layer
+        self._keras_evidence: Set[cst.CSTNode] = set()
 
     # -- collection ---------------------------------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -124,6 +128,11 @@ class ComputeRegions(Analysis):
                 self._super_inits.append((node, self.ctx.scopes.current))
                 return
         resolved = self.ctx.names.resolve(func)
+        if (isinstance(func, cst.Attribute) and func.attr.value == "add_weight" and isinstance(func.value, cst.Name)
+                and func.value.value == "self") or _is_layer_base(resolved):
+            cls = self.ctx.scopes.current.enclosing_class()
+            if cls is not None:
+                self._keras_evidence.add(cls.node)
         if not resolved:
             return
         loc = self.ctx.scopes.location()
@@ -180,7 +189,7 @@ class ComputeRegions(Analysis):
                     isinstance(expr, cst.Name) and expr.value in by_name
                     and by_name[expr.value] in self._classes
                     for expr, _ in bases
-                ):
+                ) or self._third_party_layer(node, bases, by_name):
                     self._classes[node] = LayerClass(node, scope, bases)
                     changed = True
         for call, scope in self._super_inits:
@@ -221,6 +230,26 @@ class ComputeRegions(Analysis):
             fn = self._function_node(pending.expr, pending.loc)
             if fn is not None:
                 self._pipeline_functions.add(fn)
+
+    def _third_party_layer(self, node: cst.ClassDef, bases: List[Tuple[cst.BaseExpression, FrozenSet[str]]],
+                           by_name: Dict[str, cst.ClassDef]) -> bool:
+        """A class built on a ``Layer`` from a package or module mplint cannot read
+        (``params_flow.Layer``, a project's own ``Layer`` base in another module) that
+        is written as a Keras layer: it defines ``call`` and its methods make Keras
+        weights or layers. Anything less (a ``forward``, no Keras in its methods) is
+        another framework's layer, and stays unknown."""
+        if node not in self._keras_evidence:
+            return False
+        if not any(isinstance(s, cst.FunctionDef) and s.name.value == "call" for s in _body(node)):
+            return False
+        for expr, names in bases:
+            last = dotted_name(expr)
+            if last is None or (isinstance(expr, cst.Name) and expr.value in by_name):
+                continue
+            if last.rsplit(".", 1)[-1].endswith("Layer") and not any(
+                    n.startswith(("keras.", "tensorflow.", "tf_keras.")) for n in names):
+                return True
+        return False
 
     def _function_node(self, expr: cst.BaseExpression, loc: Location) -> Optional[cst.CSTNode]:
         """The ``def`` or ``lambda`` an argument denotes, when it is in this file."""
@@ -380,6 +409,11 @@ def _is_layer_base(names: FrozenSet[str]) -> bool:
         if name.startswith("keras.layers.") and name.rsplit(".", 1)[-1][:1].isupper():
             return True
     return False
+
+
+def _body(node: cst.ClassDef) -> List[cst.CSTNode]:
+    body = node.body
+    return list(body.body) if isinstance(body, cst.IndentedBlock) else []
 
 
 def _is_super_call(expr: cst.BaseExpression) -> bool:

@@ -11,7 +11,17 @@ rules only fire on what is known, so unknowns keep them silent.
 - ``F32``: ``tf.cast(.., tf.float32)`` (any spelling: ``'float32'``, ``np.float32``,
   ``K.floatx()``, ``self.dtype``, which is the *variable* dtype), ``tf.constant`` of
   floats or with a float32 dtype, ``tf.ones/zeros/eye`` without a dtype, random ops
-  without a dtype, and raw ``tf.Variable`` attributes made in ``build``.
+  without a dtype, ``tf.range`` of floats or with a float32 dtype, ``tf.image.resize``
+  (not nearest-neighbour), TensorFlow ops of Python floats only (``tf.sqrt(2.0)``),
+  and raw ``tf.Variable`` attributes made in ``build``.
+
+Values are followed through ``self`` attributes assigned once or always alike
+(``self.mask = None`` aside; items of list and dict attributes), through the returns
+of the file's helpers, judged with each call's arguments bound (an ``Env``), and into a
+function from its callers in the file (:meth:`TensorKinds.contexts`): a helper given a
+float32 mask, a layer's ``call`` given one as a keyword. Methods that ``call`` calls run
+under autocast as ``call`` does; the weights a built-in base layer makes
+(``self.kernel`` of a ``Conv2D`` subclass) read as 16-bit there.
 
 A name is followed to its binding only when that binding certainly reaches the use
 (it sits in the same block or an enclosing one): after ``if ...: x = tf.cast(x,
@@ -25,24 +35,29 @@ arithmetic expression and every call of an op that combines tensors.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, Iterator, List, Optional, Tuple
+from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from mplint.analysis.compute_regions import ComputeRegions, Region
 from mplint.rule.check import Analysis, Context
-from mplint.semantic.call_args import keyword_only, positional_or_keyword
-from mplint.semantic.scopes import Binding, Location
+from mplint.semantic.call_args import UNREADABLE, argument_for, keyword_only, positional_or_keyword
+from mplint.semantic.scopes import Binding, Location, Scope, is_public
 from mplint.semantic.vocabulary import (
     CASTS, CONSTANTS, DTYPE_PRESERVING_OPS, FILL_OPS, FLOAT32_BY_DEFAULT, FLOATX_FUNCTIONS, GLOBAL_POLICY_FUNCTIONS,
-    KERAS_OP_NAMESPACES, LIKE_OPS, TF_OP_NAMESPACES, TF_VARIABLES, UNPACKING_OPS,
+    IMAGE_RESIZE, KERAS_OP_NAMESPACES, LIKE_OPS, NEAREST_RESIZE_METHODS, RANGE_OPS, TF_OP_NAMESPACES, TF_VARIABLES,
+    UNPACKING_OPS,
 )
 
 LOW = "low"
 F32 = "f32"
 
 Path = Tuple[int, ...]
+#: the kinds of a helper's parameters at one call: (id of the ``cst.Param``, kind, index
+#: of the argument in ``TensorKinds._arguments``), sorted; () outside any call
+Env = Tuple[Tuple[int, Optional[str], int], ...]
 
 _MAX_DEPTH = 24
 
@@ -92,7 +107,28 @@ _DTYPE_POSITION = {
     "tensorflow.random.stateless_truncated_normal": 4,
     "keras.random.normal": 3, "keras.random.uniform": 3, "keras.random.truncated_normal": 3,
     "keras.backend.random_normal": 3, "keras.backend.random_uniform": 3,
+    "tensorflow.range": 3,
 }
+
+
+#: weights a built-in layer makes with ``add_weight`` (autocast inside ``call``), by the
+#: attribute a subclass reads them through
+_BUILT_IN_WEIGHTS: Dict[str, Tuple[str, ...]] = {
+    "kernel": ("Dense", "Conv1D", "Conv2D", "Conv3D", "Conv1DTranspose", "Conv2DTranspose",
+               "Conv3DTranspose", "Convolution1D", "Convolution2D", "Convolution3D"),
+    "bias": ("Dense", "Conv1D", "Conv2D", "Conv3D", "Conv1DTranspose", "Conv2DTranspose",
+             "Conv3DTranspose", "Convolution1D", "Convolution2D", "Convolution3D",
+             "DepthwiseConv2D", "SeparableConv1D", "SeparableConv2D"),
+    "depthwise_kernel": ("DepthwiseConv2D", "SeparableConv1D", "SeparableConv2D"),
+    "pointwise_kernel": ("SeparableConv1D", "SeparableConv2D"),
+    "embeddings": ("Embedding",),
+}
+
+#: methods a layer's ``call`` may call that still never run under autocast
+_NOT_CALLED_FROM_CALL = frozenset({"__init__", "build", "get_config", "from_config"})
+
+#: keywords under which the dtype-preserving ops take their tensor
+_TENSOR_KEYWORDS = ("a", "x", "input", "tensor", "inputs", "input_tensor", "logits", "features", "value")
 
 _COMPUTE_DTYPE_ATTRS = frozenset({"compute_dtype", "_compute_dtype"})
 _VARIABLE_DTYPE_ATTRS = frozenset({"dtype", "variable_dtype", "_dtype", "_variable_dtype"})
@@ -106,6 +142,51 @@ def _short(call: cst.Call, kinds: "TensorKinds") -> str:
 
 def _is_self(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "self"
+
+
+def _targets(for_in: Optional[cst.CompFor]) -> FrozenSet[str]:
+    """The names a comprehension's ``for`` clauses bind."""
+    out: Set[str] = set()
+    while for_in is not None:
+        out |= {n.value for n in _names_in(for_in.target)}
+        for_in = for_in.inner_for_in
+    return frozenset(out)
+
+
+def _names_in(node: cst.CSTNode) -> List[cst.Name]:
+    found: List[cst.Name] = []
+    todo = [node]
+    while todo:
+        current = todo.pop()
+        if isinstance(current, cst.Name):
+            found.append(current)
+        todo.extend(current.children)
+    return found
+
+
+def _mentions(expr: cst.BaseExpression, names: FrozenSet[str]) -> bool:
+    return bool(names) and any(n.value in names for n in _names_in(expr))
+
+
+def _is_none(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "None"
+
+
+def _child(scope: Scope, node: cst.CSTNode) -> Optional[Scope]:
+    """The scope ``node`` (a ``def``) opens inside ``scope``."""
+    for child in scope.children:
+        if child.node is node:
+            return child
+    return None
+
+
+def _decorated(node: cst.CSTNode) -> bool:
+    """A decorated ``def`` may return anything (``tf.function`` aside, which keeps it)."""
+    return isinstance(node, cst.FunctionDef) and any(
+        not (isinstance(d.decorator, cst.Attribute) and d.decorator.attr.value == "function")
+        and not (isinstance(d.decorator, cst.Call) and isinstance(d.decorator.func, cst.Attribute)
+                 and d.decorator.func.attr.value == "function")
+        for d in node.decorators)
 
 
 @dataclass(frozen=True)
@@ -132,6 +213,8 @@ class Mismatch:
     f32: cst.BaseExpression
     low: cst.BaseExpression
     where: Where
+    #: the caller's arguments under which the operands have these kinds
+    env: Env = ()
 
 
 class TensorKinds(Analysis):
@@ -147,8 +230,25 @@ class TensorKinds(Analysis):
         #: arithmetic arguments of combining calls -> the call (its context)
         self._arg_of: Dict[cst.CSTNode, Tuple[cst.Call, Where]] = {}
         self.sites: List[OperationSite] = []
-        self._kinds: Dict[cst.CSTNode, Optional[str]] = {}
+        #: sites entered and not yet left
+        self._open: Dict[cst.CSTNode, OperationSite] = {}
+        self._kinds: Dict[Tuple[cst.CSTNode, Env], Optional[str]] = {}
         self._regions: Dict[int, Optional[Region]] = {}
+        #: the parameters' kinds of the helper whose code is being judged (see ``Env``)
+        self._env: Env = ()
+        #: the arguments envs point at: the expression, where, and the caller's env
+        self._arguments: List[Tuple[cst.BaseExpression, Where, Env]] = []
+        self._call_envs: Dict[Tuple[cst.Call, Env], Env] = {}
+        #: ``return`` values by the id of their function scope
+        self._returns: Dict[int, List[Tuple[cst.BaseExpression, Where]]] = {}
+        #: ``self.<attr>.append(value)`` by (id of the class scope, attr)
+        self._appends: Dict[Tuple[int, str], List[Tuple[cst.BaseExpression, Where]]] = {}
+        #: ``self.<method>(...)`` calls: the method's name and the scope calling it
+        self._self_calls: Dict[str, List[Scope]] = {}
+        #: calls that may run a function or a layer of this file (``helper(x)``,
+        #: ``self.attn(x, mask=m)``), and the callers found for each function scope
+        self._calls: List[Tuple[cst.Call, Where]] = []
+        self._callers: Optional[Dict[int, List[Tuple[cst.Call, Where, int]]]] = None
 
     @property
     def regions(self) -> ComputeRegions:
@@ -175,26 +275,62 @@ class TensorKinds(Analysis):
 
     visit_Assign = visit_AnnAssign = _record_path
 
+    def _open_site(self, node: cst.CSTNode) -> None:
+        self._open[node] = OperationSite(node, self.here())
+
+    def _close_site(self, node: cst.CSTNode) -> None:
+        # sites are listed as they are left: an operation nested in another's
+        # arguments (``K.sum(x * m) / K.sum(m)``) comes first, as it runs first
+        site = self._open.pop(node, None)
+        if site is not None:
+            self.sites.append(site)
+
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self._record_path(node)
         if isinstance(node.operator, _AUG_ARITHMETIC):
-            self.sites.append(OperationSite(node, self.here()))
+            self._open_site(node)
+
+    def leave_AugAssign(self, node: cst.AugAssign) -> None:
+        self._close_site(node)
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         for child in (node.left, node.right):
             self._not_root.add(child)
         if node not in self._not_root:
-            self.sites.append(OperationSite(node, self.here()))
+            self._open_site(node)
+
+    def leave_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        self._close_site(node)
+
+    def leave_Call(self, node: cst.Call) -> None:
+        self._close_site(node)
 
     def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
         if node in self._not_root:
             self._not_root.add(node.expression)
 
+    def visit_Return(self, node: cst.Return) -> None:
+        if node.value is not None:
+            where = self.here()
+            self._returns.setdefault(id(where.loc.scope), []).append((node.value, where))
+
     def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Name) or (isinstance(func, cst.Attribute) and _is_self(func.value)):
+            self._calls.append((node, self.here()))
+        if isinstance(func, cst.Attribute):
+            owner = func.value
+            if _is_self(owner):
+                self._self_calls.setdefault(func.attr.value, []).append(self.ctx.scopes.current)
+            elif (func.attr.value == "append" and len(node.args) == 1 and isinstance(owner, cst.Attribute)
+                  and _is_self(owner.value)):
+                cls = self.ctx.scopes.current.enclosing_class()
+                if cls is not None:
+                    self._appends.setdefault((id(cls), owner.attr.value), []).append((node.args[0].value, self.here()))
         if self.combining(node) is None:
             return
         where = self.here()
-        self.sites.append(OperationSite(node, where))
+        self._open[node] = OperationSite(node, where)
         for arg in node.args:
             if isinstance(arg.value, cst.BinaryOperation):
                 self._arg_of[arg.value] = (node, where)
@@ -205,10 +341,47 @@ class TensorKinds(Analysis):
         key = id(loc.scope)
         if key not in self._regions:
             self._regions[key] = self.regions.function_region(loc.scope)
+            if self._regions[key] is None:
+                self._regions[key] = self._called_from_call(loc.scope, set())
         found = self._regions[key]
         if found is not None:
             return found
         return Region("functional", None) if self.regions.in_functional(loc) else None
+
+    def _from_call(self, scope: Scope) -> Optional[Region]:
+        """The layer region of a ``call`` method (or code nested in one)."""
+        found = self.regions.function_region(scope)
+        if found is None or found.function is None or not isinstance(found.function.node, cst.FunctionDef):
+            return None
+        return found if found.function.node.name.value == "call" else None
+
+    def called_from_public_call(self, scope: Scope) -> bool:
+        """A private helper method that a public layer's ``call`` runs: in a library,
+        it runs under the user's policy as the ``call`` does."""
+        region = self._called_from_call(scope, set())
+        return region is not None and region.function is not None and region.function.parent is not None \
+            and is_public(region.function.parent)
+
+    def _called_from_call(self, scope: Optional[Scope], seen: Set[int]) -> Optional[Region]:
+        """A method of a 16-bit layer that the layer's ``call`` calls (``self.helper(x)``,
+        directly or through other such methods): it runs under autocast too."""
+        while scope is not None and not (scope.kind == "function" and scope.parent is not None
+                                         and scope.parent.kind == "class"):
+            scope = scope.parent
+        if scope is None or id(scope) in seen or not isinstance(scope.node, cst.FunctionDef):
+            return None
+        seen.add(id(scope))
+        name = scope.node.name.value
+        cls = self.regions.layer_class(scope.parent.node) if scope.parent is not None else None
+        if cls is None or not cls.sixteen_bit or name in _NOT_CALLED_FROM_CALL:
+            return None
+        for caller in self._self_calls.get(name, []):
+            if caller.enclosing_class() is not scope.parent:
+                continue
+            found = self._from_call(caller) or self._called_from_call(caller, seen)
+            if found is not None and found.kind == "layer":
+                return Region("layer", scope, cls)
+        return None
 
     def combining(self, call: cst.Call) -> Optional[Tuple[str, bool]]:
         """(operand layout, whether mixed dtypes raise) for an op combining tensors."""
@@ -270,13 +443,14 @@ class TensorKinds(Analysis):
 
     # -- kinds ------------------------------------------------------------------------------
     def kind(self, expr: cst.BaseExpression, where: Where, depth: int = 0) -> Optional[str]:
-        if expr in self._kinds:
-            return self._kinds[expr]
+        key = (expr, self._env)
+        if key in self._kinds:
+            return self._kinds[key]
         if depth > _MAX_DEPTH:
             return None
-        self._kinds[expr] = None  # cycle guard
+        self._kinds[key] = None  # cycle guard
         found = self._kind(expr, where, depth)
-        self._kinds[expr] = found
+        self._kinds[key] = found
         return found
 
     def _kind(self, expr: cst.BaseExpression, where: Where, depth: int) -> Optional[str]:
@@ -289,6 +463,9 @@ class TensorKinds(Analysis):
         if isinstance(expr, cst.Attribute):
             return self._attribute_kind(expr, where, depth)
         if isinstance(expr, cst.Subscript):
+            elements = self._elements(expr.value, where, depth + 1)
+            if elements is not None:  # an item of a list or dict of tensors
+                return next(iter(elements)) if len(elements) == 1 else None
             return self.kind(expr.value, where, depth + 1)
         if isinstance(expr, cst.UnaryOperation):
             return self.kind(expr.expression, where, depth + 1)
@@ -300,8 +477,10 @@ class TensorKinds(Analysis):
             # 16-bit, so later operands are judged against the 16-bit side
             return LOW if LOW in kinds else next(iter(kinds), None)
         if isinstance(expr, cst.IfExp):
-            a, b = self.kind(expr.body, where, depth + 1), self.kind(expr.orelse, where, depth + 1)
-            return a if a == b else None
+            # ``make_mask() if shift else None``: None is no tensor (a use checks for it)
+            sides = [side for side in (expr.body, expr.orelse) if not _is_none(side)]
+            kinds = {self.kind(side, where, depth + 1) for side in sides}
+            return next(iter(kinds)) if len(kinds) == 1 else None
         if isinstance(expr, cst.Call):
             return self._call_kind(expr, where, depth)
         return None
@@ -368,7 +547,12 @@ class TensorKinds(Analysis):
 
     def _binding_kind(self, binding: Binding, depth: int) -> Optional[str]:
         if binding.kind == "param":
-            return LOW if self.regions.is_low_param(binding) else None
+            if self.regions.is_low_param(binding):
+                return LOW
+            for param, kind, _ in self._env:
+                if param == id(binding.node):
+                    return kind
+            return None
         where = self.binding_where(binding)
         if where is None:
             return None
@@ -396,34 +580,125 @@ class TensorKinds(Analysis):
         return None
 
     def _attribute_kind(self, expr: cst.Attribute, where: Where, depth: int) -> Optional[str]:
-        binding = self._self_attribute(expr, where)
-        if binding is None or binding.value is None or binding.scope is None:
+        values = self._attribute_values(expr, where)
+        if values is None:
+            return self._inherited_weight_kind(expr, where)
+        kinds = {self._attribute_value_kind(value, at, where, depth) for value, at in values}
+        return next(iter(kinds)) if len(kinds) == 1 else None
+
+    def _attribute_values(self, expr: cst.BaseExpression, where: Where
+                          ) -> Optional[List[Tuple[cst.BaseExpression, Where]]]:
+        """What the methods of the enclosing class assign to ``self.<attr>``, and where.
+
+        None when it is never assigned in the class or any assignment is not a plain
+        one (``self.x += ...``, unpacking). ``self.x = None`` (a value not made yet,
+        or an optional one a ``call`` checks for) is left out.
+        """
+        if not (isinstance(expr, cst.Attribute) and _is_self(expr.value)):
             return None
-        value = binding.value
-        if not isinstance(value, cst.Call):
+        cls = where.loc.scope.enclosing_class()
+        if cls is None:
             return None
-        if self.ctx.names.resolve(value.func) & TF_VARIABLES:
-            return self._variable_kind(value, binding, depth)
+        bindings = cls.attributes.get(expr.attr.value, [])
+        if not bindings:
+            return None
+        out: List[Tuple[cst.BaseExpression, Where]] = []
+        for binding in bindings:
+            at = self.binding_where(binding)
+            if binding.kind != "assign" or binding.value is None or at is None:
+                return None
+            if not _is_none(binding.value):
+                out.append((binding.value, at))
+        return out or None
+
+    def _attribute_value_kind(self, value: cst.BaseExpression, at: Where, use: Where, depth: int) -> Optional[str]:
+        """The kind one assignment of a ``self`` attribute gives it where it is read."""
+        if isinstance(value, cst.Call):
+            if self.ctx.names.resolve(value.func) & TF_VARIABLES:
+                return self._variable_kind(value, at, depth)
+            func = value.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "add_weight" and _is_self(func.value):
+                region = self.region(use.loc)
+                if region is None or region.kind != "layer" or keyword_only(value, "dtype") is not None:
+                    return None
+                # ``experimental_autocast=False`` (Keras 2) / ``autocast=False`` (Keras 3):
+                # the weight is read in its own dtype, float32, a deliberate float32 path
+                off = keyword_only(value, "experimental_autocast") or keyword_only(value, "autocast")
+                return None if isinstance(off, cst.Name) and off.value == "False" else LOW
+        # a tensor made once (in ``__init__`` or ``build``) keeps its dtype: judged
+        # where it was made, with none of the current helper's parameters
+        with self._under(()):
+            return self.kind(value, at, depth + 1)
+
+    def _inherited_weight_kind(self, expr: cst.Attribute, where: Where) -> Optional[str]:
+        """``self.kernel`` in a subclass of ``Dense``/``Conv2D``...: the built-in layer's
+        ``add_weight`` weight, read in the compute dtype inside ``call``."""
+        if not _is_self(expr.value):
+            return None
+        layers = _BUILT_IN_WEIGHTS.get(expr.attr.value)
         region = self.region(where.loc)
-        if region is None or region.kind != "layer":
+        if layers is None or region is None or region.kind != "layer" or region.layer_class is None:
             return None
-        func = value.func
-        if (
-            isinstance(func, cst.Attribute) and func.attr.value == "add_weight"
-            and isinstance(func.value, cst.Name) and func.value.value == "self"
-            and keyword_only(value, "dtype") is None
-        ):
-            # ``experimental_autocast=False`` (Keras 2) / ``autocast=False`` (Keras 3):
-            # the weight is read in its own dtype, float32, a deliberate float32 path
-            off = keyword_only(value, "experimental_autocast") or keyword_only(value, "autocast")
-            return None if isinstance(off, cst.Name) and off.value == "False" else LOW
+        for _, names in region.layer_class.bases:
+            if any(n.startswith("keras.layers.") and n.rsplit(".", 1)[-1] in layers for n in names):
+                return LOW
         return None
 
-    def _variable_kind(self, call: cst.Call, binding: Binding, depth: int) -> Optional[str]:
-        """A raw ``tf.Variable``: float32 unless its dtype or initial value says otherwise."""
-        where = self.binding_where(binding)
-        if where is None:
+    def _item_kind(self, item: cst.BaseExpression, targets: FrozenSet[str], where: Where, depth: int) -> Optional[str]:
+        """The kind of a comprehension's item, judged without its loop's own names (the
+        scopes know no comprehension, so they would resolve them outside it)."""
+        if not _mentions(item, targets):
+            return self.kind(item, where, depth)
+        if isinstance(item, cst.Call) and self.ctx.names.resolve(item.func) & (CASTS | CONSTANTS | FLOAT32_BY_DEFAULT):
+            dtype = self._dtype_argument(item, self.ctx.names.resolve(item.func))
+            if dtype is not None and not _mentions(dtype, targets):
+                return self.dtype_kind(dtype, where, depth)
+            return self.kind(item, where, depth) if dtype is None and not (
+                self.ctx.names.resolve(item.func) & (CASTS | CONSTANTS)) else None
+        if isinstance(item, cst.BinaryOperation) and isinstance(item.operator, ARITHMETIC):
+            kinds = {self._item_kind(side, targets, where, depth + 1) for side in (item.left, item.right)} - {None}
+            return LOW if LOW in kinds else next(iter(kinds), None)
+        return None
+
+    def _elements(self, expr: cst.BaseExpression, where: Where, depth: int) -> Optional[Set[Optional[str]]]:
+        """The kinds of the items of a list, tuple or dict that ``expr`` certainly is
+        (``self.masks`` built in ``build()``, read back as ``self.masks[i]``); None
+        when ``expr`` is not known to be one."""
+        if depth > _MAX_DEPTH:
             return None
+        if isinstance(expr, (cst.List, cst.Tuple, cst.Set)):
+            if any(isinstance(e, cst.StarredElement) for e in expr.elements):
+                return {None}
+            return {self.kind(e.value, where, depth + 1) for e in expr.elements}
+        if isinstance(expr, cst.Dict):
+            if any(not isinstance(e, cst.DictElement) for e in expr.elements):
+                return {None}
+            return {self.kind(e.value, where, depth + 1) for e in expr.elements if isinstance(e, cst.DictElement)}
+        if isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
+            item = expr.value if isinstance(expr, cst.DictComp) else expr.elt
+            return {self._item_kind(item, _targets(expr.for_in), where, depth + 1)}
+        if isinstance(expr, cst.Name):
+            found = self.assigned(expr, where)
+            return self._elements(found[0], found[1], depth + 1) if found is not None else None
+        if isinstance(expr, cst.Attribute):
+            values = self._attribute_values(expr, where)
+            if values is None:
+                return None
+            cls = where.loc.scope.enclosing_class()
+            out: Set[Optional[str]] = set()
+            with self._under(()):
+                for value, at in values:
+                    items = self._elements(value, at, depth + 1)
+                    if items is None:
+                        return None
+                    out |= items
+                for value, at in self._appends.get((id(cls), expr.attr.value), []):
+                    out.add(self.kind(value, at, depth + 1))
+            return out
+        return None
+
+    def _variable_kind(self, call: cst.Call, where: Where, depth: int) -> Optional[str]:
+        """A raw ``tf.Variable``: float32 unless its dtype or initial value says otherwise."""
         dtype = positional_or_keyword(call, 5, "dtype")
         if dtype is not None:
             return F32 if self.dtype_kind(dtype, where, depth + 1) == F32 else None
@@ -442,9 +717,27 @@ class TensorKinds(Analysis):
         layer = self._called_layer(func, where)
         if layer is not None:
             return LOW if layer else None
+        helper = self.helper(call, where)
+        if helper is not None:
+            kinds = {kind for kind, _, _ in self._returned(helper, call, where, depth)}
+            return next(iter(kinds)) if len(kinds) == 1 else None
         names = self.ctx.names.resolve(func)
         if not names:
             return None
+        if names & IMAGE_RESIZE:
+            method = positional_or_keyword(call, 2, "method")
+            if method is None:
+                return F32
+            if self._is_nearest(method, where):
+                return self.kind(call.args[0].value, where, depth + 1) if call.args else None
+            found = self.ctx.values.values(method, where.loc)
+            return F32 if found and all(isinstance(v, str) for v in found) else None
+        if names & RANGE_OPS:
+            dtype = self._dtype_argument(call, names)
+            if dtype is not None:
+                return self.dtype_kind(dtype, where, depth + 1)
+            bounds = [a.value for a in call.args if a.keyword is None and not a.star][:3]
+            return F32 if any(self._python_float(b, where) for b in bounds) else None
         if names & CASTS:
             dtype = self._dtype_argument(call, names)
             return self.dtype_kind(dtype, where, depth + 1) if dtype is not None else None
@@ -478,27 +771,168 @@ class TensorKinds(Analysis):
                 if not operands:
                     first = [a.value for a in call.args if a.keyword is None and not a.star]
                     operands = first[1:] if short == "einsum" else first[:1]
+                if not operands:  # ``tf.transpose(a=x, perm=...)``
+                    operands = [a.value for a in call.args
+                                if a.keyword is not None and a.keyword.value in _TENSOR_KEYWORDS][:1]
                 kinds = {self.kind(o, where, depth + 1) for o in operands} - {None}
                 if len(kinds) == 1:
                     return next(iter(kinds))
-                # Keras ops promote float16 with float32 to float32
-                return F32 if module.startswith("keras.") and kinds == {LOW, F32} else None
+                if not module.startswith("keras.") and operands and all(
+                        self._python_float(o, where) for o in operands):
+                    return F32  # ``tf.sqrt(float(d))``: a Python float becomes a float32 tensor
+                if kinds != {LOW, F32}:
+                    return None
+                # Keras ops promote float16 with float32 to float32; a TensorFlow op
+                # fails there (reported), and once fixed its result is 16-bit
+                return F32 if module.startswith("keras.") else LOW
         return None
+
+    def _python_float(self, expr: cst.BaseExpression, where: Where) -> bool:
+        """A Python float (a literal, a constant name, ``float(...)``): TensorFlow makes
+        it a float32 tensor when no tensor gives it another dtype."""
+        if isinstance(expr, cst.Call):
+            return (isinstance(expr.func, cst.Name) and expr.func.value == "float"
+                    and where.loc.lookup("float") is None)
+        if isinstance(expr, cst.UnaryOperation):
+            return self._python_float(expr.expression, where)
+        found = self.ctx.values.values(expr, where.loc)
+        return bool(found) and all(isinstance(v, float) for v in found)  # type: ignore[union-attr]
+
+    def _is_nearest(self, method: cst.BaseExpression, where: Where) -> bool:
+        if self.ctx.names.resolve(method) & NEAREST_RESIZE_METHODS:
+            return True
+        found = self.ctx.values.values(method, where.loc)
+        return bool(found) and all(v in NEAREST_RESIZE_METHODS for v in found)  # type: ignore[union-attr]
+
+    # -- helpers: methods and functions of this file whose returns are followed ----------
+    def helper(self, call: cst.Call, where: Where) -> Optional[Tuple[Scope, int]]:
+        """The function scope a call runs when it is a function or method of this file
+        (``self._split(x)``, ``window_partition(x, 7)``, a nested ``def``), with the
+        number of leading parameters the call does not pass (``self``)."""
+        func = call.func
+        if isinstance(func, cst.Attribute) and _is_self(func.value):
+            cls = where.loc.scope.enclosing_class()
+            if cls is None:
+                return None
+            defs = [b for b in cls.bindings.get(func.attr.value, []) if b.kind == "def"]
+            if len(defs) != 1 or len(cls.bindings[func.attr.value]) != 1:
+                return None
+            scope = _child(cls, defs[0].node)
+            if scope is None or _decorated(defs[0].node):
+                return None
+            return scope, 1
+        if isinstance(func, cst.Name):
+            binding = where.loc.lookup(func.value)
+            if binding is None or binding.kind != "def" or binding.scope is None or _decorated(binding.node):
+                return None
+            scope = _child(binding.scope, binding.node)
+            if scope is None:
+                return None
+            return scope, 1 if binding.scope.kind == "class" else 0
+        return None
+
+    def call_env(self, function: Scope, offset: int, call: cst.Call, where: Where, depth: int) -> Env:
+        """The kinds the call gives the function's parameters (unknown where it passes
+        ``*args``/``**kwargs`` or leaves a default)."""
+        key = (call, self._env)
+        if key not in self._call_envs:
+            self._call_envs[key] = ()  # cycle guard
+            self._call_envs[key] = self._call_env(function, offset, call, where, depth)
+        return self._call_envs[key]
+
+    def _call_env(self, function: Scope, offset: int, call: cst.Call, where: Where, depth: int) -> Env:
+        node = function.node
+        if not isinstance(node, cst.FunctionDef):
+            return ()
+        params = list(node.params.posonly_params) + list(node.params.params) + list(node.params.kwonly_params)
+        env = []
+        for param in params[offset:]:
+            argument = argument_for(node, param, call, offset)
+            if argument is None or argument is UNREADABLE:
+                continue
+            assert isinstance(argument, cst.BaseExpression)
+            index = len(self._arguments)
+            self._arguments.append((argument, where, self._env))
+            env.append((id(param), self.kind(argument, where, depth + 1), index))
+        return tuple(sorted(env, key=lambda item: item[0]))
+
+    def contexts(self, scope: Scope) -> List[Env]:
+        """The parameters' kinds each call of this file gives the function that
+        ``scope`` is in: a helper called with a float32 mask, a layer whose ``call`` is
+        given one as a keyword (``self.attn(x, mask=self.attn_mask)``; keyword and
+        later arguments are not autocast). Only the envs that know some kind."""
+        while scope.kind != "function" and scope.parent is not None:
+            scope = scope.parent
+        if self._callers is None:
+            self._callers = {}
+            for call, where in self._calls:
+                for callee, offset in self._callees(call, where):
+                    self._callers.setdefault(id(callee), []).append((call, where, offset))
+        out: List[Env] = []
+        for call, where, offset in self._callers.get(id(scope), []):
+            caller = self.region(where.loc)
+            if caller is None or caller.kind == "functional":
+                continue  # outside autocast (``train_step``): weights read as float32 there
+            with self._under(()):
+                env = self.call_env(scope, offset, call, where, 0)
+            if any(kind is not None for _, kind, _ in env) and env not in out:
+                out.append(env)
+        return out
+
+    def _callees(self, call: cst.Call, where: Where) -> List[Tuple[Scope, int]]:
+        """The function scopes of this file a call may run: a helper, or the ``call``
+        of the layer class the called attribute holds an instance of."""
+        helper = self.helper(call, where)
+        if helper is not None:
+            return [helper]
+        values = self._attribute_values(call.func, where)
+        if not values or self.region(where.loc) is None:
+            return []
+        classes = set()
+        cls_scope: Optional[Scope] = None
+        for value, at in values:
+            if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name)):
+                return []
+            binding = at.loc.lookup(value.func.value)
+            if binding is None or binding.kind != "class" or binding.scope is None:
+                return []
+            classes.add((binding.node, id(binding.scope)))
+            cls_scope = _child(binding.scope, binding.node)
+            layer = self.regions.layer_class(binding.node)
+            if cls_scope is None or layer is None or not layer.sixteen_bit:
+                return []
+        if len(classes) != 1 or cls_scope is None:
+            return []
+        calls = [b for b in cls_scope.bindings.get("call", []) if b.kind == "def"]
+        method = _child(cls_scope, calls[0].node) if len(calls) == 1 else None
+        return [(method, 1)] if method is not None else []
+
+    def _returned(self, helper: Tuple[Scope, int], call: cst.Call, where: Where, depth: int
+                  ) -> List[Tuple[Optional[str], cst.BaseExpression, Where]]:
+        """The kind of each ``return`` of a helper, with the call's arguments bound, and
+        the value and where (judged under the call's ``Env``: see :meth:`under`)."""
+        function, offset = helper
+        returns = self._returns.get(id(function), [])
+        if not returns or depth > _MAX_DEPTH:
+            return [(None, call, where)]
+        with self._under(self.call_env(function, offset, call, where, depth)):
+            return [(self.kind(value, at, depth + 1), value, at) for value, at in returns]
 
     def _called_layer(self, func: cst.BaseExpression, where: Where) -> Optional[bool]:
         """True/False when ``func`` is a layer (16-bit or not); None when not a layer."""
         regions = self.regions
         if isinstance(func, cst.Attribute):
-            binding = self._self_attribute(func, where)
-            if binding is None or binding.value is None or binding.scope is None:
+            # ``self.query = None`` in ``__init__``, ``self.query = Dense(...)`` in ``build``
+            values = self._attribute_values(func, where)
+            if not values:
                 return None
             region = self.region(where.loc)
             if region is None or region.kind != "layer":
                 return None
-            loc = binding.location()
-            if isinstance(binding.value, cst.Call) and self._is_layer_constructor(binding.value, loc):
-                return regions.is_sixteen_bit_layer(binding.value, loc)
-            return None
+            if not all(isinstance(value, cst.Call) and self._is_layer_constructor(value, at.loc)
+                       for value, at in values):
+                return None
+            return all(regions.is_sixteen_bit_layer(value, at.loc) for value, at in values)
         if isinstance(func, cst.Call):  # Dense(3)(x)
             if self._is_layer_constructor(func, where.loc):
                 region = self.region(where.loc)
@@ -579,6 +1013,19 @@ class TensorKinds(Analysis):
         return None
 
     # -- what the rules ask --------------------------------------------------------------------
+    def mismatches_in_context(self, site: OperationSite) -> Iterator[Mismatch]:
+        """:meth:`mismatches` as the code stands, then with the arguments each caller
+        in this file passes (a float32 mask meets 16-bit scores inside the callee)."""
+        yield from self.mismatches(site)
+        for env in self.contexts(site.where.loc.scope):
+            with self._under(env):
+                yield from list(self.mismatches(site))
+
+    def origin_in_context(self, mismatch: Mismatch) -> Optional[Tuple[cst.CSTNode, Where]]:
+        """:meth:`origin` of a mismatch, under the caller's arguments it was found with."""
+        with self._under(mismatch.env):
+            return self.origin(mismatch.f32, mismatch.where)
+
     def mismatches(self, site: OperationSite) -> Iterator[Mismatch]:
         """Every place in a site where a float32 tensor meets a 16-bit one in a TF op."""
         if isinstance(site.node, cst.Call):
@@ -590,7 +1037,7 @@ class TensorKinds(Analysis):
             f32 = [o for o, k in kinds if k == F32]
             low = [o for o, k in kinds if k == LOW]
             if f32 and low:
-                yield Mismatch(site.node, f32[0], low[0], site.where)
+                yield Mismatch(site.node, f32[0], low[0], site.where, self._env)
             return
         if isinstance(site.node, cst.AugAssign):
             node = site.node
@@ -598,7 +1045,7 @@ class TensorKinds(Analysis):
             target, value = self.kind(node.target, site.where), self.kind(node.value, site.where)
             if {target, value} == {F32, LOW}:
                 f32_side, low_side = (node.target, node.value) if target == F32 else (node.value, node.target)
-                yield Mismatch(node, f32_side, low_side, site.where)
+                yield Mismatch(node, f32_side, low_side, site.where, self._env)
             return
         assert isinstance(site.node, cst.BaseExpression)  # an outermost arithmetic expression
         yield from self._binop_mismatches(site.node, site.where)
@@ -614,7 +1061,7 @@ class TensorKinds(Analysis):
         left, right = self.kind(node.left, where), self.kind(node.right, where)
         if {left, right} == {F32, LOW}:
             f32, low = (node.left, node.right) if left == F32 else (node.right, node.left)
-            yield Mismatch(node, f32, low, where)
+            yield Mismatch(node, f32, low, where, self._env)
 
     def literals(self, site: OperationSite, operators: Optional[FrozenSet[str]] = None) -> Iterator[Tuple[cst.BaseExpression, FrozenSet[float], Optional[str]]]:
         """Numeric constants in a site with the kind of the tensor they combine with.
@@ -673,40 +1120,121 @@ class TensorKinds(Analysis):
                     yield from self._literals(binding.value, bw, context, depth + 1)
 
     def origin(self, expr: cst.BaseExpression, where: Where, depth: int = 0) -> Optional[Tuple[cst.CSTNode, Where]]:
-        """The expression that created a float32 tensor (a cast, constant, variable...)."""
+        """The expression that created a float32 tensor (a cast, constant, variable...),
+        followed through names, ``self`` attributes, containers and helpers' returns."""
         if depth > _MAX_DEPTH or self.kind(expr, where) != F32:
             return None
         if isinstance(expr, cst.Name):
             for binding in self.candidates(expr, where):
+                if binding.kind == "param":
+                    return self._argument_origin(binding, depth)
                 bw = self.binding_where(binding)
                 if binding.value is not None and bw is not None and self.kind(binding.value, bw) == F32:
                     return self.origin(binding.value, bw, depth + 1)
             return None
         if isinstance(expr, cst.Attribute):
-            attribute = self._self_attribute(expr, where)
-            if attribute is not None and attribute.value is not None:
-                bw = self.binding_where(attribute)
-                return (attribute.value, bw) if bw is not None else None
+            values = self._attribute_values(expr, where)
+            for value, at in values or []:
+                if self._attribute_value_kind(value, at, where, depth) == F32:
+                    with self._under(()):
+                        return self.origin(value, at, depth + 1) or (value, at)
             return None
-        if isinstance(expr, (cst.Subscript,)):
-            return self.origin(expr.value, where, depth + 1)
+        if isinstance(expr, cst.Subscript):
+            return self._item_origin(expr.value, where, depth + 1) or self.origin(expr.value, where, depth + 1)
         if isinstance(expr, cst.UnaryOperation):
             return self.origin(expr.expression, where, depth + 1)
+        if isinstance(expr, cst.IfExp):
+            for side in (expr.body, expr.orelse):
+                if self.kind(side, where) == F32:
+                    return self.origin(side, where, depth + 1)
+            return None
         if isinstance(expr, cst.BinaryOperation):
             for side in (expr.left, expr.right):
                 if self.kind(side, where) == F32:
                     return self.origin(side, where, depth + 1)
             return None
         if isinstance(expr, cst.Call):
+            if self._called_layer(expr.func, where) is not None:
+                return None
+            helper = self.helper(expr, where)
+            if helper is not None:
+                function, offset = helper
+                env = self.call_env(function, offset, expr, where, depth)
+                for kind, value, at in self._returned(helper, expr, where, depth):
+                    if kind == F32:
+                        with self._under(env):
+                            return self.origin(value, at, depth + 1)
+                return None
             names = self.ctx.names.resolve(expr.func)
-            if names & (CASTS | CONSTANTS | FLOAT32_BY_DEFAULT | LIKE_OPS | FILL_OPS):
+            if names & (CASTS | CONSTANTS | FLOAT32_BY_DEFAULT | LIKE_OPS | FILL_OPS | RANGE_OPS):
                 if names & LIKE_OPS and self._dtype_argument(expr, names) is None and expr.args:
                     return self.origin(expr.args[0].value, where, depth + 1)
                 return expr, where
+            if names & IMAGE_RESIZE:
+                method = positional_or_keyword(expr, 2, "method")
+                if method is None or not self._is_nearest(method, where):
+                    return expr, where
             for arg in expr.args:
-                if arg.keyword is None and self.kind(arg.value, where) == F32:
+                if (arg.keyword is None or arg.keyword.value in _TENSOR_KEYWORDS) \
+                        and self.kind(arg.value, where) == F32:
                     return self.origin(arg.value, where, depth + 1)
+            if any(arg.keyword is None for arg in expr.args):
+                return expr, where  # ``tf.sqrt(2.0)``: the op makes it from Python floats
         return None
+
+    def _argument_origin(self, param: Binding, depth: int) -> Optional[Tuple[cst.CSTNode, Where]]:
+        """Where the argument a helper's caller passed for ``param`` was made."""
+        for key, kind, index in self._env:
+            if key == id(param.node) and kind == F32:
+                argument, at, env = self._arguments[index]
+                with self._under(env):
+                    return self.origin(argument, at, depth + 1)
+        return None
+
+    def _item_origin(self, container: cst.BaseExpression, where: Where, depth: int
+                     ) -> Optional[Tuple[cst.CSTNode, Where]]:
+        """The float32 item of a list or dict attribute (``self.masks[i]``)."""
+        if depth > _MAX_DEPTH:
+            return None
+        items: List[Tuple[cst.BaseExpression, Where]] = []
+        if isinstance(container, cst.Attribute):
+            cls = where.loc.scope.enclosing_class()
+            for value, at in self._attribute_values(container, where) or []:
+                found = self._item_origin(value, at, depth + 1)
+                if found is not None:
+                    return found
+            items = list(self._appends.get((id(cls), container.attr.value), [])) if cls is not None else []
+        elif isinstance(container, cst.Name):
+            found = self.assigned(container, where)
+            return self._item_origin(found[0], found[1], depth + 1) if found is not None else None
+        elif isinstance(container, (cst.List, cst.Tuple, cst.Set)):
+            items = [(e.value, where) for e in container.elements]
+        elif isinstance(container, cst.Dict):
+            items = [(e.value, where) for e in container.elements if isinstance(e, cst.DictElement)]
+        elif isinstance(container, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
+            items = [(container.elt, where)]
+        elif isinstance(container, cst.DictComp):
+            items = [(container.value, where)]
+        with self._under(()):
+            for item, at in items:
+                found = self.origin(item, at, depth + 1)
+                if found is not None:
+                    return found
+        return None
+
+    @contextmanager
+    def _under(self, env: Env) -> Iterator[None]:
+        """Judge code with a helper's parameters bound as ``env`` says."""
+        saved, self._env = self._env, env
+        try:
+            yield
+        finally:
+            self._env = saved
+
+    def takes_dtype(self, call: cst.Call) -> bool:
+        """A creation or cast op whose dtype argument decides its result's dtype."""
+        names = self.ctx.names.resolve(call.func)
+        return bool(names & (CASTS | CONSTANTS | FLOAT32_BY_DEFAULT | LIKE_OPS | RANGE_OPS))
 
     def dtype_expression(self, call: cst.Call) -> Optional[cst.BaseExpression]:
         """The dtype argument of a creation or cast call, if it has one."""

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Optional, Set
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from mplint.analysis.compute_regions import ComputeRegions
 from mplint.analysis.layers import sixteen_bit_name
 from mplint.analysis.tensor_kinds import LOW, Mismatch, TensorKinds, Where
+from mplint.core.positions import positions_of
 from mplint.rule.messages import snippet
-from mplint.semantic.scopes import is_public
+from mplint.semantic.scopes import Scope, is_public
 from mplint.rule.check import Check, Fix, Needs
 from mplint.rule.edits import with_keyword
 from mplint.rule.levels import Safety
@@ -37,35 +38,53 @@ class HardcodedFloat32InLayer(Check):
             return
         kinds = self.ctx.get(TensorKinds)
         compute = sixteen_bit_name(policy.names)
-        reported: Set[cst.CSTNode] = set()
+        reported: Set[Tuple[cst.CSTNode, int]] = set()
+        found: List[Tuple[Mismatch, cst.CSTNode, Where, str]] = []
         for site in kinds.sites:
             region = kinds.region(site.where.loc)
-            if policy.library and not is_public(site.where.loc.scope):
+            if policy.library and not is_public(site.where.loc.scope) \
+                    and not kinds.called_from_public_call(site.where.loc.scope):
                 continue  # a library's private code: how it runs is its own
             # Functional model code is left out: Keras 3 promotes mixed KerasTensor
             # dtypes there instead of failing.
             if region is None or region.kind == "functional":
                 continue
-            for mismatch in kinds.mismatches(site):
-                found = kinds.origin(mismatch.f32, mismatch.where)
-                if found is None:
-                    continue
-                origin, where = found
-                if origin in reported:
-                    continue
-                reported.add(origin)
-                meets = (f"it meets a {compute} tensor in `{self._snippet(mismatch.node)}`, "
-                         f"where TensorFlow raises 'expected to be a {_TF_NAMES.get(compute, compute)} "
-                         f"tensor but is a float tensor'")
-                if self._is_variable(origin):
-                    message = (f"raw tf.Variable is float32 and never autocast{policy.note}; "
-                               f"{meets}; create the weight with self.add_weight, which "
-                               f"Keras reads in the compute dtype inside call")
-                else:
-                    spelling = "self.compute_dtype" if region.kind == "layer" else "x.dtype"
-                    message = (f"float32 tensor made in {compute} layer code{policy.note}; "
-                               f"{meets}; create it in the compute dtype ({spelling})")
-                self.report(origin, message, self._fix(origin, where, mismatch, region.kind == "layer"))
+            for mismatch in kinds.mismatches_in_context(site):
+                made = kinds.origin_in_context(mismatch)
+                if made is None or (made[0], id(site.where.loc.scope)) in reported:
+                    continue  # one finding per tensor and function: at the first operation it fails in
+                reported.add((made[0], id(site.where.loc.scope)))
+                found.append((mismatch, made[0], made[1], region.kind))
+        lines = self._lines([node for m, origin, _, _ in found for node in (m.node, origin)])
+        for mismatch, origin, where, region_kind in found:
+            message = self._message(mismatch, origin, compute, policy.note, region_kind, lines)
+            self.report(mismatch.node, message, self._fix(origin, where, mismatch, region_kind == "layer"),
+                        noqa_at=(origin,))
+
+    def _lines(self, nodes: List[cst.CSTNode]) -> Dict[cst.CSTNode, int]:
+        """The first line of each node, to name where a tensor was made (not in a
+        notebook, whose lines are counted per cell)."""
+        if not nodes or self.ctx.path.endswith(".ipynb") or not self.ctx.text:
+            return {}
+        return {node: rng.start.line for node, rng in positions_of(self.ctx.module, self.ctx.text, nodes).items()}
+
+    def _message(self, mismatch: Mismatch, origin: cst.CSTNode, compute: str, note: str, region: str,
+                 lines: Dict[cst.CSTNode, int]) -> str:
+        """Names the operation that fails, and where the float32 tensor was made."""
+        line, at = lines.get(origin), lines.get(mismatch.node)
+        where = f" at line {line}" if line is not None and line != at else ""
+        fails = (f"`{self._snippet(mismatch.node)}` combines a {compute} tensor with a float32 "
+                 f"one{note}: TensorFlow raises 'expected to be a {_TF_NAMES.get(compute, compute)} "
+                 f"tensor but is a float tensor'")
+        if self._is_variable(origin):
+            return (f"{fails}; the float32 one is a raw tf.Variable made{where} (`{self._snippet(origin)}`), "
+                    f"never autocast: create the weight with self.add_weight, which Keras reads in "
+                    f"the compute dtype inside call")
+        spelling = "self.compute_dtype" if region == "layer" else "x.dtype"
+        made = isinstance(origin, cst.Call) and self.ctx.get(TensorKinds).takes_dtype(origin)
+        return (f"{fails}; the float32 one is made{where} by `{self._snippet(origin)}`: "
+                + (f"create it in the compute dtype ({spelling})" if made
+                   else f"cast it to the compute dtype (tf.cast(..., {spelling}))"))
 
     def _is_variable(self, origin: cst.CSTNode) -> bool:
         return isinstance(origin, cst.Call) and "tensorflow.Variable" in self.names.resolve(origin.func)
@@ -83,9 +102,8 @@ class HardcodedFloat32InLayer(Check):
         if not isinstance(origin, cst.Call):
             return None  # a raw tf.Variable: use add_weight instead (no mechanical fix)
         kinds = self.ctx.get(TensorKinds)
-        names = self.names.resolve(origin.func)
-        if any(n in ("tensorflow.Variable", "tensorflow.fill") for n in names):
-            return None
+        if not kinds.takes_dtype(origin):
+            return None  # a variable, ``tf.fill``, ``tf.image.resize``, ``tf.sqrt(2.0)``: no dtype to set
         dtype = self._dtype_spelling(where, mismatch, in_layer)
         if dtype is None:
             return None
@@ -95,9 +113,22 @@ class HardcodedFloat32InLayer(Check):
             return Fix({origin: origin.deep_replace(current, new)}, safety=Safety.UNSAFE)
         return Fix({origin: with_keyword(origin, "dtype", cst.parse_expression(dtype))}, safety=Safety.UNSAFE)
 
+    def _in_layer_method(self, where: Where) -> bool:
+        scope: Optional[Scope] = where.loc.scope
+        while scope is not None and not (scope.kind == "function" and scope.parent is not None
+                                         and scope.parent.kind == "class"):
+            scope = scope.parent
+        if scope is None or scope.parent is None or not isinstance(scope.node, cst.FunctionDef):
+            return False
+        params = scope.node.params.params
+        return (bool(params) and params[0].name.value == "self"
+                and self.ctx.get(ComputeRegions).layer_class(scope.parent.node) is not None)
+
     def _dtype_spelling(self, where: Where, mismatch: Mismatch, in_layer: bool) -> Optional[str]:
         if in_layer:
-            return "self.compute_dtype"
+            # ``self`` must be a layer where the tensor is made (a helper function of
+            # the module, or a non-layer class, has no compute dtype to read)
+            return "self.compute_dtype" if self._in_layer_method(where) else None
         low = mismatch.low
         kinds = self.ctx.get(TensorKinds)
         if isinstance(low, cst.Name) and kinds.kind(low, mismatch.where) == LOW:

@@ -294,6 +294,7 @@ class Linter:
         wanted = [r.node for found in reports.values() for r in found]
         wanted += [old for found in reports.values() for r in found if r.fix is not None
                    for old in r.fix.replacements]
+        wanted += [other for found in reports.values() for r in found for other in r.noqa_at]
         positions = positions_of(module, source.text, wanted)
         out.positions = positions
         suppressions = scan(source.text, self.known_codes)
@@ -308,7 +309,9 @@ class Linter:
             placed.sort(key=lambda item: (item[0].start.line, item[0].start.column))
             for rng, report in placed:
                 first, last = spans.span(rng)
-                if suppressions.suppressed(rule, first, last):
+                if suppressions.suppressed(rule, first, last) or any(
+                        suppressions.suppressed(rule, *spans.span(positions[other]))
+                        for other in report.noqa_at if other in positions):
                     continue
                 safety = self._safety(entry, report)
                 finding = Finding(

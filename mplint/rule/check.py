@@ -54,6 +54,9 @@ class Report:
     fix: Optional[Fix] = None
     #: overrides the catalog severity for this finding (e.g. by target version)
     severity: Optional[Severity] = None
+    #: other nodes of the file whose statement's ``# noqa`` also suppresses the finding
+    #: (MP504 reports the failing operation; its noqa may sit where the value was made)
+    noqa_at: Tuple[cst.CSTNode, ...] = ()
 
 
 @dataclass
@@ -159,9 +162,10 @@ class Check:
         return self.ctx.options[key]
 
     def report(self, node: cst.CSTNode, message: str, fix: Optional[Fix] = None,
-               severity: Optional[Severity] = None) -> None:
-        """Report ``node``; ``severity`` ("error"/"warning") overrides the catalog's."""
-        self.ctx.reports.setdefault(self.rule_id, []).append(Report(node, message, fix, severity))
+               severity: Optional[Severity] = None, noqa_at: Tuple[cst.CSTNode, ...] = ()) -> None:
+        """Report ``node``; ``severity`` ("error"/"warning") overrides the catalog's; a
+        ``# noqa`` on the statement of ``node`` or of any of ``noqa_at`` suppresses it."""
+        self.ctx.reports.setdefault(self.rule_id, []).append(Report(node, message, fix, severity, noqa_at))
 
     def generation_unknown(self) -> None:
         """Say that this file holds something the check could not judge because the

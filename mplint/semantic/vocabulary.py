@@ -255,7 +255,7 @@ DTYPE_PRESERVING_OPS = frozenset({
     "reverse", "boolean_mask", "clip_by_value", "clip_by_norm", "norm", "matmul", "add",
     "subtract", "multiply", "divide", "truediv", "maximum", "minimum", "pow",
     "squared_difference", "einsum", "tensordot", "concat", "stack", "add_n",
-    "erf", "sin", "cos", "reciprocal", "floor", "ceil", "round", "sign",
+    "erf", "sin", "cos", "reciprocal", "floor", "ceil", "round", "sign", "band_part",
     # Keras spellings of the same ops
     "sum", "mean", "max", "min", "prod", "var", "std", "dot", "batch_dot", "concatenate",
     "where", "clip", "logsumexp", "expm1",
@@ -285,6 +285,12 @@ FLOAT32_BY_DEFAULT = frozenset({
 LIKE_OPS = frozenset({"tensorflow.ones_like", "tensorflow.zeros_like", "keras.ops.ones_like",
                       "keras.ops.zeros_like"})
 FILL_OPS = frozenset({"tensorflow.fill"})
+#: ``tf.range``: int32 for integer bounds, float32 for float bounds, or its dtype
+RANGE_OPS = frozenset({"tensorflow.range"})
+#: image resizing: float32 whatever the input, except nearest-neighbour resizing, which
+#: keeps the input's dtype (``tf.image.resize`` documents both)
+IMAGE_RESIZE = frozenset({"tensorflow.image.resize"})
+NEAREST_RESIZE_METHODS = frozenset({"nearest", "tensorflow.image.ResizeMethod.NEAREST_NEIGHBOR"})
 #: raw TensorFlow variables: float32 unless given a dtype, never autocast
 TF_VARIABLES = frozenset({"tensorflow.Variable"})
 #: constructors of weights (a Keras variable is autocast inside a layer's call)
