@@ -241,3 +241,32 @@ def test_keras_ops_sum_fix_uses_ops_cast():
     fixed = helpers.fix(code, "MP505", unsafe=False)
     assert 'self.add_loss(ops.sum(ops.cast(ops.square(x), "float32")))' in fixed
     assert helpers.lint(fixed, "MP505") == []
+
+
+MASK_LAYER = ("import numpy as np\nimport tensorflow as tf\n"
+              "tf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
+              "class Attn(tf.keras.layers.Layer):\n"
+              "    def call(self, scores, mask):\n"
+              "        return tf.nn.softmax(EXPR)\n")
+
+
+@pytest.mark.parametrize("expr", [
+    "scores + (1.0 - tf.cast(mask, scores.dtype)) * tf.float32.min",
+    "scores + (1.0 - tf.cast(mask, scores.dtype)) * np.finfo(np.float32).min",
+    "scores + (1.0 - tf.cast(mask, scores.dtype)) * np.finfo('float32').min",
+    "tf.where(mask, scores, tf.constant(-1e9, dtype=scores.dtype))",
+    "tf.where(mask, scores, tf.cast(-1e9, scores.dtype))",
+    "tf.where(mask, scores, tf.fill(tf.shape(scores), tf.cast(-1e9, scores.dtype)))",
+])
+def test_mp501_reads_dtype_limits_and_constants_made_16_bit(expr):
+    assert fired(MASK_LAYER.replace("EXPR", expr)) == [(6, "MP501")]
+
+
+@pytest.mark.parametrize("expr", [
+    "scores + (1.0 - tf.cast(mask, scores.dtype)) * tf.float16.min",  # the 16-bit limit is finite
+    "scores + (1.0 - tf.cast(mask, scores.dtype)) * np.finfo(np.float16).min",
+    "tf.where(mask, scores, tf.constant(-1e4, dtype=scores.dtype))",
+    "tf.where(mask, scores, tf.as_dtype(scores.dtype).min)",
+])
+def test_mp501_stays_silent_on_finite_16_bit_sentinels(expr):
+    assert fired(MASK_LAYER.replace("EXPR", expr)) == []

@@ -46,7 +46,8 @@ from mplint.rule.check import Analysis, Context
 from mplint.semantic.call_args import UNREADABLE, argument_for, keyword_only, positional_or_keyword
 from mplint.semantic.scopes import Binding, Location, Scope, is_public
 from mplint.semantic.vocabulary import (
-    CASTS, CONSTANTS, DTYPE_PRESERVING_OPS, FILL_OPS, FLOAT32_BY_DEFAULT, FLOATX_FUNCTIONS, GLOBAL_POLICY_FUNCTIONS,
+    CASTS, CONSTANTS, DTYPE_LIMITS, DTYPE_NAMES, DTYPE_PRESERVING_OPS, FILL_OPS, FINFO_FUNCTIONS, FLOAT32_BY_DEFAULT,
+    FLOATX_FUNCTIONS, GLOBAL_POLICY_FUNCTIONS, LIMIT_ATTRIBUTES,
     IMAGE_RESIZE, KERAS_OP_NAMESPACES, LIKE_OPS, NEAREST_RESIZE_METHODS, RANGE_OPS, TF_OP_NAMESPACES, TF_VARIABLES,
     UNPACKING_OPS,
 )
@@ -417,9 +418,23 @@ class TensorKinds(Analysis):
 
     # -- constants ------------------------------------------------------------------------
     def constant(self, expr: cst.BaseExpression, where: Where) -> Optional[FrozenSet[float]]:
-        """The numeric values of a constant expression, including ``self.eps`` set once."""
-        if isinstance(expr, (cst.Call, cst.Subscript)):
+        """The numeric values of a constant expression, including ``self.eps`` set once, a
+        dtype's limit (``tf.float32.min``, ``np.finfo(np.float32).max``), and a constant made
+        a 16-bit tensor on purpose (``tf.constant(-1e9, dtype=scores.dtype)``,
+        ``tf.cast(-1e9, x.dtype)``, ``tf.fill(shape, ...)`` of one)."""
+        if isinstance(expr, cst.Call):
+            return self._made_constant(expr, where)
+        if isinstance(expr, cst.Subscript):
             return None
+        if isinstance(expr, cst.Name):  # ``neg = tf.fill(shape, tf.cast(-1e9, x.dtype))``
+            binding, reaching = self.reaching(expr, where)
+            if binding is not None and reaching and binding.kind == "assign" \
+                    and isinstance(binding.value, cst.Call):
+                bw = self.binding_where(binding)
+                return self._made_constant(binding.value, bw) if bw is not None else None
+        limit = self._dtype_limit(expr)
+        if limit is not None:
+            return frozenset({limit})
         found = self.ctx.values.values(expr, where.loc)
         if found is None and isinstance(expr, cst.Attribute):
             binding = self._self_attribute(expr, where)
@@ -428,6 +443,36 @@ class TensorKinds(Analysis):
         if not found or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in found):
             return None
         return found  # type: ignore[return-value]
+
+    def _made_constant(self, call: cst.Call, where: Where) -> Optional[FrozenSet[float]]:
+        """A constant value made a 16-bit tensor: the value's numbers, else None."""
+        called = self.ctx.names.resolve(call.func)
+        if called & (CONSTANTS | CASTS):
+            value = positional_or_keyword(call, 0, "value") or positional_or_keyword(call, 0, "x")
+        elif called & FILL_OPS:
+            value = positional_or_keyword(call, 1, "value")
+        else:
+            return None
+        if value is None or self.kind(call, where) != LOW:
+            return None
+        return self.constant(value, where)
+
+    def _dtype_limit(self, expr: cst.BaseExpression) -> Optional[float]:
+        """``tf.float32.min``, ``np.finfo(np.float32).max``: the number, else None."""
+        if not isinstance(expr, cst.Attribute) or expr.attr.value not in LIMIT_ATTRIBUTES:
+            return None
+        sign = LIMIT_ATTRIBUTES[expr.attr.value]
+        owner = expr.value
+        if isinstance(owner, cst.Call) and self.ctx.names.resolve(owner.func) & FINFO_FUNCTIONS and owner.args:
+            owner = owner.args[0].value
+            if isinstance(owner, cst.SimpleString) and owner.evaluated_value in DTYPE_LIMITS:
+                return sign * DTYPE_LIMITS[str(owner.evaluated_value)]
+        dtypes = {DTYPE_NAMES.get(name) for name in self.ctx.names.resolve(owner)}
+        if len(dtypes) == 1:
+            dtype = dtypes.pop()
+            if dtype in DTYPE_LIMITS:
+                return sign * DTYPE_LIMITS[dtype]
+        return None
 
     def _self_attribute(self, expr: cst.Attribute, where: Where) -> Optional[Binding]:
         """The single assignment of ``self.<attr>`` in the enclosing class, if there is one."""
@@ -760,10 +805,14 @@ class TensorKinds(Analysis):
             if dtype is not None:
                 return self.dtype_kind(dtype, where, depth + 1)
             return self.kind(call.args[0].value, where, depth + 1) if call.args else None
-        if names & FILL_OPS:
+        if names & FILL_OPS:  # the value's dtype: a Python float is float32, a tensor keeps its own
             value = positional_or_keyword(call, 1, "value")
-            found = self.ctx.values.values(value, where.loc) if value is not None else None
-            return F32 if found and all(isinstance(v, float) for v in found) else None
+            if value is None:
+                return None
+            found = self.ctx.values.values(value, where.loc)
+            if found and all(isinstance(v, float) for v in found):
+                return F32
+            return self.kind(value, where, depth + 1)
         for name in names:
             module, short = name.rsplit(".", 1)
             if module + "." in TF_OP_NAMESPACES + KERAS_OP_NAMESPACES and short in DTYPE_PRESERVING_OPS:

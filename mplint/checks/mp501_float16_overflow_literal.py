@@ -64,8 +64,8 @@ class Float16OverflowLiteral(Check):
         negative constants and huge ones. A scale such as ``x * 1e5`` has no
         mechanical replacement, so it gets no fix.
         """
-        if value > 0 and value < SENTINEL:
-            return None
+        if (value > 0 and value < SENTINEL) or isinstance(node, cst.Name):
+            return None  # a scale; or a name: the constant is made where it is bound
         tf = self.names.module_alias("tensorflow")
         if tf is None:
             return None

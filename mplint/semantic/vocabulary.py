@@ -40,6 +40,15 @@ def _dtype_names() -> Dict[str, str]:
 #: canonical names of dtype objects -> the dtype they name (``tf.half`` -> float16)
 DTYPE_NAMES: Dict[str, str] = _dtype_names()
 
+#: the largest finite value of each float dtype: ``tf.float32.max``, ``np.finfo(np.float32).min``
+#: (negated) stand for these numbers
+DTYPE_LIMITS: Dict[str, float] = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
+                                  "float32": 3.4028234663852886e38, "float64": 1.7976931348623157e308}
+#: the attributes of a dtype (or of ``finfo(dtype)``) that give its limits, with their sign
+LIMIT_ATTRIBUTES: Dict[str, int] = {"max": 1, "min": -1}
+#: ``np.finfo(dtype)``: the dtype's limits as attributes
+FINFO_FUNCTIONS = frozenset({"numpy.finfo", "tensorflow.experimental.numpy.finfo", "jax.numpy.finfo"})
+
 # -- the global policy -----------------------------------------------------------------------
 MIXED_POLICIES = frozenset({"mixed_float16", "mixed_bfloat16"})
 #: stands, among policy names, for a policy chosen at run time, whose value cannot be read
