@@ -95,10 +95,21 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
                         help="print the settings the one file given is checked with, and check nothing")
     parser.add_argument("--show-files", action="store_true",
                         help="print the files that would be checked, and check nothing")
-    parser.add_argument("--jobs", "-j", type=int, default=0, metavar="N",
-                        help="worker processes (default: one per core)")
+    parser.add_argument("--jobs", "-j", type=_jobs, default=0, metavar="N",
+                        help="worker processes (default, or 0: one per core)")
     parser.add_argument("--watch", "-w", action="store_true",
                         help="run again whenever a checked file or a configuration changes (Ctrl-C stops)")
+
+
+def _jobs(text: str) -> int:
+    """``--jobs``: 0 (one per core) or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 (one per core) or a positive whole number, got {text!r}")
+    return value
 
 
 class _Parser(argparse.ArgumentParser):
@@ -336,10 +347,10 @@ def _config_arguments(args: argparse.Namespace, catalog: Dict[str, RuleEntry]
     files: List[str] = []
     tables: List[Dict[str, object]] = []
     for value in args.config or ():
-        if os.path.isfile(value) or "=" not in value:
-            if not os.path.isfile(value):
+        if os.path.exists(value) or "=" not in value:
+            if not os.path.exists(value):
                 raise ConfigError(f"{value}: config file not found")
-            files.append(value)
+            files.append(value)  # a folder or a FIFO is said to be one when read
         else:
             tables.append(inline_table(value))
     for key in ("exclude", "extend_exclude"):
@@ -371,7 +382,9 @@ def _command_line(args: argparse.Namespace, catalog: Dict[str, RuleEntry], setti
 
 
 def _codes(value: Optional[str], catalog: Dict[str, RuleEntry], option: str) -> Tuple[str, ...]:
-    return validate_codes([c for c in value.split(",") if c.strip()], catalog, option) if value else ()
+    """The codes of a comma-separated option; an empty one (``--select ,``) is an
+    error, as in ruff, not a selection of nothing."""
+    return validate_codes(value.split(","), catalog, option) if value is not None else ()
 
 
 def _command_line_selection(args: argparse.Namespace, catalog: Dict[str, RuleEntry],
@@ -411,6 +424,7 @@ def cmd_lint(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> int:
             print(f"mplint: {err.kind}: {err}", file=sys.stderr)
         sys.stdout.write("".join(f"{path}\n" for path in found.files))
         return EXIT_ERROR if any(e.kind == "error" for e in errors) else EXIT_OK
+    args.nothing_selected = _nothing_selected(session, found.files)
     started = time.monotonic()
     session.index(args.paths, found.files)
     if args.verbose:
@@ -433,6 +447,23 @@ def cmd_lint(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> int:
               f"{time.monotonic() - started:.2f} s", file=sys.stderr)
     return _finish(args, result.findings, errors + _about(result.errors, found.files), summary,
                    no_files=not found.files, sources=sources)
+
+
+def _nothing_selected(session: "Session", files: Sequence[str]) -> bool:
+    """Warn (on stderr, as for a run without files) about each configuration whose
+    selection leaves no rule (``select = []``, ``--ignore ALL``): its files are not
+    checked. True when that is every file's case, so the summary does not
+    say that all checks passed."""
+    empty: Dict[str, int] = {}
+    for path in files:
+        settings = session.settings_of(path)
+        if not session.rule_ids_of(settings):
+            where = str(settings.config_path or "the default selection")
+            empty[where] = empty.get(where, 0) + 1
+    for where, count in empty.items():
+        print(f"mplint: warning: no rule is selected for {count} file{'s' * (count != 1)} ({where} and the "
+              "command line's --select and --ignore leave none); they are not checked", file=sys.stderr)
+    return bool(files) and sum(empty.values()) == len(files)
 
 
 def _say_setup(session: "Session", files: Sequence[str]) -> None:
@@ -777,7 +808,9 @@ def _show_fixes(args: argparse.Namespace, findings: List[Finding], fix_summary: 
             print(f"    {n} \u00d7 {rule}", file=stream)
 
 
-def _all_passed(failed: int) -> str:
+def _all_passed(failed: int, nothing_selected: bool = False) -> str:
+    if nothing_selected:
+        return "No rule was run: nothing was checked."
     if failed:
         return (f"No problems found, but {failed} file{'s' * (failed != 1)} could not be checked "
                 "(see the errors above).")
@@ -791,7 +824,7 @@ def _summary(args: argparse.Namespace, findings: List[Finding], fix_summary: Fix
         hidden = fix_summary.more_unsafe if not args.unsafe_fixes else 0
         if not applied:  # ruff's wording when there is nothing to fix
             if not findings:
-                print(_all_passed(failed), file=stream)
+                print(_all_passed(failed, getattr(args, "nothing_selected", False)), file=stream)
                 return
             n = len(findings)
             print(f"Found {n} problem{'s' * (n != 1)}.", file=stream)
@@ -805,7 +838,7 @@ def _summary(args: argparse.Namespace, findings: List[Finding], fix_summary: Fix
             print(f"{hidden} more fixable with `mplint fix --unsafe-fixes`.", file=stream)
         return
     if not findings:
-        print(_all_passed(failed), file=stream)
+        print(_all_passed(failed, getattr(args, "nothing_selected", False)), file=stream)
         return
     by_rule = Counter(f.rule for f in findings)
     # The same count as the [*] marks: what `mplint fix` with these flags would fix.

@@ -172,6 +172,8 @@ def _read_table(config_path: Path, explicit: bool) -> Dict[str, Any]:
         data = tomllib.loads(read_regular(config_path).decode("utf-8"))
     except NotRegularFile:
         raise ConfigError(f"{where}: is not a regular file (a FIFO, socket or device); not read") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{where}: is a folder, not a configuration file") from None
     except OSError as exc:
         raise ConfigError(f"{where}: cannot be read: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
@@ -351,6 +353,8 @@ def validate_codes(codes: Iterable[str], catalog: Dict[str, RuleEntry], where: s
     out = []
     for raw in codes:
         code = raw.strip().upper()
+        if not code:
+            raise ConfigError(f"{where}: an empty rule code ({raw!r}) selects nothing; remove it")
         if code != "ALL" and not any(rule_id.startswith(code) for rule_id in catalog):
             raise ConfigError(f"{where}: unknown rule or prefix {raw!r}")
         out.append(code)
