@@ -22,6 +22,7 @@ from mplint import __version__
 from mplint.core.findings import FileError, Finding
 from mplint.core.results import FixOutcome
 from mplint.output import FORMATTERS, statistics
+from mplint.output_escape import printable
 from mplint.output_human import HUMAN_FORMATS, Style, color_diff, use_color, would_fix
 from mplint.output_syntax import SYNTAX_ERROR, split_syntax_errors
 from mplint.rule.catalog import CatalogError, RuleEntry, load_catalog
@@ -221,7 +222,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 def _error(message: str) -> None:
-    print(f"mplint: error: {message}", file=sys.stderr)
+    print(f"mplint: error: {printable(message)}", file=sys.stderr)
+
+
+def _say(err: FileError) -> None:
+    """One line on stderr for an error, warning or note about a file (its name may
+    hold a newline or an escape sequence: shown escaped)."""
+    print(f"mplint: {err.kind}: {printable(str(err))}", file=sys.stderr)
 
 
 # -- rule docs ------------------------------------------------------------------
@@ -421,8 +428,8 @@ def cmd_lint(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> int:
     errors: List[FileError] = list(found.errors)
     if args.show_files:
         for err in errors:
-            print(f"mplint: {err.kind}: {err}", file=sys.stderr)
-        sys.stdout.write("".join(f"{path}\n" for path in found.files))
+            _say(err)
+        sys.stdout.write("".join(f"{printable(path)}\n" for path in found.files))
         return EXIT_ERROR if any(e.kind == "error" for e in errors) else EXIT_OK
     args.nothing_selected = _nothing_selected(session, found.files)
     started = time.monotonic()
@@ -461,7 +468,7 @@ def _nothing_selected(session: "Session", files: Sequence[str]) -> bool:
             where = str(settings.config_path or "the default selection")
             empty[where] = empty.get(where, 0) + 1
     for where, count in empty.items():
-        print(f"mplint: warning: no rule is selected for {count} file{'s' * (count != 1)} ({where} and the "
+        print(f"mplint: warning: no rule is selected for {count} file{'s' * (count != 1)} ({printable(where)} and the "
               "command line's --select and --ignore leave none); they are not checked", file=sys.stderr)
     return bool(files) and sum(empty.values()) == len(files)
 
@@ -474,7 +481,7 @@ def _say_setup(session: "Session", files: Sequence[str]) -> None:
     by_config = Counter(str(session.settings_of(path).config_path or "defaults (no configuration file)")
                         for path in files)
     for config, count in sorted(by_config.items()):
-        print(f"mplint: configuration {config}: {count} file{'s' * (count != 1)}", file=sys.stderr)
+        print(f"mplint: configuration {printable(config)}: {count} file{'s' * (count != 1)}", file=sys.stderr)
 
 
 #: how often ``--watch`` looks for changes, in seconds
@@ -558,7 +565,7 @@ def _add_noqa(findings: List[Finding], errors: List[FileError]) -> int:
     added = add_noqa(findings)
     errors = [e for e in errors + added.errors if e.kind != "note"]
     for err in errors:
-        print(f"mplint: {err.kind}: {err}", file=sys.stderr)
+        _say(err)
     print(f"Added {added.directives} noqa directive{'s' * (added.directives != 1)} "
           f"in {added.files} file{'s' * (added.files != 1)}.")
     return EXIT_ERROR if any(e.kind == "error" for e in errors) else EXIT_OK
@@ -701,7 +708,8 @@ def _print_notes(notes: Sequence[FileError]) -> None:
     for message, paths in by_message.items():
         paths = sorted(set(paths))
         shown = ", ".join(paths[:3]) + (", ..." if len(paths) > 3 else "")
-        print(f"mplint: note: {message} ({len(paths)} file{'s' * (len(paths) != 1)}: {shown})", file=sys.stderr)
+        print(printable(f"mplint: note: {message} ({len(paths)} file{'s' * (len(paths) != 1)}: {shown})"),
+              file=sys.stderr)
 
 
 def _report_to_file(args: argparse.Namespace, findings: List[Finding], errors: List[FileError],
@@ -746,7 +754,7 @@ def _report(args: argparse.Namespace, findings: List[Finding], errors: List[File
     if not (args.command == "fix" and args.diff):  # the diff is the output
         stream.write(out)
     for err in errors:
-        print(f"mplint: {err.kind}: {err}", file=sys.stderr)
+        _say(err)
     if args.output_format == "github" and not args.statistics:
         _github_limit_note(findings)
     # Machine-readable formats keep stdout parseable: the summary moves to stderr.
@@ -803,7 +811,7 @@ def _show_fixes(args: argparse.Namespace, findings: List[Finding], fix_summary: 
         return
     print(title, file=stream)
     for path in sorted(per_file):
-        print(f"- {path}:", file=stream)
+        print(f"- {printable(path)}:", file=stream)
         for rule, n in sorted(per_file[path].items()):
             print(f"    {n} \u00d7 {rule}", file=stream)
 
