@@ -26,8 +26,8 @@ from mplint.output_escape import printable
 from mplint.output_human import HUMAN_FORMATS, Style, color_diff, use_color, would_fix
 from mplint.output_syntax import SYNTAX_ERROR, split_syntax_errors
 from mplint.rule.catalog import CatalogError, RuleEntry, load_catalog
-from mplint.run.config import (ConfigError, RuleSelection, Settings, load_settings, resolve_rules, selected_rules,
-                               validate_codes)
+from mplint.run.config import (MAX_FILE_TIMEOUT, ConfigError, RuleSelection, Settings, file_timeout, load_settings,
+                               resolve_rules, selected_rules, validate_codes)
 
 if TYPE_CHECKING:  # pragma: no cover
     from mplint.run.hierarchy import ConfigTree
@@ -98,6 +98,9 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
                         help="print the files that would be checked, and check nothing")
     parser.add_argument("--jobs", "-j", type=_jobs, default=0, metavar="N",
                         help="worker processes (default, or 0: one per core)")
+    parser.add_argument("--file-timeout", type=_seconds, metavar="SECONDS",
+                        help="skip a file that takes longer than this, with one line saying so (default 20; "
+                             "0: no limit); also 'file-timeout' in the configuration")
     parser.add_argument("--watch", "-w", action="store_true",
                         help="run again whenever a checked file or a configuration changes (Ctrl-C stops)")
 
@@ -111,6 +114,15 @@ def _jobs(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be 0 (one per core) or a positive whole number, got {text!r}")
     return value
+
+
+def _seconds(text: str) -> float:
+    """``--file-timeout``: as the configuration's ``file-timeout``."""
+    try:
+        return file_timeout(float(text), "must be")
+    except (ValueError, ConfigError):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds from 0 (no limit) to "
+                                         f"{MAX_FILE_TIMEOUT:g}, got {text!r}") from None
 
 
 class _Parser(argparse.ArgumentParser):
@@ -385,6 +397,8 @@ def _command_line(args: argparse.Namespace, catalog: Dict[str, RuleEntry], setti
         settings = settings.with_overrides(cache_dir=Path(args.cache_dir).expanduser().resolve())
     if args.force_exclude:
         settings = settings.with_overrides(force_exclude=True)
+    if args.file_timeout is not None:
+        settings = settings.with_overrides(file_timeout=args.file_timeout)
     return settings
 
 
@@ -417,7 +431,7 @@ def cmd_lint(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> int:
     args.docs_url = settings.docs_url  # the run's, for the report (SARIF helpUri)
     session = Session(settings, catalog, selected_rules(catalog, settings.select, settings.ignore),
                       use_cache=not args.no_cache, jobs=args.jobs,
-                      progress=_for_a_person(args), settings_for=tree.settings_for)
+                      progress=_for_a_person(args), settings_for=tree.settings_for, budget=True)
     if args.paths == ["-"]:
         return _run_stdin(args, session)
     if args.show_settings:
