@@ -224,13 +224,34 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except (ConfigError, CatalogError, UsageError) as exc:
         _error(str(exc))
         return EXIT_ERROR
-    except KeyboardInterrupt:
-        return 130
+    except KeyboardInterrupt as stop:
+        return _interrupted(stop)
     except BrokenPipeError:
         # `mplint rules | head`: the reader left; exit quietly like other CLI tools.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_OK
+
+
+#: the exit code of a run stopped by Ctrl-C (128 + SIGINT, as shells and ruff use)
+EXIT_INTERRUPTED = 130
+
+
+def _interrupted(stop: KeyboardInterrupt) -> int:
+    """Ctrl-C: one line, and for ``fix`` each file already written (the rest were
+    not touched: a write is a rename, done or not)."""
+    from mplint.run.runner import RunInterrupted
+
+    written = [r.path for r in stop.results if isinstance(r, FixOutcome) and r.written] \
+        if isinstance(stop, RunInterrupted) else []
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        pass
+    for path in written:
+        print(f"mplint: fixed {printable(path)} before the interruption", file=sys.stderr)
+    print("mplint: interrupted", file=sys.stderr)
+    return EXIT_INTERRUPTED
 
 
 def _error(message: str) -> None:

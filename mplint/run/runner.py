@@ -116,6 +116,9 @@ class FixTask:
         self.write = write
         self.wanted = ("safe", "unsafe") if unsafe else ("safe",)
         self.linter: Optional["Linter"] = None
+        #: the outcomes of the files written in this process, the moment each is
+        #: written (Ctrl-C may come before the outcome is returned)
+        self.wrote: List[FixOutcome] = []
 
     def start(self) -> None:
         self.linter = self.make_linter()
@@ -130,6 +133,7 @@ class FixTask:
             try:
                 write_atomic(path, outcome.fixed or b"", expected=raw, within=self.within)
                 outcome.written = True
+                self.wrote.append(outcome)
             except SourceError as exc:
                 # Not written: nothing was fixed, and every finding of the file remains.
                 unfixed = self.linter.check(load_source(path, raw))
@@ -219,8 +223,12 @@ def run_files(files: Sequence[str], task: Task, cache: Optional[Cache], jobs: in
 
     ``contents`` holds bytes already read (by the project index); each is used once.
     ``budget``: the most seconds one file may take (None: no limit). Ctrl-C raises
-    :class:`RunInterrupted` with the results so far.
+    :class:`RunInterrupted` with the results so far. Temporary files a killed
+    mplint left beside the files are removed first (:mod:`mplint.core.temp_files`).
     """
+    from mplint.core.temp_files import remove_stale
+
+    remove_stale({os.path.dirname(path) for path in files})  # what a killed fix left
     results: Dict[str, Result] = {}
     todo: List[_Work] = []
     bar = Progress(len(files), progress)
@@ -276,6 +284,8 @@ def run_files(files: Sequence[str], task: Task, cache: Optional[Cache], jobs: in
                 except KeyboardInterrupt:
                     for index, result in _after_interrupt(stream):
                         take(index, result)
+                    for outcome in task.wrote if isinstance(task, FixTask) else ():
+                        results.setdefault(outcome.path, outcome)
                     bar.close()
                     raise RunInterrupted([results[path] for path in files if path in results]) from None
         finally:
