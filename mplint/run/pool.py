@@ -122,7 +122,7 @@ class _Pool:
             index = cast(int, worker.index)
             try:
                 answer = pipe.recv()
-            except (EOFError, OSError):
+            except Exception:  # EOF, or an answer cut short by the worker's death
                 self.retire(worker, replace)
                 over = late is not None and worker.process.exitcode == -signal.SIGXCPU
                 yield index, late(index) if over and late is not None else died(index, _death(worker.process.exitcode))

@@ -224,11 +224,9 @@ def run_files(files: Sequence[str], task: Task, cache: Optional[Cache], jobs: in
     ``contents`` holds bytes already read (by the project index); each is used once.
     ``budget``: the most seconds one file may take (None: no limit). Ctrl-C raises
     :class:`RunInterrupted` with the results so far. Temporary files a killed
-    mplint left beside the files are removed first (:mod:`mplint.core.temp_files`).
+    mplint left beside the files to work on are removed first
+    (:mod:`mplint.core.temp_files`).
     """
-    from mplint.core.temp_files import remove_stale
-
-    remove_stale({os.path.dirname(path) for path in files})  # what a killed fix left
     results: Dict[str, Result] = {}
     todo: List[_Work] = []
     bar = Progress(len(files), progress)
@@ -260,6 +258,11 @@ def run_files(files: Sequence[str], task: Task, cache: Optional[Cache], jobs: in
         results[path] = done
         bar.step()
     if todo:
+        from mplint.core.temp_files import remove_stale
+
+        # What a killed fix left beside the files it was fixing, which are still to fix
+        # (a folder whose files all come from the cache is not even listed).
+        remove_stale({os.path.dirname(item.path) for item in todo})
         task.start()
         workers = _workers(len(todo), jobs, budget)
         # Biggest files first, so no worker is left with a long one at the end.
@@ -277,7 +280,8 @@ def run_files(files: Sequence[str], task: Task, cache: Optional[Cache], jobs: in
 
         stream = _results(batch, workers, budget)
         try:
-            with collected_per_file(freeze=workers > 0):
+            # One worker (for the budget alone) is not worth the full collection freezing costs.
+            with collected_per_file(freeze=workers > 1):
                 try:
                     for index, result in stream:
                         take(index, result)
