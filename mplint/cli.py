@@ -22,11 +22,12 @@ from mplint import __version__
 from mplint.core.findings import FileError, Finding
 from mplint.core.results import FixOutcome
 from mplint.output import FORMATTERS, statistics
+from mplint.output_escape import printable
 from mplint.output_human import HUMAN_FORMATS, Style, color_diff, use_color, would_fix
 from mplint.output_syntax import SYNTAX_ERROR, split_syntax_errors
 from mplint.rule.catalog import CatalogError, RuleEntry, load_catalog
-from mplint.run.config import (ConfigError, RuleSelection, Settings, load_settings, resolve_rules, selected_rules,
-                               validate_codes)
+from mplint.run.config import (MAX_FILE_TIMEOUT, ConfigError, RuleSelection, Settings, file_timeout, load_settings,
+                               resolve_rules, selected_rules, validate_codes)
 
 if TYPE_CHECKING:  # pragma: no cover
     from mplint.run.hierarchy import ConfigTree
@@ -95,10 +96,33 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
                         help="print the settings the one file given is checked with, and check nothing")
     parser.add_argument("--show-files", action="store_true",
                         help="print the files that would be checked, and check nothing")
-    parser.add_argument("--jobs", "-j", type=int, default=0, metavar="N",
-                        help="worker processes (default: one per core)")
+    parser.add_argument("--jobs", "-j", type=_jobs, default=0, metavar="N",
+                        help="worker processes (default, or 0: one per core)")
+    parser.add_argument("--file-timeout", type=_seconds, metavar="SECONDS",
+                        help="skip a file that takes longer than this, with one line saying so (default 20; "
+                             "0: no limit); also 'file-timeout' in the configuration")
     parser.add_argument("--watch", "-w", action="store_true",
                         help="run again whenever a checked file or a configuration changes (Ctrl-C stops)")
+
+
+def _jobs(text: str) -> int:
+    """``--jobs``: 0 (one per core) or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 (one per core) or a positive whole number, got {text!r}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    """``--file-timeout``: as the configuration's ``file-timeout``."""
+    try:
+        return file_timeout(float(text), "must be")
+    except (ValueError, ConfigError):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds from 0 (no limit) to "
+                                         f"{MAX_FILE_TIMEOUT:g}, got {text!r}") from None
 
 
 class _Parser(argparse.ArgumentParser):
@@ -200,8 +224,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except (ConfigError, CatalogError, UsageError) as exc:
         _error(str(exc))
         return EXIT_ERROR
-    except KeyboardInterrupt:
-        return 130
+    except KeyboardInterrupt as stop:
+        return _interrupted(stop)
     except BrokenPipeError:
         # `mplint rules | head`: the reader left; exit quietly like other CLI tools.
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -209,8 +233,35 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return EXIT_OK
 
 
+#: the exit code of a run stopped by Ctrl-C (128 + SIGINT, as shells and ruff use)
+EXIT_INTERRUPTED = 130
+
+
+def _interrupted(stop: KeyboardInterrupt) -> int:
+    """Ctrl-C: one line, and for ``fix`` each file already written (the rest were
+    not touched: a write is a rename, done or not)."""
+    from mplint.run.runner import RunInterrupted
+
+    written = [r.path for r in stop.results if isinstance(r, FixOutcome) and r.written] \
+        if isinstance(stop, RunInterrupted) else []
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        pass
+    for path in written:
+        print(f"mplint: fixed {printable(path)} before the interruption", file=sys.stderr)
+    print("mplint: interrupted", file=sys.stderr)
+    return EXIT_INTERRUPTED
+
+
 def _error(message: str) -> None:
-    print(f"mplint: error: {message}", file=sys.stderr)
+    print(f"mplint: error: {printable(message)}", file=sys.stderr)
+
+
+def _say(err: FileError) -> None:
+    """One line on stderr for an error, warning or note about a file (its name may
+    hold a newline or an escape sequence: shown escaped)."""
+    print(f"mplint: {err.kind}: {printable(str(err))}", file=sys.stderr)
 
 
 # -- rule docs ------------------------------------------------------------------
@@ -336,10 +387,10 @@ def _config_arguments(args: argparse.Namespace, catalog: Dict[str, RuleEntry]
     files: List[str] = []
     tables: List[Dict[str, object]] = []
     for value in args.config or ():
-        if os.path.isfile(value) or "=" not in value:
-            if not os.path.isfile(value):
+        if os.path.exists(value) or "=" not in value:
+            if not os.path.exists(value):
                 raise ConfigError(f"{value}: config file not found")
-            files.append(value)
+            files.append(value)  # a folder or a FIFO is said to be one when read
         else:
             tables.append(inline_table(value))
     for key in ("exclude", "extend_exclude"):
@@ -367,11 +418,15 @@ def _command_line(args: argparse.Namespace, catalog: Dict[str, RuleEntry], setti
         settings = settings.with_overrides(cache_dir=Path(args.cache_dir).expanduser().resolve())
     if args.force_exclude:
         settings = settings.with_overrides(force_exclude=True)
+    if args.file_timeout is not None:
+        settings = settings.with_overrides(file_timeout=args.file_timeout)
     return settings
 
 
 def _codes(value: Optional[str], catalog: Dict[str, RuleEntry], option: str) -> Tuple[str, ...]:
-    return validate_codes([c for c in value.split(",") if c.strip()], catalog, option) if value else ()
+    """The codes of a comma-separated option; an empty one (``--select ,``) is an
+    error, as in ruff, not a selection of nothing."""
+    return validate_codes(value.split(","), catalog, option) if value is not None else ()
 
 
 def _command_line_selection(args: argparse.Namespace, catalog: Dict[str, RuleEntry],
@@ -397,7 +452,7 @@ def cmd_lint(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> int:
     args.docs_url = settings.docs_url  # the run's, for the report (SARIF helpUri)
     session = Session(settings, catalog, selected_rules(catalog, settings.select, settings.ignore),
                       use_cache=not args.no_cache, jobs=args.jobs,
-                      progress=_for_a_person(args), settings_for=tree.settings_for)
+                      progress=_for_a_person(args), settings_for=tree.settings_for, budget=True)
     if args.paths == ["-"]:
         return _run_stdin(args, session)
     if args.show_settings:
@@ -408,9 +463,10 @@ def cmd_lint(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> int:
     errors: List[FileError] = list(found.errors)
     if args.show_files:
         for err in errors:
-            print(f"mplint: {err.kind}: {err}", file=sys.stderr)
-        sys.stdout.write("".join(f"{path}\n" for path in found.files))
+            _say(err)
+        sys.stdout.write("".join(f"{printable(path)}\n" for path in found.files))
         return EXIT_ERROR if any(e.kind == "error" for e in errors) else EXIT_OK
+    args.nothing_selected = _nothing_selected(session, found.files)
     started = time.monotonic()
     session.index(args.paths, found.files)
     if args.verbose:
@@ -435,6 +491,23 @@ def cmd_lint(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> int:
                    no_files=not found.files, sources=sources)
 
 
+def _nothing_selected(session: "Session", files: Sequence[str]) -> bool:
+    """Warn (on stderr, as for a run without files) about each configuration whose
+    selection leaves no rule (``select = []``, ``--ignore ALL``): its files are not
+    checked. True when that is every file's case, so the summary does not
+    say that all checks passed."""
+    empty: Dict[str, int] = {}
+    for path in files:
+        settings = session.settings_of(path)
+        if not session.rule_ids_of(settings):
+            where = str(settings.config_path or "the default selection")
+            empty[where] = empty.get(where, 0) + 1
+    for where, count in empty.items():
+        print(f"mplint: warning: no rule is selected for {count} file{'s' * (count != 1)} ({printable(where)} and the "
+              "command line's --select and --ignore leave none); they are not checked", file=sys.stderr)
+    return bool(files) and sum(empty.values()) == len(files)
+
+
 def _say_setup(session: "Session", files: Sequence[str]) -> None:
     """``--verbose``: the project root, the cache, and which configuration how many files got."""
     print(f"mplint: project root: {session.root or 'none (the named files alone)'}", file=sys.stderr)
@@ -443,7 +516,7 @@ def _say_setup(session: "Session", files: Sequence[str]) -> None:
     by_config = Counter(str(session.settings_of(path).config_path or "defaults (no configuration file)")
                         for path in files)
     for config, count in sorted(by_config.items()):
-        print(f"mplint: configuration {config}: {count} file{'s' * (count != 1)}", file=sys.stderr)
+        print(f"mplint: configuration {printable(config)}: {count} file{'s' * (count != 1)}", file=sys.stderr)
 
 
 #: how often ``--watch`` looks for changes, in seconds
@@ -527,7 +600,7 @@ def _add_noqa(findings: List[Finding], errors: List[FileError]) -> int:
     added = add_noqa(findings)
     errors = [e for e in errors + added.errors if e.kind != "note"]
     for err in errors:
-        print(f"mplint: {err.kind}: {err}", file=sys.stderr)
+        _say(err)
     print(f"Added {added.directives} noqa directive{'s' * (added.directives != 1)} "
           f"in {added.files} file{'s' * (added.files != 1)}.")
     return EXIT_ERROR if any(e.kind == "error" for e in errors) else EXIT_OK
@@ -670,7 +743,8 @@ def _print_notes(notes: Sequence[FileError]) -> None:
     for message, paths in by_message.items():
         paths = sorted(set(paths))
         shown = ", ".join(paths[:3]) + (", ..." if len(paths) > 3 else "")
-        print(f"mplint: note: {message} ({len(paths)} file{'s' * (len(paths) != 1)}: {shown})", file=sys.stderr)
+        print(printable(f"mplint: note: {message} ({len(paths)} file{'s' * (len(paths) != 1)}: {shown})"),
+              file=sys.stderr)
 
 
 def _report_to_file(args: argparse.Namespace, findings: List[Finding], errors: List[FileError],
@@ -715,7 +789,7 @@ def _report(args: argparse.Namespace, findings: List[Finding], errors: List[File
     if not (args.command == "fix" and args.diff):  # the diff is the output
         stream.write(out)
     for err in errors:
-        print(f"mplint: {err.kind}: {err}", file=sys.stderr)
+        _say(err)
     if args.output_format == "github" and not args.statistics:
         _github_limit_note(findings)
     # Machine-readable formats keep stdout parseable: the summary moves to stderr.
@@ -772,12 +846,14 @@ def _show_fixes(args: argparse.Namespace, findings: List[Finding], fix_summary: 
         return
     print(title, file=stream)
     for path in sorted(per_file):
-        print(f"- {path}:", file=stream)
+        print(f"- {printable(path)}:", file=stream)
         for rule, n in sorted(per_file[path].items()):
             print(f"    {n} \u00d7 {rule}", file=stream)
 
 
-def _all_passed(failed: int) -> str:
+def _all_passed(failed: int, nothing_selected: bool = False) -> str:
+    if nothing_selected:
+        return "No rule was run: nothing was checked."
     if failed:
         return (f"No problems found, but {failed} file{'s' * (failed != 1)} could not be checked "
                 "(see the errors above).")
@@ -791,7 +867,7 @@ def _summary(args: argparse.Namespace, findings: List[Finding], fix_summary: Fix
         hidden = fix_summary.more_unsafe if not args.unsafe_fixes else 0
         if not applied:  # ruff's wording when there is nothing to fix
             if not findings:
-                print(_all_passed(failed), file=stream)
+                print(_all_passed(failed, getattr(args, "nothing_selected", False)), file=stream)
                 return
             n = len(findings)
             print(f"Found {n} problem{'s' * (n != 1)}.", file=stream)
@@ -805,7 +881,7 @@ def _summary(args: argparse.Namespace, findings: List[Finding], fix_summary: Fix
             print(f"{hidden} more fixable with `mplint fix --unsafe-fixes`.", file=stream)
         return
     if not findings:
-        print(_all_passed(failed), file=stream)
+        print(_all_passed(failed, getattr(args, "nothing_selected", False)), file=stream)
         return
     by_rule = Counter(f.rule for f in findings)
     # The same count as the [*] marks: what `mplint fix` with these flags would fix.

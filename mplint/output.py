@@ -19,6 +19,7 @@ from urllib.parse import quote
 from mplint import __version__
 from mplint.core.findings import FileError, Finding
 from mplint.core.notebook_positions import NotebookPositions
+from mplint.output_escape import printable, xml_safe
 from mplint.output_human import concise, full, would_fix
 
 Formatter = Callable[..., str]
@@ -88,12 +89,22 @@ def _escape_data(value: str) -> str:
     return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
+def _escape_message(value: str) -> str:
+    """Line breaks percent-encoded (the runner decodes them), other control
+    characters escaped (the runner would print them raw)."""
+    return _escape_data(printable(value, keep="\r\n"))
+
+
 def _escape_property(value: str) -> str:
-    return _escape_data(value).replace(":", "%3A").replace(",", "%2C")
+    return _escape_message(value).replace(":", "%3A").replace(",", "%2C")
 
 
 def github(findings: List[Finding], errors: Sequence[FileError] = ()) -> str:
-    """``::error file=...,line=...::message`` lines: annotations on the pull request."""
+    """``::error file=...,line=...::message`` lines: annotations on the pull request.
+
+    Line breaks are percent-encoded, as the toolkit does (the runner decodes them:
+    ``file=`` names the real file, a message may span lines); other control
+    characters, which the runner would print raw, are escaped."""
     lines = []
     places = NotebookPositions()
     for f in findings:
@@ -101,9 +112,9 @@ def github(findings: List[Finding], errors: Sequence[FileError] = ()) -> str:
         line, col, end_line, end_col = places.place(f)  # a notebook's: in its .ipynb text
         props = (f"file={_escape_property(f.path)},line={line},col={col},"
                  f"endLine={end_line},endColumn={end_col},title={_escape_property(f.rule)}")
-        lines.append(f"::{level} {props}::{_escape_data(f'{f.location}: {f.rule} {f.message}')}")
+        lines.append(f"::{level} {props}::{_escape_message(f'{f.location}: {f.rule} {f.message}')}")
     for e in errors:
-        lines.append(f"::{e.kind} file={_escape_property(e.path)},title=mplint::{_escape_data(str(e))}")
+        lines.append(f"::{e.kind} file={_escape_property(e.path)},title=mplint::{_escape_message(str(e))}")
     return "\n".join(lines) + ("\n" if lines else "")
 
 
@@ -125,18 +136,19 @@ def junit(findings: List[Finding], errors: Sequence[FileError] = ()) -> str:
     places = NotebookPositions()
     root = ET.Element("testsuites", name="mplint", tests=str(max(len(findings) + hard, 1)),
                       failures=str(len(findings)), errors=str(hard))
-    for path in sorted(set(by_file) | set(errors_by_file)):
-        items, errs = by_file.get(path, []), errors_by_file.get(path, [])
+    for real in sorted(set(by_file) | set(errors_by_file)):
+        items, errs = by_file.get(real, []), errors_by_file.get(real, [])
+        path = xml_safe(real)  # XML cannot hold a control character, even escaped
         suite = ET.SubElement(root, "testsuite", name=path, tests=str(len(items) + len(errs)),
                               failures=str(len(items)), errors=str(len(errs)))
         for f in items:
             case = ET.SubElement(suite, "testcase", name=f"mplint.{f.rule}", classname=path,
                                  file=path, line=str(places.place(f)[0]))
-            failure = ET.SubElement(case, "failure", message=f.message, type=f.rule)
-            failure.text = f"{f.location}: {f.rule} {f.message}"
+            failure = ET.SubElement(case, "failure", message=xml_safe(f.message), type=f.rule)
+            failure.text = xml_safe(f"{f.location}: {f.rule} {f.message}")
         for e in errs:
             case = ET.SubElement(suite, "testcase", name="mplint.error", classname=path, file=path)
-            ET.SubElement(case, "error", message=e.message, type="error").text = str(e)
+            ET.SubElement(case, "error", message=xml_safe(e.message), type="error").text = xml_safe(str(e))
     if not by_file and not errors_by_file:
         suite = ET.SubElement(root, "testsuite", name="mplint", tests="1", failures="0", errors="0")
         ET.SubElement(suite, "testcase", name="No errors found", classname="mplint")

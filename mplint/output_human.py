@@ -20,6 +20,7 @@ from typing import IO, Callable, Dict, List, Mapping, Optional, Sequence
 
 from mplint.core.findings import FileError, Finding
 from mplint.core.source_kinds import is_notebook
+from mplint.output_escape import printable
 from mplint.output_syntax import SYNTAX_ERROR, SYNTAX_ERROR_TITLE
 from mplint.rule.levels import Safety
 
@@ -69,11 +70,12 @@ class Style:
 
 
 def _headline(f: Finding, style: Style) -> str:
+    location, message = style.paint(_BOLD, printable(f.location)), printable(f.message)
     if f.rule == SYNTAX_ERROR:
-        return f"{style.paint(_BOLD, f.location)}: {style.paint(_RED, SYNTAX_ERROR_TITLE)}: {f.message}"
+        return f"{location}: {style.paint(_RED, SYNTAX_ERROR_TITLE)}: {message}"
     mark = " " + style.paint(_CYAN, "[*]") if would_fix(f.fix, style.unsafe_fixes) else ""
     severity = style.paint(_RED if f.severity == "error" else _YELLOW, f"{f.severity}:")
-    return f"{style.paint(_BOLD, f.location)}: {style.paint(_RED, f.rule)} {severity} {f.message}{mark}"
+    return f"{location}: {style.paint(_RED, f.rule)} {severity} {message}{mark}"
 
 
 def concise(findings: List[Finding], errors: Sequence[FileError] = (), style: Style = Style()) -> str:
@@ -145,14 +147,20 @@ def _frame(f: Finding, lines: List[str], style: Style) -> List[str]:
             out.append(style.paint(_BLUE, "." * width + " |"))
             continue
         text = lines[number - 1].rstrip("\r")
-        out.append(style.paint(_BLUE, f"{number:>{width}} |") + (" " + text.expandtabs(4) if text else ""))
+        out.append(style.paint(_BLUE, f"{number:>{width}} |") + (" " + _shown(text) if text else ""))
         if number == f.line:
-            start = len(text[: f.col - 1].expandtabs(4))
-            end = len(text[: f.end_col - 1].expandtabs(4)) if f.end_line == f.line else len(text.expandtabs(4))
+            start = len(_shown(text[: f.col - 1]))
+            end = len(_shown(text[: f.end_col - 1])) if f.end_line == f.line else len(_shown(text))
             carets = "^" * max(1, end - start)
             out.append(f"{gutter} {' ' * start}{style.paint(_RED, carets + ' ' + f.rule)}")
     out.append(gutter)
     return out
+
+
+def _shown(text: str) -> str:
+    """A source line as the frame shows it: control characters escaped, tabs expanded
+    (the carets are placed under this text)."""
+    return printable(text).expandtabs(4)
 
 
 def full(findings: List[Finding], errors: Sequence[FileError] = (), style: Style = Style()) -> str:

@@ -50,6 +50,7 @@ def render(path: str, settings: Settings, catalog: Dict[str, RuleEntry], rule_id
         f"force-exclude = {_value(settings.force_exclude)}",
         f"line-length = {_value(settings.line_length)}",
         f"docs-url = {_value(settings.docs_url)}",
+        f"file-timeout = {_value(settings.file_timeout)}",
         f"assume-policy = {_value(settings.assume_policy)}",
         f"keras-version = {_value(settings.keras_version)}",
         f"keras-version.declared-by-project = {_value(keras.get('project'))}",

@@ -416,3 +416,116 @@ def test_valid_python_the_parser_cannot_read_is_said_so(tmp_path):
     assert line.startswith("mplint: error: odd.py: is valid Python that mplint's parser (libcst) cannot read "
                            "(syntax error at line 3, column"), line
     assert line.endswith("; not checked")
+
+
+# -- 17. configuration no longer accepted silently ---------------------------------------
+@pytest.mark.parametrize("setting, message", [
+    ("alignment = 99999999999999999999", "'alignment' must be at most 1024, got 99999999999999999999"),
+    ('select = [""]', "'select': an empty rule code ('') selects nothing; remove it"),
+    ('ignore = ["MP1", " "]', "'ignore': an empty rule code (' ') selects nothing; remove it"),
+])
+def test_a_setting_out_of_range_or_empty_is_an_error(tmp_path, setting, message):
+    write_files(tmp_path, {"pyproject.toml": f"[tool.mplint]\n{setting}\n", "model.py": BAD})
+    result = run_cli("fix", "--no-cache", ".", cwd=tmp_path)
+    assert result.returncode == 2 and result.stdout == ""
+    assert _errors(result) == [f"mplint: error: {tmp_path / 'pyproject.toml'}: {message}"]
+    assert (tmp_path / "model.py").read_text() == BAD  # nothing written
+
+
+@pytest.mark.parametrize("option", [["--select", ","], ["--select", ""], ["--ignore", "MP101,"],
+                                    ["--extend-select", ",MP1"]])
+def test_an_empty_code_on_the_command_line_is_an_error(tmp_path, option):
+    write_files(tmp_path, {"model.py": BAD})
+    result = run_cli("check", "--no-cache", *option, ".", cwd=tmp_path)
+    assert result.returncode == 2 and result.stdout == ""
+    assert _errors(result) == [f"mplint: error: {option[0]}: an empty rule code ('') selects nothing; remove it"]
+
+
+@pytest.mark.parametrize("jobs", ["-3", "-1", "two"])
+def test_jobs_must_be_zero_or_more(tmp_path, jobs):
+    write_files(tmp_path, {"model.py": BAD})
+    result = run_cli("check", "--jobs", jobs, ".", cwd=tmp_path)
+    assert result.returncode == 2
+    assert f"argument --jobs/-j: must be 0 (one per core) or a positive whole number, got '{jobs}'" in result.stderr
+
+
+def test_jobs_zero_is_one_per_core(tmp_path):
+    write_files(tmp_path, {"model.py": BAD})
+    assert outcome(run_cli("check", "--no-cache", "--jobs", "0", ".", cwd=tmp_path)) == (1, [("model.py", 4, "MP101")])
+
+
+@pytest.mark.parametrize("how", [["--ignore", "ALL"], ["--select", "MP1", "--ignore", "MP1"], ["config"]])
+@pytest.mark.parametrize("command", ["check", "fix"])
+def test_a_selection_of_no_rule_is_a_warning_not_a_clean_bill(tmp_path, how, command):
+    write_files(tmp_path, {"model.py": BAD})
+    if how == ["config"]:
+        write_files(tmp_path, {"pyproject.toml": "[tool.mplint]\nselect = []\n"})
+    result = run_cli(command, "--no-cache", *(how if how != ["config"] else []), ".", cwd=tmp_path)
+    assert result.returncode == 0
+    assert "All checks passed" not in result.stdout
+    assert result.stdout == "No rule was run: nothing was checked.\n"
+    where = tmp_path / "pyproject.toml" if how == ["config"] else "the default selection"
+    assert _errors(result) == [f"mplint: warning: no rule is selected for 1 file ({where} and the command line's "
+                               "--select and --ignore leave none); they are not checked"]
+    assert (tmp_path / "model.py").read_text() == BAD
+
+
+def test_a_config_that_is_not_a_regular_file_is_said_to_be_so(tmp_path):
+    write_files(tmp_path, {"model.py": BAD})
+    os.mkfifo(tmp_path / "fifo.toml")
+    (tmp_path / "folder.toml").mkdir()
+    fifo = run_cli("check", "--config", "fifo.toml", ".", cwd=tmp_path)
+    folder = run_cli("check", "--config", "folder.toml", ".", cwd=tmp_path)
+    missing = run_cli("check", "--config", "missing.toml", ".", cwd=tmp_path)
+    assert (fifo.returncode, folder.returncode, missing.returncode) == (2, 2, 2)
+    assert _errors(fifo) == ["mplint: error: fifo.toml: is not a regular file (a FIFO, socket or device); not read"]
+    assert _errors(folder) == ["mplint: error: folder.toml: is a folder, not a configuration file"]
+    assert _errors(missing) == ["mplint: error: missing.toml: config file not found"]
+
+
+# -- 6. a per-file time budget: a file libcst would hold for minutes is one line ---------
+#: 20 chains of 450 subscripts (under the depth guard): about 17 s of CPU in libcst's
+#: native parser, which Python's signals cannot interrupt
+SLOW = POLICY.replace("tf.keras.mixed_precision.set_global_policy", "policy = ") + (
+    "x = a" + "[0]" * 450 + "\n") * 20
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("jobs", ["1", "2"], ids=["serial", "pool"])
+@pytest.mark.parametrize("command", ["check", "fix"])
+def test_a_file_over_the_time_budget_is_one_line_and_its_worker_is_replaced(tmp_path, jobs, command):
+    files = {f"model{i}.py": BAD for i in range(9)}  # the pool's size
+    files["slow.py"] = SLOW
+    files["pyproject.toml"] = '[tool.mplint]\nassume-policy = "mixed_float16"\n'  # so SLOW is parsed
+    write_files(tmp_path, files)
+    result = run_process(command, "--no-cache", "--jobs", jobs, "--file-timeout", "1", ".", cwd=tmp_path)
+    assert _errors(result) == ["mplint: error: slow.py: took longer than 1 s (file-timeout); skipped"]
+    assert result.returncode == 2
+    if command == "check":
+        assert sorted(outcome(result)[1]) == [(f"model{i}.py", 4, "MP101") for i in range(9)]
+    else:
+        assert all((tmp_path / f"model{i}.py").read_text() == GOOD for i in range(9))
+    assert sorted(os.listdir(tmp_path)) == sorted(files)  # no core file, no temporary file
+
+
+@pytest.mark.parametrize("value, shown", [("-1", "'-1'"), ("nan", "'nan'"), ("1e9", "'1e9'"), ("soon", "'soon'")])
+def test_file_timeout_must_be_a_sensible_number_of_seconds(tmp_path, value, shown):
+    write_files(tmp_path, {"model.py": BAD})
+    result = run_cli("check", "--file-timeout", value, ".", cwd=tmp_path)
+    assert result.returncode == 2
+    assert f"argument --file-timeout: must be a number of seconds from 0 (no limit) to 86400, got {shown}" \
+        in result.stderr
+    write_files(tmp_path, {"pyproject.toml": "[tool.mplint]\nfile-timeout = -1\n"})
+    result = run_cli("check", ".", cwd=tmp_path)
+    assert _errors(result) == [f"mplint: error: {tmp_path / 'pyproject.toml'}: 'file-timeout' must be a number of "
+                               "seconds from 0 (no limit) to 86400, got -1"]
+
+
+def test_file_timeout_is_read_from_the_configuration_and_the_command_line(tmp_path):
+    write_files(tmp_path, {"pyproject.toml": "[tool.mplint]\nfile-timeout = 5.5\n", "model.py": BAD})
+    shown = run_cli("check", "--show-settings", "model.py", cwd=tmp_path).stdout
+    assert "file-timeout = 5.5" in shown
+    shown = run_cli("check", "--file-timeout", "0", "--show-settings", "model.py", cwd=tmp_path).stdout
+    assert "file-timeout = 0.0" in shown
+    assert outcome(run_cli("check", "--no-cache", "--file-timeout", "0", ".", cwd=tmp_path)) == (
+        1, [("model.py", 4, "MP101")])

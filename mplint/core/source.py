@@ -15,7 +15,6 @@ import io
 import os
 import re
 import stat
-import tempfile
 import tokenize
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from typing import Iterator, List, Optional, Tuple
 
 import libcst as cst
 
+from mplint.core import temp_files
 from mplint.core.python_syntax import TooDeep, python_tree
 from mplint.core.regular_files import NotRegularFile, read_regular
 
@@ -321,7 +321,7 @@ def write_atomic(path: str, data: bytes, expected: Optional[bytes], within: Opti
         if not _writable(st.st_mode) or not os.access(target, os.W_OK):
             raise SourceError("is read-only; not written")
         _unchanged(target, expected)
-        fd, tmp = tempfile.mkstemp(prefix=".mplint-", suffix=".tmp", dir=os.path.dirname(target))
+        fd, tmp = temp_files.create(os.path.dirname(target))
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()

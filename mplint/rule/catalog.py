@@ -25,7 +25,7 @@ _OPTIONAL = {"options", "references", "opt-in"}
 _FIX_KEYS = {"safety", "description"}
 _EXAMPLE_KEYS = {"bad", "good", "fixed", "config", "path"}
 _OPTION_KEYS = {"type", "default", "description"}
-_OPTION_LIMITS = {"minimum", "format"}
+_OPTION_LIMITS = {"minimum", "maximum", "format"}
 _OPTION_TYPES = {"int": int, "str": str, "bool": bool, "float": float, "list": list}
 #: what an option's value may look like (``format:``): the pattern and how to say it
 _OPTION_FORMATS = {
@@ -54,6 +54,8 @@ class RuleOption:
     description: str
     #: the smallest value a number may take
     minimum: Optional[float] = None
+    #: the largest value a number may take (a fix may write it into the code)
+    maximum: Optional[float] = None
     #: a key of ``_OPTION_FORMATS`` a string must match
     format: Optional[str] = None
 
@@ -64,6 +66,8 @@ class RuleOption:
             return f"must be of type {self.type}"
         if self.minimum is not None and isinstance(value, (int, float)) and value < self.minimum:
             return f"must be at least {self.minimum:g}"
+        if self.maximum is not None and isinstance(value, (int, float)) and value > self.maximum:
+            return f"must be at most {self.maximum:g}"
         if self.format is not None and isinstance(value, str):
             pattern, says = _OPTION_FORMATS[self.format]
             if not pattern.fullmatch(value):
@@ -202,18 +206,20 @@ def _options(path: Path, raw: Any) -> Tuple[RuleOption, ...]:
     for name, spec in raw.items():
         if not isinstance(spec, dict) or not _OPTION_KEYS <= set(spec) <= _OPTION_KEYS | _OPTION_LIMITS:
             raise _fail(path, f"option {name!r} needs exactly type, default, description "
-                              "(and may have minimum, format)")
+                              "(and may have minimum, maximum, format)")
         typ = _OPTION_TYPES.get(spec["type"])
         if typ is None or not isinstance(spec["default"], typ):
             raise _fail(path, f"option {name!r}: default does not match type {spec['type']!r}")
-        minimum = spec.get("minimum")
-        if minimum is not None and (spec["type"] not in ("int", "float") or not isinstance(minimum, (int, float))):
-            raise _fail(path, f"option {name!r}: 'minimum' needs a number and a number type")
+        minimum, maximum = spec.get("minimum"), spec.get("maximum")
+        for limit, value in (("minimum", minimum), ("maximum", maximum)):
+            if value is not None and (spec["type"] not in ("int", "float") or not isinstance(value, (int, float))):
+                raise _fail(path, f"option {name!r}: '{limit}' needs a number and a number type")
         fmt = spec.get("format")
         if fmt is not None and (spec["type"] != "str" or fmt not in _OPTION_FORMATS):
             raise _fail(path, f"option {name!r}: 'format' must be one of {', '.join(_OPTION_FORMATS)} "
                               "on a str option")
-        option = RuleOption(str(name), spec["type"], spec["default"], str(spec["description"]), minimum, fmt)
+        option = RuleOption(str(name), spec["type"], spec["default"], str(spec["description"]), minimum, maximum,
+                            fmt)
         problem = option.problem(option.default)
         if problem is not None:
             raise _fail(path, f"option {name!r}: the default {problem}")

@@ -31,6 +31,10 @@ DEFAULT_EXCLUDE = (
 )
 
 POLICIES = ("mixed_float16", "mixed_bfloat16", "float32")
+#: seconds: the slowest real file measured takes under 2 s; a pathological one, minutes
+DEFAULT_FILE_TIMEOUT = 20.0
+#: the largest ``file-timeout`` accepted, in seconds (a day)
+MAX_FILE_TIMEOUT = 86400.0
 
 
 class ConfigError(Exception):
@@ -81,6 +85,8 @@ class Settings:
     line_length: Optional[int] = None
     #: the address of a rule's documentation, ``{rule}`` (or ``{name}``) standing for it
     docs_url: Optional[str] = None
+    #: the most seconds one file may take before it is skipped (0: no limit)
+    file_timeout: float = DEFAULT_FILE_TIMEOUT
 
     def with_overrides(self, **changes: Any) -> "Settings":
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
@@ -172,6 +178,8 @@ def _read_table(config_path: Path, explicit: bool) -> Dict[str, Any]:
         data = tomllib.loads(read_regular(config_path).decode("utf-8"))
     except NotRegularFile:
         raise ConfigError(f"{where}: is not a regular file (a FIFO, socket or device); not read") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{where}: is a folder, not a configuration file") from None
     except OSError as exc:
         raise ConfigError(f"{where}: cannot be read: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
@@ -270,6 +278,8 @@ class _TableReader:
                 if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 320:
                     raise ConfigError(f"{where}: 'line-length' must be a whole number from 1 to 320, got {value!r}")
                 settings["line_length"] = value
+            elif key == "file-timeout":
+                settings["file_timeout"] = file_timeout(value, f"{where}: 'file-timeout'")
             elif key in ("respect-gitignore", "force-exclude"):
                 if not isinstance(value, bool):
                     raise ConfigError(f"{where}: '{key}' must be true or false")
@@ -291,6 +301,14 @@ class _TableReader:
         self.layers.append(RuleSelection(select=chosen.get("select"),
                                          ignore=chosen.get("ignore", ()) + chosen.get("extend-ignore", ()),
                                          extend_select=chosen.get("extend-select", ())))
+
+
+def file_timeout(value: Any, where: str) -> float:
+    """``file-timeout`` (``--file-timeout``): seconds, 0 for no limit."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value <= MAX_FILE_TIMEOUT:
+        raise ConfigError(f"{where} must be a number of seconds from 0 (no limit) to {MAX_FILE_TIMEOUT:g}, "
+                          f"got {value!r}")
+    return float(value)
 
 
 def formatter_line_length(start: Path) -> Optional[int]:
@@ -333,7 +351,7 @@ def parse_per_file_ignores(value: Any, catalog: Dict[str, RuleEntry], where: str
 _SELECTION_KEYS = ("select", "ignore", "extend-select", "extend-ignore")
 #: every key of [tool.mplint] besides the rules' options
 SETTING_KEYS = (*_SELECTION_KEYS, "extend", "exclude", "extend-exclude", "per-file-ignores",
-                "extend-per-file-ignores", "assume-policy",
+                "extend-per-file-ignores", "assume-policy", "file-timeout",
                 "library", "keras-version", "respect-gitignore", "force-exclude", "cache-dir", "line-length",
                 "docs-url")
 
@@ -351,6 +369,8 @@ def validate_codes(codes: Iterable[str], catalog: Dict[str, RuleEntry], where: s
     out = []
     for raw in codes:
         code = raw.strip().upper()
+        if not code:
+            raise ConfigError(f"{where}: an empty rule code ({raw!r}) selects nothing; remove it")
         if code != "ALL" and not any(rule_id.startswith(code) for rule_id in catalog):
             raise ConfigError(f"{where}: unknown rule or prefix {raw!r}")
         out.append(code)

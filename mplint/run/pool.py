@@ -1,97 +1,220 @@
-"""Forked workers that survive one of them dying.
+"""Forked workers that survive one of them dying or running too long on a file.
 
 ``multiprocessing.Pool`` waits for ever on the result of a worker that died (a
-segfault in a native parser, the kernel's out-of-memory killer): the run hangs.
-``concurrent.futures`` notices the death and fails every pending task instead, so
-the tasks still pending are run again, each in a process of its own; a task whose
-own process dies is answered by ``died`` with the reason, and the run goes on.
+segfault in a native parser, the kernel's out-of-memory killer), and no pool can
+stop a task stuck in native code (libcst's parser ignores Python's signals: a
+pathological file holds it for minutes). So each worker here does one task at a
+time, sent down its own pipe: the parent knows which task each worker holds. A
+worker that dies is answered by ``died`` with the reason, and one that overruns
+the budget by ``late``; either is replaced and the run goes on.
+
+The budget is CPU time, which the kernel enforces (``RLIMIT_CPU``: SIGXCPU once a
+task has used its seconds), so a loaded machine (a CI runner, a laptop building
+something else) does not skip files that are merely slow to get a core. A task
+that uses no CPU and never answers is killed after :data:`WALL_FACTOR` times the
+budget of wall-clock time.
+
+Workers ignore Ctrl-C: the parent stops handing out tasks, gives those in flight
+a moment to finish (a fix may be writing its file), then stops the workers and
+lets the interrupt go on.
 """
 
 from __future__ import annotations
 
+import math
 import multiprocessing
+import os
 import signal
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+import time
+from collections import deque
+from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
-from typing import Any, Callable, Dict, Iterator, List, Sequence, Tuple, TypeVar, cast
+from typing import Any, Callable, Deque, Dict, Iterator, List, Optional, Tuple, TypeVar, cast
 
 T = TypeVar("T")
 
 #: a task run in a worker: its index in, ``(index, result)`` out
 Work = Callable[[int], Tuple[int, T]]
 
+#: after Ctrl-C, how long the tasks in flight may take to finish, in seconds
+GRACE = 2.0
+#: a task is stopped after this many times its CPU budget in wall-clock time
+WALL_FACTOR = 4
+
+
+@dataclass
+class _Worker:
+    process: Any
+    pipe: Connection
+    #: the task it holds, and since when (None: idle)
+    index: Optional[int] = None
+    started: float = 0.0
+
 
 def in_workers(work: "Work[T]", count: int, jobs: int, initializer: Callable[..., None], initargs: tuple,
-           died: Callable[[int, str], T], chunk: int = 1) -> Iterator[Tuple[int, T]]:
+               died: Callable[[int, str], T], late: Optional[Callable[[int], T]] = None,
+               budget: Optional[float] = None) -> Iterator[Tuple[int, T]]:
     """``work(index)`` for each index below ``count`` in ``jobs`` forked workers
     (each set up by ``initializer(*initargs)``, handed over by fork, not pickled),
-    in the order they finish."""
-    context = multiprocessing.get_context("fork")
-    done: set = set()
-    chunks = [list(range(start, min(count, start + chunk))) for start in range(0, count, chunk)]
+    in the order they finish. A task held longer than ``budget`` seconds is
+    answered by ``late(index)``."""
+    pool = _Pool(work, initializer, initargs, budget)
+    waiting: Deque[int] = deque(range(count))
     try:
-        with ProcessPoolExecutor(jobs, mp_context=context, initializer=initializer, initargs=initargs) as pool:
-            futures: List[Future] = [pool.submit(_run_chunk, work, indices) for indices in chunks]
-            for future in _as_completed(futures):
-                try:
-                    answers = future.result()
-                except BrokenProcessPool:
-                    continue  # a worker died: what it and the others still held runs again below
-                for index, result in answers:
-                    done.add(index)
-                    yield index, result
-    except BrokenProcessPool:
-        pass
-    left = [index for index in range(count) if index not in done]
-    if left:
-        yield from _one_process_each(work, left, jobs, initializer, initargs, died)
+        for _ in range(max(1, min(jobs, count))):
+            pool.start()
+        while waiting or pool.busy():
+            for worker in pool.idle():
+                if not waiting:
+                    break
+                pool.give(worker, waiting.popleft())
+            yield from pool.answers(died, late, budget, replace=bool(waiting))
+    except KeyboardInterrupt:
+        waiting.clear()
+        yield from pool.drain(died, GRACE)
+        raise
+    finally:
+        pool.close()
 
 
-def _as_completed(futures: Sequence[Future]) -> Iterator[Future]:
-    from concurrent.futures import as_completed
+class _Pool:
+    def __init__(self, work: "Work[Any]", initializer: Callable[..., None], initargs: tuple,
+                 budget: Optional[float]) -> None:
+        self.context = multiprocessing.get_context("fork")
+        self.work = work
+        self.initializer = initializer
+        self.initargs = initargs
+        self.budget = budget
+        self.workers: List[_Worker] = []
 
-    return as_completed(futures)
+    def start(self) -> None:
+        parent, child = self.context.Pipe()
+        process = self.context.Process(target=_serve, daemon=True,
+                                       args=(self.work, self.initializer, self.initargs, child, self.budget))
+        process.start()
+        child.close()
+        self.workers.append(_Worker(process, parent))
 
+    def busy(self) -> List[_Worker]:
+        return [w for w in self.workers if w.index is not None]
 
-def _run_chunk(work: "Work[T]", indices: Sequence[int]) -> List[Tuple[int, T]]:
-    return [work(index) for index in indices]
+    def idle(self) -> List[_Worker]:
+        return [w for w in self.workers if w.index is None]
 
+    def give(self, worker: _Worker, index: int) -> None:
+        worker.index, worker.started = index, time.monotonic()
+        try:
+            worker.pipe.send(index)
+        except OSError:
+            pass  # it died idle: wait() sees the closed pipe and answers for the task
 
-def _one_process_each(work: "Work[T]", indices: Sequence[int], jobs: int, initializer: Callable[..., None],
-                      initargs: tuple, died: Callable[[int, str], T]) -> Iterator[Tuple[int, T]]:
-    """Each task in a forked process of its own, ``jobs`` at a time: the one whose
-    process dies is the one that killed it."""
-    context = multiprocessing.get_context("fork")
-    waiting = list(reversed(indices))
-    running: Dict[Any, Tuple[int, Any]] = {}
-    while waiting or running:
-        while waiting and len(running) < max(1, jobs):
-            index = waiting.pop()
-            receiver, writer = context.Pipe(duplex=False)
-            process = context.Process(target=_child, args=(work, index, initializer, initargs, writer), daemon=True)
-            process.start()
-            writer.close()
-            running[receiver] = (index, process)
-        for ready in cast(List[Connection], wait(list(running))):
-            index, process = running.pop(ready)
+    def answers(self, died: Callable[[int, str], T], late: Optional[Callable[[int], T]],
+                budget: Optional[float], replace: bool, until: Optional[float] = None) -> Iterator[Tuple[int, T]]:
+        """The answers that arrive before the first deadline (a task's budget, or ``until``)."""
+        busy = self.busy()
+        wall = budget * WALL_FACTOR if budget else None
+        deadlines = [w.started + wall for w in busy] if wall else []
+        if until is not None:
+            deadlines.append(until)
+        timeout = max(0.0, min(deadlines) - time.monotonic()) if deadlines else None
+        for pipe in cast(List[Connection], wait([w.pipe for w in busy], timeout)):
+            worker = next(w for w in busy if w.pipe is pipe)
+            index = cast(int, worker.index)
             try:
-                answer = ready.recv()
+                answer = pipe.recv()
+            except Exception:  # EOF, or an answer cut short by the worker's death
+                self.retire(worker, replace)
+                over = late is not None and worker.process.exitcode == -signal.SIGXCPU
+                yield index, late(index) if over and late is not None else died(index, _death(worker.process.exitcode))
+                continue
+            worker.index = None
+            yield answer
+        if wall and late is not None:
+            now = time.monotonic()
+            for worker in self.busy():
+                if now - worker.started >= wall:
+                    index = cast(int, worker.index)
+                    self.retire(worker, replace, kill=True)
+                    yield index, late(index)
+
+    def drain(self, died: Callable[[int, str], T], grace: float) -> Iterator[Tuple[int, T]]:
+        """The answers of the tasks in flight that finish within ``grace`` seconds."""
+        until = time.monotonic() + grace
+        while self.busy() and time.monotonic() < until:
+            yield from self.answers(died, None, None, replace=False, until=until)
+
+    def retire(self, worker: _Worker, replace: bool, kill: bool = False) -> None:
+        if kill and worker.process.is_alive():
+            worker.process.kill()
+        worker.process.join()
+        worker.pipe.close()
+        self.workers.remove(worker)
+        if replace:
+            self.start()
+
+    def close(self) -> None:
+        for worker in self.workers:
+            if worker.index is not None:
+                worker.process.kill()  # still busy: only an interrupt leaves one so
+                continue
+            try:
+                worker.pipe.send(None)  # no EOF: workers forked later hold this end too
+            except OSError:
+                pass
+        for worker in self.workers:
+            worker.pipe.close()
+            worker.process.join(1.0)
+            if worker.process.is_alive():
+                worker.process.kill()
+                worker.process.join()
+        self.workers = []
+
+
+def _serve(work: "Work[Any]", initializer: Callable[..., None], initargs: tuple, pipe: Connection,
+           budget: Optional[float]) -> None:
+    """A worker: tasks from ``pipe`` one at a time, each answer sent back, until the
+    parent sends None. Each task may use ``budget`` seconds of CPU time."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what Ctrl-C stops
+    _no_core_files()
+    try:
+        initializer(*initargs)
+        while True:
+            try:
+                index = pipe.recv()
             except (EOFError, OSError):
-                answer = None
-            ready.close()
-            process.join()
-            if answer is None:
-                yield index, died(index, _death(process.exitcode))
-            else:
-                yield answer
+                break
+            if index is None:
+                break
+            if budget:
+                _limit_cpu(budget)
+            pipe.send(work(index))
+    except BaseException:  # an answer that cannot be sent: the parent sees a death, not a traceback
+        os._exit(70)
 
 
-def _child(work: "Work[T]", index: int, initializer: Callable[..., None], initargs: tuple,
-           writer: Connection) -> None:
-    initializer(*initargs)
-    writer.send(work(index))
-    writer.close()
+def _no_core_files() -> None:
+    """A worker stopped by SIGXCPU (or a native crash) must not leave a ``core``
+    file in the user's folder."""
+    import resource
+
+    try:
+        resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(resource.RLIMIT_CORE)[1]))
+    except (ValueError, OSError):
+        pass
+
+
+def _limit_cpu(budget: float) -> None:
+    """Let the kernel stop this process (SIGXCPU) once it has used ``budget`` more
+    seconds of CPU time (whole seconds: the limit's unit)."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    used = usage.ru_utime + usage.ru_stime
+    hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
+    soft = math.ceil(used + budget)
+    if hard != resource.RLIM_INFINITY:
+        soft = min(soft, hard)
+    resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
 
 
 def _death(exitcode: object) -> str:

@@ -7,6 +7,12 @@ the content it was computed from. What a worker does with a file is a *task*
 (and libcst) is loaded and inherit it with the work list; they receive only
 indices, and results are small picklable dataclasses. The linter is built only
 when some file misses the cache, so a fully cached run never imports libcst.
+
+With a time ``budget`` (the ``file-timeout`` setting) every file that must be
+parsed is worked on in a forked worker, one at a time, even in a serial run: a
+file that holds its worker longer than the budget (libcst's parser cannot be
+interrupted from Python) is one line, its worker replaced. Without one (or where
+processes cannot be forked) a serial run works in this process.
 """
 
 from __future__ import annotations
@@ -16,8 +22,7 @@ import sys
 import time
 from dataclasses import dataclass
 from functools import partial
-from typing import (TYPE_CHECKING, Callable, Dict, Generic, Iterator, List, Optional, Sequence,
-                    Tuple, TypeVar, Union)
+from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, TypeVar, Union
 
 from mplint.core.findings import FileError, Finding
 from mplint.core.prefilter import may_matter
@@ -111,6 +116,9 @@ class FixTask:
         self.write = write
         self.wanted = ("safe", "unsafe") if unsafe else ("safe",)
         self.linter: Optional["Linter"] = None
+        #: the outcomes of the files written in this process, the moment each is
+        #: written (Ctrl-C may come before the outcome is returned)
+        self.wrote: List[FixOutcome] = []
 
     def start(self) -> None:
         self.linter = self.make_linter()
@@ -125,6 +133,7 @@ class FixTask:
             try:
                 write_atomic(path, outcome.fixed or b"", expected=raw, within=self.within)
                 outcome.written = True
+                self.wrote.append(outcome)
             except SourceError as exc:
                 # Not written: nothing was fixed, and every finding of the file remains.
                 unfixed = self.linter.check(load_source(path, raw))
@@ -198,11 +207,25 @@ def _work(index: int) -> Tuple[int, Result]:
         file_done()
 
 
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a run, with the results of the files done before it (a fix
+    must say which files it already wrote)."""
+
+    def __init__(self, results: Sequence[Result]) -> None:
+        super().__init__()
+        self.results = list(results)
+
+
 def run_files(files: Sequence[str], task: Task, cache: Optional[Cache], jobs: int,
-              progress: bool = False, contents: Optional[Dict[str, bytes]] = None) -> List[Result]:
+              progress: bool = False, contents: Optional[Dict[str, bytes]] = None,
+              budget: Optional[float] = None) -> List[Result]:
     """The task's result for every file, in the order of ``files``.
 
     ``contents`` holds bytes already read (by the project index); each is used once.
+    ``budget``: the most seconds one file may take (None: no limit). Ctrl-C raises
+    :class:`RunInterrupted` with the results so far. Temporary files a killed
+    mplint left beside the files to work on are removed first
+    (:mod:`mplint.core.temp_files`).
     """
     results: Dict[str, Result] = {}
     todo: List[_Work] = []
@@ -235,21 +258,40 @@ def run_files(files: Sequence[str], task: Task, cache: Optional[Cache], jobs: in
         results[path] = done
         bar.step()
     if todo:
+        from mplint.core.temp_files import remove_stale
+
+        # What a killed fix left beside the files it was fixing, which are still to fix
+        # (a folder whose files all come from the cache is not even listed).
+        remove_stale({os.path.dirname(item.path) for item in todo})
         task.start()
-        pooled = _pooled(len(todo), jobs)
+        workers = _workers(len(todo), jobs, budget)
         # Biggest files first, so no worker is left with a long one at the end.
         batch = _Batch(task, sorted(todo, key=lambda item: -len(item.raw)))
+
+        def take(index: int, result: Result) -> None:
+            item = batch.items[index]
+            results[item.path] = result
+            content = task.cached_content(result, item.raw)  # type: ignore[arg-type]
+            if cache is not None and content is not None:
+                written = item.stat if content is item.raw else _stat(item.path)
+                cache.put(item.path, content_hash(content), findings_of(result), result.errors, written,
+                          result.reads)
+            bar.step()
+
+        stream = _results(batch, workers, budget)
         try:
-            with collected_per_file(freeze=pooled):
-                for index, result in _results(batch, jobs, pooled):
-                    item = batch.items[index]
-                    results[item.path] = result
-                    content = task.cached_content(result, item.raw)  # type: ignore[arg-type]
-                    if cache is not None and content is not None:
-                        written = item.stat if content is item.raw else _stat(item.path)
-                        cache.put(item.path, content_hash(content), findings_of(result), result.errors, written,
-                                  result.reads)
-                    bar.step()
+            # One worker (for the budget alone) is not worth the full collection freezing costs.
+            with collected_per_file(freeze=workers > 1):
+                try:
+                    for index, result in stream:
+                        take(index, result)
+                except KeyboardInterrupt:
+                    for index, result in _after_interrupt(stream):
+                        take(index, result)
+                    for outcome in task.wrote if isinstance(task, FixTask) else ():
+                        results.setdefault(outcome.path, outcome)
+                    bar.close()
+                    raise RunInterrupted([results[path] for path in files if path in results]) from None
         finally:
             _adopt(None)  # type: ignore[arg-type]
     bar.close()
@@ -276,32 +318,58 @@ def _unreadable(path: str) -> str:
         return str(err)
 
 
-def _pooled(count: int, jobs: int) -> bool:
-    """Whether ``count`` files are worth forking ``jobs`` workers for."""
-    return min(jobs, count) > 1 and count >= MIN_FILES_FOR_POOL and _can_fork()
+def _workers(count: int, jobs: int, budget: Optional[float]) -> int:
+    """How many processes to fork for ``count`` files: as many as ``jobs`` when the
+    files are worth it, one for a time budget alone, none to work in this process."""
+    if not _can_fork():
+        return 0
+    if min(jobs, count) > 1 and count >= MIN_FILES_FOR_POOL:
+        return min(jobs, count)
+    return 1 if budget else 0
 
 
-def _results(batch: _Batch, jobs: int, pooled: bool) -> Iterator[Tuple[int, Result]]:
+def _results(batch: _Batch, workers: int, budget: Optional[float]) -> Iterator[Tuple[int, Result]]:
     count = len(batch.items)
-    jobs = min(jobs, count)
-    if not pooled:
+    if not workers:
         _adopt(batch)
         for index in range(count):
             yield _work(index)
         return
     from mplint.run.pool import in_workers
 
-    chunk = max(1, min(8, count // (jobs * 8)))
     # Forked workers receive the batch through the initializer's arguments, which
     # fork hands over without pickling (the linter holds unpicklable state).
-    yield from in_workers(_work, count, jobs, _adopt, (batch,), partial(_died, batch), chunk)
+    late = partial(_late, batch, budget) if budget else None
+    yield from in_workers(_work, count, workers, _adopt, (batch,), partial(_died, batch), late, budget)
+
+
+def _after_interrupt(stream: Iterator[Tuple[int, Result]]) -> Iterator[Tuple[int, Result]]:
+    """What a worker pool still answers once Ctrl-C reached this process outside it
+    (the files in flight, given a moment to finish); nothing when it reached the pool."""
+    throw = getattr(stream, "throw", None)
+    if throw is None:
+        return
+    try:
+        yield throw(KeyboardInterrupt)
+        yield from stream
+    except (KeyboardInterrupt, StopIteration):
+        return
 
 
 def _died(batch: _Batch, index: int, how: str) -> Result:
     """The result of a file whose worker process died on it (a native crash)."""
+    return _not_done(batch, index, f"mplint's worker process died on this file ({how}); not checked. "
+                                   f"Please report this to {REPORT_TO}")
+
+
+def _late(batch: _Batch, budget: float, index: int) -> Result:
+    """The result of a file that held its worker longer than the budget."""
+    return _not_done(batch, index, f"took longer than {budget:g} s (file-timeout); skipped")
+
+
+def _not_done(batch: _Batch, index: int, message: str) -> Result:
     path = batch.items[index].path
-    error = FileError(path, f"mplint's worker process died on this file ({how}); not checked. "
-                            f"Please report this to {REPORT_TO}")
+    error = FileError(path, message)
     if isinstance(batch.task, CheckTask):
         return FileResult(path, errors=[error], cacheable=False)
     return FixOutcome(path, errors=[error], cacheable=False)

@@ -23,7 +23,8 @@ from mplint.rule.catalog import RuleEntry
 from mplint.run.cache import FOLDER, Cache, run_key
 from mplint.run.config import Settings, selected_rules
 from mplint.run.project import ProjectFacts, build_project, find_root
-from mplint.run.runner import CheckTask, FixTask, Result, Task, default_jobs, findings_of, run_files
+from mplint.run.runner import (CheckTask, FixTask, Result, RunInterrupted, Task, default_jobs, findings_of,
+                               run_files)
 from mplint.semantic import keras_version
 
 if TYPE_CHECKING:  # pragma: no cover (the linter loads libcst; a cached run must not)
@@ -80,7 +81,7 @@ class Session:
     def __init__(self, settings: Settings, catalog: Dict[str, RuleEntry], rule_ids: Sequence[str], *,
                  use_cache: bool = True, jobs: Optional[int] = None, progress: bool = False,
                  environment: Optional[Environment] = None,
-                 settings_for: Optional[Callable[[str], Settings]] = None) -> None:
+                 settings_for: Optional[Callable[[str], Settings]] = None, budget: bool = False) -> None:
         self.settings = settings
         self.catalog = catalog
         self.rule_ids = list(rule_ids)
@@ -89,6 +90,9 @@ class Session:
         self.use_cache = use_cache
         self.jobs = jobs or default_jobs()
         self.progress = progress
+        #: hold each file to the run's ``file-timeout`` (in forked workers, as the
+        #: command line does; an editor's process checks in its own)
+        self.budget = budget
         self.root: Optional[Path] = None
         #: where ``fix`` may write (:func:`tree_of`); None: anywhere (no index was built)
         self.tree: Optional[Path] = None
@@ -168,10 +172,15 @@ class Session:
             # configurations do not push each other's result files out of the cache.
             keys = sorted(self._run_key(settings) for settings, _ in groups)
             self.cache.use_run(hashlib.sha256("\n".join(keys).encode()).hexdigest()[:32])
+        budget = (self.settings.file_timeout or None) if self.budget else None
         for settings, group in groups:
             task = task_for(partial(self.linter, settings))
-            for result in run_files(group, task, self.cache, self.jobs, self.progress, self.store.contents):
-                by_path[result.path] = result
+            try:
+                done = run_files(group, task, self.cache, self.jobs, self.progress, self.store.contents, budget)
+            except RunInterrupted as stop:
+                by_path.update((result.path, result) for result in stop.results)
+                raise RunInterrupted([by_path[path] for path in files if path in by_path]) from None
+            by_path.update((result.path, result) for result in done)
         return [by_path[path] for path in files if path in by_path]
 
     # -- the two operations -----------------------------------------------------------
