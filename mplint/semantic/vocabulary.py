@@ -178,6 +178,8 @@ ACTIVATION_FIRST_LAYERS = frozenset({"keras.layers.Activation"})
 #: layers whose second positional argument is the activation
 ACTIVATION_SECOND_LAYERS = frozenset({"keras.layers.Dense"})
 SOFTMAX_LAYERS = frozenset({"keras.layers.Softmax"})
+#: ``functools.partial(Layer, activation=...)``: a layer class with arguments bound ahead
+PARTIALS = frozenset({"functools.partial"})
 #: Keras layers whose output is not a float computed under the policy (lookups,
 #: hashing, raw-input plumbing) or is whatever a user function returns (Lambda)
 NOT_FLOAT_COMPUTE_LAYERS = LAMBDA_LAYERS | frozenset({
