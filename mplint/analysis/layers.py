@@ -86,6 +86,8 @@ def layer_dtype(layer: LayerProducer, ctx: Context) -> str:
     if isinstance(expr, cst.Name) and expr.value == "None":
         return ABSENT
     found = ctx.values.values(expr, where)
+    if found == frozenset({None}):
+        return ABSENT  # ``dtype=dtype`` whose value here is the parameter's None
     if found is None or len(found) != 1:
         return UNKNOWN_DTYPE
     value = next(iter(found))

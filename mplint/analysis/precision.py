@@ -30,7 +30,7 @@ from mplint.analysis.references import References
 from mplint.rule.check import Analysis, Context, Fix
 from mplint.rule.edits import cast, string
 from mplint.rule.levels import Safety
-from mplint.semantic.call_args import positional_or_keyword
+from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.semantic.facts import PolicyState
 from mplint.semantic.scopes import Scope, enclosing_test, is_public, trains_nothing
 from mplint.semantic.vocabulary import (
@@ -231,5 +231,21 @@ def output_layer_fix(found: SixteenBitOutput, ctx: Context) -> Optional[Fix]:
         return custom_layer_fix(found.custom, found.producer, found.output, ctx)
     assert isinstance(found.producer, LayerProducer)  # the rules fix only output layers here
     call = found.producer.constructor
-    return Fix({call: float32_keyword_fix(call, ctx)}, safety=Safety.SAFE if found.dtype == ABSENT else Safety.UNSAFE)
+    if keyword_only(call, "dtype") is not None and found.dtype == ABSENT:
+        return None  # ``dtype=dtype`` left None by this call: the float32 belongs at the call site
+    safe = found.dtype == ABSENT and not built_for_other_calls(found.producer, ctx)
+    return Fix({call: float32_keyword_fix(call, ctx)}, safety=Safety.SAFE if safe else Safety.UNSAFE)
+
+
+def built_for_other_calls(layer: LayerProducer, ctx: Context) -> bool:
+    """The layer is built in a function the output reaches through one of several calls
+    (``block(x, "softmax")`` beside ``block(x, "relu")``, a method): float32 there
+    changes the layer every call builds, not only the output's."""
+    for frame in layer.location.context:
+        func = frame.call.func
+        if isinstance(func, cst.Call):
+            continue  # the closure a factory call returned: that call's frame decides
+        if not isinstance(func, cst.Name) or len(ctx.scopes.calls.get(func.value, ())) > 1:
+            return True
+    return False
 
