@@ -277,6 +277,14 @@ class TrainingLoops(Analysis):
             return False
         return True
 
+    def _forced(self, binding: Binding) -> bool:
+        """A binding in ``if`` arms that the use's conditions all take (``if loss_scale:``
+        wrapping, the use under ``if self.use_amp:`` set from it)."""
+        if not self._assumed or not binding.branches or binding.scope is None:
+            return False
+        needs = self.conditions.truths(binding.branches, binding.location())
+        return len(needs) == len(binding.branches) and all(self._assumed.get(k) == v for k, v in needs.items())
+
     def never_runs(self, branches: Branches, loc: Location) -> bool:
         """An arm that no run takes: the body of ``if isinstance(opt, C):`` where no
         value ``opt`` may hold is a ``C`` (the program builds another class, or none),
@@ -361,8 +369,11 @@ class TrainingLoops(Analysis):
             yield from self._origins(expr.orelse, loc, depth + 1, seen)
         elif isinstance(expr, cst.Name):
             # ``opt = Adam(); if amp: opt = LossScaleOptimizer(opt)``: either may arrive
-            found = loc.reaching(expr.value)
-            reaching: List[Optional[Binding]] = [b for b in found if self._possible(b)] or [None]
+            found = [b for b in loc.reaching(expr.value) if self._possible(b)]
+            forced = [b.order for b in found if self._forced(b)]
+            if forced:  # the use's conditions make this one run: it replaces the earlier ones
+                found = [b for b in found if b.order >= max(forced)]
+            reaching: List[Optional[Binding]] = list(found) or [None]
             for binding in reaching:
                 yield from self._binding_origins(binding, depth, seen)
         elif (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name)

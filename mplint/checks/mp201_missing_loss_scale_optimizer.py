@@ -39,13 +39,13 @@ class MissingLossScaleOptimizer(Check):
                 continue  # Keras 3 has no minimize(); not this rule's finding
             elsewhere = any(loops.wrapped_elsewhere(o.call) for o in step.origins if o.call is not None)
             name = self.ctx.module.code_for_node(step.receiver)
-            if elsewhere:
-                message = (f"custom training loop under {why} applies gradients with `{name}`, "
-                           f"not with the LossScaleOptimizer that wraps it: small gradients underflow to zero")
-            elif step.narrowed:
+            if step.narrowed:
                 message = (f"custom training loop under {why} uses optimizer `{name}` on a branch where it is "
                            f"not wrapped in a LossScaleOptimizer (the wrapping runs under the opposite "
                            f"condition): small float16 gradients underflow to zero")
+            elif elsewhere:
+                message = (f"custom training loop under {why} applies gradients with `{name}`, "
+                           f"not with the LossScaleOptimizer that wraps it: small gradients underflow to zero")
             else:
                 message = (f"custom training loop under {why} uses optimizer `{name}`, which is never "
                            f"wrapped in a LossScaleOptimizer: small float16 gradients underflow to zero")
