@@ -66,11 +66,34 @@ def test_a_non_softmax_head_is_not_mp101_even_when_another_call_passes_softmax()
     assert fired(code, "MP101", "MP102") == [(_line(code, "layers.Dense(units"), "MP102")]
 
 
-def test_a_builder_called_with_two_heads_is_a_16_bit_output_not_a_softmax_one():
-    # The builder's own calls are not followed as contexts (its model is judged once):
-    # the head is softmax or linear, 16-bit either way.
-    code = BLOCK + 'build("softmax")\nbuild("linear")\n'
-    assert fired(code, "MP101", "MP102") == [(_line(code, "layers.Dense(units"), "MP102")]
+def test_a_builder_is_judged_once_per_call():
+    # build("softmax") and build("linear"): one of its models has a softmax head
+    code = BLOCK + 'build("linear")\nbuild("softmax")\n'
+    assert fired(code, "MP101", "MP102") == [(_line(code, "layers.Dense(units"), "MP101")]
+    linear = BLOCK + 'build("linear")\nbuild("tanh")\n'
+    assert fired(linear, "MP101", "MP102") == [(_line(linear, "layers.Dense(units"), "MP102")]
+
+
+def test_a_builder_head_given_by_each_call_keeps_the_safe_fix():
+    code = _module("""\
+        def classifier(classes, classifier_activation="softmax"):
+            inputs = tf.keras.Input((32,))
+            x = layers.Dense(64, activation="relu")(inputs)
+            outputs = layers.Dense(classes, activation=classifier_activation)(x)
+            return tf.keras.Model(inputs, outputs)
+
+
+        small = classifier(16)
+        scores = classifier(16, classifier_activation=None)
+    """)
+    [found] = lint(code, "MP101")
+    assert found.line == _line(code, "activation=classifier_activation")
+    assert "the call" not in found.message and found.fix.name == "SAFE"
+
+
+def test_a_builder_called_too_often_is_judged_once_with_every_value():
+    calls = "".join(f'build("{name}")\n' for name in ["relu"] * 9 + ["softmax"])
+    assert fired(BLOCK + calls, "MP101") == []
 
 
 def test_the_message_names_the_call_and_the_fix_is_unsafe_when_the_function_builds_other_layers():
@@ -191,7 +214,11 @@ def test_a_layer_class_picked_by_a_known_name():
         build()
     """)
     assert fired(code, "MP101") == [(_line(code, "make()(x)"), "MP101")]
-    assert fired(code.replace("build()\n", 'build()\nbuild("ReLU")\n'), "MP101") == []  # two names: unknown
+    # each call of the builder picks its own class
+    assert fired(code.replace("build()\n", 'build("ReLU")\nbuild()\n'), "MP101") == [(_line(code, "make()(x)"), "MP101")]
+    two = code.replace("getattr(layers, head)", 'getattr(layers, "Softmax" if wide else head)').replace(
+        'head="Softmax"', 'head="ReLU", wide=False')
+    assert fired(two, "MP101") == []  # two names in one call: which class is unknown
     assert fired(code.replace('"Softmax"', '"ReLU"'), "MP101", "MP102") == [(_line(code, "make()(x)"), "MP102")]
 
 

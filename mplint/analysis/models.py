@@ -31,6 +31,9 @@ from mplint.semantic.vocabulary import (
 )
 
 
+#: a model builder called more often than this is judged once, not per call
+_MAX_BUILDER_CALLS = 8
+
 #: list/model methods that change which layer comes last
 _MUTATORS = frozenset({"add", "append", "extend", "insert", "pop", "remove", "clear"})
 #: builtins that may receive a model or a list of layers without changing it
@@ -249,8 +252,9 @@ class ModelOutputs(Analysis):
             for call, loc, style in self._models:
                 if id(call) in nested:
                     continue  # its outputs feed another model: reported through that one
-                for expr, producer in self._model_outputs(call, loc, 0):
-                    self._resolved.append(ModelOutput(call, expr, producer, style))
+                for where in self._builder_contexts(loc):
+                    for expr, producer in self._model_outputs(call, where, 0):
+                        self._resolved.append(ModelOutput(call, expr, producer, style))
             for call, loc, cls in self._super_inits:
                 if id(cls.node) in self._model_classes() and id(cls.node) not in nested:
                     outputs = positional_or_keyword(call, 1, "outputs")
@@ -263,6 +267,21 @@ class ModelOutputs(Analysis):
                 for expr, producer in self._subclassed(scope, 0):
                     self._resolved.append(ModelOutput(classdef, expr, producer, "subclassed"))
         return self._resolved
+
+    def _builder_contexts(self, loc: Location) -> List[Location]:
+        """Where a model built in a function is judged: once per call of that function in
+        the file (``build(head="softmax")`` and ``build(head="linear")`` each decide the
+        head), up to ``_MAX_BUILDER_CALLS``; else once, with any call's values."""
+        function = loc.scope.node
+        if not isinstance(function, cst.FunctionDef) or loc.scope.parent is None \
+                or loc.scope.parent.kind == "class":
+            return [loc]
+        name = function.name.value
+        sites = [(call, where) for call, where in self.ctx.scopes.calls.get(name, ())
+                 if (found := where.lookup(name)) is not None and found.node is function]
+        if not sites or len(sites) > _MAX_BUILDER_CALLS:
+            return [loc]
+        return [loc.entering(CallFrame(function, call, where, entry=True)) for call, where in sites]
 
     def producer(self, expr: cst.BaseExpression, loc: Location, depth: int = 0) -> Optional[Producer]:
         """What computes the tensor ``expr`` (a layer call or an op call), if known.

@@ -16,7 +16,7 @@ MP101's; every other 16-bit output is MP102's. A shape-only op after a softmax
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import FrozenSet, List, Optional, Set, Tuple
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -76,7 +76,7 @@ class OutputPrecision(Analysis):
         """Outputs certainly computed in 16 bits, one per reported node."""
         if self._found is None:
             self._found = []
-            seen: Set[int] = set()
+            seen: Dict[int, int] = {}
             facts = self.ctx.facts
             policy = facts.mixed_policy()
             library = policy is None and facts.library_policy() is not None
@@ -104,8 +104,12 @@ class OutputPrecision(Analysis):
                         and not self.ctx.get(CustomLayers).input_is_float(output):
                     continue  # an integer input stays integer: Keras autocasts only floats
                 if id(found.node) in seen:
+                    # judged again in another call of its builder: a softmax there is MP101's
+                    first = seen[id(found.node)]
+                    if found.softmax and not self._found[first].softmax:
+                        self._found[first] = found
                     continue
-                seen.add(id(found.node))
+                seen[id(found.node)] = len(self._found)
                 self._found.append(found)
         return self._found
 
@@ -242,6 +246,8 @@ def built_for_other_calls(layer: LayerProducer, ctx: Context) -> bool:
     (``block(x, "softmax")`` beside ``block(x, "relu")``, a method): float32 there
     changes the layer every call builds, not only the output's."""
     for frame in layer.location.context:
+        if frame.entry:
+            continue  # a call of the model's builder: the layer is its head in each
         func = frame.call.func
         if isinstance(func, cst.Call):
             continue  # the closure a factory call returned: that call's frame decides

@@ -54,5 +54,5 @@ class Float16FinalSoftmax(Check):
         """Which call builds the head, where its function builds other layers too."""
         if not built_for_other_calls(layer, self.ctx):
             return ""
-        outermost = layer.location.context[0].call
+        outermost = next(frame.call for frame in layer.location.context if not frame.entry)
         return f" (the layer the call `{snippet(self.ctx.module.code_for_node(outermost), 60)}` builds)"

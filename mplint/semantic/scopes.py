@@ -239,6 +239,9 @@ class CallFrame:
     call: cst.Call
     caller: "Location"  # where the call is made (with the caller's own context)
     offset: int = 0  # leading parameters bound already (``self`` of a method)
+    #: a call of the function that builds a model, judged once per such call (not a
+    #: call the model's output is computed through)
+    entry: bool = False
 
 
 #: the calls followed to reach a location, outermost first
