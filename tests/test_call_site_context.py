@@ -290,3 +290,24 @@ def test_the_context_is_bounded():
     for _ in range(MAX_CALL_CONTEXT + 3):
         where = where.entering(frame)
     assert len(where.context) == MAX_CALL_CONTEXT
+
+
+def test_a_method_called_once_that_builds_a_sub_model_keeps_the_safe_fix():
+    code = _module("""\
+        class Tracker:
+            def __init__(self):
+                self.decoder = self.get_decoder()
+
+            def get_decoder(self):
+                inputs = tf.keras.Input((32,))
+                return tf.keras.Model(inputs, Softmax()(layers.Dense(16)(inputs)))
+
+            def build(self):
+                inputs = tf.keras.Input((32,))
+                return tf.keras.Model(inputs, self.decoder(inputs))
+
+
+        Tracker().build()
+    """)
+    [found] = lint(code, "MP101")
+    assert "the call" not in found.message and found.fix.name == "SAFE"

@@ -314,3 +314,34 @@ def test_an_update_under_an_isinstance_no_value_passes_is_no_train_step():
         "    optimizer.apply_gradients(", f"    if isinstance(optimizer, {EXPERIMENTAL}):\n"
                                          "        optimizer.apply_gradients(")
     assert findings(code) == []
+
+
+def test_clipping_in_the_branch_that_differentiates_the_plain_loss_is_not_mp208():
+    code = textwrap.dedent("""\
+        import tensorflow as tf
+
+        optimizer = OPTIMIZER
+
+
+        def train_step(model, x, y, variables):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(model(x) - y)
+                if isinstance(optimizer, tf.keras.mixed_precision.LossScaleOptimizer):
+                    scaled = optimizer.get_scaled_loss(loss)
+                    grads = optimizer.get_unscaled_gradients(tape.gradient(scaled, variables))
+                    grads, _ = tf.clip_by_global_norm(grads, 1.0)
+                else:
+                    grads = tape.gradient(loss, variables)
+                    grads, _ = tf.clip_by_global_norm(grads, 1.0)
+            optimizer.apply_gradients(zip(grads, variables))
+    """)
+    wrapped = code.replace("OPTIMIZER", "tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD())")
+    assert fired(wrapped, "MP208", keras_version=2) == []
+    # the same clip before the unscaling in the scaled branch is still reported
+    early = wrapped.replace(
+        "            grads = optimizer.get_unscaled_gradients(tape.gradient(scaled, variables))\n"
+        "            grads, _ = tf.clip_by_global_norm(grads, 1.0)\n",
+        "            grads, _ = tf.clip_by_global_norm(tape.gradient(scaled, variables), 1.0)\n"
+        "            grads = optimizer.get_unscaled_gradients(grads)\n")
+    assert early != wrapped
+    assert fired(early, "MP208", keras_version=2) == [(_line(early, "clip_by_global_norm(tape.gradient"), "MP208")]

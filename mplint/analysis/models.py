@@ -268,6 +268,11 @@ class ModelOutputs(Analysis):
                     self._resolved.append(ModelOutput(classdef, expr, producer, "subclassed"))
         return self._resolved
 
+    def method_calls(self, name: str) -> int:
+        """How many ``self.<name>(...)`` calls the file's classes make."""
+        return sum(1 for call, _ in self._self_calls
+                   if isinstance(call.func, cst.Attribute) and call.func.attr.value == name)
+
     def _builder_contexts(self, loc: Location) -> List[Location]:
         """Where a model built in a function is judged: once per call of that function in
         the file (``build(head="softmax")`` and ``build(head="linear")`` each decide the

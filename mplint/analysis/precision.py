@@ -251,7 +251,13 @@ def built_for_other_calls(layer: LayerProducer, ctx: Context) -> bool:
         func = frame.call.func
         if isinstance(func, cst.Call):
             continue  # the closure a factory call returned: that call's frame decides
-        if not isinstance(func, cst.Name) or len(ctx.scopes.calls.get(func.value, ())) > 1:
+        if isinstance(func, cst.Name):
+            calls = len(ctx.scopes.calls.get(func.value, ()))
+        elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+            calls = ctx.get(ModelOutputs).method_calls(func.attr.value)
+        else:
+            return True
+        if calls > 1:
             return True
     return False
 

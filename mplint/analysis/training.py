@@ -25,8 +25,8 @@ from mplint.semantic.facts import REWRITE_GRAPPLER
 from mplint.semantic.names import dotted_name
 from mplint.semantic.scopes import Binding, Branches, Location, Scope, exclusive, function_key
 from mplint.semantic.vocabulary import (
-    DISTRIBUTED_OPTIMIZERS, DISTRIBUTED_TAPES, GRADIENT_CLIPS, GRADIENT_TAPES, LOSS_SCALE_OPTIMIZERS,
-    MIXED_POLICIES, MODEL_CLASSES, SYMBOLIC_GRADIENTS, is_optimizer_constructor,
+    DISTRIBUTED_OPTIMIZERS, DISTRIBUTED_TAPES, EXPERIMENTAL_LSO, GRADIENT_CLIPS, GRADIENT_TAPES, LOSS_SCALE_OPTIMIZERS,
+    MIXED_POLICIES, MODEL_CLASSES, STABLE_LSO, SYMBOLIC_GRADIENTS, is_optimizer_constructor,
 )
 
 APPLY_METHODS = frozenset({"apply_gradients", "apply", "minimize"})
@@ -45,8 +45,6 @@ LSO = "lso"  # a LossScaleOptimizer created here
 FACTOR = "factor"
 COMPILED = "compiled"  # ``self.optimizer`` of a Model subclass: what compile() made
 UNKNOWN_OPTIMIZER = "unknown"  # not followed with certainty: the rules stay silent
-STABLE_LSO = "keras.mixed_precision.LossScaleOptimizer"
-EXPERIMENTAL_LSO = "keras.mixed_precision.experimental.LossScaleOptimizer"
 
 _MAX_DEPTH = 12
 _MAX_FLOW = 3000
@@ -83,6 +81,9 @@ class Clip:
     #: the gradients it clips were unscaled before (get_unscaled_gradients, or a
     #: division by the optimizer's loss scale, lies on the way to it)
     after_unscaling: bool
+    #: the gradients it clips are of a scaled loss (False: those of a branch that
+    #: differentiates the plain loss, beside one that scales)
+    scaled: bool = True
 
 
 @dataclass
@@ -616,14 +617,16 @@ class TrainingLoops(Analysis):
             return None
         clipped = _comprehension_source(clipped, call, grads_flow)
         upstream = self.flow(clipped, where)
-        if not any(g.call is node for g in step.gradients for node in upstream):
+        sources = [g for g in step.gradients if any(g.call is node for node in upstream)]
+        if not sources:
             return None  # not the gradients (a learning rate, a loss)
         unscaled = any(
             (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
              and node.func.attr.value == UNSCALE_METHOD)
             or any(node is d for d in step.divisions)
             for node in upstream)
-        return Clip(call, where, unscaled)
+        scaled = any(g.target is None or self.scaling_of(g.target, g.location)[0] for g in sources)
+        return Clip(call, where, unscaled, scaled)
 
     def is_loss_scale(self, expr: cst.BaseExpression, loc: Location) -> bool:
         """``opt.dynamic_scale``/``opt.loss_scale``, directly or through a local name."""

@@ -19,6 +19,7 @@ import libcst as cst
 from mplint.semantic.call_args import UNREADABLE, argument_for
 from mplint.semantic.names import NameResolver
 from mplint.semantic.scopes import Binding, Branches, Location, Scope, function_key
+from mplint.semantic.vocabulary import FLAG_OBJECTS
 
 #: calls of plain names by the name called, with where each is made (``ScopeTracker.calls``)
 CallIndex = Mapping[str, Sequence[Tuple[cst.Call, Location]]]
@@ -27,7 +28,6 @@ Truths = Dict[str, bool]
 
 #: the parsed command line, however it is reached (argparse's namespace, absl's FLAGS)
 FLAGS = "flags"
-_FLAG_OBJECTS = frozenset({"absl.flags.FLAGS", "tensorflow.compat.v1.flags.FLAGS", "tensorflow.flags.FLAGS"})
 _PARSE_METHODS = frozenset({"parse_args"})
 _MAX_DEPTH = 8
 
@@ -53,7 +53,7 @@ class Conditions:
     def _key(self, expr: cst.BaseExpression, loc: Location, depth: int) -> Optional[str]:
         if depth > _MAX_DEPTH:
             return None
-        if self.names.resolve(expr) & _FLAG_OBJECTS:
+        if self.names.resolve(expr) & FLAG_OBJECTS:
             return FLAGS
         if isinstance(expr, cst.Name):
             return self._name_key(expr.value, loc, depth)
