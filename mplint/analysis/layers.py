@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import FrozenSet, Optional, Set
+from typing import FrozenSet, Optional, Set, Tuple
 
 import libcst as cst
 
 from mplint.analysis.models import LayerProducer
 from mplint.analysis.references import References
 from mplint.rule.check import Context
-from mplint.semantic.scopes import Scope, function_key
+from mplint.semantic.scopes import Location, Scope, function_key
 from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.semantic.vocabulary import (
     ACTIVATION_FIRST_LAYERS, ACTIVATION_SECOND_LAYERS, FLOAT32_NAMES, MIXED_POLICIES, NOT_FLOAT_COMPUTE_LAYERS,
@@ -54,16 +54,40 @@ def spread_keyword(layer: LayerProducer, keyword: str) -> Optional[cst.BaseExpre
     return found
 
 
+def layer_argument(layer: LayerProducer, position: Optional[int],
+                   keyword: str) -> Optional[Tuple[cst.BaseExpression, Location]]:
+    """An argument of the layer's construction and where to read it: the call's own
+    (in a ``**spread`` too), else one its ``functools.partial`` binds ahead
+    (``partial(Dense, activation=...)``)."""
+    call, preset = layer.constructor, layer.preset
+    bound = [arg for arg in preset[0].args[1:] if arg.keyword is None] if preset is not None else []
+    own = keyword_only(call, keyword)
+    if own is None and position is not None and position >= len(bound):
+        own = positional_or_keyword(call, position - len(bound), keyword)
+    if own is None:
+        own = spread_keyword(layer, keyword)  # _ANY_KEYWORD when a spread cannot be read
+    if own is not None:
+        return own, layer.location
+    if preset is None:
+        return None
+    early = bound[position].value if position is not None and position < len(bound) else None
+    found = early if early is not None else keyword_only(preset[0], keyword)
+    return None if found is None else (found, preset[1])
+
+
 def layer_dtype(layer: LayerProducer, ctx: Context) -> str:
     """"float32"-like name, a 16-bit name, ABSENT (no dtype argument) or UNKNOWN_DTYPE."""
-    expr = keyword_only(layer.constructor, "dtype") or spread_keyword(layer, "dtype")
+    argument = layer_argument(layer, None, "dtype")
+    if argument is None:
+        return ABSENT
+    expr, where = argument
     if expr is _ANY_KEYWORD:
         return UNKNOWN_DTYPE
-    if expr is None:
-        return ABSENT
     if isinstance(expr, cst.Name) and expr.value == "None":
         return ABSENT
-    found = ctx.values.values(expr, layer.location)
+    found = ctx.values.values(expr, where)
+    if found == frozenset({None}):
+        return ABSENT  # ``dtype=dtype`` whose value here is the parameter's None
     if found is None or len(found) != 1:
         return UNKNOWN_DTYPE
     value = next(iter(found))
@@ -88,23 +112,28 @@ def computes_in_float32(layer: LayerProducer, ctx: Context) -> Optional[bool]:
     return None
 
 
-def activation_expr(layer: LayerProducer) -> Optional[cst.BaseExpression]:
+def activation_argument(layer: LayerProducer) -> Optional[Tuple[cst.BaseExpression, Location]]:
+    """The activation the layer is built with, and where to read it."""
     if layer.layer_class & ACTIVATION_FIRST_LAYERS:
-        found = positional_or_keyword(layer.constructor, 0, "activation")
+        found = layer_argument(layer, 0, "activation")
     elif layer.layer_class & ACTIVATION_SECOND_LAYERS:
-        found = positional_or_keyword(layer.constructor, 1, "activation")
+        found = layer_argument(layer, 1, "activation")
     else:
-        found = keyword_only(layer.constructor, "activation")
-    if found is None:
-        spread = spread_keyword(layer, "activation")
-        found = spread if spread is not _ANY_KEYWORD else None
-    return found
+        found = layer_argument(layer, None, "activation")
+    return None if found is None or found[0] is _ANY_KEYWORD else found
 
 
-def is_softmax_value(expr: cst.BaseExpression, ctx: Context, layer: LayerProducer) -> bool:
+def activation_expr(layer: LayerProducer) -> Optional[cst.BaseExpression]:
+    found = activation_argument(layer)
+    return None if found is None else found[0]
+
+
+def is_softmax_value(expr: cst.BaseExpression, ctx: Context, layer: LayerProducer,
+                     where: Optional[Location] = None) -> bool:
+    """``expr`` (read at ``where``, else where the layer is built) is softmax on every path."""
     if ctx.names.resolve(expr) & SOFTMAX_FUNCTIONS:
         return True
-    found = ctx.values.values(expr, layer.location)
+    found = ctx.values.values(expr, where or layer.location)
     return found is not None and found == frozenset({"softmax"})
 
 
@@ -112,8 +141,8 @@ def is_softmax_layer(layer: LayerProducer, ctx: Context) -> bool:
     """A Softmax layer, ``Activation('softmax')`` or any layer with ``activation=softmax``."""
     if layer.layer_class & SOFTMAX_LAYERS:
         return True
-    expr = activation_expr(layer)
-    return expr is not None and is_softmax_value(expr, ctx, layer)
+    found = activation_argument(layer)
+    return found is not None and is_softmax_value(found[0], ctx, layer, found[1])
 
 
 def sixteen_bit_name(names: FrozenSet[str]) -> str:

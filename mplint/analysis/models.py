@@ -24,12 +24,15 @@ import libcst as cst
 
 from mplint.rule.check import Analysis, Context
 from mplint.semantic.call_args import first_tensor_argument, positional_or_keyword
-from mplint.semantic.scopes import Binding, Location, Scope, function_key
+from mplint.semantic.scopes import Binding, CallContext, CallFrame, Location, Scope, function_key
 from mplint.semantic.vocabulary import (
-    ANY_MODEL_CLASSES, MODEL_CLASSES, SEQUENTIAL_CLASSES, SIZE_KEEPING_LAYERS, WHOLE_MODEL_METHODS,
+    ANY_MODEL_CLASSES, MODEL_CLASSES, PARTIALS, SEQUENTIAL_CLASSES, SIZE_KEEPING_LAYERS, WHOLE_MODEL_METHODS,
     WHOLE_MODEL_VARIABLES,
 )
 
+
+#: a model builder called more often than this is judged once, not per call
+_MAX_BUILDER_CALLS = 8
 
 #: list/model methods that change which layer comes last
 _MUTATORS = frozenset({"add", "append", "extend", "insert", "pop", "remove", "clear"})
@@ -48,6 +51,9 @@ class LayerProducer:
     constructor: cst.Call
     layer_class: FrozenSet[str]  # canonical class names (empty when not a known API)
     location: Location  # where the constructor ran
+    #: the ``functools.partial(Layer, ...)`` the constructor calls, whose arguments
+    #: come before the call's own, and where it was made
+    preset: Optional[Tuple[cst.Call, Location]] = None
 
 
 @dataclass
@@ -129,6 +135,12 @@ class ModelOutputs(Analysis):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._function_scopes[id(node)] = self.ctx.scopes.current
         self._loops.append(0)
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        # a lambda's body is its one return value, read inside its own scope (after
+        # its parameters, which are bound at the statement's order)
+        at = self.ctx.scopes.location()
+        self._returns[id(node)] = [(node.body, Location(at.scope, at.order + 1, at.branches))]
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._loops.pop()
@@ -212,6 +224,8 @@ class ModelOutputs(Analysis):
                 self._passed.setdefault(arg.value.value, []).append((node, loc))
         resolved = self.ctx.names.resolve(func)
         self._callee_names[id(func)] = resolved
+        if resolved & PARTIALS and node.args and node.args[0].keyword is None:
+            self._callee_names[id(node.args[0].value)] = self.ctx.names.resolve(node.args[0].value)
         if _is_super_init(func) and positional_or_keyword(node, 1, "outputs") is not None:
             # ``class M(keras.Model): def __init__(...): super().__init__(inputs, outputs)``
             cls = loc.scope.enclosing_class()
@@ -238,8 +252,9 @@ class ModelOutputs(Analysis):
             for call, loc, style in self._models:
                 if id(call) in nested:
                     continue  # its outputs feed another model: reported through that one
-                for expr, producer in self._model_outputs(call, loc, 0):
-                    self._resolved.append(ModelOutput(call, expr, producer, style))
+                for where in self._builder_contexts(loc):
+                    for expr, producer in self._model_outputs(call, where, 0):
+                        self._resolved.append(ModelOutput(call, expr, producer, style))
             for call, loc, cls in self._super_inits:
                 if id(cls.node) in self._model_classes() and id(cls.node) not in nested:
                     outputs = positional_or_keyword(call, 1, "outputs")
@@ -252,6 +267,26 @@ class ModelOutputs(Analysis):
                 for expr, producer in self._subclassed(scope, 0):
                     self._resolved.append(ModelOutput(classdef, expr, producer, "subclassed"))
         return self._resolved
+
+    def method_calls(self, name: str) -> int:
+        """How many ``self.<name>(...)`` calls the file's classes make."""
+        return sum(1 for call, _ in self._self_calls
+                   if isinstance(call.func, cst.Attribute) and call.func.attr.value == name)
+
+    def _builder_contexts(self, loc: Location) -> List[Location]:
+        """Where a model built in a function is judged: once per call of that function in
+        the file (``build(head="softmax")`` and ``build(head="linear")`` each decide the
+        head), up to ``_MAX_BUILDER_CALLS``; else once, with any call's values."""
+        function = loc.scope.node
+        if not isinstance(function, cst.FunctionDef) or loc.scope.parent is None \
+                or loc.scope.parent.kind == "class":
+            return [loc]
+        name = function.name.value
+        sites = [(call, where) for call, where in self.ctx.scopes.calls.get(name, ())
+                 if (found := where.lookup(name)) is not None and found.node is function]
+        if not sites or len(sites) > _MAX_BUILDER_CALLS:
+            return [loc]
+        return [loc.entering(CallFrame(function, call, where, entry=True)) for call, where in sites]
 
     def producer(self, expr: cst.BaseExpression, loc: Location, depth: int = 0) -> Optional[Producer]:
         """What computes the tensor ``expr`` (a layer call or an op call), if known.
@@ -693,14 +728,15 @@ class ModelOutputs(Analysis):
             if binding is None or binding.scope is None or binding.value is None:
                 yield expr, None
                 return
-            yield from self._tensor(binding.value, binding.location(), depth + 1)
+            yield from self._tensor(binding.value, binding.location().within(loc.context), depth + 1)
             return
         if not isinstance(expr, cst.Call):
             yield expr, None
             return
         func = expr.func
-        helper = self._local_function(func, loc)
-        if helper is not None:
+        callee = self._callable(func, loc, depth + 1)
+        if callee is not None and not isinstance(callee[0], cst.Lambda):
+            helper = callee[0]
             returns = self._returns.get(id(helper), [])
             if not returns or id(helper) in self._expanding:
                 yield expr, None
@@ -708,7 +744,7 @@ class ModelOutputs(Analysis):
             self._expanding.add(id(helper))
             try:
                 for value, where in returns:
-                    yield from self._tensor(value, where, depth + 1)
+                    yield from self._tensor(value, self._inside(callee, expr, loc, where), depth + 1)
             finally:
                 self._expanding.discard(id(helper))
             return
@@ -773,7 +809,7 @@ class ModelOutputs(Analysis):
             binding = self._plain_binding(expr, loc)
             if binding is None or binding.scope is None or binding.value is None:
                 return None
-            return self._layer(binding.value, binding.location(), depth + 1)
+            return self._layer(binding.value, binding.location().within(loc.context), depth + 1)
         if _self_attribute(expr):
             assert isinstance(expr, cst.Attribute)
             cls = loc.scope.enclosing_class()
@@ -786,14 +822,97 @@ class ModelOutputs(Analysis):
                 return None
             return self._layer(bindings[0].value, Location(bindings[0].scope, bindings[0].order), depth + 1)
         if isinstance(expr, cst.Call):
-            helper = self._local_function(expr.func, loc)
-            if helper is not None:
-                returns = self._returns.get(id(helper), [])
+            callee = self._callable(expr.func, loc, depth + 1)
+            if callee is not None:
+                returns = self._returns.get(id(callee[0]), [])
                 if len(returns) != 1:
                     return None
-                return self._layer(returns[0][0], returns[0][1], depth + 1)
-            return LayerProducer(expr, self.resolve(expr.func), loc)
+                return self._layer(returns[0][0], self._inside(callee, expr, loc, returns[0][1]), depth + 1)
+            preset = self._partial(expr.func, loc)
+            if preset is not None:
+                layer = preset[0].args[0].value
+                return LayerProducer(expr, self.resolve(layer), loc, preset)
+            return LayerProducer(expr, self.resolve(expr.func) or self._named_class(expr.func, loc), loc)
         return None
+
+    def _named_class(self, func: cst.BaseExpression, loc: Location) -> FrozenSet[str]:
+        """The Keras layer class a name picks at run time, when the name is known:
+        ``getattr(layers, "Softmax")`` or ``eval("Softmax")`` (the file's imports
+        name it), directly or through a variable. Several possible names: unknown."""
+        if isinstance(func, cst.Name):
+            binding = self._plain_binding(func, loc)
+            if binding is None or binding.scope is None or not isinstance(binding.value, cst.Call):
+                return frozenset()
+            func, loc = binding.value, binding.location().within(loc.context)
+        if not isinstance(func, cst.Call) or not isinstance(func.func, cst.Name) \
+                or func.func.value not in ("getattr", "eval") or loc.lookup(func.func.value) is not None:
+            return frozenset()
+        getter = func.func.value == "getattr"
+        if len(func.args) != (2 if getter else 1) or any(a.keyword is not None or a.star for a in func.args):
+            return frozenset()
+        name = self.ctx.values.value(func.args[-1].value, loc)
+        if not isinstance(name, str) or not all(part.isidentifier() for part in name.split(".")) \
+                or (getter and "." in name):
+            return frozenset()
+        named: cst.BaseExpression = cst.Attribute(func.args[0].value, cst.Name(name)) if getter \
+            else cst.parse_expression(name)
+        return frozenset(n for n in self.ctx.names.resolve(named) if n.startswith("keras.layers."))
+
+    def _callable(self, func: cst.BaseExpression, loc: Location,
+                  depth: int) -> Optional[Tuple[cst.CSTNode, CallContext, int]]:
+        """The function of the file a call target denotes: ``(function, the calls
+        followed to reach its definition, parameters bound already)``. A local function
+        or ``self.method``, a name bound to a lambda, or what a factory call returns
+        (``head(10, "softmax")`` returning its inner ``apply``): the factory's
+        arguments then decide the closure's free names."""
+        if depth > _MAX_DEPTH:
+            return None
+        helper = self._local_function(func, loc)
+        if helper is not None:
+            return helper, loc.context, 1 if _self_attribute(func) else 0
+        if isinstance(func, cst.Name):
+            binding = self._plain_binding(func, loc)
+            if binding is None or binding.scope is None or binding.value is None:
+                return None
+            if isinstance(binding.value, cst.Lambda):
+                return binding.value, loc.context, 0
+            if isinstance(binding.value, cst.Call):  # ``apply = head(10, "softmax")``
+                return self._callable(binding.value, binding.location().within(loc.context), depth + 1)
+            return None
+        if not isinstance(func, cst.Call):
+            return None
+        factory = self._callable(func.func, loc, depth + 1)
+        returns = self._returns.get(id(factory[0]), []) if factory is not None else []
+        if factory is None or len(returns) != 1:
+            return None
+        value, where = returns[0]
+        inside = self._inside(factory, func, loc, where)
+        if isinstance(value, cst.Lambda):
+            return value, inside.context, 0
+        if isinstance(value, cst.Name):
+            binding = inside.lookup(value.value)
+            if binding is not None and binding.kind == "def" and id(binding.node) in self._function_scopes:
+                return binding.node, inside.context, 0
+        return None
+
+    @staticmethod
+    def _inside(callee: Tuple[cst.CSTNode, CallContext, int], call: cst.Call, caller: Location,
+                where: Location) -> Location:
+        """``where`` (a place in the callee's body) inside this one call of it."""
+        function, context, offset = callee
+        return where.within(context).entering(CallFrame(function, call, caller, offset))
+
+    def _partial(self, func: cst.BaseExpression, loc: Location) -> Optional[Tuple[cst.Call, Location]]:
+        """``dense = functools.partial(layers.Dense, activation="softmax")`` behind ``dense``."""
+        if not isinstance(func, cst.Name):
+            return None
+        binding = self._plain_binding(func, loc)
+        value = binding.value if binding is not None else None
+        if binding is None or binding.scope is None or not isinstance(value, cst.Call) \
+                or not self.resolve(value.func) & PARTIALS or not value.args or value.args[0].keyword is not None \
+                or any(arg.star for arg in value.args):
+            return None
+        return value, binding.location().within(loc.context)
 
     def _plain_binding(self, name: cst.Name, loc: Location) -> Optional[Binding]:
         """The single-value assignment ``name`` refers to; None for parameters, loop

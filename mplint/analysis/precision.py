@@ -16,7 +16,7 @@ MP101's; every other 16-bit output is MP102's. A shape-only op after a softmax
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import FrozenSet, List, Optional, Set, Tuple
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -30,7 +30,7 @@ from mplint.analysis.references import References
 from mplint.rule.check import Analysis, Context, Fix
 from mplint.rule.edits import cast, string
 from mplint.rule.levels import Safety
-from mplint.semantic.call_args import positional_or_keyword
+from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.semantic.facts import PolicyState
 from mplint.semantic.scopes import Scope, enclosing_test, is_public, trains_nothing
 from mplint.semantic.vocabulary import (
@@ -76,7 +76,7 @@ class OutputPrecision(Analysis):
         """Outputs certainly computed in 16 bits, one per reported node."""
         if self._found is None:
             self._found = []
-            seen: Set[int] = set()
+            seen: Dict[int, int] = {}
             facts = self.ctx.facts
             policy = facts.mixed_policy()
             library = policy is None and facts.library_policy() is not None
@@ -104,8 +104,12 @@ class OutputPrecision(Analysis):
                         and not self.ctx.get(CustomLayers).input_is_float(output):
                     continue  # an integer input stays integer: Keras autocasts only floats
                 if id(found.node) in seen:
+                    # judged again in another call of its builder: a softmax there is MP101's
+                    first = seen[id(found.node)]
+                    if found.softmax and not self._found[first].softmax:
+                        self._found[first] = found
                     continue
-                seen.add(id(found.node))
+                seen[id(found.node)] = len(self._found)
                 self._found.append(found)
         return self._found
 
@@ -231,5 +235,29 @@ def output_layer_fix(found: SixteenBitOutput, ctx: Context) -> Optional[Fix]:
         return custom_layer_fix(found.custom, found.producer, found.output, ctx)
     assert isinstance(found.producer, LayerProducer)  # the rules fix only output layers here
     call = found.producer.constructor
-    return Fix({call: float32_keyword_fix(call, ctx)}, safety=Safety.SAFE if found.dtype == ABSENT else Safety.UNSAFE)
+    if keyword_only(call, "dtype") is not None and found.dtype == ABSENT:
+        return None  # ``dtype=dtype`` left None by this call: the float32 belongs at the call site
+    safe = found.dtype == ABSENT and not built_for_other_calls(found.producer, ctx)
+    return Fix({call: float32_keyword_fix(call, ctx)}, safety=Safety.SAFE if safe else Safety.UNSAFE)
+
+
+def built_for_other_calls(layer: LayerProducer, ctx: Context) -> bool:
+    """The layer is built in a function the output reaches through one of several calls
+    (``block(x, "softmax")`` beside ``block(x, "relu")``, a method): float32 there
+    changes the layer every call builds, not only the output's."""
+    for frame in layer.location.context:
+        if frame.entry:
+            continue  # a call of the model's builder: the layer is its head in each
+        func = frame.call.func
+        if isinstance(func, cst.Call):
+            continue  # the closure a factory call returned: that call's frame decides
+        if isinstance(func, cst.Name):
+            calls = len(ctx.scopes.calls.get(func.value, ()))
+        elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+            calls = ctx.get(ModelOutputs).method_calls(func.attr.value)
+        else:
+            return True
+        if calls > 1:
+            return True
+    return False
 

@@ -19,13 +19,14 @@ import libcst as cst
 
 from mplint.core.walker import child_nodes
 from mplint.rule.check import Analysis, Context
-from mplint.semantic.call_args import keyword_only, positional_or_keyword
+from mplint.semantic.call_args import argument_for, keyword_only, positional_or_keyword
+from mplint.semantic.conditions import Conditions, Truths, conflict
 from mplint.semantic.facts import REWRITE_GRAPPLER
 from mplint.semantic.names import dotted_name
-from mplint.semantic.scopes import Binding, Location, Scope, exclusive, function_key
+from mplint.semantic.scopes import Binding, Branches, Location, Scope, exclusive, function_key
 from mplint.semantic.vocabulary import (
-    DISTRIBUTED_OPTIMIZERS, DISTRIBUTED_TAPES, GRADIENT_CLIPS, GRADIENT_TAPES, LOSS_SCALE_OPTIMIZERS,
-    MIXED_POLICIES, MODEL_CLASSES, SYMBOLIC_GRADIENTS, is_optimizer_constructor,
+    DISTRIBUTED_OPTIMIZERS, DISTRIBUTED_TAPES, EXPERIMENTAL_LSO, GRADIENT_CLIPS, GRADIENT_TAPES, LOSS_SCALE_OPTIMIZERS,
+    MIXED_POLICIES, MODEL_CLASSES, STABLE_LSO, SYMBOLIC_GRADIENTS, is_optimizer_constructor,
 )
 
 APPLY_METHODS = frozenset({"apply_gradients", "apply", "minimize"})
@@ -80,6 +81,9 @@ class Clip:
     #: the gradients it clips were unscaled before (get_unscaled_gradients, or a
     #: division by the optimizer's loss scale, lies on the way to it)
     after_unscaling: bool
+    #: the gradients it clips are of a scaled loss (False: those of a branch that
+    #: differentiates the plain loss, beside one that scales)
+    scaled: bool = True
 
 
 @dataclass
@@ -103,6 +107,11 @@ class TrainStep:
     clipped: bool = False
     #: the known clipping calls applied to the gradients on the way
     clips: List[Clip] = field(default_factory=list)
+    #: what the step's ``if`` arms need of each condition (``conditions.Conditions.truths``)
+    assumed: Truths = field(default_factory=dict)
+    #: some optimizer binding was left out because its arm needs a condition the other
+    #: way (wrapped only ``if amp:``, the step under ``else``)
+    narrowed: bool = False
 
     @property
     def kinds(self) -> FrozenSet[str]:
@@ -146,6 +155,12 @@ class TrainingLoops(Analysis):
         #: ids of loss-scaling method calls made under such a guard
         self.guarded: Set[int] = set()
         self._steps: Optional[List[TrainStep]] = None
+        #: what branch tests mean (flags, config attributes, constructor parameters)
+        self.conditions = Conditions(ctx.names, ctx.scopes.calls)
+        self._assumed: Truths = {}
+        #: whether the last :meth:`optimizer_origins` left a binding out for its conditions
+        self.narrowed = False
+        self._deciding: Set[int] = set()
 
     # -- collection -----------------------------------------------------------------
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
@@ -236,9 +251,92 @@ class TrainingLoops(Analysis):
                 self.guarded.add(id(node))
 
     # -- optimizers -------------------------------------------------------------------
-    def optimizer_origins(self, expr: cst.BaseExpression, loc: Location) -> Tuple[OptimizerOrigin, ...]:
-        """Every origin the optimizer ``expr`` seen at ``loc`` may have."""
-        return tuple(self._origins(expr, loc, 0, frozenset()))
+    def optimizer_origins(self, expr: cst.BaseExpression, loc: Location,
+                          assumed: Optional[Truths] = None) -> Tuple[OptimizerOrigin, ...]:
+        """Every origin the optimizer ``expr`` seen at ``loc`` may have; with ``assumed``
+        (what the use's ``if`` arms need of each condition), only the bindings that can
+        run together with the use (see :attr:`narrowed`)."""
+        saved = self._assumed
+        self._assumed, self.narrowed = assumed or {}, False
+        try:
+            return tuple(self._origins(expr, loc, 0, frozenset()))
+        finally:
+            self._assumed = saved
+
+    def _possible(self, binding: Optional[Binding]) -> bool:
+        """Whether a binding can hold the value the use sees: not in an arm whose
+        condition the use's arms need the other way (``if loss_scale:`` wrapping, a use
+        under ``else`` of ``if self.use_amp:`` set from it), nor in an arm an
+        ``isinstance`` test shuts (:meth:`never_runs`)."""
+        if binding is None or not binding.branches or binding.scope is None:
+            return True
+        where = binding.location()
+        if self.never_runs(binding.branches, where):
+            return False
+        if self._assumed and conflict(self.conditions.truths(binding.branches, where), self._assumed):
+            self.narrowed = True
+            return False
+        return True
+
+    def _forced(self, binding: Binding) -> bool:
+        """A binding in ``if`` arms that the use's conditions all take (``if loss_scale:``
+        wrapping, the use under ``if self.use_amp:`` set from it)."""
+        if not self._assumed or not binding.branches or binding.scope is None:
+            return False
+        needs = self.conditions.truths(binding.branches, binding.location())
+        return len(needs) == len(binding.branches) and all(self._assumed.get(k) == v for k, v in needs.items())
+
+    def never_runs(self, branches: Branches, loc: Location) -> bool:
+        """An arm that no run takes: the body of ``if isinstance(opt, C):`` where no
+        value ``opt`` may hold is a ``C`` (the program builds another class, or none),
+        or its ``else`` where every value is one."""
+        for _, arm, test in branches:
+            wanted = arm == "body"
+            while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+                test, wanted = test.expression, not wanted
+            truth = self._isinstance_truth(test, loc)
+            if truth is not None and truth != wanted:
+                return True
+        return False
+
+    def _isinstance_truth(self, test: cst.BaseExpression, loc: Location) -> Optional[bool]:
+        """``isinstance(opt, <LossScaleOptimizer class>)`` decided from the optimizer's
+        origins: None unless every origin decides it the same way."""
+        if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance"
+                and len(test.args) == 2 and not any(a.keyword or a.star for a in test.args)) \
+                or loc.lookup("isinstance") is not None or id(test) in self._deciding:
+            return None
+        classes = test.args[1].value
+        parts = [e.value for e in classes.elements] if isinstance(classes, cst.Tuple) else [classes]
+        tested = [self.ctx.names.resolve(part) for part in parts]
+        if not tested or not all(names and names <= LOSS_SCALE_OPTIMIZERS for names in tested):
+            return None  # a class of another kind, or one not known
+        self._deciding.add(id(test))
+        saved = self._assumed, self.narrowed
+        try:
+            self._assumed = {}
+            origins = tuple(self._origins(test.args[0].value, loc, 0, frozenset()))
+        finally:
+            self._deciding.discard(id(test))
+            self._assumed, self.narrowed = saved
+        truths = {self._is_instance(origin, frozenset().union(*tested)) for origin in origins}
+        return truths.pop() if len(truths) == 1 else None
+
+    def _is_instance(self, origin: OptimizerOrigin, tested: FrozenSet[str]) -> Optional[bool]:
+        if origin.kind in (PLAIN, FACTOR):
+            return False  # a Keras optimizer no LossScaleOptimizer wraps
+        if origin.kind != LSO or origin.call is None:
+            return None
+        built = self.call_names.get(id(origin.call), frozenset()) & LOSS_SCALE_OPTIMIZERS
+        if not built:
+            return None  # made by a factory of the project: which class is not known
+        if built & tested:
+            return True
+        if built == {EXPERIMENTAL_LSO} and STABLE_LSO in tested:
+            return True  # the experimental class derives from the stable one (TF 2.4-2.8)
+        if built == {STABLE_LSO} and tested == {EXPERIMENTAL_LSO}:
+            return False  # the stable class is no experimental one
+        return None
 
     def _origins(self, expr: cst.BaseExpression, loc: Location, depth: int,
                  seen: FrozenSet[int]) -> Iterator[OptimizerOrigin]:
@@ -272,7 +370,11 @@ class TrainingLoops(Analysis):
             yield from self._origins(expr.orelse, loc, depth + 1, seen)
         elif isinstance(expr, cst.Name):
             # ``opt = Adam(); if amp: opt = LossScaleOptimizer(opt)``: either may arrive
-            reaching: List[Optional[Binding]] = list(loc.reaching(expr.value)) or [None]
+            found = [b for b in loc.reaching(expr.value) if self._possible(b)]
+            forced = [b.order for b in found if self._forced(b)]
+            if forced:  # the use's conditions make this one run: it replaces the earlier ones
+                found = [b for b in found if b.order >= max(forced)]
+            reaching: List[Optional[Binding]] = list(found) or [None]
             for binding in reaching:
                 yield from self._binding_origins(binding, depth, seen)
         elif (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name)
@@ -287,7 +389,7 @@ class TrainingLoops(Analysis):
             # LossScaleOptimizer(self.opt)` / `elif rewrite: self.opt = rewrite(self.opt)`).
             bindings = [b for b in cls.attributes.get(expr.attr.value, []) if id(b) not in seen
                         and not (b.value is not None and contains(b.value, expr))
-                        and not exclusive(b.branches, loc.branches)]
+                        and not exclusive(b.branches, loc.branches) and self._possible(b)]
             if bindings:
                 for binding in bindings:
                     yield from self._binding_origins(binding, depth, seen)
@@ -326,8 +428,11 @@ class TrainingLoops(Analysis):
         if passed:  # what every call site in the program passes (the program model's summaries)
             yield from (OptimizerOrigin(kind) for kind in passed)
             return
-        if not isinstance(function, cst.FunctionDef) or scope is None or scope.parent is None \
-                or scope.parent.kind == "class":
+        if isinstance(function, cst.FunctionDef) and scope is not None and scope.parent is not None \
+                and scope.parent.kind == "class" and isinstance(binding.node, cst.Param):
+            yield from self._constructor_origins(binding, depth, seen)  # ``Trainer(model, Adam())``
+            return
+        if not isinstance(function, cst.FunctionDef) or scope is None or scope.parent is None:
             yield OptimizerOrigin(UNKNOWN_OPTIMIZER)
             return
         params = function.params
@@ -347,6 +452,23 @@ class TrainingLoops(Analysis):
                 yield OptimizerOrigin(UNKNOWN_OPTIMIZER)
                 continue
             yield from self._origins(arg, loc, depth + 1, seen)
+
+    def _constructor_origins(self, binding: Binding, depth: int,
+                             seen: FrozenSet[int]) -> Iterator[OptimizerOrigin]:
+        """A parameter of ``__init__``: what every construction of the class in the file passes."""
+        assert binding.scope is not None and isinstance(binding.node, cst.Param)
+        definer = binding.scope.parent
+        public = definer is not None and not getattr(getattr(definer.node, "name", None), "value", "_").startswith("_")
+        sites = self.conditions.calls_of(binding.scope) if self.ctx.values.script or not public else []
+        if not sites:  # a library module's public class: other modules construct it too
+            yield OptimizerOrigin(UNKNOWN_OPTIMIZER)
+            return
+        for call, where, offset in sites:
+            arg = argument_for(binding.scope.node, binding.node, call, offset)
+            if not isinstance(arg, cst.BaseExpression):
+                yield OptimizerOrigin(UNKNOWN_OPTIMIZER)  # left to its default, or unreadable
+                continue
+            yield from self._origins(arg, where, depth + 1, seen)
 
     def wrapped_elsewhere(self, call: cst.Call) -> bool:
         """Whether some LossScaleOptimizer(...) in the file wraps this constructor's result."""
@@ -373,12 +495,16 @@ class TrainingLoops(Analysis):
         grads = positional_or_keyword(call, 0, "grads_and_vars" if method == "apply_gradients" else "grads")
         if grads is None:
             return None
+        if self.never_runs(loc.branches, loc):
+            return None  # under an isinstance test no value passes
         flow = self.flow(grads, loc)
         gradients = [g for g in (self._gradient(n) for n in flow if isinstance(n, cst.Call)) if g is not None]
         if not gradients:
             return None
+        assumed = self.conditions.truths(loc.branches, loc)
         step = TrainStep(call, method, call.func.value, loc, statement,
-                         self.optimizer_origins(call.func.value, loc), gradients)
+                         self.optimizer_origins(call.func.value, loc, assumed), gradients,
+                         assumed=assumed, narrowed=self.narrowed)
         self._scaling(step, flow)
         return step
 
@@ -491,14 +617,16 @@ class TrainingLoops(Analysis):
             return None
         clipped = _comprehension_source(clipped, call, grads_flow)
         upstream = self.flow(clipped, where)
-        if not any(g.call is node for g in step.gradients for node in upstream):
+        sources = [g for g in step.gradients if any(g.call is node for node in upstream)]
+        if not sources:
             return None  # not the gradients (a learning rate, a loss)
         unscaled = any(
             (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
              and node.func.attr.value == UNSCALE_METHOD)
             or any(node is d for d in step.divisions)
             for node in upstream)
-        return Clip(call, where, unscaled)
+        scaled = any(g.target is None or self.scaling_of(g.target, g.location)[0] for g in sources)
+        return Clip(call, where, unscaled, scaled)
 
     def is_loss_scale(self, expr: cst.BaseExpression, loc: Location) -> bool:
         """``opt.dynamic_scale``/``opt.loss_scale``, directly or through a local name."""
@@ -531,10 +659,15 @@ class TrainingLoops(Analysis):
                 for binding in where.scope.bindings.get(sub.value, ()):
                     if binding.order >= where.order or id(binding) in seen:
                         continue
+                    if binding.branches and (exclusive(binding.branches, where.branches)
+                                             or self.never_runs(binding.branches, binding.location())):
+                        # the other arm of an ``if`` the use is in, or an arm no run takes:
+                        # ``if isinstance(opt, <a class never built>): loss = opt.get_scaled_loss(loss)``
+                        continue
                     seen.add(id(binding))
                     source = binding_source(binding)
                     if source is not None:
-                        work.append((source, Location(where.scope, binding.order)))
+                        work.append((source, Location(where.scope, binding.order, binding.branches)))
                     if binding.kind == "augassign":
                         out.append(binding.node)  # `loss *= scale`
         return out

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from mplint.analysis.models import LayerProducer, ModelOutputs, OpProducer
-from mplint.analysis.precision import OutputPrecision, output_layer_fix
+from mplint.analysis.precision import OutputPrecision, built_for_other_calls, output_layer_fix
 from mplint.rule.check import Check, Fix, Needs
 from mplint.rule.levels import Safety
+from mplint.rule.messages import snippet
 from mplint.semantic.call_args import first_tensor_argument
 
 
@@ -29,8 +30,8 @@ class Float16FinalSoftmax(Check):
                 call = found.producer.constructor
                 self.report(
                     call,
-                    f"final softmax computed in {compute}; {precision.layer_advice(found)} "
-                    f"so the model's probabilities are float32",
+                    f"final softmax computed in {compute}{self._through(found.producer)}; "
+                    f"{precision.layer_advice(found)} so the model's probabilities are float32",
                     output_layer_fix(found, self.ctx),
                 )
                 continue
@@ -48,3 +49,10 @@ class Float16FinalSoftmax(Check):
                 f"the model's probabilities are float32",
                 fix,
             )
+
+    def _through(self, layer: LayerProducer) -> str:
+        """Which call builds the head, where its function builds other layers too."""
+        if not built_for_other_calls(layer, self.ctx):
+            return ""
+        outermost = next(frame.call for frame in layer.location.context if not frame.entry)
+        return f" (the layer the call `{snippet(self.ctx.module.code_for_node(outermost), 60)}` builds)"

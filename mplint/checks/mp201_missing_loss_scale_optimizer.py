@@ -10,6 +10,8 @@ from mplint.analysis.loss_scale_fixes import (
 from mplint.analysis.training import PLAIN, UPDATE_WORDS, TrainingLoops, TrainStep, float16_source
 from mplint.rule.check import Check, Fix, Needs
 from mplint.rule.levels import Safety
+from mplint.semantic.conditions import conflict
+from mplint.semantic.vocabulary import MIXED_POLICIES
 
 
 class MissingLossScaleOptimizer(Check):
@@ -31,22 +33,40 @@ class MissingLossScaleOptimizer(Check):
             why = float16_source(self.ctx, loops, step.location.scope, step.location)
             if why is None:
                 continue  # float32 or bfloat16: no loss scaling needed
+            if step.narrowed and not self._mixed_where_it_runs(loops, step):
+                continue  # wrapped under a flag, run when it is off: mixed there only if the policy is
             if step.method == "minimize" and version == 3:
                 continue  # Keras 3 has no minimize(); not this rule's finding
             elsewhere = any(loops.wrapped_elsewhere(o.call) for o in step.origins if o.call is not None)
             name = self.ctx.module.code_for_node(step.receiver)
-            if elsewhere:
+            if step.narrowed:
+                message = (f"custom training loop under {why} uses optimizer `{name}` on a branch where it is "
+                           f"not wrapped in a LossScaleOptimizer (the wrapping runs under the opposite "
+                           f"condition): small float16 gradients underflow to zero")
+            elif elsewhere:
                 message = (f"custom training loop under {why} applies gradients with `{name}`, "
                            f"not with the LossScaleOptimizer that wraps it: small gradients underflow to zero")
             else:
                 message = (f"custom training loop under {why} uses optimizer `{name}`, which is never "
                            f"wrapped in a LossScaleOptimizer: small float16 gradients underflow to zero")
             fix = None
-            if not elsewhere and not any(id(o.call) in wrapped for o in step.origins):
+            # Narrowed: the code wraps on the other branch; wrapping the creation would wrap twice there.
+            if not elsewhere and not step.narrowed and not any(id(o.call) in wrapped for o in step.origins):
                 fix = self._fix(loops, step, version)
                 if fix is not None:
                     wrapped.update(id(o.call) for o in step.origins)
             self.report(step.call, message, fix)
+
+    def _mixed_where_it_runs(self, loops: TrainingLoops, step: TrainStep) -> bool:
+        """The step runs only where its conditions leave the optimizer unwrapped: float16
+        there needs a mixed policy call of this file that those conditions allow (not
+        one under the flag that also wraps), or a policy the configuration assumes. A
+        policy set in another module cannot be compared with the step's conditions."""
+        if self.facts.assumed_policy in MIXED_POLICIES:
+            return True
+        return any((call.values is None or call.values & MIXED_POLICIES)
+                   and not conflict(loops.conditions.truths(call.branches, call.location), step.assumed)
+                   for call in self.facts.policy_calls)
 
     def _fix(self, loops: TrainingLoops, step: TrainStep, version: Optional[int]) -> Optional[Fix]:
         if version is None or version not in (2, 3) or len(step.origins) != 1:

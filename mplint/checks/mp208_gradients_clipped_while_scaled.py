@@ -47,7 +47,7 @@ class GradientsClippedWhileScaled(Check):
             if generation is None:
                 continue
             for clip in step.clips:
-                if clip.after_unscaling or id(clip.call) in seen:
+                if clip.after_unscaling or not clip.scaled or id(clip.call) in seen:
                     continue
                 seen.add(id(clip.call))
                 self._report(loops, step, clip, generation)

@@ -75,7 +75,7 @@ def argument_for(function: cst.CSTNode, param: cst.Param, call: cst.Call,
     uses ``*args``/``**kwargs`` or the parameter is itself ``*args``/``**kwargs``.
     ``offset`` counts leading parameters bound already (``self`` of ``__init__``).
     """
-    if not isinstance(function, cst.FunctionDef) or any(arg.star for arg in call.args):
+    if not isinstance(function, (cst.FunctionDef, cst.Lambda)) or any(arg.star for arg in call.args):
         return UNREADABLE
     params = function.params
     if param is params.star_arg or param is params.star_kwarg:

@@ -229,13 +229,54 @@ def _both_arms(later: List[Binding], covered: set) -> bool:
     return any(len(found) == 2 for found in arms.values())
 
 
+@dataclass(frozen=True, eq=False)
+class CallFrame:
+    """One call the analysis followed into a function: ``block(x, "softmax")`` binds
+    ``act`` of ``block`` to ``"softmax"`` for what is evaluated inside that call
+    (a per-call-site context, so one call's argument decides the layer it builds)."""
+
+    function: cst.CSTNode  # the FunctionDef or Lambda called
+    call: cst.Call
+    caller: "Location"  # where the call is made (with the caller's own context)
+    offset: int = 0  # leading parameters bound already (``self`` of a method)
+    #: a call of the function that builds a model, judged once per such call (not a
+    #: call the model's output is computed through)
+    entry: bool = False
+
+
+#: the calls followed to reach a location, outermost first
+CallContext = Tuple[CallFrame, ...]
+#: at most this many nested calls are followed: a deeper chain is judged without them
+MAX_CALL_CONTEXT = 6
+
+
 @dataclass(frozen=True)
 class Location:
-    """Where a node was seen: its scope and the statement order inside the file."""
+    """Where a node was seen: its scope and the statement order inside the file, and
+    the calls followed to get there (empty: any call of its function)."""
 
     scope: Scope
     order: int
     branches: Branches = ()
+    context: CallContext = ()
+
+    def entering(self, frame: CallFrame) -> "Location":
+        """This location inside the call ``frame`` (beyond ``MAX_CALL_CONTEXT``: unchanged)."""
+        if len(self.context) >= MAX_CALL_CONTEXT:
+            return self
+        return Location(self.scope, self.order, self.branches, self.context + (frame,))
+
+    def within(self, context: CallContext) -> "Location":
+        """This location seen through the calls ``context`` (a binding's place, read while
+        following a value inside those calls)."""
+        return self if context == self.context else Location(self.scope, self.order, self.branches, context)
+
+    def frame_of(self, function: cst.CSTNode) -> Optional[Tuple[CallFrame, CallContext]]:
+        """The innermost followed call of ``function``, with the context it was made in."""
+        for index in range(len(self.context) - 1, -1, -1):
+            if self.context[index].function is function:
+                return self.context[index], self.context[:index]
+        return None
 
     def lookup(self, name: str) -> Optional[Binding]:
         return self.scope.lookup(name, self.order, self.branches)

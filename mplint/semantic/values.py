@@ -17,7 +17,7 @@ import libcst as cst
 
 from mplint.semantic.call_args import UNREADABLE, argument_for
 from mplint.semantic.names import NameResolver
-from mplint.semantic.scopes import Binding, Branches, Location, Scope, function_key
+from mplint.semantic.scopes import Binding, Branches, CallContext, CallFrame, Location, Scope, function_key
 from mplint.semantic.vocabulary import DTYPE_NAMES, POLICY_CONSTRUCTORS
 
 Values = FrozenSet[object]
@@ -153,10 +153,10 @@ class Evaluator:
         arms of an ``if`` that binds it in each)."""
         bindings = loc.reaching(name)
         if len(bindings) <= 1:
-            return self._binding_values(bindings[0] if bindings else None, depth)
+            return self._binding_values(bindings[0] if bindings else None, depth, loc)
         out: Set[object] = set()
         for binding in bindings:
-            found = self._binding_values(binding, depth)
+            found = self._binding_values(binding, depth, loc)
             if found is None:
                 return None
             out |= found
@@ -201,9 +201,17 @@ class Evaluator:
         found = self.values(expr, loc)
         return None if found is None else [(found, ())]
 
-    def _binding_values(self, binding: Optional[Binding], depth: int) -> Optional[Values]:
+    def _binding_values(self, binding: Optional[Binding], depth: int,
+                        seen_from: Optional[Location] = None) -> Optional[Values]:
+        """The values of one binding; ``seen_from`` (the use) carries the calls followed
+        to get there, so a parameter of a followed call takes that call's argument."""
         if binding is None or binding.scope is None:
             return None
+        context = seen_from.context if seen_from is not None else ()
+        if binding.kind == "param" and context:
+            followed = seen_from.frame_of(binding.scope.node) if seen_from is not None else None
+            if followed is not None:
+                return self._argument_values(binding, followed[0], followed[1], depth)
         if binding.kind == "param":
             elsewhere = self._passed_elsewhere(binding, depth)
             if elsewhere is _UNKNOWN:
@@ -224,7 +232,21 @@ class Evaluator:
         if not is_constant(binding):
             return None
         assert binding.value is not None
-        return self.values(binding.value, binding.location(), depth + 1)
+        return self.values(binding.value, binding.location().within(context), depth + 1)
+
+    def _argument_values(self, binding: Binding, frame: CallFrame, outer: CallContext,
+                         depth: int) -> Optional[Values]:
+        """A parameter inside one followed call: what that call passes, else the default."""
+        param, scope = binding.node, binding.scope
+        assert isinstance(param, cst.Param) and scope is not None
+        expr = argument_for(frame.function, param, frame.call, frame.offset)
+        if expr is UNREADABLE:
+            return None
+        if isinstance(expr, cst.BaseExpression):
+            return self.values(expr, frame.caller, depth + 1)
+        if param.default is None:
+            return None
+        return self.values(param.default, Location(scope.parent or scope, binding.order, (), outer), depth + 1)
 
     def _passed_elsewhere(self, binding: Binding, depth: int) -> object:
         """The values the calls in other modules of the project pass for a parameter

@@ -187,6 +187,10 @@ ACTIVATION_FIRST_LAYERS = frozenset({"keras.layers.Activation"})
 #: layers whose second positional argument is the activation
 ACTIVATION_SECOND_LAYERS = frozenset({"keras.layers.Dense"})
 SOFTMAX_LAYERS = frozenset({"keras.layers.Softmax"})
+#: ``functools.partial(Layer, activation=...)``: a layer class with arguments bound ahead
+PARTIALS = frozenset({"functools.partial"})
+#: the parsed command line of absl (``FLAGS.amp``), as argparse's namespace is
+FLAG_OBJECTS = frozenset({"absl.flags.FLAGS", "tensorflow.compat.v1.flags.FLAGS", "tensorflow.flags.FLAGS"})
 #: Keras layers whose output is not a float computed under the policy (lookups,
 #: hashing, raw-input plumbing) or is whatever a user function returns (Lambda)
 NOT_FLOAT_COMPUTE_LAYERS = LAMBDA_LAYERS | frozenset({
@@ -314,10 +318,10 @@ VARIABLE_SCOPES = frozenset({"tensorflow.compat.v1.variable_scope", "tensorflow.
 # -- training --------------------------------------------------------------------------------------
 GRADIENT_TAPES = frozenset({"tensorflow.GradientTape", "tensorflow.autodiff.GradientTape"})
 SYMBOLIC_GRADIENTS = frozenset({"tensorflow.gradients", "tensorflow.compat.v1.gradients"})
-LOSS_SCALE_OPTIMIZERS = frozenset({
-    "keras.mixed_precision.LossScaleOptimizer",
-    "keras.mixed_precision.experimental.LossScaleOptimizer",
-})
+STABLE_LSO = "keras.mixed_precision.LossScaleOptimizer"
+#: TF <= 2.8; a subclass of the stable class from TF 2.4 (``isinstance`` of the stable one holds)
+EXPERIMENTAL_LSO = "keras.mixed_precision.experimental.LossScaleOptimizer"
+LOSS_SCALE_OPTIMIZERS = frozenset({STABLE_LSO, EXPERIMENTAL_LSO})
 #: distributed-training wrappers that keep the wrapped optimizer's loss scaling
 #: (``hvd.DistributedOptimizer(opt)`` averages gradients, then calls ``opt``)
 DISTRIBUTED_OPTIMIZERS = frozenset({

@@ -1,0 +1,154 @@
+"""What a branch's test means, so two branches decided by the same condition are
+judged together.
+
+``if args.amp:`` in ``main``, ``if loss_scale:`` in ``Trainer.__init__`` (called as
+``Trainer(..., loss_scale=args.amp)``) and ``if self.use_amp:`` in its train step
+(``self.use_amp = loss_scale``) all test one condition: the command-line flag
+``amp``. Each test resolves to a *key* naming its meaning (the flag, the config
+attribute path, the parameter) rather than its spelling; arms whose keys need
+opposite truths never run together. A test that cannot be followed has no key and
+constrains nothing: silent code stays silent.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+
+import libcst as cst
+
+from mplint.semantic.call_args import UNREADABLE, argument_for
+from mplint.semantic.names import NameResolver
+from mplint.semantic.scopes import Binding, Branches, Location, Scope, function_key
+from mplint.semantic.vocabulary import FLAG_OBJECTS
+
+#: calls of plain names by the name called, with where each is made (``ScopeTracker.calls``)
+CallIndex = Mapping[str, Sequence[Tuple[cst.Call, Location]]]
+#: a condition's meaning -> the truth an arm needs of it
+Truths = Dict[str, bool]
+
+#: the parsed command line, however it is reached (argparse's namespace, absl's FLAGS)
+FLAGS = "flags"
+_PARSE_METHODS = frozenset({"parse_args"})
+_MAX_DEPTH = 8
+
+
+class Conditions:
+    """Resolves branch tests to keys; one per file (built on the file's scopes)."""
+
+    def __init__(self, names: NameResolver, calls: CallIndex) -> None:
+        self.names = names
+        self.calls = calls
+        self._keys: Dict[Tuple[int, int, int], Optional[str]] = {}
+
+    # -- keys ------------------------------------------------------------------------
+    def key(self, expr: cst.BaseExpression, loc: Location, depth: int = 0) -> Optional[str]:
+        """The meaning of a condition seen at ``loc``: ``flags.amp``, ``param:Trainer.__init__:cfg.fp16``,
+        ``self:Trainer.use_amp``; None when it cannot be followed."""
+        cache = (id(expr), id(loc.scope), loc.order)
+        if cache not in self._keys:
+            self._keys[cache] = None  # a cycle resolves to nothing
+            self._keys[cache] = self._key(expr, loc, depth)
+        return self._keys[cache]
+
+    def _key(self, expr: cst.BaseExpression, loc: Location, depth: int) -> Optional[str]:
+        if depth > _MAX_DEPTH:
+            return None
+        if self.names.resolve(expr) & FLAG_OBJECTS:
+            return FLAGS
+        if isinstance(expr, cst.Name):
+            return self._name_key(expr.value, loc, depth)
+        if not isinstance(expr, cst.Attribute):
+            return None
+        if isinstance(expr.value, cst.Name) and expr.value.value == "self":
+            return self._attribute_key(expr.attr.value, loc, depth)
+        base = self.key(expr.value, loc, depth + 1)
+        return None if base is None else f"{base}.{expr.attr.value}"
+
+    def _name_key(self, name: str, loc: Location, depth: int) -> Optional[str]:
+        binding = loc.lookup(name)
+        if binding is None or binding.scope is None:
+            return None
+        if binding.kind == "param":
+            return self._param_key(binding, depth)
+        if binding.kind not in ("assign", "annassign") or binding.value is None \
+                or len(binding.scope.bindings.get(name, ())) != 1:
+            return None  # rebound: which value the test reads is a run-time matter
+        value = binding.value
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+                and value.func.attr.value in _PARSE_METHODS:
+            return FLAGS  # ``args = parser.parse_args()``
+        return self.key(value, binding.location(), depth + 1)
+
+    def _attribute_key(self, attr: str, loc: Location, depth: int) -> Optional[str]:
+        """``self.use_amp``: what every ``self.use_amp = ...`` of the class assigns, when
+        they agree (``= loss_scale`` in ``__init__``); else the attribute itself."""
+        cls = loc.scope.enclosing_class()
+        if cls is None:
+            return None
+        bindings = cls.attributes.get(attr, [])
+        keys = {self.key(b.value, b.location(), depth + 1) if b.value is not None and b.scope is not None
+                else None for b in bindings}
+        if len(keys) == 1 and None not in keys:
+            return keys.pop()
+        name = getattr(getattr(cls.node, "name", None), "value", "?")
+        return f"self:{name}.{attr}"
+
+    def _param_key(self, binding: Binding, depth: int) -> Optional[str]:
+        """A parameter: the condition every call of its function in the file passes
+        for it, when they agree (``Trainer(loss_scale=args.amp)``); else the parameter."""
+        scope = binding.scope
+        assert scope is not None
+        param = binding.node
+        if not isinstance(param, cst.Param) or not isinstance(scope.node, cst.FunctionDef):
+            return None
+        fallback = f"param:{function_key(scope)}:{binding.name}"
+        passed = set()
+        for call, where, offset in self.calls_of(scope):
+            expr = argument_for(scope.node, param, call, offset)
+            if expr is UNREADABLE or not isinstance(expr, cst.BaseExpression):
+                return fallback
+            passed.add(self.key(expr, where, depth + 1))
+        if len(passed) == 1 and None not in passed:
+            return passed.pop()
+        return fallback
+
+    def calls_of(self, scope: Scope) -> List[Tuple[cst.Call, Location, int]]:
+        """The file's calls of a plain function, or of a class whose ``__init__`` it is."""
+        function, definer = scope.node, scope.parent
+        if not isinstance(function, cst.FunctionDef) or definer is None:
+            return []
+        target: cst.CSTNode = function
+        offset = 0
+        if definer.kind == "class":
+            if function.name.value != "__init__":
+                return []
+            target, offset = definer.node, 1
+        name = getattr(getattr(target, "name", None), "value", None)
+        if not isinstance(name, str):
+            return []
+        out = []
+        for call, where in self.calls.get(name, ()):
+            found = where.lookup(name)
+            if found is not None and found.node is target:
+                out.append((call, where, offset))
+        return out
+
+    # -- arms --------------------------------------------------------------------------
+    def truths(self, branches: Branches, loc: Location) -> Truths:
+        """What the ``if`` arms around a statement need of each condition: the body of
+        ``if amp:`` needs it true, its ``else`` (or ``if not amp:``) false. Arms that
+        need one condition both ways (impossible code) need nothing here."""
+        out: Truths = {}
+        for _, arm, test in branches:
+            wanted = arm == "body"
+            while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+                test, wanted = test.expression, not wanted
+            key = self.key(test, loc) if isinstance(test, (cst.Name, cst.Attribute)) else None
+            if key is not None:
+                out[key] = wanted
+        return out
+
+
+def conflict(a: Mapping[str, bool], b: Mapping[str, bool]) -> bool:
+    """Two sets of needs that one run cannot meet together (a condition both ways)."""
+    return any(key in b and b[key] != value for key, value in a.items())
