@@ -634,3 +634,54 @@ def test_a_float32_baseline_trained_before_the_script_sets_the_policy_is_not_mix
     assert fired(baseline + policy, "MP201") == []
     assert fired(baseline.replace("import tensorflow as tf\n", "import tensorflow as tf\n" + policy), "MP201") == [
         (9, "MP201")]
+
+
+HELPER_SCALES = ("import keras\nimport tensorflow as tf\nkeras.config.set_dtype_policy('mixed_float16')\n"
+                 "model = keras.Sequential([keras.layers.Dense(64), keras.layers.Dense(1, dtype='float32')])\n"
+                 "opt = keras.mixed_precision.LossScaleOptimizer(keras.optimizers.Adam())\n"
+                 "def compute_loss(x, y):\n"
+                 "    loss = keras.ops.mean((model(x) - y) ** 2)\n"
+                 "    return RETURNED\n"
+                 "def step(x, y):\n"
+                 "    with tf.GradientTape() as tape:\n"
+                 "        scaled, loss = compute_loss(x, y)\n"
+                 "    grads = tape.gradient(scaled, model.trainable_variables)\n"
+                 "    opt.apply(grads, model.trainable_variables)\n")
+
+
+def test_a_loss_scaled_in_a_helper_of_the_file_is_scaled():
+    # the helper returns the scaled loss: the step differentiates a scaled value
+    assert fired(HELPER_SCALES.replace("RETURNED", "opt.scale_loss(loss), loss"), "MP202") == []
+    # a helper that scales nothing: the step's loss is not scaled
+    assert fired(HELPER_SCALES.replace("RETURNED", "loss, loss"), "MP202") == [(13, "MP202")]
+    method = ("import keras\nimport tensorflow as tf\nkeras.config.set_dtype_policy('mixed_float16')\n"
+              "class Trainer:\n"
+              "    def __init__(self, model):\n"
+              "        self.model = model\n"
+              "        self.opt = keras.mixed_precision.LossScaleOptimizer(keras.optimizers.Adam())\n"
+              "    def _loss(self, x, y):\n"
+              "        return SCALED\n"
+              "    def step(self, x, y):\n"
+              "        with tf.GradientTape() as tape:\n"
+              "            scaled = self._loss(x, y)\n"
+              "        grads = tape.gradient(scaled, self.model.trainable_variables)\n"
+              "        self.opt.apply(grads, self.model.trainable_variables)\n")
+    assert fired(method.replace("SCALED", "self.opt.scale_loss(keras.ops.mean(self.model(x) - y))"), "MP202") == []
+    assert fired(method.replace("SCALED", "keras.ops.mean(self.model(x) - y)"), "MP202") == [(14, "MP202")]
+
+
+def test_gradients_unscaled_in_a_helper_of_the_file_are_unscaled():
+    code = ("import tensorflow as tf\nimport tf_keras as keras\n"
+            "keras.mixed_precision.set_global_policy('mixed_float16')\n"
+            "model = keras.Sequential([keras.layers.Dense(64), keras.layers.Dense(1, dtype='float32')])\n"
+            "opt = keras.mixed_precision.LossScaleOptimizer(keras.optimizers.Adam())\n"
+            "def postprocess(grads):\n"
+            "    grads = UNSCALED\n"
+            "    return [tf.clip_by_norm(g, 1.0) for g in grads]\n"
+            "def step(x, y):\n"
+            "    with tf.GradientTape() as tape:\n"
+            "        scaled = opt.get_scaled_loss(tf.reduce_mean(tf.square(model(x) - y)))\n"
+            "    grads = postprocess(tape.gradient(scaled, model.trainable_variables))\n"
+            "    opt.apply_gradients(zip(grads, model.trainable_variables))\n")
+    assert fired(code.replace("UNSCALED", "opt.get_unscaled_gradients(grads)"), "MP203", "MP208") == []
+    assert fired(code.replace("UNSCALED", "list(grads)"), "MP203", "MP208") != []

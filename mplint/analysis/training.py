@@ -654,6 +654,13 @@ class TrainingLoops(Analysis):
             node, where = work.pop()
             for sub in _expression_nodes(node):
                 out.append(sub)
+                if isinstance(sub, cst.Call):
+                    # a helper of the file: what it returns (``return opt.scale_loss(loss)``)
+                    for value, inside in _helper_returns(sub, where):
+                        if id(value) not in seen:
+                            seen.add(id(value))
+                            work.append((value, inside))
+                    continue
                 if not isinstance(sub, cst.Name):
                     continue
                 for binding in where.scope.bindings.get(sub.value, ()):
@@ -690,6 +697,45 @@ def _comprehension_source(expr: cst.BaseExpression, call: cst.Call,
 
 def _defines(binding: Optional[Binding], function: cst.FunctionDef) -> bool:
     return binding is not None and binding.kind == "def" and binding.node is function
+
+
+def _helper_returns(call: cst.Call, where: Location) -> List[Tuple[cst.BaseExpression, Location]]:
+    """The values a helper function or method of this file returns (``compute_loss(x)``,
+    ``self._loss(x)``), each where its function's names are read (after its body ran)."""
+    func = call.func
+    binding: Optional[Binding] = None
+    if isinstance(func, cst.Name):
+        binding = where.lookup(func.value)
+    elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+        cls = where.scope.enclosing_class()
+        found = cls.bindings.get(func.attr.value) if cls is not None else None
+        binding = found[-1] if found else None
+    if binding is None or binding.kind != "def" or not isinstance(binding.node, cst.FunctionDef) \
+            or binding.scope is None:
+        return []
+    inner = next((child for child in binding.scope.children if child.node is binding.node), None)
+    if inner is None:
+        return []
+    end = Location(inner, _END, ())
+    return [(value, end) for value in _returned(binding.node.body)]
+
+
+#: an order after every statement of a function: its names as the body leaves them
+_END = 1 << 30
+
+
+def _returned(body: cst.BaseSuite) -> Iterator[cst.BaseExpression]:
+    """The values of the function's own ``return`` statements (not nested functions')."""
+    stack: List[cst.CSTNode] = [body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Return):
+            if node.value is not None:
+                yield node.value
+            continue
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.BaseExpression)):
+            continue
+        stack.extend(child_nodes(node))
 
 
 def binding_source(binding: Binding) -> Optional[cst.CSTNode]:
