@@ -650,3 +650,50 @@ def test_a_library_function_called_below_and_from_a_script_keeps_its_policy_open
     result = run_cli("check", "--select", "MP201", ".", cwd=tmp_path)
     assert outcome(result) == (1, [("lib/profile.py", 10, "MP201")]), result.stdout + result.stderr
     assert "the policy is chosen at run time and may be mixed" in result.stdout
+
+
+def test_a_model_fitted_only_by_a_test_is_not_trained_as_a_whole(tmp_path):
+    # VideoSwin: a test fits the backbone to see it run in mixed precision; the program
+    # uses it as a part of a model whose head is float32
+    _write(tmp_path, {
+        "pyproject.toml": '[project]\nname = "vs"\n',
+        "vs/__init__.py": "",
+        "vs/backbone.py": """\
+            import keras
+
+
+            class Backbone(keras.Model):
+                def __init__(self):
+                    inputs = keras.Input((8,))
+                    outputs = keras.layers.Dense(16)(inputs)
+                    super().__init__(inputs, outputs)
+            """,
+        "tests/test_backbone.py": """\
+            import keras
+            from vs.backbone import Backbone
+
+
+            def test_can_run_in_mixed_precision():
+                keras.mixed_precision.set_global_policy("mixed_float16")
+                model = Backbone()
+                model.compile(loss="mse")
+                model.fit(x, y)
+            """,
+        "train.py": """\
+            import keras
+            from vs.backbone import Backbone
+
+            keras.mixed_precision.set_global_policy("mixed_float16")
+            backbone = Backbone()
+            inputs = keras.Input((8,))
+            outputs = keras.layers.Dense(3, dtype="float32")(backbone(inputs))
+            model = keras.Model(inputs, outputs)
+            model.compile(loss="mse")
+            model.fit(x, y)
+            """,
+    })
+    assert outcome(run_cli("check", ".", cwd=tmp_path)) == (0, [])
+    # the program itself training the backbone as a whole: its output is the model's
+    (tmp_path / "train.py").write_text((tmp_path / "train.py").read_text() + "backbone.compile(loss='mse')\n"
+                                       "backbone.fit(x, y)\n")
+    assert outcome(run_cli("check", ".", cwd=tmp_path)) == (1, [("vs/backbone.py", 7, "MP102")])
