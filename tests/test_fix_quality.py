@@ -1,0 +1,91 @@
+"""Fixes a reviewer would merge as they are (issue 27, item 20): no dead code left by
+MP401, no version-compatibility branch collapsed by MP402, no MP303 fix of a batch
+that does not feed training, and MP102 judging every arm that assigns the output."""
+
+import pytest
+
+from helpers import fired, fix, lint
+
+pytestmark = pytest.mark.usefixtures("no_installed_keras")
+
+POLICY = 'import tensorflow as tf\ntf.keras.mixed_precision.set_global_policy("mixed_float16")\n'
+REWRITE = "tf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite"
+
+
+# -- MP401: the rewrite goes, and what only it needed goes with it ---------------------------
+def test_mp401_drops_an_if_the_rewrite_alone_filled_and_keeps_a_section_comment():
+    code = POLICY + f"""
+def build(opt, amp):
+    # Optimizer
+
+    if amp:
+        # the rewrite wants a float32 model
+        opt = {REWRITE}(opt)
+    return opt
+"""
+    assert fix(code, "MP401") == POLICY + """
+def build(opt, amp):
+    # Optimizer
+
+    return opt
+"""
+
+
+def test_mp401_drops_the_loss_scale_variable_only_the_rewrite_read():
+    code = POLICY + f"""
+def build(opt):
+    scale = tf.compat.v1.mixed_precision.DynamicLossScale()  # the rewrite scales the loss
+    opt = {REWRITE}(opt, loss_scale=scale)
+    return opt
+
+def other(opt):
+    scale = 128.0
+    opt2 = {REWRITE}(opt, scale)
+    print(scale)
+    return opt2
+"""
+    assert fix(code, "MP401") == POLICY + """
+def build(opt):
+    return opt
+
+def other(opt):
+    scale = 128.0
+    opt2 = opt
+    print(scale)
+    return opt2
+"""
+
+
+def test_mp401_never_leaves_a_self_assignment_or_an_empty_else():
+    code = POLICY + f"""
+class Trainer:
+    def setup(self, amp):
+        self.opt = {REWRITE}(self.opt)
+        if amp:
+            print("amp")
+        else:
+            self.opt = {REWRITE}(self.opt)
+"""
+    assert fix(code, "MP401") == POLICY + """
+class Trainer:
+    def setup(self, amp):
+        if amp:
+            print("amp")
+"""
+
+
+@pytest.mark.parametrize("body", [
+    # the ``if`` would keep only its ``else``
+    f"    if amp:\n        opt = {REWRITE}(opt)\n    else:\n        print(1)\n",
+    # a loop body would be empty
+    f"    for _ in range(2):\n        opt = {REWRITE}(opt)\n",
+    # the test calls something: dropping the ``if`` would drop the call
+    f"    if check(amp):\n        opt = {REWRITE}(opt)\n",
+    # two statements on one line
+    f"    n = 1; opt = {REWRITE}(opt)\n",
+])
+def test_mp401_offers_no_fix_rather_than_dead_code(body):
+    code = POLICY + "def f(opt, amp):\n" + body + "    return opt\n"
+    findings = lint(code, "MP401")
+    assert [f.rule for f in findings] == ["MP401"]
+    assert findings[0].fix is None
