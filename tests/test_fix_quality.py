@@ -89,3 +89,51 @@ def test_mp401_offers_no_fix_rather_than_dead_code(body):
     findings = lint(code, "MP401")
     assert [f.rule for f in findings] == ["MP401"]
     assert findings[0].fix is None
+
+
+# -- MP402: compatibility branches stay as they are ----------------------------------------
+@pytest.mark.parametrize("code", [
+    # a conditional expression on a version tuple with no "version" in its test
+    'import tensorflow as tf\n'
+    'opt = tf.keras.mixed_precision.LossScaleOptimizer(opt) if ver >= (2, 4) '
+    'else tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, "dynamic")\n',
+    # a feature flag whose other arm calls the current API
+    'import tensorflow as tf\n'
+    'if NEW_TF:\n    tf.keras.mixed_precision.set_global_policy("mixed_float16")\n'
+    'else:\n    tf.keras.mixed_precision.experimental.set_policy("mixed_float16")\n',
+    # the same with the import of the removed module in the old arm
+    'import tensorflow as tf\n'
+    'if NEW_TF:\n    from tensorflow.keras import mixed_precision\n'
+    'else:\n    from tensorflow.keras.mixed_precision import experimental as mixed_precision\n',
+    # try the new API, fall back on the old
+    'import tensorflow as tf\n'
+    'try:\n    tf.keras.mixed_precision.set_global_policy("mixed_float16")\n'
+    'except AttributeError:\n    tf.keras.mixed_precision.experimental.set_policy("mixed_float16")\n',
+])
+def test_mp402_leaves_compatibility_branches_alone(code):
+    assert lint(code, "MP402") == []
+
+
+def test_mp402_still_rewrites_an_if_whose_arms_both_use_the_old_api():
+    code = (
+        'import tensorflow as tf\n'
+        'if amp:\n    tf.keras.mixed_precision.experimental.set_policy("mixed_float16")\n'
+        '    opt = tf.keras.mixed_precision.LossScaleOptimizer(opt)\n'
+        'else:\n    tf.keras.mixed_precision.experimental.set_policy("float32")\n'
+    )
+    assert fired(code, "MP402") == [(3, "MP402"), (6, "MP402")]
+
+
+def test_mp402_dropped_last_argument_keeps_the_closing_parenthesis_on_its_line():
+    code = (
+        "import tensorflow as tf\n"
+        "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(\n"
+        '    opt, "dynamic"\n'
+        ")\n"
+    )
+    assert fix(code, "MP402") == (
+        "import tensorflow as tf\n"
+        "opt = tf.keras.mixed_precision.LossScaleOptimizer(\n"
+        "    opt\n"
+        ")\n"
+    )
