@@ -137,3 +137,57 @@ def test_mp402_dropped_last_argument_keeps_the_closing_parenthesis_on_its_line()
         "    opt\n"
         ")\n"
     )
+
+
+# -- MP303: only batches that feed training ------------------------------------------------
+def test_mp303_reports_a_pipeline_that_a_train_loop_reads_through_a_helper():
+    code = POLICY + """
+def make_dataset(files):
+    ds = tf.data.TFRecordDataset(files).map(parse)
+    return ds.shuffle(1000).batch(100).prefetch(1)
+
+@tf.function
+def train_step(x, y):
+    with tf.GradientTape() as tape:
+        loss = loss_fn(y, model(x))
+    opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+
+for epoch in range(3):
+    for x, y in make_dataset(files):
+        train_step(x, y)
+"""
+    assert fired(code, "MP303") == [(6, "MP303")]
+    assert "batch(104)" in fix(code, "MP303")
+
+
+def test_mp303_reports_a_dataset_iterated_through_next_in_a_distributed_loop():
+    code = POLICY + """
+train = strategy.experimental_distribute_dataset(tf.data.Dataset.range(100).batch(50))
+it = iter(train)
+while step < 100:
+    strategy.run(train_step, args=(next(it),))
+"""
+    assert fired(code, "MP303") == [(4, "MP303")]
+
+
+@pytest.mark.parametrize("code", [
+    # a grid of 9 images to show
+    "for images, labels in train_ds.unbatch().batch(9).take(1):\n    show(images)\n",
+    # rows to print, then the same pipeline evaluated
+    "ds = tf.data.Dataset.range(100).batch(10)\nfor rows in ds.take(2):\n    print(rows)\nmodel.evaluate(ds)\n",
+    # a timing loop over a padded batch
+    "mel_ds = tf.data.Dataset.from_generator(gen, tf.float32).padded_batch(10)\n"
+    "for batch in mel_ds.take(5):\n    griffin_lim(batch)\n",
+    # prediction and evaluation batch sizes
+    "p = model.predict(x, batch_size=30)\nmodel.evaluate(x, y, batch_size=100)\n",
+    # returned to another module: where it goes cannot be followed
+    "def get_dataset():\n    return tf.data.Dataset.range(9).batch(20)\n",
+])
+def test_mp303_silent_on_batches_that_do_not_feed_training(code):
+    assert lint(POLICY + code, "MP303") == []
+
+
+def test_mp303_silent_in_tests_even_where_the_test_sets_the_policy():
+    code = POLICY + "model.fit(x, y, batch_size=10)\n"
+    assert fired(code, "MP303") == [(3, "MP303")]
+    assert lint(code, "MP303", path="tests/test_model.py") == []
