@@ -191,3 +191,38 @@ def test_mp303_silent_in_tests_even_where_the_test_sets_the_policy():
     code = POLICY + "model.fit(x, y, batch_size=10)\n"
     assert fired(code, "MP303") == [(3, "MP303")]
     assert lint(code, "MP303", path="tests/test_model.py") == []
+
+
+# -- MP102: every arm that assigns the output ----------------------------------------------
+BUILD = POLICY + """from tensorflow.keras import layers
+
+def build(task):
+    inputs = tf.keras.Input((16,))
+    x = layers.Dense(64)(inputs)
+{arms}    model = tf.keras.Model(inputs, out)
+    model.compile(optimizer="adam", loss="mse")
+    return model
+"""
+
+
+def test_mp102_judges_every_arm_that_assigns_the_output():
+    code = BUILD.format(arms=(
+        '    if task == "regression":\n'
+        "        out = layers.Dense(1)(x)\n"
+        '    elif task == "binary":\n'
+        '        out = layers.Dense(1, activation="sigmoid", dtype="float32")(x)\n'
+        "    else:\n"
+        "        out = layers.Dense(4)(x)\n"))
+    assert fired(code, "MP102") == [(9, "MP102"), (13, "MP102")]
+    fixed = fix(code, "MP102")
+    assert 'out = layers.Dense(1, dtype="float32")(x)' in fixed
+    assert 'out = layers.Dense(4, dtype="float32")(x)' in fixed
+
+
+def test_mp102_silent_when_a_conditional_float32_layer_overrides_the_output():
+    # the override's condition may hold whenever the policy is mixed: not the same as two arms
+    code = BUILD.format(arms=(
+        "    out = layers.Dense(1)(x)\n"
+        "    if task:\n"
+        '        out = layers.Activation("linear", dtype="float32")(out)\n'))
+    assert lint(code, "MP102") == []
