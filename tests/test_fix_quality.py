@@ -226,3 +226,27 @@ def test_mp102_silent_when_a_conditional_float32_layer_overrides_the_output():
         "    if task:\n"
         '        out = layers.Activation("linear", dtype="float32")(out)\n'))
     assert lint(code, "MP102") == []
+
+
+# -- MP201's fix (loss_scale_fixes): never half a fix ---------------------------------------
+STEP = POLICY + """
+def train(model, gpu):
+{create}
+    @tf.function
+    def step(x):
+        with tf.GradientTape() as tape:
+            loss = model(x)
+        gradients = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+"""
+
+
+def test_mp201_wraps_no_optimizer_when_another_arm_makes_another():
+    # wrapping only one would call get_scaled_loss on a plain SGD on the other path
+    both = STEP.format(create="    if gpu:\n        optimizer = tf.keras.optimizers.SGD(1.)\n"
+                              "    else:\n        optimizer = tf.keras.optimizers.SGD(1.)\n")
+    keras2 = {"keras_version": 2}
+    [finding] = lint(both, "MP201", **keras2)
+    assert finding.fix is None
+    one = STEP.format(create="    optimizer = tf.keras.optimizers.SGD(1.)\n")
+    assert "LossScaleOptimizer(tf.keras.optimizers.SGD(1.))" in fix(one, "MP201", **keras2)
