@@ -407,8 +407,14 @@ class RemovedMixedPrecisionApi(Check):
                     if names and "mixed_float16" not in names:
                         keeps = True  # compile() scales only under mixed_float16: nothing changes
                     else:  # an explicit opt-out that no current Policy argument keeps
-                        note = ("; `loss_scale=None` turned loss scaling off, which the current Policy "
-                                "cannot do: compile() will wrap the optimizer in a LossScaleOptimizer")
+                        # No fix: dropping it switches loss scaling on, and the usual
+                        # ``if loss_scale: Policy(n) else: Policy(n, loss_scale=None)``
+                        # would end with the same call in both arms.
+                        self.report(call, message + "; `loss_scale=None` turned loss scaling off, which "
+                                    "the current Policy cannot do: compile() would wrap the optimizer in a "
+                                    "LossScaleOptimizer; keep it off by hand (a LossScaleOptimizer with "
+                                    "dynamic=False, initial_scale=1)", None, severity)
+                        return
                 if not keeps:
                     safety = Safety.UNSAFE
                 args = without_arg(args, index)
