@@ -250,3 +250,24 @@ def test_mp201_wraps_no_optimizer_when_another_arm_makes_another():
     assert finding.fix is None
     one = STEP.format(create="    optimizer = tf.keras.optimizers.SGD(1.)\n")
     assert "LossScaleOptimizer(tf.keras.optimizers.SGD(1.))" in fix(one, "MP201", **keras2)
+
+
+BLOCK = POLICY + """
+class DownBlock(tf.keras.Model):
+    def __init__(self, filters):
+        super().__init__()
+        self.conv = tf.keras.layers.Conv2D(filters, 3, activation="relu")
+        self.pool = tf.keras.layers.MaxPool2D()
+
+    def call(self, inputs):
+        skip = self.conv(inputs)
+        return self.pool(skip), skip
+"""
+
+
+def test_mp102_offers_no_fix_inside_a_model_class_never_run_as_a_whole():
+    # another module builds a UNet from these blocks: float32 layers here are no fix
+    findings = lint(BLOCK, "MP102")
+    assert findings and all(f.fix is None for f in findings)
+    trained = BLOCK + "\nblock = DownBlock(64)\nblock.compile(optimizer='adam', loss='mse')\n"
+    assert {f.fix for f in lint(trained, "MP102")} == {"safe"}
