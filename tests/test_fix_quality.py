@@ -271,3 +271,25 @@ def test_mp102_offers_no_fix_inside_a_model_class_never_run_as_a_whole():
     assert findings and all(f.fix is None for f in findings)
     trained = BLOCK + "\nblock = DownBlock(64)\nblock.compile(optimizer='adam', loss='mse')\n"
     assert {f.fix for f in lint(trained, "MP102")} == {"safe"}
+
+
+def test_mp401_drops_the_message_that_announced_the_rewrite():
+    code = POLICY + f"""
+def build(optimizer, flags):
+    # Enable mixed precision training
+    if flags.automatic_mixed_precision:
+        log_info("Enabling automatic mixed precision training.")
+        optimizer = {REWRITE}(optimizer)
+    if flags.verbose:
+        print("rewrite")
+        optimizer = {REWRITE}(optimizer)
+        optimizer.minimize(loss)
+    return optimizer
+"""
+    assert fix(code, "MP401") == POLICY + """
+def build(optimizer, flags):
+    if flags.verbose:
+        print("rewrite")
+        optimizer.minimize(loss)
+    return optimizer
+"""

@@ -9,9 +9,10 @@ import libcst as cst
 from mplint.analysis.references import References
 from mplint.rule.check import Check, Fix, Needs, Replacement
 from mplint.rule.levels import Safety
-from mplint.rule.statements import remove_statements
+from mplint.rule.statements import remove_statements, statement_path
 from mplint.semantic.call_args import positional_or_keyword
 from mplint.semantic.facts import PolicyCall, PolicyState, SwitchSite
+from mplint.semantic.names import dotted_name
 from mplint.semantic.scopes import Location, exclusive, separate_options, separate_tests
 from mplint.semantic.vocabulary import GRAPH_REWRITE_FUNCTIONS, MIXED_POLICIES
 
@@ -120,7 +121,7 @@ class DoubleEnabling(Check):
                 isinstance(stmt, cst.Assign) and stmt.value is call and len(stmt.targets) == 1
                 and module.code_for_node(stmt.targets[0].target) == module.code_for_node(opt)):
             assert line is not None
-            removal = remove_statements(module, [s for s in dead if s is not None] + [line])
+            removal = remove_statements(module, [s for s in dead if s is not None] + _announcements(module, line) + [line])
             return None if removal is None else Fix(removal, safety=Safety.UNSAFE)
         if line is not None and len(line.body) > 1 and any(
                 isinstance(s, cst.Assign) and s.value is call for s in line.body):
@@ -149,6 +150,36 @@ class DoubleEnabling(Check):
         if len(reads) != 1 or reads[0].node is not scale:
             return None
         return self._statements.get(id(binding.node))
+
+
+#: calls that only write a message (``log_info("Enabling automatic mixed precision")``)
+_MESSAGE_FUNCTIONS = frozenset({"print", "log_info", "info", "debug", "warning", "warn", "log"})
+
+
+def _announcements(module: cst.Module, line: cst.SimpleStatementLine) -> List[cst.SimpleStatementLine]:
+    """The other lines of ``line``'s block when each only logs a constant message: they
+    announced the rewrite (``if amp: log_info("Enabling AMP"); opt = rewrite(opt)``)
+    and would announce nothing once it is gone. Empty when the block does anything else."""
+    path = statement_path(module, line)
+    block = path[-2] if path is not None and len(path) > 2 else None
+    if not isinstance(block, cst.IndentedBlock):
+        return []
+    others = [s for s in block.body if s is not line]
+    if not others or not all(_only_logs(s) for s in others):
+        return []
+    return [s for s in others if isinstance(s, cst.SimpleStatementLine)]
+
+
+def _only_logs(statement: cst.BaseStatement) -> bool:
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return False
+    expr = statement.body[0]
+    if not isinstance(expr, cst.Expr) or not isinstance(expr.value, cst.Call):
+        return False
+    call = expr.value
+    name = dotted_name(call.func)
+    return (name is not None and name.rpartition(".")[2] in _MESSAGE_FUNCTIONS and bool(call.args)
+            and all(isinstance(a.value, (cst.SimpleString, cst.ConcatenatedString)) for a in call.args))
 
 
 def _contains(node: object, inner: cst.CSTNode) -> bool:
