@@ -11,9 +11,7 @@ from mplint.analysis.training_batches import TrainingBatches
 from mplint.checks._alignment import AlignmentCheck
 from mplint.semantic.facts import PolicyState
 from mplint.semantic.test_modules import is_test_path
-
-#: where a batch size is fixed for every use of the model, training included
-_MODEL_INPUTS = frozenset({"keras.Input", "keras.layers.InputLayer"})
+from mplint.semantic.vocabulary import INPUT_LAYERS
 
 
 class BatchSizeNotMultipleOf8(AlignmentCheck):
@@ -38,8 +36,8 @@ class BatchSizeNotMultipleOf8(AlignmentCheck):
         func = site.call.func
         if isinstance(func, cst.Attribute) and func.attr.value in ("fit", "evaluate", "predict"):
             return func.attr.value == "fit"
-        if site.layer_class & _MODEL_INPUTS:
-            return True
+        if site.layer_class & INPUT_LAYERS:
+            return True  # the model's batch, fixed for every use, training included
         return self.ctx.get(TrainingBatches).feeds_training(site.call)
 
     def accepts(self, dims: AlignedDimensions) -> Callable[[DimensionSite], bool]:
