@@ -54,18 +54,18 @@ BAD = [
     ("fit-positional-known-model",
      "model = tf.keras.Sequential([layers.Dense(1)])\nmodel.fit(x, y, 100)\n", "MP303",
      "model = tf.keras.Sequential([layers.Dense(1)])\nmodel.fit(x, y, 104)\n"),
-    ("predict", "p = model.predict(x, batch_size=30)\n", "MP303", "p = model.predict(x, batch_size=32)\n"),
     ("input", "i = tf.keras.Input(shape=(4,), batch_size=60)\n", "MP303",
      "i = tf.keras.Input(shape=(4,), batch_size=64)\n"),
-    ("csv-dataset", 'ds = tf.data.experimental.make_csv_dataset("a.csv", 50)\n', "MP303",
-     'ds = tf.data.experimental.make_csv_dataset("a.csv", 48)\n'),
+    ("csv-dataset", 'ds = tf.data.experimental.make_csv_dataset("a.csv", 50)\nmodel.fit(ds)\n', "MP303",
+     'ds = tf.data.experimental.make_csv_dataset("a.csv", 48)\nmodel.fit(ds)\n'),
     ("input-layer-positional", "i = layers.InputLayer((4,), 20)\n", "MP303", "i = layers.InputLayer((4,), 24)\n"),
     ("dataset-through-variable",
-     "ds = tf.data.TFRecordDataset(files)\nds = ds.map(parse)\nds = ds.batch(50)\n", "MP303",
-     "ds = tf.data.TFRecordDataset(files)\nds = ds.map(parse)\nds = ds.batch(48)\n"),
-    ("padded-batch-any-receiver", "ds = pipeline.padded_batch(12)\n", "MP303", "ds = pipeline.padded_batch(16)\n"),
-    ("prefetched-param-pipeline", "def make(ds):\n    return ds.prefetch(2).batch(100)\n", "MP303",
-     "def make(ds):\n    return ds.prefetch(2).batch(104)\n"),
+     "ds = tf.data.TFRecordDataset(files)\nds = ds.map(parse)\nds = ds.batch(50)\nmodel.fit(ds.prefetch(1))\n", "MP303",
+     "ds = tf.data.TFRecordDataset(files)\nds = ds.map(parse)\nds = ds.batch(48)\nmodel.fit(ds.prefetch(1))\n"),
+    ("padded-batch-any-receiver", "ds = pipeline.padded_batch(12)\nfor x, y in ds:\n    train_step(x, y)\n",
+     "MP303", "ds = pipeline.padded_batch(16)\nfor x, y in ds:\n    train_step(x, y)\n"),
+    ("prefetched-param-pipeline", "def make(ds):\n    return ds.prefetch(2).batch(100)\n\nmodel.fit(x=make(ds))\n",
+     "MP303", "def make(ds):\n    return ds.prefetch(2).batch(104)\n\nmodel.fit(x=make(ds))\n"),
     ("default-param", "def block(x, units=100):\n    return layers.Dense(units)(x)\n", "MP301",
      "def block(x, units=104):\n    return layers.Dense(units)(x)\n"),
     ("call-site-keyword",
@@ -176,9 +176,9 @@ def test_bfloat16_policy_and_run_time_policy_are_named():
 
 
 def test_alignment_option_for_tpus():
-    body = "h = layers.Dense(64)\nds = tf.data.Dataset.range(9).batch(200)\n"
+    body = "h = layers.Dense(64)\nds = tf.data.Dataset.range(9).batch(200)\nmodel.fit(ds)\n"
     assert [(f.line, f.rule) for f in _lint(body, alignment=128)] == [(5, "MP301"), (6, "MP303")]
-    assert _fixed(body, alignment=128) == "h = layers.Dense(128)\nds = tf.data.Dataset.range(9).batch(256)\n"
+    assert _fixed(body, alignment=128) == "h = layers.Dense(128)\nds = tf.data.Dataset.range(9).batch(256)\nmodel.fit(ds)\n"
 
 
 def test_vocabulary_threshold_option():
@@ -201,7 +201,7 @@ def test_constant_fixed_once_for_all_its_uses():
 
 
 def test_constant_shared_by_batch_and_units_is_not_rounded():
-    body = "N = 50\nh = layers.Dense(N)\nds = tf.data.Dataset.range(9).batch(N)\n"
+    body = "N = 50\nh = layers.Dense(N)\nds = tf.data.Dataset.range(9).batch(N)\nmodel.fit(ds)\n"
     findings = _lint(body)
     assert sorted((f.line, f.rule, f.fix) for f in findings) == [(6, "MP301", None), (7, "MP303", None)]
 

@@ -68,14 +68,16 @@ def test_mp401_else_branch_is_exclusive_but_a_nested_if_is_not():
     assert fired(both, "MP401") == [(6, "MP401")]
 
 
-def test_mp401_config_policy_and_fix_keeps_commented_line():
+def test_mp401_config_policy_and_fix_drops_the_line_and_its_comment():
     code = """
         import tensorflow as tf
         opt = tf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite(opt)  # amp
+        model.compile(optimizer=opt)
     """
     assert lint(code, "MP401") == []
     assert fired(code, "MP401", assume_policy="mixed_float16") == [(3, "MP401")]
-    assert "opt = opt  # amp" in fix(code, "MP401", assume_policy="mixed_float16")
+    # not ``opt = opt  # amp``: the comment described the rewrite
+    assert fix(code, "MP401", assume_policy="mixed_float16") == "\nimport tensorflow as tf\nmodel.compile(optimizer=opt)\n"
 
 
 # -- MP402: target version, import rewriting, tidy imports ----------------------------------

@@ -173,12 +173,39 @@ def add_unscaling(ctx: Context, step: TrainStep, edits: StatementEdits) -> bool:
 
 def wrap_creation(ctx: Context, loops: TrainingLoops, call: cst.Call,
                   loc: Location) -> Optional[Tuple[cst.Call, Imports]]:
-    """``Adam(...)`` -> ``<spelling>.LossScaleOptimizer(Adam(...))`` in the file's own spelling."""
+    """``Adam(...)`` -> ``<spelling>.LossScaleOptimizer(Adam(...))`` in the file's own spelling.
+
+    None when the variable it is assigned to gets another optimizer elsewhere in its
+    scope (``if gpu: opt = SGD() else: opt = SGD()``): wrapping one of them would leave
+    the train step calling ``get_scaled_loss`` on a plain optimizer on the other path."""
+    if _assigned_elsewhere(call, loc):
+        return None
     spelled, imports = lso_spelling(ctx, loops, call, loc)
     if spelled is None:
         return None
     func = cst.parse_expression(spelled)
     return cst.Call(func=func, args=[cst.Arg(call)]), imports
+
+
+def _assigned_elsewhere(call: cst.Call, loc: Location) -> bool:
+    """The name ``call`` is assigned to is also given a value not built from it."""
+    for name, bindings in loc.scope.bindings.items():
+        if not any(b.value is call for b in bindings):
+            continue
+        return any(b.value is not call and not (b.value is not None and _reads(b.value, name))
+                   for b in bindings)
+    return False
+
+
+def _reads(expr: cst.CSTNode, name: str) -> bool:
+    """``expr`` reads the variable ``name`` (``LossScaleOptimizer(opt)``)."""
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Name) and node.value == name:
+            return True
+        stack.extend([node.value] if isinstance(node, cst.Attribute) else node.children)
+    return False
 
 
 def lso_spelling(ctx: Context, loops: TrainingLoops, call: cst.Call,

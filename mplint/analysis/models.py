@@ -724,11 +724,13 @@ class ModelOutputs(Analysis):
                     yield from self._tensor(entry.value, loc, depth + 1)
             return
         if isinstance(expr, cst.Name):
-            binding = self._plain_binding(expr, loc)
-            if binding is None or binding.scope is None or binding.value is None:
-                yield expr, None
-                return
-            yield from self._tensor(binding.value, binding.location().within(loc.context), depth + 1)
+            # Each arm of an ``if``/``elif`` that assigns the name may be the output:
+            # every one is judged, not only the last.
+            for binding in self._reaching_values(expr, loc):
+                if binding is None or binding.scope is None or binding.value is None:
+                    yield expr, None
+                else:
+                    yield from self._tensor(binding.value, binding.location().within(loc.context), depth + 1)
             return
         if not isinstance(expr, cst.Call):
             yield expr, None
@@ -913,6 +915,17 @@ class ModelOutputs(Analysis):
                 or any(arg.star for arg in value.args):
             return None
         return value, binding.location().within(loc.context)
+    def _reaching_values(self, name: cst.Name, loc: Location) -> List[Optional[Binding]]:
+        """The plain assignments (see :meth:`_plain_binding`) whose value ``name`` may
+        hold here, one per arm that assigns it; None stands for any other binding."""
+        reaching = loc.reaching(name.value)
+        # ``out = Dense(n)(x)`` then ``if mixed: out = Activation(..., dtype="float32")(out)``
+        # overrides the first value under a condition that may always hold where the
+        # policy is mixed: only the latest is judged, as before. Arms of one ``if`` only.
+        if len(reaching) <= 1 or any(set(a.branches) < set(b.branches) for a in reaching for b in reaching):
+            return [self._plain_binding(name, loc)]
+        return [b if b.kind in ("assign", "annassign") and id(b.node) not in self._loop_assigns else None
+                for b in reaching]
 
     def _plain_binding(self, name: cst.Name, loc: Location) -> Optional[Binding]:
         """The single-value assignment ``name`` refers to; None for parameters, loop

@@ -25,7 +25,7 @@ from mplint.semantic.vocabulary import MIXED_POLICIES
 
 
 class AlignmentCheck(Check):
-    requires = (AlignedDimensions,)
+    requires: ClassVar[Tuple[type, ...]] = (AlignedDimensions,)
     #: the site kinds this rule reads
     kinds: ClassVar[Tuple[str, ...]] = ()
 

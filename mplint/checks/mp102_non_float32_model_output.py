@@ -66,10 +66,15 @@ class NonFloat32ModelOutput(Check):
     def _unless_a_block(self, model: cst.CSTNode, fix: Optional[Fix]) -> Optional[Fix]:
         """The fix, unsafe when the model is not seen trained or run as a whole here: it
         may be a block of a bigger one (a ConvNeXt stem, an encoder's pooler, a class
-        another file uses as a layer), where float32 would slow the network down."""
-        if fix is None or fix.safety != Safety.SAFE or self.ctx.get(ModelOutputs).used_as_whole_model(model):
+        another file uses as a layer), where float32 would slow the network down. A
+        model class of the file never run as a whole gets no fix at all: subclassing
+        ``Model`` is how blocks are written (a UNet's down-sampling block returning its
+        pooled and skip tensors), and a float32 layer inside one is no fix to merge."""
+        if fix is None or self.ctx.get(ModelOutputs).used_as_whole_model(model):
             return fix
-        return replace(fix, safety=Safety.UNSAFE)
+        if isinstance(model, cst.ClassDef):
+            return None
+        return replace(fix, safety=Safety.UNSAFE) if fix.safety == Safety.SAFE else fix
 
     def finish(self) -> None:
         precision = self.ctx.get(OutputPrecision)

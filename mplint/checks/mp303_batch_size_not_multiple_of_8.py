@@ -1,24 +1,44 @@
-"""MP303: a batch size (fit/evaluate/predict, Input, tf.data batch) not aligned."""
+"""MP303: a training batch size (fit, Input, a tf.data batch that reaches training) not aligned."""
 
 from __future__ import annotations
 
 from typing import Callable
 
+import libcst as cst
+
 from mplint.analysis.dimensions import BATCH, AlignedDimensions, DimensionValue, DimensionSite, nearest_multiple
+from mplint.analysis.training_batches import TrainingBatches
 from mplint.checks._alignment import AlignmentCheck
 from mplint.semantic.facts import PolicyState
+from mplint.semantic.test_modules import is_test_path
+from mplint.semantic.vocabulary import INPUT_LAYERS
 
 
 class BatchSizeNotMultipleOf8(AlignmentCheck):
     rule_id = "MP303"
     kinds = (BATCH,)
+    requires = (AlignedDimensions, TrainingBatches)
 
     def wants(self, dims: AlignedDimensions, site: DimensionSite, origin: DimensionValue) -> bool:
         # A batch smaller than the alignment is a deliberate choice no multiple of 8
         # serves: one example (inference, online learning), a test's batch of 2, a
         # large model fine-tuned 4 at a time to fit in memory. Rounding up to 8
         # would only run slower or out of memory.
-        return origin.value > self.option("alignment") and dims.is_training_batch(site, origin)
+        return (origin.value > self.option("alignment") and dims.is_training_batch(site, origin)
+                and self._feeds_training(site))
+
+    def _feeds_training(self, site: DimensionSite) -> bool:
+        """Only training batches: a test's sizes are its data (10 rows, batch of 10),
+        and a batch that ``predict``, ``evaluate``, a plot or a printout reads is
+        sized for the reader, not for Tensor Cores."""
+        if is_test_path(self.ctx.path):
+            return False
+        func = site.call.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("fit", "evaluate", "predict"):
+            return func.attr.value == "fit"
+        if site.layer_class & INPUT_LAYERS:
+            return True  # the model's batch, fixed for every use, training included
+        return self.ctx.get(TrainingBatches).feeds_training(site.call)
 
     def accepts(self, dims: AlignedDimensions) -> Callable[[DimensionSite], bool]:
         return lambda site: site.kind == BATCH

@@ -16,6 +16,7 @@ import libcst as cst
 
 from mplint.analysis.references import References
 from mplint.core.prefilter import Prescan
+from mplint.core.walker import child_nodes
 from mplint.rule.check import Check, Fix
 from mplint.rule.edits import Import, arg_index, replace_arg, spell, without_arg
 from mplint.rule.levels import Safety, Severity
@@ -26,6 +27,9 @@ from mplint.semantic.vocabulary import GRAPH_REWRITE_FUNCTIONS, TF1_ONLY_NAMES
 
 _LOSS_SCALE_CLASSES = ("DynamicLossScale", "FixedLossScale")
 _GUARD_WORDS = ("version", "hasattr", "experimental", "VERSION")
+#: members of the current mixed-precision modules that replace a removed one
+_CURRENT_MEMBERS = frozenset({"Policy", "set_global_policy", "global_policy", "LossScaleOptimizer",
+                              "enable_mixed_precision_graph_rewrite", "DynamicLossScale", "FixedLossScale"})
 
 ImportNode = Union[cst.Import, cst.ImportFrom]
 #: (full dotted name, local name, asname or None) of one imported name
@@ -85,13 +89,54 @@ class RemovedMixedPrecisionApi(Check):
             self._guard -= 1
 
     def visit_If(self, node: cst.If) -> None:
-        if any(word in name for name in _names_in(node.test) for word in _GUARD_WORDS):
+        self._enter_branch(node, node.test, _if_arms(node))
+
+    def leave_If(self, node: cst.If) -> None:
+        self._leave_branch(node)
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        self._enter_branch(node, node.test, [node.body, node.orelse])
+
+    def leave_IfExp(self, node: cst.IfExp) -> None:
+        self._leave_branch(node)
+
+    def _enter_branch(self, node: cst.CSTNode, test: cst.BaseExpression, arms: List[cst.CSTNode]) -> None:
+        """A version or feature check (``if tf.__version__ < "2.4"``, ``hasattr``), or
+        an ``if`` whose arms split the old API from the current one (``new if ok else
+        old``): compatibility code that already runs on both generations."""
+        if any(word in name for name in _names_in(test) for word in _GUARD_WORDS) or (
+                self._has_removed_names and self._splits_old_from_new(arms)):
             self._skip.add(id(node))
             self._guard += 1
 
-    def leave_If(self, node: cst.If) -> None:
+    def _leave_branch(self, node: cst.CSTNode) -> None:
         if id(node) in self._skip:
             self._guard -= 1
+
+    def _splits_old_from_new(self, arms: List[cst.CSTNode]) -> bool:
+        """One arm names a removed mixed-precision API and another only current ones."""
+        kinds = [self._api_kinds(arm) for arm in arms]
+        return any("old" in a for a in kinds) and any(k == {"new"} for k in kinds)
+
+    def _api_kinds(self, node: cst.CSTNode) -> Set[str]:
+        found: Set[str] = set()
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            if isinstance(current, (cst.Attribute, cst.Name)):
+                for name in self.names.qualified(current):
+                    if migrate(name) is not None:
+                        found.add("old")
+                    elif _current_api(name):
+                        found.add("new")
+            if isinstance(current, (cst.Import, cst.ImportFrom)):
+                for full, _, _ in _aliases(current):
+                    is_current = _current_api(full) or full.endswith(".mixed_precision")  # the module itself
+                    found.add("old" if migrate(full) is not None else "new" if is_current else "")
+                continue  # its names are declared here, not used
+            stack.extend(child_nodes(current))
+        found.discard("")
+        return found
 
     # -- imports -------------------------------------------------------------------
     def visit_Import(self, node: cst.Import) -> None:
@@ -362,8 +407,14 @@ class RemovedMixedPrecisionApi(Check):
                     if names and "mixed_float16" not in names:
                         keeps = True  # compile() scales only under mixed_float16: nothing changes
                     else:  # an explicit opt-out that no current Policy argument keeps
-                        note = ("; `loss_scale=None` turned loss scaling off, which the current Policy "
-                                "cannot do: compile() will wrap the optimizer in a LossScaleOptimizer")
+                        # No fix: dropping it switches loss scaling on, and the usual
+                        # ``if loss_scale: Policy(n) else: Policy(n, loss_scale=None)``
+                        # would end with the same call in both arms.
+                        self.report(call, message + "; `loss_scale=None` turned loss scaling off, which "
+                                    "the current Policy cannot do: compile() would wrap the optimizer in a "
+                                    "LossScaleOptimizer; keep it off by hand (a LossScaleOptimizer with "
+                                    "dynamic=False, initial_scale=1)", None, severity)
+                        return
                 if not keeps:
                     safety = Safety.UNSAFE
                 args = without_arg(args, index)
@@ -457,6 +508,27 @@ def _aliases(node: ImportNode) -> Iterator[Alias]:
             full = dotted_name(alias.name) or ""
             asname = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else None
             yield full, asname or full.split(".")[0], asname
+
+
+def _if_arms(node: cst.If) -> List[cst.CSTNode]:
+    """The bodies of an ``if``, its ``elif``s and its ``else``."""
+    arms: List[cst.CSTNode] = [node.body]
+    orelse = node.orelse
+    while isinstance(orelse, cst.If):
+        arms.append(orelse.body)
+        orelse = orelse.orelse
+    if isinstance(orelse, cst.Else):
+        arms.append(orelse.body)
+    return arms
+
+
+def _current_api(qualified: str) -> bool:
+    """A current mixed-precision API (``keras.mixed_precision.LossScaleOptimizer``,
+    ``keras.config.set_dtype_policy``), the target of some migration."""
+    parts = qualified.split(".")
+    return "experimental" not in parts and (
+        "mixed_precision" in parts[:-1] and parts[-1] in _CURRENT_MEMBERS
+        or parts[-1] == "set_dtype_policy")
 
 
 def _names_in(expr: cst.CSTNode):

@@ -198,10 +198,13 @@ def arg_index(args: Sequence[cst.Arg], position: int, keyword: str) -> Optional[
 
 
 def without_arg(args: List[cst.Arg], index: int) -> List[cst.Arg]:
-    """``args`` less one; a removed last argument hands its comma (or none) to the new last."""
+    """``args`` less one; a removed last argument hands its comma (or none) and the
+    whitespace before ``)`` to the new last, so a closing parenthesis on its own line
+    stays there."""
     out = args[:index] + args[index + 1:]
     if index == len(args) - 1 and out:
-        out[-1] = out[-1].with_changes(comma=args[index].comma)
+        removed = args[index]
+        out[-1] = out[-1].with_changes(comma=removed.comma, whitespace_after_arg=removed.whitespace_after_arg)
     return out
 
 
