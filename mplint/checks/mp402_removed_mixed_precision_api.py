@@ -264,6 +264,11 @@ class RemovedMixedPrecisionApi(Check):
         project's pins: a project pinned to TF 2.2 runs the experimental API, one that
         allows ``tensorflow>=2.2`` may install the latest); else the latest. The
         experimental names this rule judges are no evidence of the version.
+
+        Pins that reach no release without the API (``tensorflow-gpu==2.7.0``) leave
+        the rule silent: the code runs as written on the TensorFlow it installs, and the
+        pin is what a later upgrade changes. Only a ``target-tf-version`` the user sets
+        asks for the deprecation warnings.
         """
         if self.facts.configured_keras_version == 3:
             return "error", ""
@@ -277,7 +282,7 @@ class RemovedMixedPrecisionApi(Check):
             return "error", ""
         if answer.range.reaches(migration.removed + (0,)):
             return "error", answer.why
-        return ("warning" if answer.range.reaches(migration.since + (0,)) else None), answer.why
+        return None, answer.why
 
     def _report_import(self, node: ImportNode, renamed: Dict[str, Tuple[str, str]]) -> None:
         aliases = list(_aliases(node))
