@@ -201,7 +201,8 @@ def test_layer_settings_spread_from_a_dict_are_read():
     assert fired(head.replace("{KW}", '{"activation": "softmax", "dtype": "float32"}'), "MP101", "MP102") == []
     assert fired(head.replace("{KW}", '{"units": 3}'), "MP101", "MP102") == [(4, "MP102")]
     # keys that cannot be read (a **kwargs parameter, a dict made elsewhere): silent
-    assert fired(head.replace("{KW}", "dict(activation='softmax')"), "MP101", "MP102") == []
+    assert fired(head.replace("{KW}", "dict(activation='softmax', name='probs')"), "MP101", "MP102") == [(4, "MP101")]
+    assert fired(head.replace("{KW}", "dict(base, activation='softmax')"), "MP101", "MP102") == []
     assert fired(head.replace("{KW}", "load_config()"), "MP101", "MP102") == []
     passed = ("import tensorflow as tf\ntf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
               "def build(**kw):\n    return tf.keras.Sequential([tf.keras.layers.Dense(10, **kw)])\n"

@@ -42,6 +42,14 @@ def spread_keyword(layer: LayerProducer, keyword: str) -> Optional[cst.BaseExpre
         if isinstance(spread, cst.Name):
             binding = layer.location.lookup(spread.value)
             spread = binding.value if binding is not None and binding.kind == "assign" and binding.value else spread
+        if _is_dict_call(spread, layer):  # ``dict(activation="softmax", name="probs")``
+            assert isinstance(spread, cst.Call)
+            for entry in spread.args:
+                if entry.keyword is None:
+                    return _ANY_KEYWORD
+                if entry.keyword.value == keyword:
+                    found = entry.value
+            continue
         if not isinstance(spread, cst.Dict):
             return _ANY_KEYWORD
         for element in spread.elements:
@@ -52,6 +60,12 @@ def spread_keyword(layer: LayerProducer, keyword: str) -> Optional[cst.BaseExpre
             if element.key.evaluated_value == keyword:
                 found = element.value
     return found
+
+
+def _is_dict_call(expr: cst.BaseExpression, layer: LayerProducer) -> bool:
+    """The builtin ``dict(...)`` (not a name the program binds)."""
+    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "dict" \
+        and layer.location.lookup("dict") is None
 
 
 def layer_argument(layer: LayerProducer, position: Optional[int],
