@@ -23,7 +23,7 @@ from mplint.semantic.call_args import argument_for, keyword_only, positional_or_
 from mplint.semantic.conditions import Conditions, Truths, conflict
 from mplint.semantic.facts import REWRITE_GRAPPLER
 from mplint.semantic.names import dotted_name
-from mplint.semantic.scopes import Binding, Branches, Location, Scope, exclusive, function_key
+from mplint.semantic.scopes import Binding, Branches, Location, Scope, exclusive, function_key, local_function
 from mplint.semantic.vocabulary import (
     DISTRIBUTED_OPTIMIZERS, DISTRIBUTED_TAPES, EXPERIMENTAL_LSO, GRADIENT_CLIPS, GRADIENT_TAPES, LOSS_SCALE_OPTIMIZERS,
     MIXED_POLICIES, MODEL_CLASSES, STABLE_LSO, SYMBOLIC_GRADIENTS, is_optimizer_constructor,
@@ -702,16 +702,8 @@ def _defines(binding: Optional[Binding], function: cst.FunctionDef) -> bool:
 def _helper_returns(call: cst.Call, where: Location) -> List[Tuple[cst.BaseExpression, Location]]:
     """The values a helper function or method of this file returns (``compute_loss(x)``,
     ``self._loss(x)``), each where its function's names are read (after its body ran)."""
-    func = call.func
-    binding: Optional[Binding] = None
-    if isinstance(func, cst.Name):
-        binding = where.lookup(func.value)
-    elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
-        cls = where.scope.enclosing_class()
-        found = cls.bindings.get(func.attr.value) if cls is not None else None
-        binding = found[-1] if found else None
-    if binding is None or binding.kind != "def" or not isinstance(binding.node, cst.FunctionDef) \
-            or binding.scope is None:
+    binding = local_function(call, where)
+    if binding is None or binding.scope is None or not isinstance(binding.node, cst.FunctionDef):
         return []
     inner = next((child for child in binding.scope.children if child.node is binding.node), None)
     if inner is None:

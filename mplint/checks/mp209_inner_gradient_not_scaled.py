@@ -16,7 +16,7 @@ import libcst as cst
 
 from mplint.analysis.training import Gradient, TrainingLoops, contains, float16_source
 from mplint.rule.check import Check, Context, Needs
-from mplint.semantic.scopes import Location
+from mplint.semantic.scopes import Location, local_function
 
 #: how many helper calls deep an inner gradient is looked for
 _MAX_HELPER_DEPTH = 2
@@ -89,15 +89,5 @@ class InnerGradientNotScaled(Check):
 
 def _helper(call: cst.Call, loc: Location) -> Optional[cst.FunctionDef]:
     """The function of this file a call runs: ``helper(...)`` or ``self.method(...)``."""
-    func = call.func
-    if isinstance(func, cst.Name):
-        binding = loc.lookup(func.value)
-    elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
-        cls = loc.scope.enclosing_class()
-        found = cls.bindings.get(func.attr.value) if cls is not None else None
-        binding = found[-1] if found else None
-    else:
-        return None
-    if binding is None or binding.kind != "def" or not isinstance(binding.node, cst.FunctionDef):
-        return None
-    return binding.node
+    binding = local_function(call, loc)
+    return binding.node if binding is not None and isinstance(binding.node, cst.FunctionDef) else None

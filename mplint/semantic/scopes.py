@@ -434,6 +434,21 @@ def _options(branches: set, scope: Scope) -> Optional[set]:
     return found
 
 
+def local_function(call: cst.Call, loc: Location) -> Optional[Binding]:
+    """The ``def`` of this file a call runs: ``helper(...)`` or ``self.method(...)``."""
+    func = call.func
+    binding: Optional[Binding] = None
+    if isinstance(func, cst.Name):
+        binding = loc.lookup(func.value)
+    elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+        cls = loc.scope.enclosing_class()
+        found = cls.bindings.get(func.attr.value) if cls is not None else None
+        binding = found[-1] if found else None
+    if binding is None or binding.kind != "def" or not isinstance(binding.node, cst.FunctionDef):
+        return None
+    return binding
+
+
 def run_of(resets: Sequence[int], order: int) -> int:
     """Which run of a module (0 before any kernel reset) the code at ``order`` is in,
     given the orders of its top-level resets (``Scope.resets``)."""
