@@ -2,8 +2,9 @@
 
 Real projects set the policy in ``train.py`` and build the model in ``model.py``,
 and pre-commit names only the changed files. So before checking, mplint indexes
-every source file of the project (the nearest folder above the checked paths with
-pyproject.toml, setup.cfg, setup.py or .git), whatever paths were named. The index
+every source file of the project (the git repository holding the checked paths, else
+the nearest folder above them with pyproject.toml, setup.cfg or setup.py), whatever
+paths were named. The index
 is cheap: a byte test picks the few files that mention a policy or rewrite API,
 and only those are parsed, with a walk that collects facts and runs no check.
 """
