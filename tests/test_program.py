@@ -526,3 +526,52 @@ def test_a_model_whose_outputs_the_training_step_casts_to_float32_is_not_reporte
     train = tmp_path / "train.py"
     train.write_text(train.read_text().replace("        logits = tf.cast(logits, tf.float32)\n", ""))
     assert reported() == [("textcnn.py", 6)]
+
+
+def test_importing_a_submodule_runs_each_enclosing_package_init_first(tmp_path):
+    # ``from proj.nets import mlp`` runs proj/__init__.py, then proj/nets/__init__.py,
+    # then proj/nets/mlp.py: a policy set by a package's __init__ at import time
+    # governs what the importer runs after the import.
+    _write(tmp_path, {
+        "setup.py": "",
+        "proj/__init__.py": POLICY + "tf.keras.mixed_precision.set_global_policy('mixed_float16')\n",
+        "proj/nets/__init__.py": "",
+        "proj/nets/mlp.py": "def build():\n    pass\n",
+        "train.py": "from proj.nets import mlp\nmlp.build()\n",
+        "other/__init__.py": "",
+        "other/tools.py": "def build():\n    pass\n",
+        "export.py": "from other import tools\ntools.build()\n",
+    })
+    assert _governed(tmp_path, "proj/nets/mlp.py") == {"build": {"mixed_float16"}}
+    assert _governed(tmp_path, "other/tools.py") == {}  # a package that sets nothing
+
+
+def test_a_package_init_importing_its_own_submodule_is_not_its_own_importer(tmp_path):
+    _write(tmp_path, {
+        "setup.py": "",
+        "proj/__init__.py": "from .nets import build\n",
+        "proj/nets.py": POLICY + "def build():\n    helper()\n"
+                        "def helper():\n    pass\n",
+        "train.py": POLICY + "import proj\ntf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
+                    "proj.build()\n",
+    })
+    assert _governed(tmp_path, "proj/nets.py") == {"build": {"mixed_float16"}, "helper": {"mixed_float16"}}
+
+
+def test_names_bound_by_star_imports_are_followed_the_last_star_first(tmp_path):
+    summary = summarize("from heads import *\nfrom .layers import *\n")
+    assert summary.imports == {"*heads": "heads", "*.layers": ".layers"}
+    assert ModuleSummary.from_json(json.loads(json.dumps(summary.to_json()))) == summary
+    _write(tmp_path, {
+        "setup.py": "",
+        "heads.py": "def classifier():\n    pass\ndef shadowed():\n    pass\n",
+        "blocks.py": "def shadowed():\n    pass\n",
+        "zoo/__init__.py": "from .models import *\n",
+        "zoo/models.py": "def resnet():\n    pass\n",
+        "train.py": POLICY + "from heads import *\nfrom blocks import *\nfrom zoo import resnet\n"
+                    "tf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
+                    "classifier()\nshadowed()\nresnet()\n",
+    })
+    assert _governed(tmp_path, "heads.py") == {"classifier": {"mixed_float16"}}  # blocks' shadows it
+    assert _governed(tmp_path, "blocks.py") == {"shadowed": {"mixed_float16"}}
+    assert _governed(tmp_path, "zoo/models.py") == {"resnet": {"mixed_float16"}}  # re-exported by a star

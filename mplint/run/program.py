@@ -4,13 +4,14 @@ A policy governs the code that runs after it is set, on a path from where it is
 set: ``main()`` sets ``mixed_float16`` and then calls ``build_model()`` in another
 module, which calls a helper in a third. A policy set by a helper
 (``configure()``) counts where the helper is called. A module's body runs when it
-is imported, so a policy set at a module's top level governs what its importer runs
-after the import. Code that no policy-setting path reaches is judged under no
+is imported (after each enclosing package's ``__init__``), so a policy set at a module's
+top level governs what its importer runs after the import. Code that no policy-setting path reaches is judged under no
 project policy: a library's modules are not governed by a benchmark script that
 sets a policy and imports the library's top package, unless it calls them.
 
-Calls are followed through imports (any chain), functions and classes of other
-modules, methods through the class hierarchy (bases imported from other modules),
+Calls are followed through imports (any chain, star imports included), functions and
+classes of other modules, methods through the class hierarchy (bases imported from other
+modules),
 ``self.method()``, ``self.x.method()`` where ``self.x = Cls(...)``, and a local
 ``v = Cls(...); v.method()``. A class constructed on such a path has all its methods
 governed (a Keras layer captures the policy when it is built and runs it when
@@ -35,7 +36,7 @@ from mplint.run.module_paths import absolute_import, importable, on_path
 from mplint.run.optimizer_values import OptimizerValues, applies_gradients
 from mplint.run.scaling_overrides import Override, find_overrides, may_drop_scaling
 from mplint.run.scaling_reached import find_scaling, uses_grappler_option
-from mplint.run.summaries import BODY, IMPORT, METHOD, PARAM, REGISTRY, UNKNOWN, ModuleSummary
+from mplint.run.summaries import BODY, IMPORT, METHOD, PARAM, REGISTRY, STAR, UNKNOWN, ModuleSummary
 from mplint.semantic.vocabulary import UNKNOWN_POLICY
 from mplint.semantic.test_modules import is_test_path
 
@@ -571,8 +572,7 @@ class ProgramModel:
         """The project nodes a call written ``callee`` in ``function`` of ``path`` may run."""
         summary = self.summary(path)
         if callee.startswith(IMPORT):
-            module = self._module(path, callee[len(IMPORT):])
-            return [(module, BODY)] if module else []
+            return self._imported_bodies(path, callee[len(IMPORT):])
         if METHOD in callee:
             cls, _, method = callee.partition(METHOD)
             method = method.split(".")[0]
@@ -603,11 +603,24 @@ class ProgramModel:
             return []
         if head in summary.classes or head in summary.functions:
             return self._local(path, callee)
-        target = summary.imports.get(head)
-        if target is None:
-            return []
-        full = target + ("." + rest if rest else "")
-        return self._external(path, full)
+        for full in self._imported(path, callee):
+            found = self._external(path, full)
+            if found:
+                return found
+        return []
+
+    def _imported_bodies(self, importer: str, name: str) -> List[Node]:
+        """The module bodies an import statement runs, in the order Python runs them:
+        each enclosing package's ``__init__`` first (``import a.b.c`` runs ``a``, then
+        ``a.b``, then ``a.b.c``), never the importer itself (a package importing its own
+        submodules)."""
+        parts = absolute_import(name, importer, self.root).split(".")
+        found: List[Node] = []
+        for cut in range(1, len(parts) + 1):
+            module = self._module(importer, ".".join(parts[:cut]))
+            if module is not None and module != importer and (module, BODY) not in found:
+                found.append((module, BODY))
+        return found
 
     def _registry(self, path: str, base: str) -> List[Node]:
         """What a call through a registry may run, its key chosen at run time: every
@@ -709,25 +722,35 @@ class ProgramModel:
 
     def _reexported(self, module: str, rest: str) -> List[Node]:
         """``from pkg import build`` where ``pkg/__init__.py`` imports ``build``."""
-        head, _, more = rest.partition(".")
-        target = self.summary(module).imports.get(head)
-        if target is None:
-            return []
-        return self._external(module, target + ("." + more if more else ""))
+        for full in self._imported(module, rest):
+            found = self._external(module, full)
+            if found:
+                return found
+        return []
+
+    def _imported(self, path: str, written: str) -> List[str]:
+        """The dotted names a name written in ``path`` may stand for through its imports:
+        the import that binds its head, else each ``from mod import *`` (the last one
+        first, as a later star import shadows an earlier one)."""
+        summary = self.summary(path)
+        head, _, rest = written.partition(".")
+        target = summary.imports.get(head)
+        if target is not None:
+            return [target + ("." + rest if rest else "")]
+        stars = [module for key, module in summary.imports.items() if key.startswith(STAR)]
+        joined = [module + written if module.endswith(".") else f"{module}.{written}" for module in reversed(stars)]
+        return joined
 
     def _class(self, path: str, written: str) -> Optional[Node]:
         """The class a dotted name written in ``path`` names."""
         summary = self.summary(path)
         if written in summary.classes:
             return (path, written)
-        head, _, rest = written.partition(".")
-        target = summary.imports.get(head)
-        if target is None:
-            return None
-        for node in self._external(path, target + ("." + rest if rest else "")):
-            owner = node[1].rsplit(".", 1)[0] if node[1] != BODY else None
-            if owner and owner in self.summary(node[0]).classes:
-                return (node[0], owner)
+        for full in self._imported(path, written):
+            for node in self._external(path, full):
+                owner = node[1].rsplit(".", 1)[0] if node[1] != BODY else None
+                if owner and owner in self.summary(node[0]).classes:
+                    return (node[0], owner)
         return None
 
     def _bases(self, cls: Node, seen: Optional[Set[Node]] = None) -> List[Node]:

@@ -24,11 +24,13 @@ from mplint.semantic.vocabulary import POLICY_SETTER_WORDS, WHOLE_MODEL_METHODS,
 BODY = "<module>"
 #: a call recorded for an import statement: it runs the imported module's body
 IMPORT = "import:"
+#: the key of ``from mod import *`` in ``ModuleSummary.imports`` (``*mod`` -> ``mod``)
+STAR = "*"
 #: ``v.method`` where ``v`` holds an instance of a known class, ``Class(...).method``
 #: and ``super().method``: ``Class#method`` (``super#method``)
 METHOD = "#"
 POLICY_SETTERS = frozenset(POLICY_SETTER_WORDS)
-SUMMARY_VERSION = 8
+SUMMARY_VERSION = 9
 #: a trained value that is a parameter of the function: ``param:`` + its name
 PARAM = "param:"
 #: a value a summary cannot name (an expression, ``None``, a loop variable)
@@ -83,7 +85,8 @@ class ClassSummary:
 class ModuleSummary:
     #: a script: ``if __name__ == "__main__":`` or calls at top level
     script: bool = False
-    #: local name -> dotted target (relative ones keep their leading dots)
+    #: local name -> dotted target (relative ones keep their leading dots); a star import
+    #: ``from mod import *`` as STAR + ``mod`` -> ``mod``
     imports: Dict[str, str] = field(default_factory=dict)
     functions: Dict[str, FunctionSummary] = field(default_factory=dict)
     classes: Dict[str, ClassSummary] = field(default_factory=dict)
@@ -427,9 +430,13 @@ def _read_events(summary: ModuleSummary, function: FunctionSummary, events: List
             base = "." * node.level + (node.module or "")
             calls.append((node.lineno, IMPORT + base))
             for alias in node.names:
-                if alias.name != "*":
+                if alias.name == "*":
+                    summary.imports.setdefault(STAR + base, base)
+                else:
                     joined = base + alias.name if base.endswith(".") else f"{base}.{alias.name}"
                     summary.imports.setdefault(alias.asname or alias.name, joined)
+                    # ``from pkg import sub`` runs the submodule ``pkg.sub`` when it is one
+                    calls.append((node.lineno, IMPORT + joined))
     return called
 
 
