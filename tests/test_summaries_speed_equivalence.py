@@ -153,9 +153,14 @@ def test_one_walk_matches_ast_walk_on_the_package_sources():
 def test_summary_is_the_one_the_former_collectors_made():
     """Less what they did not collect (version 5 adds each function's ``casts``, version 6
     its calls' ``arguments``, version 7 the module's ``registries``, version 8 its
-    ``decorated`` definitions and registry ``writers``)."""
+    ``decorated`` definitions and registry ``writers``, version 9 the submodule each
+    ``from pkg import name`` may run and the modules of star imports)."""
     data = summarize(SNIPPET).to_json()
-    assert data[0] == 8 and all(entry[6] == [] for entry in data[3].values())
+    assert data[0] == 9 and all(entry[6] == [] for entry in data[3].values())
+    assert data[2].pop("*..star") == "..star"
+    module_calls = data[3]["<module>"][0]
+    for added in ((3, "import:.sibling"), (4, "import:..pkg.thing")):
+        module_calls.remove(added)
     del data[5:8]
     data[0] = 4
     for entry in data[3].values():
