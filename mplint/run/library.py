@@ -1,0 +1,180 @@
+"""Library mode: which modules are a library's layers and models, which its users may run
+under a mixed policy though no program of the repository sets one.
+
+The evidence, in order (README, "A library of layers and models usually sets no policy"):
+
+- the file's configuration (``library = true/false``) decides;
+- otherwise only where no program of the project names a policy API;
+- a packaged project (setup.py, setup.cfg, a distribution in pyproject.toml) is code for
+  others to import: every module of its packages;
+- a repository that is not packaged (a model zoo on GitHub, a Kaggle copy) is a library
+  only through its packages' surface: the modules an ``__init__.py`` imports, and those
+  that code outside the package (scripts, notebooks, tests, another package) imports.
+  A module only its own package imports is built the way that package's models build
+  it, often under a condition mplint does not follow, and a flat folder of scripts and
+  modules is a training program's, not a library.
+
+Reads bytes only (no libcst): the index calls it on every run.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from pathlib import Path
+from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
+
+from mplint.run.module_paths import absolute_import, importable, on_path
+from mplint.semantic.test_modules import is_test_path
+
+#: folders of a repository that hold programs and documents, not the library
+NOT_LIBRARY_FOLDERS = frozenset({
+    "examples", "example", "benchmarks", "benchmark", "guides", "docs", "doc", "scripts", "tools",
+    "notebooks", "tutorials", "demo", "demos", "experiments", "tests", "test", "integration_tests",
+})
+
+
+def is_packaged(root: Path) -> bool:
+    """The project declares a distribution (setup.py, setup.cfg, or a pyproject.toml with
+    ``[project]``, ``[tool.poetry]`` or ``[build-system]``): code for others to import."""
+    if (root / "setup.py").is_file() or (root / "setup.cfg").is_file():
+        return True
+    try:
+        text = (root / "pyproject.toml").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return any(table in text for table in ("[project]", "[tool.poetry]", "[build-system]"))
+
+
+def is_library_module(path: str, root: Optional[Path]) -> bool:
+    """A ``.py`` module of a package (its folder has ``__init__.py``), not a test and
+    not under a folder of programs or documents."""
+    return _may_be_library(path, root) and _is_package(os.path.dirname(os.path.abspath(path)))
+
+
+def is_configured_library_module(path: str, root: Optional[Path]) -> bool:
+    """Under ``library = true``: a module of a package, or a module outside one that is
+    no script (no ``if __name__ == "__main__":``): the configuration says the flat
+    modules beside the scripts are the library."""
+    if not _may_be_library(path, root):
+        return False
+    return _is_package(os.path.dirname(os.path.abspath(path))) or not _is_script_file(os.path.abspath(path))
+
+
+def _may_be_library(path: str, root: Optional[Path]) -> bool:
+    """A ``.py`` file, no test, not under examples/, docs/ and the like."""
+    return path.endswith(".py") and not is_test_path(path) and not _in_programs_folder(path, root)
+
+
+def _in_programs_folder(path: str, root: Optional[Path]) -> bool:
+    """Under ``examples/``, ``benchmarks/``, ``docs/`` and the like (below the root)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    below = os.path.relpath(folder, root) if root is not None else os.path.basename(folder)
+    return any(part in NOT_LIBRARY_FOLDERS for part in below.split(os.sep))
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_package(folder: str) -> bool:
+    return os.path.isfile(os.path.join(folder, "__init__.py"))
+
+
+_MAIN_GUARD = re.compile(rb"^if\s+__name__\s*==\s*['\"]__main__['\"]\s*:", re.M)
+
+
+def is_script(raw: bytes) -> bool:
+    """The module runs as a program: an ``if __name__ == "__main__":`` at its top level."""
+    return bool(_MAIN_GUARD.search(raw))
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_script_file(path: str) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            return is_script(handle.read())
+    except OSError:
+        return False
+
+
+# -- the surface of an unpackaged repository's packages ------------------------------
+
+_IMPORT = re.compile(r"^[ \t]*import[ \t]+([^\n#;]+)", re.M)
+_FROM = re.compile(r"^[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]+)", re.M)
+_NAME = re.compile(r"[A-Za-z_][\w.]*")
+
+
+def imported_modules(text: str) -> Set[str]:
+    """Every module an import statement of ``text`` may run: ``import a.b`` -> ``a.b``;
+    ``from a import b, c`` -> ``a``, ``a.b``, ``a.c`` (``b`` may be a submodule);
+    relative names keep their dots (``from . import ls`` -> ``.ls``)."""
+    out: Set[str] = set()
+    for match in _IMPORT.finditer(text):
+        for part in match.group(1).split(","):
+            words = part.split()
+            if words and _NAME.fullmatch(words[0]):
+                out.add(words[0])
+    for match in _FROM.finditer(text):
+        base = match.group(1)
+        if base.strip(".") and not _NAME.fullmatch(base.lstrip(".")):
+            continue
+        out.add(base)
+        for part in match.group(2).strip("()").split(","):
+            words = part.split()
+            if words and words[0] != "*" and _NAME.fullmatch(words[0]):
+                out.add(base + words[0] if base.endswith(".") else f"{base}.{words[0]}")
+    return out
+
+
+def _program_text(path: str, raw: bytes) -> str:
+    """The Python a file holds: a notebook's code cells as one program."""
+    if path.endswith(".ipynb"):
+        from mplint.core.source_kinds import load_source
+
+        try:
+            source = load_source(path, raw).program()
+        except Exception:  # an unreadable notebook imports nothing we can read
+            return ""
+        return source.text if source is not None else ""
+    return raw.decode("utf-8", "replace")
+
+
+def _top_package(path: str, root: Path) -> Optional[str]:
+    """The first folder below the root holding ``path`` (None: a file at the root)."""
+    try:
+        parts = Path(path).relative_to(root).parts
+    except ValueError:
+        return None
+    return parts[0] if len(parts) > 1 else None
+
+
+def package_surface(files: Iterable[str], read: Callable[[str], Optional[bytes]],
+                    root: Path) -> FrozenSet[str]:
+    """The modules of the repository's packages that are meant to be imported (absolute
+    paths): those a package's ``__init__.py`` imports, and those that code outside the
+    module's top-level package imports (a script, a notebook, a test, another package).
+
+    Modules of a package folder directly below the root only (``zoo/layers.py``; not a
+    root with an ``__init__.py``, whose modules are the scripts' neighbours)."""
+    keys = [os.path.abspath(path) for path in files]
+    targets: Dict[str, List[Tuple[str, Path]]] = {}
+    for key in keys:
+        if _top_package(key, root) is not None and is_library_module(key, root):
+            for name, folder in importable(key, root):
+                targets.setdefault(name, []).append((key, folder))
+    if not targets:
+        return frozenset()
+    words = {name.rsplit(".", 1)[-1] for name in targets}
+    out: Set[str] = set()
+    for importer in keys:
+        raw = read(importer)
+        if raw is None or not any(word.encode() in raw for word in words):
+            continue  # names none of the candidates: imports none of them
+        exporter = os.path.basename(importer) == "__init__.py"
+        top = _top_package(importer, root)
+        for name in imported_modules(_program_text(importer, raw)):
+            for key, folder in targets.get(absolute_import(name, importer, root), ()):
+                if key in out or key == importer:
+                    continue
+                if (exporter or top != _top_package(key, root)) and on_path(folder, importer, root):
+                    out.add(key)
+    return frozenset(out)
