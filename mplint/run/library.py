@@ -20,6 +20,7 @@ Reads bytes only (no libcst): the index calls it on every run.
 from __future__ import annotations
 
 import functools
+import json
 import os
 import re
 from pathlib import Path
@@ -98,8 +99,8 @@ def _is_script_file(path: str) -> bool:
 
 # -- the surface of an unpackaged repository's packages ------------------------------
 
-_IMPORT = re.compile(r"^[ \t]*import[ \t]+([^\n#;]+)", re.M)
-_FROM = re.compile(r"^[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]+)", re.M)
+_IMPORT = re.compile(r"[ \t]*import[ \t]+([^\n#;]+)")
+_FROM = re.compile(r"[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]+)")
 _NAME = re.compile(r"[A-Za-z_][\w.]*")
 
 
@@ -108,42 +109,62 @@ def imported_modules(text: str) -> Set[str]:
     ``from a import b, c`` -> ``a``, ``a.b``, ``a.c`` (``b`` may be a submodule);
     relative names keep their dots (``from . import ls`` -> ``.ls``)."""
     out: Set[str] = set()
-    for match in _IMPORT.finditer(text):
-        for part in match.group(1).split(","):
-            words = part.split()
-            if words and _NAME.fullmatch(words[0]):
-                out.add(words[0])
-    for match in _FROM.finditer(text):
-        base = match.group(1)
+    for statement in _import_statements(text):
+        plain = _IMPORT.match(statement)
+        if plain is not None:
+            for part in plain.group(1).split(","):
+                words = part.split()
+                if words and _NAME.fullmatch(words[0]):
+                    out.add(words[0])
+            continue
+        found = _FROM.match(statement)
+        if found is None:
+            continue
+        base = found.group(1)
         if base.strip(".") and not _NAME.fullmatch(base.lstrip(".")):
             continue
         out.add(base)
-        for part in match.group(2).strip("()").split(","):
+        for part in found.group(2).strip("()").split(","):
             words = part.split()
             if words and words[0] != "*" and _NAME.fullmatch(words[0]):
                 out.add(base + words[0] if base.endswith(".") else f"{base}.{words[0]}")
     return out
 
 
+def _import_statements(text: str) -> Iterable[str]:
+    """Each line holding the word ``import``, with the parenthesised names that follow
+    it (found with ``str.find``: a multi-line regex tries every position of the text)."""
+    at = text.find("import")
+    while at != -1:
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        end = len(text) if end == -1 else end
+        if "(" in text[at:end] and ")" not in text[at:end]:
+            close = text.find(")", end)
+            end = len(text) if close == -1 else close + 1
+        yield text[start:end]
+        at = text.find("import", end)
+
+
 def _program_text(path: str, raw: bytes) -> str:
-    """The Python a file holds: a notebook's code cells as one program."""
-    if path.endswith(".ipynb"):
-        from mplint.core.source_kinds import load_source
-
-        try:
-            source = load_source(path, raw).program()
-        except Exception:  # an unreadable notebook imports nothing we can read
-            return ""
-        return source.text if source is not None else ""
-    return raw.decode("utf-8", "replace")
-
-
-def _top_package(path: str, root: Path) -> Optional[str]:
-    """The first folder below the root holding ``path`` (None: a file at the root)."""
+    """The text whose imports count: a notebook's code cells (read as JSON: loading the
+    notebook as a source imports libcst, which a cached run never does)."""
+    if not path.endswith(".ipynb"):
+        return raw.decode("utf-8", "replace")
     try:
-        parts = Path(path).relative_to(root).parts
-    except ValueError:
+        cells = json.loads(raw).get("cells", [])
+        sources = [cell.get("source", "") for cell in cells if cell.get("cell_type") == "code"]
+        return "\n".join(src if isinstance(src, str) else "".join(map(str, src)) for src in sources)
+    except (ValueError, AttributeError, TypeError, RecursionError):  # no notebook we can read
+        return ""
+
+
+def _top_package(path: str, root: str) -> Optional[str]:
+    """The first folder below ``root`` (ending in a separator) holding ``path``; None for a
+    file at the root or outside it."""
+    if not path.startswith(root):
         return None
+    parts = path[len(root):].split(os.sep)
     return parts[0] if len(parts) > 1 else None
 
 
@@ -156,25 +177,25 @@ def package_surface(files: Iterable[str], read: Callable[[str], Optional[bytes]]
     Modules of a package folder directly below the root only (``zoo/layers.py``; not a
     root with an ``__init__.py``, whose modules are the scripts' neighbours)."""
     keys = [os.path.abspath(path) for path in files]
+    prefix = os.path.join(str(root), "")
+    tops = {key: _top_package(key, prefix) for key in keys}
     targets: Dict[str, List[Tuple[str, Path]]] = {}
     for key in keys:
-        if _top_package(key, root) is not None and is_library_module(key, root):
+        if tops[key] is not None and is_library_module(key, root):
             for name, folder in importable(key, root):
                 targets.setdefault(name, []).append((key, folder))
     if not targets:
         return frozenset()
-    words = {name.rsplit(".", 1)[-1] for name in targets}
     out: Set[str] = set()
     for importer in keys:
         raw = read(importer)
-        if raw is None or not any(word.encode() in raw for word in words):
-            continue  # names none of the candidates: imports none of them
+        if raw is None or b"import" not in raw:
+            continue
         exporter = os.path.basename(importer) == "__init__.py"
-        top = _top_package(importer, root)
         for name in imported_modules(_program_text(importer, raw)):
             for key, folder in targets.get(absolute_import(name, importer, root), ()):
                 if key in out or key == importer:
                     continue
-                if (exporter or top != _top_package(key, root)) and on_path(folder, importer, root):
+                if (exporter or tops[importer] != tops[key]) and on_path(folder, importer, root):
                     out.add(key)
     return frozenset(out)
