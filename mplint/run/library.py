@@ -26,6 +26,7 @@ import re
 from pathlib import Path
 from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
+from mplint.core.regular_files import read_regular
 from mplint.run.module_paths import absolute_import, importable, on_path
 from mplint.semantic.test_modules import is_test_path
 
@@ -42,8 +43,8 @@ def is_packaged(root: Path) -> bool:
     if (root / "setup.py").is_file() or (root / "setup.cfg").is_file():
         return True
     try:
-        text = (root / "pyproject.toml").read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        text = read_regular(root / "pyproject.toml").decode("utf-8", "replace")
+    except OSError:  # none, or a FIFO: never read what is no file
         return False
     return any(table in text for table in ("[project]", "[tool.poetry]", "[build-system]"))
 
@@ -91,8 +92,7 @@ def is_script(raw: bytes) -> bool:
 @functools.lru_cache(maxsize=4096)
 def _is_script_file(path: str) -> bool:
     try:
-        with open(path, "rb") as handle:
-            return is_script(handle.read())
+        return is_script(read_regular(path))
     except OSError:
         return False
 

@@ -604,7 +604,7 @@ def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], 
         read.append((key, path, st, raw, item))
     out.library_setting = settings.library
     out.policy_free = root is not None and not programs_with_policies
-    out.packaged = root is not None and is_packaged(root)
+    out.packaged = root is not None and out.policy_free and is_packaged(root)
     if root is not None and out.policy_free and not out.packaged:
         out.surface = package_surface(unique, lambda key: _content(key, unique, contents), root)
     out.library = settings.library if settings.library is not None else \
