@@ -601,11 +601,13 @@ def test_a_commented_out_policy_call_is_no_program(tmp_path):
     assert outcome(run_cli("check", "--no-cache", ".", cwd=project)) == (0, [])
 
 
-def test_a_project_that_is_not_packaged_is_no_library(tmp_path):
-    # An application's tree (no setup.py, setup.cfg or [project]): its modules are its own.
+def test_a_project_that_is_not_packaged_is_a_library_only_through_its_packages_surface(tmp_path):
+    # No setup.py, setup.cfg or [project]: only the modules code outside the package
+    # imports (the test imports zoo.models) or an __init__ exports are the library's;
+    # zoo/layers.py, which nothing imports, is the package's own (tests/test_library.py).
     project = _copy("layer_library", tmp_path)
     (project / "pyproject.toml").write_text("[tool.black]\n")
-    assert outcome(run_cli("check", ".", cwd=project)) == (0, [])
+    assert outcome(run_cli("check", ".", cwd=project)) == (1, [("zoo/models.py", 9, "MP101")])
 
 
 def test_a_library_function_called_below_and_from_a_script_keeps_its_policy_open(tmp_path):

@@ -153,9 +153,10 @@ class Linter:
                        library=self._library(path))
 
     def _library(self, path: str) -> bool:
-        """Whether the file's public layers and models are judged as a library's."""
+        """Whether the file's public layers and models are judged as a library's: its
+        own configuration's ``library`` setting decides over the root's and the guess."""
         if self.project is not None:
-            return self.project.library_for(path)
+            return self.project.library_for(path, self.settings.library, configured=True)
         return bool(self.settings.library) and not is_test_path(path)  # no project: the setting alone
 
     def parse_for_checks(self, source: Source, classes: Sequence[Type[Check]]) -> Optional[cst.Module]:

@@ -24,6 +24,7 @@ from mplint.run.code_stamp import code_stamp
 from mplint.run.dependency_pins import ProjectPins, project_pins
 from mplint.run.discovery import discover
 from mplint.run.garbage import collected_per_file, file_done
+from mplint.run.library import is_configured_library_module, is_library_module, is_packaged, package_surface
 from mplint.run.module_paths import absolute_import, importable, on_path
 from mplint.run.program import ProgramModel, ProgramResult, Route, content_view, import_words, program_view
 from mplint.run.reexports import Exports, HandedOn, exports_of
@@ -227,8 +228,18 @@ class ProjectFacts:
     #: TensorFlow and Keras names each file binds by importing them, by path
     exports: Dict[str, Exports] = field(default_factory=dict)
     _handed_on: Optional[HandedOn] = field(default=None, repr=False, compare=False)
-    #: the project is judged as a library (see :meth:`library_for`)
+    #: the project is judged as a library (see :meth:`library_for`): the root's
+    #: ``library`` setting, else the guess
     library: bool = False
+    #: the root configuration's ``library`` setting (None: guess)
+    library_setting: Optional[bool] = None
+    #: no program of the project (tests aside) names a policy API: a library's users set it
+    policy_free: bool = False
+    #: the project declares a distribution (:func:`library.is_packaged`)
+    packaged: bool = False
+    #: an unpackaged project's package modules meant to be imported, by absolute path
+    #: (:func:`library.package_surface`; empty unless the guess may ask for it)
+    surface: FrozenSet[str] = frozenset()
 
     def display(self, key: str) -> str:
         base = self.shown_from if self.shown_from is not None else self.root
@@ -295,12 +306,25 @@ class ProjectFacts:
             self._handed_on = HandedOn(self.exports, self.root)
         return self._handed_on
 
-    def library_for(self, path: str) -> bool:
+    def library_for(self, path: str, setting: Optional[bool] = None, *, configured: bool = False) -> bool:
         """Whether ``path``'s public layers and models are a library's, which its users
-        may run under a mixed policy: the ``library`` setting, or else a packaged project
-        none of whose programs (tests aside) names a policy API. Only a module of a
-        package (never a test, a notebook, or a script under examples/, docs/...)."""
-        return self.library and is_library_module(path, self.root)
+        may run under a mixed policy (:mod:`mplint.run.library`). ``setting``: the
+        ``library`` value of the file's own configuration when ``configured`` (a
+        sub-project's decides over the root's), else the root's.
+
+        ``library = true``: a package module, or a module beside the scripts that is no
+        script; ``false``: none. Otherwise the guess, where no program names a policy
+        API: every package module of a packaged project, the packages' surface of one
+        that is not. Never a test, a notebook, or a file under examples/, docs/..."""
+        if not configured:
+            setting = self.library_setting
+        if setting is not None:
+            return setting and is_configured_library_module(path, self.root)
+        if not self.policy_free or self.root is None:
+            return False
+        if self.packaged:
+            return is_library_module(path, self.root)
+        return os.path.abspath(path) in self.surface
 
     def overrides_scaling(self, path: str) -> bool:
         """Whether a method of this file drops the loss scaling of the base method it
@@ -375,7 +399,8 @@ class ProjectFacts:
         governed = {} if self.program is None else self.program.files_json()
         exports = sorted((k, [list(e) for e in v]) for k, v in self.exports.items())
         return hashlib.sha256(json.dumps([str(self.root), data, governed, self.pins.to_json(),
-                                          str(self.shown_from), exports, self.library]).encode()).hexdigest()
+                                          str(self.shown_from), exports, self.library, self.library_setting,
+                                          self.policy_free, self.packaged, sorted(self.surface)]).encode()).hexdigest()
 
     def digest_for(self, path: str) -> str:
         """Changes whenever a fact the project gives ``path``'s checks changes (what
@@ -390,45 +415,6 @@ class ProjectFacts:
         exports = sorted((k, [list(e) for e in v]) for k, v in self.exports.items())
         return hashlib.sha256(json.dumps([str(self.root), str(self.shown_from), governed, rewriting,
                                           self.pins.to_json(), exports, self.library_for(own)]).encode()).hexdigest()
-
-
-def is_packaged(root: Path) -> bool:
-    """The project declares a distribution (setup.py, setup.cfg, or a pyproject.toml with
-    ``[project]``, ``[tool.poetry]`` or ``[build-system]``): code for others to import."""
-    if (root / "setup.py").is_file() or (root / "setup.cfg").is_file():
-        return True
-    try:
-        text = (root / "pyproject.toml").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return False
-    return any(table in text for table in ("[project]", "[tool.poetry]", "[build-system]"))
-
-
-#: folders of a repository that hold programs and documents, not the library
-_NOT_LIBRARY_FOLDERS = frozenset({
-    "examples", "example", "benchmarks", "benchmark", "guides", "docs", "doc", "scripts", "tools",
-    "notebooks", "tutorials", "demo", "demos", "experiments", "tests", "test", "integration_tests",
-})
-
-
-def is_library_module(path: str, root: Optional[Path]) -> bool:
-    """A ``.py`` module of a package (its folder has ``__init__.py``), not a test and
-    not under a folder of programs or documents."""
-    if not path.endswith(".py") or is_test_path(path) or _in_programs_folder(path, root):
-        return False
-    return _is_package(os.path.dirname(os.path.abspath(path)))
-
-
-def _in_programs_folder(path: str, root: Optional[Path]) -> bool:
-    """Under ``examples/``, ``benchmarks/``, ``docs/`` and the like (below the root)."""
-    folder = os.path.dirname(os.path.abspath(path))
-    below = os.path.relpath(folder, root) if root is not None else os.path.basename(folder)
-    return any(part in _NOT_LIBRARY_FOLDERS for part in below.split(os.sep))
-
-
-@functools.lru_cache(maxsize=4096)
-def _is_package(folder: str) -> bool:
-    return os.path.isfile(os.path.join(folder, "__init__.py"))
 
 
 def _route_order(route: Route) -> Tuple[int, int, Tuple[str, ...]]:
@@ -616,8 +602,13 @@ def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], 
         if exports:
             out.exports[key] = exports
         read.append((key, path, st, raw, item))
+    out.library_setting = settings.library
+    out.policy_free = root is not None and not programs_with_policies
+    out.packaged = root is not None and out.policy_free and is_packaged(root)
+    if root is not None and out.policy_free and not out.packaged:
+        out.surface = package_surface(unique, lambda key: _content(key, unique, contents), root)
     out.library = settings.library if settings.library is not None else \
-        root is not None and not programs_with_policies and is_packaged(root)
+        out.policy_free and (out.packaged or bool(out.surface))
     others.project = out
     for key, path, st, raw, item in read:
         if item is not None and item.taken != out.taken(key, item.imports):

@@ -1,0 +1,201 @@
+"""Library mode: which modules are a library's layers and models, which its users may run
+under a mixed policy though no program of the repository sets one.
+
+The evidence, in order (README, "A library of layers and models usually sets no policy"):
+
+- the file's configuration (``library = true/false``) decides;
+- otherwise only where no program of the project names a policy API;
+- a packaged project (setup.py, setup.cfg, a distribution in pyproject.toml) is code for
+  others to import: every module of its packages;
+- a repository that is not packaged (a model zoo on GitHub, a Kaggle copy) is a library
+  only through its packages' surface: the modules an ``__init__.py`` imports, and those
+  that code outside the package (scripts, notebooks, tests, another package) imports.
+  A module only its own package imports is built the way that package's models build
+  it, often under a condition mplint does not follow, and a flat folder of scripts and
+  modules is a training program's, not a library.
+
+Reads bytes only (no libcst): the index calls it on every run.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+from pathlib import Path
+from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
+
+from mplint.core.regular_files import read_regular
+from mplint.run.module_paths import absolute_import, importable, on_path
+from mplint.semantic.test_modules import is_test_path
+
+#: folders of a repository that hold programs and documents, not the library
+NOT_LIBRARY_FOLDERS = frozenset({
+    "examples", "example", "benchmarks", "benchmark", "guides", "docs", "doc", "scripts", "tools",
+    "notebooks", "tutorials", "demo", "demos", "experiments", "tests", "test", "integration_tests",
+})
+
+
+def is_packaged(root: Path) -> bool:
+    """The project declares a distribution (setup.py, setup.cfg, or a pyproject.toml with
+    ``[project]``, ``[tool.poetry]`` or ``[build-system]``): code for others to import."""
+    if (root / "setup.py").is_file() or (root / "setup.cfg").is_file():
+        return True
+    try:
+        text = read_regular(root / "pyproject.toml").decode("utf-8", "replace")
+    except OSError:  # none, or a FIFO: never read what is no file
+        return False
+    return any(table in text for table in ("[project]", "[tool.poetry]", "[build-system]"))
+
+
+def is_library_module(path: str, root: Optional[Path]) -> bool:
+    """A ``.py`` module of a package (its folder has ``__init__.py``), not a test and
+    not under a folder of programs or documents."""
+    return _may_be_library(path, root) and _is_package(os.path.dirname(os.path.abspath(path)))
+
+
+def is_configured_library_module(path: str, root: Optional[Path]) -> bool:
+    """Under ``library = true``: a module of a package, or a module outside one that is
+    no script (no ``if __name__ == "__main__":``): the configuration says the flat
+    modules beside the scripts are the library."""
+    if not _may_be_library(path, root):
+        return False
+    return _is_package(os.path.dirname(os.path.abspath(path))) or not _is_script_file(os.path.abspath(path))
+
+
+def _may_be_library(path: str, root: Optional[Path]) -> bool:
+    """A ``.py`` file, no test, not under examples/, docs/ and the like."""
+    return path.endswith(".py") and not is_test_path(path) and not _in_programs_folder(path, root)
+
+
+def _in_programs_folder(path: str, root: Optional[Path]) -> bool:
+    """Under ``examples/``, ``benchmarks/``, ``docs/`` and the like (below the root)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    below = os.path.relpath(folder, root) if root is not None else os.path.basename(folder)
+    return any(part in NOT_LIBRARY_FOLDERS for part in below.split(os.sep))
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_package(folder: str) -> bool:
+    return os.path.isfile(os.path.join(folder, "__init__.py"))
+
+
+_MAIN_GUARD = re.compile(rb"^if\s+__name__\s*==\s*['\"]__main__['\"]\s*:", re.M)
+
+
+def is_script(raw: bytes) -> bool:
+    """The module runs as a program: an ``if __name__ == "__main__":`` at its top level."""
+    return bool(_MAIN_GUARD.search(raw))
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_script_file(path: str) -> bool:
+    try:
+        return is_script(read_regular(path))
+    except OSError:
+        return False
+
+
+# -- the surface of an unpackaged repository's packages ------------------------------
+
+_IMPORT = re.compile(r"[ \t]*import[ \t]+([^\n#;]+)")
+_FROM = re.compile(r"[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]+)")
+_NAME = re.compile(r"[A-Za-z_][\w.]*")
+
+
+def imported_modules(text: str) -> Set[str]:
+    """Every module an import statement of ``text`` may run: ``import a.b`` -> ``a.b``;
+    ``from a import b, c`` -> ``a``, ``a.b``, ``a.c`` (``b`` may be a submodule);
+    relative names keep their dots (``from . import ls`` -> ``.ls``)."""
+    out: Set[str] = set()
+    for statement in _import_statements(text):
+        plain = _IMPORT.match(statement)
+        if plain is not None:
+            for part in plain.group(1).split(","):
+                words = part.split()
+                if words and _NAME.fullmatch(words[0]):
+                    out.add(words[0])
+            continue
+        found = _FROM.match(statement)
+        if found is None:
+            continue
+        base = found.group(1)
+        if base.strip(".") and not _NAME.fullmatch(base.lstrip(".")):
+            continue
+        out.add(base)
+        for part in found.group(2).strip("()").split(","):
+            words = part.split()
+            if words and words[0] != "*" and _NAME.fullmatch(words[0]):
+                out.add(base + words[0] if base.endswith(".") else f"{base}.{words[0]}")
+    return out
+
+
+def _import_statements(text: str) -> Iterable[str]:
+    """Each line holding the word ``import``, with the parenthesised names that follow
+    it (found with ``str.find``: a multi-line regex tries every position of the text)."""
+    at = text.find("import")
+    while at != -1:
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        end = len(text) if end == -1 else end
+        if "(" in text[at:end] and ")" not in text[at:end]:
+            close = text.find(")", end)
+            end = len(text) if close == -1 else close + 1
+        yield text[start:end]
+        at = text.find("import", end)
+
+
+def _program_text(path: str, raw: bytes) -> str:
+    """The text whose imports count: a notebook's code cells (read as JSON: loading the
+    notebook as a source imports libcst, which a cached run never does)."""
+    if not path.endswith(".ipynb"):
+        return raw.decode("utf-8", "replace")
+    try:
+        cells = json.loads(raw).get("cells", [])
+        sources = [cell.get("source", "") for cell in cells if cell.get("cell_type") == "code"]
+        return "\n".join(src if isinstance(src, str) else "".join(map(str, src)) for src in sources)
+    except (ValueError, AttributeError, TypeError, RecursionError):  # no notebook we can read
+        return ""
+
+
+def _top_package(path: str, root: str) -> Optional[str]:
+    """The first folder below ``root`` (ending in a separator) holding ``path``; None for a
+    file at the root or outside it."""
+    if not path.startswith(root):
+        return None
+    parts = path[len(root):].split(os.sep)
+    return parts[0] if len(parts) > 1 else None
+
+
+def package_surface(files: Iterable[str], read: Callable[[str], Optional[bytes]],
+                    root: Path) -> FrozenSet[str]:
+    """The modules of the repository's packages that are meant to be imported (absolute
+    paths): those a package's ``__init__.py`` imports, and those that code outside the
+    module's top-level package imports (a script, a notebook, a test, another package).
+
+    Modules of a package folder directly below the root only (``zoo/layers.py``; not a
+    root with an ``__init__.py``, whose modules are the scripts' neighbours)."""
+    keys = [os.path.abspath(path) for path in files]
+    prefix = os.path.join(str(root), "")
+    tops = {key: _top_package(key, prefix) for key in keys}
+    targets: Dict[str, List[Tuple[str, Path]]] = {}
+    for key in keys:
+        if tops[key] is not None and is_library_module(key, root):
+            for name, folder in importable(key, root):
+                targets.setdefault(name, []).append((key, folder))
+    if not targets:
+        return frozenset()
+    out: Set[str] = set()
+    for importer in keys:
+        raw = read(importer)
+        if raw is None or b"import" not in raw:
+            continue
+        exporter = os.path.basename(importer) == "__init__.py"
+        for name in imported_modules(_program_text(importer, raw)):
+            for key, folder in targets.get(absolute_import(name, importer, root), ()):
+                if key in out or key == importer:
+                    continue
+                if (exporter or tops[importer] != tops[key]) and on_path(folder, importer, root):
+                    out.add(key)
+    return frozenset(out)
