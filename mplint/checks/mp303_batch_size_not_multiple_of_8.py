@@ -10,7 +10,6 @@ from mplint.analysis.dimensions import BATCH, AlignedDimensions, DimensionValue,
 from mplint.analysis.training_batches import TrainingBatches
 from mplint.checks._alignment import AlignmentCheck
 from mplint.semantic.facts import PolicyState
-from mplint.semantic.test_modules import is_test_path
 from mplint.semantic.vocabulary import INPUT_LAYERS
 
 
@@ -28,11 +27,9 @@ class BatchSizeNotMultipleOf8(AlignmentCheck):
                 and self._feeds_training(site))
 
     def _feeds_training(self, site: DimensionSite) -> bool:
-        """Only training batches: a test's sizes are its data (10 rows, batch of 10),
-        and a batch that ``predict``, ``evaluate``, a plot or a printout reads is
-        sized for the reader, not for Tensor Cores."""
-        if is_test_path(self.ctx.path):
-            return False
+        """Only training batches: a batch that ``predict``, ``evaluate``, a plot or a
+        printout reads is sized for the reader, not for Tensor Cores (a test file's
+        sizes are its data: the base class skips those files)."""
         func = site.call.func
         if isinstance(func, cst.Attribute) and func.attr.value in ("fit", "evaluate", "predict"):
             return func.attr.value == "fit"
