@@ -18,16 +18,19 @@ from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Set, Tup
 
 import libcst as cst
 
+from mplint.analysis.flag_defaults import FlagDefaults
 from mplint.analysis.layers import activation_expr, computes_in_float32, is_softmax_value
 from mplint.analysis.models import LayerProducer, ModelOutputs, OpProducer, Producer
+from mplint.analysis.module_constants import imported_constant
 from mplint.analysis.references import References
 from mplint.rule.check import Analysis, Context
 from mplint.semantic.call_args import keyword_only, positional_or_keyword
-from mplint.semantic.scopes import Binding, Location, Scope
+from mplint.semantic.conditions import Conditions
+from mplint.semantic.scopes import Binding, Branches, Location, Scope
 from mplint.semantic.values import Evaluator, argument_for, is_constant
 from mplint.semantic.vocabulary import (
     ANY_MODEL_CLASSES, DATASET_FACTORIES, DATASET_METHODS, DATASET_ONLY_METHODS, EINSUM_DENSE,
-    INTERNAL_SIZE_LAYERS, LAYER_WRAPPERS, SIGMOID_FUNCTIONS, SIZE_KEEPING_LAYERS, WRAPPED_LAYER_PARAMETER,
+    INTERNAL_SIZE_LAYERS, LAYER_WRAPPERS, PARTIALS, SIGMOID_FUNCTIONS, SIZE_KEEPING_LAYERS, WRAPPED_LAYER_PARAMETER,
     makes_dataset,
 )
 
@@ -105,6 +108,17 @@ class DimensionSite:
     expr: cst.BaseExpression  # the argument (or tuple element) itself
     location: Location
     layer_class: FrozenSet[str] = frozenset()
+    #: where to report a value written outside ``call`` (a partial's literal: at the
+    #: call that builds the layer), None for ``expr`` itself
+    at: Optional[cst.CSTNode] = None
+    #: the layer's arguments when ``call`` is not the constructor itself: a
+    #: ``functools.partial(layers.Dense, ...)`` called later, its arguments merged
+    arguments: Optional[cst.Call] = None
+
+    @property
+    def constructor(self) -> cst.Call:
+        """The call whose arguments configure the layer (dtype, activation, name)."""
+        return self.arguments if self.arguments is not None else self.call
 
 
 @dataclass(frozen=True)
@@ -123,12 +137,17 @@ class DimensionValue:
     entry: Optional[cst.BaseExpression] = None
     computed: Optional[cst.BaseExpression] = None  # the expression, when arithmetic
     via: Optional[cst.Call] = None  # the call that passes ``entry``
+    #: the ``if`` arms that bind it (``num_units = 500`` on the GPU branch)
+    branches: Branches = ()
+    #: where a value read from outside this file's expressions comes from
+    #: (``config.HIDDEN``, ``default of --batch-size``)
+    source: Optional[str] = None
 
 
 class AlignedDimensions(Analysis):
     """Collects dimension sites during the walk; traces their values afterwards."""
 
-    requires = (ModelOutputs, References)
+    requires = (ModelOutputs, References, FlagDefaults)
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
@@ -174,6 +193,7 @@ class AlignedDimensions(Analysis):
             self._method_call(node, func)
         resolved = self.ctx.names.resolve(func)
         if not resolved:
+            self._partial_call(node)
             return
         if any(name.startswith("keras.layers.") for name in resolved):
             self._classes[id(node)] = resolved
@@ -193,8 +213,46 @@ class AlignedDimensions(Analysis):
                 self._add(UNITS, "EinsumDense output dimension", node, expr, resolved)
 
     def _add(self, kind: str, owner: str, call: cst.Call, expr: cst.BaseExpression,
-             resolved: FrozenSet[str] = frozenset()) -> None:
-        self.sites.append(DimensionSite(kind, owner, call, expr, self.ctx.scopes.location(), resolved))
+             resolved: FrozenSet[str] = frozenset(), arguments: Optional[cst.Call] = None) -> None:
+        self.sites.append(DimensionSite(kind, owner, call, expr, self.ctx.scopes.location(), resolved,
+                                        arguments=arguments))
+
+    def _partial_call(self, node: cst.Call) -> None:
+        """``Hidden()`` where ``Hidden = functools.partial(layers.Dense, 100)``: the
+        layer's arguments are the partial's, then the call's (keywords of the call win)."""
+        if not isinstance(node.func, cst.Name):
+            return
+        binding = self.ctx.scopes.location().lookup(node.func.value)
+        if binding is None or binding.kind != "assign" or not isinstance(binding.value, cst.Call) \
+                or binding.scope is None or len(binding.scope.bindings.get(binding.name, ())) != 1:
+            return
+        partial = binding.value
+        if not self.ctx.names.resolve(partial.func) & PARTIALS or not partial.args \
+                or partial.args[0].keyword is not None or partial.args[0].star:
+            return
+        layer = partial.args[0].value
+        resolved = self.ctx.names.resolve(layer)
+        params = next((LAYER_DIMENSIONS[name] for name in resolved if name in LAYER_DIMENSIONS), None)
+        if params is None or any(a.star for a in (*partial.args, *node.args)):
+            return
+        positional = [a for a in (*partial.args[1:], *node.args) if a.keyword is None]
+        given = {a.keyword.value for a in node.args if a.keyword is not None}
+        keywords = [a for a in partial.args[1:] if a.keyword is not None and a.keyword.value not in given]
+        keywords += [a for a in node.args if a.keyword is not None]
+        merged = cst.Call(func=layer, args=[*positional, *keywords])
+        self._classes[id(node)] = resolved
+        short = next(name for name in resolved if name in LAYER_DIMENSIONS).rsplit(".", 1)[-1]
+        for param in params:
+            expr = keyword_only(merged, param.keyword) if param.position is None \
+                else positional_or_keyword(merged, param.position, param.keyword)
+            if expr is None:
+                continue
+            if any(expr is a.value for a in partial.args):
+                # written in the partial: traced where the partial is made
+                self.sites.append(DimensionSite(param.kind, f"{short} {param.keyword}", node, expr,
+                                                binding.location(), resolved, node, merged))
+            else:
+                self._add(param.kind, f"{short} {param.keyword}", node, expr, resolved, merged)
 
     def _method_call(self, node: cst.Call, func: cst.Attribute) -> None:
         method = func.attr.value
@@ -308,12 +366,15 @@ class AlignedDimensions(Analysis):
             return [DimensionValue(value, literal=expr)] if isinstance(value, int) else None
         if isinstance(expr, cst.Name):
             binding = loc.lookup(expr.value)
-            if binding is None or binding.scope is None:
+            if binding is None:
+                return self._from_elsewhere(expr)
+            if binding.scope is None:
                 return None
             if binding.kind == "param":
                 sources = self.evaluator.param_sources(binding)
                 if sources is None:
-                    return None
+                    clicked = self.ctx.get(FlagDefaults).click_default(binding)
+                    return None if clicked is None else self._default(clicked, depth)
                 out: List[DimensionValue] = []
                 for source, where, call in sources:
                     inner = self._trace(source, where, depth + 1)
@@ -325,18 +386,81 @@ class AlignedDimensions(Analysis):
                         out.append(replace(origin, chain=(binding,) + origin.chain))
                 return out
             # A name assigned twice (``BATCH = 64`` then ``if debug: BATCH = 50``)
-            # may hold either at run time: only single assignments are traced.
-            if not is_constant(binding) or len(binding.scope.bindings.get(binding.name, [])) != 1:
+            # may hold either at run time: only single assignments are traced, and
+            # names bound in the arms of one ``if`` (each value with its arm).
+            if not is_constant(binding):
                 return None
-            assert binding.value is not None
-            inner = self._trace(binding.value, binding.location(), depth + 1)
-            if inner is None:
-                return None
-            return [replace(origin, chain=(binding,) + origin.chain) for origin in inner]
+            bindings = [binding]
+            if len(binding.scope.bindings.get(binding.name, [])) != 1:
+                bindings = loc.reaching(expr.value)
+                if not _arms_of_one_if(bindings) or not all(is_constant(b) for b in bindings):
+                    return None
+            out = []
+            for bound in bindings:
+                assert bound.value is not None and bound.scope is not None
+                inner = self._trace(bound.value, bound.location(), depth + 1)
+                if inner is None:
+                    return None
+                out += [replace(origin, chain=(bound,) + origin.chain, branches=bound.branches + origin.branches)
+                        for origin in inner]
+            return out
+        if isinstance(expr, cst.Subscript):
+            return self._dict_entry(expr, loc, depth)
+        if isinstance(expr, cst.Attribute):
+            flag = self.ctx.get(FlagDefaults).default_of(expr, loc)
+            if flag is not None:
+                return self._default(flag, depth)
+            return self._from_elsewhere(expr)
         found = self.evaluator.values(expr, loc)
         if found is None or not all(_is_int(v) or v is None for v in found):
             return None
         return [DimensionValue(v, computed=expr) for v in found if isinstance(v, int) and _is_int(v)]
+
+    def _default(self, flag: Tuple[cst.BaseExpression, Location, str], depth: int) -> Optional[List[DimensionValue]]:
+        """A flag's default: the value a run without the flag uses (no fix: the flag may
+        size other things too)."""
+        default, where, written = flag
+        inner = self._trace(default, where, depth + 1)
+        if inner is None:
+            return None
+        return [replace(origin, literal=None, source=f"the default of {written}") for origin in inner]
+
+    def _from_elsewhere(self, expr: cst.BaseExpression) -> Optional[List[DimensionValue]]:
+        """A constant of another module of the project (``config.HIDDEN``)."""
+        found = imported_constant(self.ctx, expr)
+        return None if found is None else [DimensionValue(found[0], source=f"from {found[1]}")]
+
+    def _dict_entry(self, expr: cst.Subscript, loc: Location, depth: int) -> Optional[List[DimensionValue]]:
+        """``CONFIG["hidden_units"]`` of a dict literal bound once and never written to."""
+        if not isinstance(expr.value, cst.Name) or len(expr.slice) != 1 \
+                or not isinstance(expr.slice[0].slice, cst.Index):
+            return None
+        key = self.evaluator.value(expr.slice[0].slice.value, loc)
+        binding = loc.lookup(expr.value.value)
+        if binding is None:
+            return self._from_elsewhere(expr) if isinstance(key, str) else None
+        literal = binding.value
+        if not isinstance(key, str) or not is_constant(binding) or binding.scope is None \
+                or len(binding.scope.bindings.get(binding.name, [])) != 1 \
+                or not isinstance(literal, cst.Dict) or _mutated(self.ctx.text, binding.name) \
+                or any(isinstance(e, cst.StarredDictElement) for e in literal.elements):
+            return None
+        entries = [e for e in literal.elements if isinstance(e, cst.DictElement)
+                   and self.evaluator.value(e.key, binding.location()) == key]
+        if len(entries) != 1:
+            return None
+        inner = self._trace(entries[0].value, binding.location(), depth + 1)
+        if inner is None:
+            return None
+        return [replace(origin, chain=(binding,) + origin.chain) for origin in inner]
+
+    def assigned_name(self, call: cst.Call) -> str:
+        """The variable or attribute a call's result is assigned to ("" if none)."""
+        return self._assigned.get(id(call), "")
+
+    @property
+    def conditions(self) -> Conditions:
+        return self.ctx.get(FlagDefaults).conditions
 
     def computes_in_16_bit(self, site: DimensionSite) -> bool:
         """The layer follows the mixed policy (or names a 16-bit dtype).
@@ -346,7 +470,7 @@ class AlignedDimensions(Analysis):
         """
         if not site.layer_class:
             return True  # a batch size sizes whatever the model computes in
-        return computes_in_float32(LayerProducer(site.call, site.layer_class, site.location), self.ctx) is False
+        return computes_in_float32(LayerProducer(site.constructor, site.layer_class, site.location), self.ctx) is False
 
     def is_training_batch(self, site: DimensionSite, origin: DimensionValue) -> bool:
         """False for a batch that forms sequences rather than training batches.
@@ -370,13 +494,13 @@ class AlignedDimensions(Analysis):
             return False
         if id(site.call) in self._output_constructors():
             return True
-        layer = LayerProducer(site.call, site.layer_class, site.location)
+        layer = LayerProducer(site.constructor, site.layer_class, site.location)
         activation = activation_expr(layer)
         if activation is not None and (
             is_softmax_value(activation, self.ctx, layer) or self._is_sigmoid(activation, layer)
         ):
             return True
-        name = keyword_only(site.call, "name")
+        name = keyword_only(site.constructor, "name")
         if name is not None:
             text = self.ctx.values.value(name, site.location)
             if isinstance(text, str) and OUTPUT_LAYER_NAME.search(text):
@@ -596,6 +720,23 @@ class AlignedDimensions(Analysis):
             self._refs = {name: [(ref.node, ref.functions) for ref in refs]
                           for name, refs in self.ctx.get(References).by_name.items()}
         return self._refs
+
+
+def _arms_of_one_if(bindings: List[Binding]) -> bool:
+    """Every binding sits in an arm of one ``if`` and not all in the same arm
+    (``if gpu: units = 500`` / ``else: units = 64``); a default rebound under a
+    condition (``BATCH = 64`` then ``if debug: BATCH = 50``) is not."""
+    if len(bindings) < 2 or any(not b.branches for b in bindings):
+        return False
+    shared = set.intersection(*({key for key, _, _ in b.branches} for b in bindings))
+    return any(len({arm for b in bindings for key, arm, _ in b.branches if key == if_id}) > 1 for if_id in shared)
+
+
+def _mutated(text: str, name: str) -> bool:
+    """The file writes into the dict (``CONFIG["units"] = 64``, ``CONFIG.update(...)``)."""
+    return re.search(rf"\b{re.escape(name)}\s*\[[^\]\n]*\]\s*(\+|-|\*|/|//)?=(?!=)", text) is not None \
+        or re.search(rf"\b{re.escape(name)}\.(update|setdefault|pop|popitem|clear)\(", text) is not None \
+        or re.search(rf"\bdel\s+{re.escape(name)}\[", text) is not None
 
 
 def _names_in(expr: cst.BaseExpression) -> Iterator[str]:

@@ -123,6 +123,10 @@ def _module_file(module: str, importer: str, root: Optional[Path]) -> Optional[s
     return None
 
 
+#: the file a project module's dotted name loads from the importer (shared with module_constants)
+module_file = _module_file
+
+
 # -- the other module's analysis ----------------------------------------------------------
 def _layers_of(path: str, analysis: type) -> Optional["CustomLayers"]:
     """The module's layer analysis, by content; the read is noted (:mod:`core.reads`),

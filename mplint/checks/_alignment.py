@@ -9,6 +9,7 @@ is not an aligned dimension.
 
 from __future__ import annotations
 
+import re
 from typing import Callable, ClassVar, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
@@ -18,8 +19,10 @@ from mplint.analysis.layers import sixteen_bit_name
 from mplint.rule.check import Check, Fix, Needs
 from mplint.rule.messages import snippet
 from mplint.rule.levels import Safety
+from mplint.semantic.conditions import conflict
 from mplint.semantic.facts import PolicyState
-from mplint.semantic.scopes import Binding
+from mplint.semantic.scopes import Binding, exclusive
+from mplint.semantic.vocabulary import MIXED_POLICIES
 from mplint.semantic.test_modules import is_test_path
 
 
@@ -49,9 +52,10 @@ class AlignmentCheck(Check):
             if here is None:
                 continue  # the mixed policy is another test function's
             for origin in dims.origins(site):
-                if origin.value % alignment == 0 or not self.wants(dims, site, origin):
+                if origin.value % alignment == 0 or not self.wants(dims, site, origin) \
+                        or self._runs_without_tensor_cores(dims, origin):
                     continue
-                node = origin.entry if origin.entry is not None else site.expr
+                node = origin.entry if origin.entry is not None else site.at or site.expr
                 if (id(node), origin.value) in seen:
                     continue
                 seen.add((id(node), origin.value))
@@ -64,6 +68,25 @@ class AlignmentCheck(Check):
                     (origin.value, self.message(site, origin, alignment, target, here), fix))
         for reported, values in found.values():
             self.report(reported, *_one_finding(values))
+
+    def _runs_without_tensor_cores(self, dims: AlignedDimensions, origin: DimensionValue) -> bool:
+        """A value bound on an ``if`` arm that never runs under the mixed policy: the
+        other arm of the ``if`` (or of the same condition) that sets it, or the arm
+        taken when no GPU is found (no Tensor Cores to miss)."""
+        if not origin.branches:
+            return False
+        if any(_without_gpu(self.ctx.module, arm, test) for _, arm, test in origin.branches):
+            return True
+        calls = self.facts.policy_calls
+        if self.facts.assumed_policy in MIXED_POLICIES or not calls or any(c.values is None for c in calls):
+            return False  # a policy set elsewhere, or one that cannot be read: may be mixed anywhere
+        mixed = [(call, arms) for call in calls for values, arms in call.choices() if values & MIXED_POLICIES]
+        if not mixed or self.facts.project_policies & MIXED_POLICIES:
+            return False
+        here = origin.chain[0].location() if origin.chain and origin.chain[0].scope is not None else None
+        needs = dims.conditions.truths(origin.branches, here) if here is not None else {}
+        return all(exclusive(arms, origin.branches)
+                   or conflict(dims.conditions.truths(arms, call.location), needs) for call, arms in mixed)
 
     # -- what each rule decides ----------------------------------------------------------
     def wants(self, dims: AlignedDimensions, site: DimensionSite, origin: DimensionValue) -> bool:
@@ -88,12 +111,20 @@ class AlignmentCheck(Check):
         if origin.entry is not None and params:
             via = f" (passed to {_function_name(params[-1])}() as {params[-1].name!r}"
             via += f", from {constants[-1].name})" if constants else ")"
+        elif origin.source is not None:
+            via = f" ({origin.source})"
+        elif site.at is not None:
+            via = " (set by its functools.partial)"
         elif constants:
             via = f" (from {constants[-1].name})"
         elif params:
             via = f" (default of {params[-1].name!r})"
         elif origin.computed is not None:
             via = f" ({_short(self.ctx.module.code_for_node(origin.computed))})"
+        if origin.branches and via:
+            _, arm, test = origin.branches[-1]
+            condition = _short(self.ctx.module.code_for_node(test))
+            via = via[:-1] + (f", when {condition})" if arm == "body" else f", when not {condition})")
         return f"{site.owner}={origin.value}{via}"
 
     def compute_dtype(self, policy: PolicyState) -> str:
@@ -129,6 +160,21 @@ def _function_name(param: Binding) -> str:
 
 def _short(code: str, limit: int = 40) -> str:
     return snippet(code, limit)
+
+
+#: a test that a GPU is present (``tf.config.list_physical_devices('GPU')``)
+_GPU_TEST = re.compile(r"list_physical_devices\(\s*(device_type\s*=\s*)?['\"]GPU|is_gpu_available|gpu_device_name")
+
+
+def _without_gpu(module: cst.Module, arm: str, test: cst.BaseExpression) -> bool:
+    """The arm runs when no GPU was found: the ``else`` of a GPU test, or ``if not gpu``."""
+    negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
+    if negated:
+        assert isinstance(test, cst.UnaryOperation)
+        test = test.expression
+    if not _GPU_TEST.search(module.code_for_node(test)) or not isinstance(test, (cst.Call, cst.Name, cst.Attribute)):
+        return False
+    return (arm == "else") != negated
 
 
 class HiddenLayerAlignment(AlignmentCheck):

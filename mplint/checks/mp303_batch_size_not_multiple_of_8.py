@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Callable
 
 import libcst as cst
@@ -10,7 +11,11 @@ from mplint.analysis.dimensions import BATCH, AlignedDimensions, DimensionValue,
 from mplint.analysis.training_batches import TrainingBatches
 from mplint.checks._alignment import AlignmentCheck
 from mplint.semantic.facts import PolicyState
-from mplint.semantic.vocabulary import INPUT_LAYERS
+from mplint.semantic.call_args import keyword_only
+from mplint.semantic.vocabulary import DATASET_FACTORIES, INPUT_LAYERS
+
+#: a variable named for the training split (``train_ds``, ``training_data``), not a validation one
+_TRAINING_NAME = re.compile(r"^(?!.*(val|test|eval)).*train", re.IGNORECASE)
 
 
 class BatchSizeNotMultipleOf8(AlignmentCheck):
@@ -35,7 +40,18 @@ class BatchSizeNotMultipleOf8(AlignmentCheck):
             return func.attr.value == "fit"
         if site.layer_class & INPUT_LAYERS:
             return True  # the model's batch, fixed for every use, training included
-        return self.ctx.get(TrainingBatches).feeds_training(site.call)
+        return self.ctx.get(TrainingBatches).feeds_training(site.call) or self._loads_training_data(site)
+
+    def _loads_training_data(self, site: DimensionSite) -> bool:
+        """A dataset loader that says it loads the training split: ``subset="training"``,
+        or its dataset is named for training (``train_ds = image_dataset_from_directory(...)``)
+        where the file reads it no further."""
+        if not self.ctx.names.resolve(site.call.func) & DATASET_FACTORIES:
+            return False
+        subset = keyword_only(site.call, "subset")
+        if subset is not None:
+            return self.ctx.values.value(subset, site.location) == "training"
+        return _TRAINING_NAME.search(self.ctx.get(AlignedDimensions).assigned_name(site.call)) is not None
 
     def accepts(self, dims: AlignedDimensions) -> Callable[[DimensionSite], bool]:
         return lambda site: site.kind == BATCH

@@ -1,0 +1,214 @@
+"""Integer constants of another module of the project: ``from config import HIDDEN``,
+``config.BATCH_SIZE``, ``settings.CONFIG["units"]``.
+
+A size is often decided in a config module and used in the model's. The module is
+found as Python would import it from the checked file (``imported_layers.module_file``)
+and read through :mod:`core.reads`, so a cached result is keyed by its content too.
+Only plain constants count: a name bound exactly once at the module's top level (not
+in a function or class), to an integer literal, simple arithmetic of such constants,
+or a dict literal read by a constant key. A name bound twice, in a loop, by an import
+or a call stays unknown, and so does one the checked file assigns to
+(``config.BATCH_SIZE = 32``): the rules stay silent.
+"""
+
+from __future__ import annotations
+
+import operator
+import os
+import re
+from pathlib import Path
+from typing import Callable, Dict, Optional, Tuple
+
+import libcst as cst
+
+from mplint.analysis.imported_layers import module_file
+from mplint.core import reads
+from mplint.core.source import SourceError, decode, parse
+from mplint.rule.check import Context
+from mplint.run.module_paths import absolute_import
+
+_MAX_BYTES = 2_000_000
+_MAX_DEPTH = 8
+#: (path, content digest) -> the module's top-level constants (None: unparsable)
+_CONSTANTS: Dict[Tuple[str, str], Optional["_Constants"]] = {}
+
+_BINOPS: Dict[type, Callable[[int, int], int]] = {
+    cst.Add: operator.add, cst.Subtract: operator.sub, cst.Multiply: operator.mul,
+    cst.FloorDivide: operator.floordiv, cst.Power: operator.pow,
+}
+
+
+def imported_constant(ctx: Context, expr: cst.BaseExpression) -> Optional[Tuple[int, str]]:
+    """The integer ``expr`` reads from another module of the project, with where it is
+    written (``config.HIDDEN``), or None when unknown."""
+    key: Optional[str] = None
+    if isinstance(expr, cst.Subscript):
+        key = _constant_key(expr)
+        if key is None:
+            return None
+        expr = expr.value
+    dotted = next(iter(ctx.names.resolve(expr)), None) if len(ctx.names.resolve(expr)) == 1 else None
+    if dotted is None or "." not in dotted.lstrip("."):
+        return None
+    module, _, name = dotted.rpartition(".")
+    root = Path(ctx.facts.project_root) if ctx.facts.project_root else None
+    if module.startswith("."):
+        module = absolute_import(module, os.path.abspath(ctx.path), root)
+    path = module_file(module, ctx.path, root) if module else None
+    if path is None or os.path.abspath(path) == os.path.abspath(ctx.path) or _assigned_here(ctx.text, name):
+        return None
+    constants = _constants_of(path)
+    value = None if constants is None else constants.value(name, key)
+    if value is None:
+        return None
+    where = f"{module.rpartition('.')[2]}.{name}" + (f"[{key!r}]" if key is not None else "")
+    return value, where
+
+
+def _assigned_here(text: str, name: str) -> bool:
+    """The checked file assigns the imported name (``config.BATCH_SIZE = 32``, or
+    ``CONFIG["units"] = ...``): its value there is a run-time matter."""
+    return re.search(rf"\b{re.escape(name)}\s*(\[[^\]\n]*\]\s*)?(\+|-|\*|/)?=(?!=)", text) is not None \
+        or re.search(rf"\b{re.escape(name)}\.(update|setdefault|pop|clear)\(", text) is not None
+
+
+def _constant_key(expr: cst.Subscript) -> Optional[str]:
+    if len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
+        return None
+    index = expr.slice[0].slice.value
+    value = index.evaluated_value if isinstance(index, cst.SimpleString) else None
+    return value if isinstance(value, str) else None
+
+
+def _constants_of(path: str) -> Optional["_Constants"]:
+    found = reads.read(path, _MAX_BYTES)
+    if found is None:
+        return None
+    raw, digest = found
+    if (path, digest) not in _CONSTANTS:
+        try:
+            module = parse(decode(path, raw))  # the guarded entry: a module can crash libcst too
+        except SourceError:
+            _CONSTANTS[(path, digest)] = None
+        else:
+            _CONSTANTS[(path, digest)] = _Constants(module)
+    return _CONSTANTS[(path, digest)]
+
+
+class _Constants:
+    """A module's top-level names bound exactly once, by a plain assignment."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.values: Dict[str, Optional[cst.BaseExpression]] = {}
+        self._collect(module.body)
+
+    def _collect(self, body: object) -> None:
+        for statement in body if isinstance(body, (list, tuple)) else ():
+            if isinstance(statement, cst.SimpleStatementLine):
+                for small in statement.body:
+                    self._bind_small(small)
+            elif isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+                self._bind(statement.name.value, None)
+            elif isinstance(statement, (cst.If, cst.For, cst.While, cst.Try, cst.With)):
+                # bound under a condition, in a loop or a try: not one value
+                for node in _bound_names(statement):
+                    self._bind(node, None)
+
+    def _bind_small(self, small: cst.BaseSmallStatement) -> None:
+        if isinstance(small, cst.Assign):
+            value: Optional[cst.BaseExpression] = small.value if len(small.targets) == 1 else None
+            for target in small.targets:
+                if isinstance(target.target, cst.Name):
+                    self._bind(target.target.value, value)
+        elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+            self._bind(small.target.value, small.value)
+        elif isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name):
+            self._bind(small.target.value, None)
+        elif isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(getattr(small, "names", None), cst.ImportStar):
+            for alias in small.names:  # type: ignore[union-attr]
+                bound = alias.asname.name if alias.asname is not None else alias.name
+                if isinstance(bound, cst.Name):
+                    self._bind(bound.value, None)
+
+    def _bind(self, name: str, value: Optional[cst.BaseExpression]) -> None:
+        self.values[name] = value if name not in self.values else None
+
+    def value(self, name: str, key: Optional[str] = None, depth: int = 0) -> Optional[int]:
+        expr = self.values.get(name)
+        if expr is None:
+            return None
+        if key is not None:
+            if not isinstance(expr, cst.Dict):
+                return None
+            expr = _entry(expr, key)
+            if expr is None:
+                return None
+        return self._evaluate(expr, depth)
+
+    def _evaluate(self, expr: cst.BaseExpression, depth: int) -> Optional[int]:
+        if depth > _MAX_DEPTH:
+            return None
+        if isinstance(expr, cst.Integer):
+            found = expr.evaluated_value
+            return found if isinstance(found, int) else None
+        if isinstance(expr, cst.Name):
+            return self.value(expr.value, None, depth + 1)
+        if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Name):
+            key = _constant_key(expr)
+            return None if key is None else self.value(expr.value.value, key, depth + 1)
+        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+            inner = self._evaluate(expr.expression, depth + 1)
+            return None if inner is None else -inner
+        if isinstance(expr, cst.BinaryOperation):
+            op = _BINOPS.get(type(expr.operator))
+            left = self._evaluate(expr.left, depth + 1)
+            right = self._evaluate(expr.right, depth + 1)
+            if op is None or left is None or right is None or (op is operator.pow and abs(right) > 64):
+                return None
+            try:
+                return op(left, right)
+            except ArithmeticError:
+                return None
+        return None
+
+
+def _entry(literal: cst.Dict, key: str) -> Optional[cst.BaseExpression]:
+    """The value of ``key`` in a dict literal (None when absent, repeated or spread)."""
+    found = None
+    for element in literal.elements:
+        if not isinstance(element, cst.DictElement):
+            return None  # ``**other``: any key may come from it
+        if isinstance(element.key, cst.SimpleString) and element.key.evaluated_value == key:
+            if found is not None:
+                return None
+            found = element.value
+    return found
+
+
+def _bound_names(node: cst.CSTNode) -> list:
+    """Names a compound statement binds at the module's level (not inside defs)."""
+    out: list = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, (cst.FunctionDef, cst.ClassDef)):
+            out.append(current.name.value)
+            continue
+        if isinstance(current, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For, cst.AsName)):
+            target = getattr(current, "target", None) or getattr(current, "name", None)
+            for name in _names(target):
+                out.append(name)
+        if isinstance(current, (cst.Import, cst.ImportFrom)) and not isinstance(current.names, cst.ImportStar):
+            for alias in current.names:
+                if alias.asname is None and isinstance(alias.name, cst.Name):
+                    out.append(alias.name.value)
+        stack.extend(current.children)
+    return out
+
+
+def _names(target: Optional[cst.CSTNode]) -> list:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for element in target.elements for n in _names(element.value)]
+    return []
