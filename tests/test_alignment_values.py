@@ -1,0 +1,174 @@
+"""MP301-MP303 follow a size to where it is decided: a dict literal read by key, a
+flag's default, a functools.partial, a name bound on each arm of an if, a constant
+of another module; and stay silent where that value may not be the one that runs."""
+
+import textwrap
+
+import pytest
+
+from helpers import fix, lint, reported, run_cli, write_files
+
+RULES = ["MP301", "MP302", "MP303", "MP304"]
+MIXED = 'import tensorflow as tf\nfrom tensorflow.keras import layers\n\ntf.keras.mixed_precision.set_global_policy("mixed_float16")\n'
+HEADER = MIXED.count("\n")
+
+
+def _lint(body, **overrides):
+    return lint(MIXED + textwrap.dedent(body), *RULES, **overrides)
+
+
+BAD = [
+    # (id, body, (line in body, rule), words the message must hold, fixed body or None)
+    ("dict-literal-by-key",
+     'CONFIG = {"hidden": 100, "classes": 10}\nh = layers.Dense(CONFIG["hidden"])\n',
+     (2, "MP301"), "units=100 (from CONFIG)", None),
+    ("argparse-default",
+     'import argparse\np = argparse.ArgumentParser()\np.add_argument("--batch-size", type=int, default=100)\n'
+     "args = p.parse_args()\nmodel.fit(x, y, batch_size=args.batch_size)\n",
+     (5, "MP303"), "batch_size=100 (the default of --batch-size)", None),
+    ("argparse-namespace-passed-to-a-function",
+     'import argparse\np = argparse.ArgumentParser()\np.add_argument("--units", type=int, default=300)\n'
+     "def build(opts):\n    return layers.Dense(opts.units)\n\nargs = p.parse_args()\nbuild(args)\n",
+     (5, "MP301"), "units=300 (the default of --units)", None),
+    ("absl-flag-default",
+     'from absl import flags\nflags.DEFINE_integer("units", 100, "hidden units")\nFLAGS = flags.FLAGS\n'
+     "h = layers.Dense(FLAGS.units)\n",
+     (4, "MP301"), "units=100 (the default of --units)", None),
+    ("click-option-default",
+     'import click\n@click.command()\n@click.option("--filters", default=30)\ndef main(filters):\n'
+     "    return layers.Conv2D(filters, 3)\n",
+     (5, "MP302"), "filters=30 (the default of --filters)", None),
+    ("partial-holds-the-size",
+     'import functools\nHidden = functools.partial(layers.Dense, 100, activation="relu")\nh = Hidden()\n',
+     (3, "MP301"), "units=100 (set by its functools.partial)", None),
+    ("partial-size-at-the-call",
+     "from functools import partial\nConv = partial(layers.Conv2D, kernel_size=3, padding=\"same\")\n"
+     "a = Conv(48)\nb = Conv(30)\n",
+     (4, "MP302"), "filters=30 is", "from functools import partial\nConv = partial(layers.Conv2D, kernel_size=3, "
+     "padding=\"same\")\na = Conv(48)\nb = Conv(32)\n"),
+    ("arms-of-one-if",
+     "if use_large:\n    units = 500\nelse:\n    units = 64\nh = layers.Dense(units)\n",
+     (5, "MP301"), "units=500 (from units, when use_large)", None),
+    ("gpu-arm",
+     'if tf.config.list_physical_devices("GPU"):\n    units = 500\nelse:\n    units = 60\nh = layers.Dense(units)\n',
+     (5, "MP301"), "when tf.config.list_physical_devices", None),
+    ("loader-named-for-training",
+     'train_ds = tf.keras.utils.image_dataset_from_directory("d", image_size=(64, 64), batch_size=20)\n',
+     (1, "MP303"), "batch_size=20", 'train_ds = tf.keras.utils.image_dataset_from_directory("d", image_size=(64, 64), '
+     "batch_size=24)\n"),
+    ("loader-training-subset",
+     'ds = tf.keras.utils.image_dataset_from_directory("d", subset="training", validation_split=0.2, seed=1, '
+     "batch_size=20)\n",
+     (1, "MP303"), "batch_size=20", None),
+]
+
+
+@pytest.mark.parametrize("body,where,words,fixed", [b[1:] for b in BAD], ids=[b[0] for b in BAD])
+def test_the_value_is_followed_to_where_it_is_decided(body, where, words, fixed):
+    findings = _lint(body)
+    assert [(f.line - HEADER, f.rule) for f in findings] == [where], findings
+    assert words in findings[0].message
+    if fixed is not None:
+        assert fix(MIXED + body, *RULES)[len(MIXED):] == fixed
+
+
+GOOD = [
+    ("dict-written-to", 'CONFIG = {"hidden": 100}\nCONFIG["hidden"] = 128\nh = layers.Dense(CONFIG["hidden"])\n'),
+    ("dict-updated", 'CONFIG = {"hidden": 100}\nCONFIG.update(overrides)\nh = layers.Dense(CONFIG["hidden"])\n'),
+    ("dict-spread", 'CONFIG = {**BASE, "hidden": 100}\nh = layers.Dense(CONFIG["hidden"])\n'),
+    ("dict-unknown-key", 'CONFIG = {"a": 100, "b": 64}\nh = layers.Dense(CONFIG[name])\n'),
+    ("dict-aligned", 'CONFIG = {"hidden": 128}\nh = layers.Dense(CONFIG["hidden"])\n'),
+    ("flag-without-default",
+     'import argparse\np = argparse.ArgumentParser()\np.add_argument("--units", type=int, required=True)\n'
+     "args = p.parse_args()\nh = layers.Dense(args.units)\n"),
+    ("flag-rewritten",
+     'import argparse\np = argparse.ArgumentParser()\np.add_argument("--batch-size", type=int, default=100)\n'
+     "args = p.parse_args()\nargs.batch_size *= 8\nmodel.fit(x, y, batch_size=args.batch_size)\n"),
+    ("flag-set-defaults",
+     'import argparse\np = argparse.ArgumentParser()\np.add_argument("--units", type=int, default=100)\n'
+     "p.set_defaults(units=128)\nargs = p.parse_args()\nh = layers.Dense(args.units)\n"),
+    ("flag-defined-twice",
+     'import argparse\np = argparse.ArgumentParser()\np.add_argument("--units", type=int, default=100)\n'
+     'q = argparse.ArgumentParser()\nq.add_argument("--units", type=int, default=128)\n'
+     "args = p.parse_args()\nh = layers.Dense(args.units)\n"),
+    ("not-a-flag-object", "h = layers.Dense(cfg.units)\n"),
+    ("partial-float32-dtype",
+     'import functools\nHead = functools.partial(layers.Dense, 100, dtype="float32")\nh = Head()\n'),
+    ("partial-of-a-function", "import functools\nmake = functools.partial(build_block, 100)\nh = make()\n"),
+    ("partial-star-args", "import functools\nConv = functools.partial(layers.Conv2D, *sizes)\nc = Conv(3)\n"),
+    ("default-rebound-under-a-condition",
+     "units = 64\nif debug:\n    units = 50\nh = layers.Dense(units)\n"),
+    ("arm-without-gpu",
+     'if tf.config.list_physical_devices("GPU"):\n    units = 512\nelse:\n    units = 100\nh = layers.Dense(units)\n'),
+    ("arm-bound-by-a-loop", "if big:\n    units = 500\nelse:\n    for units in (64, 100):\n        pass\n"
+                            "h = layers.Dense(units)\n"),
+    ("loader-named-for-validation",
+     'val_ds = tf.keras.utils.image_dataset_from_directory("d", image_size=(64, 64), batch_size=20)\n'),
+    ("loader-validation-subset",
+     'train_ds = tf.keras.utils.image_dataset_from_directory("d", subset="validation", validation_split=0.2, '
+     "seed=1, batch_size=20)\n"),
+]
+
+
+@pytest.mark.parametrize("body", [g[1] for g in GOOD], ids=[g[0] for g in GOOD])
+def test_a_value_that_may_not_be_the_one_that_runs_is_silent(body):
+    assert _lint(body) == []
+
+
+def test_an_arm_that_runs_only_in_float32_is_silent():
+    code = textwrap.dedent("""\
+        import argparse
+        import tensorflow as tf
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--amp", action="store_true")
+        args = parser.parse_args()
+        if args.amp:
+            tf.keras.mixed_precision.set_global_policy("mixed_float16")
+        if args.amp:
+            units = 128
+        else:
+            units = 100
+        h = tf.keras.layers.Dense(units)
+        if args.amp:
+            width = 100
+        else:
+            width = 128
+        g = tf.keras.layers.Dense(width)
+    """)
+    assert [(f.line, f.rule) for f in lint(code, *RULES)] == [(17, "MP301")]
+
+
+def test_test_files_are_never_judged_for_sizes():
+    code = MIXED + "h = layers.Dense(100)\nc = layers.Conv2D(30, 3)\nmodel.fit(x, y, batch_size=50)\n"
+    assert [f.rule for f in lint(code, *RULES)] == ["MP301", "MP302", "MP303"]
+    for path in ("tests/test_model.py", "model_test.py", "conftest.py"):
+        assert lint(code, *RULES, path=path) == []
+        assert lint(code, *RULES, path=path, assume_policy="mixed_float16") == []
+
+
+PROJECT = {
+    "pyproject.toml": '[project]\nname = "p"\n',
+    "config.py": "HIDDEN = 100\nBATCH = 60\n",
+    "model.py": "import tensorflow as tf\nfrom config import HIDDEN\n\n\ndef build():\n"
+                "    return tf.keras.Sequential([tf.keras.layers.Dense(HIDDEN), tf.keras.layers.Dense(10, dtype='float32')])\n",
+    "train.py": "import tensorflow as tf\nimport config\nfrom model import build\n"
+                "tf.keras.mixed_precision.set_global_policy('mixed_float16')\nm = build()\n"
+                "m.fit(x, y, batch_size=config.BATCH)\n",
+}
+
+
+def test_a_constant_of_another_module_decides_and_its_edit_reaches_the_cache(tmp_path):
+    write_files(tmp_path, PROJECT)
+    expected = [("model.py", 6, "MP301"), ("train.py", 6, "MP303")]
+    assert reported(run_cli("check", "--exit-zero", ".", cwd=tmp_path).stdout) == expected
+    (tmp_path / "config.py").write_text("HIDDEN = 128\nBATCH = 64\n")
+    assert reported(run_cli("check", "--exit-zero", ".", cwd=tmp_path).stdout) == []
+    (tmp_path / "config.py").write_text("HIDDEN = 100\nif fast:\n    BATCH = 60\nelse:\n    BATCH = 30\n")
+    assert reported(run_cli("check", "--exit-zero", ".", cwd=tmp_path).stdout) == [("model.py", 6, "MP301")]
+
+
+def test_a_constant_the_importer_writes_is_unknown(tmp_path):
+    files = dict(PROJECT)
+    files["train.py"] = files["train.py"].replace("m = build()", "config.BATCH = 64\nm = build()")
+    write_files(tmp_path, files)
+    assert reported(run_cli("check", "--exit-zero", "--no-cache", ".", cwd=tmp_path).stdout) == [("model.py", 6, "MP301")]
