@@ -536,6 +536,10 @@ class TrainingLoops(Analysis):
             return None
         return Gradient(node, loc, target, statement, block or None)
 
+    def tape_block(self, tape: cst.BaseExpression, loc: Location) -> Optional[cst.With]:
+        """The ``with`` block of the GradientTape that ``tape`` names at ``loc``, if found."""
+        return self._tape_block(tape, loc) or None
+
     def _tape_block(self, tape: cst.BaseExpression, loc: Location) -> Union[cst.With, Literal[False], None]:
         """The ``with`` block of a GradientTape (False: a tape with no block found)."""
         if not isinstance(tape, cst.Name):

@@ -33,6 +33,12 @@ class InnerGradientNotScaled(Check):
         super().__init__(ctx)
         #: id of a function node -> its ``return`` statements and where they are
         self._returns: Dict[int, List[Tuple[cst.Return, Location]]] = {}
+        #: calls with a name among their arguments (one may be a tape handed on)
+        self._calls: List[Tuple[cst.Call, Location]] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if any(isinstance(arg.value, cst.Name) for arg in node.args):
+            self._calls.append((node, self.ctx.scopes.location()))
 
     def visit_Return(self, node: cst.Return) -> None:
         where = self.ctx.scopes.location()
@@ -44,12 +50,13 @@ class InnerGradientNotScaled(Check):
         gradients = [g for g in loops.gradients() if not g.symbolic and g.tape_block is not None]
         by_call = {id(g.call): g for g in gradients}
         reported: Set[int] = set()
-        for outer in gradients:
-            block = outer.tape_block
-            if outer.target is None or block is None:
+        outers = [(g.target, g.location, g.tape_block) for g in gradients]
+        outers += self._handed_tapes(loops)
+        for target, location, block in outers:
+            if target is None or block is None:
                 continue
-            for inner, anchor in self._inner_gradients(loops, outer.target, outer.location, by_call, 0):
-                if (inner.tape_block is outer.tape_block or id(inner.call) in reported
+            for inner, anchor in self._inner_gradients(loops, target, location, by_call, 0):
+                if (inner.tape_block is block or id(inner.call) in reported
                         or inner.target is None or not contains(block, anchor)):
                     continue
                 how, _ = loops.scaling_of(inner.target, inner.location)
@@ -66,6 +73,24 @@ class InnerGradientNotScaled(Check):
                     f"pass through the float16 layers has no loss scale to keep small values from "
                     f"flushing to zero; multiply its target by a loss scale inside the tape and divide "
                     f"the gradients it returns by the same scale"))
+
+    def _handed_tapes(self, loops: TrainingLoops) -> List[Tuple[Optional[cst.BaseExpression], Location, Optional[cst.With]]]:
+        """Outer gradients taken elsewhere: a call handed a recording tape and the values
+        to differentiate (``self.optimizer.update(model, scaled_loss, tape)``, a method of
+        another module's object). Each other argument is a target. A function of this
+        file that never calls ``.gradient(`` on what it is handed is no such call."""
+        out: List[Tuple[Optional[cst.BaseExpression], Location, Optional[cst.With]]] = []
+        for call, where in self._calls:
+            tapes = [arg for arg in call.args if isinstance(arg.value, cst.Name)
+                     and loops.tape_block(arg.value, where) is not None]
+            if not tapes or _is_tape_method(call, tapes[0].value):
+                continue
+            helper = _helper(call, where)
+            if helper is not None and ".gradient(" not in self.ctx.module.code_for_node(helper):
+                continue
+            block = loops.tape_block(tapes[0].value, where)
+            out += [(arg.value, where, block) for arg in call.args if arg not in tapes]
+        return out
 
     def _inner_gradients(self, loops: TrainingLoops, target: cst.BaseExpression, loc: Location,
                          by_call: Dict[int, Gradient], depth: int) -> List[Tuple[Gradient, cst.Call]]:
@@ -85,6 +110,13 @@ class InnerGradientNotScaled(Check):
                     found.extend((g, node) for g, _ in
                                  self._inner_gradients(loops, ret.value, where, by_call, depth + 1))
         return found
+
+
+def _is_tape_method(call: cst.Call, tape: cst.BaseExpression) -> bool:
+    """``tape.gradient(tape2, ...)``-like calls on a tape (not a hand-off)."""
+    func = call.func
+    return isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
+        and isinstance(tape, cst.Name) and func.value.value == tape.value
 
 
 def _helper(call: cst.Call, loc: Location) -> Optional[cst.FunctionDef]:
