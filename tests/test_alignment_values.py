@@ -92,6 +92,10 @@ GOOD = [
      'q = argparse.ArgumentParser()\nq.add_argument("--units", type=int, default=128)\n'
      "args = p.parse_args()\nh = layers.Dense(args.units)\n"),
     ("not-a-flag-object", "h = layers.Dense(cfg.units)\n"),
+    ("flag-names-a-class-count",
+     'import argparse\np = argparse.ArgumentParser()\np.add_argument("--num-classes", type=int, default=100)\n'
+     "args = p.parse_args()\nh = layers.Dense(args.num_classes)\n"),
+    ("dict-key-names-a-class-count", 'CONFIG = {"num_classes": 100}\nh = layers.Dense(CONFIG["num_classes"])\n'),
     ("partial-float32-dtype",
      'import functools\nHead = functools.partial(layers.Dense, 100, dtype="float32")\nh = Head()\n'),
     ("partial-of-a-function", "import functools\nmake = functools.partial(build_block, 100)\nh = make()\n"),

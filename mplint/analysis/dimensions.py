@@ -519,7 +519,8 @@ class AlignedDimensions(Analysis):
         ):
             return True
         # num_classes passed into a helper, NUM_ANCHORS * (5 + NUM_CLASSES)
-        if any(DATA_NAME.search(b.name) for b in origin.chain):
+        if any(DATA_NAME.search(b.name) for b in origin.chain) \
+                or (origin.source is not None and DATA_NAME.search(origin.source)):
             return True
         return origin.computed is not None and any(DATA_NAME.search(n) for n in _names_in(origin.computed))
 
@@ -740,9 +741,18 @@ def _mutated(text: str, name: str) -> bool:
 
 
 def _names_in(expr: cst.BaseExpression) -> Iterator[str]:
-    """Variable names an arithmetic size expression is made of."""
+    """Variable names an arithmetic size expression is made of (an attribute's name,
+    ``cfg.num_classes``, and a constant key, ``CONFIG["num_classes"]``, too)."""
     if isinstance(expr, cst.Name):
         yield expr.value
+    elif isinstance(expr, cst.Attribute):
+        yield expr.attr.value
+    elif isinstance(expr, cst.Subscript):
+        yield from _names_in(expr.value)
+        for element in expr.slice:
+            index = element.slice.value if isinstance(element.slice, cst.Index) else None
+            if isinstance(index, cst.SimpleString) and isinstance(index.evaluated_value, str):
+                yield index.evaluated_value
     elif isinstance(expr, cst.BinaryOperation):
         yield from _names_in(expr.left)
         yield from _names_in(expr.right)
