@@ -176,3 +176,18 @@ def test_a_constant_the_importer_writes_is_unknown(tmp_path):
     files["train.py"] = files["train.py"].replace("m = build()", "config.BATCH = 64\nm = build()")
     write_files(tmp_path, files)
     assert reported(run_cli("check", "--exit-zero", "--no-cache", ".", cwd=tmp_path).stdout) == [("model.py", 6, "MP301")]
+
+
+def test_relative_imports_of_a_package_constant(tmp_path):
+    write_files(tmp_path, {
+        "pyproject.toml": '[project]\nname = "p"\n',
+        "pkg/__init__.py": "",
+        "pkg/config.py": 'HIDDEN = 100\nSIZES = {"a": 60, "b": 64}\n',
+        "pkg/model.py": "import tensorflow as tf\nfrom .config import HIDDEN\nfrom . import config as C\n"
+                        "tf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
+                        "a = tf.keras.layers.Dense(HIDDEN)\nb = tf.keras.layers.Dense(C.SIZES['a'])\n"
+                        "c = tf.keras.layers.Dense(C.SIZES['b'])\nd = tf.keras.layers.Dense(C.MISSING)\n",
+    })
+    result = run_cli("check", "--exit-zero", "--no-cache", ".", cwd=tmp_path)
+    assert reported(result.stdout) == [("pkg/model.py", 5, "MP301"), ("pkg/model.py", 6, "MP301")]
+    assert "units=60 (from config.SIZES['a'])" in result.stdout

@@ -432,10 +432,13 @@ class AlignedDimensions(Analysis):
 
     def _dict_entry(self, expr: cst.Subscript, loc: Location, depth: int) -> Optional[List[DimensionValue]]:
         """``CONFIG["hidden_units"]`` of a dict literal bound once and never written to."""
-        if not isinstance(expr.value, cst.Name) or len(expr.slice) != 1 \
-                or not isinstance(expr.slice[0].slice, cst.Index):
+        if len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
             return None
         key = self.evaluator.value(expr.slice[0].slice.value, loc)
+        if isinstance(expr.value, cst.Attribute):  # config.SIZES["units"]
+            return self._from_elsewhere(expr) if isinstance(key, str) else None
+        if not isinstance(expr.value, cst.Name):
+            return None
         binding = loc.lookup(expr.value.value)
         if binding is None:
             return self._from_elsewhere(expr) if isinstance(key, str) else None

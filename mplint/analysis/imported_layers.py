@@ -123,8 +123,10 @@ def _module_file(module: str, importer: str, root: Optional[Path]) -> Optional[s
     return None
 
 
-#: the file a project module's dotted name loads from the importer (shared with module_constants)
+#: the file a project module's dotted name loads from the importer, and the names a
+#: module's top-level imports bind, relative ones included (shared with module_constants)
 module_file = _module_file
+top_level_imports = _top_level_imports
 
 
 # -- the other module's analysis ----------------------------------------------------------

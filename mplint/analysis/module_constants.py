@@ -21,11 +21,12 @@ from typing import Callable, Dict, Optional, Tuple
 
 import libcst as cst
 
-from mplint.analysis.imported_layers import module_file
+from mplint.analysis.imported_layers import module_file, top_level_imports
 from mplint.core import reads
 from mplint.core.source import SourceError, decode, parse
 from mplint.rule.check import Context
 from mplint.run.module_paths import absolute_import
+from mplint.semantic.names import dotted_name
 
 _MAX_BYTES = 2_000_000
 _MAX_DEPTH = 8
@@ -47,7 +48,7 @@ def imported_constant(ctx: Context, expr: cst.BaseExpression) -> Optional[Tuple[
         if key is None:
             return None
         expr = expr.value
-    dotted = next(iter(ctx.names.resolve(expr)), None) if len(ctx.names.resolve(expr)) == 1 else None
+    dotted = _imported_name(ctx, expr)
     if dotted is None or "." not in dotted.lstrip("."):
         return None
     module, _, name = dotted.rpartition(".")
@@ -63,6 +64,20 @@ def imported_constant(ctx: Context, expr: cst.BaseExpression) -> Optional[Tuple[
         return None
     where = f"{module.rpartition('.')[2]}.{name}" + (f"[{key!r}]" if key is not None else "")
     return value, where
+
+
+def _imported_name(ctx: Context, expr: cst.BaseExpression) -> Optional[str]:
+    """The dotted name ``expr`` stands for through the file's imports (relative ones
+    keep their dots: ``from .config import HIDDEN`` -> ``.config.HIDDEN``)."""
+    resolved = ctx.names.resolve(expr)
+    if len(resolved) == 1:
+        return next(iter(resolved))
+    written = dotted_name(expr)
+    if written is None or resolved:
+        return None
+    head, _, rest = written.partition(".")
+    target = top_level_imports(ctx.module).get(head)
+    return None if target is None else target + ("." + rest if rest else "")
 
 
 def _assigned_here(text: str, name: str) -> bool:
