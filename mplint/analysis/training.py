@@ -12,7 +12,7 @@ is not a train step.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Dict, FrozenSet, Iterator, List, Literal, Optional, Set, Tuple, Union
 
 import libcst as cst
@@ -58,6 +58,8 @@ class OptimizerOrigin:
     call: Optional[cst.Call] = None  # the constructor call (PLAIN and LSO)
     location: Optional[Location] = None
     inner: Tuple["OptimizerOrigin", ...] = ()  # LSO: what it wraps
+    #: made in a factory function of the file and returned (``make_optimizer(lr)``)
+    returned: bool = False
 
 
 @dataclass
@@ -361,9 +363,22 @@ class TrainingLoops(Analysis):
                     yield OptimizerOrigin(FACTOR, expr, loc)  # Keras 3 static loss scaling, no wrapper needed
                 else:
                     yield OptimizerOrigin(PLAIN, expr, loc)
+            elif id(expr) not in seen and (returns := _helper_returns(expr, loc)):
+                # a factory of this file (``make_optimizer(lr)``): what each return makes,
+                # where the call's literal flags let it run (``make(lr, scaled=False)``)
+                saved = self._assumed
+                self._assumed = {**saved, **self._literal_truths(expr, loc, returns[0][1])}
+                try:
+                    for value, inside, arms in returns:
+                        if conflict(self.conditions.truths(arms, inside), self._assumed):
+                            continue
+                        for origin in self._origins(value, inside, depth + 1, seen | {id(expr)}):
+                            yield replace(origin, returned=True)
+                finally:
+                    self._assumed = saved
             else:  # a factory of the project (another module): what it returns, if known
                 kinds = self.ctx.facts.project_optimizer_factories.get(dotted_name(expr.func) or "", ())
-                yield from (OptimizerOrigin(kind, expr, loc) for kind in kinds) if kinds \
+                yield from (OptimizerOrigin(kind, expr, loc, returned=True) for kind in kinds) if kinds \
                     else [OptimizerOrigin(UNKNOWN_OPTIMIZER)]
         elif isinstance(expr, cst.IfExp):
             yield from self._origins(expr.body, loc, depth + 1, seen)
@@ -399,6 +414,32 @@ class TrainingLoops(Analysis):
                 yield OptimizerOrigin(UNKNOWN_OPTIMIZER)
         else:
             yield OptimizerOrigin(UNKNOWN_OPTIMIZER)
+
+    def _literal_truths(self, call: cst.Call, caller: Location, inside: Location) -> Truths:
+        """The truth of each parameter of the helper ``call`` runs that the call fixes to a
+        literal (``scaled=False``, or a default left alone), keyed as its ``if`` tests are."""
+        helper = local_function(call, caller)
+        function = helper.node if helper is not None else None
+        if not isinstance(function, cst.FunctionDef):
+            return {}
+        offset = 1 if isinstance(call.func, cst.Attribute) else 0
+        out: Truths = {}
+        for param in [*function.params.params, *function.params.kwonly_params]:
+            name = param.name.value
+            binding = inside.lookup(name)
+            if binding is None or binding.kind != "param" or len(inside.scope.bindings.get(name, ())) != 1:
+                continue  # rebound in the body: the test reads another value
+            passed = argument_for(function, param, call, offset)
+            if passed is None and param.default is not None:
+                value = self.ctx.values.value(param.default, caller)
+            elif isinstance(passed, cst.BaseExpression):
+                value = self.ctx.values.value(passed, caller)
+            else:
+                continue
+            key = self.conditions.key(param.name, inside)
+            if isinstance(value, bool) and key is not None:
+                out[key] = value
+        return out
 
     def _binding_origins(self, binding: Optional[Binding], depth: int,
                          seen: FrozenSet[int]) -> Iterator[OptimizerOrigin]:
@@ -660,7 +701,7 @@ class TrainingLoops(Analysis):
                 out.append(sub)
                 if isinstance(sub, cst.Call):
                     # a helper of the file: what it returns (``return opt.scale_loss(loss)``)
-                    for value, inside in _helper_returns(sub, where):
+                    for value, inside, _ in _helper_returns(sub, where):
                         if id(value) not in seen:
                             seen.add(id(value))
                             work.append((value, inside))
@@ -703,9 +744,10 @@ def _defines(binding: Optional[Binding], function: cst.FunctionDef) -> bool:
     return binding is not None and binding.kind == "def" and binding.node is function
 
 
-def _helper_returns(call: cst.Call, where: Location) -> List[Tuple[cst.BaseExpression, Location]]:
+def _helper_returns(call: cst.Call, where: Location) -> List[Tuple[cst.BaseExpression, Location, Branches]]:
     """The values a helper function or method of this file returns (``compute_loss(x)``,
-    ``self._loss(x)``), each where its function's names are read (after its body ran)."""
+    ``self._loss(x)``), each where its function's names are read (after its body ran),
+    with the ``if`` arms its ``return`` is in."""
     binding = local_function(call, where)
     if binding is None or binding.scope is None or not isinstance(binding.node, cst.FunctionDef):
         return []
@@ -713,25 +755,31 @@ def _helper_returns(call: cst.Call, where: Location) -> List[Tuple[cst.BaseExpre
     if inner is None:
         return []
     end = Location(inner, _END, ())
-    return [(value, end) for value in _returned(binding.node.body)]
+    return [(value, end, arms) for value, arms in _returned(binding.node.body)]
 
 
 #: an order after every statement of a function: its names as the body leaves them
 _END = 1 << 30
 
 
-def _returned(body: cst.BaseSuite) -> Iterator[cst.BaseExpression]:
-    """The values of the function's own ``return`` statements (not nested functions')."""
-    stack: List[cst.CSTNode] = [body]
+def _returned(body: cst.BaseSuite) -> Iterator[Tuple[cst.BaseExpression, Branches]]:
+    """The values of the function's own ``return`` statements (not nested functions'),
+    each with the ``if`` arms around it (as ``Binding.branches`` writes them)."""
+    stack: List[Tuple[cst.CSTNode, Branches]] = [(body, ())]
     while stack:
-        node = stack.pop()
+        node, arms = stack.pop()
         if isinstance(node, cst.Return):
             if node.value is not None:
-                yield node.value
+                yield node.value, arms
             continue
         if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.BaseExpression)):
             continue
-        stack.extend(child_nodes(node))
+        if isinstance(node, cst.If):
+            stack.append((node.body, (*arms, (id(node), "body", node.test))))
+            if node.orelse is not None:
+                stack.append((node.orelse, (*arms, (id(node), "else", node.test))))
+            continue
+        stack.extend((child, arms) for child in child_nodes(node))
 
 
 def binding_source(binding: Binding) -> Optional[cst.CSTNode]:

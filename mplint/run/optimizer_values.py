@@ -43,6 +43,13 @@ def applies_gradients(raw: bytes) -> bool:
     return any(word in raw for word in _APPLY_WORDS)
 
 
+def judges_optimizers(raw: bytes) -> bool:
+    """Whether a module's bytes may use an optimizer's kind: to update a model, or to
+    wrap it in a LossScaleOptimizer (``LossScaleOptimizer(make_optimizer())`` wraps
+    twice when the factory wrapped it already)."""
+    return applies_gradients(raw) or b"LossScaleOptimizer" in raw
+
+
 class OptimizerValues:
     """Optimizer kinds of factory calls and of parameters, for the governed files."""
 

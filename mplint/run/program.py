@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Callable, Deque, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple, cast
 
 from mplint.run.module_paths import absolute_import, importable, on_path
-from mplint.run.optimizer_values import OptimizerValues, applies_gradients
+from mplint.run.optimizer_values import OptimizerValues, judges_optimizers
 from mplint.run.scaling_overrides import Override, find_overrides, may_drop_scaling
 from mplint.run.scaling_reached import find_scaling, uses_grappler_option
 from mplint.run.summaries import BODY, IMPORT, METHOD, PARAM, REGISTRY, STAR, UNKNOWN, ModuleSummary
@@ -70,7 +70,7 @@ def program_view(raw: bytes, summary: ModuleSummary) -> str:
     tests the model makes of its text. Two contents with one view give one result, so an
     edit the model cannot see (a comment, a docstring, a value it does not follow) keeps
     a cached result valid: the early cut-off of an incremental build."""
-    flags = [applies_gradients(raw), may_drop_scaling(raw), uses_grappler_option(raw),
+    flags = [judges_optimizers(raw), may_drop_scaling(raw), uses_grappler_option(raw),
              bool(_TRAINING_DEF.search(raw))]
     data = json.dumps([summary.to_json(), sorted(import_words(raw)), flags])
     return hashlib.sha256(data.encode()).hexdigest()
@@ -343,7 +343,7 @@ class ProgramModel:
         # Optimizers: for every summarised file (a script that sets the policy itself
         # and calls a factory is governed by nothing from elsewhere).
         optimizers = OptimizerValues(self)
-        summarised = {path for path in self._summaries if applies_gradients(self._read(path) or b"")}
+        summarised = {path for path in self._summaries if judges_optimizers(self._read(path) or b"")}
         parameters = optimizers.parameters(summarised)
         for path in sorted(summarised):
             factories = optimizers.factories(path)
