@@ -11,11 +11,11 @@ from __future__ import annotations
 import itertools
 import json
 import operator
-from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 
-from mplint.semantic.call_args import UNREADABLE, argument_for
+from mplint.semantic.call_args import UNREADABLE, _Unreadable, argument_for
 from mplint.semantic.names import NameResolver
 from mplint.semantic.scopes import Binding, Branches, CallContext, CallFrame, Location, Scope, function_key
 from mplint.semantic.vocabulary import DTYPE_NAMES, POLICY_CONSTRUCTORS
@@ -65,6 +65,7 @@ class Evaluator:
         #: script or a notebook); else only its private functions' are, unless the
         #: program model hands the calls other modules make (``elsewhere``)
         self.script = True
+        self._in_place: Dict[Tuple[int, str], bool] = {}
 
     def values(self, expr: cst.BaseExpression, loc: Optional[Location], depth: int = 0) -> Optional[Values]:
         if depth > _MAX_DEPTH:
@@ -239,7 +240,7 @@ class Evaluator:
         """A parameter inside one followed call: what that call passes, else the default."""
         param, scope = binding.node, binding.scope
         assert isinstance(param, cst.Param) and scope is not None
-        expr = argument_for(frame.function, param, frame.call, frame.offset)
+        expr = self.bound_argument(frame.function, param, frame.call, frame.offset, frame.caller)
         if expr is UNREADABLE:
             return None
         if isinstance(expr, cst.BaseExpression):
@@ -247,6 +248,72 @@ class Evaluator:
         if param.default is None:
             return None
         return self.values(param.default, Location(scope.parent or scope, binding.order, (), outer), depth + 1)
+
+    def bound_argument(self, function: cst.CSTNode, param: cst.Param, call: cst.Call, offset: int,
+                       caller: Location) -> Union[cst.BaseExpression, None, _Unreadable]:
+        """:func:`argument_for`, reading ``**spread`` arguments whose keys are known where
+        the call is made (``build(**cfg)`` with ``cfg = {"act": "softmax"}`` never changed
+        afterwards). A ``*args`` or a spread that cannot be read stays UNREADABLE."""
+        found = argument_for(function, param, call, offset)
+        if found is not UNREADABLE or not isinstance(function, (cst.FunctionDef, cst.Lambda)):
+            return found
+        params = function.params
+        if param is params.star_arg or param is params.star_kwarg or param in params.posonly_params:
+            return UNREADABLE
+        entries: Dict[str, cst.BaseExpression] = {}
+        for arg in call.args:
+            if arg.star == "*":
+                return UNREADABLE
+            if arg.star == "**":
+                spread = self._spread_entries(arg.value, caller, 0)
+                if spread is None:
+                    return UNREADABLE
+                entries.update(spread)
+        written = argument_for(function, param, call.with_changes(args=[a for a in call.args if not a.star]),
+                               offset)
+        if written is not None:
+            return UNREADABLE if param.name.value in entries else written  # given twice: a TypeError
+        return entries.get(param.name.value)
+
+    def _spread_entries(self, expr: cst.BaseExpression, loc: Location,
+                        depth: int) -> Optional[Dict[str, cst.BaseExpression]]:
+        """The keys and values of a dict spread into a call: a literal with string keys,
+        the builtin ``dict(key=value)``, or a name bound once to one and never changed."""
+        if depth > _MAX_DEPTH:
+            return None
+        if isinstance(expr, cst.Dict):
+            out: Dict[str, cst.BaseExpression] = {}
+            for element in expr.elements:
+                if not isinstance(element, cst.DictElement) or not isinstance(element.key, cst.SimpleString):
+                    return None
+                key = element.key.evaluated_value
+                if not isinstance(key, str):
+                    return None
+                out[key] = element.value
+            return out
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "dict" \
+                and loc.lookup("dict") is None:
+            if any(arg.keyword is None for arg in expr.args):
+                return None
+            return {arg.keyword.value: arg.value for arg in expr.args if arg.keyword is not None}
+        if isinstance(expr, cst.Name):
+            binding = loc.lookup(expr.value)
+            if binding is None or not is_constant(binding) or binding.value is None or binding.scope is None \
+                    or len(binding.scope.bindings.get(expr.value, ())) != 1 \
+                    or self._changed_in_place(binding.scope, expr.value):
+                return None
+            return self._spread_entries(binding.value, binding.location(), depth + 1)
+        return None
+
+    def _changed_in_place(self, scope: Scope, name: str) -> bool:
+        """Whether ``name`` may be changed without being rebound in its scope: an item
+        set or deleted, a method called on it (``cfg.update(...)``), or handed to a call."""
+        key = (id(scope.node), name)
+        if key not in self._in_place:
+            finder = _InPlaceChanges(name)
+            scope.node.visit(finder)
+            self._in_place[key] = finder.found
+        return self._in_place[key]
 
     def _passed_elsewhere(self, binding: Binding, depth: int) -> object:
         """The values the calls in other modules of the project pass for a parameter
@@ -302,7 +369,7 @@ class Evaluator:
         out: List[Tuple[cst.BaseExpression, Location, Optional[cst.Call]]] = []
         uses_default = False
         for call, where, offset in calls:
-            expr = argument_for(scope.node, param, call, offset)
+            expr = self.bound_argument(scope.node, param, call, offset, where)
             if expr is UNREADABLE:
                 return None
             if expr is None:
@@ -392,3 +459,36 @@ def _map(values: Values, fn: Callable[[Any], object]) -> Optional[Values]:
         return frozenset(fn(v) for v in values)
     except TypeError:
         return None
+
+
+class _InPlaceChanges(cst.CSTVisitor):
+    """Finds a change to a name's value made without rebinding it (see
+    :meth:`Evaluator._changed_in_place`); a ``**name`` spread and reads are no change."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.found = False
+
+    def _is_it(self, expr: cst.BaseExpression) -> bool:
+        return isinstance(expr, cst.Name) and expr.value == self.name
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        if isinstance(node.target, cst.Subscript) and self._is_it(node.target.value):
+            self.found = True
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, cst.Subscript) and self._is_it(node.target.value):
+            self.found = True
+
+    def visit_Del(self, node: cst.Del) -> None:
+        if isinstance(node.target, cst.Subscript) and self._is_it(node.target.value):
+            self.found = True
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and self._is_it(func.value) and func.attr.value not in ("get", "keys",
+                                                                                                   "items", "values",
+                                                                                                   "copy"):
+            self.found = True
+        if any(self._is_it(arg.value) and arg.star != "**" for arg in node.args):
+            self.found = True
