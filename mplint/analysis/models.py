@@ -127,6 +127,8 @@ class ModelOutputs(Analysis):
         self._nested: Optional[Set[int]] = None
         #: assignments made inside a loop body (a new value each iteration)
         self._loop_assigns: Set[int] = set()
+        #: ``outputs[key] = value`` by container name (value None: ``outputs[key] += ...``)
+        self._stores: Dict[str, List[Tuple[Optional[cst.BaseExpression], Location]]] = {}
         self._resolved: Optional[List[ModelOutput]] = None
         self._model_class_scopes: Optional[Dict[int, Tuple[cst.ClassDef, Scope]]] = None
         self._expanding: Set[int] = set()
@@ -170,8 +172,19 @@ class ModelOutputs(Analysis):
     def visit_Assign(self, node: cst.Assign) -> None:
         if self._loops[-1] > 0:
             self._loop_assigns.add(id(node))
+        for target in node.targets:
+            self._note_store(target.target, node.value)
 
-    visit_AnnAssign = visit_Assign
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if self._loops[-1] > 0:
+            self._loop_assigns.add(id(node))
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._note_store(node.target, None)
+
+    def _note_store(self, target: cst.BaseExpression, value: Optional[cst.BaseExpression]) -> None:
+        if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+            self._stores.setdefault(target.value.value, []).append((value, self.ctx.scopes.location()))
 
     def visit_List(self, node: cst.List) -> None:
         loc = self.ctx.scopes.location()
@@ -729,6 +742,8 @@ class ModelOutputs(Analysis):
             for binding in self._reaching_values(expr, loc):
                 if binding is None or binding.scope is None or binding.value is None:
                     yield expr, None
+                elif _empty_container(binding.value, binding.location()):
+                    yield from self._filled(expr, binding, loc, depth + 1)
                 else:
                     yield from self._tensor(binding.value, binding.location().within(loc.context), depth + 1)
             return
@@ -765,6 +780,41 @@ class ModelOutputs(Analysis):
             yield expr, OpProducer(expr, resolved, loc)
             return
         yield expr, None
+
+    def _filled(self, name: cst.Name, binding: Binding, use: Location, depth: int) -> Iterator[Output]:
+        """The tensors an empty dict or list holds when ``use`` reads it: every value
+        stored (``outputs[task] = head(x)``) or appended (``outs.append(head(x))``)
+        between its creation and the use, in its own scope, in a loop or not. Unknown
+        when anything else may change it (another method, an item read back and
+        replaced, a call it is handed to, a store made in another function)."""
+        stored: List[Tuple[cst.BaseExpression, Location]] = []
+        for value, where in self._stores.get(name.value, []):
+            if where.lookup(name.value) is not binding or not binding.order < where.order <= use.order:
+                continue
+            if value is None or where.scope is not binding.scope or _reads(value, name.value):
+                yield name, None
+                return
+            stored.append((value, where))
+        mutations = self._mutations_of(name.value, binding, binding.location())
+        if mutations is None:
+            yield name, None
+            return
+        for mutation in mutations:
+            if mutation.location.order > use.order:
+                continue
+            if mutation.method != "append" or len(mutation.call.args) != 1 \
+                    or _reads(mutation.call.args[0].value, name.value):
+                yield name, None
+                return
+            stored.append((mutation.call.args[0].value, mutation.location))
+        if self._passed_between(name.value, binding, binding.order, use.order, use):
+            yield name, None
+            return
+        if not stored:
+            yield name, None
+            return
+        for value, where in stored:
+            yield from self._tensor(value, where.within(use.context), depth + 1)
 
     def _wrapped(self, layer: LayerProducer, depth: int) -> Optional[Output]:
         """A layer class of the file whose ``call`` only hands its input to one Keras layer
@@ -994,3 +1044,24 @@ def _binding_of(call: cst.Call, loc: Location, name: str) -> Optional[Binding]:
         if binding.value is call:
             return binding
     return None
+
+
+def _empty_container(expr: cst.BaseExpression, loc: Location) -> bool:
+    """``{}``, ``[]``, or the builtin ``dict()`` / ``list()``: a container filled later."""
+    if isinstance(expr, (cst.Dict, cst.List)):
+        return not expr.elements
+    return isinstance(expr, cst.Call) and not expr.args and isinstance(expr.func, cst.Name) \
+        and expr.func.value in ("dict", "list") and loc.lookup(expr.func.value) is None
+
+
+def _reads(expr: cst.BaseExpression, name: str) -> bool:
+    """Whether ``expr`` mentions the variable ``name`` (a value computed from the container)."""
+    found = False
+
+    class _Finder(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            nonlocal found
+            found = found or node.value == name
+
+    expr.visit(_Finder())
+    return found
