@@ -24,7 +24,9 @@ import libcst as cst
 
 from mplint.rule.check import Analysis, Context
 from mplint.semantic.call_args import first_tensor_argument, positional_or_keyword
-from mplint.semantic.scopes import Binding, CallContext, CallFrame, Location, Scope, function_key
+from mplint.semantic.scopes import (
+    Binding, CallContext, CallFrame, Location, Scope, calls_of, function_key, local_def,
+)
 from mplint.semantic.vocabulary import (
     ANY_MODEL_CLASSES, MODEL_CLASSES, PARTIALS, SEQUENTIAL_CLASSES, SIZE_KEEPING_LAYERS, WHOLE_MODEL_METHODS,
     WHOLE_MODEL_VARIABLES,
@@ -294,12 +296,10 @@ class ModelOutputs(Analysis):
         if not isinstance(function, cst.FunctionDef) or loc.scope.parent is None \
                 or loc.scope.parent.kind == "class":
             return [loc]
-        name = function.name.value
-        sites = [(call, where) for call, where in self.ctx.scopes.calls.get(name, ())
-                 if (found := where.lookup(name)) is not None and found.node is function]
+        sites = calls_of(self.ctx.scopes.calls, loc.scope)
         if not sites or len(sites) > _MAX_BUILDER_CALLS:
             return [loc]
-        return [loc.entering(CallFrame(function, call, where, entry=True)) for call, where in sites]
+        return [loc.entering(CallFrame(function, call, where, entry=True)) for call, where, _ in sites]
 
     def producer(self, expr: cst.BaseExpression, loc: Location, depth: int = 0) -> Optional[Producer]:
         """What computes the tensor ``expr`` (a layer call or an op call), if known.
@@ -989,22 +989,12 @@ class ModelOutputs(Analysis):
         return binding
 
     def _local_function(self, func: cst.BaseExpression, loc: Location) -> Optional[cst.FunctionDef]:
-        """The FunctionDef a call target names: a local function or ``self.method``."""
-        binding: Optional[Binding] = None
-        if isinstance(func, cst.Name):
-            binding = loc.lookup(func.value)
-        elif _self_attribute(func):
-            assert isinstance(func, cst.Attribute)
-            cls = loc.scope.enclosing_class()
-            if cls is not None and not cls.attributes.get(func.attr.value):
-                found = cls.bindings.get(func.attr.value)
-                binding = found[-1] if found else None
-        if binding is None or binding.kind != "def" or not isinstance(binding.node, cst.FunctionDef):
+        """The FunctionDef a call target names (:func:`scopes.local_def`), when walked here."""
+        binding = local_def(func, loc)
+        if binding is None or id(binding.node) not in self._function_scopes:
             return None
-        if id(binding.node) not in self._function_scopes:
-            return None
+        assert isinstance(binding.node, cst.FunctionDef)
         return binding.node
-
 
 def _is_super_init(func: cst.BaseExpression) -> bool:
     return (

@@ -12,17 +12,15 @@ constrains nothing: silent code stays silent.
 
 from __future__ import annotations
 
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Dict, List, Mapping, Optional, Tuple
 
 import libcst as cst
 
 from mplint.semantic.call_args import UNREADABLE, argument_for
 from mplint.semantic.names import NameResolver
-from mplint.semantic.scopes import Binding, Branches, Location, Scope, function_key
+from mplint.semantic.scopes import Binding, Branches, CallIndex, Location, Scope, calls_of, function_key
 from mplint.semantic.vocabulary import FLAG_OBJECTS
 
-#: calls of plain names by the name called, with where each is made (``ScopeTracker.calls``)
-CallIndex = Mapping[str, Sequence[Tuple[cst.Call, Location]]]
 #: a condition's meaning -> the truth an arm needs of it
 Truths = Dict[str, bool]
 
@@ -114,24 +112,7 @@ class Conditions:
 
     def calls_of(self, scope: Scope) -> List[Tuple[cst.Call, Location, int]]:
         """The file's calls of a plain function, or of a class whose ``__init__`` it is."""
-        function, definer = scope.node, scope.parent
-        if not isinstance(function, cst.FunctionDef) or definer is None:
-            return []
-        target: cst.CSTNode = function
-        offset = 0
-        if definer.kind == "class":
-            if function.name.value != "__init__":
-                return []
-            target, offset = definer.node, 1
-        name = getattr(getattr(target, "name", None), "value", None)
-        if not isinstance(name, str):
-            return []
-        out = []
-        for call, where in self.calls.get(name, ()):
-            found = where.lookup(name)
-            if found is not None and found.node is target:
-                out.append((call, where, offset))
-        return out
+        return calls_of(self.calls, scope)
 
     # -- arms --------------------------------------------------------------------------
     def truths(self, branches: Branches, loc: Location) -> Truths:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 
@@ -436,17 +436,51 @@ def _options(branches: set, scope: Scope) -> Optional[set]:
 
 def local_function(call: cst.Call, loc: Location) -> Optional[Binding]:
     """The ``def`` of this file a call runs: ``helper(...)`` or ``self.method(...)``."""
-    func = call.func
+    return local_def(call.func, loc)
+
+
+def local_def(func: cst.BaseExpression, loc: Location) -> Optional[Binding]:
+    """The ``def`` of this file a call target names: ``helper`` or ``self.method`` (not
+    when the class also sets ``self.method = ...``: the instance's attribute wins)."""
     binding: Optional[Binding] = None
     if isinstance(func, cst.Name):
         binding = loc.lookup(func.value)
     elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
         cls = loc.scope.enclosing_class()
-        found = cls.bindings.get(func.attr.value) if cls is not None else None
+        found = cls.bindings.get(func.attr.value) if cls is not None and not cls.attributes.get(func.attr.value) \
+            else None
         binding = found[-1] if found else None
     if binding is None or binding.kind != "def" or not isinstance(binding.node, cst.FunctionDef):
         return None
     return binding
+
+
+#: calls of plain names by the name called, with where each is made (``ScopeTracker.calls``)
+CallIndex = Mapping[str, Sequence[Tuple[cst.Call, "Location"]]]
+
+
+def calls_of(calls: CallIndex, scope: Scope) -> List[Tuple[cst.Call, Location, int]]:
+    """The file's calls of the function ``scope`` is, by its name: a plain function, or
+    a class whose ``__init__`` it is (``self`` bound already: offset 1). Other methods:
+    none (``obj.method(...)`` is not followed to its class)."""
+    function, definer = scope.node, scope.parent
+    if not isinstance(function, cst.FunctionDef) or definer is None:
+        return []
+    target: cst.CSTNode = function
+    offset = 0
+    if definer.kind == "class":
+        if function.name.value != "__init__":
+            return []
+        target, offset = definer.node, 1
+    name = getattr(getattr(target, "name", None), "value", None)
+    if not isinstance(name, str):
+        return []
+    out = []
+    for call, where in calls.get(name, ()):
+        found = where.lookup(name)
+        if found is not None and found.node is target:
+            out.append((call, where, offset))
+    return out
 
 
 def run_of(resets: Sequence[int], order: int) -> int:

@@ -17,13 +17,13 @@ import libcst as cst
 
 from mplint.semantic.call_args import UNREADABLE, _Unreadable, argument_for
 from mplint.semantic.names import NameResolver
-from mplint.semantic.scopes import Binding, Branches, CallContext, CallFrame, Location, Scope, function_key
+from mplint.semantic.scopes import (
+    Binding, Branches, CallContext, CallFrame, CallIndex, Location, Scope, calls_of, function_key,
+)
 from mplint.semantic.vocabulary import DTYPE_NAMES, POLICY_CONSTRUCTORS
 
 Values = FrozenSet[object]
 
-#: calls of plain names in a module, by the name called: ``block(x, 50)`` under "block"
-CallIndex = Mapping[str, Sequence[Tuple[cst.Call, Location]]]
 
 _MAX_DEPTH = 12
 #: an argument that is not a literal, as the program model's summaries write it
@@ -383,33 +383,17 @@ class Evaluator:
         return out
 
     def _calls_of(self, binding: Binding) -> List[Tuple[cst.Call, Location, int]]:
-        """Calls in this module of the function that declares a parameter.
-
-        A plain function is called by its name; a class's ``__init__`` by the class
-        name, with ``self`` bound already (offset 1). Other methods: none known.
-        """
+        """Calls in this module of the function that declares a parameter
+        (:func:`scopes.calls_of`), unless other modules may call it too: a library
+        module's public function whose other calls the program model does not hand."""
         if self.call_sites is None or binding.scope is None:
             return []
-        function = binding.scope.node
-        definer = binding.scope.parent
-        if not isinstance(function, cst.FunctionDef) or definer is None:
-            return []
-        target: cst.CSTNode = function
-        offset = 0
-        if definer.kind == "class":
-            if function.name.value != "__init__" or definer.parent is None:
-                return []
-            target, offset = definer.node, 1
-        name = target.name.value  # type: ignore[attr-defined]
-        if not self.script and not name.startswith("_") and _named_from_module(binding.scope) \
-                and function_key(binding.scope) not in self.elsewhere:
+        sites = calls_of(self.call_sites, binding.scope)
+        called = sites[0][0].func if sites else None
+        if isinstance(called, cst.Name) and not self.script and not called.value.startswith("_") \
+                and _named_from_module(binding.scope) and function_key(binding.scope) not in self.elsewhere:
             return []  # a library module's public function: other modules call it too
-        out = []
-        for call, where in self.call_sites.get(name, ()):
-            callee = where.lookup(name)
-            if callee is not None and callee.node is target:
-                out.append((call, where, offset))
-        return out
+        return sites
 
 
 def is_script(module: cst.Module) -> bool:
