@@ -25,7 +25,8 @@ import libcst as cst
 from mplint.rule.check import Analysis, Context
 from mplint.semantic.call_args import first_tensor_argument, positional_or_keyword
 from mplint.semantic.scopes import (
-    Binding, CallContext, CallFrame, Location, Scope, calls_of, function_key, local_def,
+    Binding, CallContext, CallFrame, Location, Scope, attributes_of, calls_of, function_key, instance_class,
+    local_def,
 )
 from mplint.semantic.vocabulary import (
     ANY_MODEL_CLASSES, MODEL_CLASSES, PARTIALS, SEQUENTIAL_CLASSES, SIZE_KEEPING_LAYERS, WHOLE_MODEL_METHODS,
@@ -864,10 +865,10 @@ class ModelOutputs(Analysis):
             return self._layer(binding.value, binding.location().within(loc.context), depth + 1)
         if _self_attribute(expr):
             assert isinstance(expr, cst.Attribute)
-            cls = loc.scope.enclosing_class()
+            cls = instance_class(loc)
             if cls is None:
                 return None
-            bindings = cls.attributes.get(expr.attr.value, [])
+            bindings = attributes_of(cls, expr.attr.value)
             # Set more than once (if/else heads, a later replacement): which one is
             # the output is a run-time matter.
             if len(bindings) != 1 or bindings[0].value is None or bindings[0].scope is None:

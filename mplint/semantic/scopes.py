@@ -440,19 +440,81 @@ def local_function(call: cst.Call, loc: Location) -> Optional[Binding]:
 
 
 def local_def(func: cst.BaseExpression, loc: Location) -> Optional[Binding]:
-    """The ``def`` of this file a call target names: ``helper`` or ``self.method`` (not
-    when the class also sets ``self.method = ...``: the instance's attribute wins)."""
+    """The ``def`` of this file a call target names: ``helper``, or ``self.method`` looked
+    up from the instance's class (:func:`instance_class`) through its bases, so an
+    override wins (not when the class sets ``self.method = ...``: the attribute wins)."""
     binding: Optional[Binding] = None
     if isinstance(func, cst.Name):
         binding = loc.lookup(func.value)
     elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
-        cls = loc.scope.enclosing_class()
-        found = cls.bindings.get(func.attr.value) if cls is not None and not cls.attributes.get(func.attr.value) \
-            else None
-        binding = found[-1] if found else None
+        cls = instance_class(loc)
+        binding = method_of(cls, func.attr.value) if cls is not None else None
     if binding is None or binding.kind != "def" or not isinstance(binding.node, cst.FunctionDef):
         return None
     return binding
+
+
+def class_chain(cls: Scope) -> List[Scope]:
+    """A class and the bases of it this file defines, in the order Python looks up an
+    attribute for single inheritance (depth first, left to right, each once)."""
+    out: List[Scope] = []
+    pending = [cls]
+    while pending:
+        current = pending.pop(0)
+        if any(current is seen for seen in out):
+            continue
+        out.append(current)
+        bases: List[Scope] = []
+        node, parent = current.node, current.parent
+        for base in node.bases if isinstance(node, cst.ClassDef) and parent is not None else ():
+            if not isinstance(base.value, cst.Name):
+                continue
+            binding = parent.lookup(base.value.value, current.order)  # type: ignore[union-attr]
+            if binding is not None and binding.kind == "class" and binding.scope is not None:
+                found = next((c for c in binding.scope.children if c.node is binding.node), None)
+                if found is not None:
+                    bases.append(found)
+        pending = bases + pending
+    return out
+
+
+def instance_class(loc: Location) -> Optional[Scope]:
+    """The class of ``self`` at ``loc``: the enclosing class, or, inside methods reached
+    through ``self.method(...)`` calls, the class of the method that made the first of
+    them (``Net.__init__`` calling ``self.build_head`` of its base ``Base``: a ``Net``)."""
+    own = loc.scope.enclosing_class()
+    if own is None:
+        return None
+    found = own
+    for frame in reversed(loc.context):
+        func = frame.call.func
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"):
+            break
+        caller = frame.caller.scope.enclosing_class()
+        if caller is None:
+            break
+        found = caller
+    if found is not own and not any(c is own for c in class_chain(found)):
+        return own  # not a subclass of the method's class: the context is not this one's
+    return found
+
+
+def method_of(cls: Scope, name: str) -> Optional[Binding]:
+    """What ``self.<name>`` is in the class: the nearest binding through its bases;
+    None when an instance attribute of that name is set anywhere on the way."""
+    chain = class_chain(cls)
+    if any(c.attributes.get(name) for c in chain):
+        return None
+    for current in chain:
+        found = current.bindings.get(name)
+        if found:
+            return found[-1]
+    return None
+
+
+def attributes_of(cls: Scope, name: str) -> List[Binding]:
+    """Every ``self.<name> = ...`` the class and its bases in this file make."""
+    return [b for c in class_chain(cls) for b in c.attributes.get(name, [])]
 
 
 #: calls of plain names by the name called, with where each is made (``ScopeTracker.calls``)

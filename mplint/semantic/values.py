@@ -18,7 +18,8 @@ import libcst as cst
 from mplint.semantic.call_args import UNREADABLE, _Unreadable, argument_for
 from mplint.semantic.names import NameResolver
 from mplint.semantic.scopes import (
-    Binding, Branches, CallContext, CallFrame, CallIndex, Location, Scope, calls_of, function_key,
+    Binding, Branches, CallContext, CallFrame, CallIndex, Location, Scope, attributes_of, calls_of, function_key,
+    instance_class,
 )
 from mplint.semantic.vocabulary import DTYPE_NAMES, POLICY_CONSTRUCTORS
 
@@ -165,10 +166,11 @@ class Evaluator:
 
     def _attribute_values(self, loc: Location, attr: str, depth: int) -> Optional[Values]:
         """``self.<attr>`` in a method: the values of every ``self.<attr> = value`` the
-        class's methods make (``self.head_act = head_act`` in ``__init__``, the parameter
-        bound at the construction calls). Unknown when any assignment is not a plain one."""
-        cls = loc.scope.enclosing_class()
-        bindings = cls.attributes.get(attr) if cls is not None else None
+        instance's class (:func:`scopes.instance_class`) and its bases make
+        (``self.head_act = head_act`` in ``__init__``, the parameter bound at the
+        construction calls). Unknown when any assignment is not a plain one."""
+        cls = instance_class(loc)
+        bindings = attributes_of(cls, attr) if cls is not None else None
         if not bindings:
             return None
         out: Set[object] = set()
