@@ -137,3 +137,84 @@ def test_argument_for_and_is_constant():
     names, tracker, _ = _walk("X = 1\nY = 2\nY += 1\n")
     assert is_constant(tracker.module_scope.bindings["X"][0])
     assert not is_constant(tracker.module_scope.bindings["Y"][0])
+
+
+def test_a_dict_spread_at_the_call_binds_like_keywords():
+    code = """
+    def build(classes, act=None):
+        return act
+    cfg = {"classes": 10, "act": "softmax"}
+    build(**cfg)
+    build(**dict(classes=3, act="sigmoid"))
+    """
+    assert _values(code, "build", "act") == frozenset({"softmax", "sigmoid"})
+
+
+def test_a_spread_that_cannot_be_read_leaves_the_parameter_unknown():
+    changed = """
+    def build(classes, act=None):
+        return act
+    cfg = {"classes": 10, "act": "softmax"}
+    cfg["act"] = "relu"
+    build(**cfg)
+    """
+    assert _values(changed, "build", "act") is None
+    passed_on = """
+    def build(classes, act=None):
+        return act
+    def outer(**kwargs):
+        return build(1, **kwargs)
+    """
+    assert _values(passed_on, "build", "act") is None
+    given_twice = """
+    def build(classes, act=None):
+        return act
+    build(1, act="relu", **{"act": "softmax"})
+    """
+    assert _values(given_twice, "build", "act") is None
+
+
+def test_a_spread_without_the_key_leaves_the_default():
+    code = """
+    def build(classes, act="linear"):
+        return act
+    build(**{"classes": 3})
+    """
+    assert _values(code, "build", "act") == frozenset({"linear"})
+
+
+def test_self_attributes_and_methods_come_from_the_instance_class_through_its_bases():
+    from mplint.semantic.scopes import CallFrame, attributes_of, class_chain, instance_class, local_def
+
+    code = """
+    class Base:
+        def top(self):
+            return self.act
+        def head(self):
+            return self.top()
+    class Net(Base):
+        def __init__(self):
+            self.act = "softmax"
+            self.head()
+    class Vit(Net):
+        def top(self):
+            return None
+    """
+    _, tracker, _ = _walk(code)
+    scopes = {s.node.name.value: s for s in _scopes(tracker.module_scope)
+              if isinstance(s.node, (cst.ClassDef, cst.FunctionDef))}
+    base, net, vit = scopes["Base"], scopes["Net"], scopes["Vit"]
+    assert [c.node.name.value for c in class_chain(vit)] == ["Vit", "Net", "Base"]
+    assert [b.name for b in attributes_of(net, "act")] == ["act"] and not attributes_of(base, "act")
+    # inside Base.head, reached by Net.__init__'s self.head(): self is a Net
+    init, head = scopes["__init__"], scopes["head"]
+    call = next(n for n in init.node.body.body[1].body if isinstance(n, cst.Expr)).value
+    inside = Location(head, 10**6).entering(CallFrame(head.node, call, Location(init, 10**6), 1))
+    assert instance_class(inside) is net
+    assert instance_class(Location(head, 10**6)) is base
+    top = cst.parse_expression("self.top")
+    base_top = next(c.node for c in base.children if c.node.name.value == "top")
+    vit_top = next(c.node for c in vit.children if c.node.name.value == "top")
+    assert local_def(top, inside).node is base_top  # a Net has Base's top
+    as_vit = Location(head, 10**6).entering(CallFrame(head.node, call, Location(vit, 10**6), 1))
+    assert local_def(top, as_vit).node is vit_top  # a Vit's override wins
