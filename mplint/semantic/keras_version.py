@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import functools
 import re
-from importlib import metadata
 from typing import Iterable, List, Optional, Sequence, Tuple
 
+from mplint.semantic.distributions import installed_version
 from mplint.semantic.versions import API, KERAS3_TENSORFLOW, LOSS_SCALING, ApiUse, Pin, Versions
 from mplint.semantic.vocabulary import LEGACY_KERAS_ENV_VAR, TENSORFLOW_DISTRIBUTIONS
 
@@ -65,10 +65,9 @@ def generation_from_versions(keras: Optional[str], tensorflow: Optional[str]) ->
 
 def _version(names: Iterable[str]) -> Optional[str]:
     for name in names:
-        try:
-            return metadata.version(name)
-        except metadata.PackageNotFoundError:
-            continue
+        found = installed_version(name)
+        if found is not None:
+            return found
     return None
 
 
