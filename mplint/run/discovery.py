@@ -179,6 +179,8 @@ class _Ignorer:
         """
         rel = _rel(str(folder), self._root)
         probe = (rel if rel is not None else folder.name) + "/"
+        if not self.exclude(probe) and not any(p.startswith("!") or is_risky(p) for p in self.patterns):
+            return self  # no pattern matches it (without "!", the patterns together match what one does)
         keep = [p for p in self.patterns if not _matcher([p])(probe)]
         if len(keep) == len(self.patterns):
             return self

@@ -16,7 +16,6 @@ import re
 import sys
 from typing import Dict, List, Optional
 
-_NORMAL = re.compile(r"[-_.]+")
 
 
 class _Unsure(Exception):
@@ -38,7 +37,8 @@ def installed_version(name: str) -> Optional[str]:
 
 
 def _normal(name: str) -> str:
-    return _NORMAL.sub("_", name).lower()
+    """The name as importlib.metadata compares it (runs of ``-_.`` are one ``_``)."""
+    return re.sub(r"[-_.]+", "_", name).lower()
 
 
 def _scan(name: str) -> Optional[str]:

@@ -15,6 +15,7 @@ import functools
 import re
 from typing import Iterable, List, Optional, Sequence, Tuple
 
+from mplint.core.lazy_regex import lazy_compile
 from mplint.semantic.distributions import installed_version
 from mplint.semantic.versions import API, KERAS3_TENSORFLOW, LOSS_SCALING, ApiUse, Pin, Versions
 from mplint.semantic.vocabulary import LEGACY_KERAS_ENV_VAR, TENSORFLOW_DISTRIBUTIONS
@@ -40,7 +41,7 @@ _SPELLINGS: Sequence[Tuple[int, str, str, str, str]] = (
     (3, API, "set_dtype_policy", r"\bset_dtype_policy\s*\(", "set_dtype_policy()"),
     (3, API, "auto_scale_loss", r"\bauto_scale_loss\s*=", "compile(auto_scale_loss=...)"),
 )
-_PATTERNS = [(g, kind, word, re.compile(p, re.M), shown) for g, kind, word, p, shown in _SPELLINGS]
+_PATTERNS = [(g, kind, word, lazy_compile(p, re.M), shown) for g, kind, word, p, shown in _SPELLINGS]
 #: ``import keras_core as keras`` spells Keras 3 names next to a Keras 2 ``tf.keras``
 _KERAS_CORE = re.compile(r"\bkeras_core\b")
 
