@@ -8,12 +8,14 @@ unknown key is an error naming the file.
 from __future__ import annotations
 
 import functools
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from mplint.rule import catalog_store
+from mplint.core import user_cache
+from mplint.core.regular_files import read_regular
 from mplint.rule.levels import Safety, Severity, parse_severity
 
 RULE_ID = re.compile(r"^MP\d{3}$")
@@ -117,7 +119,7 @@ def _text(path: Path, data: dict, key: str) -> str:
 
 
 def load_entry(path: Path) -> RuleEntry:
-    import yaml  # only when the stored catalog is stale (see catalog_store)
+    import yaml  # only when the stored catalog is stale (see mplint.core.user_cache)
 
     try:
         # libyaml's loader when present
@@ -228,14 +230,14 @@ def _options(path: Path, raw: Any) -> Tuple[RuleOption, ...]:
 @functools.lru_cache(maxsize=None)
 def load_catalog(directory: Optional[str] = None) -> Dict[str, RuleEntry]:
     """All entries by rule id, sorted by id: parsed from the YAML once per content of
-    the catalog and its loader, then read back from :mod:`catalog_store`."""
+    the catalog and its loader, then read back from :mod:`mplint.core.user_cache`."""
     folder = Path(directory) if directory else catalog_dir()
     paths = sorted(folder.glob("MP*.yaml"))
     if not paths:
         raise CatalogError(f"{folder}: no rule catalog entries found")
-    key = catalog_store.catalog_key(folder, paths, _loader_code())
+    key = _catalog_key(folder, paths)
     if key is not None:
-        stored = catalog_store.load(key, _decode)
+        stored = user_cache.load("catalog", key, _decode)
         if stored is not None and list(stored) == [path.stem for path in paths]:
             return stored
     entries = {}
@@ -245,17 +247,21 @@ def load_catalog(directory: Optional[str] = None) -> Dict[str, RuleEntry]:
     if key is not None:
         data = _encode(entries)
         if _decode(data) == entries:  # only what JSON carries as it is (no tuples in a config)
-            catalog_store.store(key, data)
+            user_cache.store("catalog", key, data)
     return entries
 
 
-def _loader_code() -> bytes:
-    """This module's source: a change to how entries are read or checked is a new key."""
+def _catalog_key(folder: Path, paths: List[Path]) -> Optional[str]:
+    """The key of the parsed entries: the YAML files' names and bytes, their folder and
+    this module's source (how entries are read and checked); None when a file cannot
+    be read (parsing it then says why)."""
     try:
-        with open(__file__, "rb") as handle:
-            return handle.read()
+        parts = [os.fsencode(str(folder)), read_regular(__file__)]
+        for path in paths:
+            parts += [os.fsencode(path.name), read_regular(path)]
     except OSError:
-        return b""
+        return None
+    return user_cache.key_of(*parts)
 
 
 def _encode(entries: Dict[str, RuleEntry]) -> List[Any]:
