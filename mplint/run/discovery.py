@@ -356,10 +356,12 @@ def _walk(display_root: str, root: Path, ignorer: _Ignorer, suffixes: Tuple[str,
             out.errors.append(FileError(display, f"cannot be listed: {exc.strerror or exc}"))
             continue
         subdirs = []
+        # os.path.join's result by string work (this runs per entry)
+        prefix = "" if display == "." else display if display.endswith(os.sep) else display + os.sep
         for entry in entries:
             name = entry.name
-            child = os.path.join(folder, name)
-            child_display = name if display == "." else os.path.join(display, name)
+            child = entry.path
+            child_display = prefix + name
             try:
                 is_dir = entry.is_dir(follow_symlinks=False)
                 is_file = not is_dir and name.endswith(suffixes) and entry.is_file()
