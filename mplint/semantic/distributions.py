@@ -42,7 +42,7 @@ def _normal(name: str) -> str:
 
 
 def _scan(name: str) -> Optional[str]:
-    if any(hasattr(finder, "find_distributions") and finder.__name__ != "PathFinder"  # type: ignore[union-attr]
+    if any(hasattr(finder, "find_distributions") and getattr(finder, "__name__", "") != "PathFinder"
            for finder in sys.meta_path):
         raise _Unsure()
     wanted = _normal(name)
