@@ -17,6 +17,10 @@ machine's drift spreads over all of them:
   worst case: every rule applies to every file, so the prescan parses every
   TensorFlow file (it shows what the rules themselves cost).
 
+``--only`` times some rows (``--only parse-j2,pre-commit-cached,pre-commit-cold``), and
+``--mplint DIR`` times the mplint whose source is in ``DIR`` (another checkout: the
+figures before a change), with its own cache folder.
+
 The synthetic corpus mixes mixed-precision-heavy Keras files (models, custom
 training loops, policy setup) with plain Python utility modules, about three to
 one like tensorflow/models. The cache folder the warm runs create is removed
@@ -218,6 +222,7 @@ def synthesize(folder: str, count: int, seed: int) -> None:
 # -- timing ---------------------------------------------------------------------------------
 @dataclass
 class Tool:
+    key: str
     name: str
     argv: List[str]
     runs: List[tuple] = field(default_factory=list)  # (wall, cpu, peak MB, rc)
@@ -263,6 +268,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--jobs", type=int, default=2, help="mplint's --jobs (the parse runs j1 and j2)")
+    ap.add_argument("--only", metavar="ROWS", help="comma-separated rows: " + ", ".join(ROWS))
+    ap.add_argument("--mplint", metavar="DIR", default=ROOT, help="the mplint source to time (default: this checkout)")
     ap.add_argument("--parse", metavar="LIST", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.parse:
@@ -288,7 +295,10 @@ def _bench(folder: str, scratch: str, args: argparse.Namespace) -> int:
     list_file = os.path.join(scratch, "files.txt")
     with open(list_file, "w", encoding="utf-8") as handle:
         handle.write("\n".join(files))
-    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    source = os.path.abspath(args.mplint)
+    env = dict(os.environ, PYTHONPATH=source + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    if source != ROOT:  # another mplint's results and program model must not meet this one's
+        env["MPLINT_CACHE_DIR"] = os.path.join(scratch, "mplint-cache")
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed mplint has its .pyc files
     py = sys.executable
     mplint = [py, "-m", "mplint", "check", "--exit-zero", "-q", "--jobs", str(args.jobs), "."]
@@ -303,15 +313,23 @@ def _bench(folder: str, scratch: str, args: argparse.Namespace) -> int:
     with open(other, "rb") as handle:
         other_original = handle.read()
     single = [py, "-m", "mplint", "check", "--exit-zero", "-q", os.path.relpath(one, folder)]
+    parse = [py, os.path.abspath(__file__), "--parse", list_file, "--jobs"]
     tools = [
-        Tool("libcst-parse j1", [py, os.path.abspath(__file__), "--parse", list_file, "--jobs", "1"]),
-        Tool("libcst-parse j2", [py, os.path.abspath(__file__), "--parse", list_file, "--jobs", "2"]),
-        Tool("mplint cold (--no-cache)", mplint[:4] + ["--no-cache"] + mplint[4:]),
-        Tool("mplint warm", mplint, prepare=lambda: run_once(mplint, folder, env) and None),
-        Tool("mplint cold, all mixed", mplint[:4] + ["--no-cache", "--assume-policy", "mixed_float16"] + mplint[4:]),
-        Tool("pre-commit 1 file, cached", single, prepare=edit_other),
-        Tool("pre-commit 1 file, no cache", single[:4] + ["--no-cache"] + single[4:]),
+        Tool("parse-j1", "libcst-parse j1", parse + ["1"]),
+        Tool("parse-j2", "libcst-parse j2", parse + ["2"]),
+        Tool("cold", "mplint cold (--no-cache)", mplint[:4] + ["--no-cache"] + mplint[4:]),
+        Tool("warm", "mplint warm", mplint, prepare=lambda: run_once(mplint, folder, env) and None),
+        Tool("mixed", "mplint cold, all mixed",
+             mplint[:4] + ["--no-cache", "--assume-policy", "mixed_float16"] + mplint[4:]),
+        Tool("pre-commit-cached", "pre-commit 1 file, cached", single, prepare=edit_other),
+        Tool("pre-commit-cold", "pre-commit 1 file, no cache", single[:4] + ["--no-cache"] + single[4:]),
     ]
+    if args.only:
+        wanted = set(args.only.split(","))
+        unknown = wanted - set(ROWS)
+        if unknown:
+            raise SystemExit(f"bench: unknown rows {', '.join(sorted(unknown))}; the rows are {', '.join(ROWS)}")
+        tools = [tool for tool in tools if tool.key in wanted]
     cache = os.path.join(folder, ".mplint_cache")
     had_cache = os.path.exists(cache)
     print(f"corpus: {folder}: {len(files)} files, {lines} lines; {args.runs} rounds", file=sys.stderr)
@@ -331,29 +349,46 @@ def _bench(folder: str, scratch: str, args: argparse.Namespace) -> int:
             handle.write(other_original)
         if not had_cache:
             shutil.rmtree(cache, ignore_errors=True)
-    print(f"corpus: {folder}: {len(files)} files, {lines} lines; median of {args.runs} rounds")
+    print(f"corpus: {folder}: {len(files)} files, {lines} lines; median of {args.runs} rounds; mplint from {source}")
     print(f"{'command':28} {'wall s':>8} {'cpu s':>8} {'peak MB':>8} {'files/s':>9} {'lines/s':>9}")
     for tool in tools:
         wall = tool.median(0)
         print(f"{tool.name:28} {wall:8.2f} {tool.median(1):8.2f} {max(r[2] for r in tool.runs):8.0f} "
               f"{rate(len(files) / wall):>9} {rate(lines / wall):>9}")
-    j1, j2, cold, warm, mixed, one_cached, one_cold = tools
+    row = {tool.key: tool for tool in tools}
+    j1, j2 = row.get("parse-j1"), row.get("parse-j2")
 
     def ratio(a: Tool, b: Tool) -> float:  # pairwise per round, then the median
         return statistics.median(x[0] / y[0] for x, y in zip(a.runs, b.runs))
 
-    cpu = statistics.median(x[1] / y[1] for x, y in zip(cold.runs, j2.runs))
-    print(f"RATIO (cpu time, steadier on a busy machine) cold / libcst-parse j2 = {cpu:.2f}")
-    print(f"RATIO cold / libcst-parse j2 = {ratio(cold, j2):.2f}   (goal <= 0.8 on tensorflow/models' official/)")
-    print(f"RATIO cold / libcst-parse j1 = {ratio(cold, j1):.2f}   (goal <= 0.2, i.e. 5x faster, "
-          f"on a tree that mostly never touches TensorFlow)")
-    print(f"RATIO warm / cold = {ratio(warm, cold):.3f}   (goal < 0.05); warm = {warm.median(0):.2f} s (goal < 0.5 s)")
-    print(f"RATIO cold, all mixed / libcst-parse j2 = {ratio(mixed, j2):.2f}   (goal <= 1.2: every rule on every file)")
-    print(f"pre-commit on {os.path.relpath(one, folder)} after an edit to {os.path.relpath(other, folder)}: "
-          f"cached {one_cached.median(0):.2f} s (goal <= 0.3 s), no cache {one_cold.median(0):.2f} s "
-          f"(goal <= 1.0 s); RATIO no cache / libcst-parse j2 = {ratio(one_cold, j2):.3f}")
-    print(f"peak memory {max(r[2] for tool in tools[2:] for r in tool.runs):.0f} MB (goal <= 300 MB)")
+    cold, warm, mixed = row.get("cold"), row.get("warm"), row.get("mixed")
+    if cold and j2:
+        cpu = statistics.median(x[1] / y[1] for x, y in zip(cold.runs, j2.runs))
+        print(f"RATIO (cpu time, steadier on a busy machine) cold / libcst-parse j2 = {cpu:.2f}")
+        print(f"RATIO cold / libcst-parse j2 = {ratio(cold, j2):.2f}   (goal <= 0.8 on tensorflow/models' official/)")
+    if cold and j1:
+        print(f"RATIO cold / libcst-parse j1 = {ratio(cold, j1):.2f}   (goal <= 0.2, i.e. 5x faster, "
+              f"on a tree that mostly never touches TensorFlow)")
+    if warm and cold:
+        print(f"RATIO warm / cold = {ratio(warm, cold):.3f}   (goal < 0.05); warm = {warm.median(0):.2f} s "
+              f"(goal < 0.5 s)")
+    if mixed and j2:
+        print(f"RATIO cold, all mixed / libcst-parse j2 = {ratio(mixed, j2):.2f}   (goal <= 1.2: every rule on every file)")
+    one_cached, one_cold = row.get("pre-commit-cached"), row.get("pre-commit-cold")
+    where = f"pre-commit on {os.path.relpath(one, folder)} after an edit to {os.path.relpath(other, folder)}:"
+    if one_cached:
+        print(f"{where} cached {one_cached.median(0):.2f} s, cpu {one_cached.median(1):.2f} s (goal <= 0.3 s)")
+    if one_cold:
+        print(f"{where} no cache {one_cold.median(0):.2f} s, cpu {one_cold.median(1):.2f} s (goal <= 1.0 s)"
+              + (f"; RATIO no cache / libcst-parse j2 = {ratio(one_cold, j2):.3f}" if j2 else ""))
+    mplint_runs = [r for tool in tools if not tool.key.startswith("parse") for r in tool.runs]
+    if mplint_runs:
+        print(f"peak memory {max(r[2] for r in mplint_runs):.0f} MB (goal <= 300 MB)")
     return 0
+
+
+#: the rows ``--only`` names
+ROWS = ("parse-j1", "parse-j2", "cold", "warm", "mixed", "pre-commit-cached", "pre-commit-cold")
 
 
 def _pre_commit_files(files: List[str]) -> Tuple[str, str]:

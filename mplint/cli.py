@@ -7,7 +7,6 @@ be checked. User errors are one line on stderr, never a traceback.
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import os
 import sys
@@ -139,6 +138,8 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> "NoReturn":
         unknown = message.partition("unrecognized arguments: ")[2].split()
         for option in (o.partition("=")[0] for o in unknown if o.startswith("--")):
+            import difflib
+
             close = difflib.get_close_matches(option, self.known_options, n=1, cutoff=0.6)
             if not close:
                 close = [o for o in self.known_options if o.startswith(option)][:1]

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import xml.etree.ElementTree as ET
 from collections import Counter, defaultdict
 from typing import Callable, Dict, List, Optional, Sequence
 from urllib.parse import quote
@@ -134,6 +133,8 @@ def junit(findings: List[Finding], errors: Sequence[FileError] = ()) -> str:
             errors_by_file[e.path].append(e)
     hard = sum(len(v) for v in errors_by_file.values())
     places = NotebookPositions()
+    import xml.etree.ElementTree as ET  # only for this format
+
     root = ET.Element("testsuites", name="mplint", tests=str(max(len(findings) + hard, 1)),
                       failures=str(len(findings)), errors=str(hard))
     for real in sorted(set(by_file) | set(errors_by_file)):

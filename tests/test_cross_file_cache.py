@@ -68,3 +68,16 @@ def test_a_cached_run_after_an_edit_anywhere_equals_an_uncached_one(name, tmp_pa
                 f"{other} after {old!r} -> {new!r} in {edited}"
         path.write_text(before, encoding="utf-8")
         assert _findings(project, ".") == _findings(project, "--no-cache", "."), f"after undoing the edit of {edited}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(p.name for p in PROJECTS.iterdir() if p.is_dir()))
+def test_a_one_file_run_without_a_cache_equals_the_whole_tree_for_that_file(name, tmp_path):
+    """A pre-commit run with ``--no-cache`` indexes only what the named file needs: its
+    findings are still the whole tree's for it, for every file of every project."""
+    project = tmp_path / name
+    shutil.copytree(PROJECTS / name, project)
+    whole = _findings(project, "--no-cache", ".")
+    for path in sorted(project.rglob("*.py")):
+        named = path.relative_to(project).as_posix()
+        assert _findings(project, "--no-cache", "--force-exclude", named) == [f for f in whole if f[0] == named], named

@@ -8,13 +8,14 @@ unknown key is an error naming the file.
 from __future__ import annotations
 
 import functools
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-import yaml
-
+from mplint.core import user_cache
+from mplint.core.regular_files import read_regular
 from mplint.rule.levels import Safety, Severity, parse_severity
 
 RULE_ID = re.compile(r"^MP\d{3}$")
@@ -117,13 +118,12 @@ def _text(path: Path, data: dict, key: str) -> str:
     return value
 
 
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
 def load_entry(path: Path) -> RuleEntry:
+    import yaml  # only when the stored catalog is stale (see mplint.core.user_cache)
+
     try:
-        # libyaml's loader when present: the catalog is read on every run.
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)
+        # libyaml's loader when present
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except (OSError, yaml.YAMLError) as exc:
         raise _fail(path, f"cannot be read: {exc}") from None
     if not isinstance(data, dict):
@@ -229,14 +229,66 @@ def _options(path: Path, raw: Any) -> Tuple[RuleOption, ...]:
 
 @functools.lru_cache(maxsize=None)
 def load_catalog(directory: Optional[str] = None) -> Dict[str, RuleEntry]:
-    """All entries by rule id, sorted by id."""
+    """All entries by rule id, sorted by id: parsed from the YAML once per content of
+    the catalog and its loader, then read back from :mod:`mplint.core.user_cache`."""
     folder = Path(directory) if directory else catalog_dir()
+    paths = sorted(folder.glob("MP*.yaml"))
+    if not paths:
+        raise CatalogError(f"{folder}: no rule catalog entries found")
+    key = _catalog_key(folder, paths)
+    if key is not None:
+        stored = user_cache.load("catalog", key, _decode)
+        if stored is not None and list(stored) == [path.stem for path in paths]:
+            return stored
     entries = {}
-    for path in sorted(folder.glob("MP*.yaml")):
+    for path in paths:
         entry = load_entry(path)
         entries[entry.id] = entry
-    if not entries:
-        raise CatalogError(f"{folder}: no rule catalog entries found")
+    if key is not None:
+        data = _encode(entries)
+        if _decode(data) == entries:  # only what JSON carries as it is (no tuples in a config)
+            user_cache.store("catalog", key, data)
+    return entries
+
+
+def _catalog_key(folder: Path, paths: List[Path]) -> Optional[str]:
+    """The key of the parsed entries: the YAML files' names and bytes, their folder and
+    this module's source (how entries are read and checked); None when a file cannot
+    be read (parsing it then says why)."""
+    try:
+        parts = [os.fsencode(str(folder)), read_regular(__file__)]
+        for path in paths:
+            parts += [os.fsencode(path.name), read_regular(path)]
+    except OSError:
+        return None
+    return user_cache.key_of(*parts)
+
+
+def _encode(entries: Dict[str, RuleEntry]) -> List[Any]:
+    return [[e.id, e.name, e.summary, e.severity, e.why, e.fix_safety.value, e.fix_description,
+             [[x.kind, x.code, x.fixed, x.config, x.path] for x in e.examples],
+             [[o.name, o.type, o.default, o.description, o.minimum, o.maximum, o.format] for o in e.options],
+             list(e.references), e.source, e.opt_in]
+            for e in entries.values()]
+
+
+def _decode(data: Any) -> Dict[str, RuleEntry]:
+    """Entries from :func:`_encode`'s JSON; TypeError, ValueError or KeyError for
+    anything else (a miss)."""
+    entries: Dict[str, RuleEntry] = {}
+    for (rule_id, name, summary, severity, why, safety, fix_description, examples, options, references,
+         source, opt_in) in data:
+        if not all(isinstance(v, str) for v in (rule_id, name, summary, why, fix_description, source)) \
+                or not isinstance(opt_in, bool) or not all(isinstance(r, str) for r in references):
+            raise TypeError("not a stored catalog entry")
+        entries[rule_id] = RuleEntry(
+            id=rule_id, name=name, summary=summary, severity=parse_severity(severity), why=why,
+            fix_safety=Safety(safety), fix_description=fix_description,
+            examples=tuple(Example(str(kind), str(code), fixed, dict(config), str(path))
+                           for kind, code, fixed, config, path in examples),
+            options=tuple(RuleOption(str(n), str(t), default, str(d), lo, hi, fmt)
+                          for n, t, default, d, lo, hi, fmt in options),
+            references=tuple(references), source=source, opt_in=opt_in)
     return entries
 
 

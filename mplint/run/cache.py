@@ -16,7 +16,6 @@ import json
 import os
 import re
 import stat
-import tempfile
 import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -65,6 +64,8 @@ class Cache:
         self.usable = _owned(folder) and _plain_folder_or_none(self.version_dir)
         self._index: Dict[str, list] = self._load(self.version_dir / "index.json") if self.usable else {}
         self._index_dirty = False
+        #: index payloads already read, by their repr (see _facts)
+        self._facts_by_shape: Dict[str, Any] = {}
         #: module summaries, in their own file: most runs never read them (a run whose
         #: program model is reused does not), and they are most of the index's bytes
         self._summaries: Optional[Dict[str, list]] = None
@@ -86,7 +87,7 @@ class Cache:
             return {}
         if not isinstance(data, dict):
             return {}
-        return {key: entry for key, entry in data.items() if _is_entry(entry)}
+        return data  # each entry is checked when it is read (_valid): most never are
 
     # Each entry is [content hash, payload, [mtime_ns, ctime_ns, inode], size,
     # written_ns]. A file whose stamp and size match is not even read, unless it
@@ -108,24 +109,30 @@ class Cache:
 
     # -- project index ---------------------------------------------------------------
     def index_lookup(self, key: str, st: os.stat_result):
-        entry = self._index.get(key)
+        entry = _valid(self._index.get(key))
         return self._facts(entry) if entry is not None and self._fresh(entry, st) else None
 
     def index_get(self, key: str, raw: bytes):
-        entry = self._index.get(key)
+        entry = _valid(self._index.get(key))
         return self._facts(entry) if entry and entry[0] == content_hash(raw) else None
 
-    @staticmethod
-    def _facts(entry: list):
+    def _facts(self, entry: list):
+        """The entry's facts; most files' facts are one of a few payloads, each checked
+        and built once per run."""
+        data = entry[1]
+        shape = repr(data)
+        if shape in self._facts_by_shape:
+            return self._facts_by_shape[shape]
         from mplint.run.project import FileFacts
 
-        data = entry[1]
-        if not (isinstance(data, list) and len(data) == 6 and _strings(data[0])
-                and isinstance(data[1], bool) and _strings(data[2]) and isinstance(data[5], bool)
+        found = None
+        if isinstance(data, list) and len(data) == 6 and _strings(data[0]) \
+                and isinstance(data[1], bool) and _strings(data[2]) and isinstance(data[5], bool) \
                 and all(isinstance(pairs, list) and all(isinstance(e, list) and _strings(e) and len(e) == 2
-                                                        for e in pairs) for pairs in data[3:5])):
-            return None
-        return FileFacts.from_json(data)
+                                                        for e in pairs) for pairs in data[3:5]):
+            found = FileFacts.from_json(data)
+        self._facts_by_shape[shape] = found
+        return found
 
     def index_put(self, key: str, raw: bytes, facts, st: Optional[os.stat_result] = None) -> None:
         self._index[key] = self._entry(content_hash(raw), facts.to_json(), st)
@@ -139,8 +146,8 @@ class Cache:
 
     def summary_get(self, key: str, raw: bytes) -> object:
         """The cached summary payload for this content (None when there is none)."""
-        entry = self._summary_entries().get(key)
-        if isinstance(entry, list) and len(entry) == 5 and entry[0] == content_hash(raw):
+        entry = _valid(self._summary_entries().get(key))
+        if entry is not None and entry[0] == content_hash(raw):
             return entry[1]
         return None
 
@@ -152,8 +159,8 @@ class Cache:
     def program_get(self, stamp: str, scope: str = "") -> object:
         """The program model's stored result for these checked files (``scope``; ""
         for the whole project)."""
-        entry = self._index.get(PROGRAM + scope)
-        if isinstance(entry, list) and len(entry) == 5 and entry[0] == stamp:
+        entry = _valid(self._index.get(PROGRAM + scope))
+        if entry is not None and entry[0] == stamp:
             return entry[1]
         return None
 
@@ -162,6 +169,8 @@ class Cache:
         results for named files (pre-commit runs) keep theirs, so a run over the whole
         tree in between does not make the next pre-commit run build the model again."""
         self._index[PROGRAM + scope] = [stamp, payload, 0, -1, time.time_ns()]
+        for bad in [k for k in self._index if k.startswith(PROGRAM) and _valid(self._index[k]) is None]:
+            del self._index[bad]
         scoped = sorted((k for k in self._index if k.startswith(PROGRAM) and k != PROGRAM),
                         key=lambda k: self._index[k][4])
         for old in scoped[:-SCOPED_PROGRAMS]:
@@ -175,12 +184,12 @@ class Cache:
 
     def lookup(self, path: str, st: os.stat_result) -> Optional[Tuple[List[Finding], List[FileError]]]:
         """The cached result when the file's size and stamp say it is unchanged."""
-        entry = self._results.get(os.path.abspath(path))
+        entry = _valid(self._results.get(os.path.abspath(path)))
         return self._result(path, entry) if entry is not None and self._fresh(entry, st) else None
 
     def get(self, path: str, digest: str) -> Optional[Tuple[List[Finding], List[FileError]]]:
         """The cached result for this content."""
-        entry = self._results.get(os.path.abspath(path))
+        entry = _valid(self._results.get(os.path.abspath(path)))
         return self._result(path, entry) if entry and entry[0] == digest else None
 
     @staticmethod
@@ -204,7 +213,7 @@ class Cache:
         """``read``: the other files the result depends on, by content digest (None: the
         ones the entry for this content already holds, when a stamp is refreshed)."""
         if read is None:
-            before = self._results.get(os.path.abspath(path))
+            before = _valid(self._results.get(os.path.abspath(path)))
             kept = before[1] if before and before[0] == digest and isinstance(before[1], list) else None
             read = kept[2] if kept and len(kept) == 3 and isinstance(kept[2], dict) else {}
         stored = []
@@ -321,6 +330,11 @@ def _stamp(st: os.stat_result) -> List[int]:
     return [st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
 
 
+def _valid(value: Any) -> Optional[list]:
+    """``value`` when it is an entry (:func:`_is_entry`), else None (a miss)."""
+    return value if _is_entry(value) else None
+
+
 def _is_entry(value: Any) -> bool:
     """``[hash, payload, stamp, size, written_ns]`` with the types :meth:`Cache._fresh`
     compares (the payload is checked where it is read)."""
@@ -348,6 +362,8 @@ def _is_finding(data: Any) -> bool:
 
 
 def _write_json(path: Path, data: Dict[str, Any]) -> None:
+    import tempfile  # only when writing
+
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=str(path.parent))
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:

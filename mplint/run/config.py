@@ -9,7 +9,6 @@ configuration whose settings this one starts from (ruff's ``extend``).
 
 from __future__ import annotations
 
-import difflib
 import os
 import sys
 from dataclasses import dataclass, field, replace
@@ -19,10 +18,16 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 from mplint.core.regular_files import NotRegularFile, read_regular
 from mplint.rule.catalog import RuleEntry, rule_options
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+
+def _toml(text: str) -> Dict[str, Any]:
+    """``tomllib.loads``, imported only where a configuration file is read; its
+    ``TOMLDecodeError`` is a ValueError, which the callers catch."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    return tomllib.loads(text)
+
 
 DEFAULT_EXCLUDE = (
     ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", ".eggs", "__pypackages__",
@@ -115,8 +120,8 @@ def config_in(folder: Path) -> Optional[Path]:
         if name != "pyproject.toml":
             return candidate
         try:
-            data = tomllib.loads(read_regular(candidate).decode("utf-8"))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
+            data = _toml(read_regular(candidate).decode("utf-8"))
+        except (OSError, ValueError, RecursionError):  # ValueError: undecodable bytes, invalid TOML
             return candidate  # let load_settings report it
         if isinstance(data.get("tool"), dict) and "mplint" in data["tool"]:
             return candidate
@@ -165,8 +170,8 @@ COMMAND_LINE = "--config"
 def inline_table(text: str) -> Dict[str, Any]:
     """``--config "KEY = VALUE"``: one TOML key and value, as in ruff."""
     try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+        return _toml(text)
+    except ValueError as exc:  # tomllib.TOMLDecodeError
         raise ConfigError(f"--config {text!r}: neither a file nor a valid TOML 'key = value' ({exc})") from None
 
 
@@ -175,7 +180,7 @@ def _read_table(config_path: Path, explicit: bool) -> Dict[str, Any]:
     file with a [tool] table), the whole of an ``mplint.toml``."""
     where = str(config_path)
     try:
-        data = tomllib.loads(read_regular(config_path).decode("utf-8"))
+        data = _toml(read_regular(config_path).decode("utf-8"))
     except NotRegularFile:
         raise ConfigError(f"{where}: is not a regular file (a FIFO, socket or device); not read") from None
     except IsADirectoryError:
@@ -184,7 +189,7 @@ def _read_table(config_path: Path, explicit: bool) -> Dict[str, Any]:
         raise ConfigError(f"{where}: cannot be read: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{where}: is not valid UTF-8") from None
-    except tomllib.TOMLDecodeError as exc:
+    except ValueError as exc:  # tomllib.TOMLDecodeError (UnicodeDecodeError is caught above)
         raise ConfigError(f"{where}: invalid TOML: {exc}") from None
     except RecursionError:  # tomllib recurses once per level of nesting
         raise ConfigError(f"{where}: nests arrays or tables too deeply to read") from None
@@ -322,8 +327,8 @@ def formatter_line_length(start: Path) -> Optional[int]:
             if not candidate.is_file():
                 continue
             try:
-                data = tomllib.loads(read_regular(candidate).decode("utf-8"))
-            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
+                data = _toml(read_regular(candidate).decode("utf-8"))
+            except (OSError, ValueError, RecursionError):  # ValueError: undecodable bytes, invalid TOML
                 continue  # not ours to report
             tool = data.get("tool") if name == "pyproject.toml" else {"ruff": data}
             if not isinstance(tool, dict):
@@ -358,6 +363,8 @@ SETTING_KEYS = (*_SELECTION_KEYS, "extend", "exclude", "extend-exclude", "per-fi
 
 def _did_you_mean(key: str, options: Iterable[str]) -> str:
     """``; did you mean 'per-file-ignores'?`` for a misspelt key (``per_file_ignores``)."""
+    import difflib
+
     known = [*SETTING_KEYS, *options]
     close = difflib.get_close_matches(key, known, n=1, cutoff=0.6) or \
         difflib.get_close_matches(key.replace("_", "-").lower(), known, n=1, cutoff=0.6)

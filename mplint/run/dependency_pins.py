@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, Iterable, Iterator, List, Optional, Set, Tuple
 
+from mplint.core.lazy_regex import lazy_compile
 from mplint.core.regular_files import read_regular
 from mplint.semantic.versions import Pin, VersionRange, requirement_range
 from mplint.semantic.vocabulary import TENSORFLOW_DISTRIBUTIONS
@@ -33,42 +34,42 @@ from mplint.semantic.vocabulary import TENSORFLOW_DISTRIBUTIONS
 _PACKAGE = "(" + "|".join(["keras", "tf[-_]keras", *(re.escape(name).replace(r"\-", "[-_]") for name in
                                                      sorted(TENSORFLOW_DISTRIBUTIONS, key=len, reverse=True))]) + ")"
 #: ``tensorflow>=2.16,<2.18`` (requirements, PEP 508 strings, setup.cfg lines)
-_REQUIREMENT = re.compile(rf"""^\s*["']?\s*{_PACKAGE}(?![\w.-])\s*(?:\[[^\]]*\])?\s*"""
+_REQUIREMENT = lazy_compile(rf"""^\s*["']?\s*{_PACKAGE}(?![\w.-])\s*(?:\[[^\]]*\])?\s*"""
                           r"""((?:[<>=!~]=?=?\s*[\d.*]+[\w.]*\s*,?\s*)*)""", re.IGNORECASE)
 #: conda: ``tensorflow=2.15``, ``conda-forge::keras>=3``, ``tensorflow 2.15.*``
-_CONDA = re.compile(rf"""^(?:[\w-]+::)?{_PACKAGE}(?![\w.-])((?:\s*(?:[<>=!~]=?=?)?\s*\d[\d.*]*\s*,?)*)""",
+_CONDA = lazy_compile(rf"""^(?:[\w-]+::)?{_PACKAGE}(?![\w.-])((?:\s*(?:[<>=!~]=?=?)?\s*\d[\d.*]*\s*,?)*)""",
                     re.IGNORECASE)
 #: ``install_requires = tensorflow<2.16`` (setup.cfg, one requirement on the key's line)
-_KEY = re.compile(r"^[\w.-]+\s*=\s*(?P<value>\S.*)$")
+_KEY = lazy_compile(r"^[\w.-]+\s*=\s*(?P<value>\S.*)$")
 #: Poetry: ``tensorflow = "^2.16"`` or ``tensorflow = { version = "~2.15", ... }``
-_POETRY = re.compile(rf"""^\s*["']?{_PACKAGE}["']?\s*=\s*(?:\{{[^}}]*?\bversion\s*=\s*)?["']([^"']+)["']""",
+_POETRY = lazy_compile(rf"""^\s*["']?{_PACKAGE}["']?\s*=\s*(?:\{{[^}}]*?\bversion\s*=\s*)?["']([^"']+)["']""",
                      re.IGNORECASE)
 #: ``2.0.0-rc0``, ``2.0.0b1``, ``2.0.0.alpha0``: the release they lead to is what counts
-_PRE_RELEASE = re.compile(r"(\d)(?:[-_.]?(?:a|b|c|rc|alpha|beta|dev|pre|post)\d*)+", re.IGNORECASE)
-_NAMED = re.compile(r"keras|tensorflow|tf-nightly", re.IGNORECASE)
-_QUOTED = re.compile(r"[\"']([^\"']+)[\"']")
-_CLAUSE = re.compile(r"(\^|~=|~|[<>=!]=?=?|(?<![\d.]))\s*(\d[\d.*]*)")
+_PRE_RELEASE = lazy_compile(r"(\d)(?:[-_.]?(?:a|b|c|rc|alpha|beta|dev|pre|post)\d*)+", re.IGNORECASE)
+_NAMED = lazy_compile(r"keras|tensorflow|tf-nightly", re.IGNORECASE)
+_QUOTED = lazy_compile(r"[\"']([^\"']+)[\"']")
+_CLAUSE = lazy_compile(r"(\^|~=|~|[<>=!]=?=?|(?<![\d.]))\s*(\d[\d.*]*)")
 #: ``!pip install -q tensorflow-gpu==2.0``, ``%pip install``, ``!python -m pip install``
-_PIP_INSTALL = re.compile(r"(?:^|[\s!%/}])(?:pip3?|-m\s+pip)\s+install\s+(?P<args>.*)$")
+_PIP_INSTALL = lazy_compile(r"(?:^|[\s!%/}])(?:pip3?|-m\s+pip)\s+install\s+(?P<args>.*)$")
 #: ``FROM tensorflow/tensorflow:2.4.1-gpu`` (the official images; ``latest`` pins nothing),
 #: also as an ``ARG`` default that a ``FROM ${IMAGE}`` uses
-_TENSORFLOW_IMAGE = re.compile(r"^\s*(?:FROM|ARG)\s.*?(?<![\w/.-])(?:docker\.io/)?tensorflow/tensorflow:(\d+\.\d+(?:\.\d+)?)",
+_TENSORFLOW_IMAGE = lazy_compile(r"^\s*(?:FROM|ARG)\s.*?(?<![\w/.-])(?:docker\.io/)?tensorflow/tensorflow:(\d+\.\d+(?:\.\d+)?)",
                                re.IGNORECASE)
 #: NVIDIA's NGC images, ``nvcr.io/nvidia/tensorflow:21.02-tf2-py3``: year.month of the release
-_NGC_IMAGE = re.compile(r"^\s*(?:FROM|ARG)\s.*?(nvcr\.io/nvidia/tensorflow:(\d\d)\.(\d\d)-tf([12])\S*)", re.IGNORECASE)
+_NGC_IMAGE = lazy_compile(r"^\s*(?:FROM|ARG)\s.*?(nvcr\.io/nvidia/tensorflow:(\d\d)\.(\d\d)-tf([12])\S*)", re.IGNORECASE)
 #: (year, month) each TensorFlow minor version was released [public release dates]: an NGC
 #: image of a month holds no TensorFlow released after it, whatever its exact version
 _TENSORFLOW_RELEASES = (((20, 12), "2.4"), ((21, 5), "2.5"), ((21, 8), "2.6"), ((21, 11), "2.7"),
                         ((22, 2), "2.8"), ((22, 5), "2.9"), ((22, 9), "2.10"), ((22, 11), "2.11"),
                         ((23, 3), "2.12"), ((23, 7), "2.13"), ((23, 9), "2.14"), ((23, 11), "2.15"),
                         ((24, 3), "2.16"))
-_DOCKERFILE = re.compile(r"^(?:dockerfile(?:\..*)?|.*\.dockerfile)$", re.IGNORECASE)
+_DOCKERFILE = lazy_compile(r"^(?:dockerfile(?:\..*)?|.*\.dockerfile)$", re.IGNORECASE)
 #: a README's install instructions: its ``pip install`` lines and the official image it names
-_README = re.compile(r"^readme(?:\.(?:md|rst|txt))?$", re.IGNORECASE)
-_IMAGE_MENTION = re.compile(r"(?<![\w/.-])(?:docker\.io/)?tensorflow/tensorflow:(\d+\.\d+(?:\.\d+)?)")
+_README = lazy_compile(r"^readme(?:\.(?:md|rst|txt))?$", re.IGNORECASE)
+_IMAGE_MENTION = lazy_compile(r"(?<![\w/.-])(?:docker\.io/)?tensorflow/tensorflow:(\d+\.\d+(?:\.\d+)?)")
 #: files that may pin TensorFlow or Keras wherever they are
 DECLARATION_FILES = ("pyproject.toml", "setup.cfg", "setup.py", "environment.yml", "environment.yaml")
-_REQUIREMENTS = re.compile(r"^requirements.*\.(?:txt|in)$|^.*requirements\.(?:txt|in)$")
+_REQUIREMENTS = lazy_compile(r"^requirements.*\.(?:txt|in)$|^.*requirements\.(?:txt|in)$")
 _SKIP_FOLDERS = {".git", ".venv", "venv", "node_modules", "build", "dist", "site-packages", "__pycache__"}
 
 

@@ -13,20 +13,25 @@ build/), and it misreads ``lib/**/`` and ``[[:upper:]]``.
 from __future__ import annotations
 
 import errno
+import functools
+import json
 import os
 import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
-import pathspec
-
+from mplint.core import user_cache
+from mplint.semantic.distributions import installed_version
 from mplint.run.gitignore import IgnoreFile, is_risky, path_or_parent_matcher
 
 from mplint.core.findings import FileError
 from mplint.core.regular_files import read_regular
 from mplint.run.config import Settings
+
+if TYPE_CHECKING:  # pragma: no cover (imported where a pattern list is new: see _combined_source)
+    import pathspec
 
 SOURCE_SUFFIXES = (".py", ".pyi")
 #: what ``check`` and ``fix`` look at: Python sources and Jupyter notebooks
@@ -42,7 +47,9 @@ class Discovery:
 Matcher = Callable[[str], bool]
 
 
-def _spec(patterns: Iterable[str]) -> pathspec.PathSpec:
+def _spec(patterns: Iterable[str]) -> "pathspec.PathSpec":
+    import pathspec
+
     with warnings.catch_warnings():  # pathspec compiles "[[:alpha:]]" as a nested set
         warnings.simplefilter("ignore", FutureWarning)
         return pathspec.GitIgnoreSpec.from_lines(list(patterns))
@@ -57,21 +64,62 @@ def _matcher(patterns: Iterable[str]) -> Matcher:
     patterns = list(patterns)
     if any(map(is_risky, patterns)):  # pathspec's regex could backtrack for ever
         return path_or_parent_matcher(patterns)
+    source = _combined_source(tuple(patterns))
+    if source is None:
+        return _spec(patterns).match_file
+    if not source:
+        return lambda path: False
+    combined = re.compile(source)
+    # search, as pathspec does: pathspec 1.x writes "*/" as a bare "(?P<ps_d>/)"
+    return lambda path: combined.search(path) is not None
+
+
+#: the form of the stored regex (a change to :func:`_translate` needs a new one)
+_MATCHER_FORMAT = b"exclude-regex-1"
+
+
+@functools.lru_cache(maxsize=64)
+def _combined_source(patterns: Tuple[str, ...]) -> Optional[str]:
+    """The one regex matching what any of ``patterns`` matches ("" when none is
+    active), or None when only pathspec can answer (a "!" pattern). pathspec's
+    translation is kept across runs (:mod:`mplint.core.user_cache`), keyed by the
+    patterns and pathspec's version, so a run that walks with the usual patterns
+    never imports it."""
+    version = installed_version("pathspec")
+    key = user_cache.key_of(_MATCHER_FORMAT, version.encode(), json.dumps(patterns).encode()) \
+        if version else None
+    if key is not None:
+        stored = user_cache.load("exclude", key, _stored_source)
+        if stored is not None:
+            return stored[0]
+    source = _translate(patterns)
+    if key is not None:
+        user_cache.store("exclude", key, [source])
+    return source
+
+
+def _stored_source(data: object) -> Tuple[Optional[str]]:
+    if not (isinstance(data, list) and len(data) == 1 and (data[0] is None or isinstance(data[0], str))):
+        raise TypeError("not a stored pattern")
+    return (data[0],)
+
+
+def _translate(patterns: Tuple[str, ...]) -> Optional[str]:
+    """pathspec's regexes for ``patterns`` as one (see :func:`_combined_source`)."""
     spec = _spec(patterns)
     active = [p for p in spec.patterns if p.include is not None]
     if any(p.include is False for p in active) or not all(hasattr(p, "regex") for p in active):
-        return spec.match_file
+        return None
     if not active:
-        return lambda path: False
+        return ""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        source = "|".join("(?:" + p.regex.pattern.replace("(?P<ps_d>", "(?:") + ")" for p in active)
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", FutureWarning)
-            combined = re.compile("|".join(
-                "(?:" + p.regex.pattern.replace("(?P<ps_d>", "(?:") + ")" for p in active))
+        re.compile(source)
     except re.error:  # pragma: no cover (a pathspec with another regex style)
-        return spec.match_file
-    # search, as pathspec does: pathspec 1.x writes "*/" as a bare "(?P<ps_d>/)"
-    return lambda path: combined.search(path) is not None
+        return None
+    return source
 
 
 def _rel(path: str, base: str) -> Optional[str]:
@@ -179,6 +227,8 @@ class _Ignorer:
         """
         rel = _rel(str(folder), self._root)
         probe = (rel if rel is not None else folder.name) + "/"
+        if not self.exclude(probe) and not any(p.startswith("!") or is_risky(p) for p in self.patterns):
+            return self  # no pattern matches it (without "!", the patterns together match what one does)
         keep = [p for p in self.patterns if not _matcher([p])(probe)]
         if len(keep) == len(self.patterns):
             return self
@@ -306,10 +356,12 @@ def _walk(display_root: str, root: Path, ignorer: _Ignorer, suffixes: Tuple[str,
             out.errors.append(FileError(display, f"cannot be listed: {exc.strerror or exc}"))
             continue
         subdirs = []
+        # os.path.join's result by string work (this runs per entry)
+        prefix = "" if display == "." else display if display.endswith(os.sep) else display + os.sep
         for entry in entries:
             name = entry.name
-            child = os.path.join(folder, name)
-            child_display = name if display == "." else os.path.join(display, name)
+            child = entry.path
+            child_display = prefix + name
             try:
                 is_dir = entry.is_dir(follow_symlinks=False)
                 is_file = not is_dir and name.endswith(suffixes) and entry.is_file()

@@ -13,6 +13,7 @@ function is one no other module can import, so it never matters.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Dict, FrozenSet, List, Optional, Set, Tuple
@@ -75,9 +76,10 @@ class HandedOn:
         #: the last part of each exporting file's module name (``b`` for ``a/b.py`` and
         #: ``a/b/__init__.py``) -> the files
         self._by_last: Dict[str, List[Tuple[str, Exports]]] = {}
-        for path, exports in files.items():
-            where = Path(path)
-            last = where.parent.name if where.stem == "__init__" else where.stem
+        for path, exports in files.items():  # os.path, not pathlib: this runs for most files
+            folder, name = os.path.split(path)
+            stem = os.path.splitext(name)[0]
+            last = os.path.basename(folder) if stem == "__init__" else stem
             self._by_last.setdefault(last, []).append((path, exports))
 
     def meanings(self, name: str) -> FrozenSet[str]:

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import functools
 import re
-from importlib import metadata
 from typing import Iterable, List, Optional, Sequence, Tuple
 
+from mplint.core.lazy_regex import lazy_compile
+from mplint.semantic.distributions import installed_version
 from mplint.semantic.versions import API, KERAS3_TENSORFLOW, LOSS_SCALING, ApiUse, Pin, Versions
 from mplint.semantic.vocabulary import LEGACY_KERAS_ENV_VAR, TENSORFLOW_DISTRIBUTIONS
 
@@ -40,7 +41,7 @@ _SPELLINGS: Sequence[Tuple[int, str, str, str, str]] = (
     (3, API, "set_dtype_policy", r"\bset_dtype_policy\s*\(", "set_dtype_policy()"),
     (3, API, "auto_scale_loss", r"\bauto_scale_loss\s*=", "compile(auto_scale_loss=...)"),
 )
-_PATTERNS = [(g, kind, word, re.compile(p, re.M), shown) for g, kind, word, p, shown in _SPELLINGS]
+_PATTERNS = [(g, kind, word, lazy_compile(p, re.M), shown) for g, kind, word, p, shown in _SPELLINGS]
 #: ``import keras_core as keras`` spells Keras 3 names next to a Keras 2 ``tf.keras``
 _KERAS_CORE = re.compile(r"\bkeras_core\b")
 
@@ -65,10 +66,9 @@ def generation_from_versions(keras: Optional[str], tensorflow: Optional[str]) ->
 
 def _version(names: Iterable[str]) -> Optional[str]:
     for name in names:
-        try:
-            return metadata.version(name)
-        except metadata.PackageNotFoundError:
-            continue
+        found = installed_version(name)
+        if found is not None:
+            return found
     return None
 
 
