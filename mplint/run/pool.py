@@ -40,6 +40,35 @@ Work = Callable[[int], Tuple[int, T]]
 GRACE = 2.0
 #: a task is stopped after this many times its CPU budget in wall-clock time
 WALL_FACTOR = 4
+#: Below this many tasks, starting several workers costs more than it saves.
+MIN_TASKS_FOR_POOL = 8
+
+
+def can_fork() -> bool:
+    """Whether workers can be forked here (not on Windows)."""
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def worker_count(count: int, jobs: int, budget: Optional[float]) -> int:
+    """How many processes to fork for ``count`` tasks: as many as ``jobs`` when the
+    tasks are worth it, one for a time budget alone, none to work in this process."""
+    if not can_fork():
+        return 0
+    if min(jobs, count) > 1 and count >= MIN_TASKS_FOR_POOL:
+        return min(jobs, count)
+    return 1 if budget else 0
+
+
+def late_message(budget: float) -> str:
+    """What a file over its budget is told, wherever it was parsed (index or check)."""
+    return f"took longer than {budget:g} s (file-timeout); skipped"
+
+
+def died_message(how: str) -> str:
+    """What a file whose worker died on it is told, wherever it was parsed."""
+    from mplint.core.results import REPORT_TO
+
+    return f"mplint's worker process died on this file ({how}); not checked. Please report this to {REPORT_TO}"
 
 
 @dataclass
