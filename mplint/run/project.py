@@ -675,7 +675,10 @@ def _index(project: ProjectFacts, todo: List[Tuple[str, str, bytes]], parses: _P
     files it did not finish go to ``project.unindexed``."""
     from mplint.run.index_budget import index_files
 
-    done = index_files(todo, functools.partial(index_source, project=project), parses.budget, parses.jobs, parsed)
+    def index_one(path: str, raw: bytes, keep: Optional[Dict[str, object]]) -> FileFacts:
+        return index_source(path, raw, keep, project)
+
+    done = index_files(todo, index_one, parses.budget, parses.jobs, parsed)
     project.unindexed.update(done.skipped)
     return {key: item for key, item in done.facts.items() if isinstance(item, FileFacts)}
 
