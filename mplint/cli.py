@@ -470,6 +470,7 @@ def cmd_lint(args: argparse.Namespace, catalog: Dict[str, RuleEntry]) -> int:
     args.nothing_selected = _nothing_selected(session, found.files)
     started = time.monotonic()
     session.index(args.paths, found.files)
+    errors += session.unindexed(found.files)  # files the index gave up on: their facts are unknown
     if args.verbose:
         _say_setup(session, found.files)
     summary = FixSummary()

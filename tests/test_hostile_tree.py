@@ -77,8 +77,10 @@ def build(root: Path) -> Dict[str, List[str]]:
         "continued.ipynb": _notebook(POLICY, "ok = (\n    a\n    % 3\n    != b\n)\n" + SOFTMAX),
         # 18. valid Python libcst cannot read
         "annotated.py": POLICY + "(x): int = 1\n",
-        # the time budget: a file libcst would hold for many seconds
+        # the time budget: a file libcst would hold for many seconds, and one that sets a
+        # policy, which the project index parses before any check
         "slow.py": SLOW,
+        "slow_train.py": POLICY + SLOW,
     }
     write_files(tree, files)
     write_files(outside, {"model.py": BAD, "cache/index.json": "{}", "cache/results-" + "0" * 32 + ".json": "{}"})
@@ -114,6 +116,7 @@ def build(root: Path) -> Dict[str, List[str]]:
         "chain.py": ["mplint: error: chain.py: too deeply nested to parse"],
         "annotated.py": ["mplint: error: annotated.py: is valid Python that mplint's parser (libcst) cannot read"],
         "slow.py": [f"mplint: error: slow.py: took longer than {BUDGET} s (file-timeout); skipped"],
+        "slow_train.py": [f"mplint: error: slow_train.py: took longer than {BUDGET} s (file-timeout); skipped"],
     }
     return {"findings": [f for each in findings.values() for f in each], "lines": [x for each in lines.values()
                                                                                      for x in each]}

@@ -49,9 +49,9 @@ def recording(factory):
 
 def test_a_gan_whose_generator_step_never_scales_gets_mp202_and_is_left_as_it_was():
     # The verdict rests on how far the generator's updates fall under float16; with some
-    # random initial weights they stay large enough to pass: one fixed start (CI saw a
-    # start where the unscaled step was not told apart).
-    keras.utils.set_random_seed(1)
+    # random initial weights they stay large enough to pass (CI once drew such a start).
+    # The checker seeds itself now (test_runtime_seeding.py): the same start on every run.
+    assert tf.compat.v1.random.get_seed(None) == (None, None)  # no seed of the test's own
     build, built = recording(load_target(str(FIX / "gan.py:build_gan")).factory)
     report = check_model(build, "mixed_float16", train_step=True)
     assert pairs(report) == [("MP202", None)], report.to_text()

@@ -11,11 +11,24 @@ from __future__ import annotations
 import ast
 from typing import Optional, Tuple, cast
 
-#: CPython's own limits; libcst has none and crashes far beyond them. "parenthes"
-#: covers the f-string parser's "f-string: too many nested parenthesis" (3.9-3.11),
-#: on which libcst's own f-string parser overflows the C stack.
+#: CPython's own limits, in the words of each version from 3.9 on; libcst has none and
+#: crashes far beyond them.
+#: - "parenthes": "too many nested parentheses" (the tokenizer, every version; 3.12's
+#:   PEP 701 tokenizer reads an f-string's expressions with it too) and the f-string
+#:   parser's "f-string: too many nested parenthesis" (3.9-3.11), on which libcst's own
+#:   f-string parser overflows the C stack;
+#: - "too many nested f-strings": 3.12's limit of 150 nested f-strings (3.14 adds "or
+#:   t-strings"), which 3.9-3.11 cannot write at all (an f-string cannot hold its own quote);
+#: - "too complex": "too complex" and the parser's "Python source too complex to parse"
+#:   (as a SyntaxError; as a MemoryError it is caught below).
 _TOO_DEEP = ("too many nested parenthes", "too many levels of indentation",
-             "too many statically nested blocks", "too complex")
+             "too many statically nested blocks", "too complex", "too many nested f-strings")
+
+
+def beyond_limits(message: str) -> bool:
+    """Whether CPython's syntax error ``message`` says the text is beyond its limits
+    (and so beyond libcst's), not that it is wrong."""
+    return any(reason in message for reason in _TOO_DEEP)
 
 
 class TooDeep(Exception):
@@ -28,7 +41,7 @@ def python_tree(text: str) -> Tuple[Optional[ast.Module], Optional[str]]:
     try:
         tree = cast(ast.Module, compile(text, "<mplint>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True))
     except SyntaxError as err:
-        if any(reason in str(err.msg) for reason in _TOO_DEEP):
+        if beyond_limits(str(err.msg)):
             raise TooDeep(f"too deeply nested to parse (line {err.lineno}: {err.msg})") from None
         return None, f"syntax error at line {err.lineno or 1}, column {err.offset or 1}: {err.msg}"
     except (RecursionError, MemoryError):

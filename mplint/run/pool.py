@@ -11,8 +11,10 @@ the budget by ``late``; either is replaced and the run goes on.
 The budget is CPU time, which the kernel enforces (``RLIMIT_CPU``: SIGXCPU once a
 task has used its seconds), so a loaded machine (a CI runner, a laptop building
 something else) does not skip files that are merely slow to get a core. A task
-that uses no CPU and never answers is killed after :data:`WALL_FACTOR` times the
-budget of wall-clock time.
+that uses no CPU and never answers (a read that blocks) is killed after
+:data:`WALL_FACTOR` times the budget of wall-clock time; one that is using CPU then,
+however slowly it gets it, is left to the kernel's limit (where a process's CPU time
+cannot be read, as on macOS, the wall-clock limit stops it too).
 
 Workers ignore Ctrl-C: the parent stops handing out tasks, gives those in flight
 a moment to finish (a fix may be writing its file), then stops the workers and
@@ -38,8 +40,40 @@ Work = Callable[[int], Tuple[int, T]]
 
 #: after Ctrl-C, how long the tasks in flight may take to finish, in seconds
 GRACE = 2.0
-#: a task is stopped after this many times its CPU budget in wall-clock time
+#: a task is stopped after this many times its CPU budget in wall-clock time, unless it
+#: is using CPU (:data:`IDLE_SHARE`)
 WALL_FACTOR = 4
+#: a task that used less than this share of one core over that wall-clock time is idle
+IDLE_SHARE = 0.05
+#: Below this many tasks, starting several workers costs more than it saves.
+MIN_TASKS_FOR_POOL = 8
+
+
+def can_fork() -> bool:
+    """Whether workers can be forked here (not on Windows)."""
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def worker_count(count: int, jobs: int, budget: Optional[float]) -> int:
+    """How many processes to fork for ``count`` tasks: as many as ``jobs`` when the
+    tasks are worth it, one for a time budget alone, none to work in this process."""
+    if not can_fork():
+        return 0
+    if min(jobs, count) > 1 and count >= MIN_TASKS_FOR_POOL:
+        return min(jobs, count)
+    return 1 if budget else 0
+
+
+def late_message(budget: float) -> str:
+    """What a file over its budget is told, wherever it was parsed (index or check)."""
+    return f"took longer than {budget:g} s (file-timeout); skipped"
+
+
+def died_message(how: str) -> str:
+    """What a file whose worker died on it is told, wherever it was parsed."""
+    from mplint.core.results import REPORT_TO
+
+    return f"mplint's worker process died on this file ({how}); not checked. Please report this to {REPORT_TO}"
 
 
 @dataclass
@@ -49,6 +83,8 @@ class _Worker:
     #: the task it holds, and since when (None: idle)
     index: Optional[int] = None
     started: float = 0.0
+    #: the process's CPU seconds at ``started`` (None: unknown)
+    cpu_mark: Optional[float] = None
 
 
 def in_workers(work: "Work[T]", count: int, jobs: int, initializer: Callable[..., None], initargs: tuple,
@@ -103,6 +139,7 @@ class _Pool:
 
     def give(self, worker: _Worker, index: int) -> None:
         worker.index, worker.started = index, time.monotonic()
+        worker.cpu_mark = _cpu_seconds(worker.process.pid)
         try:
             worker.pipe.send(index)
         except OSError:
@@ -132,7 +169,7 @@ class _Pool:
         if wall and late is not None:
             now = time.monotonic()
             for worker in self.busy():
-                if now - worker.started >= wall:
+                if now - worker.started >= wall and not _still_working(worker, now, wall):
                     index = cast(int, worker.index)
                     self.retire(worker, replace, kill=True)
                     yield index, late(index)
@@ -190,6 +227,28 @@ def _serve(work: "Work[Any]", initializer: Callable[..., None], initargs: tuple,
             pipe.send(work(index))
     except BaseException:  # an answer that cannot be sent: the parent sees a death, not a traceback
         os._exit(70)
+
+
+def _still_working(worker: _Worker, now: float, wall: float) -> bool:
+    """Whether a worker past its wall-clock deadline used CPU since its last one (it is
+    waiting for a core, not blocked): its deadline moves on, and RLIMIT_CPU still
+    stops it at its budget."""
+    cpu = _cpu_seconds(worker.process.pid)
+    if cpu is None or worker.cpu_mark is None or cpu - worker.cpu_mark < IDLE_SHARE * (now - worker.started):
+        return False
+    worker.started, worker.cpu_mark = now, cpu
+    return True
+
+
+def _cpu_seconds(pid: Optional[int]) -> Optional[float]:
+    """The CPU time (user and system) process ``pid`` has used; None where it cannot be
+    read (no ``/proc``: macOS)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            fields = handle.read().rsplit(b")", 1)[1].split()  # after the command's name
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def _no_core_files() -> None:

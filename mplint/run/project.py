@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, List, Opt
 from mplint.run.code_stamp import code_stamp
 from mplint.run.dependency_pins import ProjectPins, project_pins
 from mplint.run.discovery import discover
-from mplint.run.garbage import collected_per_file, file_done
+from mplint.run.garbage import collected_per_file
 from mplint.run.library import is_configured_library_module, is_library_module, is_packaged, package_surface
 from mplint.run.module_paths import absolute_import, importable, on_path
 from mplint.run.program import ProgramModel, ProgramResult, Route, content_view, import_words, program_view
@@ -240,6 +240,9 @@ class ProjectFacts:
     #: an unpackaged project's package modules meant to be imported, by absolute path
     #: (:func:`library.package_surface`; empty unless the guess may ask for it)
     surface: FrozenSet[str] = frozenset()
+    #: files the index could not parse within the run's ``file-timeout``, by path, with
+    #: what their check says: their facts are unknown (:mod:`mplint.run.index_budget`)
+    unindexed: Dict[str, str] = field(default_factory=dict)
 
     def display(self, key: str) -> str:
         base = self.shown_from if self.shown_from is not None else self.root
@@ -532,7 +535,8 @@ def project_files(root: Path, settings) -> List[str]:
 def build_project(paths: Sequence[str], settings, cache=None, extra: Iterable[str] = (),
                   walked: Optional[List[str]] = None,
                   contents: Optional[Dict[str, bytes]] = None,
-                  parsed: Optional[Dict[str, object]] = None, root: Optional[Path] = None) -> ProjectFacts:
+                  parsed: Optional[Dict[str, object]] = None, root: Optional[Path] = None,
+                  budget: Optional[float] = None, jobs: int = 1) -> ProjectFacts:
     """Index the project holding ``paths`` (only ``paths`` when there is no project).
 
     ``cache`` (a :class:`mplint.run.cache.Cache`) keeps each file's facts by content;
@@ -541,16 +545,25 @@ def build_project(paths: Sequence[str], settings, cache=None, extra: Iterable[st
     editor's unsaved buffer, used instead of the disk), and ``parsed`` the modules
     parsed, so the check reads and parses each file once. ``root``: the project's
     folder when the caller knows it better than :func:`find_root` (a sample project
-    inside another repository).
+    inside another repository). ``budget``: the most seconds of CPU time the parse of
+    one file may take (None: no limit), in ``jobs`` workers (:mod:`index_budget`).
     """
     with collected_per_file():
         return _build_project(paths, settings, cache, extra, walked, contents, parsed,
-                              root if root is not None else find_root(paths))
+                              root if root is not None else find_root(paths), _Parses(budget, jobs))
+
+
+@dataclass(frozen=True)
+class _Parses:
+    """How the index parses files: the per-file budget, and the workers it may use."""
+
+    budget: Optional[float] = None
+    jobs: int = 1
 
 
 def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], walked: Optional[List[str]],
                    contents: Optional[Dict[str, bytes]], parsed: Optional[Dict[str, object]],
-                   root: Optional[Path]) -> ProjectFacts:
+                   root: Optional[Path], parses: _Parses = _Parses()) -> ProjectFacts:
     files: List[str] = []
     if root is not None:
         files = walked if walked is not None else project_files(root, settings)
@@ -564,7 +577,7 @@ def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], 
     checked = None if walked is not None or not extra else sorted(
         {os.path.abspath(p) for p in extra} & set(unique))
     checked_set = set(checked or ())
-    others = SetterFacts(unique, cache, contents)
+    others = SetterFacts(unique, cache, contents, parses)
     # Every file judged as mixed: where policies are set adds nothing, only the rewrite.
     assumed_mixed = settings.assume_policy in MIXED_POLICIES
     stamps: List[Tuple[str, int, int, int, int]] = []
@@ -610,6 +623,9 @@ def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], 
     out.library = settings.library if settings.library is not None else \
         out.policy_free and (out.packaged or bool(out.surface))
     others.project = out
+    out.reexports()  # once, before parses are forked
+    # Each file's facts: from the cache, else parsed below, all together (within the budget).
+    decided: List[Tuple[str, Optional[os.stat_result], Optional[bytes], Optional[FileFacts]]] = []
     for key, path, st, raw, item in read:
         if item is not None and item.taken != out.taken(key, item.imports):
             item = None  # a module it imports from hands on something else now
@@ -626,9 +642,19 @@ def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], 
                 if checked is not None and key not in checked_set and not may_enable_rewrite(raw):
                     others.pending.add(key)  # parsed only if its policy may reach a checked file
                     continue
-                item = index_source(path, raw, parsed, out)
-                file_done()
+                decided.append((key, st, raw, None))
+                continue
             if cache is not None:
+                cache.index_put(key, raw, item, st)
+        decided.append((key, st, raw, item))
+    todo = [(key, unique[key], raw) for key, _, raw, item in decided if item is None and raw is not None]
+    indexed = _index(out, todo, parses, parsed)
+    for key, st, raw, item in decided:
+        if item is None:
+            item = indexed.get(key)
+            if item is None:
+                continue  # not indexed within the budget: what it sets is unknown
+            if cache is not None and raw is not None:
                 cache.index_put(key, raw, item, st)
         if item.empty or (assumed_mixed and not item.rewrite):
             continue
@@ -641,6 +667,20 @@ def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], 
     else:
         out.program = _cached_program(out, others, unique, cache, contents, stamps, checked)
     return out
+
+
+def _index(project: ProjectFacts, todo: List[Tuple[str, str, bytes]], parses: _Parses,
+           parsed: Optional[Dict[str, object]]) -> Dict[str, FileFacts]:
+    """:func:`index_source` for each ``(key, path, raw)``, within the run's budget; the
+    files it did not finish go to ``project.unindexed``."""
+    from mplint.run.index_budget import index_files
+
+    def index_one(path: str, raw: bytes, keep: Optional[Dict[str, object]]) -> FileFacts:
+        return index_source(path, raw, keep, project)
+
+    done = index_files(todo, index_one, parses.budget, parses.jobs, parsed)
+    project.unindexed.update(done.skipped)
+    return {key: item for key, item in done.facts.items() if isinstance(item, FileFacts)}
 
 
 def may_enable_rewrite(raw: bytes) -> bool:
@@ -659,10 +699,12 @@ class SetterFacts:
     import a checked file is a fact of the checked file (``ProjectFacts.rewriting``).
     """
 
-    def __init__(self, unique: Dict[str, str], cache, contents: Optional[Dict[str, bytes]]) -> None:
+    def __init__(self, unique: Dict[str, str], cache, contents: Optional[Dict[str, bytes]],
+                 parses: "_Parses" = _Parses()) -> None:
         self.unique = unique
         self.cache = cache
         self.contents = contents
+        self.parses = parses
         #: facts the index cache held
         self.known: Dict[str, FileFacts] = {}
         #: files that may set a policy, not parsed yet
@@ -680,11 +722,12 @@ class SetterFacts:
             self.pending.discard(key)
             raw = _content(key, self.unique, self.contents)
             path = self.unique.get(key, key)
-            item = index_source(path, raw, None, self.project) if raw is not None else FileFacts()
-            file_done()
-            if self.cache is not None and raw is not None:
+            found = _index(self.project, [(key, path, raw)], self.parses, None) \
+                if raw is not None and self.project is not None else {}
+            item = found.get(key)
+            if self.cache is not None and raw is not None and item is not None:
                 self.cache.index_put(key, raw, item)  # by content: the next index reads it anyway
-            self.known[key] = item
+            self.known[key] = item or FileFacts()
         return self.known.get(key) or FileFacts()
 
 
@@ -721,7 +764,7 @@ def _cached_program(project: ProjectFacts, others: SetterFacts, unique: Dict[str
                 cache.program_put(key, [now, stored[1]], slot)
             return found
     result = _program(project, others, unique, cache, contents, checked)
-    if cache is not None:
+    if cache is not None and not project.unindexed:  # never a result with facts the budget left unknown
         cache.program_put(key, [now, result.to_json()], scope)
     return result
 

@@ -26,15 +26,12 @@ from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Sequ
 
 from mplint.core.findings import FileError, Finding
 from mplint.core.prefilter import may_matter
-from mplint.core.results import REPORT_TO, FileResult, FixOutcome, internal_error
+from mplint.core.results import FileResult, FixOutcome, internal_error
 from mplint.run.cache import Cache, content_hash
 from mplint.run.garbage import collected_per_file, file_done
 
 if TYPE_CHECKING:  # pragma: no cover (the linter loads libcst; a cached run must not)
     from mplint.core.linter import Linter
-
-#: Below this many files to parse, starting workers costs more than it saves.
-MIN_FILES_FOR_POOL = 8
 
 Result = Union[FileResult, FixOutcome]
 R = TypeVar("R", FileResult, FixOutcome)
@@ -94,6 +91,10 @@ class CheckTask:
     def failed(self, path: str, exc: BaseException) -> FileResult:
         return FileResult(path, errors=[internal_error(path, exc)], cacheable=False)
 
+    def not_done(self, path: str, message: str) -> FileResult:
+        """A file not worked on (over the time budget, a dead worker), never cached."""
+        return FileResult(path, errors=[FileError(path, message)], cacheable=False)
+
     def from_cache(self, path: str, findings: List[Finding], errors: List[FileError]) -> Optional[FileResult]:
         return FileResult(path, findings, errors)
 
@@ -145,6 +146,10 @@ class FixTask:
 
     def failed(self, path: str, exc: BaseException) -> FixOutcome:
         return FixOutcome(path, errors=[internal_error(path, exc)], cacheable=False)
+
+    def not_done(self, path: str, message: str) -> FixOutcome:
+        """A file not worked on (over the time budget, a dead worker), never cached."""
+        return FixOutcome(path, errors=[FileError(path, message)], cacheable=False)
 
     def from_cache(self, path: str, findings: List[Finding], errors: List[FileError]) -> Optional[FixOutcome]:
         if any(f.fix in self.wanted for f in findings):
@@ -264,7 +269,9 @@ def run_files(files: Sequence[str], task: Task, cache: Optional[Cache], jobs: in
         # (a folder whose files all come from the cache is not even listed).
         remove_stale({os.path.dirname(item.path) for item in todo})
         task.start()
-        workers = _workers(len(todo), jobs, budget)
+        from mplint.run.pool import worker_count
+
+        workers = worker_count(len(todo), jobs, budget)
         # Biggest files first, so no worker is left with a long one at the end.
         batch = _Batch(task, sorted(todo, key=lambda item: -len(item.raw)))
 
@@ -318,16 +325,6 @@ def _unreadable(path: str) -> str:
         return str(err)
 
 
-def _workers(count: int, jobs: int, budget: Optional[float]) -> int:
-    """How many processes to fork for ``count`` files: as many as ``jobs`` when the
-    files are worth it, one for a time budget alone, none to work in this process."""
-    if not _can_fork():
-        return 0
-    if min(jobs, count) > 1 and count >= MIN_FILES_FOR_POOL:
-        return min(jobs, count)
-    return 1 if budget else 0
-
-
 def _results(batch: _Batch, workers: int, budget: Optional[float]) -> Iterator[Tuple[int, Result]]:
     count = len(batch.items)
     if not workers:
@@ -358,24 +355,18 @@ def _after_interrupt(stream: Iterator[Tuple[int, Result]]) -> Iterator[Tuple[int
 
 def _died(batch: _Batch, index: int, how: str) -> Result:
     """The result of a file whose worker process died on it (a native crash)."""
-    return _not_done(batch, index, f"mplint's worker process died on this file ({how}); not checked. "
-                                   f"Please report this to {REPORT_TO}")
+    from mplint.run.pool import died_message
+
+    return _not_done(batch, index, died_message(how))
 
 
 def _late(batch: _Batch, budget: float, index: int) -> Result:
     """The result of a file that held its worker longer than the budget."""
-    return _not_done(batch, index, f"took longer than {budget:g} s (file-timeout); skipped")
+    from mplint.run.pool import late_message
+
+    return _not_done(batch, index, late_message(budget))
 
 
 def _not_done(batch: _Batch, index: int, message: str) -> Result:
-    path = batch.items[index].path
-    error = FileError(path, message)
-    if isinstance(batch.task, CheckTask):
-        return FileResult(path, errors=[error], cacheable=False)
-    return FixOutcome(path, errors=[error], cacheable=False)
+    return batch.task.not_done(batch.items[index].path, message)
 
-
-def _can_fork() -> bool:
-    import multiprocessing
-
-    return "fork" in multiprocessing.get_all_start_methods()

@@ -119,7 +119,8 @@ class Session:
         self.store = FileStore(contents=dict(given or {}))  # a new index reads the files anew
         self.project = build_project(paths, self.settings, self.cache, extra=files,
                                      walked=list(files) if at_root else None,
-                                     contents=self.store.contents, parsed=self.store.parsed)
+                                     contents=self.store.contents, parsed=self.store.parsed,
+                                     budget=self._budget(), jobs=self.jobs)
         if self.cache is not None:
             self.cache.save()  # the index and program model, for the next run (stdin, editors)
             self.cache.use_run(self._run_key(self.settings))
@@ -135,6 +136,18 @@ class Session:
         if settings is self.settings:
             return self.rule_ids
         return selected_rules(self.catalog, settings.select, settings.ignore)
+
+    def _budget(self) -> Optional[float]:
+        """The most CPU seconds one file's parse may take (index or check); None: no limit."""
+        return (self.settings.file_timeout or None) if self.budget else None
+
+    def unindexed(self, files: Sequence[str]) -> List[FileError]:
+        """A warning for each file the index could not parse within the budget, other
+        than ``files`` (their check says so): what it sets is unknown to the run."""
+        checked = {os.path.abspath(path) for path in files}
+        return [FileError(self.project.display(key), f"{why}; the policy it may set is unknown to the other "
+                                                     f"files' checks", kind="warning")
+                for key, why in sorted(self.project.unindexed.items()) if key not in checked]
 
     def _run_key(self, settings: Settings) -> str:
         return run_key(self.rule_ids_of(settings), settings, self.project.digest(), self.environment.key())
@@ -172,9 +185,13 @@ class Session:
             # configurations do not push each other's result files out of the cache.
             keys = sorted(self._run_key(settings) for settings, _ in groups)
             self.cache.use_run(hashlib.sha256("\n".join(keys).encode()).hexdigest()[:32])
-        budget = (self.settings.file_timeout or None) if self.budget else None
+        budget = self._budget()
         for settings, group in groups:
             task = task_for(partial(self.linter, settings))
+            # A file the index gave up on would hold its check as long: it is said once.
+            by_path.update((path, task.not_done(path, self.project.unindexed[os.path.abspath(path)]))
+                           for path in group if os.path.abspath(path) in self.project.unindexed)
+            group = [path for path in group if path not in by_path]
             try:
                 done = run_files(group, task, self.cache, self.jobs, self.progress, self.store.contents, budget)
             except RunInterrupted as stop:

@@ -22,6 +22,7 @@ from mplint.runtime.rebuild import build as _build
 from mplint.runtime.rebuild import config_clone as _config_clone
 from mplint.runtime.rebuild import explicit_float32_known, layer_policies
 from mplint.runtime.report import Report, RuntimeFinding
+from mplint.runtime.seeding import DEFAULT_SEED, Seeds
 
 Factory = Callable[[], Any]
 Progress = Callable[[str], None]
@@ -92,6 +93,8 @@ class _Context:
         self.hardware = hardware
         self.options = options
         self._twin: Any = None
+        #: puts every random generator at the check's seed (see :mod:`seeding`)
+        self.seeds = Seeds(options.seed)
 
     def twin(self, model: Any, x: Any, rebuilt: bool) -> Tuple[Any, str]:
         """The model in float32 with the same weights as ``model``, or (None, why not)."""
@@ -115,7 +118,7 @@ class _Context:
 def check_model(factory_or_model: Union[Factory, Any], policy: Optional[str] = None, *,
                 input_shape: Any = None, input_dtype: Optional[str] = None,
                 batch_size: Optional[int] = None, inputs: Any = None, train_step: bool = False,
-                alignment: int = 8, seed: int = 0, target: Optional[str] = None,
+                alignment: int = 8, seed: int = DEFAULT_SEED, target: Optional[str] = None,
                 saved_file: bool = False, select: Optional[Sequence[str]] = None,
                 ignore: Optional[Sequence[str]] = None, time_budget: Optional[float] = None,
                 progress: Optional[Progress] = None, measure: bool = False,
@@ -130,7 +133,9 @@ def check_model(factory_or_model: Union[Factory, Any], policy: Optional[str] = N
     ``(28, 28, 1)``, or a list of shapes for several inputs. ``inputs`` are real arrays to
     use instead of synthetic ones. ``train_step`` runs the model's own ``train_step``
     under the policy and in float32 and compares the updates. ``select``/``ignore`` take
-    rule-id prefixes; ``time_budget`` (seconds) skips the optional stages once spent;
+    rule-id prefixes; ``seed`` starts every random generator (weights, synthetic data) at
+    the same place on every run, unless the user's code seeded TensorFlow itself;
+    ``time_budget`` (seconds) skips the optional stages once spent;
     ``progress`` gets a line per stage; ``measure`` times float32 against each mixed policy
     the hardware supports. The global policy of every loaded Keras package is restored
     afterwards, whatever happens.
@@ -171,7 +176,7 @@ def check_model(factory_or_model: Union[Factory, Any], policy: Optional[str] = N
                        progress or (lambda _message: None))
     context = _Context(factory_or_model, instance, hardware, options)
     runs: List[PolicyRun] = []
-    with keras_env.python_warnings_quiet():
+    with keras_env.python_warnings_quiet(), context.seeds:
         for name in policies:
             if runs and options.deadline.spent():
                 report.notes.append(options.deadline.skip_note(f"the check under {name}"))
@@ -305,6 +310,7 @@ def _check_policy(ctx: _Context, policy: str) -> PolicyRun:
     model: Any = None
     rebuilt = unknown_heads = False
     opts.progress(f"building the model under {policy}")
+    ctx.seeds.start()  # each policy's model from the same start, the same on every run
     with keras_env.policy_scope(policy):
         try:
             model = ctx.target if ctx.instance else _build(ctx.target)

@@ -48,6 +48,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--measure", action="store_true",
                         help="time float32 against each mixed policy this hardware supports, and each "
                              "alignment finding's layer against its aligned size")
+    parser.add_argument("--seed", type=int, default=None, metavar="N",
+                        help="start the random generators (initial weights, synthetic data) here, so "
+                             "every run gives the same verdict (default 0; a TensorFlow seed the "
+                             "target's own code sets is kept)")
     parser.add_argument("--time-budget", type=float, metavar="SECONDS",
                         help="skip the optional stages (the second policy, the float32 comparison, the "
                              "training step) once this many seconds are spent")
@@ -247,6 +251,7 @@ def _run(args: argparse.Namespace, progress: Any, select: Optional[List[str]], i
     from mplint.runtime.check import CheckError, check_model
     from mplint.runtime.probe import InputShapeError, first_line
     from mplint.runtime.rules import VOCAB_MIN
+    from mplint.runtime.seeding import DEFAULT_SEED
     from mplint.runtime.target import TargetError, load_target
 
     try:
@@ -258,7 +263,7 @@ def _run(args: argparse.Namespace, progress: Any, select: Optional[List[str]], i
                              alignment=alignment, train_step=args.train_step,
                              target=args.target, saved_file=target.saved_file, select=select,
                              ignore=ignore, time_budget=args.time_budget, progress=progress,
-                             measure=args.measure,
+                             measure=args.measure, seed=DEFAULT_SEED if args.seed is None else args.seed,
                              vocabulary_threshold=vocabulary_threshold or VOCAB_MIN)
     except MissingTensorFlow:
         return _error(INSTALL_HINT)
