@@ -31,3 +31,22 @@ def test_the_else_arm_and_a_negated_test():
     negated = HELPER.replace("if mp:", "if not mp:")
     assert fired(negated.replace("CALL", "mp=True"), "MP101") == []
     assert fired(negated.replace("CALL", "mp=False"), "MP101") == [(6, "MP101")]
+
+
+RESTORE = ("import keras\n"
+           "def reference(x):\n"
+           "    previous = keras.mixed_precision.global_policy().name\n"
+           "    keras.mixed_precision.set_global_policy('float32')\n"
+           "    y = keras.layers.Dense(4)(x)\n"
+           "    keras.mixed_precision.set_global_policy(PUT_BACK)\n"
+           "    return y\n"
+           "reference(None)\n"
+           "m = keras.Sequential([keras.layers.Dense(10, activation='softmax')])\n"
+           "m.compile(loss='categorical_crossentropy')\n")
+
+
+def test_putting_back_the_policy_read_before_is_no_policy_chosen_at_run_time():
+    assert fired(RESTORE.replace("PUT_BACK", "previous"), "MP101") == []
+    assert fired(RESTORE.replace("PUT_BACK", "keras.config.dtype_policy()"), "MP101") == []
+    # a name that is not the policy read before: chosen at run time, may be mixed
+    assert fired(RESTORE.replace("PUT_BACK", "NAME"), "MP101") == [(9, "MP101")]

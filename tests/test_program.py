@@ -575,3 +575,29 @@ def test_names_bound_by_star_imports_are_followed_the_last_star_first(tmp_path):
     assert _governed(tmp_path, "heads.py") == {"classifier": {"mixed_float16"}}  # blocks' shadows it
     assert _governed(tmp_path, "blocks.py") == {"shadowed": {"mixed_float16"}}
     assert _governed(tmp_path, "zoo/models.py") == {"resnet": {"mixed_float16"}}  # re-exported by a star
+
+
+def test_a_setter_that_puts_back_the_policy_read_before_sets_nothing(tmp_path):
+    # ``previous = global_policy().name`` ... ``set_global_policy(previous)`` restores:
+    # it is no policy chosen at run time for the code the helper's callers run after it.
+    summary = summarize(
+        "import keras\n\ndef reference():\n    previous = keras.mixed_precision.global_policy().name\n"
+        "    keras.mixed_precision.set_global_policy('float32')\n"
+        "    keras.mixed_precision.set_global_policy(previous)\n"
+        "    keras.config.set_dtype_policy(keras.config.dtype_policy())\n\n"
+        "def chosen(name):\n    old = name\n    keras.mixed_precision.set_global_policy(old)\n")
+    assert summary.functions["reference"].sets == [(5, "float32")]
+    assert summary.functions["chosen"].sets == [(11, None)]  # a parameter: chosen at run time
+    _write(tmp_path, {
+        "setup.py": "",
+        "probe.py": "import keras\nimport models\n\ndef reference():\n"
+                         "    previous = keras.mixed_precision.global_policy()\n"
+                         "    keras.mixed_precision.set_global_policy('float32')\n"
+                         "    try:\n        models.build()\n"
+                         "    finally:\n        keras.mixed_precision.set_global_policy(previous)\n\n"
+                         "reference()\nmodels.head()\n",
+        "models.py": "def build():\n    pass\ndef head():\n    pass\n",
+    })
+    governed = _governed(tmp_path, "models.py")
+    # after reference() returns, nothing chosen at run time governs head()
+    assert governed["build"] == {"float32"} and governed.get("head", set()) <= {"float32"}

@@ -15,10 +15,12 @@ from __future__ import annotations
 import ast
 import json
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 from mplint.core.python_syntax import tree_or_none
-from mplint.semantic.vocabulary import POLICY_SETTER_WORDS, WHOLE_MODEL_METHODS, WHOLE_MODEL_VARIABLES
+from mplint.semantic.vocabulary import (
+    GLOBAL_POLICY_WORDS, POLICY_SETTER_WORDS, WHOLE_MODEL_METHODS, WHOLE_MODEL_VARIABLES,
+)
 
 #: the module body's name among a summary's functions
 BODY = "<module>"
@@ -30,7 +32,7 @@ STAR = "*"
 #: and ``super().method``: ``Class#method`` (``super#method``)
 METHOD = "#"
 POLICY_SETTERS = frozenset(POLICY_SETTER_WORDS)
-SUMMARY_VERSION = 9
+SUMMARY_VERSION = 10
 #: a trained value that is a parameter of the function: ``param:`` + its name
 PARAM = "param:"
 #: a value a summary cannot name (an expression, ``None``, a loop variable)
@@ -299,7 +301,8 @@ def _collect(summary: ModuleSummary, function: FunctionSummary, nodes: _Nodes, c
     whole and passes on; ``cls`` names the class whose method it is, for ``self.x``."""
     instances, assigned = _read_assignments(summary, function, nodes.assigns, cls)
     origins = _Origins(_bindings(nodes.names, assigned), set(function.params), cls)
-    called = _read_events(summary, function, nodes.events, instances, origins)
+    called = _read_events(summary, function, nodes.events, instances, origins,
+                          _policy_snapshots(nodes.assigns, function.params))
     for node in nodes.returns:
         function.returns += [o if not o.startswith("self.") else UNKNOWN for o in origins(node.value)]
     for attribute in nodes.attributes:
@@ -404,8 +407,35 @@ class _Origins:
         return [UNKNOWN]
 
 
+def _reads_policy(value: Optional[ast.AST]) -> bool:
+    """``global_policy()`` or its ``.name`` (Keras 3: ``dtype_policy()``): the policy in force."""
+    if isinstance(value, ast.Attribute) and value.attr == "name":
+        value = value.value
+    callee = dotted(value.func) if isinstance(value, ast.Call) else None
+    return callee is not None and callee.rpartition(".")[2] in GLOBAL_POLICY_WORDS
+
+
+def _policy_snapshots(assigns: List[Any], params: Iterable[str]) -> FrozenSet[str]:
+    """Local names every assignment of which reads the policy in force
+    (``previous = global_policy().name``): setting one back restores, it sets nothing."""
+    reads: Dict[str, bool] = {}
+    for node in assigns:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        for target in targets:
+            if isinstance(target, ast.Name):
+                reads[target.id] = reads.get(target.id, True) and _reads_policy(node.value)
+    return frozenset(name for name, snapshot in reads.items() if snapshot and name not in set(params))
+
+
+def _restores_policy(call: ast.Call, snapshots: FrozenSet[str]) -> bool:
+    """``set_global_policy(previous)``, ``previous`` a snapshot, or ``set_global_policy(global_policy())``."""
+    value: Optional[ast.AST] = call.args[0] if call.args else None
+    return _reads_policy(value) or (isinstance(value, ast.Name) and value.id in snapshots)
+
+
 def _read_events(summary: ModuleSummary, function: FunctionSummary, events: List[Any],
-                 instances: Dict[str, str], origins: _Origins) -> Set[int]:
+                 instances: Dict[str, str], origins: _Origins,
+                 snapshots: FrozenSet[str] = frozenset()) -> Set[int]:
     """Records the calls, imports and arguments passed, in ``ast.walk`` order; returns
     the ids of the ``x.fit``-like attributes that are called (whole-model methods)."""
     called: Set[int] = set()
@@ -416,7 +446,7 @@ def _read_events(summary: ModuleSummary, function: FunctionSummary, events: List
             if isinstance(func, ast.Attribute) and func.attr in WHOLE_MODEL_METHODS:
                 called.add(id(func))
             callee = dotted(func)
-            _record_call(function, node, callee, instances)
+            _record_call(function, node, callee, instances, snapshots)
             if callee is not None:
                 _record_passes(function, node, callee, origins)
                 if callee.partition(".")[0] not in _NOT_PROJECT_HEADS:
@@ -523,7 +553,8 @@ def _constructed(value: ast.AST) -> Optional[str]:
     return dotted(value.func) if isinstance(value, ast.Call) else None
 
 
-def _record_call(function: FunctionSummary, node: ast.Call, callee: Optional[str], instances: Dict[str, str]) -> None:
+def _record_call(function: FunctionSummary, node: ast.Call, callee: Optional[str], instances: Dict[str, str],
+                 snapshots: FrozenSet[str] = frozenset()) -> None:
     """``callee``: ``dotted(node.func)``, worked out once for both readers of the call."""
     if callee is None:
         callee = _registry_callee(node.func)
@@ -538,7 +569,7 @@ def _record_call(function: FunctionSummary, node: ast.Call, callee: Optional[str
     if rest and head in instances:
         callee = instances[head] + METHOD + rest
     function.calls.append((node.lineno, callee))
-    if callee.rpartition(".")[2].rpartition(METHOD)[2] in POLICY_SETTERS:
+    if callee.rpartition(".")[2].rpartition(METHOD)[2] in POLICY_SETTERS and not _restores_policy(node, snapshots):
         function.sets.append((node.lineno, _policy_literal(node)))
     # A function handed to another (`app.run(main)`, `strategy.run(step)`) runs there.
     for arg in [*node.args, *[k.value for k in node.keywords]]:

@@ -19,7 +19,8 @@ from mplint.semantic.scopes import Branches, Location, Scope, ScopeTracker, func
 from mplint.semantic.values import Evaluator
 from mplint.semantic.vocabulary import (
     AMP_ENV_VAR, DISABLE_REWRITE_FUNCTIONS, ENV_SETTERS, ENV_UPDATES, ENVIRON, GRAPH_REWRITE_FUNCTIONS,
-    GRAPPLER_AMP_OPTION, GRAPPLER_OPTIONS_FUNCTIONS, LEGACY_KERAS_ENV_VAR, MAYBE_MIXED, MIXED_POLICIES,
+    GLOBAL_POLICY_FUNCTIONS, GRAPPLER_AMP_OPTION, GRAPPLER_OPTIONS_FUNCTIONS, LEGACY_KERAS_ENV_VAR, MAYBE_MIXED,
+    MIXED_POLICIES,
     SET_FLOATX_FUNCTIONS, SET_POLICY_FUNCTIONS, TPU_NAMES, UNKNOWN_POLICY, amp_env_enabled,
     legacy_keras_env_enabled,
 )
@@ -386,10 +387,32 @@ class FactsCollector:
     def leave_Module(self, node: cst.Module) -> None:
         """A parameter passed to the setter takes the values of the calls of its
         function, some of them further down the file: read again once all are seen."""
-        self.facts.policy_calls = [call for call in self.facts.policy_calls if not self._never_runs(call)]
+        self.facts.policy_calls = [call for call in self.facts.policy_calls
+                                   if not self._never_runs(call) and not self._restores(call)]
         for call in self.facts.policy_calls:
             call.values, call.value_branches = self._policy_values(call.node, call.location)
         self.facts.kernel_resets = tuple(self.tracker.module_scope.resets)
+
+    def _restores(self, call: PolicyCall) -> bool:
+        """``set_global_policy(previous)`` where every binding of ``previous`` read the
+        policy in force (``previous = global_policy().name``), or a setter given
+        ``global_policy()`` itself: it puts back what was set, and sets nothing new."""
+        if not call.node.args:
+            return False
+        value = call.node.args[0].value
+        if self._reads_policy(value):
+            return True
+        if not isinstance(value, cst.Name):
+            return False
+        bindings = call.location.reaching(value.value)
+        return bool(bindings) and all(
+            binding.kind in ("assign", "annassign") and self._reads_policy(binding.value) for binding in bindings)
+
+    def _reads_policy(self, value: Optional[cst.BaseExpression]) -> bool:
+        """``global_policy()`` or its ``.name`` (Keras 3's ``dtype_policy()`` too)."""
+        if isinstance(value, cst.Attribute) and value.attr.value == "name":
+            value = value.value
+        return isinstance(value, cst.Call) and bool(self.names.resolve(value.func) & GLOBAL_POLICY_FUNCTIONS)
 
     def _never_runs(self, call: PolicyCall) -> bool:
         """A setter under an ``if`` that no value reaching it takes: ``if mp:`` in

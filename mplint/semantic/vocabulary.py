@@ -80,6 +80,9 @@ SET_POLICY_FUNCTIONS = frozenset({
 POLICY_SETTER_WORDS = ("set_global_policy", "set_policy", "set_dtype_policy")
 #: calls that read the global policy
 GLOBAL_POLICY_FUNCTIONS = frozenset({"keras.mixed_precision.global_policy"})
+#: the last word of every spelling of a policy reader (``global_policy``, Keras 3's
+#: ``dtype_policy``): ``set_global_policy(previous)`` with ``previous`` read so restores
+GLOBAL_POLICY_WORDS = ("global_policy", "dtype_policy")
 #: constructors whose first argument names the policy they make
 POLICY_CONSTRUCTORS = frozenset({
     "keras.mixed_precision.Policy",
