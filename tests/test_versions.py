@@ -273,6 +273,11 @@ def test_a_module_named_setup_py_is_no_declaration(tmp_path):
     ("FROM tensorflow/tensorflow:2.4.1-gpu-jupyter", "TensorFlow 2.4.1 pinned in Dockerfile:1"),
     ("FROM nvcr.io/nvidia/tensorflow:${RELEASE}-tf2-py3", None),
     ("FROM tensorflow/tensorflow:latest-gpu", None),
+    ("FROM 763104351884.dkr.ecr.us-east-1.amazonaws.com/tensorflow-training:2.2.0-gpu-py37-cu102-ubuntu18.04",
+     "TensorFlow 2.2.0 pinned in Dockerfile:1"),
+    ("FROM 763104351884.dkr.ecr.us-west-2.amazonaws.com/tensorflow-training:latest", None),
+    ("FROM myregistry.example.com/tensorflow-training:2.2.0", None),  # not the AWS containers
+    ("FROM gcr.io/deeplearning-platform-release/tf2-gpu.2-4", "tensorflow==2.4.* in Dockerfile:1"),
     ("FROM nvcr.io/nvidia/tensorflow:25.01-tf2-py3", None),  # past the table of releases: any
 ])
 def test_a_container_image_pins_the_tensorflow_it_holds(line, said):
@@ -314,3 +319,15 @@ def test_a_readme_s_install_instructions_are_pins(tmp_path):
     (tmp_path / "bench" / "README.md").write_text("```sh\npip install tensorflow==2.11.0\n```\n")
     [(_, _, _, message)] = _check(tmp_path, ".")
     assert "TensorFlow 2.11.0 pinned in bench/README.md:2" in message
+
+
+@pytest.mark.parametrize("lines, said", [
+    (["ENV TENSORFLOW_PIP=tensorflow", "ENV TENSORFLOW_VERSION=2.4.0",
+      "RUN pip install ${TENSORFLOW_PIP}==${TENSORFLOW_VERSION}"], "TensorFlow 2.4.0 pinned in Dockerfile:3"),
+    (["ARG TF_VERSION 2.3.1", "RUN pip install tensorflow-gpu==$TF_VERSION"], "TensorFlow 2.3.1 pinned in Dockerfile:2"),
+    (["export TF=2.2", 'pip install "tensorflow==$TF"'], "TensorFlow 2.2 pinned in Dockerfile:2"),
+    (["RUN pip install tensorflow==$UNSET"], None),  # a variable set nowhere: no pin
+    (["RUN pip install tensorflow==${TF}", "ENV TF=2.4.0"], None),  # set after its use
+])
+def test_variables_a_dockerfile_or_script_sets_are_put_into_its_pip_lines(lines, said):
+    assert [p.describe() for p in shell_pins(lines, "Dockerfile")] == ([said] if said else [])

@@ -53,8 +53,15 @@ _CLAUSE = lazy_compile(r"(\^|~=|~|[<>=!]=?=?|(?<![\d.]))\s*(\d[\d.*]*)")
 _PIP_INSTALL = lazy_compile(r"(?:^|[\s!%/}])(?:pip3?|-m\s+pip)\s+install\s+(?P<args>.*)$")
 #: ``FROM tensorflow/tensorflow:2.4.1-gpu`` (the official images; ``latest`` pins nothing),
 #: also as an ``ARG`` default that a ``FROM ${IMAGE}`` uses
-_TENSORFLOW_IMAGE = lazy_compile(r"^\s*(?:FROM|ARG)\s.*?(?<![\w/.-])(?:docker\.io/)?tensorflow/tensorflow:(\d+\.\d+(?:\.\d+)?)",
-                               re.IGNORECASE)
+_TENSORFLOW_IMAGE = lazy_compile(
+    r"^\s*(?:FROM|ARG)\s.*?(?:(?<![\w/.-])(?:docker\.io/)?tensorflow/tensorflow"
+    # the clouds' TensorFlow images: AWS Deep Learning Containers
+    # (``<account>.dkr.ecr.<region>.amazonaws.com/tensorflow-training:2.2.0-gpu-py37``)
+    r"|\.amazonaws\.com/tensorflow-(?:training|inference))"
+    r":(\d+\.\d+(?:\.\d+)?)", re.IGNORECASE)
+#: Google's Deep Learning Containers, ``gcr.io/deeplearning-platform-release/tf2-gpu.2-4``
+_GOOGLE_DLC_IMAGE = lazy_compile(r"^\s*(?:FROM|ARG)\s.*?deeplearning-platform-release/tf2?-(?:gpu|cpu)\.(\d+)-(\d+)",
+                                 re.IGNORECASE)
 #: NVIDIA's NGC images, ``nvcr.io/nvidia/tensorflow:21.02-tf2-py3``: year.month of the release
 _NGC_IMAGE = lazy_compile(r"^\s*(?:FROM|ARG)\s.*?(nvcr\.io/nvidia/tensorflow:(\d\d)\.(\d\d)-tf([12])\S*)", re.IGNORECASE)
 #: (year, month) each TensorFlow minor version was released [public release dates]: an NGC
@@ -131,10 +138,16 @@ def shell_pins(lines: Iterable[str], file: str = "") -> Tuple[Pin, ...]:
     ``!pip install tensorflow-gpu==2.0`` cells: the notebook's own, ``file`` "";
     a Dockerfile's ``RUN pip install``), and a Dockerfile's ``FROM tensorflow/tensorflow:2.4.1-gpu``."""
     found: List[Pin] = []
+    variables: Dict[str, str] = {}
     for number, line in enumerate(lines, 1):
+        line = _expand(line, variables)
         image = _TENSORFLOW_IMAGE.match(line) if file else None
         if image:
             pin = _pin("tensorflow", "==" + image.group(1), file, number)
+            found += [pin] if pin is not None else []
+        google = _GOOGLE_DLC_IMAGE.match(line) if file and "deeplearning-platform-release" in line else None
+        if google:
+            pin = _pin("tensorflow", f"=={google.group(1)}.{google.group(2)}.*", file, number)
             found += [pin] if pin is not None else []
         ngc = _NGC_IMAGE.match(line) if file and "nvcr.io" in line else None
         if ngc:
@@ -152,6 +165,24 @@ def shell_pins(lines: Iterable[str], file: str = "") -> Tuple[Pin, ...]:
                 if pin is not None:
                     found.append(pin)
     return tuple(found)
+
+
+#: ``ENV TENSORFLOW_VERSION=2.4.0``, ``ARG TF=2.4`` (Dockerfiles), ``TF_VERSION=2.4.0``
+#: or ``export TF_VERSION=2.4.0`` (shell)
+_VARIABLE = lazy_compile(r"^\s*(?:(?:ENV|ARG)\s+|export\s+)?([A-Za-z_]\w*)(?:=|\s+(?=[\w.\"']))\s*"
+                         r"([\"']?)([\w.+-]+)\2\s*$")
+_REFERENCE = lazy_compile(r"\$\{(\w+)\}|\$(\w+)")
+
+
+def _expand(line: str, variables: Dict[str, str]) -> str:
+    """``line`` with the variables set on earlier lines put in (``pip install
+    tensorflow==${TENSORFLOW_VERSION}``); records a variable this line sets."""
+    if "$" in line:
+        line = _REFERENCE.sub(lambda m: variables.get(m.group(1) or m.group(2), m.group(0)), line)
+    setting = _VARIABLE.match(line) if "=" in line or line.lstrip()[:4] in ("ENV ", "ARG ") else None
+    if setting:
+        variables[setting.group(1)] = setting.group(3)
+    return line
 
 
 def readme_pins(lines: Iterable[str], file: str) -> List[Pin]:
