@@ -169,6 +169,21 @@ def _mentions(expr: cst.BaseExpression, names: FrozenSet[str]) -> bool:
     return bool(names) and any(n.value in names for n in _names_in(expr))
 
 
+def _target_path(target: cst.BaseExpression, name: str) -> Optional[Path]:
+    """The position of ``name`` in an assignment target (``a, (b, c)``: c is (1, 1)):
+    () for the plain name, None when absent or behind a starred part."""
+    if isinstance(target, cst.Name):
+        return () if target.value == name else None
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for index, element in enumerate(target.elements):
+            if isinstance(element, cst.StarredElement):
+                return None
+            inner = _target_path(element.value, name)
+            if inner is not None:
+                return (index,) + inner
+    return None
+
+
 def _is_none(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "None"
 
@@ -604,14 +619,15 @@ class TensorKinds(Analysis):
         if binding.kind in ("assign", "annassign") and binding.value is not None:
             return self.kind(binding.value, where, depth + 1)
         if binding.kind == "assign" and isinstance(binding.node, cst.Assign):
-            # ``mean, var = tf.nn.moments(x, ...)``: every part has x's dtype
-            value = binding.node.value
-            if (
-                isinstance(value, cst.Call) and value.args
-                and self.ctx.names.resolve(value.func) & UNPACKING_OPS
-            ):
-                return self.kind(value.args[0].value, where, depth + 1)
-            return None
+            # ``q, k, v = self.project(x)``, ``mean, var = tf.nn.moments(x, ...)``
+            parts = self.unpacked(binding, depth)
+            if not parts:
+                return None
+            kinds = set()
+            for value, at, env in parts:
+                with self._under(env):
+                    kinds.add(self.kind(value, at, depth + 1))
+            return next(iter(kinds)) if len(kinds) == 1 else None
         if binding.kind == "augassign" and isinstance(binding.node, cst.AugAssign):
             node = binding.node
             if not isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign, cst.DivideAssign)):
@@ -623,6 +639,62 @@ class TensorKinds(Analysis):
             kinds = {before, added} - {None}
             return next(iter(kinds)) if len(kinds) == 1 else None
         return None
+
+    def unpacked(self, binding: Binding, depth: int) -> Optional[List[Tuple[cst.BaseExpression, Where, Env]]]:
+        """What a name bound by unpacking (``q, k, v = ...``) may hold: the expressions
+        its part comes from, each with where and under which helper arguments to judge
+        it; None when that cannot be followed."""
+        node = binding.node
+        where = self.binding_where(binding)
+        if not isinstance(node, cst.Assign) or where is None:
+            return None
+        for target in node.targets:
+            path = _target_path(target.target, binding.name)
+            if path is not None:
+                return self._parts(node.value, where, path, depth + 1)
+        return None
+
+    def _parts(self, value: cst.BaseExpression, where: Where, path: Path, depth: int
+               ) -> Optional[List[Tuple[cst.BaseExpression, Where, Env]]]:
+        """The expressions part ``path`` of ``value`` comes from (see :meth:`unpacked`):
+        an item of a tuple or list written out, of each tuple a helper returns (its
+        arguments bound), and any part of a tensor, which has the tensor's dtype (a
+        slice, ``tf.unstack``, the autocast nest of a layer's inputs)."""
+        if not path:
+            return [(value, where, self._env)]
+        if depth > _MAX_DEPTH:
+            return None
+        index, rest = path[0], path[1:]
+        if isinstance(value, (cst.Tuple, cst.List)):
+            elements = value.elements
+            if index >= len(elements) or any(isinstance(e, cst.StarredElement) for e in elements[:index + 1]):
+                return None
+            return self._parts(elements[index].value, where, rest, depth + 1)
+        if isinstance(value, cst.Name):
+            found = self.assigned(value, where)
+            if found is not None:
+                return self._parts(found[0], found[1], path, depth + 1)
+        if isinstance(value, cst.Call):
+            helper = self.helper(value, where)
+            if helper is not None:
+                function, offset = helper
+                returns = self._returns.get(id(function), [])
+                if not returns:
+                    return None
+                out: List[Tuple[cst.BaseExpression, Where, Env]] = []
+                with self._under(self.call_env(function, offset, value, where, depth)):
+                    for returned, at in returns:
+                        parts = self._parts(returned, at, path, depth + 1)
+                        if parts is None:
+                            return None
+                        out += parts
+                return out
+            if value.args and self.ctx.names.resolve(value.func) & UNPACKING_OPS:
+                # ``mean, var = tf.nn.moments(x, ...)``: every part has x's dtype
+                return [(value.args[0].value, where, self._env)]
+        # a tensor: each part has its dtype; anything else (a shape, a Python tuple
+        # from an unknown call) has no known kind
+        return [(value, where, self._env)]
 
     def _attribute_kind(self, expr: cst.Attribute, where: Where, depth: int) -> Optional[str]:
         values = self._attribute_values(expr, where)
@@ -1177,6 +1249,12 @@ class TensorKinds(Analysis):
             for binding in self.candidates(expr, where):
                 if binding.kind == "param":
                     return self._argument_origin(binding, depth)
+                if binding.value is None and binding.kind == "assign":
+                    for value, at, env in self.unpacked(binding, depth) or []:
+                        with self._under(env):
+                            if self.kind(value, at) == F32:
+                                return self.origin(value, at, depth + 1)
+                    return None
                 bw = self.binding_where(binding)
                 if binding.value is not None and bw is not None and self.kind(binding.value, bw) == F32:
                     return self.origin(binding.value, bw, depth + 1)
