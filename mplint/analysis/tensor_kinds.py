@@ -356,9 +356,9 @@ class TensorKinds(Analysis):
         """The 16-bit region of a location (cached per scope for function regions)."""
         key = id(loc.scope)
         if key not in self._regions:
-            self._regions[key] = self.regions.function_region(loc.scope)
-            if self._regions[key] is None:
-                self._regions[key] = self._called_from_call(loc.scope, set())
+            self._regions[key] = None  # cycle guard: helpers calling each other
+            found = self.regions.function_region(loc.scope) or self._called_from_call(loc.scope, set())
+            self._regions[key] = found or self._called_from_region(loc.scope)
         found = self._regions[key]
         if found is not None:
             return found
@@ -398,6 +398,29 @@ class TensorKinds(Analysis):
             if found is not None and found.kind == "layer":
                 return Region("layer", scope, cls)
         return None
+
+    def _called_from_region(self, scope: Scope) -> Optional[Region]:
+        """A function of this file (not a method) that 16-bit code of the file calls
+        (``apply_mask(scores, mask)`` in a layer's ``call``): it runs under autocast
+        there, with the arguments each such caller gives it (:meth:`contexts`)."""
+        while scope.kind != "function" and scope.parent is not None:
+            scope = scope.parent
+        if scope.kind != "function" or (scope.parent is not None and scope.parent.kind == "class"):
+            return None
+        for _, where, _ in self._caller_map().get(id(scope), []):
+            caller = self.region(where.loc)
+            if caller is not None and caller.kind != "functional":
+                return Region("helper", scope)
+        return None
+
+    def _caller_map(self) -> Dict[int, List[Tuple[cst.Call, Where, int]]]:
+        """The calls of this file that may run each function scope (by id)."""
+        if self._callers is None:
+            self._callers = {}
+            for call, where in self._calls:
+                for callee, offset in self._callees(call, where):
+                    self._callers.setdefault(id(callee), []).append((call, where, offset))
+        return self._callers
 
     def combining(self, call: cst.Call) -> Optional[Tuple[str, bool]]:
         """(operand layout, whether mixed dtypes raise) for an op combining tensors."""
@@ -458,6 +481,29 @@ class TensorKinds(Analysis):
         if not found or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in found):
             return None
         return found  # type: ignore[return-value]
+
+    def written_constant(self, expr: cst.BaseExpression, where: Where, depth: int = 0) -> cst.BaseExpression:
+        """Where the number of a :meth:`constant` is written: ``neg`` bound to
+        ``tf.fill(shape, tf.cast(-1e9, x.dtype))`` is written as ``-1e9``."""
+        if depth > _MAX_DEPTH:
+            return expr
+        if isinstance(expr, cst.Name):
+            binding, reaching = self.reaching(expr, where)
+            if binding is not None and reaching and binding.kind == "assign" and isinstance(binding.value, cst.Call):
+                bw = self.binding_where(binding)
+                if bw is not None and self._made_constant(binding.value, bw) is not None:
+                    return self.written_constant(binding.value, bw, depth + 1)
+            return expr
+        if isinstance(expr, cst.Call):
+            called = self.ctx.names.resolve(expr.func)
+            if called & (CONSTANTS | CASTS):
+                value = positional_or_keyword(expr, 0, "value") or positional_or_keyword(expr, 0, "x")
+            elif called & FILL_OPS:
+                value = positional_or_keyword(expr, 1, "value")
+            else:
+                return expr
+            return expr if value is None else self.written_constant(value, where, depth + 1)
+        return expr
 
     def _made_constant(self, call: cst.Call, where: Where) -> Optional[FrozenSet[float]]:
         """A constant value made a 16-bit tensor: the value's numbers, else None."""
@@ -984,13 +1030,8 @@ class TensorKinds(Analysis):
         later arguments are not autocast). Only the envs that know some kind."""
         while scope.kind != "function" and scope.parent is not None:
             scope = scope.parent
-        if self._callers is None:
-            self._callers = {}
-            for call, where in self._calls:
-                for callee, offset in self._callees(call, where):
-                    self._callers.setdefault(id(callee), []).append((call, where, offset))
         out: List[Env] = []
-        for call, where, offset in self._callers.get(id(scope), []):
+        for call, where, offset in self._caller_map().get(id(scope), []):
             caller = self.region(where.loc)
             if caller is None or caller.kind == "functional":
                 continue  # outside autocast (``train_step``): weights read as float32 there
@@ -1212,6 +1253,15 @@ class TensorKinds(Analysis):
             context = self._context(self.operands(outer[0]), outer[1])
         assert isinstance(node, cst.BaseExpression)  # an outermost arithmetic expression
         yield from self._literals(node, where, context)
+
+    def literals_in_context(self, site: OperationSite, operators: Optional[FrozenSet[str]] = None
+                            ) -> Iterator[Tuple[cst.BaseExpression, FrozenSet[float], Optional[str]]]:
+        """:meth:`literals` as the code stands, then with the arguments each caller in
+        this file passes (``apply_mask(scores, mask)``: -1e9 meets 16-bit scores)."""
+        yield from self.literals(site, operators)
+        for env in self.contexts(site.where.loc.scope):
+            with self._under(env):
+                yield from list(self.literals(site, operators))
 
     def _context(self, operands: List[cst.BaseExpression], where: Where) -> Optional[str]:
         kinds = {self.kind(o, where) for o in operands} - {None}
