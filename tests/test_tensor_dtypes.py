@@ -244,3 +244,43 @@ def test_unpacked_names_stay_silent_where_a_part_is_unknown_or_cast():
     shape = UNPACKED.format(op="").replace(
         "return scores ", "h, w = tf.shape(q)[0], tf.shape(q)[1]\n        return scores / tf.cast(h * w, q.dtype)")
     assert fired(shape) == []
+
+
+DECODER = """
+import tensorflow as tf
+import tensorflow_probability as tfp
+{policy}
+
+class Decoder(tf.Module):
+    def __init__(self):
+        self.deconv = tf.keras.layers.Conv2DTranspose(3, 4, strides=2{dtype})
+
+    def __call__(self, z):
+        mean = {mean}
+        return tfp.distributions.Independent(tfp.distributions.Normal(mean, 1.0), 3)
+
+
+def decode(z):
+    mean = tf.keras.layers.Conv2DTranspose(3, 4{dtype})(z)
+    return tfp.distributions.Independent(tfp.distributions.Normal(loc=mean, scale=1.0), 3)
+"""
+MIXED = "tf.keras.mixed_precision.set_global_policy('mixed_float16')"
+
+
+def decoder(policy=MIXED, dtype="", mean="self.deconv(z)"):
+    return helpers.fired(textwrap.dedent(DECODER.format(policy=policy, dtype=dtype, mean=mean)), "MP507",
+                         path="case.py")
+
+
+def test_a_keras_layer_built_under_a_mixed_policy_outputs_16_bit_outside_any_layer():
+    # a tf.Module's __call__ and a plain function are no Keras layers, but the
+    # layers they build compute in float16
+    assert decoder() == [(12, "MP507"), (17, "MP507")]
+
+
+def test_layer_outputs_outside_layers_stay_unknown_without_a_mixed_policy_or_when_pinned():
+    assert decoder(policy="") == []
+    assert decoder(policy="tf.keras.mixed_precision.set_global_policy('float32')") == []
+    assert decoder(dtype=", dtype='float32'") == []
+    # cast to float32 before the distribution: right
+    assert decoder(mean="tf.cast(self.deconv(z), tf.float32)") == [(17, "MP507")]

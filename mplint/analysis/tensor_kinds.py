@@ -1089,16 +1089,16 @@ class TensorKinds(Analysis):
             if not values:
                 return None
             region = self.region(where.loc)
-            if region is None or region.kind != "layer":
-                return None
             if not all(isinstance(value, cst.Call) and self._is_layer_constructor(value, at.loc)
                        for value, at in values):
+                return None
+            if (region is None or region.kind != "layer") and not all(self._governed(at.loc) for _, at in values):
                 return None
             return all(regions.is_sixteen_bit_layer(value, at.loc) for value, at in values)
         if isinstance(func, cst.Call):  # Dense(3)(x)
             if self._is_layer_constructor(func, where.loc):
-                region = self.region(where.loc)
-                return region is not None and regions.is_sixteen_bit_layer(func, where.loc)
+                governed = self.region(where.loc) is not None or self._governed(where.loc)
+                return governed and regions.is_sixteen_bit_layer(func, where.loc)
             return None
         if isinstance(func, cst.Name):
             binding, reaching = self.reaching(func, where)
@@ -1106,9 +1106,15 @@ class TensorKinds(Analysis):
                 return None
             loc = binding.location()
             if isinstance(binding.value, cst.Call) and self._is_layer_constructor(binding.value, loc):
-                region = self.region(where.loc)
-                return reaching and region is not None and regions.is_sixteen_bit_layer(binding.value, loc)
+                governed = self.region(where.loc) is not None or self._governed(loc)
+                return reaching and governed and regions.is_sixteen_bit_layer(binding.value, loc)
         return None
+
+    def _governed(self, loc: Location) -> bool:
+        """A mixed policy governs the code at ``loc``: a Keras layer built there computes
+        in the 16-bit dtype wherever it is called (a ``tf.Module``'s ``__call__``, a
+        plain function), not only inside another layer's ``call``."""
+        return self.ctx.facts.mixed_policy(loc.scope) is not None
 
     def _is_layer_constructor(self, call: cst.Call, loc: Location) -> bool:
         names = self.ctx.names.resolve(call.func)
