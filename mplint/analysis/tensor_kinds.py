@@ -42,6 +42,7 @@ from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 import libcst as cst
 
 from mplint.analysis.compute_regions import ComputeRegions, Region
+from mplint.analysis.tensor_imports import returned_kinds
 from mplint.rule.check import Analysis, Context
 from mplint.semantic.call_args import UNREADABLE, argument_for, keyword_only, positional_or_keyword
 from mplint.semantic.scopes import Binding, Location, Scope, is_public
@@ -749,6 +750,11 @@ class TensorKinds(Analysis):
         kinds = {self._attribute_value_kind(value, at, where, depth) for value, at in values}
         return next(iter(kinds)) if len(kinds) == 1 else None
 
+    def attribute_values(self, expr: cst.BaseExpression, where: Where
+                         ) -> Optional[List[Tuple[cst.BaseExpression, Where]]]:
+        """:meth:`_attribute_values`, for the analyses that follow values out of the file."""
+        return self._attribute_values(expr, where)
+
     def _attribute_values(self, expr: cst.BaseExpression, where: Where
                           ) -> Optional[List[Tuple[cst.BaseExpression, Where]]]:
         """What the methods of the enclosing class assign to ``self.<attr>``, and where.
@@ -886,7 +892,8 @@ class TensorKinds(Analysis):
             return next(iter(kinds)) if len(kinds) == 1 else None
         names = self.ctx.names.resolve(func)
         if not names:
-            return None
+            imported = returned_kinds(self, call, where, depth)  # a function of another module
+            return next(iter(imported)) if imported is not None and len(imported) == 1 else None
         if names & IMAGE_RESIZE:
             method = positional_or_keyword(call, 2, "method")
             if method is None:
@@ -1368,7 +1375,7 @@ class TensorKinds(Analysis):
     def _argument_origin(self, param: Binding, depth: int) -> Optional[Tuple[cst.CSTNode, Where]]:
         """Where the argument a helper's caller passed for ``param`` was made."""
         for key, kind, index in self._env:
-            if key == id(param.node) and kind == F32:
+            if key == id(param.node) and kind == F32 and index >= 0:  # -1: another module's argument
                 argument, at, env = self._arguments[index]
                 with self._under(env):
                     return self.origin(argument, at, depth + 1)
@@ -1404,6 +1411,24 @@ class TensorKinds(Analysis):
                 if found is not None:
                     return found
         return None
+
+    # -- what another module asks (``tensor_imports``) ------------------------------------
+    def calls(self) -> List[Tuple[cst.Call, Where]]:
+        """The calls that may run a function or a layer of the file or of another module."""
+        return list(self._calls)
+
+    def returned_under(self, function: Scope, env: Env) -> Set[Optional[str]]:
+        """The kinds a function of this file returns with its parameters bound as ``env``."""
+        returns = self._returns.get(id(function), [])
+        if not returns or _decorated(function.node):
+            return {None}
+        with self._under(env):
+            return {self.kind(value, at) for value, at in returns}
+
+    def mismatches_under(self, function: Scope, env: Env) -> List[Mismatch]:
+        """The mismatches of a function's own operations with its parameters bound as ``env``."""
+        with self._under(env):
+            return [m for site in self.sites if site.where.loc.scope is function for m in self.mismatches(site)]
 
     @contextmanager
     def _under(self, env: Env) -> Iterator[None]:
