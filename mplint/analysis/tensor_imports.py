@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from mplint.analysis.dtype_kinds import F32
 from mplint.analysis.imported_layers import analysed, imported_definition
 from mplint.semantic.call_args import UNREADABLE, argument_for
 from mplint.semantic.scopes import Scope
@@ -75,13 +76,11 @@ def _definition(kinds: "TensorKinds", func: cst.BaseExpression
                 ) -> Optional[Tuple["TensorKinds", str, str, Scope]]:
     """(the other module's analysis, its path, ``def`` or ``class``, the scope) of an
     imported top-level function or class."""
-    from mplint.analysis.tensor_kinds import TensorKinds
-
     if isinstance(func, cst.Name) and func.value in kinds.ctx.scopes.module_scope.bindings:
         return None  # the file's own (or a name rebound here)
     named = imported_definition(kinds.ctx, func)
-    other = analysed(named[0], TensorKinds) if named is not None else None
-    if named is None or not isinstance(other, TensorKinds):
+    other = analysed(named[0], type(kinds)) if named is not None else None
+    if named is None or not isinstance(other, type(kinds)):
         return None
     module = other.ctx.scopes.module_scope
     bindings = module.bindings.get(named[1], [])
@@ -159,8 +158,6 @@ def crossings(kinds: "TensorKinds", call: cst.Call, where: "Where") -> List[Cros
     if callee is None:
         return []
     env = callee_env(kinds, callee, call, where, 0)
-    from mplint.analysis.tensor_kinds import F32
-
     suspects = [param for param, kind, _ in env if kind == F32]
     if not suspects:
         return []

@@ -42,6 +42,7 @@ from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 import libcst as cst
 
 from mplint.analysis.compute_regions import ComputeRegions, Region
+from mplint.analysis.dtype_kinds import F32, LOW
 from mplint.analysis.tensor_imports import returned_kinds
 from mplint.rule.check import Analysis, Context
 from mplint.semantic.call_args import UNREADABLE, argument_for, keyword_only, positional_or_keyword
@@ -53,8 +54,6 @@ from mplint.semantic.vocabulary import (
     UNPACKING_OPS,
 )
 
-LOW = "low"
-F32 = "f32"
 
 Path = Tuple[int, ...]
 #: the kinds of a helper's parameters at one call: (id of the ``cst.Param``, kind, index
