@@ -270,3 +270,58 @@ def test_mp501_reads_dtype_limits_and_constants_made_16_bit(expr):
 ])
 def test_mp501_stays_silent_on_finite_16_bit_sentinels(expr):
     assert fired(MASK_LAYER.replace("EXPR", expr)) == []
+
+
+MASK_HELPER = HEADER + """
+def apply_mask(scores, mask):
+    return scores + (1.0 - tf.cast(mask, scores.dtype)) * -1e9
+
+
+class Attention(tf.keras.layers.Layer):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.query = tf.keras.layers.Dense(8)
+
+    def _masked(self, s, mask):
+        return s + (1.0 - tf.cast(mask, s.dtype)) * -1e9
+
+    def call(self, x, mask):
+        scores = tf.matmul(self.query(x), x, transpose_b=True)
+        return {returned}
+"""
+
+
+def test_mp501_follows_scores_into_the_helpers_that_mask_them():
+    # a function of the module and a method, each given 16-bit scores by ``call``
+    assert fired(MASK_HELPER.format(returned="apply_mask(scores, mask)")) == [(5, "MP501")]
+    assert fired(MASK_HELPER.format(returned="self._masked(scores, mask)")) == [(14, "MP501")]
+    fixed = helpers.fix(textwrap.dedent(MASK_HELPER.format(returned="apply_mask(scores, mask)")), "MP501")
+    assert "(1.0 - tf.cast(mask, scores.dtype)) * tf.as_dtype(scores.dtype).min" in fixed
+
+
+def test_mp501_in_helpers_stays_silent_for_float32_unknown_or_unautocast_callers():
+    # float32 scores on purpose: -1e9 is finite there
+    assert fired(MASK_HELPER.format(returned="apply_mask(tf.cast(scores, tf.float32), mask)")) == []
+    # scores of a dtype mplint cannot tell
+    assert fired(MASK_HELPER.format(returned="apply_mask(unknown(scores), mask)")) == []
+    # called only outside any layer's call (a metric, a data function): no autocast there
+    outside = MASK_HELPER.format(returned="scores") + """
+def evaluate(scores, mask):
+    return apply_mask(scores, mask)
+"""
+    assert fired(outside) == []
+
+
+def test_mp501_reports_a_named_fill_value_where_its_number_is_written():
+    code = HEADER + """
+class Attention(tf.keras.layers.Layer):
+    def call(self, scores, mask):
+        neg = tf.fill(tf.shape(scores), tf.cast(-1e9, scores.dtype))
+        return tf.nn.softmax(tf.where(mask, scores, neg))
+"""
+    [found] = findings(code)
+    assert (found.line, found.col, found.rule) == (6, 49, "MP501")
+    assert "meets a float16 tensor in `tf.where(mask, scores, neg)`" in found.message
+    fixed = helpers.fix(code, "MP501")
+    assert "tf.cast(tf.as_dtype(self.compute_dtype).min, scores.dtype)" in fixed
+    assert helpers.fix(fixed, "MP501") == fixed

@@ -182,3 +182,105 @@ class Scaled(tf.keras.Model):
     assert fired(code) == []
     called = code.replace("return self._apply(x)", "return self._apply(tf.cast(x, tf.float32))")
     assert fired(called) == [(9, "MP504")]
+
+
+UNPACKED = HEADER + """
+class Attention(tf.keras.layers.Layer):
+    def build(self, shape):
+        self.wq = self.add_weight(name="wq", shape=(shape[0][-1], 8))
+        self.wk = self.add_weight(name="wk", shape=(shape[1][-1], 8))
+
+    def project(self, query, key):
+        return tf.matmul(query, self.wq), tf.matmul(key, self.wk)
+
+    def call(self, inputs, mask):
+        query, key = inputs
+        q, k = self.project(query, key)
+        scores = tf.matmul(q, k, transpose_b=True)
+        return scores {op}
+"""
+
+
+def test_names_unpacked_from_a_helpers_tuple_or_the_inputs_keep_their_dtypes():
+    code = UNPACKED.format(op="/ tf.sqrt(tf.constant(8, tf.float32))")
+    [found] = findings(code)
+    assert found.line == 16 and "made by `tf.constant(8, tf.float32)`" in found.message
+    # a part of the autocast inputs is 16-bit too
+    direct = code.replace("q, k = self.project(query, key)", "q, k = query, key")
+    assert fired(direct) == [(16, "MP504")]
+
+
+def test_a_float32_part_of_a_returned_tuple_is_followed_to_where_it_was_made():
+    code = HEADER + """
+class Masked(tf.keras.layers.Layer):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.proj = tf.keras.layers.Dense(8)
+
+    def prepare(self, x, mask):
+        bias = (1.0 - tf.cast(mask, tf.float32)) * -1e4
+        return self.proj(x), bias
+
+    def call(self, x, mask):
+        scores, bias = self.prepare(x, mask)
+        return tf.nn.softmax(scores + bias)
+"""
+    [found] = findings(code)
+    assert found.line == 15 and "made at line 10 by `tf.cast(mask, tf.float32)`" in found.message
+
+
+def test_unpacked_names_stay_silent_where_a_part_is_unknown_or_cast():
+    # cast to the compute dtype in the helper: right
+    cast = UNPACKED.format(op="/ tf.sqrt(tf.cast(8, scores.dtype))")
+    assert fired(cast) == []
+    # a starred target, or a tuple from a call mplint cannot read: unknown
+    starred = UNPACKED.format(op="+ tf.cast(mask, tf.float32)").replace(
+        "q, k = self.project(query, key)", "*front, k = self.project(query, key)\n        q = front[0]")
+    assert fired(starred) == []
+    unknown = UNPACKED.format(op="+ tf.cast(mask, tf.float32)").replace(
+        "q, k = self.project(query, key)", "q, k = make_pair(query, key)")
+    assert fired(unknown) == []
+    # the shape's parts are no tensors of the compute dtype
+    shape = UNPACKED.format(op="").replace(
+        "return scores ", "h, w = tf.shape(q)[0], tf.shape(q)[1]\n        return scores / tf.cast(h * w, q.dtype)")
+    assert fired(shape) == []
+
+
+DECODER = """
+import tensorflow as tf
+import tensorflow_probability as tfp
+{policy}
+
+class Decoder(tf.Module):
+    def __init__(self):
+        self.deconv = tf.keras.layers.Conv2DTranspose(3, 4, strides=2{dtype})
+
+    def __call__(self, z):
+        mean = {mean}
+        return tfp.distributions.Independent(tfp.distributions.Normal(mean, 1.0), 3)
+
+
+def decode(z):
+    mean = tf.keras.layers.Conv2DTranspose(3, 4{dtype})(z)
+    return tfp.distributions.Independent(tfp.distributions.Normal(loc=mean, scale=1.0), 3)
+"""
+MIXED = "tf.keras.mixed_precision.set_global_policy('mixed_float16')"
+
+
+def decoder(policy=MIXED, dtype="", mean="self.deconv(z)"):
+    return helpers.fired(textwrap.dedent(DECODER.format(policy=policy, dtype=dtype, mean=mean)), "MP507",
+                         path="case.py")
+
+
+def test_a_keras_layer_built_under_a_mixed_policy_outputs_16_bit_outside_any_layer():
+    # a tf.Module's __call__ and a plain function are no Keras layers, but the
+    # layers they build compute in float16
+    assert decoder() == [(12, "MP507"), (17, "MP507")]
+
+
+def test_layer_outputs_outside_layers_stay_unknown_without_a_mixed_policy_or_when_pinned():
+    assert decoder(policy="") == []
+    assert decoder(policy="tf.keras.mixed_precision.set_global_policy('float32')") == []
+    assert decoder(dtype=", dtype='float32'") == []
+    # cast to float32 before the distribution: right
+    assert decoder(mean="tf.cast(self.deconv(z), tf.float32)") == [(17, "MP507")]

@@ -67,7 +67,8 @@ class LayerClass:
 
 @dataclass
 class Region:
-    """Where a location runs: kind is ``layer``, ``lambda`` or ``functional``."""
+    """Where a location runs: kind is ``layer``, ``lambda``, ``functional`` or ``helper``
+    (a function 16-bit code of the file calls: ``TensorKinds`` finds those)."""
 
     kind: str
     #: the function scope of the region (None for functional code)

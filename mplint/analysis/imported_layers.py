@@ -22,7 +22,7 @@ import libcst as cst
 from mplint.core import reads
 from mplint.core.source import SourceError, decode, parse
 from mplint.core.walker import Walker
-from mplint.rule.check import Context, instantiate_analyses
+from mplint.rule.check import Analysis, Context, instantiate_analyses
 from mplint.run.module_paths import absolute_import, folders_above
 from mplint.semantic.facts import ModuleFacts
 from mplint.semantic.names import NameResolver, collect_module_imports, dotted_name
@@ -35,6 +35,12 @@ if TYPE_CHECKING:  # pragma: no cover
 _MAX_BYTES = 2_000_000
 #: (path, content digest) -> the module's layer analysis (None: unparsable)
 _ANALYSED: Dict[Tuple[str, str], Optional["CustomLayers"]] = {}
+#: (path, content digest, analysis) -> another analysis of a module (None: unparsable)
+_OTHER: Dict[Tuple[str, str, str], Optional[Analysis]] = {}
+#: (path, content digest) -> the parsed module, to follow a package's re-exports
+_PARSED: Dict[Tuple[str, str], Optional[cst.Module]] = {}
+#: how many packages may hand a name on before it is given up
+_MAX_REEXPORTS = 3
 
 
 def imported_layer(ctx: Context, func: cst.BaseExpression) -> Optional["CustomLayer"]:
@@ -51,6 +57,56 @@ def imported_function(ctx: Context, func: cst.BaseExpression) -> Optional[bool]:
     found = _imported(ctx, func)
     layers = None if found is None else _layers_of(found[0], _analysis(ctx))
     return None if layers is None or found is None else layers.judge_function_named(found[1])
+
+
+def imported_definition(ctx: Context, func: cst.BaseExpression) -> Optional[Tuple[str, str]]:
+    """(module file, name) of the function or class ``func`` names when it is imported
+    from a project module, through a package's re-export (``from .attn import
+    Attention`` in ``layers/__init__.py``) too: the file that defines it."""
+    found = _imported(ctx, func)
+    for _ in range(_MAX_REEXPORTS):
+        if found is None:
+            return None
+        module = _parsed(found[0])
+        if module is None:
+            return None
+        if any(isinstance(s, (cst.FunctionDef, cst.ClassDef)) and s.name.value == found[1] for s in module.body):
+            return found
+        target = _top_level_imports(module).get(found[1])
+        if target is None:
+            return None
+        full = absolute_import(target, found[0], _root(ctx))
+        owner, _, name = full.rpartition(".")
+        path = _module_file(owner, found[0], _root(ctx)) if owner else None
+        found = None if path is None else (path, name)
+    return None
+
+
+def analysed(path: str, analysis: type) -> Optional[Analysis]:
+    """``analysis`` of another module of the project (what it reads walked with it),
+    by content; the read is noted, so the checked file's cached result is keyed by
+    that module's content too."""
+    found = reads.read(path, _MAX_BYTES)
+    if found is None:
+        return None
+    raw, digest = found
+    key = (path, digest, analysis.__name__)
+    if key not in _OTHER:
+        _OTHER[key] = _analyse(path, raw, analysis)
+    return _OTHER[key]
+
+
+def _parsed(path: str) -> Optional[cst.Module]:
+    found = reads.read(path, _MAX_BYTES)
+    if found is None:
+        return None
+    raw, digest = found
+    if (path, digest) not in _PARSED:
+        try:
+            _PARSED[(path, digest)] = parse(decode(path, raw))
+        except SourceError:
+            _PARSED[(path, digest)] = None
+    return _PARSED[(path, digest)]
 
 
 def _analysis(ctx: Context) -> type:

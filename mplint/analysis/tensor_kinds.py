@@ -42,6 +42,8 @@ from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 import libcst as cst
 
 from mplint.analysis.compute_regions import ComputeRegions, Region
+from mplint.analysis.dtype_kinds import F32, LOW
+from mplint.analysis.tensor_imports import returned_kinds
 from mplint.rule.check import Analysis, Context
 from mplint.semantic.call_args import UNREADABLE, argument_for, keyword_only, positional_or_keyword
 from mplint.semantic.scopes import Binding, Location, Scope, is_public
@@ -52,8 +54,6 @@ from mplint.semantic.vocabulary import (
     UNPACKING_OPS,
 )
 
-LOW = "low"
-F32 = "f32"
 
 Path = Tuple[int, ...]
 #: the kinds of a helper's parameters at one call: (id of the ``cst.Param``, kind, index
@@ -167,6 +167,21 @@ def _names_in(node: cst.CSTNode) -> List[cst.Name]:
 
 def _mentions(expr: cst.BaseExpression, names: FrozenSet[str]) -> bool:
     return bool(names) and any(n.value in names for n in _names_in(expr))
+
+
+def _target_path(target: cst.BaseExpression, name: str) -> Optional[Path]:
+    """The position of ``name`` in an assignment target (``a, (b, c)``: c is (1, 1)):
+    () for the plain name, None when absent or behind a starred part."""
+    if isinstance(target, cst.Name):
+        return () if target.value == name else None
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for index, element in enumerate(target.elements):
+            if isinstance(element, cst.StarredElement):
+                return None
+            inner = _target_path(element.value, name)
+            if inner is not None:
+                return (index,) + inner
+    return None
 
 
 def _is_none(expr: cst.BaseExpression) -> bool:
@@ -341,9 +356,9 @@ class TensorKinds(Analysis):
         """The 16-bit region of a location (cached per scope for function regions)."""
         key = id(loc.scope)
         if key not in self._regions:
-            self._regions[key] = self.regions.function_region(loc.scope)
-            if self._regions[key] is None:
-                self._regions[key] = self._called_from_call(loc.scope, set())
+            self._regions[key] = None  # cycle guard: helpers calling each other
+            found = self.regions.function_region(loc.scope) or self._called_from_call(loc.scope, set())
+            self._regions[key] = found or self._called_from_region(loc.scope)
         found = self._regions[key]
         if found is not None:
             return found
@@ -383,6 +398,29 @@ class TensorKinds(Analysis):
             if found is not None and found.kind == "layer":
                 return Region("layer", scope, cls)
         return None
+
+    def _called_from_region(self, scope: Scope) -> Optional[Region]:
+        """A function of this file (not a method) that 16-bit code of the file calls
+        (``apply_mask(scores, mask)`` in a layer's ``call``): it runs under autocast
+        there, with the arguments each such caller gives it (:meth:`contexts`)."""
+        while scope.kind != "function" and scope.parent is not None:
+            scope = scope.parent
+        if scope.kind != "function" or (scope.parent is not None and scope.parent.kind == "class"):
+            return None
+        for _, where, _ in self._caller_map().get(id(scope), []):
+            caller = self.region(where.loc)
+            if caller is not None and caller.kind != "functional":
+                return Region("helper", scope)
+        return None
+
+    def _caller_map(self) -> Dict[int, List[Tuple[cst.Call, Where, int]]]:
+        """The calls of this file that may run each function scope (by id)."""
+        if self._callers is None:
+            self._callers = {}
+            for call, where in self._calls:
+                for callee, offset in self._callees(call, where):
+                    self._callers.setdefault(id(callee), []).append((call, where, offset))
+        return self._callers
 
     def combining(self, call: cst.Call) -> Optional[Tuple[str, bool]]:
         """(operand layout, whether mixed dtypes raise) for an op combining tensors."""
@@ -443,6 +481,29 @@ class TensorKinds(Analysis):
         if not found or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in found):
             return None
         return found  # type: ignore[return-value]
+
+    def written_constant(self, expr: cst.BaseExpression, where: Where, depth: int = 0) -> cst.BaseExpression:
+        """Where the number of a :meth:`constant` is written: ``neg`` bound to
+        ``tf.fill(shape, tf.cast(-1e9, x.dtype))`` is written as ``-1e9``."""
+        if depth > _MAX_DEPTH:
+            return expr
+        if isinstance(expr, cst.Name):
+            binding, reaching = self.reaching(expr, where)
+            if binding is not None and reaching and binding.kind == "assign" and isinstance(binding.value, cst.Call):
+                bw = self.binding_where(binding)
+                if bw is not None and self._made_constant(binding.value, bw) is not None:
+                    return self.written_constant(binding.value, bw, depth + 1)
+            return expr
+        if isinstance(expr, cst.Call):
+            called = self.ctx.names.resolve(expr.func)
+            if called & (CONSTANTS | CASTS):
+                value = positional_or_keyword(expr, 0, "value") or positional_or_keyword(expr, 0, "x")
+            elif called & FILL_OPS:
+                value = positional_or_keyword(expr, 1, "value")
+            else:
+                return expr
+            return expr if value is None else self.written_constant(value, where, depth + 1)
+        return expr
 
     def _made_constant(self, call: cst.Call, where: Where) -> Optional[FrozenSet[float]]:
         """A constant value made a 16-bit tensor: the value's numbers, else None."""
@@ -604,14 +665,15 @@ class TensorKinds(Analysis):
         if binding.kind in ("assign", "annassign") and binding.value is not None:
             return self.kind(binding.value, where, depth + 1)
         if binding.kind == "assign" and isinstance(binding.node, cst.Assign):
-            # ``mean, var = tf.nn.moments(x, ...)``: every part has x's dtype
-            value = binding.node.value
-            if (
-                isinstance(value, cst.Call) and value.args
-                and self.ctx.names.resolve(value.func) & UNPACKING_OPS
-            ):
-                return self.kind(value.args[0].value, where, depth + 1)
-            return None
+            # ``q, k, v = self.project(x)``, ``mean, var = tf.nn.moments(x, ...)``
+            parts = self.unpacked(binding, depth)
+            if not parts:
+                return None
+            kinds = set()
+            for value, at, env in parts:
+                with self._under(env):
+                    kinds.add(self.kind(value, at, depth + 1))
+            return next(iter(kinds)) if len(kinds) == 1 else None
         if binding.kind == "augassign" and isinstance(binding.node, cst.AugAssign):
             node = binding.node
             if not isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign, cst.DivideAssign)):
@@ -624,12 +686,73 @@ class TensorKinds(Analysis):
             return next(iter(kinds)) if len(kinds) == 1 else None
         return None
 
+    def unpacked(self, binding: Binding, depth: int) -> Optional[List[Tuple[cst.BaseExpression, Where, Env]]]:
+        """What a name bound by unpacking (``q, k, v = ...``) may hold: the expressions
+        its part comes from, each with where and under which helper arguments to judge
+        it; None when that cannot be followed."""
+        node = binding.node
+        where = self.binding_where(binding)
+        if not isinstance(node, cst.Assign) or where is None:
+            return None
+        for target in node.targets:
+            path = _target_path(target.target, binding.name)
+            if path is not None:
+                return self._parts(node.value, where, path, depth + 1)
+        return None
+
+    def _parts(self, value: cst.BaseExpression, where: Where, path: Path, depth: int
+               ) -> Optional[List[Tuple[cst.BaseExpression, Where, Env]]]:
+        """The expressions part ``path`` of ``value`` comes from (see :meth:`unpacked`):
+        an item of a tuple or list written out, of each tuple a helper returns (its
+        arguments bound), and any part of a tensor, which has the tensor's dtype (a
+        slice, ``tf.unstack``, the autocast nest of a layer's inputs)."""
+        if not path:
+            return [(value, where, self._env)]
+        if depth > _MAX_DEPTH:
+            return None
+        index, rest = path[0], path[1:]
+        if isinstance(value, (cst.Tuple, cst.List)):
+            elements = value.elements
+            if index >= len(elements) or any(isinstance(e, cst.StarredElement) for e in elements[:index + 1]):
+                return None
+            return self._parts(elements[index].value, where, rest, depth + 1)
+        if isinstance(value, cst.Name):
+            found = self.assigned(value, where)
+            if found is not None:
+                return self._parts(found[0], found[1], path, depth + 1)
+        if isinstance(value, cst.Call):
+            helper = self.helper(value, where)
+            if helper is not None:
+                function, offset = helper
+                returns = self._returns.get(id(function), [])
+                if not returns:
+                    return None
+                out: List[Tuple[cst.BaseExpression, Where, Env]] = []
+                with self._under(self.call_env(function, offset, value, where, depth)):
+                    for returned, at in returns:
+                        parts = self._parts(returned, at, path, depth + 1)
+                        if parts is None:
+                            return None
+                        out += parts
+                return out
+            if value.args and self.ctx.names.resolve(value.func) & UNPACKING_OPS:
+                # ``mean, var = tf.nn.moments(x, ...)``: every part has x's dtype
+                return [(value.args[0].value, where, self._env)]
+        # a tensor: each part has its dtype; anything else (a shape, a Python tuple
+        # from an unknown call) has no known kind
+        return [(value, where, self._env)]
+
     def _attribute_kind(self, expr: cst.Attribute, where: Where, depth: int) -> Optional[str]:
         values = self._attribute_values(expr, where)
         if values is None:
             return self._inherited_weight_kind(expr, where)
         kinds = {self._attribute_value_kind(value, at, where, depth) for value, at in values}
         return next(iter(kinds)) if len(kinds) == 1 else None
+
+    def attribute_values(self, expr: cst.BaseExpression, where: Where
+                         ) -> Optional[List[Tuple[cst.BaseExpression, Where]]]:
+        """:meth:`_attribute_values`, for the analyses that follow values out of the file."""
+        return self._attribute_values(expr, where)
 
     def _attribute_values(self, expr: cst.BaseExpression, where: Where
                           ) -> Optional[List[Tuple[cst.BaseExpression, Where]]]:
@@ -768,7 +891,8 @@ class TensorKinds(Analysis):
             return next(iter(kinds)) if len(kinds) == 1 else None
         names = self.ctx.names.resolve(func)
         if not names:
-            return None
+            imported = returned_kinds(self, call, where, depth)  # a function of another module
+            return next(iter(imported)) if imported is not None and len(imported) == 1 else None
         if names & IMAGE_RESIZE:
             method = positional_or_keyword(call, 2, "method")
             if method is None:
@@ -912,13 +1036,8 @@ class TensorKinds(Analysis):
         later arguments are not autocast). Only the envs that know some kind."""
         while scope.kind != "function" and scope.parent is not None:
             scope = scope.parent
-        if self._callers is None:
-            self._callers = {}
-            for call, where in self._calls:
-                for callee, offset in self._callees(call, where):
-                    self._callers.setdefault(id(callee), []).append((call, where, offset))
         out: List[Env] = []
-        for call, where, offset in self._callers.get(id(scope), []):
+        for call, where, offset in self._caller_map().get(id(scope), []):
             caller = self.region(where.loc)
             if caller is None or caller.kind == "functional":
                 continue  # outside autocast (``train_step``): weights read as float32 there
@@ -976,16 +1095,16 @@ class TensorKinds(Analysis):
             if not values:
                 return None
             region = self.region(where.loc)
-            if region is None or region.kind != "layer":
-                return None
             if not all(isinstance(value, cst.Call) and self._is_layer_constructor(value, at.loc)
                        for value, at in values):
+                return None
+            if (region is None or region.kind != "layer") and not all(self._governed(at.loc) for _, at in values):
                 return None
             return all(regions.is_sixteen_bit_layer(value, at.loc) for value, at in values)
         if isinstance(func, cst.Call):  # Dense(3)(x)
             if self._is_layer_constructor(func, where.loc):
-                region = self.region(where.loc)
-                return region is not None and regions.is_sixteen_bit_layer(func, where.loc)
+                governed = self.region(where.loc) is not None or self._governed(where.loc)
+                return governed and regions.is_sixteen_bit_layer(func, where.loc)
             return None
         if isinstance(func, cst.Name):
             binding, reaching = self.reaching(func, where)
@@ -993,9 +1112,15 @@ class TensorKinds(Analysis):
                 return None
             loc = binding.location()
             if isinstance(binding.value, cst.Call) and self._is_layer_constructor(binding.value, loc):
-                region = self.region(where.loc)
-                return reaching and region is not None and regions.is_sixteen_bit_layer(binding.value, loc)
+                governed = self.region(where.loc) is not None or self._governed(loc)
+                return reaching and governed and regions.is_sixteen_bit_layer(binding.value, loc)
         return None
+
+    def _governed(self, loc: Location) -> bool:
+        """A mixed policy governs the code at ``loc``: a Keras layer built there computes
+        in the 16-bit dtype wherever it is called (a ``tf.Module``'s ``__call__``, a
+        plain function), not only inside another layer's ``call``."""
+        return self.ctx.facts.mixed_policy(loc.scope) is not None
 
     def _is_layer_constructor(self, call: cst.Call, loc: Location) -> bool:
         names = self.ctx.names.resolve(call.func)
@@ -1141,6 +1266,15 @@ class TensorKinds(Analysis):
         assert isinstance(node, cst.BaseExpression)  # an outermost arithmetic expression
         yield from self._literals(node, where, context)
 
+    def literals_in_context(self, site: OperationSite, operators: Optional[FrozenSet[str]] = None
+                            ) -> Iterator[Tuple[cst.BaseExpression, FrozenSet[float], Optional[str]]]:
+        """:meth:`literals` as the code stands, then with the arguments each caller in
+        this file passes (``apply_mask(scores, mask)``: -1e9 meets 16-bit scores)."""
+        yield from self.literals(site, operators)
+        for env in self.contexts(site.where.loc.scope):
+            with self._under(env):
+                yield from list(self.literals(site, operators))
+
     def _context(self, operands: List[cst.BaseExpression], where: Where) -> Optional[str]:
         kinds = {self.kind(o, where) for o in operands} - {None}
         return next(iter(kinds)) if len(kinds) == 1 else None
@@ -1177,6 +1311,12 @@ class TensorKinds(Analysis):
             for binding in self.candidates(expr, where):
                 if binding.kind == "param":
                     return self._argument_origin(binding, depth)
+                if binding.value is None and binding.kind == "assign":
+                    for value, at, env in self.unpacked(binding, depth) or []:
+                        with self._under(env):
+                            if self.kind(value, at) == F32:
+                                return self.origin(value, at, depth + 1)
+                    return None
                 bw = self.binding_where(binding)
                 if binding.value is not None and bw is not None and self.kind(binding.value, bw) == F32:
                     return self.origin(binding.value, bw, depth + 1)
@@ -1234,7 +1374,7 @@ class TensorKinds(Analysis):
     def _argument_origin(self, param: Binding, depth: int) -> Optional[Tuple[cst.CSTNode, Where]]:
         """Where the argument a helper's caller passed for ``param`` was made."""
         for key, kind, index in self._env:
-            if key == id(param.node) and kind == F32:
+            if key == id(param.node) and kind == F32 and index >= 0:  # -1: another module's argument
                 argument, at, env = self._arguments[index]
                 with self._under(env):
                     return self.origin(argument, at, depth + 1)
@@ -1270,6 +1410,24 @@ class TensorKinds(Analysis):
                 if found is not None:
                     return found
         return None
+
+    # -- what another module asks (``tensor_imports``) ------------------------------------
+    def calls(self) -> List[Tuple[cst.Call, Where]]:
+        """The calls that may run a function or a layer of the file or of another module."""
+        return list(self._calls)
+
+    def returned_under(self, function: Scope, env: Env) -> Set[Optional[str]]:
+        """The kinds a function of this file returns with its parameters bound as ``env``."""
+        returns = self._returns.get(id(function), [])
+        if not returns or _decorated(function.node):
+            return {None}
+        with self._under(env):
+            return {self.kind(value, at) for value, at in returns}
+
+    def mismatches_under(self, function: Scope, env: Env) -> List[Mismatch]:
+        """The mismatches of a function's own operations with its parameters bound as ``env``."""
+        with self._under(env):
+            return [m for site in self.sites if site.where.loc.scope is function for m in self.mismatches(site)]
 
     @contextmanager
     def _under(self, env: Env) -> Iterator[None]:

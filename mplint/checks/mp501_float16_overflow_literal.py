@@ -8,6 +8,7 @@ import libcst as cst
 
 from mplint.analysis.compute_regions import ComputeRegions
 from mplint.analysis.tensor_kinds import LOW, OperationSite, TensorKinds, Where
+from mplint.rule.messages import snippet
 from mplint.semantic.scopes import is_public
 from mplint.rule.check import Check, Fix, Needs
 from mplint.rule.levels import Safety
@@ -37,9 +38,13 @@ class Float16OverflowLiteral(Check):
         seen: Set[cst.CSTNode] = set()
         for site in kinds.sites:
             region = kinds.region(site.where.loc)
-            if region is None or (policy.library and not is_public(site.where.loc.scope)):
+            if region is None or (policy.library and not is_public(site.where.loc.scope)
+                                  and not kinds.called_from_public_call(site.where.loc.scope)):
                 continue
-            for node, values, context in kinds.literals(site, _OPERATORS):
+            for operand, values, context in kinds.literals_in_context(site, _OPERATORS):
+                # reported where the number is written (``neg = tf.fill(shape,
+                # tf.cast(-1e9, x.dtype))``), which is what a fix changes
+                node = kinds.written_constant(operand, site.where)
                 if context != LOW or node in seen:
                     continue
                 big = [v for v in values if abs(v) >= OVERFLOW]
@@ -48,14 +53,22 @@ class Float16OverflowLiteral(Check):
                 seen.add(node)
                 value = big[0]
                 text = " ".join(self.ctx.module.code_for_node(node).split())
+                meets = "here" if node is operand else f"in `{self._snippet(site.node)}`"
+                # a name's number is written before the site: only self.compute_dtype
+                # is surely readable there
+                in_layer = region.kind == "layer"
+                fix = self._fix(node, value, site, in_layer) if node is operand or in_layer else None
                 self.report(
                     node,
                     f"`{text}` overflows float16 to {'-' if value < 0 else ''}inf{policy.note} "
-                    f"and meets a float16 tensor here; inf turns into NaN (0 * inf in a "
+                    f"and meets a float16 tensor {meets}; inf turns into NaN (0 * inf in a "
                     f"mask, or a softmax over a fully masked row); use the dtype's own "
                     f"limit (float16 ends at 65504) or do this math in float32",
-                    self._fix(node, value, site, region.kind == "layer"),
+                    fix,
                 )
+
+    def _snippet(self, node: cst.CSTNode) -> str:
+        return snippet(self.ctx.module.code_for_node(node), 48)
 
     def _fix(self, node: cst.BaseExpression, value: float, site: OperationSite, in_layer: bool) -> Optional[Fix]:
         """``tf.as_dtype(<16-bit tensor>.dtype).min`` (or ``self.compute_dtype``).

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from mplint.analysis.compute_regions import ComputeRegions
 from mplint.analysis.layers import sixteen_bit_name
+from mplint.analysis.tensor_imports import crossings
 from mplint.analysis.tensor_kinds import LOW, Mismatch, TensorKinds, Where
 from mplint.core.positions import positions_of
 from mplint.rule.messages import snippet
@@ -60,6 +62,48 @@ class HardcodedFloat32InLayer(Check):
             message = self._message(mismatch, origin, compute, policy.note, region_kind, lines)
             self.report(mismatch.node, message, self._fix(origin, where, mismatch, region_kind == "layer"),
                         noqa_at=(origin,))
+        self._report_crossings(kinds, policy.library, {origin for origin, _ in reported}, compute, policy.note)
+
+    def _report_crossings(self, kinds: TensorKinds, library: bool, reported: Set[cst.CSTNode],
+                          compute: str, note: str) -> None:
+        """Float32 tensors this file hands to a function or layer of another module,
+        where they meet 16-bit ones: reported where the tensor is made (the fix is
+        there), naming the call and the operation that fails."""
+        for call, where in kinds.calls():
+            region = kinds.region(where.loc)
+            if region is None or region.kind == "functional":
+                continue
+            if library and not is_public(where.loc.scope) and not kinds.called_from_public_call(where.loc.scope):
+                continue
+            for crossing in crossings(kinds, call, where):
+                made = kinds.origin(crossing.argument, where)
+                if made is None or made[0] in reported:
+                    continue
+                reported.add(made[0])
+                origin, at = made
+                lines = self._lines([origin, call])
+                other = crossing.callee.kinds
+                failing = crossing.mismatch.node
+                far = positions_of(other.ctx.module, other.ctx.text, [failing]).get(failing)
+                place = self._display(crossing.callee.path) + (f":{far.start.line}" if far is not None else "")
+                line = lines.get(call)
+                message = (f"`{self._snippet(origin)}` makes a float32 tensor that `{self._snippet(call)}`"
+                           f"{f' (line {line})' if line is not None and line != lines.get(origin) else ''} "
+                           f"passes as `{crossing.parameter}` to {crossing.callee.label} ({place}), where "
+                           f"`{snippet(other.ctx.module.code_for_node(failing), 48)}` combines it with a "
+                           f"{compute} tensor{note}: TensorFlow raises 'expected to be a "
+                           f"{_TF_NAMES.get(compute, compute)} tensor but is a float tensor'; ")
+                made_with_dtype = isinstance(origin, cst.Call) and kinds.takes_dtype(origin)
+                in_layer = self._in_layer_method(at)
+                spelling = "self.compute_dtype" if in_layer else "the compute dtype"
+                message += (f"create it in the compute dtype ({spelling})" if made_with_dtype
+                            else f"cast it to the compute dtype (tf.cast(..., {spelling}))")
+                fix = self._dtype_fix(origin, "self.compute_dtype") if in_layer and isinstance(origin, cst.Call) else None
+                self.report(origin, message, fix, noqa_at=(call,))
+
+    def _display(self, path: str) -> str:
+        root = self.facts.project_root
+        return os.path.relpath(path, root) if root else os.path.basename(path)
 
     def _lines(self, nodes: List[cst.CSTNode]) -> Dict[cst.CSTNode, int]:
         """The first line of each node, to name where a tensor was made (not in a
@@ -105,7 +149,12 @@ class HardcodedFloat32InLayer(Check):
         if not kinds.takes_dtype(origin):
             return None  # a variable, ``tf.fill``, ``tf.image.resize``, ``tf.sqrt(2.0)``: no dtype to set
         dtype = self._dtype_spelling(where, mismatch, in_layer)
-        if dtype is None:
+        return None if dtype is None else self._dtype_fix(origin, dtype)
+
+    def _dtype_fix(self, origin: cst.Call, dtype: str) -> Optional[Fix]:
+        """Make the tensor in ``dtype``: its dtype argument replaced, or one added."""
+        kinds = self.ctx.get(TensorKinds)
+        if not kinds.takes_dtype(origin):
             return None
         current = kinds.dtype_expression(origin)
         if current is not None:

@@ -1,0 +1,193 @@
+"""Tensors that cross into another module of the project, judged there.
+
+``utils.window_partition(mask, 7)`` returns what its module's code makes of a
+float32 mask, and ``self.attn(x, mask=self.attn_mask)``, where ``self.attn`` is a
+``WindowAttention`` imported from ``layers/``, hands a float32 mask to that class's
+``call`` (keyword and later arguments are not autocast). Both are answered by the
+other module's own :class:`TensorKinds` (walked once per content by
+:func:`imported_layers.analysed`, which notes the read for the cache), judged with
+the kinds this module's arguments have: the function's parameters take them as a
+helper's do in its own file. A name that stays unknown (a third-party class, a
+function with ``*args``, a cycle of modules) keeps its kind unknown, and the rules
+silent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from mplint.analysis.dtype_kinds import F32
+from mplint.analysis.imported_layers import analysed, imported_definition
+from mplint.semantic.call_args import UNREADABLE, argument_for
+from mplint.semantic.scopes import Scope
+
+if TYPE_CHECKING:  # pragma: no cover
+    from mplint.analysis.tensor_kinds import Env, Mismatch, TensorKinds, Where
+
+#: the functions of other modules being judged now: a cycle of modules ends unknown
+_ACTIVE: Set[Tuple[str, int]] = set()
+#: how many modules deep a value is followed
+_MAX_HOPS = 2
+
+
+@dataclass(frozen=True)
+class ImportedCallee:
+    """A function, or a layer class's ``call``, of another module of the project."""
+
+    kinds: "TensorKinds"
+    function: Scope
+    #: leading parameters the call does not pass (``self``)
+    offset: int
+    path: str
+    #: ``window_partition`` or ``WindowAttention.call``, for messages
+    label: str
+
+
+def imported_callee(kinds: "TensorKinds", call: cst.Call, where: "Where") -> Optional[ImportedCallee]:
+    """What ``call`` runs when it calls a function imported from the project, or an
+    instance of a 16-bit layer class imported from it (``self.attn = Attention(...)``)."""
+    if len(_ACTIVE) >= _MAX_HOPS or kinds.ctx.names.resolve(call.func):
+        return None  # TensorFlow's and Keras's own names are the vocabulary's
+    func = call.func
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+        values = kinds.attribute_values(func, where)
+        if not values or not all(isinstance(v, cst.Call) for v, _ in values):
+            return None
+        classes = [_definition(kinds, v.func) for v, _ in values if isinstance(v, cst.Call)]
+        first = classes[0]
+        if first is None or any(c is None or c[3] is not first[3] for c in classes):
+            return None  # one imported class in every assignment
+        return _layer_call(first)
+    if isinstance(func, (cst.Name, cst.Attribute)):
+        found = _definition(kinds, func)
+        if found is None:
+            return None
+        other, path, binding_kind, scope = found
+        if binding_kind != "def":
+            return None
+        return ImportedCallee(other, scope, 0, path, _name(scope))
+    return None
+
+
+def _definition(kinds: "TensorKinds", func: cst.BaseExpression
+                ) -> Optional[Tuple["TensorKinds", str, str, Scope]]:
+    """(the other module's analysis, its path, ``def`` or ``class``, the scope) of an
+    imported top-level function or class."""
+    if isinstance(func, cst.Name) and func.value in kinds.ctx.scopes.module_scope.bindings:
+        return None  # the file's own (or a name rebound here)
+    named = imported_definition(kinds.ctx, func)
+    other = analysed(named[0], type(kinds)) if named is not None else None
+    if named is None or not isinstance(other, type(kinds)):
+        return None
+    module = other.ctx.scopes.module_scope
+    bindings = module.bindings.get(named[1], [])
+    if len(bindings) != 1 or bindings[0].kind not in ("def", "class"):
+        return None
+    scope = next((c for c in module.children if c.node is bindings[0].node), None)
+    return None if scope is None else (other, named[0], bindings[0].kind, scope)
+
+
+def _layer_call(found: Tuple["TensorKinds", str, str, Scope]) -> Optional[ImportedCallee]:
+    """The ``call`` of an imported class that computes in the 16-bit dtype."""
+    other, path, binding_kind, cls = found
+    layer = other.regions.layer_class(cls.node) if binding_kind == "class" else None
+    if layer is None or not layer.sixteen_bit:
+        return None
+    calls = [b for b in cls.bindings.get("call", []) if b.kind == "def"]
+    method = next((c for c in cls.children if len(calls) == 1 and c.node is calls[0].node), None)
+    return None if method is None else ImportedCallee(other, method, 1, path, f"{_name(cls)}.call")
+
+
+def _name(scope: Scope) -> str:
+    node = scope.node
+    return node.name.value if isinstance(node, (cst.FunctionDef, cst.ClassDef)) else "?"
+
+
+def callee_env(kinds: "TensorKinds", callee: ImportedCallee, call: cst.Call, where: "Where", depth: int) -> "Env":
+    """The kinds this module's arguments give the callee's parameters (by the ids of
+    its own ``Param`` nodes; no argument index: an origin is not followed back)."""
+    node = callee.function.node
+    if not isinstance(node, cst.FunctionDef):
+        return ()
+    params = list(node.params.posonly_params) + list(node.params.params) + list(node.params.kwonly_params)
+    env = []
+    for param in params[callee.offset:]:
+        argument = argument_for(node, param, call, callee.offset)
+        if argument is None or argument is UNREADABLE:
+            continue
+        assert isinstance(argument, cst.BaseExpression)
+        env.append((id(param), kinds.kind(argument, where, depth + 1), -1))
+    return tuple(sorted(env, key=lambda item: item[0]))
+
+
+def returned_kinds(kinds: "TensorKinds", call: cst.Call, where: "Where", depth: int) -> Optional[Set[Optional[str]]]:
+    """The kinds an imported function returns for this call's arguments; None when
+    the call runs no function of another module."""
+    callee = imported_callee(kinds, call, where)
+    if callee is None or callee.offset:
+        return None  # a layer's output is judged as a layer's (``_called_layer``)
+    env = callee_env(kinds, callee, call, where, depth)
+    key = (callee.path, id(callee.function))
+    if key in _ACTIVE:
+        return {None}
+    _ACTIVE.add(key)
+    try:
+        return callee.kinds.returned_under(callee.function, env)
+    finally:
+        _ACTIVE.discard(key)
+
+
+@dataclass(frozen=True)
+class Crossing:
+    """A float32 argument that meets a 16-bit tensor inside another module's code."""
+
+    call: cst.Call
+    argument: cst.BaseExpression
+    parameter: str
+    callee: ImportedCallee
+    mismatch: "Mismatch"
+
+
+def crossings(kinds: "TensorKinds", call: cst.Call, where: "Where") -> List[Crossing]:
+    """The operations of the imported callee that fail only because of a float32
+    argument of this call (its own float32 tensors are its module's findings)."""
+    callee = imported_callee(kinds, call, where)
+    if callee is None:
+        return []
+    env = callee_env(kinds, callee, call, where, 0)
+    suspects = [param for param, kind, _ in env if kind == F32]
+    if not suspects:
+        return []
+    key = (callee.path, id(callee.function))
+    if key in _ACTIVE:
+        return []
+    _ACTIVE.add(key)
+    try:
+        own = {id(m.node) for m in callee.kinds.mismatches_under(callee.function, ())}
+        out: List[Crossing] = []
+        for suspect in suspects:
+            # only this argument float32: the failure is its doing
+            alone = tuple((p, k if p == suspect or k != F32 else None, i) for p, k, i in env)
+            for mismatch in callee.kinds.mismatches_under(callee.function, alone):
+                if id(mismatch.node) in own or any(c.mismatch.node is mismatch.node for c in out):
+                    continue
+                argument, parameter = _argument_of(callee, call, suspect)
+                if argument is not None:
+                    out.append(Crossing(call, argument, parameter, callee, mismatch))
+        return out
+    finally:
+        _ACTIVE.discard(key)
+
+
+def _argument_of(callee: ImportedCallee, call: cst.Call, param_id: int) -> Tuple[Optional[cst.BaseExpression], str]:
+    node = callee.function.node
+    assert isinstance(node, cst.FunctionDef)
+    for param in list(node.params.posonly_params) + list(node.params.params) + list(node.params.kwonly_params):
+        if id(param) == param_id:
+            argument = argument_for(node, param, call, callee.offset)
+            if isinstance(argument, cst.BaseExpression):
+                return argument, param.name.value
+    return None, ""
