@@ -219,6 +219,23 @@ def test_mp102_judges_every_arm_that_assigns_the_output():
     assert 'out = layers.Dense(4, dtype="float32")(x)' in fixed
 
 
+def test_mp101_judges_the_head_arm_after_a_loop_of_blocks_and_other_arms():
+    # a model zoo's constructor: blocks in a loop, then a head, the backbone's features
+    # or a pooling chosen by flags; no arm keeps the output in float32, so none overrides
+    code = BUILD.format(arms=(
+        "    features = [x]\n"
+        "    for _ in range(2):\n"
+        "        x = layers.Dense(64)(x)\n"
+        "        features.append(x)\n"
+        "    if task == 'top':\n"
+        "        x = layers.Dense(64)(x)\n"
+        "        x = layers.Dense(10, activation='softmax')(x)\n"
+        "    elif task == 'backbone':\n"
+        "        x = features\n"
+        "    out = x\n"))
+    assert fired(code, "MP101") == [(14, "MP101")]
+
+
 def test_mp102_silent_when_a_conditional_float32_layer_overrides_the_output():
     # the override's condition may hold whenever the policy is mixed: not the same as two arms
     code = BUILD.format(arms=(

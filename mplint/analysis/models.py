@@ -972,8 +972,13 @@ class ModelOutputs(Analysis):
         reaching = loc.reaching(name.value)
         # ``out = Dense(n)(x)`` then ``if mixed: out = Activation(..., dtype="float32")(out)``
         # overrides the first value under a condition that may always hold where the
-        # policy is mixed: only the latest is judged, as before. Arms of one ``if`` only.
-        if len(reaching) <= 1 or any(set(a.branches) < set(b.branches) for a in reaching for b in reaching):
+        # policy is mixed: only the latest is judged, as before. A value rebound under
+        # conditions that make no float32 (``if include_top: x = Dense(...)(x) elif
+        # pooling: x = GlobalAveragePooling2D()(x)``, after a loop of blocks) is no
+        # such override: every arm is judged.
+        if len(reaching) <= 1 or any(
+                set(a.branches) < set(b.branches) and _names_float32(b.value)
+                for a in reaching for b in reaching):
             return [self._plain_binding(name, loc)]
         return [b if b.kind in ("assign", "annassign") and id(b.node) not in self._loop_assigns else None
                 for b in reaching]
@@ -1043,6 +1048,26 @@ def _empty_container(expr: cst.BaseExpression, loc: Location) -> bool:
         return not expr.elements
     return isinstance(expr, cst.Call) and not expr.args and isinstance(expr.func, cst.Name) \
         and expr.func.value in ("dict", "list") and loc.lookup(expr.func.value) is None
+
+
+def _names_float32(expr: Optional[cst.BaseExpression]) -> bool:
+    """Whether ``expr`` names float32 (``dtype="float32"``, ``tf.float32``), as a
+    conditional override that keeps an output in float32 does; None: it may."""
+    if expr is None:
+        return True
+    found = False
+
+    class _Finder(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            nonlocal found
+            found = found or node.value == "float32"
+
+        def visit_SimpleString(self, node: cst.SimpleString) -> None:
+            nonlocal found
+            found = found or "float32" in node.value
+
+    expr.visit(_Finder())
+    return found
 
 
 def _reads(expr: cst.BaseExpression, name: str) -> bool:
