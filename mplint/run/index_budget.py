@@ -44,9 +44,11 @@ def index_files(todo: Sequence[Tuple[str, str, bytes]], index_one: IndexOne, bud
                 jobs: int = 1, parsed: Optional[Dict[str, object]] = None) -> Indexed:
     """``index_one`` for each ``(key, path, raw)`` of ``todo``, each within ``budget``
     seconds of CPU time when one is given (None: no limit, in this process)."""
+    out = Indexed()
+    if not todo:
+        return out  # a cached run: the pool (and multiprocessing) is never imported
     from mplint.run.pool import worker_count
 
-    out = Indexed()
     workers = worker_count(len(todo), jobs, budget) if budget else 0
     if not workers or budget is None:
         for key, path, raw in todo:
