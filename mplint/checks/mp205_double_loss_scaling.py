@@ -11,7 +11,28 @@ from mplint.rule.check import Check, Fix, Needs
 from mplint.rule.levels import Safety
 from mplint.semantic.call_args import positional_or_keyword
 from mplint.semantic.facts import REWRITE_CALL
-from mplint.semantic.scopes import separate_options
+from mplint.semantic.scopes import Location, separate_options
+from mplint.semantic.vocabulary import LOSS_SCALE_OPTIMIZERS
+
+
+def _contains(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
+    """Whether ``node`` is ``tree`` or inside it."""
+    found = False
+
+    class _Finder(cst.CSTVisitor):
+        def on_visit(self, visited: cst.CSTNode) -> bool:
+            nonlocal found
+            found = found or visited is node
+            return not found
+
+    tree.visit(_Finder())
+    return found
+
+
+def _returns(statement: cst.BaseStatement) -> bool:
+    """A ``return`` (or ``raise``) statement line."""
+    return isinstance(statement, cst.SimpleStatementLine) and any(
+        isinstance(small, (cst.Return, cst.Raise)) for small in statement.body)
 
 
 class DoubleLossScaling(Check):
@@ -28,7 +49,7 @@ class DoubleLossScaling(Check):
             if inner is None:
                 continue
             wrapped = [o for o in loops.optimizer_origins(inner, loc) if o.kind == LSO]
-            if not wrapped:
+            if not wrapped or self._guarded(call, inner, loc):
                 continue
             self.report(call, "this LossScaleOptimizer wraps another LossScaleOptimizer: Keras 2 raises "
                               "TypeError, Keras 3 accepts it and divides every gradient by the inner loss "
@@ -46,6 +67,31 @@ class DoubleLossScaling(Check):
                 self.report(rewrite, "a LossScaleOptimizer is passed to the mixed precision graph rewrite, "
                                   "which raises ValueError; the rewrite adds its own loss scaling",
                             self._unwrap(opt, wrapped, None))
+
+    def _guarded(self, call: cst.Call, inner: cst.BaseExpression, loc: Location) -> bool:
+        """``if isinstance(opt, LossScaleOptimizer): return opt`` before ``LSO(opt)`` in
+        the same function: the wrapping runs only for an optimizer not yet wrapped."""
+        function = loc.scope.node
+        if not isinstance(inner, cst.Name) or not isinstance(function, cst.FunctionDef) \
+                or not isinstance(function.body, cst.IndentedBlock):
+            return False
+        for statement in function.body.body:
+            if _contains(statement, call):
+                return False
+            if isinstance(statement, cst.If) and self._isinstance_of_lso(statement.test, inner.value) \
+                    and isinstance(statement.body, cst.IndentedBlock) and statement.body.body \
+                    and _returns(statement.body.body[-1]):
+                return True
+        return False
+
+    def _isinstance_of_lso(self, test: cst.BaseExpression, name: str) -> bool:
+        if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance"
+                and len(test.args) == 2 and isinstance(test.args[0].value, cst.Name)
+                and test.args[0].value.value == name):
+            return False
+        classes = test.args[1].value
+        elements = [e.value for e in classes.elements] if isinstance(classes, cst.Tuple) else [classes]
+        return any(self.ctx.names.resolve(e) & LOSS_SCALE_OPTIMIZERS for e in elements)
 
     @staticmethod
     def _unwrap(inner: cst.BaseExpression, wrapped: List[OptimizerOrigin],
