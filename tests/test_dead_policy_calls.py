@@ -50,3 +50,20 @@ def test_putting_back_the_policy_read_before_is_no_policy_chosen_at_run_time():
     assert fired(RESTORE.replace("PUT_BACK", "keras.config.dtype_policy()"), "MP101") == []
     # a name that is not the policy read before: chosen at run time, may be mixed
     assert fired(RESTORE.replace("PUT_BACK", "NAME"), "MP101") == [(9, "MP101")]
+
+
+DICT_POLICY = ("import keras\n"
+               "PRECISION = {'fp16': 'mixed_float16', 'bf16': 'mixed_bfloat16', 'fp32': 'float32'}\n"
+               "CHANGE\n"
+               "keras.mixed_precision.set_global_policy(PRECISION[KEY])\n"
+               "m = keras.Sequential([keras.layers.Dense(10, activation='softmax')])\n"
+               "m.compile(loss='categorical_crossentropy')\n")
+
+
+def test_a_policy_read_from_a_dict_literal_by_a_known_key_is_that_policy():
+    assert fired(DICT_POLICY.replace("CHANGE", "").replace("KEY", "'fp32'"), "MP101") == []
+    assert fired(DICT_POLICY.replace("CHANGE", "").replace("KEY", "'fp16'"), "MP101") == [(5, "MP101")]
+    # changed in place, or a key read at run time: chosen at run time, may be mixed
+    changed = DICT_POLICY.replace("CHANGE", "PRECISION['fp32'] = 'mixed_float16'").replace("KEY", "'fp32'")
+    assert fired(changed, "MP101") == [(5, "MP101")]
+    assert fired(DICT_POLICY.replace("CHANGE", "import sys").replace("KEY", "sys.argv[1]"), "MP101") == [(5, "MP101")]

@@ -128,6 +128,8 @@ class Evaluator:
             if body is None or orelse is None:
                 return None
             return body | orelse
+        if isinstance(expr, cst.Subscript) and loc is not None:
+            return self._item_values(expr, loc, depth)
         if isinstance(expr, cst.Call):
             if self.names.resolve(expr.func) & POLICY_CONSTRUCTORS and expr.args:
                 first = expr.args[0]
@@ -305,6 +307,31 @@ class Evaluator:
                     or self._changed_in_place(binding.scope, expr.value):
                 return None
             return self._spread_entries(binding.value, binding.location(), depth + 1)
+        return None
+
+    def _item_values(self, expr: cst.Subscript, loc: Location, depth: int) -> Optional[Values]:
+        """``PRECISION["bf16"]``: the value a dict literal, bound once and never changed
+        in place, holds under a key known here; unknown for any other subscript."""
+        if not isinstance(expr.value, cst.Name) or len(expr.slice) != 1 \
+                or not isinstance(expr.slice[0].slice, cst.Index):
+            return None
+        keys = self.values(expr.slice[0].slice.value, loc, depth + 1)
+        bindings = loc.reaching(expr.value.value)
+        if keys is None or len(keys) != 1 or len(bindings) != 1:
+            return None
+        binding = bindings[0]
+        if binding.kind not in ("assign", "annassign") or not isinstance(binding.value, cst.Dict) \
+                or binding.scope is None or self._changed_in_place(binding.scope, expr.value.value):
+            return None
+        where = binding.location()
+        for element in binding.value.elements:
+            if not isinstance(element, cst.DictElement):
+                return None  # ``{**base, ...}``: what the spread holds is not followed
+            key = self.values(element.key, where, depth + 1)
+            if key is None:
+                return None
+            if key == keys:
+                return self.values(element.value, where, depth + 1)
         return None
 
     def _changed_in_place(self, scope: Scope, name: str) -> bool:
