@@ -96,7 +96,10 @@ def analysed(path: str, analysis: type) -> Optional[Analysis]:
     return _OTHER[key]
 
 
-def _parsed(path: str) -> Optional[cst.Module]:
+def parsed_module(path: str) -> Optional[Tuple[str, cst.Module]]:
+    """(content digest, module) of a project file, read through ``core.reads`` (so a
+    cached result is keyed by it) and parsed once per content through the guarded entry
+    (a module can crash libcst too); None when unreadable or not Python."""
     found = reads.read(path, _MAX_BYTES)
     if found is None:
         return None
@@ -106,7 +109,13 @@ def _parsed(path: str) -> Optional[cst.Module]:
             _PARSED[(path, digest)] = parse(decode(path, raw))
         except SourceError:
             _PARSED[(path, digest)] = None
-    return _PARSED[(path, digest)]
+    module = _PARSED[(path, digest)]
+    return None if module is None else (digest, module)
+
+
+def _parsed(path: str) -> Optional[cst.Module]:
+    found = parsed_module(path)
+    return None if found is None else found[1]
 
 
 def _analysis(ctx: Context) -> type:

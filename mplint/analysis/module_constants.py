@@ -21,14 +21,11 @@ from typing import Callable, Dict, Optional, Tuple
 
 import libcst as cst
 
-from mplint.analysis.imported_layers import module_file, top_level_imports
-from mplint.core import reads
-from mplint.core.source import SourceError, decode, parse
+from mplint.analysis.imported_layers import module_file, parsed_module, top_level_imports
 from mplint.rule.check import Context
 from mplint.run.module_paths import absolute_import
 from mplint.semantic.names import dotted_name
 
-_MAX_BYTES = 2_000_000
 _MAX_DEPTH = 8
 #: (path, content digest) -> the module's top-level constants (None: unparsable)
 _CONSTANTS: Dict[Tuple[str, str], Optional["_Constants"]] = {}
@@ -96,17 +93,12 @@ def _constant_key(expr: cst.Subscript) -> Optional[str]:
 
 
 def _constants_of(path: str) -> Optional["_Constants"]:
-    found = reads.read(path, _MAX_BYTES)
+    found = parsed_module(path)
     if found is None:
         return None
-    raw, digest = found
+    digest, module = found
     if (path, digest) not in _CONSTANTS:
-        try:
-            module = parse(decode(path, raw))  # the guarded entry: a module can crash libcst too
-        except SourceError:
-            _CONSTANTS[(path, digest)] = None
-        else:
-            _CONSTANTS[(path, digest)] = _Constants(module)
+        _CONSTANTS[(path, digest)] = _Constants(module)
     return _CONSTANTS[(path, digest)]
 
 

@@ -495,25 +495,22 @@ class TensorKinds(Analysis):
                     return self.written_constant(binding.value, bw, depth + 1)
             return expr
         if isinstance(expr, cst.Call):
-            called = self.ctx.names.resolve(expr.func)
-            if called & (CONSTANTS | CASTS):
-                value = positional_or_keyword(expr, 0, "value") or positional_or_keyword(expr, 0, "x")
-            elif called & FILL_OPS:
-                value = positional_or_keyword(expr, 1, "value")
-            else:
-                return expr
+            value = self._constant_argument(expr)
             return expr if value is None else self.written_constant(value, where, depth + 1)
         return expr
 
-    def _made_constant(self, call: cst.Call, where: Where) -> Optional[FrozenSet[float]]:
-        """A constant value made a 16-bit tensor: the value's numbers, else None."""
+    def _constant_argument(self, call: cst.Call) -> Optional[cst.BaseExpression]:
+        """The value a constant, cast or fill call makes a tensor of; None for other calls."""
         called = self.ctx.names.resolve(call.func)
         if called & (CONSTANTS | CASTS):
-            value = positional_or_keyword(call, 0, "value") or positional_or_keyword(call, 0, "x")
-        elif called & FILL_OPS:
-            value = positional_or_keyword(call, 1, "value")
-        else:
-            return None
+            return positional_or_keyword(call, 0, "value") or positional_or_keyword(call, 0, "x")
+        if called & FILL_OPS:
+            return positional_or_keyword(call, 1, "value")
+        return None
+
+    def _made_constant(self, call: cst.Call, where: Where) -> Optional[FrozenSet[float]]:
+        """A constant value made a 16-bit tensor: the value's numbers, else None."""
+        value = self._constant_argument(call)
         if value is None or self.kind(call, where) != LOW:
             return None
         return self.constant(value, where)
