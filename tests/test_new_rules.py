@@ -217,6 +217,9 @@ def test_mp208_keras2_fix_clips_the_update_like_float32(keras2, tmp_path):
     tf, tf_keras = keras2
     import numpy as np
 
+    # one fixed start: float16 rounding of a few unlucky initial weights can exceed the
+    # tolerance below (a fresh-clone CI run drew one)
+    tf_keras.utils.set_random_seed(0)
     fixed = _fixed_copy(LOSS_SCALING / "keras2_clipping.py", tmp_path, 2, "MP208")
     namespace = _import(fixed, "fixed_keras2_clipping")
     model, loss_object = namespace["model"], namespace["loss_object"]
