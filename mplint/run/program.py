@@ -603,11 +603,7 @@ class ProgramModel:
             return []
         if head in summary.classes or head in summary.functions:
             return self._local(path, callee)
-        for full in self._imported(path, callee):
-            found = self._external(path, full)
-            if found:
-                return found
-        return []
+        return self._through_imports(path, callee)
 
     def _imported_bodies(self, importer: str, name: str) -> List[Node]:
         """The module bodies an import statement runs, in the order Python runs them:
@@ -717,11 +713,12 @@ class ProgramModel:
             rest = ".".join(parts[cut:])
             if not rest:
                 return [(module, BODY)]
-            return self._local(module, rest) or self._reexported(module, rest)
+            return self._local(module, rest) or self._through_imports(module, rest)
         return []
 
-    def _reexported(self, module: str, rest: str) -> List[Node]:
-        """``from pkg import build`` where ``pkg/__init__.py`` imports ``build``."""
+    def _through_imports(self, module: str, rest: str) -> List[Node]:
+        """What a name written in ``module`` runs through the imports binding it: a call's
+        callee, or ``from pkg import build`` where ``pkg/__init__.py`` imports ``build``."""
         for full in self._imported(module, rest):
             found = self._external(module, full)
             if found:
