@@ -15,9 +15,10 @@ with ``--run-slow``.
 
 from __future__ import annotations
 
+import sys
 from fnmatch import fnmatch
 from pathlib import Path
-from typing import Callable, List, Optional, Set
+from typing import Callable, Iterator, List, Optional, Set
 
 import pytest
 from hypothesis import settings as hypothesis_settings
@@ -76,6 +77,17 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: p
         terminalreporter.write_line(
             f"Slow tests left out ({left_out} deselected, {len(files)} files of {', '.join(SLOW_FILES)} "
             "not collected); --run-slow runs them, as CI does.")
+
+
+@pytest.fixture(autouse=True)
+def _tensorflow_seed_left_as_found() -> Iterator[None]:
+    """A test that seeds TensorFlow's global generator (one fixed start for a numeric
+    comparison) leaves it unseeded for the next: the runtime checker keeps a seed the
+    user's code set, so a leaked one would change which start later checks judge from."""
+    yield
+    tf = sys.modules.get("tensorflow")
+    if tf is not None and tf.compat.v1.random.get_seed(None)[0] is not None:
+        tf.random.set_seed(None)
 
 
 @pytest.fixture
