@@ -66,6 +66,27 @@ def test_a_gan_whose_generator_step_never_scales_gets_mp202_and_is_left_as_it_wa
     assert same(before, state(model))
 
 
+@pytest.mark.parametrize("seed", [14, 24, 33, 42])
+def test_the_gan_verdict_holds_on_starts_whose_measured_ratio_strays_from_the_scale(seed):
+    # On these starts (found by scanning 60) the generator's one-step median update ratio is
+    # 2^-16.2 .. 2^-13.2, more than a factor of two from 1/32768: still MP202, and the
+    # scaled discriminator's optimizer (ratio near 1) still passes.
+    report = check_model(load_target(str(FIX / "gan.py:build_gan")).factory, "mixed_float16",
+                         train_step=True, seed=seed)
+    assert pairs(report) == [("MP202", None)], report.to_text()
+    assert report.findings[0].message.startswith("g_optimizer (LossScaleOptimizer): ")
+
+
+def test_an_update_ratio_is_matched_to_the_nearest_scaling_mistake():
+    from mplint.runtime.train_step import _off_by_scale
+
+    assert _off_by_scale(2.0 ** -13.3, 1 / 32768, 32768) and _off_by_scale(2.0 ** -16.5, 1 / 32768, 32768)
+    assert not _off_by_scale(2.0 ** -12.5, 1 / 32768, 32768)  # nearer 1/4096 than the scale
+    assert _off_by_scale(2.0 ** 14, 32768, 32768) and not _off_by_scale(1.0, 32768, 32768)
+    # a retry at a small scale keeps the hypotheses apart: 1/16 is not taken for 1/4
+    assert _off_by_scale(1 / 16, 1 / 16, 16) and not _off_by_scale(1 / 4, 1 / 16, 16)
+
+
 def test_a_gan_that_scales_both_losses_passes():
     report = check_model(load_target(str(FIX / "gan.py:build_correct_gan")).factory, "mixed_float16",
                          train_step=True)
