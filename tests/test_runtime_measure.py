@@ -32,8 +32,9 @@ def test_measure_times_every_policy_and_each_alignment_finding(monkeypatch):
     assert [r["policy"] for r in m["policies"]] == ["float32", "mixed_float16", "mixed_bfloat16"]
     assert m["policies"][0]["speedup"] == 1.0 and m["policies"][0]["verdict"] == "the baseline"
     for row in m["policies"]:
-        # The whole training step (forward, backward, apply) is timed, not only the forward pass.
-        assert row["train_seconds"] > row["seconds"] > 0
+        # Both timings are there (never compared: on a busy machine a training step can time
+        # below a forward pass, and a CI run once saw it).
+        assert row["train_seconds"] > 0 and row["seconds"] > 0
     for row in m["policies"][1:]:
         assert row["verdict"] == measure.verdict(row["train_speedup"])
     # The advice is the fastest measured training step (float32 unless a policy beats it).
