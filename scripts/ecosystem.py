@@ -679,6 +679,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             report_changes(changes)
         if args.labels is not None:
             labels, verdicts = load_labels(args.labels)
+            if args.only:  # score the repositories asked for; the rest of the list is not run
+                labels = [label for label in labels if label.repo in by_name]
+                verdicts = [verdict for verdict in verdicts if verdict.repo in by_name]
             labelled = {label.repo for label in labels}
             missing = sorted(labelled - set(by_name))
             if missing:

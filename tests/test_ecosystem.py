@@ -274,3 +274,32 @@ def test_the_pinned_list_is_valid_and_large_enough():
     pinned = {r.name: r.sha for r in repositories}
     assert all(pinned.get(label.repo) == label.sha for label in labels)
     assert len({label.repo for label in labels}) >= 8
+
+
+def test_labels_with_only_score_the_repositories_run(recorded, tmp_path, capsys):
+    # A whole labels file scored with --only: labels of repositories not asked for are left
+    # out, not an error (a helper scores its own set from the shared file).
+    base, args, sha = recorded
+    labels = tmp_path / "labels.toml"
+    labels.write_text(f"""
+[[label]]
+repo = "someone/models"
+sha = "{sha}"
+path = "models/train.py"
+line = {SOFTMAX_LINE}
+rules = ["MP101"]
+kind = "MP101"
+why = "float16 softmax head"
+
+[[label]]
+repo = "elsewhere/other"
+sha = "{sha}"
+path = "x.py"
+line = 1
+kind = "MP101"
+why = "a repository not run"
+""")
+    assert eco.main([*args, "--labels", str(labels), "--from-baseline", "--only", "someone/models"]) == 0
+    out = capsys.readouterr().out
+    assert "recall 1/1 = 1.00" in out and "elsewhere/other" not in out
+    assert eco.main([*args, "--labels", str(labels), "--from-baseline"]) == 2  # without --only: an error
