@@ -23,7 +23,9 @@ from mplint.semantic.call_args import argument_for, keyword_only, positional_or_
 from mplint.semantic.conditions import Conditions, Truths, conflict
 from mplint.semantic.facts import REWRITE_GRAPPLER
 from mplint.semantic.names import dotted_name
-from mplint.semantic.scopes import Binding, Branches, Location, Scope, exclusive, function_key, local_function
+from mplint.semantic.scopes import (
+    Binding, Branches, Location, Scope, class_chain, exclusive, function_key, local_function,
+)
 from mplint.semantic.vocabulary import (
     DISTRIBUTED_OPTIMIZERS, DISTRIBUTED_TAPES, EXPERIMENTAL_LSO, GRADIENT_CLIPS, GRADIENT_TAPES, LOSS_SCALE_OPTIMIZERS,
     MIXED_POLICIES, MODEL_CLASSES, STABLE_LSO, SYMBOLIC_GRADIENTS, is_optimizer_constructor,
@@ -45,6 +47,9 @@ LSO = "lso"  # a LossScaleOptimizer created here
 FACTOR = "factor"
 COMPILED = "compiled"  # ``self.optimizer`` of a Model subclass: what compile() made
 UNKNOWN_OPTIMIZER = "unknown"  # not followed with certainty: the rules stay silent
+#: ``None`` (a parameter left to its ``None`` default): only ``opt or Adam()`` reads past it;
+#: anywhere else it is reported as UNKNOWN_OPTIMIZER
+NO_OPTIMIZER = "none"
 
 _MAX_DEPTH = 12
 _MAX_FLOW = 3000
@@ -261,7 +266,7 @@ class TrainingLoops(Analysis):
         saved = self._assumed
         self._assumed, self.narrowed = assumed or {}, False
         try:
-            return tuple(self._origins(expr, loc, 0, frozenset()))
+            return tuple(_known(self._origins(expr, loc, 0, frozenset())))
         finally:
             self._assumed = saved
 
@@ -317,7 +322,7 @@ class TrainingLoops(Analysis):
         saved = self._assumed, self.narrowed
         try:
             self._assumed = {}
-            origins = tuple(self._origins(test.args[0].value, loc, 0, frozenset()))
+            origins = tuple(_known(self._origins(test.args[0].value, loc, 0, frozenset())))
         finally:
             self._deciding.discard(id(test))
             self._assumed, self.narrowed = saved
@@ -383,6 +388,14 @@ class TrainingLoops(Analysis):
         elif isinstance(expr, cst.IfExp):
             yield from self._origins(expr.body, loc, depth + 1, seen)
             yield from self._origins(expr.orelse, loc, depth + 1, seen)
+        elif isinstance(expr, cst.BooleanOperation) and isinstance(expr.operator, cst.Or):
+            # ``optimizer or Adam()``: the left value where it is one, else the right
+            left = list(self._origins(expr.left, loc, depth + 1, seen))
+            yield from (o for o in left if o.kind != NO_OPTIMIZER)
+            if not left or any(o.kind in (NO_OPTIMIZER, UNKNOWN_OPTIMIZER) for o in left):
+                yield from self._origins(expr.right, loc, depth + 1, seen)
+        elif isinstance(expr, cst.Name) and expr.value == "None" and loc.lookup("None") is None:
+            yield OptimizerOrigin(NO_OPTIMIZER)
         elif isinstance(expr, cst.Name):
             # ``opt = Adam(); if amp: opt = LossScaleOptimizer(opt)``: either may arrive
             found = [b for b in loc.reaching(expr.value) if self._possible(b)]
@@ -402,7 +415,10 @@ class TrainingLoops(Analysis):
             # value: a binding is never the value of an expression in its own right side.
             # Nor one made in the other arm of an `if` the use is in (`if fp16: self.opt =
             # LossScaleOptimizer(self.opt)` / `elif rewrite: self.opt = rewrite(self.opt)`).
-            bindings = [b for b in cls.attributes.get(expr.attr.value, []) if id(b) not in seen
+            # the nearest class that sets it: this one, or a base of it in this file
+            # (``self.optimizer`` made in ``BaseTrainer.__init__``, used by a subclass)
+            owner = next((c for c in class_chain(cls) if c.attributes.get(expr.attr.value)), cls)
+            bindings = [b for b in owner.attributes.get(expr.attr.value, []) if id(b) not in seen
                         and not (b.value is not None and contains(b.value, expr))
                         and not exclusive(b.branches, loc.branches) and self._possible(b)]
             if bindings:
@@ -506,8 +522,12 @@ class TrainingLoops(Analysis):
             return
         for call, where, offset in sites:
             arg = argument_for(binding.scope.node, binding.node, call, offset)
+            if arg is None and binding.node.default is not None \
+                    and isinstance(binding.node.default, cst.Name) and binding.node.default.value == "None":
+                yield OptimizerOrigin(NO_OPTIMIZER)  # ``Trainer(model)``: ``optimizer=None`` left alone
+                continue
             if not isinstance(arg, cst.BaseExpression):
-                yield OptimizerOrigin(UNKNOWN_OPTIMIZER)  # left to its default, or unreadable
+                yield OptimizerOrigin(UNKNOWN_OPTIMIZER)  # left to another default, or unreadable
                 continue
             yield from self._origins(arg, where, depth + 1, seen)
 
@@ -723,6 +743,12 @@ class TrainingLoops(Analysis):
                     if binding.kind == "augassign":
                         out.append(binding.node)  # `loss *= scale`
         return out
+
+
+def _known(origins: Iterator[OptimizerOrigin]) -> Iterator[OptimizerOrigin]:
+    """The origins a rule judges: ``None`` outside ``opt or default`` is not followed."""
+    for origin in origins:
+        yield OptimizerOrigin(UNKNOWN_OPTIMIZER) if origin.kind == NO_OPTIMIZER else origin
 
 
 def _comprehension_source(expr: cst.BaseExpression, call: cst.Call,
