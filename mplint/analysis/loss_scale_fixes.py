@@ -93,8 +93,10 @@ def add_scaling(ctx: Context, step: TrainStep, version: int, edits: StatementEdi
     ``guard``: the condition under which the optimizer is a LossScaleOptimizer, when
     it is one only on some paths (see :func:`path_guard`); the loss is scaled only then.
     """
-    if version == 3 and step.clipped:
-        return False  # Keras 3 would clip the still-scaled gradients: a human must decide
+    if (version == 3 and step.clipped) or step.crossed:
+        # Keras 3 would clip the still-scaled gradients, or the gradients come from the
+        # helper's callers, where the optimizer has another name: a human must decide
+        return False
     optimizer = code(ctx, step.receiver)
     method = "scale_loss" if version == 3 else "get_scaled_loss"
     for gradient in step.gradients:
@@ -148,6 +150,8 @@ def _scale_one(ctx: Context, gradient: Gradient, optimizer: str, method: str,
 
 def add_unscaling(ctx: Context, step: TrainStep, edits: StatementEdits) -> bool:
     """Keras 2: ``grads = opt.get_unscaled_gradients(grads)`` right after each gradient."""
+    if step.crossed:
+        return False  # the optimizer has another name where the gradients are taken
     optimizer = code(ctx, step.receiver)
     for gradient in step.gradients:
         statement = gradient.statement

@@ -119,6 +119,9 @@ class TrainStep:
     #: some optimizer binding was left out because its arm needs a condition the other
     #: way (wrapped only ``if amp:``, the step under ``else``)
     narrowed: bool = False
+    #: the gradients reach the update through a helper's parameter (``apply(opt, grads,
+    #: variables)``): the names a fix would write at the gradient are the helper's, not its caller's
+    crossed: bool = False
 
     @property
     def kinds(self) -> FrozenSet[str]:
@@ -168,6 +171,12 @@ class TrainingLoops(Analysis):
         #: whether the last :meth:`optimizer_origins` left a binding out for its conditions
         self.narrowed = False
         self._deciding: Set[int] = set()
+        #: how often each name is read (a function's name only in calls of it: every
+        #: caller of it is known); ids of the names ``def`` binds, which are not reads
+        self._name_uses: Dict[str, int] = {}
+        self._def_names: Set[int] = set()
+        #: the nodes the last :meth:`flow` reached through a parameter, in the calls of its function
+        self.crossed: Set[int] = set()
 
     # -- collection -----------------------------------------------------------------
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
@@ -219,6 +228,11 @@ class TrainingLoops(Analysis):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.defined_functions.add(node.name.value)
+        self._def_names.add(id(node.name))
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if id(node) not in self._def_names:
+            self._name_uses[node.value] = self._name_uses.get(node.value, 0) + 1
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         if isinstance(node.operator, cst.Divide):
@@ -562,10 +576,11 @@ class TrainingLoops(Analysis):
         gradients = [g for g in (self._gradient(n) for n in flow if isinstance(n, cst.Call)) if g is not None]
         if not gradients:
             return None
+        crossed = any(id(g.call) in self.crossed for g in gradients)
         assumed = self.conditions.truths(loc.branches, loc)
         step = TrainStep(call, method, call.func.value, loc, statement,
                          self.optimizer_origins(call.func.value, loc, assumed), gradients,
-                         assumed=assumed, narrowed=self.narrowed)
+                         assumed=assumed, narrowed=self.narrowed, crossed=crossed)
         self._scaling(step, flow)
         return step
 
@@ -714,17 +729,20 @@ class TrainingLoops(Analysis):
         """
         out: List[cst.CSTNode] = []
         seen: Set[int] = set()
-        work: List[Tuple[cst.CSTNode, Location]] = [(expr, loc)]
+        work: List[Tuple[cst.CSTNode, Location, bool]] = [(expr, loc, False)]
+        self.crossed = set()
         while work and len(out) < _MAX_FLOW:
-            node, where = work.pop()
+            node, where, crossed = work.pop()
             for sub in _expression_nodes(node):
                 out.append(sub)
+                if crossed:
+                    self.crossed.add(id(sub))
                 if isinstance(sub, cst.Call):
                     # a helper of the file: what it returns (``return opt.scale_loss(loss)``)
                     for value, inside, _ in _helper_returns(sub, where):
                         if id(value) not in seen:
                             seen.add(id(value))
-                            work.append((value, inside))
+                            work.append((value, inside, crossed))
                     continue
                 if not isinstance(sub, cst.Name):
                     continue
@@ -737,11 +755,37 @@ class TrainingLoops(Analysis):
                         # ``if isinstance(opt, <a class never built>): loss = opt.get_scaled_loss(loss)``
                         continue
                     seen.add(id(binding))
+                    if binding.kind == "param":
+                        # a helper's parameter (``def apply(opt, grads, variables)``): what
+                        # every call of the helper in this file passes for it
+                        work.extend((arg, site, True) for arg, site in self._passed(binding))
+                        continue
                     source = binding_source(binding)
                     if source is not None:
-                        work.append((source, Location(where.scope, binding.order, binding.branches)))
+                        work.append((source, Location(where.scope, binding.order, binding.branches), crossed))
                     if binding.kind == "augassign":
                         out.append(binding.node)  # `loss *= scale`
+        return out
+
+    def _passed(self, binding: Binding) -> List[Tuple[cst.BaseExpression, Location]]:
+        """The arguments every call of a plain function of this file passes for its
+        parameter ``binding``; none unless the function is only ever called by name here
+        (not handed to ``strategy.run``, a decorator or another module's code)."""
+        scope = binding.scope
+        function = scope.node if scope is not None else None
+        if not isinstance(function, cst.FunctionDef) or not isinstance(binding.node, cst.Param) \
+                or scope is None or scope.parent is None or scope.parent.kind == "class" or function.decorators:
+            return []
+        name = function.name.value
+        sites = self._calls_by_name.get(name, [])
+        if not sites or self._name_uses.get(name, 0) != len(sites):
+            return []
+        out: List[Tuple[cst.BaseExpression, Location]] = []
+        for call, where in sites:
+            arg = argument_for(function, binding.node, call)
+            if not _defines(where.lookup(name), function) or not isinstance(arg, cst.BaseExpression):
+                return []  # another function of that name, or the argument left to its default
+            out.append((arg, where))
         return out
 
 
