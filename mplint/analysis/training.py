@@ -758,7 +758,7 @@ class TrainingLoops(Analysis):
                     if binding.kind == "param":
                         # a helper's parameter (``def apply(opt, grads, variables)``): what
                         # every call of the helper in this file passes for it
-                        work.extend((arg, site, True) for arg, site in self._passed(binding))
+                        work.extend((arg, site, True) for _, arg, site in self.passed(binding))
                         continue
                     source = binding_source(binding)
                     if source is not None:
@@ -767,7 +767,7 @@ class TrainingLoops(Analysis):
                         out.append(binding.node)  # `loss *= scale`
         return out
 
-    def _passed(self, binding: Binding) -> List[Tuple[cst.BaseExpression, Location]]:
+    def passed(self, binding: Binding) -> List[Tuple[cst.Call, cst.BaseExpression, Location]]:
         """The arguments every call of a plain function of this file passes for its
         parameter ``binding``; none unless the function is only ever called by name here
         (not handed to ``strategy.run``, a decorator or another module's code)."""
@@ -780,12 +780,12 @@ class TrainingLoops(Analysis):
         sites = self._calls_by_name.get(name, [])
         if not sites or self._name_uses.get(name, 0) != len(sites):
             return []
-        out: List[Tuple[cst.BaseExpression, Location]] = []
+        out: List[Tuple[cst.Call, cst.BaseExpression, Location]] = []
         for call, where in sites:
             arg = argument_for(function, binding.node, call)
             if not _defines(where.lookup(name), function) or not isinstance(arg, cst.BaseExpression):
                 return []  # another function of that name, or the argument left to its default
-            out.append((arg, where))
+            out.append((call, arg, where))
         return out
 
 

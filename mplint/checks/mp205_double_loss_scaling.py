@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 import libcst as cst
 
@@ -46,10 +46,23 @@ class DoubleLossScaling(Check):
         loops = self.ctx.get(TrainingLoops)
         for call, loc in loops.lso_calls:
             inner = lso_argument(call)
-            if inner is None:
+            if inner is None or self._guarded(call, inner, loc):
+                continue
+            sites = self._helper_calls(loops, inner, loc)
+            if sites:
+                # a wrapping helper (``def with_loss_scale(opt): return LSO(opt)``): the call
+                # that hands it an optimizer wrapped already is the mistake, not the helper
+                for site, argument, where in sites:
+                    wrapped = [o for o in loops.optimizer_origins(argument, where) if o.kind == LSO]
+                    if wrapped:
+                        self.report(site, "this call wraps an optimizer that is a LossScaleOptimizer already "
+                                          "in another one (the helper it calls wraps its argument): Keras 2 "
+                                          "raises TypeError, Keras 3 accepts it and divides every gradient by "
+                                          "the inner loss scale too; wrap the optimizer once",
+                                    self._unwrap(argument, wrapped, site))
                 continue
             wrapped = [o for o in loops.optimizer_origins(inner, loc) if o.kind == LSO]
-            if not wrapped or self._guarded(call, inner, loc):
+            if not wrapped:
                 continue
             self.report(call, "this LossScaleOptimizer wraps another LossScaleOptimizer: Keras 2 raises "
                               "TypeError, Keras 3 accepts it and divides every gradient by the inner loss "
@@ -67,6 +80,18 @@ class DoubleLossScaling(Check):
                 self.report(rewrite, "a LossScaleOptimizer is passed to the mixed precision graph rewrite, "
                                   "which raises ValueError; the rewrite adds its own loss scaling",
                             self._unwrap(opt, wrapped, None))
+
+    @staticmethod
+    def _helper_calls(loops: TrainingLoops, inner: cst.BaseExpression,
+                      loc: Location) -> List[Tuple[cst.Call, cst.BaseExpression, Location]]:
+        """The calls of the helper whose parameter ``inner`` is, with what each passes for
+        it (none unless the helper's every caller is known: see ``TrainingLoops.passed``)."""
+        if not isinstance(inner, cst.Name):
+            return []
+        binding = loc.lookup(inner.value)
+        if binding is None or binding.kind != "param" or binding.scope is not loc.scope:
+            return []
+        return loops.passed(binding)
 
     def _guarded(self, call: cst.Call, inner: cst.BaseExpression, loc: Location) -> bool:
         """``if isinstance(opt, LossScaleOptimizer): return opt`` before ``LSO(opt)`` in
