@@ -1072,6 +1072,14 @@ class TensorKinds(Analysis):
         method = _child(cls_scope, calls[0].node) if len(calls) == 1 else None
         return [(method, 1)] if method is not None else []
 
+    def returns_of(self, call: cst.Call, where: Where, depth: int = 0) -> List[Tuple[cst.BaseExpression, Where]]:
+        """What the helper of this file that ``call`` runs returns, each where it is
+        returned (none for any other call)."""
+        helper = self.helper(call, where)
+        if helper is None:
+            return []
+        return [(value, at) for _, value, at in self._returned(helper, call, where, depth) if value is not call]
+
     def _returned(self, helper: Tuple[Scope, int], call: cst.Call, where: Where, depth: int
                   ) -> List[Tuple[Optional[str], cst.BaseExpression, Where]]:
         """The kind of each ``return`` of a helper, with the call's arguments bound, and
