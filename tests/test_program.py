@@ -267,7 +267,8 @@ def test_optimizer_kinds_are_the_training_analysis_kinds():
     from mplint.analysis import training
     from mplint.run import optimizer_values
 
-    assert (optimizer_values.PLAIN, optimizer_values.LSO) == (training.PLAIN, training.LSO)
+    assert (optimizer_values.PLAIN, optimizer_values.LSO, optimizer_values.API) == \
+        (training.PLAIN, training.LSO, training.API)
 
 
 def _optimizers(root, name):

@@ -50,6 +50,8 @@ UNKNOWN_OPTIMIZER = "unknown"  # not followed with certainty: the rules stay sil
 #: ``None`` (a parameter left to its ``None`` default): only ``opt or Adam()`` reads past it;
 #: anywhere else it is reported as UNKNOWN_OPTIMIZER
 NO_OPTIMIZER = "none"
+#: a project factory "kind" that names the API the call stands for (``run.optimizer_values.API``)
+API = "api:"
 
 _MAX_DEPTH = 12
 _MAX_FLOW = 3000
@@ -271,6 +273,14 @@ class TrainingLoops(Analysis):
             if self._guards and self._is_guarded(method):
                 self.guarded.add(id(node))
 
+    def callee_names(self, call: cst.Call) -> FrozenSet[str]:
+        """The canonical names of what ``call`` runs: the API its callee names, or the
+        vocabulary wrapper a project function in another module stands for (its
+        arguments handed on: ``dmp.DistributedGradientTape(tape)``); call after the walk."""
+        names = self.call_names.get(id(call), frozenset())
+        kinds = self.ctx.facts.project_optimizer_factories.get(dotted_name(call.func) or "", ())
+        return names | {k[len(API):] for k in kinds if k.startswith(API)}
+
     # -- optimizers -------------------------------------------------------------------
     def optimizer_origins(self, expr: cst.BaseExpression, loc: Location,
                           assumed: Optional[Truths] = None) -> Tuple[OptimizerOrigin, ...]:
@@ -370,7 +380,7 @@ class TrainingLoops(Analysis):
                 inner = lso_argument(expr)
                 inner_origins = tuple(self._origins(inner, loc, depth + 1, seen)) if inner is not None else ()
                 yield OptimizerOrigin(LSO, expr, loc, inner_origins)
-            elif names & DISTRIBUTED_OPTIMIZERS:
+            elif self.callee_names(expr) & DISTRIBUTED_OPTIMIZERS:
                 inner = positional_or_keyword(expr, 0, "optimizer")
                 if inner is None:
                     yield OptimizerOrigin(UNKNOWN_OPTIMIZER)
@@ -396,12 +406,23 @@ class TrainingLoops(Analysis):
                 finally:
                     self._assumed = saved
             else:  # a factory of the project (another module): what it returns, if known
-                kinds = self.ctx.facts.project_optimizer_factories.get(dotted_name(expr.func) or "", ())
+                kinds = tuple(k for k in self.ctx.facts.project_optimizer_factories.get(dotted_name(expr.func) or "", ())
+                              if not k.startswith(API))
                 yield from (OptimizerOrigin(kind, expr, loc, returned=True) for kind in kinds) if kinds \
                     else [OptimizerOrigin(UNKNOWN_OPTIMIZER)]
         elif isinstance(expr, cst.IfExp):
             yield from self._origins(expr.body, loc, depth + 1, seen)
             yield from self._origins(expr.orelse, loc, depth + 1, seen)
+        elif isinstance(expr, cst.Subscript) and (key := _constant_key(expr)) is not None:
+            # ``setup()["optimizer"]``: the entry of the dict literal(s) the value is
+            values = list(self._dict_entries(expr.value, key, loc, depth + 1, seen))
+            if not values:
+                yield OptimizerOrigin(UNKNOWN_OPTIMIZER)
+            for value, where in values:
+                if value is None or where is None:
+                    yield OptimizerOrigin(UNKNOWN_OPTIMIZER)
+                else:
+                    yield from self._origins(value, where, depth + 1, seen)
         elif isinstance(expr, cst.BooleanOperation) and isinstance(expr.operator, cst.Or):
             # ``optimizer or Adam()``: the left value where it is one, else the right
             left = list(self._origins(expr.left, loc, depth + 1, seen))
@@ -444,6 +465,45 @@ class TrainingLoops(Analysis):
                 yield OptimizerOrigin(UNKNOWN_OPTIMIZER)
         else:
             yield OptimizerOrigin(UNKNOWN_OPTIMIZER)
+
+    def _dict_entries(self, expr: cst.BaseExpression, key: str, loc: Location, depth: int, seen: FrozenSet[int]
+                      ) -> Iterator[Tuple[Optional[cst.BaseExpression], Optional[Location]]]:
+        """The values the dict ``expr`` may hold under ``key``: entries of the dict
+        literals it is, through names, a helper's returns and ``self`` attributes;
+        (None, None) for any value not followed (the caller stays unknown)."""
+        if depth > _MAX_DEPTH:
+            yield None, None
+        elif isinstance(expr, cst.Dict):
+            entries = [e for e in expr.elements if isinstance(e, cst.DictElement)
+                       and isinstance(e.key, cst.SimpleString) and e.key.evaluated_value == key]
+            if len(entries) != 1 or any(isinstance(e, cst.StarredDictElement) for e in expr.elements):
+                yield None, None
+            else:
+                yield entries[0].value, loc
+        elif isinstance(expr, cst.Call) and id(expr) not in seen and (returns := _helper_returns(expr, loc)):
+            for value, inside, _ in returns:
+                yield from self._dict_entries(value, key, inside, depth + 1, seen | {id(expr)})
+        elif isinstance(expr, cst.Name):
+            found = [b for b in loc.reaching(expr.value) if self._possible(b)]
+            for binding in found or [None]:
+                if binding is None or id(binding) in seen or binding.value is None \
+                        or binding.kind not in ("assign", "annassign") or binding.scope is None:
+                    yield None, None
+                else:
+                    yield from self._dict_entries(binding.value, key, binding.location(), depth + 1,
+                                                  seen | {id(binding)})
+        elif isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self" \
+                and (cls := loc.scope.enclosing_class()) is not None:
+            owner = next((c for c in class_chain(cls) if c.attributes.get(expr.attr.value)), cls)
+            bindings = [b for b in owner.attributes.get(expr.attr.value, []) if self._possible(b)]
+            for binding in bindings or [None]:
+                if binding is None or id(binding) in seen or binding.value is None or binding.scope is None:
+                    yield None, None
+                else:
+                    yield from self._dict_entries(binding.value, key, binding.location(), depth + 1,
+                                                  seen | {id(binding)})
+        else:
+            yield None, None
 
     def _literal_truths(self, call: cst.Call, caller: Location, inside: Location) -> Truths:
         """The truth of each parameter of the helper ``call`` runs that the call fixes to a
@@ -629,7 +689,7 @@ class TrainingLoops(Analysis):
                 return self._with_of_item.get(id(binding.node), False)
             return None
         if (binding.kind == "assign" and isinstance(binding.value, cst.Call)
-                and self.call_names.get(id(binding.value), frozenset()) & DISTRIBUTED_TAPES):
+                and self.callee_names(binding.value) & DISTRIBUTED_TAPES):
             wrapped = positional_or_keyword(binding.value, 0, "gradtape")
             if wrapped is None or wrapped is tape:
                 return None
@@ -787,6 +847,17 @@ class TrainingLoops(Analysis):
                 return []  # another function of that name, or the argument left to its default
             out.append((call, arg, where))
         return out
+
+
+def _constant_key(subscript: cst.Subscript) -> Optional[str]:
+    """The string key of ``value["key"]``, if written as one."""
+    if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Index):
+        return None
+    index = subscript.slice[0].slice.value
+    if isinstance(index, cst.SimpleString):
+        value = index.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
 
 
 def _known(origins: Iterator[OptimizerOrigin]) -> Iterator[OptimizerOrigin]:

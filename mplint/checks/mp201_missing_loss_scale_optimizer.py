@@ -11,6 +11,7 @@ from mplint.analysis.training import PLAIN, UPDATE_WORDS, TrainingLoops, TrainSt
 from mplint.rule.check import Check, Fix, Needs
 from mplint.rule.levels import Safety
 from mplint.semantic.conditions import conflict
+from mplint.semantic.test_modules import is_test_path
 from mplint.semantic.vocabulary import MIXED_POLICIES
 
 
@@ -33,6 +34,8 @@ class MissingLossScaleOptimizer(Check):
             why = float16_source(self.ctx, loops, step.location.scope, step.location)
             if why is None:
                 continue  # float32 or bfloat16: no loss scaling needed
+            if self._test_under_chosen_policy(step):
+                continue
             if step.narrowed and not self._mixed_where_it_runs(loops, step):
                 continue  # wrapped under a flag, run when it is off: mixed there only if the policy is
             if step.method == "minimize" and version == 3:
@@ -56,6 +59,15 @@ class MissingLossScaleOptimizer(Check):
                 if fix is not None:
                     wrapped.update(id(o.call) for o in step.origins)
             self.report(step.call, message, fix)
+
+    def _test_under_chosen_policy(self, step: TrainStep) -> bool:
+        """A test module whose policy is chosen at run time (a test flag or parameter):
+        its updates are steps compared with a reference under whichever policy the run
+        picks, not a training loop whose small gradients are lost over many steps."""
+        if not is_test_path(self.ctx.path):
+            return False
+        policy = self.facts.mixed_policy(step.location.scope)
+        return policy is None or not policy.certain
 
     def _mixed_where_it_runs(self, loops: TrainingLoops, step: TrainStep) -> bool:
         """The step runs only where its conditions leave the optimizer unwrapped: float16

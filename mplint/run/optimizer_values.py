@@ -17,9 +17,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Set, Tuple
 
-from mplint.run.summaries import BODY, IMPORT, METHOD, PARAM, UNKNOWN
+from mplint.run.summaries import BODY, IMPORT, METHOD, PARAM, UNKNOWN, FunctionSummary
 from mplint.semantic.vocabulary import (
-    DISTRIBUTED_OPTIMIZERS, LOSS_SCALE_OPTIMIZERS, is_optimizer_constructor,
+    DISTRIBUTED_OPTIMIZERS, DISTRIBUTED_TAPES, LOSS_SCALE_OPTIMIZERS, is_optimizer_class, is_optimizer_constructor,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -27,9 +27,15 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: the origin kinds of ``analysis.training`` (PLAIN, LSO): a test holds them equal
 PLAIN, LSO = "plain", "lso"
-#: how an optimizer factory's name reads (``make_optimizer``, ``get_opt``, ``build_optim``):
-#: only such calls are followed into other modules, which keeps the model cheap
-_NAMES_AN_OPTIMIZER = re.compile(r"opt", re.IGNORECASE)
+#: a "kind" that says the call *is* an API call: API + its canonical name, for a project
+#: function that hands its arguments on to a wrapper of the vocabulary and returns what
+#: it makes (``dmp.DistributedGradientTape(tape)`` returning ``hvd.DistributedGradientTape(*args)``)
+API = "api:"
+#: the vocabulary's wrappers a project function may stand for (they wrap their first argument)
+FORWARDED_APIS = DISTRIBUTED_OPTIMIZERS | DISTRIBUTED_TAPES
+#: how an optimizer factory's name reads (``make_optimizer``, ``get_opt``, ``build_optim``),
+#: or a tape wrapper's: only such calls are followed into other modules, which keeps the model cheap
+_NAMES_AN_OPTIMIZER = re.compile(r"opt|tape", re.IGNORECASE)
 #: words of every optimizer update (``apply_gradients``, Keras 3's ``apply``, ``minimize``)
 _APPLY_WORDS = (b"apply_gradients", b".apply(", b"minimize(")
 _MAX_DEPTH = 8
@@ -65,7 +71,7 @@ class OptimizerValues:
             for _, callee in function.calls:
                 if callee.startswith(IMPORT) or METHOD in callee or not _NAMES_AN_OPTIMIZER.search(callee):
                     continue
-                kinds = self._project_call(path, name, callee, 0)
+                kinds = self._project_call(path, name, callee, 0) or self._forwarded(path, name, callee)
                 if kinds is None:
                     continue
                 if found.get(callee, kinds) != kinds:
@@ -102,6 +108,29 @@ class OptimizerValues:
                             found.setdefault(path, {}).setdefault(name, {})[param] = sorted(merged)
         return found
 
+    def _forwarded(self, path: str, function: str, written: str) -> Optional[Kinds]:
+        """{API + name} when the call ``written(...)`` runs one project function that
+        returns a call of a vocabulary wrapper (``FORWARDED_APIS``) given the function's
+        own first argument, or all of them (``def DistributedOptimizer(*args, **kwargs):
+        opt = hvd.DistributedOptimizer(*args, **kwargs); ...; return opt``)."""
+        nodes = [n for n in self.model._resolve(path, function, written) if n[1] != BODY]
+        if len(nodes) != 1 or self.model._class(path, written) is not None:
+            return None
+        callee = self.model.summary(nodes[0][0]).functions.get(nodes[0][1])
+        if callee is None:
+            return None
+        found: Set[str] = set()
+        # Only a wrapper's own returns and UNKNOWN ones (a nested helper's, which the
+        # summary counts too); a parameter handed back or another callee: not a wrapper.
+        for returned in callee.returns:
+            if returned == UNKNOWN:
+                continue
+            name = self._canonical(nodes[0][0], returned)
+            if name is None or name not in FORWARDED_APIS or not _forwards(callee, returned):
+                return None
+            found.add(name)
+        return frozenset({API + found.pop()}) if len(found) == 1 else None
+
     # -- kinds -------------------------------------------------------------------------
     def _written(self, path: str, function: str, written: str, depth: int) -> Optional[Kinds]:
         """The kinds a call written ``written(...)`` in ``function`` of ``path`` returns."""
@@ -119,8 +148,11 @@ class OptimizerValues:
         """The kinds a call ``written(...)`` in ``function`` returns: its function's own
         returns, and for a parameter it returns (``configure(opt)`` wrapping ``opt`` or
         handing it back), what this function passes for it."""
+        cls = self.model._class(path, written)
+        if cls is not None:
+            return self._class_kinds(cls)
         nodes = [n for n in self.model._resolve(path, function, written) if n[1] != BODY]
-        if len(nodes) != 1 or self.model._class(path, written) is not None or depth > _MAX_DEPTH:
+        if len(nodes) != 1 or depth > _MAX_DEPTH:
             return None
         found = self._returned(nodes[0], depth + 1)
         if found is None:
@@ -143,6 +175,26 @@ class OptimizerValues:
                     return None
                 out |= more
         return frozenset(out)
+
+    def _class_kinds(self, cls: "Node") -> Optional[Kinds]:
+        """A project class: a plain optimizer when it derives from a Keras optimizer (a
+        custom optimizer, ``class SGLD(keras.optimizers.Optimizer)``), a wrapped one when
+        from a LossScaleOptimizer; None for any other class or a base not known."""
+        found: Optional[Kinds] = None
+        for owner in self.model._bases(cls):
+            info = self.model.summary(owner[0]).classes.get(owner[1])
+            for base in info.bases if info is not None else ():
+                if self.model._class(owner[0], base) is not None:
+                    continue  # a project class: its own bases are read in turn
+                name = self._canonical(owner[0], base)
+                if name is None or name == "object":
+                    continue
+                if name in LOSS_SCALE_OPTIMIZERS:
+                    return frozenset({LSO})
+                if not is_optimizer_class(name):
+                    return None  # a mixin or a class of another library: not followed
+                found = frozenset({PLAIN})
+        return found
 
     def _returned(self, node: "Node", depth: int) -> Optional[Tuple[Kinds, FrozenSet[str]]]:
         """The kinds a project function returns, and the parameters it returns as they
@@ -175,3 +227,12 @@ class OptimizerValues:
         if target is None or target.startswith("."):
             return None
         return canonical(target + ("." + rest if rest else ""))
+
+
+def _forwards(function: FunctionSummary, callee: str) -> bool:
+    """The function hands its arguments to ``callee``: all of them (``*args`` of a
+    function with no named positional parameter), or its first parameter as the first."""
+    passed = [(slot, argument) for c, slot, argument in function.passes if c == callee]
+    if not function.params:
+        return any(slot == "*" for slot, _ in passed)
+    return ("0", PARAM + function.params[0]) in passed

@@ -344,6 +344,18 @@ GRADIENT_CLIPS = frozenset({
 })
 
 
+#: the base classes of Keras optimizers: a class deriving from one is a (plain) optimizer
+OPTIMIZER_BASE_CLASSES = frozenset({
+    "keras.optimizers.Optimizer", "keras.optimizers.legacy.Optimizer", "keras.optimizers.experimental.Optimizer",
+    "keras.optimizer_v2.optimizer_v2.OptimizerV2",
+})
+
+
+def is_optimizer_class(name: str) -> bool:
+    """A Keras optimizer class a project's optimizer may derive from (``Optimizer``, ``Adam``)."""
+    return name in OPTIMIZER_BASE_CLASSES or (is_optimizer_constructor(name) and not name.endswith(".get"))
+
+
 def is_optimizer_constructor(name: str) -> bool:
     """``keras.optimizers.Adam`` and friends (legacy/experimental too), or ``optimizers.get``."""
     parts = name.split(".")
