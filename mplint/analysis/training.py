@@ -418,11 +418,11 @@ class TrainingLoops(Analysis):
             values = list(self._dict_entries(expr.value, key, loc, depth + 1, seen))
             if not values:
                 yield OptimizerOrigin(UNKNOWN_OPTIMIZER)
-            for value, where in values:
-                if value is None or where is None:
+            for entry, where in values:
+                if entry is None or where is None:
                     yield OptimizerOrigin(UNKNOWN_OPTIMIZER)
                 else:
-                    yield from self._origins(value, where, depth + 1, seen)
+                    yield from self._origins(entry, where, depth + 1, seen)
         elif isinstance(expr, cst.BooleanOperation) and isinstance(expr.operator, cst.Or):
             # ``optimizer or Adam()``: the left value where it is one, else the right
             left = list(self._origins(expr.left, loc, depth + 1, seen))
@@ -484,7 +484,7 @@ class TrainingLoops(Analysis):
             for value, inside, _ in returns:
                 yield from self._dict_entries(value, key, inside, depth + 1, seen | {id(expr)})
         elif isinstance(expr, cst.Name):
-            found = [b for b in loc.reaching(expr.value) if self._possible(b)]
+            found: List[Optional[Binding]] = [b for b in loc.reaching(expr.value) if self._possible(b)]
             for binding in found or [None]:
                 if binding is None or id(binding) in seen or binding.value is None \
                         or binding.kind not in ("assign", "annassign") or binding.scope is None:
@@ -495,7 +495,8 @@ class TrainingLoops(Analysis):
         elif isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self" \
                 and (cls := loc.scope.enclosing_class()) is not None:
             owner = next((c for c in class_chain(cls) if c.attributes.get(expr.attr.value)), cls)
-            bindings = [b for b in owner.attributes.get(expr.attr.value, []) if self._possible(b)]
+            bindings: List[Optional[Binding]] = [
+                b for b in owner.attributes.get(expr.attr.value, []) if self._possible(b)]
             for binding in bindings or [None]:
                 if binding is None or id(binding) in seen or binding.value is None or binding.scope is None:
                     yield None, None

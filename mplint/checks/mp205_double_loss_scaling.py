@@ -52,14 +52,14 @@ class DoubleLossScaling(Check):
             if sites:
                 # a wrapping helper (``def with_loss_scale(opt): return LSO(opt)``): the call
                 # that hands it an optimizer wrapped already is the mistake, not the helper
-                for site, argument, where in sites:
+                for helper_call, argument, where in sites:
                     wrapped = [o for o in loops.optimizer_origins(argument, where) if o.kind == LSO]
                     if wrapped:
-                        self.report(site, "this call wraps an optimizer that is a LossScaleOptimizer already "
+                        self.report(helper_call, "this call wraps an optimizer that is a LossScaleOptimizer already "
                                           "in another one (the helper it calls wraps its argument): Keras 2 "
                                           "raises TypeError, Keras 3 accepts it and divides every gradient by "
                                           "the inner loss scale too; wrap the optimizer once",
-                                    self._unwrap(argument, wrapped, site))
+                                    self._unwrap(argument, wrapped, helper_call))
                 continue
             wrapped = [o for o in loops.optimizer_origins(inner, loc) if o.kind == LSO]
             if not wrapped:
