@@ -31,6 +31,7 @@ EDITS: Tuple[Tuple[str, str], ...] = (
     ('dtype="float32"', 'name="head"'),
     ("dtype='float32'", "name='head'"),
     ("softmax", "relu"),
+    ("hvd.DistributedGradientTape(", "hvd.recorded_tape("),  # a project wrapper of horovod's tape
 )
 
 
