@@ -306,6 +306,41 @@ def test_optimizer_factories_and_parameters_across_modules(tmp_path):
     assert params == {"fit": {"optimizer": ("plain",)}}
 
 
+def test_wrappers_of_horovod_and_custom_optimizer_classes_across_modules(tmp_path):
+    """A project function that hands its arguments to horovod's wrapper and returns it
+    stands for horovod's (an "api:" kind); one that may hand back its argument does not.
+    A project class is an optimizer when its bases reach a Keras optimizer."""
+    _write(tmp_path, {
+        "setup.py": "",
+        "par.py": "import horovod.tensorflow as hvd\nimport horovod.tensorflow.keras as hvd_keras\n\n"
+                  "def WrapTape(*args, **kwargs):\n    def _inner(x):\n        return x\n"
+                  "    tape = hvd.DistributedGradientTape(*args, **kwargs)\n    return tape\n\n"
+                  "def WrapOptimizer(optimizer):\n    return hvd_keras.DistributedOptimizer(optimizer)\n\n"
+                  "def MaybeOptimizer(optimizer, flag):\n    if flag:\n        return hvd_keras.DistributedOptimizer(optimizer)\n"
+                  "    return optimizer\n\n"
+                  "def OtherOptimizer(optimizer, lr):\n    return hvd_keras.DistributedOptimizer(lr)\n",
+        "opts.py": "import tensorflow as tf\nfrom extlib import Wrapper\n\nclass Noisy(tf.keras.optimizers.Optimizer):\n    pass\n\n"
+                   "class NoisyAdam(Noisy):\n    pass\n\n"
+                   "class Scaled(tf.keras.mixed_precision.LossScaleOptimizer):\n    pass\n\n"
+                   "class Mixed(Wrapper, Noisy):\n    pass\n\n"
+                   "class NotOne:\n    pass\n\n"
+                   "def noisy_opt():\n    return NoisyAdam()\n\ndef scaled_opt():\n    return Scaled(Noisy())\n\n"
+                   "def mixed_opt():\n    return Mixed()\n\ndef other_opt():\n    return NotOne()\n",
+        "train.py": POLICY + "import par\nfrom opts import noisy_opt, scaled_opt, mixed_opt, other_opt\n\n"
+                    "def main(model):\n    tf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
+                    "    with tf.GradientTape() as tape:\n        loss = model(1)\n"
+                    "    tape = par.WrapTape(tape)\n    a = par.WrapOptimizer(tf.keras.optimizers.Adam())\n"
+                    "    b = par.MaybeOptimizer(tf.keras.optimizers.Adam(), True)\n"
+                    "    c = par.OtherOptimizer(tf.keras.optimizers.Adam(), 0.1)\n"
+                    "    d, e, f, g = noisy_opt(), scaled_opt(), mixed_opt(), other_opt()\n"
+                    "    a.apply_gradients(tape.gradient(loss, []))\n",
+    })
+    factories, _ = _optimizers(tmp_path, "train.py")
+    assert factories == {"par.WrapTape": ("api:horovod.tensorflow.DistributedGradientTape",),
+                         "par.WrapOptimizer": ("api:horovod.tensorflow.keras.DistributedOptimizer",),
+                         "noisy_opt": ("plain",), "scaled_opt": ("lso",)}
+
+
 def test_an_override_that_drops_the_base_scaling_is_found_file_by_file_and_when_it_changes(tmp_path):
     """The pre-commit way: one file named, the program model cached between runs; an
     edit that drops (or restores) the scaling changes the answer."""
