@@ -174,9 +174,10 @@ class TrainingLoops(Analysis):
         self.narrowed = False
         self._deciding: Set[int] = set()
         #: how often each name is read (a function's name only in calls of it: every
-        #: caller of it is known); ids of the names ``def`` binds, which are not reads
+        #: caller of it is known); ids of names that are no reads (``def`` names,
+        #: attribute names, keywords)
         self._name_uses: Dict[str, int] = {}
-        self._def_names: Set[int] = set()
+        self._not_reads: Set[int] = set()
         #: the nodes the last :meth:`flow` reached through a parameter, in the calls of its function
         self.crossed: Set[int] = set()
 
@@ -230,10 +231,17 @@ class TrainingLoops(Analysis):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.defined_functions.add(node.name.value)
-        self._def_names.add(id(node.name))
+        self._not_reads.add(id(node.name))
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._not_reads.add(id(node.attr))
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self._not_reads.add(id(node.keyword))
 
     def visit_Name(self, node: cst.Name) -> None:
-        if id(node) not in self._def_names:
+        if id(node) not in self._not_reads:
             self._name_uses[node.value] = self._name_uses.get(node.value, 0) + 1
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
