@@ -95,7 +95,17 @@ class DoubleLossScaling(Check):
 
     def _guarded(self, call: cst.Call, inner: cst.BaseExpression, loc: Location) -> bool:
         """``if isinstance(opt, LossScaleOptimizer): return opt`` before ``LSO(opt)`` in
-        the same function: the wrapping runs only for an optimizer not yet wrapped."""
+        the same function, or ``LSO(opt)`` under ``if not isinstance(opt, ...)`` (or in
+        the ``else`` of ``if isinstance``): the wrapping runs only for an optimizer not
+        yet wrapped."""
+        if isinstance(inner, cst.Name):
+            # ``if not isinstance(opt, LossScaleOptimizer): opt = LossScaleOptimizer(opt)``
+            for _, arm, test in loc.branches:
+                wanted = arm == "body"
+                while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+                    test, wanted = test.expression, not wanted
+                if not wanted and self._isinstance_of_lso(test, inner.value):
+                    return True
         function = loc.scope.node
         if not isinstance(inner, cst.Name) or not isinstance(function, cst.FunctionDef) \
                 or not isinstance(function.body, cst.IndentedBlock):
