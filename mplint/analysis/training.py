@@ -414,8 +414,8 @@ class TrainingLoops(Analysis):
                 finally:
                     self._assumed = saved
             else:  # a factory of the project (another module): what it returns, if known
-                kinds = tuple(k for k in self.ctx.facts.project_optimizer_factories.get(dotted_name(expr.func) or "", ())
-                              if not k.startswith(API))
+                made = self.ctx.facts.project_optimizer_factories.get(dotted_name(expr.func) or "", ())
+                kinds = tuple(k for k in made if not k.startswith(API))
                 yield from (OptimizerOrigin(kind, expr, loc, returned=True) for kind in kinds) if kinds \
                     else [OptimizerOrigin(UNKNOWN_OPTIMIZER)]
         elif isinstance(expr, cst.IfExp):
