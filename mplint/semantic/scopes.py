@@ -512,6 +512,41 @@ def method_of(cls: Scope, name: str) -> Optional[Binding]:
     return None
 
 
+def class_attribute(cls: Scope, name: str) -> Optional[Binding]:
+    """The class-body binding ``name`` has for an instance of ``cls``: the nearest one
+    through the class's bases in this file (``head_activation = "softmax"``)."""
+    for current in class_chain(cls):
+        found = current.bindings.get(name)
+        if found:
+            return found[-1]
+    return None
+
+
+def subclasses_in_file(cls: Scope) -> List[Scope]:
+    """The classes of the file that derive from ``cls``, directly or through others."""
+    module = cls
+    while module.parent is not None:
+        module = module.parent
+    out: List[Scope] = []
+    pending = list(module.children)
+    while pending:
+        current = pending.pop()
+        pending += current.children
+        if current.kind == "class" and current is not cls and any(c is cls for c in class_chain(current)):
+            out.append(current)
+    return out
+
+
+def class_scope_of(func: cst.BaseExpression, loc: Location) -> Optional[Scope]:
+    """The scope of the class of this file a name denotes (``HeadConfig`` in ``HeadConfig()``)."""
+    if not isinstance(func, cst.Name):
+        return None
+    binding = loc.lookup(func.value)
+    if binding is None or binding.kind != "class" or binding.scope is None:
+        return None
+    return next((c for c in binding.scope.children if c.node is binding.node), None)
+
+
 def attributes_of(cls: Scope, name: str) -> List[Binding]:
     """Every ``self.<name> = ...`` the class and its bases in this file make."""
     return [b for c in class_chain(cls) for b in c.attributes.get(name, [])]

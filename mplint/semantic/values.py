@@ -18,10 +18,10 @@ import libcst as cst
 from mplint.semantic.call_args import UNREADABLE, _Unreadable, argument_for
 from mplint.semantic.names import NameResolver
 from mplint.semantic.scopes import (
-    Binding, Branches, CallContext, CallFrame, CallIndex, Location, Scope, attributes_of, calls_of, function_key,
-    instance_class,
+    Binding, Branches, CallContext, CallFrame, CallIndex, Location, Scope, attributes_of, calls_of, class_attribute,
+    class_scope_of, function_key, instance_class, method_of, subclasses_in_file,
 )
-from mplint.semantic.vocabulary import DTYPE_NAMES, POLICY_CONSTRUCTORS
+from mplint.semantic.vocabulary import DATACLASS_DECORATORS, DTYPE_NAMES, POLICY_CONSTRUCTORS
 
 Values = FrozenSet[object]
 
@@ -87,8 +87,10 @@ class Evaluator:
             if isinstance(expr.value, cst.Name) and self.always_on(expr.attr.value):
                 return frozenset({True})  # `--amp` with action="store_true", default=True
             dtype = self._dtype(expr)
-            if dtype is None and loc is not None and isinstance(expr.value, cst.Name) and expr.value.value == "self":
-                return self._attribute_values(loc, expr.attr.value, depth)
+            if dtype is None and loc is not None and isinstance(expr.value, cst.Name):
+                if expr.value.value == "self":
+                    return self._attribute_values(loc, expr.attr.value, depth)
+                return self._instance_values(expr.value, expr.attr.value, loc, depth)
             return dtype
         if isinstance(expr, cst.UnaryOperation):
             inner = self.values(expr.expression, loc, depth + 1)
@@ -172,9 +174,11 @@ class Evaluator:
         (``self.head_act = head_act`` in ``__init__``, the parameter bound at the
         construction calls). Unknown when any assignment is not a plain one."""
         cls = instance_class(loc)
-        bindings = attributes_of(cls, attr) if cls is not None else None
-        if not bindings:
+        if cls is None:
             return None
+        bindings = attributes_of(cls, attr)
+        if not bindings:
+            return self._class_attribute_values(cls, attr, depth)
         out: Set[object] = set()
         for binding in bindings:
             if binding.kind not in ("assign", "annassign") or binding.value is None or binding.scope is None:
@@ -184,6 +188,68 @@ class Evaluator:
                 return None
             out |= found
         return frozenset(out) if len(out) <= _MAX_VALUES else None
+
+    def _class_attribute_values(self, cls: Scope, attr: str, depth: int) -> Optional[Values]:
+        """A class attribute read through an instance (``self.head_activation`` with
+        ``head_activation = "softmax"`` in the class body or a base's): the nearest
+        binding in the class's bases, and every value a subclass of the file gives it
+        (the instance may be one). Unknown unless each is a plain constant."""
+        out: Set[object] = set()
+        for owner in [cls, *subclasses_in_file(cls)]:
+            binding = class_attribute(owner, attr)
+            if binding is None:
+                if owner is cls:
+                    return None
+                continue
+            if not is_constant(binding):
+                return None
+            assert binding.value is not None
+            found = self.values(binding.value, binding.location(), depth + 1)
+            if found is None:
+                return None
+            out |= found
+        return frozenset(out) if len(out) <= _MAX_VALUES else None
+
+    def _instance_values(self, name: cst.Name, attr: str, loc: Location, depth: int) -> Optional[Values]:
+        """``cfg.activation`` where ``cfg = HeadConfig(...)`` builds a class of the file,
+        bound once and never changed (no attribute set on it, not handed to a call): a
+        dataclass field takes the argument the construction passes, else its default;
+        another class's attribute is what its ``__init__`` sets from that call's
+        arguments, else its class attribute."""
+        bindings = loc.reaching(name.value)
+        if len(bindings) != 1 or not is_constant(bindings[0]) or not isinstance(bindings[0].value, cst.Call):
+            return None
+        binding = bindings[0]
+        assert binding.scope is not None and isinstance(binding.value, cst.Call)
+        call, where = binding.value, binding.location().within(loc.context)
+        cls = class_scope_of(call.func, where)
+        if cls is None or len(binding.scope.bindings.get(name.value, ())) != 1 \
+                or self._changed_in_place(binding.scope, name.value):
+            return None
+        if self._is_dataclass(cls):
+            field = _dataclass_field(cls, attr, call, where)
+            return None if field is None else self.values(field[0], field[1], depth + 1)
+        init = method_of(cls, "__init__")
+        if attributes_of(cls, attr) and init is not None and isinstance(init.node, cst.FunctionDef):
+            inside = where.entering(CallFrame(init.node, call, where, 1))
+            out: Set[object] = set()
+            for set_at in attributes_of(cls, attr):
+                if set_at.kind not in ("assign", "annassign") or set_at.value is None or set_at.scope is None:
+                    return None
+                found = self.values(set_at.value, set_at.location().within(inside.context), depth + 1)
+                if found is None:
+                    return None
+                out |= found
+            return frozenset(out) if len(out) <= _MAX_VALUES else None
+        if attributes_of(cls, attr):
+            return None
+        return self._class_attribute_values(cls, attr, depth)
+
+    def _is_dataclass(self, cls: Scope) -> bool:
+        node = cls.node
+        return isinstance(node, cst.ClassDef) and any(
+            self.names.resolve(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator)
+            & DATACLASS_DECORATORS for d in node.decorators)
 
     def values_by_branch(self, expr: cst.BaseExpression, loc: Location) -> Optional[List[Tuple[Values, Branches]]]:
         """The values of ``expr``, each with the ``if`` arms that choose it: ``policy``
@@ -463,6 +529,28 @@ def is_constant(binding: Binding) -> bool:
     return all(b.kind in ("assign", "annassign") for b in all_bindings)
 
 
+def _dataclass_field(cls: Scope, attr: str, call: cst.Call,
+                     where: Location) -> Optional[Tuple[cst.BaseExpression, Location]]:
+    """What a dataclass construction gives the field ``attr``: the argument passed
+    (by keyword, or by position in the order the fields are declared), else the
+    field's default in the class body. None when unreadable or not a plain field."""
+    fields = [name for name, bound in cls.bindings.items()
+              if bound and bound[0].kind == "annassign" and isinstance(bound[0].node, cst.AnnAssign)]
+    if attr not in fields or len(cls.bindings[attr]) != 1 or any(arg.star for arg in call.args):
+        return None
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == attr:
+            return arg.value, where
+    index = fields.index(attr)
+    positional = [arg for arg in call.args if arg.keyword is None]
+    if index < len(positional):
+        return positional[index].value, where
+    default = cls.bindings[attr][0]
+    if default.value is None:
+        return None
+    return default.value, default.location()
+
+
 def _is_number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
@@ -486,8 +574,8 @@ class _InPlaceChanges(cst.CSTVisitor):
         return isinstance(expr, cst.Name) and expr.value == self.name
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        if isinstance(node.target, cst.Subscript) and self._is_it(node.target.value):
-            self.found = True
+        if isinstance(node.target, (cst.Subscript, cst.Attribute)) and self._is_it(node.target.value):
+            self.found = True  # ``cfg["act"] = ...``, ``cfg.act = ...``
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if isinstance(node.target, cst.Subscript) and self._is_it(node.target.value):

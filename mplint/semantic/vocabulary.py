@@ -192,6 +192,8 @@ ACTIVATION_SECOND_LAYERS = frozenset({"keras.layers.Dense"})
 SOFTMAX_LAYERS = frozenset({"keras.layers.Softmax"})
 #: ``functools.partial(Layer, activation=...)``: a layer class with arguments bound ahead
 PARTIALS = frozenset({"functools.partial"})
+#: class decorators that make ``__init__`` take the annotated class attributes as fields
+DATACLASS_DECORATORS = frozenset({"dataclasses.dataclass", "attr.s", "attr.define", "attrs.define"})
 #: the parsed command line of absl (``FLAGS.amp``), as argparse's namespace is
 FLAG_OBJECTS = frozenset({"absl.flags.FLAGS", "tensorflow.compat.v1.flags.FLAGS", "tensorflow.flags.FLAGS"})
 #: Keras layers whose output is not a float computed under the policy (lookups,
