@@ -25,8 +25,8 @@ import libcst as cst
 from mplint.rule.check import Analysis, Context
 from mplint.semantic.call_args import first_tensor_argument, positional_or_keyword
 from mplint.semantic.scopes import (
-    Binding, CallContext, CallFrame, Location, Scope, attributes_of, calls_of, function_key, instance_class,
-    local_def,
+    Binding, CallContext, CallFrame, Location, Scope, attributes_of, calls_of, class_chain, function_key,
+    instance_class, local_def, on_self,
 )
 from mplint.semantic.vocabulary import (
     ANY_MODEL_CLASSES, MODEL_CLASSES, PARTIALS, SEQUENTIAL_CLASSES, SIZE_KEEPING_LAYERS, WHOLE_MODEL_METHODS,
@@ -278,11 +278,22 @@ class ModelOutputs(Analysis):
                     for expr, producer in self._tensor(outputs, loc, 0):
                         self._resolved.append(ModelOutput(call, expr, producer, "functional"))
             for classdef, scope in self._model_classes().values():
-                if id(classdef) in nested:
+                if id(classdef) in nested or self._only_a_base(classdef, scope):
                     continue
                 for expr, producer in self._subclassed(scope, 0):
                     self._resolved.append(ModelOutput(classdef, expr, producer, "subclassed"))
         return self._resolved
+
+    def _only_a_base(self, classdef: cst.ClassDef, scope: Scope) -> bool:
+        """A model class the file never builds, whose subclasses here each override
+        ``call`` (``ProbNet(LogitsNet)`` returning ``softmax(super().call(x))``): its
+        own outputs are inner tensors of theirs, judged through them."""
+        derived = [s for node, s, _ in self._classes if s is not scope and any(c is scope for c in class_chain(s))]
+        if not derived or any(_method(s, "call") is None for s in derived):
+            return False
+        return not any(where.lookup(classdef.name.value) is not None
+                       and where.lookup(classdef.name.value).node is classdef  # type: ignore[union-attr]
+                       for _, where in self.ctx.scopes.calls.get(classdef.name.value, ()))
 
     def method_calls(self, name: str) -> int:
         """How many ``self.<name>(...)`` calls the file's classes make."""
@@ -922,7 +933,7 @@ class ModelOutputs(Analysis):
             return None
         helper = self._local_function(func, loc)
         if helper is not None:
-            return helper, loc.context, 1 if _self_attribute(func) else 0
+            return helper, loc.context, 1 if on_self(func) else 0
         if isinstance(func, cst.Name):
             binding = self._plain_binding(func, loc)
             if binding is None or binding.scope is None or binding.value is None:

@@ -449,9 +449,26 @@ def local_def(func: cst.BaseExpression, loc: Location) -> Optional[Binding]:
     elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
         cls = instance_class(loc)
         binding = method_of(cls, func.attr.value) if cls is not None else None
+    elif isinstance(func, cst.Attribute) and is_super(func.value):
+        # ``super().call(x)``: the next definition after the method's own class
+        own = loc.scope.enclosing_class()
+        chain = class_chain(own)[1:] if own is not None else []
+        binding = next((c.bindings[func.attr.value][-1] for c in chain if c.bindings.get(func.attr.value)), None)
     if binding is None or binding.kind != "def" or not isinstance(binding.node, cst.FunctionDef):
         return None
     return binding
+
+
+def is_super(expr: cst.BaseExpression) -> bool:
+    """``super()`` with no arguments, as a method calls it."""
+    return isinstance(expr, cst.Call) and not expr.args and isinstance(expr.func, cst.Name) \
+        and expr.func.value == "super"
+
+
+def on_self(func: cst.BaseExpression) -> bool:
+    """``self.method`` or ``super().method``: a call that keeps the instance."""
+    return isinstance(func, cst.Attribute) and (
+        (isinstance(func.value, cst.Name) and func.value.value == "self") or is_super(func.value))
 
 
 def class_chain(cls: Scope) -> List[Scope]:
@@ -487,8 +504,7 @@ def instance_class(loc: Location) -> Optional[Scope]:
         return None
     found = own
     for frame in reversed(loc.context):
-        func = frame.call.func
-        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"):
+        if not on_self(frame.call.func):
             break
         caller = frame.caller.scope.enclosing_class()
         if caller is None:
