@@ -26,7 +26,7 @@ from mplint.rule.check import Analysis, Context
 from mplint.semantic.call_args import first_tensor_argument, positional_or_keyword
 from mplint.semantic.scopes import (
     Binding, CallContext, CallFrame, Location, Scope, attributes_of, calls_of, class_chain, function_key,
-    instance_class, local_def, on_self,
+    instance_class, local_def, method_of, on_self,
 )
 from mplint.semantic.vocabulary import (
     ANY_MODEL_CLASSES, MODEL_CLASSES, PARTIALS, SEQUENTIAL_CLASSES, SIZE_KEEPING_LAYERS, WHOLE_MODEL_METHODS,
@@ -848,6 +848,11 @@ class ModelOutputs(Analysis):
                 and value.args[0].keyword is None and isinstance(value.args[0].value, cst.Name)
                 and [value.args[0].value.value] == params):
             return None
+        init = method_of(scope, "__init__") if scope is not None else None
+        if init is not None and isinstance(init.node, cst.FunctionDef):
+            # inside this construction: ``Named(Dense(...))`` hands ``__init__`` the layer it stores
+            where = where.within(layer.location.context).entering(
+                CallFrame(init.node, layer.constructor, layer.location, 1))
         inner = self._layer(value.func, where, depth + 1)
         if inner is None or not any(name.startswith("keras.") for name in inner.layer_class):
             return None
@@ -870,6 +875,9 @@ class ModelOutputs(Analysis):
         if depth > _MAX_DEPTH:
             return None
         if isinstance(expr, cst.Name):
+            argument = self._argument(expr, loc)
+            if argument is not None:
+                return self._layer(argument[0], argument[1], depth + 1)
             binding = self._plain_binding(expr, loc)
             if binding is None or binding.scope is None or binding.value is None:
                 return None
@@ -884,7 +892,8 @@ class ModelOutputs(Analysis):
             # the output is a run-time matter.
             if len(bindings) != 1 or bindings[0].value is None or bindings[0].scope is None:
                 return None
-            return self._layer(bindings[0].value, Location(bindings[0].scope, bindings[0].order), depth + 1)
+            return self._layer(bindings[0].value, Location(bindings[0].scope, bindings[0].order, (), loc.context),
+                               depth + 1)
         if isinstance(expr, cst.Call):
             callee = self._callable(expr.func, loc, depth + 1)
             if callee is not None:
@@ -898,6 +907,21 @@ class ModelOutputs(Analysis):
                 return LayerProducer(expr, self.resolve(layer), loc, preset)
             return LayerProducer(expr, self.resolve(expr.func) or self._named_class(expr.func, loc), loc)
         return None
+
+    def _argument(self, name: cst.Name, loc: Location) -> Optional[Tuple[cst.BaseExpression, Location]]:
+        """What a followed call passes for the parameter ``name`` (``inner`` of
+        ``Named.__init__`` in ``Named(Dense(...))``), read where the call is made;
+        None when ``name`` is no parameter of a followed call or the call leaves it out."""
+        binding = loc.lookup(name.value)
+        if binding is None or binding.kind != "param" or binding.scope is None \
+                or not isinstance(binding.node, cst.Param):
+            return None
+        followed = loc.frame_of(binding.scope.node)
+        if followed is None:
+            return None
+        frame = followed[0]
+        expr = self.ctx.values.bound_argument(frame.function, binding.node, frame.call, frame.offset, frame.caller)
+        return (expr, frame.caller) if isinstance(expr, cst.BaseExpression) else None
 
     def _named_class(self, func: cst.BaseExpression, loc: Location) -> FrozenSet[str]:
         """The Keras layer class a name picks at run time, when the name is known:
