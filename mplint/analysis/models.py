@@ -635,9 +635,16 @@ class ModelOutputs(Analysis):
             if not expr.elements:
                 return None
             item = expr.elements[-1]
-            if isinstance(item, cst.StarredElement):
-                return None
+            if isinstance(item, cst.StarredElement):  # ``*head_layers(10)``: the last it holds
+                return self._last_item(item.value, loc, use, depth + 1)
             return item.value, loc
+        if isinstance(expr, cst.Call):
+            callee = self._callable(expr.func, loc, depth + 1)
+            returns = self._returns.get(id(callee[0]), []) if callee is not None else []
+            if callee is None or len(returns) != 1:
+                return None
+            value, where = returns[0]
+            return self._last_item(value, self._inside(callee, expr, loc, where), use, depth + 1)
         if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
             return self._last_item(expr.right, loc, use, depth + 1)
         if isinstance(expr, cst.Name):
