@@ -784,7 +784,7 @@ class ModelOutputs(Analysis):
             finally:
                 self._expanding.discard(id(helper))
             return
-        if isinstance(func, (cst.Call, cst.Name)) or _self_attribute(func):
+        if isinstance(func, (cst.Call, cst.Name, cst.Subscript)) or _self_attribute(func):
             layer = self._layer(func, loc, depth + 1)
             if layer is not None:
                 if self.is_model_constructor(layer.constructor, layer.location):
@@ -889,6 +889,9 @@ class ModelOutputs(Analysis):
             if binding is None or binding.scope is None or binding.value is None:
                 return None
             return self._layer(binding.value, binding.location().within(loc.context), depth + 1)
+        if isinstance(expr, cst.Subscript):  # ``self.heads[0]``, ``HEADS["classify"]``
+            element = self.ctx.values.item(expr, loc)
+            return None if element is None else self._layer(element[0], element[1], depth + 1)
         if _self_attribute(expr):
             assert isinstance(expr, cst.Attribute)
             cls = instance_class(loc)
@@ -998,16 +1001,23 @@ class ModelOutputs(Analysis):
         return where.within(context).entering(CallFrame(function, call, caller, offset))
 
     def _partial(self, func: cst.BaseExpression, loc: Location) -> Optional[Tuple[cst.Call, Location]]:
-        """``dense = functools.partial(layers.Dense, activation="softmax")`` behind ``dense``."""
-        if not isinstance(func, cst.Name):
+        """``dense = functools.partial(layers.Dense, activation="softmax")`` behind
+        ``dense``, or held by a container under a known key (``HEADS["classify"]``)."""
+        value: Optional[cst.BaseExpression] = None
+        if isinstance(func, cst.Name):
+            binding = self._plain_binding(func, loc)
+            if binding is None or binding.scope is None:
+                return None
+            value, where = binding.value, binding.location().within(loc.context)
+        elif isinstance(func, cst.Subscript):
+            element = self.ctx.values.item(func, loc)
+            if element is None:
+                return None
+            value, where = element
+        if not isinstance(value, cst.Call) or not self.resolve(value.func) & PARTIALS or not value.args \
+                or value.args[0].keyword is not None or any(arg.star for arg in value.args):
             return None
-        binding = self._plain_binding(func, loc)
-        value = binding.value if binding is not None else None
-        if binding is None or binding.scope is None or not isinstance(value, cst.Call) \
-                or not self.resolve(value.func) & PARTIALS or not value.args or value.args[0].keyword is not None \
-                or any(arg.star for arg in value.args):
-            return None
-        return value, binding.location().within(loc.context)
+        return value, where
     def _reaching_values(self, name: cst.Name, loc: Location) -> List[Optional[Binding]]:
         """The plain assignments (see :meth:`_plain_binding`) whose value ``name`` may
         hold here, one per arm that assigns it; None stands for any other binding."""

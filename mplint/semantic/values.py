@@ -376,28 +376,64 @@ class Evaluator:
         return None
 
     def _item_values(self, expr: cst.Subscript, loc: Location, depth: int) -> Optional[Values]:
-        """``PRECISION["bf16"]``: the value a dict literal, bound once and never changed
-        in place, holds under a key known here; unknown for any other subscript."""
-        if not isinstance(expr.value, cst.Name) or len(expr.slice) != 1 \
-                or not isinstance(expr.slice[0].slice, cst.Index):
+        """``PRECISION["bf16"]``: the value a container literal holds under a key known
+        here (:meth:`item`); unknown for any other subscript."""
+        found = self.item(expr, loc, depth)
+        return None if found is None else self.values(found[0], found[1], depth + 1)
+
+    def item(self, expr: cst.Subscript, loc: Location,
+             depth: int = 0) -> Optional[Tuple[cst.BaseExpression, Location]]:
+        """The element ``container[key]`` reads, with where it was written: a dict,
+        list or tuple literal bound once and never changed in place (a variable, or a
+        ``self.<attr>`` its class sets once and never changes), under a key (or index)
+        known here. None for anything else."""
+        if depth > _MAX_DEPTH or len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
             return None
         keys = self.values(expr.slice[0].slice.value, loc, depth + 1)
-        bindings = loc.reaching(expr.value.value)
-        if keys is None or len(keys) != 1 or len(bindings) != 1:
+        container = self._container(expr.value, loc)
+        if keys is None or len(keys) != 1 or container is None:
             return None
-        binding = bindings[0]
-        if binding.kind not in ("assign", "annassign") or not isinstance(binding.value, cst.Dict) \
-                or binding.scope is None or self._changed_in_place(binding.scope, expr.value.value):
-            return None
-        where = binding.location()
-        for element in binding.value.elements:
+        literal, where = container
+        key = next(iter(keys))
+        if isinstance(literal, (cst.List, cst.Tuple)):
+            if not isinstance(key, int) or isinstance(key, bool) \
+                    or any(isinstance(e, cst.StarredElement) for e in literal.elements) \
+                    or not -len(literal.elements) <= key < len(literal.elements):
+                return None
+            return literal.elements[key].value, where
+        for element in literal.elements:
             if not isinstance(element, cst.DictElement):
                 return None  # ``{**base, ...}``: what the spread holds is not followed
-            key = self.values(element.key, where, depth + 1)
-            if key is None:
+            found = self.values(element.key, where, depth + 1)
+            if found is None:
                 return None
-            if key == keys:
-                return self.values(element.value, where, depth + 1)
+            if found == keys:
+                return element.value, where
+        return None
+
+    def _container(self, expr: cst.BaseExpression,
+                   loc: Location) -> Optional[Tuple[Union[cst.Dict, cst.List, cst.Tuple], Location]]:
+        """The literal a container expression holds, when bound once and never changed."""
+        literals = (cst.Dict, cst.List, cst.Tuple)
+        if isinstance(expr, cst.Name):
+            bindings = loc.reaching(expr.value)
+            if len(bindings) != 1:
+                return None
+            binding = bindings[0]
+            if binding.kind not in ("assign", "annassign") or not isinstance(binding.value, literals) \
+                    or binding.scope is None or self._changed_in_place(binding.scope, expr.value):
+                return None
+            return binding.value, binding.location().within(loc.context)
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+            cls = instance_class(loc)
+            bindings = attributes_of(cls, expr.attr.value) if cls is not None else []
+            if len(bindings) != 1 or not isinstance(bindings[0].value, literals) or bindings[0].scope is None:
+                return None
+            owner = bindings[0].scope.enclosing_class()
+            if owner is None or any(self._changed_in_place(c, "self." + expr.attr.value)
+                                    for c in [owner, *subclasses_in_file(owner)]):
+                return None
+            return bindings[0].value, bindings[0].location().within(loc.context)
         return None
 
     def _changed_in_place(self, scope: Scope, name: str) -> bool:
@@ -571,6 +607,8 @@ class _InPlaceChanges(cst.CSTVisitor):
         self.found = False
 
     def _is_it(self, expr: cst.BaseExpression) -> bool:
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):  # ``self.heads``
+            return f"{expr.value.value}.{expr.attr.value}" == self.name
         return isinstance(expr, cst.Name) and expr.value == self.name
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
