@@ -39,3 +39,22 @@ def test_a_head_whose_module_imports_the_model_back_is_judged_once(tmp_path):
     write_files(tmp_path, {"pyproject.toml": "[project]\nname = 'p'\n", "train.py": TRAIN, "net.py": NET,
                            "heads.py": circular})
     assert _findings(tmp_path, ".")[1] == [("net.py", 8, "MP102")]
+
+
+def test_a_layer_class_bound_by_a_star_import_is_judged_in_its_module(tmp_path):
+    star = NET.replace("from heads import Head", "from heads import *")
+    write_files(tmp_path, {"pyproject.toml": "[project]\nname = 'p'\n", "train.py": TRAIN, "net.py": star,
+                           "heads.py": HEAD})
+    assert _findings(tmp_path, ".")[1] == [("net.py", 8, "MP102")]
+
+
+def test_a_star_import_that_does_not_hand_the_class_on_leaves_it_unknown(tmp_path):
+    star = NET.replace("from heads import Head", "from heads import *")
+    files = {"pyproject.toml": "[project]\nname = 'p'\n", "train.py": TRAIN, "net.py": star}
+    # not in the module's __all__: the star import binds no Head
+    write_files(tmp_path, {**files, "heads.py": HEAD + "\n__all__ = ['Other']\n"})
+    assert _findings(tmp_path, ".")[1] == []
+    # the checked file defines its own Head after the star import: that one is called
+    own = star + "\n\nclass Head(keras.layers.Layer):\n    def call(self, x):\n        return keras.ops.cast(x, \"float32\")\n"
+    write_files(tmp_path, {**files, "heads.py": HEAD, "net.py": own})
+    assert _findings(tmp_path, ".")[1] == []

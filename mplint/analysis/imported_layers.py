@@ -132,13 +132,56 @@ def _imported(ctx: Context, func: cst.BaseExpression) -> Optional[Tuple[str, str
         return None
     head, _, rest = written.partition(".")
     imports = _top_level_imports(ctx.module)
-    target = imports.get(head)
+    target = imports.get(head) or _star_imported(ctx, head)
     if target is None:
         return None
     full = absolute_import(target, os.path.abspath(ctx.path), _root(ctx)) + ("." + rest if rest else "")
     module, _, name = full.rpartition(".")
     path = _module_file(module, ctx.path, _root(ctx)) if module and name else None
     return None if path is None else (path, name)
+
+
+def _star_imported(ctx: Context, name: str) -> Optional[str]:
+    """The dotted target of ``name`` when a top-level ``from heads import *`` of the
+    checked file binds it: the last such module that defines or imports it at its top
+    level and hands it on (in its ``__all__`` where it has one, else not private).
+    None when the file binds the name itself."""
+    if name in ctx.scopes.module_scope.bindings:
+        return None
+    found = None
+    for statement in ctx.module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if not isinstance(small, cst.ImportFrom) or not isinstance(small.names, cst.ImportStar):
+                continue
+            base = "." * len(small.relative) + (dotted_name(small.module) or "" if small.module else "")
+            target = base + name if base.endswith(".") else f"{base}.{name}"
+            owner = absolute_import(target, os.path.abspath(ctx.path), _root(ctx)).rpartition(".")[0]
+            path = _module_file(owner, ctx.path, _root(ctx)) if owner else None
+            module = None if path is None else _parsed(path)
+            if module is not None and name in _public_names(module):
+                found = target
+    return found
+
+
+def _public_names(module: cst.Module) -> List[str]:
+    """What ``from module import *`` binds: its ``__all__`` when a literal list or
+    tuple of strings, else its top-level definitions and imports not named ``_...``."""
+    defined: List[str] = list(_top_level_imports(module))
+    for statement in module.body:
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            defined.append(statement.name.value)
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.Assign) and len(small.targets) == 1 \
+                    and isinstance(small.targets[0].target, cst.Name):
+                if small.targets[0].target.value == "__all__" and isinstance(small.value, (cst.List, cst.Tuple)):
+                    listed = [e.value.evaluated_value for e in small.value.elements
+                              if isinstance(e.value, cst.SimpleString)]
+                    return [n for n in listed if isinstance(n, str)]
+    return [n for n in defined if not n.startswith("_")]
 
 
 def _top_level_imports(module: cst.Module) -> Dict[str, str]:
