@@ -275,8 +275,9 @@ class ModelOutputs(Analysis):
                 if id(cls.node) in self._model_classes() and id(cls.node) not in nested:
                     outputs = positional_or_keyword(call, 1, "outputs")
                     assert outputs is not None
-                    for expr, producer in self._tensor(outputs, loc, 0):
-                        self._resolved.append(ModelOutput(call, expr, producer, "functional"))
+                    for where in self._construction_contexts(loc):
+                        for expr, producer in self._tensor(outputs, where, 0):
+                            self._resolved.append(ModelOutput(call, expr, producer, "functional"))
             for classdef, scope in self._model_classes().values():
                 if id(classdef) in nested or self._only_a_base(classdef, scope):
                     continue
@@ -312,6 +313,20 @@ class ModelOutputs(Analysis):
         if not sites or len(sites) > _MAX_BUILDER_CALLS:
             return [loc]
         return [loc.entering(CallFrame(function, call, where, entry=True)) for call, where, _ in sites]
+
+    def _construction_contexts(self, loc: Location) -> List[Location]:
+        """Where a functional subclass's ``__init__`` graph is judged: as any construction
+        would build it, and once per construction in the file (``ResNet50()`` passing
+        ``classifier_activation="softmax"`` to ``ResNet`` whose default is linear), up
+        to ``_MAX_BUILDER_CALLS``."""
+        function = loc.scope.node
+        if not isinstance(function, cst.FunctionDef) or function.name.value != "__init__":
+            return [loc]
+        sites = calls_of(self.ctx.scopes.calls, loc.scope)
+        if len(sites) > _MAX_BUILDER_CALLS:
+            return [loc]
+        return [loc, *(loc.entering(CallFrame(function, call, where, offset, entry=True))
+                       for call, where, offset in sites)]
 
     def producer(self, expr: cst.BaseExpression, loc: Location, depth: int = 0) -> Optional[Producer]:
         """What computes the tensor ``expr`` (a layer call or an op call), if known.
