@@ -132,6 +132,8 @@ class ModelOutputs(Analysis):
         self._loop_assigns: Set[int] = set()
         #: ``outputs[key] = value`` by container name (value None: ``outputs[key] += ...``)
         self._stores: Dict[str, List[Tuple[Optional[cst.BaseExpression], Location]]] = {}
+        #: the ``container[key]`` target of each store, by id of the value stored
+        self._store_keys: Dict[int, cst.Subscript] = {}
         self._resolved: Optional[List[ModelOutput]] = None
         self._model_class_scopes: Optional[Dict[int, Tuple[cst.ClassDef, Scope]]] = None
         self._expanding: Set[int] = set()
@@ -188,6 +190,7 @@ class ModelOutputs(Analysis):
     def _note_store(self, target: cst.BaseExpression, value: Optional[cst.BaseExpression]) -> None:
         if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
             self._stores.setdefault(target.value.value, []).append((value, self.ctx.scopes.location()))
+            self._store_keys[id(value)] = target
 
     def visit_List(self, node: cst.List) -> None:
         loc = self.ctx.scopes.location()
@@ -983,6 +986,12 @@ class ModelOutputs(Analysis):
         helper = self._local_function(func, loc)
         if helper is not None:
             return helper, loc.context, 1 if on_self(func) else 0
+        if isinstance(func, cst.Subscript):  # ``HEADS["softmax"](x, 10)``
+            element = self.ctx.values.item(func, loc)
+            if element is not None:
+                return self._callable(element[0], element[1], depth + 1)
+            registered = self._registered(func, loc)
+            return None if registered is None else (registered, loc.context, 0)
         if isinstance(func, cst.Name):
             binding = self._plain_binding(func, loc)
             if binding is None or binding.scope is None or binding.value is None:
@@ -1007,6 +1016,73 @@ class ModelOutputs(Analysis):
             if binding is not None and binding.kind == "def" and id(binding.node) in self._function_scopes:
                 return binding.node, inside.context, 0
         return None
+
+    def _registered(self, func: cst.Subscript, loc: Location) -> Optional[cst.FunctionDef]:
+        """The function of the file a registry holds under a key known here: an empty
+        dict filled only by ``REGISTRY[name] = fn`` inside a decorator factory
+        (``@register("softmax")`` on a ``def``) or by ``REGISTRY["key"] = function`` at
+        the top level. None when any store is of another shape, or the key is held by
+        none or by several."""
+        if not isinstance(func.value, cst.Name) or len(func.slice) != 1 \
+                or not isinstance(func.slice[0].slice, cst.Index):
+            return None
+        key = self.ctx.values.value(func.slice[0].slice.value, loc)
+        name = func.value.value
+        binding = loc.lookup(name)
+        if key is None or binding is None or binding.kind != "assign" or binding.scope is None \
+                or binding.value is None or not _empty_container(binding.value, binding.location()) \
+                or len(binding.scope.bindings.get(name, ())) != 1:
+            return None
+        held: List[cst.FunctionDef] = []
+        for value, where in self._stores.get(name, []):
+            if where.lookup(name) is not binding:
+                continue
+            target = self._store_keys.get(id(value))
+            found = None if value is None or target is None else self._stored_function(target, value, where, key)
+            if found is None:
+                return None  # a store this does not read: the registry is unknown
+            held += found
+        return held[0] if len(held) == 1 else None
+
+    def _stored_function(self, target: cst.Subscript, value: cst.BaseExpression, where: Location,
+                         key: object) -> Optional[List[cst.FunctionDef]]:
+        """The functions one store puts under ``key`` ([] when it stores another key)."""
+        index = target.slice[0].slice if len(target.slice) == 1 else None
+        if not isinstance(value, cst.Name) or not isinstance(index, cst.Index):
+            return None
+        if where.scope.kind == "module":
+            stored = where.lookup(value.value)
+            written = self.ctx.values.value(index.value, where)
+            if stored is None or stored.kind != "def" or written is None:
+                return None
+            return [stored.node] if written == key and isinstance(stored.node, cst.FunctionDef) else []
+        inner, outer = where.scope.node, where.scope.parent.node if where.scope.parent else None
+        if not isinstance(inner, cst.FunctionDef) or not isinstance(outer, cst.FunctionDef) \
+                or not isinstance(index.value, cst.Name) or not inner.params.params \
+                or inner.params.params[0].name.value != value.value:
+            return None
+        key_param = next((p for p in outer.params.params if p.name.value == index.value.value), None)
+        if key_param is None:
+            return None
+        out: List[cst.FunctionDef] = []
+        module = self.ctx.scopes.module_scope
+        for bindings in module.bindings.values():
+            for decorated in bindings:
+                if decorated.kind != "def" or not isinstance(decorated.node, cst.FunctionDef):
+                    continue
+                for decorator in decorated.node.decorators:
+                    call = decorator.decorator
+                    if not isinstance(call, cst.Call) or local_def(call.func, decorated.location()) is None \
+                            or local_def(call.func, decorated.location()).node is not outer:  # type: ignore[union-attr]
+                        continue
+                    given = self.ctx.values.bound_argument(outer, key_param, call, 0, decorated.location())
+                    written = self.ctx.values.value(given, decorated.location()) \
+                        if isinstance(given, cst.BaseExpression) else None
+                    if written is None:
+                        return None
+                    if written == key:
+                        out.append(decorated.node)
+        return out
 
     @staticmethod
     def _inside(callee: Tuple[cst.CSTNode, CallContext, int], call: cst.Call, caller: Location,
