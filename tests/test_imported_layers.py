@@ -58,3 +58,29 @@ def test_a_star_import_that_does_not_hand_the_class_on_leaves_it_unknown(tmp_pat
     own = star + "\n\nclass Head(keras.layers.Layer):\n    def call(self, x):\n        return keras.ops.cast(x, \"float32\")\n"
     write_files(tmp_path, {**files, "heads.py": HEAD, "net.py": own})
     assert _findings(tmp_path, ".")[1] == []
+
+
+FACTORY = ("import keras\n\n\ndef classifier(n, activation='softmax', dtype=None):\n"
+           "    return keras.layers.Dense(n, activation=activation, dtype=dtype)\n")
+USES = ("import keras\n\nfrom heads import classifier\n\n"
+        "keras.mixed_precision.set_global_policy('mixed_float16')\ninputs = keras.Input((8,))\n"
+        "model = keras.Model(inputs, classifier(10)(inputs))\nmodel.fit(None)\n"
+        "linear = keras.Model(inputs, classifier(10, activation=None)(inputs))\nlinear.fit(None)\n"
+        "safe = keras.Model(inputs, classifier(10, dtype='float32')(inputs))\nsafe.fit(None)\n"
+        "act = 'float32'\nunknown = keras.Model(inputs, classifier(10, dtype=act)(inputs))\nunknown.fit(None)\n")
+
+
+def test_a_layer_a_function_of_another_module_returns_is_judged_with_the_calls_arguments(tmp_path):
+    write_files(tmp_path, {"pyproject.toml": "[project]\nname = 'p'\n", "train.py": USES, "heads.py": FACTORY})
+    # the default softmax; a call passing None; silent: float32 passed, and an argument the module cannot read
+    assert _findings(tmp_path, ".")[1] == [("train.py", 7, "MP101"), ("train.py", 9, "MP102")]
+
+
+def test_a_fixed_layer_factory_changes_the_next_cached_run(tmp_path):
+    write_files(tmp_path, {"pyproject.toml": "[project]\nname = 'p'\n", "train.py": USES, "heads.py": FACTORY})
+    cached = lambda: [(f["path"], f["line"], f["rule"]) for f in json.loads(  # noqa: E731
+        run_cli("check", "--output-format", "json", "train.py", cwd=tmp_path).stdout)]
+    assert cached() == [("train.py", 7, "MP101"), ("train.py", 9, "MP102")]
+    (tmp_path / "heads.py").write_text(FACTORY.replace("dtype=None", "dtype='float32'"))
+    # the function's default dtype is float32 now: every call that leaves it out is float32
+    assert cached() == []

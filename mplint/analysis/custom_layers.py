@@ -14,14 +14,16 @@ anything that cannot be read there is unknown.
 
 from __future__ import annotations
 
+import os
+
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
 from mplint.analysis.compute_regions import ComputeRegions, LayerClass
-from mplint.analysis.imported_layers import imported_function, imported_layer
-from mplint.analysis.layers import computes_under_policy
+from mplint.analysis.imported_layers import imported_factory, imported_function, imported_layer
+from mplint.analysis.layers import computes_in_float32, computes_under_policy, is_keras_layer, is_softmax_layer
 from mplint.analysis.models import LayerProducer, ModelOutput, ModelOutputs, OpProducer
 from mplint.analysis.tensor_kinds import F32, LOW, TensorKinds, Where
 from mplint.core.walker import child_nodes
@@ -52,6 +54,9 @@ class CustomLayer:
     accepts_dtype: bool
     #: the class makes weights or sublayers: a float32 dtype changes how they compute
     has_weights: bool
+    #: for a function of another module that returns a Keras layer, where it is
+    #: (``heads.py``): the layer it builds is the one to give dtype='float32'
+    built_in: str = ""
 
 
 class CustomLayers(Analysis):
@@ -101,8 +106,24 @@ class CustomLayers(Analysis):
         if binding is not None and binding.kind == "class" and isinstance(binding.node, cst.ClassDef):
             return self._judge_class(binding.node)
         if binding is None and isinstance(func, (cst.Name, cst.Attribute)):
-            return imported_layer(self.ctx, func)  # a class of another module of the project
+            # a class of another module of the project, or a function there that returns a layer
+            return imported_layer(self.ctx, func) or imported_factory(self.ctx, func, layer.constructor)
         return None
+
+    def judge_factory_named(self, name: str, args: Sequence[cst.Arg], path: str) -> Optional[CustomLayer]:
+        """A function of this module called from another with ``args`` (``classifier(10)``),
+        when it returns one Keras layer certainly built 16-bit under a mixed policy: the
+        call's literal arguments bind its parameters, any other argument is unknown."""
+        binding = self.ctx.scopes.module_scope.lookup(name)
+        if binding is None or binding.kind != "def" or not isinstance(binding.node, cst.FunctionDef) \
+                or any(arg.star for arg in args):
+            return None
+        call = cst.Call(func=cst.Name(name), args=[arg.with_changes(value=_literal(arg.value)) for arg in args])
+        built = self.ctx.get(ModelOutputs).layer(call, Location(self.ctx.scopes.module_scope, _AFTER_ALL))
+        if built is None or not is_keras_layer(built) or not computes_under_policy(built) \
+                or built.layer_class & LAMBDA_LAYERS or computes_in_float32(built, self.ctx) is not False:
+            return None
+        return CustomLayer(name, is_softmax_layer(built, self.ctx), False, True, os.path.basename(path))
 
     def judge_class_named(self, name: str) -> Optional[CustomLayer]:
         """A class of this module, by name, judged as :meth:`judge` would (another
@@ -285,6 +306,20 @@ class CustomLayers(Analysis):
                     if binding is not None and binding.kind == "class" and regions.layer_class(binding.node):
                         return True
         return False
+
+
+#: a statement order after every statement of a module: a name looked up there has its final binding
+_AFTER_ALL = 1 << 30
+#: what an argument the other module cannot read stands for there: a name bound nowhere
+_UNKNOWN_ARGUMENT = cst.Name("__mplint_unknown__")
+
+
+def _literal(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """The argument itself when a literal another module can read, else an unknown."""
+    if isinstance(expr, (cst.SimpleString, cst.Integer, cst.Float)) \
+            or (isinstance(expr, cst.Name) and expr.value in ("True", "False", "None")):
+        return expr
+    return _UNKNOWN_ARGUMENT
 
 
 def _is_model(cls: LayerClass) -> bool:

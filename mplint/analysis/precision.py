@@ -176,6 +176,9 @@ class OutputPrecision(Analysis):
         custom = found.custom
         if custom is None:
             return "give the output layer dtype='float32'"
+        if custom.built_in:
+            return (f"the layer `{custom.name}` in {custom.built_in} returns computes in it; "
+                    f"give that layer dtype='float32'")
         if custom.name == "Lambda":
             what = "the Lambda computes in it (Keras autocasts its inputs)"
         else:
