@@ -227,6 +227,8 @@ class Evaluator:
                 or self._changed_in_place(binding.scope, name.value):
             return None
         if self._is_dataclass(cls):
+            if attributes_of(cls, attr):
+                return None  # ``__post_init__`` or a method sets it again
             field = _dataclass_field(cls, attr, call, where)
             return None if field is None else self.values(field[0], field[1], depth + 1)
         init = method_of(cls, "__init__")
