@@ -678,9 +678,25 @@ def _index(project: ProjectFacts, todo: List[Tuple[str, str, bytes]], parses: _P
     def index_one(path: str, raw: bytes, keep: Optional[Dict[str, object]]) -> FileFacts:
         return index_source(path, raw, keep, project)
 
+    if todo:
+        _load_indexer()
     done = index_files(todo, index_one, parses.budget, parses.jobs, parsed)
     project.unindexed.update(done.skipped)
     return {key: item for key, item in done.facts.items() if isinstance(item, FileFacts)}
+
+
+def _load_indexer() -> None:
+    """Import what :func:`index_source` runs (libcst and the module facts) here, before
+    the index forks its workers: each worker would otherwise import it again (a third of
+    a second of CPU each, more than the parse of a file), and a pre-commit run forks
+    one for every setter the program model asks about. A run that parses anything checks
+    a file with them too, or costs one import here instead of one in a worker."""
+    import mplint.core.source  # noqa: F401
+    import mplint.core.source_kinds  # noqa: F401
+    import mplint.core.walker  # noqa: F401
+    import mplint.semantic.facts  # noqa: F401
+    import mplint.semantic.scopes  # noqa: F401
+    import mplint.semantic.values  # noqa: F401
 
 
 def may_enable_rewrite(raw: bytes) -> bool:
@@ -812,8 +828,10 @@ def _content(key: str, unique: Dict[str, str], contents: Optional[Dict[str, byte
 def _program(project: ProjectFacts, others: SetterFacts, unique: Dict[str, str], cache,
              contents: Optional[Dict[str, bytes]], checked: Optional[List[str]] = None) -> ProgramResult:
     """The program model over the project's files, summarising modules on demand
-    (each summary cached by content with the index)."""
+    (each summary cached by content with the index, and kept for this run: the setter
+    search and every rebuild of the model below ask for the same modules again)."""
     raws: Dict[str, Optional[bytes]] = {}
+    summaries: Dict[str, ModuleSummary] = {}
 
     def read(key: str) -> Optional[bytes]:
         if key not in raws:
@@ -821,8 +839,11 @@ def _program(project: ProjectFacts, others: SetterFacts, unique: Dict[str, str],
         return raws[key]
 
     def summary_of(key: str) -> ModuleSummary:
-        raw = read(key)
-        return ModuleSummary() if raw is None else _summary(key, raw, unique, cache)
+        found = summaries.get(key)
+        if found is None:
+            raw = read(key)
+            found = summaries[key] = ModuleSummary() if raw is None else _summary(key, raw, unique, cache)
+        return found
 
     def policy_values(key: str) -> FrozenSet[str]:
         item = project.files.get(key) or others.facts(key)
