@@ -16,6 +16,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
@@ -577,6 +578,7 @@ def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], 
     checked = None if walked is not None or not extra else sorted(
         {os.path.abspath(p) for p in extra} & set(unique))
     checked_set = set(checked or ())
+    checked_names = _ModuleWords(checked or (), root, lambda key: _content(key, unique, contents))
     others = SetterFacts(unique, cache, contents, parses)
     # Every file judged as mixed: where policies are set adds nothing, only the rewrite.
     assumed_mixed = settings.assume_policy in MIXED_POLICIES
@@ -639,7 +641,8 @@ def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], 
             if item is None:
                 if assumed_mixed and not may_enable_rewrite(raw):
                     continue  # its policies are not asked for (parsed when checked, if it is)
-                if checked is not None and key not in checked_set and not may_enable_rewrite(raw):
+                if checked is not None and key not in checked_set and not (
+                        may_enable_rewrite(raw) and checked_names.may_pair(key, raw)):
                     others.pending.add(key)  # parsed only if its policy may reach a checked file
                     continue
                 decided.append((key, st, raw, None))
@@ -703,6 +706,46 @@ def may_enable_rewrite(raw: bytes) -> bool:
     return any(token in raw for token in REWRITE_TOKENS)
 
 
+class _ModuleWords:
+    """Whether another file may import a checked file, or be imported by one, told from
+    their bytes before either is parsed. :func:`governs` pairs an importer with a module
+    only through a dotted name whose last part the importer writes (``import pkg.model``,
+    ``from pkg import model``, ``from ..model import x``) and that is the module's name or
+    a package above it, so that part is one of the module's. A file that enables the graph
+    rewrite and writes none of a checked file's parts, nor the checked file any of its,
+    is not one :meth:`ProjectFacts.rewriting` gives a checked file: it need not be indexed
+    at once. Notebooks always pair (their code is JSON text)."""
+
+    def __init__(self, checked: Iterable[str], root: Optional[Path], read: Callable[[str], Optional[bytes]]) -> None:
+        self.checked = list(checked)
+        self.root = root
+        self.read = read
+        self._words: Dict[str, Optional["re.Pattern[bytes]"]] = {}
+
+    def may_pair(self, key: str, raw: bytes) -> bool:
+        if key.endswith(".ipynb"):
+            return True
+        for own in self.checked:
+            mine = self.read(own)
+            if mine is None or own.endswith(".ipynb") or self._names(own, raw) or self._names(key, mine):
+                return True
+        return False
+
+    def _names(self, path: str, raw: bytes) -> bool:
+        """Whether a part of a dotted name of the module at ``path`` is a word of ``raw``."""
+        if path not in self._words:
+            parts = {part for name, _ in importable(path, self.root) for part in name.split(".")}
+            parts = {part for part in parts if part.isidentifier()}  # an import writes only these
+            if not parts:
+                self._words[path] = re.compile(rb"(?!)")  # no name an import can write
+            elif all(part.isascii() for part in parts):
+                self._words[path] = re.compile(rb"\b(?:" + b"|".join(re.escape(p.encode()) for p in sorted(parts)) + rb")\b")
+            else:
+                self._words[path] = None  # a word in another encoding: not told from bytes
+        words = self._words[path]
+        return words is None or words.search(raw) is not None
+
+
 class SetterFacts:
     """The policies set by files other than the checked ones, in a run that checks
     named files (pre-commit, an editor): they matter only where a policy they set
@@ -734,17 +777,26 @@ class SetterFacts:
 
     def facts(self, key: str) -> FileFacts:
         """The file's facts, indexing it now if it is pending."""
-        if key in self.pending:
+        self.index([key])
+        return self.known.get(key) or FileFacts()
+
+    def index(self, keys: Iterable[str]) -> None:
+        """Index those of ``keys`` that are pending, together: one batch of workers
+        instead of one forked for each file the program model asks about."""
+        todo: List[Tuple[str, str, bytes]] = []
+        for key in sorted(set(keys) & self.pending):
             self.pending.discard(key)
             raw = _content(key, self.unique, self.contents)
-            path = self.unique.get(key, key)
-            found = _index(self.project, [(key, path, raw)], self.parses, None) \
-                if raw is not None and self.project is not None else {}
+            if raw is not None and self.project is not None:
+                todo.append((key, self.unique.get(key, key), raw))
+            else:
+                self.known[key] = FileFacts()
+        found = _index(self.project, todo, self.parses, None) if todo and self.project is not None else {}
+        for key, _, raw in todo:
             item = found.get(key)
-            if self.cache is not None and raw is not None and item is not None:
+            if self.cache is not None and item is not None:
                 self.cache.index_put(key, raw, item)  # by content: the next index reads it anyway
             self.known[key] = item or FileFacts()
-        return self.known.get(key) or FileFacts()
 
 
 def _cached_program(project: ProjectFacts, others: SetterFacts, unique: Dict[str, str], cache,
@@ -855,6 +907,10 @@ def _program(project: ProjectFacts, others: SetterFacts, unique: Dict[str, str],
     # one whose policy then reaches a checked file is parsed, and left out if the
     # index finds no policy there after all (the summary knows no names).
     maybe = [key for key in sorted(others.pending) if any(f.sets for f in summary_of(key).functions.values())]
+    # The setter search asks the policies of each of these that passes one it cannot
+    # read (``set_global_policy(name)``): the index answers them all at once.
+    others.index(key for key in maybe if any(not literal for f in summary_of(key).functions.values()
+                                             for _, literal in f.sets))
     try:
         while True:
             model = ProgramModel(project.root, unique, summary_of, read, policy_values)
