@@ -917,6 +917,7 @@ def _program(project: ProjectFacts, others: SetterFacts, unique: Dict[str, str],
             result = model.build(setters + maybe, checked)
             reaching = {route.path for path in checked or ()
                         for routes in result.governance(path).by_function.values() for route in routes.values()}
+            others.index(key for key in maybe if key in reaching)  # together, as above
             wrong = [key for key in maybe if key in reaching and not others.facts(key).policies]
             if not wrong:
                 break
