@@ -268,3 +268,41 @@ def test_registry_writers_walk_only_statement_bodies_and_find_every_assignment()
             assert {id(n) for n in _assignments(stmt)} == \
                 {id(n) for n in ast.walk(stmt) if isinstance(n, ast.Assign)}, stmt.lineno
     assert summarize(REGISTRY).writers == {"register": ["LOSSES", "MODELS"], "nested": ["LOSSES", "OTHER"]}
+
+
+def _named_by_tokens(raw: bytes) -> bool:
+    """The tokenizer's reading: an index word in a token that is not a comment."""
+    import io
+    import tokenize
+
+    try:
+        return any(token.type != tokenize.COMMENT and any(word in token.string for word in project_module._INDEX_WORDS)
+                   for token in tokenize.tokenize(io.BytesIO(raw).readline))
+    except (tokenize.TokenError, SyntaxError, ValueError, UnicodeDecodeError):
+        return True
+
+
+@pytest.mark.parametrize("raw", [
+    b"# tf.keras.mixed_precision.set_global_policy('mixed_float16')\nx = 1\n",
+    b"x = 1  # set_global_policy\n",
+    b"tf.keras.mixed_precision.set_global_policy('mixed_float16')\n",
+    b'os.environ["TF_ENABLE_AUTO_MIXED_PRECISION"] = "1"\n',
+    b'x = "#"; set_policy(p)\n',
+    b'x = "#"  # set_policy(p)\n',
+    b'"""\n# set_dtype_policy in a docstring line\n"""\n',
+    b"def f():\n    '''#'''; enable_mixed_precision_graph_rewrite(opt)\n",
+    b"# -*- coding: latin-1 -*-\n# caf\xe9\nx = 1  # auto_mixed_precision\n",
+    b"x = (1,\n  # set_global_policy\n  2)\n",
+    b"s = 'unterminated set_policy\n",
+])
+def test_a_policy_word_outside_comments_is_what_the_tokenizer_finds(raw):
+    assert project_module.mentions_policy_in_code("x.py", raw) == _named_by_tokens(raw)
+
+
+def test_policy_words_outside_comments_agree_with_the_tokenizer_on_this_checkout():
+    paths = [*ROOT.glob("mplint/**/*.py"), *ROOT.glob("tests/*.py"), *ROOT.glob("fixtures/**/*.py")]
+    checked = [path for path in sorted(paths) if project_module.may_set_facts(path.read_bytes())]
+    assert len(checked) > 50
+    for path in checked:
+        raw = path.read_bytes()
+        assert project_module.mentions_policy_in_code(str(path), raw) == _named_by_tokens(raw), path

@@ -78,6 +78,8 @@ def mentions_policy_in_code(path: str, raw: bytes) -> bool:
         if any(word in line for line in source.shell for word in _INDEX_WORDS):
             return True  # a notebook's ``%env`` or ``!`` line
         tokens = tokenize.generate_tokens(io.StringIO(source.text).readline)
+    elif _outside_comments(raw):
+        return True
     else:  # the tokenizer reads the coding cookie itself (no libcst on a cached run)
         tokens = tokenize.tokenize(io.BytesIO(raw).readline)
     try:
@@ -90,6 +92,20 @@ def mentions_policy_in_code(path: str, raw: bytes) -> bool:
 
 
 _INDEX_WORDS = tuple(token.decode() for token in INDEX_TOKENS)
+
+
+def _outside_comments(raw: bytes) -> bool:
+    """Whether a word of :data:`INDEX_TOKENS` has no ``#`` before it on its line: a
+    comment runs from its ``#`` to the end of the line, so such a word is in code or a
+    string, as the tokenizer would find (it is then needed only where every ``#`` line
+    must be told apart: a ``"#"`` string before the word)."""
+    for token in INDEX_TOKENS:
+        at = raw.find(token)
+        while at >= 0:
+            if b"#" not in raw[raw.rfind(b"\n", 0, at) + 1:at]:
+                return True
+            at = raw.find(token, at + len(token))
+    return False
 
 
 def find_root(paths: Sequence[str], *, markerless: bool = True) -> Optional[Path]:
