@@ -306,3 +306,30 @@ def test_policy_words_outside_comments_agree_with_the_tokenizer_on_this_checkout
     for path in checked:
         raw = path.read_bytes()
         assert project_module.mentions_policy_in_code(str(path), raw) == _named_by_tokens(raw), path
+
+
+def _names_by_pathlib(path: str, root) -> tuple:
+    """The dotted names of a module as pathlib reads its path (the former reading)."""
+    try:
+        rel = Path(path).relative_to(root) if root is not None else Path(Path(path).name)
+    except ValueError:
+        rel = Path(Path(path).name)
+    parts = list(rel.with_suffix("").parts)
+    if parts and parts[-1] == "__init__":
+        parts.pop()
+    return tuple(".".join(parts[i:]) for i in range(len(parts)) if parts[i:])
+
+
+@pytest.mark.parametrize("name", ["pkg/model.py", "pkg/__init__.py", "pkg/sub/__init__", "a.b.py", ".hidden",
+                                  "x.", "..py", "pkg/notebook.ipynb", "src/pkg/m.py", "deep/er/still/mod.py"])
+@pytest.mark.parametrize("root", [None, "", "pkg", "src", "elsewhere", "/"])
+def test_module_names_read_from_strings_are_those_pathlib_reads(tmp_path, name, root):
+    from mplint.run.module_paths import _importable, _module_names
+
+    path = str(tmp_path / name)
+    base = None if root is None else Path(root) if root == "/" else tmp_path / root
+    assert _module_names.__wrapped__(path, base) == _names_by_pathlib(path, base)
+    folder = Path(path).parent.parent if Path(path).stem == "__init__" else Path(path).parent
+    names = _module_names.__wrapped__(path, base)
+    above = [folder, *folder.parents]  # the shortest name is imported from the file's own folder
+    assert _importable.__wrapped__(path, base) == tuple((n, above[len(names) - 1 - i]) for i, n in enumerate(names))
