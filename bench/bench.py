@@ -21,7 +21,9 @@ machine's drift spreads over all of them:
 ``--mplint DIR`` times the mplint whose source is in ``DIR`` (another checkout: the
 figures before a change), with its own cache folder.
 
-The synthetic corpus mixes mixed-precision-heavy Keras files (models, custom
+The goals are set on tensorflow/models' ``official/`` tree as the tf-models-official
+2.20.0 wheel ships it (``pip download --no-deps tf-models-official==2.20.0``, then
+``python -m zipfile -e WHEEL DIR``; 1,216 files). The synthetic corpus mixes mixed-precision-heavy Keras files (models, custom
 training loops, policy setup) with plain Python utility modules, about three to
 one like tensorflow/models. The cache folder the warm runs create is removed
 afterwards unless it was there before.

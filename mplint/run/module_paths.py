@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 import os
 from pathlib import Path
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
 
 
 def module_names(path: str, root: Optional[Path]) -> Tuple[str, ...]:
@@ -20,14 +20,30 @@ def module_names(path: str, root: Optional[Path]) -> Tuple[str, ...]:
 @functools.lru_cache(maxsize=4096)
 def _module_names(path: str, root: Optional[Path]) -> Tuple[str, ...]:
     """(cached by absolute path: a relative one means another file in another folder)"""
-    try:  # the absolute path as written, like the root (a symlinked folder keeps its name)
-        rel = Path(path).relative_to(root) if root is not None else Path(Path(path).name)
-    except ValueError:
-        rel = Path(Path(path).name)
-    parts = list(rel.with_suffix("").parts)
+    # The absolute path as written, like the root (a symlinked folder keeps its name);
+    # read as strings: pathlib's parsing was most of the program model's set-up.
+    parts = _relative_parts(path, root)
+    parts[-1] = _stem(parts[-1])
     if parts and parts[-1] == "__init__":
         parts.pop()
     return tuple(".".join(parts[i:]) for i in range(len(parts)) if parts[i:])
+
+
+def _relative_parts(path: str, root: Optional[Path]) -> List[str]:
+    """The parts of the absolute ``path`` below ``root`` (its name alone elsewhere)."""
+    if root is not None:
+        base = str(root)
+        prefix = base if base.endswith(os.sep) else base + os.sep
+        if os.path.normcase(path).startswith(os.path.normcase(prefix)):  # Windows: any case
+            return path[len(prefix):].split(os.sep)
+    return [os.path.basename(path)]
+
+
+def _stem(name: str) -> str:
+    """``name`` without its suffix, as ``PurePath.stem`` reads it (``.bashrc`` and
+    ``x.`` have none)."""
+    dot = name.rfind(".")
+    return name[:dot] if 0 < dot < len(name) - 1 else name
 
 
 def importable(path: str, root: Optional[Path]) -> Tuple[Tuple[str, Path], ...]:
@@ -38,9 +54,9 @@ def importable(path: str, root: Optional[Path]) -> Tuple[Tuple[str, Path], ...]:
 
 @functools.lru_cache(maxsize=4096)
 def _importable(path: str, root: Optional[Path]) -> Tuple[Tuple[str, Path], ...]:
-    names = module_names(path, root)
-    folder = Path(path).parent
-    if Path(path).stem == "__init__":
+    names = _module_names(path, root)
+    folder = Path(os.path.dirname(path))
+    if _stem(os.path.basename(path)) == "__init__":
         folder = folder.parent
     out = []
     for name in reversed(names):  # shortest first: its folder is the file's own

@@ -16,6 +16,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
@@ -77,6 +78,8 @@ def mentions_policy_in_code(path: str, raw: bytes) -> bool:
         if any(word in line for line in source.shell for word in _INDEX_WORDS):
             return True  # a notebook's ``%env`` or ``!`` line
         tokens = tokenize.generate_tokens(io.StringIO(source.text).readline)
+    elif _outside_comments(raw):
+        return True
     else:  # the tokenizer reads the coding cookie itself (no libcst on a cached run)
         tokens = tokenize.tokenize(io.BytesIO(raw).readline)
     try:
@@ -89,6 +92,20 @@ def mentions_policy_in_code(path: str, raw: bytes) -> bool:
 
 
 _INDEX_WORDS = tuple(token.decode() for token in INDEX_TOKENS)
+
+
+def _outside_comments(raw: bytes) -> bool:
+    """Whether a word of :data:`INDEX_TOKENS` has no ``#`` before it on its line: a
+    comment runs from its ``#`` to the end of the line, so such a word is in code or a
+    string, as the tokenizer would find (it is then needed only where every ``#`` line
+    must be told apart: a ``"#"`` string before the word)."""
+    for token in INDEX_TOKENS:
+        at = raw.find(token)
+        while at >= 0:
+            if b"#" not in raw[raw.rfind(b"\n", 0, at) + 1:at]:
+                return True
+            at = raw.find(token, at + len(token))
+    return False
 
 
 def find_root(paths: Sequence[str], *, markerless: bool = True) -> Optional[Path]:
@@ -577,6 +594,7 @@ def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], 
     checked = None if walked is not None or not extra else sorted(
         {os.path.abspath(p) for p in extra} & set(unique))
     checked_set = set(checked or ())
+    checked_names = _ModuleWords(checked or (), root, lambda key: _content(key, unique, contents))
     others = SetterFacts(unique, cache, contents, parses)
     # Every file judged as mixed: where policies are set adds nothing, only the rewrite.
     assumed_mixed = settings.assume_policy in MIXED_POLICIES
@@ -639,7 +657,8 @@ def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], 
             if item is None:
                 if assumed_mixed and not may_enable_rewrite(raw):
                     continue  # its policies are not asked for (parsed when checked, if it is)
-                if checked is not None and key not in checked_set and not may_enable_rewrite(raw):
+                if checked is not None and key not in checked_set and not (
+                        may_enable_rewrite(raw) and checked_names.may_pair(key, raw)):
                     others.pending.add(key)  # parsed only if its policy may reach a checked file
                     continue
                 decided.append((key, st, raw, None))
@@ -678,13 +697,69 @@ def _index(project: ProjectFacts, todo: List[Tuple[str, str, bytes]], parses: _P
     def index_one(path: str, raw: bytes, keep: Optional[Dict[str, object]]) -> FileFacts:
         return index_source(path, raw, keep, project)
 
+    if todo:
+        _load_indexer()
     done = index_files(todo, index_one, parses.budget, parses.jobs, parsed)
     project.unindexed.update(done.skipped)
     return {key: item for key, item in done.facts.items() if isinstance(item, FileFacts)}
 
 
+def _load_indexer() -> None:
+    """Import what :func:`index_source` runs (libcst and the module facts) here, before
+    the index forks its workers: each worker would otherwise import it again (a third of
+    a second of CPU each, more than the parse of a file), and a pre-commit run forks
+    one for every setter the program model asks about. A run that parses anything checks
+    a file with them too, or costs one import here instead of one in a worker."""
+    import mplint.core.source  # noqa: F401
+    import mplint.core.source_kinds  # noqa: F401
+    import mplint.core.walker  # noqa: F401
+    import mplint.semantic.facts  # noqa: F401
+    import mplint.semantic.scopes  # noqa: F401
+    import mplint.semantic.values  # noqa: F401
+
+
 def may_enable_rewrite(raw: bytes) -> bool:
     return any(token in raw for token in REWRITE_TOKENS)
+
+
+class _ModuleWords:
+    """Whether another file may import a checked file, or be imported by one, told from
+    their bytes before either is parsed. :func:`governs` pairs an importer with a module
+    only through a dotted name whose last part the importer writes (``import pkg.model``,
+    ``from pkg import model``, ``from ..model import x``) and that is the module's name or
+    a package above it, so that part is one of the module's. A file that enables the graph
+    rewrite and writes none of a checked file's parts, nor the checked file any of its,
+    is not one :meth:`ProjectFacts.rewriting` gives a checked file: it need not be indexed
+    at once. Notebooks always pair (their code is JSON text)."""
+
+    def __init__(self, checked: Iterable[str], root: Optional[Path], read: Callable[[str], Optional[bytes]]) -> None:
+        self.checked = list(checked)
+        self.root = root
+        self.read = read
+        self._words: Dict[str, Optional["re.Pattern[bytes]"]] = {}
+
+    def may_pair(self, key: str, raw: bytes) -> bool:
+        if key.endswith(".ipynb"):
+            return True
+        for own in self.checked:
+            mine = self.read(own)
+            if mine is None or own.endswith(".ipynb") or self._names(own, raw) or self._names(key, mine):
+                return True
+        return False
+
+    def _names(self, path: str, raw: bytes) -> bool:
+        """Whether a part of a dotted name of the module at ``path`` is a word of ``raw``."""
+        if path not in self._words:
+            parts = {part for name, _ in importable(path, self.root) for part in name.split(".")}
+            parts = {part for part in parts if part.isidentifier()}  # an import writes only these
+            if not parts:
+                self._words[path] = re.compile(rb"(?!)")  # no name an import can write
+            elif all(part.isascii() for part in parts):
+                self._words[path] = re.compile(rb"\b(?:" + b"|".join(re.escape(p.encode()) for p in sorted(parts)) + rb")\b")
+            else:
+                self._words[path] = None  # a word in another encoding: not told from bytes
+        words = self._words[path]
+        return words is None or words.search(raw) is not None
 
 
 class SetterFacts:
@@ -718,17 +793,26 @@ class SetterFacts:
 
     def facts(self, key: str) -> FileFacts:
         """The file's facts, indexing it now if it is pending."""
-        if key in self.pending:
+        self.index([key])
+        return self.known.get(key) or FileFacts()
+
+    def index(self, keys: Iterable[str]) -> None:
+        """Index those of ``keys`` that are pending, together: one batch of workers
+        instead of one forked for each file the program model asks about."""
+        todo: List[Tuple[str, str, bytes]] = []
+        for key in sorted(set(keys) & self.pending):
             self.pending.discard(key)
             raw = _content(key, self.unique, self.contents)
-            path = self.unique.get(key, key)
-            found = _index(self.project, [(key, path, raw)], self.parses, None) \
-                if raw is not None and self.project is not None else {}
+            if raw is not None and self.project is not None:
+                todo.append((key, self.unique.get(key, key), raw))
+            else:
+                self.known[key] = FileFacts()
+        found = _index(self.project, todo, self.parses, None) if todo and self.project is not None else {}
+        for key, _, raw in todo:
             item = found.get(key)
-            if self.cache is not None and raw is not None and item is not None:
+            if self.cache is not None and item is not None:
                 self.cache.index_put(key, raw, item)  # by content: the next index reads it anyway
             self.known[key] = item or FileFacts()
-        return self.known.get(key) or FileFacts()
 
 
 def _cached_program(project: ProjectFacts, others: SetterFacts, unique: Dict[str, str], cache,
@@ -812,8 +896,10 @@ def _content(key: str, unique: Dict[str, str], contents: Optional[Dict[str, byte
 def _program(project: ProjectFacts, others: SetterFacts, unique: Dict[str, str], cache,
              contents: Optional[Dict[str, bytes]], checked: Optional[List[str]] = None) -> ProgramResult:
     """The program model over the project's files, summarising modules on demand
-    (each summary cached by content with the index)."""
+    (each summary cached by content with the index, and kept for this run: the setter
+    search and every rebuild of the model below ask for the same modules again)."""
     raws: Dict[str, Optional[bytes]] = {}
+    summaries: Dict[str, ModuleSummary] = {}
 
     def read(key: str) -> Optional[bytes]:
         if key not in raws:
@@ -821,8 +907,11 @@ def _program(project: ProjectFacts, others: SetterFacts, unique: Dict[str, str],
         return raws[key]
 
     def summary_of(key: str) -> ModuleSummary:
-        raw = read(key)
-        return ModuleSummary() if raw is None else _summary(key, raw, unique, cache)
+        found = summaries.get(key)
+        if found is None:
+            raw = read(key)
+            found = summaries[key] = ModuleSummary() if raw is None else _summary(key, raw, unique, cache)
+        return found
 
     def policy_values(key: str) -> FrozenSet[str]:
         item = project.files.get(key) or others.facts(key)
@@ -834,12 +923,17 @@ def _program(project: ProjectFacts, others: SetterFacts, unique: Dict[str, str],
     # one whose policy then reaches a checked file is parsed, and left out if the
     # index finds no policy there after all (the summary knows no names).
     maybe = [key for key in sorted(others.pending) if any(f.sets for f in summary_of(key).functions.values())]
+    # The setter search asks the policies of each of these that passes one it cannot
+    # read (``set_global_policy(name)``): the index answers them all at once.
+    others.index(key for key in maybe if any(not literal for f in summary_of(key).functions.values()
+                                             for _, literal in f.sets))
     try:
         while True:
             model = ProgramModel(project.root, unique, summary_of, read, policy_values)
             result = model.build(setters + maybe, checked)
             reaching = {route.path for path in checked or ()
                         for routes in result.governance(path).by_function.values() for route in routes.values()}
+            others.index(key for key in maybe if key in reaching)  # together, as above
             wrong = [key for key in maybe if key in reaching and not others.facts(key).policies]
             if not wrong:
                 break

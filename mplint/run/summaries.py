@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 import json
 from dataclasses import dataclass, field
-from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 from mplint.core.python_syntax import tree_or_none
 from mplint.semantic.vocabulary import (
@@ -222,11 +222,31 @@ def _note_registrations(summary: ModuleSummary, body: List[ast.stmt]) -> None:
                 summary.decorated.setdefault(written, []).append(stmt.name)
         if isinstance(stmt, ast.ClassDef):
             continue
-        stored = sorted({target.value.id for node in ast.walk(stmt) if isinstance(node, ast.Assign)
+        stored = sorted({target.value.id for node in _assignments(stmt)
                          for target in node.targets if isinstance(target, ast.Subscript)
                          and isinstance(target.value, ast.Name) and target.value.id in module_names})
         if stored:
             summary.writers[stmt.name] = stored
+
+
+#: the fields in which a statement holds other statements (an except clause's and a
+#: match case's bodies through ``handlers`` and ``cases``)
+_STATEMENT_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _assignments(stmt: ast.stmt) -> Iterator[ast.Assign]:
+    """The ``=`` assignments in ``stmt`` and the statements nested in it. An expression
+    holds no statement, so only statement bodies are walked: what ``ast.walk`` would
+    find, in a tenth of the nodes."""
+    todo: List[Any] = [stmt]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Assign):
+            yield node
+        for name in _STATEMENT_FIELDS:
+            inner = getattr(node, name, None)
+            if inner.__class__ is list:
+                todo += inner
 
 
 def _note_registry(summary: ModuleSummary, stmt: ast.stmt) -> None:
