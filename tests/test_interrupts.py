@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -114,3 +115,46 @@ def test_ctrl_c_during_check_is_one_line(tmp_path):
     process.send_signal(signal.SIGINT)
     stdout, stderr = process.communicate(timeout=120)
     assert process.returncode == 130 and stdout == "" and stderr == "mplint: interrupted\n", stderr[-2000:]
+
+
+def _held_after_writing():
+    """A fix whose worker, once its file is written, is held past the interrupt's grace
+    (as a loaded machine may hold it), so the parent kills it before it answers."""
+    from mplint.api import make_linter
+    from mplint.run.runner import FixTask
+
+    class HeldAfterWriting(FixTask):
+        def run(self, path, raw):
+            outcome = super().run(path, raw)
+            time.sleep(60)
+            return outcome
+
+    return HeldAfterWriting(make_linter, unsafe=False, write=True)
+
+
+@pytest.mark.slow
+def test_a_file_written_by_a_worker_killed_before_it_answered_is_still_named(tmp_path, monkeypatch):
+    import threading
+
+    from mplint.core.results import FixOutcome
+    from mplint.run import pool
+    from mplint.run.runner import RunInterrupted, run_files
+
+    monkeypatch.setattr(pool, "GRACE", 0.2)
+    files = [str(tmp_path / f"m{i:02}.py") for i in range(12)]  # enough for a pool of two
+    for path in files:
+        Path(path).write_text(BAD)
+
+    def interrupt_once_one_is_written() -> None:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and all(Path(p).read_text() == BAD for p in files):
+            time.sleep(0.02)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=interrupt_once_one_is_written, daemon=True).start()
+    with pytest.raises(RunInterrupted) as stop:
+        run_files(files, _held_after_writing(), None, jobs=2)
+    written = sorted(r.path for r in stop.value.results if isinstance(r, FixOutcome) and r.written)
+    changed = sorted(p for p in files if Path(p).read_text() != BAD)
+    assert changed and written == changed
+    assert all(Path(p).read_text() == GOOD for p in changed)

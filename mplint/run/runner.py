@@ -297,6 +297,10 @@ def run_files(files: Sequence[str], task: Task, cache: Optional[Cache], jobs: in
                         take(index, result)
                     for outcome in task.wrote if isinstance(task, FixTask) else ():
                         results.setdefault(outcome.path, outcome)
+                    if isinstance(task, FixTask) and task.write:
+                        for item in batch.items:
+                            if item.path not in results and _rewritten(item):
+                                results[item.path] = FixOutcome(item.path, original=item.raw, written=True)
                     bar.close()
                     raise RunInterrupted([results[path] for path in files if path in results]) from None
         finally:
@@ -305,6 +309,21 @@ def run_files(files: Sequence[str], task: Task, cache: Optional[Cache], jobs: in
     if cache is not None:
         cache.save()
     return [results[path] for path in files if path in results]
+
+
+def _rewritten(item: _Work) -> bool:
+    """Whether a file was replaced since it was read for this run: a worker still busy
+    after the interrupt's grace is killed, and may have written its file (a rename,
+    done or not) without answering; the user must still hear it was fixed."""
+    now = _stat(item.path)
+    if now is None or (now.st_ino, now.st_mtime_ns, now.st_size) == \
+            (item.stat.st_ino, item.stat.st_mtime_ns, item.stat.st_size):
+        return False
+    try:
+        with open(item.path, "rb") as handle:
+            return handle.read() != item.raw
+    except OSError:
+        return False
 
 
 def _stat(path: str) -> Optional[os.stat_result]:
