@@ -8,9 +8,12 @@ from typing import FrozenSet, Optional
 import libcst as cst
 
 from mplint.analysis.dtype_kinds import LOW
+from mplint.analysis.module_constants import imported_number
 from mplint.analysis.tensor_dtypes import DtypeInference
 from mplint.analysis.tensor_sites import MAX_DEPTH, Where
+from mplint.analysis.tensor_syntax import is_self
 from mplint.semantic.call_args import positional_or_keyword
+from mplint.semantic.scopes import Binding
 from mplint.semantic.vocabulary import (
     CASTS, CONSTANTS, DTYPE_LIMITS, DTYPE_NAMES, FILL_OPS, FINFO_FUNCTIONS, LIMIT_ATTRIBUTES,
 )
@@ -39,12 +42,34 @@ class ConstantValues(DtypeInference):
             return frozenset({limit})
         found = self.ctx.values.values(expr, where.loc)
         if found is None and isinstance(expr, cst.Attribute):
-            binding = self._self_attribute(expr, where)
+            binding = self._self_attribute(expr, where) or self._class_constant(expr, where)
             if binding is not None and binding.value is not None and binding.scope is not None:
                 found = self.ctx.values.values(binding.value, binding.location())
+        if found is None and self._unbound_head(expr, where):
+            imported = imported_number(self.ctx, expr)  # ``from config import NEG_INF``
+            found = None if imported is None else frozenset({imported[0]})
         if not found or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in found):
             return None
         return found  # type: ignore[return-value]
+
+    def _unbound_head(self, expr: cst.BaseExpression, where: Where) -> bool:
+        """``NEG_INF`` or ``config.NEG_INF`` whose first name the file never binds
+        (imports are not bindings): a name another module may give."""
+        while isinstance(expr, cst.Attribute):
+            expr = expr.value
+        return isinstance(expr, cst.Name) and where.loc.lookup(expr.value) is None
+
+    def _class_constant(self, expr: cst.Attribute, where: Where) -> Optional[Binding]:
+        """``self.NEG_INF`` read from a class-level constant (``NEG_INF = -1e9`` in the
+        class body) that no method assigns on ``self``: the one binding, else None."""
+        if not is_self(expr.value):
+            return None
+        cls = where.loc.scope.enclosing_class()
+        name = expr.attr.value
+        if cls is None or cls.attributes.get(name):
+            return None
+        bindings = cls.bindings.get(name, [])
+        return bindings[0] if len(bindings) == 1 and bindings[0].kind == "assign" else None
 
     def written_constant(self, expr: cst.BaseExpression, where: Where, depth: int = 0) -> cst.BaseExpression:
         """Where the number of a :meth:`constant` is written: ``neg`` bound to

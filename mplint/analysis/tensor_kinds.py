@@ -39,7 +39,7 @@ own functions and layers), :mod:`tensor_dtypes` (the kind of an expression),
 
 from __future__ import annotations
 
-from typing import FrozenSet, Iterator, List, Optional, Set, Tuple
+from typing import ContextManager, FrozenSet, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -63,6 +63,30 @@ def _short(call: cst.Call, kinds: "TensorKinds") -> str:
 
 class TensorKinds(ConstantValues):
     """What the numeric rules ask: mismatches, the literals in a site, origins."""
+
+    def every_context(self, scope: Scope) -> List[Env]:
+        """The code as it stands (``()``), then each set of arguments the file's callers
+        give the function ``scope`` is in (:meth:`contexts`): judge under each with
+        :meth:`under`."""
+        return [()] + self.contexts(scope)
+
+    def under(self, env: Env) -> ContextManager[None]:
+        """Judge code with the parameters bound as ``env`` (one of :meth:`every_context`)."""
+        return self._under(env)
+
+    def helper_returns(self, call: cst.Call, where: Where
+                       ) -> Optional[Tuple[Env, List[Tuple[cst.BaseExpression, Where]]]]:
+        """What a call of the file's own function or method returns: the values of its
+        ``return``s, and the arguments (an ``Env``) to judge them under; None when the
+        call runs no such function (or one that may return anything)."""
+        helper = self.helper(call, where)
+        if helper is None:
+            return None
+        function, offset = helper
+        returns = self._returns.get(id(function), [])
+        if not returns:
+            return None
+        return self.call_env(function, offset, call, where, 0), list(returns)
 
     def mismatches_in_context(self, site: OperationSite) -> Iterator[Mismatch]:
         """:meth:`mismatches` as the code stands, then with the arguments each caller

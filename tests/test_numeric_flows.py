@@ -1,0 +1,186 @@
+"""Values the numeric rules (MP501-MP507) follow through a program's own code: class
+constants, constants of another module, helper methods and functions given 16-bit
+arguments, datasets returned by a function. Each flow has its silent twin.
+
+Each case is real code linted with the real engine; the expected set is the
+(line, rule) pairs that must fire, so both misses and false alarms fail.
+"""
+
+import json
+
+import pytest
+
+import helpers
+
+HEADER = "import tensorflow as tf\ntf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
+
+
+def fired(code, **settings):
+    return helpers.fired(code, "MP5", path="case.py", **settings)
+
+
+CASES = {
+    # a class-level constant read through ``self``
+    "class-constant-sentinel": (HEADER + """
+class Attention(tf.keras.layers.Layer):
+    NEG_INF = -1e9
+
+    def call(self, x):
+        causal = tf.linalg.band_part(tf.ones_like(x), -1, 0)
+        return x + (1.0 - causal) * self.NEG_INF
+""", {(9, "MP501")}),
+    "class-constant-within-float16": (HEADER + """
+class Attention(tf.keras.layers.Layer):
+    NEG_INF = -1e4
+
+    def call(self, x):
+        causal = tf.linalg.band_part(tf.ones_like(x), -1, 0)
+        return x + (1.0 - causal) * self.NEG_INF
+""", set()),
+    # a method rebinds it on the instance: its value is not the class's alone
+    "class-constant-rebound-on-self": (HEADER + """
+class Attention(tf.keras.layers.Layer):
+    NEG_INF = -1e9
+
+    def build(self, shape):
+        self.NEG_INF = shape[-1]
+
+    def call(self, x):
+        causal = tf.linalg.band_part(tf.ones_like(x), -1, 0)
+        return x + (1.0 - causal) * self.NEG_INF
+""", set()),
+    # a helper method that ``call`` hands its 16-bit input
+    "norm-in-a-helper-method": (HEADER + """
+class Cosine(tf.keras.layers.Layer):
+    def _unit(self, t):
+        return t / tf.norm(t, axis=-1, keepdims=True)
+
+    def call(self, x):
+        return self._unit(x)
+""", {(6, "MP506")}),
+    "norm-in-a-helper-method-given-float32": (HEADER + """
+class Cosine(tf.keras.layers.Layer):
+    def _unit(self, t):
+        return t / tf.norm(t, axis=-1, keepdims=True)
+
+    def call(self, x):
+        return tf.cast(self._unit(tf.cast(x, tf.float32)), self.compute_dtype)
+""", set()),
+    "norm-in-a-helper-method-of-a-float32-layer": (HEADER + """
+class Cosine(tf.keras.layers.Layer):
+    def __init__(self, **kwargs):
+        super().__init__(dtype="float32", **kwargs)
+
+    def _unit(self, t):
+        return t / tf.norm(t, axis=-1, keepdims=True)
+
+    def call(self, x):
+        return self._unit(x)
+""", set()),
+    # a loss summed by a function of the file and handed to add_loss
+    "add-loss-of-a-helper-sum": (HEADER + """
+def l1(t):
+    return tf.reduce_sum(tf.abs(t))
+
+class Sparse(tf.keras.layers.Layer):
+    def call(self, x):
+        self.add_loss(1e-4 * l1(x))
+        return x
+""", {(5, "MP505")}),
+    "add-loss-of-a-helper-sum-in-float32": (HEADER + """
+def l1(t):
+    return tf.reduce_sum(tf.abs(tf.cast(t, tf.float32)))
+
+class Sparse(tf.keras.layers.Layer):
+    def call(self, x):
+        self.add_loss(1e-4 * l1(x))
+        return x
+""", set()),
+    "add-loss-of-a-helper-that-may-return-anything": (HEADER + """
+import functools
+
+@functools.lru_cache()
+def l1(t):
+    return tf.reduce_sum(tf.abs(t))
+
+class Sparse(tf.keras.layers.Layer):
+    def call(self, x):
+        self.add_loss(1e-4 * l1(x))
+        return x
+""", set()),
+    # a dataset made by a function of the file, mapped with a 16-bit cast
+    "cast-in-a-map-over-a-returned-dataset": (HEADER + """
+def load(n):
+    return tf.data.Dataset.from_tensor_slices(tf.zeros((n, 8), tf.uint8))
+
+def to_model_dtype(img):
+    return tf.cast(img, tf.float16) / 255.0
+
+ds = load(64).map(to_model_dtype)
+""", {(8, "MP503")}),
+    "map-over-what-a-function-returns-unknown": (HEADER + """
+def load(n):
+    return make_source(n)
+
+def to_model_dtype(img):
+    return tf.cast(img, tf.float16) / 255.0
+
+ds = load(64).map(to_model_dtype)
+""", set()),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_flow(name):
+    code, expected = CASES[name]
+    assert set(fired(code)) == expected
+
+
+def test_the_sum_in_a_helper_names_the_loss_it_feeds():
+    code, _ = CASES["add-loss-of-a-helper-sum"]
+    [found] = helpers.lint(code, "MP505", path="case.py")
+    assert "returned into `self.add_loss(1e-4 * l1(x))` at line 9" in found.message
+
+
+CONFIG_MODULE = {
+    "config.py": "NEG_INF = {value}\nHIDDEN = 64\n",
+    "blocks.py": """import tensorflow as tf
+from config import NEG_INF
+
+
+class MaskedPool(tf.keras.layers.Layer):
+    def call(self, x):
+        keep = tf.cast(x > 0, x.dtype)
+        x = x + (1.0 - keep) * NEG_INF
+        return tf.reduce_max(x, axis=1)
+""",
+    "train.py": """import tensorflow as tf
+from blocks import MaskedPool
+tf.keras.mixed_precision.set_global_policy("mixed_float16")
+inputs = tf.keras.Input(shape=(16, 32))
+model = tf.keras.Model(inputs, MaskedPool()(inputs))
+""",
+}
+
+
+def _check(folder):
+    result = helpers.run_cli("check", "--select", "MP501", "--output-format", "json", ".", cwd=folder)
+    assert result.returncode in (0, 1), result.stderr
+    return [(f["path"], f["line"]) for f in json.loads(result.stdout)]
+
+
+def test_a_sentinel_imported_from_a_config_module(tmp_path):
+    files = {name: text.format(value="-1e9") for name, text in CONFIG_MODULE.items()}
+    assert _check(helpers.write_files(tmp_path / "a", files)) == [("blocks.py", 8)]
+    # within float16's range, or bound twice (not one value): silent
+    files = {name: text.format(value="-1e4") for name, text in CONFIG_MODULE.items()}
+    assert _check(helpers.write_files(tmp_path / "b", files)) == []
+    files = {name: text.format(value="-1e9\nNEG_INF = -1e4") for name, text in CONFIG_MODULE.items()}
+    assert _check(helpers.write_files(tmp_path / "c", files)) == []
+
+
+def test_fixing_the_config_module_changes_the_cached_result(tmp_path):
+    folder = helpers.write_files(tmp_path, {name: text.format(value="-1e9") for name, text in CONFIG_MODULE.items()})
+    assert _check(folder) == [("blocks.py", 8)]
+    (folder / "config.py").write_text("NEG_INF = -1e4\nHIDDEN = 64\n")
+    assert _check(folder) == []
