@@ -13,6 +13,8 @@ import pytest
 import helpers
 
 HEADER = "import tensorflow as tf\ntf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
+#: Keras 2's backend functions, as attention libraries write them
+BACKEND = HEADER + "from tensorflow.keras import backend as K\n"
 
 
 def fired(code, **settings):
@@ -127,6 +129,107 @@ def to_model_dtype(img):
 
 ds = load(64).map(to_model_dtype)
 """, set()),
+    # arms of an if/elif with no else: a path binding none raises, so one reaches
+    "elif-arms-without-else": (BACKEND + """
+class Emission(tf.keras.layers.Layer):
+    def call(self, inputs):
+        if self.kind == "add":
+            e = K.dot(inputs, inputs)
+        elif self.kind == "mul":
+            e = K.batch_dot(inputs, inputs)
+        return e - K.cast(K.ones_like(e), K.floatx())
+""", {(11, "MP504")}),
+    "elif-arms-disagree": (BACKEND + """
+class Emission(tf.keras.layers.Layer):
+    def call(self, inputs):
+        if self.kind == "add":
+            e = K.dot(inputs, inputs)
+        elif self.kind == "mul":
+            e = K.cast(inputs, K.floatx())
+        return e - K.cast(K.ones_like(e), K.floatx())
+""", set()),
+    # weights declared None together in __init__, made by add_weight in build
+    "weights-declared-none-in-a-tuple": (BACKEND + """
+class Additive(tf.keras.layers.Layer):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.wq, self.wk = None, None
+
+    def build(self, shape):
+        self.wq = self.add_weight(name="wq", shape=(shape[-1], 8))
+        self.wk = self.add_weight(name="wk", shape=(shape[-1], 8))
+
+    def call(self, inputs):
+        return self.wq * K.cast(K.ones_like(self.wq), K.floatx())
+""", {(15, "MP504")}),
+    "weights-declared-by-an-unknown-tuple": (BACKEND + """
+class Additive(tf.keras.layers.Layer):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.wq, self.wk = make_pair()
+
+    def call(self, inputs):
+        return self.wq * K.cast(K.ones_like(self.wq), K.floatx())
+""", set()),
+    # an activation made by keras.activations.get keeps the dtype
+    "activation-attribute-keeps-the-dtype": (BACKEND + """
+class Gate(tf.keras.layers.Layer):
+    def __init__(self, activation="tanh", **kwargs):
+        super().__init__(**kwargs)
+        self.activation = tf.keras.activations.get(activation)
+
+    def call(self, inputs):
+        e = self.activation(inputs)
+        return e * K.cast(K.ones_like(e), K.floatx())
+""", {(12, "MP504")}),
+    "activation-attribute-set-otherwise": (BACKEND + """
+class Gate(tf.keras.layers.Layer):
+    def __init__(self, activation=None, **kwargs):
+        super().__init__(**kwargs)
+        self.activation = activation or (lambda t: tf.cast(t, tf.float32))
+
+    def call(self, inputs):
+        e = self.activation(inputs)
+        return e * K.cast(K.ones_like(e), K.floatx())
+""", set()),
+    # ``if K.dtype(x) != K.floatx(): x = K.cast(x, K.floatx())``: float32 either way
+    "dtype-normalising-guard": (BACKEND + """
+class Position(tf.keras.layers.Layer):
+    def call(self, inputs):
+        pos = inputs
+        if K.dtype(pos) != K.floatx():
+            pos = K.cast(pos, K.floatx())
+        embd = K.stack([K.sin(pos), K.cos(pos)], axis=-1)
+        return K.concatenate([inputs, K.reshape(embd, K.shape(inputs))], axis=-1)
+""", {(11, "MP504")}),
+    "guard-tests-another-dtype": (BACKEND + """
+class Position(tf.keras.layers.Layer):
+    def call(self, inputs):
+        pos = inputs
+        if K.dtype(pos) != "int32":
+            pos = K.cast(pos, K.floatx())
+        embd = K.stack([K.sin(pos), K.cos(pos)], axis=-1)
+        return K.concatenate([inputs, K.reshape(embd, K.shape(inputs))], axis=-1)
+""", set()),
+    "guard-casts-to-the-compute-dtype": (BACKEND + """
+class Position(tf.keras.layers.Layer):
+    def call(self, inputs):
+        pos = K.arange(0, 8)
+        if K.dtype(pos) != self.compute_dtype:
+            pos = K.cast(pos, self.compute_dtype)
+        return inputs + K.sin(pos)
+""", set()),
+    # a float16 tensor joined with a float32 one by ``-=`` stays float16 once fixed
+    "augmented-assignment-stays-16-bit": (BACKEND + """
+class Scores(tf.keras.layers.Layer):
+    def call(self, inputs, mask=None):
+        e = K.batch_dot(inputs, inputs, axes=2)
+        if self.causal:
+            e -= 10000.0 * K.cast(K.ones_like(e), K.floatx())
+        if mask is not None:
+            e -= 10000.0 * (1.0 - K.cast(mask, K.floatx()))
+        return e
+""", {(9, "MP504"), (11, "MP504")}),
 }
 
 

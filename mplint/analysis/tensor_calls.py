@@ -30,31 +30,9 @@ COMBINING = {
 #: Keras 2 backend functions that call the TF ops above
 BACKEND_COMBINING = {
     "keras.backend.dot": "args", "keras.backend.batch_dot": "args",
-    "keras.backend.maximum": "args", "keras.backend.minimum": "args",
-    "keras.backend.concatenate": "list",
+    "keras.backend.maximum": "args", "keras.backend.minimum": "args", "keras.backend.pow": "args",
+    "keras.backend.concatenate": "list", "keras.backend.stack": "list",
 }
-#: Keras 3 ops promote mixed dtypes instead of failing, but still convert Python
-#: literals to the tensor's dtype, so they give literals a context (MP501/MP502)
-KERAS_OPS = {
-    "keras.ops.add": "args", "keras.ops.subtract": "args", "keras.ops.multiply": "args",
-    "keras.ops.divide": "args", "keras.ops.maximum": "args", "keras.ops.minimum": "args",
-    "keras.ops.where": "tail", "keras.ops.clip": "args3",
-}
-
-#: Keras 2 backend functions that call the TF ops above
-BACKEND_COMBINING = {
-    "keras.backend.dot": "args", "keras.backend.batch_dot": "args",
-    "keras.backend.maximum": "args", "keras.backend.minimum": "args",
-    "keras.backend.concatenate": "list",
-}
-#: Keras 3 ops promote mixed dtypes instead of failing, but still convert Python
-#: literals to the tensor's dtype, so they give literals a context (MP501/MP502)
-KERAS_OPS = {
-    "keras.ops.add": "args", "keras.ops.subtract": "args", "keras.ops.multiply": "args",
-    "keras.ops.divide": "args", "keras.ops.maximum": "args", "keras.ops.minimum": "args",
-    "keras.ops.where": "tail", "keras.ops.clip": "args3",
-}
-
 #: Keras 3 ops promote mixed dtypes instead of failing, but still convert Python
 #: literals to the tensor's dtype, so they give literals a context (MP501/MP502)
 KERAS_OPS = {

@@ -53,6 +53,20 @@ def target_path(target: cst.BaseExpression, name: str) -> Optional[Path]:
     return None
 
 
+def self_attribute_path(target: cst.BaseExpression, attr: str) -> Optional[Path]:
+    """:func:`target_path` for ``self.<attr>`` in an assignment target."""
+    if isinstance(target, cst.Attribute):
+        return () if is_self(target.value) and target.attr.value == attr else None
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for index, element in enumerate(target.elements):
+            if isinstance(element, cst.StarredElement):
+                return None
+            inner = self_attribute_path(element.value, attr)
+            if inner is not None:
+                return (index,) + inner
+    return None
+
+
 def is_none(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "None"
 

@@ -5,14 +5,14 @@ attribute) reaches a use."""
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from mplint.analysis.compute_regions import ComputeRegions, Region
 from mplint.analysis.tensor_calls import AUG_ARITHMETIC, combining_layout, operand_expressions
 from mplint.analysis.tensor_sites import Env, OperationSite, Path, Where
-from mplint.analysis.tensor_syntax import is_none, is_self
+from mplint.analysis.tensor_syntax import is_none, is_self, self_attribute_path
 from mplint.rule.check import Analysis, Context
 from mplint.semantic.scopes import Binding, Scope
 
@@ -50,6 +50,16 @@ class TensorWalk(Analysis):
         #: ``self.attn(x, mask=m)``), and the callers found for each function scope
         self._calls: List[Tuple[cst.Call, Where]] = []
         self._callers: Optional[Dict[int, List[Tuple[cst.Call, Where, int]]]] = None
+        #: ``if``/``elif``/``else`` chains that end in ``else``: (the chain's own block
+        #: path, the ids of its arms' blocks) by the id of the first ``If``; and the
+        #: chain each arm's block belongs to
+        self._chains: Dict[int, Tuple[Path, Tuple[int, ...]]] = {}
+        self._arm_of: Dict[int, int] = {}
+        self._elifs: Set[int] = set()
+        #: ``if`` statements with one arm and no ``else``, by the id of that arm's block
+        self._guards: Dict[int, cst.If] = {}
+        #: the ``global``/``nonlocal`` names of each function (by id of its ``def``)
+        self._declared: Dict[int, FrozenSet[str]] = {}
 
     @property
     def regions(self) -> ComputeRegions:
@@ -69,6 +79,27 @@ class TensorWalk(Analysis):
 
     def leave_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
         self._blocks.pop()
+
+    def visit_If(self, node: cst.If) -> None:
+        if id(node) in self._elifs:
+            return  # an ``elif``: recorded with its chain
+        arms: List[int] = []
+        current: cst.If = node
+        while True:
+            arms.append(id(current.body))
+            orelse = current.orelse
+            if isinstance(orelse, cst.If):
+                self._elifs.add(id(orelse))
+                current = orelse
+                continue
+            if isinstance(orelse, cst.Else):
+                arms.append(id(orelse.body))
+                self._chains[id(node)] = (tuple(self._blocks), tuple(arms))
+                for arm in arms:
+                    self._arm_of[arm] = id(node)
+            elif current is node:
+                self._guards[id(node.body)] = node
+            return
 
     def _record_path(self, node: cst.CSTNode) -> None:
         self._paths[node] = tuple(self._blocks)
@@ -196,9 +227,44 @@ class TensorWalk(Analysis):
             path = self._paths.get(candidate.node)
             if path is None:
                 return []
-            if where.path[:len(path)] == path:
+            if where.path[:len(path)] == path or self._every_arm_binds(out, where):
                 return out
-        return []
+        # every binding of a function's local name may reach, none certainly: on a path
+        # that binds none of them the use raises UnboundLocalError, so when it runs its
+        # value is one of them (``if add: e = ...`` ``elif mul: e = ...``)
+        return out if scope.kind == "function" and not self._declared_elsewhere(scope, name.value) else []
+
+    def _declared_elsewhere(self, scope: Scope, name: str) -> bool:
+        """A ``global``/``nonlocal`` name of the function: bound outside it too."""
+        node = scope.node
+        if not isinstance(node, cst.FunctionDef):
+            return True
+        if id(node) not in self._declared:
+            names: Set[str] = set()
+            todo: List[cst.CSTNode] = [node.body]
+            while todo:
+                current = todo.pop()
+                if isinstance(current, (cst.Global, cst.Nonlocal)):
+                    names |= {item.name.value for item in current.names}
+                todo.extend(current.children)
+            self._declared[id(node)] = frozenset(names)
+        return name in self._declared[id(node)]
+
+    def _every_arm_binds(self, bindings: List[Binding], where: Where) -> bool:
+        """Whether ``bindings`` bind the name in every arm of an ``if``/``elif``/``else``
+        chain that encloses ``where``'s block (each arm's own block, not deeper): after
+        ``if c: x = a`` ``else: x = b`` one of them certainly reaches."""
+        arms_bound: Dict[int, Set[int]] = {}
+        for binding in bindings:
+            path = self._paths.get(binding.node)
+            chain = self._arm_of.get(path[-1]) if path else None
+            if chain is not None and path is not None and path[:-1] == self._chains[chain][0]:
+                arms_bound.setdefault(chain, set()).add(path[-1])
+        for chain, bound in arms_bound.items():
+            at, arms = self._chains[chain]
+            if where.path[:len(at)] == at and bound == set(arms):
+                return True
+        return False
 
     def assigned(self, name: cst.Name, where: Where, kinds: Optional[Tuple[str, ...]] = ("assign",)
                  ) -> Optional[Tuple[cst.BaseExpression, Where]]:
@@ -241,10 +307,11 @@ class TensorWalk(Analysis):
         out: List[Tuple[cst.BaseExpression, Where]] = []
         for binding in bindings:
             at = self.binding_where(binding)
-            if binding.kind != "assign" or binding.value is None or at is None:
+            value = binding.value if binding.value is not None else _unpacked_item(binding.node, expr.attr.value)
+            if binding.kind != "assign" or value is None or at is None:
                 return None
-            if not is_none(binding.value):
-                out.append((binding.value, at))
+            if not is_none(value):
+                out.append((value, at))
         return out or None
 
     def _self_attribute(self, expr: cst.Attribute, where: Where) -> Optional[Binding]:
@@ -262,3 +329,23 @@ class TensorWalk(Analysis):
     def calls(self) -> List[Tuple[cst.Call, Where]]:
         """The calls that may run a function or a layer of the file or of another module."""
         return list(self._calls)
+
+
+def _unpacked_item(node: cst.CSTNode, attr: str) -> Optional[cst.BaseExpression]:
+    """The item a tuple written out gives ``self.<attr>`` in an unpacking
+    (``self.wq, self.wk = None, None``); None for any other value."""
+    if not isinstance(node, cst.Assign):
+        return None
+    for target in node.targets:
+        value: cst.BaseExpression = node.value
+        path = self_attribute_path(target.target, attr)
+        if path is None:
+            continue
+        for index in path:
+            if not isinstance(value, (cst.Tuple, cst.List)) or index >= len(value.elements) \
+                    or any(isinstance(e, cst.StarredElement) for e in value.elements[:index + 1]):
+                return None
+            value = value.elements[index].value
+        return value
+    return None
+

@@ -274,7 +274,8 @@ DTYPE_PRESERVING_OPS = frozenset({
     "erf", "sin", "cos", "reciprocal", "floor", "ceil", "round", "sign", "band_part",
     # Keras spellings of the same ops
     "sum", "mean", "max", "min", "prod", "var", "std", "dot", "batch_dot", "concatenate",
-    "where", "clip", "logsumexp", "expm1",
+    "where", "clip", "logsumexp", "expm1", "bias_add", "permute_dimensions", "slice",
+    "batch_flatten", "flatten", "repeat_elements",
 })
 #: ops returning several tensors of their first argument's dtype
 UNPACKING_OPS = frozenset({"tensorflow.nn.moments", "tensorflow.nn.weighted_moments",
@@ -309,6 +310,10 @@ IMAGE_RESIZE = frozenset({"tensorflow.image.resize"})
 NEAREST_RESIZE_METHODS = frozenset({"nearest", "tensorflow.image.ResizeMethod.NEAREST_NEIGHBOR"})
 #: raw TensorFlow variables: float32 unless given a dtype, never autocast
 TF_VARIABLES = frozenset({"tensorflow.Variable"})
+#: what makes an activation function from its name; calling one keeps the dtype
+ACTIVATION_GETTERS = frozenset({"keras.activations.get"})
+#: functions that read a tensor's dtype (``K.dtype(x)``)
+DTYPE_OF = frozenset({"keras.backend.dtype", "keras.ops.dtype", "keras.backend.standardize_dtype"})
 #: constructors of weights (a Keras variable is autocast inside a layer's call)
 VARIABLE_CONSTRUCTORS = TF_VARIABLES | frozenset({"keras.Variable"})
 
