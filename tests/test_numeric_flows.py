@@ -230,6 +230,77 @@ class Scores(tf.keras.layers.Layer):
             e -= 10000.0 * (1.0 - K.cast(mask, K.floatx()))
         return e
 """, {(9, "MP504"), (11, "MP504")}),
+    # a Sequential's output has its last layer's dtype
+    "sequential-output-meets-a-raw-variable": (HEADER + """
+class ViT(tf.keras.Model):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.projection = tf.keras.Sequential([tf.keras.layers.Conv2D(8, 4, strides=4),
+                                               tf.keras.layers.Reshape((-1, 8))])
+        self.pos_embed = tf.Variable(tf.zeros((1, 16, 8)))
+
+    def call(self, x):
+        return self.projection(x) + self.pos_embed
+""", {(12, "MP504")}),
+    "sequential-ending-in-a-float32-layer": (HEADER + """
+class ViT(tf.keras.Model):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.projection = tf.keras.Sequential([tf.keras.layers.Conv2D(8, 4, strides=4),
+                                               tf.keras.layers.Reshape((-1, 8), dtype="float32")])
+        self.pos_embed = tf.Variable(tf.zeros((1, 16, 8)))
+
+    def call(self, x):
+        return self.projection(x) + self.pos_embed
+""", set()),
+    # einops keeps the dtype; a lambda mapped over a tuple runs with each item
+    "einops-and-a-mapped-lambda": (HEADER + """
+from einops import rearrange
+
+class Attention(tf.keras.layers.Layer):
+    def build(self, shape):
+        self.to_qkv = tf.keras.layers.Dense(24)
+
+    def call(self, inputs, mask=None):
+        q, k, v = tf.split(self.to_qkv(inputs), 3, axis=-1)
+        q, k, v = map(lambda t: rearrange(t, "b n (h d) -> b h n d", h=2), (q, k, v))
+        q, k = map(lambda t: t * tf.cast(mask, dtype=tf.float32), (q, k))
+        return q + tf.cast(mask, tf.float32)
+""", {(13, "MP504"), (14, "MP504")}),
+    "mapped-lambda-casts-to-the-item-dtype": (HEADER + """
+class Attention(tf.keras.layers.Layer):
+    def build(self, shape):
+        self.to_qkv = tf.keras.layers.Dense(24)
+
+    def call(self, inputs, mask=None):
+        q, k, v = tf.split(self.to_qkv(inputs), 3, axis=-1)
+        q, k = map(lambda t: t * tf.cast(mask, dtype=t.dtype), (q, k))
+        return q + k
+""", set()),
+    # a Python number on one path, a float32 tensor on the other: fails on that one
+    "python-number-or-float32-divisor": (HEADER + """
+import math
+
+class Landmarks(tf.keras.layers.Layer):
+    def call(self, q, mask=None):
+        l = math.ceil(q.shape[1] / 4)
+        divisor = l
+        if mask is not None:
+            divisor = tf.reduce_sum(tf.cast(mask, tf.float32)) + 1e-8
+        q /= divisor
+        return q
+""", {(12, "MP504")}),
+    "python-number-or-16-bit-divisor": (HEADER + """
+import math
+
+class Landmarks(tf.keras.layers.Layer):
+    def call(self, q, mask=None):
+        divisor = math.ceil(q.shape[1] / 4)
+        if mask is not None:
+            divisor = tf.reduce_sum(tf.cast(mask, q.dtype)) + 1e-3
+        q /= divisor
+        return q
+""", set()),
 }
 
 

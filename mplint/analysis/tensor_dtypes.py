@@ -15,11 +15,11 @@ from mplint.analysis.tensor_calls import (
 from mplint.analysis.tensor_helpers import FileCalls
 from mplint.analysis.tensor_imports import returned_kinds
 from mplint.analysis.tensor_sites import MAX_DEPTH, Env, Path, Where
-from mplint.analysis.tensor_syntax import is_none, is_self, loop_targets, mentions, target_path
+from mplint.analysis.tensor_syntax import child_scope, is_none, is_self, loop_targets, mentions, target_path
 from mplint.semantic.call_args import keyword_only, positional_or_keyword
-from mplint.semantic.scopes import Binding
+from mplint.semantic.scopes import Binding, Location
 from mplint.semantic.vocabulary import (
-    ACTIVATION_GETTERS, CASTS, CONSTANTS, DTYPE_OF, DTYPE_PRESERVING_OPS, FILL_OPS, FLOAT32_BY_DEFAULT, FLOATX_FUNCTIONS,
+    ACTIVATION_GETTERS, CASTS, CONSTANTS, DTYPE_OF, DTYPE_PRESERVING_FUNCTIONS, PYTHON_NUMBER_FUNCTIONS, DTYPE_PRESERVING_OPS, FILL_OPS, FLOAT32_BY_DEFAULT, FLOATX_FUNCTIONS,
     GLOBAL_POLICY_FUNCTIONS, IMAGE_RESIZE, KERAS_OP_NAMESPACES, LIKE_OPS, NEAREST_RESIZE_METHODS, RANGE_OPS,
     TF_OP_NAMESPACES, TF_VARIABLES, UNPACKING_OPS,
 )
@@ -50,7 +50,10 @@ class DtypeInference(FileCalls):
             normalised = self._normalised(candidates[0], expr.value, depth)
             if normalised is not None:
                 return normalised
-            kinds = {self._binding_kind(b, depth) for b in candidates}
+            # a Python number bound on one path is no tensor: the op can fail only on
+            # the others (``divisor = l`` then ``if mask: divisor = float32 sum``)
+            tensors = [b for b in candidates if not self._python_number_binding(b)] if len(candidates) > 1 else candidates
+            kinds = {self._binding_kind(b, depth) for b in tensors or candidates}
             return next(iter(kinds)) if len(kinds) == 1 else None
         if isinstance(expr, cst.Attribute):
             return self._attribute_kind(expr, where, depth)
@@ -163,12 +166,28 @@ class DtypeInference(FileCalls):
                             return None
                         out += parts
                 return out
+            mapped = None if rest else self._mapped_parts(value, where, index)
+            if mapped is not None:
+                return mapped
             if value.args and self.ctx.names.resolve(value.func) & UNPACKING_OPS:
                 # ``mean, var = tf.nn.moments(x, ...)``: every part has x's dtype
                 return [(value.args[0].value, where, self._env)]
         # a tensor: each part has its dtype; anything else (a shape, a Python tuple
         # from an unknown call) has no known kind
         return [(value, where, self._env)]
+
+    def _mapped_parts(self, call: cst.Call, where: Where, index: int
+                      ) -> Optional[List[Tuple[cst.BaseExpression, Where, Env]]]:
+        """Item ``index`` of ``map(lambda t: body, (a, b, c))``: the body, with ``t``
+        bound to that item; None for any other call."""
+        lam = call.args[0].value if call.args else None
+        if not isinstance(lam, cst.Lambda) or self._maps.get(id(lam), (None,))[0] is not call:
+            return None
+        scope = child_scope(where.loc.scope, lam)
+        envs = self.mapped_envs(scope) if scope is not None else []
+        if scope is None or index >= len(envs):
+            return None
+        return [(lam.body, Where(Location(scope, where.loc.order), where.path), envs[index])]
 
     def _attribute_kind(self, expr: cst.Attribute, where: Where, depth: int) -> Optional[str]:
         values = self._attribute_values(expr, where)
@@ -339,6 +358,9 @@ class DtypeInference(FileCalls):
             if found and all(isinstance(v, float) for v in found):
                 return F32
             return self.kind(value, where, depth + 1)
+        if names & DTYPE_PRESERVING_FUNCTIONS:  # ``rearrange(t, "b n (h d) -> b h n d")``
+            tensor = positional_or_keyword(call, 0, "tensor")
+            return self.kind(tensor, where, depth + 1) if tensor is not None else None
         for name in names:
             module, short = name.rsplit(".", 1)
             if module + "." in TF_OP_NAMESPACES + KERAS_OP_NAMESPACES and short in DTYPE_PRESERVING_OPS:
@@ -395,6 +417,31 @@ class DtypeInference(FileCalls):
         if isinstance(expr, cst.Call) and len(expr.args) == 1 and self.ctx.names.resolve(expr.func) & DTYPE_OF:
             argument = expr.args[0].value
             return isinstance(argument, cst.Name) and argument.value == name
+        return False
+
+    def _python_number_binding(self, binding: Binding, depth: int = 0) -> bool:
+        """A name bound to a Python number (``l = math.ceil(n / m)``, ``d = 1.0``)."""
+        at = self.binding_where(binding)
+        return binding.kind == "assign" and binding.value is not None and at is not None \
+            and self._python_number(binding.value, at, depth)
+
+    def _python_number(self, expr: cst.BaseExpression, where: Where, depth: int) -> bool:
+        if depth > MAX_DEPTH:
+            return False
+        found = self.ctx.values.values(expr, where.loc)
+        if found:
+            return all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in found)
+        if isinstance(expr, cst.Call):
+            func = expr.func
+            if isinstance(func, cst.Name) and func.value in ("int", "float", "len", "round", "abs") \
+                    and where.loc.lookup(func.value) is None:
+                return True
+            return bool(self.ctx.names.resolve(func) & PYTHON_NUMBER_FUNCTIONS)
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, ARITHMETIC):
+            return self._python_number(expr.left, where, depth + 1) and self._python_number(expr.right, where, depth + 1)
+        if isinstance(expr, cst.Name):
+            found_at = self.assigned(expr, where)
+            return found_at is not None and self._python_number(found_at[0], found_at[1], depth + 1)
         return False
 
     def _activation_attribute(self, func: cst.BaseExpression, where: Where) -> bool:

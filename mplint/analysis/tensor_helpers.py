@@ -15,13 +15,18 @@ from mplint.analysis.tensor_syntax import child_scope, decorated, is_self
 from mplint.analysis.tensor_walk import TensorWalk
 from mplint.semantic.call_args import UNREADABLE, argument_for
 from mplint.semantic.scopes import Location, Scope, is_public
+from mplint.semantic.vocabulary import SEQUENTIAL_CLASSES
 
 
 class FileCalls(TensorWalk):
     """Calls into the file's own helpers, methods and layers (see the module)."""
 
     def region(self, loc: Location) -> Optional[Region]:
-        """The 16-bit region of a location (cached per scope for function regions)."""
+        """The 16-bit region of a location (cached per scope for function regions); a
+        lambda mapped over a tuple runs where ``map`` is called."""
+        mapped = self._maps.get(id(loc.scope.node)) if loc.scope.kind == "lambda" else None
+        if mapped is not None:
+            return self.region(mapped[1].loc)
         key = id(loc.scope)
         if key not in self._regions:
             self._regions[key] = None  # cycle guard: helpers calling each other
@@ -41,7 +46,12 @@ class FileCalls(TensorWalk):
 
     def called_from_public_call(self, scope: Scope) -> bool:
         """A private helper method that a public layer's ``call`` runs: in a library,
-        it runs under the user's policy as the ``call`` does."""
+        it runs under the user's policy as the ``call`` does. A lambda mapped in such
+        code runs there too."""
+        mapped = self._maps.get(id(scope.node)) if scope.kind == "lambda" else None
+        if mapped is not None:
+            outer = mapped[1].loc.scope
+            return is_public(outer) or self.called_from_public_call(outer)
         region = self._called_from_call(scope, set())
         return region is not None and region.function is not None and region.function.parent is not None \
             and is_public(region.function.parent)
@@ -145,9 +155,14 @@ class FileCalls(TensorWalk):
         """The parameters' kinds each call of this file gives the function that
         ``scope`` is in: a helper called with a float32 mask, a layer whose ``call`` is
         given one as a keyword (``self.attn(x, mask=self.attn_mask)``; keyword and
-        later arguments are not autocast). Only the envs that know some kind."""
-        while scope.kind != "function" and scope.parent is not None:
+        later arguments are not autocast). Only the envs that know some kind.
+        A lambda mapped over a tuple written out (``map(lambda t: t * m, (q, k, v))``)
+        is judged with its parameter bound to each item."""
+        while scope.kind not in ("function", "lambda") and scope.parent is not None:
             scope = scope.parent
+        if scope.kind == "lambda":
+            mapped = [env for env in self.mapped_envs(scope) if any(kind is not None for _, kind, _ in env)]
+            return list(dict.fromkeys(mapped))
         out: List[Env] = []
         for call, where, offset in self._caller_map().get(id(scope), []):
             caller = self.region(where.loc)
@@ -157,6 +172,26 @@ class FileCalls(TensorWalk):
                 env = self.call_env(scope, offset, call, where, 0)
             if any(kind is not None for _, kind, _ in env) and env not in out:
                 out.append(env)
+        return out
+
+    def mapped_envs(self, scope: Scope) -> List[Env]:
+        """For the lambda of ``map(lambda t: ..., (a, b, c))``: its parameter bound to
+        each item in turn (one env per item, in order); [] for any other scope."""
+        node = scope.node
+        found = self._maps.get(id(node))
+        if found is None or not isinstance(node, cst.Lambda):
+            return []
+        call, where = found
+        items = call.args[1].value
+        params = node.params.params
+        if not isinstance(items, (cst.Tuple, cst.List)) or len(params) != 1 \
+                or any(isinstance(e, cst.StarredElement) for e in items.elements):
+            return []
+        out: List[Env] = []
+        for element in items.elements:
+            index = len(self._arguments)
+            self._arguments.append((element.value, where, self._env))
+            out.append(((id(params[0]), self.kind(element.value, where, 1), index),))
         return out
 
     def _callees(self, call: cst.Call, where: Where) -> List[Tuple[Scope, int]]:
@@ -207,6 +242,7 @@ class FileCalls(TensorWalk):
             if not values:
                 return None
             region = self.region(where.loc)
+            values = [(self._output_layer(value), at) for value, at in values]
             if not all(isinstance(value, cst.Call) and self._is_layer_constructor(value, at.loc)
                        for value, at in values):
                 return None
@@ -227,6 +263,16 @@ class FileCalls(TensorWalk):
                 governed = self.region(where.loc) is not None or self._governed(loc)
                 return reaching and governed and regions.is_sixteen_bit_layer(binding.value, loc)
         return None
+
+    def _output_layer(self, value: cst.BaseExpression) -> cst.BaseExpression:
+        """The layer whose output a ``keras.Sequential([..., last])`` written out gives
+        (its output has that layer's dtype); any other value unchanged."""
+        if not (isinstance(value, cst.Call) and value.args and self.ctx.names.resolve(value.func) & SEQUENTIAL_CLASSES):
+            return value
+        layers = value.args[0].value
+        if isinstance(layers, cst.List) and layers.elements and not isinstance(layers.elements[-1], cst.StarredElement):
+            return layers.elements[-1].value
+        return value
 
     def _governed(self, loc: Location) -> bool:
         """A mixed policy governs the code at ``loc``: a Keras layer built there computes

@@ -58,6 +58,8 @@ class TensorWalk(Analysis):
         self._elifs: Set[int] = set()
         #: ``if`` statements with one arm and no ``else``, by the id of that arm's block
         self._guards: Dict[int, cst.If] = {}
+        #: ``map(lambda t: ..., (q, k, v))`` by the id of its lambda: the call and where
+        self._maps: Dict[int, Tuple[cst.Call, Where]] = {}
         #: the ``global``/``nonlocal`` names of each function (by id of its ``def``)
         self._declared: Dict[int, FrozenSet[str]] = {}
 
@@ -149,6 +151,9 @@ class TensorWalk(Analysis):
         func = node.func
         if isinstance(func, cst.Name) or (isinstance(func, cst.Attribute) and is_self(func.value)):
             self._calls.append((node, self.here()))
+        if isinstance(func, cst.Name) and func.value == "map" and len(node.args) == 2 \
+                and isinstance(node.args[0].value, cst.Lambda) and self.ctx.scopes.current.lookup("map", None) is None:
+            self._maps[id(node.args[0].value)] = (node, self.here())
         if isinstance(func, cst.Attribute):
             owner = func.value
             if is_self(owner):
