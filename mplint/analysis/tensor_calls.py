@@ -49,6 +49,7 @@ DTYPE_POSITION = {
     "keras.backend.constant": 1, "tensorflow.ones": 1, "tensorflow.zeros": 1,
     "keras.ops.ones": 1, "keras.ops.zeros": 1, "tensorflow.ones_like": 1,
     "tensorflow.zeros_like": 1, "keras.ops.ones_like": 1, "keras.ops.zeros_like": 1,
+    "keras.backend.ones_like": 1, "keras.backend.zeros_like": 1,
     "tensorflow.eye": 3, "tensorflow.linalg.eye": 3, "keras.ops.eye": 3,
     "tensorflow.random.normal": 3, "tensorflow.random.uniform": 3,
     "tensorflow.random.truncated_normal": 3, "tensorflow.random_normal": 3,

@@ -300,7 +300,7 @@ FLOAT32_BY_DEFAULT = frozenset({
 })
 #: ``*_like`` ops: their input's dtype unless given one
 LIKE_OPS = frozenset({"tensorflow.ones_like", "tensorflow.zeros_like", "keras.ops.ones_like",
-                      "keras.ops.zeros_like"})
+                      "keras.ops.zeros_like", "keras.backend.ones_like", "keras.backend.zeros_like"})
 FILL_OPS = frozenset({"tensorflow.fill"})
 #: ``tf.range``: int32 for integer bounds, float32 for float bounds, or its dtype
 RANGE_OPS = frozenset({"tensorflow.range"})
