@@ -19,7 +19,7 @@ from mplint.analysis.tensor_syntax import child_scope, is_none, is_self, loop_ta
 from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.semantic.scopes import Binding, Location
 from mplint.semantic.vocabulary import (
-    ACTIVATION_GETTERS, CASTS, CONSTANTS, DTYPE_OF, DTYPE_PRESERVING_FUNCTIONS, PYTHON_NUMBER_FUNCTIONS, DTYPE_PRESERVING_OPS, FILL_OPS, FLOAT32_BY_DEFAULT, FLOATX_FUNCTIONS,
+    ACTIVATION_GETTERS, CASTS, CONSTANTS, DTYPE_OF, EINOPS_FUNCTIONS, PYTHON_NUMBER_FUNCTIONS, DTYPE_PRESERVING_OPS, FILL_OPS, FLOAT32_BY_DEFAULT, FLOATX_FUNCTIONS,
     GLOBAL_POLICY_FUNCTIONS, IMAGE_RESIZE, KERAS_OP_NAMESPACES, LIKE_OPS, NEAREST_RESIZE_METHODS, RANGE_OPS,
     TF_OP_NAMESPACES, TF_VARIABLES, UNPACKING_OPS,
 )
@@ -358,7 +358,7 @@ class DtypeInference(FileCalls):
             if found and all(isinstance(v, float) for v in found):
                 return F32
             return self.kind(value, where, depth + 1)
-        if names & DTYPE_PRESERVING_FUNCTIONS:  # ``rearrange(t, "b n (h d) -> b h n d")``
+        if names & EINOPS_FUNCTIONS:  # ``rearrange(t, "b n (h d) -> b h n d")``
             tensor = positional_or_keyword(call, 0, "tensor")
             return self.kind(tensor, where, depth + 1) if tensor is not None else None
         for name in names:

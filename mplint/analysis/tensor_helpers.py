@@ -158,11 +158,11 @@ class FileCalls(TensorWalk):
         later arguments are not autocast). Only the envs that know some kind.
         A lambda mapped over a tuple written out (``map(lambda t: t * m, (q, k, v))``)
         is judged with its parameter bound to each item."""
-        while scope.kind not in ("function", "lambda") and scope.parent is not None:
+        while scope.kind != "function" and scope.parent is not None:
+            if scope.kind == "lambda" and id(scope.node) in self._maps:
+                mapped = [env for env in self.mapped_envs(scope) if any(kind is not None for _, kind, _ in env)]
+                return list(dict.fromkeys(mapped))
             scope = scope.parent
-        if scope.kind == "lambda":
-            mapped = [env for env in self.mapped_envs(scope) if any(kind is not None for _, kind, _ in env)]
-            return list(dict.fromkeys(mapped))
         out: List[Env] = []
         for call, where, offset in self._caller_map().get(id(scope), []):
             caller = self.region(where.loc)

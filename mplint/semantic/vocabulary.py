@@ -312,9 +312,8 @@ NEAREST_RESIZE_METHODS = frozenset({"nearest", "tensorflow.image.ResizeMethod.NE
 TF_VARIABLES = frozenset({"tensorflow.Variable"})
 #: what makes an activation function from its name; calling one keeps the dtype
 ACTIVATION_GETTERS = frozenset({"keras.activations.get"})
-#: functions outside TensorFlow and Keras whose result has their first argument's dtype
-#: (einops rearranges and reduces a tensor in its own dtype)
-DTYPE_PRESERVING_FUNCTIONS = frozenset({"einops.rearrange", "einops.repeat", "einops.reduce"})
+#: einops functions: they rearrange and reduce a tensor in its own dtype
+EINOPS_FUNCTIONS = frozenset({"einops.rearrange", "einops.repeat", "einops.reduce"})
 #: functions of Python's math module that give a Python number, not a tensor
 PYTHON_NUMBER_FUNCTIONS = frozenset({"math.ceil", "math.floor", "math.sqrt", "math.log", "math.exp", "math.prod"})
 #: functions that read a tensor's dtype (``K.dtype(x)``)
