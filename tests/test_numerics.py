@@ -33,14 +33,35 @@ class Norm(tf.keras.layers.Layer):
             x = tf.cast(x, tf.float32)
         return x * self.w
 """, set()),
-    # Bound only inside branches: no binding certainly reaches the use, so the
-    # rule stays silent (conservative; the runtime checker catches this one).
-    "branch-only-bindings-are-unknown": (HEADER + """
+    # Bound in both arms of an if/else: one of them certainly reaches the use, and
+    # both are float32.
+    "branch-only-bindings-joined": (HEADER + """
 class Gate(tf.keras.layers.Layer):
     def call(self, x, mask=None):
         if mask is None:
             m = tf.ones_like(x, dtype=tf.float32)
         else:
+            m = tf.cast(mask, tf.float32)
+        return x * m
+""", {(10, "MP504")}),
+    # the arms disagree (one casts to the input's dtype): unknown, silent
+    "branch-only-bindings-disagree": (HEADER + """
+class Gate(tf.keras.layers.Layer):
+    def call(self, x, mask=None):
+        if mask is None:
+            m = tf.ones_like(x, dtype=tf.float32)
+        else:
+            m = tf.cast(mask, x.dtype)
+        return x * m
+""", set()),
+    # a global name may be bound outside the function: unknown, silent
+    "branch-only-bindings-of-a-global": (HEADER + """
+m = None
+
+class Gate(tf.keras.layers.Layer):
+    def call(self, x, mask=None):
+        global m
+        if mask is not None:
             m = tf.cast(mask, tf.float32)
         return x * m
 """, set()),

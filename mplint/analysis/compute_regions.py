@@ -107,6 +107,8 @@ class ComputeRegions(Analysis):
         self._resolved = False
         self._lambda_functions: Set[cst.CSTNode] = set()
         self._pipeline_functions: Set[cst.CSTNode] = set()
+        #: ``return`` values by the ``def`` they return from (``load()`` returns a dataset)
+        self._returns: Dict[cst.CSTNode, List[Tuple[cst.BaseExpression, Location]]] = {}
         #: classes whose methods make Keras weights or layers (``self.add_weight``,
         #: ``keras.layers.Dense(...)``): a sign that an unknown base is a Keras layer
         self._keras_evidence: Set[cst.CSTNode] = set()
@@ -115,6 +117,11 @@ class ComputeRegions(Analysis):
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         bases = [(arg.value, self.ctx.names.resolve(arg.value)) for arg in node.bases if arg.keyword is None]
         self._all_classes[node] = (self.ctx.scopes.current, bases)
+
+    def visit_Return(self, node: cst.Return) -> None:
+        scope = self.ctx.scopes.current
+        if node.value is not None and scope.kind == "function":
+            self._returns.setdefault(scope.node, []).append((node.value, self.ctx.scopes.location()))
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -273,6 +280,10 @@ class ComputeRegions(Analysis):
                 return True
             if isinstance(func, cst.Attribute) and func.attr.value in DATASET_METHODS:
                 return self._is_dataset(func.value, loc, depth + 1)
+            if isinstance(func, cst.Name):  # ``load(n).map(...)``: a function of the file
+                binding = loc.lookup(func.value)
+                returns = self._returns.get(binding.node, []) if binding is not None and binding.kind == "def" else []
+                return bool(returns) and all(self._is_dataset(value, at, depth + 1) for value, at in returns)
             return False
         if isinstance(expr, cst.Name):
             binding = loc.lookup(expr.value)

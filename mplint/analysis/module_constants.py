@@ -1,12 +1,13 @@
-"""Integer constants of another module of the project: ``from config import HIDDEN``,
-``config.BATCH_SIZE``, ``settings.CONFIG["units"]``.
+"""Numeric constants of another module of the project: ``from config import HIDDEN``,
+``config.BATCH_SIZE``, ``settings.CONFIG["units"]`` (integers: sizes), and
+``from config import NEG_INF`` (any number: the literals MP501/MP502 judge).
 
 A size is often decided in a config module and used in the model's. The module is
 found as Python would import it from the checked file (``imported_layers.module_file``)
 and read through :mod:`core.reads`, so a cached result is keyed by its content too.
 Only plain constants count: a name bound exactly once at the module's top level (not
 in a function or class), to an integer literal, simple arithmetic of such constants,
-or a dict literal read by a constant key. A name bound twice, in a loop, by an import
+or a dict literal read by a constant key (with ``numbers``, float literals too). A name bound twice, in a loop, by an import
 or a call stays unknown, and so does one the checked file assigns to
 (``config.BATCH_SIZE = 32``): the rules stay silent.
 """
@@ -17,7 +18,7 @@ import operator
 import os
 import re
 from pathlib import Path
-from typing import Callable, Dict, Optional, Tuple
+from typing import Callable, Dict, Optional, Tuple, Union
 
 import libcst as cst
 
@@ -30,7 +31,9 @@ _MAX_DEPTH = 8
 #: (path, content digest) -> the module's top-level constants (None: unparsable)
 _CONSTANTS: Dict[Tuple[str, str], Optional["_Constants"]] = {}
 
-_BINOPS: Dict[type, Callable[[int, int], int]] = {
+Number = Union[int, float]
+
+_BINOPS: Dict[type, Callable[[Number, Number], Number]] = {
     cst.Add: operator.add, cst.Subtract: operator.sub, cst.Multiply: operator.mul,
     cst.FloorDivide: operator.floordiv, cst.Power: operator.pow,
 }
@@ -39,6 +42,17 @@ _BINOPS: Dict[type, Callable[[int, int], int]] = {
 def imported_constant(ctx: Context, expr: cst.BaseExpression) -> Optional[Tuple[int, str]]:
     """The integer ``expr`` reads from another module of the project, with where it is
     written (``config.HIDDEN``), or None when unknown."""
+    found = _imported(ctx, expr, numbers=False)
+    return None if found is None or not isinstance(found[0], int) else (found[0], found[1])
+
+
+def imported_number(ctx: Context, expr: cst.BaseExpression) -> Optional[Tuple[Number, str]]:
+    """The int or float ``expr`` reads from another module of the project
+    (``from config import NEG_INF``), with where it is written, or None."""
+    return _imported(ctx, expr, numbers=True)
+
+
+def _imported(ctx: Context, expr: cst.BaseExpression, numbers: bool) -> Optional[Tuple[Number, str]]:
     key: Optional[str] = None
     if isinstance(expr, cst.Subscript):
         key = _constant_key(expr)
@@ -56,7 +70,7 @@ def imported_constant(ctx: Context, expr: cst.BaseExpression) -> Optional[Tuple[
     if path is None or os.path.abspath(path) == os.path.abspath(ctx.path) or _assigned_here(ctx.text, name):
         return None
     constants = _constants_of(path)
-    value = None if constants is None else constants.value(name, key)
+    value = None if constants is None else constants.value(name, key, numbers=numbers)
     if value is None:
         return None
     where = f"{module.rpartition('.')[2]}.{name}" + (f"[{key!r}]" if key is not None else "")
@@ -140,7 +154,10 @@ class _Constants:
     def _bind(self, name: str, value: Optional[cst.BaseExpression]) -> None:
         self.values[name] = value if name not in self.values else None
 
-    def value(self, name: str, key: Optional[str] = None, depth: int = 0) -> Optional[int]:
+    def value(self, name: str, key: Optional[str] = None, depth: int = 0, numbers: bool = False
+              ) -> Optional[Number]:
+        """The constant ``name`` (``name[key]``) holds: an int, or with ``numbers`` a
+        float too; None when it is not one."""
         expr = self.values.get(name)
         if expr is None:
             return None
@@ -150,26 +167,26 @@ class _Constants:
             expr = _entry(expr, key)
             if expr is None:
                 return None
-        return self._evaluate(expr, depth)
+        return self._evaluate(expr, depth, numbers)
 
-    def _evaluate(self, expr: cst.BaseExpression, depth: int) -> Optional[int]:
+    def _evaluate(self, expr: cst.BaseExpression, depth: int, numbers: bool) -> Optional[Number]:
         if depth > _MAX_DEPTH:
             return None
-        if isinstance(expr, cst.Integer):
+        if isinstance(expr, cst.Integer) or (numbers and isinstance(expr, cst.Float)):
             found = expr.evaluated_value
-            return found if isinstance(found, int) else None
+            return found if isinstance(found, (int, float)) else None
         if isinstance(expr, cst.Name):
-            return self.value(expr.value, None, depth + 1)
+            return self.value(expr.value, None, depth + 1, numbers)
         if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Name):
             key = _constant_key(expr)
-            return None if key is None else self.value(expr.value.value, key, depth + 1)
+            return None if key is None else self.value(expr.value.value, key, depth + 1, numbers)
         if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
-            inner = self._evaluate(expr.expression, depth + 1)
+            inner = self._evaluate(expr.expression, depth + 1, numbers)
             return None if inner is None else -inner
         if isinstance(expr, cst.BinaryOperation):
             op = _BINOPS.get(type(expr.operator))
-            left = self._evaluate(expr.left, depth + 1)
-            right = self._evaluate(expr.right, depth + 1)
+            left = self._evaluate(expr.left, depth + 1, numbers)
+            right = self._evaluate(expr.right, depth + 1, numbers)
             if op is None or left is None or right is None or (op is operator.pow and abs(right) > 64):
                 return None
             try:

@@ -7,10 +7,12 @@ from typing import Iterator, List, Optional, Set, Tuple
 import libcst as cst
 
 from mplint.analysis.compute_regions import ComputeRegions
-from mplint.analysis.tensor_kinds import LOW, TensorKinds, Where
+from mplint.analysis.tensor_kinds import LOW, Env, TensorKinds, Where
+from mplint.core.positions import positions_of
 from mplint.rule.check import Check, Context, Fix, Needs
 from mplint.rule.edits import quote_of, string
 from mplint.rule.levels import Safety
+from mplint.rule.messages import snippet
 from mplint.semantic.vocabulary import SUM_FUNCTIONS
 
 #: ``self.<state>.assign_add(...)`` and friends, and ``self.add_loss/add_metric(...)``
@@ -49,46 +51,64 @@ class Float16Accumulation(Check):
         reported: Set[cst.CSTNode] = set()
         for sink, where in self._sinks:
             value = sink.args[0].value
-            for total, at, direct in self._sums(value, where, True, 0):
+            for total, at, direct, env in self._sums(value, where, True, (), 0):
                 if total in reported or not total.args:
                     continue
-                if kinds.kind(total.args[0].value, at) != LOW:
-                    continue
+                with kinds.under(env):
+                    if kinds.kind(total.args[0].value, at) != LOW:
+                        continue
                 reported.add(total)
+                into = "" if at.loc.scope is where.loc.scope else \
+                    f" (returned into `{snippet(self.ctx.module.code_for_node(sink), 40)}` at line {self._line(sink)})"
                 self.report(
                     total,
-                    f"sums float16 values into a metric state or loss{policy.note}; a "
+                    f"sums float16 values into a metric state or loss{into}{policy.note}; a "
                     f"float16 sum overflows to inf past 65504 (70000 ones sum to inf); "
                     f"cast to float32 before summing",
                     self._fix(total, direct),
                 )
 
-    def _sums(self, expr: cst.BaseExpression, where: Where, direct: bool,
-              depth: int) -> Iterator[Tuple[cst.Call, Where, bool]]:
-        """Sum calls whose result flows into ``expr`` (through arithmetic and names).
+    def _sums(self, expr: cst.BaseExpression, where: Where, direct: bool, env: Env,
+              depth: int) -> Iterator[Tuple[cst.Call, Where, bool, Env]]:
+        """Sum calls whose result flows into ``expr`` (through arithmetic, names and
+        the returns of the file's helpers), with the helper's arguments to judge them
+        under.
 
         ``direct`` is True while the sum's result reaches the sink unchanged or
-        combined only with constants, where a float32 result is certainly accepted.
+        combined only with constants, where a float32 result is certainly accepted
+        (not through a helper, whose other callers may need its dtype).
         """
         if depth > _MAX_DEPTH:
             return
         kinds = self.ctx.get(TensorKinds)
         if isinstance(expr, cst.Call):
             if self.names.resolve(expr.func) & SUM_FUNCTIONS:
-                yield expr, where, direct
+                yield expr, where, direct, env
+                return
+            with kinds.under(env):
+                returned = kinds.helper_returns(expr, where)
+            if returned is not None:  # ``self.add_loss(1e-4 * l1(x))``
+                inner, values = returned
+                for value, at in values:
+                    yield from self._sums(value, at, False, inner, depth + 1)
             return
         if isinstance(expr, cst.BinaryOperation):
             for side, other in ((expr.left, expr.right), (expr.right, expr.left)):
-                constant = kinds.constant(other, where) is not None
-                yield from self._sums(side, where, direct and constant, depth + 1)
+                with kinds.under(env):
+                    constant = kinds.constant(other, where) is not None
+                yield from self._sums(side, where, direct and constant, env, depth + 1)
         elif isinstance(expr, cst.UnaryOperation):
-            yield from self._sums(expr.expression, where, direct, depth + 1)
+            yield from self._sums(expr.expression, where, direct, env, depth + 1)
         elif isinstance(expr, cst.Name):
             binding, reaching = kinds.reaching(expr, where)
             if binding is not None and reaching and binding.kind == "assign" and binding.value is not None:
-                at = kinds.binding_where(binding)
-                if at is not None:
-                    yield from self._sums(binding.value, at, direct, depth + 1)
+                bound = kinds.binding_where(binding)
+                if bound is not None:
+                    yield from self._sums(binding.value, bound, direct, env, depth + 1)
+
+    def _line(self, node: cst.CSTNode) -> int:
+        found = positions_of(self.ctx.module, self.ctx.text, [node]).get(node)
+        return found.start.line if found is not None else 0
 
     def _fix(self, total: cst.Call, direct: bool) -> Optional[Fix]:
         """Wrap the summed tensor in a cast to float32, spelled like the sum."""

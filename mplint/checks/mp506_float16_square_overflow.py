@@ -99,7 +99,7 @@ class Float16SquareOverflow(Check):
                 values = kinds.constant(exponent, where) if exponent is not None else None
                 if not values or min(values) < 3:
                     continue  # a square alone overflows only past 256; its sum is judged above
-            if kinds.kind(operand, where) != LOW or self._bounded(operand, where, 0):
+            if not self._low_unbounded(kinds, operand, where):
                 continue
             # A library's squares and norms are not judged: how large they grow depends
             # on data the library never sees, while an image side is 256 or more.
@@ -127,6 +127,15 @@ class Float16SquareOverflow(Check):
             self.report(product, f"`{text}` multiplies image sizes cast to the 16-bit compute dtype{note}: in "
                                  f"float16 256 x 256 = 65536 is already inf (max 65504); compute sizes in "
                                  f"float32 (or int32) and cast the result")
+
+    def _low_unbounded(self, kinds: TensorKinds, operand: cst.BaseExpression, where: Where) -> bool:
+        """16-bit and not normalised before, as the code stands or with the arguments a
+        caller in the file passes (``self._unit(x)`` of a 16-bit ``x``)."""
+        for env in kinds.every_context(where.loc.scope):
+            with kinds.under(env):
+                if kinds.kind(operand, where) == LOW and not self._bounded(operand, where, 0):
+                    return True
+        return False
 
     def _judged(self, scope: Scope, library: bool = True) -> Optional[str]:
         """The note for a message when the code may run in float16, else None: under a

@@ -276,7 +276,8 @@ DTYPE_PRESERVING_OPS = frozenset({
     "erf", "sin", "cos", "reciprocal", "floor", "ceil", "round", "sign", "band_part",
     # Keras spellings of the same ops
     "sum", "mean", "max", "min", "prod", "var", "std", "dot", "batch_dot", "concatenate",
-    "where", "clip", "logsumexp", "expm1",
+    "where", "clip", "logsumexp", "expm1", "bias_add", "permute_dimensions", "slice",
+    "batch_flatten", "flatten", "repeat_elements",
 })
 #: ops returning several tensors of their first argument's dtype
 UNPACKING_OPS = frozenset({"tensorflow.nn.moments", "tensorflow.nn.weighted_moments",
@@ -301,7 +302,7 @@ FLOAT32_BY_DEFAULT = frozenset({
 })
 #: ``*_like`` ops: their input's dtype unless given one
 LIKE_OPS = frozenset({"tensorflow.ones_like", "tensorflow.zeros_like", "keras.ops.ones_like",
-                      "keras.ops.zeros_like"})
+                      "keras.ops.zeros_like", "keras.backend.ones_like", "keras.backend.zeros_like"})
 FILL_OPS = frozenset({"tensorflow.fill"})
 #: ``tf.range``: int32 for integer bounds, float32 for float bounds, or its dtype
 RANGE_OPS = frozenset({"tensorflow.range"})
@@ -311,6 +312,14 @@ IMAGE_RESIZE = frozenset({"tensorflow.image.resize"})
 NEAREST_RESIZE_METHODS = frozenset({"nearest", "tensorflow.image.ResizeMethod.NEAREST_NEIGHBOR"})
 #: raw TensorFlow variables: float32 unless given a dtype, never autocast
 TF_VARIABLES = frozenset({"tensorflow.Variable"})
+#: what makes an activation function from its name; calling one keeps the dtype
+ACTIVATION_GETTERS = frozenset({"keras.activations.get"})
+#: einops functions: they rearrange and reduce a tensor in its own dtype
+EINOPS_FUNCTIONS = frozenset({"einops.rearrange", "einops.repeat", "einops.reduce"})
+#: functions of Python's math module that give a Python number, not a tensor
+PYTHON_NUMBER_FUNCTIONS = frozenset({"math.ceil", "math.floor", "math.sqrt", "math.log", "math.exp", "math.prod"})
+#: functions that read a tensor's dtype (``K.dtype(x)``)
+DTYPE_OF = frozenset({"keras.backend.dtype", "keras.ops.dtype", "keras.backend.standardize_dtype"})
 #: constructors of weights (a Keras variable is autocast inside a layer's call)
 VARIABLE_CONSTRUCTORS = TF_VARIABLES | frozenset({"keras.Variable"})
 

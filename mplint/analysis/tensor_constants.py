@@ -1,0 +1,122 @@
+"""Numeric constants in 16-bit code: literals, names set once, a dtype's limits,
+and a constant made a 16-bit tensor on purpose (MP501/MP502 read them)."""
+
+from __future__ import annotations
+
+from typing import FrozenSet, Optional
+
+import libcst as cst
+
+from mplint.analysis.dtype_kinds import LOW
+from mplint.analysis.module_constants import imported_number
+from mplint.analysis.tensor_dtypes import DtypeInference
+from mplint.analysis.tensor_sites import MAX_DEPTH, Where
+from mplint.analysis.tensor_syntax import is_self
+from mplint.semantic.call_args import positional_or_keyword
+from mplint.semantic.scopes import Binding
+from mplint.semantic.vocabulary import (
+    CASTS, CONSTANTS, DTYPE_LIMITS, DTYPE_NAMES, FILL_OPS, FINFO_FUNCTIONS, LIMIT_ATTRIBUTES,
+)
+
+
+class ConstantValues(DtypeInference):
+    """The numbers an expression certainly holds, and where they are written."""
+
+    def constant(self, expr: cst.BaseExpression, where: Where) -> Optional[FrozenSet[float]]:
+        """The numeric values of a constant expression, including ``self.eps`` set once, a
+        dtype's limit (``tf.float32.min``, ``np.finfo(np.float32).max``), and a constant made
+        a 16-bit tensor on purpose (``tf.constant(-1e9, dtype=scores.dtype)``,
+        ``tf.cast(-1e9, x.dtype)``, ``tf.fill(shape, ...)`` of one)."""
+        if isinstance(expr, cst.Call):
+            return self._made_constant(expr, where)
+        if isinstance(expr, cst.Subscript):
+            return None
+        if isinstance(expr, cst.Name):  # ``neg = tf.fill(shape, tf.cast(-1e9, x.dtype))``
+            binding, reaching = self.reaching(expr, where)
+            if binding is not None and reaching and binding.kind == "assign" \
+                    and isinstance(binding.value, cst.Call):
+                bw = self.binding_where(binding)
+                return self._made_constant(binding.value, bw) if bw is not None else None
+        limit = self._dtype_limit(expr)
+        if limit is not None:
+            return frozenset({limit})
+        found = self.ctx.values.values(expr, where.loc)
+        if found is None and isinstance(expr, cst.Attribute):
+            binding = self._self_attribute(expr, where) or self._class_constant(expr, where)
+            if binding is not None and binding.value is not None and binding.scope is not None:
+                found = self.ctx.values.values(binding.value, binding.location())
+        if found is None and self._unbound_head(expr, where):
+            imported = imported_number(self.ctx, expr)  # ``from config import NEG_INF``
+            found = None if imported is None else frozenset({imported[0]})
+        if not found or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in found):
+            return None
+        return found  # type: ignore[return-value]
+
+    def _unbound_head(self, expr: cst.BaseExpression, where: Where) -> bool:
+        """``NEG_INF`` or ``config.NEG_INF`` whose first name the file never binds
+        (imports are not bindings): a name another module may give."""
+        while isinstance(expr, cst.Attribute):
+            expr = expr.value
+        return isinstance(expr, cst.Name) and where.loc.lookup(expr.value) is None
+
+    def _class_constant(self, expr: cst.Attribute, where: Where) -> Optional[Binding]:
+        """``self.NEG_INF`` read from a class-level constant (``NEG_INF = -1e9`` in the
+        class body) that no method assigns on ``self``: the one binding, else None."""
+        if not is_self(expr.value):
+            return None
+        cls = where.loc.scope.enclosing_class()
+        name = expr.attr.value
+        if cls is None or cls.attributes.get(name):
+            return None
+        bindings = cls.bindings.get(name, [])
+        return bindings[0] if len(bindings) == 1 and bindings[0].kind == "assign" else None
+
+    def written_constant(self, expr: cst.BaseExpression, where: Where, depth: int = 0) -> cst.BaseExpression:
+        """Where the number of a :meth:`constant` is written: ``neg`` bound to
+        ``tf.fill(shape, tf.cast(-1e9, x.dtype))`` is written as ``-1e9``."""
+        if depth > MAX_DEPTH:
+            return expr
+        if isinstance(expr, cst.Name):
+            binding, reaching = self.reaching(expr, where)
+            if binding is not None and reaching and binding.kind == "assign" and isinstance(binding.value, cst.Call):
+                bw = self.binding_where(binding)
+                if bw is not None and self._made_constant(binding.value, bw) is not None:
+                    return self.written_constant(binding.value, bw, depth + 1)
+            return expr
+        if isinstance(expr, cst.Call):
+            value = self._constant_argument(expr)
+            return expr if value is None else self.written_constant(value, where, depth + 1)
+        return expr
+
+    def _constant_argument(self, call: cst.Call) -> Optional[cst.BaseExpression]:
+        """The value a constant, cast or fill call makes a tensor of; None for other calls."""
+        called = self.ctx.names.resolve(call.func)
+        if called & (CONSTANTS | CASTS):
+            return positional_or_keyword(call, 0, "value") or positional_or_keyword(call, 0, "x")
+        if called & FILL_OPS:
+            return positional_or_keyword(call, 1, "value")
+        return None
+
+    def _made_constant(self, call: cst.Call, where: Where) -> Optional[FrozenSet[float]]:
+        """A constant value made a 16-bit tensor: the value's numbers, else None."""
+        value = self._constant_argument(call)
+        if value is None or self.kind(call, where) != LOW:
+            return None
+        return self.constant(value, where)
+
+    def _dtype_limit(self, expr: cst.BaseExpression) -> Optional[float]:
+        """``tf.float32.min``, ``np.finfo(np.float32).max``: the number, else None."""
+        if not isinstance(expr, cst.Attribute) or expr.attr.value not in LIMIT_ATTRIBUTES:
+            return None
+        sign = LIMIT_ATTRIBUTES[expr.attr.value]
+        owner = expr.value
+        if isinstance(owner, cst.Call) and self.ctx.names.resolve(owner.func) & FINFO_FUNCTIONS and owner.args:
+            owner = owner.args[0].value
+            if isinstance(owner, cst.SimpleString) and owner.evaluated_value in DTYPE_LIMITS:
+                return sign * DTYPE_LIMITS[str(owner.evaluated_value)]
+        dtypes = {DTYPE_NAMES.get(name) for name in self.ctx.names.resolve(owner)}
+        if len(dtypes) == 1:
+            dtype = dtypes.pop()
+            if dtype in DTYPE_LIMITS:
+                return sign * DTYPE_LIMITS[dtype]
+        return None

@@ -1,0 +1,298 @@
+"""The functions and methods of one file that the tensor dtype inference follows
+calls into: which a call runs, the kinds its arguments give their parameters, what
+each returns, and which run under autocast because 16-bit code calls them."""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from mplint.analysis.compute_regions import Region
+from mplint.analysis.tensor_calls import NOT_CALLED_FROM_CALL
+from mplint.analysis.tensor_sites import MAX_DEPTH, Env, Where
+from mplint.analysis.tensor_syntax import child_scope, decorated, is_self
+from mplint.analysis.tensor_walk import TensorWalk
+from mplint.semantic.call_args import UNREADABLE, argument_for
+from mplint.semantic.scopes import Location, Scope, is_public
+from mplint.semantic.vocabulary import SEQUENTIAL_CLASSES
+
+
+class FileCalls(TensorWalk):
+    """Calls into the file's own helpers, methods and layers (see the module)."""
+
+    def region(self, loc: Location) -> Optional[Region]:
+        """The 16-bit region of a location (cached per scope for function regions); a
+        lambda mapped over a tuple runs where ``map`` is called."""
+        mapped = self._maps.get(id(loc.scope.node)) if loc.scope.kind == "lambda" else None
+        if mapped is not None:
+            return self.region(mapped[1].loc)
+        key = id(loc.scope)
+        if key not in self._regions:
+            self._regions[key] = None  # cycle guard: helpers calling each other
+            found = self.regions.function_region(loc.scope) or self._called_from_call(loc.scope, set())
+            self._regions[key] = found or self._called_from_region(loc.scope)
+        found = self._regions[key]
+        if found is not None:
+            return found
+        return Region("functional", None) if self.regions.in_functional(loc) else None
+
+    def _from_call(self, scope: Scope) -> Optional[Region]:
+        """The layer region of a ``call`` method (or code nested in one)."""
+        found = self.regions.function_region(scope)
+        if found is None or found.function is None or not isinstance(found.function.node, cst.FunctionDef):
+            return None
+        return found if found.function.node.name.value == "call" else None
+
+    def called_from_public_call(self, scope: Scope) -> bool:
+        """A private helper method that a public layer's ``call`` runs: in a library,
+        it runs under the user's policy as the ``call`` does. A lambda mapped in such
+        code runs there too."""
+        mapped = self._maps.get(id(scope.node)) if scope.kind == "lambda" else None
+        if mapped is not None:
+            outer = mapped[1].loc.scope
+            return is_public(outer) or self.called_from_public_call(outer)
+        region = self._called_from_call(scope, set())
+        return region is not None and region.function is not None and region.function.parent is not None \
+            and is_public(region.function.parent)
+
+    def _called_from_call(self, scope: Optional[Scope], seen: Set[int]) -> Optional[Region]:
+        """A method of a 16-bit layer that the layer's ``call`` calls (``self.helper(x)``,
+        directly or through other such methods): it runs under autocast too."""
+        while scope is not None and not (scope.kind == "function" and scope.parent is not None
+                                         and scope.parent.kind == "class"):
+            scope = scope.parent
+        if scope is None or id(scope) in seen or not isinstance(scope.node, cst.FunctionDef):
+            return None
+        seen.add(id(scope))
+        name = scope.node.name.value
+        cls = self.regions.layer_class(scope.parent.node) if scope.parent is not None else None
+        if cls is None or not cls.sixteen_bit or name in NOT_CALLED_FROM_CALL:
+            return None
+        for caller in self._self_calls.get(name, []):
+            if caller.enclosing_class() is not scope.parent:
+                continue
+            found = self._from_call(caller) or self._called_from_call(caller, seen)
+            if found is not None and found.kind == "layer":
+                return Region("layer", scope, cls)
+        return None
+
+    def _called_from_region(self, scope: Scope) -> Optional[Region]:
+        """A function of this file (not a method) that 16-bit code of the file calls
+        (``apply_mask(scores, mask)`` in a layer's ``call``): it runs under autocast
+        there, with the arguments each such caller gives it (:meth:`contexts`)."""
+        while scope.kind != "function" and scope.parent is not None:
+            scope = scope.parent
+        if scope.kind != "function" or (scope.parent is not None and scope.parent.kind == "class"):
+            return None
+        for _, where, _ in self._caller_map().get(id(scope), []):
+            caller = self.region(where.loc)
+            if caller is not None and caller.kind != "functional":
+                return Region("helper", scope)
+        return None
+
+    def _caller_map(self) -> Dict[int, List[Tuple[cst.Call, Where, int]]]:
+        """The calls of this file that may run each function scope (by id)."""
+        if self._callers is None:
+            self._callers = {}
+            for call, where in self._calls:
+                for callee, offset in self._callees(call, where):
+                    self._callers.setdefault(id(callee), []).append((call, where, offset))
+        return self._callers
+
+    def helper(self, call: cst.Call, where: Where) -> Optional[Tuple[Scope, int]]:
+        """The function scope a call runs when it is a function or method of this file
+        (``self._split(x)``, ``window_partition(x, 7)``, a nested ``def``), with the
+        number of leading parameters the call does not pass (``self``)."""
+        func = call.func
+        if isinstance(func, cst.Attribute) and is_self(func.value):
+            cls = where.loc.scope.enclosing_class()
+            if cls is None:
+                return None
+            defs = [b for b in cls.bindings.get(func.attr.value, []) if b.kind == "def"]
+            if len(defs) != 1 or len(cls.bindings[func.attr.value]) != 1:
+                return None
+            scope = child_scope(cls, defs[0].node)
+            if scope is None or decorated(defs[0].node):
+                return None
+            return scope, 1
+        if isinstance(func, cst.Name):
+            binding = where.loc.lookup(func.value)
+            if binding is None or binding.kind != "def" or binding.scope is None or decorated(binding.node):
+                return None
+            scope = child_scope(binding.scope, binding.node)
+            if scope is None:
+                return None
+            return scope, 1 if binding.scope.kind == "class" else 0
+        return None
+
+    def call_env(self, function: Scope, offset: int, call: cst.Call, where: Where, depth: int) -> Env:
+        """The kinds the call gives the function's parameters (unknown where it passes
+        ``*args``/``**kwargs`` or leaves a default)."""
+        key = (call, self._env)
+        if key not in self._call_envs:
+            self._call_envs[key] = ()  # cycle guard
+            self._call_envs[key] = self._call_env(function, offset, call, where, depth)
+        return self._call_envs[key]
+
+    def _call_env(self, function: Scope, offset: int, call: cst.Call, where: Where, depth: int) -> Env:
+        node = function.node
+        if not isinstance(node, cst.FunctionDef):
+            return ()
+        params = list(node.params.posonly_params) + list(node.params.params) + list(node.params.kwonly_params)
+        env = []
+        for param in params[offset:]:
+            argument = argument_for(node, param, call, offset)
+            if argument is None or argument is UNREADABLE:
+                continue
+            assert isinstance(argument, cst.BaseExpression)
+            index = len(self._arguments)
+            self._arguments.append((argument, where, self._env))
+            env.append((id(param), self.kind(argument, where, depth + 1), index))
+        return tuple(sorted(env, key=lambda item: item[0]))
+
+    def contexts(self, scope: Scope) -> List[Env]:
+        """The parameters' kinds each call of this file gives the function that
+        ``scope`` is in: a helper called with a float32 mask, a layer whose ``call`` is
+        given one as a keyword (``self.attn(x, mask=self.attn_mask)``; keyword and
+        later arguments are not autocast). Only the envs that know some kind.
+        A lambda mapped over a tuple written out (``map(lambda t: t * m, (q, k, v))``)
+        is judged with its parameter bound to each item."""
+        while scope.kind != "function" and scope.parent is not None:
+            if scope.kind == "lambda" and id(scope.node) in self._maps:
+                mapped = [env for env in self.mapped_envs(scope) if any(kind is not None for _, kind, _ in env)]
+                return list(dict.fromkeys(mapped))
+            scope = scope.parent
+        out: List[Env] = []
+        for call, where, offset in self._caller_map().get(id(scope), []):
+            caller = self.region(where.loc)
+            if caller is None or caller.kind == "functional":
+                continue  # outside autocast (``train_step``): weights read as float32 there
+            with self._under(()):
+                env = self.call_env(scope, offset, call, where, 0)
+            if any(kind is not None for _, kind, _ in env) and env not in out:
+                out.append(env)
+        return out
+
+    def mapped_envs(self, scope: Scope) -> List[Env]:
+        """For the lambda of ``map(lambda t: ..., (a, b, c))``: its parameter bound to
+        each item in turn (one env per item, in order); [] for any other scope."""
+        node = scope.node
+        found = self._maps.get(id(node))
+        if found is None or not isinstance(node, cst.Lambda):
+            return []
+        call, where = found
+        items = call.args[1].value
+        params = node.params.params
+        if not isinstance(items, (cst.Tuple, cst.List)) or len(params) != 1 \
+                or any(isinstance(e, cst.StarredElement) for e in items.elements):
+            return []
+        out: List[Env] = []
+        for element in items.elements:
+            index = len(self._arguments)
+            self._arguments.append((element.value, where, self._env))
+            out.append(((id(params[0]), self.kind(element.value, where, 1), index),))
+        return out
+
+    def _callees(self, call: cst.Call, where: Where) -> List[Tuple[Scope, int]]:
+        """The function scopes of this file a call may run: a helper, or the ``call``
+        of the layer class the called attribute holds an instance of."""
+        helper = self.helper(call, where)
+        if helper is not None:
+            return [helper]
+        values = self._attribute_values(call.func, where)
+        if not values or self.region(where.loc) is None:
+            return []
+        classes = set()
+        cls_scope: Optional[Scope] = None
+        for value, at in values:
+            if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name)):
+                return []
+            binding = at.loc.lookup(value.func.value)
+            if binding is None or binding.kind != "class" or binding.scope is None:
+                return []
+            classes.add((binding.node, id(binding.scope)))
+            cls_scope = child_scope(binding.scope, binding.node)
+            layer = self.regions.layer_class(binding.node)
+            if cls_scope is None or layer is None or not layer.sixteen_bit:
+                return []
+        if len(classes) != 1 or cls_scope is None:
+            return []
+        calls = [b for b in cls_scope.bindings.get("call", []) if b.kind == "def"]
+        method = child_scope(cls_scope, calls[0].node) if len(calls) == 1 else None
+        return [(method, 1)] if method is not None else []
+
+    def returns_of(self, call: cst.Call, where: Where, depth: int = 0) -> List[Tuple[cst.BaseExpression, Where]]:
+        """What the helper of this file that ``call`` runs returns, each where it is
+        returned (none for any other call)."""
+        helper = self.helper(call, where)
+        if helper is None:
+            return []
+        return [(value, at) for _, value, at in self._returned(helper, call, where, depth) if value is not call]
+
+    def _returned(self, helper: Tuple[Scope, int], call: cst.Call, where: Where, depth: int
+                  ) -> List[Tuple[Optional[str], cst.BaseExpression, Where]]:
+        """The kind of each ``return`` of a helper, with the call's arguments bound, and
+        the value and where (judged under the call's ``Env``: see :meth:`under`)."""
+        function, offset = helper
+        returns = self._returns.get(id(function), [])
+        if not returns or depth > MAX_DEPTH:
+            return [(None, call, where)]
+        with self._under(self.call_env(function, offset, call, where, depth)):
+            return [(self.kind(value, at, depth + 1), value, at) for value, at in returns]
+
+    def _called_layer(self, func: cst.BaseExpression, where: Where) -> Optional[bool]:
+        """True/False when ``func`` is a layer (16-bit or not); None when not a layer."""
+        regions = self.regions
+        if isinstance(func, cst.Attribute):
+            # ``self.query = None`` in ``__init__``, ``self.query = Dense(...)`` in ``build``
+            values = self._attribute_values(func, where)
+            if not values:
+                return None
+            region = self.region(where.loc)
+            values = [(self._output_layer(value), at) for value, at in values]
+            if not all(isinstance(value, cst.Call) and self._is_layer_constructor(value, at.loc)
+                       for value, at in values):
+                return None
+            if (region is None or region.kind != "layer") and not all(self._governed(at.loc) for _, at in values):
+                return None
+            return all(regions.is_sixteen_bit_layer(value, at.loc) for value, at in values)
+        if isinstance(func, cst.Call):  # Dense(3)(x)
+            if self._is_layer_constructor(func, where.loc):
+                governed = self.region(where.loc) is not None or self._governed(where.loc)
+                return governed and regions.is_sixteen_bit_layer(func, where.loc)
+            return None
+        if isinstance(func, cst.Name):
+            binding, reaching = self.reaching(func, where)
+            if binding is None or binding.value is None or binding.scope is None:
+                return None
+            loc = binding.location()
+            if isinstance(binding.value, cst.Call) and self._is_layer_constructor(binding.value, loc):
+                governed = self.region(where.loc) is not None or self._governed(loc)
+                return reaching and governed and regions.is_sixteen_bit_layer(binding.value, loc)
+        return None
+
+    def _output_layer(self, value: cst.BaseExpression) -> cst.BaseExpression:
+        """The layer whose output a ``keras.Sequential([..., last])`` written out gives
+        (its output has that layer's dtype); any other value unchanged."""
+        if not (isinstance(value, cst.Call) and value.args and self.ctx.names.resolve(value.func) & SEQUENTIAL_CLASSES):
+            return value
+        layers = value.args[0].value
+        if isinstance(layers, cst.List) and layers.elements and not isinstance(layers.elements[-1], cst.StarredElement):
+            return layers.elements[-1].value
+        return value
+
+    def _governed(self, loc: Location) -> bool:
+        """A mixed policy governs the code at ``loc``: a Keras layer built there computes
+        in the 16-bit dtype wherever it is called (a ``tf.Module``'s ``__call__``, a
+        plain function), not only inside another layer's ``call``."""
+        return self.ctx.facts.mixed_policy(loc.scope) is not None
+
+    def _is_layer_constructor(self, call: cst.Call, loc: Location) -> bool:
+        names = self.ctx.names.resolve(call.func)
+        if names:
+            return any(n.startswith("keras.layers.") and n.rsplit(".", 1)[-1][:1].isupper() for n in names)
+        if isinstance(call.func, cst.Name):
+            binding = loc.lookup(call.func.value)
+            return binding is not None and binding.kind == "class" and self.regions.layer_class(binding.node) is not None
+        return False

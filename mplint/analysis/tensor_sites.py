@@ -1,0 +1,46 @@
+"""What the tensor dtype inference hands the rules: places, sites and mismatches."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Tuple
+
+import libcst as cst
+
+from mplint.semantic.scopes import Location
+
+
+Path = Tuple[int, ...]
+#: the kinds of a helper's parameters at one call: (id of the ``cst.Param``, kind, index
+#: of the argument in ``TensorKinds._arguments``), sorted; () outside any call
+Env = Tuple[Tuple[int, Optional[str], int], ...]
+
+MAX_DEPTH = 24
+
+
+@dataclass(frozen=True)
+class Where:
+    """A location plus the chain of blocks (by id) that encloses it."""
+
+    loc: Location
+    path: Path
+
+
+@dataclass
+class OperationSite:
+    """An outermost arithmetic expression, or a call that combines tensors."""
+
+    node: cst.CSTNode
+    where: Where
+
+
+@dataclass
+class Mismatch:
+    """A float32 tensor meeting a 16-bit one in a TensorFlow op."""
+
+    node: cst.CSTNode
+    f32: cst.BaseExpression
+    low: cst.BaseExpression
+    where: Where
+    #: the caller's arguments under which the operands have these kinds
+    env: Env = ()

@@ -1,0 +1,88 @@
+"""Shapes of code the tensor dtype inference reads: names, targets, ``def``s."""
+
+from __future__ import annotations
+
+from typing import FrozenSet, List, Optional, Set
+
+import libcst as cst
+
+from mplint.analysis.tensor_sites import Path
+from mplint.semantic.scopes import Scope
+
+
+def is_self(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "self"
+
+
+def loop_targets(for_in: Optional[cst.CompFor]) -> FrozenSet[str]:
+    """The names a comprehension's ``for`` clauses bind."""
+    out: Set[str] = set()
+    while for_in is not None:
+        out |= {n.value for n in names_in(for_in.target)}
+        for_in = for_in.inner_for_in
+    return frozenset(out)
+
+
+def names_in(node: cst.CSTNode) -> List[cst.Name]:
+    found: List[cst.Name] = []
+    todo = [node]
+    while todo:
+        current = todo.pop()
+        if isinstance(current, cst.Name):
+            found.append(current)
+        todo.extend(current.children)
+    return found
+
+
+def mentions(expr: cst.BaseExpression, names: FrozenSet[str]) -> bool:
+    return bool(names) and any(n.value in names for n in names_in(expr))
+
+
+def target_path(target: cst.BaseExpression, name: str) -> Optional[Path]:
+    """The position of ``name`` in an assignment target (``a, (b, c)``: c is (1, 1)):
+    () for the plain name, None when absent or behind a starred part."""
+    if isinstance(target, cst.Name):
+        return () if target.value == name else None
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for index, element in enumerate(target.elements):
+            if isinstance(element, cst.StarredElement):
+                return None
+            inner = target_path(element.value, name)
+            if inner is not None:
+                return (index,) + inner
+    return None
+
+
+def self_attribute_path(target: cst.BaseExpression, attr: str) -> Optional[Path]:
+    """:func:`target_path` for ``self.<attr>`` in an assignment target."""
+    if isinstance(target, cst.Attribute):
+        return () if is_self(target.value) and target.attr.value == attr else None
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for index, element in enumerate(target.elements):
+            if isinstance(element, cst.StarredElement):
+                return None
+            inner = self_attribute_path(element.value, attr)
+            if inner is not None:
+                return (index,) + inner
+    return None
+
+
+def is_none(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "None"
+
+
+def child_scope(scope: Scope, node: cst.CSTNode) -> Optional[Scope]:
+    """The scope ``node`` (a ``def``) opens inside ``scope``."""
+    for child in scope.children:
+        if child.node is node:
+            return child
+    return None
+
+
+def decorated(node: cst.CSTNode) -> bool:
+    """A decorated ``def`` may return anything (``tf.function`` aside, which keeps it)."""
+    return isinstance(node, cst.FunctionDef) and any(
+        not (isinstance(d.decorator, cst.Attribute) and d.decorator.attr.value == "function")
+        and not (isinstance(d.decorator, cst.Call) and isinstance(d.decorator.func, cst.Attribute)
+                 and d.decorator.func.attr.value == "function")
+        for d in node.decorators)
