@@ -368,3 +368,41 @@ def test_mp405_knows_a_project_model_class_by_its_keras_only_attributes():
     unknown = code.replace("student.trainable_weights", "student.weights_list").replace(
         "student(tf.zeros([4, 128, 128, 3]))\n", "")
     assert lint(unknown, "MP405") == []
+
+
+MP405_IN_A_METHOD = """
+    import keras
+
+    class Experiment:
+        def build(self):
+            return keras.Sequential([keras.Input(shape=(16,)), keras.layers.Dense(8)])
+
+        def run(self, x, y):
+            self.model = self.build()
+            keras.mixed_precision.set_global_policy("mixed_float16")
+            self.model.compile("adam", "mse")
+            self.model.fit(x, y)
+"""
+
+
+def test_mp405_follows_a_model_held_on_self():
+    """``self.model = self.build()`` (a method of the class that builds one) or a Keras
+    constructor, then the policy, then ``self.model.fit()``: the model keeps float32."""
+    [finding] = lint(MP405_IN_A_METHOD, "MP405")
+    assert finding.line == 10 and "`self.model`" in finding.message
+    direct = MP405_IN_A_METHOD.replace("self.model = self.build()", "self.model = keras.Sequential([keras.layers.Dense(8)])")
+    assert fired(direct, "MP405") == [(10, "MP405")]
+
+
+@pytest.mark.parametrize("change", [
+    # only asked to predict after the policy
+    ("self.model.compile(\"adam\", \"mse\")\n            self.model.fit(x, y)", "self.model.predict(x)"),
+    # rebuilt after the policy, before it is trained
+    ("self.model.compile(", "self.model = self.build()\n            self.model.compile("),
+    # built by a method that builds nothing Keras
+    ("return keras.Sequential([keras.Input(shape=(16,)), keras.layers.Dense(8)])", "return load(self)"),
+    # the attribute built is not the one trained
+    ("self.model = self.build()", "self.other = self.build()"),
+])
+def test_mp405_silent_on_self_attributes_it_cannot_convict(change):
+    assert lint(MP405_IN_A_METHOD.replace(*change), "MP405") == []

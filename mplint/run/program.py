@@ -449,9 +449,11 @@ class ProgramModel:
         mixed_bfloat16): one level of call string. None when the helper's sets depend
         on no parameter, or the call cannot be read (``*args``): its sets from every
         caller stand."""
-        function = self.summary(target[0]).functions.get(target[1])
         sets = self._sets.get(target)
-        if function is None or not function.set_terms or not sets:
+        if not sets:  # (before its summary: a module that sets nothing is not read for this)
+            return None
+        function = self.summary(target[0]).functions.get(target[1])
+        if function is None or not function.set_terms:
             return None
         slots = next((s for l, c, s in caller.arguments if l == line and c == callee), None)
         if slots is None or "*" in slots:
