@@ -406,3 +406,32 @@ def test_mp405_follows_a_model_held_on_self():
 ])
 def test_mp405_silent_on_self_attributes_it_cannot_convict(change):
     assert lint(MP405_IN_A_METHOD.replace(*change), "MP405") == []
+
+
+MP407_ON_SELF = """
+    import tensorflow as tf
+
+    class Trainer:
+        def __init__(self, model):
+            self.model = model
+            self.opt = tf.compat.v1.train.MomentumOptimizer(0.1, 0.9)
+            self.amp_opt = tf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite(self.opt)
+
+        def build_train_op(self, loss):
+            return self.opt.minimize(loss)
+"""
+
+
+def test_mp407_follows_the_rewrite_result_kept_on_self():
+    [finding] = lint(MP407_ON_SELF, "MP407")
+    assert finding.line == 8 and "`self.amp_opt`" in finding.message and "`self.opt`" in finding.message
+
+
+@pytest.mark.parametrize("change", [
+    ("return self.opt.minimize(loss)", "return self.amp_opt.minimize(loss)"),  # the result trains
+    ("return self.opt.minimize(loss)", "return loss"),  # nothing here trains with self.opt
+    ("return self.opt.minimize(loss)", "return self.opt.minimize(loss), trainer.amp_opt"),  # read elsewhere
+    ("self.amp_opt = ", "self.opt = "),  # assigned back
+])
+def test_mp407_silent_when_the_result_on_self_may_be_used(change):
+    assert lint(MP407_ON_SELF.replace(*change), "MP407") == []

@@ -17,7 +17,7 @@ import libcst as cst
 
 from mplint.analysis.references import References
 from mplint.rule.check import Check, Needs
-from mplint.semantic.names import dotted_name
+from mplint.semantic.names import dotted_name, self_attribute
 from mplint.semantic.scopes import Binding, Location
 from mplint.semantic.vocabulary import INPUT_LAYERS, MIXED_POLICIES, MODEL_FACTORIES
 
@@ -100,12 +100,12 @@ class PolicySetTooLate(Check):
     def visit_Call(self, node: cst.Call) -> None:
         if self._functions and self._creates(node):
             self._builders.update(id(f) for f in self._functions)
-        attribute = _self_attribute(node.func)
+        attribute = self_attribute(node.func)
         if attribute is not None:
             self._attribute_uses.append((attribute, "()", self.ctx.scopes.location()))
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        attribute = _self_attribute(node.value)
+        attribute = self_attribute(node.value)
         if attribute is not None:
             self._attribute_uses.append((attribute, node.attr.value, self.ctx.scopes.location()))
 
@@ -126,7 +126,7 @@ class PolicySetTooLate(Check):
         if isinstance(node.value, cst.Call) and len(node.targets) == 1 \
                 and isinstance(node.targets[0].target, cst.Name):
             self._assigns.append(node)
-        attribute = _self_attribute(node.targets[0].target) if len(node.targets) == 1 else None
+        attribute = self_attribute(node.targets[0].target) if len(node.targets) == 1 else None
         if attribute is not None and isinstance(node.value, cst.Call) and self._functions:
             location = self.ctx.scopes.location()
             what = self._creates(node.value) or self._method_builder(node.value, location)
@@ -135,7 +135,7 @@ class PolicySetTooLate(Check):
 
     def _method_builder(self, call: cst.Call, location: Location) -> Optional[str]:
         """``self.build()`` where ``build`` is a method of the class that builds layers or models."""
-        method = _self_attribute(call.func)
+        method = self_attribute(call.func)
         owner = location.scope.enclosing_class()
         found = owner.lookup(method) if owner is not None and method is not None else None
         if found is not None and found.kind == "def" and id(found.node) in self._builders:
@@ -235,10 +235,3 @@ class PolicySetTooLate(Check):
             if use.location.lookup(creation.name) is creation.binding:
                 return True
         return False
-
-
-def _self_attribute(node: cst.BaseExpression) -> Optional[str]:
-    """``x`` of ``self.x``."""
-    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
-        return node.attr.value
-    return None
