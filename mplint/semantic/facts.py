@@ -15,7 +15,9 @@ import libcst as cst
 
 from mplint.semantic.names import NameResolver
 from mplint.semantic.versions import Versions
-from mplint.semantic.scopes import Branches, Location, Scope, ScopeTracker, function_key, run_of, separate_tests
+from mplint.semantic.scopes import (
+    Branches, Location, Scope, ScopeTracker, enclosing_test, function_key, run_of, separate_tests,
+)
 from mplint.semantic.values import Evaluator
 from mplint.semantic.vocabulary import (
     AMP_ENV_VAR, DISABLE_REWRITE_FUNCTIONS, ENV_SETTERS, ENV_UPDATES, ENVIRON, GRAPH_REWRITE_FUNCTIONS,
@@ -233,9 +235,16 @@ class ModuleFacts:
         for call in self.policy_calls:
             if run is not None and run_of(self.kernel_resets, call.location.order) != run:
                 continue
-            if at is None or not separate_tests(call.location.scope, at):
+            if at is None or not (separate_tests(call.location.scope, at) or self._not_reached_from_test(call, at)):
                 out |= call.values if call.values is not None else {UNKNOWN_POLICY}
         return frozenset(out)
+
+    def _not_reached_from_test(self, call: PolicyCall, at: Scope) -> bool:
+        """A policy set inside a test function, and code outside any test (a helper that
+        builds the test's model) that the program model does not reach from a policy: a
+        helper another test calls under the default float32 policy."""
+        return (self.program_reached is not None and enclosing_test(call.location.scope) is not None
+                and enclosing_test(at) is None and function_key(at) not in self.program_reached)
 
     def mixed_policy(self, at: Optional[Scope] = None, order: Optional[int] = None) -> Optional[PolicyState]:
         """The mixed policy in effect for this module's code, or None.
