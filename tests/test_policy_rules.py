@@ -435,3 +435,33 @@ def test_mp407_follows_the_rewrite_result_kept_on_self():
 ])
 def test_mp407_silent_when_the_result_on_self_may_be_used(change):
     assert lint(MP407_ON_SELF.replace(*change), "MP407") == []
+
+
+MP403_CONFIG = """
+    import types
+    import keras
+    import tensorflow as tf
+
+    cfg = types.SimpleNamespace(precision="mixed_float16", tpu="")
+    resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu=cfg.tpu)
+    strategy = tf.distribute.TPUStrategy(resolver)
+    keras.mixed_precision.set_global_policy(cfg.precision)
+"""
+
+
+def test_mp403_reads_the_policy_from_a_config_object():
+    assert fired(MP403_CONFIG, "MP403") == [(9, "MP403")]
+    namespace = MP403_CONFIG.replace("types.SimpleNamespace(", "argparse.Namespace(").replace(
+        "import types", "import argparse")
+    assert fired(namespace, "MP403") == [(9, "MP403")]
+
+
+@pytest.mark.parametrize("change", [
+    ('precision="mixed_float16"', 'precision="mixed_bfloat16"'),
+    ("resolver = ", "cfg.precision = choose()\n    resolver = "),  # changed after it is made
+    ("resolver = ", "configure(cfg)\n    resolver = "),  # handed to a call that may change it
+    ('precision="mixed_float16", ', ""),  # no such keyword: unknown
+    ("types.SimpleNamespace(", "make_config("),  # not a known config object
+])
+def test_mp403_silent_when_the_config_value_cannot_be_followed(change):
+    assert fired(MP403_CONFIG.replace(*change), "MP403") == []
