@@ -107,6 +107,9 @@ class Route:
     chain: Tuple[str, ...]
     #: the program the policy was set in is a test: it governs test code only
     from_test: bool = field(default=False, compare=False)
+    #: the call (path, line) whose arguments chose the policy a helper sets (see
+    #: ``ProgramModel._bound_sets``), None when no call site bound it
+    site: Optional[Tuple[str, int]] = field(default=None, compare=False)
 
 
 @dataclass
@@ -203,7 +206,8 @@ class ProgramResult:
 
     def files_json(self) -> Dict[str, list]:
         """What the result says of each file (what a file's findings depend on)."""
-        return {path: [sorted(g.setters), {name: {policy: [r.path, r.line, list(r.chain)]
+        return {path: [sorted(g.setters), {name: {policy: [r.path, r.line, list(r.chain),
+                                                           None if r.site is None else list(r.site)]
                                                   for policy, r in routes.items()}
                                            for name, routes in g.by_function.items()}, sorted(g.parts),
                        sorted(g.trained), g.factories, g.optimizer_params,
@@ -237,8 +241,9 @@ class ProgramResult:
                                               for f, sites in arguments.items()})
                 for name, routes in functions.items():
                     found.by_function[str(name)] = {
-                        str(policy): Route(str(where), int(line), tuple(str(c) for c in chain))
-                        for policy, (where, line, chain) in routes.items()}
+                        str(policy): Route(str(where), int(line), tuple(str(c) for c in chain),
+                                           site=None if site is None else (str(site[0]), int(site[1])))
+                        for policy, (where, line, chain, site) in routes.items()}
                     for policy, route in found.by_function[str(name)].items():
                         found.routes.setdefault(policy, route)
                 found.policies = frozenset(found.routes)
@@ -344,7 +349,8 @@ class ProgramModel:
             for policy, (_, route) in sets.items():
                 if route.path != path or len(route.chain) > 1:
                     helped.setdefault(path, set()).add(name)
-                    self._govern((path, name), policy, Route(route.path, route.line, route.chain[:1]))
+                    self._govern((path, name), policy, Route(route.path, route.line, route.chain[:1],
+                                                             site=route.site))
         for (path, name), policies in sorted(self._governed.items()):
             found = self._by_file.setdefault(path, Governance())
             for policy, route in policies.items():
@@ -432,16 +438,17 @@ class ProgramModel:
                             continue
                         if target in self._sets:
                             self._called.add(target)
-                        bound = self._bound_sets(function, line, callee, target)
+                        bound = self._bound_sets(function, (path, line), callee, target)
                         for policy, (_, route) in (bound or self._sets.get(target, {})).items():
-                            offer(policy, line, Route(route.path, route.line, (self._label(node), *route.chain)))
+                            offer(policy, line, Route(route.path, route.line, (self._label(node), *route.chain),
+                                                      site=route.site))
                 old = self._sets.get(node, {})
                 if found and {p: v[0] for p, v in found.items()} != {p: v[0] for p, v in old.items()}:
                     self._sets[node] = found  # a route alone never re-runs this
                     changed = True
         return any((path, name) in self._sets for name in summary.functions)
 
-    def _bound_sets(self, caller: FunctionSummary, line: int, callee: str, target: Node
+    def _bound_sets(self, caller: FunctionSummary, site: Tuple[str, int], callee: str, target: Node
                     ) -> Optional[Dict[str, Tuple[int, Route]]]:
         """What a call of a helper whose policy depends on its parameters sets at this
         call site, its parameters bound from the call's arguments and the defaults
@@ -455,7 +462,7 @@ class ProgramModel:
         function = self.summary(target[0]).functions.get(target[1])
         if function is None or not function.set_terms:
             return None
-        slots = next((s for l, c, s in caller.arguments if l == line and c == callee), None)
+        slots = next((s for l, c, s in caller.arguments if l == site[1] and c == callee), None)
         if slots is None or "*" in slots:
             return None
         terms = {term_line: (param, guards) for term_line, param, guards in function.set_terms}
@@ -479,7 +486,7 @@ class ProgramModel:
                 values = self._policy_values(target[0])  # as for every caller
             for policy in values:
                 if policy not in found or set_line < found[policy][0]:
-                    found[policy] = (set_line, Route(target[0], set_line, (self._label(target),)))
+                    found[policy] = (set_line, Route(target[0], set_line, (self._label(target),), site=site))
         for policy, (first, route) in sets.items():  # what it sets through its own callees
             if len(route.chain) > 1 and policy not in found:
                 found[policy] = (first, route)
@@ -606,7 +613,7 @@ class ProgramModel:
                     for policy, (line, route) in sets.items():
                         if call_line > line and self._govern(target, policy, Route(
                                 route.path, route.line, (self._label(node), self._label(target)),
-                                from_test=is_test_path(node[0]))):
+                                from_test=is_test_path(node[0]), site=route.site)):
                             queue.append(target)
         queue.extend(self._api_roots)
         while queue:
@@ -616,7 +623,7 @@ class ProgramModel:
                     for target in targets:
                         if self._govern(target, policy, Route(route.path, route.line,
                                                               route.chain + (self._label(target),),
-                                                              from_test=route.from_test)):
+                                                              from_test=route.from_test, site=route.site)):
                             queue.append(target)
 
     def _govern(self, node: Node, policy: str, route: Route) -> bool:
