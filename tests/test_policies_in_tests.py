@@ -69,3 +69,10 @@ def test_a_model_built_for_a_test_that_trains_nothing_is_its_subject(tmp_path, c
     assert _mp102_lines(tmp_path, {"tests/test_models.py": subject}, capsys) == []
     # the same file outside tests/: a program's helper, judged as any builder
     assert _mp102_lines(tmp_path / "other", {"models_check.py": subject}, capsys) != []
+
+
+def test_a_helper_whose_test_runs_a_training_loop_is_judged(tmp_path, capsys):
+    """A test that hands the model to a library's loop (``self.run_training()``,
+    ``run_customized_training_loop(...)``) trains it, though no ``fit`` is written."""
+    looped = HELPERS.replace("        model.fit(x, y)\n    finally", "        run_customized_training_loop(model)\n    finally")
+    assert _mp102_lines(tmp_path, {"tests/test_models.py": looped}, capsys) == [("test_models.py", 12)]
