@@ -76,3 +76,45 @@ def test_a_helper_whose_test_runs_a_training_loop_is_judged(tmp_path, capsys):
     ``run_customized_training_loop(...)``) trains it, though no ``fit`` is written."""
     looped = HELPERS.replace("        model.fit(x, y)\n    finally", "        run_customized_training_loop(model)\n    finally")
     assert _mp102_lines(tmp_path, {"tests/test_models.py": looped}, capsys) == [("test_models.py", 12)]
+
+
+CONTEXT_HELPER = '''import contextlib
+import keras
+
+
+@contextlib.contextmanager
+def global_dtype_policy(name):
+    previous = keras.mixed_precision.global_policy().name
+    keras.mixed_precision.set_global_policy(name)
+    try:
+        yield name
+    finally:
+        keras.mixed_precision.set_global_policy(previous)
+
+
+def test_float64_oracle():
+    with global_dtype_policy("float64"):
+        inp = keras.Input(shape=(8,))
+        model = keras.Model(inp, keras.layers.Dense(3)(inp))
+        model.fit(x, y)
+
+
+def test_training():
+    inp = keras.Input(shape=(8,))
+    model = keras.Model(inp, keras.layers.Dense(3)(inp))
+    model.fit(x, y)
+
+
+def test_mixed():
+    with global_dtype_policy("mixed_float16"):
+        inp = keras.Input(shape=(8,))
+        model = keras.Model(inp, keras.layers.Dense(3)(inp))
+        model.fit(x, y)
+'''
+
+
+def test_a_helper_that_sets_the_policy_it_is_given_governs_per_call_site(tmp_path, capsys):
+    """``with global_dtype_policy("float64")`` in one test, ``"mixed_float16"`` in
+    another, nothing in a third: only the second is mixed (the helper's own call sets
+    "a policy chosen at run time" to the file's facts, which no longer speaks for all)."""
+    assert _mp102_lines(tmp_path, {"tests/test_ctx.py": CONTEXT_HELPER}, capsys) == [("test_ctx.py", 31)]
