@@ -18,8 +18,9 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from mplint.run.config import ConfigError, load_settings
 from mplint.rule.catalog import CatalogError, load_catalog
 
-#: what ``analyze policy`` prints per function: (function, policy, where it is set, calls)
-Reach = Tuple[str, str, str, Tuple[str, ...]]
+#: what ``analyze policy`` prints per function: (function, policy, where it is set, calls,
+#: the call whose arguments chose the policy a helper sets, or "")
+Reach = Tuple[str, str, str, Tuple[str, ...], str]
 
 
 def main(argv: Sequence[str]) -> int:
@@ -67,7 +68,8 @@ def policy_reach(paths: Sequence[str], config: Optional[str] = None
     if project.program is not None:
         for path in sorted(project.program.files()):
             governance = project.program.governance(path)
-            rows = [(function, policy, project.place(route.path, route.line), route.chain)
+            rows = [(function, policy, project.place(route.path, route.line), route.chain,
+                     "" if route.site is None else project.place(*route.site))
                     for function, routes in sorted(governance.by_function.items())
                     for policy, route in sorted(routes.items())]
             if rows:
@@ -88,9 +90,10 @@ def _text(reached: Dict[str, List[Reach]], library: bool, root: Optional[str]) -
         lines.append("No policy set in the project reaches any function.")
     for path, rows in reached.items():
         lines.append(path)
-        for function, policy, place, chain in rows:
+        for function, policy, place, chain, site in rows:
             through = f", reached through {' -> '.join(chain)}" if len(chain) > 1 else ""
-            lines.append(f"  {_label(function)}: {policy} (set in {place}{through})")
+            chosen = f" as called at {site}" if site else ""
+            lines.append(f"  {_label(function)}: {policy} (set in {place}{chosen}{through})")
     return "\n".join(lines) + "\n"
 
 
@@ -98,8 +101,9 @@ def _json(reached: Dict[str, List[Reach]], library: bool, root: Optional[str]) -
     data: Dict[str, Any] = {
         "root": root, "library": library,
         "files": [{"path": path, "functions": [
-            {"function": function, "policy": policy, "set_in": place, "through": list(chain)}
-            for function, policy, place, chain in rows]} for path, rows in reached.items()],
+            {"function": function, "policy": policy, "set_in": place, "through": list(chain),
+             "chosen_at": site or None}
+            for function, policy, place, chain, site in rows]} for path, rows in reached.items()],
     }
     return json.dumps(data, indent=2) + "\n"
 
@@ -107,8 +111,8 @@ def _json(reached: Dict[str, List[Reach]], library: bool, root: Optional[str]) -
 def _dot(reached: Dict[str, List[Reach]], library: bool, root: Optional[str]) -> str:
     edges: Dict[Tuple[str, str], str] = {}
     for path, rows in reached.items():
-        for function, policy, place, chain in rows:
-            steps = [f"set in {place}", *chain]
+        for function, policy, place, chain, site in rows:
+            steps = [f"set in {place}" + (f" as called at {site}" if site else ""), *chain]
             target = f"{path}: {_label(function)}"
             if steps[-1] != _label(function):
                 steps.append(target)

@@ -131,6 +131,22 @@ def test_mp408_a_variable_read_at_once_is_no_variable():
     assert fired(kept, "MP408") == [(9, "MP408")]
 
 
+@pytest.mark.parametrize("variable, found", [
+    ("tf.Variable(tf.zeros((4,), dtype=tf.float16))", True),  # its dtype is its initial value's
+    ("tf.Variable(tf.ones([4], tf.bfloat16))", True),
+    ("tf.Variable(tf.zeros((4,), dtype=tf.float16), trainable=False)", False),  # a buffer
+    ("tf.Variable(tf.zeros((4,), dtype=tf.float16), dtype=tf.float32)", False),  # converted
+    ("tf.Variable(tf.zeros((4,)))", False),  # float32
+    ("tf.Variable(tf.cast(tf.zeros((4,), dtype=tf.float16), tf.float32))", False),
+    ("tf.Variable(initial)", False),  # a value that cannot be followed
+])
+def test_mp408_a_variable_takes_its_initial_values_dtype(variable, found):
+    code = LAYER.replace("self.add_weight(ARGS)", variable)
+    assert fired(code, "MP408") == ([(9, "MP408")] if found else [])
+    if found:
+        assert fix(code, "MP408") == textwrap.dedent(code)  # no safe rewrite of a raw variable
+
+
 def test_mp408_needs_a_mixed_policy():
     code = LAYER.replace("ARGS", '"w", (4,), dtype=tf.float16').replace(
         'tf.keras.mixed_precision.set_global_policy("mixed_float16")\n', "")

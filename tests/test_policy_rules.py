@@ -368,3 +368,100 @@ def test_mp405_knows_a_project_model_class_by_its_keras_only_attributes():
     unknown = code.replace("student.trainable_weights", "student.weights_list").replace(
         "student(tf.zeros([4, 128, 128, 3]))\n", "")
     assert lint(unknown, "MP405") == []
+
+
+MP405_IN_A_METHOD = """
+    import keras
+
+    class Experiment:
+        def build(self):
+            return keras.Sequential([keras.Input(shape=(16,)), keras.layers.Dense(8)])
+
+        def run(self, x, y):
+            self.model = self.build()
+            keras.mixed_precision.set_global_policy("mixed_float16")
+            self.model.compile("adam", "mse")
+            self.model.fit(x, y)
+"""
+
+
+def test_mp405_follows_a_model_held_on_self():
+    """``self.model = self.build()`` (a method of the class that builds one) or a Keras
+    constructor, then the policy, then ``self.model.fit()``: the model keeps float32."""
+    [finding] = lint(MP405_IN_A_METHOD, "MP405")
+    assert finding.line == 10 and "`self.model`" in finding.message
+    direct = MP405_IN_A_METHOD.replace("self.model = self.build()", "self.model = keras.Sequential([keras.layers.Dense(8)])")
+    assert fired(direct, "MP405") == [(10, "MP405")]
+
+
+@pytest.mark.parametrize("change", [
+    # only asked to predict after the policy
+    ("self.model.compile(\"adam\", \"mse\")\n            self.model.fit(x, y)", "self.model.predict(x)"),
+    # rebuilt after the policy, before it is trained
+    ("self.model.compile(", "self.model = self.build()\n            self.model.compile("),
+    # built by a method that builds nothing Keras
+    ("return keras.Sequential([keras.Input(shape=(16,)), keras.layers.Dense(8)])", "return load(self)"),
+    # the attribute built is not the one trained
+    ("self.model = self.build()", "self.other = self.build()"),
+])
+def test_mp405_silent_on_self_attributes_it_cannot_convict(change):
+    assert lint(MP405_IN_A_METHOD.replace(*change), "MP405") == []
+
+
+MP407_ON_SELF = """
+    import tensorflow as tf
+
+    class Trainer:
+        def __init__(self, model):
+            self.model = model
+            self.opt = tf.compat.v1.train.MomentumOptimizer(0.1, 0.9)
+            self.amp_opt = tf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite(self.opt)
+
+        def build_train_op(self, loss):
+            return self.opt.minimize(loss)
+"""
+
+
+def test_mp407_follows_the_rewrite_result_kept_on_self():
+    [finding] = lint(MP407_ON_SELF, "MP407")
+    assert finding.line == 8 and "`self.amp_opt`" in finding.message and "`self.opt`" in finding.message
+
+
+@pytest.mark.parametrize("change", [
+    ("return self.opt.minimize(loss)", "return self.amp_opt.minimize(loss)"),  # the result trains
+    ("return self.opt.minimize(loss)", "return loss"),  # nothing here trains with self.opt
+    ("return self.opt.minimize(loss)", "return self.opt.minimize(loss), trainer.amp_opt"),  # read elsewhere
+    ("self.amp_opt = ", "self.opt = "),  # assigned back
+])
+def test_mp407_silent_when_the_result_on_self_may_be_used(change):
+    assert lint(MP407_ON_SELF.replace(*change), "MP407") == []
+
+
+MP403_CONFIG = """
+    import types
+    import keras
+    import tensorflow as tf
+
+    cfg = types.SimpleNamespace(precision="mixed_float16", tpu="")
+    resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu=cfg.tpu)
+    strategy = tf.distribute.TPUStrategy(resolver)
+    keras.mixed_precision.set_global_policy(cfg.precision)
+"""
+
+
+def test_mp403_reads_the_policy_from_a_config_object():
+    assert fired(MP403_CONFIG, "MP403") == [(9, "MP403")]
+    namespace = MP403_CONFIG.replace("types.SimpleNamespace(", "argparse.Namespace(").replace(
+        "import types", "import argparse")
+    assert fired(namespace, "MP403") == [(9, "MP403")]
+
+
+@pytest.mark.parametrize("change", [
+    ('precision="mixed_float16"', 'precision="mixed_bfloat16"'),
+    ("resolver = ", "cfg.precision = choose()\n    resolver = "),  # changed after it is made
+    ("resolver = ", "configure(cfg)\n    resolver = "),  # handed to a call that may change it
+    ('precision="mixed_float16", ', ""),  # no such keyword: unknown
+    ("types.SimpleNamespace(", "make_config("),  # not a known config object
+])
+def test_mp403_silent_when_the_config_value_cannot_be_followed(change):
+    assert fired(MP403_CONFIG.replace(*change), "MP403") == []

@@ -637,3 +637,68 @@ def test_a_setter_that_puts_back_the_policy_read_before_sets_nothing(tmp_path):
     governed = _governed(tmp_path, "models.py")
     # after reference() returns, nothing chosen at run time governs head()
     assert governed["build"] == {"float32"} and governed.get("head", set()) <= {"float32"}
+
+
+SETUP_HELPER = (
+    "import keras\n\n\ndef setup_mixed_precision(enabled, policy='mixed_float16'):\n"
+    "    if enabled:\n        keras.mixed_precision.set_global_policy(policy)\n        return True\n"
+    "    keras.mixed_precision.set_global_policy('float32')\n    return False\n")
+
+
+def _trainer(call, build):
+    return (f"import sys\nfrom pkg.gpu import setup_mixed_precision\nfrom pkg.heads import {build}\n\n\n"
+            f"def main():\n    {call}\n    model = {build}()\n    model.fit()\n\n\n"
+            "if __name__ == '__main__':\n    main()\n")
+
+
+def test_a_policy_helper_is_judged_per_call_site(tmp_path):
+    """One helper, called with False, with True and a policy, and with a flag: each
+    caller's modules get the policy its own arguments choose, not every caller's."""
+    _write(tmp_path, {
+        "setup.py": "", "pkg/__init__.py": "", "pkg/gpu.py": SETUP_HELPER,
+        "pkg/heads.py": "".join(f"def build_{name}():\n    pass\n" for name in "abcde"),
+        "scripts/a.py": _trainer("setup_mixed_precision(False)", "build_a"),
+        "scripts/b.py": _trainer("setup_mixed_precision(True, policy='mixed_bfloat16')", "build_b"),
+        "scripts/c.py": _trainer("setup_mixed_precision('--amp' in sys.argv)", "build_c"),
+        "scripts/d.py": _trainer("setup_mixed_precision(enabled=True)", "build_d"),
+        "scripts/e.py": _trainer("setup_mixed_precision(*sys.argv)", "build_e"),
+    })
+    governed = _governed(tmp_path, "pkg/heads.py")
+    assert governed["build_a"] == {"float32"}
+    assert governed["build_b"] == {"mixed_bfloat16"}
+    assert governed["build_c"] == {"float32", "mixed_float16"}  # a value that cannot be followed: both
+    assert governed["build_d"] == {"mixed_float16"}  # the default
+    assert "float32" in governed["build_e"] and len(governed["build_e"]) > 1  # unread: every caller's
+
+
+def test_a_script_imported_does_not_run_its_main_guard(tmp_path):
+    """``from train import build`` runs train.py's top level, not its ``__main__`` guard:
+    the policy its program sets does not govern the importer."""
+    _write(tmp_path, {
+        "setup.py": "",
+        "train.py": POLICY + "def build():\n    pass\n\ndef main():\n"
+                    "    tf.keras.mixed_precision.set_global_policy('mixed_float16')\n    build()\n\n"
+                    "if __name__ == '__main__':\n    main()\n",
+        "probe.py": "from train import build\n\ndef run():\n    build()\n\nrun()\n",
+        "program.py": POLICY + "tf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
+                      "def build():\n    pass\n\nif __name__ == '__main__':\n    build()\n",
+    })
+    assert _governed(tmp_path, "probe.py") == {}
+    assert _governed(tmp_path, "train.py") == {"<module>": {"mixed_float16"}, "build": {"mixed_float16"}}
+    # the program's own top level still governs its guard
+    assert _governed(tmp_path, "program.py")["build"] == {"mixed_float16"}
+
+
+def test_a_library_switch_governs_its_own_package_only(tmp_path):
+    """An uncalled switch in ``src/train/common`` (a src layout): the training entry points of
+    ``src/train`` may run under it, not those of ``src/lib`` beside it, nor a program's own."""
+    _write(tmp_path, {
+        "setup.py": "", "src/train/__init__.py": "", "src/train/common/__init__.py": "",
+        "src/train/common/gpu.py": SETUP_HELPER,
+        "src/train/common/loops.py": "def fit(model):\n    pass\n",
+        "src/train/run_x.py": "def train():\n    pass\n\nif __name__ == '__main__':\n    train()\n",
+        "src/lib/__init__.py": "", "src/lib/models.py": "def train_step():\n    pass\n",
+    })
+    assert _governed(tmp_path, "src/train/common/loops.py")["fit"] >= {"mixed_float16"}
+    assert _governed(tmp_path, "src/train/run_x.py") == {}
+    assert _governed(tmp_path, "src/lib/models.py") == {}

@@ -155,9 +155,20 @@ def test_summary_is_the_one_the_former_collectors_made():
     its calls' ``arguments``, version 7 the module's ``registries``, version 8 its
     ``decorated`` definitions and registry ``writers``, version 9 the submodule each
     ``from pkg import name`` may run and the modules of star imports; version 10 leaves
-    out a set that restores a policy read before)."""
+    out a set that restores a policy read before; version 11 gives the ``__main__`` guard's
+    code a function of its own: it is put back into the module's here; version 12 gives
+    each call's ``arguments`` its line, and adds ``set_terms`` and ``defaults``, empty here)."""
     data = summarize(SNIPPET).to_json()
-    assert data[0] == 10 and all(entry[6] == [] for entry in data[3].values())
+    guard = data[3].pop("<main>")
+    assert guard[0] == [(56, "app.run"), (56, "main")]
+    body = data[3]["<module>"]
+    for field in (0, 5, 7):
+        body[field] += guard[field]
+    for entry in data[3].values():
+        assert entry[8:] == [[], {}]
+        entry[7] = [(callee, slots) for _, callee, slots in entry[7]]
+        del entry[8:]
+    assert data[0] == 12 and all(entry[6] == [] for entry in data[3].values())
     assert data[2].pop("*..star") == "..star"
     module_calls = data[3]["<module>"][0]
     for added in ((3, "import:.sibling"), (4, "import:..pkg.thing")):

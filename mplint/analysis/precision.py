@@ -32,7 +32,7 @@ from mplint.rule.edits import cast, string
 from mplint.rule.levels import Safety
 from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.semantic.facts import PolicyState
-from mplint.semantic.scopes import Scope, enclosing_test, is_public, trains_nothing
+from mplint.semantic.scopes import Scope, built_for_tests_that_train_nothing, enclosing_test, is_public, trains_nothing
 from mplint.semantic.vocabulary import (
     ELEMENTWISE_OPS, LAYER_WRAPPERS, SHAPE_OPS, SOFTMAX_FUNCTIONS, WRAPPED_LAYER_PARAMETER,
 )
@@ -119,10 +119,13 @@ class OutputPrecision(Analysis):
         return self.ctx.facts.library_policy(scope)
 
     def _in_test_that_trains_nothing(self, producer: Producer) -> bool:
-        """Built in a ``test*`` function that trains nothing (``scopes.trains_nothing``);
-        a helper that builds a model for tests to train is judged as any builder."""
+        """Built in a ``test*`` function that trains nothing (``scopes.trains_nothing``),
+        or in a test file's helper that only such tests call; a helper that builds a model
+        for tests to train is judged as any builder."""
         scope = producer.location.scope
-        return enclosing_test(scope) is not None and trains_nothing(scope, self.ctx.module, self.ctx.path)
+        module, path = self.ctx.module, self.ctx.path
+        return (enclosing_test(scope) is not None and trains_nothing(scope, module, path)) \
+            or built_for_tests_that_train_nothing(scope, module, path)
 
     def _judge(self, producer: Producer, policy: Optional[PolicyState], models: ModelOutputs,
                depth: int) -> Optional[Tuple[Producer, bool, str]]:

@@ -11,14 +11,14 @@ teacher loaded before the policy and only asked to predict is left alone.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Optional, Set
+from typing import List, Optional, Set, Tuple
 
 import libcst as cst
 
 from mplint.analysis.references import References
 from mplint.rule.check import Check, Needs
-from mplint.semantic.names import dotted_name
-from mplint.semantic.scopes import Binding
+from mplint.semantic.names import dotted_name, self_attribute
+from mplint.semantic.scopes import Binding, Location
 from mplint.semantic.vocabulary import INPUT_LAYERS, MIXED_POLICIES, MODEL_FACTORIES
 
 #: preprocessing layers: adapted before the model is built, harmless in float32
@@ -64,6 +64,15 @@ class _Creation:
     what: str
 
 
+@dataclass
+class _AttributeCreation:
+    """``self.model = self.build()`` in a method: an instance attribute holding a model."""
+
+    attribute: str
+    location: Location
+    what: str
+
+
 class PolicySetTooLate(Check):
     rule_id = "MP405"
     requires = (References,)
@@ -77,6 +86,9 @@ class PolicySetTooLate(Check):
         #: functions whose body builds Keras layers or models
         self._builders: Set[int] = set()
         self._assigns: List[cst.Assign] = []
+        self._attribute_creations: List[_AttributeCreation] = []
+        #: ``self.x.attr`` (attr "()" for ``self.x(...)``): (x, attr, where)
+        self._attribute_uses: List[Tuple[str, str, Location]] = []
 
     # -- which functions build models ------------------------------------------------
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -88,6 +100,14 @@ class PolicySetTooLate(Check):
     def visit_Call(self, node: cst.Call) -> None:
         if self._functions and self._creates(node):
             self._builders.update(id(f) for f in self._functions)
+        attribute = self_attribute(node.func)
+        if attribute is not None:
+            self._attribute_uses.append((attribute, "()", self.ctx.scopes.location()))
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        attribute = self_attribute(node.value)
+        if attribute is not None:
+            self._attribute_uses.append((attribute, node.attr.value, self.ctx.scopes.location()))
 
     def _creates(self, call: cst.Call) -> Optional[str]:
         resolved = self.names.resolve(call.func)
@@ -106,13 +126,28 @@ class PolicySetTooLate(Check):
         if isinstance(node.value, cst.Call) and len(node.targets) == 1 \
                 and isinstance(node.targets[0].target, cst.Name):
             self._assigns.append(node)
+        attribute = self_attribute(node.targets[0].target) if len(node.targets) == 1 else None
+        if attribute is not None and isinstance(node.value, cst.Call) and self._functions:
+            location = self.ctx.scopes.location()
+            what = self._creates(node.value) or self._method_builder(node.value, location)
+            if what is not None:
+                self._attribute_creations.append(_AttributeCreation(attribute, location, what))
+
+    def _method_builder(self, call: cst.Call, location: Location) -> Optional[str]:
+        """``self.build()`` where ``build`` is a method of the class that builds layers or models."""
+        method = self_attribute(call.func)
+        owner = location.scope.enclosing_class()
+        found = owner.lookup(method) if owner is not None and method is not None else None
+        if found is not None and found.kind == "def" and id(found.node) in self._builders:
+            return f"built by self.{method}()"
+        return None
 
     # -- decide ---------------------------------------------------------------------------
     def finish(self) -> None:
         if not any(c.values and c.values & MIXED_POLICIES for c in self.facts.policy_calls):
             return
         creations = self._creations()
-        if not creations:
+        if not creations and not self._attribute_creations:
             return
         for call in self.facts.policy_calls:
             if not call.values or not call.values & MIXED_POLICIES:
@@ -123,13 +158,16 @@ class PolicySetTooLate(Check):
                 # An earlier policy call in this scope governs what was built after it
                 # (a float32 head built on purpose between two calls is deliberate).
                 continue
-            late = [c for c in creations if c.binding.scope is scope and c.binding.order < order
+            late = [(c.name, c.what) for c in creations if c.binding.scope is scope and c.binding.order < order
                     and self._used_after(c, scope, order)]
+            late += [(f"self.{c.attribute}", c.what) for c in self._attribute_creations
+                     if c.location.scope is scope and c.location.order < order
+                     and self._attribute_used_after(c.attribute, scope, order)]
             if late:
-                first = late[0]
+                name, what = late[0]
                 self.report(
                     call.node,
-                    f"the policy is set after `{first.name}` ({first.what}) was created in this "
+                    f"the policy is set after `{name}` ({what}) was created in this "
                     f"scope and is still used: it keeps the old policy (float32), and compile() "
                     f"adds no loss scaling for it; set the policy before building anything",
                 )
@@ -178,6 +216,15 @@ class PolicySetTooLate(Check):
     def _binding_of(self, node: cst.Assign, name: str) -> Optional[Binding]:
         binding = self._by_node.get(id(node))
         return binding if binding is not None and binding.name == name else None
+
+    def _attribute_used_after(self, attribute: str, scope, order: int) -> bool:
+        """``self.model.fit()``, ``self.model(x)`` later in the same method (an attribute
+        set again in between is a new object: not followed, so not counted)."""
+        for name, attr, where in self._attribute_uses:
+            if name == attribute and where.scope is scope and where.order > order and attr not in _READ_ONLY:
+                return not any(c.attribute == attribute and c.location.scope is scope
+                               and order < c.location.order <= where.order for c in self._attribute_creations)
+        return False
 
     def _used_after(self, creation: _Creation, scope, order: int) -> bool:
         for use in self.ctx.get(References).get(creation.name):

@@ -10,6 +10,7 @@ import libcst as cst
 from mplint.rule.check import Check, Fix, Needs
 from mplint.rule.levels import Safety
 from mplint.semantic.call_args import positional_or_keyword
+from mplint.semantic.names import self_attribute
 from mplint.semantic.scopes import Location, exclusive, trains_nothing
 from mplint.semantic.vocabulary import GRAPH_REWRITE_FUNCTIONS, MIXED_POLICIES
 
@@ -29,6 +30,10 @@ class GraphRewriteResultUnused(Check):
         self._rewrites: List[Tuple[cst.Call, Optional[cst.SimpleStatementLine], Location]] = []
         self._names: Counter = Counter()
         self._attrs: Set[str] = set()
+        #: how often each attribute name is written (``self.x``, ``other.x``), and the xs of
+        #: ``self.x`` a training method is called on
+        self._attr_counts: Counter = Counter()
+        self._self_trained: Set[str] = set()
         self._scaling = False
         # Uses are counted only in files that can switch the rewrite on at all.
         self._relevant = "graph_rewrite" in ctx.text or "auto_mixed_precision" in ctx.text
@@ -44,6 +49,10 @@ class GraphRewriteResultUnused(Check):
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if self._relevant:
             self._attrs.add(node.attr.value)
+            self._attr_counts[node.attr.value] += 1
+            owner = self_attribute(node.value)
+            if owner is not None and node.attr.value in _TRAINING:
+                self._self_trained.add(owner)
 
     def visit_Arg(self, node: cst.Arg) -> None:
         if node.keyword is not None and node.keyword.value == "loss_scale":
@@ -78,6 +87,8 @@ class GraphRewriteResultUnused(Check):
                         "rewrite casts to float16 but the optimizer in use does no loss scaling; "
                         "assign the result back to the optimizer", fix)
             return
+        if isinstance(stmt, cst.Assign) and stmt.value is call and len(stmt.targets) == 1 and opt is not None:
+            self._check_attribute_result(call, stmt.targets[0].target, opt)
         if (isinstance(stmt, cst.Assign) and stmt.value is call and len(stmt.targets) == 1
                 and isinstance(stmt.targets[0].target, cst.Name) and isinstance(opt, cst.Name)):
             result = stmt.targets[0].target.value
@@ -86,6 +97,18 @@ class GraphRewriteResultUnused(Check):
                 self.report(call, f"`{result}` (the loss-scaling optimizer from the graph "
                             f"rewrite) is never used while `{opt.value}` trains without loss "
                             f"scaling; use `{result}` or assign to `{opt.value}`")
+
+    def _check_attribute_result(self, call: cst.Call, target: cst.BaseExpression, opt: cst.BaseExpression) -> None:
+        """``self.amp_opt = rewrite(self.opt)`` where this file trains with
+        ``self.opt.minimize()`` and never reads ``self.amp_opt`` (written once, no other
+        attribute of that name anywhere in the file)."""
+        result, given = self_attribute(target), self_attribute(opt)
+        if result is None or given is None or result == given:
+            return
+        if self._attr_counts[result] == 1 and given in self._self_trained and result not in self._self_trained:
+            self.report(call, f"`self.{result}` (the loss-scaling optimizer from the graph rewrite) is "
+                        f"never used while `self.{given}` trains without loss scaling; use "
+                        f"`self.{result}` or assign to `self.{given}`")
 
     def _check_grappler(self) -> None:
         """The grappler option alone: float16 compute with no loss scaling anywhere."""

@@ -69,13 +69,18 @@ class SixteenBitTrainableVariable(Check):
                 continue
             dtype = positional_or_keyword(
                 call, _ADD_WEIGHT_DTYPE_POSITION if add_weight else _VARIABLE_DTYPE_POSITION, "dtype")
-            if dtype is None or kinds.dtype_kind(dtype, where) != LOW:
+            initial = None if add_weight or dtype is not None else positional_or_keyword(call, 0, "initial_value")
+            if initial is not None and kinds.kind(initial, where) == LOW:
+                dtype = initial  # ``tf.Variable(tf.zeros(n, dtype=tf.float16))``: its initial value's dtype
+            elif dtype is None or kinds.dtype_kind(dtype, where) != LOW:
                 continue  # no dtype: the policy's variable dtype (float32); unknown: silent
             if not self._trainable(call, add_weight, where):
                 continue
             if trains_nothing(where.loc.scope, self.ctx.module, self.ctx.path):
                 continue  # a test that checks dtypes and trains nothing
             spelled = " ".join(self.ctx.module.code_for_node(dtype).split())
+            if dtype is initial:
+                spelled = f"float16/bfloat16 (from its initial value `{_short(spelled)}`)"
             if add_weight:
                 advice = ("leave dtype out: the weight is then float32 (the policy's variable dtype) and "
                           "Keras reads it in the compute dtype inside call()")
@@ -86,7 +91,7 @@ class SixteenBitTrainableVariable(Check):
                                f"policy{policy.note}: the optimizer updates it in 16 bits, so updates "
                                f"smaller than about 1/1000 of the weight round away (float16 1.0 + 1e-4 "
                                f"is 1.0); mixed precision keeps variables in float32; {advice}",
-                        self._fix(call, add_weight))
+                        None if dtype is initial else self._fix(call, add_weight))
 
     def _trainable(self, call: cst.Call, add_weight: bool, where: Where) -> bool:
         """Whether the variable is certainly trainable: ``trainable=True`` given or the
@@ -112,3 +117,7 @@ class SixteenBitTrainableVariable(Check):
         if index is None or call.args[index].keyword is None:
             return None
         return Fix({call: call.with_changes(args=without_arg(list(call.args), index))}, safety=Safety.UNSAFE)
+
+
+def _short(code: str, limit: int = 40) -> str:
+    return code if len(code) <= limit else code[:limit] + "..."

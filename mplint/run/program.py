@@ -36,7 +36,9 @@ from mplint.run.module_paths import absolute_import, importable, on_path
 from mplint.run.optimizer_values import OptimizerValues, judges_optimizers
 from mplint.run.scaling_overrides import Override, find_overrides, may_drop_scaling
 from mplint.run.scaling_reached import find_scaling, uses_grappler_option
-from mplint.run.summaries import BODY, IMPORT, METHOD, PARAM, REGISTRY, STAR, UNKNOWN, ModuleSummary
+from mplint.run.summaries import (
+    BODY, IMPORT, MAIN, METHOD, PARAM, REGISTRY, STAR, UNKNOWN, FunctionSummary, ModuleSummary,
+)
 from mplint.semantic.vocabulary import UNKNOWN_POLICY
 from mplint.semantic.test_modules import is_test_path
 
@@ -51,13 +53,26 @@ _TRAINING_NAME = re.compile(r"^(fit|train|train_step|train_model|train_loop|trai
 _TRAINING_DEF = re.compile(rb"\bdef (?:fit|train|train_step|train_model|train_loop|training_loop|run_training)\(")
 
 
-def _top_package(path: str, root: Optional[Path]) -> Optional[str]:
-    """The first folder of ``path`` below the project root (None at the root)."""
+def _top_package(path: str, root: Optional[Path], packages: FrozenSet[str] = frozenset()) -> Optional[str]:
+    """The top-level package holding ``path``: the first folder below the project root
+    that is a package (holds an ``__init__.py`` of ``packages``), so ``src/train/common/gpu.py``
+    is in ``src/train``, not in ``src`` with every other package of a src layout; the
+    first folder when none on the way is one (None at the root)."""
     if root is None:
         return None
     rel = os.path.relpath(path, root)
-    head, sep, _ = rel.partition(os.sep)
-    return head if sep and head != ".." else None
+    parts = rel.split(os.sep)[:-1]
+    if not parts or parts[0] == "..":
+        return None
+    for depth in range(1, len(parts) + 1):
+        folder = os.path.join(str(root), *parts[:depth])
+        if os.path.join(folder, "__init__.py") in packages:
+            return os.sep.join(parts[:depth])
+    return parts[0]
+
+
+#: ``if __name__ == "__main__":`` at the start of a line: a module run as a program
+_MAIN_GUARD = re.compile(rb"^if\s+(?:__name__\s*==\s*['\"]__main__['\"]|['\"]__main__['\"]\s*==\s*__name__)", re.M)
 
 
 def import_words(raw: bytes) -> Set[str]:
@@ -115,6 +130,9 @@ class Route:
     chain: Tuple[str, ...]
     #: the program the policy was set in is a test: it governs test code only
     from_test: bool = field(default=False, compare=False)
+    #: the call (path, line) whose arguments chose the policy a helper sets (see
+    #: ``ProgramModel._bound_sets``), None when no call site bound it
+    site: Optional[Tuple[str, int]] = field(default=None, compare=False)
 
 
 @dataclass
@@ -150,8 +168,12 @@ class Governance:
     arguments: Dict[str, List[Dict[str, str]]] = field(default_factory=dict)
 
 
+#: a line after every other: where a module's ``__main__`` guard runs, for its top level
+_AFTER_ALL = 1 << 30
 #: more call sites of one function than this: its parameters are left unknown
 _MAX_SITES = 32
+#: a bool argument as a summary writes it
+_BOOLS = frozenset({"true", "false"})
 #: entries a registry call is followed into, at most
 _MAX_REGISTRY = 64
 #: ``module.__dict__[name]``: the module's namespace as a registry
@@ -207,7 +229,8 @@ class ProgramResult:
 
     def files_json(self) -> Dict[str, list]:
         """What the result says of each file (what a file's findings depend on)."""
-        return {path: [sorted(g.setters), {name: {policy: [r.path, r.line, list(r.chain)]
+        return {path: [sorted(g.setters), {name: {policy: [r.path, r.line, list(r.chain),
+                                                           None if r.site is None else list(r.site)]
                                                   for policy, r in routes.items()}
                                            for name, routes in g.by_function.items()}, sorted(g.parts),
                        sorted(g.trained), g.factories, g.optimizer_params,
@@ -241,8 +264,9 @@ class ProgramResult:
                                               for f, sites in arguments.items()})
                 for name, routes in functions.items():
                     found.by_function[str(name)] = {
-                        str(policy): Route(str(where), int(line), tuple(str(c) for c in chain))
-                        for policy, (where, line, chain) in routes.items()}
+                        str(policy): Route(str(where), int(line), tuple(str(c) for c in chain),
+                                           site=None if site is None else (str(site[0]), int(site[1])))
+                        for policy, (where, line, chain, site) in routes.items()}
                     for policy, route in found.by_function[str(name)].items():
                         found.routes.setdefault(policy, route)
                 found.policies = frozenset(found.routes)
@@ -348,13 +372,16 @@ class ProgramModel:
             for policy, (_, route) in sets.items():
                 if route.path != path or len(route.chain) > 1:
                     helped.setdefault(path, set()).add(name)
-                    self._govern((path, name), policy, Route(route.path, route.line, route.chain[:1]))
+                    self._govern((path, name), policy, Route(route.path, route.line, route.chain[:1],
+                                                             site=route.site))
         for (path, name), policies in sorted(self._governed.items()):
             found = self._by_file.setdefault(path, Governance())
             for policy, route in policies.items():
                 found.routes.setdefault(policy, route)
             found.policies = frozenset(found.routes)
-            found.by_function[name] = dict(policies)
+            # the ``__main__`` guard is top-level code to the checks
+            key = BODY if name == MAIN else name
+            found.by_function[key] = {**policies, **found.by_function.get(key, {})}
         for path, functions in helped.items():
             self._by_file.setdefault(path, Governance()).setters = frozenset(functions)
         for path, classes in self._parts().items():
@@ -434,13 +461,59 @@ class ProgramModel:
                             continue
                         if target in self._sets:
                             self._called.add(target)
-                        for policy, (_, route) in self._sets.get(target, {}).items():
-                            offer(policy, line, Route(route.path, route.line, (self._label(node), *route.chain)))
+                        bound = self._bound_sets(function, (path, line), callee, target)
+                        for policy, (_, route) in (bound or self._sets.get(target, {})).items():
+                            offer(policy, line, Route(route.path, route.line, (self._label(node), *route.chain),
+                                                      site=route.site))
                 old = self._sets.get(node, {})
                 if found and {p: v[0] for p, v in found.items()} != {p: v[0] for p, v in old.items()}:
                     self._sets[node] = found  # a route alone never re-runs this
                     changed = True
         return any((path, name) in self._sets for name in summary.functions)
+
+    def _bound_sets(self, caller: FunctionSummary, site: Tuple[str, int], callee: str, target: Node
+                    ) -> Optional[Dict[str, Tuple[int, Route]]]:
+        """What a call of a helper whose policy depends on its parameters sets at this
+        call site, its parameters bound from the call's arguments and the defaults
+        (``setup(False)`` sets float32 only, ``setup(True, "mixed_bfloat16")``
+        mixed_bfloat16): one level of call string. None when the helper's sets depend
+        on no parameter, or the call cannot be read (``*args``): its sets from every
+        caller stand."""
+        sets = self._sets.get(target)
+        if not sets:  # (before its summary: a module that sets nothing is not read for this)
+            return None
+        function = self.summary(target[0]).functions.get(target[1])
+        if function is None or not function.set_terms:
+            return None
+        slots = next((s for l, c, s in caller.arguments if l == site[1] and c == callee), None)
+        if slots is None or "*" in slots:
+            return None
+        terms = {term_line: (param, guards) for term_line, param, guards in function.set_terms}
+
+        def argument(param: str) -> str:
+            if param in function.params and str(function.params.index(param)) in slots:
+                return slots[str(function.params.index(param))]
+            return slots.get(param, function.defaults.get(param, UNKNOWN))
+
+        found: Dict[str, Tuple[int, Route]] = {}
+        for set_line, literal in function.sets:
+            param, guards = terms.get(set_line, ("", []))
+            if any(argument(p) != UNKNOWN and bool(json.loads(argument(p))) != truth for p, truth in guards):
+                continue  # the call's arguments rule this set out
+            value = argument(param) if param else UNKNOWN
+            if literal:
+                values = frozenset({literal})
+            elif value != UNKNOWN and isinstance(json.loads(value), str):
+                values = frozenset({json.loads(value)})
+            else:
+                values = self._policy_values(target[0])  # as for every caller
+            for policy in values:
+                if policy not in found or set_line < found[policy][0]:
+                    found[policy] = (set_line, Route(target[0], set_line, (self._label(target),), site=site))
+        for policy, (first, route) in sets.items():  # what it sets through its own callees
+            if len(route.chain) > 1 and policy not in found:
+                found[policy] = (first, route)
+        return found
 
     def _parts(self) -> Dict[str, Set[str]]:
         """Classes that a class of a summarised module builds as ``self.x = Cls(...)``."""
@@ -462,6 +535,8 @@ class ProgramModel:
                 continue
             if node[1] == BODY:
                 return None
+            if node[1] == MAIN:
+                continue  # runs as a program only: no importer reaches it
             names.update(part.encode() for part in node[1].split(".")[:1] + node[1].split(".")[-1:])
         return names
 
@@ -496,7 +571,7 @@ class ProgramModel:
         it before training, so the library's own training entry points (``fit``,
         ``train``, ``train_step`` of its package) may run under it, not for certain."""
         for (path, name), sets in list(self._sets.items()):
-            if name == BODY or (path, name) in self._called or is_test_path(path) \
+            if name in (BODY, MAIN) or (path, name) in self._called or is_test_path(path) \
                     or name.split(".")[-1].startswith("test"):
                 continue
             direct = {policy: found for policy, found in sets.items() if len(found[1].chain) == 1}
@@ -509,17 +584,19 @@ class ProgramModel:
                 self._api_roots.append(root)
 
     def _training_entry_points(self, setter: str) -> List[Node]:
-        """``fit``/``train``... functions and methods in the setter's top-level package."""
-        package = _top_package(setter, self.root)
+        """``fit``/``train``... functions and methods in the setter's top-level package,
+        outside the package's own programs (a module with a ``__main__`` guard)."""
+        packages = frozenset(f for f in self.files if os.path.basename(f) == "__init__.py")
+        package = _top_package(setter, self.root, packages)
         if package is None:
             return []
         found: List[Node] = []
         for path in self.files:
-            if path == setter or is_test_path(path) or _top_package(path, self.root) != package:
+            if path == setter or is_test_path(path) or _top_package(path, self.root, packages) != package:
                 continue
             raw = self._read(path)
-            if not raw or not _TRAINING_DEF.search(raw):
-                continue
+            if not raw or not _TRAINING_DEF.search(raw) or _MAIN_GUARD.search(raw):
+                continue  # a program's own training function runs from its ``__main__``, not a user's
             for name in self.summary(path).functions:
                 if _TRAINING_NAME.match(name.split(".")[-1]):
                     found.append((path, name))
@@ -550,12 +627,16 @@ class ProgramModel:
         route kept is a shortest one from where the policy is set."""
         queue: Deque[Node] = deque()
         for node, sets in self._sets.items():
-            for call_line, targets in self.edges_of(node):
+            edges = self.edges_of(node)
+            if node[1] == BODY and MAIN in self.summary(node[0]).functions:
+                # a program's top level runs its ``__main__`` guard after it (not an import of it)
+                edges = [*edges, (_AFTER_ALL, [(node[0], MAIN)])]
+            for call_line, targets in edges:
                 for target in targets:
                     for policy, (line, route) in sets.items():
                         if call_line > line and self._govern(target, policy, Route(
                                 route.path, route.line, (self._label(node), self._label(target)),
-                                from_test=is_test_path(node[0]))):
+                                from_test=is_test_path(node[0]), site=route.site)):
                             queue.append(target)
         queue.extend(self._api_roots)
         while queue:
@@ -565,7 +646,7 @@ class ProgramModel:
                     for target in targets:
                         if self._govern(target, policy, Route(route.path, route.line,
                                                               route.chain + (self._label(target),),
-                                                              from_test=route.from_test)):
+                                                              from_test=route.from_test, site=route.site)):
                             queue.append(target)
 
     def _govern(self, node: Node, policy: str, route: Route) -> bool:
@@ -664,7 +745,7 @@ class ProgramModel:
                 return []
             public = self.summary(module)
             names = [name for name in [*public.functions, *public.classes]
-                     if name != BODY and "." not in name and not name.startswith("_")]
+                     if name not in (BODY, MAIN) and "." not in name and not name.startswith("_")]
             return [node for name in sorted(names) for node in self._local(module, name)][:_MAX_REGISTRY]
         owner, _, name = full.rpartition(".")
         module = self._module(path, owner) if owner else None
@@ -854,7 +935,7 @@ class ProgramModel:
         wanted: Dict[str, Set[str]] = {}  # the name a call spells -> files defining it
         for path in paths:
             for name in self.summary(path).functions:
-                if name == BODY:
+                if name in (BODY, MAIN):
                     continue
                 parts = name.split(".")
                 spelled = parts[-2] if parts[-1] == "__init__" and len(parts) > 1 else parts[-1]
@@ -862,10 +943,12 @@ class ProgramModel:
         found: Dict[str, Dict[str, List[Dict[str, str]]]] = {}
         for caller in sorted(self._summaries):
             for function, summary in self.summary(caller).functions.items():
-                for callee, slots in summary.arguments:
+                for _, callee, slots in summary.arguments:
                     homes = wanted.get(callee.rsplit(".", 1)[-1])
                     if not homes:
                         continue
+                    # the file's evaluator reads strings and None (a bool binds policy helpers here)
+                    slots = {k: UNKNOWN if v in _BOOLS else v for k, v in slots.items()}
                     for target in self.call_targets(caller, function, callee):
                         if target[0] in homes and target[0] != caller:
                             found.setdefault(target[0], {}).setdefault(target[1], []).append(slots)
@@ -885,6 +968,8 @@ class ProgramModel:
     @staticmethod
     def _label(node: Node) -> str:
         path, name = node
+        if name == MAIN:
+            return f"{os.path.basename(path)} __main__"
         return f"{os.path.basename(path)} top level" if name == BODY else f"{name}()"
 
 

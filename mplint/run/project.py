@@ -446,8 +446,10 @@ def _route_order(route: Route) -> Tuple[int, int, Tuple[str, ...]]:
 
 def _set_in(route: Route, path: str) -> bool:
     """A policy set in the file itself: its module facts know that call already, with
-    the branches it sits in (a flag that picks the policy or the rewrite)."""
-    return route.path == path
+    the branches it sits in (a flag that picks the policy or the rewrite). Not one a
+    helper of the file sets from its parameters as a call site chose (``route.site``):
+    the module facts know only that it may set anything."""
+    return route.path == path and route.site is None
 
 
 def index_source(path: str, raw: bytes, parsed: Optional[Dict[str, object]] = None,

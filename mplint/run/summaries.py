@@ -24,6 +24,9 @@ from mplint.semantic.vocabulary import (
 
 #: the module body's name among a summary's functions
 BODY = "<module>"
+#: the body of the module's ``if __name__ == "__main__":`` guard, which runs when the
+#: module runs as a program and not when it is imported
+MAIN = "<main>"
 #: a call recorded for an import statement: it runs the imported module's body
 IMPORT = "import:"
 #: the key of ``from mod import *`` in ``ModuleSummary.imports`` (``*mod`` -> ``mod``)
@@ -32,7 +35,7 @@ STAR = "*"
 #: and ``super().method``: ``Class#method`` (``super#method``)
 METHOD = "#"
 POLICY_SETTERS = frozenset(POLICY_SETTER_WORDS)
-SUMMARY_VERSION = 10
+SUMMARY_VERSION = 12
 #: a trained value that is a parameter of the function: ``param:`` + its name
 PARAM = "param:"
 #: a value a summary cannot name (an expression, ``None``, a loop variable)
@@ -66,10 +69,18 @@ class FunctionSummary:
     #: float16 outputs never reach the loss (the mixed precision guide's own remedy)
     casts: List[str] = field(default_factory=list)
     #: every call of a name that may be the project's (not a builtin, not TensorFlow's):
-    #: (dotted callee, slot -> the argument as a JSON literal when it is a string or
-    #: None, else UNKNOWN; "*" -> UNKNOWN for ``*args``/``**kwargs``). The values a
-    #: parameter takes at the calls of other modules (see ``ProgramModel.arguments``)
-    arguments: List[Tuple[str, Dict[str, str]]] = field(default_factory=list)
+    #: (line, dotted callee, slot -> the argument as a JSON literal when it is a string,
+    #: a bool or None, else UNKNOWN; "*" -> UNKNOWN for ``*args``/``**kwargs``). The
+    #: values a parameter takes at the calls of other modules (see
+    #: ``ProgramModel.arguments``), and what binds a policy-setting helper's parameters
+    arguments: List[Tuple[int, str, Dict[str, str]]] = field(default_factory=list)
+    #: for each policy set that depends on the function's parameters: (line, the
+    #: parameter whose value it sets or "" when it is not one, the parameters whose
+    #: truth decides whether it runs: (name, True for ``if p:``, False for ``if not p:``,
+    #: the ``else`` arm, or the code after ``if p: return``)). What a call site binds.
+    set_terms: List[Tuple[int, str, List[Tuple[str, bool]]]] = field(default_factory=list)
+    #: parameter -> its default as a JSON literal (a string, a bool or None)
+    defaults: Dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -104,7 +115,8 @@ class ModuleSummary:
 
     def to_json(self) -> List[Any]:
         return [SUMMARY_VERSION, self.script, self.imports,
-                {name: [f.calls, f.sets, f.params, f.returns, f.trained, f.passes, f.casts, f.arguments]
+                {name: [f.calls, f.sets, f.params, f.returns, f.trained, f.passes, f.casts, f.arguments,
+                        f.set_terms, f.defaults]
                  for name, f in self.functions.items()},
                 {name: [c.bases, c.methods, c.attributes, c.sources] for name, c in self.classes.items()},
                 self.registries, self.decorated, self.writers]
@@ -124,9 +136,12 @@ class ModuleSummary:
                                             [str(t) for t in trained],
                                             [(str(c), str(slot), str(a)) for c, slot, a in passes],
                                             [str(c) for c in casts],
-                                            [(str(c), {str(k): str(v) for k, v in slots.items()})
-                                             for c, slots in arguments])
-                 for name, (calls, sets, params, returns, trained, passes, casts, arguments)
+                                            [(int(l), str(c), {str(k): str(v) for k, v in slots.items()})
+                                             for l, c, slots in arguments],
+                                            [(int(l), str(p), [(str(g), bool(t)) for g, t in guards])
+                                             for l, p, guards in set_terms],
+                                            {str(k): str(v) for k, v in defaults.items()})
+                 for name, (calls, sets, params, returns, trained, passes, casts, arguments, set_terms, defaults)
                  in functions.items()},
                 {str(name): ClassSummary([str(b) for b in bases], [str(m) for m in methods],
                                          {str(k): str(v) for k, v in attributes.items()},
@@ -199,6 +214,13 @@ def _collect_block(summary: ModuleSummary, body: List[ast.stmt], owner: str, cla
             function = summary.functions.setdefault(qualname, FunctionSummary())
             function.params = _parameters(stmt, method=bool(classes))
             _collect(summary, function, _Nodes(stmt.body), ".".join(classes))
+            if function.sets:
+                _read_set_terms(function, stmt)
+        elif not classes and _is_main_guard(stmt):
+            assert isinstance(stmt, ast.If)
+            loose.append(stmt.test)
+            loose += stmt.orelse
+            _collect(summary, summary.functions.setdefault(MAIN, FunctionSummary()), _Nodes(stmt.body), "")
         else:
             loose.append(stmt)
             if not classes:
@@ -470,7 +492,7 @@ def _read_events(summary: ModuleSummary, function: FunctionSummary, events: List
             if callee is not None:
                 _record_passes(function, node, callee, origins)
                 if callee.partition(".")[0] not in _NOT_PROJECT_HEADS:
-                    function.arguments.append((callee, _literal_arguments(node)))
+                    function.arguments.append((node.lineno, callee, _literal_arguments(node)))
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 local = alias.asname or alias.name.split(".")[0]
@@ -542,9 +564,91 @@ def _literal_arguments(node: ast.Call) -> Dict[str, str]:
 
 
 def _literal(value: ast.AST) -> str:
-    if isinstance(value, ast.Constant) and (value.value is None or isinstance(value.value, str)):
+    if isinstance(value, ast.Constant) and (value.value is None or isinstance(value.value, (str, bool))):
         return json.dumps(value.value)
     return UNKNOWN
+
+
+def _read_set_terms(function: FunctionSummary, node: ast.AST) -> None:
+    """``FunctionSummary.set_terms`` and ``defaults`` of a function that sets a policy:
+    ``def setup(enabled, policy="mixed_float16"): if enabled: set(policy); return``
+    then ``set("float32")`` sets ``policy`` when ``enabled``, float32 when not."""
+    assert isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    args = node.args
+    params = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
+    positional = [*args.posonlyargs, *args.args]
+    pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults),
+             *((a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)]
+    lines = {line for line, _ in function.sets}
+    found: Dict[int, Tuple[str, List[Tuple[str, bool]]]] = {}
+    for call, guards in _guarded_calls(node.body, [], params):
+        if call.lineno in lines and call.lineno not in found:
+            value = _policy_argument(call)
+            param = value.id if isinstance(value, ast.Name) and value.id in params else ""
+            if param or guards:
+                found[call.lineno] = (param, guards)
+    function.set_terms = [(line, param, guards) for line, (param, guards) in sorted(found.items())]
+    if function.set_terms:
+        function.defaults = {a.arg: _literal(d) for a, d in pairs if _literal(d) != UNKNOWN}
+
+
+def _parameter_test(test: ast.AST, params: Set[str]) -> Optional[Tuple[str, bool]]:
+    """``p`` -> (p, True), ``not p`` -> (p, False), for a parameter ``p``."""
+    if isinstance(test, ast.Name) and test.id in params:
+        return (test.id, True)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _parameter_test(test.operand, params)
+        return None if inner is None else (inner[0], not inner[1])
+    return None
+
+
+def _guarded_calls(body: List[ast.stmt], guards: List[Tuple[str, bool]], params: Set[str]
+                   ) -> Iterable[Tuple[ast.Call, List[Tuple[str, bool]]]]:
+    """Each call of the statements, with the parameter tests that must hold for it to run."""
+    guards = list(guards)
+    for stmt in body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if isinstance(stmt, ast.If):
+            test = _parameter_test(stmt.test, params)
+            if test is not None:
+                yield from _guarded_calls(stmt.body, [*guards, test], params)
+                yield from _guarded_calls(stmt.orelse, [*guards, (test[0], not test[1])], params)
+                if not stmt.orelse and stmt.body and isinstance(stmt.body[-1], (ast.Return, ast.Raise)):
+                    guards.append((test[0], not test[1]))  # what follows runs only when the test fails
+                continue
+            yield from _calls_in(stmt.test, guards)
+            yield from _guarded_calls(stmt.body, guards, params)
+            yield from _guarded_calls(stmt.orelse, guards, params)
+            continue
+        nested = [getattr(stmt, name) for name in ("body", "orelse", "finalbody") if isinstance(getattr(stmt, name, None), list)]
+        handlers = getattr(stmt, "handlers", None) or []
+        if nested or handlers:
+            for field_name, value in ast.iter_fields(stmt):
+                if field_name not in ("body", "orelse", "finalbody", "handlers") and isinstance(value, ast.AST):
+                    yield from _calls_in(value, guards)
+            for block in nested:
+                yield from _guarded_calls(block, guards, params)
+            for handler in handlers:
+                yield from _guarded_calls(handler.body, guards, params)
+            continue
+        yield from _calls_in(stmt, guards)
+
+
+def _calls_in(node: ast.AST, guards: List[Tuple[str, bool]]) -> Iterable[Tuple[ast.Call, List[Tuple[str, bool]]]]:
+    for found in ast.walk(node):
+        if isinstance(found, ast.Call):
+            yield found, guards
+
+
+def _policy_argument(call: ast.Call) -> Optional[ast.AST]:
+    """What a policy setter is given: its first argument or ``policy=``, inside a
+    ``Policy(...)`` when wrapped."""
+    value: Optional[ast.AST] = call.args[0] if call.args else next(
+        (k.value for k in call.keywords if k.arg in ("policy", "dtype_policy", "value")), None)
+    if isinstance(value, ast.Call) and value.args:
+        value = value.args[0]
+    return value
 
 
 def _parameters(function: ast.AST, method: bool) -> List[str]:
@@ -614,10 +718,7 @@ def _registry_callee(func: ast.AST) -> Optional[str]:
 def _policy_literal(call: ast.Call) -> Optional[str]:
     """``"mixed_float16"`` from ``set_global_policy("mixed_float16")`` or
     ``set_global_policy(Policy("mixed_float16"))``; None for anything else."""
-    value: Optional[ast.AST] = call.args[0] if call.args else next(
-        (k.value for k in call.keywords if k.arg in ("policy", "dtype_policy", "value")), None)
-    if isinstance(value, ast.Call) and value.args:
-        value = value.args[0]
+    value = _policy_argument(call)
     if isinstance(value, ast.Constant) and isinstance(value.value, str):
         return value.value
     return None

@@ -15,7 +15,9 @@ import libcst as cst
 
 from mplint.semantic.names import NameResolver
 from mplint.semantic.versions import Versions
-from mplint.semantic.scopes import Branches, Location, Scope, ScopeTracker, function_key, run_of, separate_tests
+from mplint.semantic.scopes import (
+    Branches, Location, Scope, ScopeTracker, enclosing_test, function_key, run_of, separate_tests,
+)
 from mplint.semantic.values import Evaluator
 from mplint.semantic.vocabulary import (
     AMP_ENV_VAR, DISABLE_REWRITE_FUNCTIONS, ENV_SETTERS, ENV_UPDATES, ENVIRON, GRAPH_REWRITE_FUNCTIONS,
@@ -233,9 +235,23 @@ class ModuleFacts:
         for call in self.policy_calls:
             if run is not None and run_of(self.kernel_resets, call.location.order) != run:
                 continue
-            if at is None or not separate_tests(call.location.scope, at):
+            if at is None or not (separate_tests(call.location.scope, at) or self._not_reached(call, at)):
                 out |= call.values if call.values is not None else {UNKNOWN_POLICY}
         return frozenset(out)
+
+    def _not_reached(self, call: PolicyCall, at: Scope) -> bool:
+        """Code the program model does not reach from a policy, where the policy call
+        governs only what it reaches: one set inside a test function, for code outside any
+        test (a helper another test calls under the default float32 policy); one a helper
+        sets from its own parameter (``def use_policy(name): set_global_policy(name)``),
+        for any code outside the helper: the program model binds it at each call site, and
+        what reaches that code comes with the project's facts."""
+        if self.program_reached is None:
+            return False
+        if _sets_its_parameter(call):  # each call site's value reaches its code (project_by_function)
+            return function_key(at) != function_key(call.location.scope)
+        return function_key(at) not in self.program_reached and enclosing_test(call.location.scope) is not None \
+            and enclosing_test(at) is None
 
     def mixed_policy(self, at: Optional[Scope] = None, order: Optional[int] = None) -> Optional[PolicyState]:
         """The mixed policy in effect for this module's code, or None.
@@ -460,3 +476,13 @@ class FactsCollector:
                 return value if isinstance(value, (cst.Name, cst.Attribute, cst.Comparison,
                                                    cst.BooleanOperation, cst.Subscript)) else False
         return False
+
+
+def _sets_its_parameter(call: PolicyCall) -> bool:
+    """``set_global_policy(name)`` where ``name`` is a parameter of the function holding it."""
+    value = next((a.value for a in call.node.args
+                  if a.keyword is None or a.keyword.value in ("policy", "dtype_policy")), None)
+    if not isinstance(value, cst.Name) or call.location.scope.kind != "function":
+        return False
+    binding = call.location.lookup(value.value)
+    return binding is not None and binding.kind == "param"

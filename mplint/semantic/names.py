@@ -371,3 +371,10 @@ def record_alias_assignment(node: cst.Assign, resolver: NameResolver) -> None:
 
 
 _API_ROOTS = frozenset({"tensorflow", "keras", "tf_keras", "numpy", "tensorflow_probability"})
+
+
+def self_attribute(node: cst.BaseExpression) -> Optional[str]:
+    """``x`` of ``self.x`` (an instance attribute read or written in a method), else None."""
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+        return node.attr.value
+    return None

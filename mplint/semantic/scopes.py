@@ -207,6 +207,14 @@ class Scope:
             out.append(binding)
         return out
 
+    def all_descendants(self) -> Iterator["Scope"]:
+        """Every scope nested in this one, at any depth."""
+        stack = list(reversed(self.children))
+        while stack:
+            scope = stack.pop()
+            yield scope
+            stack.extend(reversed(scope.children))
+
     def enclosing_class(self) -> Optional["Scope"]:
         scope: Optional[Scope] = self
         while scope is not None:
@@ -869,6 +877,36 @@ def trains_nothing(scope: Scope, module: cst.Module, path: str) -> bool:
                         seen.add(id(binding.node))
                         work.append((callee, depth + 1))
     return True
+
+
+def built_for_tests_that_train_nothing(scope: Scope, module: cst.Module, path: str) -> bool:
+    """Code of a test file that builds a test's subject, and no test that uses it trains:
+    a test that trains nothing itself (:func:`trains_nothing`), or a helper function of
+    the file that trains nothing, every test calling which trains nothing either. A
+    model built so under a mixed policy is what the test checks (its dtype, that the code
+    under test survives 16 bits), not a training program's output."""
+    if not is_test_path(path) or not trains_nothing(scope, module, path):
+        return False
+    unit = scope
+    while unit.parent is not None and unit.parent.kind not in ("module", "class"):
+        unit = unit.parent
+    if unit.kind != "function" or enclosing_test(unit) is not None:
+        return unit.kind == "function"
+    name = getattr(getattr(unit.node, "name", None), "value", None)
+    if not name:
+        return False
+    call = re.compile(r"(?:\bself\.|\bcls\.|(?<![\w.]))" + re.escape(name) + r"\(")
+    for test in _module_of(unit).all_descendants():
+        if test.kind == "function" and isinstance(test.node, cst.FunctionDef) \
+                and test.node.name.value.startswith("test") \
+                and call.search(module.code_for_node(test.node)) \
+                and (not trains_nothing(test, module, path) or _TRAINING_BY_NAME.search(module.code_for_node(test.node))):
+            return False  # a caller trains, or calls what may (``self.run_training()``)
+    return True
+
+
+#: a call whose name says it trains: a library's loop (``run_customized_training_loop(...)``)
+_TRAINING_BY_NAME = re.compile(r"\w*(?:train|fit)\w*\(", re.I)
 
 
 def _module_of(scope: Scope) -> Scope:

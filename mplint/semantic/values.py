@@ -21,7 +21,7 @@ from mplint.semantic.scopes import (
     Binding, Branches, CallContext, CallFrame, CallIndex, Location, Scope, attributes_of, calls_of, class_attribute,
     class_scope_of, function_key, instance_class, method_of, subclasses_in_file,
 )
-from mplint.semantic.vocabulary import DATACLASS_DECORATORS, DTYPE_NAMES, POLICY_CONSTRUCTORS
+from mplint.semantic.vocabulary import DATACLASS_DECORATORS, DTYPE_NAMES, NAMESPACE_CONSTRUCTORS, POLICY_CONSTRUCTORS
 
 Values = FrozenSet[object]
 
@@ -90,7 +90,10 @@ class Evaluator:
             if dtype is None and loc is not None and isinstance(expr.value, cst.Name):
                 if expr.value.value == "self":
                     return self._attribute_values(loc, expr.attr.value, depth)
-                return self._instance_values(expr.value, expr.attr.value, loc, depth)
+                instance = self._instance_values(expr.value, expr.attr.value, loc, depth)
+                if instance is not None:
+                    return instance
+                return self._namespace_values(loc, expr.value.value, expr.attr.value, depth)
             return dtype
         if isinstance(expr, cst.UnaryOperation):
             inner = self.values(expr.expression, loc, depth + 1)
@@ -438,6 +441,22 @@ class Evaluator:
             return bindings[0].value, bindings[0].location().within(loc.context)
         return None
 
+    def _namespace_values(self, loc: Location, name: str, attr: str, depth: int) -> Optional[Values]:
+        """``cfg.precision`` where ``cfg = types.SimpleNamespace(precision="mixed_float16")``
+        (or ``argparse.Namespace``, ``EasyDict``), bound once
+        and never changed in place (no ``cfg.x = ...``, not handed to a call)."""
+        bindings = loc.reaching(name)
+        if len(bindings) != 1:
+            return None
+        binding = bindings[0]
+        call = binding.value
+        if binding.kind not in ("assign", "annassign") or not isinstance(call, cst.Call) or binding.scope is None \
+                or not self.names.resolve(call.func) & NAMESPACE_CONSTRUCTORS \
+                or len(binding.scope.bindings.get(name, ())) != 1 or self._changed_in_place(binding.scope, name):
+            return None
+        found = next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == attr), None)
+        return None if found is None else self.values(found, binding.location(), depth + 1)
+
     def _changed_in_place(self, scope: Scope, name: str) -> bool:
         """Whether ``name`` may be changed without being rebound in its scope: an item
         set or deleted, a method called on it (``cfg.update(...)``), or handed to a call."""
@@ -615,7 +634,7 @@ class _InPlaceChanges(cst.CSTVisitor):
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         if isinstance(node.target, (cst.Subscript, cst.Attribute)) and self._is_it(node.target.value):
-            self.found = True  # ``cfg["act"] = ...``, ``cfg.act = ...``
+            self.found = True  # ``cfg["x"] = ...``, ``cfg.x = ...``
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if isinstance(node.target, cst.Subscript) and self._is_it(node.target.value):

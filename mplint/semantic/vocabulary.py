@@ -84,6 +84,9 @@ GLOBAL_POLICY_FUNCTIONS = frozenset({"keras.mixed_precision.global_policy"})
 #: ``dtype_policy``): ``set_global_policy(previous)`` with ``previous`` read so restores
 GLOBAL_POLICY_WORDS = ("global_policy", "dtype_policy")
 #: constructors whose first argument names the policy they make
+#: config objects whose attributes are the keywords they are made with
+#: (``cfg = types.SimpleNamespace(precision="mixed_float16")``; ``cfg.precision``)
+NAMESPACE_CONSTRUCTORS = frozenset({"types.SimpleNamespace", "argparse.Namespace", "easydict.EasyDict"})
 POLICY_CONSTRUCTORS = frozenset({
     "keras.mixed_precision.Policy",
     "keras.mixed_precision.experimental.Policy",
