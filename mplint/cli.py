@@ -672,9 +672,11 @@ def _run_stdin(args: argparse.Namespace, session: "Session") -> int:
     settings = session.settings_of(name)
     skip = bool(args.stdin_filename and settings.force_exclude and is_excluded(
         name, settings.root, settings.exclude, settings.respect_gitignore))
+    unindexed: List[FileError] = []
     if not skip:
         if args.stdin_filename:
             session.index(buffer_paths(name), [name], given={name: raw})
+            unindexed = session.unindexed([name])  # files the index gave up on: their facts are unknown
         if args.command == "fix":
             outcome = session.fix_buffer(name, raw, args.unsafe_fixes)
             findings, errors = outcome.remaining, outcome.errors
@@ -691,8 +693,9 @@ def _run_stdin(args: argparse.Namespace, session: "Session") -> int:
             sys.stdout.flush()
             sys.stdout.buffer.write(fixed)
             sys.stdout.buffer.flush()
-        return _finish(args, findings, _about(errors, [name]), summary, stream=sys.stderr, sources={name: fixed})
-    return _finish(args, findings, _about(errors, [name]), summary, sources={name: raw})
+        return _finish(args, findings, _about(errors, [name]) + unindexed, summary, stream=sys.stderr,
+                       sources={name: fixed})
+    return _finish(args, findings, _about(errors, [name]) + unindexed, summary, sources={name: raw})
 
 
 def _about(errors: Sequence[FileError], files: Sequence[str]) -> List[FileError]:

@@ -81,7 +81,8 @@ class Session:
     def __init__(self, settings: Settings, catalog: Dict[str, RuleEntry], rule_ids: Sequence[str], *,
                  use_cache: bool = True, jobs: Optional[int] = None, progress: bool = False,
                  environment: Optional[Environment] = None,
-                 settings_for: Optional[Callable[[str], Settings]] = None, budget: bool = False) -> None:
+                 settings_for: Optional[Callable[[str], Settings]] = None, budget: bool = False,
+                 index_budget: bool = False) -> None:
         self.settings = settings
         self.catalog = catalog
         self.rule_ids = list(rule_ids)
@@ -93,6 +94,10 @@ class Session:
         #: hold each file to the run's ``file-timeout`` (in forked workers, as the
         #: command line does; an editor's process checks in its own)
         self.budget = budget
+        #: hold the index's parses to ``file-timeout`` even where the checks run in this
+        #: process (an editor, ``analyze``): a slow file elsewhere in the project must not
+        #: hold every document's check
+        self.index_budget = budget or index_budget
         self.root: Optional[Path] = None
         #: where ``fix`` may write (:func:`tree_of`); None: anywhere (no index was built)
         self.tree: Optional[Path] = None
@@ -120,7 +125,7 @@ class Session:
         self.project = build_project(paths, self.settings, self.cache, extra=files,
                                      walked=list(files) if at_root else None,
                                      contents=self.store.contents, parsed=self.store.parsed,
-                                     budget=self._budget(), jobs=self.jobs)
+                                     budget=self._index_budget(), jobs=self.jobs)
         if self.cache is not None:
             self.cache.save()  # the index and program model, for the next run (stdin, editors)
             self.cache.use_run(self._run_key(self.settings))
@@ -140,6 +145,10 @@ class Session:
     def _budget(self) -> Optional[float]:
         """The most CPU seconds one file's parse may take (index or check); None: no limit."""
         return (self.settings.file_timeout or None) if self.budget else None
+
+    def _index_budget(self) -> Optional[float]:
+        """The most CPU seconds the index may spend parsing one file; None: no limit."""
+        return (self.settings.file_timeout or None) if self.index_budget else None
 
     def unindexed(self, files: Sequence[str]) -> List[FileError]:
         """A warning for each file the index could not parse within the budget, other
@@ -216,6 +225,9 @@ class Session:
     def check_buffer(self, name: str, raw: bytes) -> FileResult:
         from mplint.core.source_kinds import load_source
 
+        gave_up = self._gave_up_on(name, raw)
+        if gave_up is not None:  # its check would hold this process as long: said once
+            return FileResult(name, errors=[FileError(name, gave_up)], cacheable=False)
         return self.linter(self.settings_of(name)).check(load_source(name, raw), self._parsed_from(name, raw))
 
     def _parsed_from(self, name: str, raw: bytes) -> Optional["cst.Module"]:
@@ -225,9 +237,17 @@ class Session:
         read = self.store.contents.get(name)
         return module if module is not None and read == raw else None  # type: ignore[return-value]
 
+    def _gave_up_on(self, name: str, raw: bytes) -> Optional[str]:
+        """Why the index gave up on the buffer ``name`` holding these very bytes, if it did."""
+        why = self.project.unindexed.get(os.path.abspath(name))
+        return why if why is not None and self.store.contents.get(name) == raw else None
+
     def fix_buffer(self, name: str, raw: bytes, unsafe: bool) -> FixOutcome:
         from mplint.core.source_kinds import load_source
 
+        gave_up = self._gave_up_on(name, raw)
+        if gave_up is not None:
+            return FixOutcome(name, errors=[FileError(name, gave_up)], cacheable=False)
         return self.linter(self.settings_of(name)).fix(load_source(name, raw), unsafe)
 
 
