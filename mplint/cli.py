@@ -587,7 +587,7 @@ def _show_settings(paths: Sequence[str], session: "Session") -> int:
         raise UsageError(f"{path}: cannot be read: {exc.strerror or exc}") from None
     keras = {"project": declared, "installed": installed,
              "file": detect(settings.keras_version, text, installed=installed, use_installed=installed is not None,
-                            project_pins=project_pins(root, [os.path.abspath(path)]).for_file(path))}
+                            project_pins=project_pins(root, [os.path.abspath(path)]).for_file(path, text))}
     sys.stdout.write(render(
         path, settings, session.catalog, session.rule_ids_of(settings),
         sorted(session.linter(settings).ignored_for(path)),

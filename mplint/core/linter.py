@@ -188,7 +188,8 @@ class Linter:
         versions = versions_of(self.settings.keras_version, source.text, installed=self.installed_keras,
                                use_installed=self.installed_keras is not None,
                                file_pins=shell_pins(source.shell),
-                               project_pins=self.project.pins.for_file(source.path) if self.project is not None else ())
+                               project_pins=self.project.pins.for_file(source.path, source.text)
+                               if self.project is not None else ())
         facts = ModuleFacts(assumed_policy=self.settings.assume_policy, keras_version=versions.keras_generation,
                             configured_keras_version=self.settings.keras_version, versions=versions)
         if self.project is not None:
