@@ -484,7 +484,7 @@ class AlignedDimensions(Analysis):
         call, field = instance.value, expr.attr.value
         cls = instance.location().lookup(call.func.value) if isinstance(call.func, cst.Name) else None
         node = cls.node if cls is not None and cls.kind == "class" else None
-        if not isinstance(node, cst.ClassDef) or node.bases or not any(_is_dataclass(d.decorator) for d in node.decorators) \
+        if cls is None or not isinstance(node, cst.ClassDef) or node.bases or not any(_is_dataclass(d.decorator) for d in node.decorators) \
                 or any(a.star for a in call.args) or _field_written(self.ctx.text, instance.name, field):
             return None
         fields: List[cst.AnnAssign] = []
@@ -506,7 +506,7 @@ class AlignedDimensions(Analysis):
         default = fields[index].value
         if isinstance(default, cst.Call):  # ``field(default=100)``; a default_factory: unknown
             default = keyword_only(default, "default") if _is_field_call(default) else None
-        return None if default is None else (default, cls.location(), instance)  # type: ignore[union-attr]
+        return None if default is None else (default, cls.location(), instance)
 
     def _own_attribute(self, expr: cst.Attribute, loc: Location) -> Optional[Binding]:
         """The one assignment of ``self.<attr>`` read in a method of its class: none
