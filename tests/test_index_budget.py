@@ -117,7 +117,7 @@ def test_a_budget_of_zero_means_no_limit_for_the_index_too(tmp_path):
     assert "model.py:3:" in result.stdout  # train.py's policy reaches it
 
 
-# -- the other ways in: stdin, the language server, `analyze policy` ---------------------
+# -- the other ways in: stdin and `analyze policy` -----------------------------------------
 def test_stdin_for_a_file_the_slow_setter_governs_is_warned_its_policy_is_unknown(tmp_path):
     # an editor's --stdin-filename run indexes the project first: the slow setter costs
     # its budget and one warning, as on the command line
@@ -148,24 +148,6 @@ def test_stdin_holding_the_slow_file_is_one_line_not_a_second_parse(tmp_path):
 def _configured(root: Path) -> Path:
     (root / "pyproject.toml").write_text(f"[tool.mplint]\nfile-timeout = {BUDGET}\n")
     return root
-
-
-def test_the_language_server_indexes_within_the_budget_and_logs_the_slow_setter(tmp_path):
-    from mplint.server.projects import Projects
-
-    root = _configured(_project(tmp_path))
-    projects = Projects(use_cache=False)
-    before = _children_cpu()
-    model = projects.check(str(root / "model.py"), MODEL.encode())
-    assert not model.findings  # the policy that would reach it is unknown
-    assert [(e.kind, e.path, e.message) for e in model.errors] == [
-        ("warning", str(root / "train.py"), f"{LATE}; the policy it may set is unknown to the other files' checks")]
-    other = projects.check(str(root / "other.py"), (root / "other.py").read_bytes())
-    assert [(f.rule, f.line) for f in other.findings] == [("MP101", 3)]
-    # the slow file opened in the editor: one error, not the parser's minutes in the server
-    slow = projects.check(str(root / "train.py"), SLOW_TRAIN.encode())
-    assert not slow.findings and [e.message for e in slow.errors] == [LATE]
-    assert _children_cpu() - before < 20  # a hang detector: the parse alone takes over 30 s
 
 
 def test_analyze_policy_keeps_the_budget_and_says_which_file_it_left_out(tmp_path):

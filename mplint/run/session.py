@@ -81,8 +81,7 @@ class Session:
     def __init__(self, settings: Settings, catalog: Dict[str, RuleEntry], rule_ids: Sequence[str], *,
                  use_cache: bool = True, jobs: Optional[int] = None, progress: bool = False,
                  environment: Optional[Environment] = None,
-                 settings_for: Optional[Callable[[str], Settings]] = None, budget: bool = False,
-                 index_budget: bool = False) -> None:
+                 settings_for: Optional[Callable[[str], Settings]] = None, budget: bool = False) -> None:
         self.settings = settings
         self.catalog = catalog
         self.rule_ids = list(rule_ids)
@@ -94,10 +93,6 @@ class Session:
         #: hold each file to the run's ``file-timeout`` (in forked workers, as the
         #: command line does; an editor's process checks in its own)
         self.budget = budget
-        #: hold the index's parses to ``file-timeout`` even where the checks run in this
-        #: process (an editor, ``analyze``): a slow file elsewhere in the project must not
-        #: hold every document's check
-        self.index_budget = budget or index_budget
         self.root: Optional[Path] = None
         #: where ``fix`` may write (:func:`tree_of`); None: anywhere (no index was built)
         self.tree: Optional[Path] = None
@@ -125,7 +120,7 @@ class Session:
         self.project = build_project(paths, self.settings, self.cache, extra=files,
                                      walked=list(files) if at_root else None,
                                      contents=self.store.contents, parsed=self.store.parsed,
-                                     budget=self._index_budget(), jobs=self.jobs)
+                                     budget=self._budget(), jobs=self.jobs)
         if self.cache is not None:
             self.cache.save()  # the index and program model, for the next run (stdin, editors)
             self.cache.use_run(self._run_key(self.settings))
@@ -145,10 +140,6 @@ class Session:
     def _budget(self) -> Optional[float]:
         """The most CPU seconds one file's parse may take (index or check); None: no limit."""
         return (self.settings.file_timeout or None) if self.budget else None
-
-    def _index_budget(self) -> Optional[float]:
-        """The most CPU seconds the index may spend parsing one file; None: no limit."""
-        return (self.settings.file_timeout or None) if self.index_budget else None
 
     def unindexed(self, files: Sequence[str]) -> List[FileError]:
         """A warning for each file the index could not parse within the budget, other

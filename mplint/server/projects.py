@@ -128,7 +128,7 @@ class Projects:
             settings = tree.settings_for(home)
             session = Session(settings, self.catalog, selected_rules(self.catalog, settings.select, settings.ignore),
                               use_cache=self.use_cache, jobs=1, environment=self.environment,
-                              settings_for=tree.settings_for, index_budget=True)
+                              settings_for=tree.settings_for)
             project = Project(session, tree)
             project.settings_for(home)
             project.settings_for(path)
@@ -206,8 +206,6 @@ class Projects:
         session = self._ready(path)
         with reads.overlay(self.buffers):
             result = session.check_buffer(path, raw)
-        # a file the index gave up on: what it sets is unknown to this document's check
-        result.errors = [*result.errors, *session.unindexed([path])]
         self._seen[path] = Seen(self.project_for(path), dict(result.reads), session.project.digest_for(path))
         return result
 
