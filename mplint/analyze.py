@@ -47,9 +47,10 @@ def policy_reach(paths: Sequence[str], config: Optional[str] = None
                  ) -> Tuple[Dict[str, List[Reach]], bool, Optional[str]]:
     """File (as findings name it) -> what reaches its functions; whether the project is
     judged as a library; the project root as shown (None: no project)."""
-    from mplint.run.project import build_project
-
+    from mplint.output_escape import printable
     from mplint.run.hierarchy import ConfigTree
+    from mplint.run.project import build_project
+    from mplint.run.runner import default_jobs
 
     missing = [p for p in paths if not os.path.exists(p)]
     if missing:
@@ -63,7 +64,11 @@ def policy_reach(paths: Sequence[str], config: Optional[str] = None
     # the settings of the folder the paths share, found as a check finds them
     start = os.path.commonpath([os.path.abspath(p) for p in paths])
     settings = ConfigTree(catalog, lambda found: found, Path.cwd(), fixed=fixed).settings_for(start)
-    project = build_project(list(paths), settings)
+    # the index keeps the run's per-file budget, as `check` does: a slow file is one line
+    project = build_project(list(paths), settings, budget=settings.file_timeout or None, jobs=default_jobs())
+    for key, why in sorted(project.unindexed.items()):
+        print(f"mplint: warning: {printable(project.display(key))}: {why}; the policies it may set are not shown",
+              file=sys.stderr)
     out: Dict[str, List[Reach]] = {}
     if project.program is not None:
         for path in sorted(project.program.files()):

@@ -587,7 +587,7 @@ def _show_settings(paths: Sequence[str], session: "Session") -> int:
         raise UsageError(f"{path}: cannot be read: {exc.strerror or exc}") from None
     keras = {"project": declared, "installed": installed,
              "file": detect(settings.keras_version, text, installed=installed, use_installed=installed is not None,
-                            project_pins=project_pins(root, [os.path.abspath(path)]).for_file(path))}
+                            project_pins=project_pins(root, [os.path.abspath(path)]).for_file(path, text))}
     sys.stdout.write(render(
         path, settings, session.catalog, session.rule_ids_of(settings),
         sorted(session.linter(settings).ignored_for(path)),
@@ -672,9 +672,11 @@ def _run_stdin(args: argparse.Namespace, session: "Session") -> int:
     settings = session.settings_of(name)
     skip = bool(args.stdin_filename and settings.force_exclude and is_excluded(
         name, settings.root, settings.exclude, settings.respect_gitignore))
+    unindexed: List[FileError] = []
     if not skip:
         if args.stdin_filename:
             session.index(buffer_paths(name), [name], given={name: raw})
+            unindexed = session.unindexed([name])  # files the index gave up on: their facts are unknown
         if args.command == "fix":
             outcome = session.fix_buffer(name, raw, args.unsafe_fixes)
             findings, errors = outcome.remaining, outcome.errors
@@ -691,8 +693,9 @@ def _run_stdin(args: argparse.Namespace, session: "Session") -> int:
             sys.stdout.flush()
             sys.stdout.buffer.write(fixed)
             sys.stdout.buffer.flush()
-        return _finish(args, findings, _about(errors, [name]), summary, stream=sys.stderr, sources={name: fixed})
-    return _finish(args, findings, _about(errors, [name]), summary, sources={name: raw})
+        return _finish(args, findings, _about(errors, [name]) + unindexed, summary, stream=sys.stderr,
+                       sources={name: fixed})
+    return _finish(args, findings, _about(errors, [name]) + unindexed, summary, sources={name: raw})
 
 
 def _about(errors: Sequence[FileError], files: Sequence[str]) -> List[FileError]:

@@ -1,6 +1,8 @@
 """MP301-MP303 follow a size to where it is decided: a dict literal read by key, a
 flag's default, a functools.partial, a name bound on each arm of an if, a constant
-of another module; and stay silent where that value may not be the one that runs."""
+of another module, a dataclass field, an attribute of self set once, each element of
+a literal a loop runs over, a tuple unpacked, a pipeline handed to a training function;
+and stay silent where that value may not be the one that runs."""
 
 import textwrap
 
@@ -60,6 +62,32 @@ BAD = [
      'ds = tf.keras.utils.image_dataset_from_directory("d", subset="training", validation_split=0.2, seed=1, '
      "batch_size=20)\n",
      (1, "MP303"), "batch_size=20", None),
+    ("dataclass-field-default",
+     "import dataclasses\n@dataclasses.dataclass\nclass Config:\n    hidden: int = 100\n    classes: int = 10\n"
+     "cfg = Config()\nh = layers.Dense(cfg.hidden)\n",
+     (7, "MP301"), "units=100", None),
+    ("dataclass-field-given-at-the-call",
+     "from dataclasses import dataclass, field\n@dataclass(frozen=True)\nclass Config:\n    hidden: int = 64\n"
+     "    width: int = field(default=100)\ncfg = Config(100, width=32)\nh = layers.Dense(cfg.hidden)\n"
+     "c = layers.Conv2D(cfg.width, 3)\n",
+     (7, "MP301"), "units=100", None),
+    ("self-attribute-set-once",
+     "class FFN(tf.keras.layers.Layer):\n    def __init__(self, width=100, **kwargs):\n"
+     "        super().__init__(**kwargs)\n        self.width = width\n"
+     "        self.up = layers.Dense(self.width)\n",
+     (5, "MP301"), "units=100", None),
+    ("loop-over-a-literal",
+     "x = inputs\nfor filters in (32, 64, 100):\n    x = layers.Conv2D(filters, 3)(x)\n",
+     (3, "MP302"), "filters=100 (from filters)", None),
+    ("tuple-unpacked",
+     "hidden, depth = 100, 2\nx = layers.Bidirectional(layers.LSTM(hidden))(inputs)\n",
+     (2, "MP301"), "LSTM units=100 (from hidden)", None),
+    ("pipeline-handed-to-a-training-function",
+     "def train(model, ds, batch_size=60):\n    model.fit(ds.batch(batch_size))\n"
+     "train(model, tf.data.Dataset.from_tensor_slices(features))\n",
+     (2, "MP303"), "Dataset.batch batch_size=60 (default of 'batch_size')",
+     "def train(model, ds, batch_size=64):\n    model.fit(ds.batch(batch_size))\n"
+     "train(model, tf.data.Dataset.from_tensor_slices(features))\n"),
 ]
 
 
@@ -111,6 +139,46 @@ GOOD = [
     ("loader-validation-subset",
      'train_ds = tf.keras.utils.image_dataset_from_directory("d", subset="validation", validation_split=0.2, '
      "seed=1, batch_size=20)\n"),
+    # a dataclass field is followed only where the instance holds what the class says
+    ("dataclass-field-written", "from dataclasses import dataclass\n@dataclass\nclass C:\n    hidden: int = 100\n"
+                                "cfg = C()\ncfg.hidden = 128\nh = layers.Dense(cfg.hidden)\n"),
+    ("dataclass-post-init", "from dataclasses import dataclass\n@dataclass\nclass C:\n    hidden: int = 100\n"
+                            "    def __post_init__(self):\n        self.hidden = 128\ncfg = C()\nh = layers.Dense(cfg.hidden)\n"),
+    ("dataclass-derived", "from dataclasses import dataclass\n@dataclass\nclass C(Base):\n    hidden: int = 100\n"
+                          "cfg = C()\nh = layers.Dense(cfg.hidden)\n"),
+    ("dataclass-unpacked-arguments", "from dataclasses import dataclass\n@dataclass\nclass C:\n    hidden: int = 100\n"
+                                     "cfg = C(**overrides)\nh = layers.Dense(cfg.hidden)\n"),
+    ("dataclass-default-factory", "from dataclasses import dataclass, field\n@dataclass\nclass C:\n"
+                                  "    hidden: int = field(default_factory=lambda: 100)\ncfg = C()\nh = layers.Dense(cfg.hidden)\n"),
+    ("plain-class-attribute", "class C:\n    hidden: int = 100\ncfg = C()\nh = layers.Dense(cfg.hidden)\n"),
+    ("dataclass-given-an-aligned-size", "from dataclasses import dataclass\n@dataclass\nclass C:\n    hidden: int = 100\n"
+                                        "cfg = C(hidden=128)\nh = layers.Dense(cfg.hidden)\n"),
+    # an attribute of self is followed only where the class sets it once and no subclass does
+    ("self-attribute-changed", "class A(tf.keras.layers.Layer):\n    def __init__(self, width=100):\n"
+                               "        self.width = width\n        self.width += 4\n        self.up = layers.Dense(self.width)\n"),
+    ("self-attribute-a-subclass-sets", "class B(tf.keras.layers.Layer):\n    def __init__(self, width=100):\n"
+                                       "        self.width = width\n    def build(self, shape):\n"
+                                       "        self.up = layers.Dense(self.width)\n"
+                                       "class C(B):\n    def __init__(self):\n        super().__init__()\n        self.width = 128\n"),
+    ("self-attribute-of-an-unknown-argument", "class D(tf.keras.layers.Layer):\n    def __init__(self, width):\n"
+                                              "        self.w = width\n        self.up = layers.Dense(self.w)\nD(n)\n"),
+    # a loop variable is each element only inside the loop, and only when nothing else binds it
+    ("used-after-the-loop", "for width in (32, 100):\n    pass\nh = layers.Dense(width)\n"),
+    ("loop-over-unknowns", "for units in [64, n]:\n    h = layers.Dense(units)\n"),
+    ("loop-variable-rebound", "for k in (100, 64):\n    k = 64\n    h = layers.Dense(k)\n"),
+    ("loop-unpacking", "for i, size in enumerate((100, 64)):\n    h = layers.Dense(size)\n"),
+    ("loop-aligned", "for filters in (32, 64, 128):\n    c = layers.Conv2D(filters, 3)\n"),
+    # an unpacked name is its element only for a plain tuple, bound once, and no swap
+    ("tuple-swapped", "a, b = 100, 2\nb, a = a, b\nh = layers.Dense(a)\n"),
+    ("tuple-starred", "c, *rest = 100, 2, 3\nh = layers.Dense(c)\n"),
+    ("tuple-rebound", "d, e = 100, 2\nd = 64\nh = layers.Dense(d)\n"),
+    ("tuple-of-a-conditional", "f, g = (100, 2) if big else (64, 2)\nh = layers.Dense(f)\n"),
+    # a parameter is a pipeline only when every caller hands one
+    ("parameter-given-an-array", "def train(model, ds):\n    model.fit(ds.batch(60))\ntrain(model, features)\n"),
+    ("parameter-never-called", "def train(model, ds):\n    model.fit(ds.batch(60))\n"),
+    ("parameter-given-a-pipeline-and-an-array",
+     "def train(model, ds):\n    model.fit(ds.batch(60))\n"
+     "train(model, tf.data.Dataset.from_tensor_slices(x))\ntrain(model, x)\n"),
 ]
 
 

@@ -115,3 +115,50 @@ def test_a_budget_of_zero_means_no_limit_for_the_index_too(tmp_path):
     result = run_process("check", "--file-timeout", "0", "model.py", cwd=root)
     assert result.returncode == 1 and not _lines(result.stderr_bytes, "mplint:"), result.stderr
     assert "model.py:3:" in result.stdout  # train.py's policy reaches it
+
+
+# -- the other ways in: stdin and `analyze policy` -----------------------------------------
+def test_stdin_for_a_file_the_slow_setter_governs_is_warned_its_policy_is_unknown(tmp_path):
+    # an editor's --stdin-filename run indexes the project first: the slow setter costs
+    # its budget and one warning, as on the command line
+    root = _project(tmp_path)
+    before = _children_cpu()
+    result = run_process("check", "--file-timeout", BUDGET, "--stdin-filename", "model.py", "-",
+                         cwd=root, input=MODEL)
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.returncode == 0 and "model.py" not in result.stdout  # the policy is unknown
+    assert _lines(result.stderr_bytes, "mplint:") == [
+        f"mplint: warning: train.py: {LATE}; the policy it may set is unknown to the other files' checks"]
+    assert _children_cpu() - before < 20  # a hang detector: the parse alone takes over 30 s
+
+
+def test_stdin_holding_the_slow_file_is_one_line_not_a_second_parse(tmp_path):
+    # the buffer itself is the file the index gave up on: its check in this process (no
+    # worker, no budget) would take as long, so it is said once instead
+    root = _project(tmp_path)
+    for command in ("check", "fix"):
+        result = run_process(command, "--file-timeout", BUDGET, "--stdin-filename", "train.py", "-",
+                             cwd=root, input=SLOW_TRAIN)
+        assert "Traceback" not in result.stderr, result.stderr
+        assert result.returncode == 2, (command, result.stderr)
+        assert _lines(result.stderr_bytes, "mplint:") == [f"mplint: error: train.py: {LATE}"], command
+    assert result.stdout == SLOW_TRAIN  # `fix -` gives the buffer back unchanged
+
+
+def _configured(root: Path) -> Path:
+    (root / "pyproject.toml").write_text(f"[tool.mplint]\nfile-timeout = {BUDGET}\n")
+    return root
+
+
+def test_analyze_policy_keeps_the_budget_and_says_which_file_it_left_out(tmp_path):
+    root = _configured(_project(tmp_path))
+    (root / "caller.py").write_text(POLICY + "from model import build\nm = build()\n")
+    before = _children_cpu()
+    result = run_process("analyze", "policy", cwd=root)
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.returncode == 0
+    assert _lines(result.stderr_bytes, "mplint:") == [
+        f"mplint: warning: train.py: {LATE}; the policies it may set are not shown"]
+    # the other files' routes are shown as ever; the slow one's are unknown
+    assert "build(): mixed_float16 (set in caller.py:2" in result.stdout and "train.py" not in result.stdout
+    assert _children_cpu() - before < 20

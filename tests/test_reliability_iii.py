@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import textwrap
 
@@ -529,3 +530,19 @@ def test_file_timeout_is_read_from_the_configuration_and_the_command_line(tmp_pa
     assert "file-timeout = 0.0" in shown
     assert outcome(run_cli("check", "--no-cache", "--file-timeout", "0", ".", cwd=tmp_path)) == (
         1, [("model.py", 4, "MP101")])
+
+
+# -- 19. the README's opening promise says which command imports TensorFlow --------------
+def test_the_promise_never_to_import_tensorflow_excepts_the_runtime_checker():
+    from helpers import ROOT
+
+    opening = (ROOT / "README.md").read_text(encoding="utf-8").split("\n\n")[1]
+    promise = " ".join(opening.split())
+    assert "never import TensorFlow and never run your code" in promise
+    # the one command that does, by design, is named where the promise is made
+    assert "(only `mplint runtime` does, by design" in promise
+    # and the static commands keep it: importing the command line loads no TensorFlow
+    checked = subprocess.run(
+        [sys.executable, "-c", "import sys, mplint.cli; print('tensorflow' in sys.modules, 'keras' in sys.modules)"],
+        capture_output=True, text=True, timeout=120)
+    assert checked.stdout.split() == ["False", "False"], checked.stderr

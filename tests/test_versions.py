@@ -331,3 +331,66 @@ def test_a_readme_s_install_instructions_are_pins(tmp_path):
 ])
 def test_variables_a_dockerfile_or_script_sets_are_put_into_its_pip_lines(lines, said):
     assert [p.describe() for p in shell_pins(lines, "Dockerfile")] == ([said] if said else [])
+
+
+#: a second project of the same repository, with the container its code runs in
+DETECTION = {"detection/docker/Dockerfile.ec2": "FROM 763104351884.dkr.ecr.us-east-1.amazonaws.com/"
+                                                "tensorflow-training:2.2.0-gpu-py37-cu101-ubuntu18.04\n",
+             "detection/awsdet/__init__.py": "", "detection/awsdet/apis.py": EXPERIMENTAL}
+
+
+@pytest.mark.parametrize("link", [
+    "[here](../detection/docker/Dockerfile.ec2)",
+    "[here](https://github.com/someone/models/blob/master/detection/docker/Dockerfile.ec2)",
+    "<https://github.com/someone/models/blob/main/detection/docker/Dockerfile.ec2>",
+])
+def test_a_readme_that_links_to_the_repository_s_dockerfile_is_run_in_it(tmp_path, link):
+    # aws-samples' classification README: "A sample Dockerfile is available [here](…/detection/docker/Dockerfile.ec2)"
+    write_files(tmp_path, {".git/HEAD": "", **DETECTION, "classification/train.py": EXPERIMENTAL})
+    assert _rows(_check(tmp_path, ".")) == [("classification/train.py", 3, "MP402")]
+    (tmp_path / "classification" / "README.md").write_text(f"### Docker Image\n\nA sample Dockerfile is available {link}\n")
+    assert _check(tmp_path, ".") == []  # TF 2.2 has only the experimental API
+
+
+@pytest.mark.parametrize("readme", [
+    "See [the guide](../detection/docker/NOTES.md)",  # not a file that pins anything
+    "A Dockerfile is [here](../detection/docker/Dockerfile.gpu)",  # no such file here
+    "Requirements: [here](../../elsewhere/requirements.txt)",  # outside the tree
+    "The official [Dockerfile](https://hub.docker.com/r/x/y/blob/master/detection/docker/Dockerfile.ec2)",  # not GitHub
+    "Mentions detection/docker/Dockerfile.ec2 without linking it",
+])
+def test_a_readme_link_that_leads_to_no_pinning_file_of_the_tree_pins_nothing(tmp_path, readme):
+    write_files(tmp_path, {".git/HEAD": "", **DETECTION, "classification/train.py": EXPERIMENTAL,
+                           "classification/README.md": readme + "\n", "detection/docker/NOTES.md": "tensorflow==2.2\n"})
+    assert _rows(_check(tmp_path, ".")) == [("classification/train.py", 3, "MP402")]
+
+
+@pytest.mark.parametrize("added", [
+    "sys.path.append('/opt/ml/code/detection')",  # where the container copies the repository
+    'sys.path.insert(0, "../../detection")',
+])
+def test_a_script_that_puts_a_pinned_project_on_sys_path_runs_in_its_environment(tmp_path, added):
+    # aws-samples' ci/frcnn/train_sagemaker.py: sys.path.append('/opt/ml/code/models/vision/detection'),
+    # then `from awsdet... import ...`: the detection container's TensorFlow 2.2
+    write_files(tmp_path, {".git/HEAD": "", **DETECTION,
+                           "ci/frcnn/train.py": f"import sys\n{added}\n" + EXPERIMENTAL})
+    assert _check(tmp_path, ".") == []
+
+
+@pytest.mark.parametrize("added", [
+    "sys.path.append('/opt/ml/code/segmentation')",  # no such folder in the project
+    "sys.path.append(os.path.join(here, 'detection'))",  # not a literal: not followed
+    "print('sys.path.append(\"/opt/detection\")')",  # a string that only says it
+    "sys.path.append('/opt/ml/code/ci')",  # a folder pinning nothing
+])
+def test_a_sys_path_entry_that_names_no_pinned_project_folder_changes_nothing(tmp_path, added):
+    write_files(tmp_path, {".git/HEAD": "", **DETECTION,
+                           "ci/frcnn/train.py": f"import os, sys\n{added}\n" + EXPERIMENTAL})
+    assert _rows(_check(tmp_path, ".")) == [("ci/frcnn/train.py", 5, "MP402")]
+
+
+def test_the_file_s_own_pins_come_before_a_sys_path_folder_s(tmp_path):
+    write_files(tmp_path, {".git/HEAD": "", **DETECTION, "ci/requirements.txt": "tensorflow==2.11.0\n",
+                           "ci/frcnn/train.py": "import sys\nsys.path.append('/opt/ml/code/detection')\n" + EXPERIMENTAL})
+    [(path, row, _, message)] = _check(tmp_path, ".")
+    assert (path, row) == ("ci/frcnn/train.py", 5) and "TensorFlow 2.11.0 pinned in ci/requirements.txt:1" in message

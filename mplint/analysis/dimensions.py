@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
+import libcst.matchers as m
 
 from mplint.analysis.flag_defaults import FlagDefaults
 from mplint.analysis.layers import activation_expr, computes_in_float32, is_softmax_value
@@ -151,7 +152,10 @@ class AlignedDimensions(Analysis):
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
-        self.sites: List[DimensionSite] = []
+        self._sites: List[DimensionSite] = []
+        #: ``.batch`` calls on no pipeline the walk could see: judged again once it has
+        #: seen every call (a parameter's callers may come after its function)
+        self._pending: List[Tuple[cst.Call, Location]] = []
         self._evaluator: Optional[Evaluator] = None
         self._outputs: Optional[Set[int]] = None
         self._refs: Optional[Dict[str, List[Tuple[cst.Name, Tuple[cst.CSTNode, ...]]]]] = None
@@ -170,6 +174,20 @@ class AlignedDimensions(Analysis):
         self._assigned: Dict[int, str] = {}
         #: Dataset batch calls batched (or unbatched) again downstream
         self._rebatched: Set[int] = set()
+
+    @property
+    def sites(self) -> List[DimensionSite]:
+        """Every dimension site (asked after the walk)."""
+        pending, self._pending = self._pending, []
+        for node, loc in pending:
+            upstream: List[cst.Call] = []
+            assert isinstance(node.func, cst.Attribute)
+            if self._pipeline(node.func.value, loc, 0, upstream, params=True):
+                self._rebatched.update(id(call) for call in upstream)
+                expr = positional_or_keyword(node, 0, "batch_size")
+                if expr is not None:
+                    self._sites.append(DimensionSite(BATCH, "Dataset.batch batch_size", node, expr, loc))
+        return self._sites
 
     # -- collection (during the walk) ------------------------------------------------
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -214,7 +232,7 @@ class AlignedDimensions(Analysis):
 
     def _add(self, kind: str, owner: str, call: cst.Call, expr: cst.BaseExpression,
              resolved: FrozenSet[str] = frozenset(), arguments: Optional[cst.Call] = None) -> None:
-        self.sites.append(DimensionSite(kind, owner, call, expr, self.ctx.scopes.location(), resolved,
+        self._sites.append(DimensionSite(kind, owner, call, expr, self.ctx.scopes.location(), resolved,
                                         arguments=arguments))
 
     def _partial_call(self, node: cst.Call) -> None:
@@ -249,7 +267,7 @@ class AlignedDimensions(Analysis):
                 continue
             if any(expr is a.value for a in partial.args):
                 # written in the partial: traced where the partial is made
-                self.sites.append(DimensionSite(param.kind, f"{short} {param.keyword}", node, expr,
+                self._sites.append(DimensionSite(param.kind, f"{short} {param.keyword}", node, expr,
                                                 binding.location(), resolved, node, merged))
             else:
                 self._add(param.kind, f"{short} {param.keyword}", node, expr, resolved, merged)
@@ -272,6 +290,8 @@ class AlignedDimensions(Analysis):
             is_dataset = self._pipeline(func.value, self.ctx.scopes.location(), 0, upstream)
             if is_dataset or method != "batch":
                 self._rebatched.update(id(call) for call in upstream)
+            if method == "batch" and not is_dataset:
+                self._pending.append((node, self.ctx.scopes.location()))  # a parameter's, maybe
             if method == "unbatch" or not (is_dataset or method == "padded_batch"):
                 return
             expr = positional_or_keyword(node, 0, "batch_size")
@@ -287,8 +307,11 @@ class AlignedDimensions(Analysis):
             and bool(self.ctx.names.resolve(binding.value.func) & ANY_MODEL_CLASSES)
         )
 
-    def _pipeline(self, expr: cst.BaseExpression, loc: Location, depth: int, upstream: List[cst.Call]) -> bool:
+    def _pipeline(self, expr: cst.BaseExpression, loc: Location, depth: int, upstream: List[cst.Call],
+                  params: bool = False) -> bool:
         """Whether ``expr`` is a tf.data pipeline (Dataset methods on a tf.data source).
+        ``params``: a parameter is one when its callers' arguments are (once the walk
+        has seen every call).
 
         Collects the ``batch`` calls found upstream into ``upstream``: a pipeline
         batched twice (``ids.batch(seq_len + 1)`` ... ``.batch(64)``) forms sequences
@@ -298,9 +321,15 @@ class AlignedDimensions(Analysis):
             return False
         if isinstance(expr, cst.Name):
             binding = loc.lookup(expr.value)
+            if binding is not None and binding.kind == "param" and params:
+                # ``def train(model, ds): model.fit(ds.batch(60))``: a pipeline when every
+                # caller in reach hands one (a caller's array or an unknown value: not)
+                sources = self.evaluator.param_sources(binding)
+                return bool(sources) and all(self._pipeline(source, where, depth + 1, [], params)
+                                             for source, where, _ in sources or ())
             if binding is None or binding.kind != "assign" or binding.value is None or binding.scope is None:
                 return False
-            return self._pipeline(binding.value, binding.location(), depth + 1, upstream)
+            return self._pipeline(binding.value, binding.location(), depth + 1, upstream, params)
         if not isinstance(expr, cst.Call):
             return False
         if any(makes_dataset(name) for name in self.ctx.names.resolve(expr.func)):
@@ -310,7 +339,7 @@ class AlignedDimensions(Analysis):
             return False
         if func.attr.value in ("batch", "padded_batch"):
             upstream.append(expr)
-        found = self._pipeline(func.value, loc, depth + 1, upstream)
+        found = self._pipeline(func.value, loc, depth + 1, upstream, params)
         return found or func.attr.value in DATASET_ONLY_METHODS
 
     def _einsum_output(self, call: cst.Call) -> Optional[cst.BaseExpression]:
@@ -385,6 +414,19 @@ class AlignedDimensions(Analysis):
                             origin = replace(origin, entry=source, via=call)
                         out.append(replace(origin, chain=(binding,) + origin.chain))
                 return out
+            elements = _loop_elements(binding, expr)
+            if elements is not None:  # ``for filters in (32, 64, 100): Conv2D(filters, 3)``
+                out = []
+                for element in elements:
+                    inner = self._trace(element, binding.location(), depth + 1)
+                    if inner is None:
+                        return None
+                    out += [replace(origin, chain=(binding,) + origin.chain) for origin in inner]
+                return out
+            part = _unpacked_part(binding)
+            if part is not None:  # ``hidden, depth = 100, 2``
+                inner = self._trace(part, binding.location(), depth + 1)
+                return None if inner is None else [replace(origin, chain=(binding,) + origin.chain) for origin in inner]
             # A name assigned twice (``BATCH = 64`` then ``if debug: BATCH = 50``)
             # may hold either at run time: only single assignments are traced, and
             # names bound in the arms of one ``if`` (each value with its arm).
@@ -410,11 +452,77 @@ class AlignedDimensions(Analysis):
             flag = self.ctx.get(FlagDefaults).default_of(expr, loc)
             if flag is not None:
                 return self._default(flag, depth)
+            field_value = self._dataclass_field(expr, loc)
+            if field_value is not None:  # ``cfg = ModelConfig()`` then ``Dense(cfg.hidden)``
+                inner = self._trace(field_value[0], field_value[1], depth + 1)
+                return None if inner is None else [replace(o, chain=(field_value[2],) + o.chain) for o in inner]
+            attribute = self._own_attribute(expr, loc)
+            if attribute is not None:  # ``self.width = width`` once, then ``Dense(self.width)``
+                assert attribute.value is not None
+                inner = self._trace(attribute.value, attribute.location(), depth + 1)
+                return None if inner is None else [replace(o, chain=(attribute,) + o.chain) for o in inner]
             return self._from_elsewhere(expr)
         found = self.evaluator.values(expr, loc)
         if found is None or not all(_is_int(v) or v is None for v in found):
             return None
         return [DimensionValue(v, computed=expr) for v in found if isinstance(v, int) and _is_int(v)]
+
+    def _dataclass_field(self, expr: cst.Attribute, loc: Location
+                         ) -> Optional[Tuple[cst.BaseExpression, Location, Binding]]:
+        """``cfg.hidden`` where ``cfg = ModelConfig(...)`` is bound once to an instance of a
+        dataclass of this file: the argument the call gives the field, else its default
+        (``hidden: int = 100``), where it is written; with the instance's binding. None
+        when the file writes the field (``cfg.hidden = 64``, ``setattr``), the class
+        derives from another or has a ``__post_init__``, or the call unpacks arguments."""
+        if not isinstance(expr.value, cst.Name):
+            return None
+        instance = loc.lookup(expr.value.value)
+        if instance is None or not is_constant(instance) or instance.scope is None \
+                or len(instance.scope.bindings.get(instance.name, [])) != 1 \
+                or not isinstance(instance.value, cst.Call) or not isinstance(instance.value.func, cst.Name):
+            return None
+        call, field = instance.value, expr.attr.value
+        cls = instance.location().lookup(call.func.value) if isinstance(call.func, cst.Name) else None
+        node = cls.node if cls is not None and cls.kind == "class" else None
+        if cls is None or not isinstance(node, cst.ClassDef) or node.bases or not any(_is_dataclass(d.decorator) for d in node.decorators) \
+                or any(a.star for a in call.args) or _field_written(self.ctx.text, instance.name, field):
+            return None
+        fields: List[cst.AnnAssign] = []
+        for statement in node.body.body:
+            if isinstance(statement, cst.FunctionDef) and statement.name.value == "__post_init__":
+                return None
+            if isinstance(statement, cst.SimpleStatementLine):
+                fields += [s for s in statement.body if isinstance(s, cst.AnnAssign) and isinstance(s.target, cst.Name)]
+        names = [f.target.value for f in fields if isinstance(f.target, cst.Name)]
+        if field not in names:
+            return None
+        given = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == field), None)
+        positional = [a.value for a in call.args if a.keyword is None]
+        index = names.index(field)
+        if given is None and index < len(positional):
+            given = positional[index]
+        if given is not None:
+            return given, instance.location(), instance
+        default = fields[index].value
+        if isinstance(default, cst.Call):  # ``field(default=100)``; a default_factory: unknown
+            default = keyword_only(default, "default") if _is_field_call(default) else None
+        return None if default is None else (default, cls.location(), instance)
+
+    def _own_attribute(self, expr: cst.Attribute, loc: Location) -> Optional[Binding]:
+        """The one assignment of ``self.<attr>`` read in a method of its class: none
+        other in the class (``+=``, a second method), and no other class of the file
+        (a subclass) assigns that attribute."""
+        if not (isinstance(expr.value, cst.Name) and expr.value.value == "self") or loc.scope.kind != "function":
+            return None
+        cls = loc.scope.enclosing_class()
+        if cls is None:
+            return None
+        assigned = cls.attributes.get(expr.attr.value, [])
+        if len(assigned) != 1 or assigned[0].kind not in ("assign", "annassign") or assigned[0].value is None \
+                or assigned[0].scope is None:
+            return None
+        others = [c for c in self.ctx.scopes.all_scopes() if c.kind == "class" and c is not cls]
+        return None if any(expr.attr.value in c.attributes for c in others) else assigned[0]
 
     def _default(self, flag: Tuple[cst.BaseExpression, Location, str], depth: int) -> Optional[List[DimensionValue]]:
         """A flag's default: the value a run without the flag uses (no fix: the flag may
@@ -726,6 +834,41 @@ class AlignedDimensions(Analysis):
         return self._refs
 
 
+def _loop_elements(binding: Binding, use: cst.Name) -> Optional[List[cst.BaseExpression]]:
+    """The elements of ``for filters in (32, 64, 100):`` a name takes in turn, for a use
+    inside that loop's body (after it, only the last), the name bound by nothing else."""
+    node = binding.node
+    if binding.kind != "for" or binding.scope is None or not isinstance(node, cst.For) \
+            or not isinstance(node.target, cst.Name) or node.target.value != binding.name \
+            or len(binding.scope.bindings.get(binding.name, [])) != 1 \
+            or not isinstance(node.iter, (cst.Tuple, cst.List)) or not node.iter.elements \
+            or any(isinstance(e, cst.StarredElement) for e in node.iter.elements):
+        return None
+    if not any(found is use for found in m.findall(node.body, m.Name(binding.name))):
+        return None
+    return [e.value for e in node.iter.elements]
+
+
+def _unpacked_part(binding: Binding) -> Optional[cst.BaseExpression]:
+    """The element of ``a, b = 100, 2`` a name bound once in its scope takes (not a
+    swap, ``a, b = b, a``, nor a starred side: its part is not one element)."""
+    node = binding.node
+    if binding.kind != "assign" or binding.value is not None or binding.scope is None \
+            or not isinstance(node, cst.Assign) or len(node.targets) != 1 \
+            or len(binding.scope.bindings.get(binding.name, [])) != 1:
+        return None
+    target, value = node.targets[0].target, node.value
+    if not isinstance(target, (cst.Tuple, cst.List)) or not isinstance(value, (cst.Tuple, cst.List)) \
+            or len(target.elements) != len(value.elements) \
+            or any(isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements)):
+        return None
+    names = [e.value.value for e in target.elements if isinstance(e.value, cst.Name)]
+    if len(names) != len(target.elements) or any(isinstance(n, cst.Name) and n.value in names
+                                              for e in value.elements for n in m.findall(e.value, m.Name())):
+        return None
+    return value.elements[names.index(binding.name)].value
+
+
 def _arms_of_one_if(bindings: List[Binding]) -> bool:
     """Every binding sits in an arm of one ``if`` and not all in the same arm
     (``if gpu: units = 500`` / ``else: units = 64``); a default rebound under a
@@ -734,6 +877,27 @@ def _arms_of_one_if(bindings: List[Binding]) -> bool:
         return False
     shared = set.intersection(*({key for key, _, _ in b.branches} for b in bindings))
     return any(len({arm for b in bindings for key, arm, _ in b.branches if key == if_id}) > 1 for if_id in shared)
+
+
+def _is_dataclass(decorator: cst.BaseExpression) -> bool:
+    """``@dataclass``, ``@dataclasses.dataclass``, ``@dataclass(frozen=True)``."""
+    if isinstance(decorator, cst.Call):
+        decorator = decorator.func
+    return (isinstance(decorator, cst.Name) and decorator.value == "dataclass") or \
+        (isinstance(decorator, cst.Attribute) and decorator.attr.value == "dataclass")
+
+
+def _is_field_call(call: cst.Call) -> bool:
+    func = call.func
+    return (isinstance(func, cst.Name) and func.value == "field") or \
+        (isinstance(func, cst.Attribute) and func.attr.value == "field")
+
+
+def _field_written(text: str, instance: str, field: str) -> bool:
+    """The file sets the field (``cfg.hidden = 64``, ``cfg.hidden *= 2``) or sets
+    attributes by name (``setattr(cfg, ...)``)."""
+    return re.search(rf"\b{re.escape(instance)}\.{re.escape(field)}\s*(\+|-|\*|/|//)?=(?!=)", text) is not None \
+        or re.search(rf"\bsetattr\(\s*{re.escape(instance)}\b", text) is not None
 
 
 def _mutated(text: str, name: str) -> bool:

@@ -12,7 +12,7 @@ import sys
 from bisect import bisect_right
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple, Type
+from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple, Type
 
 import libcst as cst
 import pathspec
@@ -188,7 +188,8 @@ class Linter:
         versions = versions_of(self.settings.keras_version, source.text, installed=self.installed_keras,
                                use_installed=self.installed_keras is not None,
                                file_pins=shell_pins(source.shell),
-                               project_pins=self.project.pins.for_file(source.path) if self.project is not None else ())
+                               project_pins=self.project.pins.for_file(source.path, source.text)
+                               if self.project is not None else ())
         facts = ModuleFacts(assumed_policy=self.settings.assume_policy, keras_version=versions.keras_generation,
                             configured_keras_version=self.settings.keras_version, versions=versions)
         if self.project is not None:
@@ -375,12 +376,13 @@ def _deep_recursion() -> Iterator[None]:
 
 def _from_recursion(exc: Optional[BaseException]) -> bool:
     """Whether ``exc`` is, or was raised while handling, a RecursionError (libcst's
-    PositionProvider turns one into a KeyError on its way out)."""
-    for _ in range(50):
-        if exc is None:
-            return False
+    PositionProvider turns one into a KeyError on its way out, one per level it unwinds:
+    on Python 3.12 the chain is as long as the recursion was deep)."""
+    seen: Set[int] = set()
+    while exc is not None and id(exc) not in seen:
         if isinstance(exc, RecursionError):
             return True
+        seen.add(id(exc))
         exc = exc.__cause__ or exc.__context__
     return False
 

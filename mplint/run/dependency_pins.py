@@ -14,7 +14,9 @@ official image a README names).
 A pin covers the files of its folder and below: ``project_a/requirements.txt`` says
 nothing of ``project_b/``. A dependency file in a folder without code
 (``requirements/base.txt``, ``docker/requirements.txt``) belongs to the folder above.
-Each file is judged by the nearest pins above it (see :class:`ProjectPins`).
+Each file is judged by the nearest pins above it (see :class:`ProjectPins`). A README
+also covers its folder with the Dockerfile or requirements file of the tree it links
+to, and a script with the pins of a project folder it puts on ``sys.path``.
 """
 
 from __future__ import annotations
@@ -228,30 +230,75 @@ class ProjectPins:
     root: Optional[Path] = None
     by_folder: Dict[str, Tuple[Pin, ...]] = field(default_factory=dict)
 
-    def for_file(self, path: str) -> Tuple[Pin, ...]:
+    def for_file(self, path: str, text: str = "") -> Tuple[Pin, ...]:
         """The pins that decide for the file ``path``: for each package, those of the
-        nearest folder at or above it that pins that package."""
+        nearest folder at or above it that pins that package; for a package none of
+        them pins, those of a project folder the file's ``text`` puts on ``sys.path``
+        to import its code (``sys.path.append('/opt/ml/code/models/detection')``): the
+        file runs in that code's environment."""
         if self.root is None or not self.by_folder:
             return ()
         folder = _relative(Path(os.path.abspath(path)).parent, self.root)
-        chain = [] if folder.startswith("/") or folder.startswith("..") else [folder]
-        while chain and chain[-1] not in ("", "."):
-            chain.append(chain[-1].rpartition("/")[0])
-        if not chain or chain[-1] != "":
-            chain.append("")
+        chain = _chain(folder) if not (folder.startswith("/") or folder.startswith("..")) else [""]
+        out, seen = self._nearest(chain, set())
+        if "sys.path" in text:
+            for added in _sys_path_folders(text, Path(os.path.abspath(path)).parent, self.root):
+                more, seen = self._nearest(_chain(added), seen)
+                out += more
+        return tuple(out)
+
+    def _nearest(self, chain: List[str], seen: Set[str]) -> Tuple[List[Pin], Set[str]]:
+        """The pins of each package not in ``seen`` from the first folder of ``chain`` pinning it."""
         out: List[Pin] = []
-        seen: Set[str] = set()
+        seen = set(seen)
         for name in chain:
-            pins = self.by_folder.get("" if name == "." else name, ())
+            pins = self.by_folder.get(name, ())
             packages = {p.package for p in pins} - seen
             out += [p for p in pins if p.package in packages]
             seen |= packages
-        return tuple(out)
+        return out, seen
 
     def to_json(self) -> List[object]:
         """Every pin and where it is: a part of the run's cache key, so editing a
         requirements file changes the next cached run."""
         return [[folder, [p.to_json() for p in pins]] for folder, pins in sorted(self.by_folder.items())]
+
+
+def _chain(folder: str) -> List[str]:
+    """``folder`` (relative to the root, "" or "." for the root) and each folder above it."""
+    chain = ["" if folder == "." else folder]
+    while chain[-1]:
+        chain.append(chain[-1].rpartition("/")[0])
+    return chain
+
+
+#: ``sys.path.append("…/detection")``, ``sys.path.insert(0, '../lib')``: a literal folder only
+#: (a statement of its own line, not a string that shows one)
+_SYS_PATH = lazy_compile(r"""^[ \t]*sys\.path\.(?:append\(|insert\(\s*\d+\s*,)\s*[rR]?(["'])([^"'\n]+)\1\s*\)""",
+                         re.MULTILINE)
+
+
+def _sys_path_folders(text: str, here: Path, root: Path) -> List[str]:
+    """The project folders (relative to ``root``) that ``text`` puts on ``sys.path``: a
+    relative path from the file's folder, or an absolute one (a container's
+    ``/opt/ml/code/models/detection``) whose last parts name a folder of the project."""
+    found: List[str] = []
+    for match in _SYS_PATH.finditer(text):
+        written = match.group(2).rstrip("/")
+        if not written or written in (".", ".."):
+            continue  # the file's own folder or its parent: already in its chain
+        candidates: List[Path] = []
+        if os.path.isabs(written):
+            parts = Path(written).parts[1:]
+            candidates = [root.joinpath(*parts[i:]) for i in range(len(parts))]
+        else:
+            candidates = [here / written]
+        for candidate in candidates:
+            folder = _relative(Path(os.path.normpath(candidate)), root)
+            if not folder.startswith(("/", "..")) and folder not in (".", "") and candidate.is_dir():
+                found.append(folder)
+                break
+    return found
 
 
 def dependency_files(root: str, code_folders: Optional[Set[str]] = None) -> List[Tuple[str, str]]:
@@ -303,20 +350,58 @@ def project_pins(root: Optional[Path], files: Iterable[str] = ()) -> ProjectPins
             text = read_regular(Path(path)).decode("utf-8", "replace")
         except OSError:
             continue
-        shown = os.path.relpath(path, top).replace(os.sep, "/")
-        name = os.path.basename(path)
-        if name == "setup.py" and "install_requires" not in text and "extras_require" not in text:
-            continue  # a module named setup.py (utils/setup.py), not a package's declaration
-        if _DOCKERFILE.match(name) or name.endswith(".sh"):
-            pins = list(shell_pins(text.splitlines(), shown))
-        elif _README.match(name):
-            pins = readme_pins(text.splitlines(), shown)
-        else:
-            pins = pins_in_text(text, shown, conda=name.startswith("environment."))
+        pins = _pins_of(path, text, top)
+        if _README.match(os.path.basename(path)):
+            # "A sample Dockerfile is available [here](../detection/docker/Dockerfile)":
+            # the environment the README's folder is run in
+            for linked in _linked_files(text, os.path.dirname(path), top):
+                try:
+                    pins += _pins_of(linked, read_regular(Path(linked)).decode("utf-8", "replace"), top)
+                except OSError:
+                    continue
         if pins:
             key = os.path.relpath(folder, top).replace(os.sep, "/")
             by_folder.setdefault("" if key == "." else key, []).extend(pins)
     return ProjectPins(root, {k: tuple(v) for k, v in by_folder.items()})
+
+
+def _pins_of(path: str, text: str, top: str) -> List[Pin]:
+    """The pins of the dependency file ``path`` (inside ``top``) holding ``text``."""
+    shown = os.path.relpath(path, top).replace(os.sep, "/")
+    name = os.path.basename(path)
+    if name == "setup.py" and "install_requires" not in text and "extras_require" not in text:
+        return []  # a module named setup.py (utils/setup.py), not a package's declaration
+    if _DOCKERFILE.match(name) or name.endswith(".sh"):
+        return list(shell_pins(text.splitlines(), shown))
+    if _README.match(name):
+        return readme_pins(text.splitlines(), shown)
+    return pins_in_text(text, shown, conda=name.startswith("environment."))
+
+
+#: a relative link's target: ``[here](../docker/Dockerfile)``
+_RELATIVE_LINK = lazy_compile(r"\]\(\s*<?(?![a-z][\w+.-]*:)([^)\s>#?]+)")
+#: a file of a GitHub repository: ``https://github.com/OWNER/REPO/blob/BRANCH/PATH``
+_REPOSITORY_LINK = lazy_compile(r"https?://github\.com/[\w.-]+/[\w.-]+/(?:blob|raw)/[^/\s]+/([^\s)>\]\"'#?]+)")
+
+
+def _linked_files(text: str, folder: str, top: str) -> List[str]:
+    """The Dockerfiles and requirements files of this tree that a README links to (a
+    relative link, or a GitHub URL whose path exists here): the environment its folder
+    is run in, when the README points there instead of repeating it."""
+    found: List[str] = []
+    if "ockerfile" not in text and "requirements" not in text and "environment.y" not in text:
+        return found
+    inside = top.rstrip(os.sep) + os.sep
+    targets = [os.path.join(folder, m.group(1)) for m in _RELATIVE_LINK.finditer(text)]
+    targets += [os.path.join(top, m.group(1)) for m in _REPOSITORY_LINK.finditer(text)]
+    for target in targets:
+        name = target.rstrip("/").rpartition("/")[2]
+        if not (_DOCKERFILE.match(name) or _REQUIREMENTS.match(name) or name in ("environment.yml", "environment.yaml")):
+            continue
+        path = os.path.normpath(target)
+        if path.startswith(inside) and path not in found and os.path.isfile(path) and not os.path.islink(path):
+            found.append(path)
+    return found
 
 
 def declared_keras_version(root: Path) -> Optional[int]:

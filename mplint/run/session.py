@@ -216,6 +216,9 @@ class Session:
     def check_buffer(self, name: str, raw: bytes) -> FileResult:
         from mplint.core.source_kinds import load_source
 
+        gave_up = self._gave_up_on(name, raw)
+        if gave_up is not None:  # its check would hold this process as long: said once
+            return FileResult(name, errors=[FileError(name, gave_up)], cacheable=False)
         return self.linter(self.settings_of(name)).check(load_source(name, raw), self._parsed_from(name, raw))
 
     def _parsed_from(self, name: str, raw: bytes) -> Optional["cst.Module"]:
@@ -225,9 +228,17 @@ class Session:
         read = self.store.contents.get(name)
         return module if module is not None and read == raw else None  # type: ignore[return-value]
 
+    def _gave_up_on(self, name: str, raw: bytes) -> Optional[str]:
+        """Why the index gave up on the buffer ``name`` holding these very bytes, if it did."""
+        why = self.project.unindexed.get(os.path.abspath(name))
+        return why if why is not None and self.store.contents.get(name) == raw else None
+
     def fix_buffer(self, name: str, raw: bytes, unsafe: bool) -> FixOutcome:
         from mplint.core.source_kinds import load_source
 
+        gave_up = self._gave_up_on(name, raw)
+        if gave_up is not None:
+            return FixOutcome(name, errors=[FileError(name, gave_up)], cacheable=False)
         return self.linter(self.settings_of(name)).fix(load_source(name, raw), unsafe)
 
 
