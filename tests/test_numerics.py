@@ -346,3 +346,30 @@ class Attention(tf.keras.layers.Layer):
     fixed = helpers.fix(code, "MP501")
     assert "tf.cast(tf.as_dtype(self.compute_dtype).min, scores.dtype)" in fixed
     assert helpers.fix(fixed, "MP501") == fixed
+
+
+DTYPE_CHOSEN = HEADER + """
+class Attn(tf.keras.layers.Layer):
+    def call(self, scores, mask):
+        max_value = CHOICE
+        return tf.nn.softmax(scores - max_value * tf.cast(mask, scores.dtype))
+"""
+
+
+@pytest.mark.parametrize("choice", [
+    '65504.0 if scores.dtype == "float16" else 1.0e9',  # keras.layers.Attention's own mask
+    "65504.0 if scores.dtype == tf.float16 else 1e9",
+    "1e9 if scores.dtype != tf.float16 else 65504.0",
+    "6e4 if scores.dtype in (tf.float16, tf.bfloat16) else 1e9",
+    "6e4 if self.compute_dtype == 'float16' else 1e9",
+])
+def test_mp501_takes_the_arm_a_dtype_test_picks_for_16_bit_scores(choice):
+    assert fired(DTYPE_CHOSEN.replace("CHOICE", choice)) == []
+
+
+@pytest.mark.parametrize("choice", [
+    "1e9 if scores.dtype == tf.float16 else 65504.0",  # the wrong arm for float16
+    "1e9 if self.training_mode else 1e4",  # not a dtype test: either may meet float16
+])
+def test_mp501_still_reports_an_arm_that_overflows_under_16_bit(choice):
+    assert fired(DTYPE_CHOSEN.replace("CHOICE", choice)) == [(7, "MP501")]

@@ -15,7 +15,8 @@ from mplint.analysis.tensor_syntax import is_self
 from mplint.semantic.call_args import positional_or_keyword
 from mplint.semantic.scopes import Binding
 from mplint.semantic.vocabulary import (
-    CASTS, CONSTANTS, DTYPE_LIMITS, DTYPE_NAMES, FILL_OPS, FINFO_FUNCTIONS, LIMIT_ATTRIBUTES,
+    CASTS, CONSTANTS, DTYPE_LIMITS, DTYPE_NAMES, FILL_OPS, FINFO_FUNCTIONS, LIMIT_ATTRIBUTES, SIXTEEN_BIT_DTYPES,
+    SIXTEEN_BIT_NAMES,
 )
 
 
@@ -31,12 +32,20 @@ class ConstantValues(DtypeInference):
             return self._made_constant(expr, where)
         if isinstance(expr, cst.Subscript):
             return None
+        if isinstance(expr, cst.IfExp):
+            arm = self._arm_under_sixteen_bits(expr)
+            if arm is not None:
+                return self.constant(arm, where)
         if isinstance(expr, cst.Name):  # ``neg = tf.fill(shape, tf.cast(-1e9, x.dtype))``
             binding, reaching = self.reaching(expr, where)
             if binding is not None and reaching and binding.kind == "assign" \
                     and isinstance(binding.value, cst.Call):
                 bw = self.binding_where(binding)
                 return self._made_constant(binding.value, bw) if bw is not None else None
+            if binding is not None and reaching and binding.kind == "assign" \
+                    and isinstance(binding.value, cst.IfExp) and self._arm_under_sixteen_bits(binding.value):
+                bw = self.binding_where(binding)
+                return self.constant(binding.value, bw) if bw is not None else None
         limit = self._dtype_limit(expr)
         if limit is not None:
             return frozenset({limit})
@@ -51,6 +60,32 @@ class ConstantValues(DtypeInference):
         if not found or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in found):
             return None
         return found  # type: ignore[return-value]
+
+    def _arm_under_sixteen_bits(self, choice: cst.IfExp) -> Optional[cst.BaseExpression]:
+        """The arm a dtype test picks for a 16-bit tensor: ``65504.0 if x.dtype ==
+        "float16" else 1e9`` holds 65504.0 where it meets float16 (the constant only
+        matters there); None when the test is not about a 16-bit dtype."""
+        test = choice.test
+        if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+            return None
+        target = test.comparisons[0]
+        if not (self._names_sixteen_bits(target.comparator) and _reads_dtype(test.left)
+                or self._names_sixteen_bits(test.left) and _reads_dtype(target.comparator)):
+            return None
+        if isinstance(target.operator, (cst.Equal, cst.Is, cst.In)):
+            return choice.body
+        if isinstance(target.operator, (cst.NotEqual, cst.IsNot, cst.NotIn)):
+            return choice.orelse
+        return None
+
+    def _names_sixteen_bits(self, expr: cst.BaseExpression) -> bool:
+        """``"float16"``, ``tf.float16``, or a tuple of such names."""
+        if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
+            return bool(expr.elements) and all(self._names_sixteen_bits(e.value) for e in expr.elements)
+        if isinstance(expr, cst.SimpleString):
+            return expr.evaluated_value in SIXTEEN_BIT_NAMES
+        dtypes = {DTYPE_NAMES.get(name) for name in self.ctx.names.resolve(expr)}
+        return bool(dtypes) and dtypes <= SIXTEEN_BIT_DTYPES
 
     def _unbound_head(self, expr: cst.BaseExpression, where: Where) -> bool:
         """``NEG_INF`` or ``config.NEG_INF`` whose first name the file never binds
@@ -120,3 +155,13 @@ class ConstantValues(DtypeInference):
             if dtype in DTYPE_LIMITS:
                 return sign * DTYPE_LIMITS[dtype]
         return None
+
+
+def _reads_dtype(expr: cst.BaseExpression) -> bool:
+    """``x.dtype``, ``self.compute_dtype``, ``K.dtype(x)``, ``dtype``: an expression that
+    names a tensor's or a layer's dtype."""
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value in ("dtype", "compute_dtype")
+    if isinstance(expr, cst.Call):
+        return _reads_dtype(expr.func) or isinstance(expr.func, cst.Name) and expr.func.value == "dtype"
+    return isinstance(expr, cst.Name) and expr.value in ("dtype", "compute_dtype")
