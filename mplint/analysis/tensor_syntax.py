@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import FrozenSet, List, Optional, Set
+from typing import Callable, FrozenSet, List, Optional, Set
 
 import libcst as cst
 
@@ -41,27 +41,25 @@ def mentions(expr: cst.BaseExpression, names: FrozenSet[str]) -> bool:
 def target_path(target: cst.BaseExpression, name: str) -> Optional[Path]:
     """The position of ``name`` in an assignment target (``a, (b, c)``: c is (1, 1)):
     () for the plain name, None when absent or behind a starred part."""
-    if isinstance(target, cst.Name):
-        return () if target.value == name else None
-    if isinstance(target, (cst.Tuple, cst.List)):
-        for index, element in enumerate(target.elements):
-            if isinstance(element, cst.StarredElement):
-                return None
-            inner = target_path(element.value, name)
-            if inner is not None:
-                return (index,) + inner
-    return None
+    return _path_in(target, lambda part: isinstance(part, cst.Name) and part.value == name)
 
 
 def self_attribute_path(target: cst.BaseExpression, attr: str) -> Optional[Path]:
     """:func:`target_path` for ``self.<attr>`` in an assignment target."""
-    if isinstance(target, cst.Attribute):
-        return () if is_self(target.value) and target.attr.value == attr else None
+    return _path_in(target, lambda part: isinstance(part, cst.Attribute) and is_self(part.value)
+                    and part.attr.value == attr)
+
+
+def _path_in(target: cst.BaseExpression, wanted: Callable[[cst.BaseExpression], bool]) -> Optional[Path]:
+    """The position of the part of ``target`` that is ``wanted``, through nested tuples and
+    lists; None when absent or behind a starred part."""
+    if wanted(target):
+        return ()
     if isinstance(target, (cst.Tuple, cst.List)):
         for index, element in enumerate(target.elements):
             if isinstance(element, cst.StarredElement):
                 return None
-            inner = self_attribute_path(element.value, attr)
+            inner = _path_in(element.value, wanted)
             if inner is not None:
                 return (index,) + inner
     return None
