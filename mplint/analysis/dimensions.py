@@ -28,7 +28,7 @@ from mplint.rule.check import Analysis, Context
 from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.semantic.conditions import Conditions
 from mplint.semantic.scopes import Binding, Branches, Location, Scope
-from mplint.semantic.values import Evaluator, argument_for, is_constant
+from mplint.semantic.values import Evaluator, argument_for, is_constant, is_dataclass
 from mplint.semantic.vocabulary import (
     ANY_MODEL_CLASSES, DATASET_FACTORIES, DATASET_METHODS, DATASET_ONLY_METHODS, EINSUM_DENSE,
     INTERNAL_SIZE_LAYERS, LAYER_WRAPPERS, PARTIALS, SIGMOID_FUNCTIONS, SIZE_KEEPING_LAYERS, WRAPPED_LAYER_PARAMETER,
@@ -484,7 +484,7 @@ class AlignedDimensions(Analysis):
         call, field = instance.value, expr.attr.value
         cls = instance.location().lookup(call.func.value) if isinstance(call.func, cst.Name) else None
         node = cls.node if cls is not None and cls.kind == "class" else None
-        if cls is None or not isinstance(node, cst.ClassDef) or node.bases or not any(_is_dataclass(d.decorator) for d in node.decorators) \
+        if cls is None or not isinstance(node, cst.ClassDef) or node.bases or not is_dataclass(node, self.ctx.names.resolve) \
                 or any(a.star for a in call.args) or _field_written(self.ctx.text, instance.name, field):
             return None
         fields: List[cst.AnnAssign] = []
@@ -877,14 +877,6 @@ def _arms_of_one_if(bindings: List[Binding]) -> bool:
         return False
     shared = set.intersection(*({key for key, _, _ in b.branches} for b in bindings))
     return any(len({arm for b in bindings for key, arm, _ in b.branches if key == if_id}) > 1 for if_id in shared)
-
-
-def _is_dataclass(decorator: cst.BaseExpression) -> bool:
-    """``@dataclass``, ``@dataclasses.dataclass``, ``@dataclass(frozen=True)``."""
-    if isinstance(decorator, cst.Call):
-        decorator = decorator.func
-    return (isinstance(decorator, cst.Name) and decorator.value == "dataclass") or \
-        (isinstance(decorator, cst.Attribute) and decorator.attr.value == "dataclass")
 
 
 def _is_field_call(call: cst.Call) -> bool:

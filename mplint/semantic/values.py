@@ -251,10 +251,7 @@ class Evaluator:
         return self._class_attribute_values(cls, attr, depth)
 
     def _is_dataclass(self, cls: Scope) -> bool:
-        node = cls.node
-        return isinstance(node, cst.ClassDef) and any(
-            self.names.resolve(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator)
-            & DATACLASS_DECORATORS for d in node.decorators)
+        return isinstance(cls.node, cst.ClassDef) and is_dataclass(cls.node, self.names.resolve)
 
     def values_by_branch(self, expr: cst.BaseExpression, loc: Location) -> Optional[List[Tuple[Values, Branches]]]:
         """The values of ``expr``, each with the ``if`` arms that choose it: ``policy``
@@ -652,3 +649,10 @@ class _InPlaceChanges(cst.CSTVisitor):
             self.found = True
         if any(self._is_it(arg.value) and arg.star != "**" for arg in node.args):
             self.found = True
+
+
+def is_dataclass(node: cst.ClassDef, resolve: Callable[[cst.BaseExpression], FrozenSet[str]]) -> bool:
+    """``@dataclass``, ``@dataclasses.dataclass(frozen=True)``, ``@attr.s``: a class whose
+    fields take the construction's arguments, else their defaults."""
+    return any(resolve(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator)
+               & DATACLASS_DECORATORS for d in node.decorators)
