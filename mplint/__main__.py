@@ -2,6 +2,6 @@
 
 import sys
 
-from mplint.cli import main
+from mplint.launch import main
 
 sys.exit(main())

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Dict, List, NoReturn, Optional, Sequence, TextIO, Tuple
 
 from mplint import __version__
+from mplint.launch import EXIT_INTERRUPTED, INTERRUPTED
 from mplint.core.findings import FileError, Finding
 from mplint.core.results import FixOutcome
 from mplint.output import FORMATTERS, statistics
@@ -193,7 +194,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return _main(list(sys.argv[1:] if argv is None else argv))
+    except KeyboardInterrupt as stop:  # also while a subcommand or the parser is loading
+        return _interrupted(stop)
+
+
+def _main(argv: List[str]) -> int:
     if argv[:1] == ["runtime"]:  # its own parser, loaded only when it runs
         from mplint.runtime.command import main as runtime_main
 
@@ -225,17 +232,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except (ConfigError, CatalogError, UsageError) as exc:
         _error(str(exc))
         return EXIT_ERROR
-    except KeyboardInterrupt as stop:
-        return _interrupted(stop)
     except BrokenPipeError:
         # `mplint rules | head`: the reader left; exit quietly like other CLI tools.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_OK
-
-
-#: the exit code of a run stopped by Ctrl-C (128 + SIGINT, as shells and ruff use)
-EXIT_INTERRUPTED = 130
 
 
 def _interrupted(stop: KeyboardInterrupt) -> int:
@@ -251,7 +252,7 @@ def _interrupted(stop: KeyboardInterrupt) -> int:
         pass
     for path in written:
         print(f"mplint: fixed {printable(path)} before the interruption", file=sys.stderr)
-    print("mplint: interrupted", file=sys.stderr)
+    print(INTERRUPTED, file=sys.stderr)
     return EXIT_INTERRUPTED
 
 

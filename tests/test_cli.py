@@ -228,7 +228,7 @@ def test_the_console_script_and_python_m_behave_as_the_in_process_run(tmp_path):
 def test_pre_commit_hooks_match_the_console_script():
     hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
     pyproject = (ROOT / "pyproject.toml").read_text()
-    assert 'mplint = "mplint.cli:main"' in pyproject
+    assert 'mplint = "mplint.launch:main"' in pyproject
     by_id = {h["id"]: h for h in hooks}
     assert set(by_id) >= {"mplint", "mplint-fix"}
     for hook in hooks:

@@ -117,6 +117,30 @@ def test_ctrl_c_during_check_is_one_line(tmp_path):
     assert process.returncode == 130 and stdout == "" and stderr == "mplint: interrupted\n", stderr[-2000:]
 
 
+#: runs mplint's console entry point, sending itself a real SIGINT the moment the
+#: command-line module starts loading (a loaded machine can take seconds to get there)
+_INTERRUPTED_WHILE_LOADING = """
+import importlib.abc, os, signal, sys
+
+class InterruptWhenTheCliLoads(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == "mplint.cli":
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+
+sys.meta_path.insert(0, InterruptWhenTheCliLoads())
+from mplint.launch import main
+sys.exit(main())
+"""
+
+
+def test_ctrl_c_while_mplint_is_still_loading_is_the_same_one_line(tmp_path):
+    write_files(tmp_path, {"m.py": BAD})
+    done = subprocess.run([sys.executable, "-c", _INTERRUPTED_WHILE_LOADING, "check", "--no-cache", "."],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout, done.stderr) == (130, "", "mplint: interrupted\n")
+
+
 def _held_after_writing():
     """A fix whose worker, once its file is written, is held past the interrupt's grace
     (as a loaded machine may hold it), so the parent kills it before it answers."""
