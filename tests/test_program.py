@@ -44,6 +44,26 @@ def test_summaries_record_calls_sets_classes_and_scripts():
     assert summarize("def f(:\n").functions == {}
 
 
+def test_a_closure_s_returns_are_not_the_outer_function_s():
+    summary = summarize(
+        "def make_block(units):\n"
+        "    def block(x):\n"
+        "        return Dense(units)(x)\n"
+        "    class Head:\n"
+        "        def call(self, x):\n"
+        "            return Softmax()(x)\n"
+        "    return block\n\n"
+        "def build():\n"
+        "    def helper():\n"
+        "        return Other()\n"
+        "    return Net()\n")
+    # the closure and the nested class's method return their own results
+    assert summary.functions["make_block"].returns == ["?"]
+    assert summary.functions["build"].returns == ["Net"]
+    # their calls still run when the outer function does (a closure called inside it)
+    assert any(callee == "Dense" for _, callee in summary.functions["make_block"].calls)
+
+
 def test_only_code_called_after_the_set_is_governed(tmp_path):
     _write(tmp_path, {
         "setup.py": "",

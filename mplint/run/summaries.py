@@ -35,7 +35,7 @@ STAR = "*"
 #: and ``super().method``: ``Class#method`` (``super#method``)
 METHOD = "#"
 POLICY_SETTERS = frozenset(POLICY_SETTER_WORDS)
-SUMMARY_VERSION = 12
+SUMMARY_VERSION = 13
 #: a trained value that is a parameter of the function: ``param:`` + its name
 PARAM = "param:"
 #: a value a summary cannot name (an expression, ``None``, a loop variable)
@@ -314,14 +314,19 @@ class _Nodes:
         self.names: List[ast.Name] = []
         self.returns: List[ast.Return] = []
         self.attributes: List[ast.Attribute] = []
+        #: functions defined inside the code (closures): their calls fold in, their returns do not
+        self._nested: List[Any] = []
         self._walk(roots)
+        if self._nested:
+            self.returns = _outer_returns(self.returns, self._nested)
 
     def _walk(self, roots: Sequence[ast.AST]) -> None:
         """Breadth first from each root, like ``ast.walk``, without its generators."""
         buckets: Dict[type, List[Any]] = {
             ast.Assign: self.assigns, ast.AnnAssign: self.assigns, ast.Call: self.events,
             ast.Import: self.events, ast.ImportFrom: self.events, ast.Name: self.names,
-            ast.Return: self.returns, ast.Attribute: self.attributes}
+            ast.Return: self.returns, ast.Attribute: self.attributes,
+            ast.FunctionDef: self._nested, ast.AsyncFunctionDef: self._nested}
         child_fields = _CHILD_FIELDS
         for root in roots:
             queue: List[Any] = [root]
@@ -336,6 +341,14 @@ class _Nodes:
                         queue += child
                     elif child is not None:
                         queue.append(child)
+
+
+def _outer_returns(returns: List[ast.Return], nested: List[Any]) -> List[ast.Return]:
+    """The returns of the code itself, not of the functions defined in it: a closure's
+    ``return`` gives the closure's result, not the outer function's."""
+    inner = {id(node) for function in nested for stmt in function.body for node in ast.walk(stmt)
+             if isinstance(node, ast.Return)}
+    return [node for node in returns if id(node) not in inner]
 
 
 def _collect(summary: ModuleSummary, function: FunctionSummary, nodes: _Nodes, cls: str) -> None:
