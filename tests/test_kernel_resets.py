@@ -57,3 +57,28 @@ def test_sys_exit_and_a_guarded_exit_are_no_restart():
     assert fired(POLICY + "if done:\n    exit()\n" + MODEL, "MP101") == [(6, "MP101")]
     # a program's own exit function is not the builtin
     assert fired(POLICY + "def exit():\n    pass\nexit()\n" + MODEL, "MP101") == [(7, "MP101")]
+
+
+def test_a_cell_that_goes_back_to_float32_right_away_leaves_no_mixed_policy(tmp_path):
+    back = "# NaNs with float16: back to float32\ntf.keras.mixed_precision.set_global_policy('float32')\n"
+    (tmp_path / "nb.ipynb").write_text(_notebook(POLICY, back, MODEL))
+    assert outcome(run_cli("check", "nb.ipynb", cwd=tmp_path)) == (0, [])
+    # the model built between the two cells ran under mixed_float16
+    (tmp_path / "nb.ipynb").write_text(_notebook(POLICY, MODEL, back))
+    assert outcome(run_cli("check", "nb.ipynb", cwd=tmp_path))[1] == [("nb.ipynb:cell 2", 2, "MP101")]
+
+
+def test_only_the_very_next_statement_of_the_same_arm_overwrites_a_policy():
+    reset = "tf.keras.mixed_precision.set_global_policy('float32')\n"
+    dense = "m = tf.keras.Sequential([tf.keras.layers.Dense(100), tf.keras.layers.Dense(1)])\n"
+    assert fired(POLICY + reset + dense, "MP301") == []
+    # an `if` arm's float32 does not undo the mixed policy set before it: it may not run
+    assert fired(POLICY + "if debug:\n    " + reset + dense, "MP301") == [(5, "MP301")]
+    # a call between the two may build under mixed_float16: both stand
+    assert fired(POLICY + "warm_up()\n" + reset + dense, "MP301") == [(5, "MP301")]
+    # inside a function too
+    code = ("import tensorflow as tf\ndef main():\n    tf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
+            "    tf.keras.mixed_precision.set_global_policy('float32')\n"
+            "    m = tf.keras.Sequential([tf.keras.layers.Dense(100), tf.keras.layers.Dense(1)])\n")
+    assert fired(code, "MP301") == []
+    assert fired(code.replace("('mixed_float16')\n", "('mixed_float16')\n    warm_up()\n"), "MP301") == [(6, "MP301")]

@@ -722,3 +722,12 @@ def test_a_library_switch_governs_its_own_package_only(tmp_path):
     assert _governed(tmp_path, "src/train/common/loops.py")["fit"] >= {"mixed_float16"}
     assert _governed(tmp_path, "src/train/run_x.py") == {}
     assert _governed(tmp_path, "src/lib/models.py") == {}
+
+
+def test_a_policy_set_again_by_the_next_statement_is_no_set_of_the_summary():
+    set_ = "tf.keras.mixed_precision.set_global_policy"
+    summary = summarize(f"import tensorflow as tf\n{set_}('mixed_float16')\n{set_}('float32')\nbuild()\n"
+                        f"def main(debug):\n    {set_}('mixed_float16')\n    if debug:\n        {set_}('float32')\n")
+    assert summary.functions["<module>"].sets == [(3, "float32")]
+    # an `if` arm may not run: both stand
+    assert summary.functions["main"].sets == [(6, "mixed_float16"), (8, "float32")]

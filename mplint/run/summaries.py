@@ -215,6 +215,7 @@ def _collect_block(summary: ModuleSummary, body: List[ast.stmt], owner: str, cla
             function.params = _parameters(stmt, method=bool(classes))
             _collect(summary, function, _Nodes(stmt.body), ".".join(classes))
             if function.sets:
+                _drop_overwritten(function, stmt.body)
                 _read_set_terms(function, stmt)
         elif not classes and _is_main_guard(stmt):
             assert isinstance(stmt, ast.If)
@@ -225,7 +226,21 @@ def _collect_block(summary: ModuleSummary, body: List[ast.stmt], owner: str, cla
             loose.append(stmt)
             if not classes:
                 _note_registry(summary, stmt)
-    _collect(summary, summary.functions.setdefault(owner, FunctionSummary()), _Nodes(loose), "")
+    top = summary.functions.setdefault(owner, FunctionSummary())
+    _collect(summary, top, _Nodes(loose), "")
+    if not classes and top.sets:
+        _drop_overwritten(top, body)
+
+
+def _drop_overwritten(function: FunctionSummary, body: List[ast.stmt]) -> None:
+    """A policy set that the next statement of the same block sets again governs nothing
+    (a notebook cell back to float32 right after the one that chose mixed_float16)."""
+    lines = {line for line, _ in function.sets}
+    setters = [isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and stmt.lineno in lines
+               and stmt.lineno == stmt.end_lineno for stmt in body]
+    dead = {body[i].lineno for i in range(len(body) - 1) if setters[i] and setters[i + 1]}
+    if dead:
+        function.sets = [(line, policy) for line, policy in function.sets if line not in dead]
 
 
 def _note_registrations(summary: ModuleSummary, body: List[ast.stmt]) -> None:

@@ -403,8 +403,8 @@ class FactsCollector:
     def leave_Module(self, node: cst.Module) -> None:
         """A parameter passed to the setter takes the values of the calls of its
         function, some of them further down the file: read again once all are seen."""
-        self.facts.policy_calls = [call for call in self.facts.policy_calls
-                                   if not self._never_runs(call) and not self._restores(call)]
+        self.facts.policy_calls = _live([call for call in self.facts.policy_calls
+                                         if not self._never_runs(call) and not self._restores(call)])
         for call in self.facts.policy_calls:
             call.values, call.value_branches = self._policy_values(call.node, call.location)
         self.facts.kernel_resets = tuple(self.tracker.module_scope.resets)
@@ -476,6 +476,16 @@ class FactsCollector:
                 return value if isinstance(value, (cst.Name, cst.Attribute, cst.Comparison,
                                                    cst.BooleanOperation, cst.Subscript)) else False
         return False
+
+
+def _live(calls: List[PolicyCall]) -> List[PolicyCall]:
+    """The calls whose policy some code may run under: a set that the very next statement
+    of the same scope and ``if`` arm sets again (a notebook cell that goes back to
+    float32 right after the cell that chose mixed_float16) governs nothing."""
+    return [call for call in calls
+            if not any(later.location.scope is call.location.scope
+                       and later.location.order == call.location.order + 1
+                       and later.location.branches == call.location.branches for later in calls)]
 
 
 def _sets_its_parameter(call: PolicyCall) -> bool:
