@@ -731,3 +731,24 @@ def test_a_policy_set_again_by_the_next_statement_is_no_set_of_the_summary():
     assert summary.functions["<module>"].sets == [(3, "float32")]
     # an `if` arm may not run: both stand
     assert summary.functions["main"].sets == [(6, "mixed_float16"), (8, "float32")]
+
+
+def test_a_module_whose_import_sets_the_policy_has_its_own_functions_under_it(tmp_path):
+    # ``import amp`` runs amp/__init__.py, which sets the policy: the importer's functions
+    # run after it, as if the importer had set it at its own top level
+    _write(tmp_path, {
+        "setup.py": "",
+        "amp/__init__.py": POLICY + "tf.keras.mixed_precision.set_global_policy('mixed_float16')\n",
+        "amp/tools.py": "def scale(x):\n    return x\n",
+        "quiet/__init__.py": "",
+        "quiet/setup_policy.py": POLICY + "tf.keras.mixed_precision.set_global_policy('mixed_float16')\n",
+        "train.py": "import amp\n\ndef step(x):\n    return x\n\nclass Trainer:\n    def fit(self):\n        pass\n",
+        "eval.py": "import quiet\n\ndef step(x):\n    return x\n",
+        "lazy.py": "def load():\n    import amp\n\ndef step(x):\n    return x\n",
+    })
+    assert _governed(tmp_path, "train.py") == {"<module>": {"mixed_float16"}, "step": {"mixed_float16"},
+                                               "Trainer.fit": {"mixed_float16"}}
+    # a package whose __init__ does not import the module that sets the policy
+    assert _governed(tmp_path, "eval.py") == {}
+    # imported inside a function: the rest of the module does not run after it
+    assert "step" not in _governed(tmp_path, "lazy.py")

@@ -374,6 +374,8 @@ class ProgramModel:
                     helped.setdefault(path, set()).add(name)
                     self._govern((path, name), policy, Route(route.path, route.line, route.chain[:1],
                                                              site=route.site))
+                    if name == BODY:
+                        self._govern_definitions(path, policy, route)
         for (path, name), policies in sorted(self._governed.items()):
             found = self._by_file.setdefault(path, Governance())
             for policy, route in policies.items():
@@ -420,6 +422,16 @@ class ProgramModel:
             self._by_file.setdefault(path, Governance()).scaling_reached = place
         return ProgramResult(self._by_file, sorted(self._summaries), sorted(self.searched),
                              None if targets is None else sorted(targets))
+
+    def _govern_definitions(self, path: str, policy: str, route: Route) -> None:
+        """A module whose top level sets a policy through what it imports or calls
+        (``import amp`` whose ``__init__`` sets it) has every function of its own under it,
+        as a set written in the module itself has: they run when called, after the import."""
+        for name in self.summary(path).functions:
+            if name not in (BODY, MAIN):
+                self._govern((path, name), policy, Route(route.path, route.line,
+                                                         (*route.chain[:1], self._label((path, name))),
+                                                         site=route.site))
 
     def summaries(self) -> Dict[str, ModuleSummary]:
         """The modules summarised so far (what a result read of them)."""
