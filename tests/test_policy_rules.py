@@ -465,3 +465,52 @@ def test_mp403_reads_the_policy_from_a_config_object():
 ])
 def test_mp403_silent_when_the_config_value_cannot_be_followed(change):
     assert fired(MP403_CONFIG.replace(*change), "MP403") == []
+
+
+MP403_HELPER = """
+    import keras
+    import tensorflow as tf
+
+    def setup_precision(name, verbose=False):
+        keras.mixed_precision.set_global_policy(name)
+
+    resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu="")
+    strategy = tf.distribute.TPUStrategy(resolver)
+    setup_precision("mixed_float16")  # the call to change
+"""
+
+
+def test_mp403_reports_the_call_that_gives_a_policy_helper_mixed_float16():
+    assert fired(MP403_HELPER, "MP403") == [(10, "MP403")]
+    assert 'setup_precision("mixed_bfloat16")' in fix(MP403_HELPER, "MP403")
+    assert 'set_global_policy(name)' in fix(MP403_HELPER, "MP403")
+    # by keyword, and through the default
+    assert fired(MP403_HELPER.replace('("mixed_float16")', '(name="mixed_float16")'), "MP403") == [(10, "MP403")]
+    defaulted = MP403_HELPER.replace("name, verbose", 'name="mixed_float16", verbose').replace(
+        'setup_precision("mixed_float16")', "setup_precision()")
+    assert fired(defaulted, "MP403") == [(10, "MP403")]
+
+
+MP403_HELPER_ARMS = """
+    import keras
+    import tensorflow as tf
+
+    def setup_precision(name):
+        keras.mixed_precision.set_global_policy(name)
+
+    if use_tpu:
+        resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu="")
+        strategy = tf.distribute.TPUStrategy(resolver)
+        setup_precision("mixed_bfloat16")
+    else:
+        setup_precision("mixed_float16")
+"""
+
+
+@pytest.mark.parametrize("code", [
+    MP403_HELPER.replace('setup_precision("mixed_float16")', 'setup_precision("mixed_bfloat16")'),
+    MP403_HELPER_ARMS,  # the TPU in one arm, float16 in the other
+    MP403_HELPER.replace('setup_precision("mixed_float16")', 'setup_precision(*args)'),  # unreadable
+])
+def test_mp403_silent_when_no_call_gives_the_helper_float16_beside_the_tpu(code):
+    assert fired(code, "MP403") == []

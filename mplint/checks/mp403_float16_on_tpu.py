@@ -8,10 +8,14 @@ import libcst as cst
 
 from mplint.rule.check import Check, Fix, Needs
 from mplint.rule.levels import Safety
-from mplint.semantic.call_args import positional_or_keyword
-from mplint.semantic.facts import PolicyCall, SwitchSite
+from mplint.semantic.call_args import UNREADABLE, argument_for, positional_or_keyword
+from mplint.semantic.facts import PolicyCall, SwitchSite, sets_its_parameter
 from mplint.semantic.scopes import Branches, Location, Scope, exclusive
 from mplint.semantic.vocabulary import POLICY_CONSTRUCTORS
+
+
+_ON_TPU = ("mixed_float16 in a program that uses a TPU (TPUStrategy/TPUClusterResolver): "
+           "TPUs compute in bfloat16 and need no loss scaling; use 'mixed_bfloat16'")
 
 
 class Float16OnTpu(Check):
@@ -89,6 +93,14 @@ class Float16OnTpu(Check):
         #: where a bfloat16 policy is chosen (`'mixed_bfloat16' if tpu else ...` too)
         bfloat16 = [arms for c in facts.policy_calls for values, arms in c.choices() if "mixed_bfloat16" in values]
         for call in facts.policy_calls:
+            sites = self._helper_sites(call)
+            if sites:
+                # A helper that sets the policy it is given: the call that gives it
+                # mixed_float16 is what to change, not the helper every caller shares.
+                for site, literal, arms in sites:
+                    if self._with_tpu(call, arms, tpus, bfloat16) and not self._probed_all(call, arms, tpus):
+                        self.report(site, _ON_TPU, self._literal_fix(literal))
+                continue
             # Each value with the arms that choose it: `policy = Policy("mixed_bfloat16")`
             # in the TPU branch and `Policy("mixed_float16")` in the else are two choices.
             found = [tpu for values, arms in call.choices() if values == frozenset({"mixed_float16"})
@@ -106,12 +118,40 @@ class Float16OnTpu(Check):
                     severity="warning",
                 )
                 continue
-            self.report(
-                call.node,
-                "mixed_float16 in a program that uses a TPU (TPUStrategy/TPUClusterResolver): "
-                "TPUs compute in bfloat16 and need no loss scaling; use 'mixed_bfloat16'",
-                self._fix(call.node),
-            )
+            self.report(call.node, _ON_TPU, self._fix(call.node))
+
+    def _helper_sites(self, call: PolicyCall) -> List[Tuple[cst.Call, cst.BaseExpression, Branches]]:
+        """For a set of the enclosing function's own parameter (``def setup(name):
+        set_global_policy(name)``), each call of that function in this file that passes
+        mixed_float16: the call, its argument and its ``if`` arms. Empty for any other set,
+        or when the file never calls the helper (its callers are elsewhere)."""
+        if not sets_its_parameter(call):
+            return []
+        function = call.location.scope.node
+        value = call.node.args[0].value if call.node.args else None
+        if not isinstance(function, cst.FunctionDef) or not isinstance(value, cst.Name):
+            return []
+        param = next((p for p in [*function.params.posonly_params, *function.params.params,
+                                  *function.params.kwonly_params] if p.name.value == value.value), None)
+        if param is None:
+            return []
+        found: List[Tuple[cst.Call, cst.BaseExpression, Branches]] = []
+        for site, where in self._calls.get(function.name.value, ()):
+            binding = where.lookup(function.name.value)
+            if binding is None or binding.node is not function:
+                continue
+            given = argument_for(function, param, site)
+            if given is UNREADABLE:
+                return []  # a caller this file cannot read: the set itself stays judged
+            argument = given if isinstance(given, cst.BaseExpression) else param.default
+            if argument is not None and self.ctx.values.values(argument, where) == frozenset({"mixed_float16"}):
+                found.append((site, argument, where.branches))
+        return found
+
+    def _probed_all(self, call: PolicyCall, arms: Branches, tpus: List[Tuple[SwitchSite, Branches]]) -> bool:
+        """Every TPU use the call site runs with is a probe that falls back (MP403's
+        other message, at the set): left to the set's own judgement."""
+        return all(self._probed(tpu) for tpu in self._with_tpu(call, arms, tpus, []))
 
     def _probed(self, tpu: SwitchSite) -> bool:
         """The TPU use sits in the body of a ``try`` with an ``except``: a probe."""
@@ -130,7 +170,9 @@ class Float16OnTpu(Check):
     def _fix(self, call: cst.CSTNode) -> Optional[Fix]:
         """Swap the literal for 'mixed_bfloat16' when the call spells it out."""
         assert isinstance(call, cst.Call)
-        literal = positional_or_keyword(call, 0, "policy")
+        return self._literal_fix(positional_or_keyword(call, 0, "policy"))
+
+    def _literal_fix(self, literal: Optional[cst.BaseExpression]) -> Optional[Fix]:
         if isinstance(literal, cst.Call) and self.names.resolve(literal.func) & POLICY_CONSTRUCTORS:
             literal = positional_or_keyword(literal, 0, "name")
         if not isinstance(literal, cst.SimpleString) or literal.evaluated_value != "mixed_float16":

@@ -248,7 +248,7 @@ class ModuleFacts:
         what reaches that code comes with the project's facts."""
         if self.program_reached is None:
             return False
-        if _sets_its_parameter(call):  # each call site's value reaches its code (project_by_function)
+        if sets_its_parameter(call):  # each call site's value reaches its code (project_by_function)
             return function_key(at) != function_key(call.location.scope)
         return function_key(at) not in self.program_reached and enclosing_test(call.location.scope) is not None \
             and enclosing_test(at) is None
@@ -488,7 +488,7 @@ def _live(calls: List[PolicyCall]) -> List[PolicyCall]:
                        and later.location.branches == call.location.branches for later in calls)]
 
 
-def _sets_its_parameter(call: PolicyCall) -> bool:
+def sets_its_parameter(call: PolicyCall) -> bool:
     """``set_global_policy(name)`` where ``name`` is a parameter of the function holding it."""
     value = next((a.value for a in call.node.args
                   if a.keyword is None or a.keyword.value in ("policy", "dtype_policy")), None)
