@@ -514,3 +514,24 @@ MP403_HELPER_ARMS = """
 ])
 def test_mp403_silent_when_no_call_gives_the_helper_float16_beside_the_tpu(code):
     assert fired(code, "MP403") == []
+
+
+MP404_PREDICT = """
+    import keras
+
+    def run_inference(model, images):
+        keras.backend.set_floatx("float16")
+        return model.predict(images)
+"""
+
+
+def test_mp404_silent_in_a_predict_entry_point_that_trains_nothing():
+    assert fired(MP404_PREDICT, "MP404") == []
+    # a helper it calls that trains, the name that does not say so, a name that only
+    # contains the word: reported
+    assert fired(MP404_PREDICT.replace("return model.predict(images)", "fit_all(model)\n\n"
+                                       "    def fit_all(model):\n        model.fit(x, y)"), "MP404") == [(5, "MP404")]
+    assert fired(MP404_PREDICT.replace("run_inference", "run"), "MP404") == [(5, "MP404")]
+    assert fired(MP404_PREDICT.replace("run_inference", "predictor_setup"), "MP404") == [(5, "MP404")]
+    # at module level: the program may train after it
+    assert fired("import keras\nkeras.backend.set_floatx('float16')\n", "MP404") == [(2, "MP404")]

@@ -11,7 +11,7 @@ from mplint.rule.edits import Import, import_spec, quote_of, spell, string
 from mplint.rule.levels import Safety
 from mplint.semantic.call_args import positional_or_keyword
 from mplint.semantic.names import dotted_name
-from mplint.semantic.scopes import Location, enclosing_test, separate_tests, trains_nothing
+from mplint.semantic.scopes import Location, enclosing_test, inference_only, separate_tests, trains_nothing
 from mplint.semantic.test_modules import is_test_path
 from mplint.semantic.vocabulary import (
     INPUT_LAYERS, LIBRARY_FLOAT16_SWITCHES, MIXED_POLICIES, POLICY_CONSTRUCTORS, VARIABLE_CREATOR_SCOPES,
@@ -104,9 +104,10 @@ class PureFloat16(Check):
                             for c in facts.policy_calls)
             # A mixed policy set too decides the layers' dtypes: not pure float16. Nor
             # is float16 for a while (restored in a `finally`), under a variable
-            # creator or custom getter that keeps float32 master weights, or in a test
-            # that trains nothing (a dtype check).
-            if id(site.node) in self._not_training:
+            # creator or custom getter that keeps float32 master weights, in a test
+            # that trains nothing (a dtype check), or in a predict/export function that
+            # trains nothing (16-bit inference is a speed choice).
+            if id(site.node) in self._not_training or inference_only(site.location.scope, self.ctx.module):
                 continue
             if site.values == frozenset({"float16"}) and not mixed_set:
                 self.report(site.node, "set_floatx('float16') makes every layer pure float16: "

@@ -858,6 +858,32 @@ def trains_nothing(scope: Scope, module: cst.Module, path: str) -> bool:
             return False  # module-level code of a test file: not one test's
     if unit is None:
         return False
+    return _reaches_no_training(unit, module)
+
+
+#: a function that only runs a model: ``predict_with_dir``, ``run_inference``, ``export_model``
+_INFERENCE_NAME = re.compile(r"(?:^|_)(?:predict|prediction|infer|inference|evaluate|evaluation|export|serve|"
+                             r"serving)(?:_|$)", re.I)
+
+
+def inference_only(scope: Scope, module: cst.Module) -> bool:
+    """Code of a function named for running a model (``predict_with_dir``, ``export``)
+    that reaches no training call (:func:`trains_nothing`'s walk): a 16-bit setting
+    there is for speed at inference, with no optimizer updating the variables."""
+    unit: Optional[Scope] = scope
+    while unit is not None and unit.kind != "function":
+        unit = unit.parent
+    while unit is not None and unit.parent is not None and unit.parent.kind == "function":
+        unit = unit.parent  # the outermost function: a closure runs as part of it
+    if unit is None or not isinstance(unit.node, cst.FunctionDef) \
+            or not _INFERENCE_NAME.search(unit.node.name.value):
+        return False
+    return _reaches_no_training(unit, module)
+
+
+def _reaches_no_training(unit: Scope, module: cst.Module) -> bool:
+    """No training call in ``unit``'s code or the functions of its file it calls, two
+    calls deep."""
     seen = {id(unit.node)}
     work = [(unit, 0)]
     while work:
