@@ -118,3 +118,55 @@ def test_a_helper_that_sets_the_policy_it_is_given_governs_per_call_site(tmp_pat
     another, nothing in a third: only the second is mixed (the helper's own call sets
     "a policy chosen at run time" to the file's facts, which no longer speaks for all)."""
     assert _mp102_lines(tmp_path, {"tests/test_ctx.py": CONTEXT_HELPER}, capsys) == [("test_ctx.py", 31)]
+
+
+FIXTURE = '''import keras
+import pytest
+
+
+@pytest.fixture
+def mixed_policy():
+    previous = keras.mixed_precision.global_policy()
+    keras.mixed_precision.set_global_policy("mixed_float16")
+    yield
+    keras.mixed_precision.set_global_policy(previous)
+
+
+def _model():
+    inp = keras.Input(shape=(8,))
+    return keras.Model(inp, keras.layers.Dense(3)(inp))
+
+
+def test_plain_fit():
+    inp = keras.Input(shape=(8,))
+    model = keras.Model(inp, keras.layers.Dense(3)(inp))
+    model.fit(x, y)
+
+
+def test_fit_under_mixed(mixed_policy):
+    model = _model()
+    model.fit(x, y)
+'''
+
+
+def test_a_policy_set_in_a_fixture_governs_only_the_tests_that_request_it(tmp_path, capsys):
+    # test_plain_fit runs under float32; the test that requests the fixture fits the
+    # helper's model on purpose in 16 bits: the test's subject
+    assert _mp102_lines(tmp_path, {"tests/test_layer.py": FIXTURE}, capsys) == []
+    # an autouse fixture is every test's: both models are judged as a program's
+    autouse = FIXTURE.replace("@pytest.fixture\n", "@pytest.fixture(autouse=True)\n")
+    assert _mp102_lines(tmp_path / "a", {"tests/test_layer.py": autouse}, capsys) == [
+        ("test_layer.py", 15), ("test_layer.py", 20)]
+    # requested through usefixtures: may be governed (and the fixture's, so a subject)
+    marked = FIXTURE.replace("def test_plain_fit():", "@pytest.mark.usefixtures('mixed_policy')\ndef test_plain_fit():")
+    assert _mp102_lines(tmp_path / "b", {"tests/test_layer.py": marked}, capsys) == []
+
+
+def test_a_helper_built_for_a_16_bit_test_that_trains_nothing_is_its_subject_though_float32_tests_train_it(
+        tmp_path, capsys):
+    shared = HELPERS.replace("model = _plain_model()", "model = _mixed_model()").replace(
+        "        model.fit(x, y)\n    finally", "        assert penalty(model).dtype == 'float32'\n    finally")
+    assert _mp102_lines(tmp_path, {"tests/test_models.py": shared}, capsys) == []
+    # the 16-bit test trains it: judged
+    trained = HELPERS.replace("model = _plain_model()", "model = _mixed_model()")
+    assert _mp102_lines(tmp_path / "t", {"tests/test_models.py": trained}, capsys) == [("test_models.py", 12)]

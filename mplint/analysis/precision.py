@@ -32,7 +32,11 @@ from mplint.rule.edits import cast, string
 from mplint.rule.levels import Safety
 from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.semantic.facts import PolicyState
-from mplint.semantic.scopes import Scope, built_for_tests_that_train_nothing, enclosing_test, is_public, trains_nothing
+from mplint.semantic.scopes import (
+    Scope, built_for_tests_that_train_nothing, enclosing_fixture, enclosing_test, is_public, test_trains_nothing,
+    trains_nothing,
+)
+from mplint.semantic.test_modules import is_test_path
 from mplint.semantic.vocabulary import (
     ELEMENTWISE_OPS, LAYER_WRAPPERS, SHAPE_OPS, SOFTMAX_FUNCTIONS, WRAPPED_LAYER_PARAMETER,
 )
@@ -93,6 +97,8 @@ class OutputPrecision(Analysis):
                     continue  # a block another model builds: its output is a layer's, not the model's
                 if self._in_test_that_trains_nothing(output.producer):
                     continue  # a layer test's model (predict, dtype checks): no loss sees it
+                if self._test_subject(output.producer):
+                    continue  # built in 16 bits on purpose by a test's fixture, or a test that trains nothing
                 if library and not is_public(output.producer.location.scope):
                     continue  # a library's users call its public builders and classes
                 judged = self._judge(output.producer, policy, models, 0)
@@ -117,6 +123,23 @@ class OutputPrecision(Analysis):
         """The mixed policy at ``scope``; a library's users' where no program sets one
         (only softmax outputs of public models are kept from those)."""
         return self.ctx.facts.library_policy(scope)
+
+    def _test_subject(self, producer: Producer) -> bool:
+        """In a test file, every mixed policy reaching the code is set by a pytest fixture
+        (test setup that the tests checking 16-bit behaviour request) or by a test that
+        trains nothing: the model is what those tests exercise, not a program's output."""
+        if not is_test_path(self.ctx.path):
+            return False
+        calls = self.ctx.facts.mixed_calls_governing(producer.location.scope)
+        if not calls:
+            return False
+        module, path = self.ctx.module, self.ctx.path
+        for call in calls:
+            test = enclosing_test(call.location.scope)
+            if enclosing_fixture(call.location.scope) is None \
+                    and (test is None or not test_trains_nothing(test, module, path)):
+                return False
+        return True
 
     def _in_test_that_trains_nothing(self, producer: Producer) -> bool:
         """Built in a ``test*`` function that trains nothing (``scopes.trains_nothing``),

@@ -16,7 +16,8 @@ import libcst as cst
 from mplint.semantic.names import NameResolver
 from mplint.semantic.versions import Versions
 from mplint.semantic.scopes import (
-    Branches, Location, Scope, ScopeTracker, enclosing_test, function_key, run_of, separate_tests,
+    Branches, Location, Scope, ScopeTracker, enclosing_fixture, enclosing_test, function_key, requests_fixture,
+    run_of, separate_tests,
 )
 from mplint.semantic.values import Evaluator
 from mplint.semantic.vocabulary import (
@@ -235,9 +236,38 @@ class ModuleFacts:
         for call in self.policy_calls:
             if run is not None and run_of(self.kernel_resets, call.location.order) != run:
                 continue
-            if at is None or not (separate_tests(call.location.scope, at) or self._not_reached(call, at)):
+            if at is None or self._governs(call, at):
                 out |= call.values if call.values is not None else {UNKNOWN_POLICY}
         return frozenset(out)
+
+    def mixed_calls_governing(self, at: Scope) -> Optional[List[PolicyCall]]:
+        """This file's calls that may set a mixed (or unknown) policy for ``at``'s code;
+        None when a policy from elsewhere (another file, ``assume-policy``) may govern it."""
+        if self.assumed_policy is not None or self.policy_from_project(at):
+            return None
+        return [call for call in self.policy_calls if self._governs(call, at)
+                and (call.values is None or bool(call.values & MIXED_POLICIES))]
+
+    def policy_from_project(self, at: Scope) -> bool:
+        """Whether a policy set in another file reaches ``at``."""
+        if self.project_by_function is not None:
+            return bool(self.project_by_function.get(function_key(at), (frozenset(), ()))[0])
+        return bool(self.project_policies)
+
+    def _governs(self, call: PolicyCall, at: Scope) -> bool:
+        """Whether ``call`` may set the policy ``at``'s code runs under (see :meth:`policy_values`)."""
+        return not (separate_tests(call.location.scope, at) or self._not_reached(call, at)
+                    or self._outside_fixture(call, at))
+
+    def _outside_fixture(self, call: PolicyCall, at: Scope) -> bool:
+        """A policy set in a pytest fixture governs only the tests that request it (and
+        the helpers they call), not the other tests of the file: pytest runs it for them
+        alone, and a fixture that restores the policy after ``yield`` ends it there."""
+        fixture = enclosing_fixture(call.location.scope)
+        if fixture is None or enclosing_fixture(at) is not None:
+            return False
+        module = _module_node(at)
+        return module is not None and not requests_fixture(at, fixture[1], module)
 
     def _not_reached(self, call: PolicyCall, at: Scope) -> bool:
         """Code the program model does not reach from a policy, where the policy call
@@ -476,6 +506,12 @@ class FactsCollector:
                 return value if isinstance(value, (cst.Name, cst.Attribute, cst.Comparison,
                                                    cst.BooleanOperation, cst.Subscript)) else False
         return False
+
+
+def _module_node(scope: Scope) -> Optional[cst.Module]:
+    while scope.parent is not None:
+        scope = scope.parent
+    return scope.node if isinstance(scope.node, cst.Module) else None
 
 
 def _live(calls: List[PolicyCall]) -> List[PolicyCall]:

@@ -398,6 +398,58 @@ def enclosing_test(scope: Optional[Scope]) -> Optional[Scope]:
     return None
 
 
+def enclosing_fixture(scope: Optional[Scope]) -> Optional[Tuple[Scope, str]]:
+    """The pytest fixture holding ``scope`` (``@pytest.fixture`` without ``autouse=True``)
+    and the name tests request it by; None elsewhere (an autouse fixture is every test's)."""
+    while scope is not None:
+        node = scope.node
+        if isinstance(node, cst.FunctionDef):
+            for decorator in node.decorators:
+                call = decorator.decorator if isinstance(decorator.decorator, cst.Call) else None
+                written = dotted_name(call.func if call is not None else decorator.decorator)
+                if written not in ("pytest.fixture", "fixture"):
+                    continue
+                name = node.name.value
+                for arg in call.args if call is not None else ():
+                    keyword = arg.keyword.value if arg.keyword is not None else None
+                    if keyword == "autouse" and not (isinstance(arg.value, cst.Name) and arg.value.value == "False"):
+                        return None
+                    if keyword == "name" and isinstance(arg.value, cst.SimpleString):
+                        name = str(arg.value.evaluated_value)
+                return scope, name
+        scope = scope.parent
+    return None
+
+
+def requests_fixture(scope: Scope, fixture: str, module: cst.Module) -> bool:
+    """Whether code at ``scope`` may run while the fixture ``fixture`` is active: a test
+    that takes it as a parameter, a helper that such a test calls by name, or any code of
+    a module that names it in a string (``usefixtures("name")``, unread: may)."""
+    if re.search(r"""["']""" + re.escape(fixture) + r"""["']""", module.code):
+        return True
+    test = enclosing_test(scope)
+    if test is not None:
+        return _takes(test, fixture)
+    unit = scope
+    while unit.parent is not None and unit.parent.kind not in ("module", "class"):
+        unit = unit.parent
+    name = getattr(getattr(unit.node, "name", None), "value", None)
+    if unit.kind != "function" or not name:
+        return False  # module-level code: runs at import, before any fixture
+    call = re.compile(r"(?:\bself\.|\bcls\.|(?<![\w.]))" + re.escape(name) + r"\(")
+    return any(other.kind == "function" and isinstance(other.node, cst.FunctionDef)
+               and other.node.name.value.startswith("test") and _takes(other, fixture)
+               and call.search(module.code_for_node(other.node))
+               for other in _module_of(unit).all_descendants())
+
+
+def _takes(test: Scope, fixture: str) -> bool:
+    node = test.node
+    assert isinstance(node, cst.FunctionDef)
+    params = node.params
+    return any(p.name.value == fixture for p in [*params.posonly_params, *params.params, *params.kwonly_params])
+
+
 def function_key(scope: Scope) -> str:
     """The name the program model knows a scope's code by: ``Class.method`` or
     ``function`` for the outermost function holding it (nested functions and classes
@@ -926,9 +978,15 @@ def built_for_tests_that_train_nothing(scope: Scope, module: cst.Module, path: s
         if test.kind == "function" and isinstance(test.node, cst.FunctionDef) \
                 and test.node.name.value.startswith("test") \
                 and call.search(module.code_for_node(test.node)) \
-                and (not trains_nothing(test, module, path) or _TRAINING_BY_NAME.search(module.code_for_node(test.node))):
+                and not test_trains_nothing(test, module, path):
             return False  # a caller trains, or calls what may (``self.run_training()``)
     return True
+
+
+def test_trains_nothing(test: Scope, module: cst.Module, path: str) -> bool:
+    """:func:`trains_nothing`, and the test calls nothing whose name says it trains
+    (``self.run_training()``, ``run_customized_training_loop(...)``)."""
+    return trains_nothing(test, module, path) and not _TRAINING_BY_NAME.search(module.code_for_node(test.node))
 
 
 #: a call whose name says it trains: a library's loop (``run_customized_training_loop(...)``)
