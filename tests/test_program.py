@@ -752,3 +752,25 @@ def test_a_module_whose_import_sets_the_policy_has_its_own_functions_under_it(tm
     assert _governed(tmp_path, "eval.py") == {}
     # imported inside a function: the rest of the module does not run after it
     assert "step" not in _governed(tmp_path, "lazy.py")
+
+
+def test_mp406_sees_the_layers_of_the_builders_the_policy_reaches_in_other_modules(tmp_path):
+    from helpers import outcome, run_cli
+
+    model = ("import tf_keras\n\n\ndef build():\n    return tf_keras.Sequential([\n"
+             "        tf_keras.layers.Dense(64),\n        tf_keras.layers.Dense(1, dtype='float32')])\n")
+    train = ("import keras\nfrom model import build\n\n"
+             "keras.mixed_precision.set_global_policy('mixed_float16')\nmodel = build()\nmodel.fit(x, y)\n")
+    _write(tmp_path, {"setup.py": "", "model.py": model, "train.py": train})
+    assert outcome(run_cli("check", "--no-cache", "--select", "MP406", ".", cwd=tmp_path)) == (
+        1, [("train.py", 4, "MP406")])
+    # the builder uses the package the policy is set through
+    _write(tmp_path, {"model.py": model.replace("tf_keras", "keras")})
+    assert outcome(run_cli("check", "--no-cache", "--select", "MP406", ".", cwd=tmp_path)) == (0, [])
+    # built before the policy is set: it does not reach the builder
+    _write(tmp_path, {"model.py": model, "train.py": train.replace("model = build()\n", "").replace(
+        "keras.mixed_precision", "model = build()\nkeras.mixed_precision")})
+    assert outcome(run_cli("check", "--no-cache", "--select", "MP406", ".", cwd=tmp_path)) == (0, [])
+    # set through tf_keras itself
+    _write(tmp_path, {"train.py": train.replace("import keras\n", "import tf_keras as keras\n")})
+    assert outcome(run_cli("check", "--no-cache", "--select", "MP406", ".", cwd=tmp_path)) == (0, [])

@@ -46,7 +46,9 @@ class SplitKerasPolicy(Check):
         return False  # keras and tf.keras share one Keras (2 or 3) in practice
 
     def finish(self) -> None:
-        layers = self._layer_packages
+        # the layers this file builds, and those the code its policy reaches in other
+        # modules builds (``model.build()`` making tf_keras layers)
+        layers = self._layer_packages | self.facts.project_layer_packages
         if not layers:
             return
         for call in self.facts.policy_calls:

@@ -39,7 +39,8 @@ from mplint.run.scaling_reached import find_scaling, uses_grappler_option
 from mplint.run.summaries import (
     BODY, IMPORT, MAIN, METHOD, PARAM, REGISTRY, STAR, UNKNOWN, FunctionSummary, ModuleSummary,
 )
-from mplint.semantic.vocabulary import UNKNOWN_POLICY
+from mplint.semantic.names import keras_package
+from mplint.semantic.vocabulary import MIXED_POLICIES, UNKNOWN_POLICY
 from mplint.semantic.test_modules import is_test_path
 
 #: an import statement from the start of its line, with a parenthesised name list over
@@ -166,6 +167,9 @@ class Governance:
     #: function (qualified name) -> the arguments each call in another module passes it,
     #: slot -> JSON literal or UNKNOWN (see ``FunctionSummary.arguments``)
     arguments: Dict[str, List[Dict[str, str]]] = field(default_factory=dict)
+    #: the Keras packages ("keras", "tf.keras", "tf_keras") of the layers and models that
+    #: code in other modules builds where a mixed policy set in this file reaches it
+    layer_packages: FrozenSet[str] = frozenset()
 
 
 #: a line after every other: where a module's ``__main__`` guard runs, for its top level
@@ -178,6 +182,8 @@ _BOOLS = frozenset({"true", "false"})
 _MAX_REGISTRY = 64
 #: ``module.__dict__[name]``: the module's namespace as a registry
 _MODULE_DICT = ".__dict__"
+#: the Keras model classes a builder makes directly
+_MODEL_CLASSES = frozenset({"Sequential", "Model"})
 
 
 class ProgramResult:
@@ -235,7 +241,8 @@ class ProgramResult:
                                            for name, routes in g.by_function.items()}, sorted(g.parts),
                        sorted(g.trained), g.factories, g.optimizer_params,
                        {name: list(o) for name, o in g.scaling_overrides.items()},
-                       None if g.scaling_reached is None else list(g.scaling_reached), g.arguments]
+                       None if g.scaling_reached is None else list(g.scaling_reached), g.arguments,
+                       sorted(g.layer_packages)]
                 for path, g in self._by_file.items()}
 
     def to_json(self) -> list:
@@ -248,8 +255,8 @@ class ProgramResult:
             files, read, searched, scope, views = cast(List[Any], data)
             by_file: Dict[str, Governance] = {}
             assert isinstance(files, dict) and isinstance(read, list) and isinstance(searched, list)
-            for path, (setters, functions, parts, trained, factories, params, overrides, reached, arguments) \
-                    in files.items():
+            for path, (setters, functions, parts, trained, factories, params, overrides, reached, arguments,
+                       packages) in files.items():
                 found = Governance(setters=frozenset(str(s) for s in setters),
                                    parts=frozenset(str(p) for p in parts),
                                    trained=frozenset(str(t) for t in trained),
@@ -261,7 +268,8 @@ class ProgramResult:
                                                       for m, (p, l, b, r) in overrides.items()},
                                    scaling_reached=None if reached is None else (str(reached[0]), int(reached[1])),
                                    arguments={str(f): [{str(k): str(v) for k, v in site.items()} for site in sites]
-                                              for f, sites in arguments.items()})
+                                              for f, sites in arguments.items()},
+                                   layer_packages=frozenset(str(p) for p in packages))
                 for name, routes in functions.items():
                     found.by_function[str(name)] = {
                         str(policy): Route(str(where), int(line), tuple(str(c) for c in chain),
@@ -386,6 +394,8 @@ class ProgramModel:
             found.by_function[key] = {**policies, **found.by_function.get(key, {})}
         for path, functions in helped.items():
             self._by_file.setdefault(path, Governance()).setters = frozenset(functions)
+        for path, packages in self._layer_packages_reached().items():
+            self._by_file.setdefault(path, Governance()).layer_packages = frozenset(packages)
         for path, classes in self._parts().items():
             if path in self._by_file:  # only governed code is judged under a policy
                 self._by_file[path].parts = frozenset(classes)
@@ -422,6 +432,38 @@ class ProgramModel:
             self._by_file.setdefault(path, Governance()).scaling_reached = place
         return ProgramResult(self._by_file, sorted(self._summaries), sorted(self.searched),
                              None if targets is None else sorted(targets))
+
+    def _layer_packages_reached(self) -> Dict[str, Set[str]]:
+        """Setter file -> the Keras packages of the layers and models built by the code of
+        other modules that a mixed policy set there reaches (``build()`` in ``model.py``
+        making ``tf_keras.layers.Dense`` for ``keras.mixed_precision.set_global_policy``)."""
+        found: Dict[str, Set[str]] = {}
+        for (path, name), policies in self._governed.items():
+            setters = {route.path for policy, route in policies.items()
+                       if policy in MIXED_POLICIES and route.path != path}
+            if not setters:
+                continue
+            packages = self._layer_packages_of(path, name)
+            for setter in setters if packages else ():
+                found.setdefault(setter, set()).update(packages)
+        return found
+
+    def _layer_packages_of(self, path: str, name: str) -> Set[str]:
+        """The Keras packages whose layers or models the function builds, by its calls'
+        names read through the module's imports."""
+        summary = self.summary(path)
+        function = summary.functions.get(name)
+        found: Set[str] = set()
+        for _, callee in function.calls if function is not None else ():
+            head, _, rest = callee.partition(".")
+            target = summary.imports.get(head)
+            if target is None or METHOD in callee or callee.startswith(IMPORT):
+                continue
+            full = target + ("." + rest if rest else "")
+            package = keras_package(full)
+            if package is not None and (".layers." in full or full.rsplit(".", 1)[-1] in _MODEL_CLASSES):
+                found.add(package)
+        return found
 
     def _govern_definitions(self, path: str, policy: str, route: Route) -> None:
         """A module whose top level sets a policy through what it imports or calls

@@ -294,6 +294,7 @@ class ProjectFacts:
             facts.project_optimizer_factories = governance.factories
             facts.project_optimizer_params = governance.optimizer_params
             facts.project_arguments = governance.arguments
+            facts.project_layer_packages = governance.layer_packages
             if governance.scaling_reached is not None:
                 facts.project_scaling_reached = self.place(*governance.scaling_reached)
             facts.project_scaling_overrides = {

@@ -168,6 +168,9 @@ class ModuleFacts:
     #: per function (``scopes.function_key``), the arguments each call in another module
     #: passes it: slot -> JSON literal or "?" (see ``ProgramModel.arguments``)
     project_arguments: Dict[str, List[Dict[str, str]]] = field(default_factory=dict)
+    #: the Keras packages of the layers and models that code in other modules builds under
+    #: a mixed policy this file sets (see ``program.Governance.layer_packages``)
+    project_layer_packages: FrozenSet[str] = frozenset()
     #: the file's public layers and models are a library's (``ProjectFacts.library_for``)
     library: bool = False
     #: the project's root folder, where imports of the project's own modules resolve
