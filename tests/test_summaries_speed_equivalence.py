@@ -119,12 +119,17 @@ KINDS = {ast.Assign: "assigns", ast.AnnAssign: "assigns", ast.Call: "events", as
 
 
 def _by_walk(body):
-    """The buckets as ``ast.walk`` over each statement fills them."""
+    """The buckets as ``ast.walk`` over each statement fills them, less the returns of the
+    functions defined inside (a closure's return is not the code's own)."""
     found = {name: [] for name in set(KINDS.values())}
+    nested = set()
     for stmt in body:
         for node in ast.walk(stmt):
             if type(node) in KINDS:
                 found[KINDS[type(node)]].append(node)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                nested |= {id(inner) for part in node.body for inner in ast.walk(part) if isinstance(inner, ast.Return)}
+    found["returns"] = [node for node in found["returns"] if id(node) not in nested]
     return found
 
 
@@ -157,18 +162,22 @@ def test_summary_is_the_one_the_former_collectors_made():
     ``from pkg import name`` may run and the modules of star imports; version 10 leaves
     out a set that restores a policy read before; version 11 gives the ``__main__`` guard's
     code a function of its own: it is put back into the module's here; version 12 gives
-    each call's ``arguments`` its line, and adds ``set_terms`` and ``defaults``, empty here)."""
+    each call's ``arguments`` its line, and adds ``set_terms`` and ``defaults``, empty here;
+    version 13 leaves out the returns of functions defined inside, here the module's
+    ``helper`` under ``if cond:``: put back)."""
     data = summarize(SNIPPET).to_json()
     guard = data[3].pop("<main>")
     assert guard[0] == [(56, "app.run"), (56, "main")]
     body = data[3]["<module>"]
     for field in (0, 5, 7):
         body[field] += guard[field]
+    assert body[3] == []
+    body[3] = ["?"]  # the former code counted ``helper``'s return as the module's
     for entry in data[3].values():
         assert entry[8:] == [[], {}]
         entry[7] = [(callee, slots) for _, callee, slots in entry[7]]
         del entry[8:]
-    assert data[0] == 12 and all(entry[6] == [] for entry in data[3].values())
+    assert data[0] == 13 and all(entry[6] == [] for entry in data[3].values())
     assert data[2].pop("*..star") == "..star"
     module_calls = data[3]["<module>"][0]
     for added in ((3, "import:.sibling"), (4, "import:..pkg.thing")):

@@ -39,7 +39,6 @@ from mplint.run.scaling_reached import find_scaling, uses_grappler_option
 from mplint.run.summaries import (
     BODY, IMPORT, MAIN, METHOD, PARAM, REGISTRY, STAR, UNKNOWN, FunctionSummary, ModuleSummary,
 )
-from mplint.semantic.names import keras_package
 from mplint.semantic.vocabulary import MIXED_POLICIES, UNKNOWN_POLICY
 from mplint.semantic.test_modules import is_test_path
 
@@ -451,6 +450,8 @@ class ProgramModel:
     def _layer_packages_of(self, path: str, name: str) -> Set[str]:
         """The Keras packages whose layers or models the function builds, by its calls'
         names read through the module's imports."""
+        # (imported here: the index workers forked from this process must not load libcst)
+        from mplint.semantic.names import keras_package
         summary = self.summary(path)
         function = summary.functions.get(name)
         found: Set[str] = set()
