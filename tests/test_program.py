@@ -774,3 +774,35 @@ def test_mp406_sees_the_layers_of_the_builders_the_policy_reaches_in_other_modul
     # set through tf_keras itself
     _write(tmp_path, {"train.py": train.replace("import keras\n", "import tf_keras as keras\n")})
     assert outcome(run_cli("check", "--no-cache", "--select", "MP406", ".", cwd=tmp_path)) == (0, [])
+
+
+_TRAINER_WITH_PRIVATE_SWITCH = (
+    POLICY
+    + "class Trainer:\n"
+    "    def __init__(self, model):\n"
+    "        self.model = model\n{init}"
+    "    def fit(self, x, y):\n"
+    "        self.model.fit(x, y)\n"
+    "    def _setup_amp(self):\n"
+    "        tf.keras.mixed_precision.set_global_policy('mixed_float16')\n")
+_BUILT_AFTER_THE_TRAINER = (
+    POLICY + "from trainer import Trainer\n\n"
+    "def main():\n"
+    "    trainer = Trainer(None)\n"
+    "    model = tf.keras.Sequential([tf.keras.layers.Dense(10, activation='softmax')])\n"
+    "    trainer.fit(model, None)\n")
+
+
+def test_building_an_object_does_not_run_a_private_method_nothing_names(tmp_path):
+    """``Trainer._setup_amp`` (its call commented out in ``__init__``) runs nowhere:
+    building a Trainer sets no policy, so the model built after it is not mixed."""
+    _write(tmp_path, {"pyproject.toml": "", "trainer.py": _TRAINER_WITH_PRIVATE_SWITCH.format(init=""),
+                      "train.py": _BUILT_AFTER_THE_TRAINER})
+    assert _governed(tmp_path, "train.py") == {}
+
+
+def test_a_private_method_the_constructor_calls_still_sets_the_policy(tmp_path):
+    _write(tmp_path, {"pyproject.toml": "",
+                      "trainer.py": _TRAINER_WITH_PRIVATE_SWITCH.format(init="        self._setup_amp()\n"),
+                      "train.py": _BUILT_AFTER_THE_TRAINER})
+    assert "mixed_float16" in _governed(tmp_path, "train.py").get("main", set())

@@ -512,7 +512,7 @@ class ProgramModel:
                         offer(policy, line, Route(path, line, (self._label(node),)))
                 for line, callee in function.calls:
                     for target in self._resolve(path, name, callee):
-                        if target == node:
+                        if target == node or not _named_by(callee, target):
                             continue
                         if target in self._sets:
                             self._called.add(target)
@@ -627,7 +627,7 @@ class ProgramModel:
         ``train``, ``train_step`` of its package) may run under it, not for certain."""
         for (path, name), sets in list(self._sets.items()):
             if name in (BODY, MAIN) or (path, name) in self._called or is_test_path(path) \
-                    or name.split(".")[-1].startswith("test"):
+                    or name.split(".")[-1].startswith("test") or _private(name):
                 continue
             direct = {policy: found for policy, found in sets.items() if len(found[1].chain) == 1}
             if not direct:
@@ -1121,3 +1121,19 @@ class TrainedModels:
             self.params.add((function, param))
             self._work.append(("param", function, param))
 
+
+def _private(name: str) -> bool:
+    """A function or method the library keeps to itself (``Trainer._setup_amp``,
+    ``_enable``; not ``__init__``): its users never call it, so when the project does
+    not either, it is dead code, not a switch."""
+    return any(part.startswith("_") and not (part.startswith("__") and part.endswith("__"))
+               for part in name.split("."))
+
+
+def _named_by(callee: str, target: Node) -> bool:
+    """Whether a call may run ``target`` for setting a policy. Building an object may run
+    any of its methods later, but a private one (``Trainer._setup_amp``) runs only where
+    something names it (``self._setup_amp()``), and that caller's own sets carry it: a
+    class that only defines it sets nothing when built."""
+    method = target[1].rsplit(".", 1)[-1]
+    return not _private(method) or callee.rsplit(".", 1)[-1].endswith(method)
