@@ -26,6 +26,7 @@ from mplint.core.fixer import RECURSION_LIMIT, fix_program
 from mplint.core.positions import positions_of
 from mplint.core.prefilter import Prescan, may_matter
 from mplint.core.results import REPORT_TO, FileAnalysis, FileResult, FixCandidate, FixOutcome, describe
+from mplint.core.python_syntax import TOO_DEEP_TO_CHECK
 from mplint.core.source import Source, SourceError, check_syntax, parse
 from mplint.core.source_kinds import SourceKind
 from mplint.core.suppression import scan
@@ -232,7 +233,7 @@ class Linter:
             with _deep_recursion():
                 walker.walk(module)
         except RecursionError:
-            out.errors.append(FileError(source.path, "too deeply nested to check"))
+            out.errors.append(FileError(source.path, TOO_DEEP_TO_CHECK))
             return out
         for check in checks:
             if check.rule_id in crashed:
@@ -262,7 +263,7 @@ class Linter:
             if not _from_recursion(error):
                 raise
             out.findings, out.fixes, out.positions = [], [], None
-            out.errors.append(FileError(source.path, "too deeply nested to check"))
+            out.errors.append(FileError(source.path, TOO_DEEP_TO_CHECK))
         return out
 
     # -- helpers ------------------------------------------------------------------
