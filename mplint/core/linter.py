@@ -95,11 +95,14 @@ class Linter:
             if prepared is None:
                 return outcome
             source, module, classes = prepared
+            # The source's own warnings (a notebook's cells left out), in its terms already:
+            # the passes replace the analysis's warnings, never these.
+            given = list(outcome.errors)
             text, outcome = fix_program(self.analyze, source, module, unsafe, outcome, classes,
                                         self.settings.line_length)
         outcome.reads = noted
         outcome.remaining = [src.finding(f) for f in outcome.remaining]
-        outcome.errors = [src.error(e) for e in outcome.errors]
+        outcome.errors = given + [src.error(e) for e in outcome.errors if e not in given]
         if text is not None:
             try:
                 outcome.fixed = src.encode(text)
