@@ -136,6 +136,7 @@ def test_a_cell_that_does_not_parse_is_skipped_with_a_warning(tmp_path):
     assert "nb.ipynb: cell 3: syntax error at line 1" in result.stderr and "cell not checked" in result.stderr
     fixed = run_cli("fix", "nb.ipynb", cwd=tmp_path)
     assert outcome(fixed) == (0, []), fixed.stdout + fixed.stderr
+    assert "nb.ipynb: cell 3: syntax error at line 1" in fixed.stderr  # fix says so too (issue 27, item 13)
     data = json.loads((tmp_path / "nb.ipynb").read_text(encoding="utf-8"))
     assert "".join(data["cells"][2]["source"]) == "x = (\n"  # the skipped cell is untouched
     assert "dtype='float32'" in "".join(data["cells"][3]["source"])

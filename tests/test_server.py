@@ -642,3 +642,29 @@ async def test_each_document_gets_the_settings_the_command_line_gives_it(vscode,
         await _diagnostics(vscode, a, [(4, 58, "MP101")])
         await asyncio.sleep(0.5)
     assert counted.published.get(b, 0) == 0 and counted.published.get(config, 0) == 0
+
+
+# -- the index's per-file time budget (issue 27) ----------------------------------------------
+POLICY = 'import tensorflow as tf\ntf.keras.mixed_precision.set_global_policy("mixed_float16")\n'
+#: 40 chains of 450 subscripts, under the depth guard: libcst's native parser takes over
+#: 30 s of CPU on them, and Python cannot interrupt it (generated here, never committed)
+SLOW_SETTER = POLICY + "from model import build\nm = build()\n" + ("x = a" + "[0]" * 450 + "\n") * 40
+
+
+@lsp_test
+async def test_a_file_the_index_cannot_parse_within_the_budget_leaves_the_open_document_checked(vscode, tmp_path):
+    # The server reads the client in a thread: the index's forked workers must not wait
+    # for that thread's stdin lock (they would all be killed as late, this file too).
+    root = write_files(tmp_path, {"pyproject.toml": "[tool.mplint]\nfile-timeout = 1\n", "train.py": SLOW_SETTER,
+                                  "model.py": MODEL, "other.py": BAD})
+    (root / ".git").mkdir()
+    model = _open(vscode, root / "model.py")  # train.py's policy may reach it: the index parses train.py
+    # Unbounded, train.py's parse takes 30 s of CPU and says nothing: the line is the budget's.
+    await _until(vscode, lambda: any("train.py: took longer than 1 s (file-timeout); skipped; the policy it may set "
+                                     "is unknown" in m.message for m in vscode.log_messages),
+                 "the line that says train.py was not indexed")
+    await _until(vscode, lambda: model in vscode.diagnostics, "model.py's diagnostics")
+    assert _found(vscode, model) == []  # the policy that would govern it is unknown: silent
+    other = _open(vscode, root / "other.py")  # sets its own policy: the index parses it in a worker
+    await _until(vscode, lambda: [rule for *_, rule in _found(vscode, other)] == ["MP101"],
+                 "other.py's MP101")

@@ -26,6 +26,7 @@ from mplint.core.fixer import RECURSION_LIMIT, fix_program
 from mplint.core.positions import positions_of
 from mplint.core.prefilter import Prescan, may_matter
 from mplint.core.results import REPORT_TO, FileAnalysis, FileResult, FixCandidate, FixOutcome, describe
+from mplint.core.python_syntax import TOO_DEEP_TO_CHECK
 from mplint.core.source import Source, SourceError, check_syntax, parse
 from mplint.core.source_kinds import SourceKind
 from mplint.core.suppression import scan
@@ -94,11 +95,14 @@ class Linter:
             if prepared is None:
                 return outcome
             source, module, classes = prepared
+            # The source's own warnings (a notebook's cells left out), in its terms already:
+            # the passes replace the analysis's warnings, never these.
+            given = list(outcome.errors)
             text, outcome = fix_program(self.analyze, source, module, unsafe, outcome, classes,
                                         self.settings.line_length)
         outcome.reads = noted
         outcome.remaining = [src.finding(f) for f in outcome.remaining]
-        outcome.errors = [src.error(e) for e in outcome.errors]
+        outcome.errors = given + [src.error(e) for e in outcome.errors if e not in given]
         if text is not None:
             try:
                 outcome.fixed = src.encode(text)
@@ -232,7 +236,7 @@ class Linter:
             with _deep_recursion():
                 walker.walk(module)
         except RecursionError:
-            out.errors.append(FileError(source.path, "too deeply nested to check"))
+            out.errors.append(FileError(source.path, TOO_DEEP_TO_CHECK))
             return out
         for check in checks:
             if check.rule_id in crashed:
@@ -262,7 +266,7 @@ class Linter:
             if not _from_recursion(error):
                 raise
             out.findings, out.fixes, out.positions = [], [], None
-            out.errors.append(FileError(source.path, "too deeply nested to check"))
+            out.errors.append(FileError(source.path, TOO_DEEP_TO_CHECK))
         return out
 
     # -- helpers ------------------------------------------------------------------

@@ -9,6 +9,7 @@ bytes) into a value or :class:`TooDeep`, never a traceback.
 from __future__ import annotations
 
 import ast
+import sys
 from typing import Optional, Tuple, cast
 
 #: CPython's own limits, in the words of each version from 3.9 on; libcst has none and
@@ -23,6 +24,18 @@ from typing import Optional, Tuple, cast
 #:   (as a SyntaxError; as a MemoryError it is caught below).
 _TOO_DEEP = ("too many nested parenthes", "too many levels of indentation",
              "too many statically nested blocks", "too complex", "too many nested f-strings")
+
+
+#: CPython 3.12 limits recursion through C code to about 1,500 levels whatever
+#: ``sys.setrecursionlimit`` says (3.11 counts it against that limit; 3.13 allows far
+#: more), and libcst's code generation (a finding's position, a fix's output) passes
+#: through C once per level of the tree: on 3.12 an ``elif`` chain of 800 branches is
+#: beyond it, where 3.11 and 3.13 follow 3,000. A file that deep is not checked, and
+#: the user is told the version that would check it.
+C_RECURSION_CAPPED = sys.version_info[:2] == (3, 12)
+#: what a file whose tree the check cannot recurse through is told
+TOO_DEEP_TO_CHECK = ("too deeply nested to check on Python 3.12, which limits recursion in C code "
+                     "(Python 3.11 or 3.13 checks it)" if C_RECURSION_CAPPED else "too deeply nested to check")
 
 
 def beyond_limits(message: str) -> bool:

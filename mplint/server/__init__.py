@@ -7,9 +7,11 @@ the command says so in one line and exits 2.
 from __future__ import annotations
 
 import argparse
+import io
+import os
 import shlex
 import sys
-from typing import Optional, Sequence
+from typing import BinaryIO, Optional, Sequence, Tuple, cast
 
 #: what the ``lsp`` extra adds (pyproject.toml; tests/test_server.py keeps them equal)
 PYGLS_REQUIREMENT = "pygls>=2.0,<3"
@@ -37,8 +39,24 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             raise
         print(f"mplint: error: {INSTALL_HINT}", file=sys.stderr)
         return 2
-    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
-    # The protocol owns stdout: anything printed by mistake goes to stderr instead.
-    sys.stdout = sys.stderr
+    stdin, stdout = _protocol_streams()
     make_server().start_io(stdin, stdout)
     return 0
+
+
+def _protocol_streams() -> Tuple[BinaryIO, BinaryIO]:
+    """stdin and stdout, taken from ``sys`` for the protocol alone.
+
+    Anything printed by mistake goes to stderr instead of corrupting the protocol on
+    stdout. And ``sys.stdin`` no longer holds the protocol's reader: pygls reads it in
+    a thread, which holds the reader's lock while it waits for the client, and a
+    forked process closes ``sys.stdin`` first thing (multiprocessing does), so the
+    index's forked workers (the ``file-timeout`` budget, :mod:`mplint.run.pool`)
+    would wait for that lock for ever.
+    """
+    stdout = sys.stdout.buffer
+    sys.stdout = sys.stderr
+    # detached: the wrapper, dropped, must not close the protocol's reader
+    stdin = cast(BinaryIO, cast(io.TextIOWrapper, sys.stdin).detach())
+    sys.stdin = open(os.devnull, encoding="utf-8")
+    return stdin, stdout

@@ -126,9 +126,11 @@ class Projects:
             # The run's settings are the project root's, as for `mplint check .` there
             # (the index and the cache use them); each document gets its own.
             settings = tree.settings_for(home)
+            # The index holds each file to the run's `file-timeout`, as `check` does: a file
+            # libcst takes minutes on is one logged line, not a server that stops answering.
             session = Session(settings, self.catalog, selected_rules(self.catalog, settings.select, settings.ignore),
                               use_cache=self.use_cache, jobs=1, environment=self.environment,
-                              settings_for=tree.settings_for)
+                              settings_for=tree.settings_for, budget=True)
             project = Project(session, tree)
             project.settings_for(home)
             project.settings_for(path)
@@ -207,6 +209,9 @@ class Projects:
         with reads.overlay(self.buffers):
             result = session.check_buffer(path, raw)
         self._seen[path] = Seen(self.project_for(path), dict(result.reads), session.project.digest_for(path))
+        # What the document's check would say of the other files the index gave up on,
+        # as the command line warns about them: the policy they may set is unknown.
+        result.errors = [*result.errors, *session.unindexed([path])]
         return result
 
     def stale(self, path: str) -> bool:
