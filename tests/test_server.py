@@ -62,7 +62,7 @@ PROJECT = {"pyproject.toml": "", "proj/__init__.py": "",
 INITIALIZED: Dict[int, "types.InitializeResult"] = {}
 
 
-def _connect(editor: str, notebooks: bool = False, progress: bool = True) -> Callable:
+def _connect(editor: str, notebooks: bool = False, progress: bool = True, late: float = 0) -> Callable:
     """A client with the capabilities ``editor`` announces, connected to ``mplint server --stdio``:
     one server for the module's tests (each test has a project of its own), as an
     editor keeps one for many projects."""
@@ -77,6 +77,12 @@ def _connect(editor: str, notebooks: bool = False, progress: bool = True) -> Cal
         if not progress:  # a client that cannot show work-done progress
             assert capabilities.window is not None
             capabilities.window.work_done_progress = False
+        if late:  # a client that takes ``late`` seconds to accept a progress token
+            async def create_late(params: types.WorkDoneProgressCreateParams) -> None:
+                await asyncio.sleep(late)
+                lsp_client.progress_reports.setdefault(params.token, [])
+
+            lsp_client.protocol.fm.features[types.WINDOW_WORK_DONE_PROGRESS_CREATE] = create_late
         INITIALIZED[id(lsp_client)] = await lsp_client.initialize_session(
             types.InitializeParams(capabilities=capabilities))
         yield
@@ -91,6 +97,9 @@ if pytest_lsp is not None:
     neovim = _connect("neovim")
     vscode_notebooks = _connect("visual-studio-code", notebooks=True)
     no_progress = _connect("visual-studio-code", progress=False)
+    from mplint.server.app import PROGRESS_CREATE_S
+
+    late_progress = _connect("visual-studio-code", late=PROGRESS_CREATE_S + 1)
 
 
 # -- what the client saw ----------------------------------------------------------------------
@@ -589,6 +598,19 @@ async def test_a_projects_first_index_shows_work_done_progress(vscode, tmp_path)
     train = _open(vscode, root / "proj/train.py")
     await _until(vscode, lambda: train in vscode.diagnostics, "train.py's (empty) diagnostics")
     assert set(vscode.progress_reports) - before == {token}
+
+
+@lsp_test
+async def test_a_token_accepted_too_late_to_show_the_index_is_ended_at_once(late_progress, tmp_path):
+    """The index starts without progress when the client is slow to accept the token;
+    the token it makes later is begun and ended at once, so no client waits on it."""
+    root = write_files(tmp_path, PROJECT)
+    model = _open(late_progress, root / "proj/model.py")
+    await _diagnostics(late_progress, model, [(4, 55, "MP301"), (4, 61, "MP101")])
+    await _until(late_progress, lambda: bool(late_progress.progress_reports), "the late token")
+    await _indexed(late_progress)
+    [reports] = late_progress.progress_reports.values()
+    assert [type(r) for r in reports] == [types.WorkDoneProgressBegin, types.WorkDoneProgressEnd]
 
 
 @lsp_test

@@ -231,6 +231,8 @@ class MplintServer(LanguageServer):
         # Not wait_for: a cancelled request future breaks pygls when its answer comes.
         done, _ = await asyncio.wait({created}, timeout=PROGRESS_CREATE_S)
         if not done or created.exception() is not None:
+            if not done:  # a late answer made the token: close it, so no client waits on it
+                created.add_done_callback(lambda answer: self._close_unused(token, answer))
             check()
             return
         root = self.projects.root_of(path)
@@ -246,6 +248,14 @@ class MplintServer(LanguageServer):
         finally:
             self.work_done_progress.end(token, types.WorkDoneProgressEnd(
                 message=f"indexed {name} in {time.monotonic() - started:.1f} s"))
+
+    def _close_unused(self, token: str, answer: "asyncio.Future[None]") -> None:
+        """Begin and end at once a progress token the client made after the index had
+        started without it (the client answered too late to show the index)."""
+        if answer.cancelled() or answer.exception() is not None:
+            return
+        self.work_done_progress.begin(token, types.WorkDoneProgressBegin(title="mplint"))
+        self.work_done_progress.end(token, types.WorkDoneProgressEnd(message="indexed"))
 
     def shows_progress(self) -> bool:
         """Whether the client announced ``window.workDoneProgress``."""
