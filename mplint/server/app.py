@@ -249,7 +249,7 @@ class MplintServer(LanguageServer):
             self.work_done_progress.end(token, types.WorkDoneProgressEnd(
                 message=f"indexed {name} in {time.monotonic() - started:.1f} s"))
 
-    def _close_unused(self, token: str, answer: "asyncio.Future[None]") -> None:
+    def _close_unused(self, token: str, answer: "asyncio.Future[Any]") -> None:
         """Begin and end at once a progress token the client made after the index had
         started without it (the client answered too late to show the index)."""
         if answer.cancelled() or answer.exception() is not None:
