@@ -5,7 +5,8 @@ fixtures/projects/unpackaged_zoo is a model zoo shared as a folder (no setup.py)
 package whose __init__ exports the models, a layers sub-package exporting LayerScale,
 an internal DropPath only the models import, a script inside the package, and a
 notebook that trains a model in float32. fixtures/projects/flat_training is a flat
-training repository (train.py + model.py, float32, no package).
+repository (no package, no policy): train.py imports model.py, blocks.py only defines
+layers, one_off.py is an experiment nobody imports, test_model.py a test.
 """
 
 import shutil
@@ -59,13 +60,36 @@ def test_a_changed_export_changes_the_next_cached_run(tmp_path):
     assert outcome(run_cli("check", "zoo/layers/scale.py", cwd=zoo)) == (1, ZOO[:1])
 
 
-def test_a_flat_training_repository_is_no_library_unless_configured(tmp_path):
+FLAT = [("blocks.py", 10, "MP504"), ("model.py", 10, "MP504"), ("model.py", 16, "MP101")]
+
+
+def test_a_flat_repository_is_judged_through_its_surface(tmp_path):
     flat = _copy("flat_training", tmp_path)
-    assert outcome(run_cli("check", ".", cwd=flat)) == (0, [])
-    # the configuration decides over the guess: the modules beside the script, not the script
-    (flat / "pyproject.toml").write_text("[tool.mplint]\nlibrary = true\n")
+    # model.py (train.py imports it) and blocks.py (definitions only); one_off.py, the
+    # test and blocks.py's private layer stay silent
     result = run_cli("check", ".", cwd=flat)
-    assert outcome(result) == (1, [("model.py", 9, "MP504"), ("model.py", 15, "MP101")]), result.stdout
+    assert outcome(result) == (1, FLAT), result.stdout + result.stderr
+    assert outcome(run_cli("check", "one_off.py", cwd=flat)) == (0, [])
+    # once another file imports the one-off script, its layer is the surface too
+    (flat / "evaluate.py").write_text("from one_off import Shift\n\nprint(Shift)\n")
+    assert ("one_off.py", 8, "MP504") in outcome(run_cli("check", ".", cwd=flat))[1]
+
+
+def test_a_flat_repository_that_sets_float32_or_says_no_is_no_library(tmp_path):
+    flat = _copy("flat_training", tmp_path)
+    # a program that sets float32 explicitly: its policies are followed instead
+    train = flat / "train.py"
+    train.write_text(train.read_text().replace(
+        "    model = build_model()", "    tf.keras.mixed_precision.set_global_policy('float32')\n    model = build_model()"))
+    assert outcome(run_cli("check", ".", cwd=flat)) == (0, [])
+    train.write_text(train.read_text().replace("    tf.keras.mixed_precision.set_global_policy('float32')\n", ""))
+    (flat / "pyproject.toml").write_text("[tool.mplint]\nlibrary = false\n")
+    assert outcome(run_cli("check", ".", cwd=flat)) == (0, [])
+    # library = true: every module beside the scripts that is no script (one_off.py has
+    # no __main__ guard, so the configuration counts it)
+    (flat / "pyproject.toml").write_text("[tool.mplint]\nlibrary = true\n")
+    found = outcome(run_cli("check", ".", cwd=flat))[1]
+    assert set(FLAT) <= set(found) and ("one_off.py", 8, "MP504") in found
 
 
 def test_a_program_that_sets_float32_explicitly_makes_the_zoo_no_library(tmp_path):
@@ -102,14 +126,21 @@ def test_a_script_is_a_module_with_a_main_guard():
     assert not is_script(b"x = 1\n")
 
 
-def test_package_surface_leaves_root_modules_and_programs_folders_out(tmp_path):
+def test_package_surface_leaves_programs_and_package_internals_out(tmp_path):
     files = {
         "__init__.py": "",  # a root that is a package: its modules are the scripts' neighbours
         "base.py": "",
-        "train.py": "from base import x\nfrom pkg import models\n",
+        "train.py": "from base import x\nfrom pkg import models\n\nif __name__ == '__main__':\n    x()\n",
+        "evaluate.py": "import train\n",  # a script another imports is still a script
+        "notes.py": "import tensorflow as tf\n\nclass Block(tf.keras.layers.Layer):\n    pass\n\nBlock()\n",
+        "layers.py": "import tensorflow as tf\n\nclass Block(tf.keras.layers.Layer):\n    pass\n",
         "pkg/__init__.py": "",
-        "pkg/models.py": "",
+        "pkg/models.py": "from ._impl import build\n",
+        "pkg/_impl.py": "from .blocks import Block\nfrom . import _more\n",
+        "pkg/_more.py": "",
+        "pkg/blocks.py": "",
         "pkg/internal.py": "",
+        "pkg/uses_internal.py": "from .internal import x\n",
         "examples/__init__.py": "",
         "examples/demo.py": "",
         "run_demo.py": "from examples import demo\n",
@@ -119,5 +150,8 @@ def test_package_surface_leaves_root_modules_and_programs_folders_out(tmp_path):
         (tmp_path / name).write_text(text)
     paths = [str(tmp_path / name) for name in files]
     surface = package_surface(paths, lambda key: Path(key).read_bytes(), tmp_path)
-    # the package itself (its __init__ runs on import) and the module train.py imports
-    assert surface == {str(tmp_path / "pkg" / "__init__.py"), str(tmp_path / "pkg" / "models.py")}
+    # the package itself (its __init__ runs on import), the module train.py imports, the
+    # private module it hands on and what that one imports; beside the scripts, the
+    # module train.py imports and the one that only defines layers
+    assert surface == {str(tmp_path / name) for name in (
+        "pkg/__init__.py", "pkg/models.py", "pkg/_impl.py", "pkg/_more.py", "pkg/blocks.py", "base.py", "layers.py")}

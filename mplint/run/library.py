@@ -8,11 +8,15 @@ The evidence, in order (README, "A library of layers and models usually sets no 
 - a packaged project (setup.py, setup.cfg, a distribution in pyproject.toml) is code for
   others to import: every module of its packages;
 - a repository that is not packaged (a model zoo on GitHub, a Kaggle copy) is a library
-  only through its packages' surface: the modules an ``__init__.py`` imports, and those
-  that code outside the package (scripts, notebooks, tests, another package) imports.
-  A module only its own package imports is built the way that package's models build
-  it, often under a condition mplint does not follow, and a flat folder of scripts and
-  modules is a training program's, not a library.
+  through its surface: the modules a package's ``__init__.py`` imports, those that code
+  outside the package (scripts, notebooks, tests, another package) imports, the private
+  modules (``_model_unet.py``) the surface imports, whose public models it hands on, and
+  what those private modules import; and outside any package (a flat folder of
+  ``train.py`` and ``model.py``, a zip download), each module another file imports, or
+  that defines layers or models and runs nothing on import. A public module only its own
+  package imports is built the way that package's models build it, often under a
+  condition mplint does not follow, and stays out; so does a script (a ``__main__``
+  guard), and a one-off script nobody imports.
 
 Reads bytes only (no libcst): the index calls it on every run.
 """
@@ -168,25 +172,50 @@ def _top_package(path: str, root: str) -> Optional[str]:
     return parts[0] if len(parts) > 1 else None
 
 
+def _is_private(path: str) -> bool:
+    """``_model_unet.py``: a module its package keeps to itself (not ``__init__.py``)."""
+    name = os.path.basename(path)
+    return name.startswith("_") and not name.startswith("__")
+
+
+#: a class deriving from a Keras layer or model (``class Block(tf.keras.layers.Layer)``,
+#: ``class Net(keras.Model)``, ``class WSConv2D(layers.Conv2D)``) at the start of a line
+_DEFINES_LAYERS = re.compile(rb"^class[ \t]+\w+[ \t]*\([^)]*\b(?:layers|Layer|Model|Sequential)\b", re.M)
+#: a call at the start of a line (``main()``, ``model.fit(...)``): the module runs it on import
+_TOP_LEVEL_CALL = re.compile(rb"^[A-Za-z_][\w.]*[ \t]*\(", re.M)
+
+
+def defines_layers(raw: bytes) -> bool:
+    """Layers or models for others to build, and nothing run on import: no ``__main__``
+    guard, no call at the top level (a one-off script that trains what it defines)."""
+    return bool(_DEFINES_LAYERS.search(raw)) and not is_script(raw) and not _TOP_LEVEL_CALL.search(raw)
+
+
 def package_surface(files: Iterable[str], read: Callable[[str], Optional[bytes]],
                     root: Path) -> FrozenSet[str]:
-    """The modules of the repository's packages that are meant to be imported (absolute
-    paths): those a package's ``__init__.py`` imports, and those that code outside the
-    module's top-level package imports (a script, a notebook, a test, another package).
+    """The modules of the repository meant to be imported (absolute paths): in a package
+    folder below the root, those a package's ``__init__.py`` imports, those that code
+    outside the module's top-level package imports (a script, a notebook, a test,
+    another package), and the private modules that such a module imports, with what
+    they import of their package; outside any package (a flat folder), each module that
+    is no script and that another file imports or that defines layers or models.
 
-    Modules of a package folder directly below the root only (``zoo/layers.py``; not a
-    root with an ``__init__.py``, whose modules are the scripts' neighbours)."""
+    A root with an ``__init__.py`` is no package here: its modules are the scripts'
+    neighbours, flat modules."""
     keys = [os.path.abspath(path) for path in files]
     prefix = os.path.join(str(root), "")
     tops = {key: _top_package(key, prefix) for key in keys}
+    flat = {key for key in keys if _is_flat_module(key, root, tops[key], read)}
     targets: Dict[str, List[Tuple[str, Path]]] = {}
     for key in keys:
-        if tops[key] is not None and is_library_module(key, root):
+        if key in flat or (tops[key] is not None and is_library_module(key, root)):
             for name, folder in importable(key, root):
                 targets.setdefault(name, []).append((key, folder))
     if not targets:
         return frozenset()
     out: Set[str] = set()
+    #: importer -> the package modules of its own top-level package it imports
+    inside: Dict[str, Set[str]] = {}
     for importer in keys:
         raw = read(importer)
         if raw is None or b"import" not in raw:
@@ -194,8 +223,39 @@ def package_surface(files: Iterable[str], read: Callable[[str], Optional[bytes]]
         exporter = os.path.basename(importer) == "__init__.py"
         for name in imported_modules(_program_text(importer, raw)):
             for key, folder in targets.get(absolute_import(name, importer, root), ()):
-                if key in out or key == importer:
+                if key == importer or not on_path(folder, importer, root):
                     continue
-                if (exporter or tops[importer] != tops[key]) and on_path(folder, importer, root):
+                if key in flat or exporter or tops[importer] != tops[key]:
                     out.add(key)
+                else:
+                    inside.setdefault(importer, set()).add(key)
+    out |= _handed_on_privately(out, inside)
+    out |= {key for key in flat if key not in out and defines_layers(read(key) or b"")}
     return frozenset(out)
+
+
+def _is_flat_module(key: str, root: Path, top: Optional[str], read: Callable[[str], Optional[bytes]]) -> bool:
+    """A ``.py`` module outside any package (at the root, or in a folder with no
+    ``__init__.py``), no test, not under examples/ and the like, and no script."""
+    folder = os.path.dirname(key)
+    if not key.endswith(".py") or (top is not None and _is_package(folder)) or not _may_be_library(key, root):
+        return False
+    raw = read(key)
+    return raw is not None and not is_script(raw)
+
+
+def _handed_on_privately(surface: Set[str], inside: Dict[str, Set[str]]) -> Set[str]:
+    """The private modules the surface imports (``models.py`` does ``from
+    ._model_swin_unet import swin_unet``: the public model lives there), and every module
+    of its package that such a private module imports (the layers that model builds)."""
+    found: Set[str] = set()
+    todo = list(surface)
+    while todo:
+        module = todo.pop()
+        for imported in inside.get(module, ()):
+            if imported in surface or imported in found:
+                continue
+            if _is_private(imported) or _is_private(module):
+                found.add(imported)
+                todo.append(imported)
+    return found

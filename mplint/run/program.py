@@ -34,6 +34,7 @@ from typing import Any, Callable, Deque, Dict, FrozenSet, Iterable, List, Option
 
 from mplint.run.module_paths import absolute_import, importable, on_path
 from mplint.run.optimizer_values import OptimizerValues, judges_optimizers
+from mplint.run.registries import RegistryObjects
 from mplint.run.scaling_overrides import Override, find_overrides, may_drop_scaling
 from mplint.run.scaling_reached import find_scaling, uses_grappler_option
 from mplint.run.summaries import (
@@ -332,6 +333,8 @@ class ProgramModel:
         self._within: Optional[Set[str]] = None
         #: summaries' ``passes`` by the last name of the callee (see :meth:`call_sites`)
         self._sites_by_name: Optional[Dict[str, List[Tuple[str, str, str, str, str]]]] = None
+        #: registry objects filled by decorators (``@BACKBONES.register``)
+        self._registry_objects = RegistryObjects(self)
 
     # -- building ------------------------------------------------------------------------
     def build(self, setter_files: Iterable[str], targets: Optional[Iterable[str]] = None) -> "ProgramResult":
@@ -618,7 +621,7 @@ class ProgramModel:
             for module, name in self._resolve(path, BODY, decorator):
                 if name in self.summary(module).writers and module not in found:
                     found.append(module)
-        return found
+        return found + [module for module in self._registry_objects.filled_by(path) if module not in found]
 
     def _seed_library_api(self) -> None:
         """A library function that sets a policy and that nothing in the project calls
@@ -746,7 +749,8 @@ class ProgramModel:
                 return []
             return self._methods(self._class(path, cls), method)
         if callee.endswith(REGISTRY):
-            return self._registry(path, callee[:-len(REGISTRY)])
+            registry = callee[:-len(REGISTRY)]
+            return self._registry(path, registry) or self._registry_objects.lookup(path, registry)
         head, _, rest = callee.partition(".")
         if head == "self" and "." in function:
             owner = function.rsplit(".", 1)[0]
@@ -762,7 +766,7 @@ class ProgramModel:
             return []
         if head in summary.classes or head in summary.functions:
             return self._local(path, callee)
-        return self._through_imports(path, callee)
+        return self._through_imports(path, callee) or self._registry_objects.lookup(path, callee)
 
     def _imported_bodies(self, importer: str, name: str) -> List[Node]:
         """The module bodies an import statement runs, in the order Python runs them:
