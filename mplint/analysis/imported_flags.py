@@ -29,15 +29,10 @@ from mplint.rule.check import Context
 from mplint.run.module_paths import absolute_import
 from mplint.semantic.call_args import positional_or_keyword
 from mplint.semantic.names import dotted_name
+from mplint.semantic.vocabulary import FLAG_OBJECTS
 
 #: absl (and tf.compat.v1.flags) definitions of numbers: name, default, help
 ABSL_NUMBER_DEFINES = frozenset({"DEFINE_integer", "DEFINE_float"})
-#: how a module binds absl's registry: ``flags.FLAGS`` after ``from absl import flags``
-#: (or TensorFlow's ``tf.compat.v1.flags.FLAGS``), ``from absl.flags import FLAGS``
-_FLAG_REGISTRIES = frozenset({
-    "absl.flags.FLAGS", "tensorflow.compat.v1.flags.FLAGS", "tensorflow.flags.FLAGS", "tensorflow.app.flags.FLAGS",
-    "tensorflow.compat.v1.app.flags.FLAGS",
-})
 _SEARCH_DEPTH = 2
 #: (path, content digest) -> the module's number flag definitions: name -> defaults
 _DEFINED: Dict[Tuple[str, str], Dict[str, List[cst.BaseExpression]]] = {}
@@ -59,13 +54,13 @@ def is_imported_registry(ctx: Context, expr: cst.BaseExpression) -> bool:
     bound = _top_level_value(found[1], name)
     imports = _imports_of(found[1])
     if bound is None:
-        return imports.get(name) in _FLAG_REGISTRIES
+        return imports.get(name) in FLAG_OBJECTS
     written = dotted_name(bound)
     if written is None:
         return False
     head, _, rest = written.partition(".")
     target = imports.get(head)
-    return target is not None and f"{target}.{rest}" in _FLAG_REGISTRIES
+    return target is not None and f"{target}.{rest}" in FLAG_OBJECTS
 
 
 def imported_flag_default(ctx: Context, dest: str) -> Optional[Definition]:
