@@ -1,7 +1,9 @@
 """MP301-MP303 follow a size to where it is decided: a dict literal read by key, a
 flag's default, a functools.partial, a name bound on each arm of an if, a constant
 of another module, a dataclass field, an attribute of self set once, each element of
-a literal a loop runs over, a tuple unpacked, a pipeline handed to a training function;
+a literal a loop runs over, a tuple unpacked, a pipeline handed to a training function,
+a class attribute read through self or cls, a name a star import binds, an absl flag
+defined in an imported module;
 and stay silent where that value may not be the one that runs."""
 
 import textwrap
@@ -76,6 +78,21 @@ BAD = [
      "        super().__init__(**kwargs)\n        self.width = width\n"
      "        self.up = layers.Dense(self.width)\n",
      (5, "MP301"), "units=100", None),
+    ("class-attribute-read-through-self",
+     "class Stem(tf.keras.layers.Layer):\n    width = 20\n    def __init__(self, **kwargs):\n"
+     "        super().__init__(**kwargs)\n        self.conv = layers.Conv2D(self.width, 3)\n",
+     (5, "MP302"), "filters=20 (from width)", None),
+    ("class-attribute-of-a-base",
+     "class Base(tf.keras.layers.Layer):\n    hidden = 100\n    def build(self, shape):\n"
+     "        self.up = layers.Dense(self.hidden)\nclass Head(Base):\n    pass\n",
+     (4, "MP301"), "units=100 (from hidden)", None),
+    ("class-attribute-through-cls",
+     "class Blocks:\n    filters = 36\n    @classmethod\n    def conv(cls):\n        return layers.Conv2D(cls.filters, 3)\n",
+     (5, "MP302"), "filters=36", None),
+    ("class-attribute-of-the-built-class",
+     "class Narrow(tf.keras.layers.Layer):\n    units = 44\n    def build(self, shape):\n"
+     "        self.up = layers.Dense(self.units)\nclass Wide(Narrow):\n    units = 64\nlayer = Narrow()\n",
+     (4, "MP301"), "units=44", None),
     ("loop-over-a-literal",
      "x = inputs\nfor filters in (32, 64, 100):\n    x = layers.Conv2D(filters, 3)(x)\n",
      (3, "MP302"), "filters=100 (from filters)", None),
@@ -162,6 +179,23 @@ GOOD = [
                                        "class C(B):\n    def __init__(self):\n        super().__init__()\n        self.width = 128\n"),
     ("self-attribute-of-an-unknown-argument", "class D(tf.keras.layers.Layer):\n    def __init__(self, width):\n"
                                               "        self.w = width\n        self.up = layers.Dense(self.w)\nD(n)\n"),
+    # a class attribute is followed through self/cls only while nothing else decides it
+    ("class-attribute-overridden-in-the-built-subclass",
+     "class Tower(tf.keras.layers.Layer):\n    units = 36\n    def build(self, shape):\n"
+     "        self.up = layers.Dense(self.units)\nclass WideTower(Tower):\n    units = 64\nlayer = WideTower()\n"),
+    ("class-attribute-overridden-nothing-built",
+     "class Tower(tf.keras.layers.Layer):\n    units = 36\n    def build(self, shape):\n"
+     "        self.up = layers.Dense(self.units)\nclass WideTower(Tower):\n    units = 64\n"),
+    ("class-attribute-set-on-the-class", "class T(tf.keras.layers.Layer):\n    units = 36\n    def build(self, shape):\n"
+                                         "        self.up = layers.Dense(self.units)\nT.units = 64\n"),
+    ("class-attribute-set-on-an-instance", "class T(tf.keras.layers.Layer):\n    units = 36\n"
+                                           "    def __init__(self, wide=False):\n        if wide:\n            self.units = 64\n"
+                                           "    def build(self, shape):\n        self.up = layers.Dense(self.units)\n"),
+    ("class-attribute-computed", "class T(tf.keras.layers.Layer):\n    units = compute()\n    def build(self, shape):\n"
+                                 "        self.up = layers.Dense(self.units)\n"),
+    ("class-attribute-read-in-a-nested-function",
+     "class T(tf.keras.layers.Layer):\n    units = 36\n    def build(self, shape):\n"
+     "        def make(self=other):\n            return layers.Dense(self.units)\n        self.up = make()\n"),
     # a loop variable is each element only inside the loop, and only when nothing else binds it
     ("used-after-the-loop", "for width in (32, 100):\n    pass\nh = layers.Dense(width)\n"),
     ("loop-over-unknowns", "for units in [64, n]:\n    h = layers.Dense(units)\n"),
@@ -259,3 +293,67 @@ def test_relative_imports_of_a_package_constant(tmp_path):
     result = run_cli("check", "--exit-zero", "--no-cache", ".", cwd=tmp_path)
     assert reported(result.stdout) == [("pkg/model.py", 5, "MP301"), ("pkg/model.py", 6, "MP301")]
     assert "units=60 (from config.SIZES['a'])" in result.stdout
+
+
+STAR_PROJECT = {
+    "pyproject.toml": '[project]\nname = "p"\n',
+    "hparams.py": "HIDDEN = 100\nBATCH = 64\n",
+    "train.py": "import tensorflow as tf\nfrom hparams import *\n"
+                "tf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
+                "m = tf.keras.Sequential([tf.keras.layers.Dense(HIDDEN), tf.keras.layers.Dense(1, dtype='float32')])\n"
+                "m.fit(x, y, batch_size=BATCH)\n",
+}
+
+
+def test_a_star_imported_constant_decides_and_its_edit_reaches_the_cache(tmp_path):
+    write_files(tmp_path, STAR_PROJECT)
+    result = run_cli("check", "--exit-zero", ".", cwd=tmp_path)
+    assert reported(result.stdout) == [("train.py", 4, "MP301")]
+    assert "units=100 (from hparams.HIDDEN)" in result.stdout
+    (tmp_path / "hparams.py").write_text("HIDDEN = 128\nBATCH = 60\n")
+    assert reported(run_cli("check", "--exit-zero", ".", cwd=tmp_path).stdout) == [("train.py", 5, "MP303")]
+    (tmp_path / "hparams.py").write_text('__all__ = ["BATCH"]\nHIDDEN = 100\nBATCH = 64\n')
+    assert reported(run_cli("check", "--exit-zero", ".", cwd=tmp_path).stdout) == []
+
+
+FLAGS_PROJECT = {
+    "pyproject.toml": '[project]\nname = "p"\n',
+    "flagdefs.py": 'from absl import flags\nflags.DEFINE_integer("batch_size", 100, "batch")\nFLAGS = flags.FLAGS\n',
+    "train.py": "import tensorflow as tf\nfrom flagdefs import FLAGS\n"
+                "tf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
+                "m = tf.keras.Sequential([tf.keras.layers.Dense(128), tf.keras.layers.Dense(1, dtype='float32')])\n"
+                "m.fit(x, y, batch_size=FLAGS.batch_size)\n",
+}
+
+
+def test_an_absl_flag_of_another_module_decides_and_its_edit_reaches_the_cache(tmp_path):
+    write_files(tmp_path, FLAGS_PROJECT)
+    result = run_cli("check", "--exit-zero", ".", cwd=tmp_path)
+    assert reported(result.stdout) == [("train.py", 5, "MP303")]
+    assert "batch_size=100 (the default of --batch_size in flagdefs.py)" in result.stdout
+    (tmp_path / "flagdefs.py").write_text(FLAGS_PROJECT["flagdefs.py"].replace("100", "128"))
+    assert reported(run_cli("check", "--exit-zero", ".", cwd=tmp_path).stdout) == []
+    (tmp_path / "flagdefs.py").write_text(FLAGS_PROJECT["flagdefs.py"] + 'FLAGS.set_default("batch_size", 64)\n')
+    assert reported(run_cli("check", "--exit-zero", ".", cwd=tmp_path).stdout) == []
+
+
+@pytest.mark.parametrize("train", [
+    # argparse's namespace, not absl's registry: an absl flag of that name elsewhere is not it
+    "import argparse\nimport flagdefs\np = argparse.ArgumentParser()\nargs = p.parse_args()\n"
+    "m.fit(x, y, batch_size=args.batch_size)\n",
+    # the program sets the flag itself, or passes it on an argument list it builds
+    "from flagdefs import FLAGS\nFLAGS.batch_size = 64\nm.fit(x, y, batch_size=FLAGS.batch_size)\n",
+    "from absl import app\nfrom flagdefs import FLAGS\ndef main(_):\n    m.fit(x, y, batch_size=FLAGS.batch_size)\n"
+    "app.run(main, argv=['train', '--batch_size=64'])\n",
+    # defined twice among the modules it imports
+    "import other\nfrom flagdefs import FLAGS\nm.fit(x, y, batch_size=FLAGS.batch_size)\n",
+    # a name that is not absl's registry in the module it comes from
+    "from flagdefs import CONFIG\nm.fit(x, y, batch_size=CONFIG.batch_size)\n",
+])
+def test_an_absl_flag_whose_value_the_program_decides_is_silent(tmp_path, train):
+    files = dict(FLAGS_PROJECT)
+    files["flagdefs.py"] += "CONFIG = load()\n"
+    files["other.py"] = 'from absl import flags\nflags.DEFINE_integer("batch_size", 96, "batch")\n'
+    files["train.py"] = "import tensorflow as tf\ntf.keras.mixed_precision.set_global_policy('mixed_float16')\n" + train
+    write_files(tmp_path, files)
+    assert reported(run_cli("check", "--exit-zero", "--no-cache", ".", cwd=tmp_path).stdout) == []

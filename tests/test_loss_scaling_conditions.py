@@ -345,3 +345,85 @@ def test_clipping_in_the_branch_that_differentiates_the_plain_loss_is_not_mp208(
         "            grads = optimizer.get_unscaled_gradients(grads)\n")
     assert early != wrapped
     assert fired(early, "MP208", keras_version=2) == [(_line(early, "clip_by_global_norm(tape.gradient"), "MP208")]
+
+
+# The wrapping decided at the top level, the step a function that reads the global.
+TOP_LEVEL_FLAG = textwrap.dedent("""\
+    import argparse
+    import keras
+    import tensorflow as tf
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--loss-scale", action="store_true")
+    args = parser.parse_args()
+    POLICY
+    opt = keras.optimizers.Adam()
+    if args.loss_scale:
+        opt = keras.mixed_precision.LossScaleOptimizer(opt)
+    model = keras.Sequential([keras.Input(shape=(8,)), keras.layers.Dense(1, dtype="float32")])
+
+
+    def step(x, y):
+        if args.loss_scale:
+            with tf.GradientTape() as tape:
+                scaled = opt.scale_loss(tf.reduce_mean(model(x) - y))
+            opt.apply(tape.gradient(scaled, model.trainable_variables), model.trainable_variables)
+        else:
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(model(x) - y)
+            opt.apply(tape.gradient(loss, model.trainable_variables), model.trainable_variables)  # plain
+""")
+
+
+def test_a_global_wrapped_under_a_flag_is_plain_on_the_function_branch_the_flag_shuts():
+    code = TOP_LEVEL_FLAG.replace("POLICY", 'keras.mixed_precision.set_global_policy("mixed_float16")')
+    [found] = lint(code, *RULES, keras_version=3)
+    assert (found.line, found.rule) == (_line(code, "# plain"), "MP201")
+    assert "on a branch where it is not wrapped" in found.message and found.fix is None
+
+
+def test_a_global_wrapped_under_the_flag_that_also_sets_the_policy_is_silent():
+    code = TOP_LEVEL_FLAG.replace("POLICY", 'if args.loss_scale:\n    keras.mixed_precision.set_global_policy("mixed_float16")')
+    assert findings(code, keras_version=3) == []
+
+
+def test_a_global_wrapped_on_every_run_is_not_plain_in_the_function():
+    code = TOP_LEVEL_FLAG.replace("POLICY", 'keras.mixed_precision.set_global_policy("mixed_float16")').replace(
+        "if args.loss_scale:\n    opt = keras", "if True:\n    opt = keras").replace(
+        "if True:\n    opt = keras.mixed_precision.LossScaleOptimizer(opt)", "opt = keras.mixed_precision.LossScaleOptimizer(opt)")
+    # wrapped on every run: the plain branch differentiates an unscaled loss on a wrapped optimizer
+    assert findings(code, keras_version=3) == [(_line(code, "# plain"), "MP202")]
+
+
+SETUP_TRAINER = textwrap.dedent("""\
+    import keras
+    import tensorflow as tf
+
+    keras.mixed_precision.set_global_policy("mixed_float16")
+
+
+    class Trainer:
+        def __init__(self, model):
+            self.model = model
+            self.opt = None
+
+        SETUP
+
+        def step(self, x, y):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.cast(self.model(x), tf.float32) - y)
+            grads = tape.gradient(loss, self.model.trainable_variables)
+            self.opt.apply(grads, self.model.trainable_variables)  # update
+""")
+
+
+def test_an_optimizer_made_in_a_setup_method_decides_the_step():
+    code = SETUP_TRAINER.replace("SETUP", "def setup(self, lr):\n        self.opt = keras.optimizers.SGD(lr)")
+    assert findings(code, keras_version=3) == [(_line(code, "# update"), "MP201")]
+    wrapped = code.replace("keras.optimizers.SGD(lr)", "keras.mixed_precision.LossScaleOptimizer(keras.optimizers.SGD(lr))")
+    assert (_line(code, "# update"), "MP202") in findings(wrapped, keras_version=3)
+
+
+def test_an_optimizer_only_ever_none_in_the_file_is_unknown():
+    code = SETUP_TRAINER.replace("SETUP", "def reset(self):\n        self.opt = None")
+    assert findings(code, keras_version=3) == []

@@ -27,7 +27,9 @@ from mplint.analysis.references import References
 from mplint.rule.check import Analysis, Context
 from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.semantic.conditions import Conditions
-from mplint.semantic.scopes import Binding, Branches, Location, Scope
+from mplint.semantic.scopes import (
+    Binding, Branches, Location, Scope, attributes_of, class_attribute, instance_class, subclasses_in_file,
+)
 from mplint.semantic.values import Evaluator, argument_for, is_constant, is_dataclass
 from mplint.semantic.vocabulary import (
     ANY_MODEL_CLASSES, DATASET_FACTORIES, DATASET_METHODS, DATASET_ONLY_METHODS, EINSUM_DENSE,
@@ -461,6 +463,16 @@ class AlignedDimensions(Analysis):
                 assert attribute.value is not None
                 inner = self._trace(attribute.value, attribute.location(), depth + 1)
                 return None if inner is None else [replace(o, chain=(attribute,) + o.chain) for o in inner]
+            held = self._class_attribute(expr, loc)
+            if held is not None:  # ``width = 20`` in the class body, then ``Conv2D(self.width)``
+                out = []
+                for bound in held:
+                    assert bound.value is not None
+                    inner = self._trace(bound.value, bound.location(), depth + 1)
+                    if inner is None:
+                        return None
+                    out += [replace(o, chain=(bound,) + o.chain) for o in inner]
+                return out
             return self._from_elsewhere(expr)
         found = self.evaluator.values(expr, loc)
         if found is None or not all(_is_int(v) or v is None for v in found):
@@ -523,6 +535,48 @@ class AlignedDimensions(Analysis):
             return None
         others = [c for c in self.ctx.scopes.all_scopes() if c.kind == "class" and c is not cls]
         return None if any(expr.attr.value in c.attributes for c in others) else assigned[0]
+
+    def _class_attribute(self, expr: cst.Attribute, loc: Location) -> Optional[List[Binding]]:
+        """The class-body bindings ``self.<attr>`` (``cls.<attr>`` in a classmethod) may
+        read in a method: the nearest one through the instance's class and its bases in
+        this file (``width = 20``). A subclass of the file that binds it again makes the
+        instance's class matter: then only the classes the file builds count, and none
+        built is unknown. Unknown too when any instance sets the attribute
+        (``self.width = ...``), the file writes it (``Stem.width = 32``, ``setattr``), or
+        a binding is not a plain constant."""
+        receiver = expr.value
+        if not isinstance(receiver, cst.Name) or loc.scope.kind != "function" \
+                or receiver.value != _first_parameter(loc.scope):
+            return None
+        cls = instance_class(loc)
+        attr = expr.attr.value
+        if cls is None or _attribute_written(self.ctx.text, attr):
+            return None
+        family = [cls, *subclasses_in_file(cls)]
+        if any(attributes_of(owner, attr) for owner in family):
+            return None
+        nearest = class_attribute(cls, attr)
+        if nearest is None:
+            return None
+        held = {id(b): b for b in (class_attribute(owner, attr) for owner in family) if b is not None}
+        if len(held) > 1:  # overridden in a subclass: the classes the file builds decide
+            built = [owner for owner in family if self._built(owner)]
+            if not built:
+                return None
+            held = {id(b): b for b in (class_attribute(owner, attr) for owner in built) if b is not None}
+        bindings = list(held.values())
+        if not all(is_constant(b) and b.value is not None and b.scope is not None for b in bindings):
+            return None
+        return bindings
+
+    def _built(self, cls: Scope) -> bool:
+        """The file constructs the class (``Stem(...)``, the name bound to it)."""
+        node = cls.node
+        if not isinstance(node, cst.ClassDef):
+            return False
+        name = node.name.value
+        return any((found := where.lookup(name)) is not None and found.node is node
+                   for _, where in self.ctx.scopes.calls.get(name, []))
 
     def _default(self, flag: Tuple[cst.BaseExpression, Location, str], depth: int) -> Optional[List[DimensionValue]]:
         """A flag's default: the value a run without the flag uses (no fix: the flag may
@@ -877,6 +931,22 @@ def _arms_of_one_if(bindings: List[Binding]) -> bool:
         return False
     shared = set.intersection(*({key for key, _, _ in b.branches} for b in bindings))
     return any(len({arm for b in bindings for key, arm, _ in b.branches if key == if_id}) > 1 for if_id in shared)
+
+
+def _first_parameter(scope: Scope) -> Optional[str]:
+    """The name of a method's first parameter (``self``, ``cls``)."""
+    function = scope.node
+    if not isinstance(function, cst.FunctionDef) or scope.parent is None or scope.parent.kind != "class" \
+            or not function.params.params:
+        return None
+    return function.params.params[0].name.value
+
+
+def _attribute_written(text: str, attr: str) -> bool:
+    """The file sets the attribute on some object (``Stem.width = 32``,
+    ``self.width += 8``) or sets attributes by name (``setattr``)."""
+    return re.search(rf"\.{re.escape(attr)}\s*(\+|-|\*|/|//)?=(?!=)", text) is not None \
+        or re.search(rf"\bsetattr\([^)]*['\"]{re.escape(attr)}['\"]", text) is not None
 
 
 def _is_field_call(call: cst.Call) -> bool:

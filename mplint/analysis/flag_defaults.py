@@ -1,30 +1,30 @@
 """The default of a command-line flag a value is read from: ``args.batch_size`` after
 ``parser.add_argument("--batch-size", type=int, default=100)``, ``FLAGS.units`` after
-``flags.DEFINE_integer("units", 100, ...)``, a ``click`` command's parameter after
+``flags.DEFINE_integer("units", 100, ...)`` (in this file, or in a module it imports:
+:mod:`analysis.imported_flags`), a ``click`` command's parameter after
 ``@click.option("--batch-size", default=100)``.
 
 A run without the flag uses the default, so the default is the value the program is
 written for. Which object is the parsed command line is the conditions' answer
 (``Conditions.key``: ``args = parser.parse_args()``, absl's ``FLAGS``, a parameter
-every call passes it to); the flag must be defined once in this file, and a file that
-writes the destination (``args.batch_size = ...``) or calls ``set_defaults`` leaves it
-unknown.
+every call passes it to, absl's ``FLAGS`` as another module of the project hands it
+on); the flag must be defined once, and a program that writes the destination
+(``args.batch_size = ...``) or sets its default leaves it unknown.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
+from mplint.analysis.imported_flags import ABSL_NUMBER_DEFINES, changes_flag, imported_flag_default, is_imported_registry
 from mplint.rule.check import Analysis, Context
 from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.semantic.conditions import FLAGS, Conditions
 from mplint.semantic.scopes import Binding, Location
+from mplint.semantic.vocabulary import FLAG_OBJECTS
 
-#: absl (and tf.compat.v1.flags) definitions of numbers: name, default, help
-_ABSL_DEFINES = frozenset({"DEFINE_integer", "DEFINE_float"})
 _CLICK_OPTIONS = frozenset({"click.option", "click.argument"})
 
 
@@ -40,7 +40,7 @@ class FlagDefaults(Analysis):
         method = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
         if method == "add_argument":
             self._argparse(node)
-        elif method in _ABSL_DEFINES:
+        elif method in ABSL_NUMBER_DEFINES:
             name = positional_or_keyword(node, 0, "name")
             default = positional_or_keyword(node, 1, "default")
             if isinstance(name, cst.SimpleString) and isinstance(name.evaluated_value, str) and default is not None:
@@ -77,11 +77,24 @@ class FlagDefaults(Analysis):
         written, and the flag's name; None when ``expr`` is no flag of this file."""
         if not isinstance(expr, cst.Attribute):
             return None
-        key = self.conditions.key(expr, loc)
         dest = expr.attr.value
-        if key != f"{FLAGS}.{dest}":
+        imported = is_imported_registry(self.ctx, expr.value)
+        if not imported and self.conditions.key(expr, loc) != f"{FLAGS}.{dest}":
             return None
+        if not self._defaults.get(dest) and (imported or self._is_absl(expr.value, loc)):
+            found = imported_flag_default(self.ctx, dest)  # defined in a module the file imports
+            return None if found is None else (found[0], loc, f"--{dest} in {found[1]}")
         return self._only_default(dest)
+
+    def _is_absl(self, expr: cst.BaseExpression, loc: Location) -> bool:
+        """absl's registry itself (``flags.FLAGS``), or a name bound to it once
+        (``FLAGS = flags.FLAGS``), not argparse's namespace."""
+        if self.ctx.names.resolve(expr) & FLAG_OBJECTS:
+            return True
+        binding = loc.lookup(expr.value) if isinstance(expr, cst.Name) else None
+        return binding is not None and binding.value is not None and binding.scope is not None \
+            and len(binding.scope.bindings.get(binding.name, ())) == 1 \
+            and bool(self.ctx.names.resolve(binding.value) & FLAG_OBJECTS)
 
     def click_default(self, binding: Binding) -> Optional[Tuple[cst.BaseExpression, Location, str]]:
         """A ``click`` command's parameter: the default its ``@click.option`` gives."""
@@ -112,12 +125,9 @@ class FlagDefaults(Analysis):
         return defined[0]
 
     def _rewritten(self, dest: str) -> bool:
-        """The file writes the parsed value (``args.batch_size *= n_gpus``) or changes
-        defaults after the definitions (``set_defaults``)."""
-        text = self.ctx.text
-        return re.search(rf"\.{re.escape(dest)}\s*(\+|-|\*|/|//)?=(?!=)", text) is not None \
-            or re.search(rf"set_defaults\([^)]*\b{re.escape(dest)}\s*=", text) is not None \
-            or re.search(rf"setattr\([^)]*['\"]{re.escape(dest)}['\"]", text) is not None
+        """The file changes the parsed value or its default (``args.batch_size *=
+        n_gpus``, ``set_defaults``)."""
+        return changes_flag(self.ctx.text, dest)
 
 
 def _strings(call: cst.Call) -> List[str]:

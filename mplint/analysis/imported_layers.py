@@ -190,6 +190,9 @@ def _public_names(module: cst.Module) -> List[str]:
                     listed = [e.value.evaluated_value for e in small.value.elements
                               if isinstance(e.value, cst.SimpleString)]
                     return [n for n in listed if isinstance(n, str)]
+                defined.append(small.targets[0].target.value)  # a constant: ``HIDDEN = 100``
+            elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                defined.append(small.target.value)
     return [n for n in defined if not n.startswith("_")]
 
 
@@ -244,6 +247,7 @@ def _module_file(module: str, importer: str, root: Optional[Path]) -> Optional[s
 #: module's top-level imports bind, relative ones included (shared with module_constants)
 module_file = _module_file
 top_level_imports = _top_level_imports
+star_imported = _star_imported
 
 
 # -- the other module's analysis ----------------------------------------------------------

@@ -22,7 +22,7 @@ from typing import Callable, Dict, Optional, Tuple, Union
 
 import libcst as cst
 
-from mplint.analysis.imported_layers import module_file, parsed_module, top_level_imports
+from mplint.analysis.imported_layers import module_file, parsed_module, star_imported, top_level_imports
 from mplint.rule.check import Context
 from mplint.run.module_paths import absolute_import
 from mplint.semantic.names import dotted_name
@@ -87,7 +87,7 @@ def _imported_name(ctx: Context, expr: cst.BaseExpression) -> Optional[str]:
     if written is None or resolved:
         return None
     head, _, rest = written.partition(".")
-    target = top_level_imports(ctx.module).get(head)
+    target = top_level_imports(ctx.module).get(head) or star_imported(ctx, head)
     return None if target is None else target + ("." + rest if rest else "")
 
 

@@ -159,6 +159,9 @@ class TrainingLoops(Analysis):
         self.defined_functions: Set[str] = set()
         #: ``name(...)`` calls by callee name, to follow an optimizer passed as an argument
         self._calls_by_name: Dict[str, List[Tuple[cst.Call, Location]]] = {}
+        #: ``self.name(...)`` calls by method name, and how often ``self.name`` is read at all
+        self._self_calls: Dict[str, List[Tuple[cst.Call, Location]]] = {}
+        self._self_reads: Dict[str, List[Location]] = {}
         self.auto_scale_off = False
         self._statement: List[cst.SimpleStatementLine] = []
         #: ``if hasattr(opt, "get_scaled_loss")`` tests and ``try``/``except AttributeError``
@@ -235,6 +238,8 @@ class TrainingLoops(Analysis):
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._not_reads.add(id(node.attr))
+        if isinstance(node.value, cst.Name) and node.value.value == "self":
+            self._self_reads.setdefault(node.attr.value, []).append(self.ctx.scopes.location())
 
     def visit_Arg(self, node: cst.Arg) -> None:
         if node.keyword is not None:
@@ -253,6 +258,8 @@ class TrainingLoops(Analysis):
         func = node.func
         if isinstance(func, cst.Name):
             self._calls_by_name.setdefault(func.value, []).append((node, self.ctx.scopes.location()))
+        elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+            self._self_calls.setdefault(func.attr.value, []).append((node, self.ctx.scopes.location()))
         statement = self._statement[-1] if self._statement else None
         resolved = names.resolve(func)
         if resolved:
@@ -291,14 +298,20 @@ class TrainingLoops(Analysis):
 
     # -- optimizers -------------------------------------------------------------------
     def optimizer_origins(self, expr: cst.BaseExpression, loc: Location,
-                          assumed: Optional[Truths] = None) -> Tuple[OptimizerOrigin, ...]:
+                          assumed: Optional[Truths] = None, called: bool = False) -> Tuple[OptimizerOrigin, ...]:
         """Every origin the optimizer ``expr`` seen at ``loc`` may have; with ``assumed``
         (what the use's ``if`` arms need of each condition), only the bindings that can
-        run together with the use (see :attr:`narrowed`)."""
+        run together with the use (see :attr:`narrowed`). ``called``: the use calls a
+        method of it (``self.opt.apply(...)``), so where it also has other values it is
+        not ``None`` there (``self.opt = None`` in ``__init__``, the optimizer made in a
+        ``setup()`` the object runs first: a step on ``None`` would crash)."""
         saved = self._assumed
         self._assumed, self.narrowed = assumed or {}, False
         try:
-            return tuple(_known(self._origins(expr, loc, 0, frozenset())))
+            found = list(self._origins(expr, loc, 0, frozenset()))
+            if called and any(o.kind != NO_OPTIMIZER for o in found):
+                found = [o for o in found if o.kind != NO_OPTIMIZER]
+            return tuple(_known(iter(found)))
         finally:
             self._assumed = saved
 
@@ -441,7 +454,7 @@ class TrainingLoops(Analysis):
             yield OptimizerOrigin(NO_OPTIMIZER)
         elif isinstance(expr, cst.Name):
             # ``opt = Adam(); if amp: opt = LossScaleOptimizer(opt)``: either may arrive
-            found = [b for b in loc.reaching(expr.value) if self._possible(b)]
+            found = [b for b in _reaching(loc, expr.value) if self._possible(b)]
             forced = [b.order for b in found if self._forced(b)]
             if forced:  # the use's conditions make this one run: it replaces the earlier ones
                 found = [b for b in found if b.order >= max(forced)]
@@ -467,7 +480,8 @@ class TrainingLoops(Analysis):
             if bindings:
                 for binding in bindings:
                     yield from self._binding_origins(binding, depth, seen)
-            elif expr.attr.value == "optimizer" and id(cls.node) in self._model_classes:
+            elif expr.attr.value == "optimizer" and any(id(c.node) in self._model_classes for c in class_chain(cls)):
+                # a Model subclass, directly or through a base of this file (``SegModel(ScaledModel)``)
                 yield OptimizerOrigin(COMPILED, None, loc)
             else:
                 yield OptimizerOrigin(UNKNOWN_OPTIMIZER)
@@ -648,7 +662,7 @@ class TrainingLoops(Analysis):
         crossed = any(id(g.call) in self.crossed for g in gradients)
         assumed = self.conditions.truths(loc.branches, loc)
         step = TrainStep(call, method, call.func.value, loc, statement,
-                         self.optimizer_origins(call.func.value, loc, assumed), gradients,
+                         self.optimizer_origins(call.func.value, loc, assumed, called=True), gradients,
                          assumed=assumed, narrowed=self.narrowed, crossed=crossed)
         self._scaling(step, flow)
         return step
@@ -657,7 +671,7 @@ class TrainingLoops(Analysis):
                        statement: Optional[cst.SimpleStatementLine]) -> Optional[TrainStep]:
         """Keras 2 ``optimizer.minimize(loss, var_list, tape=tape)``: scales by itself when wrapped."""
         assert isinstance(call.func, cst.Attribute)
-        origins = self.optimizer_origins(call.func.value, loc)
+        origins = self.optimizer_origins(call.func.value, loc, called=True)
         if not any(o.kind in (PLAIN, LSO) for o in origins):
             return None  # a TF1 optimizer or something unknown
         loss = positional_or_keyword(call, 0, "loss")
@@ -839,13 +853,17 @@ class TrainingLoops(Analysis):
     def passed(self, binding: Binding) -> List[Tuple[cst.Call, cst.BaseExpression, Location]]:
         """The arguments every call of a plain function of this file passes for its
         parameter ``binding``; none unless the function is only ever called by name here
-        (not handed to ``strategy.run``, a decorator or another module's code)."""
+        (not handed to ``strategy.run``, a decorator or another module's code). A method
+        counts where the class only ever calls it on ``self`` (``self._apply(grads)``)
+        and its name is private (``_apply``: no other module calls it)."""
         scope = binding.scope
         function = scope.node if scope is not None else None
         if not isinstance(function, cst.FunctionDef) or not isinstance(binding.node, cst.Param) \
-                or scope is None or scope.parent is None or scope.parent.kind == "class" or function.decorators:
+                or scope is None or scope.parent is None or function.decorators:
             return []
         name = function.name.value
+        if scope.parent.kind == "class":
+            return self._passed_to_method(binding, function)
         sites = self._calls_by_name.get(name, [])
         if not sites or self._name_uses.get(name, 0) != len(sites):
             return []
@@ -856,6 +874,53 @@ class TrainingLoops(Analysis):
                 return []  # another function of that name, or the argument left to its default
             out.append((call, arg, where))
         return out
+
+    def _passed_to_method(self, binding: Binding, method: cst.FunctionDef
+                          ) -> List[Tuple[cst.Call, cst.BaseExpression, Location]]:
+        """What every ``self.<method>(...)`` call of the file passes for a parameter of
+        a private method (``self`` already bound); none where ``self.<method>`` is read
+        other than to call it (handed on as a callback) or a call runs another
+        definition of that name (an override)."""
+        name = method.name.value
+        definer = binding.scope.parent if binding.scope is not None else None
+        if definer is None or not name.startswith("_") or name.startswith("__") or binding.node is _first_param(method):
+            return []
+
+        def related(where: Location) -> bool:  # code whose ``self`` may be an instance of the class
+            cls = where.scope.enclosing_class()
+            return cls is None or any(c is definer for c in class_chain(cls)) \
+                or any(c is cls for c in class_chain(definer))
+
+        sites = [(call, where) for call, where in self._self_calls.get(name, []) if related(where)]
+        reads = [where for where in self._self_reads.get(name, []) if related(where)]
+        if not sites or len(reads) != len(sites):
+            return []
+        out: List[Tuple[cst.Call, cst.BaseExpression, Location]] = []
+        for call, where in sites:
+            runs = local_function(call, where)
+            arg = argument_for(method, binding.node, call, 1) if isinstance(binding.node, cst.Param) else None
+            if runs is None or runs.node is not method or not isinstance(arg, cst.BaseExpression):
+                return []
+            out.append((call, arg, where))
+        return out
+
+
+def _reaching(loc: Location, name: str) -> List[Binding]:
+    """The bindings whose value ``name`` may have at ``loc``; a name of an enclosing
+    scope (a global read in a function) may have any value that reaches the end of
+    that scope's code (``opt = Adam()`` and ``if amp: opt = LossScaleOptimizer(opt)``
+    at the top level, read in ``step()`` that runs after them)."""
+    found = loc.reaching(name)
+    if len(found) != 1 or found[0].scope is None or found[0].scope is loc.scope:
+        return found
+    outer = found[0].scope
+    return outer.reaching(name, found[0].order + 1) or found
+
+
+def _first_param(function: cst.FunctionDef) -> Optional[cst.Param]:
+    """A method's ``self``."""
+    params = [*function.params.posonly_params, *function.params.params]
+    return params[0] if params else None
 
 
 def _constant_key(subscript: cst.Subscript) -> Optional[str]:
