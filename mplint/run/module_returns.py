@@ -81,8 +81,6 @@ def _returns(function: ast.FunctionDef, names: Dict[str, FrozenSet[str]]) -> Dic
     params = {a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)}
     params |= {a.arg for a in (function.args.vararg, function.args.kwarg) if a is not None}
     local = _local_bindings(function, names, params)
-    if local is None:
-        return {}
     shapes: Set[Optional[int]] = set()
     joined: Dict[str, Set[str]] = {}
     returns = [node for node in _own_nodes(function) if isinstance(node, ast.Return)]
@@ -105,10 +103,10 @@ def _returns(function: ast.FunctionDef, names: Dict[str, FrozenSet[str]]) -> Dic
 
 
 def _local_bindings(function: ast.FunctionDef, names: Dict[str, FrozenSet[str]],
-                    params: Set[str]) -> Optional[Dict[str, FrozenSet[str]]]:
+                    params: Set[str]) -> Dict[str, FrozenSet[str]]:
     """Local name -> modules, for names the function assigns once from a module or a
-    ``.get(key, default)``; None when a returned name might be something else is not
-    decided here (see :func:`_value`): every other local maps to nothing."""
+    ``.get(key, default)``; every other local name maps to nothing (unknown), so it
+    hides a module-level name of that spelling."""
     counts: Dict[str, int] = {}
     values: Dict[str, ast.expr] = {}
     for node in _own_nodes(function):
@@ -120,8 +118,8 @@ def _local_bindings(function: ast.FunctionDef, names: Dict[str, FrozenSet[str]],
             target = node.optional_vars if isinstance(node, ast.withitem) else node.target
             targets = [target] if target is not None else []
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            for name in node.names:
-                counts[name] = counts.get(name, 0) + 2  # bound elsewhere too: not followed
+            for declared in node.names:
+                counts[declared] = counts.get(declared, 0) + 2  # bound elsewhere too: not followed
         for target in targets:
             for name in ast.walk(target):
                 if isinstance(name, ast.Name):
