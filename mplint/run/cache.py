@@ -29,8 +29,9 @@ from mplint.run.code_stamp import code_stamp
 FOLDER = ".mplint_cache"
 #: the layout of the files in a version's folder (2: summaries in their own file; 4: the
 #: index keeps the TensorFlow and Keras names each file hands on and takes; 5: a result keeps
-#: the digests of the other files its checks read)
-FORMAT = 5
+#: the digests of the other files its checks read; 6: what a file hands on includes the
+#: modules its functions return)
+FORMAT = 6
 #: index key of the program model's result
 PROGRAM = "program:"
 #: results for named files kept besides the whole project's (one per set of files)

@@ -26,7 +26,7 @@ from mplint.run.dependency_pins import ProjectPins, project_pins
 from mplint.run.discovery import discover
 from mplint.run.garbage import collected_per_file
 from mplint.run.library import is_configured_library_module, is_library_module, is_packaged, package_surface
-from mplint.run.module_paths import absolute_import, importable, on_path
+from mplint.run.module_paths import absolute_import, importable, module_names, on_path
 from mplint.run.program import ProgramModel, ProgramResult, Route, content_view, import_words, program_view
 from mplint.run.reexports import Exports, HandedOn, exports_of
 from mplint.run.summaries import ModuleSummary, summarize
@@ -487,7 +487,8 @@ def names_for(module, path: str, project: Optional["ProjectFacts"]) -> "NameReso
     names = NameResolver()
     collect_module_imports(module, names)
     if project is not None:
-        names.adopt_reexports(project.reexports().meanings, project.absolute_from(path))
+        names.adopt_reexports(project.reexports().meanings, project.absolute_from(path),
+                              module_names(path, project.root)[:1])
     return names
 
 

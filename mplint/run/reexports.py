@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 from mplint.run.module_paths import module_names
+from mplint.run.module_returns import returned_modules
 
 #: the packages whose names rules know; re-exports of anything else do not matter
 _PACKAGES = r"(?:tensorflow|keras|tf_keras)"
@@ -57,7 +58,8 @@ def exports_of(raw: bytes) -> Exports:
         for item in match.group(2).decode().split(","):
             name, _, alias = (part.strip() for part in item.partition(" as "))
             found.add((alias or name, f"{module}.{name}"))
-    return tuple(sorted(found))
+    imported = tuple(sorted(found))
+    return tuple(sorted(found.union(returned_modules(raw, imported))))
 
 
 def _starts_line(raw: bytes, at: int) -> bool:

@@ -189,6 +189,11 @@ class NameResolver:
         self.relative_imports: List[Tuple[str, str]] = []
         self._cache: Dict[Tuple[int, str], FrozenSet[str]] = {}
         self._by_node: Dict[int, Tuple[cst.BaseExpression, FrozenSet[str]]] = {}
+        #: the absolute names of the project functions a module-level name calls
+        #: (``f`` of ``from ..pkg import f`` -> ``pkg.f``), and what a project module
+        #: hands on by name (see :meth:`adopt_reexports`)
+        self._functions: Dict[str, Set[str]] = {}
+        self._handed: Optional[Callable[[str], FrozenSet[str]]] = None
 
     def _forget(self) -> None:
         self._cache.clear()
@@ -209,12 +214,20 @@ class NameResolver:
         self.scopes[-1].add_import(node)
         self._forget()
 
-    def adopt_reexports(self, meanings: Callable[[str], FrozenSet[str]], absolute: Callable[[str], str]) -> None:
+    def adopt_reexports(self, meanings: Callable[[str], FrozenSet[str]], absolute: Callable[[str], str],
+                        own: Iterable[str] = ()) -> None:
         """``from pkg import tf`` (``from . import tf``) where the project's ``pkg`` binds
         ``tf`` by importing TensorFlow (:mod:`mplint.run.reexports`): ``tf`` names
         ``tensorflow`` here. ``meanings`` answers for a name, ``absolute`` makes a
-        relative module name absolute."""
+        relative module name absolute; ``own``: the module's own names, for the modules
+        its functions return (:meth:`returned`)."""
         scope = self.module_scope
+        self._handed = meanings
+        for local, targets in scope.aliases.items():
+            self._functions.setdefault(local, set()).update(targets)
+        for local, relative in self.relative_imports:
+            self._functions.setdefault(local, set()).add(absolute(relative))
+        self._own_module = next(iter(own), None)
         for local, targets in scope.aliases.items():
             handed = {target: meanings(target) for target in targets}
             if any(handed.values()):
@@ -223,6 +236,32 @@ class NameResolver:
             for meaning in meanings(absolute(relative)):
                 scope.add(local, meaning)
         self._forget()
+
+    _own_module: Optional[str] = None
+
+    def returned(self, call: cst.BaseExpression, slot: str) -> FrozenSet[str]:
+        """The TensorFlow or Keras modules a call of a project function returns (in
+        ``slot``: ``()`` for the value, ``()#i`` for a returned tuple's i-th item), as
+        :mod:`mplint.run.module_returns` recorded them; empty when unknown."""
+        if self._handed is None or not isinstance(call, cst.Call) or not isinstance(call.func, cst.Name):
+            return _NOTHING
+        name = call.func.value
+        if any(name in scope.aliases for scope in self.scopes[1:]):
+            return _NOTHING  # a local name of that spelling hides the function
+        functions = self._functions.get(name)
+        if functions is None and self._own_module is not None and name not in self.module_scope.aliases:
+            functions = {f"{self._own_module}.{name}"}
+        if not functions:
+            return _NOTHING
+        answers = [self._handed(f"{function}{slot}") for function in functions]
+        if not all(answers):
+            return _NOTHING  # one candidate not followed: unknown
+        return frozenset(meaning for answer in answers for meaning in answer)
+
+    def forget_alias(self, local: str) -> None:
+        """A function's name rebound to something else: it no longer names an API."""
+        if len(self.scopes) > 1 and self.scopes[-1].aliases.pop(local, None) is not None:
+            self._forget()
 
     def add_alias(self, local: str, qualified: Iterable[str]) -> None:
         """``Dense = tf.keras.layers.Dense``: a plain assignment that names an API."""
@@ -360,14 +399,35 @@ def _relative_names(node: cst.ImportFrom) -> List[Tuple[str, str]]:
 
 
 def record_alias_assignment(node: cst.Assign, resolver: NameResolver) -> None:
-    """Treat ``L = tf.keras.layers`` like ``from tensorflow.keras import layers as L``."""
-    if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
+    """Treat ``L = tf.keras.layers`` like ``from tensorflow.keras import layers as L``,
+    and ``backend, layers = get_submodules(kwargs)`` alike where the project function
+    returns those modules (:meth:`NameResolver.returned`). In a function, a name rebound
+    to anything else stops being an alias."""
+    if len(node.targets) != 1:
         return
-    if not isinstance(node.value, (cst.Attribute, cst.Name)):
+    target = node.targets[0].target
+    if isinstance(target, (cst.Tuple, cst.List)) and isinstance(node.value, cst.Call):
+        names = [element.value for element in target.elements]
+        if all(isinstance(name, cst.Name) for name in names) and not any(
+                isinstance(element, cst.StarredElement) for element in target.elements):
+            for index, name in enumerate(names):
+                assert isinstance(name, cst.Name)
+                _bind_alias(name.value, resolver.returned(node.value, f"()#{index}"), resolver)
         return
-    qualified = resolver.qualified(node.value)
+    if not isinstance(target, cst.Name):
+        return
+    if isinstance(node.value, cst.Call):
+        _bind_alias(target.value, resolver.returned(node.value, "()"), resolver)
+        return
+    qualified = resolver.qualified(node.value) if isinstance(node.value, (cst.Attribute, cst.Name)) else _NOTHING
+    _bind_alias(target.value, qualified, resolver)
+
+
+def _bind_alias(local: str, qualified: FrozenSet[str], resolver: NameResolver) -> None:
     if qualified and any(q.split(".", 1)[0] in _API_ROOTS for q in qualified):
-        resolver.add_alias(node.targets[0].target.value, qualified)
+        resolver.add_alias(local, qualified)
+    else:
+        resolver.forget_alias(local)
 
 
 _API_ROOTS = frozenset({"tensorflow", "keras", "tf_keras", "numpy", "tensorflow_probability"})

@@ -1,0 +1,187 @@
+"""TensorFlow and Keras modules a project function returns: ``get_submodules_from_kwargs``
+in a package ``__init__`` returns ``kwargs.get('layers', keras.layers)`` and every model
+module does ``backend, layers, models, utils = get_submodules_from_kwargs(kwargs)``.
+Without knowing that, ``layers.Dense(...)`` there names nothing mplint knows.
+
+Each top-level function's returns are read with CPython's ``ast``, only in files that bind
+TensorFlow or Keras names and return a bare name or a tuple of names (a cheap search over
+the bytes first). What a function returns is handed on beside the file's imports
+(:mod:`mplint.run.reexports`) as ``(name + "()", module)`` for a single value and
+``(name + "()#i", module)`` for the i-th item of a returned tuple, so the project's digest,
+the cache and ``from pkg import name`` lookups cover it as they cover ``from pkg import tf``.
+
+A value that cannot be followed makes the function's whole answer unknown (nothing is
+handed on): ``kwargs.get(key)`` with no default, a default that is a parameter, returns
+that differ in shape, a name bound twice. The default of ``kwargs.get(key, default)`` is
+taken as the value: callers that pass another module under that key pass a Keras module
+too in every project seen, and the rules ask only which API a call names.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple
+
+from mplint.core.python_syntax import tree_or_none
+
+#: a ``return`` of a bare name, a dotted name or a tuple of them (the shape followed)
+_RETURN = re.compile(rb"^[ \t]+return[ \t]+\(?[\w.]+(?:[ \t]*,[ \t]*[\w.]+)*,?\)?[ \t]*(?:#[^\n]*)?$", re.MULTILINE)
+#: the packages whose modules are followed
+_ROOTS = ("tensorflow", "keras", "tf_keras")
+
+Exports = Tuple[Tuple[str, str], ...]
+
+
+def returned_modules(raw: bytes, exports: Exports) -> Exports:
+    """``(function + "()" or "()#i", module)`` for each top-level function of the file
+    whose every return is a TensorFlow or Keras module (or a tuple of them)."""
+    if not exports or not _RETURN.search(raw):
+        return ()
+    tree = tree_or_none(raw.decode("utf-8", errors="replace"))
+    if tree is None:
+        return ()
+    imported: Dict[str, Set[str]] = {}
+    for local, module in exports:
+        imported.setdefault(local, set()).add(module)
+    names = _module_level_names(tree, imported)
+    found: Set[Tuple[str, str]] = set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            for slot, meanings in _returns(node, names).items():
+                found.update((node.name + slot, meaning) for meaning in meanings)
+    return tuple(sorted(found))
+
+
+def _module_level_names(tree: ast.Module, imported: Dict[str, Set[str]]) -> Dict[str, FrozenSet[str]]:
+    """The file's import names, and module-level names assigned once from one
+    (``_LAYERS = keras.layers``); a name assigned twice, or rebound from an import, is
+    left out."""
+    names = {local: frozenset(modules) for local, modules in imported.items()}
+    counts: Dict[str, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                for name in ast.walk(target):
+                    if isinstance(name, ast.Name):
+                        counts[name.id] = counts.get(name.id, 0) + 1
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            local = node.targets[0].id
+            meanings = _dotted_meaning(node.value, names)
+            if meanings and counts.get(local) == 1 and local not in imported:
+                names[local] = meanings
+    return {local: meanings for local, meanings in names.items()
+            if local not in counts or local not in imported}
+
+
+def _returns(function: ast.FunctionDef, names: Dict[str, FrozenSet[str]]) -> Dict[str, FrozenSet[str]]:
+    """Slot (``()`` or ``()#i``) -> the modules returned there, joined over every return;
+    empty when any return is something else."""
+    params = {a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)}
+    params |= {a.arg for a in (function.args.vararg, function.args.kwarg) if a is not None}
+    local = _local_bindings(function, names, params)
+    shapes: Set[Optional[int]] = set()
+    joined: Dict[str, Set[str]] = {}
+    returns = [node for node in _own_nodes(function) if isinstance(node, ast.Return)]
+    if not returns:
+        return {}
+    for node in returns:
+        items = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value] if node.value else []
+        if not items:
+            return {}
+        shapes.add(len(items) if isinstance(node.value, ast.Tuple) else None)
+        for index, item in enumerate(items):
+            meanings = _value(item, local, names, params)
+            if not meanings:
+                return {}  # one value not followed: the function's answer is unknown
+            slot = "()" if not isinstance(node.value, ast.Tuple) else f"()#{index}"
+            joined.setdefault(slot, set()).update(meanings)
+    if len(shapes) != 1:
+        return {}
+    return {slot: frozenset(meanings) for slot, meanings in joined.items()}
+
+
+def _local_bindings(function: ast.FunctionDef, names: Dict[str, FrozenSet[str]],
+                    params: Set[str]) -> Dict[str, FrozenSet[str]]:
+    """Local name -> modules, for names the function assigns once from a module or a
+    ``.get(key, default)``; every other local name maps to nothing (unknown), so it
+    hides a module-level name of that spelling."""
+    counts: Dict[str, int] = {}
+    values: Dict[str, ast.expr] = {}
+    for node in _own_nodes(function):
+        targets: List[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.withitem,
+                               ast.NamedExpr)):
+            target = node.optional_vars if isinstance(node, ast.withitem) else node.target
+            targets = [target] if target is not None else []
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            for declared in node.names:
+                counts[declared] = counts.get(declared, 0) + 2  # bound elsewhere too: not followed
+        for target in targets:
+            for name in ast.walk(target):
+                if isinstance(name, ast.Name):
+                    counts[name.id] = counts.get(name.id, 0) + 1
+                    if isinstance(node, ast.Assign) and len(node.targets) == 1 and target is name:
+                        values[name.id] = node.value
+    out: Dict[str, FrozenSet[str]] = {}
+    for local, count in counts.items():
+        value = values.get(local)
+        if count == 1 and value is not None and local not in params:
+            out[local] = _value(value, {}, names, params)
+        else:
+            out[local] = frozenset()  # bound more than once, or not from a plain value
+    return out
+
+
+def _value(node: ast.expr, local: Dict[str, FrozenSet[str]], names: Dict[str, FrozenSet[str]],
+           params: Set[str]) -> FrozenSet[str]:
+    """The modules an expression denotes: a dotted name of an import (or of a local or
+    module-level name bound from one), or ``x.get(key, default)`` of such a default."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" \
+            and len(node.args) == 2 and not node.keywords:
+        return _value(node.args[1], local, names, params)
+    head = node
+    while isinstance(head, ast.Attribute):
+        head = head.value
+    if not isinstance(head, ast.Name) or head.id in params:
+        return frozenset()
+    if head.id in local:
+        base = local[head.id]
+    else:
+        base = names.get(head.id, frozenset())
+    return _extend(base, node)
+
+
+def _dotted_meaning(node: ast.expr, names: Dict[str, FrozenSet[str]]) -> FrozenSet[str]:
+    head = node
+    while isinstance(head, ast.Attribute):
+        head = head.value
+    if not isinstance(head, ast.Name):
+        return frozenset()
+    return _extend(names.get(head.id, frozenset()), node)
+
+
+def _extend(base: FrozenSet[str], node: ast.expr) -> FrozenSet[str]:
+    """``base`` + the attributes ``node`` reads after its head; only TensorFlow and Keras."""
+    rest: List[str] = []
+    while isinstance(node, ast.Attribute):
+        rest.append(node.attr)
+        node = node.value
+    suffix = ".".join(reversed(rest))
+    return frozenset(f"{b}.{suffix}" if suffix else b for b in base if b.split(".", 1)[0] in _ROOTS)
+
+
+def _own_nodes(function: ast.FunctionDef) -> List[ast.AST]:
+    """The function's nodes, nested functions, classes and lambdas left out."""
+    out: List[ast.AST] = []
+    stack: List[ast.AST] = list(function.body)
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                stack.append(child)
+    return out
