@@ -13,7 +13,7 @@ from mplint.analysis.tensor_calls import (
     ARITHMETIC, BUILT_IN_WEIGHTS, COMPUTE_DTYPE_ATTRS, TENSOR_KEYWORDS, VARIABLE_DTYPE_ATTRS, dtype_argument,
 )
 from mplint.analysis.tensor_helpers import UNKNOWN_OUTPUT, FileCalls
-from mplint.analysis.tensor_imports import returned_kinds
+from mplint.analysis.tensor_imports import framework_call, returned_kinds
 from mplint.analysis.tensor_sites import MAX_DEPTH, Env, Path, Where
 from mplint.analysis.tensor_syntax import child_scope, is_none, is_self, loop_targets, mentions, target_path
 from mplint.semantic.call_args import keyword_only, positional_or_keyword
@@ -311,9 +311,10 @@ class DtypeInference(FileCalls):
             kinds = {kind for kind, _, _ in self._returned(helper, call, where, depth)}
             return next(iter(kinds)) if len(kinds) == 1 else None
         names = self.ctx.names.resolve(func)
-        if not names:
+        if not framework_call(names):
             imported = returned_kinds(cast("TensorKinds", self), call, where, depth)  # a function of another module
-            return next(iter(imported)) if imported is not None and len(imported) == 1 else None
+            if imported is not None or not names:
+                return next(iter(imported)) if imported is not None and len(imported) == 1 else None
         if names & IMAGE_RESIZE:
             nearest = self.resizes_nearest(call, names, where.loc)
             if nearest:  # the input's dtype
