@@ -33,7 +33,7 @@ from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.semantic.names import dotted_name
 from mplint.semantic.scopes import Binding, Location, Scope
 from mplint.semantic.vocabulary import (
-    DATASET_METHODS, INPUT_FUNCTIONS, LAMBDA_LAYERS, LAYER_BASES, MODEL_CLASSES, makes_dataset,
+    DATASET_METHODS, FLOAT32_NAMES, INPUT_FUNCTIONS, LAMBDA_LAYERS, LAYER_BASES, MODEL_CLASSES, makes_dataset,
 )
 
 
@@ -104,6 +104,9 @@ class ComputeRegions(Analysis):
         #: ``super().__init__(...)`` calls by the class they appear in
         self._super_inits: List[Tuple[cst.Call, Scope]] = []
         self._autocast_off: Set[cst.ClassDef] = set()
+        #: calls of a plain name (``ArcMarginProduct(n, dtype="float32")``): the file's
+        #: constructions of its own classes
+        self._constructions: List[Tuple[cst.Call, Location]] = []
         self._resolved = False
         self._lambda_functions: Set[cst.CSTNode] = set()
         self._pipeline_functions: Set[cst.CSTNode] = set()
@@ -135,6 +138,8 @@ class ComputeRegions(Analysis):
             if attr == "__init__" and _is_super_call(func.value):
                 self._super_inits.append((node, self.ctx.scopes.current))
                 return
+        if isinstance(func, cst.Name):
+            self._constructions.append((node, self.ctx.scopes.location()))
         resolved = self.ctx.names.resolve(func)
         if (isinstance(func, cst.Attribute) and func.attr.value == "add_weight" and isinstance(func.value, cst.Name)
                 and func.value.value == "self") or _is_layer_base(resolved):
@@ -228,6 +233,7 @@ class ComputeRegions(Analysis):
                     if parent is not None and not parent.sixteen_bit:
                         cls.sixteen_bit = False
                         changed = True
+        self._pinned_by_constructions()
         for pending in self._lambda_args:
             fn = self._function_node(pending.expr, pending.loc)
             if fn is not None:
@@ -238,6 +244,28 @@ class ComputeRegions(Analysis):
             fn = self._function_node(pending.expr, pending.loc)
             if fn is not None:
                 self._pipeline_functions.add(fn)
+
+    def _pinned_by_constructions(self) -> None:
+        """A layer class that every construction in the file builds with a float32 (or
+        other non-16-bit) ``dtype`` computes in it: Keras casts its inputs to that dtype,
+        so nothing inside it is 16-bit. Judged per construction: one that leaves the dtype
+        out or passes one that cannot be followed keeps the class 16-bit. A subclass is
+        not pinned by its base's constructions (it has its own)."""
+        built: Dict[cst.ClassDef, List[Tuple[cst.Call, Location]]] = {}
+        for call, loc in self._constructions:
+            assert isinstance(call.func, cst.Name)
+            binding = loc.lookup(call.func.value)
+            if binding is not None and binding.kind == "class" and isinstance(binding.node, cst.ClassDef) \
+                    and binding.node in self._classes:
+                built.setdefault(binding.node, []).append((call, loc))
+        for node, calls in built.items():
+            if all(self._certainly_not_sixteen_bit(keyword_only(call, "dtype"), loc) for call, loc in calls):
+                self._classes[node].sixteen_bit = False
+
+    def _certainly_not_sixteen_bit(self, expr: Optional[cst.BaseExpression], loc: Location) -> bool:
+        """A dtype argument whose every value is a known non-16-bit dtype name."""
+        found = self.ctx.values.values(expr, loc) if expr is not None else None
+        return bool(found) and all(isinstance(v, str) and v in FLOAT32_NAMES for v in found or ())
 
     def _third_party_layer(self, node: cst.ClassDef, bases: List[Tuple[cst.BaseExpression, FrozenSet[str]]],
                            by_name: Dict[str, cst.ClassDef]) -> bool:

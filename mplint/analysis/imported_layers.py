@@ -216,6 +216,9 @@ def _top_level_imports(module: cst.Module) -> Dict[str, str]:
                     name = dotted_name(alias.name)
                     if name and alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                         out[alias.asname.name.value] = name
+                    elif name:  # ``import masks`` / ``import pkg.masks``: binds the first part
+                        head = name.split(".", 1)[0]
+                        out[head] = head
     return out
 
 

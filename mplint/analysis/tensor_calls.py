@@ -61,6 +61,15 @@ DTYPE_POSITION = {
     "tensorflow.range": 3,
 }
 
+#: where the resizing ops and layers (``IMAGE_RESIZE``, ``RESIZING_LAYERS``) take the
+#: argument that picks the method: keyword, position, and the method when it is left out
+RESIZE_METHOD_ARGUMENT: Dict[str, Tuple[str, int, str]] = {
+    "tensorflow.image.resize": ("method", 2, "bilinear"),
+    "keras.ops.image.resize": ("interpolation", 2, "bilinear"),
+    "keras.backend.resize_images": ("interpolation", 4, "nearest"),
+    "keras.layers.UpSampling2D": ("interpolation", 2, "nearest"),
+}
+
 #: weights a built-in layer makes with ``add_weight`` (autocast inside ``call``), by the
 #: attribute a subclass reads them through
 BUILT_IN_WEIGHTS: Dict[str, Tuple[str, ...]] = {
@@ -113,6 +122,17 @@ def operand_expressions(call: cst.Call, layout: str) -> List[cst.BaseExpression]
     if layout == "list" and args and isinstance(args[0], (cst.List, cst.Tuple)):
         return [e.value for e in args[0].elements if not isinstance(e, cst.StarredElement)]
     return []
+
+
+def resize_method(call: cst.Call, names: FrozenSet[str]) -> Optional[Tuple[Optional[cst.BaseExpression], str]]:
+    """The method argument of a resizing call of one of ``names`` (None when left out)
+    and the method it defaults to; None for any other call."""
+    for name in names:
+        found = RESIZE_METHOD_ARGUMENT.get(name)
+        if found is not None:
+            keyword, position, default = found
+            return positional_or_keyword(call, position, keyword), default
+    return None
 
 
 def dtype_argument(call: cst.Call, names: FrozenSet[str]) -> Optional[cst.BaseExpression]:

@@ -12,15 +12,15 @@ from mplint.analysis.dtype_kinds import F32, LOW
 from mplint.analysis.tensor_calls import (
     ARITHMETIC, BUILT_IN_WEIGHTS, COMPUTE_DTYPE_ATTRS, TENSOR_KEYWORDS, VARIABLE_DTYPE_ATTRS, dtype_argument,
 )
-from mplint.analysis.tensor_helpers import FileCalls
-from mplint.analysis.tensor_imports import returned_kinds
+from mplint.analysis.tensor_helpers import UNKNOWN_OUTPUT, FileCalls
+from mplint.analysis.tensor_imports import framework_call, returned_kinds
 from mplint.analysis.tensor_sites import MAX_DEPTH, Env, Path, Where
 from mplint.analysis.tensor_syntax import child_scope, is_none, is_self, loop_targets, mentions, target_path
 from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.semantic.scopes import Binding, Location
 from mplint.semantic.vocabulary import (
     ACTIVATION_GETTERS, CASTS, CONSTANTS, DTYPE_OF, EINOPS_FUNCTIONS, PYTHON_NUMBER_FUNCTIONS, DTYPE_PRESERVING_OPS, FILL_OPS, FLOAT32_BY_DEFAULT, FLOATX_FUNCTIONS,
-    GLOBAL_POLICY_FUNCTIONS, IMAGE_RESIZE, KERAS_OP_NAMESPACES, LIKE_OPS, NEAREST_RESIZE_METHODS, RANGE_OPS,
+    GLOBAL_POLICY_FUNCTIONS, IMAGE_RESIZE, KERAS_OP_NAMESPACES, LIKE_OPS, RANGE_OPS,
     TF_OP_NAMESPACES, TF_VARIABLES, UNPACKING_OPS,
 )
 
@@ -301,7 +301,7 @@ class DtypeInference(FileCalls):
         # a 16-bit sublayer: self.dense(x), Dense(3)(x), or dense(x) for a layer variable
         layer = self._called_layer(func, where)
         if layer is not None:
-            return LOW if layer else None
+            return None if layer == UNKNOWN_OUTPUT else layer
         if self._activation_attribute(func, where) and call.args:
             # ``self.activation = keras.activations.get(name)``: an activation keeps
             # its input's dtype
@@ -311,17 +311,15 @@ class DtypeInference(FileCalls):
             kinds = {kind for kind, _, _ in self._returned(helper, call, where, depth)}
             return next(iter(kinds)) if len(kinds) == 1 else None
         names = self.ctx.names.resolve(func)
-        if not names:
+        if not framework_call(names):
             imported = returned_kinds(cast("TensorKinds", self), call, where, depth)  # a function of another module
-            return next(iter(imported)) if imported is not None and len(imported) == 1 else None
+            if imported is not None or not names:
+                return next(iter(imported)) if imported is not None and len(imported) == 1 else None
         if names & IMAGE_RESIZE:
-            method = positional_or_keyword(call, 2, "method")
-            if method is None:
-                return F32
-            if self._is_nearest(method, where):
+            nearest = self.resizes_nearest(call, names, where.loc)
+            if nearest:  # the input's dtype
                 return self.kind(call.args[0].value, where, depth + 1) if call.args else None
-            found = self.ctx.values.values(method, where.loc)
-            return F32 if found and all(isinstance(v, str) for v in found) else None
+            return None if nearest is None else F32
         if names & RANGE_OPS:
             dtype = self._dtype_argument(call, names)
             if dtype is not None:
@@ -463,12 +461,6 @@ class DtypeInference(FileCalls):
             return self._python_float(expr.expression, where)
         found = self.ctx.values.values(expr, where.loc)
         return bool(found) and all(isinstance(v, float) for v in found)  # type: ignore[union-attr]
-
-    def _is_nearest(self, method: cst.BaseExpression, where: Where) -> bool:
-        if self.ctx.names.resolve(method) & NEAREST_RESIZE_METHODS:
-            return True
-        found = self.ctx.values.values(method, where.loc)
-        return bool(found) and all(v in NEAREST_RESIZE_METHODS for v in found)  # type: ignore[union-attr]
 
     def _dtype_argument(self, call: cst.Call, names: FrozenSet[str]) -> Optional[cst.BaseExpression]:
         return dtype_argument(call, names)

@@ -4,18 +4,23 @@ each returns, and which run under autocast because 16-bit code calls them."""
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from mplint.analysis.compute_regions import Region
-from mplint.analysis.tensor_calls import NOT_CALLED_FROM_CALL
+from mplint.analysis.dtype_kinds import F32, LOW
+from mplint.analysis.tensor_calls import NOT_CALLED_FROM_CALL, resize_method
 from mplint.analysis.tensor_sites import MAX_DEPTH, Env, Where
 from mplint.analysis.tensor_syntax import child_scope, decorated, is_self
 from mplint.analysis.tensor_walk import TensorWalk
 from mplint.semantic.call_args import UNREADABLE, argument_for
 from mplint.semantic.scopes import Location, Scope, is_public
-from mplint.semantic.vocabulary import SEQUENTIAL_CLASSES
+from mplint.semantic.vocabulary import NEAREST_RESIZE_METHODS, RESIZING_LAYERS, SEQUENTIAL_CLASSES
+
+#: what :meth:`FileCalls.called_layer` answers for a layer whose output kind is unknown
+#: (one that does not compute in 16 bits, or whose constructions disagree)
+UNKNOWN_OUTPUT = "unknown"
 
 
 class FileCalls(TensorWalk):
@@ -241,8 +246,11 @@ class FileCalls(TensorWalk):
         with self._under(self.call_env(function, offset, call, where, depth)):
             return [(self.kind(value, at, depth + 1), value, at) for value, at in returns]
 
-    def _called_layer(self, func: cst.BaseExpression, where: Where) -> Optional[bool]:
-        """True/False when ``func`` is a layer (16-bit or not); None when not a layer."""
+    def _called_layer(self, func: cst.BaseExpression, where: Where) -> Optional[str]:
+        """The kind of a layer's output when ``func`` is a layer: LOW for a 16-bit layer,
+        F32 for one that hands back float32 whatever its input (a bilinear
+        ``UpSampling2D``), ``UNKNOWN_OUTPUT`` for any other layer; None when ``func`` is
+        not a layer."""
         regions = self.regions
         if isinstance(func, cst.Attribute):
             # ``self.query = None`` in ``__init__``, ``self.query = Dense(...)`` in ``build``
@@ -250,17 +258,17 @@ class FileCalls(TensorWalk):
             if not values:
                 return None
             region = self.region(where.loc)
-            values = [(self._output_layer(value), at) for value, at in values]
-            if not all(isinstance(value, cst.Call) and self._is_layer_constructor(value, at.loc)
-                       for value, at in values):
+            built = [(self._output_layer(value), at.loc) for value, at in values]
+            if not all(isinstance(value, cst.Call) and self._is_layer_constructor(value, loc)
+                       for value, loc in built):
                 return None
-            if (region is None or region.kind != "layer") and not all(self._governed(at.loc) for _, at in values):
-                return None
-            return all(regions.is_sixteen_bit_layer(value, at.loc) for value, at in values)
+            if (region is None or region.kind != "layer") and not all(self._governed(loc) for _, loc in built):
+                return UNKNOWN_OUTPUT
+            return self._layer_output(built)
         if isinstance(func, cst.Call):  # Dense(3)(x)
             if self._is_layer_constructor(func, where.loc):
                 governed = self.region(where.loc) is not None or self._governed(where.loc)
-                return governed and regions.is_sixteen_bit_layer(func, where.loc)
+                return self._layer_output([(func, where.loc)]) if governed else UNKNOWN_OUTPUT
             return None
         if isinstance(func, cst.Name):
             binding, reaching = self.reaching(func, where)
@@ -269,8 +277,46 @@ class FileCalls(TensorWalk):
             loc = binding.location()
             if isinstance(binding.value, cst.Call) and self._is_layer_constructor(binding.value, loc):
                 governed = self.region(where.loc) is not None or self._governed(loc)
-                return reaching and governed and regions.is_sixteen_bit_layer(binding.value, loc)
+                return self._layer_output([(binding.value, loc)]) if reaching and governed else UNKNOWN_OUTPUT
         return None
+
+    def _layer_output(self, built: List[Tuple[cst.BaseExpression, Location]]) -> str:
+        """The output kind of a layer built by each of these constructor calls, run where
+        a mixed policy governs it: 16-bit, or float32 for a resizing layer that does not
+        resize nearest-neighbour (its result is never cast back)."""
+        kinds = set()
+        for value, loc in built:
+            if not isinstance(value, cst.Call) or not self.regions.is_sixteen_bit_layer(value, loc):
+                return UNKNOWN_OUTPUT
+            names = self.ctx.names.resolve(value.func)
+            if names & RESIZING_LAYERS:
+                nearest = self.resizes_nearest(value, names, loc)
+                kinds.add(None if nearest is None else LOW if nearest else F32)
+            else:
+                kinds.add(LOW)
+        found = next(iter(kinds)) if len(kinds) == 1 else None
+        return found if found is not None else UNKNOWN_OUTPUT
+
+    def resizes_nearest(self, call: cst.Call, names: FrozenSet[str], loc: Location) -> Optional[bool]:
+        """Whether a resizing op or layer (``IMAGE_RESIZE``, ``RESIZING_LAYERS``) resizes
+        nearest-neighbour (keeping its input's dtype; any other method gives float32);
+        None when the method cannot be followed."""
+        found = resize_method(call, names)
+        if found is None:
+            return None
+        method, default = found
+        if method is None:
+            return default in NEAREST_RESIZE_METHODS
+        resolved = self.ctx.names.resolve(method)
+        if resolved:
+            if resolved & NEAREST_RESIZE_METHODS:
+                return True
+            return False if all(n.startswith("tensorflow.image.ResizeMethod.") for n in resolved) else None
+        values = self.ctx.values.values(method, loc)
+        if not values or not all(isinstance(v, str) for v in values):
+            return None
+        nearest = {v in NEAREST_RESIZE_METHODS for v in values}
+        return next(iter(nearest)) if len(nearest) == 1 else None
 
     def _output_layer(self, value: cst.BaseExpression) -> cst.BaseExpression:
         """The layer whose output a ``keras.Sequential([..., last])`` written out gives

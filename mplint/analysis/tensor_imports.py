@@ -15,7 +15,7 @@ silent.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -49,7 +49,7 @@ class ImportedCallee:
 def imported_callee(kinds: "TensorKinds", call: cst.Call, where: "Where") -> Optional[ImportedCallee]:
     """What ``call`` runs when it calls a function imported from the project, or an
     instance of a 16-bit layer class imported from it (``self.attn = Attention(...)``)."""
-    if len(_ACTIVE) >= _MAX_HOPS or kinds.ctx.names.resolve(call.func):
+    if len(_ACTIVE) >= _MAX_HOPS or framework_call(kinds.ctx.names.resolve(call.func)):
         return None  # TensorFlow's and Keras's own names are the vocabulary's
     func = call.func
     if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
@@ -70,6 +70,12 @@ def imported_callee(kinds: "TensorKinds", call: cst.Call, where: "Where") -> Opt
             return None
         return ImportedCallee(other, scope, 0, path, _name(scope))
     return None
+
+
+def framework_call(names: FrozenSet[str]) -> bool:
+    """A call of TensorFlow or Keras (the vocabulary judges it); a name of another
+    import (``masks.causal_mask`` after ``import masks``) may be the project's own."""
+    return any(n == root or n.startswith(root + ".") for n in names for root in ("tensorflow", "keras"))
 
 
 def _definition(kinds: "TensorKinds", func: cst.BaseExpression

@@ -48,7 +48,6 @@ from mplint.analysis.tensor_calls import ARITHMETIC, TENSOR_KEYWORDS
 from mplint.analysis.tensor_constants import ConstantValues
 from mplint.analysis.tensor_sites import MAX_DEPTH, Env, Mismatch, OperationSite, Where
 from mplint.analysis.tensor_syntax import decorated
-from mplint.semantic.call_args import positional_or_keyword
 from mplint.semantic.scopes import Binding, Scope
 from mplint.semantic.vocabulary import (
     CASTS, CONSTANTS, FILL_OPS, FLOAT32_BY_DEFAULT, IMAGE_RESIZE, LIKE_OPS, RANGE_OPS,
@@ -244,8 +243,9 @@ class TensorKinds(ConstantValues):
                     return self.origin(side, where, depth + 1)
             return None
         if isinstance(expr, cst.Call):
-            if self._called_layer(expr.func, where) is not None:
-                return None
+            layer = self._called_layer(expr.func, where)
+            if layer is not None:  # a float32 layer output is made by the call
+                return (expr, where) if layer == F32 else None
             helper = self.helper(expr, where)
             if helper is not None:
                 function, offset = helper
@@ -260,10 +260,8 @@ class TensorKinds(ConstantValues):
                 if names & LIKE_OPS and self._dtype_argument(expr, names) is None and expr.args:
                     return self.origin(expr.args[0].value, where, depth + 1)
                 return expr, where
-            if names & IMAGE_RESIZE:
-                method = positional_or_keyword(expr, 2, "method")
-                if method is None or not self._is_nearest(method, where):
-                    return expr, where
+            if names & IMAGE_RESIZE and self.resizes_nearest(expr, names, where.loc) is False:
+                return expr, where
             for arg in expr.args:
                 if (arg.keyword is None or arg.keyword.value in TENSOR_KEYWORDS) \
                         and self.kind(arg.value, where) == F32:

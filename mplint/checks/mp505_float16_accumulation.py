@@ -51,28 +51,35 @@ class Float16Accumulation(Check):
         reported: Set[cst.CSTNode] = set()
         for sink, where in self._sinks:
             value = sink.args[0].value
-            for total, at, direct, env in self._sums(value, where, True, (), 0):
+            for total, at, direct, env, named in self._sums(value, where, True, (), 0, False):
                 if total in reported or not total.args:
                     continue
                 with kinds.under(env):
                     if kinds.kind(total.args[0].value, at) != LOW:
                         continue
                 reported.add(total)
+                overflow = (f"{policy.note}; a float16 sum overflows to inf past 65504 (70000 ones "
+                            f"sum to inf); cast to float32 before summing")
+                if named and at.loc.scope is where.loc.scope:
+                    # summed into a name, added on another line: reported where it is added
+                    self.report(
+                        sink,
+                        f"adds a float16 sum (made at line {self._line(total)} by "
+                        f"`{snippet(self.ctx.module.code_for_node(total), 40)}`) to a metric state "
+                        f"or loss{overflow}",
+                        self._fix(total, direct), noqa_at=(total,),
+                    )
+                    continue
                 into = "" if at.loc.scope is where.loc.scope else \
                     f" (returned into `{snippet(self.ctx.module.code_for_node(sink), 40)}` at line {self._line(sink)})"
-                self.report(
-                    total,
-                    f"sums float16 values into a metric state or loss{into}{policy.note}; a "
-                    f"float16 sum overflows to inf past 65504 (70000 ones sum to inf); "
-                    f"cast to float32 before summing",
-                    self._fix(total, direct),
-                )
+                self.report(total, f"sums float16 values into a metric state or loss{into}{overflow}",
+                            self._fix(total, direct))
 
     def _sums(self, expr: cst.BaseExpression, where: Where, direct: bool, env: Env,
-              depth: int) -> Iterator[Tuple[cst.Call, Where, bool, Env]]:
+              depth: int, named: bool) -> Iterator[Tuple[cst.Call, Where, bool, Env, bool]]:
         """Sum calls whose result flows into ``expr`` (through arithmetic, names and
         the returns of the file's helpers), with the helper's arguments to judge them
-        under.
+        under, and whether the sum reached it through a name (``named``).
 
         ``direct`` is True while the sum's result reaches the sink unchanged or
         combined only with constants, where a float32 result is certainly accepted
@@ -83,28 +90,28 @@ class Float16Accumulation(Check):
         kinds = self.ctx.get(TensorKinds)
         if isinstance(expr, cst.Call):
             if self.names.resolve(expr.func) & SUM_FUNCTIONS:
-                yield expr, where, direct, env
+                yield expr, where, direct, env, named
                 return
             with kinds.under(env):
                 returned = kinds.helper_returns(expr, where)
             if returned is not None:  # ``self.add_loss(1e-4 * l1(x))``
                 inner, values = returned
                 for value, at in values:
-                    yield from self._sums(value, at, False, inner, depth + 1)
+                    yield from self._sums(value, at, False, inner, depth + 1, named)
             return
         if isinstance(expr, cst.BinaryOperation):
             for side, other in ((expr.left, expr.right), (expr.right, expr.left)):
                 with kinds.under(env):
                     constant = kinds.constant(other, where) is not None
-                yield from self._sums(side, where, direct and constant, env, depth + 1)
+                yield from self._sums(side, where, direct and constant, env, depth + 1, named)
         elif isinstance(expr, cst.UnaryOperation):
-            yield from self._sums(expr.expression, where, direct, env, depth + 1)
+            yield from self._sums(expr.expression, where, direct, env, depth + 1, named)
         elif isinstance(expr, cst.Name):
             binding, reaching = kinds.reaching(expr, where)
             if binding is not None and reaching and binding.kind == "assign" and binding.value is not None:
                 bound = kinds.binding_where(binding)
                 if bound is not None:
-                    yield from self._sums(binding.value, bound, direct, env, depth + 1)
+                    yield from self._sums(binding.value, bound, direct, env, depth + 1, True)
 
     def _line(self, node: cst.CSTNode) -> int:
         found = positions_of(self.ctx.module, self.ctx.text, [node]).get(node)

@@ -310,8 +310,15 @@ FILL_OPS = frozenset({"tensorflow.fill"})
 #: ``tf.range``: int32 for integer bounds, float32 for float bounds, or its dtype
 RANGE_OPS = frozenset({"tensorflow.range"})
 #: image resizing: float32 whatever the input, except nearest-neighbour resizing, which
-#: keeps the input's dtype (``tf.image.resize`` documents both)
-IMAGE_RESIZE = frozenset({"tensorflow.image.resize"})
+#: keeps the input's dtype (``tf.image.resize`` documents both; Keras 2's
+#: ``backend.resize_images`` and Keras 3's ``ops.image.resize`` on TensorFlow hand its
+#: result back uncast: tf-keras ``backend.py``, keras ``backend/tensorflow/image.py``)
+IMAGE_RESIZE = frozenset({"tensorflow.image.resize", "keras.backend.resize_images", "keras.ops.image.resize"})
+#: built-in layers that resize with those and return the result uncast, so their output
+#: is float32 under a mixed policy unless they resize nearest-neighbour
+#: (``UpSampling2D.call`` in tf-keras and Keras 3; ``Resizing`` casts back to the
+#: compute dtype, so it is not one)
+RESIZING_LAYERS = frozenset({"keras.layers.UpSampling2D"})
 NEAREST_RESIZE_METHODS = frozenset({"nearest", "tensorflow.image.ResizeMethod.NEAREST_NEIGHBOR"})
 #: raw TensorFlow variables: float32 unless given a dtype, never autocast
 TF_VARIABLES = frozenset({"tensorflow.Variable"})
