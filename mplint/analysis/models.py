@@ -774,6 +774,10 @@ class ModelOutputs(Analysis):
                     yield from self._tensor(entry.value, loc, depth + 1)
             return
         if isinstance(expr, cst.Name):
+            argument = self._argument(expr, loc)
+            if argument is not None:  # a parameter of a followed call: what that call passes
+                yield from self._tensor(argument[0], argument[1], depth + 1)
+                return
             # Each arm of an ``if``/``elif`` that assigns the name may be the output:
             # every one is judged, not only the last.
             for binding in self._reaching_values(expr, loc):
