@@ -284,20 +284,34 @@ class ModelOutputs(Analysis):
             for classdef, scope in self._model_classes().values():
                 if id(classdef) in nested or self._only_a_base(classdef, scope):
                     continue
-                for expr, producer in self._subclassed(scope, 0):
-                    self._resolved.append(ModelOutput(classdef, expr, producer, "subclassed"))
+                builds = self._built_here(classdef)
+                if not builds or len(builds) > _MAX_BUILDER_CALLS:
+                    # judged as its own class: a ``call`` it inherits reads the
+                    # attributes of whichever class builds it (only one that is built)
+                    if _method(scope, "call") is None:
+                        continue
+                    builds = [None]
+                for built in builds:
+                    for expr, producer in self._subclassed(scope, 0, built):
+                        self._resolved.append(ModelOutput(classdef, expr, producer, "subclassed"))
         return self._resolved
 
     def _only_a_base(self, classdef: cst.ClassDef, scope: Scope) -> bool:
         """A model class the file never builds, whose subclasses here each override
-        ``call`` (``ProbNet(LogitsNet)`` returning ``softmax(super().call(x))``): its
-        own outputs are inner tensors of theirs, judged through them."""
+        ``call`` (``ProbNet(LogitsNet)`` returning ``softmax(super().call(x))``), or
+        some of which the file builds (``SoftmaxNet(Base)`` setting ``head_act``): its
+        own outputs are theirs, judged through them (as the class each one is)."""
         derived = [s for node, s, _ in self._classes if s is not scope and any(c is scope for c in class_chain(s))]
-        if not derived or any(_method(s, "call") is None for s in derived):
+        if not derived or self._built_here(classdef):
             return False
-        return not any(where.lookup(classdef.name.value) is not None
-                       and where.lookup(classdef.name.value).node is classdef  # type: ignore[union-attr]
-                       for _, where in self.ctx.scopes.calls.get(classdef.name.value, ()))
+        return all(_method(s, "call") is not None for s in derived) \
+            or any(isinstance(s.node, cst.ClassDef) and self._built_here(s.node) for s in derived)
+
+    def _built_here(self, classdef: cst.ClassDef) -> List[Tuple[cst.Call, Location]]:
+        """The file's calls that build the class (``SoftmaxNet()``), where each is made."""
+        name = classdef.name.value
+        return [(call, where) for call, where in self.ctx.scopes.calls.get(name, ())
+                if getattr(where.lookup(name), "node", None) is classdef]
 
     def method_calls(self, name: str) -> int:
         """How many ``self.<name>(...)`` calls the file's classes make."""
@@ -553,16 +567,29 @@ class ModelOutputs(Analysis):
             else:
                 found = self._local_model_class(call.func, loc)
                 if found is not None:
-                    yield from self._subclassed(found[1], depth + 1)
+                    yield from self._subclassed(found[1], depth + 1, (call, loc))
         finally:
             self._expanding.discard(id(call))
 
-    def _subclassed(self, class_scope: Scope, depth: int) -> Iterator[Output]:
-        """What ``call`` returns in a subclassed model (each ``return``)."""
-        method = _method(class_scope, "call")
-        if method is None:
+    def _subclassed(self, class_scope: Scope, depth: int,
+                    built: Optional[Tuple[cst.Call, Location]] = None) -> Iterator[Output]:
+        """What ``call`` returns in a subclassed model (each ``return``); inside the
+        construction ``built`` when given: ``self`` is an instance of the class it
+        builds (whose overrides and class attributes win), and ``__init__`` takes its
+        arguments."""
+        found = method_of(class_scope, "call")
+        method = found.node if found is not None and found.kind == "def" else None
+        if not isinstance(method, cst.FunctionDef):
             return
+        frame: Optional[CallFrame] = None
+        if built is not None:
+            init = method_of(class_scope, "__init__")
+            function = init.node if init is not None and isinstance(init.node, cst.FunctionDef) \
+                else class_scope.node
+            frame = CallFrame(function, built[0], built[1], 1, entry=True)
         for value, where in self._returns.get(id(method), []):
+            if frame is not None:
+                where = where.within(built[1].context).entering(frame)  # type: ignore[index]
             yield from self._tensor(value, where, depth + 1)
 
     def _model_classes(self) -> Dict[int, Tuple[cst.ClassDef, Scope]]:
