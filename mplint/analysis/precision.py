@@ -76,7 +76,7 @@ class OutputPrecision(Analysis):
         """Outputs certainly computed in 16 bits, one per reported node."""
         if self._found is None:
             self._found = []
-            seen: Dict[int, int] = {}
+            seen: Dict[Tuple[int, bool], int] = {}
             facts = self.ctx.facts
             policy = facts.mixed_policy()
             library = policy is None and facts.library_policy() is not None
@@ -103,13 +103,11 @@ class OutputPrecision(Analysis):
                 if found.custom is not None and output.style == "functional" \
                         and not self.ctx.get(CustomLayers).input_is_float(output):
                     continue  # an integer input stays integer: Keras autocasts only floats
-                if id(found.node) in seen:
-                    # judged again in another call of its builder: a softmax there is MP101's
-                    first = seen[id(found.node)]
-                    if found.softmax and not self._found[first].softmax:
-                        self._found[first] = found
-                    continue
-                seen[id(found.node)] = len(self._found)
+                if (id(found.node), found.softmax) in seen:
+                    continue  # judged again in another call of its builder, alike
+                # ``build(10, "softmax")`` and ``build(1, "sigmoid")``: one layer, a softmax
+                # (MP101's) in one call and a 16-bit output (MP102's) in the other
+                seen[(id(found.node), found.softmax)] = len(self._found)
                 self._found.append(found)
         return self._found
 
