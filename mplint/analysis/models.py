@@ -30,7 +30,7 @@ from mplint.semantic.scopes import (
 )
 from mplint.semantic.vocabulary import (
     ANY_MODEL_CLASSES, MODEL_CLASSES, PARTIALS, SEQUENTIAL_CLASSES, SIZE_KEEPING_LAYERS, WHOLE_MODEL_METHODS,
-    WHOLE_MODEL_VARIABLES,
+    WHOLE_MODEL_VARIABLES, is_classifier_application,
 )
 
 
@@ -83,7 +83,7 @@ class ModelOutput:
     model_call: cst.CSTNode
     expression: cst.BaseExpression
     producer: Optional[Producer]
-    style: str  # functional | sequential | subclassed
+    style: str  # functional | sequential | subclassed | application (a keras.applications classifier)
 
 
 @dataclass
@@ -256,6 +256,8 @@ class ModelOutputs(Analysis):
             self._models.append((node, loc, "functional"))
         elif resolved & SEQUENTIAL_CLASSES:
             self._models.append((node, loc, "sequential"))
+        elif is_classifier_application(resolved):
+            self._models.append((node, loc, "application"))
 
     # -- queries -------------------------------------------------------------------
     def resolve(self, expr: cst.BaseExpression) -> FrozenSet[str]:
@@ -271,6 +273,8 @@ class ModelOutputs(Analysis):
             for call, loc, style in self._models:
                 if id(call) in nested:
                     continue  # its outputs feed another model: reported through that one
+                if style == "application" and not self.used_as_whole_model(call):
+                    continue  # a backbone whose inner tensors (``base.layers[-2].output``) are read
                 for where in self._builder_contexts(loc):
                     for expr, producer in self._model_outputs(call, where, 0):
                         self._resolved.append(ModelOutput(call, expr, producer, style))
@@ -367,8 +371,10 @@ class ModelOutputs(Analysis):
         return None if expr is None else self.producer(expr, op.location)
 
     def is_model_constructor(self, call: cst.Call, loc: Location) -> bool:
-        """``keras.Model(...)``, ``keras.Sequential(...)`` or a local Model subclass."""
-        if self.resolve(call.func) & (MODEL_CLASSES | SEQUENTIAL_CLASSES):
+        """``keras.Model(...)``, ``keras.Sequential(...)``, a ``keras.applications``
+        classifier or a local Model subclass."""
+        resolved = self.resolve(call.func)
+        if resolved & (MODEL_CLASSES | SEQUENTIAL_CLASSES) or is_classifier_application(resolved):
             return True
         return self._local_model_class(call.func, loc) is not None
 
@@ -462,7 +468,7 @@ class ModelOutputs(Analysis):
                     outputs = positional_or_keyword(call, 1, "outputs")
                     if outputs is not None:
                         self._mark_graph(outputs, loc, nested)
-                else:
+                elif style == "sequential":
                     self._mark_sequential(call, loc, nested)
             # Blocks: models made where a layer goes, or made or called inside a
             # Keras class or a class that builds a functional graph (a training
@@ -564,6 +570,9 @@ class ModelOutputs(Analysis):
                 last = self._sequential_last(call, loc)
                 if last is not None:
                     yield from self._layer_outputs(last[0], last[1], depth + 1)
+            elif is_classifier_application(resolved):
+                # its top, when it has one: the "predictions" Dense the call configures
+                yield call, LayerProducer(call, resolved, loc)
             else:
                 found = self._local_model_class(call.func, loc)
                 if found is not None:
