@@ -288,7 +288,7 @@ class ModelOutputs(Analysis):
             for classdef, scope in self._model_classes().values():
                 if id(classdef) in nested or self._only_a_base(classdef, scope):
                     continue
-                builds = self._built_here(classdef)
+                builds: List[Optional[Tuple[cst.Call, Location]]] = list(self._built_here(classdef))
                 if not builds or len(builds) > _MAX_BUILDER_CALLS:
                     # judged as its own class: a ``call`` it inherits reads the
                     # attributes of whichever class builds it (only one that is built)
