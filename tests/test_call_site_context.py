@@ -67,9 +67,13 @@ def test_a_non_softmax_head_is_not_mp101_even_when_another_call_passes_softmax()
 
 
 def test_a_builder_is_judged_once_per_call():
-    # build("softmax") and build("linear"): one of its models has a softmax head
+    # build("softmax") and build("linear"): one model has a float16 softmax head, the
+    # other float16 logits as its output: each call's finding, on the one layer
     code = BLOCK + 'build("linear")\nbuild("softmax")\n'
-    assert fired(code, "MP101", "MP102") == [(_line(code, "layers.Dense(units"), "MP101")]
+    head = _line(code, "layers.Dense(units")
+    assert fired(code, "MP101", "MP102") == [(head, "MP101"), (head, "MP102")]
+    twice = BLOCK + 'build("softmax")\nbuild("softmax")\n'
+    assert fired(twice, "MP101", "MP102") == [(head, "MP101")]
     linear = BLOCK + 'build("linear")\nbuild("tanh")\n'
     assert fired(linear, "MP101", "MP102") == [(_line(linear, "layers.Dense(units"), "MP102")]
 

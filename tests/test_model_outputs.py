@@ -149,6 +149,15 @@ CASES = {
         """,
         [("functional", None), ("functional", None)],
     ),
+    "a keras.applications classifier trained as a whole is its own model": (
+        """
+        base = keras.applications.DenseNet121(weights=None, classes=2)
+        base.compile("adam", "categorical_crossentropy")
+        cut = keras.applications.ResNet50(weights=None)
+        m = keras.Model(cut.input, cut.layers[-2].output)
+        """,
+        [("application", "keras.applications.DenseNet121(weights=None, classes=2)"), ("functional", None)],
+    ),
 }
 
 

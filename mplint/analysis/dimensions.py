@@ -712,8 +712,8 @@ class AlignedDimensions(Analysis):
         models = self.ctx.get(ModelOutputs)
         if isinstance(producer, LayerProducer):
             self._add_output(producer.constructor, producer.location, found, 0)
-            if not self._class_of(producer.constructor) & SIZE_KEEPING_LAYERS:
-                return
+            if not (producer.layer_class | self._class_of(producer.constructor)) & SIZE_KEEPING_LAYERS:
+                return  # the model outputs' class of the layer: ``getattr(layers, "Softmax")()`` too
             for application, where in self._applications(producer):
                 first = positional_or_keyword(application, 0, "inputs")
                 if first is not None:

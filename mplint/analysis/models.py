@@ -30,7 +30,7 @@ from mplint.semantic.scopes import (
 )
 from mplint.semantic.vocabulary import (
     ANY_MODEL_CLASSES, MODEL_CLASSES, PARTIALS, SEQUENTIAL_CLASSES, SIZE_KEEPING_LAYERS, WHOLE_MODEL_METHODS,
-    WHOLE_MODEL_VARIABLES,
+    WHOLE_MODEL_VARIABLES, is_classifier_application,
 )
 
 
@@ -83,7 +83,7 @@ class ModelOutput:
     model_call: cst.CSTNode
     expression: cst.BaseExpression
     producer: Optional[Producer]
-    style: str  # functional | sequential | subclassed
+    style: str  # functional | sequential | subclassed | application (a keras.applications classifier)
 
 
 @dataclass
@@ -256,6 +256,8 @@ class ModelOutputs(Analysis):
             self._models.append((node, loc, "functional"))
         elif resolved & SEQUENTIAL_CLASSES:
             self._models.append((node, loc, "sequential"))
+        elif is_classifier_application(resolved):
+            self._models.append((node, loc, "application"))
 
     # -- queries -------------------------------------------------------------------
     def resolve(self, expr: cst.BaseExpression) -> FrozenSet[str]:
@@ -271,6 +273,8 @@ class ModelOutputs(Analysis):
             for call, loc, style in self._models:
                 if id(call) in nested:
                     continue  # its outputs feed another model: reported through that one
+                if style == "application" and not self.used_as_whole_model(call):
+                    continue  # a backbone whose inner tensors (``base.layers[-2].output``) are read
                 for where in self._builder_contexts(loc):
                     for expr, producer in self._model_outputs(call, where, 0):
                         self._resolved.append(ModelOutput(call, expr, producer, style))
@@ -284,20 +288,34 @@ class ModelOutputs(Analysis):
             for classdef, scope in self._model_classes().values():
                 if id(classdef) in nested or self._only_a_base(classdef, scope):
                     continue
-                for expr, producer in self._subclassed(scope, 0):
-                    self._resolved.append(ModelOutput(classdef, expr, producer, "subclassed"))
+                builds: List[Optional[Tuple[cst.Call, Location]]] = list(self._built_here(classdef))
+                if not builds or len(builds) > _MAX_BUILDER_CALLS:
+                    # judged as its own class: a ``call`` it inherits reads the
+                    # attributes of whichever class builds it (only one that is built)
+                    if _method(scope, "call") is None:
+                        continue
+                    builds = [None]
+                for built in builds:
+                    for expr, producer in self._subclassed(scope, 0, built):
+                        self._resolved.append(ModelOutput(classdef, expr, producer, "subclassed"))
         return self._resolved
 
     def _only_a_base(self, classdef: cst.ClassDef, scope: Scope) -> bool:
         """A model class the file never builds, whose subclasses here each override
-        ``call`` (``ProbNet(LogitsNet)`` returning ``softmax(super().call(x))``): its
-        own outputs are inner tensors of theirs, judged through them."""
+        ``call`` (``ProbNet(LogitsNet)`` returning ``softmax(super().call(x))``), or
+        some of which the file builds (``SoftmaxNet(Base)`` setting ``head_act``): its
+        own outputs are theirs, judged through them (as the class each one is)."""
         derived = [s for node, s, _ in self._classes if s is not scope and any(c is scope for c in class_chain(s))]
-        if not derived or any(_method(s, "call") is None for s in derived):
+        if not derived or self._built_here(classdef):
             return False
-        return not any(where.lookup(classdef.name.value) is not None
-                       and where.lookup(classdef.name.value).node is classdef  # type: ignore[union-attr]
-                       for _, where in self.ctx.scopes.calls.get(classdef.name.value, ()))
+        return all(_method(s, "call") is not None for s in derived) \
+            or any(isinstance(s.node, cst.ClassDef) and self._built_here(s.node) for s in derived)
+
+    def _built_here(self, classdef: cst.ClassDef) -> List[Tuple[cst.Call, Location]]:
+        """The file's calls that build the class (``SoftmaxNet()``), where each is made."""
+        name = classdef.name.value
+        return [(call, where) for call, where in self.ctx.scopes.calls.get(name, ())
+                if getattr(where.lookup(name), "node", None) is classdef]
 
     def method_calls(self, name: str) -> int:
         """How many ``self.<name>(...)`` calls the file's classes make."""
@@ -353,8 +371,10 @@ class ModelOutputs(Analysis):
         return None if expr is None else self.producer(expr, op.location)
 
     def is_model_constructor(self, call: cst.Call, loc: Location) -> bool:
-        """``keras.Model(...)``, ``keras.Sequential(...)`` or a local Model subclass."""
-        if self.resolve(call.func) & (MODEL_CLASSES | SEQUENTIAL_CLASSES):
+        """``keras.Model(...)``, ``keras.Sequential(...)``, a ``keras.applications``
+        classifier or a local Model subclass."""
+        resolved = self.resolve(call.func)
+        if resolved & (MODEL_CLASSES | SEQUENTIAL_CLASSES) or is_classifier_application(resolved):
             return True
         return self._local_model_class(call.func, loc) is not None
 
@@ -448,7 +468,7 @@ class ModelOutputs(Analysis):
                     outputs = positional_or_keyword(call, 1, "outputs")
                     if outputs is not None:
                         self._mark_graph(outputs, loc, nested)
-                else:
+                elif style == "sequential":
                     self._mark_sequential(call, loc, nested)
             # Blocks: models made where a layer goes, or made or called inside a
             # Keras class or a class that builds a functional graph (a training
@@ -550,19 +570,35 @@ class ModelOutputs(Analysis):
                 last = self._sequential_last(call, loc)
                 if last is not None:
                     yield from self._layer_outputs(last[0], last[1], depth + 1)
+            elif is_classifier_application(resolved):
+                # its top, when it has one: the "predictions" Dense the call configures
+                yield call, LayerProducer(call, resolved, loc)
             else:
                 found = self._local_model_class(call.func, loc)
                 if found is not None:
-                    yield from self._subclassed(found[1], depth + 1)
+                    yield from self._subclassed(found[1], depth + 1, (call, loc))
         finally:
             self._expanding.discard(id(call))
 
-    def _subclassed(self, class_scope: Scope, depth: int) -> Iterator[Output]:
-        """What ``call`` returns in a subclassed model (each ``return``)."""
-        method = _method(class_scope, "call")
-        if method is None:
+    def _subclassed(self, class_scope: Scope, depth: int,
+                    built: Optional[Tuple[cst.Call, Location]] = None) -> Iterator[Output]:
+        """What ``call`` returns in a subclassed model (each ``return``); inside the
+        construction ``built`` when given: ``self`` is an instance of the class it
+        builds (whose overrides and class attributes win), and ``__init__`` takes its
+        arguments."""
+        found = method_of(class_scope, "call")
+        method = found.node if found is not None and found.kind == "def" else None
+        if not isinstance(method, cst.FunctionDef):
             return
+        frame: Optional[CallFrame] = None
+        if built is not None:
+            init = method_of(class_scope, "__init__")
+            function = init.node if init is not None and isinstance(init.node, cst.FunctionDef) \
+                else class_scope.node
+            frame = CallFrame(function, built[0], built[1], 1, entry=True)
         for value, where in self._returns.get(id(method), []):
+            if frame is not None:
+                where = where.within(built[1].context).entering(frame)  # type: ignore[index]
             yield from self._tensor(value, where, depth + 1)
 
     def _model_classes(self) -> Dict[int, Tuple[cst.ClassDef, Scope]]:
@@ -774,6 +810,10 @@ class ModelOutputs(Analysis):
                     yield from self._tensor(entry.value, loc, depth + 1)
             return
         if isinstance(expr, cst.Name):
+            argument = self._argument(expr, loc)
+            if argument is not None:  # a parameter of a followed call: what that call passes
+                yield from self._tensor(argument[0], argument[1], depth + 1)
+                return
             # Each arm of an ``if``/``elif`` that assigns the name may be the output:
             # every one is judged, not only the last.
             for binding in self._reaching_values(expr, loc):

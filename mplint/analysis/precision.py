@@ -23,7 +23,7 @@ import libcst as cst
 from mplint.analysis.custom_layers import CustomLayer, CustomLayers, custom_layer_fix, float32_dtype
 from mplint.analysis.layers import (
     ABSENT, built_under_float32_policy, computes_in_float32, computes_under_policy,
-    is_softmax_layer, layer_dtype, sixteen_bit_name,
+    activation_argument, is_softmax_layer, is_softmax_value, layer_dtype, sixteen_bit_name,
 )
 from mplint.analysis.models import LayerProducer, ModelOutput, ModelOutputs, OpProducer, Producer
 from mplint.analysis.references import References
@@ -38,7 +38,8 @@ from mplint.semantic.scopes import (
 )
 from mplint.semantic.test_modules import is_test_path
 from mplint.semantic.vocabulary import (
-    ELEMENTWISE_OPS, LAYER_WRAPPERS, SHAPE_OPS, SOFTMAX_FUNCTIONS, WRAPPED_LAYER_PARAMETER,
+    ACTIVATION_FIRST_LAYERS, CLASSIFIER_APPLICATION_DEFAULTS, ELEMENTWISE_OPS, LAYER_WRAPPERS, SHAPE_OPS, SOFTMAX_FUNCTIONS,
+    WRAPPED_LAYER_PARAMETER, is_classifier_application,
 )
 
 _MAX_DEPTH = 16
@@ -80,7 +81,7 @@ class OutputPrecision(Analysis):
         """Outputs certainly computed in 16 bits, one per reported node."""
         if self._found is None:
             self._found = []
-            seen: Dict[int, int] = {}
+            seen: Dict[Tuple[int, bool], int] = {}
             facts = self.ctx.facts
             policy = facts.mixed_policy()
             library = policy is None and facts.library_policy() is not None
@@ -101,7 +102,8 @@ class OutputPrecision(Analysis):
                     continue  # built in 16 bits on purpose by a test's fixture, or a test that trains nothing
                 if library and not is_public(output.producer.location.scope):
                     continue  # a library's users call its public builders and classes
-                judged = self._judge(output.producer, policy, models, 0)
+                judged = self._judge(output.producer, policy, models, 0) \
+                    or self._cast_softmax(output, policy, models)
                 if judged is None or (library and not judged[1]):
                     continue
                 found = SixteenBitOutput(output, judged[0], judged[1], judged[2], self._custom(judged[0]),
@@ -109,13 +111,11 @@ class OutputPrecision(Analysis):
                 if found.custom is not None and output.style == "functional" \
                         and not self.ctx.get(CustomLayers).input_is_float(output):
                     continue  # an integer input stays integer: Keras autocasts only floats
-                if id(found.node) in seen:
-                    # judged again in another call of its builder: a softmax there is MP101's
-                    first = seen[id(found.node)]
-                    if found.softmax and not self._found[first].softmax:
-                        self._found[first] = found
-                    continue
-                seen[id(found.node)] = len(self._found)
+                if (id(found.node), found.softmax) in seen:
+                    continue  # judged again in another call of its builder, alike
+                # ``build(10, "softmax")`` and ``build(1, "sigmoid")``: one layer, a softmax
+                # (MP101's) in one call and a 16-bit output (MP102's) in the other
+                seen[(id(found.node), found.softmax)] = len(self._found)
                 self._found.append(found)
         return self._found
 
@@ -162,6 +162,8 @@ class OutputPrecision(Analysis):
             wrapped = positional_or_keyword(producer.constructor, 0, keyword)
             runs = None if wrapped is None else models.layer(wrapped, producer.location)
             return None if runs is None else self._judge(runs, policy, models, depth + 1)
+        if isinstance(producer, LayerProducer) and is_classifier_application(producer.layer_class):
+            return self._application_top(producer, policy)
         if isinstance(producer, LayerProducer):
             custom = self._custom(producer)
             if not computes_under_policy(producer) and custom is None:
@@ -189,6 +191,48 @@ class OutputPrecision(Analysis):
             return inner  # reshaping probabilities: the softmax is still the output
         return producer, False, inner[2]
 
+    def _cast_softmax(self, output: ModelOutput, policy: Optional[PolicyState],
+                      models: ModelOutputs) -> Optional[Tuple[Producer, bool, str]]:
+        """``Activation("linear", dtype="float32")(probabilities)`` at the output: it only
+        casts a softmax already rounded to 16 bits, which stays MP101's (on logits it
+        is the fix, and silent)."""
+        producer, expression = output.producer, output.expression
+        if not isinstance(producer, LayerProducer) or not producer.layer_class & ACTIVATION_FIRST_LAYERS \
+                or not isinstance(expression, cst.Call) or expression.func is not producer.constructor \
+                or computes_in_float32(producer, self.ctx) is not True:
+            return None
+        activation = activation_argument(producer)
+        if activation is None or self.ctx.values.values(*activation) not in (frozenset({"linear"}), frozenset({None})):
+            return None
+        first = positional_or_keyword(expression, 0, "inputs")
+        inner = None if first is None else models.producer(first, producer.location)
+        judged = None if inner is None else self._judge(inner, policy, models, 1)
+        return judged if judged is not None and judged[1] else None
+
+    def _application_top(self, producer: LayerProducer,
+                         policy: Optional[PolicyState]) -> Optional[Tuple[Producer, bool, str]]:
+        """A ``keras.applications`` classifier built under the mixed policy: its top
+        Dense computes in 16 bits, a softmax unless ``classifier_activation`` says
+        otherwise. Silent without a top, or on any argument not read for certain
+        (positional ones, ``**kwargs``)."""
+        call = producer.constructor
+        if any(arg.keyword is None or arg.star for arg in call.args):
+            return None
+        given = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
+        top = given.get("include_top")
+        if top is not None and self.ctx.values.values(top, producer.location) != frozenset({True}):
+            return None
+        where = producer.location
+        if policy is None or built_under_float32_policy(producer, self.ctx) \
+                or self._policy(where.scope) is None \
+                or any(c.location.scope is where.scope and c.location.order > where.order
+                       for c in self.ctx.facts.policy_calls):
+            return None  # built before the policy its own scope sets (MP405's)
+        activation = given.get("classifier_activation")
+        softmax = activation is None and CLASSIFIER_APPLICATION_DEFAULTS["classifier_activation"] == "softmax" \
+            or activation is not None and is_softmax_value(activation, self.ctx, producer)
+        return producer, softmax, ABSENT
+
     def _custom(self, producer: object) -> Optional[CustomLayer]:
         """The Lambda or custom layer class behind a layer call, when judged 16-bit."""
         if not isinstance(producer, LayerProducer) or computes_under_policy(producer):
@@ -200,6 +244,10 @@ class OutputPrecision(Analysis):
     def layer_advice(found: SixteenBitOutput) -> str:
         """What to do about a 16-bit output layer, in a finding's words."""
         custom = found.custom
+        if isinstance(found.producer, LayerProducer) and is_classifier_application(found.producer.layer_class):
+            name = min(found.producer.layer_class).rpartition(".")[2]
+            return (f"{name}'s top Dense ('predictions') computes it; pass classifier_activation=None "
+                    f"and end the model with Activation('softmax', dtype='float32')")
         if custom is None:
             return "give the output layer dtype='float32'"
         if custom.built_in:
@@ -263,6 +311,8 @@ def output_layer_fix(found: SixteenBitOutput, ctx: Context) -> Optional[Fix]:
         assert isinstance(found.producer, LayerProducer)
         return custom_layer_fix(found.custom, found.producer, found.output, ctx)
     assert isinstance(found.producer, LayerProducer)  # the rules fix only output layers here
+    if is_classifier_application(found.producer.layer_class):
+        return None  # its constructor takes no dtype: the head is rebuilt by hand
     call = found.producer.constructor
     if keyword_only(call, "dtype") is not None and found.dtype == ABSENT:
         return None  # ``dtype=dtype`` left None by this call: the float32 belongs at the call site

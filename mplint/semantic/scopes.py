@@ -558,13 +558,19 @@ def class_chain(cls: Scope) -> List[Scope]:
 def instance_class(loc: Location) -> Optional[Scope]:
     """The class of ``self`` at ``loc``: the enclosing class, or, inside methods reached
     through ``self.method(...)`` calls, the class of the method that made the first of
-    them (``Net.__init__`` calling ``self.build_head`` of its base ``Base``: a ``Net``)."""
+    them (``Net.__init__`` calling ``self.build_head`` of its base ``Base``: a ``Net``),
+    or the class a followed construction builds (``SoftmaxNet()`` running the
+    ``__init__`` and ``call`` it inherits from ``Base``)."""
     own = loc.scope.enclosing_class()
     if own is None:
         return None
     found = own
     for frame in reversed(loc.context):
         if not on_self(frame.call.func):
+            # ``SoftmaxNet()`` building the instance whose inherited method runs here
+            built = class_scope_of(frame.call.func, frame.caller)
+            if built is not None and any(c is found for c in class_chain(built)):
+                found = built
             break
         caller = frame.caller.scope.enclosing_class()
         if caller is None:

@@ -14,7 +14,7 @@ per-file facts.
 
 from __future__ import annotations
 
-from typing import Dict
+from typing import Dict, FrozenSet
 
 # -- dtype and policy names ----------------------------------------------------------------
 #: dtype names (and policy names) that compute in float32 or wider
@@ -193,6 +193,33 @@ ACTIVATION_FIRST_LAYERS = frozenset({"keras.layers.Activation"})
 #: layers whose second positional argument is the activation
 ACTIVATION_SECOND_LAYERS = frozenset({"keras.layers.Dense"})
 SOFTMAX_LAYERS = frozenset({"keras.layers.Softmax"})
+#: ``keras.applications`` / ``tf.keras.applications`` constructors (any submodule
+#: spelling) whose ``include_top=True`` model ends in ``Dense(classes,
+#: activation=classifier_activation, name="predictions")``, built under the policy in
+#: effect; ``include_top`` defaults to True and ``classifier_activation`` to "softmax"
+#: in every one (Keras 3 keras/src/applications and tf_keras/applications; ResNet50/101/152
+#: pass it on through ``**kwargs``)
+CLASSIFIER_APPLICATIONS = frozenset({
+    "ConvNeXtTiny", "ConvNeXtSmall", "ConvNeXtBase", "ConvNeXtLarge", "ConvNeXtXLarge",
+    "DenseNet121", "DenseNet169", "DenseNet201",
+    *(f"EfficientNetB{i}" for i in range(8)),
+    "EfficientNetV2B0", "EfficientNetV2B1", "EfficientNetV2B2", "EfficientNetV2B3",
+    "EfficientNetV2S", "EfficientNetV2M", "EfficientNetV2L",
+    "InceptionResNetV2", "InceptionV3", "MobileNet", "MobileNetV2", "MobileNetV3Small", "MobileNetV3Large",
+    "NASNetMobile", "NASNetLarge",
+    *(f"RegNet{kind}{size}" for kind in "XY"
+      for size in ("002", "004", "006", "008", "016", "032", "040", "064", "080", "120", "160", "320")),
+    "ResNet50", "ResNet101", "ResNet152", "ResNet50V2", "ResNet101V2", "ResNet152V2",
+    *(f"ResNetRS{depth}" for depth in (50, 101, 152, 200, 270, 350, 420)),
+    "VGG16", "VGG19", "Xception",
+})
+CLASSIFIER_APPLICATION_DEFAULTS = {"include_top": True, "classifier_activation": "softmax"}
+
+
+def is_classifier_application(names: FrozenSet[str]) -> bool:
+    """A ``keras.applications`` constructor of :data:`CLASSIFIER_APPLICATIONS`."""
+    return any(name.startswith("keras.applications.") and name.rpartition(".")[2] in CLASSIFIER_APPLICATIONS
+               for name in names)
 #: ``functools.partial(Layer, activation=...)``: a layer class with arguments bound ahead
 PARTIALS = frozenset({"functools.partial"})
 #: class decorators that make ``__init__`` take the annotated class attributes as fields
