@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Dict, List, NoReturn, Optional, Sequence, TextIO, Tuple
 
 from mplint import __version__
-from mplint.launch import EXIT_INTERRUPTED, INTERRUPTED
+from mplint.interrupts import EXIT_INTERRUPTED, INTERRUPTED
 from mplint.core.findings import FileError, Finding
 from mplint.core.results import FixOutcome
 from mplint.output import FORMATTERS, statistics

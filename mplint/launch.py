@@ -4,9 +4,7 @@ interrupt during a run (a traceback otherwise, on a slow or loaded machine)."""
 
 import sys
 
-#: the exit code of a run stopped by Ctrl-C (128 + SIGINT, as shells and ruff use)
-EXIT_INTERRUPTED = 130
-INTERRUPTED = "mplint: interrupted"
+from mplint.interrupts import EXIT_INTERRUPTED, INTERRUPTED
 
 
 def main() -> int:

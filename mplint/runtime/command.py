@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import IO, Any, Iterator, List, Optional, Sequence, Tuple
 
-from mplint.launch import EXIT_INTERRUPTED, INTERRUPTED
+from mplint.interrupts import EXIT_INTERRUPTED, INTERRUPTED
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
