@@ -469,6 +469,8 @@ class DtypeInference(FileCalls):
         """LOW/F32 for an expression that names a dtype, else None."""
         if depth > MAX_DEPTH:
             return None
+        if isinstance(expr, cst.Name) and self._env and self._passed_parameter(expr, where):
+            return None  # the caller's argument, not the default (``float_mask(x, dtype=tf.int32)``)
         found = self.ctx.values.values(expr, where.loc)
         if found is not None:
             if found == frozenset({"float32"}):
@@ -515,6 +517,13 @@ class DtypeInference(FileCalls):
             bw = self.binding_where(binding)
             return self.dtype_kind(binding.value, bw, depth + 1) if bw is not None else None
         return None
+
+    def _passed_parameter(self, name: cst.Name, where: Where) -> bool:
+        """A parameter the call being followed passes an argument for: its value is that
+        argument's, which this module cannot read, never its default."""
+        binding, _ = self.reaching(name, where)
+        return binding is not None and binding.kind == "param" and any(
+            param == id(binding.node) for param, _, _ in self._env)
 
     def takes_dtype(self, call: cst.Call) -> bool:
         """A creation or cast op whose dtype argument decides its result's dtype."""
