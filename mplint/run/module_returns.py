@@ -36,7 +36,7 @@ Exports = Tuple[Tuple[str, str], ...]
 def returned_modules(raw: bytes, exports: Exports) -> Exports:
     """``(function + "()" or "()#i", module)`` for each top-level function of the file
     whose every return is a TensorFlow or Keras module (or a tuple of them)."""
-    if not exports or not _RETURN.search(raw):
+    if not exports or not _may_return_modules(raw, exports):
         return ()
     tree = tree_or_none(raw.decode("utf-8", errors="replace"))
     if tree is None:
@@ -51,6 +51,31 @@ def returned_modules(raw: bytes, exports: Exports) -> Exports:
             for slot, meanings in _returns(node, names).items():
                 found.update((node.name + slot, meaning) for meaning in meanings)
     return tuple(sorted(found))
+
+
+def _may_return_modules(raw: bytes, exports: Exports) -> bool:
+    """The cheap gate before a parse: some ``return`` hands back an imported name
+    (``return layers``, ``return tf.keras.layers``) or a name assigned from a ``.get(``
+    or from an imported module's attribute (``layers = kwargs.get('layers', keras.layers)``,
+    ``_LAYERS = keras.layers``). Most files return computed values and are not parsed:
+    on a pre-commit run the index asks this of every file of the project."""
+    imported = {local.encode() for local, _ in exports}
+    returned: Set[bytes] = set()
+    for match in _RETURN.finditer(raw):
+        for name in _NAME.findall(match.group(0).split(b"return", 1)[1].split(b"#", 1)[0]):
+            if name.split(b".", 1)[0] in imported:
+                return True
+            returned.add(name)
+    for name, value in _ASSIGNED.findall(raw):
+        if name in returned and (value.endswith(b".get(") or (b"." in value and value.split(b".", 1)[0] in imported)):
+            return True
+    return False
+
+
+#: a name or dotted name in a ``return`` line
+_NAME = re.compile(rb"[A-Za-z_][\w.]*")
+#: ``name = something.get(`` or ``name = a.dotted.name`` (a module's attribute, maybe)
+_ASSIGNED = re.compile(rb"^[ \t]*(\w+)[ \t]*=[ \t]*([\w.]+\.get\(|[\w.]+(?=[ \t]*(?:#[^\n]*)?$))", re.MULTILINE)
 
 
 def _module_level_names(tree: ast.Module, imported: Dict[str, Set[str]]) -> Dict[str, FrozenSet[str]]:
