@@ -19,9 +19,7 @@ import time
 from pathlib import Path
 from typing import IO, Any, Iterator, List, Optional, Sequence, Tuple
 
-from mplint.interrupts import EXIT_INTERRUPTED, INTERRUPTED
-
-EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -227,7 +225,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         with hide:
             return _run(args, progress, select, ignore, alignment, settings.vocabulary_threshold)
     except KeyboardInterrupt:
-        print(INTERRUPTED, file=sys.stderr)
+        print("mplint: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     finally:
         if isinstance(progress, StderrProgress):
