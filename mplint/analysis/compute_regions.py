@@ -30,7 +30,7 @@ import libcst as cst
 
 from mplint.rule.check import Analysis, Context
 from mplint.semantic.call_args import keyword_only, positional_or_keyword
-from mplint.semantic.names import dotted_name
+from mplint.semantic.names import dotted_name, is_private_name
 from mplint.semantic.scopes import Binding, Location, Scope
 from mplint.semantic.vocabulary import (
     DATASET_METHODS, FLOAT32_NAMES, INPUT_FUNCTIONS, LAMBDA_LAYERS, LAYER_BASES, MODEL_CLASSES, makes_dataset,
@@ -364,7 +364,7 @@ class ComputeRegions(Analysis):
             if cls is None or not cls.sixteen_bit:
                 return None
             name = node.name.value
-            if name == "call" or (name.startswith("_") and not name.startswith("__") and name not in _NOT_COMPUTE):
+            if name == "call" or (is_private_name(name) and name not in _NOT_COMPUTE):
                 return Region("layer", scope, cls)
         return None
 

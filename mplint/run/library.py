@@ -32,6 +32,7 @@ from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tup
 
 from mplint.core.regular_files import read_regular
 from mplint.run.module_paths import absolute_import, importable, on_path
+from mplint.semantic.names import is_private_name
 from mplint.semantic.test_modules import is_test_path
 
 #: folders of a repository that hold programs and documents, not the library
@@ -174,8 +175,7 @@ def _top_package(path: str, root: str) -> Optional[str]:
 
 def _is_private(path: str) -> bool:
     """``_model_unet.py``: a module its package keeps to itself (not ``__init__.py``)."""
-    name = os.path.basename(path)
-    return name.startswith("_") and not name.startswith("__")
+    return is_private_name(os.path.splitext(os.path.basename(path))[0])
 
 
 #: a class deriving from a Keras layer or model (``class Block(tf.keras.layers.Layer)``,

@@ -41,6 +41,7 @@ from mplint.run.summaries import (
     BODY, IMPORT, MAIN, METHOD, PARAM, REGISTRY, STAR, UNKNOWN, FunctionSummary, ModuleSummary,
 )
 from mplint.semantic.vocabulary import MIXED_POLICIES, UNKNOWN_POLICY
+from mplint.semantic.names import is_private_name
 from mplint.semantic.test_modules import is_test_path
 
 #: an import statement from the start of its line, with a parenthesised name list over
@@ -1130,8 +1131,7 @@ def _private(name: str) -> bool:
     """A function or method the library keeps to itself (``Trainer._setup_amp``,
     ``_enable``; not ``__init__``): its users never call it, so when the project does
     not either, it is dead code, not a switch."""
-    return any(part.startswith("_") and not (part.startswith("__") and part.endswith("__"))
-               for part in name.split("."))
+    return any(is_private_name(part) for part in name.split("."))
 
 
 def _named_by(callee: str, target: Node) -> bool:

@@ -16,7 +16,7 @@ from typing import Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence,
 
 import libcst as cst
 
-from mplint.semantic.names import NameResolver, dotted_name, record_alias_assignment
+from mplint.semantic.names import NameResolver, dotted_name, is_private_name, record_alias_assignment
 from mplint.semantic.test_modules import is_test_path
 from mplint.semantic.vocabulary import (
     KERNEL_KILL_FUNCTION, KERNEL_RESET_BUILTINS, KERNEL_RESET_FUNCTIONS, KERNEL_SHUTDOWN_METHOD, OWN_PROCESS_FUNCTION,
@@ -1017,6 +1017,4 @@ def is_public(scope: Scope) -> bool:
             return False
         names.append(name)
         current = current.parent
-    outermost = names[-1] if names else None
-    return outermost is not None and not outermost.startswith("_") \
-        and not any(n.startswith("_") and not n.startswith("__") for n in names)
+    return bool(names) and not any(is_private_name(n) for n in names)
