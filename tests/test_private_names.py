@@ -4,7 +4,7 @@ all ask :func:`is_private_name`."""
 
 import pytest
 
-from mplint.semantic.names import is_private_name
+from mplint.semantic.visibility import is_private_name
 
 
 @pytest.mark.parametrize("name", ["_helper", "__mangled", "_model_unet", "_", "__"])

@@ -30,7 +30,8 @@ import libcst as cst
 
 from mplint.rule.check import Analysis, Context
 from mplint.semantic.call_args import keyword_only, positional_or_keyword
-from mplint.semantic.names import dotted_name, is_private_name
+from mplint.semantic.names import dotted_name
+from mplint.semantic.visibility import is_private_name
 from mplint.semantic.scopes import Binding, Location, Scope
 from mplint.semantic.vocabulary import (
     DATASET_METHODS, FLOAT32_NAMES, INPUT_FUNCTIONS, LAMBDA_LAYERS, LAYER_BASES, MODEL_CLASSES, makes_dataset,

@@ -32,7 +32,7 @@ from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tup
 
 from mplint.core.regular_files import read_regular
 from mplint.run.module_paths import absolute_import, importable, on_path
-from mplint.semantic.names import is_private_name
+from mplint.semantic.visibility import is_private_name
 from mplint.semantic.test_modules import is_test_path
 
 #: folders of a repository that hold programs and documents, not the library

@@ -41,7 +41,7 @@ from mplint.run.summaries import (
     BODY, IMPORT, MAIN, METHOD, PARAM, REGISTRY, STAR, UNKNOWN, FunctionSummary, ModuleSummary,
 )
 from mplint.semantic.vocabulary import MIXED_POLICIES, UNKNOWN_POLICY
-from mplint.semantic.names import is_private_name
+from mplint.semantic.visibility import is_private_name
 from mplint.semantic.test_modules import is_test_path
 
 #: an import statement from the start of its line, with a parenthesised name list over

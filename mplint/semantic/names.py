@@ -439,10 +439,3 @@ def self_attribute(node: cst.BaseExpression) -> Optional[str]:
         return node.attr.value
     return None
 
-
-def is_private_name(name: str) -> bool:
-    """``_helper``, ``__mangled``, ``_model_unet`` (a module's stem): a name its owner
-    keeps to itself, by Python's convention. A dunder (``__init__``, ``__call__``,
-    ``__main__``) is not private: Python itself calls it."""
-    dunder = name.startswith("__") and name.endswith("__") and len(name) > 4
-    return name.startswith("_") and not dunder

@@ -16,7 +16,8 @@ from typing import Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence,
 
 import libcst as cst
 
-from mplint.semantic.names import NameResolver, dotted_name, is_private_name, record_alias_assignment
+from mplint.semantic.names import NameResolver, dotted_name, record_alias_assignment
+from mplint.semantic.visibility import is_private_name
 from mplint.semantic.test_modules import is_test_path
 from mplint.semantic.vocabulary import (
     KERNEL_KILL_FUNCTION, KERNEL_RESET_BUILTINS, KERNEL_RESET_FUNCTIONS, KERNEL_SHUTDOWN_METHOD, OWN_PROCESS_FUNCTION,
