@@ -341,7 +341,7 @@ def cmd_clean(cache_dir: Optional[str]) -> int:
     (ruff's ``clean``), and ``--cache-dir`` when given."""
     import shutil
 
-    from mplint.run.cache import FOLDER
+    from mplint.run.cache import FOLDER, made_by_mplint
 
     found = [Path(cache_dir).expanduser()] if cache_dir and os.path.isdir(cache_dir) else []
     for folder, dirs, _ in os.walk("."):
@@ -349,8 +349,14 @@ def cmd_clean(cache_dir: Optional[str]) -> int:
             found.append(Path(folder) / FOLDER)
         dirs[:] = [d for d in dirs if d not in (FOLDER, ".git")]
     for cache in found:
+        # A committed link, or a folder mplint did not tag (``--cache-dir ~``), is the
+        # repository's or the user's, not a cache mplint may delete.
+        if not made_by_mplint(cache):
+            print(f"mplint: warning: {printable(os.path.normpath(cache))}: not a cache folder mplint made "
+                  "(a symbolic link, or no CACHEDIR.TAG of mplint's); left alone", file=sys.stderr)
+            continue
         shutil.rmtree(cache, ignore_errors=True)
-        print(f"Removed cache at: {os.path.normpath(cache)}", file=sys.stderr)
+        print(f"Removed cache at: {printable(os.path.normpath(cache))}", file=sys.stderr)
     return EXIT_OK
 
 

@@ -5,6 +5,7 @@ nothing needs fixing, and the command line's options."""
 from __future__ import annotations
 
 import json
+import os
 import textwrap
 
 import pytest
@@ -115,6 +116,23 @@ def test_clean_removes_every_cache_below_the_current_folder(tmp_path):
     assert result.returncode == 0 and "Removed cache at: sub/.mplint_cache" in result.stderr
     assert not (tmp_path / ".mplint_cache").exists() and not (tmp_path / "sub" / ".mplint_cache").exists()
     assert (tmp_path / "m.py").read_text() == BAD
+
+
+def test_clean_deletes_only_cache_folders_mplint_made(tmp_path):
+    # a committed link named like the cache, and --cache-dir naming the user's own folder
+    write_files(tmp_path, {"repo/m.py": BAD, "outside/keep.txt": "mine", "notes/todo.txt": "mine"})
+    os.symlink(tmp_path / "outside", tmp_path / "repo" / ".mplint_cache")
+    result = run_cli("clean", "--cache-dir", str(tmp_path / "notes"), cwd=tmp_path / "repo")
+    assert result.returncode == 0
+    assert (tmp_path / "outside" / "keep.txt").read_text() == "mine" and (tmp_path / "repo" / ".mplint_cache").is_symlink()
+    assert (tmp_path / "notes" / "todo.txt").read_text() == "mine"
+    assert "Removed" not in result.stderr
+    assert result.stderr.count("not a cache folder mplint made") == 2
+    # a cache mplint made at --cache-dir goes
+    run_cli("check", "--cache-dir", str(tmp_path / "made"), ".", cwd=tmp_path / "repo")
+    assert (tmp_path / "made" / "CACHEDIR.TAG").is_file()
+    result = run_cli("clean", "--cache-dir", str(tmp_path / "made"), cwd=tmp_path / "repo")
+    assert not (tmp_path / "made").exists() and "Removed cache at: " in result.stderr
 
 
 def test_inline_config_values(tmp_path):

@@ -310,6 +310,12 @@ def _owned(folder: Path) -> bool:
         return False
 
 
+def made_by_mplint(folder: Path) -> bool:
+    """Whether ``folder`` is a cache folder mplint made: a plain folder (not a link)
+    holding mplint's CACHEDIR.TAG, or an empty one; what ``mplint clean`` may delete."""
+    return os.path.lexists(folder) and _owned(folder)
+
+
 def _plain_folder_or_none(path: Path) -> bool:
     """``path`` does not exist or is a folder, not a link to one."""
     try:
