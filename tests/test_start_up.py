@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import ROOT, write_files
+from helpers import BAD, ROOT, run_process, write_files
 from mplint.core import user_cache
 from mplint.rule import catalog
 from mplint.run import discovery
@@ -159,3 +159,13 @@ def test_the_user_cache_needs_an_absolute_home(monkeypatch, tmp_path):
     user_cache.store("catalog", "k", [1])  # nothing written, nothing raised
     assert user_cache.load("catalog", "k", list) is None
     assert not (Path.cwd() / "relative").exists()
+
+
+@pytest.mark.parametrize("module", ["argparse", "json", "tokenize", "typing", "ast"])
+def test_python_m_mplint_never_imports_the_checked_trees_own_modules(tmp_path, module):
+    # `python -m` puts the current folder first on sys.path: the tree's own argparse.py
+    # would be imported, and run, in place of the standard library's
+    write_files(tmp_path, {f"{module}.py": 'open("ran", "w").write("x")\nraise SystemExit(3)\n', "m.py": BAD})
+    result = run_process("check", ".", cwd=tmp_path)
+    assert not (tmp_path / "ran").exists()
+    assert result.returncode == 1 and b"m.py:4:30: MP101" in result.stdout_bytes
