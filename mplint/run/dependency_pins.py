@@ -229,6 +229,9 @@ class ProjectPins:
 
     root: Optional[Path] = None
     by_folder: Dict[str, Tuple[Pin, ...]] = field(default_factory=dict)
+    #: module (absolute path) -> the pins the version guards on every import of it state
+    #: (:mod:`mplint.run.version_routes`): nearer to its code than any folder's
+    guarded: Dict[str, Tuple[Pin, ...]] = field(default_factory=dict)
 
     def for_file(self, path: str, text: str = "") -> Tuple[Pin, ...]:
         """The pins that decide for the file ``path``: for each package, those of the
@@ -236,11 +239,13 @@ class ProjectPins:
         them pins, those of a project folder the file's ``text`` puts on ``sys.path``
         to import its code (``sys.path.append('/opt/ml/code/models/detection')``): the
         file runs in that code's environment."""
-        if self.root is None or not self.by_folder:
+        if self.root is None or not (self.by_folder or self.guarded):
             return ()
         folder = _relative(Path(os.path.abspath(path)).parent, self.root)
         chain = _chain(folder) if not (folder.startswith("/") or folder.startswith("..")) else [""]
-        out, seen = self._nearest(chain, set())
+        route = list(self.guarded.get(os.path.abspath(path), ()))
+        out, seen = self._nearest(chain, {p.package for p in route})
+        out = route + out
         if "sys.path" in text:
             for added in _sys_path_folders(text, Path(os.path.abspath(path)).parent, self.root):
                 more, seen = self._nearest(_chain(added), seen)
@@ -261,7 +266,8 @@ class ProjectPins:
     def to_json(self) -> List[object]:
         """Every pin and where it is: a part of the run's cache key, so editing a
         requirements file changes the next cached run."""
-        return [[folder, [p.to_json() for p in pins]] for folder, pins in sorted(self.by_folder.items())]
+        return [[folder, [p.to_json() for p in pins]] for folder, pins in sorted(self.by_folder.items())] + \
+            [[module, [p.to_json() for p in pins]] for module, pins in sorted(self.guarded.items())]
 
 
 def _chain(folder: str) -> List[str]:

@@ -628,7 +628,14 @@ class ProgramModel:
         """A library function that sets a policy and that nothing in the project calls
         is the library's public switch (``enable_mixed_precision()``): its users call
         it before training, so the library's own training entry points (``fit``,
-        ``train``, ``train_step`` of its package) may run under it, not for certain."""
+        ``train``, ``train_step`` of its package) may run under it, not for certain.
+
+        Only in a library: where a program of the project sets its policy (a script's
+        top level or ``__main__`` guard, directly or through what it calls), the
+        project is an application whose programs choose their policies themselves,
+        and a setter nothing calls is dead code that governs nothing."""
+        if self._programs_set_policies():
+            return
         for (path, name), sets in list(self._sets.items()):
             if name in (BODY, MAIN) or (path, name) in self._called or is_test_path(path) \
                     or name.split(".")[-1].startswith("test") or _private(name):
@@ -641,6 +648,11 @@ class ProgramModel:
                     for value in (policy, UNKNOWN_POLICY):
                         self._govern(root, value, Route(route.path, route.line, (self._label(root),)))
                 self._api_roots.append(root)
+
+    def _programs_set_policies(self) -> bool:
+        """Whether a program of the project, tests aside, sets a policy: a module's top
+        level or ``__main__`` guard sets one itself or through a function it calls."""
+        return any(name in (BODY, MAIN) and not is_test_path(path) for path, name in self._sets)
 
     def _training_entry_points(self, setter: str) -> List[Node]:
         """``fit``/``train``... functions and methods in the setter's top-level package,

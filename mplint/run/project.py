@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, List, Opt
 
 from mplint.run.code_stamp import code_stamp
 from mplint.run.dependency_pins import ProjectPins, project_pins
+from mplint.run.version_routes import guarded_modules
 from mplint.run.discovery import discover
 from mplint.run.garbage import collected_per_file
 from mplint.run.library import is_configured_library_module, is_library_module, is_packaged, package_surface
@@ -593,6 +594,7 @@ def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], 
     for path in [*extra, *files]:
         unique.setdefault(os.path.abspath(path), path)
     out = ProjectFacts(root, pins=project_pins(root, unique), shown_from=Path(os.getcwd()))
+    out.pins.guarded = guarded_modules(unique, lambda key: _content(key, unique, contents), root)
     # The program model answers for the checked files; for the whole project when
     # it is checked, or when the checked files are not known.
     checked = None if walked is not None or not extra else sorted(
