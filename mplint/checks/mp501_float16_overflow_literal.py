@@ -38,8 +38,12 @@ class Float16OverflowLiteral(Check):
         seen: Set[cst.CSTNode] = set()
         for site in kinds.sites:
             region = kinds.region(site.where.loc)
-            if region is None or (policy.library and not is_public(site.where.loc.scope)
-                                  and not kinds.called_from_public_call(site.where.loc.scope)):
+            # the policy that reaches this code: a layer's methods run under a program's
+            # policy only where a program builds the layer, not where it imports its module
+            here = self.facts.library_policy(site.where.loc.scope)
+            if region is None or here is None or not here.float16 or (
+                    here.library and not is_public(site.where.loc.scope)
+                    and not kinds.called_from_public_call(site.where.loc.scope)):
                 continue
             for operand, values, context in kinds.literals_in_context(site, _OPERATORS):
                 # reported where the number is written (``neg = tf.fill(shape,
@@ -60,7 +64,7 @@ class Float16OverflowLiteral(Check):
                 fix = self._fix(node, value, site, in_layer) if node is operand or in_layer else None
                 self.report(
                     node,
-                    f"`{text}` overflows float16 to {'-' if value < 0 else ''}inf{policy.note} "
+                    f"`{text}` overflows float16 to {'-' if value < 0 else ''}inf{here.note} "
                     f"and meets a float16 tensor {meets}; inf turns into NaN (0 * inf in a "
                     f"mask, or a softmax over a fully masked row); use the dtype's own "
                     f"limit (float16 ends at 65504) or do this math in float32",

@@ -12,6 +12,8 @@ from mplint.analysis.models import LayerProducer
 from mplint.analysis.tensor_kinds import LOW, TensorKinds, Where
 from mplint.rule.check import Check, Context, Needs
 from mplint.semantic.call_args import keyword_only, positional_or_keyword
+from mplint.semantic.facts import PolicyState
+from mplint.semantic.scopes import Scope
 from mplint.semantic.vocabulary import ADDONS_SIXTEEN_BIT_NORMALIZATION, KERAS2_GROUP_NORMALIZATION
 
 #: half of float16's smallest subnormal (5.96e-8): anything below rounds to 0.0
@@ -52,7 +54,8 @@ class Float16UnderflowLiteral(Check):
         kinds = self.ctx.get(TensorKinds)
         seen: Set[cst.CSTNode] = set()
         for site in kinds.sites:
-            if kinds.region(site.where.loc) is None:
+            here = self._float16_at(site.where.loc.scope)
+            if kinds.region(site.where.loc) is None or here is None:
                 continue
             for node, values, context in kinds.literals(site):
                 if context != LOW or node in seen:
@@ -60,8 +63,11 @@ class Float16UnderflowLiteral(Check):
                 tiny = [v for v in values if v != 0 and abs(v) < UNDERFLOW]
                 if tiny:
                     seen.add(node)
-                    self._report(node, tiny[0], policy.note, "it meets a float16 tensor here")
+                    self._report(node, tiny[0], here.note, "it meets a float16 tensor here")
         for call, names, where, origins in self._norm_calls:
+            here = self._float16_at(where.loc.scope)
+            if here is None:
+                continue
             op = next((n for n in names if n in _NORM_OPS), None)
             if op is not None:
                 if kinds.region(where.loc) is None:
@@ -78,7 +84,14 @@ class Float16UnderflowLiteral(Check):
                 if computes_in_float32(layer, self.ctx) is not False:
                     continue
                 epsilon = keyword_only(call, "epsilon")
-            self._check_epsilon(epsilon, kinds, where, seen, policy.note)
+            self._check_epsilon(epsilon, kinds, where, seen, here.note)
+
+    def _float16_at(self, scope: Scope) -> Optional[PolicyState]:
+        """The mixed_float16 policy that reaches code in ``scope`` (None: none, or only
+        bfloat16, whose range keeps the constant): a layer's methods run under a
+        program's policy only where a program builds the layer."""
+        here = self.facts.mixed_policy(scope)
+        return here if here is not None and here.float16 else None
 
     def _keras2(self, origins: FrozenSet[str]) -> bool:
         """Whether this layer is Keras 2's. The file's generation says so for

@@ -13,6 +13,7 @@ from mplint.analysis.tensor_imports import crossings
 from mplint.analysis.tensor_kinds import LOW, Mismatch, TensorKinds, Where
 from mplint.core.positions import positions_of
 from mplint.rule.messages import snippet
+from mplint.semantic.facts import PolicyState
 from mplint.semantic.scopes import Scope, is_public
 from mplint.rule.check import Check, Fix, Needs
 from mplint.rule.edits import with_keyword
@@ -39,12 +40,17 @@ class HardcodedFloat32InLayer(Check):
         if not self._uses_tensorflow():
             return
         kinds = self.ctx.get(TensorKinds)
-        compute = sixteen_bit_name(policy.names)
         reported: Set[Tuple[cst.CSTNode, int]] = set()
-        found: List[Tuple[Mismatch, cst.CSTNode, Where, str]] = []
+        #: (mismatch, origin, where, region kind, the policy reaching it)
+        found: List[Tuple[Mismatch, cst.CSTNode, Where, str, PolicyState]] = []
         for site in kinds.sites:
             region = kinds.region(site.where.loc)
-            if policy.library and not is_public(site.where.loc.scope) \
+            # the policy that reaches this code: a layer's methods run under a program's
+            # policy only where a program builds the layer, not where it imports its module
+            here = self.facts.library_policy(site.where.loc.scope)
+            if here is None:
+                continue
+            if here.library and not is_public(site.where.loc.scope) \
                     and not kinds.called_from_public_call(site.where.loc.scope):
                 continue  # a library's private code: how it runs is its own
             # Functional model code is left out: Keras 3 promotes mixed KerasTensor
@@ -56,25 +62,26 @@ class HardcodedFloat32InLayer(Check):
                 if made is None or (made[0], id(site.where.loc.scope)) in reported:
                     continue  # one finding per tensor and function: at the first operation it fails in
                 reported.add((made[0], id(site.where.loc.scope)))
-                found.append((mismatch, made[0], made[1], region.kind))
-        lines = self._lines([node for m, origin, _, _ in found for node in (m.node, origin)])
-        for mismatch, origin, where, region_kind in found:
-            message = self._message(mismatch, origin, compute, policy.note, region_kind, lines)
+                found.append((mismatch, made[0], made[1], region.kind, here))
+        lines = self._lines([node for m, origin, _, _, _ in found for node in (m.node, origin)])
+        for mismatch, origin, where, region_kind, here in found:
+            message = self._message(mismatch, origin, sixteen_bit_name(here.names), here.note, region_kind, lines)
             self.report(mismatch.node, message, self._fix(origin, where, mismatch, region_kind == "layer"),
                         noqa_at=(origin,))
-        self._report_crossings(kinds, policy.library, {origin for origin, _ in reported}, compute, policy.note)
+        self._report_crossings(kinds, {origin for origin, _ in reported})
 
-    def _report_crossings(self, kinds: TensorKinds, library: bool, reported: Set[cst.CSTNode],
-                          compute: str, note: str) -> None:
+    def _report_crossings(self, kinds: TensorKinds, reported: Set[cst.CSTNode]) -> None:
         """Float32 tensors this file hands to a function or layer of another module,
         where they meet 16-bit ones: reported where the tensor is made (the fix is
         there), naming the call and the operation that fails."""
         for call, where in kinds.calls():
             region = kinds.region(where.loc)
-            if region is None or region.kind == "functional":
+            here = self.facts.library_policy(where.loc.scope)
+            if region is None or region.kind == "functional" or here is None:
                 continue
-            if library and not is_public(where.loc.scope) and not kinds.called_from_public_call(where.loc.scope):
+            if here.library and not is_public(where.loc.scope) and not kinds.called_from_public_call(where.loc.scope):
                 continue
+            compute, note = sixteen_bit_name(here.names), here.note
             for crossing in crossings(kinds, call, where):
                 made = kinds.origin(crossing.argument, where)
                 if made is None or made[0] in reported:

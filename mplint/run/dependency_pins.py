@@ -266,8 +266,9 @@ class ProjectPins:
     def to_json(self) -> List[object]:
         """Every pin and where it is: a part of the run's cache key, so editing a
         requirements file changes the next cached run."""
-        return [[folder, [p.to_json() for p in pins]] for folder, pins in sorted(self.by_folder.items())] + \
-            [[module, [p.to_json() for p in pins]] for module, pins in sorted(self.guarded.items())]
+        found: List[object] = [[folder, [p.to_json() for p in pins]] for folder, pins in sorted(self.by_folder.items())]
+        found += [[module, [p.to_json() for p in pins]] for module, pins in sorted(self.guarded.items())]
+        return found
 
 
 def _chain(folder: str) -> List[str]:

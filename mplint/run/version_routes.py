@@ -50,9 +50,8 @@ def guarded_modules(files: Iterable[str], read: Callable[[str], Optional[bytes]]
         raw = read(key)
         if raw is None or b"__version__" not in raw or b"import" not in raw:
             continue
-        for name, guard, line in _guarded_imports(raw):
-            if guard is not None:
-                seeds.update(_modules(name, key, root, targets))
+        for name, _, _ in _guarded_imports(raw):
+            seeds.update(_modules(name, key, root, targets))
     if not seeds:
         return {}
     _collect_sites(seeds, keys, read, root, targets, sites)
@@ -69,7 +68,8 @@ def guarded_modules(files: Iterable[str], read: Callable[[str], Optional[bytes]]
         for module in sorted(alive):
             found: Optional[Tuple[str, VersionRange, str, int]] = None
             for importer, guard, line in sites[module]:
-                one = (guard[0], guard[1], importer, line) if guard is not None else ranges.get(importer)
+                one: Optional[Tuple[str, VersionRange, str, int]] = \
+                    (guard[0], guard[1], importer, line) if guard is not None else ranges.get(importer)
                 if one is None:
                     found = None
                     break
@@ -83,11 +83,11 @@ def guarded_modules(files: Iterable[str], read: Callable[[str], Optional[bytes]]
             if found is not None:
                 ranges[module] = found
     out: Dict[str, Tuple[Pin, ...]] = {}
-    for module, (package, found, importer, line) in ranges.items():
-        if found.lower is None and found.upper is None:
+    for module, (package, allowed, importer, line) in ranges.items():
+        if allowed.lower is None and allowed.upper is None:
             continue
         shown = os.path.relpath(importer, root).replace(os.sep, "/")
-        out[module] = (Pin(package, _spec(found), found, shown, line),)
+        out[module] = (Pin(package, _spec(allowed), allowed, shown, line),)
     return out
 
 
