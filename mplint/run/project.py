@@ -80,16 +80,48 @@ def mentions_policy_in_code(path: str, raw: bytes) -> bool:
             return True  # a notebook's ``%env`` or ``!`` line
         tokens = tokenize.generate_tokens(io.StringIO(source.text).readline)
     elif _outside_comments(raw):
-        return True
+        return not only_in_dead_private_functions(raw)
     else:  # the tokenizer reads the coding cookie itself (no libcst on a cached run)
         tokens = tokenize.tokenize(io.BytesIO(raw).readline)
     try:
         for token in tokens:
             if token.type != tokenize.COMMENT and any(word in token.string for word in _INDEX_WORDS):
-                return True
+                return path.endswith(".ipynb") or not only_in_dead_private_functions(raw)
     except (tokenize.TokenError, SyntaxError, ValueError, UnicodeDecodeError):
         return True
     return False
+
+
+def only_in_dead_private_functions(raw: bytes) -> bool:
+    """Every line of the module naming a policy or rewrite API lies in a private function
+    or method (``def _setup_mixed_precision``) that the module's code never names again
+    (its one call commented out): dead code, no program that sets a policy. Parsed with
+    :mod:`ast` only for the few files that name such an API."""
+    import ast
+
+    try:
+        tree = ast.parse(raw)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    private = [node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+               and node.name.startswith("_") and not node.name.endswith("__")]
+    if not private:
+        return False
+    named: Set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            named.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            named.add(node.attr)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            named.add(node.value)  # getattr(self, "_setup")
+    dead = [(node.lineno, node.end_lineno or node.lineno) for node in private if node.name not in named]
+    lines = raw.split(b"\n")
+    for number, line in enumerate(lines, 1):
+        code = line.split(b"#", 1)[0]
+        if any(token in code for token in INDEX_TOKENS) and not any(a <= number <= b for a, b in dead):
+            return False
+    return bool(dead)
 
 
 _INDEX_WORDS = tuple(token.decode() for token in INDEX_TOKENS)
