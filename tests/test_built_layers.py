@@ -131,3 +131,20 @@ def test_an_uncalled_policy_helper_in_an_application_governs_nothing(tmp_path):
     })
     # the only program that reaches train() sets bfloat16; the helper's run-time choice is dead
     assert [f for f in _findings(tmp_path, ".") if f[2] in ("MP501", "MP502")] == []
+
+
+def test_a_policy_named_only_in_a_dead_private_method_keeps_the_repository_a_library(tmp_path):
+    """``Trainer._setup_mixed_precision`` whose one call is commented out: no program sets a
+    policy, so the package's public layers stay "may be mixed" (library mode)."""
+    trainer = ("import tensorflow as tf\n\n\nclass Trainer:\n    def __init__(self, model):\n"
+               "        self.model = model\n        # self._setup_mixed_precision()\n\n"
+               "    def _setup_mixed_precision(self):\n"
+               "        tf.keras.mixed_precision.set_global_policy('mixed_float16')\n")
+    write_files(tmp_path, {
+        "setup.py": "", "tslib/__init__.py": "", "tslib/trainer.py": trainer,
+        "tslib/layers.py": LAYER.format(name="Masked"),
+    })
+    assert ("tslib/layers.py", 12, "MP501") in _findings(tmp_path, ".")
+    # the call live again: an application whose only program builds no layer
+    write_files(tmp_path, {"tslib/trainer.py": trainer.replace("# self._setup", "self._setup")})
+    assert _findings(tmp_path, ".") == []

@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, List, Opt
 
 from mplint.run.code_stamp import code_stamp
 from mplint.run.dependency_pins import ProjectPins, project_pins
-from mplint.run.version_routes import guarded_modules
 from mplint.run.discovery import discover
 from mplint.run.garbage import collected_per_file
 from mplint.run.library import is_configured_library_module, is_library_module, is_packaged, package_surface
@@ -31,7 +30,9 @@ from mplint.run.module_paths import absolute_import, importable, module_names, o
 from mplint.run.program import ProgramModel, ProgramResult, Route, content_view, import_words, program_view
 from mplint.run.reexports import Exports, HandedOn, exports_of
 from mplint.run.summaries import ModuleSummary, summarize
+from mplint.run.version_routes import guarded_modules
 from mplint.semantic.test_modules import is_test_path
+from mplint.semantic.visibility import is_private_name
 from mplint.semantic.vocabulary import MAYBE_MIXED, MIXED_POLICIES, REWRITE_WORDS
 from mplint.core.prefilter import POLICY_CALL_WORDS
 
@@ -104,7 +105,7 @@ def only_in_dead_private_functions(raw: bytes) -> bool:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     private = [node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-               and node.name.startswith("_") and not node.name.endswith("__")]
+               and is_private_name(node.name)]
     if not private:
         return False
     named: Set[str] = set()
