@@ -77,3 +77,24 @@ def test_a_test_of_something_else_is_no_version_guard(tmp_path):
     assert _guarded(tmp_path) == {}
     _project(tmp_path, "hasattr(tf, 'function')", "tf2", "tf1")
     assert _guarded(tmp_path) == {}
+
+
+def test_a_pin_open_to_both_generations_keeps_the_installed_keras_out_of_mp207():
+    """``tensorflow>=2.5`` in a 2022 Keras 2 project: Keras 3 installed where mplint runs
+    is no evidence that its ``minimize(loss, var_list, tape=tape)`` crashes."""
+    from mplint.run.dependency_pins import pins_in_text
+    from mplint.semantic.keras_version import versions_of
+    from mplint.semantic.versions import LOSS_SCALING
+
+    text = "import tensorflow as tf\nopt.minimize(loss, var_list, tape=tape)\n"
+    open_pin = tuple(pins_in_text("tensorflow>=2.5\n", "setup.py"))
+    assert versions_of(None, text, installed=3, project_pins=open_pin).keras(
+        ignoring=frozenset({LOSS_SCALING})) is None
+    # the generation the other rules read still comes from the machine
+    assert versions_of(None, text, installed=3, project_pins=open_pin).keras_generation == 3
+    # a pin that decides stays the answer; no pin at all leaves the installed packages
+    keras3 = tuple(pins_in_text("tensorflow>=2.16\n", "setup.py"))
+    answer = versions_of(None, text, installed=2, project_pins=keras3).keras(ignoring=frozenset({LOSS_SCALING}))
+    assert answer is not None and answer.generation == 3
+    answer = versions_of(None, text, installed=3).keras(ignoring=frozenset({LOSS_SCALING}))
+    assert answer is not None and answer.why == "Keras 3 is installed here"

@@ -285,8 +285,18 @@ class Versions:
                 # What the file spells is no evidence, but the packages installed where
                 # mplint runs (a CI runner) never overrule it either.
                 return None
+            if ignoring and self._pins_allow_both():
+                # A rule judging one generation's calls: ``tensorflow>=2.5`` allows Keras 2
+                # as well, and the machine mplint runs on is no evidence of the project's.
+                return None
             return KerasAnswer(self.installed, f"Keras {self.installed} is installed here")
         return None
+
+    def _pins_allow_both(self) -> bool:
+        """A TensorFlow or Keras pin of the file or the project allows both generations
+        (an open lower bound such as ``tensorflow>=2.5``)."""
+        return any(p.package in ("tensorflow", "keras") and p.generation is None
+                   for p in (*self.file_pins, *self.project_pins))
 
     @property
     def keras_generation(self) -> Optional[int]:
