@@ -89,6 +89,9 @@ class PolicySetTooLate(Check):
         self._attribute_creations: List[_AttributeCreation] = []
         #: ``self.x.attr`` (attr "()" for ``self.x(...)``): (x, attr, where)
         self._attribute_uses: List[Tuple[str, str, Location]] = []
+        #: ``from models import model`` at the top level: (name, where); a module other
+        #: than a known package's, whose top level ran when imported
+        self._imported_objects: List[Tuple[str, str, Location]] = []
 
     # -- which functions build models ------------------------------------------------
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -121,6 +124,18 @@ class PolicySetTooLate(Check):
             return "layer"
         return None
 
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if node.relative or isinstance(node.names, cst.ImportStar) or node.module is None:
+            return
+        module = dotted_name(node.module)
+        location = self.ctx.scopes.location()
+        if not module or module.split(".", 1)[0] in _KNOWN_PACKAGES or location.scope.kind != "module":
+            return
+        for alias in node.names:
+            bound = alias.asname.name if alias.asname is not None else alias.name
+            if isinstance(bound, cst.Name) and bound.value[:1].islower():
+                self._imported_objects.append((bound.value, module, location))
+
     # -- bindings -----------------------------------------------------------------------
     def visit_Assign(self, node: cst.Assign) -> None:
         if isinstance(node.value, cst.Call) and len(node.targets) == 1 \
@@ -147,7 +162,7 @@ class PolicySetTooLate(Check):
         if not any(c.values and c.values & MIXED_POLICIES for c in self.facts.policy_calls):
             return
         creations = self._creations()
-        if not creations and not self._attribute_creations:
+        if not creations and not self._attribute_creations and not self._imported_objects:
             return
         for call in self.facts.policy_calls:
             if not call.values or not call.values & MIXED_POLICIES:
@@ -163,6 +178,9 @@ class PolicySetTooLate(Check):
             late += [(f"self.{c.attribute}", c.what) for c in self._attribute_creations
                      if c.location.scope is scope and c.location.order < order
                      and self._attribute_used_after(c.attribute, scope, order)]
+            late += [(name, f"a Keras model built at the top level of {module} when it was imported")
+                     for name, module, where in self._imported_objects
+                     if where.scope is scope and where.order < order and self._keras_object_used_after(name, scope, order)]
             if late:
                 name, what = late[0]
                 self.report(
@@ -216,6 +234,17 @@ class PolicySetTooLate(Check):
     def _binding_of(self, node: cst.Assign, name: str) -> Optional[Binding]:
         binding = self._by_node.get(id(node))
         return binding if binding is not None and binding.name == name else None
+
+    def _keras_object_used_after(self, name: str, scope, order: int) -> bool:
+        """``model.compile()`` after the policy call, on an object imported before it
+        (``from models import model``, built at that module's top level): only a Keras
+        model has ``compile``/``trainable_weights``, and it kept the policy in effect when
+        its module ran. A name assigned again in this file is another object."""
+        uses = self.ctx.get(References).get(name)
+        if any(use.store for use in uses):
+            return False
+        return any(use.attr in _KERAS_ONLY and use.location.scope is scope and use.location.order > order
+                   and use.location.lookup(name) is None for use in uses)
 
     def _attribute_used_after(self, attribute: str, scope, order: int) -> bool:
         """``self.model.fit()``, ``self.model(x)`` later in the same method (an attribute
