@@ -100,6 +100,11 @@ def only_in_dead_private_functions(raw: bytes) -> bool:
     :mod:`ast` only for the few files that name such an API."""
     import ast
 
+    if b"def _" not in raw:
+        return False
+    for line in raw.split(b"\n"):  # a mention in top-level code: no parse needed
+        if line[:1] not in (b" ", b"\t") and any(token in line.split(b"#", 1)[0] for token in INDEX_TOKENS):
+            return False
     try:
         tree = ast.parse(raw)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
