@@ -332,17 +332,19 @@ class Evaluator:
         params = function.params
         if param is params.star_arg or param is params.star_kwarg or param in params.posonly_params:
             return UNREADABLE
+        if any(arg.star == "*" for arg in call.args):
+            return UNREADABLE
+        written = argument_for(function, param, call.with_changes(args=[a for a in call.args if not a.star]),
+                               offset)
         entries: Dict[str, cst.BaseExpression] = {}
         for arg in call.args:
-            if arg.star == "*":
-                return UNREADABLE
             if arg.star == "**":
                 spread = self._spread_entries(arg.value, caller, 0)
                 if spread is None:
-                    return UNREADABLE
+                    # ``build(act=act, **kwargs)``: a spread that also held ``act`` would be a
+                    # TypeError, so the program that runs binds the written argument
+                    return UNREADABLE if written is None else written
                 entries.update(spread)
-        written = argument_for(function, param, call.with_changes(args=[a for a in call.args if not a.star]),
-                               offset)
         if written is not None:
             return UNREADABLE if param.name.value in entries else written  # given twice: a TypeError
         return entries.get(param.name.value)
