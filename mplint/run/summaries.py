@@ -31,6 +31,8 @@ MAIN = "<main>"
 IMPORT = "import:"
 #: the key of ``from mod import *`` in ``ModuleSummary.imports`` (``*mod`` -> ``mod``)
 STAR = "*"
+#: an argument slot: the call spreads ``**kwargs`` and no ``*args`` (STAR is there too)
+KEYWORD_SPREAD = "**"
 #: ``v.method`` where ``v`` holds an instance of a known class, ``Class(...).method``
 #: and ``super().method``: ``Class#method`` (``super#method``)
 METHOD = "#"
@@ -583,9 +585,12 @@ def _literal_arguments(node: ast.Call) -> Dict[str, str]:
             slots["*"] = UNKNOWN
         else:
             slots[str(i)] = _literal(arg)
+    spread_only = "*" not in slots
     for keyword in node.keywords:
         if keyword.arg is None:
             slots["*"] = UNKNOWN
+            if spread_only:  # only ``**kwargs``: the arguments written beside it still bind
+                slots[KEYWORD_SPREAD] = UNKNOWN
         else:
             slots[keyword.arg] = _literal(keyword.value)
     return slots
