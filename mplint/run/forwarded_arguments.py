@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Dict, List, Optional, Set
 
 from mplint.run.summaries import PARAM, UNKNOWN, FunctionSummary
+from mplint.semantic.visibility import is_private_name
 
 if TYPE_CHECKING:
     from mplint.run.program import ProgramModel
@@ -61,7 +62,7 @@ class ForwardedArguments:
         if calls is None:
             return None
         if not calls:  # nobody in the project calls it: a public function runs with its defaults
-            private = any(part.startswith("_") and not part.startswith("__") for part in name.split("."))
+            private = any(is_private_name(part) for part in name.split("."))
             return None if private or default is None or default in _BOOLS else {default}
         out: Set[str] = set()
         index = str(function.params.index(param)) if param in function.params else None
