@@ -164,7 +164,8 @@ def test_summary_is_the_one_the_former_collectors_made():
     code a function of its own: it is put back into the module's here; version 12 gives
     each call's ``arguments`` its line, and adds ``set_terms`` and ``defaults``, empty here;
     version 13 leaves out the returns of functions defined inside, here the module's
-    ``helper`` under ``if cond:``: put back)."""
+    ``helper`` under ``if cond:``: put back; version 14 gives every function its literal
+    ``defaults`` and marks a call's keyword-only ``**`` spread among its ``arguments``)."""
     data = summarize(SNIPPET).to_json()
     guard = data[3].pop("<main>")
     assert guard[0] == [(56, "app.run"), (56, "main")]
@@ -174,10 +175,10 @@ def test_summary_is_the_one_the_former_collectors_made():
     assert body[3] == []
     body[3] = ["?"]  # the former code counted ``helper``'s return as the module's
     for entry in data[3].values():
-        assert entry[8:] == [[], {}]
+        assert entry[8] == [] and all(isinstance(v, str) for v in entry[9].values())
         entry[7] = [(callee, slots) for _, callee, slots in entry[7]]
         del entry[8:]
-    assert data[0] == 13 and all(entry[6] == [] for entry in data[3].values())
+    assert data[0] == 14 and all(entry[6] == [] for entry in data[3].values())
     assert data[2].pop("*..star") == "..star"
     module_calls = data[3]["<module>"][0]
     for added in ((3, "import:.sibling"), (4, "import:..pkg.thing")):

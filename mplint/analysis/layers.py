@@ -6,6 +6,7 @@ from typing import FrozenSet, Optional, Set, Tuple
 
 import libcst as cst
 
+from mplint.analysis.flag_defaults import FlagDefaults
 from mplint.analysis.models import LayerProducer
 from mplint.analysis.references import References
 from mplint.rule.check import Context
@@ -147,7 +148,11 @@ def is_softmax_value(expr: cst.BaseExpression, ctx: Context, layer: LayerProduce
     """``expr`` (read at ``where``, else where the layer is built) is softmax on every path."""
     if ctx.names.resolve(expr) & SOFTMAX_FUNCTIONS:
         return True
-    found = ctx.values.values(expr, where or layer.location)
+    loc = where or layer.location
+    found = ctx.values.values(expr, loc)
+    if found is None and FlagDefaults in ctx.analyses:  # ``activation=args.activation``, ``--activation softmax``
+        flag = ctx.get(FlagDefaults).default_of(expr, loc)
+        found = None if flag is None else ctx.values.values(flag[0], flag[1])
     return found is not None and found == frozenset({"softmax"})
 
 

@@ -809,6 +809,12 @@ class ModelOutputs(Analysis):
                 if isinstance(entry, cst.DictElement):
                     yield from self._tensor(entry.value, loc, depth + 1)
             return
+        if isinstance(expr, (cst.ListComp, cst.GeneratorExp)):  # ``[Dense(n, ...)(x) for n in sizes]``: one head per item
+            yield from self._tensor(expr.elt, loc, depth + 1)
+            return
+        if isinstance(expr, cst.DictComp):
+            yield from self._tensor(expr.value, loc, depth + 1)
+            return
         if isinstance(expr, cst.Name):
             argument = self._argument(expr, loc)
             if argument is not None:  # a parameter of a followed call: what that call passes

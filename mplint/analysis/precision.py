@@ -20,6 +20,7 @@ from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from mplint.analysis.flag_defaults import FlagDefaults
 from mplint.analysis.custom_layers import CustomLayer, CustomLayers, custom_layer_fix, float32_dtype
 from mplint.analysis.layers import (
     ABSENT, built_under_float32_policy, computes_in_float32, computes_under_policy,
@@ -71,7 +72,7 @@ class SixteenBitOutput:
 class OutputPrecision(Analysis):
     """Judges every model output once, for both output rules."""
 
-    requires = (ModelOutputs, CustomLayers, References)
+    requires = (ModelOutputs, CustomLayers, References, FlagDefaults)
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Deque, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple, cast
 
+from mplint.run.forwarded_arguments import ForwardedArguments
 from mplint.run.module_paths import absolute_import, importable, on_path
 from mplint.run.optimizer_values import OptimizerValues, judges_optimizers
 from mplint.run.registries import RegistryObjects
@@ -1013,17 +1014,22 @@ class ProgramModel:
                 spelled = parts[-2] if parts[-1] == "__init__" and len(parts) > 1 else parts[-1]
                 wanted.setdefault(spelled, set()).add(path)
         found: Dict[str, Dict[str, List[Dict[str, str]]]] = {}
+        forwarded = ForwardedArguments(self)
         for caller in sorted(self._summaries):
             for function, summary in self.summary(caller).functions.items():
                 for _, callee, slots in summary.arguments:
                     homes = wanted.get(callee.rsplit(".", 1)[-1])
                     if not homes:
                         continue
+                    targets = [t for t in self.call_targets(caller, function, callee)
+                               if t[0] in homes and t[0] != caller]
+                    if not targets:
+                        continue
                     # the file's evaluator reads strings and None (a bool binds policy helpers here)
                     slots = {k: UNKNOWN if v in _BOOLS else v for k, v in slots.items()}
-                    for target in self.call_targets(caller, function, callee):
-                        if target[0] in homes and target[0] != caller:
-                            found.setdefault(target[0], {}).setdefault(target[1], []).append(slots)
+                    sites = forwarded.expand(caller, function, summary, callee, slots)
+                    for target in targets:
+                        found.setdefault(target[0], {}).setdefault(target[1], []).extend(sites)
         for by_function in found.values():
             for name, sites in by_function.items():
                 if len(sites) > _MAX_SITES:

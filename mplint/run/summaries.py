@@ -31,11 +31,13 @@ MAIN = "<main>"
 IMPORT = "import:"
 #: the key of ``from mod import *`` in ``ModuleSummary.imports`` (``*mod`` -> ``mod``)
 STAR = "*"
+#: an argument slot: the call spreads ``**kwargs`` and no ``*args`` (STAR is there too)
+KEYWORD_SPREAD = "**"
 #: ``v.method`` where ``v`` holds an instance of a known class, ``Class(...).method``
 #: and ``super().method``: ``Class#method`` (``super#method``)
 METHOD = "#"
 POLICY_SETTERS = frozenset(POLICY_SETTER_WORDS)
-SUMMARY_VERSION = 13
+SUMMARY_VERSION = 14
 #: a trained value that is a parameter of the function: ``param:`` + its name
 PARAM = "param:"
 #: a value a summary cannot name (an expression, ``None``, a loop variable)
@@ -79,7 +81,7 @@ class FunctionSummary:
     #: truth decides whether it runs: (name, True for ``if p:``, False for ``if not p:``,
     #: the ``else`` arm, or the code after ``if p: return``)). What a call site binds.
     set_terms: List[Tuple[int, str, List[Tuple[str, bool]]]] = field(default_factory=list)
-    #: parameter -> its default as a JSON literal (a string, a bool or None)
+    #: parameter -> its default as a JSON literal (a string, a bool or None), for every function
     defaults: Dict[str, str] = field(default_factory=dict)
 
 
@@ -213,6 +215,7 @@ def _collect_block(summary: ModuleSummary, body: List[ast.stmt], owner: str, cla
             loose += stmt.decorator_list
             function = summary.functions.setdefault(qualname, FunctionSummary())
             function.params = _parameters(stmt, method=bool(classes))
+            function.defaults = _literal_defaults(stmt)
             _collect(summary, function, _Nodes(stmt.body), ".".join(classes))
             if function.sets:
                 _drop_overwritten(function, stmt.body)
@@ -583,9 +586,12 @@ def _literal_arguments(node: ast.Call) -> Dict[str, str]:
             slots["*"] = UNKNOWN
         else:
             slots[str(i)] = _literal(arg)
+    spread_only = "*" not in slots
     for keyword in node.keywords:
         if keyword.arg is None:
             slots["*"] = UNKNOWN
+            if spread_only:  # only ``**kwargs``: the arguments written beside it still bind
+                slots[KEYWORD_SPREAD] = UNKNOWN
         else:
             slots[keyword.arg] = _literal(keyword.value)
     return slots
@@ -604,9 +610,6 @@ def _read_set_terms(function: FunctionSummary, node: ast.AST) -> None:
     assert isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
     args = node.args
     params = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
-    positional = [*args.posonlyargs, *args.args]
-    pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults),
-             *((a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)]
     lines = {line for line, _ in function.sets}
     found: Dict[int, Tuple[str, List[Tuple[str, bool]]]] = {}
     for call, guards in _guarded_calls(node.body, [], params):
@@ -616,8 +619,6 @@ def _read_set_terms(function: FunctionSummary, node: ast.AST) -> None:
             if param or guards:
                 found[call.lineno] = (param, guards)
     function.set_terms = [(line, param, guards) for line, (param, guards) in sorted(found.items())]
-    if function.set_terms:
-        function.defaults = {a.arg: _literal(d) for a, d in pairs if _literal(d) != UNKNOWN}
 
 
 def _parameter_test(test: ast.AST, params: Set[str]) -> Optional[Tuple[str, bool]]:
@@ -677,6 +678,16 @@ def _policy_argument(call: ast.Call) -> Optional[ast.AST]:
     if isinstance(value, ast.Call) and value.args:
         value = value.args[0]
     return value
+
+
+def _literal_defaults(node: ast.AST) -> Dict[str, str]:
+    """``FunctionSummary.defaults``: each parameter whose default is a literal."""
+    assert isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    args = node.args
+    positional = [*args.posonlyargs, *args.args]
+    pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults),
+             *((a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)]
+    return {a.arg: _literal(d) for a, d in pairs if _literal(d) != UNKNOWN}
 
 
 def _parameters(function: ast.AST, method: bool) -> List[str]:

@@ -29,6 +29,8 @@ Values = FrozenSet[object]
 _MAX_DEPTH = 12
 #: an argument that is not a literal, as the program model's summaries write it
 ELSEWHERE_UNKNOWN = "?"
+#: a call that spreads ``**kwargs`` (no ``*args``), as the summaries write it (``run.summaries``)
+KEYWORD_SPREAD = "**"
 #: a value the calls elsewhere make unknowable (distinct from None: no such call)
 _UNKNOWN = object()
 _MAX_VALUES = 16
@@ -332,17 +334,19 @@ class Evaluator:
         params = function.params
         if param is params.star_arg or param is params.star_kwarg or param in params.posonly_params:
             return UNREADABLE
+        if any(arg.star == "*" for arg in call.args):
+            return UNREADABLE
+        written = argument_for(function, param, call.with_changes(args=[a for a in call.args if not a.star]),
+                               offset)
         entries: Dict[str, cst.BaseExpression] = {}
         for arg in call.args:
-            if arg.star == "*":
-                return UNREADABLE
             if arg.star == "**":
                 spread = self._spread_entries(arg.value, caller, 0)
                 if spread is None:
-                    return UNREADABLE
+                    # ``build(act=act, **kwargs)``: a spread that also held ``act`` would be a
+                    # TypeError, so the program that runs binds the written argument
+                    return UNREADABLE if written is None else written
                 entries.update(spread)
-        written = argument_for(function, param, call.with_changes(args=[a for a in call.args if not a.star]),
-                               offset)
         if written is not None:
             return UNREADABLE if param.name.value in entries else written  # given twice: a TypeError
         return entries.get(param.name.value)
@@ -392,7 +396,7 @@ class Evaluator:
         if depth > _MAX_DEPTH or len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
             return None
         keys = self.values(expr.slice[0].slice.value, loc, depth + 1)
-        container = self._container(expr.value, loc)
+        container = self._container(expr.value, loc, depth + 1)
         if keys is None or len(keys) != 1 or container is None:
             return None
         literal, where = container
@@ -413,19 +417,35 @@ class Evaluator:
                 return element.value, where
         return None
 
-    def _container(self, expr: cst.BaseExpression,
-                   loc: Location) -> Optional[Tuple[Union[cst.Dict, cst.List, cst.Tuple], Location]]:
-        """The literal a container expression holds, when bound once and never changed."""
+    def _container(self, expr: cst.BaseExpression, loc: Location,
+                   depth: int = 0) -> Optional[Tuple[Union[cst.Dict, cst.List, cst.Tuple], Location]]:
+        """The literal a container expression holds, when bound once and never changed:
+        a name bound to it (or to an item of another such container, ``head = cfg["head"]``),
+        a parameter every call of the module passes one such container, or an item of one."""
         literals = (cst.Dict, cst.List, cst.Tuple)
+        if depth > _MAX_DEPTH:
+            return None
+        if isinstance(expr, literals):
+            return expr, loc
+        if isinstance(expr, cst.Subscript):  # ``cfg["model"]["head"]``: a container inside one
+            found = self.item(expr, loc, depth + 1)
+            return None if found is None else self._container(found[0], found[1], depth + 1)
         if isinstance(expr, cst.Name):
             bindings = loc.reaching(expr.value)
             if len(bindings) != 1:
                 return None
             binding = bindings[0]
-            if binding.kind not in ("assign", "annassign") or not isinstance(binding.value, literals) \
-                    or binding.scope is None or self._changed_in_place(binding.scope, expr.value):
+            if binding.scope is None or self._changed_in_place(binding.scope, expr.value):
                 return None
-            return binding.value, binding.location().within(loc.context)
+            if binding.kind == "param":  # ``build(cfg)``: the one container every call passes
+                sources = self.param_sources(binding)
+                if sources is None or len(sources) != 1 or self._passed_elsewhere(binding, depth) is not None:
+                    return None
+                return self._container(sources[0][0], sources[0][1], depth + 1)
+            if binding.kind not in ("assign", "annassign") or binding.value is None \
+                    or not isinstance(binding.value, (*literals, cst.Subscript)):
+                return None
+            return self._container(binding.value, binding.location().within(loc.context), depth + 1)
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
             cls = instance_class(loc)
             bindings = attributes_of(cls, expr.attr.value) if cls is not None else []
@@ -483,11 +503,13 @@ class Evaluator:
         slot = str(positional.index(param) - offset) if param in positional else None
         out: Set[object] = set()
         for site in sites:
-            if "*" in site:
-                return _UNKNOWN
+            if "*" in site and KEYWORD_SPREAD not in site:
+                return _UNKNOWN  # ``*args``: which parameter takes what is not read
             written = site.get(slot) if slot is not None else None
             if written is None:
                 written = site.get(param.name.value)
+            if written is None and KEYWORD_SPREAD in site:
+                return _UNKNOWN  # left out beside a ``**kwargs`` that may hold it
             if written is None:  # left out: the default
                 outer = scope.parent or scope
                 found = None if param.default is None else \

@@ -1,0 +1,100 @@
+"""One level of call string for the arguments a call passes on: ``unet_2d(...,
+output_activation="Softmax")`` calling ``CONV_output(X, activation=output_activation)``
+in another module passes ``CONV_output`` what ``unet_2d``'s own calls pass it, or its
+default where a call leaves it out or nobody in the project calls it (a library's
+public function: its users call it with its defaults).
+
+The values of such a parameter are read from the summaries alone (literals at the
+calls, the literal default); anything else (a second level, ``*args``, a value
+computed at run time) leaves the slot unknown, and rules stay silent on it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Dict, List, Optional, Set
+
+from mplint.run.summaries import PARAM, UNKNOWN, FunctionSummary
+from mplint.semantic.visibility import is_private_name
+
+if TYPE_CHECKING:
+    from mplint.run.program import ProgramModel
+
+#: how many values one forwarded slot may take before it is unknown
+_MAX_VALUES = 4
+#: how many calls of the passing function are read before its parameter is unknown
+_MAX_CALLS = 32
+_BOOLS = frozenset({"true", "false"})
+
+
+class ForwardedArguments:
+    """Expands a call's slots whose argument is a parameter of the calling function."""
+
+    def __init__(self, model: "ProgramModel") -> None:
+        self._model = model
+        self._calls: Optional[Dict[str, List[tuple]]] = None  # spelled name -> (path, function, callee, slots)
+        self._values: Dict[tuple, Optional[Set[str]]] = {}
+
+    def expand(self, path: str, name: str, function: FunctionSummary, callee: str,
+               slots: Dict[str, str]) -> List[Dict[str, str]]:
+        """The call's sites, one per value each forwarded parameter may hold."""
+        sites = [slots]
+        for slot, value in slots.items():
+            if value != UNKNOWN or slot == "*" or slot == "**":
+                continue
+            forwarded = {o for c, s, o in function.passes if c == callee and s == slot}
+            if len(forwarded) != 1 or not next(iter(forwarded)).startswith(PARAM):
+                continue  # not (only) a parameter of the caller
+            values = self._param_values(path, name, function, next(iter(forwarded))[len(PARAM):])
+            if values is None:
+                continue
+            sites = [{**site, slot: v} for site in sites for v in sorted(values)]
+        return sites
+
+    def _param_values(self, path: str, name: str, function: FunctionSummary, param: str) -> Optional[Set[str]]:
+        key = (path, name, param)
+        if key not in self._values:
+            self._values[key] = self._read(path, name, function, param)
+        return self._values[key]
+
+    def _read(self, path: str, name: str, function: FunctionSummary, param: str) -> Optional[Set[str]]:
+        default = function.defaults.get(param)
+        calls = self._incoming(path, name)
+        if calls is None:
+            return None
+        if not calls:  # nobody in the project calls it: a public function runs with its defaults
+            private = any(is_private_name(part) for part in name.split("."))
+            return None if private or default is None or default in _BOOLS else {default}
+        out: Set[str] = set()
+        index = str(function.params.index(param)) if param in function.params else None
+        for slots in calls:
+            written = slots.get(index) if index is not None else None
+            written = written if written is not None else slots.get(param)
+            if written is None:
+                if "*" in slots:
+                    return None  # ``*args``/``**kwargs`` may hold it
+                written = default
+            if written is None or written == UNKNOWN or written in _BOOLS:
+                return None
+            out.add(written)
+        return out if len(out) <= _MAX_VALUES else None
+
+    def _incoming(self, path: str, name: str) -> Optional[List[Dict[str, str]]]:
+        """The slots of every call of the function in the summarised code, None when too many."""
+        parts = name.split(".")
+        spelled = parts[-2] if parts[-1] == "__init__" and len(parts) > 1 else parts[-1]
+        found: List[Dict[str, str]] = []
+        for caller, function, callee, slots in self._by_name().get(spelled, []):
+            if (path, name) in self._model.call_targets(caller, function, callee):
+                found.append(slots)
+                if len(found) > _MAX_CALLS:
+                    return None
+        return found
+
+    def _by_name(self) -> Dict[str, List[tuple]]:
+        if self._calls is None:
+            self._calls = {}
+            for caller in sorted(self._model.summaries()):
+                for function, summary in self._model.summary(caller).functions.items():
+                    for _, callee, slots in summary.arguments:
+                        self._calls.setdefault(callee.rsplit(".", 1)[-1], []).append((caller, function, callee, slots))
+        return self._calls
