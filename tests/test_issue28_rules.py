@@ -63,6 +63,39 @@ def test_mp210_a_direct_cast_gets_float32_as_its_dtype():
     assert "get_scaled_loss(tf.cast(loss, dtype='float32'))" in fix(code, "MP210", keras_version=2)
 
 
+BRANCHED_STEP = """
+    import tensorflow as tf
+    from absl import flags
+
+    FLAGS = flags.FLAGS
+    optimizer = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD(0.1))
+
+
+    def step(model, x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(x) - y))
+            if FLAGS.amp:
+                total_loss = tf.cast(loss, tf.float16)
+                total_loss = optimizer.get_scaled_loss(total_loss)
+            else:
+                total_loss = loss
+        if FLAGS.amp:
+            grads = optimizer.get_unscaled_gradients(tape.gradient(total_loss, model.trainable_variables))
+        else:
+            grads = tape.gradient(total_loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        LATER
+"""
+
+
+def test_mp210_the_scaling_statement_and_the_other_arm_are_no_reads_of_the_product():
+    # ``total_loss = opt.get_scaled_loss(total_loss)`` reads the name before it binds it, and the
+    # ``else:`` arm's ``total_loss`` is the unscaled loss (chychen/tf_rlib's runners)
+    assert fired(BRANCHED_STEP.replace("LATER", "return loss"), "MP210", keras_version=2) == []
+    # read after both arms: under the flag it is the float16 product
+    assert fired(BRANCHED_STEP.replace("LATER", "return total_loss"), "MP210", keras_version=2) == [(14, "MP210")]
+
+
 def test_mp210_keras3_only_with_loss_scale_factor():
     code = """
         import keras

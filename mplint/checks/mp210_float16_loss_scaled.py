@@ -11,7 +11,7 @@ from mplint.analysis.training import FACTOR, SCALE_METHODS, TrainingLoops
 from mplint.rule.check import Check, Context, Fix, Needs
 from mplint.rule.edits import cast, quote_of, string
 from mplint.rule.levels import Safety
-from mplint.semantic.scopes import Scope
+from mplint.semantic.scopes import Location, Scope, exclusive
 from mplint.semantic.vocabulary import CASTS, SYMBOLIC_GRADIENTS
 
 _MAX_DEPTH = 12
@@ -30,7 +30,7 @@ class Float16LossScaled(Check):
         #: ``scaled = <scaling call>``: the call's id -> the name it is bound to
         self._bound: Dict[int, cst.Name] = {}
         #: names read, by scope, with their statement order
-        self._reads: Dict[Tuple[int, str], List[Tuple[cst.Name, int]]] = {}
+        self._reads: Dict[Tuple[int, str], List[Tuple[cst.Name, Location]]] = {}
         #: nodes that are not reads of a value: assignment targets and gradient targets
         self._not_reads: Set[int] = set()
 
@@ -47,7 +47,7 @@ class Float16LossScaled(Check):
 
     def visit_Name(self, node: cst.Name) -> None:
         loc = self.ctx.scopes.location()
-        self._reads.setdefault((id(loc.scope), node.value), []).append((node, loc.order))
+        self._reads.setdefault((id(loc.scope), node.value), []).append((node, loc))
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -91,13 +91,18 @@ class Float16LossScaled(Check):
 
     def _read_again(self, call: cst.Call, where: Where) -> Optional[cst.Name]:
         """A later read, in the same function, of the name the scaled loss is bound
-        to, other than as the target of a gradient."""
+        to, other than as the target of a gradient. The scaling statement's own reads
+        come before the binding (``loss = opt.get_scaled_loss(loss)``), and a read in
+        the other arm of an ``if`` around the scaling (``else: total_loss = ...``) reads
+        the unscaled value: neither is a read of the product."""
         bound = self._bound.get(id(call))
         if bound is None:
             return None
         scope: Scope = where.loc.scope
-        for name, order in self._reads.get((id(scope), bound.value), []):
-            if name is bound or id(name) in self._not_reads or order < where.loc.order:
+        for name, loc in self._reads.get((id(scope), bound.value), []):
+            if name is bound or id(name) in self._not_reads or loc.order <= where.loc.order:
+                continue
+            if loc.branches and where.loc.branches and exclusive(loc.branches, where.loc.branches):
                 continue
             return name
         return None
