@@ -371,6 +371,61 @@ def test_version_portable_guards_are_silent():
     assert findings(code, keras_version=3) == []
 
 
+CAPABILITY_STEP = """
+    import tensorflow as tf
+
+    optimizer = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.Adam())
+
+
+    def train_step(model, x, mixed):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(model(x))
+            if mixed:
+                if TEST:
+                    loss = optimizer.get_scaled_loss(loss)
+                else:
+                    loss = optimizer.scale_loss(loss)
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+"""
+
+
+@pytest.mark.parametrize("test", [
+    "'get_scaled_loss' in dir(optimizer)",
+    'hasattr(optimizer, "get_scaled_loss")',
+    'getattr(optimizer, "get_scaled_loss", None)',
+    'not hasattr(optimizer, "scale_loss")',
+    "'scale_loss' not in dir(optimizer)",
+    'not (not hasattr(optimizer, "get_scaled_loss"))',
+])
+@pytest.mark.parametrize("generation", [2, 3])
+def test_a_branch_a_capability_test_picks_is_no_missing_api(test, generation):
+    # tf-keras-vis: each arm runs only with the optimizer that has the method it calls
+    assert fired(CAPABILITY_STEP.replace("TEST", test), "MP207", keras_version=generation) == []
+
+
+@pytest.mark.parametrize("test", [
+    'hasattr(optimizer, "learning_rate")',  # an unrelated attribute
+    'getattr(optimizer, "get_scaled_loss")',  # raises when missing: no test
+    "'get_scaled_loss' in vars(optimizer)",
+])
+def test_a_test_that_does_not_decide_the_method_guards_nothing(test):
+    code = CAPABILITY_STEP.replace("TEST", test)
+    assert fired(code, "MP207", keras_version=2) == [(14, "MP207")]
+    assert fired(code, "MP207", keras_version=3) == [(12, "MP207")]
+
+
+def test_the_else_of_a_conjunction_leaves_the_capability_open():
+    # the body of ``mixed and hasattr(...)`` has the Keras 2 API; its ``else`` may be either
+    code = CAPABILITY_STEP.replace("TEST", 'mixed and hasattr(optimizer, "get_unscaled_gradients")')
+    assert fired(code, "MP207", keras_version=3) == []
+    assert fired(code, "MP207", keras_version=2) == [(14, "MP207")]
+    # the body of ``hasattr(...) or mixed`` may run without the method; its ``else`` has none
+    code = CAPABILITY_STEP.replace("TEST", 'hasattr(optimizer, "get_scaled_loss") or mixed')
+    assert fired(code, "MP207", keras_version=3) == [(12, "MP207")]
+    assert fired(code, "MP207", keras_version=2) == []
+
+
 def test_conditional_scaling_on_one_branch_is_silent():
     code = """
         import tensorflow as tf

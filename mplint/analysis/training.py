@@ -20,7 +20,7 @@ import libcst as cst
 from mplint.core.walker import child_nodes
 from mplint.rule.check import Analysis, Context
 from mplint.semantic.call_args import argument_for, keyword_only, positional_or_keyword
-from mplint.semantic.conditions import Conditions, Truths, conflict
+from mplint.semantic.conditions import Conditions, Truths, capabilities, conflict
 from mplint.semantic.facts import REWRITE_GRAPPLER
 from mplint.semantic.names import dotted_name
 from mplint.semantic.scopes import (
@@ -38,6 +38,10 @@ UPDATE_WORDS = (b"apply", b"minimize")
 #: loss-scaling method -> the Keras generation that has it
 SCALE_METHODS = {"scale_loss": 3, "get_scaled_loss": 2}
 UNSCALE_METHOD = "get_unscaled_gradients"
+#: the loss-scaling methods, each with the only Keras generation whose LossScaleOptimizer has it
+SCALING_GENERATION = {**SCALE_METHODS, UNSCALE_METHOD: 2}
+#: the methods MP207 judges, with the generation that has them
+GENERATION_OF_METHOD = {**SCALING_GENERATION, "minimize": 2, "apply": 3}
 #: attributes holding the current loss scale (Keras 3, Keras 2)
 LOSS_SCALE_ATTRIBUTES = frozenset({"dynamic_scale", "loss_scale"})
 
@@ -191,12 +195,6 @@ class TrainingLoops(Analysis):
     def leave_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         self._statement.pop()
 
-    def visit_If(self, node: cst.If) -> None:
-        self._guards.append(node.test)
-
-    def leave_If(self, node: cst.If) -> None:
-        self._guards.pop()
-
     def visit_IfExp(self, node: cst.IfExp) -> None:
         self._guards.append(node.test)
 
@@ -212,6 +210,19 @@ class TrainingLoops(Analysis):
         self._guards.pop()
 
     def _is_guarded(self, method: str) -> bool:
+        """A call of ``method`` made where a capability test decides it exists: an arm
+        that needs the method, or another of its generation's loss-scaling methods,
+        present (``if hasattr(opt, "get_scaled_loss"):``), or one of the other
+        generation's absent (the ``else`` of that test, calling ``scale_loss``), or a
+        ``try``/``except AttributeError``; a test of an unrelated attribute is none."""
+        needs = capabilities(self.ctx.scopes.open_conditions())
+        generation = GENERATION_OF_METHOD.get(method)
+        for name, present in needs.items():
+            if name == method and present:
+                return True
+            other = SCALING_GENERATION.get(name)
+            if other is not None and generation is not None and (other == generation) == present:
+                return True
         for test in self._guards:
             if isinstance(test, cst.Name) and test.value == "AttributeError":
                 return True
@@ -285,7 +296,7 @@ class TrainingLoops(Analysis):
             self.applies.append((node, self.ctx.scopes.location(), method, statement))
         if method in SCALE_METHODS or method == UNSCALE_METHOD or method == "minimize" or method == "apply":
             self.method_calls.setdefault(method, []).append((node, self.ctx.scopes.location()))
-            if self._guards and self._is_guarded(method):
+            if self._is_guarded(method):
                 self.guarded.add(id(node))
 
     def callee_names(self, call: cst.Call) -> FrozenSet[str]:

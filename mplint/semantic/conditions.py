@@ -133,3 +133,52 @@ class Conditions:
 def conflict(a: Mapping[str, bool], b: Mapping[str, bool]) -> bool:
     """Two sets of needs that one run cannot meet together (a condition both ways)."""
     return any(key in b and b[key] != value for key, value in a.items())
+
+
+#: the calls that test whether an object has an attribute: ``hasattr(opt, "m")``,
+#: ``getattr(opt, "m", None)`` (its truth)
+_CAPABILITY_CALLS = frozenset({"hasattr", "getattr"})
+
+
+def capabilities(tests: "Tuple[Tuple[cst.BaseExpression, str], ...]") -> Dict[str, bool]:
+    """What the ``if`` arms around some code need of attributes the code may call:
+    the body of ``if hasattr(opt, "get_scaled_loss"):`` (or ``"get_scaled_loss" in
+    dir(opt)``) needs it present, its ``else`` absent; ``and`` in a body and ``or`` in
+    an ``else`` need each side; anything else (``or`` in a body) needs nothing."""
+    out: Dict[str, bool] = {}
+    for test, arm in tests:
+        _capability(test, arm == "body", out)
+    return out
+
+
+def _capability(test: cst.BaseExpression, wanted: bool, out: Dict[str, bool]) -> None:
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        _capability(test.expression, not wanted, out)
+    elif isinstance(test, cst.BooleanOperation):
+        if isinstance(test.operator, cst.And) == wanted:  # every side holds (or every side fails)
+            _capability(test.left, wanted, out)
+            _capability(test.right, wanted, out)
+    elif isinstance(test, cst.Call):
+        name = _tested_attribute(test)
+        if name is not None:
+            out[name] = wanted
+    elif isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        operator = test.comparisons[0].operator
+        listed = test.comparisons[0].comparator
+        if isinstance(operator, (cst.In, cst.NotIn)) and isinstance(test.left, cst.SimpleString) \
+                and isinstance(listed, cst.Call) and isinstance(listed.func, cst.Name) \
+                and listed.func.value == "dir" and len(listed.args) == 1:
+            name = test.left.evaluated_value
+            if isinstance(name, str):
+                out[name] = wanted if isinstance(operator, cst.In) else not wanted
+
+
+def _tested_attribute(call: cst.Call) -> Optional[str]:
+    """``m`` of ``hasattr(x, "m")`` / ``getattr(x, "m", None)``; else None."""
+    if not (isinstance(call.func, cst.Name) and call.func.value in _CAPABILITY_CALLS and len(call.args) >= 2):
+        return None
+    if call.func.value == "getattr" and len(call.args) != 3:
+        return None  # getattr(x, "m") raises when it is missing: no test
+    name = call.args[1].value
+    value = name.evaluated_value if isinstance(name, cst.SimpleString) else None
+    return value if isinstance(value, str) else None
