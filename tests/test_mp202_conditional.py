@@ -242,3 +242,71 @@ def test_the_loop_scaled_under_its_guard_is_silent_and_unchanged():
 def test_a_plain_optimizer_on_every_path_is_silent():
     code = _edit(SPLIT, "    if args.amp:\n        optimizer = mixed_precision.LossScaleOptimizer(optimizer)\n", "")
     assert lint(code, "MP202", keras_version=2) == []
+
+
+# The unscaled step is picked into an attribute only where the wrapping condition is false
+# (Otatsu0319/StarGAN-VC2-tf): a compound test, and its ``else``.
+PICKED = textwrap.dedent("""\
+    import tensorflow as tf
+
+
+    class Trainer:
+        def __init__(self, args, model):
+            self.args = args
+            self.model = model
+            self.optimizer = tf.keras.optimizers.Adam()
+            if args.mixed_precision and not args.use_tpu:
+                self.optimizer = tf.keras.mixed_precision.LossScaleOptimizer(self.optimizer)
+                self.step_func = tf.function(self.train_step_mp)
+            else:
+                self.step_func = tf.function(self.train_step)
+
+        def train_step_mp(self, x):
+            def step_fn(x):
+                with tf.GradientTape() as tape:
+                    loss = self.optimizer.get_scaled_loss(tf.reduce_mean(self.model(x)))
+                grads = self.optimizer.get_unscaled_gradients(tape.gradient(loss, self.model.trainable_variables))
+                self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
+            step_fn(x)
+
+        def train_step(self, x):
+            def step_fn(x):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(self.model(x))
+                grads = tape.gradient(loss, self.model.trainable_variables)
+                self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
+            step_fn(x)
+
+        def fit(self, batches):
+            for x in batches:
+                if not (self.args.mixed_precision and not self.args.use_tpu):
+                    self.step_func = tf.function(self.train_step)
+                self.step_func(x)
+""")
+
+
+def _mp202(code):
+    return [f.line for f in lint(code, "MP201", "MP202", keras_version=2)]
+
+
+def test_a_step_picked_only_under_the_negated_wrapping_condition_is_never_wrapped():
+    assert _mp202(PICKED) == []
+
+
+def test_a_step_picked_on_some_other_path_is_judged_with_every_path():
+    # read once outside the condition: it may run with the wrapped optimizer
+    also = _edit(PICKED, "            self.step_func(x)\n", "            self.step_func(x)\n            self.train_step(x)\n")
+    assert _mp202(also) == [28]
+    # the other arm picks it under a different condition: nothing excludes the wrapping
+    other = _edit(PICKED, "if not (self.args.mixed_precision and not self.args.use_tpu):",
+                  "if not (self.args.mixed_precision and self.args.use_tpu):")
+    assert _mp202(other) == [28]
+    # a Keras model's train_step is also run by fit(): its uses in the file are not all of them
+    model = _edit(PICKED, "class Trainer:", "class Trainer(tf.keras.Model):")
+    assert _mp202(model) == [28]
+    # a condition that cannot be followed constrains nothing
+    call = _edit(_edit(PICKED, "if args.mixed_precision and not args.use_tpu:",
+                       "if args.mixed_precision and not use_tpu():"),
+                 "if not (self.args.mixed_precision and not self.args.use_tpu):",
+                 "if not (self.args.mixed_precision and not use_tpu()):")
+    assert _mp202(call) == [28]

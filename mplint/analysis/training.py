@@ -671,12 +671,38 @@ class TrainingLoops(Analysis):
         if not gradients:
             return None
         crossed = any(id(g.call) in self.crossed for g in gradients)
-        assumed = self.conditions.truths(loc.branches, loc)
+        assumed = {**self._invoked_under(loc.scope), **self.conditions.truths(loc.branches, loc)}
         step = TrainStep(call, method, call.func.value, loc, statement,
                          self.optimizer_origins(call.func.value, loc, assumed, called=True), gradients,
                          assumed=assumed, narrowed=self.narrowed, crossed=crossed)
         self._scaling(step, flow)
         return step
+
+    def _invoked_under(self, scope: Scope) -> Truths:
+        """What every use of a method needs of the conditions, where the method can only
+        run through them: a method of a class with no base (no framework calls it by
+        itself), whose every ``self.<method>`` of the file (called, or handed on:
+        ``self.step_fn = tf.function(self.train_step)``) sits in arms that agree on a
+        condition (``else:`` of ``if args.mixed_precision and not args.use_tpu:``). A
+        function nested in it (``step_fn`` handed to ``strategy.run``) runs only within it."""
+        while scope.parent is not None and scope.parent.kind == "function":
+            scope = scope.parent
+        function, cls = scope.node, scope.parent
+        if not isinstance(function, cst.FunctionDef) or cls is None or cls.kind != "class" \
+                or not isinstance(cls.node, cst.ClassDef) or function.decorators \
+                or any(dotted_name(base.value) != "object" for base in cls.node.bases):
+            return {}
+        name = function.name.value
+        if name.startswith("__") or self._name_uses.get(name, 0):
+            return {}  # a bare name may be another function's, or an instance's method read elsewhere
+        reads = [where for where in self._self_reads.get(name, []) if where.scope.enclosing_class() is cls]
+        if not reads or len(reads) != len(self._self_reads.get(name, [])):
+            return {}
+        shared: Optional[Truths] = None
+        for where in reads:
+            needs = self.conditions.truths(where.branches, where)
+            shared = needs if shared is None else {k: v for k, v in shared.items() if needs.get(k) == v}
+        return shared or {}
 
     def _minimize_step(self, call: cst.Call, loc: Location,
                        statement: Optional[cst.SimpleStatementLine]) -> Optional[TrainStep]:

@@ -117,17 +117,50 @@ class Conditions:
     # -- arms --------------------------------------------------------------------------
     def truths(self, branches: Branches, loc: Location) -> Truths:
         """What the ``if`` arms around a statement need of each condition: the body of
-        ``if amp:`` needs it true, its ``else`` (or ``if not amp:``) false. Arms that
-        need one condition both ways (impossible code) need nothing here."""
+        ``if amp:`` needs it true, its ``else`` (or ``if not amp:``) false. A compound
+        test is a condition of its own, named by its formula over the keys of its parts
+        (``args.mixed_precision and not args.use_tpu``: its ``else`` needs that formula
+        false, which the body of the same test elsewhere needs true), and needs its
+        parts where it decides them (each side of an ``and`` in a body, of an ``or`` in
+        an ``else``). Arms that need one condition both ways (impossible code) need
+        nothing here."""
         out: Truths = {}
         for _, arm, test in branches:
-            wanted = arm == "body"
-            while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-                test, wanted = test.expression, not wanted
-            key = self.key(test, loc) if isinstance(test, (cst.Name, cst.Attribute)) else None
+            self._need(test, arm == "body", loc, out)
+        return out
+
+    def _need(self, test: cst.BaseExpression, wanted: bool, loc: Location, out: Truths) -> None:
+        while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            test, wanted = test.expression, not wanted
+        if isinstance(test, (cst.Name, cst.Attribute)):
+            key = self.key(test, loc)
             if key is not None:
                 out[key] = wanted
-        return out
+            return
+        if not isinstance(test, cst.BooleanOperation):
+            return
+        formula = self.formula(test, loc)
+        if formula is not None:
+            out[formula] = wanted
+        if isinstance(test.operator, cst.And) == wanted:
+            self._need(test.left, wanted, loc, out)
+            self._need(test.right, wanted, loc, out)
+
+    def formula(self, test: cst.BaseExpression, loc: Location) -> Optional[str]:
+        """A compound test as a formula over condition keys (``and(flags.a,not(flags.b))``);
+        None when any part cannot be followed."""
+        if isinstance(test, (cst.Name, cst.Attribute)):
+            return self.key(test, loc)
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            inner = self.formula(test.expression, loc)
+            return None if inner is None else f"not({inner})"
+        if isinstance(test, cst.BooleanOperation):
+            left, right = self.formula(test.left, loc), self.formula(test.right, loc)
+            if left is None or right is None:
+                return None
+            operator = "and" if isinstance(test.operator, cst.And) else "or"
+            return f"{operator}({left},{right})"
+        return None
 
 
 def conflict(a: Mapping[str, bool], b: Mapping[str, bool]) -> bool:
@@ -168,9 +201,9 @@ def _capability(test: cst.BaseExpression, wanted: bool, out: Dict[str, bool]) ->
         if isinstance(operator, (cst.In, cst.NotIn)) and isinstance(test.left, cst.SimpleString) \
                 and isinstance(listed, cst.Call) and isinstance(listed.func, cst.Name) \
                 and listed.func.value == "dir" and len(listed.args) == 1:
-            name = test.left.evaluated_value
-            if isinstance(name, str):
-                out[name] = wanted if isinstance(operator, cst.In) else not wanted
+            listed_name = test.left.evaluated_value
+            if isinstance(listed_name, str):
+                out[listed_name] = wanted if isinstance(operator, cst.In) else not wanted
 
 
 def _tested_attribute(call: cst.Call) -> Optional[str]:
