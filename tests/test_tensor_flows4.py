@@ -43,3 +43,60 @@ def test_an_attribute_reassigned_on_a_branch_stays_unknown():
         "        self.activation = keras.activations.get(activation)",
         "        if activation is not None:\n            self.activation = keras.activations.get(activation)")
     assert fired(code) == []
+
+
+BASES = MIXED + """
+def trend(theta, basis):
+    return tf.einsum("bp,pt->bt", theta, basis)
+
+
+class Trend(keras.layers.Layer):
+    def __init__(self, length, terms):
+        super().__init__()
+        self.theta = keras.layers.Dense(terms)
+        self.basis = tf.concat(
+            [tf.math.pow(tf.range(length, dtype={dtype}) / length, i)[None, :] for i in range(terms)],
+            axis=0)
+
+    def call(self, x):
+        return trend(self.theta(x), self.basis)
+"""
+
+
+def test_a_basis_built_by_a_comprehension_in_init_meets_a_dense_output_in_a_helper():
+    found = helpers.lint(textwrap.dedent(BASES.format(dtype="tf.float32")), "MP504", path="case.py")
+    assert [(f.line, f.rule) for f in found] == [(7, "MP504")]
+    assert "made at line 14" in found[0].message
+
+
+def test_a_basis_made_in_the_compute_dtype_is_silent():
+    assert fired(BASES.format(dtype="self.compute_dtype")) == []
+
+
+TABLE = MIXED + """
+class Positions(keras.layers.Layer):
+    def __init__(self):
+        super().__init__()
+        self.table = None
+
+    def build(self, shape):
+        self.table = {table}
+
+    def call(self, x):
+        ids = tf.range(tf.shape(x)[1])
+        rows = tf.nn.embedding_lookup(self.table, ids)
+        return tf.where(tf.equal(x, 0), x, rows)
+"""
+
+
+def test_a_float32_table_kept_from_build_is_looked_up_into_a_where_with_the_input():
+    assert fired(TABLE.format(table="tf.convert_to_tensor(positions(shape), dtype=tf.float32)")) == [(17, "MP504")]
+
+
+def test_a_table_made_as_a_weight_is_read_in_the_compute_dtype():
+    assert fired(TABLE.format(table="self.add_weight(name='t', shape=(512, shape[-1]))")) == []
+
+
+def test_a_where_on_int_tensors_is_silent():
+    code = TABLE.format(table="tf.range(512)").replace("tf.equal(x, 0), x, rows", "tf.equal(rows, 0), rows, ids")
+    assert fired(code) == []

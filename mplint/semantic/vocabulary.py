@@ -308,6 +308,8 @@ DTYPE_PRESERVING_OPS = frozenset({
     "sum", "mean", "max", "min", "prod", "var", "std", "dot", "batch_dot", "concatenate",
     "where", "clip", "logsumexp", "expm1", "bias_add", "permute_dimensions", "slice",
     "batch_flatten", "flatten", "repeat_elements",
+    # a lookup hands back rows of its first argument, the table
+    "embedding_lookup",
 })
 #: ops returning several tensors of their first argument's dtype
 UNPACKING_OPS = frozenset({"tensorflow.nn.moments", "tensorflow.nn.weighted_moments",
