@@ -100,3 +100,41 @@ def test_a_table_made_as_a_weight_is_read_in_the_compute_dtype():
 def test_a_where_on_int_tensors_is_silent():
     code = TABLE.format(table="tf.range(512)").replace("tf.equal(x, 0), x, rows", "tf.equal(rows, 0), rows, ids")
     assert fired(code) == []
+
+
+NORM = HEADER + """
+class Norm(keras.layers.Layer):
+    def __init__(self, epsilon=None):
+        super().__init__()
+        if epsilon is None:
+            epsilon = {default}
+        self.epsilon = epsilon
+
+    def call(self, x):
+        mean = K.mean(x, axis=-1, keepdims=True)
+        variance = K.mean(K.square(x - mean), axis=-1, keepdims=True)
+        return (x - mean) / K.sqrt(variance + self.epsilon)
+"""
+
+
+def lint_mixed(code, rule):
+    return helpers.fired(textwrap.dedent(code), rule, path="case.py", assume_policy="mixed_float16")
+
+
+def test_the_default_epsilon_folded_from_keras_epsilon_underflows():
+    found = helpers.lint(textwrap.dedent(NORM.format(default="K.epsilon() * K.epsilon()")), "MP502",
+                         path="case.py", assume_policy="mixed_float16")
+    assert [(f.line, f.rule) for f in found] == [(15, "MP502")]
+    assert "(1e-14)" in found[0].message
+
+
+def test_keras_epsilon_itself_and_a_set_epsilon_program_are_silent():
+    assert lint_mixed(NORM.format(default="K.epsilon()"), "MP502") == []
+    assert lint_mixed(NORM.format(default="K.epsilon() * 10"), "MP502") == []  # 1e-6 is a float16 subnormal, not zero
+    code = NORM.format(default="K.epsilon() * K.epsilon()") + "\nK.set_epsilon(1e-3)\n"
+    assert lint_mixed(code, "MP502") == []
+
+
+def test_a_default_that_is_not_none_leaves_the_epsilon_unknown():
+    code = NORM.format(default="K.epsilon() * K.epsilon()").replace("epsilon=None", "epsilon=1e-3")
+    assert lint_mixed(code, "MP502") == []

@@ -12,6 +12,7 @@ from mplint.analysis.models import LayerProducer
 from mplint.analysis.tensor_kinds import LOW, TensorKinds, Where
 from mplint.rule.check import Check, Context, Needs
 from mplint.semantic.call_args import keyword_only, positional_or_keyword
+from mplint.semantic.scopes import is_public
 from mplint.semantic.vocabulary import ADDONS_SIXTEEN_BIT_NORMALIZATION, KERAS2_GROUP_NORMALIZATION
 
 #: half of float16's smallest subnormal (5.96e-8): anything below rounds to 0.0
@@ -32,7 +33,7 @@ class Float16UnderflowLiteral(Check):
     requires = (ComputeRegions, TensorKinds)
 
     #: only under a mixed policy
-    needs = Needs(mixed_policy=True)
+    needs = Needs(mixed_policy=True, library=True)
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
@@ -46,14 +47,16 @@ class Float16UnderflowLiteral(Check):
             self._norm_calls.append((node, names, kinds.here(), self.names.origins(node.func)))
 
     def finish(self) -> None:
-        policy = self.facts.mixed_policy()
+        policy = self.facts.library_policy()  # a library's layers: as its users run them
         if policy is None or not policy.float16:
             return  # bfloat16 keeps float32's exponent range: 1e-12 stays nonzero
         kinds = self.ctx.get(TensorKinds)
         seen: Set[cst.CSTNode] = set()
         for site in kinds.sites:
-            if kinds.region(site.where.loc) is None:
-                continue
+            if kinds.region(site.where.loc) is None or (
+                    policy.library and not is_public(site.where.loc.scope)
+                    and not kinds.called_from_public_call(site.where.loc.scope)):
+                continue  # a library's private code: how it runs is its own
             for node, values, context in kinds.literals(site):
                 if context != LOW or node in seen:
                     continue
@@ -61,6 +64,8 @@ class Float16UnderflowLiteral(Check):
                 if tiny:
                     seen.add(node)
                     self._report(node, tiny[0], policy.note, "it meets a float16 tensor here")
+        if policy.library:
+            return  # a normalization call's layer and dtype are its users' choice
         for call, names, where, origins in self._norm_calls:
             op = next((n for n in names if n in _NORM_OPS), None)
             if op is not None:

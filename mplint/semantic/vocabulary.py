@@ -95,6 +95,11 @@ POLICY_CONSTRUCTORS = frozenset({
 SET_FLOATX_FUNCTIONS = frozenset({"keras.config.set_floatx"})
 #: reads the default float type (float32 unless set_floatx changed it)
 FLOATX_FUNCTIONS = frozenset({"keras.config.floatx"})
+#: reads Keras's fuzz factor, 1e-7 unless set_epsilon changed it (tf-keras
+#: backend_config.py and Keras 3 keras/src/backend/config.py: ``_EPSILON = 1e-7``)
+EPSILON_FUNCTIONS = frozenset({"keras.config.epsilon", "keras.backend.epsilon"})
+SET_EPSILON_FUNCTIONS = frozenset({"keras.config.set_epsilon", "keras.backend.set_epsilon"})
+DEFAULT_EPSILON = 1e-7
 
 # -- the graph rewrite (grappler's auto_mixed_precision) ------------------------------------
 GRAPH_REWRITE_FUNCTIONS = frozenset({
