@@ -267,7 +267,7 @@ class DtypeInference(FileCalls):
         """The kinds an operand of a dtype-keeping op brings: a tensor's, or each item's
         of a list written out or built by a comprehension (``tf.concat([tf.pow(t, i)
         for i in range(n)], 0)``)."""
-        if isinstance(operand, (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp)):
+        if isinstance(operand, (cst.ListComp, cst.GeneratorExp)):  # a list written out is split by operands()
             return self._elements(operand, where, depth) or {None}
         return {self.kind(operand, where, depth)}
 
