@@ -138,3 +138,11 @@ def test_keras_epsilon_itself_and_a_set_epsilon_program_are_silent():
 def test_a_default_that_is_not_none_leaves_the_epsilon_unknown():
     code = NORM.format(default="K.epsilon() * K.epsilon()").replace("epsilon=None", "epsilon=1e-3")
     assert lint_mixed(code, "MP502") == []
+
+
+def test_floatx_is_float32_unless_the_file_sets_it():
+    code = ACTIVATED.format(later="")
+    assert fired(code) == [(18, "MP504")]
+    assert fired(code + "\nK.set_floatx('float32')\n") == [(18, "MP504")]
+    assert fired(code + "\nK.set_floatx(FLOATX)\n") == []  # a value it cannot read
+    assert fired(code + "\nK.set_floatx('float16')\n") == []

@@ -360,7 +360,7 @@ class DtypeInference(FileCalls):
             if dtype is not None:
                 return self.dtype_kind(dtype, where, depth + 1)
             if names & {"keras.backend.constant"}:
-                return F32  # floatx() by default
+                return F32 if self._floatx_is_float32() else None  # floatx() by default
             if names & {"tensorflow.constant"} and call.args:
                 values = self.ctx.values.values(call.args[0].value, where.loc)
                 if values and all(isinstance(v, float) for v in values):
@@ -506,7 +506,7 @@ class DtypeInference(FileCalls):
             return None
         if isinstance(expr, cst.Call):
             if self.ctx.names.resolve(expr.func) & FLOATX_FUNCTIONS and not expr.args:
-                return F32
+                return F32 if self._floatx_is_float32() else None
             if self.ctx.names.resolve(expr.func) & {"tensorflow.as_dtype", "tensorflow.dtypes.as_dtype"} and expr.args:
                 return self.dtype_kind(expr.args[0].value, where, depth + 1)
             return None
@@ -543,6 +543,11 @@ class DtypeInference(FileCalls):
             bw = self.binding_where(binding)
             return self.dtype_kind(binding.value, bw, depth + 1) if bw is not None else None
         return None
+
+    def _floatx_is_float32(self) -> bool:
+        """``floatx()`` is float32 unless the file sets it to anything else (or to a
+        value it cannot read)."""
+        return all(site.values == frozenset({"float32"}) for site in self.ctx.facts.floatx_calls)
 
     def _passed_parameter(self, name: cst.Name, where: Where) -> bool:
         """A parameter the call being followed passes an argument for: its value is that
