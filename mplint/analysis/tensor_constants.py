@@ -3,31 +3,38 @@ and a constant made a 16-bit tensor on purpose (MP501/MP502 read them)."""
 
 from __future__ import annotations
 
-from typing import FrozenSet, Optional
+from typing import FrozenSet, List, Optional
 
 import libcst as cst
+import libcst.matchers as m
 
 from mplint.analysis.dtype_kinds import LOW
 from mplint.analysis.module_constants import imported_number
 from mplint.analysis.tensor_dtypes import DtypeInference
 from mplint.analysis.tensor_sites import MAX_DEPTH, Where
-from mplint.analysis.tensor_syntax import is_self
+from mplint.analysis.tensor_syntax import is_none, is_self
 from mplint.semantic.call_args import positional_or_keyword
 from mplint.semantic.scopes import Binding
 from mplint.semantic.vocabulary import (
-    CASTS, CONSTANTS, DTYPE_LIMITS, DTYPE_NAMES, FILL_OPS, FINFO_FUNCTIONS, LIMIT_ATTRIBUTES, SIXTEEN_BIT_DTYPES,
-    SIXTEEN_BIT_NAMES,
+    CASTS, CONSTANTS, DEFAULT_EPSILON, DTYPE_LIMITS, DTYPE_NAMES, EPSILON_FUNCTIONS, FILL_OPS, FINFO_FUNCTIONS,
+    LIMIT_ATTRIBUTES, SET_EPSILON_FUNCTIONS, SIXTEEN_BIT_DTYPES, SIXTEEN_BIT_NAMES,
 )
 
 
 class ConstantValues(DtypeInference):
     """The numbers an expression certainly holds, and where they are written."""
 
+    #: whether the file calls ``set_epsilon`` (worked out on first need)
+    _epsilon_set: Optional[bool] = None
+
     def constant(self, expr: cst.BaseExpression, where: Where) -> Optional[FrozenSet[float]]:
         """The numeric values of a constant expression, including ``self.eps`` set once, a
         dtype's limit (``tf.float32.min``, ``np.finfo(np.float32).max``), and a constant made
         a 16-bit tensor on purpose (``tf.constant(-1e9, dtype=scores.dtype)``,
         ``tf.cast(-1e9, x.dtype)``, ``tf.fill(shape, ...)`` of one)."""
+        folded = self._folded(expr, where)
+        if folded is not None:
+            return frozenset({folded})
         if isinstance(expr, cst.Call):
             return self._made_constant(expr, where)
         if isinstance(expr, cst.Subscript):
@@ -54,12 +61,83 @@ class ConstantValues(DtypeInference):
             binding = self._self_attribute(expr, where) or self._class_constant(expr, where)
             if binding is not None and binding.value is not None and binding.scope is not None:
                 found = self.ctx.values.values(binding.value, binding.location())
+                if found is None:
+                    found = self._default_filled(binding)
         if found is None and self._unbound_head(expr, where):
             imported = imported_number(self.ctx, expr)  # ``from config import NEG_INF``
             found = None if imported is None else frozenset({imported[0]})
         if not found or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in found):
             return None
         return found  # type: ignore[return-value]
+
+    def _folded(self, expr: cst.BaseExpression, where: Where, depth: int = 0) -> Optional[float]:
+        """The number an expression of Keras's fuzz factor folds to (``K.epsilon()``,
+        ``K.epsilon() * K.epsilon()``, ``K.epsilon() / 10``); None for any other."""
+        if depth > MAX_DEPTH:
+            return None
+        if isinstance(expr, cst.Call):
+            if expr.args or not self.ctx.names.resolve(expr.func) & EPSILON_FUNCTIONS or self._sets_epsilon():
+                return None
+            return DEFAULT_EPSILON
+        if isinstance(expr, cst.BinaryOperation) and isinstance(
+                expr.operator, (cst.Multiply, cst.Divide, cst.Add, cst.Subtract, cst.Power)):
+            sides = []
+            for side in (expr.left, expr.right):
+                value = self._folded(side, where, depth + 1)
+                if value is None:
+                    found = self.ctx.values.values(side, where.loc)
+                    numbers = [v for v in found or () if isinstance(v, (int, float)) and not isinstance(v, bool)]
+                    if not found or len(found) != 1 or len(numbers) != 1:
+                        return None
+                    value = float(numbers[0])
+                sides.append(value)
+            if not any(self._folded(side, where, depth + 1) is not None for side in (expr.left, expr.right)):
+                return None  # plain numbers: the value analysis has them
+            left, right = sides
+            try:
+                if isinstance(expr.operator, cst.Multiply):
+                    return left * right
+                if isinstance(expr.operator, cst.Divide):
+                    return left / right
+                if isinstance(expr.operator, cst.Add):
+                    return left + right
+                if isinstance(expr.operator, cst.Subtract):
+                    return left - right
+                return float(left ** right)
+            except (ZeroDivisionError, OverflowError):
+                return None
+        return None
+
+    def _sets_epsilon(self) -> bool:
+        """The file calls ``set_epsilon``: its ``epsilon()`` is whatever that set."""
+        if self._epsilon_set is None:
+            self._epsilon_set = any(
+                self.ctx.names.resolve(node.func) & SET_EPSILON_FUNCTIONS
+                for node in _calls(self.ctx.module))
+        return self._epsilon_set
+
+    def _default_filled(self, binding: Binding) -> Optional[FrozenSet[float]]:
+        """``self.epsilon = epsilon`` after ``if epsilon is None: epsilon = K.epsilon() **
+        2``: the number a layer built with the parameter's default uses."""
+        value = binding.value
+        at = self.binding_where(binding)
+        if not isinstance(value, cst.Name) or at is None:
+            return None
+        found: Optional[FrozenSet[float]] = None
+        for candidate in self.candidates(value, at):
+            if candidate.kind == "param":
+                param = candidate.node
+                if not isinstance(param, cst.Param) or param.default is None or not is_none(param.default):
+                    return None
+                continue
+            where = self.binding_where(candidate)
+            if candidate.kind != "assign" or candidate.value is None or where is None:
+                return None
+            folded = self._folded(candidate.value, where)
+            if folded is None:
+                return None
+            found = (found or frozenset()) | {folded}
+        return found
 
     def _arm_under_sixteen_bits(self, choice: cst.IfExp) -> Optional[cst.BaseExpression]:
         """The arm a dtype test picks for a 16-bit tensor: ``65504.0 if x.dtype ==
@@ -165,3 +243,8 @@ def _reads_dtype(expr: cst.BaseExpression) -> bool:
     if isinstance(expr, cst.Call):
         return _reads_dtype(expr.func) or isinstance(expr.func, cst.Name) and expr.func.value == "dtype"
     return isinstance(expr, cst.Name) and expr.value in ("dtype", "compute_dtype")
+
+
+def _calls(module: cst.Module) -> List[cst.Call]:
+    """Every call of a module."""
+    return [node for node in m.findall(module, m.Call()) if isinstance(node, cst.Call)]

@@ -243,7 +243,33 @@ class DtypeInference(FileCalls):
         if isinstance(item, cst.BinaryOperation) and isinstance(item.operator, ARITHMETIC):
             kinds = {self._item_kind(side, targets, where, depth + 1) for side in (item.left, item.right)} - {None}
             return LOW if LOW in kinds else next(iter(kinds), None)
+        if isinstance(item, cst.Subscript):  # a slice keeps the tensor's dtype
+            return self._item_kind(item.value, targets, where, depth + 1)
+        if isinstance(item, cst.Call) and self._preserves_dtype(self.ctx.names.resolve(item.func)):
+            # ``tf.pow(t, i)`` with ``i`` the loop's number: the tensor operands' dtype
+            operands = [a.value for a in item.args if a.keyword is None and not a.star][:2]
+            kinds = {self._item_kind(o, targets, where, depth + 1) for o in operands} - {None}
+            return LOW if LOW in kinds else next(iter(kinds), None)
         return None
+
+    @staticmethod
+    def _preserves_dtype(names: FrozenSet[str]) -> bool:
+        """A TensorFlow op or Keras 2 backend function whose result has its tensor
+        operands' dtype."""
+        for name in names:
+            module, _, short = name.rpartition(".")
+            if module + "." in TF_OP_NAMESPACES + KERAS_OP_NAMESPACES and short in DTYPE_PRESERVING_OPS \
+                    and not module.startswith("keras.ops"):
+                return True
+        return False
+
+    def _operand_kinds(self, operand: cst.BaseExpression, where: Where, depth: int) -> Set[Optional[str]]:
+        """The kinds an operand of a dtype-keeping op brings: a tensor's, or each item's
+        of a list written out or built by a comprehension (``tf.concat([tf.pow(t, i)
+        for i in range(n)], 0)``)."""
+        if isinstance(operand, (cst.ListComp, cst.GeneratorExp)):  # a list written out is split by operands()
+            return self._elements(operand, where, depth) or {None}
+        return {self.kind(operand, where, depth)}
 
     def _elements(self, expr: cst.BaseExpression, where: Where, depth: int) -> Optional[Set[Optional[str]]]:
         """The kinds of the items of a list, tuple or dict that ``expr`` certainly is
@@ -334,7 +360,7 @@ class DtypeInference(FileCalls):
             if dtype is not None:
                 return self.dtype_kind(dtype, where, depth + 1)
             if names & {"keras.backend.constant"}:
-                return F32  # floatx() by default
+                return F32 if self._floatx_is_float32() else None  # floatx() by default
             if names & {"tensorflow.constant"} and call.args:
                 values = self.ctx.values.values(call.args[0].value, where.loc)
                 if values and all(isinstance(v, float) for v in values):
@@ -369,7 +395,7 @@ class DtypeInference(FileCalls):
                 if not operands:  # ``tf.transpose(a=x, perm=...)``
                     operands = [a.value for a in call.args
                                 if a.keyword is not None and a.keyword.value in TENSOR_KEYWORDS][:1]
-                kinds = {self.kind(o, where, depth + 1) for o in operands} - {None}
+                kinds = set().union(*(self._operand_kinds(o, where, depth + 1) for o in operands)) - {None}
                 if len(kinds) == 1:
                     return next(iter(kinds))
                 if not module.startswith("keras.") and operands and all(
@@ -480,7 +506,7 @@ class DtypeInference(FileCalls):
             return None
         if isinstance(expr, cst.Call):
             if self.ctx.names.resolve(expr.func) & FLOATX_FUNCTIONS and not expr.args:
-                return F32
+                return F32 if self._floatx_is_float32() else None
             if self.ctx.names.resolve(expr.func) & {"tensorflow.as_dtype", "tensorflow.dtypes.as_dtype"} and expr.args:
                 return self.dtype_kind(expr.args[0].value, where, depth + 1)
             return None
@@ -517,6 +543,11 @@ class DtypeInference(FileCalls):
             bw = self.binding_where(binding)
             return self.dtype_kind(binding.value, bw, depth + 1) if bw is not None else None
         return None
+
+    def _floatx_is_float32(self) -> bool:
+        """``floatx()`` is float32 unless the file sets it to anything else (or to a
+        value it cannot read)."""
+        return all(site.values == frozenset({"float32"}) for site in self.ctx.facts.floatx_calls)
 
     def _passed_parameter(self, name: cst.Name, where: Where) -> bool:
         """A parameter the call being followed passes an argument for: its value is that

@@ -310,7 +310,7 @@ class TensorWalk(Analysis):
         if not bindings:
             return None
         out: List[Tuple[cst.BaseExpression, Where]] = []
-        for binding in bindings:
+        for binding in self._surviving(bindings, where):
             at = self.binding_where(binding)
             value = binding.value if binding.value is not None else _unpacked_item(binding.node, expr.attr.value)
             if binding.kind != "assign" or value is None or at is None:
@@ -318,6 +318,17 @@ class TensorWalk(Analysis):
             if not is_none(value):
                 out.append((value, at))
         return out or None
+
+    def _surviving(self, bindings: List[Binding], where: Where) -> List[Binding]:
+        """The assignments of one ``self`` attribute that another method can see: one
+        overwritten later in the same block of the same method
+        (``self.activation = activation`` then ``= activations.get(activation)``) is
+        dead once that method returns."""
+        def block(binding: Binding) -> Tuple[object, Path, object]:
+            return (binding.scope, self._paths.get(binding.node, ()), binding.branches)
+
+        return [b for b in bindings if b.scope is where.loc.scope or not any(
+            other.order > b.order and block(other) == block(b) for other in bindings)]
 
     def _self_attribute(self, expr: cst.Attribute, where: Where) -> Optional[Binding]:
         """The single assignment of ``self.<attr>`` in the enclosing class, if there is one."""

@@ -13,7 +13,7 @@ from mplint.analysis.tensor_kinds import LOW, TensorKinds, Where
 from mplint.rule.check import Check, Context, Needs
 from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.semantic.facts import PolicyState
-from mplint.semantic.scopes import Scope
+from mplint.semantic.scopes import Scope, is_public
 from mplint.semantic.vocabulary import ADDONS_SIXTEEN_BIT_NORMALIZATION, KERAS2_GROUP_NORMALIZATION
 
 #: half of float16's smallest subnormal (5.96e-8): anything below rounds to 0.0
@@ -34,7 +34,7 @@ class Float16UnderflowLiteral(Check):
     requires = (ComputeRegions, TensorKinds)
 
     #: only under a mixed policy
-    needs = Needs(mixed_policy=True)
+    needs = Needs(mixed_policy=True, library=True)
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
@@ -48,15 +48,17 @@ class Float16UnderflowLiteral(Check):
             self._norm_calls.append((node, names, kinds.here(), self.names.origins(node.func)))
 
     def finish(self) -> None:
-        policy = self.facts.mixed_policy()
+        policy = self.facts.library_policy()  # a library's layers: as its users run them
         if policy is None or not policy.float16:
             return  # bfloat16 keeps float32's exponent range: 1e-12 stays nonzero
         kinds = self.ctx.get(TensorKinds)
         seen: Set[cst.CSTNode] = set()
         for site in kinds.sites:
             here = self._float16_at(site.where.loc.scope)
-            if kinds.region(site.where.loc) is None or here is None:
-                continue
+            if kinds.region(site.where.loc) is None or here is None or (
+                    here.library and not is_public(site.where.loc.scope)
+                    and not kinds.called_from_public_call(site.where.loc.scope)):
+                continue  # none reaches it, or a library's private code: how it runs is its own
             for node, values, context in kinds.literals(site):
                 if context != LOW or node in seen:
                     continue
@@ -66,8 +68,8 @@ class Float16UnderflowLiteral(Check):
                     self._report(node, tiny[0], here.note, "it meets a float16 tensor here")
         for call, names, where, origins in self._norm_calls:
             here = self._float16_at(where.loc.scope)
-            if here is None:
-                continue
+            if here is None or here.library:
+                continue  # a library's normalization call: its layer and dtype are its users' choice
             op = next((n for n in names if n in _NORM_OPS), None)
             if op is not None:
                 if kinds.region(where.loc) is None:
@@ -90,7 +92,7 @@ class Float16UnderflowLiteral(Check):
         """The mixed_float16 policy that reaches code in ``scope`` (None: none, or only
         bfloat16, whose range keeps the constant): a layer's methods run under a
         program's policy only where a program builds the layer."""
-        here = self.facts.mixed_policy(scope)
+        here = self.facts.library_policy(scope)
         return here if here is not None and here.float16 else None
 
     def _keras2(self, origins: FrozenSet[str]) -> bool:

@@ -95,6 +95,11 @@ POLICY_CONSTRUCTORS = frozenset({
 SET_FLOATX_FUNCTIONS = frozenset({"keras.config.set_floatx"})
 #: reads the default float type (float32 unless set_floatx changed it)
 FLOATX_FUNCTIONS = frozenset({"keras.config.floatx"})
+#: reads Keras's fuzz factor, 1e-7 unless set_epsilon changed it (tf-keras
+#: backend_config.py and Keras 3 keras/src/backend/config.py: ``_EPSILON = 1e-7``)
+EPSILON_FUNCTIONS = frozenset({"keras.config.epsilon", "keras.backend.epsilon"})
+SET_EPSILON_FUNCTIONS = frozenset({"keras.config.set_epsilon", "keras.backend.set_epsilon"})
+DEFAULT_EPSILON = 1e-7
 
 # -- the graph rewrite (grappler's auto_mixed_precision) ------------------------------------
 GRAPH_REWRITE_FUNCTIONS = frozenset({
@@ -308,6 +313,8 @@ DTYPE_PRESERVING_OPS = frozenset({
     "sum", "mean", "max", "min", "prod", "var", "std", "dot", "batch_dot", "concatenate",
     "where", "clip", "logsumexp", "expm1", "bias_add", "permute_dimensions", "slice",
     "batch_flatten", "flatten", "repeat_elements",
+    # a lookup hands back rows of its first argument, the table
+    "embedding_lookup",
 })
 #: ops returning several tensors of their first argument's dtype
 UNPACKING_OPS = frozenset({"tensorflow.nn.moments", "tensorflow.nn.weighted_moments",
