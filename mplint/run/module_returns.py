@@ -160,10 +160,11 @@ def _local_bindings(function: ast.FunctionDef, names: Dict[str, FrozenSet[str]],
                     if isinstance(node, ast.Assign) and len(node.targets) == 1 and target is name:
                         values[name.id] = node.value
     out: Dict[str, FrozenSet[str]] = {}
+    unknown_locals: Dict[str, FrozenSet[str]] = {local: frozenset() for local in counts}  # a local's own value is not followed
     for local, count in counts.items():
         value = values.get(local)
         if count == 1 and value is not None and local not in params:
-            out[local] = _value(value, {}, names, params)
+            out[local] = _value(value, unknown_locals, names, params)
         else:
             out[local] = frozenset()  # bound more than once, or not from a plain value
     return out
