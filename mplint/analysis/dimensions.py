@@ -593,31 +593,64 @@ class AlignedDimensions(Analysis):
         return None if found is None else [DimensionValue(found[0], source=f"from {found[1]}")]
 
     def _dict_entry(self, expr: cst.Subscript, loc: Location, depth: int) -> Optional[List[DimensionValue]]:
-        """``CONFIG["hidden_units"]`` of a dict literal bound once and never written to."""
+        """``CONFIG["hidden_units"]`` of a dict bound once and never written to: a dict
+        display, ``dict(units=1000, ...)``, or an entry of one (``CONFIG["model"]["units"]``)."""
         if len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
             return None
         key = self.evaluator.value(expr.slice[0].slice.value, loc)
         if isinstance(expr.value, cst.Attribute):  # config.SIZES["units"]
             return self._from_elsewhere(expr) if isinstance(key, str) else None
-        if not isinstance(expr.value, cst.Name):
-            return None
-        binding = loc.lookup(expr.value.value)
-        if binding is None:
+        if isinstance(expr.value, cst.Name) and loc.lookup(expr.value.value) is None:
             return self._from_elsewhere(expr) if isinstance(key, str) else None
-        literal = binding.value
-        if not isinstance(key, str) or not is_constant(binding) or binding.scope is None \
-                or len(binding.scope.bindings.get(binding.name, [])) != 1 \
-                or not isinstance(literal, cst.Dict) or _mutated(self.ctx.text, binding.name) \
-                or any(isinstance(e, cst.StarredDictElement) for e in literal.elements):
+        container = self._container(expr.value, loc, 0)
+        if container is None or not isinstance(key, str):
             return None
-        entries = [e for e in literal.elements if isinstance(e, cst.DictElement)
-                   and self.evaluator.value(e.key, binding.location()) == key]
-        if len(entries) != 1:
+        literal, where, chain = container
+        value = self._entry(literal, key, where)
+        if value is None:
             return None
-        inner = self._trace(entries[0].value, binding.location(), depth + 1)
+        inner = self._trace(value, where, depth + 1)
         if inner is None:
             return None
-        return [replace(origin, chain=(binding,) + origin.chain) for origin in inner]
+        return [replace(origin, chain=chain + origin.chain) for origin in inner]
+
+    def _container(self, expr: cst.BaseExpression, loc: Location, nesting: int
+                   ) -> Optional[Tuple[cst.BaseExpression, Location, Tuple[Binding, ...]]]:
+        """The dict a name bound once holds (never written into: ``CONFIG[k] = v`` at any
+        depth, ``CONFIG.update(...)``), or the dict one of its entries holds, with where it
+        is written and the binding read."""
+        if isinstance(expr, cst.Subscript) and nesting < 4:
+            if len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
+                return None
+            key = self.evaluator.value(expr.slice[0].slice.value, loc)
+            outer = self._container(expr.value, loc, nesting + 1)
+            if outer is None or not isinstance(key, str):
+                return None
+            value = self._entry(outer[0], key, outer[1])
+            return None if value is None else (value, outer[1], outer[2])
+        if not isinstance(expr, cst.Name):
+            return None
+        binding = loc.lookup(expr.value)
+        if binding is None or not is_constant(binding) or binding.scope is None \
+                or len(binding.scope.bindings.get(binding.name, [])) != 1 or binding.value is None \
+                or _mutated(self.ctx.text, binding.name):
+            return None
+        return binding.value, binding.location(), (binding,)
+
+    def _entry(self, literal: cst.BaseExpression, key: str, where: Location) -> Optional[cst.BaseExpression]:
+        """The value a dict display or a ``dict(k=v, ...)`` call gives ``key``; None when
+        it unpacks anything (``**defaults``: the key may come from there) or is no dict."""
+        if isinstance(literal, cst.Dict):
+            if any(isinstance(e, cst.StarredDictElement) for e in literal.elements):
+                return None
+            entries = [e.value for e in literal.elements if isinstance(e, cst.DictElement)
+                       and self.evaluator.value(e.key, where) == key]
+            return entries[0] if len(entries) == 1 else None
+        if isinstance(literal, cst.Call) and isinstance(literal.func, cst.Name) and literal.func.value == "dict" \
+                and where.lookup("dict") is None and all(a.keyword is not None and not a.star for a in literal.args):
+            given = [a.value for a in literal.args if a.keyword is not None and a.keyword.value == key]
+            return given[0] if len(given) == 1 else None
+        return None
 
     def assigned_name(self, call: cst.Call) -> str:
         """The variable or attribute a call's result is assigned to ("" if none)."""
@@ -963,9 +996,10 @@ def _field_written(text: str, instance: str, field: str) -> bool:
 
 
 def _mutated(text: str, name: str) -> bool:
-    """The file writes into the dict (``CONFIG["units"] = 64``, ``CONFIG.update(...)``)."""
-    return re.search(rf"\b{re.escape(name)}\s*\[[^\]\n]*\]\s*(\+|-|\*|/|//)?=(?!=)", text) is not None \
-        or re.search(rf"\b{re.escape(name)}\.(update|setdefault|pop|popitem|clear)\(", text) is not None \
+    """The file writes into the dict (``CONFIG["units"] = 64``, ``CONFIG["model"]["units"] = 64``,
+    ``CONFIG.update(...)``)."""
+    return re.search(rf"\b{re.escape(name)}(\s*\[[^\]\n]*\])+\s*(\+|-|\*|/|//)?=(?!=)", text) is not None \
+        or re.search(rf"\b{re.escape(name)}(\s*\[[^\]\n]*\])*\.(update|setdefault|pop|popitem|clear)\(", text) is not None \
         or re.search(rf"\bdel\s+{re.escape(name)}\[", text) is not None
 
 
