@@ -36,6 +36,10 @@ BAD = [
      'CONFIG = {"model": {"hidden": 128}, "train": dict(batch_size=60)}\n'
      'model.fit(x, y, batch_size=CONFIG["train"]["batch_size"])\n',
      (2, "MP303"), "batch_size=60 (from CONFIG)", None),
+    ("dataclass-built-at-the-call",
+     "from dataclasses import dataclass, field\n@dataclass\nclass Config:\n    units: int = 128\n    sizes: list = field(default_factory=lambda: [100])\n"
+     "def build(cfg):\n    return layers.Dense(cfg.units)\nm = build(Config(units=100))\n",
+     (8, "MP301"), "units=100 (passed to build() as 'cfg')", None),
     ("argparse-default",
      'import argparse\np = argparse.ArgumentParser()\np.add_argument("--batch-size", type=int, default=100)\n'
      "args = p.parse_args()\nmodel.fit(x, y, batch_size=args.batch_size)\n",
@@ -142,6 +146,16 @@ GOOD = [
      'CONFIG = {"model": {"hidden": 100}}\nCONFIG["model"]["hidden"] = 128\nh = layers.Dense(CONFIG["model"]["hidden"])\n'),
     ("nested-dict-updated",
      'CONFIG = {"model": {"hidden": 100}}\nCONFIG["model"].update(o)\nh = layers.Dense(CONFIG["model"]["hidden"])\n'),
+    ("dataclass-at-the-call-field-default-aligned",
+     "from dataclasses import dataclass, field\n@dataclass\nclass Config:\n    units: int = 128\n    sizes: list = field(default_factory=lambda: [100])\n" "def build(cfg):\n    return layers.Dense(cfg.units)\nm = build(Config())\n"),
+    ("dataclass-at-the-call-default-factory",
+     "from dataclasses import dataclass, field\n@dataclass\nclass Config:\n    units: int = 128\n    sizes: list = field(default_factory=lambda: [100])\n" "def build(cfg):\n    return layers.Dense(cfg.sizes[0])\nm = build(Config())\n"),
+    ("dataclass-at-the-call-and-an-unknown-caller",
+     "from dataclasses import dataclass, field\n@dataclass\nclass Config:\n    units: int = 128\n    sizes: list = field(default_factory=lambda: [100])\n" "def build(cfg):\n    return layers.Dense(cfg.units)\nm = build(Config(units=100))\nn = build(loaded)\n"),
+    ("dataclass-at-the-call-field-written",
+     "from dataclasses import dataclass, field\n@dataclass\nclass Config:\n    units: int = 128\n    sizes: list = field(default_factory=lambda: [100])\n" "def build(cfg):\n    cfg.units = 128\n    return layers.Dense(cfg.units)\nm = build(Config(units=100))\n"),
+    ("dataclass-at-the-call-unpacked",
+     "from dataclasses import dataclass, field\n@dataclass\nclass Config:\n    units: int = 128\n    sizes: list = field(default_factory=lambda: [100])\n" "def build(cfg):\n    return layers.Dense(cfg.units)\nm = build(Config(**overrides, units=100))\n"),
     ("nested-dict-of-a-name", 'CONFIG = {"model": MODEL}\nh = layers.Dense(CONFIG["model"]["hidden"])\n'),
     ("flag-without-default",
      'import argparse\np = argparse.ArgumentParser()\np.add_argument("--units", type=int, required=True)\n'

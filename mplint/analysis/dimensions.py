@@ -454,10 +454,16 @@ class AlignedDimensions(Analysis):
             flag = self.ctx.get(FlagDefaults).default_of(expr, loc)
             if flag is not None:
                 return self._default(flag, depth)
-            field_value = self._dataclass_field(expr, loc)
-            if field_value is not None:  # ``cfg = ModelConfig()`` then ``Dense(cfg.hidden)``
-                inner = self._trace(field_value[0], field_value[1], depth + 1)
-                return None if inner is None else [replace(o, chain=(field_value[2],) + o.chain) for o in inner]
+            field_values = self._dataclass_field(expr, loc)
+            if field_values is not None:  # ``cfg = ModelConfig()`` then ``Dense(cfg.hidden)``
+                out = []
+                for value, where, instance, call in field_values:
+                    inner = self._trace(value, where, depth + 1)
+                    if inner is None:
+                        return None
+                    out += [replace(o, chain=(instance,) + o.chain, entry=o.entry or (value if call else None),
+                                    via=o.via or call) for o in inner]
+                return out
             attribute = self._own_attribute(expr, loc)
             if attribute is not None:  # ``self.width = width`` once, then ``Dense(self.width)``
                 assert attribute.value is not None
@@ -480,24 +486,46 @@ class AlignedDimensions(Analysis):
         return [DimensionValue(v, computed=expr) for v in found if isinstance(v, int) and _is_int(v)]
 
     def _dataclass_field(self, expr: cst.Attribute, loc: Location
-                         ) -> Optional[Tuple[cst.BaseExpression, Location, Binding]]:
+                         ) -> Optional[List[Tuple[cst.BaseExpression, Location, Binding, Optional[cst.Call]]]]:
         """``cfg.hidden`` where ``cfg = ModelConfig(...)`` is bound once to an instance of a
-        dataclass of this file: the argument the call gives the field, else its default
-        (``hidden: int = 100``), where it is written; with the instance's binding. None
-        when the file writes the field (``cfg.hidden = 64``, ``setattr``), the class
-        derives from another or has a ``__post_init__``, or the call unpacks arguments."""
+        dataclass of this file, or is a parameter every call hands such a construction
+        (``build(ModelConfig(hidden=100))``): the argument each construction gives the
+        field, else its default (``hidden: int = 100``), where it is written; with the
+        binding read. None when the file writes the field (``cfg.hidden = 64``,
+        ``setattr``), the class derives from another or has a ``__post_init__``, or a
+        call unpacks arguments. The call that hands a parameter its construction comes last."""
         if not isinstance(expr.value, cst.Name):
             return None
         instance = loc.lookup(expr.value.value)
-        if instance is None or not is_constant(instance) or instance.scope is None \
-                or len(instance.scope.bindings.get(instance.name, [])) != 1 \
-                or not isinstance(instance.value, cst.Call) or not isinstance(instance.value.func, cst.Name):
+        if instance is None or instance.scope is None or _field_written(self.ctx.text, instance.name, expr.attr.value) \
+                or len(instance.scope.bindings.get(instance.name, [])) != 1:
             return None
-        call, field = instance.value, expr.attr.value
-        cls = instance.location().lookup(call.func.value) if isinstance(call.func, cst.Name) else None
+        if instance.kind == "param":
+            sources = self.evaluator.param_sources(instance)
+            if not sources:
+                return None
+            out: List[Tuple[cst.BaseExpression, Location, Binding, Optional[cst.Call]]] = []
+            for source, where, call in sources:
+                found = self._field_of_construction(source, where, expr.attr.value)
+                if found is None:
+                    return None
+                out.append((found[0], found[1], instance, call))
+            return out
+        if not is_constant(instance):
+            return None
+        assert instance.value is not None
+        found = self._field_of_construction(instance.value, instance.location(), expr.attr.value)
+        return None if found is None else [(found[0], found[1], instance, None)]
+
+    def _field_of_construction(self, call: cst.BaseExpression, where: Location, field: str
+                               ) -> Optional[Tuple[cst.BaseExpression, Location]]:
+        """What ``DataclassOfThisFile(...)``, evaluated at ``where``, gives ``field``."""
+        if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Name):
+            return None
+        cls = where.lookup(call.func.value)
         node = cls.node if cls is not None and cls.kind == "class" else None
         if cls is None or not isinstance(node, cst.ClassDef) or node.bases or not is_dataclass(node, self.ctx.names.resolve) \
-                or any(a.star for a in call.args) or _field_written(self.ctx.text, instance.name, field):
+                or any(a.star for a in call.args):
             return None
         fields: List[cst.AnnAssign] = []
         for statement in node.body.body:
@@ -514,11 +542,11 @@ class AlignedDimensions(Analysis):
         if given is None and index < len(positional):
             given = positional[index]
         if given is not None:
-            return given, instance.location(), instance
+            return given, where
         default = fields[index].value
         if isinstance(default, cst.Call):  # ``field(default=100)``; a default_factory: unknown
             default = keyword_only(default, "default") if _is_field_call(default) else None
-        return None if default is None else (default, cls.location(), instance)
+        return None if default is None else (default, cls.location())
 
     def _own_attribute(self, expr: cst.Attribute, loc: Location) -> Optional[Binding]:
         """The one assignment of ``self.<attr>`` read in a method of its class: none
