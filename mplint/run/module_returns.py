@@ -203,28 +203,33 @@ def _is_constant_default(node: ast.expr, local: Dict[str, FrozenSet[str]], param
     return isinstance(head, ast.Name) and head is not node and head.id not in params and head.id not in local
 
 
-#: ``'key': name.attr`` in a dict display, the value ending the entry
-_DICT_ENTRY = re.compile(rb"""['"]([A-Za-z_]\w*)['"][ \t]*:[ \t]*([A-Za-z_][\w.]*)[ \t]*(?=[,}\n#])""")
+#: the quoted key just before a dict display entry's ``:``
+_KEY_BEFORE = re.compile(rb"""['"]([A-Za-z_]\w*)['"][ \t]*$""")
 
 
 def keyed_modules(raw: bytes, exports: Exports) -> Exports:
     """``("{key}", module)`` for each dict display entry ``'key': tf.keras.layers`` whose
     value is a TensorFlow or Keras module the file imports (read from the bytes): what a
-    ``kwargs.get('key', <not a Keras module>)`` elsewhere may be handed."""
-    if not exports or b":" not in raw:
-        return ()
+    ``kwargs.get('key', <not a Keras module>)`` elsewhere may be handed. The search starts
+    at a ``:`` before an imported name (a literal-led pattern: fast), the key is read back."""
     names: Dict[str, Set[str]] = {}
     for local, module in exports:
         if "(" not in local and "{" not in local:
             names.setdefault(local, set()).add(module)
+    if not names:
+        return ()
+    heads = b"|".join(re.escape(local.encode()) for local in sorted(names))
+    entry = re.compile(rb":[ \t]*(" + heads + rb")((?:\.\w+)*)[ \t]*(?=[,}\n#])")
     found: Set[Tuple[str, str]] = set()
-    for match in _DICT_ENTRY.finditer(raw):
-        dotted = match.group(2).decode("ascii", "replace")
-        head, _, rest = dotted.partition(".")
+    for match in entry.finditer(raw):
+        key = _KEY_BEFORE.search(raw, max(0, match.start() - 80), match.start())
+        if key is None:
+            continue
+        head, rest = match.group(1).decode("ascii", "replace"), match.group(2).decode("ascii", "replace")
         for module in names.get(head, ()):
-            meaning = f"{module}.{rest}" if rest else module
+            meaning = module + rest
             if meaning.split(".", 1)[0] in _ROOTS:
-                found.add(("{" + match.group(1).decode("ascii", "replace") + "}", meaning))
+                found.add(("{" + key.group(1).decode("ascii", "replace") + "}", meaning))
     return tuple(sorted(found))
 
 
