@@ -457,11 +457,11 @@ class AlignedDimensions(Analysis):
             field_values = self._dataclass_field(expr, loc)
             if field_values is not None:  # ``cfg = ModelConfig()`` then ``Dense(cfg.hidden)``
                 out = []
-                for value, where, instance, call in field_values:
-                    inner = self._trace(value, where, depth + 1)
+                for field_expr, where, instance, call in field_values:
+                    inner = self._trace(field_expr, where, depth + 1)
                     if inner is None:
                         return None
-                    out += [replace(o, chain=(instance,) + o.chain, entry=o.entry or (value if call else None),
+                    out += [replace(o, chain=(instance,) + o.chain, entry=o.entry or (field_expr if call else None),
                                     via=o.via or call) for o in inner]
                 return out
             attribute = self._own_attribute(expr, loc)
