@@ -740,3 +740,49 @@ def test_gradients_unscaled_in_a_helper_of_the_file_are_unscaled():
             "    opt.apply_gradients(zip(grads, model.trainable_variables))\n")
     assert fired(code.replace("UNSCALED", "opt.get_unscaled_gradients(grads)"), "MP203", "MP208") == []
     assert fired(code.replace("UNSCALED", "list(grads)"), "MP203", "MP208") != []
+
+
+HELPER_GRADIENTS = """
+import tensorflow as tf
+
+tf.keras.mixed_precision.set_global_policy("mixed_float16")
+
+
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+        self.optimizer = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.Adam())
+
+    def _compute_grads(self, tape, loss):
+        return GRADIENT
+
+    @tf.function
+    def train_step(self, x):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(self.model(x, training=True))
+            scaled = self.optimizer.get_scaled_loss(loss)
+        grads = self._compute_grads(tape, scaled)
+        self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
+        return loss
+"""
+PLAIN_GRADIENT = "tape.gradient(loss, self.model.trainable_variables)"
+
+
+def test_gradients_a_helper_method_takes_from_the_loops_tape_are_followed():
+    code = HELPER_GRADIENTS.replace("GRADIENT", PLAIN_GRADIENT)
+    assert findings(code, keras_version=2) == [(21, "MP203")]
+    repaired = fixed(code, keras_version=2)
+    assert "get_unscaled_gradients" in repaired and findings(repaired, keras_version=2) == []
+
+
+@pytest.mark.parametrize("change", [
+    # the helper unscales what it returns
+    ("GRADIENT", f"self.optimizer.get_unscaled_gradients({PLAIN_GRADIENT})"),
+    # a second call hands the helper another tape: which one it differentiates is unknown
+    ("        return loss\n", "        return loss\n\n    def other(self, t, l):\n        return self._compute_grads(t, l)\n"),
+    # a public helper other modules may call with their own tape
+    ("_compute_grads", "compute_grads"),
+])
+def test_a_helper_whose_gradients_cannot_be_followed_to_the_tape_is_silent(change):
+    code = HELPER_GRADIENTS.replace(*change).replace("GRADIENT", PLAIN_GRADIENT)
+    assert findings(code, keras_version=2) == []

@@ -153,3 +153,69 @@ def test_silent_where_the_name_is_rebound_or_read_before_the_call(tmp_path):
     """
     _project(tmp_path, model=model)
     assert _check(tmp_path, "--no-cache") == (0, [])
+
+
+KEYED_INIT = """\
+import keras_applications as ka
+
+
+def get_submodules_from_kwargs(kwargs):
+    backend = kwargs.get('backend', ka._KERAS_BACKEND)
+    layers = kwargs.get('layers', ka._KERAS_LAYERS)
+    return backend, layers
+"""
+
+FACTORY = """\
+import tensorflow.keras as tfkeras
+
+
+class Factory:
+    @staticmethod
+    def get_kwargs():
+        return {
+            'backend': tfkeras.backend,
+            'layers': tfkeras.layers,
+        }
+"""
+
+
+def _keyed_project(tmp_path, factory=FACTORY, init=KEYED_INIT):
+    _project(tmp_path, init=init)
+    (tmp_path / "pkg/factory.py").write_text(textwrap.dedent(factory), encoding="utf-8")
+
+
+def test_a_default_that_names_no_keras_module_hands_on_the_key():
+    assert _returns(KEYED_INIT) == (("get_submodules_from_kwargs()#0", "{backend}"),
+                                    ("get_submodules_from_kwargs()#1", "{layers}"))
+    assert [e for e in exports_of(FACTORY.encode()) if e[0].startswith("{")] == [
+        ("{backend}", "tensorflow.keras.backend"), ("{layers}", "tensorflow.keras.layers")]
+    # a default the caller chooses, or a local, stays unknown
+    assert _returns("def get(kwargs, fallback):\n    return kwargs.get('layers', fallback.layers)\n") == ()
+    assert _returns("def get(kwargs):\n    d = make()\n    layers = kwargs.get('layers', d.layers)\n"
+                    "    return layers\n") == ()
+    # a dict entry whose value the file does not import from TensorFlow or Keras hands nothing on
+    assert [e for e in exports_of(b"import keras\nfrom . import blocks\nD = {'layers': blocks.layers}\n")
+            if e[0].startswith("{")] == []
+
+
+def test_a_key_read_with_a_foreign_default_takes_what_the_projects_dicts_hold(tmp_path):
+    _keyed_project(tmp_path)
+    assert _check(tmp_path, "--no-cache") == (1, [("pkg/models/net.py", 10, "MP101")])
+
+
+def test_silent_where_no_dict_holds_a_keras_module_under_the_key(tmp_path):
+    # the dict holds the key, but not a Keras module: unknown, silent
+    _keyed_project(tmp_path, factory=FACTORY.replace("'layers': tfkeras.layers", "'layers': my_layers"))
+    assert _check(tmp_path, "--no-cache") == (0, [])
+
+
+def test_the_cached_run_follows_a_change_in_the_dict_of_another_module(tmp_path):
+    _keyed_project(tmp_path)
+    assert _check(tmp_path) == (1, [("pkg/models/net.py", 10, "MP101")])
+    assert _check(tmp_path, "pkg/models/net.py") == (1, [("pkg/models/net.py", 10, "MP101")])
+    (tmp_path / "pkg/factory.py").write_text(
+        textwrap.dedent(FACTORY).replace("'layers': tfkeras.layers", "'layers': my_layers"), encoding="utf-8")
+    assert _check(tmp_path) == (0, [])
+    assert _check(tmp_path, "pkg/models/net.py") == (0, [])
+    (tmp_path / "pkg/factory.py").write_text(textwrap.dedent(FACTORY), encoding="utf-8")
+    assert _check(tmp_path, "pkg/models/net.py") == (1, [("pkg/models/net.py", 10, "MP101")])

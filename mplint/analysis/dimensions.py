@@ -454,10 +454,16 @@ class AlignedDimensions(Analysis):
             flag = self.ctx.get(FlagDefaults).default_of(expr, loc)
             if flag is not None:
                 return self._default(flag, depth)
-            field_value = self._dataclass_field(expr, loc)
-            if field_value is not None:  # ``cfg = ModelConfig()`` then ``Dense(cfg.hidden)``
-                inner = self._trace(field_value[0], field_value[1], depth + 1)
-                return None if inner is None else [replace(o, chain=(field_value[2],) + o.chain) for o in inner]
+            field_values = self._dataclass_field(expr, loc)
+            if field_values is not None:  # ``cfg = ModelConfig()`` then ``Dense(cfg.hidden)``
+                out = []
+                for field_expr, where, instance, call in field_values:
+                    inner = self._trace(field_expr, where, depth + 1)
+                    if inner is None:
+                        return None
+                    out += [replace(o, chain=(instance,) + o.chain, entry=o.entry or (field_expr if call else None),
+                                    via=o.via or call) for o in inner]
+                return out
             attribute = self._own_attribute(expr, loc)
             if attribute is not None:  # ``self.width = width`` once, then ``Dense(self.width)``
                 assert attribute.value is not None
@@ -480,24 +486,46 @@ class AlignedDimensions(Analysis):
         return [DimensionValue(v, computed=expr) for v in found if isinstance(v, int) and _is_int(v)]
 
     def _dataclass_field(self, expr: cst.Attribute, loc: Location
-                         ) -> Optional[Tuple[cst.BaseExpression, Location, Binding]]:
+                         ) -> Optional[List[Tuple[cst.BaseExpression, Location, Binding, Optional[cst.Call]]]]:
         """``cfg.hidden`` where ``cfg = ModelConfig(...)`` is bound once to an instance of a
-        dataclass of this file: the argument the call gives the field, else its default
-        (``hidden: int = 100``), where it is written; with the instance's binding. None
-        when the file writes the field (``cfg.hidden = 64``, ``setattr``), the class
-        derives from another or has a ``__post_init__``, or the call unpacks arguments."""
+        dataclass of this file, or is a parameter every call hands such a construction
+        (``build(ModelConfig(hidden=100))``): the argument each construction gives the
+        field, else its default (``hidden: int = 100``), where it is written; with the
+        binding read. None when the file writes the field (``cfg.hidden = 64``,
+        ``setattr``), the class derives from another or has a ``__post_init__``, or a
+        call unpacks arguments. The call that hands a parameter its construction comes last."""
         if not isinstance(expr.value, cst.Name):
             return None
         instance = loc.lookup(expr.value.value)
-        if instance is None or not is_constant(instance) or instance.scope is None \
-                or len(instance.scope.bindings.get(instance.name, [])) != 1 \
-                or not isinstance(instance.value, cst.Call) or not isinstance(instance.value.func, cst.Name):
+        if instance is None or instance.scope is None or _field_written(self.ctx.text, instance.name, expr.attr.value) \
+                or len(instance.scope.bindings.get(instance.name, [])) != 1:
             return None
-        call, field = instance.value, expr.attr.value
-        cls = instance.location().lookup(call.func.value) if isinstance(call.func, cst.Name) else None
+        if instance.kind == "param":
+            sources = self.evaluator.param_sources(instance)
+            if not sources:
+                return None
+            out: List[Tuple[cst.BaseExpression, Location, Binding, Optional[cst.Call]]] = []
+            for source, where, call in sources:
+                found = self._field_of_construction(source, where, expr.attr.value)
+                if found is None:
+                    return None
+                out.append((found[0], found[1], instance, call))
+            return out
+        if not is_constant(instance):
+            return None
+        assert instance.value is not None
+        found = self._field_of_construction(instance.value, instance.location(), expr.attr.value)
+        return None if found is None else [(found[0], found[1], instance, None)]
+
+    def _field_of_construction(self, call: cst.BaseExpression, where: Location, field: str
+                               ) -> Optional[Tuple[cst.BaseExpression, Location]]:
+        """What ``DataclassOfThisFile(...)``, evaluated at ``where``, gives ``field``."""
+        if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Name):
+            return None
+        cls = where.lookup(call.func.value)
         node = cls.node if cls is not None and cls.kind == "class" else None
         if cls is None or not isinstance(node, cst.ClassDef) or node.bases or not is_dataclass(node, self.ctx.names.resolve) \
-                or any(a.star for a in call.args) or _field_written(self.ctx.text, instance.name, field):
+                or any(a.star for a in call.args):
             return None
         fields: List[cst.AnnAssign] = []
         for statement in node.body.body:
@@ -514,11 +542,11 @@ class AlignedDimensions(Analysis):
         if given is None and index < len(positional):
             given = positional[index]
         if given is not None:
-            return given, instance.location(), instance
+            return given, where
         default = fields[index].value
         if isinstance(default, cst.Call):  # ``field(default=100)``; a default_factory: unknown
             default = keyword_only(default, "default") if _is_field_call(default) else None
-        return None if default is None else (default, cls.location(), instance)
+        return None if default is None else (default, cls.location())
 
     def _own_attribute(self, expr: cst.Attribute, loc: Location) -> Optional[Binding]:
         """The one assignment of ``self.<attr>`` read in a method of its class: none
@@ -593,31 +621,64 @@ class AlignedDimensions(Analysis):
         return None if found is None else [DimensionValue(found[0], source=f"from {found[1]}")]
 
     def _dict_entry(self, expr: cst.Subscript, loc: Location, depth: int) -> Optional[List[DimensionValue]]:
-        """``CONFIG["hidden_units"]`` of a dict literal bound once and never written to."""
+        """``CONFIG["hidden_units"]`` of a dict bound once and never written to: a dict
+        display, ``dict(units=1000, ...)``, or an entry of one (``CONFIG["model"]["units"]``)."""
         if len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
             return None
         key = self.evaluator.value(expr.slice[0].slice.value, loc)
         if isinstance(expr.value, cst.Attribute):  # config.SIZES["units"]
             return self._from_elsewhere(expr) if isinstance(key, str) else None
-        if not isinstance(expr.value, cst.Name):
-            return None
-        binding = loc.lookup(expr.value.value)
-        if binding is None:
+        if isinstance(expr.value, cst.Name) and loc.lookup(expr.value.value) is None:
             return self._from_elsewhere(expr) if isinstance(key, str) else None
-        literal = binding.value
-        if not isinstance(key, str) or not is_constant(binding) or binding.scope is None \
-                or len(binding.scope.bindings.get(binding.name, [])) != 1 \
-                or not isinstance(literal, cst.Dict) or _mutated(self.ctx.text, binding.name) \
-                or any(isinstance(e, cst.StarredDictElement) for e in literal.elements):
+        container = self._container(expr.value, loc, 0)
+        if container is None or not isinstance(key, str):
             return None
-        entries = [e for e in literal.elements if isinstance(e, cst.DictElement)
-                   and self.evaluator.value(e.key, binding.location()) == key]
-        if len(entries) != 1:
+        literal, where, chain = container
+        value = self._entry(literal, key, where)
+        if value is None:
             return None
-        inner = self._trace(entries[0].value, binding.location(), depth + 1)
+        inner = self._trace(value, where, depth + 1)
         if inner is None:
             return None
-        return [replace(origin, chain=(binding,) + origin.chain) for origin in inner]
+        return [replace(origin, chain=chain + origin.chain) for origin in inner]
+
+    def _container(self, expr: cst.BaseExpression, loc: Location, nesting: int
+                   ) -> Optional[Tuple[cst.BaseExpression, Location, Tuple[Binding, ...]]]:
+        """The dict a name bound once holds (never written into: ``CONFIG[k] = v`` at any
+        depth, ``CONFIG.update(...)``), or the dict one of its entries holds, with where it
+        is written and the binding read."""
+        if isinstance(expr, cst.Subscript) and nesting < 4:
+            if len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
+                return None
+            key = self.evaluator.value(expr.slice[0].slice.value, loc)
+            outer = self._container(expr.value, loc, nesting + 1)
+            if outer is None or not isinstance(key, str):
+                return None
+            value = self._entry(outer[0], key, outer[1])
+            return None if value is None else (value, outer[1], outer[2])
+        if not isinstance(expr, cst.Name):
+            return None
+        binding = loc.lookup(expr.value)
+        if binding is None or not is_constant(binding) or binding.scope is None \
+                or len(binding.scope.bindings.get(binding.name, [])) != 1 or binding.value is None \
+                or _mutated(self.ctx.text, binding.name):
+            return None
+        return binding.value, binding.location(), (binding,)
+
+    def _entry(self, literal: cst.BaseExpression, key: str, where: Location) -> Optional[cst.BaseExpression]:
+        """The value a dict display or a ``dict(k=v, ...)`` call gives ``key``; None when
+        it unpacks anything (``**defaults``: the key may come from there) or is no dict."""
+        if isinstance(literal, cst.Dict):
+            if any(isinstance(e, cst.StarredDictElement) for e in literal.elements):
+                return None
+            entries = [e.value for e in literal.elements if isinstance(e, cst.DictElement)
+                       and self.evaluator.value(e.key, where) == key]
+            return entries[0] if len(entries) == 1 else None
+        if isinstance(literal, cst.Call) and isinstance(literal.func, cst.Name) and literal.func.value == "dict" \
+                and where.lookup("dict") is None and all(a.keyword is not None and not a.star for a in literal.args):
+            given = [a.value for a in literal.args if a.keyword is not None and a.keyword.value == key]
+            return given[0] if len(given) == 1 else None
+        return None
 
     def assigned_name(self, call: cst.Call) -> str:
         """The variable or attribute a call's result is assigned to ("" if none)."""
@@ -963,9 +1024,10 @@ def _field_written(text: str, instance: str, field: str) -> bool:
 
 
 def _mutated(text: str, name: str) -> bool:
-    """The file writes into the dict (``CONFIG["units"] = 64``, ``CONFIG.update(...)``)."""
-    return re.search(rf"\b{re.escape(name)}\s*\[[^\]\n]*\]\s*(\+|-|\*|/|//)?=(?!=)", text) is not None \
-        or re.search(rf"\b{re.escape(name)}\.(update|setdefault|pop|popitem|clear)\(", text) is not None \
+    """The file writes into the dict (``CONFIG["units"] = 64``, ``CONFIG["model"]["units"] = 64``,
+    ``CONFIG.update(...)``)."""
+    return re.search(rf"\b{re.escape(name)}(\s*\[[^\]\n]*\])+\s*(\+|-|\*|/|//)?=(?!=)", text) is not None \
+        or re.search(rf"\b{re.escape(name)}(\s*\[[^\]\n]*\])*\.(update|setdefault|pop|popitem|clear)\(", text) is not None \
         or re.search(rf"\bdel\s+{re.escape(name)}\[", text) is not None
 
 

@@ -736,13 +736,21 @@ class TrainingLoops(Analysis):
         """The ``with`` block of the GradientTape that ``tape`` names at ``loc``, if found."""
         return self._tape_block(tape, loc) or None
 
-    def _tape_block(self, tape: cst.BaseExpression, loc: Location) -> Union[cst.With, Literal[False], None]:
-        """The ``with`` block of a GradientTape (False: a tape with no block found)."""
+    def _tape_block(self, tape: cst.BaseExpression, loc: Location, depth: int = 0
+                    ) -> Union[cst.With, Literal[False], None]:
+        """The ``with`` block of a GradientTape (False: a tape with no block found). A
+        helper's parameter (``def _compute_grads(self, tape, loss)``) is the tape every
+        call of the helper in this file passes, when they all pass one block's tape."""
         if not isinstance(tape, cst.Name):
             return None
         binding = loc.lookup(tape.value)
         if binding is None:
             return None
+        if binding.kind == "param":
+            passed = self.passed(binding) if depth < 3 else []
+            blocks = {id(found): found for found in (self._tape_block(arg, site, depth + 1) for _, arg, site in passed)}
+            found = next(iter(blocks.values()), None) if len(blocks) == 1 else None
+            return found if isinstance(found, cst.With) else None
         if binding.kind == "with" and isinstance(binding.node, cst.WithItem):
             item = binding.node.item
             if isinstance(item, cst.Call) and self.call_names.get(id(item), frozenset()) & GRADIENT_TAPES:
@@ -753,7 +761,7 @@ class TrainingLoops(Analysis):
             wrapped = positional_or_keyword(binding.value, 0, "gradtape")
             if wrapped is None or wrapped is tape:
                 return None
-            return self._tape_block(wrapped, binding.location())  # the tape it wraps
+            return self._tape_block(wrapped, binding.location(), depth)  # the tape it wraps
         if (binding.kind == "assign" and isinstance(binding.value, cst.Call)
                 and self.call_names.get(id(binding.value), frozenset()) & GRADIENT_TAPES):
             for block, where in reversed(self._withs):

@@ -15,6 +15,12 @@ handed on): ``kwargs.get(key)`` with no default, a default that is a parameter, 
 that differ in shape, a name bound twice. The default of ``kwargs.get(key, default)`` is
 taken as the value: callers that pass another module under that key pass a Keras module
 too in every project seen, and the rules ask only which API a call names.
+
+A default that names no TensorFlow or Keras module (``kwargs.get('layers',
+keras_applications._KERAS_LAYERS)``) hands on the key instead, as ``{layers}``: the value is
+then what the project's dicts with known keys hold under that key (``{'layers':
+tfkeras.layers}`` returned by a factory's ``get_kwargs``, :func:`keyed_modules`), joined over
+the project by :class:`mplint.run.reexports.HandedOn`; unknown where no dict holds one.
 """
 
 from __future__ import annotations
@@ -36,7 +42,7 @@ Exports = Tuple[Tuple[str, str], ...]
 def returned_modules(raw: bytes, exports: Exports) -> Exports:
     """``(function + "()" or "()#i", module)`` for each top-level function of the file
     whose every return is a TensorFlow or Keras module (or a tuple of them)."""
-    if not exports or not _may_return_modules(raw, exports):
+    if not _may_return_modules(raw, exports):
         return ()
     tree = tree_or_none(raw.decode("utf-8", errors="replace"))
     if tree is None:
@@ -59,6 +65,8 @@ def _may_return_modules(raw: bytes, exports: Exports) -> bool:
     or from an imported module's attribute (``layers = kwargs.get('layers', keras.layers)``,
     ``_LAYERS = keras.layers``). Most files return computed values and are not parsed:
     on a pre-commit run the index asks this of every file of the project."""
+    if not exports and b".get(" not in raw:
+        return False
     imported = {local.encode() for local, _ in exports}
     returned: Set[bytes] = set()
     for match in _RETURN.finditer(raw):
@@ -152,10 +160,11 @@ def _local_bindings(function: ast.FunctionDef, names: Dict[str, FrozenSet[str]],
                     if isinstance(node, ast.Assign) and len(node.targets) == 1 and target is name:
                         values[name.id] = node.value
     out: Dict[str, FrozenSet[str]] = {}
+    unknown_locals: Dict[str, FrozenSet[str]] = {local: frozenset() for local in counts}  # a local's own value is not followed
     for local, count in counts.items():
         value = values.get(local)
         if count == 1 and value is not None and local not in params:
-            out[local] = _value(value, {}, names, params)
+            out[local] = _value(value, unknown_locals, names, params)
         else:
             out[local] = frozenset()  # bound more than once, or not from a plain value
     return out
@@ -167,7 +176,12 @@ def _value(node: ast.expr, local: Dict[str, FrozenSet[str]], names: Dict[str, Fr
     module-level name bound from one), or ``x.get(key, default)`` of such a default."""
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" \
             and len(node.args) == 2 and not node.keywords:
-        return _value(node.args[1], local, names, params)
+        default = _value(node.args[1], local, names, params)
+        key = node.args[0]
+        if default or not _is_constant_default(node.args[1], local, params) \
+                or not (isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value.isidentifier()):
+            return default
+        return frozenset({"{" + key.value + "}"})  # what the project's dicts hold under the key
     head = node
     while isinstance(head, ast.Attribute):
         head = head.value
@@ -178,6 +192,45 @@ def _value(node: ast.expr, local: Dict[str, FrozenSet[str]], names: Dict[str, Fr
     else:
         base = names.get(head.id, frozenset())
     return _extend(base, node)
+
+
+def _is_constant_default(node: ast.expr, local: Dict[str, FrozenSet[str]], params: Set[str]) -> bool:
+    """A default the caller cannot choose: an attribute of a module-level name (an import),
+    never a parameter or a local name."""
+    head = node
+    while isinstance(head, ast.Attribute):
+        head = head.value
+    return isinstance(head, ast.Name) and head is not node and head.id not in params and head.id not in local
+
+
+#: the quoted key just before a dict display entry's ``:``
+_KEY_BEFORE = re.compile(rb"""['"]([A-Za-z_]\w*)['"][ \t]*$""")
+
+
+def keyed_modules(raw: bytes, exports: Exports) -> Exports:
+    """``("{key}", module)`` for each dict display entry ``'key': tf.keras.layers`` whose
+    value is a TensorFlow or Keras module the file imports (read from the bytes): what a
+    ``kwargs.get('key', <not a Keras module>)`` elsewhere may be handed. The search starts
+    at a ``:`` before an imported name (a literal-led pattern: fast), the key is read back."""
+    names: Dict[str, Set[str]] = {}
+    for local, module in exports:
+        if "(" not in local and "{" not in local:
+            names.setdefault(local, set()).add(module)
+    if not names:
+        return ()
+    heads = b"|".join(re.escape(local.encode()) for local in sorted(names))
+    entry = re.compile(rb":[ \t]*(" + heads + rb")((?:\.\w+)*)[ \t]*(?=[,}\n#])")
+    found: Set[Tuple[str, str]] = set()
+    for match in entry.finditer(raw):
+        key = _KEY_BEFORE.search(raw, max(0, match.start() - 80), match.start())
+        if key is None:
+            continue
+        head, rest = match.group(1).decode("ascii", "replace"), match.group(2).decode("ascii", "replace")
+        for module in names.get(head, ()):
+            meaning = module + rest
+            if meaning.split(".", 1)[0] in _ROOTS:
+                found.add(("{" + key.group(1).decode("ascii", "replace") + "}", meaning))
+    return tuple(sorted(found))
 
 
 def _dotted_meaning(node: ast.expr, names: Dict[str, FrozenSet[str]]) -> FrozenSet[str]:
@@ -196,7 +249,8 @@ def _extend(base: FrozenSet[str], node: ast.expr) -> FrozenSet[str]:
         rest.append(node.attr)
         node = node.value
     suffix = ".".join(reversed(rest))
-    return frozenset(f"{b}.{suffix}" if suffix else b for b in base if b.split(".", 1)[0] in _ROOTS)
+    keyed = frozenset(b for b in base if b.startswith("{")) if not suffix else frozenset()
+    return keyed | frozenset(f"{b}.{suffix}" if suffix else b for b in base if b.split(".", 1)[0] in _ROOTS)
 
 
 def _own_nodes(function: ast.FunctionDef) -> List[ast.AST]:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 from mplint.run.module_paths import module_names
-from mplint.run.module_returns import returned_modules
+from mplint.run.module_returns import keyed_modules, returned_modules
 
 #: the packages whose names rules know; re-exports of anything else do not matter
 _PACKAGES = r"(?:tensorflow|keras|tf_keras)"
@@ -59,7 +59,7 @@ def exports_of(raw: bytes) -> Exports:
             name, _, alias = (part.strip() for part in item.partition(" as "))
             found.add((alias or name, f"{module}.{name}"))
     imported = tuple(sorted(found))
-    return tuple(sorted(found.union(returned_modules(raw, imported))))
+    return tuple(sorted(found.union(returned_modules(raw, imported), keyed_modules(raw, imported))))
 
 
 def _starts_line(raw: bytes, at: int) -> bool:
@@ -75,6 +75,8 @@ class HandedOn:
     def __init__(self, files: Dict[str, Exports], root: Optional[Path]) -> None:
         self._root = root
         self._found: Dict[str, FrozenSet[str]] = {}
+        #: ``{key}`` -> the Keras modules some project dict holds under ``key`` (built once)
+        self._keyed: Optional[Dict[str, Set[str]]] = None
         #: the last part of each exporting file's module name (``b`` for ``a/b.py`` and
         #: ``a/b/__init__.py``) -> the files
         self._by_last: Dict[str, List[Tuple[str, Exports]]] = {}
@@ -95,5 +97,28 @@ class HandedOn:
                 for path, exports in self._by_last.get(module.rpartition(".")[2], ()) if module
                 and module in module_names(path, self._root)
                 for bound, target in exports if bound == local)
+            if any(target.startswith("{") for target in found):
+                found = self._keys_resolved(found)
             self._found[name] = found
         return found
+
+    def _keys_resolved(self, found: FrozenSet[str]) -> FrozenSet[str]:
+        """``{key}`` (a ``kwargs.get('key', ...)`` whose default names no Keras module,
+        :mod:`mplint.run.module_returns`) replaced by the modules the project's dicts hold
+        under that key; nothing at all when one key has none (unknown)."""
+        if self._keyed is None:
+            self._keyed = {}
+            for files in self._by_last.values():
+                for _, exports in files:
+                    for bound, target in exports:
+                        if bound.startswith("{"):
+                            self._keyed.setdefault(bound, set()).add(target)
+        out: Set[str] = set()
+        for target in found:
+            if not target.startswith("{"):
+                out.add(target)
+            elif target in self._keyed:
+                out.update(self._keyed[target])
+            else:
+                return frozenset()
+        return frozenset(out)
