@@ -834,11 +834,15 @@ def _cached_program(project: ProjectFacts, others: SetterFacts, unique: Dict[str
     scope = "" if checked is None else hashlib.sha256(os.fsencode("\0".join(sorted(checked)))).hexdigest()[:16]
     for slot in dict.fromkeys([scope, ""]):
         stored = cache.program_get(key, slot) if cache is not None else None
-        if not (isinstance(stored, list) and len(stored) == 2 and isinstance(stored[0], dict)):
+        if not (isinstance(stored, list) and len(stored) == 3 and isinstance(stored[0], dict)
+                and isinstance(stored[2], dict)):
             continue
         found = ProgramResult.from_json(stored[1])
-        before = stored[0]
-        changed = [k for k in now.keys() | before.keys() if now.get(k) != before.get(k)]
+        before, hashes = stored[0], dict(stored[2])
+        # A file whose stamp changed but whose bytes did not (touched, checked out again,
+        # rewritten by a formatter that left it) is unchanged: the model reads only bytes.
+        changed = [k for k in now.keys() | before.keys()
+                   if now.get(k) != before.get(k) and not _same_bytes(k, hashes, unique, contents)]
         same_files = now.keys() == before.keys()  # a new module may answer a call that went nowhere
         # Named files: a file that now may set a policy may be a new setter (the key
         # holds only the checked files' facts).
@@ -848,13 +852,37 @@ def _cached_program(project: ProjectFacts, others: SetterFacts, unique: Dict[str
                 and found.still_valid(changed, lambda k: _import_words_of(k, unique, contents),
                                       lambda k: _content(k, unique, contents),
                                       lambda k, before: _view_now(k, before, unique, contents, cache)):
-            if changed:
-                cache.program_put(key, [now, stored[1]], slot)
+            if now != before:
+                cache.program_put(key, [now, stored[1], hashes], slot)
             return found
     result = _program(project, others, unique, cache, contents, checked)
     if cache is not None and not project.unindexed:  # never a result with facts the budget left unknown
-        cache.program_put(key, [now, result.to_json()], scope)
+        hashes = {}
+        for k in now:
+            raw = _content(k, unique, contents)
+            if raw is not None:
+                hashes[k] = _bytes_digest(raw)
+        cache.program_put(key, [now, result.to_json(), hashes], scope)
     return result
+
+
+def _bytes_digest(raw: bytes) -> str:
+    """A file's bytes as the stored program result remembers them."""
+    return hashlib.blake2b(raw, digest_size=12).hexdigest()
+
+
+def _same_bytes(key: str, hashes: Dict[str, str], unique: Dict[str, str],
+                contents: Optional[Dict[str, bytes]]) -> bool:
+    """Whether ``key``'s bytes are those the stored result was built from; ``hashes``
+    then learns the bytes of a file that did change, for the result stored again."""
+    raw = _content(key, unique, contents)
+    if raw is None:
+        return False
+    digest = _bytes_digest(raw)
+    if hashes.get(key) == digest:
+        return True
+    hashes[key] = digest
+    return False
 
 
 def _view_now(key: str, before: str, unique: Dict[str, str], contents: Optional[Dict[str, bytes]],
