@@ -121,6 +121,15 @@ def test_a_file_touched_without_a_change_keeps_the_stored_program_model(tmp_path
     os.utime(other, ns=(stamp.st_atime_ns + 10**9, stamp.st_mtime_ns + 10**9))
     assert _findings(project, "--force-exclude", "pkg/model.py") == expected
     assert builds == [1], "a touched file rebuilt the program model"
-    other.write_text("import pkg.model\n\nVERSION = 2\n", encoding="utf-8")
-    assert _findings(project, "--force-exclude", "pkg/model.py") == \
-        _findings(project, "--no-cache", "--force-exclude", "pkg/model.py")
+    # an edit the model does not see in a file it did not summarise: the same glance
+    other.write_text("import pkg.model\n\nVERSION = 2  # bumped\n", encoding="utf-8")
+    assert _findings(project, "--force-exclude", "pkg/model.py") == expected
+    assert builds == [1], "an edit the model does not see rebuilt it"
+    # an edit that makes the file a setter whose policy reaches the checked module
+    other.write_text("import tensorflow as tf\nimport pkg.model\n\n"
+                     "tf.keras.mixed_precision.set_global_policy('mixed_bfloat16')\nMODEL = pkg.model.build()\n",
+                     encoding="utf-8")
+    cached = _findings(project, "--force-exclude", "pkg/model.py")
+    assert builds == [1, 1]
+    builds.clear()
+    assert cached == _findings(project, "--no-cache", "--force-exclude", "pkg/model.py")

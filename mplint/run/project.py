@@ -27,7 +27,8 @@ from mplint.run.discovery import discover
 from mplint.run.garbage import collected_per_file
 from mplint.run.library import is_configured_library_module, is_library_module, is_packaged, package_surface
 from mplint.run.module_paths import absolute_import, importable, module_names, on_path
-from mplint.run.program import ProgramModel, ProgramResult, Route, content_view, import_words, program_view
+from mplint.run.program import (ProgramModel, ProgramResult, Route, content_view, glance_view, import_words,
+                                program_view)
 from mplint.run.reexports import Exports, HandedOn, exports_of
 from mplint.run.summaries import ModuleSummary, summarize
 from mplint.semantic.test_modules import is_test_path
@@ -980,6 +981,12 @@ def _program(project: ProjectFacts, others: SetterFacts, unique: Dict[str, str],
         if raw is not None:
             summary = summarised.get(key)
             result.views[key] = program_view(raw, summary) if summary is not None else content_view(raw)
+    if cache is not None:  # what the next cached run compares of the files not read (``still_valid``)
+        searched, sought = set(result.searched), set(result.sought)
+        for key in sorted(model.searched_importers() - set(result.read)):
+            raw = read(key)
+            if raw is not None:
+                result.glances[key] = glance_view(raw, searched, sought)
     return result
 
 
