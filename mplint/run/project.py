@@ -835,15 +835,11 @@ def _cached_program(project: ProjectFacts, others: SetterFacts, unique: Dict[str
     scope = "" if checked is None else hashlib.sha256(os.fsencode("\0".join(sorted(checked)))).hexdigest()[:16]
     for slot in dict.fromkeys([scope, ""]):
         stored = cache.program_get(key, slot) if cache is not None else None
-        if not (isinstance(stored, list) and len(stored) == 3 and isinstance(stored[0], dict)
-                and isinstance(stored[2], dict)):
+        if not (isinstance(stored, list) and len(stored) == 2 and isinstance(stored[0], dict)):
             continue
         found = ProgramResult.from_json(stored[1])
-        before, hashes = stored[0], dict(stored[2])
-        # A file whose stamp changed but whose bytes did not (touched, checked out again,
-        # rewritten by a formatter that left it) is unchanged: the model reads only bytes.
-        changed = [k for k in now.keys() | before.keys()
-                   if now.get(k) != before.get(k) and not _same_bytes(k, hashes, unique, contents)]
+        before: Dict[str, list] = stored[0]
+        stamped, changed = _changed_since(now, before, unique, contents)
         same_files = now.keys() == before.keys()  # a new module may answer a call that went nowhere
         # Named files: a file that now may set a policy may be a new setter (the key
         # holds only the checked files' facts).
@@ -853,37 +849,43 @@ def _cached_program(project: ProjectFacts, others: SetterFacts, unique: Dict[str
                 and found.still_valid(changed, lambda k: _import_words_of(k, unique, contents),
                                       lambda k: _content(k, unique, contents),
                                       lambda k, before: _view_now(k, before, unique, contents, cache)):
-            if now != before:
-                cache.program_put(key, [now, stored[1], hashes], slot)
+            if stamped != before:
+                cache.program_put(key, [stamped, stored[1]], slot)
             return found
     result = _program(project, others, unique, cache, contents, checked)
     if cache is not None and not project.unindexed:  # never a result with facts the budget left unknown
-        hashes = {}
-        for k in now:
-            raw = _content(k, unique, contents)
-            if raw is not None:
-                hashes[k] = _bytes_digest(raw)
-        cache.program_put(key, [now, result.to_json(), hashes], scope)
+        stamped = {k: [*stamp, _bytes_digest(k, unique, contents)] for k, stamp in now.items()}
+        cache.program_put(key, [stamped, result.to_json()], scope)
     return result
 
 
-def _bytes_digest(raw: bytes) -> str:
-    """A file's bytes as the stored program result remembers them."""
-    return hashlib.blake2b(raw, digest_size=12).hexdigest()
+def _changed_since(now: Dict[str, list], before: Dict[str, list], unique: Dict[str, str],
+                   contents: Optional[Dict[str, bytes]]) -> Tuple[Dict[str, list], List[str]]:
+    """The files changed since a result was stored with ``before`` (each file's stamp and
+    its bytes' digest), and ``now``'s stamps with the digests to store again. A file whose
+    stamp changed but whose bytes did not (touched, checked out again, left as it was by
+    a formatter) is unchanged: the model reads only bytes. Only those files are read."""
+    stamped: Dict[str, list] = {}
+    changed: List[str] = []
+    for k in sorted(now.keys() | before.keys()):
+        known = before.get(k)
+        stamp = now.get(k)
+        if stamp is not None and isinstance(known, list) and len(known) == len(stamp) + 1 \
+                and known[:-1] == stamp:
+            stamped[k] = known
+            continue
+        digest = _bytes_digest(k, unique, contents) if stamp is not None else None
+        if stamp is not None:
+            stamped[k] = [*stamp, digest]
+        if digest is None or not isinstance(known, list) or not known or known[-1] != digest:
+            changed.append(k)
+    return stamped, changed
 
 
-def _same_bytes(key: str, hashes: Dict[str, str], unique: Dict[str, str],
-                contents: Optional[Dict[str, bytes]]) -> bool:
-    """Whether ``key``'s bytes are those the stored result was built from; ``hashes``
-    then learns the bytes of a file that did change, for the result stored again."""
+def _bytes_digest(key: str, unique: Dict[str, str], contents: Optional[Dict[str, bytes]]) -> Optional[str]:
+    """A file's bytes as a stored program result remembers them (None: unreadable)."""
     raw = _content(key, unique, contents)
-    if raw is None:
-        return False
-    digest = _bytes_digest(raw)
-    if hashes.get(key) == digest:
-        return True
-    hashes[key] = digest
-    return False
+    return None if raw is None else hashlib.blake2b(raw, digest_size=8).hexdigest()
 
 
 def _view_now(key: str, before: str, unique: Dict[str, str], contents: Optional[Dict[str, bytes]],
