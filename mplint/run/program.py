@@ -124,8 +124,8 @@ _DECORATOR_CHAIN = re.compile(rb"@(?:\w+\.)+")
 def glance_view(raw: bytes, searched: Set[str], sought: Set[str]) -> str:
     """A digest of what the model reads of a file it did not summarise (one whose import
     statements hold a module name it looked for): the words of those statements it looked
-    for, which of the names it looked for in bytes the file holds (callers of a setter,
-    registries' names, at the top level too) and its decorators' dotted prefixes, and the
+    for, which of the names it looked for in the file's bytes they hold (callers of a
+    setter, registries' names, at the top level too) and its decorators' dotted prefixes, and the
     byte tests of :func:`program_view`. Two contents with one glance lead the model to one
     decision, so an edit elsewhere in such a file keeps a cached result valid."""
     flags = [judges_optimizers(raw), may_drop_scaling(raw), uses_grappler_option(raw),
@@ -222,8 +222,8 @@ class ProgramResult:
         self.searched = sorted(searched)
         #: path -> the view the model had of each file it read (:func:`program_view`)
         self.views: Dict[str, str] = {}
-        #: the names the model looked for in the bytes of files it did not summarise
-        self.sought: List[str] = []
+        #: path -> the names the model looked for in its bytes (callers of a setter, registries)
+        self.sought: Dict[str, List[str]] = {}
         #: path -> what the model read of each other file whose import statements hold a
         #: module name it looked for (:func:`glance_view`)
         self.glances: Dict[str, str] = {}
@@ -236,7 +236,7 @@ class ProgramResult:
         view it had)``), of the others none now applies gradients without scaling (a
         candidate override), and none imports a module name looked for unless it did so
         before and still gives the model the same glance (:func:`glance_view`)."""
-        read, searched, sought = set(self.read), set(self.searched), set(self.sought)
+        read, searched = set(self.read), set(self.searched)
         for path in changed:
             if path in read:
                 before = self.views.get(path)
@@ -248,7 +248,7 @@ class ProgramResult:
                 return False
             glanced = self.glances.get(path)
             if glanced is not None:
-                if raw is None or glance_view(raw, searched, sought) != glanced:
+                if raw is None or glance_view(raw, searched, set(self.sought.get(path, ()))) != glanced:
                     return False
             elif import_words(path) & searched:
                 return False
@@ -316,13 +316,13 @@ class ProgramResult:
                 by_file[str(path)] = found
             seen = {str(k): str(v) for k, v in views.items()}
             glanced = {str(k): str(v) for k, v in glances.items()}
-            assert isinstance(sought, list)
+            names = {str(k): [str(n) for n in v] for k, v in sought.items()}
         except (AssertionError, AttributeError, TypeError, ValueError):
             return None
         result = cls(by_file, [str(r) for r in read], [str(s) for s in searched],
                      None if scope is None else [str(s) for s in scope])
         result.views = seen
-        result.sought = [str(name) for name in sought]
+        result.sought = names
         result.glances = glanced
         return result
 
@@ -362,8 +362,9 @@ class ProgramModel:
         #: the module names looked for in import statements (what the result
         #: depends on in files that were not summarised)
         self.searched: Set[str] = set()
-        #: the names looked for in the bytes of files that were not summarised
-        self.sought: Set[str] = set()
+        #: path -> the names looked for in its bytes (what the result depends on in a
+        #: file that was not summarised, with :attr:`searched`)
+        self.sought: Dict[str, Set[str]] = {}
         #: setter nodes some project code calls, and the roots seeded for library switches
         self._called: Set[Node] = set()
         self._api_roots: List[Node] = []
@@ -399,7 +400,7 @@ class ProgramModel:
             for importer in self._importers(path):
                 raw = self._read(importer) or b""
                 if names is not None:
-                    self.sought.update(name.decode("utf-8", "replace") for name in names)
+                    self.sought.setdefault(importer, set()).update(name.decode("utf-8", "replace") for name in names)
                 if names is not None and not any(name in raw for name in names):
                     continue  # it never names what sets the policy: no call can reach it
                 before = self._sets_of(importer)
@@ -477,7 +478,7 @@ class ProgramModel:
             self._by_file.setdefault(path, Governance()).scaling_reached = place
         result = ProgramResult(self._by_file, sorted(self._summaries), sorted(self.searched),
                                None if targets is None else sorted(targets))
-        result.sought = sorted(self.sought)
+        result.sought = {path: sorted(names) for path, names in self.sought.items()}
         return result
 
     def _layer_packages_reached(self) -> Dict[str, Set[str]]:

@@ -984,11 +984,12 @@ def _program(project: ProjectFacts, others: SetterFacts, unique: Dict[str, str],
             summary = summarised.get(key)
             result.views[key] = program_view(raw, summary) if summary is not None else content_view(raw)
     if cache is not None:  # what the next cached run compares of the files not read (``still_valid``)
-        searched, sought = set(result.searched), set(result.sought)
+        searched = set(result.searched)
         for key in sorted(model.searched_importers() - set(result.read)):
             raw = read(key)
             if raw is not None:
-                result.glances[key] = glance_view(raw, searched, sought)
+                result.glances[key] = glance_view(raw, searched, set(result.sought.get(key, ())))
+        result.sought = {key: names for key, names in result.sought.items() if key in result.glances}
     return result
 
 

@@ -93,13 +93,14 @@ class RegistryObjects:
         in the modules that import it, ``NAME`` standing for the registry there."""
         module, name = home
         model = self._model
-        model.sought.add(name)  # its bytes are read in files the model may not summarise
+        model.sought.setdefault(module, set()).add(name)  # read in bytes the model may not summarise
         if name not in self._top_names(module):
             return []  # no module-level object of that name: a class, a function, a module
         found: Dict["Node", None] = {}  # in order, once each
         definitions = 0
         mark = re.compile(rb"@(?:\w+\.)*" + re.escape(name.encode()) + rb"\.")
         for other in [module, *model._importers(module)]:
+            model.sought.setdefault(other, set()).add(name)
             if not mark.search(model._read(other) or b""):
                 continue  # no decorator names it here
             restrict = model._restrict
