@@ -82,3 +82,54 @@ def test_a_one_file_run_without_a_cache_equals_the_whole_tree_for_that_file(name
     for path in sorted(project.rglob("*.py")):
         named = path.relative_to(project).as_posix()
         assert _findings(project, "--no-cache", "--force-exclude", named) == [f for f in whole if f[0] == named], named
+
+
+def test_a_file_touched_without_a_change_keeps_the_stored_program_model(tmp_path, monkeypatch):
+    """A file whose stamp changed but whose bytes did not (touched, checked out again, left
+    as it was by a formatter) changes nothing the program model read: the next pre-commit
+    run reuses the stored model instead of building it again. An edit to its bytes still
+    gives the uncached run's findings."""
+    import os
+
+    import mplint.run.project as project_module
+    from helpers import write_files
+
+    project = write_files(tmp_path, {
+        "setup.py": "", "pkg/__init__.py": "",
+        "pkg/model.py": "import tensorflow as tf\n\n\ndef build():\n"
+                        "    return tf.keras.Sequential([tf.keras.layers.Dense(10, activation='softmax')])\n",
+        "train.py": "import tensorflow as tf\nfrom pkg.model import build\n\n\ndef main():\n"
+                    "    tf.keras.mixed_precision.set_global_policy('mixed_float16')\n    return build()\n",
+        # imports the checked module, and is not one the model summarises
+        "other.py": "import pkg.model\n\nVERSION = 1\n",
+    })
+    builds: List[int] = []
+    real = project_module._program
+
+    def counted(*args, **kwargs):
+        builds.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(project_module, "_program", counted)
+    expected = _findings(project, "--no-cache", "--force-exclude", "pkg/model.py")
+    assert expected, "the policy set in train.py reaches pkg/model.py"
+    builds.clear()
+    assert _findings(project, "--force-exclude", "pkg/model.py") == expected  # the cache is now warm
+    assert builds == [1]
+    other = project / "other.py"
+    stamp = other.stat()
+    os.utime(other, ns=(stamp.st_atime_ns + 10**9, stamp.st_mtime_ns + 10**9))
+    assert _findings(project, "--force-exclude", "pkg/model.py") == expected
+    assert builds == [1], "a touched file rebuilt the program model"
+    # an edit the model does not see in a file it did not summarise: the same glance
+    other.write_text("import pkg.model\n\nVERSION = 2  # bumped\n", encoding="utf-8")
+    assert _findings(project, "--force-exclude", "pkg/model.py") == expected
+    assert builds == [1], "an edit the model does not see rebuilt it"
+    # an edit that makes the file a setter whose policy reaches the checked module
+    other.write_text("import tensorflow as tf\nimport pkg.model\n\n"
+                     "tf.keras.mixed_precision.set_global_policy('mixed_bfloat16')\nMODEL = pkg.model.build()\n",
+                     encoding="utf-8")
+    cached = _findings(project, "--force-exclude", "pkg/model.py")
+    assert builds == [1, 1]
+    builds.clear()
+    assert cached == _findings(project, "--no-cache", "--force-exclude", "pkg/model.py")

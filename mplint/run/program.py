@@ -35,7 +35,7 @@ from typing import Any, Callable, Deque, Dict, FrozenSet, Iterable, List, Option
 from mplint.run.forwarded_arguments import ForwardedArguments
 from mplint.run.module_paths import absolute_import, importable, on_path
 from mplint.run.optimizer_values import OptimizerValues, judges_optimizers
-from mplint.run.registries import RegistryObjects
+from mplint.run.registries import RegistryObjects, top_level_names
 from mplint.run.scaling_overrides import Override, find_overrides, may_drop_scaling
 from mplint.run.scaling_reached import find_scaling, uses_grappler_option
 from mplint.run.summaries import (
@@ -114,6 +114,26 @@ def program_view(raw: bytes, summary: ModuleSummary) -> str:
     flags = [judges_optimizers(raw), may_drop_scaling(raw), uses_grappler_option(raw),
              bool(_TRAINING_DEF.search(raw))]
     data = json.dumps([summary.to_json(), sorted(import_words(raw)), flags])
+    return hashlib.sha256(data.encode()).hexdigest()
+
+
+#: ``@a.b.`` opening a decorator: the dotted names before which a registry's name stands
+#: (``@BACKBONES.register``), as the registries' search for decorated entries reads them
+_DECORATOR_CHAIN = re.compile(rb"@(?:\w+\.)+")
+
+
+def glance_view(raw: bytes, searched: Set[str], sought: Set[str]) -> str:
+    """A digest of what the model reads of a file it did not summarise (one whose import
+    statements hold a module name it looked for): the words of those statements it looked
+    for, which of the names it looked for in the file's bytes they hold (callers of a
+    setter, registries' names, at the top level too) and its decorators' dotted prefixes, and the
+    byte tests of :func:`program_view`. Two contents with one glance lead the model to one
+    decision, so an edit elsewhere in such a file keeps a cached result valid."""
+    flags = [judges_optimizers(raw), may_drop_scaling(raw), uses_grappler_option(raw),
+             bool(_TRAINING_DEF.search(raw)), bool(_MAIN_GUARD.search(raw))]
+    data = json.dumps([sorted(import_words(raw) & searched), sorted(name for name in sought if name.encode() in raw),
+                       sorted(top_level_names(raw) & sought),
+                       sorted({chain.decode("utf-8", "replace") for chain in _DECORATOR_CHAIN.findall(raw)}), flags])
     return hashlib.sha256(data.encode()).hexdigest()
 
 
@@ -203,21 +223,35 @@ class ProgramResult:
         self.searched = sorted(searched)
         #: path -> the view the model had of each file it read (:func:`program_view`)
         self.views: Dict[str, str] = {}
+        #: path -> the names the model looked for in its bytes (callers of a setter, registries)
+        self.sought: Dict[str, List[str]] = {}
+        #: path -> what the model read of each other file whose import statements hold a
+        #: module name it looked for (:func:`glance_view`)
+        self.glances: Dict[str, str] = {}
 
     def still_valid(self, changed: Iterable[str], import_words: Callable[[str], Set[str]],
                     content: Callable[[str], Optional[bytes]] = lambda path: None,
                     view: Callable[[str, str], Optional[str]] = lambda path, before: None) -> bool:
         """Whether the result holds after ``changed`` files changed (or appeared, or
         went): each one it read still looks the same to the model (``view(path, the
-        view it had)``), and of the others none imports a module name looked for, and
-        none now applies gradients without scaling (a candidate override)."""
+        view it had)``), of the others none now applies gradients without scaling (a
+        candidate override), and none imports a module name looked for unless it did so
+        before and still gives the model the same glance (:func:`glance_view`)."""
         read, searched = set(self.read), set(self.searched)
         for path in changed:
             if path in read:
                 before = self.views.get(path)
                 if before is None or view(path, before) != before:
                     return False
-            elif import_words(path) & searched or may_drop_scaling(content(path) or b""):
+                continue
+            raw = content(path)
+            if may_drop_scaling(raw or b""):
+                return False
+            glanced = self.glances.get(path)
+            if glanced is not None:
+                if raw is None or glance_view(raw, searched, set(self.sought.get(path, ()))) != glanced:
+                    return False
+            elif import_words(path) & searched:
                 return False
         return True
 
@@ -248,13 +282,13 @@ class ProgramResult:
                 for path, g in self._by_file.items()}
 
     def to_json(self) -> list:
-        return [self.files_json(), self.read, self.searched, self.scope, self.views]
+        return [self.files_json(), self.read, self.searched, self.scope, self.views, self.sought, self.glances]
 
     @classmethod
     def from_json(cls, data: object) -> Optional["ProgramResult"]:
         """The result, or None for data of another shape (a cache miss)."""
         try:
-            files, read, searched, scope, views = cast(List[Any], data)
+            files, read, searched, scope, views, sought, glances = cast(List[Any], data)
             by_file: Dict[str, Governance] = {}
             assert isinstance(files, dict) and isinstance(read, list) and isinstance(searched, list)
             for path, (setters, functions, parts, trained, factories, params, overrides, reached, arguments,
@@ -282,11 +316,15 @@ class ProgramResult:
                 found.policies = frozenset(found.routes)
                 by_file[str(path)] = found
             seen = {str(k): str(v) for k, v in views.items()}
+            glanced = {str(k): str(v) for k, v in glances.items()}
+            names = {str(k): [str(n) for n in v] for k, v in sought.items()}
         except (AssertionError, AttributeError, TypeError, ValueError):
             return None
         result = cls(by_file, [str(r) for r in read], [str(s) for s in searched],
                      None if scope is None else [str(s) for s in scope])
         result.views = seen
+        result.sought = names
+        result.glances = glanced
         return result
 
 
@@ -325,6 +363,9 @@ class ProgramModel:
         #: the module names looked for in import statements (what the result
         #: depends on in files that were not summarised)
         self.searched: Set[str] = set()
+        #: path -> the names looked for in its bytes (what the result depends on in a
+        #: file that was not summarised, with :attr:`searched`)
+        self.sought: Dict[str, Set[str]] = {}
         #: setter nodes some project code calls, and the roots seeded for library switches
         self._called: Set[Node] = set()
         self._api_roots: List[Node] = []
@@ -359,6 +400,8 @@ class ProgramModel:
             names = self._setter_names(path)
             for importer in self._importers(path):
                 raw = self._read(importer) or b""
+                if names is not None:
+                    self.sought.setdefault(importer, set()).update(name.decode("utf-8", "replace") for name in names)
                 if names is not None and not any(name in raw for name in names):
                     continue  # it never names what sets the policy: no call can reach it
                 before = self._sets_of(importer)
@@ -434,8 +477,10 @@ class ProgramModel:
                     if uses_grappler_option(self._read(path) or b"")]
         for path, place in find_scaling(self, grappler).items():
             self._by_file.setdefault(path, Governance()).scaling_reached = place
-        return ProgramResult(self._by_file, sorted(self._summaries), sorted(self.searched),
-                             None if targets is None else sorted(targets))
+        result = ProgramResult(self._by_file, sorted(self._summaries), sorted(self.searched),
+                               None if targets is None else sorted(targets))
+        result.sought = {path: sorted(names) for path, names in self.sought.items()}
+        return result
 
     def _layer_packages_reached(self) -> Dict[str, Set[str]]:
         """Setter file -> the Keras packages of the layers and models built by the code of
@@ -673,6 +718,12 @@ class ProgramModel:
                 if _TRAINING_NAME.match(name.split(".")[-1]):
                     found.append((path, name))
         return found
+
+    def searched_importers(self) -> Set[str]:
+        """The files whose import statements hold a module name the model looked for."""
+        if self._import_words is None:
+            return set()
+        return set().union(*(self._import_words.get(word, set()) for word in self.searched))
 
     def _importers(self, path: str) -> List[str]:
         """Project files whose import statements may name the module at ``path``

@@ -27,7 +27,8 @@ from mplint.run.discovery import discover
 from mplint.run.garbage import collected_per_file
 from mplint.run.library import is_configured_library_module, is_library_module, is_packaged, package_surface
 from mplint.run.module_paths import absolute_import, importable, module_names, on_path
-from mplint.run.program import ProgramModel, ProgramResult, Route, content_view, import_words, program_view
+from mplint.run.program import (ProgramModel, ProgramResult, Route, content_view, glance_view, import_words,
+                                program_view)
 from mplint.run.reexports import Exports, HandedOn, exports_of
 from mplint.run.summaries import ModuleSummary, summarize
 from mplint.run.version_routes import guarded_modules
@@ -877,8 +878,8 @@ def _cached_program(project: ProjectFacts, others: SetterFacts, unique: Dict[str
         if not (isinstance(stored, list) and len(stored) == 2 and isinstance(stored[0], dict)):
             continue
         found = ProgramResult.from_json(stored[1])
-        before = stored[0]
-        changed = [k for k in now.keys() | before.keys() if now.get(k) != before.get(k)]
+        before: Dict[str, list] = stored[0]
+        stamped, changed = _changed_since(now, before, unique, contents)
         same_files = now.keys() == before.keys()  # a new module may answer a call that went nowhere
         # Named files: a file that now may set a policy may be a new setter (the key
         # holds only the checked files' facts).
@@ -888,13 +889,43 @@ def _cached_program(project: ProjectFacts, others: SetterFacts, unique: Dict[str
                 and found.still_valid(changed, lambda k: _import_words_of(k, unique, contents),
                                       lambda k: _content(k, unique, contents),
                                       lambda k, before: _view_now(k, before, unique, contents, cache)):
-            if changed:
-                cache.program_put(key, [now, stored[1]], slot)
+            if stamped != before:
+                cache.program_put(key, [stamped, stored[1]], slot)
             return found
     result = _program(project, others, unique, cache, contents, checked)
     if cache is not None and not project.unindexed:  # never a result with facts the budget left unknown
-        cache.program_put(key, [now, result.to_json()], scope)
+        stamped = {k: [*stamp, _bytes_digest(k, unique, contents)] for k, stamp in now.items()}
+        cache.program_put(key, [stamped, result.to_json()], scope)
     return result
+
+
+def _changed_since(now: Dict[str, list], before: Dict[str, list], unique: Dict[str, str],
+                   contents: Optional[Dict[str, bytes]]) -> Tuple[Dict[str, list], List[str]]:
+    """The files changed since a result was stored with ``before`` (each file's stamp and
+    its bytes' digest), and ``now``'s stamps with the digests to store again. A file whose
+    stamp changed but whose bytes did not (touched, checked out again, left as it was by
+    a formatter) is unchanged: the model reads only bytes. Only those files are read."""
+    stamped: Dict[str, list] = {}
+    changed: List[str] = []
+    for k in sorted(now.keys() | before.keys()):
+        known = before.get(k)
+        stamp = now.get(k)
+        if stamp is not None and isinstance(known, list) and len(known) == len(stamp) + 1 \
+                and known[:-1] == stamp:
+            stamped[k] = known
+            continue
+        digest = _bytes_digest(k, unique, contents) if stamp is not None else None
+        if stamp is not None:
+            stamped[k] = [*stamp, digest]
+        if digest is None or not isinstance(known, list) or not known or known[-1] != digest:
+            changed.append(k)
+    return stamped, changed
+
+
+def _bytes_digest(key: str, unique: Dict[str, str], contents: Optional[Dict[str, bytes]]) -> Optional[str]:
+    """A file's bytes as a stored program result remembers them (None: unreadable)."""
+    raw = _content(key, unique, contents)
+    return None if raw is None else hashlib.blake2b(raw, digest_size=8).hexdigest()
 
 
 def _view_now(key: str, before: str, unique: Dict[str, str], contents: Optional[Dict[str, bytes]],
@@ -992,6 +1023,13 @@ def _program(project: ProjectFacts, others: SetterFacts, unique: Dict[str, str],
         if raw is not None:
             summary = summarised.get(key)
             result.views[key] = program_view(raw, summary) if summary is not None else content_view(raw)
+    if cache is not None:  # what the next cached run compares of the files not read (``still_valid``)
+        searched = set(result.searched)
+        for key in sorted(model.searched_importers() - set(result.read)):
+            raw = read(key)
+            if raw is not None:
+                result.glances[key] = glance_view(raw, searched, set(result.sought.get(key, ())))
+        result.sought = {key: names for key, names in result.sought.items() if key in result.glances}
     return result
 
 

@@ -93,12 +93,14 @@ class RegistryObjects:
         in the modules that import it, ``NAME`` standing for the registry there."""
         module, name = home
         model = self._model
+        model.sought.setdefault(module, set()).add(name)  # read in bytes the model may not summarise
         if name not in self._top_names(module):
             return []  # no module-level object of that name: a class, a function, a module
         found: Dict["Node", None] = {}  # in order, once each
         definitions = 0
         mark = re.compile(rb"@(?:\w+\.)*" + re.escape(name.encode()) + rb"\.")
         for other in [module, *model._importers(module)]:
+            model.sought.setdefault(other, set()).add(name)
             if not mark.search(model._read(other) or b""):
                 continue  # no decorator names it here
             restrict = model._restrict
@@ -119,9 +121,7 @@ class RegistryObjects:
         """The names ``path`` binds by an assignment at its top level (read once)."""
         found = self._assigned.get(path)
         if found is None:
-            raw = self._model._read(path) or b""
-            found = self._assigned[path] = frozenset(
-                m.group(1).decode("ascii", "replace") for m in _TOP_ASSIGNMENT.finditer(raw))
+            found = self._assigned[path] = top_level_names(self._model._read(path) or b"")
         return found
 
     def _names(self, path: str, written: str) -> Optional[Home]:
@@ -141,3 +141,8 @@ class RegistryObjects:
 
 #: ``NAME = ...`` or ``NAME: T = ...`` at the start of a line: a name the module binds
 _TOP_ASSIGNMENT = re.compile(rb"^([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)", re.M)
+
+
+def top_level_names(raw: bytes) -> FrozenSet[str]:
+    """The names a module's bytes bind by an assignment at the start of a line."""
+    return frozenset(m.group(1).decode("ascii", "replace") for m in _TOP_ASSIGNMENT.finditer(raw))
