@@ -219,3 +219,11 @@ def fix(code: str, *rules: str, unsafe: bool = True, path: str = "<string>", **o
     assert fix_text(fixed, path=path, unsafe=unsafe, linter=linter) == fixed, "a second fix changed the code"
     return fixed
 
+
+def as_at_a_terminal() -> None:
+    """``preexec_fn`` for a child that is sent Ctrl-C: SIGINT reaches it as it does at a
+    terminal. A run started in the background (``pytest &``, ``nohup .ci/run &``) hands
+    its children SIGINT ignored, and Python then never raises KeyboardInterrupt."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

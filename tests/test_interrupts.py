@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import BAD, GOOD, run_cli, write_files
+from helpers import BAD, GOOD, as_at_a_terminal, run_cli, write_files
 from mplint.core import temp_files
 
 #: a file with one safe fix that takes a while to check (a few thousand statements)
@@ -74,19 +74,12 @@ def test_a_file_mplint_cannot_prove_dead_is_kept_by_fix_too(tmp_path):
 
 
 # -- Ctrl-C ------------------------------------------------------------------------------
-def _as_at_a_terminal() -> None:
-    """Ctrl-C reaches the child as it does at a terminal: a run started in the
-    background (``pytest &``) hands its children SIGINT ignored, and Python then never
-    raises KeyboardInterrupt."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def _interrupt_fix(tmp_path, *options: str):
     """``mplint fix`` over 16 slow files, Ctrl-C once the first is written."""
     names = [f"m{i:02}.py" for i in range(16)]
     write_files(tmp_path, {name: SLOW_BAD for name in names})
     process = subprocess.Popen([sys.executable, "-m", "mplint", "fix", "--no-cache", *options, "."], cwd=tmp_path,
-                               preexec_fn=_as_at_a_terminal,
+                               preexec_fn=as_at_a_terminal,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline and process.poll() is None:
@@ -118,7 +111,7 @@ def test_ctrl_c_during_fix_names_the_files_written_and_exits_130(tmp_path, optio
 def test_ctrl_c_during_check_is_one_line(tmp_path):
     write_files(tmp_path, {f"m{i:02}.py": SLOW_BAD for i in range(16)})
     process = subprocess.Popen([sys.executable, "-m", "mplint", "check", "--no-cache", "--jobs", "1", "."],
-                               cwd=tmp_path, preexec_fn=_as_at_a_terminal, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                               cwd=tmp_path, preexec_fn=as_at_a_terminal, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(3)
     process.send_signal(signal.SIGINT)
     stdout, stderr = process.communicate(timeout=120)
@@ -145,7 +138,7 @@ sys.exit(main())
 def test_ctrl_c_while_mplint_is_still_loading_is_the_same_one_line(tmp_path):
     write_files(tmp_path, {"m.py": BAD})
     done = subprocess.run([sys.executable, "-c", _INTERRUPTED_WHILE_LOADING, "check", "--no-cache", "."],
-                          cwd=tmp_path, preexec_fn=_as_at_a_terminal, capture_output=True, text=True, timeout=120)
+                          cwd=tmp_path, preexec_fn=as_at_a_terminal, capture_output=True, text=True, timeout=120)
     assert (done.returncode, done.stdout, done.stderr) == (130, "", "mplint: interrupted\n")
 
 

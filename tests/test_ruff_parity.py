@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from helpers import BAD, GOOD, reported, run_cli, write_files
+from helpers import BAD, GOOD, as_at_a_terminal, reported, run_cli, write_files
 from mplint import __version__
 from mplint.rule.catalog import load_catalog
 
@@ -188,7 +188,7 @@ def test_watch_checks_again_when_a_file_changes(tmp_path):
 
     write_files(tmp_path, {"pyproject.toml": "", "m.py": GOOD})
     process = subprocess.Popen([sys.executable, "-m", "mplint", "check", "--watch", "."], cwd=tmp_path,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=as_at_a_terminal, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                env={**os.environ, "NO_COLOR": "1"})
     try:
         def next_line(stream, wanted: str) -> str:
