@@ -39,6 +39,10 @@ def guarded_modules(files: Iterable[str], read: Callable[[str], Optional[bytes]]
     if root is None:
         return {}
     keys = sorted({os.path.abspath(path) for path in files if path.endswith(".py")})
+    # Most projects guard no import: the module map is built only for one that does.
+    guarded = [(key, names) for key, names in ((key, _guarded_names(read(key))) for key in keys) if names]
+    if not guarded:
+        return {}
     targets: Dict[str, List[Tuple[str, Path]]] = {}
     for key in keys:
         for name, folder in importable(key, root):
@@ -46,11 +50,8 @@ def guarded_modules(files: Iterable[str], read: Callable[[str], Optional[bytes]]
     #: module -> its import sites: (importer, the guard there or None, line)
     sites: Dict[str, List[Tuple[str, Optional[Guard], int]]] = {}
     seeds: Set[str] = set()
-    for key in keys:
-        raw = read(key)
-        if raw is None or b"__version__" not in raw or b"import" not in raw:
-            continue
-        for name, _, _ in _guarded_imports(raw):
+    for key, names in guarded:
+        for name in names:
             seeds.update(_modules(name, key, root, targets))
     if not seeds:
         return {}
@@ -89,6 +90,14 @@ def guarded_modules(files: Iterable[str], read: Callable[[str], Optional[bytes]]
         shown = os.path.relpath(importer, root).replace(os.sep, "/")
         out[module] = (Pin(package, _spec(allowed), allowed, shown, line),)
     return out
+
+
+def _guarded_names(raw: Optional[bytes]) -> List[str]:
+    """The modules a file imports under a version guard (a byte test first: most
+    files name no ``__version__``)."""
+    if raw is None or b"__version__" not in raw or b"import" not in raw:
+        return []
+    return [name for name, _, _ in _guarded_imports(raw)]
 
 
 def _is_program(module: str, read: Callable[[str], Optional[bytes]]) -> bool:
