@@ -22,6 +22,7 @@ from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Set, Tup
 
 import libcst as cst
 
+from mplint.analysis.imported_layers import imported_function_definition
 from mplint.rule.check import Analysis, Context
 from mplint.semantic.call_args import first_tensor_argument, positional_or_keyword
 from mplint.semantic.scopes import (
@@ -359,6 +360,11 @@ class ModelOutputs(Analysis):
         if len(found) != 1:
             return None
         return found[0][1]
+
+    def tensors(self, expr: cst.BaseExpression, loc: Location) -> List[Output]:
+        """Each single tensor ``expr`` may stand for, with its producer (None: unknown):
+        what another module asks of a function of this one it calls (a model's head)."""
+        return list(self._tensor(expr, loc, 0))
 
     def layer(self, expr: cst.BaseExpression, loc: Location) -> Optional[LayerProducer]:
         """The layer ``expr`` denotes (a constructor call, through variables and
@@ -859,10 +865,29 @@ class ModelOutputs(Analysis):
                     yield inner if inner is not None else (expr, layer)
                 return
         resolved = self.resolve(func)
+        if callee is None and not _names_tensorflow(resolved) and self._imported_head(func, loc):
+            # ``heads.make_head(x)``: a function of another module of the project returns
+            # the tensor; :class:`CustomLayers` judges what it returns in that module
+            yield expr, LayerProducer(expr, frozenset(), loc)
+            return
         if resolved and not isinstance(func, cst.Call):
             yield expr, OpProducer(expr, resolved, loc)
             return
         yield expr, None
+
+    def _imported_head(self, func: cst.BaseExpression, loc: Location) -> bool:
+        """``func`` names a function defined in another module of the project (through
+        a package's re-export too), not one of this file or a TensorFlow/Keras API."""
+        if not isinstance(func, (cst.Name, cst.Attribute)) or _self_attribute(func):
+            return False
+        head = func
+        while isinstance(head, cst.Attribute):
+            head = head.value
+        if not isinstance(head, cst.Name):
+            return False
+        if loc.lookup(head.value) is not None:
+            return False  # bound in this file (imports are no bindings): not another module's
+        return imported_function_definition(self.ctx, func)
 
     def _filled(self, name: cst.Name, binding: Binding, use: Location, depth: int) -> Iterator[Output]:
         """The tensors an empty dict or list holds when ``use`` reads it: every value
@@ -1190,6 +1215,11 @@ class ModelOutputs(Analysis):
             return None
         assert isinstance(binding.node, cst.FunctionDef)
         return binding.node
+
+def _names_tensorflow(names: FrozenSet[str]) -> bool:
+    """Canonical names of TensorFlow or Keras (what ``resolve`` gives an API)."""
+    return any(name.split(".", 1)[0] in ("tensorflow", "keras", "tf_keras") for name in names)
+
 
 def _is_super_init(func: cst.BaseExpression) -> bool:
     return (
