@@ -61,6 +61,8 @@ class CustomLayer:
     #: for a function of another module that returns a layer's output (a head), the
     #: line in ``built_in`` where that layer is built (0: the function returns the layer)
     line: int = 0
+    #: that function or class (``make_head``, ``ClassificationHead``)
+    head: str = ""
 
 
 class CustomLayers(Analysis):
@@ -111,8 +113,10 @@ class CustomLayers(Analysis):
             return self._judge_class(binding.node)
         if binding is None and isinstance(func, (cst.Name, cst.Attribute)):
             # a class of another module of the project, or a function there that returns a layer
-            return imported_layer(self.ctx, func) or imported_factory(self.ctx, func, layer.constructor) \
-                or imported_head(self.ctx, layer.constructor)
+            # (the Keras layer whose output a class or function there returns first: it names
+            # the layer to fix, and knows a softmax from its activation)
+            return imported_head(self.ctx, layer.constructor) or imported_layer(self.ctx, func) \
+                or imported_factory(self.ctx, func, layer.constructor)
         return None
 
     def judge_factory_named(self, name: str, args: Sequence[cst.Arg], path: str) -> Optional[CustomLayer]:
@@ -137,11 +141,20 @@ class CustomLayers(Analysis):
         ``Activation(name)``): the call's literal arguments bind its parameters, any other
         argument is unknown. A float32 layer, Lambda or cast after it settles it float32."""
         binding = self.ctx.scopes.module_scope.lookup(name)
-        if binding is None or binding.kind != "def" or not isinstance(binding.node, cst.FunctionDef) \
-                or any(arg.star for arg in args):
+        models = self.ctx.get(ModelOutputs)
+        if binding is not None and binding.kind == "class" and isinstance(binding.node, cst.ClassDef):
+            # a layer class whose ``call`` returns a Keras layer it holds (``self.classifier(x)``)
+            regions = self.ctx.get(ComputeRegions)
+            cls = regions.layer_class(binding.node)
+            if cls is None or not cls.sixteen_bit or _is_model(cls):
+                return None
+            outputs = models.call_outputs(binding.node)
+        elif binding is not None and binding.kind == "def" and isinstance(binding.node, cst.FunctionDef) \
+                and not any(arg.star for arg in args):
+            call = cst.Call(func=cst.Name(name), args=[arg.with_changes(value=_literal(arg.value)) for arg in args])
+            outputs = models.tensors(call, Location(self.ctx.scopes.module_scope, _AFTER_ALL))
+        else:
             return None
-        call = cst.Call(func=cst.Name(name), args=[arg.with_changes(value=_literal(arg.value)) for arg in args])
-        outputs = self.ctx.get(ModelOutputs).tensors(call, Location(self.ctx.scopes.module_scope, _AFTER_ALL))
         built = [producer for _, producer in outputs]
         if len(built) != 1 or not isinstance(built[0], LayerProducer):
             return None
@@ -153,7 +166,7 @@ class CustomLayers(Analysis):
         if position is None:
             return None
         return CustomLayer(min(layer.layer_class).rpartition(".")[2], is_softmax_layer(layer, self.ctx), False,
-                           True, os.path.basename(path), position.start.line)
+                           True, os.path.basename(path), position.start.line, name)
 
     def judge_class_named(self, name: str) -> Optional[CustomLayer]:
         """A class of this module, by name, judged as :meth:`judge` would (another

@@ -366,6 +366,12 @@ class ModelOutputs(Analysis):
         what another module asks of a function of this one it calls (a model's head)."""
         return list(self._tensor(expr, loc, 0))
 
+    def call_outputs(self, classdef: cst.ClassDef) -> List[Output]:
+        """What the ``call`` of a class of this file returns, each tensor with its producer:
+        what another module asks of a layer class of this one at its model's output."""
+        scope = next((s for node, s, _ in self._classes if node is classdef), None)
+        return [] if scope is None else list(self._subclassed(scope, 0))
+
     def layer(self, expr: cst.BaseExpression, loc: Location) -> Optional[LayerProducer]:
         """The layer ``expr`` denotes (a constructor call, through variables and
         ``self`` attributes), if known: the layer a wrapper such as TimeDistributed runs."""

@@ -252,8 +252,8 @@ class OutputPrecision(Analysis):
         if custom is None:
             return "give the output layer dtype='float32'"
         if custom.line:
-            return (f"the {custom.name} built at {custom.built_in}:{custom.line}, whose output the call returns, "
-                    f"computes it; give that layer dtype='float32'")
+            return (f"the {custom.name} built at {custom.built_in}:{custom.line}, whose output `{custom.head}` "
+                    f"returns, computes it; give that layer dtype='float32'")
         if custom.built_in:
             return (f"the layer `{custom.name}` in {custom.built_in} returns computes in it; "
                     f"give that layer dtype='float32'")
