@@ -9,7 +9,12 @@ Three model styles are recognised:
   variable and its ``.append``/``.extend`` calls, or the last ``.add``);
 - subclassed: a class deriving (directly or through local classes) from
   ``keras.Model``; its outputs are what ``call`` returns, e.g. ``self.head(x)``
-  with ``self.head = Dense(...)`` set in ``__init__``, or ``tf.nn.softmax(x)``.
+  with ``self.head = Dense(...)`` set in ``__init__``, or ``tf.nn.softmax(x)``
+  (a class with no ``call`` that overrides ``__call__`` runs that one instead).
+
+A function or layer class of another module of the project at an output
+(``heads.make_head(x)``, ``ClassificationHead(...)(x)``) stands for what it returns
+there: :class:`CustomLayers` judges it in its own module.
 
 Anything not followed with certainty yields no producer, and rules stay silent on
 it (the runtime checker measures what static analysis cannot see).
@@ -293,7 +298,7 @@ class ModelOutputs(Analysis):
                 if not builds or len(builds) > _MAX_BUILDER_CALLS:
                     # judged as its own class: a ``call`` it inherits reads the
                     # attributes of whichever class builds it (only one that is built)
-                    if _method(scope, "call") is None:
+                    if _method(scope, "call") is None and _method(scope, "__call__") is None:
                         continue
                     builds = [None]
                 for built in builds:
@@ -598,7 +603,7 @@ class ModelOutputs(Analysis):
         construction ``built`` when given: ``self`` is an instance of the class it
         builds (whose overrides and class attributes win), and ``__init__`` takes its
         arguments."""
-        found = method_of(class_scope, "call")
+        found = method_of(class_scope, "call") or method_of(class_scope, "__call__")
         method = found.node if found is not None and found.kind == "def" else None
         if not isinstance(method, cst.FunctionDef):
             return
