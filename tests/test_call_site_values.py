@@ -76,3 +76,43 @@ def test_a_recursive_chain_stays_bounded_and_unknown(tmp_path):
            "def _b(activation):\n    return _a(activation)\n")
     train = TRAIN.replace("from net import build", "from net import _a as build")
     assert ("heads.py", 6, "MP101") not in _rules(tmp_path, net, train)
+
+
+STEPS = ("import tensorflow as tf\n\n\ndef generator_step(model, optimizer, x):\n"
+         "    with tf.GradientTape() as tape:\n        loss = tf.reduce_mean(model(x))\n"
+         "    grads = tape.gradient(loss, model.trainable_variables)\n"
+         "    optimizer.apply_gradients(zip(grads, model.trainable_variables))\n    return loss\n")
+LOOP = ("from steps import generator_step\n\n\ndef train(model, optimizer, data):\n    for x in data:\n"
+        "        generator_step(model, optimizer, x)\n")
+MAIN = ("import keras\nfrom keras import mixed_precision\n\nfrom loop import train\n\n"
+        "keras.mixed_precision.set_global_policy('mixed_float16')\n"
+        "model = keras.Sequential([keras.layers.Dense(8, dtype='float32')])\n"
+        "optimizer = mixed_precision.LossScaleOptimizer(keras.optimizers.Adam())\n"
+        "train(model, optimizer, [])\n")
+
+
+def _optimizer_rules(tmp_path, loop=LOOP, main=MAIN):
+    write_files(tmp_path, {"pyproject.toml": "[project]\nname = 'p'\n[tool.mplint]\nkeras-version = 3\n",
+                           "steps.py": STEPS, "loop.py": loop, "main.py": main})
+    result = run_cli("check", "--no-cache", "--output-format", "json", ".", cwd=tmp_path)
+    return [(f["path"], f["line"], f["rule"]) for f in json.loads(result.stdout)]
+
+
+def test_a_wrapped_optimizer_handed_through_a_parameter_into_a_third_module_is_known(tmp_path):
+    assert _optimizer_rules(tmp_path) == [("steps.py", 8, "MP202")]
+
+
+def test_a_plain_optimizer_handed_down_is_no_mp202(tmp_path):
+    main = MAIN.replace("mixed_precision.LossScaleOptimizer(keras.optimizers.Adam())", "keras.optimizers.Adam()")
+    assert ("steps.py", 8, "MP202") not in _optimizer_rules(tmp_path, main=main)
+
+
+def test_an_optimizer_rebound_before_it_is_handed_on_is_unknown(tmp_path):
+    loop = LOOP.replace("    for x in data:\n", "    optimizer = restore(optimizer)\n    for x in data:\n")
+    assert _optimizer_rules(tmp_path, loop=loop) == []
+
+
+def test_an_optimizer_from_args_is_unknown(tmp_path):
+    loop = LOOP.replace("generator_step(model, optimizer, x)", "generator_step(model, *extra)") \
+        .replace("def train(model, optimizer, data):", "def train(model, optimizer, data, *extra):")
+    assert _optimizer_rules(tmp_path, loop=loop) == []
