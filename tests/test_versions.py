@@ -311,6 +311,12 @@ def test_an_unnumbered_py3_image_keeps_the_experimental_api(tmp_path):
     write_files(tmp_path, {".git/HEAD": "", "train.py": EXPERIMENTAL,
                            "Dockerfile": "FROM tensorflow/tensorflow:latest-gpu-py3\nRUN pip install tqdm\n"})
     assert _check(tmp_path, ".") == []
+    # chychen/tf_rlib keeps it in a folder named Dockerfile (Dockerfile/Dockerfile)
+    (tmp_path / "Dockerfile").unlink()
+    write_files(tmp_path, {"Dockerfile/Dockerfile": "FROM tensorflow/tensorflow:latest-gpu-py3\n"})
+    assert _check(tmp_path, ".") == []
+    (tmp_path / "Dockerfile" / "Dockerfile").unlink()
+    (tmp_path / "Dockerfile").rmdir()
     # the current latest (no -py3) says nothing of the version: reported as with no pin at all
     (tmp_path / "Dockerfile").write_text("FROM tensorflow/tensorflow:latest-gpu\n")
     [(path, _, _, message)] = _check(tmp_path, ".")

@@ -342,8 +342,10 @@ def dependency_files(root: str, code_folders: Optional[Set[str]] = None) -> List
             if name in DECLARATION_FILES or ("requirements" in name and _REQUIREMENTS.match(name)) \
                     or ("ockerfile" in name.lower() and _DOCKERFILE.match(name)) or name.endswith(".sh") \
                     or _README.match(name):
-                found.append((folder + os.sep + name, folder))
-            elif "." not in name and name not in _SKIP_FOLDERS:
+                if not os.path.isdir(folder + os.sep + name):  # a folder named Dockerfile holds one
+                    found.append((folder + os.sep + name, folder))
+                    continue
+            if "." not in name and name not in _SKIP_FOLDERS:
                 path = folder + os.sep + name
                 if path in code or not os.path.isdir(path):
                     continue
