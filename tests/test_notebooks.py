@@ -209,3 +209,34 @@ def test_load_and_rebuild_round_trip(seed):
     # every code line is either in the program or a skipped magic / cell magic
     for cell in book.cells:
         assert cell.index >= 1 and cells[cell.index - 1]["cell_type"] == "code"
+
+
+INDENTED = [
+    _cell("code", _lines("import tensorflow as tf\ntf.keras.mixed_precision.set_global_policy('mixed_float16')")),
+    # IPython strips the first line's indentation from every line before it reads a cell magic
+    _cell("code", _lines(" %%time\n model = tf.keras.Sequential([\n"
+                         "     tf.keras.layers.Dense(10, activation='softmax'),  # the head\n ])\n")),
+]
+
+
+def test_an_indented_cell_runs_as_ipython_dedents_it(tmp_path):
+    path = tmp_path / "nb.ipynb"
+    path.write_text(_jupyter(_notebook(INDENTED)), encoding="utf-8")
+    book = Notebook.load("nb.ipynb", path.read_bytes())
+    assert book.skipped == []
+    result = run_cli("check", "nb.ipynb", cwd=tmp_path)
+    assert outcome(result) == (1, [("nb.ipynb:cell 2", 3, "MP101")]), result.stdout + result.stderr
+    assert outcome(run_cli("fix", "nb.ipynb", cwd=tmp_path)) == (0, [])
+    expected = json.loads(json.dumps(_notebook(INDENTED)))
+    expected["cells"][1]["source"][2] = ("     tf.keras.layers.Dense(10, activation='softmax', dtype='float32'),"
+                                         "  # the head\n")
+    fixed = path.read_text(encoding="utf-8")
+    assert fixed == _jupyter(expected)  # the cell keeps its indentation and its magic
+    assert outcome(run_cli("fix", "nb.ipynb", cwd=tmp_path)) == (0, []) and path.read_text(encoding="utf-8") == fixed
+
+
+def test_a_cell_indented_unevenly_is_still_skipped():
+    # a line less indented than the first: IPython keeps it as it is; not rebuilt exactly, so left out
+    cells = [INDENTED[0], _cell("code", _lines(" %%time\nmodel = tf.keras.layers.Dense(10, activation='softmax')\n"))]
+    book = Notebook.load("nb.ipynb", _jupyter(_notebook(cells)).encode())
+    assert [number for number, _ in book.skipped] == [2]

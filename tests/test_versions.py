@@ -273,6 +273,15 @@ def test_a_module_named_setup_py_is_no_declaration(tmp_path):
     ("FROM tensorflow/tensorflow:2.4.1-gpu-jupyter", "TensorFlow 2.4.1 pinned in Dockerfile:1"),
     ("FROM nvcr.io/nvidia/tensorflow:${RELEASE}-tf2-py3", None),
     ("FROM tensorflow/tensorflow:latest-gpu", None),
+    # -py3 tags stopped at TF 2.1 (latest) and a 2.3 nightly: an unnumbered one still says that much
+    ("FROM tensorflow/tensorflow:latest-gpu-py3", "TensorFlow 2.1 or older in "
+     "tensorflow/tensorflow:latest-gpu-py3 (Dockerfile:1)"),
+    ("FROM tensorflow/tensorflow:latest-py3-jupyter AS base", "TensorFlow 2.1 or older in "
+     "tensorflow/tensorflow:latest-py3-jupyter (Dockerfile:1)"),
+    ("FROM tensorflow/tensorflow:nightly-gpu-py3", "TensorFlow 2.3 or older in "
+     "tensorflow/tensorflow:nightly-gpu-py3 (Dockerfile:1)"),
+    ("FROM tensorflow/tensorflow:2.1.0-gpu-py3", "TensorFlow 2.1.0 pinned in Dockerfile:1"),  # numbered: one pin
+    ("FROM someone/tensorflow:latest-gpu-py3", None),  # not the official image
     ("FROM 763104351884.dkr.ecr.us-east-1.amazonaws.com/tensorflow-training:2.2.0-gpu-py37-cu102-ubuntu18.04",
      "TensorFlow 2.2.0 pinned in Dockerfile:1"),
     ("FROM 763104351884.dkr.ecr.us-west-2.amazonaws.com/tensorflow-training:latest", None),
@@ -295,6 +304,28 @@ def test_an_ngc_image_from_before_tf_2_9_keeps_the_experimental_api(tmp_path):
     (tmp_path / "bert" / "Dockerfile").write_text("FROM nvcr.io/nvidia/tensorflow:22.12-tf2-py3\n")
     [(path, _, _, message)] = _check(tmp_path, ".")
     assert path == "bert/train.py" and "was removed in TF 2.9" in message
+
+
+def test_an_unnumbered_py3_image_keeps_the_experimental_api(tmp_path):
+    # chychen/tf_rlib: the only environment evidence is FROM tensorflow/tensorflow:latest-gpu-py3
+    write_files(tmp_path, {".git/HEAD": "", "train.py": EXPERIMENTAL,
+                           "Dockerfile": "FROM tensorflow/tensorflow:latest-gpu-py3\nRUN pip install tqdm\n"})
+    assert _check(tmp_path, ".") == []
+    # chychen/tf_rlib keeps it in a folder named Dockerfile (Dockerfile/Dockerfile)
+    (tmp_path / "Dockerfile").unlink()
+    write_files(tmp_path, {"Dockerfile/Dockerfile": "FROM tensorflow/tensorflow:latest-gpu-py3\n"})
+    assert _check(tmp_path, ".") == []
+    (tmp_path / "Dockerfile" / "Dockerfile").unlink()
+    (tmp_path / "Dockerfile").rmdir()
+    # the current latest (no -py3) says nothing of the version: reported as with no pin at all
+    (tmp_path / "Dockerfile").write_text("FROM tensorflow/tensorflow:latest-gpu\n")
+    [(path, _, _, message)] = _check(tmp_path, ".")
+    assert path == "train.py" and "was removed in TF 2.9 (AttributeError)" in message
+    # a pip install in the image that upgrades TensorFlow is nearer evidence than the tag
+    (tmp_path / "Dockerfile").write_text("FROM tensorflow/tensorflow:latest-gpu-py3\n"
+                                         "RUN pip install tensorflow-gpu==2.10.0\n")
+    [(_, _, _, message)] = _check(tmp_path, ".")
+    assert "TensorFlow 2.10.0 pinned in Dockerfile:2" in message
 
 
 def test_a_shell_script_s_pip_install_is_a_pin(tmp_path):

@@ -22,10 +22,11 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from mplint.analysis.compute_regions import ComputeRegions, LayerClass
-from mplint.analysis.imported_layers import imported_factory, imported_function, imported_layer
+from mplint.analysis.imported_layers import imported_factory, imported_function, imported_head, imported_layer
 from mplint.analysis.layers import computes_in_float32, computes_under_policy, is_keras_layer, is_softmax_layer
 from mplint.analysis.models import LayerProducer, ModelOutput, ModelOutputs, OpProducer
 from mplint.analysis.tensor_kinds import F32, LOW, TensorKinds, Where
+from mplint.core.positions import positions_of
 from mplint.core.walker import child_nodes
 from mplint.rule.check import Analysis, Context, Fix
 from mplint.rule.edits import quote_of, spell, string, with_keyword
@@ -57,6 +58,11 @@ class CustomLayer:
     #: for a function of another module that returns a Keras layer, where it is
     #: (``heads.py``): the layer it builds is the one to give dtype='float32'
     built_in: str = ""
+    #: for a function of another module that returns a layer's output (a head), the
+    #: line in ``built_in`` where that layer is built (0: the function returns the layer)
+    line: int = 0
+    #: that function or class (``make_head``, ``ClassificationHead``)
+    head: str = ""
 
 
 class CustomLayers(Analysis):
@@ -107,7 +113,10 @@ class CustomLayers(Analysis):
             return self._judge_class(binding.node)
         if binding is None and isinstance(func, (cst.Name, cst.Attribute)):
             # a class of another module of the project, or a function there that returns a layer
-            return imported_layer(self.ctx, func) or imported_factory(self.ctx, func, layer.constructor)
+            # (the Keras layer whose output a class or function there returns first: it names
+            # the layer to fix, and knows a softmax from its activation)
+            return imported_head(self.ctx, layer.constructor) or imported_layer(self.ctx, func) \
+                or imported_factory(self.ctx, func, layer.constructor)
         return None
 
     def judge_factory_named(self, name: str, args: Sequence[cst.Arg], path: str) -> Optional[CustomLayer]:
@@ -124,6 +133,40 @@ class CustomLayers(Analysis):
                 or built.layer_class & LAMBDA_LAYERS or computes_in_float32(built, self.ctx) is not False:
             return None
         return CustomLayer(name, is_softmax_layer(built, self.ctx), False, True, os.path.basename(path))
+
+    def judge_head_named(self, name: str, args: Sequence[cst.Arg], path: str) -> Optional[CustomLayer]:
+        """A function of this module called from another with ``args`` (``make_head(x)``),
+        when what it returns is the output of one Keras layer certainly computed in 16
+        bits under a mixed policy (through local helpers, pass-through layers and
+        ``Activation(name)``): the call's literal arguments bind its parameters, any other
+        argument is unknown. A float32 layer, Lambda or cast after it settles it float32."""
+        binding = self.ctx.scopes.module_scope.lookup(name)
+        models = self.ctx.get(ModelOutputs)
+        if binding is not None and binding.kind == "class" and isinstance(binding.node, cst.ClassDef):
+            # a layer class whose ``call`` returns a Keras layer it holds (``self.classifier(x)``)
+            regions = self.ctx.get(ComputeRegions)
+            cls = regions.layer_class(binding.node)
+            if cls is None or not cls.sixteen_bit or _is_model(cls):
+                return None
+            outputs = models.call_outputs(binding.node)
+        elif binding is not None and binding.kind == "def" and isinstance(binding.node, cst.FunctionDef) \
+                and not any(arg.star for arg in args):
+            call = cst.Call(func=cst.Name(name), args=[arg.with_changes(value=_literal(arg.value)) for arg in args])
+            outputs = models.tensors(call, Location(self.ctx.scopes.module_scope, _AFTER_ALL))
+        else:
+            return None
+        built = [producer for _, producer in outputs]
+        if len(built) != 1 or not isinstance(built[0], LayerProducer):
+            return None
+        layer = built[0]
+        if not is_keras_layer(layer) or not computes_under_policy(layer) or layer.layer_class & LAMBDA_LAYERS \
+                or computes_in_float32(layer, self.ctx) is not False:
+            return None
+        position = positions_of(self.ctx.module, self.ctx.text, [layer.constructor]).get(layer.constructor)
+        if position is None:
+            return None
+        return CustomLayer(min(layer.layer_class).rpartition(".")[2], is_softmax_layer(layer, self.ctx), False,
+                           True, os.path.basename(path), position.start.line, name)
 
     def judge_class_named(self, name: str) -> Optional[CustomLayer]:
         """A class of this module, by name, judged as :meth:`judge` would (another

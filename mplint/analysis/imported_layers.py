@@ -68,6 +68,23 @@ def imported_function(ctx: Context, func: cst.BaseExpression) -> Optional[bool]:
     return None if layers is None or found is None else layers.judge_function_named(found[1])
 
 
+def imported_function_definition(ctx: Context, func: cst.BaseExpression) -> bool:
+    """``func`` names a function (not a class) that a project module defines."""
+    found = imported_definition(ctx, func)
+    module = None if found is None else _parsed(found[0])
+    return module is not None and found is not None and any(
+        isinstance(s, cst.FunctionDef) and s.name.value == found[1] for s in module.body)
+
+
+def imported_head(ctx: Context, call: cst.Call) -> Optional["CustomLayer"]:
+    """The Keras layer whose output a function of a project module returns when ``call``
+    calls it (``heads.make_head(x)`` with ``return Dense(n, activation="softmax")(x)``
+    there), judged in its module with the call's literal arguments."""
+    found = imported_definition(ctx, call.func)
+    layers = None if found is None else _layers_of(found[0], _analysis(ctx))
+    return None if layers is None or found is None else layers.judge_head_named(found[1], call.args, found[0])
+
+
 def imported_definition(ctx: Context, func: cst.BaseExpression) -> Optional[Tuple[str, str]]:
     """(module file, name) of the function or class ``func`` names when it is imported
     from a project module, through a package's re-export (``from .attn import

@@ -9,7 +9,12 @@ Three model styles are recognised:
   variable and its ``.append``/``.extend`` calls, or the last ``.add``);
 - subclassed: a class deriving (directly or through local classes) from
   ``keras.Model``; its outputs are what ``call`` returns, e.g. ``self.head(x)``
-  with ``self.head = Dense(...)`` set in ``__init__``, or ``tf.nn.softmax(x)``.
+  with ``self.head = Dense(...)`` set in ``__init__``, or ``tf.nn.softmax(x)``
+  (a class with no ``call`` that overrides ``__call__`` runs that one instead).
+
+A function or layer class of another module of the project at an output
+(``heads.make_head(x)``, ``ClassificationHead(...)(x)``) stands for what it returns
+there: :class:`CustomLayers` judges it in its own module.
 
 Anything not followed with certainty yields no producer, and rules stay silent on
 it (the runtime checker measures what static analysis cannot see).
@@ -22,6 +27,7 @@ from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Set, Tup
 
 import libcst as cst
 
+from mplint.analysis.imported_layers import imported_function_definition
 from mplint.rule.check import Analysis, Context
 from mplint.semantic.call_args import first_tensor_argument, positional_or_keyword
 from mplint.semantic.scopes import (
@@ -292,7 +298,7 @@ class ModelOutputs(Analysis):
                 if not builds or len(builds) > _MAX_BUILDER_CALLS:
                     # judged as its own class: a ``call`` it inherits reads the
                     # attributes of whichever class builds it (only one that is built)
-                    if _method(scope, "call") is None:
+                    if _method(scope, "call") is None and _method(scope, "__call__") is None:
                         continue
                     builds = [None]
                 for built in builds:
@@ -359,6 +365,17 @@ class ModelOutputs(Analysis):
         if len(found) != 1:
             return None
         return found[0][1]
+
+    def tensors(self, expr: cst.BaseExpression, loc: Location) -> List[Output]:
+        """Each single tensor ``expr`` may stand for, with its producer (None: unknown):
+        what another module asks of a function of this one it calls (a model's head)."""
+        return list(self._tensor(expr, loc, 0))
+
+    def call_outputs(self, classdef: cst.ClassDef) -> List[Output]:
+        """What the ``call`` of a class of this file returns, each tensor with its producer:
+        what another module asks of a layer class of this one at its model's output."""
+        scope = next((s for node, s, _ in self._classes if node is classdef), None)
+        return [] if scope is None else list(self._subclassed(scope, 0))
 
     def layer(self, expr: cst.BaseExpression, loc: Location) -> Optional[LayerProducer]:
         """The layer ``expr`` denotes (a constructor call, through variables and
@@ -586,7 +603,7 @@ class ModelOutputs(Analysis):
         construction ``built`` when given: ``self`` is an instance of the class it
         builds (whose overrides and class attributes win), and ``__init__`` takes its
         arguments."""
-        found = method_of(class_scope, "call")
+        found = method_of(class_scope, "call") or method_of(class_scope, "__call__")
         method = found.node if found is not None and found.kind == "def" else None
         if not isinstance(method, cst.FunctionDef):
             return
@@ -859,10 +876,29 @@ class ModelOutputs(Analysis):
                     yield inner if inner is not None else (expr, layer)
                 return
         resolved = self.resolve(func)
+        if callee is None and not _names_tensorflow(resolved) and self._imported_head(func, loc):
+            # ``heads.make_head(x)``: a function of another module of the project returns
+            # the tensor; :class:`CustomLayers` judges what it returns in that module
+            yield expr, LayerProducer(expr, frozenset(), loc)
+            return
         if resolved and not isinstance(func, cst.Call):
             yield expr, OpProducer(expr, resolved, loc)
             return
         yield expr, None
+
+    def _imported_head(self, func: cst.BaseExpression, loc: Location) -> bool:
+        """``func`` names a function defined in another module of the project (through
+        a package's re-export too), not one of this file or a TensorFlow/Keras API."""
+        if not isinstance(func, (cst.Name, cst.Attribute)) or _self_attribute(func):
+            return False
+        head = func
+        while isinstance(head, cst.Attribute):
+            head = head.value
+        if not isinstance(head, cst.Name):
+            return False
+        if loc.lookup(head.value) is not None:
+            return False  # bound in this file (imports are no bindings): not another module's
+        return imported_function_definition(self.ctx, func)
 
     def _filled(self, name: cst.Name, binding: Binding, use: Location, depth: int) -> Iterator[Output]:
         """The tensors an empty dict or list holds when ``use`` reads it: every value
@@ -1190,6 +1226,11 @@ class ModelOutputs(Analysis):
             return None
         assert isinstance(binding.node, cst.FunctionDef)
         return binding.node
+
+def _names_tensorflow(names: FrozenSet[str]) -> bool:
+    """Canonical names of TensorFlow or Keras (what ``resolve`` gives an API)."""
+    return any(name.split(".", 1)[0] in ("tensorflow", "keras", "tf_keras") for name in names)
+
 
 def _is_super_init(func: cst.BaseExpression) -> bool:
     return (

@@ -109,7 +109,7 @@ class OutputPrecision(Analysis):
                     continue
                 found = SixteenBitOutput(output, judged[0], judged[1], judged[2], self._custom(judged[0]),
                                          library)
-                if found.custom is not None and output.style == "functional" \
+                if found.custom is not None and not found.custom.line and output.style == "functional" \
                         and not self.ctx.get(CustomLayers).input_is_float(output):
                     continue  # an integer input stays integer: Keras autocasts only floats
                 if (id(found.node), found.softmax) in seen:
@@ -251,6 +251,9 @@ class OutputPrecision(Analysis):
                     f"and end the model with Activation('softmax', dtype='float32')")
         if custom is None:
             return "give the output layer dtype='float32'"
+        if custom.line:
+            return (f"the {custom.name} built at {custom.built_in}:{custom.line}, whose output `{custom.head}` "
+                    f"returns, computes it; give that layer dtype='float32'")
         if custom.built_in:
             return (f"the layer `{custom.name}` in {custom.built_in} returns computes in it; "
                     f"give that layer dtype='float32'")

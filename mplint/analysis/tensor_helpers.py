@@ -4,7 +4,7 @@ each returns, and which run under autocast because 16-bit code calls them."""
 
 from __future__ import annotations
 
-from typing import Dict, FrozenSet, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -17,6 +17,9 @@ from mplint.analysis.tensor_walk import TensorWalk
 from mplint.semantic.call_args import UNREADABLE, argument_for
 from mplint.semantic.scopes import Location, Scope, is_public
 from mplint.semantic.vocabulary import NEAREST_RESIZE_METHODS, RESIZING_LAYERS, SEQUENTIAL_CLASSES
+
+if TYPE_CHECKING:
+    from mplint.semantic.facts import ModuleFacts, PolicyState
 
 #: what :meth:`FileCalls.called_layer` answers for a layer whose output kind is unknown
 #: (one that does not compute in 16 bits, or whose constructions disagree)
@@ -48,6 +51,18 @@ class FileCalls(TensorWalk):
         if found is None or found.function is None or not isinstance(found.function.node, cst.FunctionDef):
             return None
         return found if found.function.node.name.value == "call" else None
+
+    def policy_reaching(self, facts: "ModuleFacts", scope: Scope) -> "Optional[PolicyState]":
+        """The mixed policy that reaches code in ``scope`` (a layer's methods run under a
+        program's policy only where a program builds the layer, not where it merely
+        imports the layer's module), or in a library the policies its users may set;
+        None where none does, or in a library's private code that no public layer's
+        ``call`` runs: how that code runs is the library's own. Asked by every rule
+        about a 16-bit crash or wrong result at an operation (MP501, MP502, MP504, MP506)."""
+        here = facts.library_policy(scope)
+        if here is None or (here.library and not is_public(scope) and not self.called_from_public_call(scope)):
+            return None
+        return here
 
     def called_from_public_call(self, scope: Scope) -> bool:
         """A private helper method that a public layer's ``call`` runs: in a library,

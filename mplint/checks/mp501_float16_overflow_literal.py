@@ -9,7 +9,6 @@ import libcst as cst
 from mplint.analysis.compute_regions import ComputeRegions
 from mplint.analysis.tensor_kinds import LOW, OperationSite, TensorKinds, Where
 from mplint.rule.messages import snippet
-from mplint.semantic.scopes import is_public
 from mplint.rule.check import Check, Fix, Needs
 from mplint.rule.levels import Safety
 
@@ -40,10 +39,8 @@ class Float16OverflowLiteral(Check):
             region = kinds.region(site.where.loc)
             # the policy that reaches this code: a layer's methods run under a program's
             # policy only where a program builds the layer, not where it imports its module
-            here = self.facts.library_policy(site.where.loc.scope)
-            if region is None or here is None or not here.float16 or (
-                    here.library and not is_public(site.where.loc.scope)
-                    and not kinds.called_from_public_call(site.where.loc.scope)):
+            here = kinds.policy_reaching(self.facts, site.where.loc.scope)
+            if region is None or here is None or not here.float16:
                 continue
             for operand, values, context in kinds.literals_in_context(site, _OPERATORS):
                 # reported where the number is written (``neg = tf.fill(shape,

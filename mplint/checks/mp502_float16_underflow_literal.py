@@ -13,7 +13,7 @@ from mplint.analysis.tensor_kinds import LOW, TensorKinds, Where
 from mplint.rule.check import Check, Context, Needs
 from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.semantic.facts import PolicyState
-from mplint.semantic.scopes import Scope, is_public
+from mplint.semantic.scopes import Scope
 from mplint.semantic.vocabulary import ADDONS_SIXTEEN_BIT_NORMALIZATION, KERAS2_GROUP_NORMALIZATION
 
 #: half of float16's smallest subnormal (5.96e-8): anything below rounds to 0.0
@@ -54,10 +54,8 @@ class Float16UnderflowLiteral(Check):
         kinds = self.ctx.get(TensorKinds)
         seen: Set[cst.CSTNode] = set()
         for site in kinds.sites:
-            here = self._float16_at(site.where.loc.scope)
-            if kinds.region(site.where.loc) is None or here is None or (
-                    here.library and not is_public(site.where.loc.scope)
-                    and not kinds.called_from_public_call(site.where.loc.scope)):
+            here = kinds.policy_reaching(self.facts, site.where.loc.scope)
+            if kinds.region(site.where.loc) is None or here is None or not here.float16:
                 continue  # none reaches it, or a library's private code: how it runs is its own
             for node, values, context in kinds.literals(site):
                 if context != LOW or node in seen:

@@ -14,7 +14,7 @@ from mplint.analysis.tensor_kinds import LOW, Mismatch, TensorKinds, Where
 from mplint.core.positions import positions_of
 from mplint.rule.messages import snippet
 from mplint.semantic.facts import PolicyState
-from mplint.semantic.scopes import Scope, is_public
+from mplint.semantic.scopes import Scope
 from mplint.rule.check import Check, Fix, Needs
 from mplint.rule.edits import with_keyword
 from mplint.rule.levels import Safety
@@ -47,12 +47,9 @@ class HardcodedFloat32InLayer(Check):
             region = kinds.region(site.where.loc)
             # the policy that reaches this code: a layer's methods run under a program's
             # policy only where a program builds the layer, not where it imports its module
-            here = self.facts.library_policy(site.where.loc.scope)
+            here = kinds.policy_reaching(self.facts, site.where.loc.scope)
             if here is None:
-                continue
-            if here.library and not is_public(site.where.loc.scope) \
-                    and not kinds.called_from_public_call(site.where.loc.scope):
-                continue  # a library's private code: how it runs is its own
+                continue  # none reaches it, or a library's private code: how it runs is its own
             # Functional model code is left out: Keras 3 promotes mixed KerasTensor
             # dtypes there instead of failing.
             if region is None or region.kind == "functional":
@@ -76,10 +73,8 @@ class HardcodedFloat32InLayer(Check):
         there), naming the call and the operation that fails."""
         for call, where in kinds.calls():
             region = kinds.region(where.loc)
-            here = self.facts.library_policy(where.loc.scope)
+            here = kinds.policy_reaching(self.facts, where.loc.scope)
             if region is None or region.kind == "functional" or here is None:
-                continue
-            if here.library and not is_public(where.loc.scope) and not kinds.called_from_public_call(where.loc.scope):
                 continue
             compute, note = sixteen_bit_name(here.names), here.note
             for crossing in crossings(kinds, call, where):

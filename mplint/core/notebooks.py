@@ -40,6 +40,8 @@ class _Cell:
     index: int  # 1-based among all cells
     text: str  # the cell's source as one string
     first_line: int  # program line of the cell's first line
+    #: the indentation IPython strips from each line (its first code line's): `` %%time``
+    indent: str = ""
 
 
 @dataclass
@@ -92,6 +94,9 @@ class Notebook:
                 continue
             text = _joined(cell.get("source", ""))
             body = _split_lines(text)
+            stripped = _leading_indent(body)
+            if stripped:
+                body = [line[len(stripped):] for line in body]
             first = next((ln.strip() for ln in body if ln.strip()), "")
             if first.startswith("%%") and first[2:].split(" ")[0] not in _PYTHON_CELL_MAGICS:
                 continue  # %%bash, %%writefile...: not Python
@@ -118,7 +123,7 @@ class Notebook:
             self.magics.extend(pending)
             pending.clear()
             lines.append(_CELL_MARK.format(number=number, key=self.key))
-            self.cells.append(_Cell(number, text, len(lines) + 1))
+            self.cells.append(_Cell(number, text, len(lines) + 1, stripped))
             lines.extend(code)
         self.program = "\n".join(lines) + "\n" if lines else ""
 
@@ -194,11 +199,24 @@ class Notebook:
             raise SourceError("a fix disturbed the notebook's cell layout; not written")
         out = {}
         for cell in self.cells:
-            text = "\n".join(chunks[cell.index])
+            text = "\n".join(cell.indent + line if line and cell.indent else line for line in chunks[cell.index])
             if cell.text.endswith("\n"):
                 text += "\n"
             out[cell.index] = text
         return out
+
+
+def _leading_indent(lines: List[str]) -> str:
+    """The indentation IPython removes before running a cell (its ``leading_indent``
+    cleanup, before cell magics are read): the first non-blank line's, where every
+    non-blank line starts with it ("" otherwise: such a cell is left as written)."""
+    first = next((line for line in lines if line.strip()), "")
+    indent = first[:len(first) - len(first.lstrip(" \t"))]
+    if not indent or any(line.strip() and not line.startswith(indent) for line in lines):
+        return ""
+    if any(not line.strip() and line and line != indent for line in lines):
+        return ""  # a blank line the write-back could not give back as it was
+    return indent
 
 
 def _marker_key(raw: bytes, texts: List[str]) -> str:

@@ -72,6 +72,15 @@ _TENSORFLOW_RELEASES = (((20, 12), "2.4"), ((21, 5), "2.5"), ((21, 8), "2.6"), (
                         ((22, 2), "2.8"), ((22, 5), "2.9"), ((22, 9), "2.10"), ((22, 11), "2.11"),
                         ((23, 3), "2.12"), ((23, 7), "2.13"), ((23, 9), "2.14"), ((23, 11), "2.15"),
                         ((24, 3), "2.16"))
+#: an unnumbered official ``-py3`` tag (``tensorflow/tensorflow:latest-gpu-py3``): Docker Hub
+#: tagged Python 3 images "-py3" only up to TF 1.15.0 and 2.1.0 ("All newer images are Python
+#: 3 only. Tags containing -py3 are deprecated", hub.docker.com/r/tensorflow/tensorflow, quoted
+#: in Delta-ML/delta#238 and tensorflow/tensorflow#41153), so ``latest-*py3`` holds TF 2.1 or
+#: older; ``nightly-*py3`` stopped when the tag was dropped (tensorflow/docs#1588, June 2020),
+#: a 2.3 nightly at the newest
+_PY3_IMAGE = lazy_compile(r"^\s*(?:FROM|ARG)\s.*?((?<![\w/.-])(?:docker\.io/)?tensorflow/tensorflow:"
+                          r"(latest|nightly)(?:-[\w]+)*?-py3\b\S*)", re.IGNORECASE)
+_PY3_NEWEST = {"latest": 1, "nightly": 3}  # the newest 2.x minor version each held
 _DOCKERFILE = lazy_compile(r"^(?:dockerfile(?:\..*)?|.*\.dockerfile)$", re.IGNORECASE)
 #: a README's install instructions: its ``pip install`` lines and the official image it names
 _README = lazy_compile(r"^readme(?:\.(?:md|rst|txt))?$", re.IGNORECASE)
@@ -154,6 +163,9 @@ def shell_pins(lines: Iterable[str], file: str = "") -> Tuple[Pin, ...]:
         ngc = _NGC_IMAGE.match(line) if file and "nvcr.io" in line else None
         if ngc:
             found += [p for p in [_ngc_pin(ngc, file, number)] if p is not None]
+        py3 = _PY3_IMAGE.match(line) if file and "py3" in line and not image else None
+        if py3:
+            found.append(_py3_pin(py3, file, number))
         match = _PIP_INSTALL.search(line.strip())
         if match is None:
             continue
@@ -197,6 +209,13 @@ def readme_pins(lines: Iterable[str], file: str) -> List[Pin]:
             pin = _pin("tensorflow", "==" + match.group(1), file, number)
             found += [pin] if pin is not None else []
     return found
+
+
+def _py3_pin(image: "re.Match[str]", file: str, line: int) -> Pin:
+    """An unnumbered ``-py3`` official image as the newest TensorFlow its tag ever held."""
+    minor = _PY3_NEWEST[image.group(2).lower()]
+    return Pin("tensorflow", f"<2.{minor + 1}", VersionRange(upper=(2, minor + 1, 0), upper_inclusive=False),
+               file, line, image.group(1))
 
 
 def _ngc_pin(image: "re.Match[str]", file: str, line: int) -> Optional[Pin]:
@@ -323,8 +342,10 @@ def dependency_files(root: str, code_folders: Optional[Set[str]] = None) -> List
             if name in DECLARATION_FILES or ("requirements" in name and _REQUIREMENTS.match(name)) \
                     or ("ockerfile" in name.lower() and _DOCKERFILE.match(name)) or name.endswith(".sh") \
                     or _README.match(name):
-                found.append((folder + os.sep + name, folder))
-            elif "." not in name and name not in _SKIP_FOLDERS:
+                if not os.path.isdir(folder + os.sep + name):  # a folder named Dockerfile holds one
+                    found.append((folder + os.sep + name, folder))
+                    continue
+            if "." not in name and name not in _SKIP_FOLDERS:
                 path = folder + os.sep + name
                 if path in code or not os.path.isdir(path):
                     continue

@@ -1,12 +1,16 @@
-"""One level of call string for the arguments a call passes on: ``unet_2d(...,
+"""A bounded call string for the arguments a call passes on: ``unet_2d(...,
 output_activation="Softmax")`` calling ``CONV_output(X, activation=output_activation)``
 in another module passes ``CONV_output`` what ``unet_2d``'s own calls pass it, or its
 default where a call leaves it out or nobody in the project calls it (a library's
 public function: its users call it with its defaults).
 
-The values of such a parameter are read from the summaries alone (literals at the
-calls, the literal default); anything else (a second level, ``*args``, a value
-computed at run time) leaves the slot unknown, and rules stay silent on it.
+A parameter's values are the join over every call that reaches it: a literal at the
+call, the default where the call leaves it out, and, where the call hands on a
+parameter of its own function (``_body(x, activation)`` inside ``build(activation=
+"softmax")``), that parameter's values in turn, up to ``_MAX_DEPTH`` functions up.
+They are read from the summaries alone; anything else (a deeper chain, ``*args``, a
+value computed at run time, a name rebound before the call) leaves the slot unknown,
+and rules stay silent on it.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ _MAX_VALUES = 4
 #: how many calls of the passing function are read before its parameter is unknown
 _MAX_CALLS = 32
 _BOOLS = frozenset({"true", "false"})
+#: how many functions up a parameter handed on from parameter to parameter is followed
+_MAX_DEPTH = 3
 
 
 class ForwardedArguments:
@@ -44,19 +50,23 @@ class ForwardedArguments:
             forwarded = {o for c, s, o in function.passes if c == callee and s == slot}
             if len(forwarded) != 1 or not next(iter(forwarded)).startswith(PARAM):
                 continue  # not (only) a parameter of the caller
-            values = self._param_values(path, name, function, next(iter(forwarded))[len(PARAM):])
+            values = self._param_values(path, name, function, next(iter(forwarded))[len(PARAM):], 1)
             if values is None:
                 continue
             sites = [{**site, slot: v} for site in sites for v in sorted(values)]
         return sites
 
-    def _param_values(self, path: str, name: str, function: FunctionSummary, param: str) -> Optional[Set[str]]:
-        key = (path, name, param)
+    def _param_values(self, path: str, name: str, function: FunctionSummary, param: str,
+                      depth: int) -> Optional[Set[str]]:
+        """The values ``param`` of ``function`` takes, ``depth`` functions up the chain
+        (None: unknown)."""
+        key = (path, name, param, depth)
         if key not in self._values:
-            self._values[key] = self._read(path, name, function, param)
+            self._values[key] = None  # in progress: a recursive chain is unknown
+            self._values[key] = self._read(path, name, function, param, depth)
         return self._values[key]
 
-    def _read(self, path: str, name: str, function: FunctionSummary, param: str) -> Optional[Set[str]]:
+    def _read(self, path: str, name: str, function: FunctionSummary, param: str, depth: int) -> Optional[Set[str]]:
         default = function.defaults.get(param)
         calls = self._incoming(path, name)
         if calls is None:
@@ -66,26 +76,44 @@ class ForwardedArguments:
             return None if private or default is None or default in _BOOLS else {default}
         out: Set[str] = set()
         index = str(function.params.index(param)) if param in function.params else None
-        for slots in calls:
-            written = slots.get(index) if index is not None else None
-            written = written if written is not None else slots.get(param)
+        for caller, caller_function, callee, slots in calls:
+            slot = index if index is not None and index in slots else param
+            written = slots.get(slot)
             if written is None:
                 if "*" in slots:
                     return None  # ``*args``/``**kwargs`` may hold it
                 written = default
-            if written is None or written == UNKNOWN or written in _BOOLS:
+            if written == UNKNOWN:
+                handed = self._handed_on(caller, caller_function, callee, slot, depth)
+                if handed is None:
+                    return None
+                out |= handed
+                continue
+            if written is None or written in _BOOLS:
                 return None
             out.add(written)
         return out if len(out) <= _MAX_VALUES else None
 
-    def _incoming(self, path: str, name: str) -> Optional[List[Dict[str, str]]]:
-        """The slots of every call of the function in the summarised code, None when too many."""
+    def _handed_on(self, path: str, name: str, callee: str, slot: str, depth: int) -> Optional[Set[str]]:
+        """The values of the caller's own parameter that a call hands on in ``slot``
+        (``_body(x, activation)``), when that is all the slot may hold."""
+        function = self._model.summary(path).functions.get(name)
+        if function is None or depth >= _MAX_DEPTH:
+            return None
+        origins = {o for c, s, o in function.passes if c == callee and s == slot}
+        if len(origins) != 1 or not next(iter(origins)).startswith(PARAM):
+            return None  # rebound before the call, or computed: unknown
+        return self._param_values(path, name, function, next(iter(origins))[len(PARAM):], depth + 1)
+
+    def _incoming(self, path: str, name: str) -> Optional[List[tuple]]:
+        """(caller path, caller function, callee as written, slots) of every call of the
+        function in the summarised code, None when too many."""
         parts = name.split(".")
         spelled = parts[-2] if parts[-1] == "__init__" and len(parts) > 1 else parts[-1]
-        found: List[Dict[str, str]] = []
+        found: List[tuple] = []
         for caller, function, callee, slots in self._by_name().get(spelled, []):
             if (path, name) in self._model.call_targets(caller, function, callee):
-                found.append(slots)
+                found.append((caller, function, callee, slots))
                 if len(found) > _MAX_CALLS:
                     return None
         return found

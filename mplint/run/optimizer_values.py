@@ -39,6 +39,8 @@ _NAMES_AN_OPTIMIZER = re.compile(r"opt|tape", re.IGNORECASE)
 #: words of every optimizer update (``apply_gradients``, Keras 3's ``apply``, ``minimize``)
 _APPLY_WORDS = (b"apply_gradients", b".apply(", b"minimize(")
 _MAX_DEPTH = 8
+#: how many functions up an optimizer handed on from parameter to parameter is followed
+_MAX_PARAM_DEPTH = 3
 
 Kinds = FrozenSet[str]
 
@@ -62,6 +64,7 @@ class OptimizerValues:
     def __init__(self, model: "ProgramModel") -> None:
         self.model = model
         self._returns: Dict["Node", Optional[Tuple[Kinds, FrozenSet[str]]]] = {}
+        self._params: Dict[Tuple["Node", int], Optional[Dict[str, Kinds]]] = {}
 
     def factories(self, path: str) -> Dict[str, List[str]]:
         """Callee as written in ``path`` -> the kinds of optimizer its call returns, for
@@ -86,27 +89,49 @@ class OptimizerValues:
         found: Dict[str, Dict[str, Dict[str, List[str]]]] = {}
         for path in sorted(paths):
             for name, function in self.model.summary(path).functions.items():
-                if not function.params:
-                    continue
-                sites: Dict[str, List[Optional[Kinds]]] = {}
-                starred = False
-                for slot, caller, caller_function, argument in self.model.call_sites((path, name)):
-                    if slot == "*":
-                        starred = True
-                        break
-                    param = function.params[int(slot)] if slot.isdigit() and int(slot) < len(function.params) \
-                        else slot
-                    kinds = None if argument == UNKNOWN or argument.startswith(PARAM) \
-                        else self._written(caller, caller_function, argument, 0)
-                    sites.setdefault(param, []).append(kinds)
-                if starred:
-                    continue
-                for param, every in sites.items():
-                    if param in function.params and every and all(kinds is not None for kinds in every):
-                        merged = frozenset().union(*[kinds for kinds in every if kinds is not None])
-                        if merged:
-                            found.setdefault(path, {}).setdefault(name, {})[param] = sorted(merged)
+                for param, kinds in (self._parameter_kinds((path, name), 0) or {}).items():
+                    if kinds:
+                        found.setdefault(path, {}).setdefault(name, {})[param] = sorted(kinds)
         return found
+
+    def _parameter_kinds(self, node: "Node", depth: int) -> Optional[Dict[str, Kinds]]:
+        """Parameter -> the optimizer kinds every call of the function passes for it,
+        for the parameters every call passes a known optimizer; an argument that is a
+        parameter of the calling function (``train(model, opt)`` calling
+        ``generator_step(model, opt, x)`` in another module) takes that parameter's
+        kinds in turn, up to ``_MAX_PARAM_DEPTH`` functions up. None: a call with
+        ``*args``/``**kwargs`` (or the chain too deep or recursive)."""
+        key = (node, depth)
+        if key in self._params:
+            return self._params[key]
+        self._params[key] = None  # in progress: a recursive chain is unknown
+        function = self.model.summary(node[0]).functions.get(node[1])
+        if function is None or not function.params or depth > _MAX_PARAM_DEPTH:
+            return None
+        sites: Dict[str, List[Optional[Kinds]]] = {}
+        for slot, caller, caller_function, argument in self.model.call_sites(node):
+            if slot == "*":
+                return None
+            param = function.params[int(slot)] if slot.isdigit() and int(slot) < len(function.params) else slot
+            sites.setdefault(param, []).append(self._argument_kinds(caller, caller_function, argument, depth))
+        out: Dict[str, Kinds] = {}
+        for param, every in sites.items():
+            if param in function.params and every and all(kinds is not None for kinds in every):
+                out[param] = frozenset().union(*[kinds for kinds in every if kinds is not None])
+        self._params[key] = out
+        return out
+
+    def _argument_kinds(self, path: str, function: str, argument: str, depth: int) -> Optional[Kinds]:
+        """The kinds of one argument a call in ``function`` passes: a call's result, or
+        the calling function's own parameter's kinds."""
+        if argument == UNKNOWN:
+            return None
+        if argument.startswith(PARAM):
+            if depth >= _MAX_PARAM_DEPTH:
+                return None
+            caller = self._parameter_kinds((path, function), depth + 1)
+            return None if caller is None else caller.get(argument[len(PARAM):])
+        return self._written(path, function, argument, 0)
 
     def _forwarded(self, path: str, function: str, written: str) -> Optional[Kinds]:
         """{API + name} when the call ``written(...)`` runs one project function that
