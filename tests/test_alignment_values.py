@@ -119,6 +119,17 @@ BAD = [
      (2, "MP303"), "Dataset.batch batch_size=60 (default of 'batch_size')",
      "def train(model, ds, batch_size=64):\n    model.fit(ds.batch(batch_size))\n"
      "train(model, tf.data.Dataset.from_tensor_slices(features))\n"),
+    # a module-level dict of known keys spread into the constructor
+    ("spread-dict-call",
+     "CONV = dict(filters=30, kernel_size=3)\nh = layers.Conv2D(**CONV)\n",
+     (2, "MP302"), "Conv2D filters=30 (from **CONV)",
+     "CONV = dict(filters=32, kernel_size=3)\nh = layers.Conv2D(**CONV)\n"),
+    ("spread-dict-literal",
+     'HEAD_KW = {"units": 100, "use_bias": False}\nh = layers.Dense(**HEAD_KW)\n',
+     (2, "MP301"), "Dense units=100 (from **HEAD_KW)", None),
+    ("spread-dict-in-a-function",
+     'CONV = {"filters": 30, "kernel_size": 3}\ndef block(x):\n    return layers.Conv2D(**CONV)(x)\n',
+     (3, "MP302"), "Conv2D filters=30 (from **CONV)", None),
 ]
 
 
@@ -132,6 +143,16 @@ def test_the_value_is_followed_to_where_it_is_decided(body, where, words, fixed)
 
 
 GOOD = [
+    # ``**spread`` whose value at the call may not be the literal's
+    ("spread-dict-written-to",
+     'CONV = dict(filters=30, kernel_size=3)\nCONV["filters"] = 32\nh = layers.Conv2D(**CONV)\n'),
+    ("spread-dict-updated", "CONV = dict(filters=30, kernel_size=3)\nCONV.update(cfg)\nh = layers.Conv2D(**CONV)\n"),
+    ("spread-dict-rebound-on-an-arm",
+     "CONV = dict(filters=30)\nif big:\n    CONV = dict(filters=64)\nh = layers.Conv2D(kernel_size=3, **CONV)\n"),
+    ("spread-beside-an-unreadable-spread", 'CONV = {"filters": 30}\nh = layers.Conv2D(kernel_size=3, **CONV, **extra)\n'),
+    ("spread-parameter", "def block(x, conv):\n    return layers.Conv2D(**conv)(x)\n"),
+    ("spread-float32-dtype", 'CONV = dict(filters=30, kernel_size=3, dtype="float32")\nh = layers.Conv2D(**CONV)\n'),
+    ("spread-aligned", "CONV = dict(filters=32, kernel_size=3)\nh = layers.Conv2D(**CONV)\n"),
     ("dict-written-to", 'CONFIG = {"hidden": 100}\nCONFIG["hidden"] = 128\nh = layers.Dense(CONFIG["hidden"])\n'),
     ("dict-updated", 'CONFIG = {"hidden": 100}\nCONFIG.update(overrides)\nh = layers.Dense(CONFIG["hidden"])\n'),
     ("dict-spread", 'CONFIG = {**BASE, "hidden": 100}\nh = layers.Dense(CONFIG["hidden"])\n'),

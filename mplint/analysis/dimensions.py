@@ -117,6 +117,8 @@ class DimensionSite:
     #: the layer's arguments when ``call`` is not the constructor itself: a
     #: ``functools.partial(layers.Dense, ...)`` called later, its arguments merged
     arguments: Optional[cst.Call] = None
+    #: where ``expr`` is written when not at ``location`` (a ``**spread`` dict's entry)
+    written: Optional[Location] = None
 
     @property
     def constructor(self) -> cst.Call:
@@ -176,10 +178,19 @@ class AlignedDimensions(Analysis):
         self._assigned: Dict[int, str] = {}
         #: Dataset batch calls batched (or unbatched) again downstream
         self._rebatched: Set[int] = set()
+        #: layer constructors whose dimension only a ``**spread`` may hold
+        #: (``Conv2D(**CONV)``): read once the walk has seen every binding
+        self._spread: List[Tuple[Parameter, str, cst.Call, FrozenSet[str], Location]] = []
 
     @property
     def sites(self) -> List[DimensionSite]:
         """Every dimension site (asked after the walk)."""
+        spread, self._spread = self._spread, []
+        for param, owner, call, resolved, at in spread:
+            found = self.evaluator.spread_argument(call, param.keyword, at)
+            if found is not None:  # reported at the constructor: the dict may serve several
+                self._sites.append(DimensionSite(param.kind, owner, call, found[0], at, resolved, at=call,
+                                                 written=found[1]))
         pending, self._pending = self._pending, []
         for node, loc in pending:
             upstream: List[cst.Call] = []
@@ -226,6 +237,9 @@ class AlignedDimensions(Analysis):
                         else positional_or_keyword(node, param.position, param.keyword)
                     if expr is not None:
                         self._add(param.kind, f"{short} {param.keyword}", node, expr, resolved)
+                    elif any(arg.star == "**" for arg in node.args):
+                        self._spread.append((param, f"{short} {param.keyword}", node, resolved,
+                                             self.ctx.scopes.location()))
                 return
         if resolved & EINSUM_DENSE:
             expr = self._einsum_output(node)
@@ -386,7 +400,7 @@ class AlignedDimensions(Analysis):
 
     def origins(self, site: DimensionSite) -> List[DimensionValue]:
         """The integer values a site may hold; empty when any is unknown."""
-        found = self._trace(site.expr, site.location, 0)
+        found = self._trace(site.expr, site.written or site.location, 0)
         return found or []
 
     def _trace(self, expr: cst.BaseExpression, loc: Location, depth: int) -> Optional[List[DimensionValue]]:

@@ -891,7 +891,7 @@ class ModelOutputs(Analysis):
         a package's re-export too), not one of this file or a TensorFlow/Keras API."""
         if not isinstance(func, (cst.Name, cst.Attribute)) or _self_attribute(func):
             return False
-        head = func
+        head: cst.BaseExpression = func
         while isinstance(head, cst.Attribute):
             head = head.value
         if not isinstance(head, cst.Name):

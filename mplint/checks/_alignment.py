@@ -113,6 +113,9 @@ class AlignmentCheck(Check):
             via += f", from {constants[-1].name})" if constants else ")"
         elif origin.source is not None:
             via = f" ({origin.source})"
+        elif site.written is not None:
+            spreads = [self.ctx.module.code_for_node(a.value) for a in site.call.args if a.star == "**"]
+            via = " (from " + ", ".join(f"**{_short(s)}" for s in spreads) + ")"
         elif site.at is not None:
             via = " (set by its functools.partial)"
         elif constants:

@@ -355,6 +355,34 @@ class Evaluator:
                         depth: int) -> Optional[Dict[str, cst.BaseExpression]]:
         """The keys and values of a dict spread into a call: a literal with string keys,
         the builtin ``dict(key=value)``, or a name bound once to one and never changed."""
+        found = self.spread(expr, loc, depth)
+        return None if found is None else found[0]
+
+    def spread_argument(self, call: cst.Call, keyword: str,
+                        loc: Location) -> Optional[Tuple[cst.BaseExpression, Location]]:
+        """``keyword``'s value when only a ``**spread`` of ``call`` can hold it
+        (``Conv2D(**CONV)`` with ``CONV = dict(filters=30, kernel_size=3)`` bound once and
+        never changed), with where the dict is written. None when the call writes it
+        itself, has a ``*args``, or any spread cannot be read (it might hold the key)."""
+        if any(arg.star == "*" or (arg.keyword is not None and arg.keyword.value == keyword)
+               for arg in call.args):
+            return None
+        found: Optional[Tuple[cst.BaseExpression, Location]] = None
+        for arg in call.args:
+            if arg.star != "**":
+                continue
+            spread = self.spread(arg.value, loc, 0)
+            if spread is None:
+                return None
+            if keyword in spread[0]:
+                if found is not None:
+                    return None  # given twice: a TypeError at run time
+                found = (spread[0][keyword], spread[1])
+        return found
+
+    def spread(self, expr: cst.BaseExpression, loc: Location,
+               depth: int = 0) -> Optional[Tuple[Dict[str, cst.BaseExpression], Location]]:
+        """:meth:`_spread_entries` with the location its values are written at."""
         if depth > _MAX_DEPTH:
             return None
         if isinstance(expr, cst.Dict):
@@ -366,19 +394,19 @@ class Evaluator:
                 if not isinstance(key, str):
                     return None
                 out[key] = element.value
-            return out
+            return out, loc
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "dict" \
                 and loc.lookup("dict") is None:
             if any(arg.keyword is None for arg in expr.args):
                 return None
-            return {arg.keyword.value: arg.value for arg in expr.args if arg.keyword is not None}
+            return {arg.keyword.value: arg.value for arg in expr.args if arg.keyword is not None}, loc
         if isinstance(expr, cst.Name):
             binding = loc.lookup(expr.value)
             if binding is None or not is_constant(binding) or binding.value is None or binding.scope is None \
                     or len(binding.scope.bindings.get(expr.value, ())) != 1 \
                     or self._changed_in_place(binding.scope, expr.value):
                 return None
-            return self._spread_entries(binding.value, binding.location(), depth + 1)
+            return self.spread(binding.value, binding.location(), depth + 1)
         return None
 
     def _item_values(self, expr: cst.Subscript, loc: Location, depth: int) -> Optional[Values]:
