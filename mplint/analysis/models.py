@@ -35,8 +35,8 @@ from mplint.semantic.scopes import (
     instance_class, local_def, method_of, on_self,
 )
 from mplint.semantic.vocabulary import (
-    ANY_MODEL_CLASSES, MODEL_CLASSES, PARTIALS, SEQUENTIAL_CLASSES, SIZE_KEEPING_LAYERS, WHOLE_MODEL_METHODS,
-    WHOLE_MODEL_VARIABLES, is_classifier_application,
+    ANY_MODEL_CLASSES, MODEL_CLASSES, PARTIALS, SEQUENTIAL_CLASSES, SIZE_KEEPING_LAYERS, TENSORFLOW_PACKAGES,
+    WHOLE_MODEL_METHODS, WHOLE_MODEL_VARIABLES, is_classifier_application,
 )
 
 
@@ -1227,9 +1227,10 @@ class ModelOutputs(Analysis):
         assert isinstance(binding.node, cst.FunctionDef)
         return binding.node
 
+
 def _names_tensorflow(names: FrozenSet[str]) -> bool:
     """Canonical names of TensorFlow or Keras (what ``resolve`` gives an API)."""
-    return any(name.split(".", 1)[0] in ("tensorflow", "keras", "tf_keras") for name in names)
+    return any(name.split(".", 1)[0] in TENSORFLOW_PACKAGES for name in names)
 
 
 def _is_super_init(func: cst.BaseExpression) -> bool:

@@ -58,7 +58,7 @@ class FileCalls(TensorWalk):
         imports the layer's module), or in a library the policies its users may set;
         None where none does, or in a library's private code that no public layer's
         ``call`` runs: how that code runs is the library's own. Asked by every rule
-        about a 16-bit crash or wrong result at an operation (MP501, MP502, MP504, MP506)."""
+        about a 16-bit crash or wrong result at an operation (MP501, MP502, MP504)."""
         here = facts.library_policy(scope)
         if here is None or (here.library and not is_public(scope) and not self.called_from_public_call(scope)):
             return None

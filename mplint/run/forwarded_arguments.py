@@ -15,7 +15,7 @@ and rules stay silent on it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, List, Optional, Set
+from typing import TYPE_CHECKING, Dict, List, Optional, Set, Tuple
 
 from mplint.run.summaries import PARAM, UNKNOWN, FunctionSummary
 from mplint.semantic.visibility import is_private_name
@@ -30,6 +30,20 @@ _MAX_CALLS = 32
 _BOOLS = frozenset({"true", "false"})
 #: how many functions up a parameter handed on from parameter to parameter is followed
 _MAX_DEPTH = 3
+
+
+#: (caller path, caller function, callee as written, slots) of one call
+IncomingCall = Tuple[str, str, str, Dict[str, str]]
+
+
+def handed_parameter(function: FunctionSummary, callee: str, slot: str) -> Optional[str]:
+    """The parameter of ``function`` that its call ``callee(...)`` hands on in ``slot``
+    (``_body(x, activation)``), when that is all the slot may hold; None when it is
+    rebound before the call, computed, or not a parameter."""
+    origins = {o for c, s, o in function.passes if c == callee and s == slot}
+    if len(origins) != 1 or not next(iter(origins)).startswith(PARAM):
+        return None
+    return next(iter(origins))[len(PARAM):]
 
 
 class ForwardedArguments:
@@ -47,10 +61,8 @@ class ForwardedArguments:
         for slot, value in slots.items():
             if value != UNKNOWN or slot == "*" or slot == "**":
                 continue
-            forwarded = {o for c, s, o in function.passes if c == callee and s == slot}
-            if len(forwarded) != 1 or not next(iter(forwarded)).startswith(PARAM):
-                continue  # not (only) a parameter of the caller
-            values = self._param_values(path, name, function, next(iter(forwarded))[len(PARAM):], 1)
+            param = handed_parameter(function, callee, slot)
+            values = None if param is None else self._param_values(path, name, function, param, 1)
             if values is None:
                 continue
             sites = [{**site, slot: v} for site in sites for v in sorted(values)]
@@ -100,17 +112,15 @@ class ForwardedArguments:
         function = self._model.summary(path).functions.get(name)
         if function is None or depth >= _MAX_DEPTH:
             return None
-        origins = {o for c, s, o in function.passes if c == callee and s == slot}
-        if len(origins) != 1 or not next(iter(origins)).startswith(PARAM):
-            return None  # rebound before the call, or computed: unknown
-        return self._param_values(path, name, function, next(iter(origins))[len(PARAM):], depth + 1)
+        param = handed_parameter(function, callee, slot)
+        return None if param is None else self._param_values(path, name, function, param, depth + 1)
 
-    def _incoming(self, path: str, name: str) -> Optional[List[tuple]]:
+    def _incoming(self, path: str, name: str) -> Optional[List[IncomingCall]]:
         """(caller path, caller function, callee as written, slots) of every call of the
         function in the summarised code, None when too many."""
         parts = name.split(".")
         spelled = parts[-2] if parts[-1] == "__init__" and len(parts) > 1 else parts[-1]
-        found: List[tuple] = []
+        found: List[IncomingCall] = []
         for caller, function, callee, slots in self._by_name().get(spelled, []):
             if (path, name) in self._model.call_targets(caller, function, callee):
                 found.append((caller, function, callee, slots))

@@ -30,11 +30,10 @@ import re
 from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 from mplint.core.python_syntax import tree_or_none
+from mplint.semantic.vocabulary import TENSORFLOW_PACKAGES
 
 #: a ``return`` of a bare name, a dotted name or a tuple of them (the shape followed)
 _RETURN = re.compile(rb"^[ \t]+return[ \t]+\(?[\w.]+(?:[ \t]*,[ \t]*[\w.]+)*,?\)?[ \t]*(?:#[^\n]*)?$", re.MULTILINE)
-#: the packages whose modules are followed
-_ROOTS = ("tensorflow", "keras", "tf_keras")
 
 Exports = Tuple[Tuple[str, str], ...]
 
@@ -228,7 +227,7 @@ def keyed_modules(raw: bytes, exports: Exports) -> Exports:
         head, rest = match.group(1).decode("ascii", "replace"), match.group(2).decode("ascii", "replace")
         for module in names.get(head, ()):
             meaning = module + rest
-            if meaning.split(".", 1)[0] in _ROOTS:
+            if meaning.split(".", 1)[0] in TENSORFLOW_PACKAGES:
                 found.add(("{" + key.group(1).decode("ascii", "replace") + "}", meaning))
     return tuple(sorted(found))
 
@@ -250,7 +249,8 @@ def _extend(base: FrozenSet[str], node: ast.expr) -> FrozenSet[str]:
         node = node.value
     suffix = ".".join(reversed(rest))
     keyed = frozenset(b for b in base if b.startswith("{")) if not suffix else frozenset()
-    return keyed | frozenset(f"{b}.{suffix}" if suffix else b for b in base if b.split(".", 1)[0] in _ROOTS)
+    return keyed | frozenset(f"{b}.{suffix}" if suffix else b for b in base
+                             if b.split(".", 1)[0] in TENSORFLOW_PACKAGES)
 
 
 def _own_nodes(function: ast.FunctionDef) -> List[ast.AST]:

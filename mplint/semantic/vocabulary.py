@@ -19,6 +19,8 @@ from typing import Dict, FrozenSet
 # -- dtype and policy names ----------------------------------------------------------------
 #: dtype names (and policy names) that compute in float32 or wider
 FLOAT32_NAMES = frozenset({"float32", "float64"})
+#: the packages whose names are TensorFlow's and Keras's own APIs (what ``resolve`` gives one)
+TENSORFLOW_PACKAGES = frozenset({"tensorflow", "keras", "tf_keras"})
 #: the 16-bit float dtypes
 SIXTEEN_BIT_DTYPES = frozenset({"float16", "bfloat16"})
 #: names that make a layer compute in 16 bits: dtypes, their aliases and the mixed policies
