@@ -750,7 +750,7 @@ class ProgramModel:
         route kept is a shortest one from where the policy is set."""
         queue: Deque[Node] = deque()
         for node, sets in self._sets.items():
-            edges = self.edges_of(node)
+            edges = self._run_edges(node)
             if node[1] == BODY and MAIN in self.summary(node[0]).functions:
                 # a program's top level runs its ``__main__`` guard after it (not an import of it)
                 edges = [*edges, (_AFTER_ALL, [(node[0], MAIN)])]
@@ -765,7 +765,7 @@ class ProgramModel:
         while queue:
             node = queue.popleft()
             for policy, route in list(self._governed.get(node, {}).items()):
-                for _, targets in self.edges_of(node):
+                for _, targets in self._run_edges(node):
                     for target in targets:
                         if self._govern(target, policy, Route(route.path, route.line,
                                                               route.chain + (self._label(target),),
@@ -793,6 +793,20 @@ class ProgramModel:
             edges = self._edges[node] = [] if function is None else [
                 (line, self._resolve(path, name, callee)) for line, callee in function.calls]
         return edges
+
+    def _run_edges(self, node: Node) -> List[Tuple[int, List[Node]]]:
+        """What running ``node`` may run: its calls, and the methods of each project class
+        it hands on as a value (``functools.partial(Block)``, an argument of a call into
+        code mplint cannot see, a default, a container, a return: see :mod:`escapes`), as
+        the code receiving the class may build it. A class only tested (``isinstance``)
+        or named as a base is not built."""
+        edges = self.edges_of(node)
+        function = self.summary(node[0]).functions.get(node[1])
+        if function is None or not function.escapes:
+            return edges
+        escaped = [(line, self._class_nodes(cls)) for line, written in function.escapes
+                   for cls in [self._class(node[0], written)] if cls is not None]
+        return edges + [(line, targets) for line, targets in escaped if targets]
 
     # -- name resolution ---------------------------------------------------------------
     def _resolve(self, path: str, function: str, callee: str) -> List[Node]:

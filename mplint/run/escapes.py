@@ -1,0 +1,144 @@
+"""Where a class's name escapes into code mplint cannot follow, read with CPython's ``ast``.
+
+A class is built where it is called, and also wherever its name is handed on as a value:
+``functools.partial(Block, ...)``, ``super().__init__(block_cls=Block)``, an argument of any
+call, an item of a container, a returned value, a default parameter value
+(``def build(block=Block)``), an alias (``cls = Block``). The code that receives it
+(Keras' own scaffolds, a user's registry, a loader) may build it, so the program model
+counts such a reference as a possible construction where the code holding it runs.
+
+A name is not handed on where it is only tested or named: ``isinstance(x, Block)``,
+``issubclass``, ``type(x) is Block``, ``super(Block, self)``, a base class, an
+annotation, an ``except`` clause, the receiver of an attribute (``Block.CONSTANT``,
+``Block.method(...)``, which the call graph follows itself) and the callee of a call.
+
+Only names whose last part starts with a capital letter are recorded (PEP 8 class
+names): the summary stays small, and the program model checks that each names a class of
+the project before it counts.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+#: calls whose class arguments are tested, not built
+_TESTS = frozenset({"isinstance", "issubclass"})
+
+Escape = Tuple[int, str]
+
+
+class _Names:
+    """How a module summary names the code that is not a function: its body, and the
+    body of its ``__main__`` guard (given by :mod:`summaries`, which reads the same way)."""
+
+    def __init__(self, body: str, main: str, is_main_guard: Callable[[ast.stmt], bool]) -> None:
+        self.body, self.main, self.is_main_guard = body, main, is_main_guard
+
+
+def escapes_by_function(body: Sequence[ast.stmt], body_name: str, main_name: str,
+                        is_main_guard: Callable[[ast.stmt], bool]) -> Dict[str, List[Escape]]:
+    """Function (qualified as a module summary names it: ``Cls.method``, ``body_name`` for
+    the module body, ``main_name`` for its ``__main__`` guard) -> the class-like names its
+    code hands on as values, each with the first line it does so. A closure's code is its
+    enclosing function's; a function's default values are its own (they are what its
+    body receives); a class body is the module body's code."""
+    found: Dict[str, List[Escape]] = {}
+    _block(body, [], found, _Names(body_name, main_name, is_main_guard))
+    return {name: escapes for name, escapes in found.items() if escapes}
+
+
+def _block(body: Sequence[ast.stmt], classes: List[str], found: Dict[str, List[Escape]], names: _Names) -> None:
+    loose: List[ast.AST] = []
+    for stmt in body:
+        if isinstance(stmt, ast.ClassDef):
+            loose += stmt.decorator_list
+            _block(stmt.body, [*classes, stmt.name], found, names)
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            loose += stmt.decorator_list
+            name = ".".join([*classes, stmt.name])
+            found[name] = _escapes([*_defaults(stmt.args), *stmt.body])
+        elif not classes and names.is_main_guard(stmt):
+            assert isinstance(stmt, ast.If)
+            loose += [stmt.test, *stmt.orelse]
+            found[names.main] = _escapes(stmt.body)
+        else:
+            loose.append(stmt)
+    found[names.body] = _merged(found.get(names.body, []), _escapes(loose))
+
+
+def _merged(first: List[Escape], second: List[Escape]) -> List[Escape]:
+    lines: Dict[str, int] = {}
+    for line, name in [*first, *second]:
+        lines[name] = min(line, lines.get(name, line))
+    return sorted((line, name) for name, line in lines.items())
+
+
+def _defaults(args: ast.arguments) -> List[ast.AST]:
+    return [*args.defaults, *(d for d in args.kw_defaults if d is not None)]
+
+
+def _dotted(node: ast.AST) -> Optional[str]:
+    parts: List[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def _class_like(name: str) -> bool:
+    return name.rsplit(".", 1)[-1][:1].isupper()
+
+
+def _escapes(roots: Sequence[ast.AST]) -> List[Escape]:
+    """The class-like names the code hands on as values (see the module's docstring)."""
+    lines: Dict[str, int] = {}
+    stack: List[ast.AST] = list(reversed(roots))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            name = _dotted(node)
+            if name is None:  # ``make().Block``: what the receiver's code hands on
+                stack.append(node.value)  # type: ignore[union-attr]
+            elif isinstance(node.ctx, ast.Load) and _class_like(name):
+                lines[name] = min(node.lineno, lines.get(name, node.lineno))
+            continue
+        stack.extend(reversed(_children(node)))
+    return sorted((line, name) for name, line in lines.items())
+
+
+def _children(node: ast.AST) -> List[ast.AST]:
+    """The parts of ``node`` that may hand a name on: a callee, a tested class, an
+    annotation and a base class are left out."""
+    if isinstance(node, ast.Call):
+        callee = _dotted(node.func)
+        arguments: List[ast.AST] = [*node.args, *(k.value for k in node.keywords)]
+        head = [] if callee is not None else [node.func]
+        last = (callee or "").rsplit(".", 1)[-1]
+        if last in _TESTS:
+            return head + arguments[:1]
+        if callee == "super":
+            return head
+        return head + arguments
+    if isinstance(node, ast.Compare):  # ``type(x) is Block``, ``cls == Block``
+        return [side for side in [node.left, *node.comparators] if _dotted(side) is None]
+    if isinstance(node, ast.Subscript):  # ``Optional[Block]``, ``MODELS[name]``
+        return [node.slice] if _dotted(node.value) is not None else [node.value, node.slice]
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return [*node.decorator_list, *_defaults(node.args), *node.body]
+    if isinstance(node, ast.Lambda):
+        return [*_defaults(node.args), node.body]
+    if isinstance(node, ast.ClassDef):
+        return [*node.decorator_list, *node.body]
+    if isinstance(node, ast.AnnAssign):
+        return [node.value] if node.value is not None else []
+    if isinstance(node, ast.ExceptHandler):
+        return list(node.body)
+    if isinstance(node, ast.Raise):  # ``raise Error``: an exception, not a layer
+        return [part for part in (node.exc, node.cause) if part is not None and _dotted(part) is None]
+    if isinstance(node, (ast.arg, ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal)):
+        return []
+    return list(ast.iter_child_nodes(node))
