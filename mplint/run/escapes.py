@@ -50,6 +50,7 @@ def escapes_by_function(body: Sequence[ast.stmt], body_name: str, main_name: str
 
 def _block(body: Sequence[ast.stmt], classes: List[str], found: Dict[str, List[Escape]], names: _Names) -> None:
     loose: List[ast.AST] = []
+    methods: List[str] = []
     for stmt in body:
         if isinstance(stmt, ast.ClassDef):
             loose += stmt.decorator_list
@@ -57,14 +58,35 @@ def _block(body: Sequence[ast.stmt], classes: List[str], found: Dict[str, List[E
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             loose += stmt.decorator_list
             name = ".".join([*classes, stmt.name])
+            methods.append(name)
             found[name] = _escapes([*_defaults(stmt.args), *stmt.body])
         elif not classes and names.is_main_guard(stmt):
             assert isinstance(stmt, ast.If)
             loose += [stmt.test, *stmt.orelse]
             found[names.main] = _escapes(stmt.body)
-        else:
+        elif classes or not _defines(stmt):
             loose.append(stmt)
-    found[names.body] = _merged(found.get(names.body, []), _escapes(loose))
+    escapes = _escapes(loose)
+    if classes:  # a class attribute (``block_cls = Block``) is handed on when the class is built
+        for name in methods:
+            found[name] = _merged(found[name], escapes)
+    else:
+        found[names.body] = _merged(found.get(names.body, []), escapes)
+
+
+def _defines(stmt: ast.stmt) -> bool:
+    """A module-level name bound to a value that runs nothing (``LAYERS = {"a": A}``,
+    ``Default = Block``): importing the module hands no class on; the code that reads
+    the name does (a registry call follows it)."""
+    if isinstance(stmt, ast.Assign):
+        value: Optional[ast.AST] = stmt.value
+        targets = stmt.targets
+    elif isinstance(stmt, ast.AnnAssign):
+        value, targets = stmt.value, [stmt.target]
+    else:
+        return False
+    return all(isinstance(t, ast.Name) for t in targets) and not any(
+        isinstance(node, ast.Call) for node in ast.walk(value or ast.Constant(None)))
 
 
 def _merged(first: List[Escape], second: List[Escape]) -> List[Escape]:
@@ -110,19 +132,24 @@ def _escapes(roots: Sequence[ast.AST]) -> List[Escape]:
     return sorted((line, name) for name, line in lines.items())
 
 
+def handed_arguments(call: ast.Call, callee: Optional[str]) -> List[ast.expr]:
+    """The arguments a call hands on to its callee to use (``callee``: the call's dotted
+    name, None when it has none): all but the classes of ``isinstance(x, Block)`` and
+    ``issubclass``, which are only tested, and those of ``super(Block, self)``."""
+    arguments = [*call.args, *(k.value for k in call.keywords)]
+    if callee == "super":
+        return []
+    if (callee or "").rsplit(".", 1)[-1] in _TESTS:
+        return arguments[:1]
+    return arguments
+
+
 def _children(node: ast.AST) -> List[ast.AST]:
     """The parts of ``node`` that may hand a name on: a callee, a tested class, an
     annotation and a base class are left out."""
     if isinstance(node, ast.Call):
         callee = _dotted(node.func)
-        arguments: List[ast.AST] = [*node.args, *(k.value for k in node.keywords)]
-        head = [] if callee is not None else [node.func]
-        last = (callee or "").rsplit(".", 1)[-1]
-        if last in _TESTS:
-            return head + arguments[:1]
-        if callee == "super":
-            return head
-        return head + arguments
+        return ([] if callee is not None else [node.func]) + handed_arguments(node, callee)
     if isinstance(node, ast.Compare):  # ``type(x) is Block``, ``cls == Block``
         return [side for side in [node.left, *node.comparators] if _dotted(side) is None]
     if isinstance(node, ast.Subscript):  # ``Optional[Block]``, ``MODELS[name]``
@@ -135,6 +162,8 @@ def _children(node: ast.AST) -> List[ast.AST]:
         return [*node.decorator_list, *node.body]
     if isinstance(node, ast.AnnAssign):
         return [node.value] if node.value is not None else []
+    if isinstance(node, ast.MatchClass):  # ``case Block(...)``: an isinstance test
+        return [*node.patterns, *node.kwd_patterns]
     if isinstance(node, ast.ExceptHandler):
         return list(node.body)
     if isinstance(node, ast.Raise):  # ``raise Error``: an exception, not a layer

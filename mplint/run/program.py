@@ -804,9 +804,28 @@ class ProgramModel:
         function = self.summary(node[0]).functions.get(node[1])
         if function is None or not function.escapes:
             return edges
-        escaped = [(line, self._class_nodes(cls)) for line, written in function.escapes
-                   for cls in [self._class(node[0], written)] if cls is not None]
+        escaped = [(line, self._escaped(node[0], written)) for line, written in function.escapes]
         return edges + [(line, targets) for line, targets in escaped if targets]
+
+    def _escaped(self, path: str, written: str) -> List[Node]:
+        """What a name handed on as a value may run: a project class's methods, or the
+        entries of a module-level registry (``LAYERS = {"a": A}``, here or imported)."""
+        cls = self._class(path, written)
+        if cls is not None:
+            return self._class_nodes(cls)
+        summary = self.summary(path)
+        if written in summary.registries:
+            return self._entries(path, summary.registries[written])
+        for full in self._imported(path, written):
+            owner, _, name = full.rpartition(".")
+            module = self._module(path, owner) if owner else None
+            if module is None or (self._restrict is not None and module not in self._restrict
+                                  and module not in self._summaries):
+                continue
+            entries = self.summary(module).registries.get(name)
+            if entries:
+                return self._entries(module, entries)
+        return []
 
     # -- name resolution ---------------------------------------------------------------
     def _resolve(self, path: str, function: str, callee: str) -> List[Node]:

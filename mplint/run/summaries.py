@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 from mplint.core.python_syntax import tree_or_none
-from mplint.run.escapes import escapes_by_function
+from mplint.run.escapes import escapes_by_function, handed_arguments
 from mplint.semantic.vocabulary import (
     GLOBAL_POLICY_WORDS, POLICY_SETTER_WORDS, WHOLE_MODEL_METHODS, WHOLE_MODEL_VARIABLES,
 )
@@ -742,8 +742,9 @@ def _record_call(function: FunctionSummary, node: ast.Call, callee: Optional[str
     function.calls.append((node.lineno, callee))
     if callee.rpartition(".")[2].rpartition(METHOD)[2] in POLICY_SETTERS and not _restores_policy(node, snapshots):
         function.sets.append((node.lineno, _policy_literal(node)))
-    # A function handed to another (`app.run(main)`, `strategy.run(step)`) runs there.
-    for arg in [*node.args, *[k.value for k in node.keywords]]:
+    # A function handed to another (`app.run(main)`, `strategy.run(step)`) runs there;
+    # a class only tested (`isinstance(x, Block)`) is not built.
+    for arg in handed_arguments(node, callee):
         if isinstance(arg, (ast.Name, ast.Attribute)):
             name = dotted(arg)
             if name is not None:
