@@ -1,10 +1,12 @@
 """A class whose name is handed on as a value may be built by the code that receives it:
-``functools.partial(Block, ...)`` or the bare class passed to a scaffold mplint cannot see,
-a default parameter value, an alias, a container or a return value, a class attribute, a
-module-level registry handed on. Where such code runs under a program's mixed policy, the
-class's methods do too (MP501 here). A class only tested (``isinstance``, ``type(x) is``,
-``case Block()``), annotated, caught, named as a base of a class nobody builds, or handed
-on by code that never runs under the policy, is provably never built there: silent."""
+``functools.partial(Block, ...)`` or the bare class passed to a scaffold mplint cannot
+see, a default parameter value, an alias, a container or a return value, a class
+attribute a method of its class reads, a module-level registry handed on. Where such
+code runs under a program's mixed policy, the class's methods do too (MP501 here). A
+class only tested (``isinstance``, ``type(x) is``, ``case Block()``), annotated, caught,
+kept in a class attribute no method reads, named as a base of a class nobody builds, or
+handed on by code that never runs under the policy, is provably never built there:
+silent."""
 
 import json
 
@@ -195,6 +197,22 @@ DEFAULT = Attend
 
 def build(x, keep):
     return tf.keras.layers.Dense(8)(x)
+""",
+    "class attribute no method reads": """\
+import tensorflow as tf
+from blocks.attend import Attend
+
+
+class Preprocessor(tf.keras.layers.Layer):
+    # which model the preprocessor belongs to: building it builds no model
+    model_cls = Attend
+
+    def call(self, x):
+        return x / 255.0
+
+
+def build(x, keep):
+    return tf.keras.layers.Dense(8)(Preprocessor()(x))
 """,
     "pattern match on the class": """\
 import tensorflow as tf

@@ -20,7 +20,7 @@ the project before it counts.
 from __future__ import annotations
 
 import ast
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 #: calls whose class arguments are tested, not built
 _TESTS = frozenset({"isinstance", "issubclass"})
@@ -42,15 +42,22 @@ def escapes_by_function(body: Sequence[ast.stmt], body_name: str, main_name: str
     the module body, ``main_name`` for its ``__main__`` guard) -> the class-like names its
     code hands on as values, each with the first line it does so. A closure's code is its
     enclosing function's; a function's default values are its own (they are what its
-    body receives); a class body is the module body's code."""
+    body receives); a class attribute's value is handed on by the methods of the class
+    that read it; the rest of a class body is the module body's code. A module-level
+    name bound to a value that runs nothing (``LAYERS = {"a": A}``) hands nothing on by
+    being defined: the code that reads it does."""
     found: Dict[str, List[Escape]] = {}
     _block(body, [], found, _Names(body_name, main_name, is_main_guard))
     return {name: escapes for name, escapes in found.items() if escapes}
 
 
 def _block(body: Sequence[ast.stmt], classes: List[str], found: Dict[str, List[Escape]], names: _Names) -> None:
+    """A module or class body: definitions are their own functions, the rest is the
+    module body's code (a class body runs on import), but for a class attribute
+    (``block_cls = Block``), which the methods of the class that read it hand on."""
     loose: List[ast.AST] = []
-    methods: List[str] = []
+    methods: List[Tuple[str, ast.AST]] = []
+    attributes: Dict[str, List[Escape]] = {}
     for stmt in body:
         if isinstance(stmt, ast.ClassDef):
             loose += stmt.decorator_list
@@ -58,20 +65,46 @@ def _block(body: Sequence[ast.stmt], classes: List[str], found: Dict[str, List[E
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             loose += stmt.decorator_list
             name = ".".join([*classes, stmt.name])
-            methods.append(name)
+            methods.append((name, stmt))
             found[name] = _escapes([*_defaults(stmt.args), *stmt.body])
         elif not classes and names.is_main_guard(stmt):
             assert isinstance(stmt, ast.If)
             loose += [stmt.test, *stmt.orelse]
             found[names.main] = _escapes(stmt.body)
+        elif classes and _bound_names(stmt):
+            value = _escapes([stmt.value] if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value else [])
+            for target in _bound_names(stmt):
+                attributes[target] = value
         elif classes or not _defines(stmt):
             loose.append(stmt)
-    escapes = _escapes(loose)
-    if classes:  # a class attribute (``block_cls = Block``) is handed on when the class is built
-        for name in methods:
-            found[name] = _merged(found[name], escapes)
-    else:
-        found[names.body] = _merged(found.get(names.body, []), escapes)
+    found[names.body] = _merged(found.get(names.body, []), _escapes(loose))
+    if any(attributes.values()):
+        for name, method in methods:
+            for attribute in _attributes_read(method, classes[-1]) & set(attributes):
+                found[name] = _merged(found[name], attributes[attribute])
+
+
+def _bound_names(stmt: ast.stmt) -> List[str]:
+    """The names ``stmt`` binds when it is an assignment to names only."""
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, ast.AnnAssign) \
+        else []
+    return [t.id for t in targets if isinstance(t, ast.Name)] if all(isinstance(t, ast.Name) for t in targets) else []
+
+
+def _attributes_read(method: ast.AST, owner: str) -> Set[str]:
+    """The attributes a method reads of its own class: ``self.x``, ``cls.x``, ``Owner.x``,
+    ``type(self).x``, ``self.__class__.x``."""
+    found: Set[str] = set()
+    for node in ast.walk(method):
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+            receiver = node.value
+            if isinstance(receiver, ast.Call) and _dotted(receiver.func) == "type" and receiver.args:
+                receiver = receiver.args[0]
+            elif isinstance(receiver, ast.Attribute) and receiver.attr == "__class__":
+                receiver = receiver.value
+            if isinstance(receiver, ast.Name) and receiver.id in ("self", "cls", owner):
+                found.add(node.attr)
+    return found
 
 
 def _defines(stmt: ast.stmt) -> bool:
