@@ -182,7 +182,8 @@ def _children(node: ast.AST) -> List[ast.AST]:
     annotation and a base class are left out."""
     if isinstance(node, ast.Call):
         callee = _dotted(node.func)
-        return ([] if callee is not None else [node.func]) + handed_arguments(node, callee)
+        parts: List[ast.AST] = [] if callee is not None else [node.func]
+        return parts + list(handed_arguments(node, callee))
     if isinstance(node, ast.Compare):  # ``type(x) is Block``, ``cls == Block``
         return [side for side in [node.left, *node.comparators] if _dotted(side) is None]
     if isinstance(node, ast.Subscript):  # ``Optional[Block]``, ``MODELS[name]``

@@ -15,7 +15,8 @@ modules),
 ``self.method()``, ``self.x.method()`` where ``self.x = Cls(...)``, and a local
 ``v = Cls(...); v.method()``. A class constructed on such a path has all its methods
 governed (a Keras layer captures the policy when it is built and runs it when
-called). Calls that cannot be followed are not: unknown stays unknown.
+called); so has a class that such code hands on to code that may build it
+(``functools.partial(Cls)``, an argument, a default, a return: :mod:`escapes`). Calls that cannot be followed are not: unknown stays unknown.
 
 The model is built lazily: only modules that set a policy, that import such a
 module, or that governed code calls are summarised (:mod:`summaries`).
