@@ -165,7 +165,10 @@ def test_summary_is_the_one_the_former_collectors_made():
     each call's ``arguments`` its line, and adds ``set_terms`` and ``defaults``, empty here;
     version 13 leaves out the returns of functions defined inside, here the module's
     ``helper`` under ``if cond:``: put back; version 14 gives every function its literal
-    ``defaults`` and marks a call's keyword-only ``**`` spread among its ``arguments``)."""
+    ``defaults`` and marks a call's keyword-only ``**`` spread among its ``arguments``;
+    version 15 adds each function's ``escapes``: none here, as no method reads the class
+    attribute ``optimizer_cls``, and the annotation ``n: Net``, the base ``base.Model``,
+    ``metaclass=Meta`` and the pattern ``case Point(...)`` hand nothing on)."""
     data = summarize(SNIPPET).to_json()
     guard = data[3].pop("<main>")
     assert guard[0] == [(56, "app.run"), (56, "main")]
@@ -174,11 +177,12 @@ def test_summary_is_the_one_the_former_collectors_made():
         body[field] += guard[field]
     assert body[3] == []
     body[3] = ["?"]  # the former code counted ``helper``'s return as the module's
+    assert all(entry[10] == [] for entry in data[3].values())
     for entry in data[3].values():
         assert entry[8] == [] and all(isinstance(v, str) for v in entry[9].values())
         entry[7] = [(callee, slots) for _, callee, slots in entry[7]]
         del entry[8:]
-    assert data[0] == 14 and all(entry[6] == [] for entry in data[3].values())
+    assert data[0] == 15 and all(entry[6] == [] for entry in data[3].values())
     assert data[2].pop("*..star") == "..star"
     module_calls = data[3]["<module>"][0]
     for added in ((3, "import:.sibling"), (4, "import:..pkg.thing")):

@@ -33,8 +33,9 @@ from mplint.rule.edits import cast, string
 from mplint.rule.levels import Safety
 from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.semantic.facts import PolicyState
+from mplint.semantic.public_reach import runs_from_public
 from mplint.semantic.scopes import (
-    Scope, built_for_tests_that_train_nothing, enclosing_fixture, enclosing_test, is_public, test_trains_nothing,
+    Scope, built_for_tests_that_train_nothing, enclosing_fixture, enclosing_test, test_trains_nothing,
     trains_nothing,
 )
 from mplint.semantic.test_modules import is_test_path
@@ -101,8 +102,8 @@ class OutputPrecision(Analysis):
                     continue  # a layer test's model (predict, dtype checks): no loss sees it
                 if self._test_subject(output.producer):
                     continue  # built in 16 bits on purpose by a test's fixture, or a test that trains nothing
-                if library and not is_public(output.producer.location.scope):
-                    continue  # a library's users call its public builders and classes
+                if library and not runs_from_public(output.producer.location.scope):
+                    continue  # a library's users call its public builders and classes, and what they run
                 judged = self._judge(output.producer, policy, models, 0) \
                     or self._cast_softmax(output, policy, models)
                 if judged is None or (library and not judged[1]):

@@ -15,6 +15,7 @@ from mplint.analysis.tensor_sites import MAX_DEPTH, Env, Where
 from mplint.analysis.tensor_syntax import child_scope, decorated, is_self
 from mplint.analysis.tensor_walk import TensorWalk
 from mplint.semantic.call_args import UNREADABLE, argument_for
+from mplint.semantic.public_reach import runs_from_public
 from mplint.semantic.scopes import Location, Scope, is_public
 from mplint.semantic.vocabulary import NEAREST_RESIZE_METHODS, RESIZING_LAYERS, SEQUENTIAL_CLASSES
 
@@ -60,7 +61,7 @@ class FileCalls(TensorWalk):
         ``call`` runs: how that code runs is the library's own. Asked by every rule
         about a 16-bit crash or wrong result at an operation (MP501, MP502, MP504)."""
         here = facts.library_policy(scope)
-        if here is None or (here.library and not is_public(scope) and not self.called_from_public_call(scope)):
+        if here is None or (here.library and not runs_from_public(scope) and not self.called_from_public_call(scope)):
             return None
         return here
 

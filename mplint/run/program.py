@@ -15,7 +15,8 @@ modules),
 ``self.method()``, ``self.x.method()`` where ``self.x = Cls(...)``, and a local
 ``v = Cls(...); v.method()``. A class constructed on such a path has all its methods
 governed (a Keras layer captures the policy when it is built and runs it when
-called). Calls that cannot be followed are not: unknown stays unknown.
+called); so has a class that such code hands on to code that may build it
+(``functools.partial(Cls)``, an argument, a default, a return: :mod:`escapes`). Calls that cannot be followed are not: unknown stays unknown.
 
 The model is built lazily: only modules that set a policy, that import such a
 module, or that governed code calls are summarised (:mod:`summaries`).
@@ -750,7 +751,7 @@ class ProgramModel:
         route kept is a shortest one from where the policy is set."""
         queue: Deque[Node] = deque()
         for node, sets in self._sets.items():
-            edges = self.edges_of(node)
+            edges = self._run_edges(node)
             if node[1] == BODY and MAIN in self.summary(node[0]).functions:
                 # a program's top level runs its ``__main__`` guard after it (not an import of it)
                 edges = [*edges, (_AFTER_ALL, [(node[0], MAIN)])]
@@ -765,7 +766,7 @@ class ProgramModel:
         while queue:
             node = queue.popleft()
             for policy, route in list(self._governed.get(node, {}).items()):
-                for _, targets in self.edges_of(node):
+                for _, targets in self._run_edges(node):
                     for target in targets:
                         if self._govern(target, policy, Route(route.path, route.line,
                                                               route.chain + (self._label(target),),
@@ -793,6 +794,39 @@ class ProgramModel:
             edges = self._edges[node] = [] if function is None else [
                 (line, self._resolve(path, name, callee)) for line, callee in function.calls]
         return edges
+
+    def _run_edges(self, node: Node) -> List[Tuple[int, List[Node]]]:
+        """What running ``node`` may run: its calls, and the methods of each project class
+        it hands on as a value (``functools.partial(Block)``, an argument of a call into
+        code mplint cannot see, a default, a container, a return: see :mod:`escapes`), as
+        the code receiving the class may build it. A class only tested (``isinstance``)
+        or named as a base is not built."""
+        edges = self.edges_of(node)
+        function = self.summary(node[0]).functions.get(node[1])
+        if function is None or not function.escapes:
+            return edges
+        escaped = [(line, self._escaped(node[0], written)) for line, written in function.escapes]
+        return edges + [(line, targets) for line, targets in escaped if targets]
+
+    def _escaped(self, path: str, written: str) -> List[Node]:
+        """What a name handed on as a value may run: a project class's methods, or the
+        entries of a module-level registry (``LAYERS = {"a": A}``, here or imported)."""
+        cls = self._class(path, written)
+        if cls is not None:
+            return self._class_nodes(cls)
+        summary = self.summary(path)
+        if written in summary.registries:
+            return self._entries(path, summary.registries[written])
+        for full in self._imported(path, written):
+            owner, _, name = full.rpartition(".")
+            module = self._module(path, owner) if owner else None
+            if module is None or (self._restrict is not None and module not in self._restrict
+                                  and module not in self._summaries):
+                continue
+            entries = self.summary(module).registries.get(name)
+            if entries:
+                return self._entries(module, entries)
+        return []
 
     # -- name resolution ---------------------------------------------------------------
     def _resolve(self, path: str, function: str, callee: str) -> List[Node]:

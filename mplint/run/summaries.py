@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 from mplint.core.python_syntax import tree_or_none
+from mplint.run.escapes import escapes_by_function, handed_arguments
 from mplint.semantic.vocabulary import (
     GLOBAL_POLICY_WORDS, POLICY_SETTER_WORDS, WHOLE_MODEL_METHODS, WHOLE_MODEL_VARIABLES,
 )
@@ -37,7 +38,7 @@ KEYWORD_SPREAD = "**"
 #: and ``super().method``: ``Class#method`` (``super#method``)
 METHOD = "#"
 POLICY_SETTERS = frozenset(POLICY_SETTER_WORDS)
-SUMMARY_VERSION = 14
+SUMMARY_VERSION = 15
 #: a trained value that is a parameter of the function: ``param:`` + its name
 PARAM = "param:"
 #: a value a summary cannot name (an expression, ``None``, a loop variable)
@@ -83,6 +84,10 @@ class FunctionSummary:
     set_terms: List[Tuple[int, str, List[Tuple[str, bool]]]] = field(default_factory=list)
     #: parameter -> its default as a JSON literal (a string, a bool or None), for every function
     defaults: Dict[str, str] = field(default_factory=dict)
+    #: (line, dotted name) of each class-like name the code hands on as a value, which
+    #: code mplint cannot see may build (``functools.partial(Block)``, an argument, a
+    #: default, a container, a return; see :mod:`escapes`)
+    escapes: List[Tuple[int, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -118,7 +123,7 @@ class ModuleSummary:
     def to_json(self) -> List[Any]:
         return [SUMMARY_VERSION, self.script, self.imports,
                 {name: [f.calls, f.sets, f.params, f.returns, f.trained, f.passes, f.casts, f.arguments,
-                        f.set_terms, f.defaults]
+                        f.set_terms, f.defaults, f.escapes]
                  for name, f in self.functions.items()},
                 {name: [c.bases, c.methods, c.attributes, c.sources] for name, c in self.classes.items()},
                 self.registries, self.decorated, self.writers]
@@ -142,9 +147,10 @@ class ModuleSummary:
                                              for l, c, slots in arguments],
                                             [(int(l), str(p), [(str(g), bool(t)) for g, t in guards])
                                              for l, p, guards in set_terms],
-                                            {str(k): str(v) for k, v in defaults.items()})
-                 for name, (calls, sets, params, returns, trained, passes, casts, arguments, set_terms, defaults)
-                 in functions.items()},
+                                            {str(k): str(v) for k, v in defaults.items()},
+                                            [(int(l), str(e)) for l, e in escapes])
+                 for name, (calls, sets, params, returns, trained, passes, casts, arguments, set_terms, defaults,
+                            escapes) in functions.items()},
                 {str(name): ClassSummary([str(b) for b in bases], [str(m) for m in methods],
                                          {str(k): str(v) for k, v in attributes.items()},
                                          {str(k): str(v) for k, v in sources.items()})
@@ -165,6 +171,8 @@ def summarize(text: str) -> ModuleSummary:
     try:
         _collect_block(summary, tree.body, BODY, [])
         _note_registrations(summary, tree.body)
+        for name, escapes in escapes_by_function(tree.body, BODY, MAIN, _is_main_guard).items():
+            summary.functions.setdefault(name, FunctionSummary()).escapes = escapes
     except RecursionError:
         return ModuleSummary()
     summary.script = any(_is_main_guard(stmt) or _is_top_level_call(stmt) for stmt in tree.body)
@@ -734,8 +742,9 @@ def _record_call(function: FunctionSummary, node: ast.Call, callee: Optional[str
     function.calls.append((node.lineno, callee))
     if callee.rpartition(".")[2].rpartition(METHOD)[2] in POLICY_SETTERS and not _restores_policy(node, snapshots):
         function.sets.append((node.lineno, _policy_literal(node)))
-    # A function handed to another (`app.run(main)`, `strategy.run(step)`) runs there.
-    for arg in [*node.args, *[k.value for k in node.keywords]]:
+    # A function handed to another (`app.run(main)`, `strategy.run(step)`) runs there;
+    # a class only tested (`isinstance(x, Block)`) is not built.
+    for arg in handed_arguments(node, callee):
         if isinstance(arg, (ast.Name, ast.Attribute)):
             name = dotted(arg)
             if name is not None:
