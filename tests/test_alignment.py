@@ -232,3 +232,19 @@ def test_options_come_from_pyproject(cli, tmp_path):
     (tmp_path / "pyproject.toml").write_text("[tool.mplint]\nalignment = \"eight\"\n")
     result = cli("check", "model.py", cwd=tmp_path)
     assert outcome(result) == (2, []) and "alignment" in result.stderr
+
+
+def test_size_written_again_in_a_reshape_target_is_a_data_dimension():
+    """Conv2D(36) then Reshape((36, t, -1)): the 36 mel features of the data, pinned
+    by the reshape (rounding one literal breaks the other)."""
+    body = ("def generator(x, t):\n    x = layers.Conv2D(36, (5, 15), padding='same')(x)\n"
+            "    x = layers.Reshape((36, t, -1))(x)\n    y = tf.reshape(x, [-1, 44])\n"
+            "    return layers.Conv2D(1, 7)(x)\n")
+    assert _lint(body) == []
+    # the reshape sits in another function: the width is not pinned here
+    other = ("def generator(x):\n    return layers.Conv2D(36, 3)(x)\n\n"
+             "def head(x):\n    return layers.Reshape((36, -1))(x)\n")
+    assert [f.rule for f in _lint(other)] == ["MP302"]
+    # a reshape's tensor argument is not a shape: tf.reshape(36-wide x, ...) pins nothing
+    ops = "def block(x):\n    x = layers.Dense(44)(x)\n    return tf.reshape(x, [-1, 2, 22])\n"
+    assert [f.rule for f in _lint(ops)] == ["MP301"]

@@ -276,3 +276,40 @@ def test_a_cached_run_sees_the_hand_off_removed_in_another_module(tmp_path):
     assert _findings(tmp_path) == []
     write_files(tmp_path, {"blocks/models.py": HANDED_ON["default parameter value"]})
     assert _findings(tmp_path) == [("blocks/attend.py", 9)]
+
+
+#: a script that sets the policy at its top and builds one of two layers
+SCRIPT = """\
+import tensorflow as tf
+
+tf.keras.mixed_precision.set_global_policy("mixed_float16")
+
+
+{layers}
+
+inputs = tf.keras.Input((8, 16))
+keep = tf.keras.Input((8, 8))
+model = tf.keras.Model([inputs, keep], {built}()(inputs, keep))
+"""
+
+
+@pytest.mark.parametrize("built, other, found", [
+    # the script builds Used: Attend's call never runs, under the policy or at all
+    ("Used", "", False),
+    # a subclass of Attend is built: Attend's call runs as the subclass's
+    ("Used", "class Sub(Attend):\n    pass\n\n\nmodel2 = Sub()\n", True),
+    # decorated: a saved model's config may build it by its registered name
+    ("Used", "@tf.keras.utils.register_keras_serializable()\n", True),
+    ("Attend", "", True),
+])
+def test_a_class_the_script_never_builds_is_not_under_its_policy(tmp_path, built, other, found):
+    attend = LAYER.split("\n\n\n", 1)[1]
+    used = "class Used(tf.keras.layers.Layer):\n    def call(self, x, keep):\n        return x\n"
+    if other.startswith("@"):
+        layers = used + "\n\n" + other + attend
+    else:
+        layers = used + "\n\n" + attend + ("\n\n" + other if other else "")
+    script = SCRIPT.format(layers=layers, built=built)
+    write_files(tmp_path, {"pyproject.toml": "[project]\nname = 'app'\n", "train.py": script})
+    line = script.splitlines().index("        scores = scores * keep + (1.0 - keep) * -1e9") + 1
+    assert _findings(tmp_path, "--no-cache") == ([("train.py", line)] if found else [])

@@ -535,3 +535,50 @@ def test_mp404_silent_in_a_predict_entry_point_that_trains_nothing():
     assert fired(MP404_PREDICT.replace("run_inference", "predictor_setup"), "MP404") == [(5, "MP404")]
     # at module level: the program may train after it
     assert fired("import keras\nkeras.backend.set_floatx('float16')\n", "MP404") == [(2, "MP404")]
+
+
+MP405_RECEIVED = """
+    import tensorflow as tf
+
+    class Trainer:
+        def __init__(self, model, optimizer, mixed_precision=False):
+            self.model = model
+            self.optimizer = optimizer
+            if mixed_precision:
+                tf.keras.mixed_precision.set_global_policy("mixed_float16")
+
+        def step(self, x, y):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(self.model(x, training=True) - y)
+            grads = tape.gradient(loss, self.model.trainable_variables)
+            self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
+
+    def main(model, opt):
+        Trainer(model, opt, mixed_precision=True)
+"""
+
+
+def test_mp405_a_model_received_as_an_argument_was_built_before_the_policy():
+    """A trainer that turns mixed precision on in its constructor, for the model it is
+    handed (kept on ``self`` and trained by another method), or a function that sets the
+    policy and then compiles the model it was given: the caller built it under float32."""
+    [finding] = lint(MP405_RECEIVED, "MP405")
+    assert finding.line == 9 and "`model`, a model this function receives as an argument" in finding.message
+    function = ("import tensorflow as tf\n\ndef train(model, data, amp):\n    if amp:\n"
+                "        tf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
+                "    model.compile('adam', 'mse')\n    model.fit(data)\n")
+    assert fired(function, "MP405") == [(5, "MP405")]
+
+
+@pytest.mark.parametrize("change", [
+    # a builder handed in, called after the policy: the model is built under it
+    ("self.model = model\n", "self.model = model()\n"),
+    # the received object is never used as a model (a name, a config)
+    ("self.model.trainable_variables", "self.model.variables_of(self)"),
+    # kept under another attribute than the one trained
+    ("self.model = model\n", "self.spec = model\n"),
+    # every call of this script's trainer leaves the flag off: the set never runs
+    ("mixed_precision=True)", "mixed_precision=False)\n\n    if __name__ == '__main__':\n        main(None, None)"),
+])
+def test_mp405_silent_on_received_objects_it_cannot_convict(change):
+    assert lint(MP405_RECEIVED.replace(*change), "MP405") == []

@@ -33,7 +33,8 @@ from mplint.semantic.scopes import (
 from mplint.semantic.values import Evaluator, argument_for, is_constant, is_dataclass
 from mplint.semantic.vocabulary import (
     ANY_MODEL_CLASSES, DATASET_FACTORIES, DATASET_METHODS, DATASET_ONLY_METHODS, EINSUM_DENSE,
-    INTERNAL_SIZE_LAYERS, LAYER_WRAPPERS, PARTIALS, SIGMOID_FUNCTIONS, SIZE_KEEPING_LAYERS, WRAPPED_LAYER_PARAMETER,
+    INTERNAL_SIZE_LAYERS, LAYER_WRAPPERS, PARTIALS, RESHAPES, SHAPE_OPS, SIGMOID_FUNCTIONS, SIZE_KEEPING_LAYERS,
+    WRAPPED_LAYER_PARAMETER,
     makes_dataset,
 )
 
@@ -162,6 +163,8 @@ class AlignedDimensions(Analysis):
         self._pending: List[Tuple[cst.Call, Location]] = []
         self._evaluator: Optional[Evaluator] = None
         self._outputs: Optional[Set[int]] = None
+        #: per scope node: the integer literals written in its reshape targets
+        self._reshaped: Dict[int, Tuple[cst.CSTNode, FrozenSet[int]]] = {}
         self._refs: Optional[Dict[str, List[Tuple[cst.Name, Tuple[cst.CSTNode, ...]]]]] = None
         self._by_expr: Optional[Dict[int, DimensionSite]] = None
         self._call_args: Optional[Dict[int, Tuple[Binding, Location]]] = None
@@ -763,6 +766,32 @@ class AlignedDimensions(Analysis):
                 or (origin.source is not None and DATA_NAME.search(origin.source)):
             return True
         return origin.computed is not None and any(DATA_NAME.search(n) for n in _names_in(origin.computed))
+
+    def pinned_by_reshape(self, site: DimensionSite, origin: DimensionValue) -> bool:
+        """The size is written again, as its own literal, in a reshape target of the
+        same function (``Conv2D(36, ...)`` then ``Reshape((36, t, -1))``): a data
+        dimension, since rounding one literal breaks the other. A reshape that reads
+        the same name (``Reshape((filters, -1))``) changes with it and pins nothing."""
+        scope = site.location.scope
+        node = scope.node if scope is not None else None
+        if node is None:
+            return False
+        entry = self._reshaped.get(id(node))
+        if entry is None or entry[0] is not node:
+            entry = (node, frozenset(self._reshape_literals(node, origin.literal)))
+            self._reshaped[id(node)] = entry
+        return origin.value in entry[1]
+
+    def _reshape_literals(self, region: cst.CSTNode, skip: Optional[cst.Integer]) -> Iterator[int]:
+        for call in m.findall(region, m.Call()):
+            assert isinstance(call, cst.Call)
+            if not self.ctx.names.resolve(call.func) & RESHAPES:
+                continue
+            for arg in call.args[1:] if self.ctx.names.resolve(call.func) & SHAPE_OPS else call.args:
+                for literal in m.findall(arg.value, m.Integer()):
+                    assert isinstance(literal, cst.Integer)
+                    if literal is not skip:
+                        yield literal.evaluated_value
 
     def _is_sigmoid(self, expr: cst.BaseExpression, layer: LayerProducer) -> bool:
         if self.ctx.names.resolve(expr) & SIGMOID_FUNCTIONS:

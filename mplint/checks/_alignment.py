@@ -186,7 +186,8 @@ class HiddenLayerAlignment(AlignmentCheck):
     TASK_SIZE_LIMIT (a score, a box) are fixed by the task."""
 
     def wants(self, dims: AlignedDimensions, site: DimensionSite, origin: DimensionValue) -> bool:
-        return origin.value >= TASK_SIZE_LIMIT and not dims.is_output(site, origin)
+        return origin.value >= TASK_SIZE_LIMIT and not dims.is_output(site, origin) \
+            and not dims.pinned_by_reshape(site, origin)
 
     def accepts(self, dims: AlignedDimensions) -> Callable[[DimensionSite], bool]:
         return lambda site: site.kind in (UNITS, FILTERS) and not dims.is_output(site)

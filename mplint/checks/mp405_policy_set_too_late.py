@@ -18,7 +18,7 @@ import libcst as cst
 from mplint.analysis.references import References
 from mplint.rule.check import Check, Needs
 from mplint.semantic.names import dotted_name, self_attribute
-from mplint.semantic.scopes import Binding, Location
+from mplint.semantic.scopes import Binding, Location, Scope
 from mplint.semantic.vocabulary import INPUT_LAYERS, MIXED_POLICIES, MODEL_FACTORIES
 
 #: preprocessing layers: adapted before the model is built, harmless in float32
@@ -30,6 +30,9 @@ _PREPROCESSING = frozenset({
 _KNOWN_PACKAGES = frozenset({"keras", "tensorflow", "tf_keras", "numpy", "sklearn", "torch", "jax"})
 #: attributes only Keras layers and models have (``fit`` is scikit-learn's too)
 _KERAS_ONLY = frozenset({"compile", "trainable_weights", "non_trainable_weights", "get_layer"})
+#: attributes that show a received object is a model whose variables were already made
+#: (``trainable_variables`` is a tf.Module's too: the policy does not reach one either)
+_BUILT_MODEL = _KERAS_ONLY | {"trainable_variables", "losses", "layers"}
 #: uses that do not depend on the policy the object was built with
 _READ_ONLY = frozenset({
     "predict", "predict_on_batch", "evaluate", "test_on_batch", "summary", "save",
@@ -92,6 +95,8 @@ class PolicySetTooLate(Check):
         #: ``from models import model`` at the top level: (name, where); a module other
         #: than a known package's, whose top level ran when imported
         self._imported_objects: List[Tuple[str, str, Location]] = []
+        #: ``self.attr = name`` in a function: (attr, name, where)
+        self._stored_names: List[Tuple[str, str, Location]] = []
 
     # -- which functions build models ------------------------------------------------
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -142,6 +147,8 @@ class PolicySetTooLate(Check):
                 and isinstance(node.targets[0].target, cst.Name):
             self._assigns.append(node)
         attribute = self_attribute(node.targets[0].target) if len(node.targets) == 1 else None
+        if attribute is not None and isinstance(node.value, cst.Name) and self._functions:
+            self._stored_names.append((attribute, node.value.value, self.ctx.scopes.location()))
         if attribute is not None and isinstance(node.value, cst.Call) and self._functions:
             location = self.ctx.scopes.location()
             what = self._creates(node.value) or self._method_builder(node.value, location)
@@ -162,8 +169,6 @@ class PolicySetTooLate(Check):
         if not any(c.values and c.values & MIXED_POLICIES for c in self.facts.policy_calls):
             return
         creations = self._creations()
-        if not creations and not self._attribute_creations and not self._imported_objects:
-            return
         for call in self.facts.policy_calls:
             if not call.values or not call.values & MIXED_POLICIES:
                 continue
@@ -173,22 +178,49 @@ class PolicySetTooLate(Check):
                 # An earlier policy call in this scope governs what was built after it
                 # (a float32 head built on purpose between two calls is deliberate).
                 continue
-            late = [(c.name, c.what) for c in creations if c.binding.scope is scope and c.binding.order < order
-                    and self._used_after(c, scope, order)]
-            late += [(f"self.{c.attribute}", c.what) for c in self._attribute_creations
+            late = [f"`{c.name}` ({c.what}) was created in this scope" for c in creations
+                    if c.binding.scope is scope and c.binding.order < order and self._used_after(c, scope, order)]
+            late += [f"`self.{c.attribute}` ({c.what}) was created in this scope"
+                     for c in self._attribute_creations
                      if c.location.scope is scope and c.location.order < order
                      and self._attribute_used_after(c.attribute, scope, order)]
-            late += [(name, f"a Keras model built at the top level of {module} when it was imported")
+            late += [f"`{name}` (a Keras model built at the top level of {module} when it was imported) "
+                      "was created in this scope"
                      for name, module, where in self._imported_objects
                      if where.scope is scope and where.order < order and self._keras_object_used_after(name, scope, order)]
+            late += [f"`{name}`, a model this function receives as an argument, was built by its caller"
+                     for name in self._received_models(scope)]
             if late:
-                name, what = late[0]
                 self.report(
                     call.node,
-                    f"the policy is set after `{name}` ({what}) was created in this "
-                    f"scope and is still used: it keeps the old policy (float32), and compile() "
-                    f"adds no loss scaling for it; set the policy before building anything",
+                    f"the policy is set after {late[0]} and is still used: it keeps the old policy "
+                    f"(float32), and compile() adds no loss scaling for it; set the policy before building anything",
                 )
+
+    def _received_models(self, scope: Scope) -> List[str]:
+        """Parameters of the function setting the policy that hold a built model: read as
+        one (``model.trainable_variables``, ``model.compile``) in the function, or kept as
+        ``self.model = model`` and read as one by a method of the class (a trainer whose
+        constructor turns mixed precision on for the model it is handed)."""
+        if scope.kind != "function":
+            return []
+        found = []
+        for name, bindings in scope.bindings.items():
+            param = next((b for b in bindings if b.kind == "param"), None)
+            if param is None or name in ("self", "cls"):
+                continue
+            if any(use.attr in _BUILT_MODEL and not use.store and use.location.scope is scope
+                   and use.location.lookup(name) is param for use in self.ctx.get(References).get(name)):
+                found.append(name)
+                continue
+            owner = scope.enclosing_class()
+            kept = {attribute for attribute, value, where in self._stored_names
+                    if value == name and where.scope is scope and where.lookup(name) is param}
+            if owner is not None and any(
+                    attribute in kept and attr in _BUILT_MODEL and where.scope.enclosing_class() is owner
+                    for attribute, attr, where in self._attribute_uses):
+                found.append(name)
+        return found
 
     def _creations(self) -> List[_Creation]:
         self._by_node = {id(b.node): b for scope in self.ctx.scopes.all_scopes()

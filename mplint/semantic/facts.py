@@ -283,6 +283,8 @@ class ModuleFacts:
             return False
         if sets_its_parameter(call):  # each call site's value reaches its code (project_by_function)
             return function_key(at) != function_key(call.location.scope)
+        if call.location.scope.kind == "module" and _in_unbuilt_class(at, self.program_reached):
+            return True
         return function_key(at) not in self.program_reached and enclosing_test(call.location.scope) is not None \
             and enclosing_test(at) is None
 
@@ -335,6 +337,22 @@ class ModuleFacts:
         if found is not None or not self.library or self.assumed_policy is not None or self.policy_calls:
             return found
         return PolicyState(MIXED_POLICIES, certain=False, library=True)
+
+
+def _in_unbuilt_class(at: Scope, reached: FrozenSet[str]) -> bool:
+    """``at`` is code of a top-level class that nothing builds: the program model reaches
+    other code of the file but no method of this class (nor of a subclass, which reaches
+    these methods under their own names) and nothing hands the class on as a value. A
+    decorated class may be built from its registered name (a saved model's config). The
+    class body itself runs where it is defined."""
+    scope: Optional[Scope] = at
+    while scope is not None and scope.parent is not None and scope.parent.kind != "module":
+        scope = scope.parent
+    if scope is None or scope is at or scope.kind != "class" or not isinstance(scope.node, cst.ClassDef) \
+            or scope.node.decorators or not reached:
+        return False
+    prefix = scope.node.name.value + "."
+    return not any(key.startswith(prefix) for key in reached)
 
 
 class FactsCollector:
@@ -470,6 +488,9 @@ class FactsCollector:
             negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
             if isinstance(test, cst.UnaryOperation) and negated:
                 test = test.expression
+            flag = call.location.lookup(test.value) if isinstance(test, cst.Name) else None
+            if flag is not None and self.evaluator.callers_unread(flag):
+                continue  # ``Trainer(model, amp=True)`` here, and other modules may pass it too
             found = self.evaluator.values(test, call.location)
             if not found or not all(isinstance(v, (bool, int, str, type(None))) for v in found):
                 continue

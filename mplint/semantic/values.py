@@ -581,6 +581,14 @@ class Evaluator:
             out.append(default)
         return out
 
+    def callers_unread(self, binding: Binding) -> bool:
+        """A parameter of a function this file calls that other modules may call too (a
+        library module's public function, see :meth:`_calls_of`): the calls seen here
+        are not all its calls, so its default is not all it holds."""
+        if self.call_sites is None or binding.scope is None or binding.kind != "param":
+            return False
+        return not self._calls_of(binding) and bool(calls_of(self.call_sites, binding.scope))
+
     def _calls_of(self, binding: Binding) -> List[Tuple[cst.Call, Location, int]]:
         """Calls in this module of the function that declares a parameter
         (:func:`scopes.calls_of`), unless other modules may call it too: a library

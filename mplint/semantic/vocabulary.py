@@ -292,6 +292,9 @@ SHAPE_OPS = frozenset({
     for root in ("tensorflow", "keras.ops")
     for op in ("reshape", "squeeze", "expand_dims", "identity", "transpose")
 } | {"tensorflow.ensure_shape"})
+#: calls whose arguments name a target shape: the Reshape layer, and reshape ops
+#: (their first argument is the tensor)
+RESHAPES = frozenset({"keras.layers.Reshape", "tensorflow.reshape", "keras.ops.reshape"})
 #: API functions that return their input's dtype when called on one tensor (handed
 #: to a Lambda directly, ``Lambda(tf.nn.softmax)``)
 DTYPE_PRESERVING_FUNCTIONS = SOFTMAX_FUNCTIONS | ELEMENTWISE_OPS | frozenset({"tensorflow.identity"})
