@@ -19,6 +19,8 @@ from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tup
 
 import libcst as cst
 
+from mplint.semantic.injected_modules import injected_globals, injected_submodules, unpacked_names
+
 # Prefix rewrites, longest first. Each maps a package path to the canonical prefix.
 # TensorFlow's public aliases of Keras modules are among them: ``tf.optimizers`` is
 # ``tf.keras.optimizers`` (one API under two names), and so are ``tf.losses``,
@@ -344,7 +346,8 @@ def collect_module_imports(module: cst.Module, resolver: NameResolver) -> None:
 
     Looks into ``if``/``try``/``with`` blocks at module level, so both branches of a
     try/except import become candidates. Also records module-level aliases such as
-    ``Dense = tf.keras.layers.Dense`` once the imports they use are known.
+    ``Dense = tf.keras.layers.Dense`` once the imports they use are known, and the
+    ``layers = None`` placeholders a builder rebinds to the Keras its caller injects.
     """
     assigns: List[cst.Assign] = []
 
@@ -376,6 +379,8 @@ def collect_module_imports(module: cst.Module, resolver: NameResolver) -> None:
     visit_block(module.body)
     for assign in assigns:
         record_alias_assignment(assign, resolver)
+    for local, qualified in injected_globals(module, set(resolver.module_scope.aliases)).items():
+        resolver.module_scope.add(local, qualified)
 
 
 def _from_import_names(node: cst.ImportFrom) -> List[Tuple[str, str]]:
@@ -401,18 +406,19 @@ def _relative_names(node: cst.ImportFrom) -> List[Tuple[str, str]]:
 def record_alias_assignment(node: cst.Assign, resolver: NameResolver) -> None:
     """Treat ``L = tf.keras.layers`` like ``from tensorflow.keras import layers as L``,
     and ``backend, layers = get_submodules(kwargs)`` alike where the project function
-    returns those modules (:meth:`NameResolver.returned`). In a function, a name rebound
+    returns those modules (:meth:`NameResolver.returned`) or the call is keras_applications'
+    protocol (:mod:`mplint.semantic.injected_modules`). In a function, a name rebound
     to anything else stops being an alias."""
     if len(node.targets) != 1:
         return
     target = node.targets[0].target
     if isinstance(target, (cst.Tuple, cst.List)) and isinstance(node.value, cst.Call):
-        names = [element.value for element in target.elements]
-        if all(isinstance(name, cst.Name) for name in names) and not any(
-                isinstance(element, cst.StarredElement) for element in target.elements):
+        names = unpacked_names(target)
+        if names is not None:
+            returned = [resolver.returned(node.value, f"()#{index}") for index in range(len(names))]
+            injected = injected_submodules(node.value, len(names)) if not any(returned) else None
             for index, name in enumerate(names):
-                assert isinstance(name, cst.Name)
-                _bind_alias(name.value, resolver.returned(node.value, f"()#{index}"), resolver)
+                _bind_alias(name, frozenset({injected[index]}) if injected else returned[index], resolver)
         return
     if not isinstance(target, cst.Name):
         return

@@ -227,6 +227,15 @@ def is_classifier_application(names: FrozenSet[str]) -> bool:
     """A ``keras.applications`` constructor of :data:`CLASSIFIER_APPLICATIONS`."""
     return any(name.startswith("keras.applications.") and name.rpartition(".")[2] in CLASSIFIER_APPLICATIONS
                for name in names)
+#: keras_applications' protocol for a Keras chosen by its caller: each model module keeps
+#: ``backend = layers = models = keras_utils = None`` and rebinds them with
+#: ``backend, layers, models, keras_utils = get_submodules_from_kwargs(kwargs)``;
+#: ``tf.keras.applications`` and ``keras.applications`` pass their own ``backend``,
+#: ``layers``, ``models`` and ``utils`` (keras_applications/__init__.py, copied by
+#: efficientnet, classification_models and segmentation_models)
+KERAS_SUBMODULE_INJECTORS = frozenset({"get_submodules_from_kwargs"})
+#: the Keras modules that protocol returns, in its order
+INJECTED_KERAS_SUBMODULES = ("keras.backend", "keras.layers", "keras.models", "keras.utils")
 #: ``functools.partial(Layer, activation=...)``: a layer class with arguments bound ahead
 PARTIALS = frozenset({"functools.partial"})
 #: class decorators that make ``__init__`` take the annotated class attributes as fields
