@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from typing import FrozenSet, Optional, Set, Tuple
+from typing import FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from mplint.analysis.flag_defaults import FlagDefaults
-from mplint.analysis.models import LayerProducer
+from mplint.analysis.models import LayerProducer, ModelOutputs, Producer
 from mplint.analysis.references import References
 from mplint.rule.check import Context
 from mplint.semantic.scopes import Location, Scope, function_key
 from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.semantic.vocabulary import (
-    ACTIVATION_FIRST_LAYERS, ACTIVATION_SECOND_LAYERS, FLOAT32_NAMES, MIXED_POLICIES, NOT_FLOAT_COMPUTE_LAYERS,
-    SIXTEEN_BIT_NAMES, SOFTMAX_FUNCTIONS, SOFTMAX_LAYERS,
+    ACTIVATION_FIRST_LAYERS, ACTIVATION_SECOND_LAYERS, FLOAT32_NAMES, LINEAR_ACTIVATIONS, MIXED_POLICIES,
+    NOT_FLOAT_COMPUTE_LAYERS, SIXTEEN_BIT_NAMES, SOFTMAX_FUNCTIONS, SOFTMAX_LAYERS, VALUE_KEEPING_LAYERS,
 )
 
 
@@ -162,6 +162,45 @@ def is_softmax_layer(layer: LayerProducer, ctx: Context) -> bool:
         return True
     found = activation_argument(layer)
     return found is not None and is_softmax_value(found[0], ctx, layer, found[1])
+
+
+def keeps_values(layer: LayerProducer, ctx: Context) -> bool:
+    """A layer that only moves or keeps its input's values (Reshape, Flatten, Dropout,
+    Identity, a linear Activation) in the 16-bit compute dtype. A float32 or unreadable
+    dtype is a cast, or may be: it ends the softmax's way to the output."""
+    if layer.layer_class & ACTIVATION_FIRST_LAYERS:
+        found = activation_argument(layer)
+        if found is None or not ctx.values.values(*found) or not ctx.values.values(*found) <= LINEAR_ACTIVATIONS:
+            return False
+    elif not layer.layer_class & VALUE_KEEPING_LAYERS:
+        return False
+    return computes_in_float32(layer, ctx) is False
+
+
+#: value-keeping layers followed down from an output, at most
+_MAX_KEPT = 8
+
+
+def under_kept_values(expression: cst.BaseExpression, producer: Optional[Producer], models: ModelOutputs,
+                      ctx: Context) -> Optional[Tuple[Producer, Tuple[LayerProducer, ...]]]:
+    """What computes the tensor a model output's value-keeping layers pass on
+    (``Reshape(...)(Activation("softmax")(x))``: the Activation), and those layers, the
+    output's first; None when the output is no such layer or the tensor under them is not
+    one known tensor. Only layers built where they are called are followed
+    (``Reshape(shape)(x)``): the call's input is then read where the layer is built."""
+    kept: List[LayerProducer] = []
+    while isinstance(producer, LayerProducer) and keeps_values(producer, ctx) and len(kept) < _MAX_KEPT:
+        if not isinstance(expression, cst.Call) or expression.func is not producer.constructor:
+            return None
+        first = positional_or_keyword(expression, 0, "inputs")
+        tensors = [] if first is None else models.tensors(first, producer.location)
+        if len(tensors) != 1 or tensors[0][1] is None:
+            return None
+        kept.append(producer)
+        expression, producer = tensors[0]
+    if not kept or producer is None:
+        return None
+    return producer, tuple(kept)
 
 
 def sixteen_bit_name(names: FrozenSet[str]) -> str:

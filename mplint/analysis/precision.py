@@ -24,7 +24,7 @@ from mplint.analysis.flag_defaults import FlagDefaults
 from mplint.analysis.custom_layers import CustomLayer, CustomLayers, custom_layer_fix, float32_dtype
 from mplint.analysis.layers import (
     ABSENT, built_under_float32_policy, computes_in_float32, computes_under_policy,
-    activation_argument, is_softmax_layer, is_softmax_value, layer_dtype, sixteen_bit_name,
+    activation_argument, is_softmax_layer, is_softmax_value, layer_dtype, sixteen_bit_name, under_kept_values,
 )
 from mplint.analysis.models import LayerProducer, ModelOutput, ModelOutputs, OpProducer, Producer
 from mplint.analysis.references import References
@@ -61,6 +61,9 @@ class SixteenBitOutput:
     #: found only as a library's public model, under the mixed policy its users may set
     #: (``ModuleFacts.library_policy``): MP101's, never MP102's (logits are the user's)
     library: bool = False
+    #: the 16-bit layers that only move or keep the softmax's values on to the output
+    #: (a Reshape, a Dropout): each autocasts its input, so each needs float32 too
+    kept_by: Tuple[LayerProducer, ...] = ()
 
     @property
     def node(self) -> cst.Call:
@@ -104,12 +107,17 @@ class OutputPrecision(Analysis):
                     continue  # built in 16 bits on purpose by a test's fixture, or a test that trains nothing
                 if library and not runs_from_public(output.producer.location.scope):
                     continue  # a library's users call its public builders and classes, and what they run
-                judged = self._judge(output.producer, policy, models, 0) \
-                    or self._cast_softmax(output, policy, models)
+                kept = under_kept_values(output.expression, output.producer, models, self.ctx)
+                under = None if kept is None else self._judge(kept[0], policy, models, 1)
+                if under is not None and under[1]:
+                    judged, kept_by = under, kept[1] if kept is not None else ()
+                else:
+                    judged, kept_by = self._judge(output.producer, policy, models, 0) \
+                        or self._cast_softmax(output, policy, models), ()
                 if judged is None or (library and not judged[1]):
                     continue
                 found = SixteenBitOutput(output, judged[0], judged[1], judged[2], self._custom(judged[0]),
-                                         library)
+                                         library, kept_by)
                 if found.custom is not None and not found.custom.line and output.style == "functional" \
                         and not self.ctx.get(CustomLayers).input_is_float(output):
                     continue  # an integer input stays integer: Keras autocasts only floats
@@ -250,6 +258,9 @@ class OutputPrecision(Analysis):
             name = min(found.producer.layer_class).rpartition(".")[2]
             return (f"{name}'s top Dense ('predictions') computes it; pass classifier_activation=None "
                     f"and end the model with Activation('softmax', dtype='float32')")
+        if custom is None and found.kept_by:
+            after = ", ".join(min(layer.layer_class).rpartition(".")[2] for layer in reversed(found.kept_by))
+            return f"give it and the layers that pass it on ({after}) dtype='float32'"
         if custom is None:
             return "give the output layer dtype='float32'"
         if custom.line:
@@ -322,7 +333,11 @@ def output_layer_fix(found: SixteenBitOutput, ctx: Context) -> Optional[Fix]:
     if keyword_only(call, "dtype") is not None and found.dtype == ABSENT:
         return None  # ``dtype=dtype`` left None by this call: the float32 belongs at the call site
     safe = found.dtype == ABSENT and not built_for_other_calls(found.producer, ctx)
-    return Fix({call: float32_keyword_fix(call, ctx)}, safety=Safety.SAFE if safe else Safety.UNSAFE)
+    replacements: Dict[cst.CSTNode, cst.CSTNode] = {call: float32_keyword_fix(call, ctx)}
+    for layer in found.kept_by:  # each would cast the float32 probabilities back to 16 bits
+        replacements[layer.constructor] = float32_keyword_fix(layer.constructor, ctx)
+        safe = safe and not built_for_other_calls(layer, ctx)
+    return Fix(replacements, safety=Safety.SAFE if safe else Safety.UNSAFE)
 
 
 def built_for_other_calls(layer: LayerProducer, ctx: Context) -> bool:

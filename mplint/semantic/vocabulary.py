@@ -260,6 +260,15 @@ SIZE_KEEPING_LAYERS = frozenset(f"keras.layers.{name}" for name in (
     "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalAveragePooling3D",
     "GlobalMaxPooling1D", "GlobalMaxPooling2D", "GlobalMaxPooling3D",
 ))
+#: layers that only move or keep their input's values (and, without a dtype of their own,
+#: autocast them to the compute dtype): a softmax under them is still the model's output.
+#: A linear ``Activation`` keeps them too (:func:`mplint.analysis.layers.keeps_values`)
+VALUE_KEEPING_LAYERS = frozenset(f"keras.layers.{name}" for name in (
+    "Reshape", "Flatten", "Permute", "Dropout", "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D",
+    "Identity", "ActivityRegularization",
+))
+#: the values of ``Activation(...)`` that leave the tensor as it is
+LINEAR_ACTIVATIONS = frozenset({"linear", None})
 #: layers whose aligned sizes are internal: never a model's output size
 INTERNAL_SIZE_LAYERS = frozenset({"keras.layers.MultiHeadAttention", "keras.layers.GroupQueryAttention",
                                   "keras.layers.Embedding"})
