@@ -4,8 +4,8 @@ Two levels, both on the raw bytes (a notebook's JSON too):
 
 * :func:`may_matter`: every rule matches canonical names, and a name only becomes
   canonical through an import of ``tensorflow``/``keras``/``tf_keras`` in the same
-  file (or notebook); the graph rewrite can also be switched on by its environment
-  variable. A file without these words is not even decoded.
+  file (or notebook), or through keras_applications' ``get_submodules_from_kwargs``;
+  the graph rewrite can also be switched on by its environment variable. A file without these words is not even decoded.
 * :class:`Prescan`: each check says, through ``Check.needs`` (or ``may_report``), which words its
   findings need (``LossScaleOptimizer`` for a loss-scaling rule) or that it reports
   only where a mixed policy may govern the file. A file no selected check may report
@@ -18,11 +18,13 @@ from __future__ import annotations
 
 from typing import Dict
 
-from mplint.semantic.vocabulary import AMP_ENV_VAR, LIBRARY_PACKAGES, POLICY_SETTER_WORDS
+from mplint.semantic.vocabulary import AMP_ENV_VAR, KERAS_SUBMODULE_INJECTORS, LIBRARY_PACKAGES, POLICY_SETTER_WORDS
 
 #: ``keras`` also covers ``tf_keras``; ``tensorflow`` covers ``import tensorflow as tf``;
-#: a library with its own precision switch (DeepXDE) is used without naming either.
-PREFILTER = (b"tensorflow", b"keras", AMP_ENV_VAR.encode()) + tuple(p.encode() for p in LIBRARY_PACKAGES)
+#: a library with its own precision switch (DeepXDE) is used without naming either, and
+#: a module handed Keras by its caller (``get_submodules_from_kwargs``) names neither.
+PREFILTER = (b"tensorflow", b"keras", AMP_ENV_VAR.encode()) + tuple(p.encode() for p in LIBRARY_PACKAGES) \
+    + tuple(name.encode() for name in KERAS_SUBMODULE_INJECTORS)
 
 #: Every API that sets the global policy has one of these in its name
 #: (``set_global_policy``, ``experimental.set_policy``, ``config.set_dtype_policy``).
