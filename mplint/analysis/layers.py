@@ -170,7 +170,8 @@ def keeps_values(layer: LayerProducer, ctx: Context) -> bool:
     dtype is a cast, or may be: it ends the softmax's way to the output."""
     if layer.layer_class & ACTIVATION_FIRST_LAYERS:
         found = activation_argument(layer)
-        if found is None or not ctx.values.values(*found) or not ctx.values.values(*found) <= LINEAR_ACTIVATIONS:
+        values = None if found is None else ctx.values.values(*found)
+        if not values or not values <= LINEAR_ACTIVATIONS:
             return False
     elif not layer.layer_class & VALUE_KEEPING_LAYERS:
         return False

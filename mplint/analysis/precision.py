@@ -109,11 +109,11 @@ class OutputPrecision(Analysis):
                     continue  # a library's users call its public builders and classes, and what they run
                 kept = under_kept_values(output.expression, output.producer, models, self.ctx)
                 under = None if kept is None else self._judge(kept[0], policy, models, 1)
-                if under is not None and under[1]:
-                    judged, kept_by = under, kept[1] if kept is not None else ()
-                else:
-                    judged, kept_by = self._judge(output.producer, policy, models, 0) \
-                        or self._cast_softmax(output, policy, models), ()
+                judged: Optional[Tuple[Producer, bool, str]] = under
+                kept_by = kept[1] if kept is not None and under is not None and under[1] else ()
+                if not kept_by:
+                    judged = self._judge(output.producer, policy, models, 0) \
+                        or self._cast_softmax(output, policy, models)
                 if judged is None or (library and not judged[1]):
                     continue
                 found = SixteenBitOutput(output, judged[0], judged[1], judged[2], self._custom(judged[0]),

@@ -126,9 +126,8 @@ def _assignments(block: cst.BaseSuite) -> Iterator[cst.Assign]:
     for statement in block.body:
         if isinstance(statement, cst.SimpleStatementLine):
             yield from (small for small in statement.body if isinstance(small, cst.Assign))
-        elif isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
-            continue
-        else:
+        elif isinstance(statement, cst.BaseCompoundStatement) \
+                and not isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
             for suite in _suites(statement):
                 yield from _assignments(suite)
 
