@@ -75,3 +75,53 @@ def test_the_fix_gives_float32_to_the_softmax_and_each_layer_after_it():
     assert 'layers.Reshape((classes,), dtype="float32")(x)  # keep' in fixed
     assert 'layers.Dropout(0.2, dtype="float32")(x)' in fixed
     assert fired(fixed, "MP101", "MP102") == []
+
+
+PROJECT_LAYERS = """\
+import tensorflow as tf
+from tensorflow.keras import layers
+
+tf.keras.mixed_precision.set_global_policy("mixed_float16")
+
+
+class Tap(layers.Layer):
+    \"\"\"Returns its input: a hook for debugging.\"\"\"
+
+    def call(self, inputs):
+        return inputs
+
+
+class Scale(layers.Layer):
+    def call(self, inputs):
+        return inputs * 2.0
+
+
+class NotALayer:
+    def __call__(self, inputs):
+        return inputs
+
+
+def build(classes=10):
+    inputs = layers.Input((32,))
+    x = layers.Dense(classes, activation="softmax")(inputs)
+    x = {head}()(x)
+    return tf.keras.Model(inputs, x)
+
+
+model = build()
+model.compile("adam", "categorical_crossentropy")
+model.fit(x_train, y_train)
+"""
+
+
+def test_a_project_layer_that_returns_its_input_keeps_the_softmax():
+    assert fired(PROJECT_LAYERS.format(head="Tap"), "MP101") == [(26, "MP101")]
+    fixed = fix(PROJECT_LAYERS.format(head="Tap"), "MP101")
+    assert 'layers.Dense(classes, activation="softmax", dtype="float32")(inputs)' in fixed
+    assert 'Tap(dtype="float32")(x)' in fixed  # unsafe: the project's __init__ must take it
+    assert fix(PROJECT_LAYERS.format(head="Tap"), "MP101", unsafe=False).count('dtype="float32"') == 0
+
+
+def test_project_layers_that_compute_or_are_no_layers_stay_silent():
+    for head in ("Scale", "NotALayer"):
+        assert fired(PROJECT_LAYERS.format(head=head), "MP101") == [], head

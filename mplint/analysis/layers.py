@@ -13,8 +13,8 @@ from mplint.rule.check import Context
 from mplint.semantic.scopes import Location, Scope, function_key
 from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.semantic.vocabulary import (
-    ACTIVATION_FIRST_LAYERS, ACTIVATION_SECOND_LAYERS, FLOAT32_NAMES, LINEAR_ACTIVATIONS, MIXED_POLICIES,
-    NOT_FLOAT_COMPUTE_LAYERS, SIXTEEN_BIT_NAMES, SOFTMAX_FUNCTIONS, SOFTMAX_LAYERS, VALUE_KEEPING_LAYERS,
+    ACTIVATION_FIRST_LAYERS, ACTIVATION_SECOND_LAYERS, FLOAT32_NAMES, LAYER_CLASSES, LINEAR_ACTIVATIONS,
+    MIXED_POLICIES, NOT_FLOAT_COMPUTE_LAYERS, SIXTEEN_BIT_NAMES, SOFTMAX_FUNCTIONS, SOFTMAX_LAYERS, VALUE_KEEPING_LAYERS,
 )
 
 
@@ -173,9 +173,34 @@ def keeps_values(layer: LayerProducer, ctx: Context) -> bool:
         values = None if found is None else ctx.values.values(*found)
         if not values or not values <= LINEAR_ACTIVATIONS:
             return False
-    elif not layer.layer_class & VALUE_KEEPING_LAYERS:
+    elif not layer.layer_class & VALUE_KEEPING_LAYERS and not returns_its_input(layer, ctx):
         return False
     return computes_in_float32(layer, ctx) is False
+
+
+def returns_its_input(layer: LayerProducer, ctx: Context) -> bool:
+    """A Keras layer class of the file whose ``call`` only returns its input (a project's
+    ``Identity``, a hook or a name tag): Keras autocasts the input, nothing else changes."""
+    func = layer.constructor.func
+    binding = layer.location.lookup(func.value) if isinstance(func, cst.Name) else None
+    classdef = binding.node if binding is not None and binding.kind == "class" else None
+    if not isinstance(classdef, cst.ClassDef) \
+            or not any(ctx.names.resolve(base.value) & LAYER_CLASSES for base in classdef.bases):
+        return False
+    call = next((s for s in classdef.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "call"), None)
+    if call is None or len(call.params.params) < 2 or not isinstance(call.body, cst.IndentedBlock):
+        return False
+    statements = [s for s in call.body.body if not _is_docstring(s)]
+    if len(statements) != 1 or not isinstance(statements[0], cst.SimpleStatementLine):
+        return False
+    returned = statements[0].body[0]
+    return isinstance(returned, cst.Return) and isinstance(returned.value, cst.Name) \
+        and returned.value.value == call.params.params[1].name.value
+
+
+def _is_docstring(statement: cst.BaseStatement) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Expr) \
+        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
 
 
 #: value-keeping layers followed down from an output, at most

@@ -259,7 +259,7 @@ class OutputPrecision(Analysis):
             return (f"{name}'s top Dense ('predictions') computes it; pass classifier_activation=None "
                     f"and end the model with Activation('softmax', dtype='float32')")
         if custom is None and found.kept_by:
-            after = ", ".join(min(layer.layer_class).rpartition(".")[2] for layer in reversed(found.kept_by))
+            after = ", ".join(_layer_name(layer) for layer in reversed(found.kept_by))
             return f"give it and the layers that pass it on ({after}) dtype='float32'"
         if custom is None:
             return "give the output layer dtype='float32'"
@@ -314,6 +314,14 @@ class OutputPrecision(Analysis):
         return None
 
 
+def _layer_name(layer: LayerProducer) -> str:
+    """``Reshape`` for a Keras layer, the class's own name for a project's."""
+    if layer.layer_class:
+        return min(layer.layer_class).rpartition(".")[2]
+    func = layer.constructor.func
+    return func.value if isinstance(func, cst.Name) else "layer"
+
+
 def float32_keyword_fix(call: cst.Call, ctx: Context) -> cst.Call:
     """The layer constructor with ``dtype='float32'`` (quotes as the call has them)."""
     return float32_dtype(call, ctx)
@@ -336,7 +344,8 @@ def output_layer_fix(found: SixteenBitOutput, ctx: Context) -> Optional[Fix]:
     replacements: Dict[cst.CSTNode, cst.CSTNode] = {call: float32_keyword_fix(call, ctx)}
     for layer in found.kept_by:  # each would cast the float32 probabilities back to 16 bits
         replacements[layer.constructor] = float32_keyword_fix(layer.constructor, ctx)
-        safe = safe and not built_for_other_calls(layer, ctx)
+        # a project layer's ``__init__`` may not take a dtype: the user checks that one
+        safe = safe and bool(layer.layer_class) and not built_for_other_calls(layer, ctx)
     return Fix(replacements, safety=Safety.SAFE if safe else Safety.UNSAFE)
 
 
