@@ -32,6 +32,7 @@ from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tup
 
 from mplint.core.regular_files import read_regular
 from mplint.run.module_paths import absolute_import, importable, on_path
+from mplint.run.sys_path_folders import added_folders
 from mplint.semantic.visibility import is_private_name
 from mplint.semantic.test_modules import is_test_path
 
@@ -57,7 +58,19 @@ def is_packaged(root: Path) -> bool:
 def is_library_module(path: str, root: Optional[Path]) -> bool:
     """A ``.py`` module of a package (its folder has ``__init__.py``), not a test and
     not under a folder of programs or documents."""
-    return _may_be_library(path, root) and _is_package(os.path.dirname(os.path.abspath(path)))
+    return _may_be_library(path, root) and _in_package(os.path.dirname(os.path.abspath(path)), root)
+
+
+def _in_package(folder: str, root: Optional[Path]) -> bool:
+    """A package folder (``__init__.py``), or a folder with none inside one: Python 3
+    imports it as a namespace sub-package (``cait/layers/`` of ``cait/``, which
+    ``from .layers.drop_path import DropPath`` and ``sys.path.append("cait/layers/")``
+    reach)."""
+    if _is_package(folder):
+        return True
+    parent = os.path.dirname(folder)
+    return root is not None and parent != folder and os.path.basename(folder).isidentifier() \
+        and parent.startswith(os.path.join(str(root), "")) and _is_package(parent)
 
 
 def is_configured_library_module(path: str, root: Optional[Path]) -> bool:
@@ -221,9 +234,10 @@ def package_surface(files: Iterable[str], read: Callable[[str], Optional[bytes]]
         if raw is None or b"import" not in raw:
             continue
         exporter = os.path.basename(importer) == "__init__.py"
+        added = added_folders(raw, importer, root)  # ``sys.path.append("pkg/layers/")``
         for name in imported_modules(_program_text(importer, raw)):
             for key, folder in targets.get(absolute_import(name, importer, root), ()):
-                if key == importer or not on_path(folder, importer, root):
+                if key == importer or not (on_path(folder, importer, root) or folder in added):
                     continue
                 if key in flat or exporter or tops[importer] != tops[key]:
                     out.add(key)
