@@ -16,6 +16,7 @@ from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequ
 import libcst as cst
 
 from mplint.semantic.call_args import UNREADABLE, _Unreadable, argument_for
+from mplint.semantic.mapping_entries import READERS, MappingEntries
 from mplint.semantic.names import NameResolver
 from mplint.semantic.scopes import (
     Binding, Branches, CallContext, CallFrame, CallIndex, Location, Scope, attributes_of, calls_of, class_attribute,
@@ -69,6 +70,7 @@ class Evaluator:
         #: program model hands the calls other modules make (``elsewhere``)
         self.script = True
         self._in_place: Dict[Tuple[int, str], bool] = {}
+        self._entries = MappingEntries(self)
 
     def values(self, expr: cst.BaseExpression, loc: Optional[Location], depth: int = 0) -> Optional[Values]:
         if depth > _MAX_DEPTH:
@@ -142,6 +144,8 @@ class Evaluator:
                 first = expr.args[0]
                 if first.keyword is None or first.keyword.value == "name":
                     return self.values(first.value, loc, depth + 1)
+            if loc is not None and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in READERS:
+                return self._entries.read(expr, loc, depth + 1)  # ``kwargs.pop("act", "softmax")``
             return None
         return None
 
