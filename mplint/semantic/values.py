@@ -449,6 +449,28 @@ class Evaluator:
                 return element.value, where
         return None
 
+    def choices(self, expr: cst.Subscript, loc: Location) -> Optional[List[Tuple[cst.BaseExpression, Location]]]:
+        """Every element ``container[key]`` may pick, with where each is written: the one
+        under a key known here (:meth:`item`), else every value of the container literal
+        (``OPTIMIZERS[args.optimizer]`` with ``OPTIMIZERS = {"adam": Adam, "sgd": SGD}``
+        bound once and never changed). None when the container is not such a literal or
+        holds a ``**spread`` or a starred element (what it holds is not followed)."""
+        if len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
+            return None
+        known = self.item(expr, loc)
+        if known is not None:
+            return [known]
+        container = self._container(expr.value, loc)
+        if container is None:
+            return None
+        literal, where = container
+        out: List[Tuple[cst.BaseExpression, Location]] = []
+        for element in literal.elements:
+            if not isinstance(element, (cst.DictElement, cst.Element)):
+                return None  # ``{**base, ...}``, ``[*more]``
+            out.append((element.value, where))
+        return out or None
+
     def _container(self, expr: cst.BaseExpression, loc: Location,
                    depth: int = 0) -> Optional[Tuple[Union[cst.Dict, cst.List, cst.Tuple], Location]]:
         """The literal a container expression holds, when bound once and never changed:
