@@ -23,7 +23,8 @@ nobody in the project calls runs with its users' defaults: the key is absent.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, FrozenSet, List, Optional, Set, Tuple
+import json
+from typing import TYPE_CHECKING, FrozenSet, List, Mapping, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -123,8 +124,9 @@ class MappingEntries:
         if followed is not None:
             frame = followed[0]
             return self._call_entry(frame.call, binding, key, frame.caller, depth + 1)
-        if function_key(scope) in self._evaluator.elsewhere:
-            return None  # calls in other modules: what dict they pass is not summarised
+        elsewhere = self._evaluator.elsewhere.get(function_key(scope))
+        if elsewhere and not star_kwarg:
+            return None  # calls in other modules: what dict they hand is not summarised
         sites = self._sites(scope)
         # a public function of a library (or one nobody here calls) also runs from its
         # users' code, with their defaults: no key in its ``**kwargs``
@@ -134,6 +136,12 @@ class MappingEntries:
             return None
         found: Set[object] = set()
         absent = public
+        for site in elsewhere or ():
+            entry = _elsewhere_entry(site, key)
+            if entry is None:
+                return None
+            found |= entry[0]
+            absent = absent or entry[1]
         for call, where in sites:
             entry = self._call_entry(call, binding, key, where, depth + 1)
             if entry is None:
@@ -237,6 +245,22 @@ class MappingEntries:
                 if target is definer:
                     found.append((call, where))
         return found
+
+
+def _elsewhere_entry(site: Mapping[str, str], key: str) -> Entry:
+    """What a call in another module puts under ``key`` in a ``**kwargs``, from the
+    literals its summary wrote (``run.summaries``): unknown beside ``*args`` or a
+    ``**spread``, or where the argument is not a literal."""
+    from mplint.semantic.values import ELSEWHERE_UNKNOWN  # values imports this module
+
+    if "*" in site:
+        return None
+    written = site.get(key)
+    if written is None:
+        return _ABSENT
+    if written == ELSEWHERE_UNKNOWN:
+        return None
+    return frozenset({json.loads(written)}), False
 
 
 def _called_as(scope: Scope) -> str:
