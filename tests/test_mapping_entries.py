@@ -184,3 +184,13 @@ def test_a_private_function_nobody_calls_is_unknown():
         act = kwargs.pop("act", "softmax")
     """
     assert _value_of(code, "_build", "act") is None
+
+
+def test_a_closure_nobody_calls_is_unknown():
+    code = """
+    def factory():
+        def build(**kwargs):
+            act = kwargs.pop("act", "softmax")
+        return build
+    """
+    assert _value_of(code, "build", "act") is None

@@ -24,7 +24,7 @@ nobody in the project calls runs with its users' defaults: the key is absent.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, FrozenSet, List, Mapping, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Dict, FrozenSet, List, Mapping, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -54,6 +54,7 @@ class MappingEntries:
 
     def __init__(self, evaluator: "Evaluator") -> None:
         self._evaluator = evaluator
+        self._asked: Dict[Tuple[int, str, str, int, int], bool] = {}
 
     def read(self, call: cst.Call, loc: Location, depth: int) -> Optional[FrozenSet[object]]:
         """The values of ``D.pop(KEY, DEFAULT)`` / ``D.get(KEY[, DEFAULT])``; None when
@@ -94,7 +95,7 @@ class MappingEntries:
         binding = bindings[0]
         scope = binding.scope
         assert scope is not None
-        if len(scope.bindings.get(name, ())) != 1 or not _unchanged(scope, name, key, reader, handed):
+        if len(scope.bindings.get(name, ())) != 1 or not self._unchanged(scope, name, key, reader, handed):
             return None
         if binding.kind == "param":
             return self._param_entry(binding, key, loc, depth)
@@ -130,8 +131,7 @@ class MappingEntries:
         sites = self._sites(scope)
         # a public function of a library (or one nobody here calls) also runs from its
         # users' code, with their defaults: no key in its ``**kwargs``
-        public = star_kwarg and not is_private_name(_called_as(scope)) \
-            and (not sites or not self._evaluator.script)
+        public = star_kwarg and _reachable_by_users(scope) and (not sites or not self._evaluator.script)
         if not sites and not public:
             return None
         found: Set[object] = set()
@@ -220,6 +220,15 @@ class MappingEntries:
         found = self._evaluator.values(entries[key], where, depth + 1)
         return None if found is None else (found, False)
 
+    def _unchanged(self, scope: Scope, name: str, key: str, reader: Optional[cst.Call],
+                   handed: Optional[cst.Call]) -> bool:
+        """:func:`_unchanged`, once per question."""
+        question = (id(scope.node), name, key, id(reader), id(handed))
+        found = self._asked.get(question)
+        if found is None:
+            found = self._asked[question] = _unchanged(scope, name, key, reader, handed)
+        return found
+
     # -- the calls of a function ---------------------------------------------------
     def _sites(self, scope: Scope) -> List[Tuple[cst.Call, Location]]:
         """This file's calls of a function: by its name (a function, a class for its
@@ -261,6 +270,15 @@ def _elsewhere_entry(site: Mapping[str, str], key: str) -> Entry:
     if written == ELSEWHERE_UNKNOWN:
         return None
     return frozenset({json.loads(written)}), False
+
+
+def _reachable_by_users(scope: Scope) -> bool:
+    """A public function of the module's top level, or a public method of a top-level
+    class (not a closure): code outside the project may call it."""
+    parent = scope.parent
+    while parent is not None and parent.kind == "class":
+        parent = parent.parent
+    return parent is not None and parent.kind == "module" and not is_private_name(_called_as(scope))
 
 
 def _called_as(scope: Scope) -> str:
