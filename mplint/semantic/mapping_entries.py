@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Dict, FrozenSet, List, Mapping, Optional, Set,
 
 import libcst as cst
 
+from mplint.semantic.elsewhere_marks import ELSEWHERE_UNKNOWN
 from mplint.semantic.scopes import (
     Binding, Location, Scope, calls_of, class_chain, function_key, method_of, self_call_key,
 )
@@ -260,8 +261,6 @@ def _elsewhere_entry(site: Mapping[str, str], key: str) -> Entry:
     """What a call in another module puts under ``key`` in a ``**kwargs``, from the
     literals its summary wrote (``run.summaries``): unknown beside ``*args`` or a
     ``**spread``, or where the argument is not a literal."""
-    from mplint.semantic.values import ELSEWHERE_UNKNOWN  # values imports this module
-
     if "*" in site:
         return None
     written = site.get(key)

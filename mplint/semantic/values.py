@@ -16,6 +16,7 @@ from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequ
 import libcst as cst
 
 from mplint.semantic.call_args import UNREADABLE, _Unreadable, argument_for
+from mplint.semantic.elsewhere_marks import ELSEWHERE_UNKNOWN, KEYWORD_SPREAD
 from mplint.semantic.mapping_entries import READERS, MappingEntries
 from mplint.semantic.names import NameResolver
 from mplint.semantic.scopes import (
@@ -28,10 +29,6 @@ Values = FrozenSet[object]
 
 
 _MAX_DEPTH = 12
-#: an argument that is not a literal, as the program model's summaries write it
-ELSEWHERE_UNKNOWN = "?"
-#: a call that spreads ``**kwargs`` (no ``*args``), as the summaries write it (``run.summaries``)
-KEYWORD_SPREAD = "**"
 #: a value the calls elsewhere make unknowable (distinct from None: no such call)
 _UNKNOWN = object()
 _MAX_VALUES = 16
