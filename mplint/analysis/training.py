@@ -28,7 +28,7 @@ from mplint.semantic.scopes import (
 )
 from mplint.semantic.vocabulary import (
     DISTRIBUTED_OPTIMIZERS, DISTRIBUTED_TAPES, EXPERIMENTAL_LSO, GRADIENT_CLIPS, GRADIENT_TAPES, LOSS_SCALE_OPTIMIZERS,
-    MIXED_POLICIES, MODEL_CLASSES, STABLE_LSO, SYMBOLIC_GRADIENTS, is_optimizer_constructor,
+    MIXED_POLICIES, MODEL_CLASSES, STABLE_LSO, SYMBOLIC_GRADIENTS, is_optimizer_class, is_optimizer_constructor,
 )
 
 APPLY_METHODS = frozenset({"apply_gradients", "apply", "minimize"})
@@ -437,6 +437,8 @@ class TrainingLoops(Analysis):
                             yield replace(origin, returned=True)
                 finally:
                     self._assumed = saved
+            elif isinstance(expr.func, cst.Subscript) and self._picks_optimizer_class(expr.func, loc):
+                yield OptimizerOrigin(PLAIN, expr, loc)  # ``OPTIMIZERS[name](lr)``: every class it may pick
             else:  # a factory of the project (another module): what it returns, if known
                 made = self.ctx.facts.project_optimizer_factories.get(dotted_name(expr.func) or "", ())
                 kinds = tuple(k for k in made if not k.startswith(API))
@@ -498,6 +500,13 @@ class TrainingLoops(Analysis):
                 yield OptimizerOrigin(UNKNOWN_OPTIMIZER)
         else:
             yield OptimizerOrigin(UNKNOWN_OPTIMIZER)
+
+    def _picks_optimizer_class(self, func: cst.Subscript, loc: Location) -> bool:
+        """Whether every class a container lookup may pick is a Keras optimizer class
+        (:meth:`Evaluator.choices`): a dict of classes chosen by a flag."""
+        picked = self.ctx.values.choices(func, loc)
+        return picked is not None and all(
+            any(is_optimizer_class(n) for n in self.ctx.names.resolve(entry)) for entry, _ in picked)
 
     def _dict_entries(self, expr: cst.BaseExpression, key: str, loc: Location, depth: int, seen: FrozenSet[int]
                       ) -> Iterator[Tuple[Optional[cst.BaseExpression], Optional[Location]]]:

@@ -635,7 +635,14 @@ def attributes_of(cls: Scope, name: str) -> List[Binding]:
     return [b for c in class_chain(cls) for b in c.attributes.get(name, [])]
 
 
-#: calls of plain names by the name called, with where each is made (``ScopeTracker.calls``)
+def self_call_key(method: str, through_super: bool) -> str:
+    """The key under which ``ScopeTracker.calls`` holds the calls of a method on the
+    instance: ``self.<method>`` or ``super().<method>``."""
+    return ("super()." if through_super else "self.") + method
+
+
+#: calls of plain names by the name called (and of methods on the instance, by
+#: :func:`self_call_key`), with where each is made (``ScopeTracker.calls``)
 CallIndex = Mapping[str, Sequence[Tuple[cst.Call, "Location"]]]
 
 
@@ -827,6 +834,12 @@ class ScopeTracker:
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Name):
             self.calls.setdefault(node.func.value, []).append((node, self.location()))
+        elif on_self(node.func):
+            # ``self.set_properties(kwargs)``, ``super().__init__(**kwargs)``: under a dotted
+            # key (``self_call_key``), which no plain name's lookup meets
+            assert isinstance(node.func, cst.Attribute)
+            key = self_call_key(node.func.attr.value, is_super(node.func.value))
+            self.calls.setdefault(key, []).append((node, self.location()))
 
     # -- imports -------------------------------------------------------------------
     def visit_Import(self, node: cst.Import) -> None:

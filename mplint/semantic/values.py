@@ -16,6 +16,8 @@ from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequ
 import libcst as cst
 
 from mplint.semantic.call_args import UNREADABLE, _Unreadable, argument_for
+from mplint.semantic.elsewhere_marks import ELSEWHERE_UNKNOWN, KEYWORD_SPREAD
+from mplint.semantic.mapping_entries import READERS, MappingEntries
 from mplint.semantic.names import NameResolver
 from mplint.semantic.scopes import (
     Binding, Branches, CallContext, CallFrame, CallIndex, Location, Scope, attributes_of, calls_of, class_attribute,
@@ -27,10 +29,6 @@ Values = FrozenSet[object]
 
 
 _MAX_DEPTH = 12
-#: an argument that is not a literal, as the program model's summaries write it
-ELSEWHERE_UNKNOWN = "?"
-#: a call that spreads ``**kwargs`` (no ``*args``), as the summaries write it (``run.summaries``)
-KEYWORD_SPREAD = "**"
 #: a value the calls elsewhere make unknowable (distinct from None: no such call)
 _UNKNOWN = object()
 _MAX_VALUES = 16
@@ -69,6 +67,7 @@ class Evaluator:
         #: program model hands the calls other modules make (``elsewhere``)
         self.script = True
         self._in_place: Dict[Tuple[int, str], bool] = {}
+        self._entries = MappingEntries(self)
 
     def values(self, expr: cst.BaseExpression, loc: Optional[Location], depth: int = 0) -> Optional[Values]:
         if depth > _MAX_DEPTH:
@@ -142,6 +141,8 @@ class Evaluator:
                 first = expr.args[0]
                 if first.keyword is None or first.keyword.value == "name":
                     return self.values(first.value, loc, depth + 1)
+            if loc is not None and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in READERS:
+                return self._entries.read(expr, loc, depth + 1)  # ``kwargs.pop("act", "softmax")``
             return None
         return None
 
@@ -444,6 +445,28 @@ class Evaluator:
             if found == keys:
                 return element.value, where
         return None
+
+    def choices(self, expr: cst.Subscript, loc: Location) -> Optional[List[Tuple[cst.BaseExpression, Location]]]:
+        """Every element ``container[key]`` may pick, with where each is written: the one
+        under a key known here (:meth:`item`), else every value of the container literal
+        (``OPTIMIZERS[args.optimizer]`` with ``OPTIMIZERS = {"adam": Adam, "sgd": SGD}``
+        bound once and never changed). None when the container is not such a literal or
+        holds a ``**spread`` or a starred element (what it holds is not followed)."""
+        if len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
+            return None
+        known = self.item(expr, loc)
+        if known is not None:
+            return [known]
+        container = self._container(expr.value, loc)
+        if container is None:
+            return None
+        literal, where = container
+        out: List[Tuple[cst.BaseExpression, Location]] = []
+        for element in literal.elements:
+            if not isinstance(element, (cst.DictElement, cst.Element)):
+                return None  # ``{**base, ...}``, ``[*more]``
+            out.append((element.value, where))
+        return out or None
 
     def _container(self, expr: cst.BaseExpression, loc: Location,
                    depth: int = 0) -> Optional[Tuple[Union[cst.Dict, cst.List, cst.Tuple], Location]]:
