@@ -605,12 +605,23 @@ class Evaluator:
         return out
 
     def callers_unread(self, binding: Binding) -> bool:
-        """A parameter of a function this file calls that other modules may call too (a
-        library module's public function, see :meth:`_calls_of`): the calls seen here
-        are not all its calls, so its default is not all it holds."""
-        if self.call_sites is None or binding.scope is None or binding.kind != "param":
+        """A parameter whose calls mplint does not see all of, so its default is not all
+        it holds: a library module's public function other modules may call too (see
+        :meth:`_calls_of`), or a method other than ``__init__`` (``obj.build(amp=True)`` is
+        not followed to its class), unless the program model hands the calls of other
+        modules, or the pass reads no calls at all. A script's function that nothing
+        calls holds its default."""
+        scope = binding.scope
+        if scope is None or binding.kind != "param" or not isinstance(scope.node, cst.FunctionDef):
             return False
-        return not self._calls_of(binding) and bool(calls_of(self.call_sites, binding.scope))
+        if self.call_sites is None:
+            return True  # a pass that reads no calls (the project index): none is known
+        if self._calls_of(binding) or function_key(scope) in self.elsewhere:
+            return False
+        name = scope.node.name.value
+        method = scope.parent is not None and scope.parent.kind == "class" and name != "__init__"
+        return method or bool(calls_of(self.call_sites, scope)) \
+            or (not self.script and not name.startswith("_") and _named_from_module(scope))
 
     def _calls_of(self, binding: Binding) -> List[Tuple[cst.Call, Location, int]]:
         """Calls in this module of the function that declares a parameter
