@@ -136,10 +136,14 @@ class HardcodedFloat32InLayer(Check):
         return isinstance(origin, cst.Call) and "tensorflow.Variable" in self.names.resolve(origin.func)
 
     def _uses_tensorflow(self) -> bool:
-        return any(
+        """The file's tensors are TensorFlow's: it imports TensorFlow, or it is Keras 2
+        code (Keras 2 runs on TensorFlow only; ``from keras import backend as K`` with
+        ``K.tf.matmul``)."""
+        aliases = self.names.module_scope.aliases
+        return self.facts.keras_version == 2 or any(
             t == "tensorflow" or t.startswith(("tensorflow.", "tf_keras"))
-            for targets in self.names.module_scope.aliases.values() for t in targets
-        )
+            for targets in aliases.values() for t in targets
+        ) or any(f"{alias}.tf." in self.ctx.text for alias, targets in aliases.items() if "keras.backend" in targets)
 
     def _snippet(self, node: cst.CSTNode) -> str:
         return snippet(self.ctx.module.code_for_node(node), 48)
