@@ -399,6 +399,10 @@ class DtypeInference(FileCalls):
             if found and all(isinstance(v, float) for v in found):
                 return F32
             return self.kind(value, where, depth + 1)
+        if names & UNPACKING_OPS and call.args:
+            # the list of tensors ``tf.split(x, n)`` makes, all in ``x``'s dtype, taken
+            # whole (``K.concatenate(tf.split(q, heads, axis=-1), axis=0)``)
+            return self.kind(call.args[0].value, where, depth + 1)
         if names & EINOPS_FUNCTIONS:  # ``rearrange(t, "b n (h d) -> b h n d")``
             tensor = positional_or_keyword(call, 0, "tensor")
             return self.kind(tensor, where, depth + 1) if tensor is not None else None
