@@ -9,7 +9,7 @@ import libcst as cst
 
 from mplint.analysis.compute_regions import ComputeRegions
 from mplint.analysis.layers import sixteen_bit_name
-from mplint.analysis.tensor_imports import crossings
+from mplint.analysis.tensor_imports import crossings, handed_crossings
 from mplint.analysis.tensor_kinds import LOW, Mismatch, TensorKinds, Where
 from mplint.core.positions import positions_of
 from mplint.rule.messages import snippet
@@ -77,6 +77,7 @@ class HardcodedFloat32InLayer(Check):
             if region is None or region.kind == "functional" or here is None:
                 continue
             compute, note = sixteen_bit_name(here.names), here.note
+            self._report_handed(kinds, call, where, compute, note)
             for crossing in crossings(kinds, call, where):
                 made = kinds.origin(crossing.argument, where)
                 if made is None or made[0] in reported:
@@ -102,6 +103,30 @@ class HardcodedFloat32InLayer(Check):
                             else f"cast it to the compute dtype (tf.cast(..., {spelling}))")
                 fix = self._dtype_fix(origin, "self.compute_dtype") if in_layer and isinstance(origin, cst.Call) else None
                 self.report(origin, message, fix, noqa_at=(call,))
+
+    def _report_handed(self, kinds: TensorKinds, call: cst.Call, where: Where, compute: str, note: str) -> None:
+        """16-bit tensors this file hands to a function of another module, where a
+        float32 tensor made there meets them: reported at the call (the other module's
+        own code is correct for float32 inputs), naming the operation and the line that
+        makes the float32 tensor there."""
+        for crossing in handed_crossings(kinds, call, where):
+            other = crossing.callee.kinds
+            failing, origin = crossing.mismatch.node, crossing.origin
+            far = positions_of(other.ctx.module, other.ctx.text, [failing, origin])
+            path = self._display(crossing.callee.path)
+            at = far.get(failing)
+            made_at = far.get(origin)
+            code = other.ctx.module.code_for_node
+            message = (f"`{self._snippet(call)}` passes the {compute} tensor "
+                       f"`{self._snippet(crossing.argument)}` as `{crossing.parameter}` to "
+                       f"{crossing.callee.label} ({path}{f':{at.start.line}' if at is not None else ''}), where "
+                       f"`{snippet(code(failing), 48)}` combines it with a float32 tensor made"
+                       f"{f' at line {made_at.start.line}' if made_at is not None else ''} by "
+                       f"`{snippet(code(origin), 48)}`{note}: TensorFlow raises 'expected to be a "
+                       f"{_TF_NAMES.get(compute, compute)} tensor but is a float tensor'; make that "
+                       f"tensor in the dtype of `{crossing.parameter}` there "
+                       f"(dtype={crossing.parameter}.dtype)")
+            self.report(call, message)
 
     def _display(self, path: str) -> str:
         root = self.facts.project_root
