@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
@@ -19,6 +20,9 @@ from mplint.rule.check import Check, Fix, Needs
 from mplint.rule.edits import with_keyword
 from mplint.rule.levels import Safety
 
+
+#: an import of TensorFlow anywhere in a file, a function's own too
+_IMPORTS_TENSORFLOW = re.compile(r"^[ \t]*(?:import[ \t]+tensorflow\b|from[ \t]+tensorflow\b)", re.M)
 
 #: how TensorFlow's error message names the 16-bit dtypes
 _TF_NAMES = {"float16": "half", "bfloat16": "bfloat16", "float16/bfloat16": "half (or bfloat16)"}
@@ -161,11 +165,12 @@ class HardcodedFloat32InLayer(Check):
         return isinstance(origin, cst.Call) and "tensorflow.Variable" in self.names.resolve(origin.func)
 
     def _uses_tensorflow(self) -> bool:
-        """The file's tensors are TensorFlow's: it imports TensorFlow, or it is Keras 2
+        """The file's tensors are TensorFlow's: it imports TensorFlow (at the top, or in
+        the branch a Keras 3 module runs on the TensorFlow backend), or it is Keras 2
         code (Keras 2 runs on TensorFlow only; ``from keras import backend as K`` with
         ``K.tf.matmul``)."""
         aliases = self.names.module_scope.aliases
-        return self.facts.keras_version == 2 or any(
+        return self.facts.keras_version == 2 or _IMPORTS_TENSORFLOW.search(self.ctx.text) is not None or any(
             t == "tensorflow" or t.startswith(("tensorflow.", "tf_keras"))
             for targets in aliases.values() for t in targets
         ) or any(f"{alias}.tf." in self.ctx.text for alias, targets in aliases.items() if "keras.backend" in targets)
