@@ -59,6 +59,9 @@ DTYPE_POSITION = {
     "keras.random.normal": 3, "keras.random.uniform": 3, "keras.random.truncated_normal": 3,
     "keras.backend.random_normal": 3, "keras.backend.random_uniform": 3,
     "tensorflow.range": 3,
+    "keras.backend.zeros": 1, "keras.backend.ones": 1, "keras.backend.eye": 1,
+    "keras.backend.truncated_normal": 3, "keras.ops.full": 2,
+    "keras.backend.random_normal_variable": 3, "keras.backend.random_uniform_variable": 3,
 }
 
 #: where the resizing ops and layers (``IMAGE_RESIZE``, ``RESIZING_LAYERS``) take the

@@ -19,7 +19,7 @@ from mplint.analysis.tensor_syntax import child_scope, is_none, is_self, loop_ta
 from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.semantic.scopes import Binding, Location
 from mplint.semantic.vocabulary import (
-    ACTIVATION_GETTERS, CASTS, CONSTANTS, DTYPE_OF, EINOPS_FUNCTIONS, PYTHON_NUMBER_FUNCTIONS, DTYPE_PRESERVING_OPS, FILL_OPS, FLOAT32_BY_DEFAULT, FLOATX_FUNCTIONS,
+    ACTIVATION_GETTERS, CASTS, CONSTANTS, DTYPE_OF, EINOPS_FUNCTIONS, PYTHON_NUMBER_FUNCTIONS, DTYPE_PRESERVING_OPS, FILL_OPS, FLOAT32_BY_DEFAULT, FLOATX_BY_DEFAULT, FLOATX_FUNCTIONS,
     GLOBAL_POLICY_FUNCTIONS, IMAGE_RESIZE, KERAS_OP_NAMESPACES, LIKE_OPS, RANGE_OPS,
     TF_OP_NAMESPACES, TF_VARIABLES, UNPACKING_OPS,
 )
@@ -36,10 +36,24 @@ class DtypeInference(FileCalls):
         if key in self._kinds:
             return self._kinds[key]
         if depth > MAX_DEPTH:
+            self._cut = True
+            return None
+        cut_at = self._cut_kinds.get(key)
+        if cut_at is not None and depth >= cut_at:
+            self._cut = True  # cut short from here before: as unknown again
             return None
         self._kinds[key] = None  # cycle guard
+        outer, self._cut = self._cut, False
         found = self._kind(expr, where, depth)
-        self._kinds[key] = found
+        if self._cut:
+            # the depth limit cut the inference short: unknown from this depth, but not
+            # from a shallower one (a helper reached first through a long call chain
+            # must not stay unknown where it is called directly)
+            del self._kinds[key]
+            self._cut_kinds[key] = depth
+        else:
+            self._kinds[key] = found
+        self._cut = self._cut or outer
         return found
 
     def _kind(self, expr: cst.BaseExpression, where: Where, depth: int) -> Optional[str]:
@@ -368,7 +382,10 @@ class DtypeInference(FileCalls):
             return None
         if names & FLOAT32_BY_DEFAULT:
             dtype = self._dtype_argument(call, names)
-            return F32 if dtype is None else self.dtype_kind(dtype, where, depth + 1)
+            if dtype is not None:
+                return self.dtype_kind(dtype, where, depth + 1)
+            # Keras's own creation ops make floatx(): float32 unless the program sets it
+            return F32 if not names & FLOATX_BY_DEFAULT or self._floatx_is_float32() else None
         if names & LIKE_OPS:
             dtype = self._dtype_argument(call, names)
             if dtype is not None:
@@ -382,6 +399,10 @@ class DtypeInference(FileCalls):
             if found and all(isinstance(v, float) for v in found):
                 return F32
             return self.kind(value, where, depth + 1)
+        if names & UNPACKING_OPS and call.args:
+            # the list of tensors ``tf.split(x, n)`` makes, all in ``x``'s dtype, taken
+            # whole (``K.concatenate(tf.split(q, heads, axis=-1), axis=0)``)
+            return self.kind(call.args[0].value, where, depth + 1)
         if names & EINOPS_FUNCTIONS:  # ``rearrange(t, "b n (h d) -> b h n d")``
             tensor = positional_or_keyword(call, 0, "tensor")
             return self.kind(tensor, where, depth + 1) if tensor is not None else None

@@ -25,6 +25,16 @@ if TYPE_CHECKING:
 #: what :meth:`FileCalls.called_layer` answers for a layer whose output kind is unknown
 #: (one that does not compute in 16 bits, or whose constructions disagree)
 UNKNOWN_OUTPUT = "unknown"
+#: how many calls up the file's callers of a helper are followed for its arguments'
+#: kinds (a bounded call string: each level multiplies the envs judged)
+CALL_STRING_DEPTH = 3
+
+
+def _function_of(scope: Scope) -> Scope:
+    """The function a place belongs to (itself for a function, the module at top level)."""
+    while scope.kind != "function" and scope.parent is not None:
+        scope = scope.parent
+    return scope
 
 
 class FileCalls(TensorWalk):
@@ -184,15 +194,32 @@ class FileCalls(TensorWalk):
                 mapped = [env for env in self.mapped_envs(scope) if any(kind is not None for _, kind, _ in env)]
                 return list(dict.fromkeys(mapped))
             scope = scope.parent
+        return self._caller_contexts(scope, 0)
+
+    def _caller_contexts(self, function: Scope, level: int) -> List[Env]:
+        """The envs the calls of ``function`` in this file give it, each call judged as
+        its own code stands and under each env its own callers give it, up to
+        ``CALL_STRING_DEPTH`` calls up (``call`` -> ``relative_logits(q)`` ->
+        ``rel_to_abs(logits)``: the 16-bit query reaches the helper two calls down)."""
+        key = (id(function), level)
+        found = self._contexts.get(key)
+        if found is not None:
+            return found
+        self._contexts[key] = []  # a recursive helper: its own calls add nothing new
         out: List[Env] = []
-        for call, where, offset in self._caller_map().get(id(scope), []):
+        for call, where, offset in self._caller_map().get(id(function), []):
             caller = self.region(where.loc)
             if caller is None or caller.kind == "functional":
                 continue  # outside autocast (``train_step``): weights read as float32 there
-            with self._under(()):
-                env = self.call_env(scope, offset, call, where, 0)
-            if any(kind is not None for _, kind, _ in env) and env not in out:
-                out.append(env)
+            outer: List[Env] = [()]
+            if level < CALL_STRING_DEPTH:
+                outer += self._caller_contexts(_function_of(where.loc.scope), level + 1)
+            for caller_env in outer:
+                with self._under(caller_env):
+                    env = self.call_env(function, offset, call, where, 0)
+                if any(kind is not None for _, kind, _ in env) and env not in out:
+                    out.append(env)
+        self._contexts[key] = out
         return out
 
     def mapped_envs(self, scope: Scope) -> List[Env]:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from mplint.analysis.dtype_kinds import F32
+from mplint.analysis.dtype_kinds import F32, LOW
 from mplint.analysis.imported_layers import analysed, imported_definition
 from mplint.semantic.call_args import UNREADABLE, argument_for
 from mplint.semantic.scopes import Scope
@@ -133,8 +133,13 @@ def returned_kinds(kinds: "TensorKinds", call: cst.Call, where: "Where", depth: 
     """The kinds an imported function returns for this call's arguments; None when
     the call runs no function of another module."""
     callee = imported_callee(kinds, call, where)
-    if callee is None or callee.offset:
-        return None  # a layer's output is judged as a layer's (``_called_layer``)
+    if callee is None:
+        return None
+    if callee.offset and kinds.region(where.loc) is None:
+        return None  # a layer called outside autocast: its input's dtype is unknown
+    # a function's returns, or what the ``call`` of a 16-bit layer class returns (its
+    # first input autocast there): ``x = self.patch_embed(x)`` with ``PatchEmbed``
+    # imported from the project
     env = callee_env(kinds, callee, call, where, depth)
     key = (callee.path, id(callee.function))
     if key in _ACTIVE:
@@ -197,3 +202,61 @@ def _argument_of(callee: ImportedCallee, call: cst.Call, param_id: int) -> Tuple
             if isinstance(argument, cst.BaseExpression):
                 return argument, param.name.value
     return None, ""
+
+
+@dataclass(frozen=True)
+class HandedCrossing:
+    """A 16-bit argument that meets a float32 tensor made inside another module's
+    function (``drop_path(x, rate)`` whose random tensor is float32)."""
+
+    call: cst.Call
+    argument: cst.BaseExpression
+    parameter: str
+    callee: ImportedCallee
+    mismatch: "Mismatch"
+    #: where the callee makes the float32 tensor (a node of its module)
+    origin: cst.CSTNode
+
+
+def handed_crossings(kinds: "TensorKinds", call: cst.Call, where: "Where") -> List[HandedCrossing]:
+    """The operations of an imported function that fail only because this call hands
+    it a 16-bit tensor, where a float32 one made there meets it. A layer's ``call`` is
+    left out (its first input is 16-bit in its own module, which reports it), and so
+    is a failure the callee's module finds with its own callers' arguments."""
+    callee = imported_callee(kinds, call, where)
+    if callee is None or callee.offset:
+        return []
+    env = callee_env(kinds, callee, call, where, 0)
+    suspects = [param for param, kind, _ in env if kind == LOW]
+    if not suspects:
+        return []
+    key = (callee.path, id(callee.function))
+    if key in _ACTIVE:
+        return []
+    _ACTIVE.add(key)
+    try:
+        other = callee.kinds
+        own = {id(m.node) for m in other.mismatches_under(callee.function, ())}
+        for context in other.contexts(callee.function):
+            own |= {id(m.node) for m in other.mismatches_under(callee.function, context)}
+        out: List[HandedCrossing] = []
+        for mismatch in other.mismatches_under(callee.function, env):
+            if id(mismatch.node) in own or any(c.mismatch.node is mismatch.node for c in out):
+                continue
+            made = other.origin_in_context(mismatch)
+            suspect = next((p for p in suspects if _reads_parameter(other, mismatch, p)), suspects[0])
+            argument, parameter = _argument_of(callee, call, suspect)
+            if made is not None and argument is not None:
+                out.append(HandedCrossing(call, argument, parameter, callee, mismatch, made[0]))
+        return out
+    finally:
+        _ACTIVE.discard(key)
+
+
+def _reads_parameter(other: "TensorKinds", mismatch: "Mismatch", param_id: int) -> bool:
+    """Whether the 16-bit side of a mismatch is the parameter itself (``x * r``)."""
+    low = mismatch.low
+    if not isinstance(low, cst.Name):
+        return False
+    binding, _ = other.reaching(low, mismatch.where)
+    return binding is not None and binding.kind == "param" and id(binding.node) == param_id

@@ -34,6 +34,11 @@ class TensorWalk(Analysis):
         #: sites entered and not yet left
         self._open: Dict[cst.CSTNode, OperationSite] = {}
         self._kinds: Dict[Tuple[cst.CSTNode, Env], Optional[str]] = {}
+        #: kinds the depth limit cut short, by the depth they were asked at (unknown
+        #: there and deeper, asked again from a shallower depth); whether the kind being
+        #: inferred was cut short
+        self._cut_kinds: Dict[Tuple[cst.CSTNode, Env], int] = {}
+        self._cut = False
         self._regions: Dict[int, Optional[Region]] = {}
         #: the parameters' kinds of the helper whose code is being judged (see ``Env``)
         self._env: Env = ()
@@ -50,6 +55,8 @@ class TensorWalk(Analysis):
         #: ``self.attn(x, mask=m)``), and the callers found for each function scope
         self._calls: List[Tuple[cst.Call, Where]] = []
         self._callers: Optional[Dict[int, List[Tuple[cst.Call, Where, int]]]] = None
+        #: the envs a function's callers give it, by (id of its scope, calls followed up)
+        self._contexts: Dict[Tuple[int, int], List[Env]] = {}
         #: ``if``/``elif``/``else`` chains that end in ``else``: (the chain's own block
         #: path, the ids of its arms' blocks) by the id of the first ``If``; and the
         #: chain each arm's block belongs to

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
+import re
 from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from mplint.analysis.compute_regions import ComputeRegions
 from mplint.analysis.layers import sixteen_bit_name
-from mplint.analysis.tensor_imports import crossings
+from mplint.analysis.tensor_imports import crossings, handed_crossings
 from mplint.analysis.tensor_kinds import LOW, Mismatch, TensorKinds, Where
 from mplint.core.positions import positions_of
 from mplint.rule.messages import snippet
@@ -19,6 +20,9 @@ from mplint.rule.check import Check, Fix, Needs
 from mplint.rule.edits import with_keyword
 from mplint.rule.levels import Safety
 
+
+#: an import of TensorFlow anywhere in a file, a function's own too
+_IMPORTS_TENSORFLOW = re.compile(r"^[ \t]*(?:import[ \t]+tensorflow\b|from[ \t]+tensorflow\b)", re.M)
 
 #: how TensorFlow's error message names the 16-bit dtypes
 _TF_NAMES = {"float16": "half", "bfloat16": "bfloat16", "float16/bfloat16": "half (or bfloat16)"}
@@ -77,6 +81,7 @@ class HardcodedFloat32InLayer(Check):
             if region is None or region.kind == "functional" or here is None:
                 continue
             compute, note = sixteen_bit_name(here.names), here.note
+            self._report_handed(kinds, call, where, compute, note)
             for crossing in crossings(kinds, call, where):
                 made = kinds.origin(crossing.argument, where)
                 if made is None or made[0] in reported:
@@ -102,6 +107,30 @@ class HardcodedFloat32InLayer(Check):
                             else f"cast it to the compute dtype (tf.cast(..., {spelling}))")
                 fix = self._dtype_fix(origin, "self.compute_dtype") if in_layer and isinstance(origin, cst.Call) else None
                 self.report(origin, message, fix, noqa_at=(call,))
+
+    def _report_handed(self, kinds: TensorKinds, call: cst.Call, where: Where, compute: str, note: str) -> None:
+        """16-bit tensors this file hands to a function of another module, where a
+        float32 tensor made there meets them: reported at the call (the other module's
+        own code is correct for float32 inputs), naming the operation and the line that
+        makes the float32 tensor there."""
+        for crossing in handed_crossings(kinds, call, where):
+            other = crossing.callee.kinds
+            failing, origin = crossing.mismatch.node, crossing.origin
+            far = positions_of(other.ctx.module, other.ctx.text, [failing, origin])
+            path = self._display(crossing.callee.path)
+            at = far.get(failing)
+            made_at = far.get(origin)
+            code = other.ctx.module.code_for_node
+            message = (f"`{self._snippet(call)}` passes the {compute} tensor "
+                       f"`{self._snippet(crossing.argument)}` as `{crossing.parameter}` to "
+                       f"{crossing.callee.label} ({path}{f':{at.start.line}' if at is not None else ''}), where "
+                       f"`{snippet(code(failing), 48)}` combines it with a float32 tensor made"
+                       f"{f' at line {made_at.start.line}' if made_at is not None else ''} by "
+                       f"`{snippet(code(origin), 48)}`{note}: TensorFlow raises 'expected to be a "
+                       f"{_TF_NAMES.get(compute, compute)} tensor but is a float tensor'; make that "
+                       f"tensor in the dtype of `{crossing.parameter}` there "
+                       f"(dtype={crossing.parameter}.dtype)")
+            self.report(call, message)
 
     def _display(self, path: str) -> str:
         root = self.facts.project_root
@@ -136,10 +165,15 @@ class HardcodedFloat32InLayer(Check):
         return isinstance(origin, cst.Call) and "tensorflow.Variable" in self.names.resolve(origin.func)
 
     def _uses_tensorflow(self) -> bool:
-        return any(
+        """The file's tensors are TensorFlow's: it imports TensorFlow (at the top, or in
+        the branch a Keras 3 module runs on the TensorFlow backend), or it is Keras 2
+        code (Keras 2 runs on TensorFlow only; ``from keras import backend as K`` with
+        ``K.tf.matmul``)."""
+        aliases = self.names.module_scope.aliases
+        return self.facts.keras_version == 2 or _IMPORTS_TENSORFLOW.search(self.ctx.text) is not None or any(
             t == "tensorflow" or t.startswith(("tensorflow.", "tf_keras"))
-            for targets in self.names.module_scope.aliases.values() for t in targets
-        )
+            for targets in aliases.values() for t in targets
+        ) or any(f"{alias}.tf." in self.ctx.text for alias, targets in aliases.items() if "keras.backend" in targets)
 
     def _snippet(self, node: cst.CSTNode) -> str:
         return snippet(self.ctx.module.code_for_node(node), 48)

@@ -45,6 +45,8 @@ _PREFIXES: Tuple[Tuple[str, str], ...] = (
     ("tf_keras.keras", "keras"),
     ("tf_keras", "keras"),
     ("keras.src", "keras"),
+    # Keras 2's backend module hands on the TensorFlow it imports (``K.tf.float32``)
+    ("keras.backend.tf", "tensorflow"),
 )
 
 # Exact synonyms: the same object under several public names.

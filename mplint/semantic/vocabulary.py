@@ -335,7 +335,7 @@ DTYPE_PRESERVING_OPS = frozenset({
     # Keras spellings of the same ops
     "sum", "mean", "max", "min", "prod", "var", "std", "dot", "batch_dot", "concatenate",
     "where", "clip", "logsumexp", "expm1", "bias_add", "permute_dimensions", "slice",
-    "batch_flatten", "flatten", "repeat_elements",
+    "batch_flatten", "flatten", "repeat_elements", "triu", "tril",
     # a lookup hands back rows of its first argument, the table
     "embedding_lookup",
 })
@@ -357,8 +357,22 @@ FLOAT32_BY_DEFAULT = frozenset({
     "tensorflow.random.stateless_truncated_normal", "tensorflow.random_normal",
     "tensorflow.random_uniform", "tensorflow.truncated_normal",
     "keras.random.normal", "keras.random.uniform", "keras.random.truncated_normal",
-    "keras.ops.ones", "keras.ops.zeros", "keras.ops.eye",
+    "keras.ops.ones", "keras.ops.zeros", "keras.ops.eye", "keras.ops.full",
     "keras.backend.random_normal", "keras.backend.random_uniform",
+    "keras.backend.zeros", "keras.backend.ones", "keras.backend.eye",
+    "keras.backend.truncated_normal", "keras.backend.random_normal_variable",
+    "keras.backend.random_uniform_variable",
+})
+#: the creation ops above that make ``floatx()`` when given no dtype (Keras's own: the
+#: backend functions, ``keras.random`` and ``keras.ops``), float32 unless the program
+#: sets floatx; TensorFlow's ops make float32 whatever floatx is
+FLOATX_BY_DEFAULT = frozenset({
+    "keras.random.normal", "keras.random.uniform", "keras.random.truncated_normal",
+    "keras.ops.ones", "keras.ops.zeros", "keras.ops.eye", "keras.ops.full",
+    "keras.backend.random_normal", "keras.backend.random_uniform",
+    "keras.backend.zeros", "keras.backend.ones", "keras.backend.eye",
+    "keras.backend.truncated_normal", "keras.backend.random_normal_variable",
+    "keras.backend.random_uniform_variable",
 })
 #: ``*_like`` ops: their input's dtype unless given one
 LIKE_OPS = frozenset({"tensorflow.ones_like", "tensorflow.zeros_like", "keras.ops.ones_like",
