@@ -30,8 +30,9 @@ FOLDER = ".mplint_cache"
 #: the layout of the files in a version's folder (2: summaries in their own file; 4: the
 #: index keeps the TensorFlow and Keras names each file hands on and takes; 5: a result keeps
 #: the digests of the other files its checks read; 6: what a file hands on includes the
-#: modules its functions return)
-FORMAT = 6
+#: modules its functions return; 7: an index entry keeps the modules a file imports under a
+#: version guard, and a file left unparsed keeps its bytes' facts)
+FORMAT = 7
 #: index key of the program model's result
 PROGRAM = "program:"
 #: results for named files kept besides the whole project's (one per set of files)
@@ -127,8 +128,9 @@ class Cache:
         from mplint.run.project import FileFacts
 
         found = None
-        if isinstance(data, list) and len(data) == 6 and _strings(data[0]) \
+        if isinstance(data, list) and len(data) == 8 and _strings(data[0]) \
                 and isinstance(data[1], bool) and _strings(data[2]) and isinstance(data[5], bool) \
+                and _strings(data[6]) and isinstance(data[7], bool) \
                 and all(isinstance(pairs, list) and all(isinstance(e, list) and _strings(e) and len(e) == 2
                                                         for e in pairs) for pairs in data[3:5]):
             found = FileFacts.from_json(data)
