@@ -682,17 +682,22 @@ def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], 
         scanned: Optional[FileFacts] = None  # its bytes' facts, when it was left unparsed
         if item is not None and not item.parsed:
             scanned, item = item, None
+        stored: Optional[FileFacts] = None  # the entry for its content (a file touched, not changed)
         if item is None and scanned is None:
             raw = raw if raw is not None else _content(key, unique, contents)
             if raw is None:
                 continue
             if contents is not None:
                 contents[path] = raw
-            if not may_set_facts(raw):
+            stored = cache.index_get(key, raw) if cache is not None else None
+            if stored is not None and not stored.parsed:
+                scanned = stored
+                cache.index_put(key, raw, stored, st)  # with its stamp now
+            elif stored is None and not may_set_facts(raw):
                 item = byte_facts(path, raw)
                 if cache is not None:
                     cache.index_put(key, raw, item, st)
-        known = item if item is not None else scanned
+        known = item if item is not None else scanned if scanned is not None else stored
         if not programs_with_policies and not is_test_path(key) and (
                 known.mentions_policy if known is not None else _mentions_policy(key, path, raw, cache, unique, contents)):
             programs_with_policies = True
