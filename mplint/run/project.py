@@ -668,6 +668,8 @@ def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], 
     read: List[Tuple[str, str, Optional[os.stat_result], Optional[bytes], Optional[FileFacts], Optional[FileFacts]]] = []
     #: each file's version-guarded imports (:func:`guarded_names`), from its index entry
     guarded: Dict[str, Tuple[str, ...]] = {}
+    #: files whose byte facts were scanned in this run, not stored yet
+    unstored: Set[str] = set()
     for key, path in unique.items():
         raw = contents.get(path) if contents is not None else None  # an editor's buffer
         try:
@@ -697,6 +699,11 @@ def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], 
                 item = byte_facts(path, raw)
                 if cache is not None:
                     cache.index_put(key, raw, item, st)
+            elif stored is None and cache is not None and checked is not None:
+                # a file that may set a policy, which a run of named files may leave
+                # unparsed: its byte facts, scanned once, are stored below if it is
+                scanned = byte_facts(path, raw, parsed=False)
+                unstored.add(key)
         known = item if item is not None else scanned if scanned is not None else stored
         if not programs_with_policies and not is_test_path(key) and (
                 known.mentions_policy if known is not None else _mentions_policy(key, path, raw, cache, unique, contents)):
@@ -737,8 +744,8 @@ def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], 
                 if checked is not None and key not in checked_set and not (
                         may_enable_rewrite(raw) and checked_names.may_pair(key, raw)):
                     others.pending.add(key)  # parsed only if its policy may reach a checked file
-                    if cache is not None and scanned is None:  # its bytes' facts, for the next run
-                        cache.index_put(key, raw, byte_facts(path, raw, parsed=False), st)
+                    if cache is not None and scanned is not None and key in unstored:  # for the next run
+                        cache.index_put(key, raw, scanned, st)
                     continue
                 decided.append((key, st, raw, None))
                 continue
