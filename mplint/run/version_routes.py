@@ -32,19 +32,19 @@ Guard = Tuple[str, VersionRange]
 
 def guarded_modules(files: Iterable[str], read: Callable[[str], Optional[bytes]],
                     root: Optional[Path],
-                    names: Optional[Callable[[str], Sequence[str]]] = None) -> Dict[str, Tuple[Pin, ...]]:
+                    imports_of: Optional[Callable[[str], Sequence[str]]] = None) -> Dict[str, Tuple[Pin, ...]]:
     """Module (absolute path) -> the pins its import guards state, for each module every
     import of which in the project sits under a version guard of one package, or in a
     module that is itself imported only so (``distributed_trainer.py`` beside it doing
-    ``from . import trainer``). ``names``: each file's :func:`guarded_names`, as the
+    ``from . import trainer``). ``imports_of``: each file's :func:`guarded_names`, as the
     project index keeps them by content (default: read from its bytes now)."""
     if root is None:
         return {}
-    if names is None:
-        names = lambda key: guarded_names(read(key))  # noqa: E731
+    if imports_of is None:
+        imports_of = lambda key: guarded_names(read(key))  # noqa: E731
     keys = sorted({os.path.abspath(path) for path in files if path.endswith(".py")})
     # Most projects guard no import: the module map is built only for one that does.
-    guarded = [(key, found) for key, found in ((key, names(key)) for key in keys) if found]
+    guarded = [(key, found) for key, found in ((key, imports_of(key)) for key in keys) if found]
     if not guarded:
         return {}
     targets: Dict[str, List[Tuple[str, Path]]] = {}
