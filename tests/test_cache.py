@@ -205,3 +205,35 @@ def test_prefilter_matches_every_import_spelling_the_resolver_knows():
     for root in roots:
         assert may_matter(f"import {root}\n".encode()), root
         assert may_matter(f"from {root}.x import y\n".encode()), root
+
+
+def test_a_one_file_run_writes_only_the_index_entries_it_changed(tmp_path, monkeypatch):
+    """After an edit elsewhere, a pre-commit run writes the changed entries beside the
+    index (``index-delta.json``), not the whole index again; the next run reads them
+    (the edited file's bytes are not scanned again), and a run that changes many
+    entries writes the whole index and drops the delta."""
+    import mplint.run.project as project_module
+
+    files = {"setup.py": "", "model.py": BAD, **{f"util_{n}.py": f"X = {n}\n" for n in range(20)}}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    run_cli("check", ".", cwd=tmp_path)
+    time.sleep(2.1)  # past the racy window: the index trusts its stamps
+    run_cli("check", ".", cwd=tmp_path)
+    [index] = list((tmp_path / ".mplint_cache").rglob("index.json"))
+    whole = index.read_bytes()
+    (tmp_path / "util_3.py").write_text("X = 33\n")
+    first = run_cli("check", "model.py", cwd=tmp_path)
+    delta = index.with_name("index-delta.json")
+    assert index.read_bytes() == whole and delta.exists()
+    assert os.path.abspath(tmp_path / "util_3.py") in json.loads(delta.read_text())
+    scanned = []
+    real = project_module.exports_of
+    monkeypatch.setattr(project_module, "exports_of", lambda raw: scanned.append(raw) or real(raw))
+    again = run_cli("check", "model.py", cwd=tmp_path)
+    monkeypatch.undo()
+    assert scanned == [] and again.stdout == first.stdout
+    for n in range(20):
+        (tmp_path / f"util_{n}.py").write_text(f"X = {n + 100}\n")
+    run_cli("check", ".", cwd=tmp_path)
+    assert not delta.exists() and index.read_bytes() != whole

@@ -219,3 +219,31 @@ def test_the_cached_run_follows_a_change_in_the_dict_of_another_module(tmp_path)
     assert _check(tmp_path, "pkg/models/net.py") == (0, [])
     (tmp_path / "pkg/factory.py").write_text(textwrap.dedent(FACTORY), encoding="utf-8")
     assert _check(tmp_path, "pkg/models/net.py") == (1, [("pkg/models/net.py", 10, "MP101")])
+
+
+import pytest  # noqa: E402
+
+from mplint.run.module_returns import _may_return_modules  # noqa: E402
+
+_EXPORTS = (("keras", "keras"),)
+
+
+@pytest.mark.parametrize("body, expected", [
+    ("def f():\n    return keras.layers\n", True),
+    ("def f():\n    _L = kwargs.get('layers', keras.layers)\n    return _L\n", True),
+    ("_L = keras.layers\ndef f():\n    return _L\n", True),
+    ("_L = keras.layers  # the layers\ndef f():\n\treturn (_L, x)\n", True),
+    # the gate's literal searches must keep the line-start shapes
+    ("def f():\n    x = 1; return keras.layers\n", False),  # not alone on its line
+    ("return keras.layers\n", False),  # not indented: no function's return
+    ("def f():\n    xreturn = keras.layers\n    return y\n", False),
+    ("_L = _M = keras.layers\ndef f():\n    return _L\n", False),  # a chain is not followed
+    ("_L += keras.layers\ndef f():\n    return _L\n", False),
+    ("_L: object = keras.layers\ndef f():\n    return _L\n", False),
+    ("x._L = keras.layers\ndef f():\n    return _L\n", False),
+    ("_LX = keras.layers\ndef f():\n    return _L\n", False),
+    ("X_L = keras.layers\ndef f():\n    return _L\n", False),
+    ("_L = other.layers\ndef f():\n    return _L\n", False),
+])
+def test_the_byte_gate_reads_only_returns_and_assignments_that_start_their_line(body, expected):
+    assert _may_return_modules(("import keras\n" + body).encode(), _EXPORTS) is expected

@@ -333,3 +333,33 @@ def test_module_names_read_from_strings_are_those_pathlib_reads(tmp_path, name, 
     names = _module_names.__wrapped__(path, base)
     above = [folder, *folder.parents]  # the shortest name is imported from the file's own folder
     assert _importable.__wrapped__(path, base) == tuple((n, above[len(names) - 1 - i]) for i, n in enumerate(names))
+
+
+def test_a_cached_one_file_run_scans_only_the_changed_file(tmp_path, monkeypatch):
+    """A one-file run keeps the byte facts (re-exports, version-guarded imports, policy
+    mentions) of every file it reads, the setters it leaves unparsed included, by content:
+    after another file changed, the next cached run scans that file's bytes alone, and a
+    version-guarded import read from the index still decides the checked module's version."""
+    from test_version_routes import _project
+
+    _project(tmp_path, "tf.__version__.startswith('2')", "tf2", "tf1")
+    write_files(tmp_path, {"setup.py": "", "src/util.py": "X = 1\n", # a setter whose policy reaches no checked file: never parsed
+                           "tools/amp.py": "import tensorflow as tf\n"
+                                           "tf.keras.mixed_precision.set_global_policy('mixed_float16')\n"})
+    named = ("check", "--select", "MP402", "src/tf2/trainer.py")
+    first = run_cli(*named, cwd=tmp_path)
+    assert "bin/exec.py" in first.stdout  # the guard in bin/exec.py decided its version
+    (tmp_path / "src" / "util.py").write_text("X = 2\n")
+    scanned: List[bytes] = []
+    real = project_module.exports_of
+
+    def spy(raw: bytes):
+        scanned.append(raw)
+        return real(raw)
+
+    monkeypatch.setattr(project_module, "exports_of", spy)
+    again = run_cli(*named, cwd=tmp_path)
+    assert scanned == [b"X = 2\n"]  # util.py's new bytes, nothing else
+    assert again.stdout == first.stdout
+    monkeypatch.undo()
+    assert again.stdout == run_cli("check", "--no-cache", *named[1:], cwd=tmp_path).stdout

@@ -18,7 +18,7 @@ import re
 import stat
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from mplint import __version__
 from mplint.core import reads
@@ -30,13 +30,18 @@ FOLDER = ".mplint_cache"
 #: the layout of the files in a version's folder (2: summaries in their own file; 4: the
 #: index keeps the TensorFlow and Keras names each file hands on and takes; 5: a result keeps
 #: the digests of the other files its checks read; 6: what a file hands on includes the
-#: modules its functions return)
-FORMAT = 6
+#: modules its functions return; 7: an index entry keeps the modules a file imports under a
+#: version guard, and a file left unparsed keeps its bytes' facts)
+FORMAT = 7
 #: index key of the program model's result
 PROGRAM = "program:"
 #: results for named files kept besides the whole project's (one per set of files)
 SCOPED_PROGRAMS = 8
 KEEP_RUN_FILES = 8
+#: the most changed index entries kept in ``index-delta.json`` beside ``index.json`` before
+#: the whole index is written again: a pre-commit run after an edit changes an entry or
+#: two of an index of thousands, and writing those alone is what keeps it cheap
+INDEX_DELTA_LIMIT = 256
 RACY_NS = 2_000_000_000
 
 
@@ -64,6 +69,18 @@ class Cache:
         #: read from it or written to it, and the run goes on without a cache
         self.usable = _owned(folder) and _plain_folder_or_none(self.version_dir)
         self._index: Dict[str, list] = self._load(self.version_dir / "index.json") if self.usable else {}
+        #: entries written since ``index.json`` was (None: deleted), applied over it
+        self._delta: Dict[str, Optional[list]] = {}
+        if self.usable and self._index:
+            self._delta.update(self._load(self.version_dir / DELTA))
+        for key, entry in self._delta.items():
+            if entry is None:
+                self._index.pop(key, None)
+            else:
+                self._index[key] = entry
+        #: index keys this run wrote or deleted, and its index entries found unchanged
+        self._changed: Set[str] = set()
+        self._unchanged = 0
         self._index_dirty = False
         #: index payloads already read, by their repr (see _facts)
         self._facts_by_shape: Dict[str, Any] = {}
@@ -111,7 +128,10 @@ class Cache:
     # -- project index ---------------------------------------------------------------
     def index_lookup(self, key: str, st: os.stat_result):
         entry = _valid(self._index.get(key))
-        return self._facts(entry) if entry is not None and self._fresh(entry, st) else None
+        if entry is None or not self._fresh(entry, st):
+            return None
+        self._unchanged += 1
+        return self._facts(entry)
 
     def index_get(self, key: str, raw: bytes):
         entry = _valid(self._index.get(key))
@@ -127,8 +147,9 @@ class Cache:
         from mplint.run.project import FileFacts
 
         found = None
-        if isinstance(data, list) and len(data) == 6 and _strings(data[0]) \
+        if isinstance(data, list) and len(data) == 8 and _strings(data[0]) \
                 and isinstance(data[1], bool) and _strings(data[2]) and isinstance(data[5], bool) \
+                and _strings(data[6]) and isinstance(data[7], bool) \
                 and all(isinstance(pairs, list) and all(isinstance(e, list) and _strings(e) and len(e) == 2
                                                         for e in pairs) for pairs in data[3:5]):
             found = FileFacts.from_json(data)
@@ -137,6 +158,7 @@ class Cache:
 
     def index_put(self, key: str, raw: bytes, facts, st: Optional[os.stat_result] = None) -> None:
         self._index[key] = self._entry(content_hash(raw), facts.to_json(), st)
+        self._changed.add(key)
         self._index_dirty = True
 
     # -- module summaries (the program model), loaded when first asked for ---------------
@@ -170,12 +192,15 @@ class Cache:
         results for named files (pre-commit runs) keep theirs, so a run over the whole
         tree in between does not make the next pre-commit run build the model again."""
         self._index[PROGRAM + scope] = [stamp, payload, 0, -1, time.time_ns()]
+        self._changed.add(PROGRAM + scope)
         for bad in [k for k in self._index if k.startswith(PROGRAM) and _valid(self._index[k]) is None]:
             del self._index[bad]
+            self._changed.add(bad)
         scoped = sorted((k for k in self._index if k.startswith(PROGRAM) and k != PROGRAM),
                         key=lambda k: self._index[k][4])
         for old in scoped[:-SCOPED_PROGRAMS]:
             del self._index[old]
+            self._changed.add(old)
         self._index_dirty = True
 
     # -- results ---------------------------------------------------------------------
@@ -233,7 +258,7 @@ class Cache:
                 return
             self._prepare()
             if self._index_dirty:
-                _write_json(self.version_dir / "index.json", self._index)
+                self._save_index()
                 self._index_dirty = False
             if self._summaries_dirty and self._summaries is not None:
                 _write_json(self.version_dir / "summaries.json", self._summaries)
@@ -246,6 +271,23 @@ class Cache:
                 self._prune()
         except OSError:
             pass
+
+    def _save_index(self) -> None:
+        """Only the changed entries (``index-delta.json``) when they are few and the run
+        found most of the index unchanged (a pre-commit run); else the whole index. An
+        index that could not be read, or that this run mostly rewrote, is written whole."""
+        delta = dict(self._delta)
+        delta.update((key, self._index.get(key)) for key in self._changed)
+        if self._index and len(delta) <= INDEX_DELTA_LIMIT and self._unchanged >= 8 * len(self._changed) \
+                and os.path.isfile(self.version_dir / "index.json"):
+            _write_json(self.version_dir / DELTA, delta)
+            self._delta = delta
+        else:
+            _write_json(self.version_dir / "index.json", self._index)
+            self._delta = {}
+            if os.path.lexists(self.version_dir / DELTA):
+                os.unlink(self.version_dir / DELTA)
+        self._changed.clear()
 
     def _prepare(self) -> None:
         """Create the folder, tagged as mplint's first of all; re-check that it is
@@ -278,6 +320,8 @@ class Cache:
             old.unlink()
 
 
+#: the index entries changed since ``index.json`` was written (see ``Cache._save_index``)
+DELTA = "index-delta.json"
 #: what marks a cache folder as mplint's (https://bford.info/cachedir/)
 TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
        "# This file is a cache directory tag created by mplint.\n")

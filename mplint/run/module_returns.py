@@ -32,8 +32,10 @@ from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 from mplint.core.python_syntax import tree_or_none
 from mplint.semantic.vocabulary import TENSORFLOW_PACKAGES
 
-#: a ``return`` of a bare name, a dotted name or a tuple of them (the shape followed)
-_RETURN = re.compile(rb"^[ \t]+return[ \t]+\(?[\w.]+(?:[ \t]*,[ \t]*[\w.]+)*,?\)?[ \t]*(?:#[^\n]*)?$", re.MULTILINE)
+#: a ``return`` of a bare name, a dotted name or a tuple of them (the shape followed); it
+#: starts with a literal word, which the engine finds with a fast search, and that only
+#: indentation stands before it is checked for each match (:func:`_indented`)
+_RETURN = re.compile(rb"return[ \t]+\(?[\w.]+(?:[ \t]*,[ \t]*[\w.]+)*,?\)?[ \t]*(?:#[^\n]*)?$", re.MULTILINE)
 
 Exports = Tuple[Tuple[str, str], ...]
 
@@ -69,20 +71,37 @@ def _may_return_modules(raw: bytes, exports: Exports) -> bool:
     imported = {local.encode() for local, _ in exports}
     returned: Set[bytes] = set()
     for match in _RETURN.finditer(raw):
+        if not _indented(raw, match.start()):
+            continue
         for name in _NAME.findall(match.group(0).split(b"return", 1)[1].split(b"#", 1)[0]):
             if name.split(b".", 1)[0] in imported:
                 return True
             returned.add(name)
-    for name, value in _ASSIGNED.findall(raw):
-        if name in returned and (value.endswith(b".get(") or (b"." in value and value.split(b".", 1)[0] in imported)):
-            return True
+    if not returned:
+        return False
+    for match in _ASSIGNED_VALUE.finditer(raw):
+        value = match.group(1)
+        if value.endswith(b".get(") or (b"." in value and value.split(b".", 1)[0] in imported):
+            target = _TARGET.fullmatch(raw, raw.rfind(b"\n", 0, match.start()) + 1, match.start())
+            if target is not None and target.group(1) in returned:
+                return True
     return False
+
+
+def _indented(raw: bytes, at: int) -> bool:
+    """Only spaces and tabs, at least one, stand before ``at`` on its line."""
+    before = raw[raw.rfind(b"\n", 0, at) + 1:at]
+    return bool(before) and not before.strip(b" \t")
 
 
 #: a name or dotted name in a ``return`` line
 _NAME = re.compile(rb"[A-Za-z_][\w.]*")
-#: ``name = something.get(`` or ``name = a.dotted.name`` (a module's attribute, maybe)
-_ASSIGNED = re.compile(rb"^[ \t]*(\w+)[ \t]*=[ \t]*([\w.]+\.get\(|[\w.]+(?=[ \t]*(?:#[^\n]*)?$))", re.MULTILINE)
+#: the value of ``name = something.get(`` or ``name = a.dotted.name`` (a module's
+#: attribute, maybe), from its ``=`` (a literal start: a fast search); the name is read
+#: back from the start of the line (:data:`_TARGET`)
+_ASSIGNED_VALUE = re.compile(rb"=[ \t]*([\w.]+\.get\(|[\w.]+(?=[ \t]*(?:#[^\n]*)?$))", re.MULTILINE)
+#: the line before such an ``=``: one name, indented or not
+_TARGET = re.compile(rb"[ \t]*(\w+)[ \t]*")
 
 
 def _module_level_names(tree: ast.Module, imported: Dict[str, Set[str]]) -> Dict[str, FrozenSet[str]]:

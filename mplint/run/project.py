@@ -31,7 +31,7 @@ from mplint.run.program import (ProgramModel, ProgramResult, Route, content_view
                                 program_view)
 from mplint.run.reexports import Exports, HandedOn, exports_of
 from mplint.run.summaries import ModuleSummary, summarize
-from mplint.run.version_routes import guarded_modules
+from mplint.run.version_routes import guarded_modules, guarded_names
 from mplint.semantic.test_modules import is_test_path
 from mplint.semantic.visibility import is_private_name
 from mplint.semantic.vocabulary import MAYBE_MIXED, MIXED_POLICIES, REWRITE_WORDS
@@ -218,6 +218,12 @@ class FileFacts:
     #: its bytes name a policy or rewrite API (:func:`may_set_facts`): a program of the
     #: project may set a policy here, so the project is not only a library
     mentions_policy: bool = field(default=False, compare=False)
+    #: the modules it imports under a version guard (:func:`version_routes.guarded_names`)
+    guarded: Tuple[str, ...] = ()
+    #: False: only its bytes were read (:func:`byte_facts`), not parsed, so the policies it
+    #: sets are unknown; a one-file run keeps them all the same, by content, for the files
+    #: it leaves unparsed, so the next run reads none of their bytes again
+    parsed: bool = True
 
     @property
     def empty(self) -> bool:
@@ -225,12 +231,21 @@ class FileFacts:
 
     def to_json(self) -> list:
         return [list(self.policies), self.rewrite, list(self.imports), [list(e) for e in self.exports],
-                [list(e) for e in self.taken], self.mentions_policy]
+                [list(e) for e in self.taken], self.mentions_policy, list(self.guarded), self.parsed]
 
     @classmethod
     def from_json(cls, data: list) -> "FileFacts":
         return cls(tuple(data[0]), bool(data[1]), tuple(data[2]), tuple((str(a), str(b)) for a, b in data[3]),
-                   tuple((str(a), str(b)) for a, b in data[4]), bool(data[5]))
+                   tuple((str(a), str(b)) for a, b in data[4]), bool(data[5]), tuple(data[6]), bool(data[7]))
+
+
+def byte_facts(path: str, raw: bytes, *, parsed: bool = True) -> FileFacts:
+    """What a file's bytes say without a parse, scanned once per content and kept in its
+    index entry: the TensorFlow and Keras names it hands on (:func:`reexports.exports_of`),
+    the modules it imports under a version guard, and whether its code names a policy
+    API. ``parsed=False``: the file may set a policy but is left unparsed for now."""
+    return FileFacts(exports=exports_of(raw), guarded=guarded_names(raw),
+                     mentions_policy=mentions_policy_in_code(path, raw), parsed=parsed)
 
 
 def governs(importer: str, facts: FileFacts, path: str, root: Optional[Path]) -> bool:
@@ -516,7 +531,9 @@ def index_source(path: str, raw: bytes, parsed: Optional[Dict[str, object]] = No
         parsed[os.path.abspath(path)] = module
     found = _collect(module, path, project)
     taken = project.taken(path, found.imports) if project is not None else ()
-    return dataclasses.replace(found, exports=exports_of(raw), taken=taken, mentions_policy=mentions_policy_in_code(path, raw))
+    scanned = byte_facts(path, raw)
+    return dataclasses.replace(found, exports=scanned.exports, taken=taken, mentions_policy=scanned.mentions_policy,
+                               guarded=scanned.guarded)
 
 
 def names_for(module, path: str, project: Optional["ProjectFacts"]) -> "NameResolver":
@@ -633,7 +650,6 @@ def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], 
     for path in [*extra, *files]:
         unique.setdefault(os.path.abspath(path), path)
     out = ProjectFacts(root, pins=project_pins(root, unique), shown_from=Path(os.getcwd()))
-    out.pins.guarded = guarded_modules(unique, lambda key: _content(key, unique, contents), root)
     # The program model answers for the checked files; for the whole project when
     # it is checked, or when the checked files are not known.
     checked = None if walked is not None or not extra else sorted(
@@ -649,7 +665,11 @@ def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], 
     programs_with_policies = False
     # First what every file hands on (a file's policy calls may name a re-exported keras),
     # then the facts, from the cache where what the file took is unchanged.
-    read: List[Tuple[str, str, Optional[os.stat_result], Optional[bytes], Optional[FileFacts]]] = []
+    read: List[Tuple[str, str, Optional[os.stat_result], Optional[bytes], Optional[FileFacts], Optional[FileFacts]]] = []
+    #: each file's version-guarded imports (:func:`guarded_names`), from its index entry
+    guarded: Dict[str, Tuple[str, ...]] = {}
+    #: files whose byte facts were scanned in this run, not stored yet
+    unstored: Set[str] = set()
     for key, path in unique.items():
         raw = contents.get(path) if contents is not None else None  # an editor's buffer
         try:
@@ -661,23 +681,42 @@ def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], 
         else:
             stamps.append((key, st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns))
         item = cache.index_lookup(key, st) if cache is not None and st is not None else None
-        if item is None:
+        scanned: Optional[FileFacts] = None  # its bytes' facts, when it was left unparsed
+        if item is not None and not item.parsed:
+            scanned, item = item, None
+        stored: Optional[FileFacts] = None  # the entry for its content (a file touched, not changed)
+        if item is None and scanned is None:
             raw = raw if raw is not None else _content(key, unique, contents)
             if raw is None:
                 continue
             if contents is not None:
                 contents[path] = raw
-            if not may_set_facts(raw):
-                item = FileFacts(exports=exports_of(raw))
+            stored = cache.index_get(key, raw) if cache is not None else None
+            if stored is not None and not stored.parsed:
+                scanned = stored
+                cache.index_put(key, raw, stored, st)  # with its stamp now
+            elif stored is None and not may_set_facts(raw):
+                item = byte_facts(path, raw)
                 if cache is not None:
                     cache.index_put(key, raw, item, st)
+            elif stored is None and cache is not None and checked is not None:
+                # a file that may set a policy, which a run of named files may leave
+                # unparsed: its byte facts, scanned once, are stored below if it is
+                scanned = byte_facts(path, raw, parsed=False)
+                unstored.add(key)
+        known = item if item is not None else scanned if scanned is not None else stored
         if not programs_with_policies and not is_test_path(key) and (
-                item.mentions_policy if item is not None else _mentions_policy(key, path, raw, cache, unique, contents)):
+                known.mentions_policy if known is not None else _mentions_policy(key, path, raw, cache, unique, contents)):
             programs_with_policies = True
-        exports = item.exports if item is not None else exports_of(raw or b"")
+        exports = known.exports if known is not None else exports_of(raw or b"")
         if exports:
             out.exports[key] = exports
-        read.append((key, path, st, raw, item))
+        names = known.guarded if known is not None else guarded_names(raw)
+        if names:
+            guarded[key] = names
+        read.append((key, path, st, raw, item, scanned))
+    out.pins.guarded = guarded_modules(unique, lambda key: _content(key, unique, contents), root,
+                                       lambda key: guarded.get(key, ()))
     out.library_setting = settings.library
     out.policy_free = root is not None and not programs_with_policies
     out.packaged = root is not None and out.policy_free and is_packaged(root)
@@ -689,7 +728,7 @@ def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], 
     out.reexports()  # once, before parses are forked
     # Each file's facts: from the cache, else parsed below, all together (within the budget).
     decided: List[Tuple[str, Optional[os.stat_result], Optional[bytes], Optional[FileFacts]]] = []
-    for key, path, st, raw, item in read:
+    for key, path, st, raw, item, scanned in read:
         if item is not None and item.taken != out.taken(key, item.imports):
             item = None  # a module it imports from hands on something else now
         if item is None:
@@ -697,7 +736,7 @@ def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], 
             if raw is None:
                 continue
             item = cache.index_get(key, raw) if cache is not None else None
-            if item is not None and item.taken != out.taken(key, item.imports):
+            if item is not None and (not item.parsed or item.taken != out.taken(key, item.imports)):
                 item = None
             if item is None:
                 if assumed_mixed and not may_enable_rewrite(raw):
@@ -705,6 +744,8 @@ def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], 
                 if checked is not None and key not in checked_set and not (
                         may_enable_rewrite(raw) and checked_names.may_pair(key, raw)):
                     others.pending.add(key)  # parsed only if its policy may reach a checked file
+                    if cache is not None and scanned is not None and key in unstored:  # for the next run
+                        cache.index_put(key, raw, scanned, st)
                     continue
                 decided.append((key, st, raw, None))
                 continue

@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 import os
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from mplint.run.library import imported_modules, is_script
 from mplint.run.module_paths import absolute_import, importable, on_path
@@ -31,16 +31,20 @@ Guard = Tuple[str, VersionRange]
 
 
 def guarded_modules(files: Iterable[str], read: Callable[[str], Optional[bytes]],
-                    root: Optional[Path]) -> Dict[str, Tuple[Pin, ...]]:
+                    root: Optional[Path],
+                    imports_of: Optional[Callable[[str], Sequence[str]]] = None) -> Dict[str, Tuple[Pin, ...]]:
     """Module (absolute path) -> the pins its import guards state, for each module every
     import of which in the project sits under a version guard of one package, or in a
     module that is itself imported only so (``distributed_trainer.py`` beside it doing
-    ``from . import trainer``)."""
+    ``from . import trainer``). ``imports_of``: each file's :func:`guarded_names`, as the
+    project index keeps them by content (default: read from its bytes now)."""
     if root is None:
         return {}
+    if imports_of is None:
+        imports_of = lambda key: guarded_names(read(key))  # noqa: E731
     keys = sorted({os.path.abspath(path) for path in files if path.endswith(".py")})
     # Most projects guard no import: the module map is built only for one that does.
-    guarded = [(key, names) for key, names in ((key, _guarded_names(read(key))) for key in keys) if names]
+    guarded = [(key, found) for key, found in ((key, imports_of(key)) for key in keys) if found]
     if not guarded:
         return {}
     targets: Dict[str, List[Tuple[str, Path]]] = {}
@@ -92,12 +96,12 @@ def guarded_modules(files: Iterable[str], read: Callable[[str], Optional[bytes]]
     return out
 
 
-def _guarded_names(raw: Optional[bytes]) -> List[str]:
-    """The modules a file imports under a version guard (a byte test first: most
-    files name no ``__version__``)."""
+def guarded_names(raw: Optional[bytes]) -> Tuple[str, ...]:
+    """The modules a file imports under a version guard, a fact of its bytes alone (a
+    byte test first: most files name no ``__version__``)."""
     if raw is None or b"__version__" not in raw or b"import" not in raw:
-        return []
-    return [name for name, _, _ in _guarded_imports(raw)]
+        return ()
+    return tuple(sorted({name for name, _, _ in _guarded_imports(raw)}))
 
 
 def _is_program(module: str, read: Callable[[str], Optional[bytes]]) -> bool:
