@@ -1195,6 +1195,12 @@ class ModelOutputs(Analysis):
         """The plain assignments (see :meth:`_plain_binding`) whose value ``name`` may
         hold here, one per arm that assigns it; None stands for any other binding."""
         reaching = loc.reaching(name.value)
+        # An arm whose test the followed calls decide against never runs there
+        # (``if not last: x = ReLU()(x)`` in ``conv_t_block(x, 3, last=True)``).
+        live = [b for b in reaching if not self._arm_skipped(b, loc)]
+        decided = bool(live) and len(live) < len(reaching)
+        if decided:
+            reaching = live
         # ``out = Dense(n)(x)`` then ``if mixed: out = Activation(..., dtype="float32")(out)``
         # overrides the first value under a condition that may always hold where the
         # policy is mixed: only the latest is judged, as before. A value rebound under
@@ -1204,9 +1210,23 @@ class ModelOutputs(Analysis):
         if len(reaching) <= 1 or any(
                 set(a.branches) < set(b.branches) and _names_float32(b.value)
                 for a in reaching for b in reaching):
-            return [self._plain_binding(name, loc)]
+            if not decided:
+                return [self._plain_binding(name, loc)]
+            reaching = [max(reaching, key=lambda b: b.order)]
         return [b if b.kind in ("assign", "annassign") and id(b.node) not in self._loop_assigns else None
                 for b in reaching]
+
+    def _arm_skipped(self, binding: Binding, use: Location) -> bool:
+        """Whether a test of an arm around ``binding`` is certainly decided against it by
+        the calls followed to ``use`` (their arguments and defaults): that arm never runs."""
+        if binding.scope is None or not binding.branches or not use.context:
+            return False
+        where = binding.location().within(use.context)
+        for _, arm, test in binding.branches:
+            truth = _truth(test, where, self.ctx)
+            if truth is not None and truth != (arm == "body"):
+                return True
+        return False
 
     def _plain_binding(self, name: cst.Name, loc: Location) -> Optional[Binding]:
         """The single-value assignment ``name`` refers to; None for parameters, loop
@@ -1226,6 +1246,23 @@ class ModelOutputs(Analysis):
             return None
         assert isinstance(binding.node, cst.FunctionDef)
         return binding.node
+
+
+def _truth(test: Optional[cst.BaseExpression], loc: Location, ctx: Context) -> Optional[bool]:
+    """Whether ``test`` is certainly true (False: certainly false) where ``loc`` is, read
+    through the followed calls' arguments; None when any of its values is unknown."""
+    if test is None:
+        return None
+    negate = False
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test, negate = test.expression, not negate
+    found = ctx.values.values(test, loc)
+    if not found:
+        return None
+    truths = {bool(value) for value in found}
+    if len(truths) != 1:
+        return None
+    return truths.pop() != negate
 
 
 def _names_tensorflow(names: FrozenSet[str]) -> bool:
