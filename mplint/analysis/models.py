@@ -140,6 +140,8 @@ class ModelOutputs(Analysis):
         self._stores: Dict[str, List[Tuple[Optional[cst.BaseExpression], Location]]] = {}
         #: the ``container[key]`` target of each store, by id of the value stored
         self._store_keys: Dict[int, cst.Subscript] = {}
+        #: loss functions called in the file (``ops.categorical_crossentropy(...)``), where
+        self._loss_calls: List[Tuple[cst.Call, Location]] = []
         self._resolved: Optional[List[ModelOutput]] = None
         self._model_class_scopes: Optional[Dict[int, Tuple[cst.ClassDef, Scope]]] = None
         self._expanding: Set[int] = set()
@@ -249,6 +251,8 @@ class ModelOutputs(Analysis):
                 self._passed.setdefault(arg.value.value, []).append((node, loc))
         resolved = self.ctx.names.resolve(func)
         self._callee_names[id(func)] = resolved
+        if _is_loss_function(resolved):
+            self._loss_calls.append((node, loc))
         if resolved & PARTIALS and node.args and node.args[0].keyword is None:
             self._callee_names[id(node.args[0].value)] = self.ctx.names.resolve(node.args[0].value)
         if _is_super_init(func) and positional_or_keyword(node, 1, "outputs") is not None:
@@ -453,6 +457,22 @@ class ModelOutputs(Analysis):
             layer = self._layer(call.func, loc, 0) if isinstance(call.func, (cst.Call, cst.Name)) else None
             if layer is not None and not layer.layer_class & SIZE_KEEPING_LAYERS:
                 return True  # a layer that computes on it (not a softmax for a predictor)
+        return False
+
+    def loss_computed_on(self, output: ModelOutput) -> bool:
+        """Whether the model's own code computes a loss on the output tensor: the variable
+        it is bound to is read by a loss function called after it, in the same function
+        (``logits = self.head(h)`` then ``self.last_loss = ops.categorical_crossentropy(
+        ops.reshape(logits, ...), ...)`` in ``call``). Such a 16-bit output is no user's
+        logits to cast: the library's loss itself runs on it."""
+        if not isinstance(output.expression, cst.Call):
+            return False
+        for call, loc in self._loss_calls:
+            name = _bound_to(output.expression, loc)
+            binding = None if name is None else _binding_of(output.expression, loc, name)
+            if name is not None and binding is not None and loc.order > binding.order \
+                    and loc.lookup(name) is binding and _reads(call, name):
+                return True
         return False
 
     def _makes(self, value: cst.Call, loc: Location, model: Tuple[cst.Call, Location]) -> bool:
@@ -1263,6 +1283,22 @@ def _truth(test: Optional[cst.BaseExpression], loc: Location, ctx: Context) -> O
     if len(truths) != 1:
         return None
     return truths.pop() != negate
+
+
+#: loss functions of TensorFlow and Keras, by the last part of their canonical name
+_LOSS_FUNCTIONS = frozenset({
+    "categorical_crossentropy", "sparse_categorical_crossentropy", "binary_crossentropy",
+    "binary_focal_crossentropy", "categorical_focal_crossentropy",
+    "softmax_cross_entropy_with_logits", "softmax_cross_entropy_with_logits_v2",
+    "sparse_softmax_cross_entropy_with_logits", "sigmoid_cross_entropy_with_logits",
+    "mean_squared_error", "mean_absolute_error", "huber", "kl_divergence", "log_cosh",
+})
+
+
+def _is_loss_function(names: FrozenSet[str]) -> bool:
+    """A TensorFlow or Keras loss function (``keras.ops.categorical_crossentropy``,
+    ``tf.nn.softmax_cross_entropy_with_logits``, ``keras.losses.mean_squared_error``)."""
+    return _names_tensorflow(names) and any(name.rpartition(".")[2] in _LOSS_FUNCTIONS for name in names)
 
 
 def _names_tensorflow(names: FrozenSet[str]) -> bool:

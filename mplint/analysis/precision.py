@@ -59,7 +59,8 @@ class SixteenBitOutput:
     #: set when the producer is a Lambda or a custom layer class of the file
     custom: Optional[CustomLayer] = None
     #: found only as a library's public model, under the mixed policy its users may set
-    #: (``ModuleFacts.library_policy``): MP101's, never MP102's (logits are the user's)
+    #: (``ModuleFacts.library_policy``): MP101's; MP102's only where the model's own code
+    #: computes a loss on the output (other logits are the user's to cast)
     library: bool = False
     #: the 16-bit layers that only move or keep the softmax's values on to the output
     #: (a Reshape, a Dropout): each autocasts its input, so each needs float32 too
@@ -114,8 +115,8 @@ class OutputPrecision(Analysis):
                 if not kept_by:
                     judged = self._judge(output.producer, policy, models, 0) \
                         or self._cast_softmax(output, policy, models)
-                if judged is None or (library and not judged[1]):
-                    continue
+                if judged is None or (library and not judged[1] and not models.loss_computed_on(output)):
+                    continue  # a library's logits are its users' to cast, unless its own loss reads them
                 found = SixteenBitOutput(output, judged[0], judged[1], judged[2], self._custom(judged[0]),
                                          library, kept_by)
                 if found.custom is not None and not found.custom.line and output.style == "functional" \
