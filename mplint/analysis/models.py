@@ -381,6 +381,17 @@ class ModelOutputs(Analysis):
         scope = next((s for node, s, _ in self._classes if node is classdef), None)
         return [] if scope is None else list(self._subclassed(scope, 0))
 
+    def built_model_outputs(self, expr: cst.BaseExpression, loc: Location) -> Optional[List[Output]]:
+        """The outputs of the model ``expr`` denotes (a ``Model(...)`` call, through
+        variables and the functions that return it: ``build_generator()`` returning
+        ``Model(inputs, out)``), each with its producer; None when ``expr`` is no model
+        followed here. What another module asks of a builder of this one whose model it
+        calls as a layer (a GAN's generator inside the combined model)."""
+        layer = self._layer(expr, loc, 0)
+        if layer is None or not self.is_model_constructor(layer.constructor, layer.location):
+            return None
+        return list(self._model_outputs(layer.constructor, layer.location, 0))
+
     def layer(self, expr: cst.BaseExpression, loc: Location) -> Optional[LayerProducer]:
         """The layer ``expr`` denotes (a constructor call, through variables and
         ``self`` attributes), if known: the layer a wrapper such as TimeDistributed runs."""

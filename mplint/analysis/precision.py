@@ -68,6 +68,11 @@ class SixteenBitOutput:
 
     @property
     def node(self) -> cst.Call:
+        """Where the finding points: the producer, or for the last layer of a model of
+        another module called here as a layer (a GAN's generator), the model this output
+        belongs to: the nested model is no bug on its own, its use as this output is."""
+        if self.custom is not None and self.custom.model and isinstance(self.output.model_call, cst.Call):
+            return self.output.model_call
         if isinstance(self.producer, LayerProducer):
             return self.producer.constructor
         assert isinstance(self.producer, OpProducer)
@@ -264,6 +269,10 @@ class OutputPrecision(Analysis):
             return f"give it and the layers that pass it on ({after}) dtype='float32'"
         if custom is None:
             return "give the output layer dtype='float32'"
+        if custom.line and custom.model:
+            return (f"the {custom.name} built at {custom.built_in}:{custom.line}, the last layer of the model "
+                    f"`{custom.head}` builds, computes it; give that layer dtype='float32' or cast the "
+                    f"output here")
         if custom.line:
             return (f"the {custom.name} built at {custom.built_in}:{custom.line}, whose output `{custom.head}` "
                     f"returns, computes it; give that layer dtype='float32'")

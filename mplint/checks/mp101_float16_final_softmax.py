@@ -27,9 +27,8 @@ class Float16FinalSoftmax(Check):
                 continue  # a block of a bigger model of the library: its output is no model's
             compute = precision.compute_name(found)
             if isinstance(found.producer, LayerProducer):
-                call = found.producer.constructor
                 self.report(
-                    call,
+                    found.node,
                     f"final softmax computed in {compute}{self._through(found.producer)}; "
                     f"{precision.layer_advice(found)} so the model's probabilities are float32",
                     output_layer_fix(found, self.ctx),

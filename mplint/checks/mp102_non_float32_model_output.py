@@ -93,9 +93,8 @@ class NonFloat32ModelOutput(Check):
                 continue  # an inner tensor of another model of the file (a feature extractor's output)
             compute = precision.compute_name(found)
             if isinstance(found.producer, LayerProducer):
-                call = found.producer.constructor
                 self.report(
-                    call,
+                    found.node,
                     f"model output computed in {compute}; {precision.layer_advice(found)} "
                     f"so the model's outputs (and the loss) are float32",
                     self._unless_a_block(found.output.model_call, output_layer_fix(found, self.ctx)),
