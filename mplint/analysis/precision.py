@@ -68,11 +68,19 @@ class SixteenBitOutput:
 
     @property
     def node(self) -> cst.Call:
-        """Where the finding points: the producer, or for the last layer of a model of
-        another module called here as a layer (a GAN's generator), the model this output
-        belongs to: the nested model is no bug on its own, its use as this output is."""
-        if self.custom is not None and self.custom.model and isinstance(self.output.model_call, cst.Call):
+        """Where the finding points: the producer; or, for a layer of another module (the
+        last layer of a model built there and called here as a layer, a GAN's generator;
+        a head class or function there), the functional model whose output it becomes,
+        with that layer's line in the message: the layer is no bug on its own (the same
+        generator or head inside a bigger network is right), its use as this model's
+        output is, and one finding per bug lands where the model is."""
+        if self.custom is not None and self.custom.line and isinstance(self.output.model_call, cst.Call):
             return self.output.model_call
+        return self.producer_node
+
+    @property
+    def producer_node(self) -> cst.Call:
+        """The call that computes the output (a layer's constructor, an op)."""
         if isinstance(self.producer, LayerProducer):
             return self.producer.constructor
         assert isinstance(self.producer, OpProducer)
@@ -127,11 +135,11 @@ class OutputPrecision(Analysis):
                 if found.custom is not None and not found.custom.line and output.style == "functional" \
                         and not self.ctx.get(CustomLayers).input_is_float(output):
                     continue  # an integer input stays integer: Keras autocasts only floats
-                if (id(found.node), found.softmax) in seen:
+                if (id(found.producer_node), found.softmax) in seen:
                     continue  # judged again in another call of its builder, alike
                 # ``build(10, "softmax")`` and ``build(1, "sigmoid")``: one layer, a softmax
                 # (MP101's) in one call and a 16-bit output (MP102's) in the other
-                seen[(id(found.node), found.softmax)] = len(self._found)
+                seen[(id(found.producer_node), found.softmax)] = len(self._found)
                 self._found.append(found)
         return self._found
 
