@@ -131,12 +131,16 @@ class CustomLayers(Analysis):
                 or imported_factory(self.ctx, func, layer.constructor)
         return None
 
-    def model_call_output(self, call: cst.Call, loc: Location) -> Optional[CustomLayer]:
+    def model_call_output(self, call: cst.Call, loc: Optional[Location] = None) -> Optional[CustomLayer]:
         """When ``call`` calls a model as a layer (``gen_out = self.gen_model(x)``, the model
         built by a function or a class's method of this file or another module): the
         Keras layer computing its one output, when certainly 16-bit under a mixed policy
         (its line and module in the answer); None when anything is unknown. The tensor
-        rules ask it for a nested model's output dtype."""
+        rules ask it for a nested model's output dtype (``loc``: where the call is made,
+        with the calls followed to reach it; by default, where the walk saw it)."""
+        loc = loc if loc is not None else self._calls.get(id(call))
+        if loc is None:
+            return None
         models = self.ctx.get(ModelOutputs)
         layer = models.layer(call.func, loc)
         if layer is None:
