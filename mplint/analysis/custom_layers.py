@@ -228,6 +228,16 @@ class CustomLayers(Analysis):
         return CustomLayer(min(layer.layer_class).rpartition(".")[2], is_softmax_layer(layer, self.ctx), False,
                            True, os.path.basename(path), position.start.line, name, model)
 
+    def passthrough_named(self, name: str, call: cst.Call) -> Optional[int]:
+        """Which input the layer class ``name`` of this module hands on unchanged when
+        another module's ``call`` builds it (its literal arguments bind ``__init__``)."""
+        binding = self.ctx.scopes.module_scope.lookup(name)
+        if binding is None or binding.kind != "class" or not isinstance(binding.node, cst.ClassDef):
+            return None
+        built = cst.Call(func=cst.Name(name), args=[arg.with_changes(value=_literal(arg.value)) for arg in call.args])
+        return self.ctx.get(ModelOutputs).passthrough(binding.node, built,
+                                                      Location(self.ctx.scopes.module_scope, _AFTER_ALL))
+
     def judge_class_named(self, name: str) -> Optional[CustomLayer]:
         """A class of this module, by name, judged as :meth:`judge` would (another
         module's layer classes are judged so; their own imports are not followed)."""

@@ -27,7 +27,7 @@ from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Set, Tup
 
 import libcst as cst
 
-from mplint.analysis.imported_layers import imported_function_definition
+from mplint.analysis.imported_layers import imported_function_definition, imported_passthrough
 from mplint.rule.check import Analysis, Context
 from mplint.semantic.call_args import first_tensor_argument, positional_or_keyword
 from mplint.semantic.scopes import (
@@ -142,6 +142,9 @@ class ModelOutputs(Analysis):
         self._store_keys: Dict[int, cst.Subscript] = {}
         #: loss functions called in the file (``ops.categorical_crossentropy(...)``), where
         self._loss_calls: List[Tuple[cst.Call, Location]] = []
+        #: producers whose tensor reaches an output through a pass-through layer class,
+        #: which autocasts its floating inputs to the compute dtype again
+        self._recast: Set[int] = set()
         self._resolved: Optional[List[ModelOutput]] = None
         self._model_class_scopes: Optional[Dict[int, Tuple[cst.ClassDef, Scope]]] = None
         self._expanding: Set[int] = set()
@@ -466,9 +469,17 @@ class ModelOutputs(Analysis):
             if call is output.model_call or loc.scope is not where.scope or loc.lookup(name) is not binding:
                 continue
             layer = self._layer(call.func, loc, 0) if isinstance(call.func, (cst.Call, cst.Name)) else None
+            if layer is not None and self._passed_through(layer, call, loc) is not None:
+                continue  # a pass-through layer (``Named()(logits)``) hands the tensor on as it is
             if layer is not None and not layer.layer_class & SIZE_KEEPING_LAYERS:
                 return True  # a layer that computes on it (not a softmax for a predictor)
         return False
+
+    def recast_after(self, producer: "Producer") -> bool:
+        """Whether the producer's tensor reaches a model output through a pass-through
+        layer class (``Masked()([probs, mask])``): Keras autocasts that layer's floating
+        inputs to the compute dtype, so a float32 producer alone leaves the output 16-bit."""
+        return id(_producer_call(producer)) in self._recast
 
     def loss_computed_on(self, output: ModelOutput) -> bool:
         """Whether the model's own code computes a loss on the output tensor: the variable
@@ -903,6 +914,13 @@ class ModelOutputs(Analysis):
                     nested = list(self._model_outputs(layer.constructor, layer.location, depth + 1))
                     yield from nested if nested else [(expr, None)]
                 else:
+                    passed = self._passed_through(layer, expr, loc)
+                    if passed is not None:  # ``Masked()([probs, mask])`` hands ``probs`` on
+                        for found in self._tensor(passed[0], passed[1], depth + 1):
+                            if isinstance(found[1], (LayerProducer, OpProducer)):
+                                self._recast.add(id(_producer_call(found[1])))
+                            yield found
+                        return
                     inner = self._wrapped(layer, depth + 1)
                     yield inner if inner is not None else (expr, layer)
                 return
@@ -995,6 +1013,98 @@ class ModelOutputs(Analysis):
         if inner is None or not any(name.startswith("keras.") for name in inner.layer_class):
             return None
         return value, inner
+
+    def _passed_through(self, layer: LayerProducer, call: cst.Call,
+                        loc: Location) -> Optional[Tuple[cst.BaseExpression, Location]]:
+        """The input a pass-through layer class hands on as its output when ``call``
+        applies it (``Masked(name="MLM")([probs, mask])`` whose ``call`` returns
+        ``inputs[0] + 0``): a class of this file or of another module of the project
+        (:func:`imported_passthrough`), judged with the constructor's literal arguments."""
+        func = layer.constructor.func
+        if any(name.startswith("keras.") for name in layer.layer_class) or not isinstance(func, cst.Name):
+            return None
+        binding = layer.location.lookup(func.value)
+        if binding is not None:
+            if binding.kind != "class" or not isinstance(binding.node, cst.ClassDef):
+                return None
+            selector = self.passthrough(binding.node, layer.constructor, layer.location)
+        else:
+            selector = imported_passthrough(self.ctx, func, layer.constructor)
+        first = call.args[0] if call.args and call.args[0].keyword is None and not call.args[0].star else None
+        if selector is None or first is None:
+            return None
+        if selector == _WHOLE:
+            return first.value, loc
+        value = first.value
+        if isinstance(value, cst.Name):  # ``pair = [probs, mask]`` then ``Masked()(pair)``
+            bound = self._plain_binding(value, loc)
+            if bound is None or bound.scope is None or bound.value is None:
+                return None
+            value, loc = bound.value, bound.location().within(loc.context)
+        if not isinstance(value, (cst.List, cst.Tuple)) or selector >= len(value.elements) \
+                or any(isinstance(e, cst.StarredElement) for e in value.elements):
+            return None
+        return value.elements[selector].value, loc
+
+    def passthrough(self, classdef: cst.ClassDef, constructor: cst.Call, built: Location) -> Optional[int]:
+        """Which input a layer class of this file returns unchanged, when every ``return``
+        of its ``call`` that can run for this construction is the input (``_WHOLE``) or
+        one item of it (``inputs[0]``, ``inputs[0] + 0``, through a local name): a masking
+        or naming layer. Returns in an arm the construction decides against (``if
+        self.return_masked:`` left at its False default) do not count. None otherwise."""
+        scope = next((s for node, s, _ in self._classes if node is classdef), None)
+        method = _method(scope, "call") if scope is not None else None
+        if scope is None or method is None or len(method.params.params) < 2:
+            return None
+        param = method.params.params[1].name.value
+        init = method_of(scope, "__init__")
+        frame = None if init is None or not isinstance(init.node, cst.FunctionDef) \
+            else CallFrame(init.node, constructor, built, 1)
+        found: Set[int] = set()
+        for value, where in self._returns.get(id(method), []):
+            if frame is not None:
+                where = where.within(built.context).entering(frame)
+            if frame is not None and self._return_skipped(where, scope, frame):
+                continue
+            selector = _selected(value, where, param, 0)
+            if selector is None:
+                return None
+            found.add(selector)
+        return found.pop() if len(found) == 1 else None
+
+    def _return_skipped(self, where: Location, scope: Scope, frame: CallFrame) -> bool:
+        """A ``return`` in an arm whose test, ``self.<flag>`` (or ``not self.<flag>``) kept
+        from an ``__init__`` parameter, the construction decides against."""
+        for _, arm, test in where.branches:
+            negate = False
+            while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+                test, negate = test.expression, not negate
+            kept = self._constructed_value(test, scope, frame) if test is not None else None
+            if kept is not None and (kept != negate) != (arm == "body"):
+                return True
+        return False
+
+    def _constructed_value(self, test: cst.BaseExpression, scope: Scope, frame: CallFrame) -> Optional[bool]:
+        """The truth of ``self.<attr>`` when ``__init__`` sets it once from one of its
+        parameters and the construction passes a literal there, or leaves its literal
+        default; None otherwise."""
+        init = frame.function
+        if not _self_attribute(test) or not isinstance(init, cst.FunctionDef):
+            return None
+        assert isinstance(test, cst.Attribute)
+        bindings = attributes_of(scope, test.attr.value)
+        if len(bindings) != 1 or not isinstance(bindings[0].value, cst.Name) or bindings[0].scope is None \
+                or bindings[0].scope.node is not init:
+            return None
+        name = bindings[0].value.value
+        param = next((p for p in (*init.params.params, *init.params.kwonly_params) if p.name.value == name), None)
+        if param is None:
+            return None
+        given = self.ctx.values.bound_argument(init, param, frame.call, frame.offset, frame.caller)
+        expr = given if isinstance(given, cst.BaseExpression) else param.default if given is None else None
+        found = None if expr is None else self.ctx.values.values(expr, frame.caller)
+        truths = {bool(v) for v in found} if found else set()
+        return truths.pop() if len(truths) == 1 else None
 
     def _layer_outputs(self, expr: cst.BaseExpression, loc: Location, depth: int) -> Iterator[Output]:
         """The output of a layer given as a layer (Sequential items), expanding models."""
@@ -1277,6 +1387,44 @@ class ModelOutputs(Analysis):
             return None
         assert isinstance(binding.node, cst.FunctionDef)
         return binding.node
+
+
+def _producer_call(producer: "Producer") -> cst.Call:
+    return producer.constructor if isinstance(producer, LayerProducer) else producer.call
+
+
+#: a pass-through layer's selector: it returns its whole input
+_WHOLE = -1
+
+
+def _selected(value: cst.BaseExpression, where: Location, param: str, depth: int) -> Optional[int]:
+    """``_WHOLE`` when ``value`` is the parameter ``param`` itself, ``i`` when it is
+    ``param[i]``, through ``+ 0``, ``* 1`` and plain local names; None otherwise."""
+    if depth > 4:
+        return None
+    if isinstance(value, cst.BinaryOperation) and (
+            isinstance(value.operator, cst.Add) and _is_literal(value.right, "0")
+            or isinstance(value.operator, cst.Multiply) and _is_literal(value.right, "1")):
+        return _selected(value.left, where, param, depth + 1)
+    if isinstance(value, cst.Name):
+        binding = where.lookup(value.value)
+        if binding is None:
+            return None
+        if binding.kind == "param":
+            return _WHOLE if value.value == param else None
+        if binding.kind == "assign" and binding.value is not None and binding.scope is where.scope \
+                and len(where.scope.bindings.get(value.value, ())) == 1:
+            return _selected(binding.value, binding.location(), param, depth + 1)
+        return None
+    if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) and len(value.slice) == 1 \
+            and isinstance(value.slice[0].slice, cst.Index) and isinstance(value.slice[0].slice.value, cst.Integer):
+        index = int(value.slice[0].slice.value.value)
+        return index if _selected(value.value, where, param, depth + 1) == _WHOLE else None
+    return None
+
+
+def _is_literal(expr: cst.BaseExpression, text: str) -> bool:
+    return isinstance(expr, (cst.Integer, cst.Float)) and float(expr.value) == float(text)
 
 
 def _truth(test: Optional[cst.BaseExpression], loc: Location, ctx: Context) -> Optional[bool]:

@@ -264,9 +264,15 @@ class OutputPrecision(Analysis):
         return self.ctx.get(CustomLayers).judge(producer)
 
     # -- wording and fixes shared by the rules ---------------------------------------
-    @staticmethod
-    def layer_advice(found: SixteenBitOutput) -> str:
+    def layer_advice(self, found: SixteenBitOutput) -> str:
         """What to do about a 16-bit output layer, in a finding's words."""
+        advice = self._layer_advice(found)
+        if self.ctx.get(ModelOutputs).recast_after(found.producer):
+            advice += " and to the pass-through layer after it (it autocasts its input to 16 bits again)"
+        return advice
+
+    @staticmethod
+    def _layer_advice(found: SixteenBitOutput) -> str:
         custom = found.custom
         if isinstance(found.producer, LayerProducer) and is_classifier_application(found.producer.layer_class):
             name = min(found.producer.layer_class).rpartition(".")[2]
@@ -348,7 +354,10 @@ def float32_keyword_fix(call: cst.Call, ctx: Context) -> cst.Call:
 def output_layer_fix(found: SixteenBitOutput, ctx: Context) -> Optional[Fix]:
     """``dtype='float32'`` on the output layer: safe when the layer followed the
     policy, unsafe when it replaces a 16-bit dtype the code spelled out. A Lambda or
-    custom layer gets :func:`custom_layer_fix`."""
+    custom layer gets :func:`custom_layer_fix`. No fix where the tensor reaches the output
+    through a pass-through layer class: it casts a float32 input back to 16 bits."""
+    if ctx.get(ModelOutputs).recast_after(found.producer):
+        return None
     if found.custom is not None and found.dtype == ABSENT:
         assert isinstance(found.producer, LayerProducer)
         return custom_layer_fix(found.custom, found.producer, found.output, ctx)

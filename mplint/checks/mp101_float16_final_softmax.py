@@ -38,7 +38,8 @@ class Float16FinalSoftmax(Check):
             op = found.producer
             fix = None
             value = first_tensor_argument(op.call)
-            casted = None if value is None else precision.float32_cast(value, op)
+            casted = None if value is None or self.ctx.get(ModelOutputs).recast_after(op) \
+                else precision.float32_cast(value, op)
             if value is not None and casted is not None:
                 new, own_module = casted
                 fix = Fix({value: new}, safety=Safety.SAFE if own_module else Safety.UNSAFE)
