@@ -1033,6 +1033,8 @@ class ModelOutputs(Analysis):
         first = call.args[0] if call.args and call.args[0].keyword is None and not call.args[0].star else None
         if selector is None or first is None:
             return None
+        if selector == _WHOLE and binding is not None:
+            return None  # a class of the file returning its input: the kept-values judgement's (layers.py)
         if selector == _WHOLE:
             return first.value, loc
         value = first.value
