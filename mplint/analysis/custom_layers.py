@@ -22,9 +22,11 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from mplint.analysis.compute_regions import ComputeRegions, LayerClass
-from mplint.analysis.imported_layers import imported_factory, imported_function, imported_head, imported_layer
+from mplint.analysis.imported_layers import (
+    imported_factory, imported_function, imported_head, imported_layer, imported_model,
+)
 from mplint.analysis.layers import computes_in_float32, computes_under_policy, is_keras_layer, is_softmax_layer
-from mplint.analysis.models import LayerProducer, ModelOutput, ModelOutputs, OpProducer
+from mplint.analysis.models import LayerProducer, ModelOutput, ModelOutputs, OpProducer, Producer
 from mplint.analysis.tensor_kinds import F32, LOW, TensorKinds, Where
 from mplint.core.positions import positions_of
 from mplint.core.walker import child_nodes
@@ -63,6 +65,9 @@ class CustomLayer:
     line: int = 0
     #: that function or class (``make_head``, ``ClassificationHead``)
     head: str = ""
+    #: ``head`` builds a model (``Unet.build_generator``) that the other module calls
+    #: as a layer: the layer at ``line`` is that model's last
+    model: bool = False
 
 
 class CustomLayers(Analysis):
@@ -111,6 +116,13 @@ class CustomLayers(Analysis):
         binding = layer.location.lookup(func.value) if isinstance(func, cst.Name) else None
         if binding is not None and binding.kind == "class" and isinstance(binding.node, cst.ClassDef):
             return self._judge_class(binding.node)
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            # ``unet.build_generator()`` with ``unet = Unet(...)``, a class of another
+            # module: the model that method builds, judged there
+            receiver = layer.location.lookup(func.value.value)
+            if receiver is not None and receiver.kind in ("assign", "annassign") \
+                    and isinstance(receiver.value, cst.Call):
+                return imported_model(self.ctx, receiver.value.func, func.attr.value)
         if binding is None and isinstance(func, (cst.Name, cst.Attribute)):
             # a class of another module of the project, or a function there that returns a layer
             # (the Keras layer whose output a class or function there returns first: it names
@@ -118,6 +130,26 @@ class CustomLayers(Analysis):
             return imported_head(self.ctx, layer.constructor) or imported_layer(self.ctx, func) \
                 or imported_factory(self.ctx, func, layer.constructor)
         return None
+
+    def model_call_output(self, call: cst.Call, loc: Optional[Location] = None) -> Optional[CustomLayer]:
+        """When ``call`` calls a model as a layer (``gen_out = self.gen_model(x)``, the model
+        built by a function or a class's method of this file or another module): the
+        Keras layer computing its one output, when certainly 16-bit under a mixed policy
+        (its line and module in the answer); None when anything is unknown. The tensor
+        rules ask it for a nested model's output dtype (``loc``: where the call is made,
+        with the calls followed to reach it; by default, where the walk saw it)."""
+        loc = loc if loc is not None else self._calls.get(id(call))
+        if loc is None:
+            return None
+        models = self.ctx.get(ModelOutputs)
+        layer = models.layer(call.func, loc)
+        if layer is None:
+            return None
+        outputs = models.built_model_outputs(layer.constructor, layer.location)
+        if outputs is not None:
+            return self._single_head(outputs, "", self.ctx.path, model=True)
+        judged = self.judge(layer)
+        return judged if judged is not None and judged.model else None
 
     def judge_factory_named(self, name: str, args: Sequence[cst.Arg], path: str) -> Optional[CustomLayer]:
         """A function of this module called from another with ``args`` (``classifier(10)``),
@@ -152,9 +184,37 @@ class CustomLayers(Analysis):
         elif binding is not None and binding.kind == "def" and isinstance(binding.node, cst.FunctionDef) \
                 and not any(arg.star for arg in args):
             call = cst.Call(func=cst.Name(name), args=[arg.with_changes(value=_literal(arg.value)) for arg in args])
-            outputs = models.tensors(call, Location(self.ctx.scopes.module_scope, _AFTER_ALL))
+            where = Location(self.ctx.scopes.module_scope, _AFTER_ALL)
+            # a builder returning a model (called as a layer there): that model's output
+            model = models.built_model_outputs(call, where)
+            if model is not None:
+                return self._single_head(model, name, path, model=True)
+            outputs = models.tensors(call, where)
         else:
             return None
+        return self._single_head(outputs, name, path)
+
+    def judge_model_named(self, cls: str, method: str, path: str) -> Optional[CustomLayer]:
+        """A method of a class of this module that builds and returns a model
+        (``Unet(...).build_generator()`` in another module, whose model that module calls
+        as a layer): the model's one output, when one Keras layer certainly computes it
+        in 16 bits under a mixed policy. The method's parameters stay unknown."""
+        binding = self.ctx.scopes.module_scope.lookup(cls)
+        if binding is None or binding.kind != "class" or not isinstance(binding.node, cst.ClassDef):
+            return None
+        body = binding.node.body.body if isinstance(binding.node.body, cst.IndentedBlock) else ()
+        function = next((s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == method), None)
+        returns = [] if function is None else self._returns.get(id(function), [])
+        if len(returns) != 1:
+            return None
+        value, where = returns[0]
+        outputs = self.ctx.get(ModelOutputs).built_model_outputs(value, where.loc)
+        return None if outputs is None else self._single_head(outputs, f"{cls}.{method}", path, model=True)
+
+    def _single_head(self, outputs: Sequence[Tuple[cst.BaseExpression, Optional[Producer]]], name: str,
+                     path: str, model: bool = False) -> Optional[CustomLayer]:
+        """The one Keras layer computing ``outputs`` in 16 bits under a mixed policy, as a
+        head of this module another module's model ends in; None when anything is unknown."""
         built = [producer for _, producer in outputs]
         if len(built) != 1 or not isinstance(built[0], LayerProducer):
             return None
@@ -166,7 +226,17 @@ class CustomLayers(Analysis):
         if position is None:
             return None
         return CustomLayer(min(layer.layer_class).rpartition(".")[2], is_softmax_layer(layer, self.ctx), False,
-                           True, os.path.basename(path), position.start.line, name)
+                           True, os.path.basename(path), position.start.line, name, model)
+
+    def passthrough_named(self, name: str, call: cst.Call) -> Optional[int]:
+        """Which input the layer class ``name`` of this module hands on unchanged when
+        another module's ``call`` builds it (its literal arguments bind ``__init__``)."""
+        binding = self.ctx.scopes.module_scope.lookup(name)
+        if binding is None or binding.kind != "class" or not isinstance(binding.node, cst.ClassDef):
+            return None
+        built = cst.Call(func=cst.Name(name), args=[arg.with_changes(value=_literal(arg.value)) for arg in call.args])
+        return self.ctx.get(ModelOutputs).passthrough(binding.node, built,
+                                                      Location(self.ctx.scopes.module_scope, _AFTER_ALL))
 
     def judge_class_named(self, name: str) -> Optional[CustomLayer]:
         """A class of this module, by name, judged as :meth:`judge` would (another
@@ -466,4 +536,25 @@ def _float32_activation(output: ModelOutput, ctx: Context) -> Optional[Fix]:
         ]),
         args=[cst.Arg(output.expression)],
     )
-    return Fix({output.expression: wrapped}, safety=Safety.SAFE, imports=imports)
+    # A tensor bound to a name that other code reads too (``gen_out`` concatenated with
+    # the input and fed to the discriminator besides being an output): the float32 copy
+    # replaces it in every use, which changes the outer model, not only its output.
+    safety = Safety.UNSAFE if _read_elsewhere(output.expression, ctx.module) else Safety.SAFE
+    return Fix({output.expression: wrapped}, safety=safety, imports=imports)
+
+
+def _read_elsewhere(expr: cst.BaseExpression, module: cst.Module) -> bool:
+    """Whether ``expr`` is assigned to a name that the module reads more than once."""
+    targets: List[str] = []
+    reads: Dict[str, int] = {}
+
+    class _Finder(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            if node.value is expr:
+                targets.extend(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
+
+        def visit_Name(self, node: cst.Name) -> None:
+            reads[node.value] = reads.get(node.value, 0) + 1
+
+    module.visit(_Finder())
+    return any(reads.get(name, 0) > 2 for name in targets)  # the target itself, and the output's read

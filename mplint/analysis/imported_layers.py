@@ -85,6 +85,27 @@ def imported_head(ctx: Context, call: cst.Call) -> Optional["CustomLayer"]:
     return None if layers is None or found is None else layers.judge_head_named(found[1], call.args, found[0])
 
 
+def imported_model(ctx: Context, cls: cst.BaseExpression, method: str) -> Optional["CustomLayer"]:
+    """The Keras layer computing the output of the model that ``method`` of the class
+    ``cls`` names builds and returns, when that class is imported from a project module
+    (``Unet(...).build_generator()`` with ``return Model(inputs, Activation("tanh")(x))``
+    there), judged in its module."""
+    found = imported_definition(ctx, cls)
+    layers = None if found is None else _layers_of(found[0], _analysis(ctx))
+    return None if layers is None or found is None else layers.judge_model_named(found[1], method, found[0])
+
+
+def imported_passthrough(ctx: Context, func: cst.BaseExpression, call: cst.Call) -> Optional[int]:
+    """Which input a layer class of a project module hands on unchanged when ``call``
+    builds it (``Masked(name="MLM")``, whose ``call`` returns ``inputs[0] + 0``), judged
+    in its module with the call's literal arguments (``ModelOutputs.passthrough``)."""
+    found = imported_definition(ctx, func)
+    layers = None if found is None else _layers_of(found[0], _analysis(ctx))
+    if layers is None or found is None or any(arg.star for arg in call.args):
+        return None
+    return layers.passthrough_named(found[1], call)
+
+
 def imported_definition(ctx: Context, func: cst.BaseExpression) -> Optional[Tuple[str, str]]:
     """(module file, name) of the function or class ``func`` names when it is imported
     from a project module, through a package's re-export (``from .attn import

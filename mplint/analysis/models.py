@@ -27,7 +27,7 @@ from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Set, Tup
 
 import libcst as cst
 
-from mplint.analysis.imported_layers import imported_function_definition
+from mplint.analysis.imported_layers import imported_function_definition, imported_passthrough
 from mplint.rule.check import Analysis, Context
 from mplint.semantic.call_args import first_tensor_argument, positional_or_keyword
 from mplint.semantic.scopes import (
@@ -140,6 +140,11 @@ class ModelOutputs(Analysis):
         self._stores: Dict[str, List[Tuple[Optional[cst.BaseExpression], Location]]] = {}
         #: the ``container[key]`` target of each store, by id of the value stored
         self._store_keys: Dict[int, cst.Subscript] = {}
+        #: loss functions called in the file (``ops.categorical_crossentropy(...)``), where
+        self._loss_calls: List[Tuple[cst.Call, Location]] = []
+        #: producers whose tensor reaches an output through a pass-through layer class,
+        #: which autocasts its floating inputs to the compute dtype again
+        self._recast: Set[int] = set()
         self._resolved: Optional[List[ModelOutput]] = None
         self._model_class_scopes: Optional[Dict[int, Tuple[cst.ClassDef, Scope]]] = None
         self._expanding: Set[int] = set()
@@ -249,6 +254,8 @@ class ModelOutputs(Analysis):
                 self._passed.setdefault(arg.value.value, []).append((node, loc))
         resolved = self.ctx.names.resolve(func)
         self._callee_names[id(func)] = resolved
+        if _is_loss_function(resolved):
+            self._loss_calls.append((node, loc))
         if resolved & PARTIALS and node.args and node.args[0].keyword is None:
             self._callee_names[id(node.args[0].value)] = self.ctx.names.resolve(node.args[0].value)
         if _is_super_init(func) and positional_or_keyword(node, 1, "outputs") is not None:
@@ -377,6 +384,17 @@ class ModelOutputs(Analysis):
         scope = next((s for node, s, _ in self._classes if node is classdef), None)
         return [] if scope is None else list(self._subclassed(scope, 0))
 
+    def built_model_outputs(self, expr: cst.BaseExpression, loc: Location) -> Optional[List[Output]]:
+        """The outputs of the model ``expr`` denotes (a ``Model(...)`` call, through
+        variables and the functions that return it: ``build_generator()`` returning
+        ``Model(inputs, out)``), each with its producer; None when ``expr`` is no model
+        followed here. What another module asks of a builder of this one whose model it
+        calls as a layer (a GAN's generator inside the combined model)."""
+        layer = self._layer(expr, loc, 0)
+        if layer is None or not self.is_model_constructor(layer.constructor, layer.location):
+            return None
+        return list(self._model_outputs(layer.constructor, layer.location, 0))
+
     def layer(self, expr: cst.BaseExpression, loc: Location) -> Optional[LayerProducer]:
         """The layer ``expr`` denotes (a constructor call, through variables and
         ``self`` attributes), if known: the layer a wrapper such as TimeDistributed runs."""
@@ -451,8 +469,32 @@ class ModelOutputs(Analysis):
             if call is output.model_call or loc.scope is not where.scope or loc.lookup(name) is not binding:
                 continue
             layer = self._layer(call.func, loc, 0) if isinstance(call.func, (cst.Call, cst.Name)) else None
+            if layer is not None and self._passed_through(layer, call, loc) is not None:
+                continue  # a pass-through layer (``Named()(logits)``) hands the tensor on as it is
             if layer is not None and not layer.layer_class & SIZE_KEEPING_LAYERS:
                 return True  # a layer that computes on it (not a softmax for a predictor)
+        return False
+
+    def recast_after(self, producer: "Producer") -> bool:
+        """Whether the producer's tensor reaches a model output through a pass-through
+        layer class (``Masked()([probs, mask])``): Keras autocasts that layer's floating
+        inputs to the compute dtype, so a float32 producer alone leaves the output 16-bit."""
+        return id(_producer_call(producer)) in self._recast
+
+    def loss_computed_on(self, output: ModelOutput) -> bool:
+        """Whether the model's own code computes a loss on the output tensor: the variable
+        it is bound to is read by a loss function called after it, in the same function
+        (``logits = self.head(h)`` then ``self.last_loss = ops.categorical_crossentropy(
+        ops.reshape(logits, ...), ...)`` in ``call``). Such a 16-bit output is no user's
+        logits to cast: the library's loss itself runs on it."""
+        if not isinstance(output.expression, cst.Call):
+            return False
+        for call, loc in self._loss_calls:
+            name = _bound_to(output.expression, loc)
+            binding = None if name is None else _binding_of(output.expression, loc, name)
+            if name is not None and binding is not None and loc.order > binding.order \
+                    and loc.lookup(name) is binding and _reads(call, name):
+                return True
         return False
 
     def _makes(self, value: cst.Call, loc: Location, model: Tuple[cst.Call, Location]) -> bool:
@@ -872,6 +914,13 @@ class ModelOutputs(Analysis):
                     nested = list(self._model_outputs(layer.constructor, layer.location, depth + 1))
                     yield from nested if nested else [(expr, None)]
                 else:
+                    passed = self._passed_through(layer, expr, loc)
+                    if passed is not None:  # ``Masked()([probs, mask])`` hands ``probs`` on
+                        for found in self._tensor(passed[0], passed[1], depth + 1):
+                            if isinstance(found[1], (LayerProducer, OpProducer)):
+                                self._recast.add(id(_producer_call(found[1])))
+                            yield found
+                        return
                     inner = self._wrapped(layer, depth + 1)
                     yield inner if inner is not None else (expr, layer)
                 return
@@ -964,6 +1013,100 @@ class ModelOutputs(Analysis):
         if inner is None or not any(name.startswith("keras.") for name in inner.layer_class):
             return None
         return value, inner
+
+    def _passed_through(self, layer: LayerProducer, call: cst.Call,
+                        loc: Location) -> Optional[Tuple[cst.BaseExpression, Location]]:
+        """The input a pass-through layer class hands on as its output when ``call``
+        applies it (``Masked(name="MLM")([probs, mask])`` whose ``call`` returns
+        ``inputs[0] + 0``): a class of this file or of another module of the project
+        (:func:`imported_passthrough`), judged with the constructor's literal arguments."""
+        func = layer.constructor.func
+        if any(name.startswith("keras.") for name in layer.layer_class) or not isinstance(func, cst.Name):
+            return None
+        binding = layer.location.lookup(func.value)
+        if binding is not None:
+            if binding.kind != "class" or not isinstance(binding.node, cst.ClassDef):
+                return None
+            selector = self.passthrough(binding.node, layer.constructor, layer.location)
+        else:
+            selector = imported_passthrough(self.ctx, func, layer.constructor)
+        first = call.args[0] if call.args and call.args[0].keyword is None and not call.args[0].star else None
+        if selector is None or first is None:
+            return None
+        if selector == _WHOLE and binding is not None:
+            return None  # a class of the file returning its input: the kept-values judgement's (layers.py)
+        if selector == _WHOLE:
+            return first.value, loc
+        value = first.value
+        if isinstance(value, cst.Name):  # ``pair = [probs, mask]`` then ``Masked()(pair)``
+            bound = self._plain_binding(value, loc)
+            if bound is None or bound.scope is None or bound.value is None:
+                return None
+            value, loc = bound.value, bound.location().within(loc.context)
+        if not isinstance(value, (cst.List, cst.Tuple)) or selector >= len(value.elements) \
+                or any(isinstance(e, cst.StarredElement) for e in value.elements):
+            return None
+        return value.elements[selector].value, loc
+
+    def passthrough(self, classdef: cst.ClassDef, constructor: cst.Call, built: Location) -> Optional[int]:
+        """Which input a layer class of this file returns unchanged, when every ``return``
+        of its ``call`` that can run for this construction is the input (``_WHOLE``) or
+        one item of it (``inputs[0]``, ``inputs[0] + 0``, through a local name): a masking
+        or naming layer. Returns in an arm the construction decides against (``if
+        self.return_masked:`` left at its False default) do not count. None otherwise."""
+        scope = next((s for node, s, _ in self._classes if node is classdef), None)
+        method = _method(scope, "call") if scope is not None else None
+        if scope is None or method is None or len(method.params.params) < 2:
+            return None
+        param = method.params.params[1].name.value
+        init = method_of(scope, "__init__")
+        frame = None if init is None or not isinstance(init.node, cst.FunctionDef) \
+            else CallFrame(init.node, constructor, built, 1)
+        found: Set[int] = set()
+        for value, where in self._returns.get(id(method), []):
+            if frame is not None:
+                where = where.within(built.context).entering(frame)
+            if frame is not None and self._return_skipped(where, scope, frame):
+                continue
+            selector = _selected(value, where, param, 0)
+            if selector is None:
+                return None
+            found.add(selector)
+        return found.pop() if len(found) == 1 else None
+
+    def _return_skipped(self, where: Location, scope: Scope, frame: CallFrame) -> bool:
+        """A ``return`` in an arm whose test, ``self.<flag>`` (or ``not self.<flag>``) kept
+        from an ``__init__`` parameter, the construction decides against."""
+        for _, arm, test in where.branches:
+            negate = False
+            while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+                test, negate = test.expression, not negate
+            kept = self._constructed_value(test, scope, frame) if test is not None else None
+            if kept is not None and (kept != negate) != (arm == "body"):
+                return True
+        return False
+
+    def _constructed_value(self, test: cst.BaseExpression, scope: Scope, frame: CallFrame) -> Optional[bool]:
+        """The truth of ``self.<attr>`` when ``__init__`` sets it once from one of its
+        parameters and the construction passes a literal there, or leaves its literal
+        default; None otherwise."""
+        init = frame.function
+        if not _self_attribute(test) or not isinstance(init, cst.FunctionDef):
+            return None
+        assert isinstance(test, cst.Attribute)
+        bindings = attributes_of(scope, test.attr.value)
+        if len(bindings) != 1 or not isinstance(bindings[0].value, cst.Name) or bindings[0].scope is None \
+                or bindings[0].scope.node is not init:
+            return None
+        name = bindings[0].value.value
+        param = next((p for p in (*init.params.params, *init.params.kwonly_params) if p.name.value == name), None)
+        if param is None:
+            return None
+        given = self.ctx.values.bound_argument(init, param, frame.call, frame.offset, frame.caller)
+        expr = given if isinstance(given, cst.BaseExpression) else param.default if given is None else None
+        found = None if expr is None else self.ctx.values.values(expr, frame.caller)
+        truths = {bool(v) for v in found} if found else set()
+        return truths.pop() if len(truths) == 1 else None
 
     def _layer_outputs(self, expr: cst.BaseExpression, loc: Location, depth: int) -> Iterator[Output]:
         """The output of a layer given as a layer (Sequential items), expanding models."""
@@ -1195,6 +1338,12 @@ class ModelOutputs(Analysis):
         """The plain assignments (see :meth:`_plain_binding`) whose value ``name`` may
         hold here, one per arm that assigns it; None stands for any other binding."""
         reaching = loc.reaching(name.value)
+        # An arm whose test the followed calls decide against never runs there
+        # (``if not last: x = ReLU()(x)`` in ``conv_t_block(x, 3, last=True)``).
+        live = [b for b in reaching if not self._arm_skipped(b, loc)]
+        decided = bool(live) and len(live) < len(reaching)
+        if decided:
+            reaching = live
         # ``out = Dense(n)(x)`` then ``if mixed: out = Activation(..., dtype="float32")(out)``
         # overrides the first value under a condition that may always hold where the
         # policy is mixed: only the latest is judged, as before. A value rebound under
@@ -1204,9 +1353,23 @@ class ModelOutputs(Analysis):
         if len(reaching) <= 1 or any(
                 set(a.branches) < set(b.branches) and _names_float32(b.value)
                 for a in reaching for b in reaching):
-            return [self._plain_binding(name, loc)]
+            if not decided:
+                return [self._plain_binding(name, loc)]
+            reaching = [max(reaching, key=lambda b: b.order)]
         return [b if b.kind in ("assign", "annassign") and id(b.node) not in self._loop_assigns else None
                 for b in reaching]
+
+    def _arm_skipped(self, binding: Binding, use: Location) -> bool:
+        """Whether a test of an arm around ``binding`` is certainly decided against it by
+        the calls followed to ``use`` (their arguments and defaults): that arm never runs."""
+        if binding.scope is None or not binding.branches or not use.context:
+            return False
+        where = binding.location().within(use.context)
+        for _, arm, test in binding.branches:
+            truth = _truth(test, where, self.ctx)
+            if truth is not None and truth != (arm == "body"):
+                return True
+        return False
 
     def _plain_binding(self, name: cst.Name, loc: Location) -> Optional[Binding]:
         """The single-value assignment ``name`` refers to; None for parameters, loop
@@ -1226,6 +1389,77 @@ class ModelOutputs(Analysis):
             return None
         assert isinstance(binding.node, cst.FunctionDef)
         return binding.node
+
+
+def _producer_call(producer: "Producer") -> cst.Call:
+    return producer.constructor if isinstance(producer, LayerProducer) else producer.call
+
+
+#: a pass-through layer's selector: it returns its whole input
+_WHOLE = -1
+
+
+def _selected(value: cst.BaseExpression, where: Location, param: str, depth: int) -> Optional[int]:
+    """``_WHOLE`` when ``value`` is the parameter ``param`` itself, ``i`` when it is
+    ``param[i]``, through ``+ 0``, ``* 1`` and plain local names; None otherwise."""
+    if depth > 4:
+        return None
+    if isinstance(value, cst.BinaryOperation) and (
+            isinstance(value.operator, cst.Add) and _is_literal(value.right, "0")
+            or isinstance(value.operator, cst.Multiply) and _is_literal(value.right, "1")):
+        return _selected(value.left, where, param, depth + 1)
+    if isinstance(value, cst.Name):
+        binding = where.lookup(value.value)
+        if binding is None:
+            return None
+        if binding.kind == "param":
+            return _WHOLE if value.value == param else None
+        if binding.kind == "assign" and binding.value is not None and binding.scope is where.scope \
+                and len(where.scope.bindings.get(value.value, ())) == 1:
+            return _selected(binding.value, binding.location(), param, depth + 1)
+        return None
+    if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) and len(value.slice) == 1 \
+            and isinstance(value.slice[0].slice, cst.Index) and isinstance(value.slice[0].slice.value, cst.Integer):
+        index = int(value.slice[0].slice.value.value)
+        return index if _selected(value.value, where, param, depth + 1) == _WHOLE else None
+    return None
+
+
+def _is_literal(expr: cst.BaseExpression, text: str) -> bool:
+    return isinstance(expr, (cst.Integer, cst.Float)) and float(expr.value) == float(text)
+
+
+def _truth(test: Optional[cst.BaseExpression], loc: Location, ctx: Context) -> Optional[bool]:
+    """Whether ``test`` is certainly true (False: certainly false) where ``loc`` is, read
+    through the followed calls' arguments; None when any of its values is unknown."""
+    if test is None:
+        return None
+    negate = False
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test, negate = test.expression, not negate
+    found = ctx.values.values(test, loc)
+    if not found:
+        return None
+    truths = {bool(value) for value in found}
+    if len(truths) != 1:
+        return None
+    return truths.pop() != negate
+
+
+#: loss functions of TensorFlow and Keras, by the last part of their canonical name
+_LOSS_FUNCTIONS = frozenset({
+    "categorical_crossentropy", "sparse_categorical_crossentropy", "binary_crossentropy",
+    "binary_focal_crossentropy", "categorical_focal_crossentropy",
+    "softmax_cross_entropy_with_logits", "softmax_cross_entropy_with_logits_v2",
+    "sparse_softmax_cross_entropy_with_logits", "sigmoid_cross_entropy_with_logits",
+    "mean_squared_error", "mean_absolute_error", "huber", "kl_divergence", "log_cosh",
+})
+
+
+def _is_loss_function(names: FrozenSet[str]) -> bool:
+    """A TensorFlow or Keras loss function (``keras.ops.categorical_crossentropy``,
+    ``tf.nn.softmax_cross_entropy_with_logits``, ``keras.losses.mean_squared_error``)."""
+    return _names_tensorflow(names) and any(name.rpartition(".")[2] in _LOSS_FUNCTIONS for name in names)
 
 
 def _names_tensorflow(names: FrozenSet[str]) -> bool:

@@ -59,7 +59,8 @@ class SixteenBitOutput:
     #: set when the producer is a Lambda or a custom layer class of the file
     custom: Optional[CustomLayer] = None
     #: found only as a library's public model, under the mixed policy its users may set
-    #: (``ModuleFacts.library_policy``): MP101's, never MP102's (logits are the user's)
+    #: (``ModuleFacts.library_policy``): MP101's; MP102's only where the model's own code
+    #: computes a loss on the output (other logits are the user's to cast)
     library: bool = False
     #: the 16-bit layers that only move or keep the softmax's values on to the output
     #: (a Reshape, a Dropout): each autocasts its input, so each needs float32 too
@@ -67,6 +68,19 @@ class SixteenBitOutput:
 
     @property
     def node(self) -> cst.Call:
+        """Where the finding points: the producer; or, for a layer of another module (the
+        last layer of a model built there and called here as a layer, a GAN's generator;
+        a head class or function there), the functional model whose output it becomes,
+        with that layer's line in the message: the layer is no bug on its own (the same
+        generator or head inside a bigger network is right), its use as this model's
+        output is, and one finding per bug lands where the model is."""
+        if self.custom is not None and self.custom.line and isinstance(self.output.model_call, cst.Call):
+            return self.output.model_call
+        return self.producer_node
+
+    @property
+    def producer_node(self) -> cst.Call:
+        """The call that computes the output (a layer's constructor, an op)."""
         if isinstance(self.producer, LayerProducer):
             return self.producer.constructor
         assert isinstance(self.producer, OpProducer)
@@ -114,18 +128,18 @@ class OutputPrecision(Analysis):
                 if not kept_by:
                     judged = self._judge(output.producer, policy, models, 0) \
                         or self._cast_softmax(output, policy, models)
-                if judged is None or (library and not judged[1]):
-                    continue
+                if judged is None or (library and not judged[1] and not models.loss_computed_on(output)):
+                    continue  # a library's logits are its users' to cast, unless its own loss reads them
                 found = SixteenBitOutput(output, judged[0], judged[1], judged[2], self._custom(judged[0]),
                                          library, kept_by)
                 if found.custom is not None and not found.custom.line and output.style == "functional" \
                         and not self.ctx.get(CustomLayers).input_is_float(output):
                     continue  # an integer input stays integer: Keras autocasts only floats
-                if (id(found.node), found.softmax) in seen:
+                if (id(found.producer_node), found.softmax) in seen:
                     continue  # judged again in another call of its builder, alike
                 # ``build(10, "softmax")`` and ``build(1, "sigmoid")``: one layer, a softmax
                 # (MP101's) in one call and a 16-bit output (MP102's) in the other
-                seen[(id(found.node), found.softmax)] = len(self._found)
+                seen[(id(found.producer_node), found.softmax)] = len(self._found)
                 self._found.append(found)
         return self._found
 
@@ -250,9 +264,15 @@ class OutputPrecision(Analysis):
         return self.ctx.get(CustomLayers).judge(producer)
 
     # -- wording and fixes shared by the rules ---------------------------------------
-    @staticmethod
-    def layer_advice(found: SixteenBitOutput) -> str:
+    def layer_advice(self, found: SixteenBitOutput) -> str:
         """What to do about a 16-bit output layer, in a finding's words."""
+        advice = self._layer_advice(found)
+        if self.ctx.get(ModelOutputs).recast_after(found.producer):
+            advice += " and to the pass-through layer after it (it autocasts its input to 16 bits again)"
+        return advice
+
+    @staticmethod
+    def _layer_advice(found: SixteenBitOutput) -> str:
         custom = found.custom
         if isinstance(found.producer, LayerProducer) and is_classifier_application(found.producer.layer_class):
             name = min(found.producer.layer_class).rpartition(".")[2]
@@ -263,6 +283,10 @@ class OutputPrecision(Analysis):
             return f"give it and the layers that pass it on ({after}) dtype='float32'"
         if custom is None:
             return "give the output layer dtype='float32'"
+        if custom.line and custom.model:
+            return (f"the {custom.name} built at {custom.built_in}:{custom.line}, the last layer of the model "
+                    f"`{custom.head}` builds, computes it; give that layer dtype='float32' or cast the "
+                    f"output here")
         if custom.line:
             return (f"the {custom.name} built at {custom.built_in}:{custom.line}, whose output `{custom.head}` "
                     f"returns, computes it; give that layer dtype='float32'")
@@ -330,7 +354,10 @@ def float32_keyword_fix(call: cst.Call, ctx: Context) -> cst.Call:
 def output_layer_fix(found: SixteenBitOutput, ctx: Context) -> Optional[Fix]:
     """``dtype='float32'`` on the output layer: safe when the layer followed the
     policy, unsafe when it replaces a 16-bit dtype the code spelled out. A Lambda or
-    custom layer gets :func:`custom_layer_fix`."""
+    custom layer gets :func:`custom_layer_fix`. No fix where the tensor reaches the output
+    through a pass-through layer class: it casts a float32 input back to 16 bits."""
+    if ctx.get(ModelOutputs).recast_after(found.producer):
+        return None
     if found.custom is not None and found.dtype == ABSENT:
         assert isinstance(found.producer, LayerProducer)
         return custom_layer_fix(found.custom, found.producer, found.output, ctx)

@@ -27,9 +27,8 @@ class Float16FinalSoftmax(Check):
                 continue  # a block of a bigger model of the library: its output is no model's
             compute = precision.compute_name(found)
             if isinstance(found.producer, LayerProducer):
-                call = found.producer.constructor
                 self.report(
-                    call,
+                    found.node,
                     f"final softmax computed in {compute}{self._through(found.producer)}; "
                     f"{precision.layer_advice(found)} so the model's probabilities are float32",
                     output_layer_fix(found, self.ctx),
@@ -39,7 +38,8 @@ class Float16FinalSoftmax(Check):
             op = found.producer
             fix = None
             value = first_tensor_argument(op.call)
-            casted = None if value is None else precision.float32_cast(value, op)
+            casted = None if value is None or self.ctx.get(ModelOutputs).recast_after(op) \
+                else precision.float32_cast(value, op)
             if value is not None and casted is not None:
                 new, own_module = casted
                 fix = Fix({value: new}, safety=Safety.SAFE if own_module else Safety.UNSAFE)

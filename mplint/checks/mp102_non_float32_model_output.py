@@ -23,8 +23,9 @@ class NonFloat32ModelOutput(Check):
     rule_id = "MP102"
     requires = (OutputPrecision,)
 
-    #: the 16-bit compute comes from a mixed policy or a layer dtype spelled in the file (float16, bfloat16, half)
-    needs = Needs((b"float16", b"half"), mixed_policy=True)
+    #: the 16-bit compute comes from a mixed policy or a layer dtype spelled in the file (float16, bfloat16, half),
+    #: or from a library's users' policy (a public model computing its own loss on its output)
+    needs = Needs((b"float16", b"half"), mixed_policy=True, library=True)
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
@@ -84,15 +85,16 @@ class NonFloat32ModelOutput(Check):
                 continue  # MP101 reports softmax outputs, once
             if self._cast_by_every_caller(found.output.model_call):
                 continue
-            if self.facts.policy_from_elsewhere and not models.trained_as_whole(found.output.model_call):
+            if self.facts.policy_from_elsewhere and not found.library \
+                    and not models.trained_as_whole(found.output.model_call):
                 continue  # a module of a bigger program: maybe a block (an encoder, a head) of its model
+            # (a library's model is kept only where its own code computes a loss on the output)
             if models.feeds_a_layer(found.output):
                 continue  # an inner tensor of another model of the file (a feature extractor's output)
             compute = precision.compute_name(found)
             if isinstance(found.producer, LayerProducer):
-                call = found.producer.constructor
                 self.report(
-                    call,
+                    found.node,
                     f"model output computed in {compute}; {precision.layer_advice(found)} "
                     f"so the model's outputs (and the loss) are float32",
                     self._unless_a_block(found.output.model_call, output_layer_fix(found, self.ctx)),

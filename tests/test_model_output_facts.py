@@ -1,0 +1,79 @@
+"""What a model's output is, asked across modules: a nested model's last layer, where
+the finding on it points, and how safe its fix is."""
+
+from pathlib import Path
+
+import libcst as cst
+
+from helpers import ROOT, outcome, run_cli
+from mplint.analysis.custom_layers import CustomLayers
+from mplint.analysis.imported_layers import analysed
+
+NESTED = ROOT / "fixtures" / "projects" / "nested_generators"
+
+
+def _calls_named(module: cst.Module, text: str) -> list:
+    found = []
+
+    class _Finder(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if module.code_for_node(node) == text:
+                found.append(node)
+
+    module.visit(_Finder())
+    return found
+
+
+def _layers(path: Path) -> CustomLayers:
+    layers = analysed(str(path), CustomLayers)
+    assert isinstance(layers, CustomLayers)
+    return layers
+
+
+def test_a_nested_model_call_of_another_modules_builder_has_its_last_layers_dtype():
+    layers = _layers(NESTED / "gan" / "pix2pix.py")
+    (call,) = _calls_named(layers.ctx.module, "self.gen_model(source)")
+    found = layers.model_call_output(call)
+    assert found is not None and found.model
+    assert (found.name, found.built_in, found.line, found.softmax) == ("Activation", "unet.py", 16, False)
+
+
+def test_a_nested_model_ending_in_float32_or_cast_after_it_is_not_16_bit():
+    layers = _layers(NESTED / "gan" / "pix2pix.py")
+    (float32,) = _calls_named(layers.ctx.module, "gen(source)")[-1:]
+    assert layers.model_call_output(float32) is None  # build_float32_generator ends in dtype="float32"
+    (plain,) = _calls_named(layers.ctx.module, 'Input(shape=(size, size, 3))')
+    assert layers.model_call_output(plain) is None  # no model
+
+
+def test_a_nested_generator_is_reported_at_the_outer_model_and_its_fix_is_unsafe(tmp_path):
+    project = tmp_path / "p"
+    project.mkdir()
+    for source in NESTED.rglob("*"):
+        if source.is_file():
+            target = project / source.relative_to(NESTED)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(source.read_bytes())
+    result = run_cli("check", "--no-cache", ".", cwd=project)
+    assert outcome(result) == (1, [("gan/pix2pix.py", 21, "MP102"), ("gan/pix2pix.py", 54, "MP102"),
+                                          ("gan/pix2pix.py", 63, "MP101")])
+    assert "the Activation built at unet.py:16, the last layer of the model `Unet.build_generator`" in result.stdout
+    # gen_out is also concatenated into the discriminator's input: casting it changes that too
+    safe = run_cli("fix", "--diff", "--no-cache", "gan/pix2pix.py", cwd=project)
+    assert "self.gen_model(source)" not in safe.stdout
+    unsafe = run_cli("fix", "--diff", "--unsafe-fixes", "--no-cache", "gan/pix2pix.py", cwd=project)
+    assert "gen_out = Activation(\"linear\", dtype=\"float32\")(self.gen_model(source))" in unsafe.stdout
+
+
+def test_fixing_the_generator_in_its_module_changes_the_next_cached_run(tmp_path):
+    project = tmp_path / "p"
+    for source in NESTED.rglob("*"):
+        if source.is_file():
+            target = project / source.relative_to(NESTED)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(source.read_bytes())
+    pix2pix = "gan/pix2pix.py"
+    assert (pix2pix, 21, "MP102") in outcome(run_cli("check", pix2pix, cwd=project))[1]
+    unet = project / "gan" / "unet.py"
+    unet.write_text(unet.read_text().replace('out = Activation("tanh")(x)', 'out = Activation("tanh", dtype="float32")(x)'))
+    assert (pix2pix, 21, "MP102") not in outcome(run_cli("check", pix2pix, cwd=project))[1]
