@@ -22,6 +22,8 @@ from __future__ import annotations
 import ast
 from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
+from mplint.run.dotted import dotted
+
 #: calls whose class arguments are tested, not built
 _TESTS = frozenset({"isinstance", "issubclass"})
 
@@ -98,7 +100,7 @@ def _attributes_read(method: ast.AST, owner: str) -> Set[str]:
     for node in ast.walk(method):
         if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
             receiver = node.value
-            if isinstance(receiver, ast.Call) and _dotted(receiver.func) == "type" and receiver.args:
+            if isinstance(receiver, ast.Call) and dotted(receiver.func) == "type" and receiver.args:
                 receiver = receiver.args[0]
             elif isinstance(receiver, ast.Attribute) and receiver.attr == "__class__":
                 receiver = receiver.value
@@ -133,17 +135,6 @@ def _defaults(args: ast.arguments) -> List[ast.AST]:
     return [*args.defaults, *(d for d in args.kw_defaults if d is not None)]
 
 
-def _dotted(node: ast.AST) -> Optional[str]:
-    parts: List[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
-
-
 def _class_like(name: str) -> bool:
     return name.rsplit(".", 1)[-1][:1].isupper()
 
@@ -155,7 +146,7 @@ def _escapes(roots: Sequence[ast.AST]) -> List[Escape]:
     while stack:
         node = stack.pop()
         if isinstance(node, (ast.Name, ast.Attribute)):
-            name = _dotted(node)
+            name = dotted(node)
             if name is None:  # ``make().Block``: what the receiver's code hands on
                 stack.append(node.value)  # type: ignore[union-attr]
             elif isinstance(node.ctx, ast.Load) and _class_like(name):
@@ -181,13 +172,13 @@ def _children(node: ast.AST) -> List[ast.AST]:
     """The parts of ``node`` that may hand a name on: a callee, a tested class, an
     annotation and a base class are left out."""
     if isinstance(node, ast.Call):
-        callee = _dotted(node.func)
+        callee = dotted(node.func)
         parts: List[ast.AST] = [] if callee is not None else [node.func]
         return parts + list(handed_arguments(node, callee))
     if isinstance(node, ast.Compare):  # ``type(x) is Block``, ``cls == Block``
-        return [side for side in [node.left, *node.comparators] if _dotted(side) is None]
+        return [side for side in [node.left, *node.comparators] if dotted(side) is None]
     if isinstance(node, ast.Subscript):  # ``Optional[Block]``, ``MODELS[name]``
-        return [node.slice] if _dotted(node.value) is not None else [node.value, node.slice]
+        return [node.slice] if dotted(node.value) is not None else [node.value, node.slice]
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return [*node.decorator_list, *_defaults(node.args), *node.body]
     if isinstance(node, ast.Lambda):
@@ -201,7 +192,7 @@ def _children(node: ast.AST) -> List[ast.AST]:
     if isinstance(node, ast.ExceptHandler):
         return list(node.body)
     if isinstance(node, ast.Raise):  # ``raise Error``: an exception, not a layer
-        return [part for part in (node.exc, node.cause) if part is not None and _dotted(part) is None]
+        return [part for part in (node.exc, node.cause) if part is not None and dotted(part) is None]
     if isinstance(node, (ast.arg, ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal)):
         return []
     return list(ast.iter_child_nodes(node))

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 from mplint.core.python_syntax import tree_or_none
+from mplint.run.dotted import dotted
 from mplint.run.escapes import escapes_by_function, handed_arguments
 from mplint.semantic.vocabulary import (
     GLOBAL_POLICY_WORDS, POLICY_SETTER_WORDS, WHOLE_MODEL_METHODS, WHOLE_MODEL_VARIABLES,
@@ -177,20 +178,6 @@ def summarize(text: str) -> ModuleSummary:
         return ModuleSummary()
     summary.script = any(_is_main_guard(stmt) or _is_top_level_call(stmt) for stmt in tree.body)
     return summary
-
-
-def dotted(node: ast.AST) -> Optional[str]:
-    """``a.b.c`` for a chain of names, else None."""
-    if isinstance(node, ast.Name):  # the most common case, without the list
-        return node.id
-    parts: List[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
 
 
 def _is_main_guard(stmt: ast.stmt) -> bool:
