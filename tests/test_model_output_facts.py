@@ -77,3 +77,36 @@ def test_fixing_the_generator_in_its_module_changes_the_next_cached_run(tmp_path
     unet = project / "gan" / "unet.py"
     unet.write_text(unet.read_text().replace('out = Activation("tanh")(x)', 'out = Activation("tanh", dtype="float32")(x)'))
     assert (pix2pix, 21, "MP102") not in outcome(run_cli("check", pix2pix, cwd=project))[1]
+
+
+#: a packaged library whose public builders hand their own ``include_top`` on (default
+#: False) to the builder that adds the softmax head under ``if include_top:``
+ZOO_LIBRARY = {
+    "setup.py": "from setuptools import setup\n\nsetup(name='zoo', packages=['zoo'])\n",
+    "zoo/__init__.py": "from .nets import Net18\n",
+    "zoo/nets.py": (
+        "import tensorflow as tf\n\n\n"
+        "def _build(include_top=False, classes=10):\n"
+        "    inputs = tf.keras.Input((32, 32, 3))\n"
+        "    x = tf.keras.layers.Conv2D(32, 3)(inputs)\n"
+        "    x = tf.keras.layers.GlobalAveragePooling2D()(x)\n"
+        "    if include_top:\n"
+        "        x = tf.keras.layers.Dense(classes, activation='softmax')(x)\n"
+        "    return tf.keras.Model(inputs, x)\n\n\n"
+        "def Net18(include_top=False, classes=10):\n"
+        "    return _build(include_top=include_top, classes=classes)\n\n\n"
+        "setattr(Net18, '__doc__', _build.__doc__)\n"),
+}
+
+
+def test_a_public_builders_default_does_not_decide_the_head_its_users_choose(tmp_path):
+    """``Net18(include_top=False)`` hands its parameter on: its users pass True, so the
+    head arm runs for them (the module's top-level ``setattr`` does not make it a program
+    whose calls are all its calls). A call in the library that passes False decides."""
+    for name, text in ZOO_LIBRARY.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert outcome(run_cli("check", "--select", "MP101", ".", cwd=tmp_path)) == (1, [("zoo/nets.py", 9, "MP101")])
+    nets = tmp_path / "zoo" / "nets.py"
+    nets.write_text(ZOO_LIBRARY["zoo/nets.py"].replace("_build(include_top=include_top", "_build(include_top=False"))
+    assert outcome(run_cli("check", "--select", "MP101", "--no-cache", ".", cwd=tmp_path)) == (0, [])

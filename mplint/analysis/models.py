@@ -26,13 +26,14 @@ from dataclasses import dataclass
 from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, Union
 
 import libcst as cst
+import libcst.matchers as m
 
 from mplint.analysis.imported_layers import imported_function_definition, imported_passthrough
 from mplint.rule.check import Analysis, Context
 from mplint.semantic.call_args import first_tensor_argument, positional_or_keyword
 from mplint.semantic.scopes import (
-    Binding, CallContext, CallFrame, Location, Scope, attributes_of, calls_of, class_chain, function_key,
-    instance_class, local_def, method_of, on_self,
+    MAX_CALL_CONTEXT, Binding, CallContext, CallFrame, Location, Scope, attributes_of, calls_of, class_chain,
+    function_key, instance_class, local_def, method_of, on_self,
 )
 from mplint.semantic.vocabulary import (
     ANY_MODEL_CLASSES, MODEL_CLASSES, PARTIALS, SEQUENTIAL_CLASSES, SIZE_KEEPING_LAYERS, TENSORFLOW_PACKAGES,
@@ -1366,10 +1367,29 @@ class ModelOutputs(Analysis):
             return False
         where = binding.location().within(use.context)
         for _, arm, test in binding.branches:
+            if any(self._chosen_by_users(name.value, where, 0) for name in m.findall(test, m.Name())
+                   if isinstance(name, cst.Name)):
+                continue  # ``ResNet18(include_top=False)`` hands its own parameter on: a user's choice
             truth = _truth(test, where, self.ctx)
             if truth is not None and truth != (arm == "body"):
                 return True
         return False
+
+    def _chosen_by_users(self, name: str, loc: Location, depth: int) -> bool:
+        """The parameter ``name`` read at ``loc`` takes, through the followed calls, a
+        parameter of a function whose callers mplint does not all see (a library's public
+        builder): its default there is only what a user leaves out."""
+        found = loc.lookup(name)
+        if found is None or found.kind != "param" or found.scope is None or depth > MAX_CALL_CONTEXT:
+            return False
+        frame = loc.frame_of(found.scope.node)
+        if frame is None:
+            return self.ctx.values.callers_unread(found)
+        call, _ = frame
+        if not isinstance(found.node, cst.Param):
+            return False
+        argument = self.ctx.values.bound_argument(call.function, found.node, call.call, call.offset, call.caller)
+        return isinstance(argument, cst.Name) and self._chosen_by_users(argument.value, call.caller, depth + 1)
 
     def _plain_binding(self, name: cst.Name, loc: Location) -> Optional[Binding]:
         """The single-value assignment ``name`` refers to; None for parameters, loop

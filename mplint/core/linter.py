@@ -202,7 +202,9 @@ class Linter:
         facts.policyless_backend = names.imported_package(POLICYLESS_BACKENDS)
         evaluator = Evaluator(names, call_sites=tracker.calls)
         evaluator.elsewhere = facts.project_arguments
-        evaluator.script = source.path.endswith(".ipynb") or is_script(module)
+        # a library module's top-level calls (``setattr(ResNet18, '__doc__', ...)``) do not
+        # make it a program whose calls of its public functions are all their calls
+        evaluator.script = source.path.endswith(".ipynb") or (is_script(module) and not facts.library)
         ctx = Context(source.path, module, names, tracker, facts, self.options, evaluator, source.text)
         try:
             return self._walk(ctx, source, classes, out)
