@@ -144,6 +144,12 @@ def test_package_surface_leaves_programs_and_package_internals_out(tmp_path):
         "examples/__init__.py": "",
         "examples/demo.py": "",
         "run_demo.py": "from examples import demo\n",
+        # a model module with a self-test under its guard, imported by a benchmark: a
+        # library module; another imported only by a test stays a script
+        "llama.py": "import keras\n\nclass Llama(keras.Model):\n    pass\n\nif __name__ == '__main__':\n    Llama()\n",
+        "bench.py": "from llama import Llama\n",
+        "gpt.py": "import keras\n\nclass Gpt(keras.Model):\n    pass\n\nif __name__ == '__main__':\n    Gpt()\n",
+        "test_gpt.py": "from gpt import Gpt\n",
     }
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
@@ -154,4 +160,5 @@ def test_package_surface_leaves_programs_and_package_internals_out(tmp_path):
     # private module it hands on and what that one imports; beside the scripts, the
     # module train.py imports and the one that only defines layers
     assert surface == {str(tmp_path / name) for name in (
-        "pkg/__init__.py", "pkg/models.py", "pkg/_impl.py", "pkg/_more.py", "pkg/blocks.py", "base.py", "layers.py")}
+        "pkg/__init__.py", "pkg/models.py", "pkg/_impl.py", "pkg/_more.py", "pkg/blocks.py", "base.py", "layers.py",
+        "llama.py")}

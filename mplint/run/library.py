@@ -13,10 +13,12 @@ The evidence, in order (README, "A library of layers and models usually sets no 
   modules (``_model_unet.py``) the surface imports, whose public models it hands on, and
   what those private modules import; and outside any package (a flat folder of
   ``train.py`` and ``model.py``, a zip download), each module another file imports, or
-  that defines layers or models and runs nothing on import. A public module only its own
-  package imports is built the way that package's models build it, often under a
-  condition mplint does not follow, and stays out; so does a script (a ``__main__``
-  guard), and a one-off script nobody imports.
+  that defines layers or models and runs nothing on import; a module with a ``__main__``
+  guard that defines layers or models (the guard is its demo or self-test) counts where a
+  module other than a test imports it.
+  A public module only its own package imports is built the way that package's models
+  build it, often under a condition mplint does not follow, and stays out; so does a
+  one-off script nobody imports.
 
 Reads bytes only (no libcst): the index calls it on every run.
 """
@@ -211,7 +213,9 @@ def package_surface(files: Iterable[str], read: Callable[[str], Optional[bytes]]
     outside the module's top-level package imports (a script, a notebook, a test,
     another package), and the private modules that such a module imports, with what
     they import of their package; outside any package (a flat folder), each module that
-    is no script and that another file imports or that defines layers or models.
+    another file imports (one with a ``__main__`` guard only if it defines layers or
+    models and a file other than a test imports it), or that defines layers or models and
+    is no script.
 
     A root with an ``__init__.py`` is no package here: its modules are the scripts'
     neighbours, flat modules."""
@@ -219,6 +223,12 @@ def package_surface(files: Iterable[str], read: Callable[[str], Optional[bytes]]
     prefix = os.path.join(str(root), "")
     tops = {key: _top_package(key, prefix) for key in keys}
     flat = {key for key in keys if _is_flat_module(key, root, tops[key], read)}
+    #: flat modules with a ``__main__`` guard that define layers or models: the guard is
+    #: their demo or self-test, and they are the surface where a module other than a test
+    #: imports them; other scripts (a ``train.py`` whose ``build_model`` an evaluation
+    #: script reuses) stay programs
+    scripts = {key for key in flat if is_script(read(key) or b"")}
+    demos = {key for key in scripts if _DEFINES_LAYERS.search(read(key) or b"")}
     targets: Dict[str, List[Tuple[str, Path]]] = {}
     for key in keys:
         if key in flat or (tops[key] is not None and is_library_module(key, root)):
@@ -239,6 +249,8 @@ def package_surface(files: Iterable[str], read: Callable[[str], Optional[bytes]]
             for key, folder in targets.get(absolute_import(name, importer, root), ()):
                 if key == importer or not (on_path(folder, importer, root) or folder in added):
                     continue
+                if key in scripts and (key not in demos or is_test_path(importer)):
+                    continue
                 if key in flat or exporter or tops[importer] != tops[key]:
                     out.add(key)
                 else:
@@ -250,12 +262,11 @@ def package_surface(files: Iterable[str], read: Callable[[str], Optional[bytes]]
 
 def _is_flat_module(key: str, root: Path, top: Optional[str], read: Callable[[str], Optional[bytes]]) -> bool:
     """A ``.py`` module outside any package (at the root, or in a folder with no
-    ``__init__.py``), no test, not under examples/ and the like, and no script."""
+    ``__init__.py``), no test, not under examples/ and the like."""
     folder = os.path.dirname(key)
     if not key.endswith(".py") or (top is not None and _is_package(folder)) or not _may_be_library(key, root):
         return False
-    raw = read(key)
-    return raw is not None and not is_script(raw)
+    return read(key) is not None
 
 
 def _handed_on_privately(surface: Set[str], inside: Dict[str, Set[str]]) -> Set[str]:
