@@ -13,6 +13,7 @@ import pytest
 import helpers
 
 HEADER = "import tensorflow as tf\ntf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
+BF16 = "import tensorflow as tf\ntf.keras.mixed_precision.set_global_policy('mixed_bfloat16')\n"
 #: Keras 2's backend functions, as attention libraries write them
 BACKEND = HEADER + "from tensorflow.keras import backend as K\n"
 
@@ -120,6 +121,33 @@ def to_model_dtype(img):
 
 ds = load(64).map(to_model_dtype)
 """, {(8, "MP503")}),
+    # the last step of a TPU pipeline: bfloat16 keeps float32's range and nothing
+    # computes on it on the host (returned as it is, alone or in a tuple)
+    "bfloat16-cast-returned-as-the-last-step": (BF16 + """
+def parse(img, label):
+    img = tf.image.resize(img, (224, 224)) / 255.0
+    img = tf.cast(img, tf.bfloat16)
+    return img, label
+
+def parse_only(img):
+    return tf.cast(img, tf.bfloat16)
+
+ds = tf.data.Dataset.from_tensor_slices(([0.0], [1])).map(parse)
+ds2 = tf.data.Dataset.from_tensor_slices([0.0]).map(parse_only)
+""", set()),
+    # arithmetic after the bfloat16 cast, or a float16 cast returned: still the rule's
+    "bfloat16-cast-then-computed-on": (BF16 + """
+def parse(img, label):
+    img = tf.cast(img, tf.bfloat16)
+    img = img / 255.0
+    return img, label
+
+def parse16(img):
+    return tf.cast(img, tf.float16)
+
+ds = tf.data.Dataset.from_tensor_slices(([0.0], [1])).map(parse)
+ds2 = tf.data.Dataset.from_tensor_slices([0.0]).map(parse16)
+""", {(5, "MP503"), (10, "MP503")}),
     "map-over-what-a-function-returns-unknown": (HEADER + """
 def load(n):
     return make_source(n)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from mplint.analysis.compute_regions import ComputeRegions
+from mplint.analysis.references import References
 from mplint.rule.check import Check, Context, Fix, Needs
 from mplint.rule.levels import Safety
 from mplint.semantic.call_args import positional_or_keyword
@@ -19,7 +20,7 @@ _ATTRS = frozenset({"float16", "half", "bfloat16"})
 
 class Float16InputCast(Check):
     rule_id = "MP503"
-    requires = (ComputeRegions,)
+    requires = (ComputeRegions, References)
 
     #: only under a mixed policy
     needs = Needs(mixed_policy=True)
@@ -27,6 +28,22 @@ class Float16InputCast(Check):
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
         self._casts: List[Tuple[cst.Call, cst.BaseExpression, Location]] = []
+        #: names and calls a ``return`` hands back as they are (``return img``,
+        #: ``return img, kp``, ``return tf.cast(img, tf.bfloat16)``)
+        self._returned: Set[int] = set()
+        #: ``name = <cast>``: the cast's id -> the name it binds
+        self._bound: Dict[int, str] = {}
+
+    def visit_Return(self, node: cst.Return) -> None:
+        value = node.value
+        for item in value.elements if isinstance(value, cst.Tuple) else [value] if value is not None else []:
+            element = item.value if isinstance(item, cst.BaseElement) else item
+            self._returned.add(id(element))
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
+                and isinstance(node.value, cst.Call):
+            self._bound[id(node.value)] = node.targets[0].target.value
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -49,6 +66,8 @@ class Float16InputCast(Check):
                 continue
             if not regions.is_pipeline(loc):
                 continue
+            if found == {"bfloat16"} and self._only_returned(call, loc):
+                continue  # the last step: a TPU infeed of half the bytes, bfloat16's range
             name = next(iter(found))
             # ``.astype`` results often feed tf.numpy_function with a declared
             # Tout, which a new dtype would contradict: unsafe there.
@@ -60,6 +79,23 @@ class Float16InputCast(Check):
                 f"to the compute dtype (the mixed precision guide's advice)",
                 self._fix(dtype, safety),
             )
+
+    def _only_returned(self, call: cst.Call, loc: Location) -> bool:
+        """The cast is the pipeline's last step: returned as it is, or bound to a name
+        that every later read in its function returns as it is (nothing computes on the
+        16-bit values on the host)."""
+        if id(call) in self._returned:
+            return True
+        name = self._bound.get(id(call))
+        if name is None or loc.scope.kind not in ("function", "lambda"):
+            return False
+        binding = next((b for b in loc.scope.bindings.get(name, []) if b.value is call), None)
+        if binding is None:
+            return False
+        reads = [ref for ref in self.ctx.get(References).get(name) if not ref.store
+                 and ref.location.scope is loc.scope and ref.location.order > binding.order
+                 and ref.location.lookup(name) is binding]
+        return bool(reads) and all(id(ref.node) in self._returned and ref.attr is None for ref in reads)
 
     def _fix(self, dtype: cst.BaseExpression, safety: Safety) -> Optional[Fix]:
         """Cast to float32 in the same spelling: ``tf.float16`` -> ``tf.float32``."""
