@@ -110,3 +110,34 @@ def test_a_public_builders_default_does_not_decide_the_head_its_users_choose(tmp
     nets = tmp_path / "zoo" / "nets.py"
     nets.write_text(ZOO_LIBRARY["zoo/nets.py"].replace("_build(include_top=include_top", "_build(include_top=False"))
     assert outcome(run_cli("check", "--select", "MP101", "--no-cache", ".", cwd=tmp_path)) == (0, [])
+
+
+#: a custom loop that trains a model of another module; its loss helper casts the
+#: model's outputs to float32 before the loss (or, in the twin, does not)
+CAST_IN_LOSS_HELPER = {
+    "pyproject.toml": "[project]\nname = 'pose'\n",
+    "nets.py": ("import tensorflow as tf\n\n\ndef build():\n    inputs = tf.keras.Input((8,))\n"
+                "    return tf.keras.Model(inputs, tf.keras.layers.Dense(17)(inputs))\n"),
+    "train.py": ("import tensorflow as tf\n\nfrom nets import build\n\n\n"
+                 "def mse_loss(model, x, y):\n    heatmaps = model(x, training=True)\n"
+                 "    heatmaps = tf.cast(heatmaps, tf.float32)\n    return tf.reduce_mean(tf.square(heatmaps - y))\n\n\n"
+                 "def train(data):\n    tf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
+                 "    model = build()\n"
+                 "    opt = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.Adam())\n"
+                 "    for x, y in data:\n        with tf.GradientTape() as tape:\n"
+                 "            loss = opt.get_scaled_loss(mse_loss(model, x, y))\n"
+                 "        grads = opt.get_unscaled_gradients(tape.gradient(loss, model.trainable_variables))\n"
+                 "        opt.apply_gradients(zip(grads, model.trainable_variables))\n\n\n"
+                 "if __name__ == '__main__':\n    train([])\n"),
+}
+
+
+def test_outputs_cast_to_float32_in_the_loss_helper_the_model_is_handed_to(tmp_path):
+    """The loop hands the model to ``mse_loss``, which casts its outputs before the loss:
+    the float16 outputs never reach it (MP102 silent). Without the cast, MP102."""
+    for name, text in CAST_IN_LOSS_HELPER.items():
+        (tmp_path / name).write_text(text)
+    assert outcome(run_cli("check", "--select", "MP102", "--no-cache", ".", cwd=tmp_path)) == (0, [])
+    train = tmp_path / "train.py"
+    train.write_text(train.read_text().replace("    heatmaps = tf.cast(heatmaps, tf.float32)\n", ""))
+    assert outcome(run_cli("check", "--select", "MP102", "--no-cache", ".", cwd=tmp_path)) == (1, [("nets.py", 6, "MP102")])

@@ -1160,7 +1160,8 @@ class TrainedModels:
                 continue  # a test fits a model to test it (``can_run_in_mixed_precision``), not to train it
             for name, function in model.summary(path).functions.items():
                 for written in function.trained:
-                    if written not in function.casts:  # outputs cast to float32 here: not its loss
+                    # outputs cast to float32 here, or in the loss helper it is handed to: not its loss
+                    if written not in function.casts and not self._cast_where_passed(path, name, written):
                         self._offer(path, name, written)
         while self._work:
             kind, node, param = self._work.pop()
@@ -1179,6 +1180,23 @@ class TrainedModels:
         for path, name in self.nodes:
             found.setdefault(path, set()).add(name)
         return found
+
+    def _cast_where_passed(self, path: str, function: str, written: str) -> bool:
+        """``written`` is handed to a function that casts its outputs to float32 before
+        the loss (``loss, _ = mse_loss(model, x, y)`` whose ``heatmaps = model(x)`` is
+        cast there): the helper computes the loss the gradients come from."""
+        summary = self.model.summary(path).functions.get(function)
+        for callee, slot, argument in summary.passes if summary else []:
+            if argument != written:
+                continue
+            for target in self.model.call_targets(path, function, callee):
+                helper = self.model.summary(target[0]).functions.get(target[1])
+                if helper is None:
+                    continue
+                param = helper.params[int(slot)] if slot.isdigit() and int(slot) < len(helper.params) else slot
+                if PARAM + param in helper.casts:
+                    return True
+        return False
 
     def _summarise_callees(self) -> None:
         """A model passed to a function or class of another module (``Trainer(model)``)
