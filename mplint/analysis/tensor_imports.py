@@ -14,8 +14,9 @@ silent.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, FrozenSet, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, FrozenSet, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -165,18 +166,10 @@ class Crossing:
 def crossings(kinds: "TensorKinds", call: cst.Call, where: "Where") -> List[Crossing]:
     """The operations of the imported callee that fail only because of a float32
     argument of this call (its own float32 tensors are its module's findings)."""
-    callee = imported_callee(kinds, call, where)
-    if callee is None:
-        return []
-    env = callee_env(kinds, callee, call, where, 0)
-    suspects = [param for param, kind, _ in env if kind == F32]
-    if not suspects:
-        return []
-    key = (callee.path, id(callee.function))
-    if key in _ACTIVE:
-        return []
-    _ACTIVE.add(key)
-    try:
+    with _entered(kinds, call, where, F32, methods=True) as entered:
+        if entered is None:
+            return []
+        callee, env, suspects = entered
         own = {id(m.node) for m in callee.kinds.mismatches_under(callee.function, ())}
         out: List[Crossing] = []
         for suspect in suspects:
@@ -189,6 +182,28 @@ def crossings(kinds: "TensorKinds", call: cst.Call, where: "Where") -> List[Cros
                 if argument is not None:
                     out.append(Crossing(call, argument, parameter, callee, mismatch))
         return out
+
+
+@contextmanager
+def _entered(kinds: "TensorKinds", call: cst.Call, where: "Where", kind: str,
+             methods: bool) -> Iterator[Optional[Tuple[ImportedCallee, "Env", List[int]]]]:
+    """The imported callee of ``call`` with the kinds its arguments bind and the
+    parameters of ``kind`` (the suspects), while it is being judged; None when there is
+    none, no suspect, a method where ``methods`` is off, or the callee is judged already
+    further up (recursion)."""
+    callee = imported_callee(kinds, call, where)
+    if callee is None or (callee.offset and not methods):
+        yield None
+        return
+    env = callee_env(kinds, callee, call, where, 0)
+    suspects = [param for param, found, _ in env if found == kind]
+    key = (callee.path, id(callee.function))
+    if not suspects or key in _ACTIVE:
+        yield None
+        return
+    _ACTIVE.add(key)
+    try:
+        yield callee, env, suspects
     finally:
         _ACTIVE.discard(key)
 
@@ -223,18 +238,10 @@ def handed_crossings(kinds: "TensorKinds", call: cst.Call, where: "Where") -> Li
     it a 16-bit tensor, where a float32 one made there meets it. A layer's ``call`` is
     left out (its first input is 16-bit in its own module, which reports it), and so
     is a failure the callee's module finds with its own callers' arguments."""
-    callee = imported_callee(kinds, call, where)
-    if callee is None or callee.offset:
-        return []
-    env = callee_env(kinds, callee, call, where, 0)
-    suspects = [param for param, kind, _ in env if kind == LOW]
-    if not suspects:
-        return []
-    key = (callee.path, id(callee.function))
-    if key in _ACTIVE:
-        return []
-    _ACTIVE.add(key)
-    try:
+    with _entered(kinds, call, where, LOW, methods=False) as entered:
+        if entered is None:
+            return []
+        callee, env, suspects = entered
         other = callee.kinds
         own = {id(m.node) for m in other.mismatches_under(callee.function, ())}
         for context in other.contexts(callee.function):
@@ -249,8 +256,6 @@ def handed_crossings(kinds: "TensorKinds", call: cst.Call, where: "Where") -> Li
             if made is not None and argument is not None:
                 out.append(HandedCrossing(call, argument, parameter, callee, mismatch, made[0]))
         return out
-    finally:
-        _ACTIVE.discard(key)
 
 
 def _reads_parameter(other: "TensorKinds", mismatch: "Mismatch", param_id: int) -> bool:
