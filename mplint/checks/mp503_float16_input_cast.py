@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Set, Tuple
+from typing import List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -31,19 +31,12 @@ class Float16InputCast(Check):
         #: names and calls a ``return`` hands back as they are (``return img``,
         #: ``return img, kp``, ``return tf.cast(img, tf.bfloat16)``)
         self._returned: Set[int] = set()
-        #: ``name = <cast>``: the cast's id -> the name it binds
-        self._bound: Dict[int, str] = {}
 
     def visit_Return(self, node: cst.Return) -> None:
         value = node.value
         for item in value.elements if isinstance(value, cst.Tuple) else [value] if value is not None else []:
             element = item.value if isinstance(item, cst.BaseElement) else item
             self._returned.add(id(element))
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
-                and isinstance(node.value, cst.Call):
-            self._bound[id(node.value)] = node.targets[0].target.value
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -86,12 +79,13 @@ class Float16InputCast(Check):
         16-bit values on the host)."""
         if id(call) in self._returned:
             return True
-        name = self._bound.get(id(call))
-        if name is None or loc.scope.kind not in ("function", "lambda"):
+        if loc.scope.kind not in ("function", "lambda"):
             return False
-        binding = next((b for b in loc.scope.bindings.get(name, []) if b.value is call), None)
+        binding = next((b for found in loc.scope.bindings.values() for b in found
+                        if b.value is call and b.kind == "assign"), None)
         if binding is None:
             return False
+        name = binding.name
         reads = [ref for ref in self.ctx.get(References).get(name) if not ref.store
                  and ref.location.scope is loc.scope and ref.location.order > binding.order
                  and ref.location.lookup(name) is binding]
