@@ -95,8 +95,6 @@ class PolicySetTooLate(Check):
         #: ``from models import model`` at the top level: (name, where); a module other
         #: than a known package's, whose top level ran when imported
         self._imported_objects: List[Tuple[str, str, Location]] = []
-        #: ``self.attr = name`` in a function: (attr, name, where)
-        self._stored_names: List[Tuple[str, str, Location]] = []
 
     # -- which functions build models ------------------------------------------------
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -147,8 +145,6 @@ class PolicySetTooLate(Check):
                 and isinstance(node.targets[0].target, cst.Name):
             self._assigns.append(node)
         attribute = self_attribute(node.targets[0].target) if len(node.targets) == 1 else None
-        if attribute is not None and isinstance(node.value, cst.Name) and self._functions:
-            self._stored_names.append((attribute, node.value.value, self.ctx.scopes.location()))
         if attribute is not None and isinstance(node.value, cst.Call) and self._functions:
             location = self.ctx.scopes.location()
             what = self._creates(node.value) or self._method_builder(node.value, location)
@@ -214,8 +210,9 @@ class PolicySetTooLate(Check):
                 found.append(name)
                 continue
             owner = scope.enclosing_class()
-            kept = {attribute for attribute, value, where in self._stored_names
-                    if value == name and where.scope is scope and where.lookup(name) is param}
+            kept = {attribute for attribute, stored in (owner.attributes.items() if owner is not None else ())
+                    for b in stored if b.scope is scope and isinstance(b.value, cst.Name) and b.value.value == name
+                    and b.location().lookup(name) is param}
             if owner is not None and any(
                     attribute in kept and attr in _BUILT_MODEL and where.scope.enclosing_class() is owner
                     for attribute, attr, where in self._attribute_uses):
