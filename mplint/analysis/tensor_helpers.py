@@ -16,6 +16,7 @@ from mplint.analysis.tensor_syntax import child_scope, decorated, is_self
 from mplint.analysis.tensor_walk import TensorWalk
 from mplint.semantic.call_args import UNREADABLE, argument_for
 from mplint.semantic.decided_tests import never_runs
+from mplint.semantic.public_reach import public_reach
 from mplint.semantic.scopes import Location, Scope
 from mplint.semantic.vocabulary import NEAREST_RESIZE_METHODS, RESIZING_LAYERS, SEQUENTIAL_CLASSES
 
@@ -82,12 +83,11 @@ class FileCalls(TensorWalk):
         return here
 
     def _run_by_public_code(self, scope: Scope) -> bool:
-        """Code of a library that its public surface runs (the scope tracker's
-        :meth:`public_reach`), or a lambda mapped in such code, which runs there."""
+        """Code of a library that its public surface runs (:func:`public_reach`), or a lambda mapped in such code, which runs there."""
         mapped = self._maps.get(id(scope.node)) if scope.kind == "lambda" else None
         if mapped is not None:
             return self._run_by_public_code(mapped[1].loc.scope)
-        return self.ctx.scopes.public_reach().runs(scope)
+        return public_reach(self.ctx.scopes).runs(scope)
 
     def _called_from_call(self, scope: Optional[Scope], seen: Set[int]) -> Optional[Region]:
         """A method of a 16-bit layer that the layer's ``call`` calls (``self.helper(x)``,

@@ -17,7 +17,7 @@ from typing import Callable, Dict, Optional, Set, Type
 
 import libcst as cst
 
-from mplint.semantic.scopes import Binding, Location, attributes_of
+from mplint.semantic.scopes import Binding, Location, attributes_of, subclasses_in_file
 from mplint.semantic.values import Evaluator, Values
 
 _COMPARE: Dict[Type[cst.BaseCompOp], Callable[[object, object], bool]] = {
@@ -98,10 +98,15 @@ def _operand(expr: cst.BaseExpression, loc: Location, values: Evaluator) -> Opti
 
 
 def _known_parameter(binding: Binding, values: Evaluator) -> bool:
-    """A parameter bound nowhere else in its function, whose every call is seen."""
+    """A parameter bound nowhere else in its function, whose every call is seen (not a
+    constructor's that a subclass may call through ``super().__init__(...)``)."""
     scope = binding.scope
-    return binding.kind == "param" and scope is not None and len(scope.bindings.get(binding.name, ())) == 1 \
-        and not values.callers_unread(binding)
+    if binding.kind != "param" or scope is None or len(scope.bindings.get(binding.name, ())) != 1:
+        return False
+    if isinstance(scope.node, cst.FunctionDef) and scope.node.name.value == "__init__" \
+            and scope.parent is not None and scope.parent.kind == "class" and subclasses_in_file(scope.parent):
+        return False
+    return not values.callers_unread(binding)
 
 
 def _literals(expr: cst.BaseExpression, values: Evaluator) -> Optional[Set[object]]:

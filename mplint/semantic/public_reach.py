@@ -11,15 +11,23 @@ class's bases in the file). Private code that nothing public reaches is the libr
 own, and stays silent.
 
 The reach is read from the scope tracker's call index (``ScopeTracker.calls``), once
-per file, and asked through :meth:`ScopeTracker.public_reach`.
+per file, and asked through :func:`public_reach`.
 """
 
 from __future__ import annotations
 
 from typing import Dict, FrozenSet, List, Optional, Set
 
-from mplint.semantic.scopes import CallIndex, Scope, class_chain, function_key, is_public
+from mplint.semantic.scopes import CallIndex, Scope, ScopeTracker, class_chain, function_key, is_public
 from mplint.semantic.visibility import is_private_name
+
+
+def public_reach(tracker: ScopeTracker) -> "PublicReach":
+    """Which code of the tracker's file its public functions and classes run (after the
+    walk; built once, kept on the tracker)."""
+    if tracker.reach is None:
+        tracker.reach = PublicReach(tracker.module_scope, tracker.calls)
+    return tracker.reach
 
 
 class PublicReach:

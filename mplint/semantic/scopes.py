@@ -701,16 +701,9 @@ class ScopeTracker:
         #: calls of plain names by the name called (``block(x, 50)`` under "block"), with
         #: where each is made: the call sites a parameter's value is read from
         self.calls: Dict[str, List[Tuple[cst.Call, Location]]] = {}
-        self._public_reach: Optional["PublicReach"] = None
-
-    def public_reach(self) -> "PublicReach":
-        """Which code of the file its public functions and classes run (after the walk;
-        built once, from :attr:`calls`)."""
-        if self._public_reach is None:
-            from mplint.semantic.public_reach import PublicReach  # it reads this module's scopes
-
-            self._public_reach = PublicReach(self.module_scope, self.calls)
-        return self._public_reach
+        #: which code the file's public surface runs, built once after the walk by
+        #: :func:`mplint.semantic.public_reach.public_reach` (kept here, released with the scopes)
+        self.reach: Optional["PublicReach"] = None
 
     def _bind(self, binding: Binding) -> None:
         binding.branches = self.branches()
@@ -754,7 +747,7 @@ class ScopeTracker:
             scope.bindings.clear()
             scope.attributes.clear()
         self.calls.clear()
-        self._public_reach = None
+        self.reach = None
 
     def _arms_changed(self) -> None:
         # Kept as one tuple: every binding and location reads it, arms change rarely.
