@@ -806,3 +806,39 @@ def test_a_private_method_the_constructor_calls_still_sets_the_policy(tmp_path):
                       "trainer.py": _TRAINER_WITH_PRIVATE_SWITCH.format(init="        self._setup_amp()\n"),
                       "train.py": _BUILT_AFTER_THE_TRAINER})
     assert "mixed_float16" in _governed(tmp_path, "train.py").get("main", set())
+
+
+def test_a_plain_class_s_methods_run_where_governed_code_calls_them(tmp_path):
+    _write(tmp_path, {
+        "setup.py": "",
+        "iface.py": "import abc\nimport tensorflow as tf\n\n"
+                    "class Base(abc.ABC):\n    def shared(self):\n        pass\n\n"
+                    "class Interface(Base):\n    def __init__(self):\n        self.setup()\n"
+                    "    def setup(self):\n        pass\n    def fit(self):\n        pass\n"
+                    "    def export(self):\n        pass\n    def __call__(self, x):\n        return x\n\n"
+                    "class Net(tf.keras.Model):\n    def export(self):\n        pass\n\n"
+                    "def make():\n    Net()\n    return Interface()\n",
+        "train.py": POLICY + "from iface import make\n\ndef main():\n"
+                    "    tf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
+                    "    interface = make()\n    interface.fit()\n\nmain()\n",
+        "predict.py": "from iface import make\nmake().export()\n",
+    })
+    governed = set(_governed(tmp_path, "iface.py"))
+    # built under the policy: __init__ and what it calls, and what Python calls by
+    # itself (__call__); fit() because train.py calls it; export() only in predict.py,
+    # which sets no policy; a Keras model's methods all run under the policy it captured
+    assert governed == {"make", "Interface.__init__", "Interface.setup",
+                        "Interface.__call__", "Interface.fit", "Net.export"}
+
+
+def test_a_method_called_before_the_plain_class_is_built_is_governed_too(tmp_path):
+    _write(tmp_path, {
+        "setup.py": "",
+        "tools.py": "class Exporter:\n    def export(self):\n        pass\n\n"
+                    "class Other:\n    def export(self):\n        pass\n    def fit(self):\n        pass\n",
+        "train.py": POLICY + "import tools\n\ndef run(obj):\n    obj.export()\n\ndef main():\n"
+                    "    tf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
+                    "    run(None)\n    tools.Exporter()\n    tools.Other()\n\nmain()\n",
+    })
+    # export() is called on an unknown receiver before either class is built
+    assert set(_governed(tmp_path, "tools.py")) == {"Exporter.export", "Other.export"}

@@ -114,3 +114,34 @@ def test_an_application_that_sets_float32_keeps_private_builders_silent(tmp_path
                                        "tf.keras.mixed_precision.set_global_policy('float32')\n"
                                        "model = ResNetTiny()\nmodel.compile('adam', 'mse')\n"})
     assert _findings(tmp_path) == []
+
+
+
+#: a public layer's ``call`` runs a private helper through ``self``, which runs another;
+#: a private method only an unused private method calls stays silent (MP501 at line 11)
+CHAINED = """\
+import tensorflow as tf
+
+
+class Masked(tf.keras.layers.Layer):
+    def call(self, x, keep):
+        return self._scores(x, keep)
+
+    def _scores(self, x, keep):
+        return self.__fill(x, tf.cast(keep, x.dtype))
+
+    def __fill(self, x, keep):
+        return x * keep + (1.0 - keep) * -1e9
+
+    def _unused(self, x, keep):
+        return self._forgotten(x, tf.cast(keep, x.dtype))
+
+    def _forgotten(self, x, keep):
+        return x * keep + (1.0 - keep) * -1e9
+"""
+
+
+def test_private_helpers_a_public_call_runs_through_self_are_judged(tmp_path):
+    write_files(tmp_path, {"setup.py": SETUP, "zoo/__init__.py": "from zoo.masks import Masked\n",
+                           "zoo/masks.py": CHAINED})
+    assert _findings(tmp_path) == [("zoo/masks.py", 12, "MP501")]

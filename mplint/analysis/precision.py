@@ -33,7 +33,7 @@ from mplint.rule.edits import cast, string
 from mplint.rule.levels import Safety
 from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.semantic.facts import PolicyState
-from mplint.semantic.public_reach import runs_from_public
+from mplint.semantic.public_reach import public_reach
 from mplint.semantic.scopes import (
     Scope, built_for_tests_that_train_nothing, enclosing_fixture, enclosing_test, test_trains_nothing,
     trains_nothing,
@@ -119,7 +119,7 @@ class OutputPrecision(Analysis):
                     continue  # a layer test's model (predict, dtype checks): no loss sees it
                 if self._test_subject(output.producer):
                     continue  # built in 16 bits on purpose by a test's fixture, or a test that trains nothing
-                if library and not runs_from_public(output.producer.location.scope):
+                if library and not public_reach(self.ctx.scopes).runs(output.producer.location.scope):
                     continue  # a library's users call its public builders and classes, and what they run
                 kept = under_kept_values(output.expression, output.producer, models, self.ctx)
                 under = None if kept is None else self._judge(kept[0], policy, models, 1)

@@ -15,8 +15,9 @@ from mplint.analysis.tensor_sites import MAX_DEPTH, Env, Where
 from mplint.analysis.tensor_syntax import child_scope, decorated, is_self
 from mplint.analysis.tensor_walk import TensorWalk
 from mplint.semantic.call_args import UNREADABLE, argument_for
-from mplint.semantic.public_reach import runs_from_public
-from mplint.semantic.scopes import Location, Scope, is_public
+from mplint.semantic.decided_tests import never_runs
+from mplint.semantic.public_reach import public_reach
+from mplint.semantic.scopes import Location, Scope
 from mplint.semantic.vocabulary import NEAREST_RESIZE_METHODS, RESIZING_LAYERS, SEQUENTIAL_CLASSES
 
 if TYPE_CHECKING:
@@ -46,6 +47,12 @@ class FileCalls(TensorWalk):
         mapped = self._maps.get(id(loc.scope.node)) if loc.scope.kind == "lambda" else None
         if mapped is not None:
             return self.region(mapped[1].loc)
+        if loc.branches:
+            arms = (id(loc.scope), tuple((branch, arm) for branch, arm, _ in loc.branches))
+            if arms not in self._arms_run:
+                self._arms_run[arms] = not never_runs(loc, self.ctx.values)
+            if not self._arms_run[arms]:
+                return None  # an arm no run takes (``if self.mode == "max":``, every caller passes "mean")
         key = id(loc.scope)
         if key not in self._regions:
             self._regions[key] = None  # cycle guard: helpers calling each other
@@ -67,25 +74,20 @@ class FileCalls(TensorWalk):
         """The mixed policy that reaches code in ``scope`` (a layer's methods run under a
         program's policy only where a program builds the layer, not where it merely
         imports the layer's module), or in a library the policies its users may set;
-        None where none does, or in a library's private code that no public layer's
-        ``call`` runs: how that code runs is the library's own. Asked by every rule
+        None where none does, or in a library's private code that none of its public
+        functions and classes runs: how that code runs is the library's own. Asked by every rule
         about a 16-bit crash or wrong result at an operation (MP501, MP502, MP504)."""
         here = facts.library_policy(scope)
-        if here is None or (here.library and not runs_from_public(scope) and not self.called_from_public_call(scope)):
+        if here is None or (here.library and not self._run_by_public_code(scope)):
             return None
         return here
 
-    def called_from_public_call(self, scope: Scope) -> bool:
-        """A private helper method that a public layer's ``call`` runs: in a library,
-        it runs under the user's policy as the ``call`` does. A lambda mapped in such
-        code runs there too."""
+    def _run_by_public_code(self, scope: Scope) -> bool:
+        """Code of a library that its public surface runs (:func:`public_reach`), or a lambda mapped in such code, which runs there."""
         mapped = self._maps.get(id(scope.node)) if scope.kind == "lambda" else None
         if mapped is not None:
-            outer = mapped[1].loc.scope
-            return is_public(outer) or self.called_from_public_call(outer)
-        region = self._called_from_call(scope, set())
-        return region is not None and region.function is not None and region.function.parent is not None \
-            and is_public(region.function.parent)
+            return self._run_by_public_code(mapped[1].loc.scope)
+        return public_reach(self.ctx.scopes).runs(scope)
 
     def _called_from_call(self, scope: Optional[Scope], seen: Set[int]) -> Optional[Region]:
         """A method of a 16-bit layer that the layer's ``call`` calls (``self.helper(x)``,

@@ -40,6 +40,8 @@ class TensorWalk(Analysis):
         self._cut_kinds: Dict[Tuple[cst.CSTNode, Env], int] = {}
         self._cut = False
         self._regions: Dict[int, Optional[Region]] = {}
+        #: whether the ``if`` arms around a place can run, by scope and arms (see :meth:`region`)
+        self._arms_run: Dict[Tuple[int, Tuple[Tuple[int, str], ...]], bool] = {}
         #: the parameters' kinds of the helper whose code is being judged (see ``Env``)
         self._env: Env = ()
         #: the arguments envs point at: the expression, where, and the caller's env

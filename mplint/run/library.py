@@ -29,6 +29,7 @@ import functools
 import json
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
@@ -200,10 +201,32 @@ _DEFINES_LAYERS = re.compile(rb"^class[ \t]+\w+[ \t]*\([^)]*\b(?:layers|Layer|Mo
 _TOP_LEVEL_CALL = re.compile(rb"^[A-Za-z_][\w.]*[ \t]*\(", re.M)
 
 
-def defines_layers(raw: bytes) -> bool:
-    """Layers or models for others to build, and nothing run on import: no ``__main__``
-    guard, no call at the top level (a one-off script that trains what it defines)."""
-    return bool(_DEFINES_LAYERS.search(raw)) and not is_script(raw) and not _TOP_LEVEL_CALL.search(raw)
+@dataclass(frozen=True)
+class _FlatModule:
+    """What the surface asks of a module outside any package, from one read of its bytes."""
+
+    #: an ``if __name__ == "__main__":`` guard: a program, or a module's demo
+    script: bool
+    #: a class deriving from a Keras layer or model
+    layers: bool
+    #: a call at the top level: the module runs something on import
+    runs: bool
+
+    @classmethod
+    def of(cls, raw: bytes) -> "_FlatModule":
+        return cls(is_script(raw), bool(_DEFINES_LAYERS.search(raw)), bool(_TOP_LEVEL_CALL.search(raw)))
+
+    @property
+    def demo(self) -> bool:
+        """A module of layers or models whose ``__main__`` guard is its demo or self-test."""
+        return self.script and self.layers
+
+    @property
+    def offers_layers(self) -> bool:
+        """Layers or models for others to build, and nothing run on import: no
+        ``__main__`` guard, no call at the top level (a one-off script that trains what
+        it defines)."""
+        return self.layers and not self.script and not self.runs
 
 
 def package_surface(files: Iterable[str], read: Callable[[str], Optional[bytes]],
@@ -222,13 +245,15 @@ def package_surface(files: Iterable[str], read: Callable[[str], Optional[bytes]]
     keys = [os.path.abspath(path) for path in files]
     prefix = os.path.join(str(root), "")
     tops = {key: _top_package(key, prefix) for key in keys}
-    flat = {key for key in keys if _is_flat_module(key, root, tops[key], read)}
-    #: flat modules with a ``__main__`` guard that define layers or models: the guard is
-    #: their demo or self-test, and they are the surface where a module other than a test
-    #: imports them; other scripts (a ``train.py`` whose ``build_model`` an evaluation
+    #: the modules outside any package, each read once. One with a ``__main__`` guard
+    #: that defines layers or models (a demo) is the surface where a module other than a
+    #: test imports it; other scripts (a ``train.py`` whose ``build_model`` an evaluation
     #: script reuses) stay programs
-    scripts = {key for key in flat if is_script(read(key) or b"")}
-    demos = {key for key in scripts if _DEFINES_LAYERS.search(read(key) or b"")}
+    flat: Dict[str, _FlatModule] = {}
+    for key in keys:
+        raw = read(key) if _may_be_flat(key, root, tops[key]) else None
+        if raw is not None:
+            flat[key] = _FlatModule.of(raw)
     targets: Dict[str, List[Tuple[str, Path]]] = {}
     for key in keys:
         if key in flat or (tops[key] is not None and is_library_module(key, root)):
@@ -249,24 +274,24 @@ def package_surface(files: Iterable[str], read: Callable[[str], Optional[bytes]]
             for key, folder in targets.get(absolute_import(name, importer, root), ()):
                 if key == importer or not (on_path(folder, importer, root) or folder in added):
                     continue
-                if key in scripts and (key not in demos or is_test_path(importer)):
+                module = flat.get(key)
+                if module is not None and module.script and (not module.demo or is_test_path(importer)):
                     continue
                 if key in flat or exporter or tops[importer] != tops[key]:
                     out.add(key)
                 else:
                     inside.setdefault(importer, set()).add(key)
     out |= _handed_on_privately(out, inside)
-    out |= {key for key in flat if key not in out and defines_layers(read(key) or b"")}
+    out |= {key for key, module in flat.items() if key not in out and module.offers_layers}
     return frozenset(out)
 
 
-def _is_flat_module(key: str, root: Path, top: Optional[str], read: Callable[[str], Optional[bytes]]) -> bool:
+def _may_be_flat(key: str, root: Path, top: Optional[str]) -> bool:
     """A ``.py`` module outside any package (at the root, or in a folder with no
-    ``__init__.py``), no test, not under examples/ and the like."""
-    folder = os.path.dirname(key)
-    if not key.endswith(".py") or (top is not None and _is_package(folder)) or not _may_be_library(key, root):
-        return False
-    return read(key) is not None
+    ``__init__.py``), no test, not under examples/ and the like (a flat module when it
+    can be read)."""
+    return key.endswith(".py") and not (top is not None and _is_package(os.path.dirname(key))) \
+        and _may_be_library(key, root)
 
 
 def _handed_on_privately(surface: Set[str], inside: Dict[str, Set[str]]) -> Set[str]:

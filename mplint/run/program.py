@@ -31,9 +31,10 @@ import re
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Deque, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple, cast
+from typing import Any, Callable, Deque, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, cast
 
 from mplint.run.forwarded_arguments import ForwardedArguments
+from mplint.run.instance_methods import InstanceMethods, method_name, names_a_method
 from mplint.run.module_paths import absolute_import, importable, on_path
 from mplint.run.optimizer_values import OptimizerValues, judges_optimizers
 from mplint.run.registries import RegistryObjects, top_level_names
@@ -379,6 +380,8 @@ class ProgramModel:
         self._sites_by_name: Optional[Dict[str, List[Tuple[str, str, str, str, str]]]] = None
         #: registry objects filled by decorators (``@BACKBONES.register``)
         self._registry_objects = RegistryObjects(self)
+        #: plain classes built on governed paths, and the methods governed code calls
+        self._instances = InstanceMethods(self)
 
     # -- building ------------------------------------------------------------------------
     def build(self, setter_files: Iterable[str], targets: Optional[Iterable[str]] = None) -> "ProgramResult":
@@ -751,27 +754,48 @@ class ProgramModel:
         route kept is a shortest one from where the policy is set."""
         queue: Deque[Node] = deque()
         for node, sets in self._sets.items():
-            edges = self._run_edges(node)
+            extra: List[Tuple[int, List[Node], List[Node]]] = []
             if node[1] == BODY and MAIN in self.summary(node[0]).functions:
                 # a program's top level runs its ``__main__`` guard after it (not an import of it)
-                edges = [*edges, (_AFTER_ALL, [(node[0], MAIN)])]
-            for call_line, targets in edges:
-                for target in targets:
-                    for policy, (line, route) in sets.items():
-                        if call_line > line and self._govern(target, policy, Route(
-                                route.path, route.line, (self._label(node), self._label(target)),
-                                from_test=is_test_path(node[0]), site=route.site)):
-                            queue.append(target)
+                extra = [(_AFTER_ALL, [(node[0], MAIN)], [])]
+            for policy, (line, route) in sets.items():
+                base = Route(route.path, route.line, (self._label(node),),
+                             from_test=is_test_path(node[0]), site=route.site)
+                queue.extend(self._reach(node, policy, base, line, extra))
         queue.extend(self._api_roots)
         while queue:
             node = queue.popleft()
             for policy, route in list(self._governed.get(node, {}).items()):
-                for _, targets in self._run_edges(node):
-                    for target in targets:
-                        if self._govern(target, policy, Route(route.path, route.line,
-                                                              route.chain + (self._label(target),),
-                                                              from_test=route.from_test, site=route.site)):
-                            queue.append(target)
+                queue.extend(self._reach(node, policy, route, -1))
+
+    def _reach(self, node: Node, policy: str, route: Route, after: int,
+               extra: Sequence[Tuple[int, List[Node], List[Node]]] = ()) -> List[Node]:
+        """Govern what ``node`` runs after line ``after`` under ``policy`` (``route``: how
+        the policy reaches ``node``); the nodes newly governed."""
+        found: List[Node] = []
+
+        def govern(target: Node, how: Route) -> None:
+            if self._govern(target, policy, how):
+                found.append(target)
+
+        def onward(target: Node, start: Route = route) -> Route:
+            return Route(start.path, start.line, start.chain + (self._label(target),),
+                         from_test=start.from_test, site=start.site)
+
+        for call_line, now, built in [*self._run_edges(node), *extra]:
+            if call_line <= after:
+                continue
+            for target in now:
+                govern(target, onward(target))
+            for method in built:
+                caller = self._instances.offer(method, policy)
+                if caller is not None:
+                    govern(method, onward(method, caller))
+        for call_line, name in self._methods_called(node):
+            if call_line > after:
+                for method in self._instances.called(name, policy, route):
+                    govern(method, onward(method))
+        return found
 
     def _govern(self, node: Node, policy: str, route: Route) -> bool:
         if self._within is not None and node[0] not in self._within:
@@ -795,18 +819,33 @@ class ProgramModel:
                 (line, self._resolve(path, name, callee)) for line, callee in function.calls]
         return edges
 
-    def _run_edges(self, node: Node) -> List[Tuple[int, List[Node]]]:
+    def _run_edges(self, node: Node) -> List[Tuple[int, List[Node], List[Node]]]:
         """What running ``node`` may run: its calls, and the methods of each project class
         it hands on as a value (``functools.partial(Block)``, an argument of a call into
         code mplint cannot see, a default, a container, a return: see :mod:`escapes`), as
         the code receiving the class may build it. A class only tested (``isinstance``)
-        or named as a base is not built."""
+        or named as a base is not built. Each edge: (line, what runs now, the methods of
+        a plain class it builds, which run only where called: :mod:`instance_methods`)."""
         edges = self.edges_of(node)
         function = self.summary(node[0]).functions.get(node[1])
-        if function is None or not function.escapes:
-            return edges
-        escaped = [(line, self._escaped(node[0], written)) for line, written in function.escapes]
-        return edges + [(line, targets) for line, targets in escaped if targets]
+        if function is None:
+            return [(line, targets, []) for line, targets in edges]
+        out = [(line, *self._instances.built(node[0], callee, targets))
+               for (line, targets), (_, callee) in zip(edges, function.calls)]
+        for line, written in function.escapes:
+            targets = self._escaped(node[0], written)
+            if targets:
+                out.append((line, *self._instances.built(node[0], written, targets)))
+        return out
+
+    def _methods_called(self, node: Node) -> List[Tuple[int, str]]:
+        """(line, name) of each method ``node`` calls on a receiver the model cannot
+        resolve (``model.export()``, ``model`` a factory's result)."""
+        function = self.summary(node[0]).functions.get(node[1])
+        if function is None:
+            return []
+        return [(line, method_name(callee)) for (line, targets), (_, callee) in zip(self.edges_of(node), function.calls)
+                if not targets and names_a_method(callee)]
 
     def _escaped(self, path: str, written: str) -> List[Node]:
         """What a name handed on as a value may run: a project class's methods, or the

@@ -12,7 +12,7 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 
@@ -22,6 +22,9 @@ from mplint.semantic.test_modules import is_test_path
 from mplint.semantic.vocabulary import (
     KERNEL_KILL_FUNCTION, KERNEL_RESET_BUILTINS, KERNEL_RESET_FUNCTIONS, KERNEL_SHUTDOWN_METHOD, OWN_PROCESS_FUNCTION,
 )
+
+if TYPE_CHECKING:
+    from mplint.semantic.public_reach import PublicReach
 
 ScopeNode = Union[cst.Module, cst.FunctionDef, cst.ClassDef, cst.Lambda]
 
@@ -698,6 +701,9 @@ class ScopeTracker:
         #: calls of plain names by the name called (``block(x, 50)`` under "block"), with
         #: where each is made: the call sites a parameter's value is read from
         self.calls: Dict[str, List[Tuple[cst.Call, Location]]] = {}
+        #: which code the file's public surface runs, built once after the walk by
+        #: :func:`mplint.semantic.public_reach.public_reach` (kept here, released with the scopes)
+        self.reach: Optional["PublicReach"] = None
 
     def _bind(self, binding: Binding) -> None:
         binding.branches = self.branches()
@@ -741,6 +747,7 @@ class ScopeTracker:
             scope.bindings.clear()
             scope.attributes.clear()
         self.calls.clear()
+        self.reach = None
 
     def _arms_changed(self) -> None:
         # Kept as one tuple: every binding and location reads it, arms change rarely.

@@ -566,3 +566,9 @@ TFP_DISTRIBUTIONS = "tensorflow_probability.distributions."
 #: ``tfd.Independent(dist, reinterpreted_batch_ndims)``: log_prob sums the inner
 #: distribution's terms over the reinterpreted dimensions, in the parameters' dtype
 INDEPENDENT_DISTRIBUTIONS = frozenset({"tensorflow_probability.distributions.Independent"})
+
+# -- Python's own classes (the program model) ------------------------------------------------------
+#: bases that give a class no behaviour of its own: a class deriving only from these (and
+#: ``object``) is a plain class, whose methods run where they are called, not where it is
+#: built (see :mod:`mplint.run.instance_methods`)
+PLAIN_BASE_CLASSES = frozenset({"abc.ABC", "typing.Generic", "typing.Protocol"})
