@@ -124,6 +124,13 @@ def program_view(raw: bytes, summary: ModuleSummary) -> str:
 _DECORATOR_CHAIN = re.compile(rb"@(?:\w+\.)+")
 
 
+def _word_count(raw: bytes, word: bytes) -> int:
+    """How many times ``word`` is written in ``raw`` as a whole word."""
+    if word not in raw:
+        return 0
+    return len(re.findall(rb"(?<!\w)" + re.escape(word) + rb"(?!\w)", raw))
+
+
 def glance_view(raw: bytes, searched: Set[str], sought: Set[str]) -> str:
     """A digest of what the model reads of a file it did not summarise (one whose import
     statements hold a module name it looked for): the words of those statements it looked
@@ -194,6 +201,9 @@ class Governance:
     #: the Keras packages ("keras", "tf.keras", "tf_keras") of the layers and models that
     #: code in other modules builds where a mixed policy set in this file reaches it
     layer_packages: FrozenSet[str] = frozenset()
+    #: top-level functions of the file that set a policy and that no code of the project
+    #: names (see :meth:`ProgramModel._dead_setters`): their policy governs only their own code
+    dead_setters: FrozenSet[str] = frozenset()
 
 
 #: a line after every other: where a module's ``__main__`` guard runs, for its top level
@@ -280,7 +290,7 @@ class ProgramResult:
                        sorted(g.trained), g.factories, g.optimizer_params,
                        {name: list(o) for name, o in g.scaling_overrides.items()},
                        None if g.scaling_reached is None else list(g.scaling_reached), g.arguments,
-                       sorted(g.layer_packages)]
+                       sorted(g.layer_packages), sorted(g.dead_setters)]
                 for path, g in self._by_file.items()}
 
     def to_json(self) -> list:
@@ -294,7 +304,7 @@ class ProgramResult:
             by_file: Dict[str, Governance] = {}
             assert isinstance(files, dict) and isinstance(read, list) and isinstance(searched, list)
             for path, (setters, functions, parts, trained, factories, params, overrides, reached, arguments,
-                       packages) in files.items():
+                       packages, dead) in files.items():
                 found = Governance(setters=frozenset(str(s) for s in setters),
                                    parts=frozenset(str(p) for p in parts),
                                    trained=frozenset(str(t) for t in trained),
@@ -307,7 +317,8 @@ class ProgramResult:
                                    scaling_reached=None if reached is None else (str(reached[0]), int(reached[1])),
                                    arguments={str(f): [{str(k): str(v) for k, v in site.items()} for site in sites]
                                               for f, sites in arguments.items()},
-                                   layer_packages=frozenset(str(p) for p in packages))
+                                   layer_packages=frozenset(str(p) for p in packages),
+                                   dead_setters=frozenset(str(d) for d in dead))
                 for name, routes in functions.items():
                     found.by_function[str(name)] = {
                         str(policy): Route(str(where), int(line), tuple(str(c) for c in chain),
@@ -445,6 +456,8 @@ class ProgramModel:
             found.by_function[key] = {**policies, **found.by_function.get(key, {})}
         for path, functions in helped.items():
             self._by_file.setdefault(path, Governance()).setters = frozenset(functions)
+        for path, dead in self._dead_setters().items():
+            self._by_file.setdefault(path, Governance()).dead_setters = frozenset(dead)
         for path, packages in self._layer_packages_reached().items():
             self._by_file.setdefault(path, Governance()).layer_packages = frozenset(packages)
         for path, classes in self._parts().items():
@@ -698,6 +711,29 @@ class ProgramModel:
                     for value in (policy, UNKNOWN_POLICY):
                         self._govern(root, value, Route(route.path, route.line, (self._label(root),)))
                 self._api_roots.append(root)
+
+    def _dead_setters(self) -> Dict[str, Set[str]]:
+        """Top-level functions that set a policy themselves and that no code of the project
+        calls or names: not their own module beyond the ``def``, nor any file whose imports
+        may name that module (``make_fc_model`` in a notebook's helper module, which the
+        notebook never calls). Such a policy governs only the function's own code, not the
+        rest of its module. A name written anywhere else (a call, a callback handed to
+        ``app.run``, a registry, a string for ``getattr``) keeps it alive."""
+        found: Dict[str, Set[str]] = {}
+        for (path, name), sets in self._sets.items():
+            if name in (BODY, MAIN) or "." in name or (path, name) in self._called or is_test_path(path) \
+                    or name.startswith("test") or not any(len(route.chain) == 1 for _, route in sets.values()):
+                continue
+            word = name.encode()
+            if _word_count(self._read(path) or b"", word) != 1:
+                continue
+            importers = self._importers(path)
+            for importer in importers:
+                self.sought.setdefault(importer, set()).add(name)
+            if any(_word_count(self._read(importer) or b"", word) for importer in importers):
+                continue
+            found.setdefault(path, set()).add(name)
+        return found
 
     def _programs_set_policies(self) -> bool:
         """Whether a program of the project, tests aside, sets a policy: a module's top

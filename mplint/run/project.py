@@ -344,6 +344,7 @@ class ProjectFacts:
                 facts.project_by_function[function] = (frozenset(reaching), self._describe_all(reaching.values()))
             policy_files = self._describe_all(every_route)
             facts.project_setter_functions = governance.setters
+            facts.project_dead_setters = governance.dead_setters
             facts.project_part_classes = governance.parts
             facts.project_trained_models = governance.trained
             facts.project_optimizer_factories = governance.factories

@@ -148,6 +148,9 @@ class ModuleFacts:
     program_reached: Optional[FrozenSet[str]] = None
     #: functions of this file that set a policy by calling a helper in another file
     project_setter_functions: FrozenSet[str] = frozenset()
+    #: top-level functions of this file that set a policy and that no project code calls
+    #: or names (``program.Governance.dead_setters``)
+    project_dead_setters: FrozenSet[str] = frozenset()
     #: classes of this file that a class elsewhere builds as a part (a block)
     project_part_classes: FrozenSet[str] = frozenset()
     #: classes and functions (builders) of this file whose model code elsewhere trains
@@ -285,6 +288,9 @@ class ModuleFacts:
             return function_key(at) != function_key(call.location.scope)
         if call.location.scope.kind == "module" and _in_unbuilt_class(at, self.program_reached):
             return True
+        setter = function_key(call.location.scope)
+        if not self.library and setter in self.project_dead_setters and function_key(at) != setter:
+            return True  # an application's setter that nothing calls: its policy stays inside it
         return function_key(at) not in self.program_reached and enclosing_test(call.location.scope) is not None \
             and enclosing_test(at) is None
 
