@@ -15,7 +15,8 @@ The evidence, in order (README, "A library of layers and models usually sets no 
   ``train.py`` and ``model.py``, a zip download), each module another file imports, or
   that defines layers or models and runs nothing on import; a module with a ``__main__``
   guard that defines layers or models (the guard is its demo or self-test) counts where a
-  module other than a test imports it.
+  module other than a test imports it, or where nothing in it trains (a single-file
+  library whose guard builds its layer on zeros: users copy or import it).
   A public module only its own package imports is built the way that package's models
   build it, often under a condition mplint does not follow, and stays out; so does a
   one-off script nobody imports.
@@ -198,12 +199,24 @@ def _is_private(path: str) -> bool:
 _DEFINES_LAYERS = re.compile(rb"^class[ \t]+\w+[ \t]*\([^)]*\b(?:layers|Layer|Model|Sequential)\b", re.M)
 #: a call at the start of a line (``main()``, ``model.fit(...)``): the module runs it on import
 _TOP_LEVEL_CALL = re.compile(rb"^[A-Za-z_][\w.]*[ \t]*\(", re.M)
+#: a training step anywhere in the file (``model.fit(``, ``opt.apply_gradients(``,
+#: ``model.compile(``): a module whose ``__main__`` guard may train is a program
+_TRAINS = re.compile(rb"\.(?:fit|fit_generator|train_on_batch|compile|apply_gradients|minimize)[ \t]*\(")
 
 
 def defines_layers(raw: bytes) -> bool:
     """Layers or models for others to build, and nothing run on import: no ``__main__``
     guard, no call at the top level (a one-off script that trains what it defines)."""
     return bool(_DEFINES_LAYERS.search(raw)) and not is_script(raw) and not _TOP_LEVEL_CALL.search(raw)
+
+
+def is_demo_library(raw: bytes) -> bool:
+    """A single-file library with a demo or self-test: layers or models defined at the top
+    level, a ``__main__`` guard, and no training anywhere in the file (the guard builds a
+    model, prints its summary, calls it on zeros). Its users import the layers and run
+    them under their policy; a ``train.py`` whose guard trains what it defines stays a
+    program."""
+    return is_script(raw) and bool(_DEFINES_LAYERS.search(raw)) and not _TRAINS.search(raw)
 
 
 def package_surface(files: Iterable[str], read: Callable[[str], Optional[bytes]],
@@ -215,7 +228,7 @@ def package_surface(files: Iterable[str], read: Callable[[str], Optional[bytes]]
     they import of their package; outside any package (a flat folder), each module that
     another file imports (one with a ``__main__`` guard only if it defines layers or
     models and a file other than a test imports it), or that defines layers or models and
-    is no script.
+    is no script, or whose guard only demonstrates them (:func:`is_demo_library`).
 
     A root with an ``__init__.py`` is no package here: its modules are the scripts'
     neighbours, flat modules."""
@@ -257,6 +270,7 @@ def package_surface(files: Iterable[str], read: Callable[[str], Optional[bytes]]
                     inside.setdefault(importer, set()).add(key)
     out |= _handed_on_privately(out, inside)
     out |= {key for key in flat if key not in out and defines_layers(read(key) or b"")}
+    out |= {key for key in demos if key not in out and is_demo_library(read(key) or b"")}
     return frozenset(out)
 
 
