@@ -1070,7 +1070,7 @@ class ProgramModel:
             for path in list(self._summaries):
                 for name, function in self.summary(path).functions.items():
                     for callee, slot, argument in function.passes:
-                        last = callee.rsplit(".", 1)[-1]
+                        last = callee.rsplit(".", 1)[-1].rpartition(METHOD)[2]  # ``GAN#compile``: compile
                         self._sites_by_name.setdefault(last, []).append((callee, slot, path, name, argument))
         parts = target[1].split(".")
         called = parts[-2] if parts[-1] == "__init__" and len(parts) > 1 else parts[-1]

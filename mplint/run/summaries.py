@@ -21,7 +21,7 @@ from mplint.core.python_syntax import tree_or_none
 from mplint.run.dotted import dotted
 from mplint.run.escapes import escapes_by_function, handed_arguments
 from mplint.semantic.vocabulary import (
-    GLOBAL_POLICY_WORDS, POLICY_SETTER_WORDS, WHOLE_MODEL_METHODS, WHOLE_MODEL_VARIABLES,
+    GLOBAL_POLICY_WORDS, LOSS_SCALE_FACTOR_KEYWORD, POLICY_SETTER_WORDS, WHOLE_MODEL_METHODS, WHOLE_MODEL_VARIABLES,
 )
 
 #: the module body's name among a summary's functions
@@ -39,7 +39,7 @@ KEYWORD_SPREAD = "**"
 #: and ``super().method``: ``Class#method`` (``super#method``)
 METHOD = "#"
 POLICY_SETTERS = frozenset(POLICY_SETTER_WORDS)
-SUMMARY_VERSION = 15
+SUMMARY_VERSION = 16
 #: a trained value that is a parameter of the function: ``param:`` + its name
 PARAM = "param:"
 #: a value a summary cannot name (an expression, ``None``, a loop variable)
@@ -65,8 +65,10 @@ class FunctionSummary:
     #: dotted callee that made ``m``, ``self.x`` for an attribute, PARAM + a parameter
     trained: List[str] = field(default_factory=list)
     #: (callee, parameter position or keyword, what the argument is: a dotted callee
-    #: that made it, PARAM + a parameter of this function, or UNKNOWN), for each
-    #: argument of each call; a call with ``*args``/``**kwargs`` passes UNKNOWN as "*"
+    #: that made it, PARAM + a parameter of this function, ``self.x`` for an attribute
+    #: handed to a method of the same object, or UNKNOWN), for each argument of each
+    #: call (``Cls#method`` for a method of a local instance, as in ``calls``); a call
+    #: with ``*args``/``**kwargs`` passes UNKNOWN as "*"
     passes: List[Tuple[str, str, str]] = field(default_factory=list)
     #: models whose outputs it casts to float32 (``logits = model(x)`` then
     #: ``tf.cast(logits, tf.float32)``), named as in ``trained``: trained so, their
@@ -430,7 +432,7 @@ def _read_assignments(summary: ModuleSummary, function: FunctionSummary, assigns
         if callee is not None:
             for target in targets:
                 if isinstance(target, ast.Name):
-                    assigned[id(target)] = (callee, value)
+                    assigned[id(target)] = (_maker(value), value)
                 elif cls and _is_self_attribute(target):
                     sources.setdefault(target.attr, callee)
         elif cls and is_assign and isinstance(value, ast.Name) and value.id in params:
@@ -450,6 +452,15 @@ def _bindings(names: List[ast.Name], assigned: Dict[int, Tuple[str, ast.AST]]
     return made
 
 
+def _maker(call: ast.Call) -> str:
+    """The callee that made an argument; UNKNOWN for an optimizer given a static loss
+    scale (``Adam(lr, loss_scale_factor=128.0)``), which is neither plain nor wrapped."""
+    if any(k.arg == LOSS_SCALE_FACTOR_KEYWORD and not (isinstance(k.value, ast.Constant) and k.value.value is None)
+           for k in call.keywords):
+        return UNKNOWN
+    return dotted(call.func) or UNKNOWN
+
+
 class _Origins:
     """What a value may hold, named by the callees that made it: the facts that follow
     a model or an optimizer from the function that makes it to the code that uses it
@@ -464,7 +475,7 @@ class _Origins:
         """``at``: the call ``value`` is an argument of, whose own result
         (``opt = wrap(opt)``) is not what it is given."""
         if isinstance(value, ast.Call):
-            return [dotted(value.func) or UNKNOWN]
+            return [_maker(value)]
         if isinstance(value, ast.Name):
             found = [callee for callee, call in self.made.get(value.id, []) if at is None or call is not at]
             if value.id in self.params:
@@ -516,7 +527,8 @@ def _read_events(summary: ModuleSummary, function: FunctionSummary, events: List
             callee = dotted(func)
             _record_call(function, node, callee, instances, snapshots)
             if callee is not None:
-                _record_passes(function, node, callee, origins)
+                # ``gan.compile(opt=...)`` of ``gan = GAN(...)`` passes to ``GAN#compile``
+                _record_passes(function, node, _instance_callee(callee, instances), origins)
                 if callee.partition(".")[0] not in _NOT_PROJECT_HEADS:
                     function.arguments.append((node.lineno, callee, _literal_arguments(node)))
         elif isinstance(node, ast.Import):
@@ -555,9 +567,12 @@ def _record_passes(function: FunctionSummary, node: ast.Call, callee: str, origi
     passes = function.passes
     if unpacked:
         passes.append((callee, "*", UNKNOWN))
+    # an attribute handed to a method of the same object (``self.compile(opt=self.opt)``)
+    # stays ``self.x``: the method may store it back where it came from (a round trip)
+    own = callee.startswith("self.")
     for slot, value in slots:
         for origin in origins(value, node):
-            passes.append((callee, slot, UNKNOWN if origin.startswith("self.") else origin))
+            passes.append((callee, slot, UNKNOWN if origin.startswith("self.") and not own else origin))
 
 
 #: the first name of calls that are never the project's own functions or classes
@@ -711,6 +726,12 @@ def _constructed(value: ast.AST) -> Optional[str]:
     return dotted(value.func) if isinstance(value, ast.Call) else None
 
 
+def _instance_callee(callee: str, instances: Dict[str, str]) -> str:
+    """``v.method`` of a local ``v = Cls(...)`` is ``Cls#method``; any other callee as written."""
+    head, _, rest = callee.partition(".")
+    return instances[head] + METHOD + rest if rest and head in instances else callee
+
+
 def _record_call(function: FunctionSummary, node: ast.Call, callee: Optional[str], instances: Dict[str, str],
                  snapshots: FrozenSet[str] = frozenset()) -> None:
     """``callee``: ``dotted(node.func)``, worked out once for both readers of the call."""
@@ -723,9 +744,7 @@ def _record_call(function: FunctionSummary, node: ast.Call, callee: Optional[str
             callee = owner + METHOD + node.func.attr
     if callee is None:
         return
-    head, _, rest = callee.partition(".")
-    if rest and head in instances:
-        callee = instances[head] + METHOD + rest
+    callee = _instance_callee(callee, instances)
     function.calls.append((node.lineno, callee))
     if callee.rpartition(".")[2].rpartition(METHOD)[2] in POLICY_SETTERS and not _restores_policy(node, snapshots):
         function.sets.append((node.lineno, _policy_literal(node)))
