@@ -42,3 +42,16 @@ def test_library_switch(tmp_path, text, switch):
 def test_a_switch_outside_a_package_is_a_program(tmp_path):
     (tmp_path / "network.py").write_text(SWITCH)
     assert not only_in_library_switches(str(tmp_path / "network.py"), SWITCH.encode())
+
+
+def test_summary_records_the_callables_a_call_hands_on():
+    from mplint.run.summaries import summarize
+
+    text = ("import functools\n\ndef main():\n"
+            "    build(model_fn=LeNet, mixed_precision=True)\n"
+            "    build(lambda: UNet(channels=2))\n"
+            "    build(model_fn=functools.partial(SegNet, classes=3))\n"
+            "    build(model_fn=make_model())\n")  # built before build() runs: not handed
+    handed = summarize(text).functions["main"].handed
+    assert handed == [(4, "build", "model_fn", "LeNet"), (5, "build", "0", "UNet"),
+                      (6, "build", "model_fn", "SegNet")]

@@ -91,6 +91,11 @@ class FunctionSummary:
     #: code mplint cannot see may build (``functools.partial(Block)``, an argument, a
     #: default, a container, a return; see :mod:`escapes`)
     escapes: List[Tuple[int, str]] = field(default_factory=list)
+    #: (line, callee, slot, dotted callable) for each callable a call hands its callee to
+    #: run there (``build(model_fn=LeNet)``, ``model_fn=lambda: UNet(2)``: ``UNet``,
+    #: ``functools.partial(LeNet, classes=3)``: ``LeNet``): it runs inside the callee, under
+    #: what the callee sets before calling it
+    handed: List[Tuple[int, str, str, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -126,7 +131,7 @@ class ModuleSummary:
     def to_json(self) -> List[Any]:
         return [SUMMARY_VERSION, self.script, self.imports,
                 {name: [f.calls, f.sets, f.params, f.returns, f.trained, f.passes, f.casts, f.arguments,
-                        f.set_terms, f.defaults, f.escapes]
+                        f.set_terms, f.defaults, f.escapes, f.handed]
                  for name, f in self.functions.items()},
                 {name: [c.bases, c.methods, c.attributes, c.sources] for name, c in self.classes.items()},
                 self.registries, self.decorated, self.writers]
@@ -151,9 +156,10 @@ class ModuleSummary:
                                             [(int(l), str(p), [(str(g), bool(t)) for g, t in guards])
                                              for l, p, guards in set_terms],
                                             {str(k): str(v) for k, v in defaults.items()},
-                                            [(int(l), str(e)) for l, e in escapes])
+                                            [(int(l), str(e)) for l, e in escapes],
+                                            [(int(l), str(c), str(slot), str(h)) for l, c, slot, h in handed])
                  for name, (calls, sets, params, returns, trained, passes, casts, arguments, set_terms, defaults,
-                            escapes) in functions.items()},
+                            escapes, handed) in functions.items()},
                 {str(name): ClassSummary([str(b) for b in bases], [str(m) for m in methods],
                                          {str(k): str(v) for k, v in attributes.items()},
                                          {str(k): str(v) for k, v in sources.items()})
@@ -755,6 +761,30 @@ def _record_call(function: FunctionSummary, node: ast.Call, callee: Optional[str
             name = dotted(arg)
             if name is not None:
                 function.calls.append((node.lineno, name))
+    _record_handed(function, node, callee)
+
+
+#: the callables that bind arguments to a function without calling it
+_PARTIALS = frozenset({"functools.partial", "partial"})
+
+
+def _record_handed(function: FunctionSummary, node: ast.Call, callee: str) -> None:
+    """The callables the call hands its callee (see ``FunctionSummary.handed``)."""
+    if callee in _PARTIALS or callee == "super":
+        return
+    slots = [(str(i), arg) for i, arg in enumerate(node.args) if not isinstance(arg, ast.Starred)]
+    slots += [(k.arg, k.value) for k in node.keywords if k.arg is not None]
+    for slot, arg in slots:
+        found: List[Optional[str]] = []
+        if isinstance(arg, (ast.Name, ast.Attribute)):
+            found.append(dotted(arg))
+        elif isinstance(arg, ast.Lambda):
+            found.extend(dotted(inner.func) for inner in ast.walk(arg.body) if isinstance(inner, ast.Call))
+        elif isinstance(arg, ast.Call) and dotted(arg.func) in _PARTIALS and arg.args:
+            found.append(dotted(arg.args[0]))
+        for name in found:
+            if name is not None:
+                function.handed.append((node.lineno, callee, slot, name))
 
 
 def _registry_callee(func: ast.AST) -> Optional[str]:
