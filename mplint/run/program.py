@@ -377,6 +377,8 @@ class ProgramModel:
         self._within: Optional[Set[str]] = None
         #: summaries' ``passes`` by the last name of the callee (see :meth:`call_sites`)
         self._sites_by_name: Optional[Dict[str, List[Tuple[str, str, str, str, str]]]] = None
+        #: the called name -> (callee, slot, path, function, callable) of each handed callable
+        self._handed_by_name: Optional[Dict[str, List[Tuple[str, str, str, str, str]]]] = None
         #: registry objects filled by decorators (``@BACKBONES.register``)
         self._registry_objects = RegistryObjects(self)
 
@@ -1094,6 +1096,7 @@ class ProgramModel:
     def forget_call_sites(self) -> None:
         """Modules were summarised since :meth:`call_sites` indexed the calls: index again."""
         self._sites_by_name = None
+        self._handed_by_name = None
 
     def handed_sites(self, target: Node, param: str) -> List[Tuple[str, str, str]]:
         """``(path, function, callable)`` for each callable the summarised code hands the
@@ -1101,16 +1104,17 @@ class ProgramModel:
         function = self.summary(target[0]).functions.get(target[1])
         if function is None or param not in function.params:
             return []
+        if self._handed_by_name is None:
+            self._handed_by_name = {}
+            for path in list(self._summaries):
+                for name, caller in self.summary(path).functions.items():
+                    for _, callee, slot, handed in caller.handed:
+                        last = callee.rsplit(".", 1)[-1].rpartition(METHOD)[2]
+                        self._handed_by_name.setdefault(last, []).append((callee, slot, path, name, handed))
         slots = (str(function.params.index(param)), param)
-        called = target[1].split(".")[-1]
-        found: List[Tuple[str, str, str]] = []
-        for path in list(self._summaries):
-            for name, caller in self.summary(path).functions.items():
-                for _, callee, slot, handed in caller.handed:
-                    if slot in slots and callee.rsplit(".", 1)[-1].rpartition(METHOD)[2] == called \
-                            and target in self.call_targets(path, name, callee):
-                        found.append((path, name, handed))
-        return found
+        return [(path, name, handed)
+                for callee, slot, path, name, handed in self._handed_by_name.get(target[1].split(".")[-1], [])
+                if slot in slots and target in self.call_targets(path, name, callee)]
 
     def call_sites(self, target: Node) -> List[Tuple[str, str, str, str]]:
         """``(slot, path, function, argument)`` for each argument that summarised code
