@@ -170,7 +170,7 @@ def test_summary_is_the_one_the_former_collectors_made():
     attribute ``optimizer_cls``, and the annotation ``n: Net``, the base ``base.Model``,
     ``metaclass=Meta`` and the pattern ``case Point(...)`` hand nothing on; version 16 names
     a local instance's method in ``passes`` as ``calls`` does, ``m.fit`` of ``m = Net(a)``
-    as ``Net#fit``)."""
+    as ``Net#fit``, and adds the callables each call hands on, ``handed``: dropped here)."""
     data = summarize(SNIPPET).to_json()
     guard = data[3].pop("<main>")
     assert guard[0] == [(56, "app.run"), (56, "main")]

@@ -770,8 +770,8 @@ _PARTIALS = frozenset({"functools.partial", "partial"})
 
 def _record_handed(function: FunctionSummary, node: ast.Call, callee: str) -> None:
     """The callables the call hands its callee (see ``FunctionSummary.handed``)."""
-    if callee in _PARTIALS or callee == "super":
-        return
+    if callee in _PARTIALS or callee.partition(".")[0] in _NOT_PROJECT_HEADS:
+        return  # only a call of a name that may be the project's runs what it is handed
     slots = [(str(i), arg) for i, arg in enumerate(node.args) if not isinstance(arg, ast.Starred)]
     slots += [(k.arg, k.value) for k in node.keywords if k.arg is not None]
     for slot, arg in slots:
