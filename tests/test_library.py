@@ -148,8 +148,14 @@ def test_package_surface_leaves_programs_and_package_internals_out(tmp_path):
         # library module; another imported only by a test stays a script
         "llama.py": "import keras\n\nclass Llama(keras.Model):\n    pass\n\nif __name__ == '__main__':\n    Llama()\n",
         "bench.py": "from llama import Llama\n",
-        "gpt.py": "import keras\n\nclass Gpt(keras.Model):\n    pass\n\nif __name__ == '__main__':\n    Gpt()\n",
+        "gpt.py": "import keras\n\nclass Gpt(keras.Model):\n    pass\n\nif __name__ == '__main__':\n    Gpt().fit(x)\n",
         "test_gpt.py": "from gpt import Gpt\n",
+        # a single-file library whose guard only demonstrates its layer (nobody imports
+        # it: users copy or import it): library code; one whose guard trains stays a script
+        "attention.py": "import tensorflow as tf\n\nclass Attn(tf.keras.layers.Layer):\n    pass\n\n"
+                        "if __name__ == '__main__':\n    Attn()(tf.zeros((1, 4)))\n",
+        "gan.py": "import tensorflow as tf\n\nclass G(tf.keras.Model):\n    pass\n\ndef main():\n"
+                  "    opt.apply_gradients(zip(g, v))\n\nif __name__ == '__main__':\n    main()\n",
     }
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
@@ -161,4 +167,4 @@ def test_package_surface_leaves_programs_and_package_internals_out(tmp_path):
     # module train.py imports and the one that only defines layers
     assert surface == {str(tmp_path / name) for name in (
         "pkg/__init__.py", "pkg/models.py", "pkg/_impl.py", "pkg/_more.py", "pkg/blocks.py", "base.py", "layers.py",
-        "llama.py")}
+        "llama.py", "attention.py")}

@@ -305,7 +305,9 @@ def test_policy_words_outside_comments_agree_with_the_tokenizer_on_this_checkout
     assert len(checked) > 50
     for path in checked:
         raw = path.read_bytes()
-        assert project_module.mentions_policy_in_code(str(path), raw) == _named_by_tokens(raw), path
+        # a library's policy switch (``Pix2Pix(size, mixed)``) is named, but no program's
+        switch = project_module.only_in_library_switches(str(path), raw)
+        assert project_module.mentions_policy_in_code(str(path), raw) == (_named_by_tokens(raw) and not switch), path
 
 
 def _names_by_pathlib(path: str, root) -> tuple:

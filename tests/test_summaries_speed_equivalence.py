@@ -81,8 +81,8 @@ EXPECTED = (
       'Trainer.make': [[[21, 'Net'], [21, 'a'], [21, 'make_net'], [21, 'b'], [22, 'Net#fit'], [22, 'x'],
                         [22, 'y']],
                        [], ['a', 'b'], ['Net'], ['Net', 'make_net'],
-                       [['Net', '0', 'param:a'], ['make_net', '0', 'param:b'], ['m.fit', '0', '?'],
-                        ['m.fit', '1', '?']]],
+                       [['Net', '0', 'param:a'], ['make_net', '0', 'param:b'], ['Net#fit', '0', '?'],
+                        ['Net#fit', '1', '?']]],
       'Trainer.train': [[[26, 'wrap'], [26, 'opt'], [27, 'self.model.fit'], [27, 'opt'], [27, 'kwargs'],
                          [27, 'data'], [28, 'tf.keras.mixed_precision.set_global_policy'], [28, 'Policy'],
                          [29, 'go'], [29, 'go'], [29, 'first'], [29, 'a'], [29, 'second'], [29, 'b'],
@@ -168,7 +168,9 @@ def test_summary_is_the_one_the_former_collectors_made():
     ``defaults`` and marks a call's keyword-only ``**`` spread among its ``arguments``;
     version 15 adds each function's ``escapes``: none here, as no method reads the class
     attribute ``optimizer_cls``, and the annotation ``n: Net``, the base ``base.Model``,
-    ``metaclass=Meta`` and the pattern ``case Point(...)`` hand nothing on)."""
+    ``metaclass=Meta`` and the pattern ``case Point(...)`` hand nothing on; version 16 names
+    a local instance's method in ``passes`` as ``calls`` does, ``m.fit`` of ``m = Net(a)``
+    as ``Net#fit``, and adds the callables each call hands on, ``handed``: dropped here)."""
     data = summarize(SNIPPET).to_json()
     guard = data[3].pop("<main>")
     assert guard[0] == [(56, "app.run"), (56, "main")]
@@ -182,7 +184,7 @@ def test_summary_is_the_one_the_former_collectors_made():
         assert entry[8] == [] and all(isinstance(v, str) for v in entry[9].values())
         entry[7] = [(callee, slots) for _, callee, slots in entry[7]]
         del entry[8:]
-    assert data[0] == 15 and all(entry[6] == [] for entry in data[3].values())
+    assert data[0] == 16 and all(entry[6] == [] for entry in data[3].values())
     assert data[2].pop("*..star") == "..star"
     module_calls = data[3]["<module>"][0]
     for added in ((3, "import:.sibling"), (4, "import:..pkg.thing")):

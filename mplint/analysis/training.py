@@ -27,8 +27,8 @@ from mplint.semantic.scopes import (
     Binding, Branches, Location, Scope, class_chain, exclusive, function_key, local_function,
 )
 from mplint.semantic.vocabulary import (
-    DISTRIBUTED_OPTIMIZERS, DISTRIBUTED_TAPES, EXPERIMENTAL_LSO, GRADIENT_CLIPS, GRADIENT_TAPES, LOSS_SCALE_OPTIMIZERS,
-    MIXED_POLICIES, MODEL_CLASSES, STABLE_LSO, SYMBOLIC_GRADIENTS, is_optimizer_class, is_optimizer_constructor,
+    DISTRIBUTED_OPTIMIZERS, DISTRIBUTED_TAPES, EXPERIMENTAL_LSO, GRADIENT_CLIPS, GRADIENT_TAPES, LOSS_SCALE_FACTOR_KEYWORD,
+    LOSS_SCALE_OPTIMIZERS, MIXED_POLICIES, MODEL_CLASSES, STABLE_LSO, SYMBOLIC_GRADIENTS, is_optimizer_class, is_optimizer_constructor,
 )
 
 APPLY_METHODS = frozenset({"apply_gradients", "apply", "minimize"})
@@ -419,7 +419,7 @@ class TrainingLoops(Analysis):
                 else:  # the wrapper scales exactly as the optimizer it wraps
                     yield from self._origins(inner, loc, depth + 1, seen)
             elif any(is_optimizer_constructor(n) for n in names):
-                factor = keyword_only(expr, "loss_scale_factor")
+                factor = keyword_only(expr, LOSS_SCALE_FACTOR_KEYWORD)
                 if factor is not None and not (isinstance(factor, cst.Name) and factor.value == "None"):
                     yield OptimizerOrigin(FACTOR, expr, loc)  # Keras 3 static loss scaling, no wrapper needed
                 else:

@@ -15,7 +15,8 @@ The evidence, in order (README, "A library of layers and models usually sets no 
   ``train.py`` and ``model.py``, a zip download), each module another file imports, or
   that defines layers or models and runs nothing on import; a module with a ``__main__``
   guard that defines layers or models (the guard is its demo or self-test) counts where a
-  module other than a test imports it.
+  module other than a test imports it, or where nothing in it trains (a single-file
+  library whose guard builds its layer on zeros: users copy or import it).
   A public module only its own package imports is built the way that package's models
   build it, often under a condition mplint does not follow, and stays out; so does a
   one-off script nobody imports.
@@ -199,6 +200,9 @@ def _is_private(path: str) -> bool:
 _DEFINES_LAYERS = re.compile(rb"^class[ \t]+\w+[ \t]*\([^)]*\b(?:layers|Layer|Model|Sequential)\b", re.M)
 #: a call at the start of a line (``main()``, ``model.fit(...)``): the module runs it on import
 _TOP_LEVEL_CALL = re.compile(rb"^[A-Za-z_][\w.]*[ \t]*\(", re.M)
+#: a training step anywhere in the file (``model.fit(``, ``opt.apply_gradients(``,
+#: ``model.compile(``): a module whose ``__main__`` guard may train is a program
+_TRAINS = re.compile(rb"\.(?:fit|fit_generator|train_on_batch|compile|apply_gradients|minimize)[ \t]*\(")
 
 
 @dataclass(frozen=True)
@@ -211,10 +215,13 @@ class _FlatModule:
     layers: bool
     #: a call at the top level: the module runs something on import
     runs: bool
+    #: a training step anywhere in the file (``_TRAINS``)
+    trains: bool
 
     @classmethod
     def of(cls, raw: bytes) -> "_FlatModule":
-        return cls(is_script(raw), bool(_DEFINES_LAYERS.search(raw)), bool(_TOP_LEVEL_CALL.search(raw)))
+        return cls(is_script(raw), bool(_DEFINES_LAYERS.search(raw)), bool(_TOP_LEVEL_CALL.search(raw)),
+                   bool(_TRAINS.search(raw)))
 
     @property
     def demo(self) -> bool:
@@ -228,6 +235,15 @@ class _FlatModule:
         it defines)."""
         return self.layers and not self.script and not self.runs
 
+    @property
+    def demo_library(self) -> bool:
+        """A single-file library with a demo or self-test: layers or models defined at the
+        top level, a ``__main__`` guard, and no training anywhere in the file (the guard
+        builds a model, prints its summary, calls it on zeros). Its users import the layers
+        and run them under their policy; a ``train.py`` whose guard trains what it defines
+        stays a program."""
+        return self.demo and not self.trains
+
 
 def package_surface(files: Iterable[str], read: Callable[[str], Optional[bytes]],
                     root: Path) -> FrozenSet[str]:
@@ -238,7 +254,7 @@ def package_surface(files: Iterable[str], read: Callable[[str], Optional[bytes]]
     they import of their package; outside any package (a flat folder), each module that
     another file imports (one with a ``__main__`` guard only if it defines layers or
     models and a file other than a test imports it), or that defines layers or models and
-    is no script.
+    is no script, or whose guard only demonstrates them (``_FlatModule.demo_library``).
 
     A root with an ``__init__.py`` is no package here: its modules are the scripts'
     neighbours, flat modules."""
@@ -282,7 +298,7 @@ def package_surface(files: Iterable[str], read: Callable[[str], Optional[bytes]]
                 else:
                     inside.setdefault(importer, set()).add(key)
     out |= _handed_on_privately(out, inside)
-    out |= {key for key, module in flat.items() if key not in out and module.offers_layers}
+    out |= {key for key, module in flat.items() if key not in out and (module.offers_layers or module.demo_library)}
     return frozenset(out)
 
 

@@ -113,6 +113,8 @@ class OptimizerValues:
             if slot == "*":
                 return None
             param = function.params[int(slot)] if slot.isdigit() and int(slot) < len(function.params) else slot
+            if self._round_trip(node, param, argument):
+                continue  # ``self.compile(opt=self.opt)``: the value compile() stored, handed back
             sites.setdefault(param, []).append(self._argument_kinds(caller, caller_function, argument, depth))
         out: Dict[str, Kinds] = {}
         for param, every in sites.items():
@@ -121,10 +123,21 @@ class OptimizerValues:
         self._params[key] = out
         return out
 
+    def _round_trip(self, node: "Node", param: str, argument: str) -> bool:
+        """The argument is the attribute the method itself stores the parameter in
+        (``compile_from_config`` calling ``self.compile(critic_optimizer=self.critic_optimizer)``
+        where ``compile`` does ``self.critic_optimizer = critic_optimizer``): it adds no
+        value the other calls do not pass. ``argument`` is ``self.x`` only for a call of
+        a method of the same object (``summaries.FunctionSummary.passes``)."""
+        if not argument.startswith("self.") or "." not in node[1]:
+            return False
+        info = self.model.summary(node[0]).classes.get(node[1].rsplit(".", 1)[0])
+        return info is not None and info.sources.get(argument[len("self."):]) == PARAM + param
+
     def _argument_kinds(self, path: str, function: str, argument: str, depth: int) -> Optional[Kinds]:
         """The kinds of one argument a call in ``function`` passes: a call's result, or
         the calling function's own parameter's kinds."""
-        if argument == UNKNOWN:
+        if argument == UNKNOWN or argument.startswith("self."):
             return None
         if argument.startswith(PARAM):
             if depth >= _MAX_PARAM_DEPTH:

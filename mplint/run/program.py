@@ -389,6 +389,8 @@ class ProgramModel:
         self._within: Optional[Set[str]] = None
         #: summaries' ``passes`` by the last name of the callee (see :meth:`call_sites`)
         self._sites_by_name: Optional[Dict[str, List[Tuple[str, str, str, str, str]]]] = None
+        #: the called name -> (callee, slot, path, function, callable) of each handed callable
+        self._handed_by_name: Optional[Dict[str, List[Tuple[str, str, str, str, str]]]] = None
         #: registry objects filled by decorators (``@BACKBONES.register``)
         self._registry_objects = RegistryObjects(self)
         #: plain classes built on governed paths, and the methods governed code calls
@@ -798,6 +800,12 @@ class ProgramModel:
                 base = Route(route.path, route.line, (self._label(node),),
                              from_test=is_test_path(node[0]), site=route.site)
                 queue.extend(self._reach(node, policy, base, line, extra))
+            for setter, target in self._handed_into_setters(node, sets):
+                for policy, (line, route) in sets.items():
+                    if self._govern(target, policy, Route(
+                            route.path, route.line, (self._label(node), self._label(setter), self._label(target)),
+                            from_test=is_test_path(node[0]), site=route.site)):
+                        queue.append(target)
         queue.extend(self._api_roots)
         while queue:
             node = queue.popleft()
@@ -832,6 +840,34 @@ class ProgramModel:
                 for method in self._instances.called(name, policy, route):
                     govern(method, onward(method))
         return found
+
+    def _handed_into_setters(self, node: Node, sets: Dict[str, Tuple[int, Route]]) -> List[Tuple[Node, Node]]:
+        """``(setter, callable)`` for each callable that ``node`` hands, on the line where
+        it sets a policy through a helper, to that helper, which calls it after its set
+        (``fe.build(model_fn=LeNet, mixed_precision=True)`` where ``build`` sets the policy,
+        then calls ``model_fn()``): the builder runs under the policy the helper sets. A
+        builder called in the argument list (``model_fn=make()``) ran before: not one."""
+        function = self.summary(node[0]).functions.get(node[1])
+        lines = {line for line, _ in sets.values()}
+        out: List[Tuple[Node, Node]] = []
+        for line, callee, slot, handed in function.handed if function is not None else []:
+            if line not in lines:
+                continue
+            for setter in self._resolve(node[0], node[1], callee):
+                if setter != node and self._calls_after_set(setter, slot):
+                    out.extend((setter, target) for target in self._resolve(node[0], node[1], handed))
+        return out
+
+    def _calls_after_set(self, setter: Node, slot: str) -> bool:
+        """The setter calls the parameter in ``slot`` (a position or a keyword) after the
+        first policy it sets."""
+        sets = self._sets.get(setter)
+        function = self.summary(setter[0]).functions.get(setter[1])
+        if not sets or function is None:
+            return False
+        param = function.params[int(slot)] if slot.isdigit() and int(slot) < len(function.params) else slot
+        first = min(line for line, _ in sets.values())
+        return param in function.params and any(called == param and line > first for line, called in function.calls)
 
     def _govern(self, node: Node, policy: str, route: Route) -> bool:
         if self._within is not None and node[0] not in self._within:
@@ -1135,6 +1171,25 @@ class ProgramModel:
     def forget_call_sites(self) -> None:
         """Modules were summarised since :meth:`call_sites` indexed the calls: index again."""
         self._sites_by_name = None
+        self._handed_by_name = None
+
+    def handed_sites(self, target: Node, param: str) -> List[Tuple[str, str, str]]:
+        """``(path, function, callable)`` for each callable the summarised code hands the
+        function ``target`` for its parameter ``param`` (``FunctionSummary.handed``)."""
+        function = self.summary(target[0]).functions.get(target[1])
+        if function is None or param not in function.params:
+            return []
+        if self._handed_by_name is None:
+            self._handed_by_name = {}
+            for path in list(self._summaries):
+                for name, caller in self.summary(path).functions.items():
+                    for _, callee, slot, handed in caller.handed:
+                        last = callee.rsplit(".", 1)[-1].rpartition(METHOD)[2]
+                        self._handed_by_name.setdefault(last, []).append((callee, slot, path, name, handed))
+        slots = (str(function.params.index(param)), param)
+        return [(path, name, handed)
+                for callee, slot, path, name, handed in self._handed_by_name.get(target[1].split(".")[-1], [])
+                if slot in slots and target in self.call_targets(path, name, callee)]
 
     def call_sites(self, target: Node) -> List[Tuple[str, str, str, str]]:
         """``(slot, path, function, argument)`` for each argument that summarised code
@@ -1145,7 +1200,7 @@ class ProgramModel:
             for path in list(self._summaries):
                 for name, function in self.summary(path).functions.items():
                     for callee, slot, argument in function.passes:
-                        last = callee.rsplit(".", 1)[-1]
+                        last = callee.rsplit(".", 1)[-1].rpartition(METHOD)[2]  # ``GAN#compile``: compile
                         self._sites_by_name.setdefault(last, []).append((callee, slot, path, name, argument))
         parts = target[1].split(".")
         called = parts[-2] if parts[-1] == "__init__" and len(parts) > 1 else parts[-1]
@@ -1291,6 +1346,13 @@ class TrainedModels:
             return
         if written.startswith(PARAM):
             self._add_param((path, function), written[len(PARAM):])
+            return
+        summary = self.model.summary(path).functions.get(function)
+        if summary is not None and written in summary.params:
+            # ``model = model_fn()`` of a parameter: the builders its callers hand it
+            for caller, caller_function, handed in self.model.handed_sites((path, function), written):
+                if not is_test_path(caller):  # as for ``trained``: a test builds a model to test it
+                    self._offer(caller, caller_function, handed)
             return
         if written.startswith("self."):
             owner = function.rsplit(".", 1)[0] if "." in function else None

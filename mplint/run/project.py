@@ -27,6 +27,7 @@ from mplint.run.discovery import discover
 from mplint.run.garbage import collected_per_file
 from mplint.run.library import is_configured_library_module, is_library_module, is_packaged, package_surface
 from mplint.run.module_paths import absolute_import, importable, module_names, on_path
+from mplint.run.policy_switches import only_in_library_switches
 from mplint.run.program import (ProgramModel, ProgramResult, Route, content_view, glance_view, import_words,
                                 program_view)
 from mplint.run.reexports import Exports, HandedOn, exports_of
@@ -61,8 +62,10 @@ def mentions_policy_in_code(path: str, raw: bytes) -> bool:
     file may be a program that sets a policy, so the project is not only a library.
 
     A commented-out ``# set_global_policy("mixed_float16")`` in a library's example is
-    not a program. Strings still count (``os.environ[...]``, the grappler option); text
-    that cannot be tokenized counts, to stay on the side the index took before.
+    not a program, nor is a library's switch that sets the policy from its function's
+    parameter (:mod:`mplint.run.policy_switches`). Strings still count (``os.environ[...]``,
+    the grappler option); text that cannot be tokenized counts, to stay on the side the
+    index took before.
     """
     if not may_set_facts(raw):
         return False
@@ -82,13 +85,14 @@ def mentions_policy_in_code(path: str, raw: bytes) -> bool:
             return True  # a notebook's ``%env`` or ``!`` line
         tokens = tokenize.generate_tokens(io.StringIO(source.text).readline)
     elif _outside_comments(raw):
-        return not only_in_dead_private_functions(raw)
+        return not (only_in_dead_private_functions(raw) or only_in_library_switches(path, raw))
     else:  # the tokenizer reads the coding cookie itself (no libcst on a cached run)
         tokens = tokenize.tokenize(io.BytesIO(raw).readline)
     try:
         for token in tokens:
             if token.type != tokenize.COMMENT and any(word in token.string for word in _INDEX_WORDS):
-                return path.endswith(".ipynb") or not only_in_dead_private_functions(raw)
+                return path.endswith(".ipynb") or not (
+                    only_in_dead_private_functions(raw) or only_in_library_switches(path, raw))
     except (tokenize.TokenError, SyntaxError, ValueError, UnicodeDecodeError):
         return True
     return False

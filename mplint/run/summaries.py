@@ -21,7 +21,7 @@ from mplint.core.python_syntax import tree_or_none
 from mplint.run.dotted import dotted
 from mplint.run.escapes import escapes_by_function, handed_arguments
 from mplint.semantic.vocabulary import (
-    GLOBAL_POLICY_WORDS, POLICY_SETTER_WORDS, WHOLE_MODEL_METHODS, WHOLE_MODEL_VARIABLES,
+    GLOBAL_POLICY_WORDS, LOSS_SCALE_FACTOR_KEYWORD, POLICY_SETTER_WORDS, WHOLE_MODEL_METHODS, WHOLE_MODEL_VARIABLES,
 )
 
 #: the module body's name among a summary's functions
@@ -39,7 +39,7 @@ KEYWORD_SPREAD = "**"
 #: and ``super().method``: ``Class#method`` (``super#method``)
 METHOD = "#"
 POLICY_SETTERS = frozenset(POLICY_SETTER_WORDS)
-SUMMARY_VERSION = 15
+SUMMARY_VERSION = 16
 #: a trained value that is a parameter of the function: ``param:`` + its name
 PARAM = "param:"
 #: a value a summary cannot name (an expression, ``None``, a loop variable)
@@ -65,8 +65,10 @@ class FunctionSummary:
     #: dotted callee that made ``m``, ``self.x`` for an attribute, PARAM + a parameter
     trained: List[str] = field(default_factory=list)
     #: (callee, parameter position or keyword, what the argument is: a dotted callee
-    #: that made it, PARAM + a parameter of this function, or UNKNOWN), for each
-    #: argument of each call; a call with ``*args``/``**kwargs`` passes UNKNOWN as "*"
+    #: that made it, PARAM + a parameter of this function, ``self.x`` for an attribute
+    #: handed to a method of the same object, or UNKNOWN), for each argument of each
+    #: call (``Cls#method`` for a method of a local instance, as in ``calls``); a call
+    #: with ``*args``/``**kwargs`` passes UNKNOWN as "*"
     passes: List[Tuple[str, str, str]] = field(default_factory=list)
     #: models whose outputs it casts to float32 (``logits = model(x)`` then
     #: ``tf.cast(logits, tf.float32)``), named as in ``trained``: trained so, their
@@ -89,6 +91,11 @@ class FunctionSummary:
     #: code mplint cannot see may build (``functools.partial(Block)``, an argument, a
     #: default, a container, a return; see :mod:`escapes`)
     escapes: List[Tuple[int, str]] = field(default_factory=list)
+    #: (line, callee, slot, dotted callable) for each callable a call hands its callee to
+    #: run there (``build(model_fn=LeNet)``, ``model_fn=lambda: UNet(2)``: ``UNet``,
+    #: ``functools.partial(LeNet, classes=3)``: ``LeNet``): it runs inside the callee, under
+    #: what the callee sets before calling it
+    handed: List[Tuple[int, str, str, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -124,7 +131,7 @@ class ModuleSummary:
     def to_json(self) -> List[Any]:
         return [SUMMARY_VERSION, self.script, self.imports,
                 {name: [f.calls, f.sets, f.params, f.returns, f.trained, f.passes, f.casts, f.arguments,
-                        f.set_terms, f.defaults, f.escapes]
+                        f.set_terms, f.defaults, f.escapes, f.handed]
                  for name, f in self.functions.items()},
                 {name: [c.bases, c.methods, c.attributes, c.sources] for name, c in self.classes.items()},
                 self.registries, self.decorated, self.writers]
@@ -149,9 +156,10 @@ class ModuleSummary:
                                             [(int(l), str(p), [(str(g), bool(t)) for g, t in guards])
                                              for l, p, guards in set_terms],
                                             {str(k): str(v) for k, v in defaults.items()},
-                                            [(int(l), str(e)) for l, e in escapes])
+                                            [(int(l), str(e)) for l, e in escapes],
+                                            [(int(l), str(c), str(slot), str(h)) for l, c, slot, h in handed])
                  for name, (calls, sets, params, returns, trained, passes, casts, arguments, set_terms, defaults,
-                            escapes) in functions.items()},
+                            escapes, handed) in functions.items()},
                 {str(name): ClassSummary([str(b) for b in bases], [str(m) for m in methods],
                                          {str(k): str(v) for k, v in attributes.items()},
                                          {str(k): str(v) for k, v in sources.items()})
@@ -430,7 +438,7 @@ def _read_assignments(summary: ModuleSummary, function: FunctionSummary, assigns
         if callee is not None:
             for target in targets:
                 if isinstance(target, ast.Name):
-                    assigned[id(target)] = (callee, value)
+                    assigned[id(target)] = (_maker(value), value)
                 elif cls and _is_self_attribute(target):
                     sources.setdefault(target.attr, callee)
         elif cls and is_assign and isinstance(value, ast.Name) and value.id in params:
@@ -450,6 +458,15 @@ def _bindings(names: List[ast.Name], assigned: Dict[int, Tuple[str, ast.AST]]
     return made
 
 
+def _maker(call: ast.Call) -> str:
+    """The callee that made an argument; UNKNOWN for an optimizer given a static loss
+    scale (``Adam(lr, loss_scale_factor=128.0)``), which is neither plain nor wrapped."""
+    if any(k.arg == LOSS_SCALE_FACTOR_KEYWORD and not (isinstance(k.value, ast.Constant) and k.value.value is None)
+           for k in call.keywords):
+        return UNKNOWN
+    return dotted(call.func) or UNKNOWN
+
+
 class _Origins:
     """What a value may hold, named by the callees that made it: the facts that follow
     a model or an optimizer from the function that makes it to the code that uses it
@@ -464,7 +481,7 @@ class _Origins:
         """``at``: the call ``value`` is an argument of, whose own result
         (``opt = wrap(opt)``) is not what it is given."""
         if isinstance(value, ast.Call):
-            return [dotted(value.func) or UNKNOWN]
+            return [_maker(value)]
         if isinstance(value, ast.Name):
             found = [callee for callee, call in self.made.get(value.id, []) if at is None or call is not at]
             if value.id in self.params:
@@ -516,7 +533,8 @@ def _read_events(summary: ModuleSummary, function: FunctionSummary, events: List
             callee = dotted(func)
             _record_call(function, node, callee, instances, snapshots)
             if callee is not None:
-                _record_passes(function, node, callee, origins)
+                # ``gan.compile(opt=...)`` of ``gan = GAN(...)`` passes to ``GAN#compile``
+                _record_passes(function, node, _instance_callee(callee, instances), origins)
                 if callee.partition(".")[0] not in _NOT_PROJECT_HEADS:
                     function.arguments.append((node.lineno, callee, _literal_arguments(node)))
         elif isinstance(node, ast.Import):
@@ -555,9 +573,12 @@ def _record_passes(function: FunctionSummary, node: ast.Call, callee: str, origi
     passes = function.passes
     if unpacked:
         passes.append((callee, "*", UNKNOWN))
+    # an attribute handed to a method of the same object (``self.compile(opt=self.opt)``)
+    # stays ``self.x``: the method may store it back where it came from (a round trip)
+    own = callee.startswith("self.")
     for slot, value in slots:
         for origin in origins(value, node):
-            passes.append((callee, slot, UNKNOWN if origin.startswith("self.") else origin))
+            passes.append((callee, slot, UNKNOWN if origin.startswith("self.") and not own else origin))
 
 
 #: the first name of calls that are never the project's own functions or classes
@@ -711,6 +732,12 @@ def _constructed(value: ast.AST) -> Optional[str]:
     return dotted(value.func) if isinstance(value, ast.Call) else None
 
 
+def _instance_callee(callee: str, instances: Dict[str, str]) -> str:
+    """``v.method`` of a local ``v = Cls(...)`` is ``Cls#method``; any other callee as written."""
+    head, _, rest = callee.partition(".")
+    return instances[head] + METHOD + rest if rest and head in instances else callee
+
+
 def _record_call(function: FunctionSummary, node: ast.Call, callee: Optional[str], instances: Dict[str, str],
                  snapshots: FrozenSet[str] = frozenset()) -> None:
     """``callee``: ``dotted(node.func)``, worked out once for both readers of the call."""
@@ -723,9 +750,7 @@ def _record_call(function: FunctionSummary, node: ast.Call, callee: Optional[str
             callee = owner + METHOD + node.func.attr
     if callee is None:
         return
-    head, _, rest = callee.partition(".")
-    if rest and head in instances:
-        callee = instances[head] + METHOD + rest
+    callee = _instance_callee(callee, instances)
     function.calls.append((node.lineno, callee))
     if callee.rpartition(".")[2].rpartition(METHOD)[2] in POLICY_SETTERS and not _restores_policy(node, snapshots):
         function.sets.append((node.lineno, _policy_literal(node)))
@@ -736,6 +761,30 @@ def _record_call(function: FunctionSummary, node: ast.Call, callee: Optional[str
             name = dotted(arg)
             if name is not None:
                 function.calls.append((node.lineno, name))
+    _record_handed(function, node, callee)
+
+
+#: the callables that bind arguments to a function without calling it
+_PARTIALS = frozenset({"functools.partial", "partial"})
+
+
+def _record_handed(function: FunctionSummary, node: ast.Call, callee: str) -> None:
+    """The callables the call hands its callee (see ``FunctionSummary.handed``)."""
+    if callee in _PARTIALS or callee.partition(".")[0] in _NOT_PROJECT_HEADS:
+        return  # only a call of a name that may be the project's runs what it is handed
+    slots = [(str(i), arg) for i, arg in enumerate(node.args) if not isinstance(arg, ast.Starred)]
+    slots += [(k.arg, k.value) for k in node.keywords if k.arg is not None]
+    for slot, arg in slots:
+        found: List[Optional[str]] = []
+        if isinstance(arg, (ast.Name, ast.Attribute)):
+            found.append(dotted(arg))
+        elif isinstance(arg, ast.Lambda):
+            found.extend(dotted(inner.func) for inner in ast.walk(arg.body) if isinstance(inner, ast.Call))
+        elif isinstance(arg, ast.Call) and dotted(arg.func) in _PARTIALS and arg.args:
+            found.append(dotted(arg.args[0]))
+        for name in found:
+            if name is not None:
+                function.handed.append((node.lineno, callee, slot, name))
 
 
 def _registry_callee(func: ast.AST) -> Optional[str]:

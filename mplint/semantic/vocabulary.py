@@ -417,6 +417,9 @@ STABLE_LSO = "keras.mixed_precision.LossScaleOptimizer"
 #: TF <= 2.8; a subclass of the stable class from TF 2.4 (``isinstance`` of the stable one holds)
 EXPERIMENTAL_LSO = "keras.mixed_precision.experimental.LossScaleOptimizer"
 LOSS_SCALE_OPTIMIZERS = frozenset({STABLE_LSO, EXPERIMENTAL_LSO})
+#: Keras 3's keyword of every optimizer's constructor that scales the loss statically
+#: (``Adam(1e-3, loss_scale_factor=128.0)``): ``apply()`` divides the gradients by it
+LOSS_SCALE_FACTOR_KEYWORD = "loss_scale_factor"
 #: distributed-training wrappers that keep the wrapped optimizer's loss scaling
 #: (``hvd.DistributedOptimizer(opt)`` averages gradients, then calls ``opt``)
 DISTRIBUTED_OPTIMIZERS = frozenset({
@@ -449,8 +452,12 @@ def is_optimizer_class(name: str) -> bool:
 
 
 def is_optimizer_constructor(name: str) -> bool:
-    """``keras.optimizers.Adam`` and friends (legacy/experimental too), or ``optimizers.get``."""
+    """``keras.optimizers.Adam`` and friends (legacy/experimental too), or ``optimizers.get``;
+    ``keras.optimizers.Adam.from_config``, the classmethod that rebuilds an instance of its
+    class from a saved config (a model's ``compile_from_config``), makes one too."""
     parts = name.split(".")
+    if len(parts) > 3 and parts[-1] == "from_config" and parts[-2][:1].isupper():
+        parts = parts[:-1]
     if parts[:2] != ["keras", "optimizers"]:
         return False
     if len(parts) == 3:

@@ -1,0 +1,57 @@
+"""A library's policy switch (a public function setting the policy from its parameter) is
+no program that sets a policy; anything else that sets one is."""
+
+import pytest
+
+from mplint.run.policy_switches import only_in_library_switches
+
+SWITCH = (
+    "import tensorflow as tf\n\n"
+    "def build(model_fn, mixed_precision=False):\n"
+    "    if mixed_precision:\n"
+    "        tf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
+    "    else:\n"
+    "        tf.keras.mixed_precision.set_global_policy('float32')\n"
+    "    return model_fn()\n"
+)
+
+
+@pytest.mark.parametrize("text, switch", [
+    (SWITCH, True),
+    # the value is the parameter itself
+    ("import keras\n\nclass Trainer:\n    def setup(self, policy):\n"
+     "        keras.mixed_precision.set_global_policy(policy)\n", True),
+    # a set no parameter decides: the module sets the policy for whoever imports it
+    ("import keras\n\ndef build(model_fn):\n    keras.mixed_precision.set_global_policy('mixed_float16')\n"
+     "    return model_fn()\n", False),
+    # set at the top level, or in a private helper (the module's own program)
+    ("import keras\n\nkeras.mixed_precision.set_global_policy('mixed_float16')\n", False),
+    ("import keras\n\ndef _setup(mp):\n    if mp:\n        keras.mixed_precision.set_global_policy('mixed_float16')\n",
+     False),
+    # a script: its guard runs the switch with the values it chooses
+    (SWITCH + "\nif __name__ == '__main__':\n    build(f, True)\n", False),
+    # names the policy API but sets nothing: not a switch (stays a mention)
+    ("import keras\n\ndef show():\n    return keras.mixed_precision.global_policy()\n", False),
+])
+def test_library_switch(tmp_path, text, switch):
+    (tmp_path / "__init__.py").write_text("")
+    (tmp_path / "network.py").write_text(text)
+    assert only_in_library_switches(str(tmp_path / "network.py"), text.encode()) is switch
+
+
+def test_a_switch_outside_a_package_is_a_program(tmp_path):
+    (tmp_path / "network.py").write_text(SWITCH)
+    assert not only_in_library_switches(str(tmp_path / "network.py"), SWITCH.encode())
+
+
+def test_summary_records_the_callables_a_call_hands_on():
+    from mplint.run.summaries import summarize
+
+    text = ("import functools\n\ndef main():\n"
+            "    build(model_fn=LeNet, mixed_precision=True)\n"
+            "    build(lambda: UNet(channels=2))\n"
+            "    build(model_fn=functools.partial(SegNet, classes=3))\n"
+            "    build(model_fn=make_model())\n")  # built before build() runs: not handed
+    handed = summarize(text).functions["main"].handed
+    assert handed == [(4, "build", "model_fn", "LeNet"), (5, "build", "0", "UNet"),
+                      (6, "build", "model_fn", "SegNet")]
