@@ -15,6 +15,7 @@ from mplint.rule.levels import Safety
 from mplint.rule.messages import snippet
 from mplint.semantic.call_args import first_tensor_argument
 from mplint.semantic.visibility import is_private_name
+from mplint.semantic.vocabulary import SOFTMAX_FUNCTIONS
 
 
 class Float16FinalSoftmax(Check):
@@ -74,10 +75,12 @@ class Float16FinalSoftmax(Check):
                     or statement.name.value in reported:
                 continue
             name = statement.name.value
-            judged = layers.judge_class_named(name)
-            returned = None if judged is None or not judged.softmax else _last_return(statement)
-            use = None if returned is None else output_use(self.ctx, name)
-            if returned is None or use is None:
+            returned = _last_return(statement)
+            if not isinstance(returned, cst.Call) or not self.names.resolve(returned.func) & SOFTMAX_FUNCTIONS:
+                continue  # judged only where it returns a softmax call (the layer analysis memoises)
+            use = output_use(self.ctx, name)
+            judged = None if use is None else layers.judge_class_named(name)
+            if judged is None or not judged.softmax:
                 continue
             self.report(
                 returned,
