@@ -5,9 +5,9 @@ a softmax: a language model's output layer (``EmbeddingSim``, ``AdaptiveSoftmax`
 attention or gating weights that stay inside a model. Only the first is MP101's, and the
 library's own code often builds no model with it: its tests, examples and scripts do
 (``keras.Model(inputs, EmbeddingSim()([x, embeddings]))``). The evidence is read there,
-with the model-output analysis every file runs (:class:`ModelOutputs`), in the files of
-the project outside the library whose bytes name the class (a model the library's own
-code builds is judged where it is built, as any imported layer); the import is followed to the file that
+with the model-output analysis every file runs (:class:`ModelOutputs`), in the other
+files of the project whose bytes name the class (the library's own builders too: keras-bert
+makes ``EmbeddingSimilarity``, through ``Masked``, its MLM output); the import is followed to the file that
 defines it (:func:`imported_definition`). Every file read is noted, so the library
 module's cached result is keyed by them too. A project with more files than
 ``_MAX_FILES`` is not searched (silent).

@@ -315,10 +315,8 @@ class ProjectFacts:
     #: files the index could not parse within the run's ``file-timeout``, by path, with
     #: what their check says: their facts are unknown (:mod:`mplint.run.index_budget`)
     unindexed: Dict[str, str] = field(default_factory=dict)
-    #: where the project is judged as a library, its Python files outside the library (its
-    #: tests, examples, scripts), by absolute path: where a library module looks for the code
-    #: that uses its layers (``analysis.output_uses``); a model the library's own code builds
-    #: is judged there
+    #: where the project is judged as a library, its Python files, by absolute path: where a
+    #: library module looks for the code that uses its layers (``analysis.output_uses``)
     python_files: Tuple[str, ...] = ()
 
     def display(self, key: str) -> str:
@@ -735,7 +733,7 @@ def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], 
     out.library = settings.library if settings.library is not None else \
         out.policy_free and (out.packaged or bool(out.surface))
     if out.library:
-        out.python_files = tuple(sorted(key for key in unique if key.endswith(".py") and not out.library_for(key)))
+        out.python_files = tuple(sorted(key for key in unique if key.endswith(".py")))
     others.project = out
     out.reexports()  # once, before parses are forked
     # Each file's facts: from the cache, else parsed below, all together (within the budget).
