@@ -363,7 +363,19 @@ class CustomLayers(Analysis):
         where = self._calls.get(id(expr))
         if where is None:
             return None
-        producer = self.ctx.get(ModelOutputs).producer(expr.args[0].value, where)
+        first = expr.args[0].value
+        if isinstance(first, (cst.List, cst.Tuple)) and first.elements:
+            # ``EmbeddingSim()([features, table])``: Keras autocasts each floating tensor
+            # of the structure; the layer's float arithmetic needs each to be one
+            if any(isinstance(e, cst.StarredElement) for e in first.elements):
+                return None
+            kinds = {self._tensor_is_float(e.value, where) for e in first.elements}
+            return True if kinds == {True} else None
+        return self._tensor_is_float(first, where)
+
+    def _tensor_is_float(self, tensor: cst.BaseExpression, where: Location) -> Optional[bool]:
+        """Whether ``tensor`` is a float tensor (None: not known)."""
+        producer = self.ctx.get(ModelOutputs).producer(tensor, where)
         if isinstance(producer, LayerProducer):
             return True if computes_under_policy(producer) or self.judge(producer) is not None else None
         if isinstance(producer, OpProducer) and producer.function & INPUT_FUNCTIONS:

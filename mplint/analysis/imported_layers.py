@@ -119,7 +119,8 @@ def imported_definition(ctx: Context, func: cst.BaseExpression) -> Optional[Tupl
             return None
         if any(isinstance(s, (cst.FunctionDef, cst.ClassDef)) and s.name.value == found[1] for s in module.body):
             return found
-        target = _top_level_imports(module).get(found[1])
+        target = _top_level_imports(module).get(found[1]) \
+            or _star_target(module, found[0], _root(ctx), found[1])  # ``from .embeddings import *``
         if target is None:
             return None
         full = absolute_import(target, found[0], _root(ctx))
@@ -129,17 +130,19 @@ def imported_definition(ctx: Context, func: cst.BaseExpression) -> Optional[Tupl
     return None
 
 
-def analysed(path: str, analysis: type) -> Optional[Analysis]:
+def analysed(path: str, analysis: type, root: Optional[str] = None, also: Tuple[type, ...] = ()) -> Optional[Analysis]:
     """``analysis`` of another module of the project (what it reads walked with it),
     by content; the read is noted, so the checked file's cached result is keyed by
-    that module's content too."""
+    that module's content too. ``root``: the project root its imports resolve from;
+    ``also``: analyses it asks for without requiring them (``ModelOutputs`` asks the
+    layer analysis about imported classes)."""
     found = reads.read(path, _MAX_BYTES)
     if found is None:
         return None
     raw, digest = found
-    key = (path, digest, analysis.__name__)
+    key = (path, digest, "+".join(a.__name__ for a in (analysis, *also)) + ("@" + root if root else ""))
     if key not in _OTHER:
-        _OTHER[key] = _analyse(path, raw, analysis)
+        _OTHER[key] = _analyse(path, raw, analysis, root, also)
     return _OTHER[key]
 
 
@@ -195,8 +198,14 @@ def _star_imported(ctx: Context, name: str) -> Optional[str]:
     None when the file binds the name itself."""
     if name in ctx.scopes.module_scope.bindings:
         return None
+    return _star_target(ctx.module, ctx.path, _root(ctx), name)
+
+
+def _star_target(module: cst.Module, path: str, root: Optional[Path], name: str) -> Optional[str]:
+    """The dotted target of ``name`` that the top-level ``from heads import *`` of the
+    module at ``path`` binds (see :func:`_star_imported`)."""
     found = None
-    for statement in ctx.module.body:
+    for statement in module.body:
         if not isinstance(statement, cst.SimpleStatementLine):
             continue
         for small in statement.body:
@@ -204,10 +213,10 @@ def _star_imported(ctx: Context, name: str) -> Optional[str]:
                 continue
             base = "." * len(small.relative) + (dotted_name(small.module) or "" if small.module else "")
             target = base + name if base.endswith(".") else f"{base}.{name}"
-            owner = absolute_import(target, os.path.abspath(ctx.path), _root(ctx)).rpartition(".")[0]
-            path = _module_file(owner, ctx.path, _root(ctx)) if owner else None
-            module = None if path is None else _parsed(path)
-            if module is not None and name in _public_names(module):
+            owner = absolute_import(target, os.path.abspath(path), root).rpartition(".")[0]
+            source = _module_file(owner, path, root) if owner else None
+            star = None if source is None else _parsed(source)
+            if star is not None and name in _public_names(star):
                 found = target
     return found
 
@@ -305,7 +314,8 @@ def _layers_of(path: str, analysis: type) -> Optional["CustomLayers"]:
     return _ANALYSED[key]
 
 
-def _analyse(path: str, raw: bytes, analysis: type) -> Optional["CustomLayers"]:
+def _analyse(path: str, raw: bytes, analysis: type, root: Optional[str] = None,
+             also: Tuple[type, ...] = ()) -> Optional["CustomLayers"]:
     """Walk the module with the layer analysis and what it reads (no checks)."""
     try:
         module = parse(decode(path, raw))  # the depth guard: a module can crash libcst too
@@ -314,10 +324,10 @@ def _analyse(path: str, raw: bytes, analysis: type) -> Optional["CustomLayers"]:
     names = NameResolver()
     collect_module_imports(module, names)
     tracker = ScopeTracker(module, names)
-    ctx = Context(path, module, names, tracker, ModuleFacts(), {}, Evaluator(names), module.code)
+    ctx = Context(path, module, names, tracker, ModuleFacts(project_root=root), {}, Evaluator(names), module.code)
     failed: List[BaseException] = []
     # what a check requiring the layer analysis gets: it and what it reads, in order
-    analyses = instantiate_analyses([type("LayerQuestion", (), {"requires": (analysis,)})], ctx)
+    analyses = instantiate_analyses([type("LayerQuestion", (), {"requires": (analysis, *also)})], ctx)
     try:
         Walker([tracker, *analyses], lambda owner, exc: failed.append(exc)).walk(module)
     except RecursionError:

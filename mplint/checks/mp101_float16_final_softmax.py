@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
+from typing import List, Optional, Set
+
+import libcst as cst
+
+from mplint.analysis.custom_layers import CustomLayers
 from mplint.analysis.models import LayerProducer, ModelOutputs, OpProducer
+from mplint.analysis.output_uses import output_use
 from mplint.analysis.precision import OutputPrecision, built_for_other_calls, output_layer_fix
 from mplint.rule.check import Check, Fix, Needs
 from mplint.rule.levels import Safety
 from mplint.rule.messages import snippet
 from mplint.semantic.call_args import first_tensor_argument
+from mplint.semantic.visibility import is_private_name
+from mplint.semantic.vocabulary import SOFTMAX_FUNCTIONS
 
 
 class Float16FinalSoftmax(Check):
     rule_id = "MP101"
-    requires = (OutputPrecision, ModelOutputs)
+    requires = (OutputPrecision, ModelOutputs, CustomLayers)
 
     #: the 16-bit compute comes from a mixed policy or a layer dtype spelled in the file (float16, bfloat16, half)
     #: and a library's public models, which its users may run under a mixed policy
@@ -50,9 +58,64 @@ class Float16FinalSoftmax(Check):
                 fix,
             )
 
+        self._library_heads({found.custom.name for found in precision.sixteen_bit_outputs()
+                             if found.custom is not None and not found.custom.line})
+
+    def _library_heads(self, reported: Set[str]) -> None:
+        """A library's public layer class whose ``call`` returns a 16-bit softmax, used
+        as a model's output by other code of the project (its tests, examples):
+        reported at what ``call`` returns, where the fix is (the library builds no model
+        with it; a layer of attention weights that no model outputs stays silent)."""
+        facts = self.ctx.facts
+        if facts.mixed_policy() is not None or facts.library_policy() is None or not facts.project_files:
+            return
+        layers = self.ctx.get(CustomLayers)
+        for statement in self.ctx.module.body:
+            if not isinstance(statement, cst.ClassDef) or is_private_name(statement.name.value) \
+                    or statement.name.value in reported:
+                continue
+            name = statement.name.value
+            returned = _last_return(statement)
+            if not isinstance(returned, cst.Call) or not self.names.resolve(returned.func) & SOFTMAX_FUNCTIONS:
+                continue  # judged only where it returns a softmax call (the layer analysis memoises)
+            use = output_use(self.ctx, name)
+            judged = None if use is None else layers.judge_class_named(name)
+            if judged is None or not judged.softmax:
+                continue
+            self.report(
+                returned,
+                f"final softmax computed in float16/bfloat16 (a library's code: its users may run it "
+                f"under a mixed policy): the layer `{name}` returns it and {use} makes the layer a "
+                f"model's output; compute the softmax on a float32 cast so the model's probabilities "
+                f"are float32",
+            )
+
     def _through(self, layer: LayerProducer) -> str:
         """Which call builds the head, where its function builds other layers too."""
         if not built_for_other_calls(layer, self.ctx):
             return ""
         outermost = next(frame.call for frame in layer.location.context if not frame.entry)
         return f" (the layer the call `{snippet(self.ctx.module.code_for_node(outermost), 60)}` builds)"
+
+
+def _last_return(cls: cst.ClassDef) -> Optional[cst.BaseExpression]:
+    """The value of the last ``return`` of the class's own ``call`` (not of a function
+    nested in it)."""
+    call = next((s for s in cls.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "call"), None)
+    if call is None:
+        return None
+    found: List[cst.BaseExpression] = []
+
+    class _Returns(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is call
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+        def visit_Return(self, node: cst.Return) -> None:
+            if node.value is not None:
+                found.append(node.value)
+
+    call.visit(_Returns())
+    return found[-1] if found else None

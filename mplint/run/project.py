@@ -319,6 +319,9 @@ class ProjectFacts:
     #: files the index could not parse within the run's ``file-timeout``, by path, with
     #: what their check says: their facts are unknown (:mod:`mplint.run.index_budget`)
     unindexed: Dict[str, str] = field(default_factory=dict)
+    #: where the project is judged as a library, its Python files, by absolute path: where a
+    #: library module looks for the code that uses its layers (``analysis.output_uses``)
+    python_files: Tuple[str, ...] = ()
 
     def display(self, key: str) -> str:
         base = self.shown_from if self.shown_from is not None else self.root
@@ -336,6 +339,7 @@ class ProjectFacts:
         rewrite_files: List[str] = []
         own = os.path.abspath(path)
         facts.project_root = str(self.root) if self.root is not None else None
+        facts.project_files = self.python_files
         if self.program is not None:
             governance = self.program.governance(own)
             facts.project_by_function = {}
@@ -481,7 +485,8 @@ class ProjectFacts:
         exports = sorted((k, [list(e) for e in v]) for k, v in self.exports.items())
         return hashlib.sha256(json.dumps([str(self.root), data, governed, self.pins.to_json(),
                                           str(self.shown_from), exports, self.library, self.library_setting,
-                                          self.policy_free, self.packaged, sorted(self.surface)]).encode()).hexdigest()
+                                          self.policy_free, self.packaged, sorted(self.surface),
+                                          self.python_files]).encode()).hexdigest()
 
     def digest_for(self, path: str) -> str:
         """Changes whenever a fact the project gives ``path``'s checks changes (what
@@ -494,8 +499,11 @@ class ProjectFacts:
             ProgramResult({own: self.program.governance(own)}).files_json()[own]
         rewriting = [(key, item.to_json()) for key, item in self.rewriting(own)]
         exports = sorted((k, [list(e) for e in v]) for k, v in self.exports.items())
+        library = self.library_for(own)
+        # a library module reads the files that may use its layers: a new one may
+        files = self.python_files if library else ()
         return hashlib.sha256(json.dumps([str(self.root), str(self.shown_from), governed, rewriting,
-                                          self.pins.to_json(), exports, self.library_for(own)]).encode()).hexdigest()
+                                          self.pins.to_json(), exports, library, files]).encode()).hexdigest()
 
 
 def _route_order(route: Route) -> Tuple[int, int, Tuple[str, ...]]:
@@ -729,6 +737,8 @@ def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], 
         out.surface = package_surface(unique, lambda key: _content(key, unique, contents), root)
     out.library = settings.library if settings.library is not None else \
         out.policy_free and (out.packaged or bool(out.surface))
+    if out.library:
+        out.python_files = tuple(sorted(key for key in unique if key.endswith(".py")))
     others.project = out
     out.reexports()  # once, before parses are forked
     # Each file's facts: from the cache, else parsed below, all together (within the budget).

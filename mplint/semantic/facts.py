@@ -178,6 +178,9 @@ class ModuleFacts:
     library: bool = False
     #: the project's root folder, where imports of the project's own modules resolve
     project_root: Optional[str] = None
+    #: where the project is judged as a library, its Python files (absolute paths;
+    #: ``ProjectFacts.python_files``)
+    project_files: Tuple[str, ...] = ()
 
     policy_calls: List[PolicyCall] = field(default_factory=list)
     #: the orders of the file's top-level kernel resets (``Scope.resets``, ``run_of``)

@@ -318,7 +318,9 @@ RESHAPES = frozenset({"keras.layers.Reshape", "tensorflow.reshape", "keras.ops.r
 DTYPE_PRESERVING_FUNCTIONS = SOFTMAX_FUNCTIONS | ELEMENTWISE_OPS | frozenset({"tensorflow.identity"})
 #: namespaces whose ops are named below by their last word
 TF_OP_NAMESPACES = ("tensorflow.", "tensorflow.math.", "tensorflow.nn.", "tensorflow.linalg.")
-KERAS_OP_NAMESPACES = ("keras.ops.", "keras.ops.nn.", "keras.ops.numpy.", "keras.backend.")
+#: ``keras.activations.softmax(x)`` too: an activation function is the backend op of
+#: its name, applied to one tensor (Keras 2 and 3), whose dtype it keeps
+KERAS_OP_NAMESPACES = ("keras.ops.", "keras.ops.nn.", "keras.ops.numpy.", "keras.backend.", "keras.activations.")
 #: ops (last word, in the namespaces above) whose result has the dtype of their
 #: first tensor argument
 DTYPE_PRESERVING_OPS = frozenset({
