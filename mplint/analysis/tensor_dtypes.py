@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, FrozenSet, List, Optional, Set, Tuple, cast
 
 import libcst as cst
 
+from mplint.analysis.compute_regions import is_call_override
 from mplint.analysis.dtype_kinds import F32, LOW
 from mplint.analysis.tensor_calls import (
     ARITHMETIC, BUILT_IN_WEIGHTS, COMPUTE_DTYPE_ATTRS, TENSOR_KEYWORDS, VARIABLE_DTYPE_ATTRS, dtype_argument,
@@ -218,8 +219,9 @@ class DtypeInference(FileCalls):
             func = value.func
             if isinstance(func, cst.Attribute) and func.attr.value == "add_weight" and is_self(func.value):
                 region = self.region(use.loc)
-                if region is None or region.kind != "layer" or keyword_only(value, "dtype") is not None:
-                    return None
+                if region is None or region.kind != "layer" or is_call_override(region) \
+                        or keyword_only(value, "dtype") is not None:
+                    return None  # an overriding ``__call__`` reads it uncast (float32): left unknown
                 # ``experimental_autocast=False`` (Keras 2) / ``autocast=False`` (Keras 3):
                 # the weight is read in its own dtype, float32, a deliberate float32 path
                 off = keyword_only(value, "experimental_autocast") or keyword_only(value, "autocast")
@@ -236,7 +238,8 @@ class DtypeInference(FileCalls):
             return None
         layers = BUILT_IN_WEIGHTS.get(expr.attr.value)
         region = self.region(where.loc)
-        if layers is None or region is None or region.kind != "layer" or region.layer_class is None:
+        if layers is None or region is None or region.kind != "layer" or region.layer_class is None \
+                or is_call_override(region):
             return None
         for _, names in region.layer_class.bases:
             if any(n.startswith("keras.layers.") and n.rsplit(".", 1)[-1] in layers for n in names):
