@@ -339,6 +339,21 @@ class DtypeInference(FileCalls):
         # an initializer's output or a float tensor: float32 unless known to be 16-bit
         return None if self.kind(initial, where, depth + 1) == LOW else F32
 
+    def _made_variable_kind(self, call: cst.Call, where: Where, depth: int) -> Optional[str]:
+        """A ``tf.Variable`` read where it is made (``tf.Variable(20.0) ** 2``, one kept in
+        a list): its dtype argument's kind, else float32 only when its initial value
+        certainly is (Python floats, a float32 tensor): an integer fill stays unknown."""
+        dtype = positional_or_keyword(call, 5, "dtype")
+        if dtype is not None:
+            return self.dtype_kind(dtype, where, depth + 1)
+        initial = positional_or_keyword(call, 0, "initial_value")
+        if initial is None:
+            return None
+        found = self.ctx.values.values(initial, where.loc)
+        if found is not None:
+            return F32 if found and all(isinstance(v, float) for v in found) else None
+        return F32 if self.kind(initial, where, depth + 1) == F32 else None
+
     def _call_kind(self, call: cst.Call, where: Where, depth: int) -> Optional[str]:
         func = call.func
         # a 16-bit sublayer: self.dense(x), Dense(3)(x), or dense(x) for a layer variable
@@ -354,6 +369,8 @@ class DtypeInference(FileCalls):
             kinds = {kind for kind, _, _ in self._returned(helper, call, where, depth)}
             return next(iter(kinds)) if len(kinds) == 1 else None
         names = self.ctx.names.resolve(func)
+        if names & TF_VARIABLES:
+            return self._made_variable_kind(call, where, depth)
         if not framework_call(names):
             imported = returned_kinds(cast("TensorKinds", self), call, where, depth)  # a function of another module
             if imported is not None or not names:
