@@ -16,7 +16,9 @@ from mplint.analysis.tensor_calls import (
 from mplint.analysis.tensor_helpers import UNKNOWN_OUTPUT, FileCalls
 from mplint.analysis.tensor_imports import framework_call, returned_kinds
 from mplint.analysis.tensor_sites import MAX_DEPTH, Env, Path, Where
-from mplint.analysis.tensor_syntax import child_scope, is_none, is_self, loop_targets, mentions, target_path
+from mplint.analysis.tensor_syntax import (
+    child_scope, is_none, is_self, loop_iterable, loop_targets, mentions, target_path,
+)
 from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.semantic.scopes import Binding, Location
 from mplint.semantic.vocabulary import (
@@ -108,6 +110,11 @@ class DtypeInference(FileCalls):
             return None
         if binding.kind in ("assign", "annassign") and binding.value is not None:
             return self.kind(binding.value, where, depth + 1)
+        iterated = loop_iterable(binding)
+        if iterated is not None:
+            # ``for token in self.tokens``: the items' kind, when they all have one
+            items = self._elements(iterated, where, depth + 1)
+            return next(iter(items)) if items is not None and len(items) == 1 else None
         if binding.kind == "assign" and isinstance(binding.node, cst.Assign):
             # ``q, k, v = self.project(x)``, ``mean, var = tf.nn.moments(x, ...)``
             parts = self.unpacked(binding, depth)
@@ -318,10 +325,17 @@ class DtypeInference(FileCalls):
                 for value, at in values:
                     items = self._elements(value, at, depth + 1)
                     if items is None:
-                        return None
+                        # one tensor on another path (``self.embeddings = add_weight(...)``
+                        # when ``div_val == 1``): its slices keep its dtype
+                        kind = self._attribute_value_kind(value, at, where, depth + 1)
+                        if kind is None:
+                            return None
+                        items = {kind}
                     out |= items
+                # an appended item is read like an attribute assigned it: an add_weight
+                # weight in the compute dtype inside call, a raw tf.Variable in float32
                 for value, at in self._appends.get((id(cls), expr.attr.value), []):
-                    out.add(self.kind(value, at, depth + 1))
+                    out.add(self._attribute_value_kind(value, at, where, depth + 1))
             return out
         return None
 
