@@ -67,6 +67,9 @@ class DtypeInference(FileCalls):
             normalised = self._normalised(candidates[0], expr.value, depth)
             if normalised is not None:
                 return normalised
+            filled = self._filled_default(candidates, expr.value)
+            if filled is not None:
+                return self._binding_kind(filled, depth)
             # a Python number bound on one path is no tensor: the op can fail only on
             # the others (``divisor = l`` then ``if mask: divisor = float32 sum``)
             tensors = [b for b in candidates if not self._python_number_binding(b)] if len(candidates) > 1 else candidates
@@ -488,6 +491,27 @@ class DtypeInference(FileCalls):
                 at = self.binding_where(binding)
                 return self.dtype_kind(dtype, at, depth + 1) if at is not None else None
         return None
+
+    def _filled_default(self, candidates: List[Binding], name: str) -> Optional[Binding]:
+        """``def call(self, x, levels=None): if levels is None: levels = make()``: where
+        the parameter is left at its default (no caller of the file passes it), the
+        value is the one the ``if`` makes; that binding, else None."""
+        if len(candidates) != 2:
+            return None
+        filled, param = candidates
+        node = param.node
+        if param.kind != "param" or not isinstance(node, cst.Param) or node.default is None \
+                or not is_none(node.default) or any(key == id(node) for key, _, _ in self._env):
+            return None
+        path = self._paths.get(filled.node)
+        guard = self._guards.get(path[-1]) if path else None
+        test = guard.test if guard is not None else None
+        if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1 \
+                or not isinstance(test.comparisons[0].operator, cst.Is) \
+                or not (isinstance(test.left, cst.Name) and test.left.value == name) \
+                or not is_none(test.comparisons[0].comparator):
+            return None
+        return filled if filled.kind == "assign" else None
 
     def _dtype_of(self, expr: cst.BaseExpression, name: str) -> bool:
         """``x.dtype`` or ``K.dtype(x)`` of the name ``name``."""
