@@ -365,7 +365,8 @@ class ComputeRegions(Analysis):
             if cls is None or not cls.sixteen_bit:
                 return None
             name = node.name.value
-            if name == "call" or (is_private_name(name) and name not in _NOT_COMPUTE):
+            if name == "call" or (is_private_name(name) and name not in _NOT_COMPUTE) \
+                    or (name == "__call__" and overrides_call(cls.node)):
                 return Region("layer", scope, cls)
         return None
 
@@ -450,6 +451,39 @@ def _is_layer_base(names: FrozenSet[str]) -> bool:
         if name.startswith("keras.layers.") and name.rsplit(".", 1)[-1][:1].isupper():
             return True
     return False
+
+
+def overrides_call(node: cst.ClassDef) -> bool:
+    """A layer class whose ``__call__`` replaces Keras's own and defines no ``call``
+    (``def __call__(self, x): ...`` never handing on to ``super().__call__``): its
+    sublayers and weights still compute as Keras makes them, but Keras's autocast of
+    the inputs and of ``add_weight`` variables never runs in it."""
+    body = _body(node)
+    if any(isinstance(s, cst.FunctionDef) and s.name.value == "call" for s in body):
+        return False
+    method = next((s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == "__call__"), None)
+    return method is not None and not _hands_on_call(method)
+
+
+def _hands_on_call(method: cst.FunctionDef) -> bool:
+    """The method calls ``super().__call__`` (or ``Base.__call__(self, ...)``)."""
+    found = False
+
+    class _Finder(cst.CSTVisitor):
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            nonlocal found
+            if node.attr.value == "__call__":
+                found = True
+
+    method.visit(_Finder())
+    return found
+
+
+def is_call_override(region: Optional[Region]) -> bool:
+    """A layer region that runs in an overriding ``__call__`` (see :func:`overrides_call`)."""
+    function = region.function if region is not None else None
+    return function is not None and isinstance(function.node, cst.FunctionDef) \
+        and function.node.name.value == "__call__"
 
 
 def _body(node: cst.ClassDef) -> List[cst.CSTNode]:

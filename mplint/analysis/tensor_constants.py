@@ -8,7 +8,7 @@ from typing import FrozenSet, List, Optional
 import libcst as cst
 import libcst.matchers as m
 
-from mplint.analysis.dtype_kinds import LOW
+from mplint.analysis.dtype_kinds import F32, LOW
 from mplint.analysis.module_constants import imported_number
 from mplint.analysis.tensor_dtypes import DtypeInference
 from mplint.analysis.tensor_sites import MAX_DEPTH, Where
@@ -17,7 +17,7 @@ from mplint.semantic.call_args import positional_or_keyword
 from mplint.semantic.scopes import Binding
 from mplint.semantic.vocabulary import (
     CASTS, CONSTANTS, DEFAULT_EPSILON, DTYPE_LIMITS, DTYPE_NAMES, EPSILON_FUNCTIONS, FILL_OPS, FINFO_FUNCTIONS,
-    LIMIT_ATTRIBUTES, SET_EPSILON_FUNCTIONS, SIXTEEN_BIT_DTYPES, SIXTEEN_BIT_NAMES,
+    LIMIT_ATTRIBUTES, SET_EPSILON_FUNCTIONS, SIXTEEN_BIT_DTYPES, SIXTEEN_BIT_NAMES, TF_VARIABLES,
 )
 
 
@@ -34,7 +34,9 @@ class ConstantValues(DtypeInference):
         ``tf.cast(-1e9, x.dtype)``, ``tf.fill(shape, ...)`` of one)."""
         folded = self._folded(expr, where)
         if folded is not None:
-            return frozenset({folded})
+            # a float32 tensor of a number is no literal the op converts: it clashes
+            # with a 16-bit operand (MP504's), whatever number it holds
+            return frozenset({folded}) if self.kind(expr, where) != F32 else None
         if isinstance(expr, cst.Call):
             return self._made_constant(expr, where)
         if isinstance(expr, cst.Subscript):
@@ -71,11 +73,22 @@ class ConstantValues(DtypeInference):
         return found  # type: ignore[return-value]
 
     def _folded(self, expr: cst.BaseExpression, where: Where, depth: int = 0) -> Optional[float]:
-        """The number an expression of Keras's fuzz factor folds to (``K.epsilon()``,
-        ``K.epsilon() * K.epsilon()``, ``K.epsilon() / 10``); None for any other."""
+        """The number an expression of Keras's fuzz factor or of a tensor made from a
+        number folds to (``K.epsilon() / 10``, ``tf.Variable(20.0) ** 2``, ``tf.cast(beta
+        ** 2, x.dtype)`` after ``beta = tf.constant(20.0)``); None for any other (plain
+        numbers are the value analysis's)."""
         if depth > MAX_DEPTH:
             return None
+        if isinstance(expr, cst.Name):
+            binding, reaching = self.reaching(expr, where)
+            bw = self.binding_where(binding) if binding is not None and reaching and binding.kind == "assign" \
+                and binding.value is not None else None
+            return self._folded(binding.value, bw, depth + 1) if bw is not None and binding is not None \
+                and binding.value is not None else None
         if isinstance(expr, cst.Call):
+            made = self._number_tensor(expr, where, depth)
+            if made is not None:
+                return made
             if expr.args or not self.ctx.names.resolve(expr.func) & EPSILON_FUNCTIONS or self._sets_epsilon():
                 return None
             return DEFAULT_EPSILON
@@ -107,6 +120,27 @@ class ConstantValues(DtypeInference):
             except (ZeroDivisionError, OverflowError):
                 return None
         return None
+
+    def _number_tensor(self, call: cst.Call, where: Where, depth: int) -> Optional[float]:
+        """The number a float tensor made from one number holds (``tf.Variable(20.0)``,
+        ``tf.constant(1e4)``, ``tf.cast(beta ** 2, x.dtype)``): the value is kept by a
+        float dtype, so it folds like the number; None for any other call, or one whose
+        dtype is not known to be a float (an integer cast truncates)."""
+        names = self.ctx.names.resolve(call.func)
+        if names & TF_VARIABLES:
+            value = positional_or_keyword(call, 0, "initial_value")
+        elif names & (CONSTANTS | CASTS):
+            value = self._constant_argument(call)
+        else:
+            return None
+        if value is None or self.kind(call, where) is None:
+            return None
+        folded = self._folded(value, where, depth + 1)
+        if folded is not None:
+            return folded
+        found = self.ctx.values.values(value, where.loc)
+        numbers = [v for v in found or () if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        return float(numbers[0]) if found is not None and len(found) == 1 and len(numbers) == 1 else None
 
     def _sets_epsilon(self) -> bool:
         """The file calls ``set_epsilon``: its ``epsilon()`` is whatever that set."""
@@ -215,7 +249,8 @@ class ConstantValues(DtypeInference):
         value = self._constant_argument(call)
         if value is None or self.kind(call, where) != LOW:
             return None
-        return self.constant(value, where)
+        folded = self._folded(value, where)  # a float32 number tensor cast to 16 bits
+        return frozenset({folded}) if folded is not None else self.constant(value, where)
 
     def _dtype_limit(self, expr: cst.BaseExpression) -> Optional[float]:
         """``tf.float32.min``, ``np.finfo(np.float32).max``: the number, else None."""

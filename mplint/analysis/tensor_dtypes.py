@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, FrozenSet, List, Optional, Set, Tuple, cast
 
 import libcst as cst
 
+from mplint.analysis.compute_regions import is_call_override
 from mplint.analysis.dtype_kinds import F32, LOW
 from mplint.analysis.tensor_calls import (
     ARITHMETIC, BUILT_IN_WEIGHTS, COMPUTE_DTYPE_ATTRS, TENSOR_KEYWORDS, VARIABLE_DTYPE_ATTRS, dtype_argument,
@@ -15,7 +16,9 @@ from mplint.analysis.tensor_calls import (
 from mplint.analysis.tensor_helpers import UNKNOWN_OUTPUT, FileCalls
 from mplint.analysis.tensor_imports import framework_call, returned_kinds
 from mplint.analysis.tensor_sites import MAX_DEPTH, Env, Path, Where
-from mplint.analysis.tensor_syntax import child_scope, is_none, is_self, loop_targets, mentions, target_path
+from mplint.analysis.tensor_syntax import (
+    child_scope, is_none, is_self, loop_iterable, loop_targets, mentions, target_path,
+)
 from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.semantic.scopes import Binding, Location
 from mplint.semantic.vocabulary import (
@@ -64,6 +67,9 @@ class DtypeInference(FileCalls):
             normalised = self._normalised(candidates[0], expr.value, depth)
             if normalised is not None:
                 return normalised
+            filled = self._filled_default(candidates, expr.value)
+            if filled is not None:
+                return self._binding_kind(filled, depth)
             # a Python number bound on one path is no tensor: the op can fail only on
             # the others (``divisor = l`` then ``if mask: divisor = float32 sum``)
             tensors = [b for b in candidates if not self._python_number_binding(b)] if len(candidates) > 1 else candidates
@@ -107,6 +113,11 @@ class DtypeInference(FileCalls):
             return None
         if binding.kind in ("assign", "annassign") and binding.value is not None:
             return self.kind(binding.value, where, depth + 1)
+        iterated = loop_iterable(binding)
+        if iterated is not None:
+            # ``for token in self.tokens``: the items' kind, when they all have one
+            items = self._elements(iterated, where, depth + 1)
+            return next(iter(items)) if items is not None and len(items) == 1 else None
         if binding.kind == "assign" and isinstance(binding.node, cst.Assign):
             # ``q, k, v = self.project(x)``, ``mean, var = tf.nn.moments(x, ...)``
             parts = self.unpacked(binding, depth)
@@ -218,8 +229,9 @@ class DtypeInference(FileCalls):
             func = value.func
             if isinstance(func, cst.Attribute) and func.attr.value == "add_weight" and is_self(func.value):
                 region = self.region(use.loc)
-                if region is None or region.kind != "layer" or keyword_only(value, "dtype") is not None:
-                    return None
+                if region is None or region.kind != "layer" or is_call_override(region) \
+                        or keyword_only(value, "dtype") is not None:
+                    return None  # an overriding ``__call__`` reads it uncast (float32): left unknown
                 # ``experimental_autocast=False`` (Keras 2) / ``autocast=False`` (Keras 3):
                 # the weight is read in its own dtype, float32, a deliberate float32 path
                 off = keyword_only(value, "experimental_autocast") or keyword_only(value, "autocast")
@@ -236,7 +248,8 @@ class DtypeInference(FileCalls):
             return None
         layers = BUILT_IN_WEIGHTS.get(expr.attr.value)
         region = self.region(where.loc)
-        if layers is None or region is None or region.kind != "layer" or region.layer_class is None:
+        if layers is None or region is None or region.kind != "layer" or region.layer_class is None \
+                or is_call_override(region):
             return None
         for _, names in region.layer_class.bases:
             if any(n.startswith("keras.layers.") and n.rsplit(".", 1)[-1] in layers for n in names):
@@ -315,10 +328,17 @@ class DtypeInference(FileCalls):
                 for value, at in values:
                     items = self._elements(value, at, depth + 1)
                     if items is None:
-                        return None
+                        # one tensor on another path (``self.embeddings = add_weight(...)``
+                        # when ``div_val == 1``): its slices keep its dtype
+                        kind = self._attribute_value_kind(value, at, where, depth + 1)
+                        if kind is None:
+                            return None
+                        items = {kind}
                     out |= items
+                # an appended item is read like an attribute assigned it: an add_weight
+                # weight in the compute dtype inside call, a raw tf.Variable in float32
                 for value, at in self._appends.get((id(cls), expr.attr.value), []):
-                    out.add(self.kind(value, at, depth + 1))
+                    out.add(self._attribute_value_kind(value, at, where, depth + 1))
             return out
         return None
 
@@ -336,6 +356,21 @@ class DtypeInference(FileCalls):
         # an initializer's output or a float tensor: float32 unless known to be 16-bit
         return None if self.kind(initial, where, depth + 1) == LOW else F32
 
+    def _made_variable_kind(self, call: cst.Call, where: Where, depth: int) -> Optional[str]:
+        """A ``tf.Variable`` read where it is made (``tf.Variable(20.0) ** 2``, one kept in
+        a list): its dtype argument's kind, else float32 only when its initial value
+        certainly is (Python floats, a float32 tensor): an integer fill stays unknown."""
+        dtype = positional_or_keyword(call, 5, "dtype")
+        if dtype is not None:
+            return self.dtype_kind(dtype, where, depth + 1)
+        initial = positional_or_keyword(call, 0, "initial_value")
+        if initial is None:
+            return None
+        found = self.ctx.values.values(initial, where.loc)
+        if found is not None:
+            return F32 if found and all(isinstance(v, float) for v in found) else None
+        return F32 if self.kind(initial, where, depth + 1) == F32 else None
+
     def _call_kind(self, call: cst.Call, where: Where, depth: int) -> Optional[str]:
         func = call.func
         # a 16-bit sublayer: self.dense(x), Dense(3)(x), or dense(x) for a layer variable
@@ -351,6 +386,8 @@ class DtypeInference(FileCalls):
             kinds = {kind for kind, _, _ in self._returned(helper, call, where, depth)}
             return next(iter(kinds)) if len(kinds) == 1 else None
         names = self.ctx.names.resolve(func)
+        if names & TF_VARIABLES:
+            return self._made_variable_kind(call, where, depth)
         if not framework_call(names):
             imported = returned_kinds(cast("TensorKinds", self), call, where, depth)  # a function of another module
             if imported is not None or not names:
@@ -454,6 +491,27 @@ class DtypeInference(FileCalls):
                 at = self.binding_where(binding)
                 return self.dtype_kind(dtype, at, depth + 1) if at is not None else None
         return None
+
+    def _filled_default(self, candidates: List[Binding], name: str) -> Optional[Binding]:
+        """``def call(self, x, levels=None): if levels is None: levels = make()``: where
+        the parameter is left at its default (no caller of the file passes it), the
+        value is the one the ``if`` makes; that binding, else None."""
+        if len(candidates) != 2:
+            return None
+        filled, param = candidates
+        node = param.node
+        if param.kind != "param" or not isinstance(node, cst.Param) or node.default is None \
+                or not is_none(node.default) or any(key == id(node) for key, _, _ in self._env):
+            return None
+        path = self._paths.get(filled.node)
+        guard = self._guards.get(path[-1]) if path else None
+        test = guard.test if guard is not None else None
+        if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1 \
+                or not isinstance(test.comparisons[0].operator, cst.Is) \
+                or not (isinstance(test.left, cst.Name) and test.left.value == name) \
+                or not is_none(test.comparisons[0].comparator):
+            return None
+        return filled if filled.kind == "assign" else None
 
     def _dtype_of(self, expr: cst.BaseExpression, name: str) -> bool:
         """``x.dtype`` or ``K.dtype(x)`` of the name ``name``."""

@@ -47,10 +47,10 @@ from mplint.analysis.dtype_kinds import F32, LOW
 from mplint.analysis.tensor_calls import ARITHMETIC, TENSOR_KEYWORDS
 from mplint.analysis.tensor_constants import ConstantValues
 from mplint.analysis.tensor_sites import MAX_DEPTH, Env, Mismatch, OperationSite, Where
-from mplint.analysis.tensor_syntax import decorated
+from mplint.analysis.tensor_syntax import decorated, loop_iterable
 from mplint.semantic.scopes import Binding, Scope
 from mplint.semantic.vocabulary import (
-    CASTS, CONSTANTS, FILL_OPS, FLOAT32_BY_DEFAULT, IMAGE_RESIZE, LIKE_OPS, RANGE_OPS,
+    CASTS, CONSTANTS, FILL_OPS, FLOAT32_BY_DEFAULT, IMAGE_RESIZE, LIKE_OPS, RANGE_OPS, TF_VARIABLES,
 )
 
 
@@ -220,6 +220,9 @@ class TensorKinds(ConstantValues):
                 bw = self.binding_where(binding)
                 if binding.value is not None and bw is not None and self.kind(binding.value, bw) == F32:
                     return self.origin(binding.value, bw, depth + 1)
+                iterated = loop_iterable(binding)
+                if iterated is not None and bw is not None:  # ``for token in self.tokens``
+                    return self._item_origin(iterated, bw, depth + 1)
             return None
         if isinstance(expr, cst.Attribute):
             values = self._attribute_values(expr, where)
@@ -256,6 +259,8 @@ class TensorKinds(ConstantValues):
                             return self.origin(value, at, depth + 1)
                 return None
             names = self.ctx.names.resolve(expr.func)
+            if names & TF_VARIABLES:
+                return expr, where  # a raw variable: made float32 there, whatever its initial value
             if names & (CASTS | CONSTANTS | FLOAT32_BY_DEFAULT | LIKE_OPS | FILL_OPS | RANGE_OPS):
                 if names & LIKE_OPS and self._dtype_argument(expr, names) is None and expr.args:
                     return self.origin(expr.args[0].value, where, depth + 1)

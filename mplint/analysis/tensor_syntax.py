@@ -7,7 +7,7 @@ from typing import Callable, FrozenSet, List, Optional, Set
 import libcst as cst
 
 from mplint.analysis.tensor_sites import Path
-from mplint.semantic.scopes import Scope
+from mplint.semantic.scopes import Binding, Scope
 
 
 def is_self(expr: cst.BaseExpression) -> bool:
@@ -84,3 +84,12 @@ def decorated(node: cst.CSTNode) -> bool:
         and not (isinstance(d.decorator, cst.Call) and isinstance(d.decorator.func, cst.Attribute)
                  and d.decorator.func.attr.value == "function")
         for d in node.decorators)
+
+
+def loop_iterable(binding: Binding) -> Optional[cst.BaseExpression]:
+    """What a ``for`` loop binding one plain name iterates over (``for t in self.tokens``);
+    None for any other binding (an unpacking target such as ``for i, t in ...``)."""
+    node = binding.node
+    if binding.kind != "for" or not isinstance(node, cst.For) or not isinstance(node.target, cst.Name):
+        return None
+    return node.iter

@@ -115,7 +115,8 @@ class TensorWalk(Analysis):
     def _record_path(self, node: cst.CSTNode) -> None:
         self._paths[node] = tuple(self._blocks)
 
-    visit_Assign = visit_AnnAssign = _record_path
+    # a ``for`` statement binds its target for the body: the body is inside its path
+    visit_Assign = visit_AnnAssign = visit_For = _record_path
 
     def _open_site(self, node: cst.CSTNode) -> None:
         self._open[node] = OperationSite(node, self.here())

@@ -8,7 +8,7 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from mplint.analysis.compute_regions import ComputeRegions
+from mplint.analysis.compute_regions import ComputeRegions, is_call_override
 from mplint.analysis.layers import sixteen_bit_name
 from mplint.analysis.tensor_imports import crossings, handed_crossings
 from mplint.analysis.tensor_kinds import LOW, Mismatch, TensorKinds, Where
@@ -63,11 +63,12 @@ class HardcodedFloat32InLayer(Check):
                 if made is None or (made[0], id(site.where.loc.scope)) in reported:
                     continue  # one finding per tensor and function: at the first operation it fails in
                 reported.add((made[0], id(site.where.loc.scope)))
-                found.append((mismatch, made[0], made[1], region.kind, here))
+                found.append((mismatch, made[0], made[1], "__call__" if is_call_override(region) else region.kind, here))
         lines = self._lines([node for m, origin, _, _, _ in found for node in (m.node, origin)])
         for mismatch, origin, where, region_kind, here in found:
             message = self._message(mismatch, origin, sixteen_bit_name(here.names), here.note, region_kind, lines)
-            self.report(mismatch.node, message, self._fix(origin, where, mismatch, region_kind == "layer"),
+            in_layer = region_kind in ("layer", "__call__")
+            self.report(mismatch.node, message, self._fix(origin, where, mismatch, in_layer),
                         noqa_at=(origin,))
         self._report_crossings(kinds, {origin for origin, _ in reported})
 
@@ -152,10 +153,14 @@ class HardcodedFloat32InLayer(Check):
                  f"one{note}: TensorFlow raises 'expected to be a {_TF_NAMES.get(compute, compute)} "
                  f"tensor but is a float tensor'")
         if self._is_variable(origin):
+            # an overriding ``__call__`` skips Keras's autocast: an add_weight weight is
+            # read in the compute dtype only inside ``call``
+            where_read = ("call (this class overrides __call__, which Keras never autocasts: "
+                          "rename it to call)" if region == "__call__" else "call")
             return (f"{fails}; the float32 one is a raw tf.Variable made{where} (`{self._snippet(origin)}`), "
                     f"never autocast: create the weight with self.add_weight, which Keras reads in "
-                    f"the compute dtype inside call")
-        spelling = "self.compute_dtype" if region == "layer" else "x.dtype"
+                    f"the compute dtype inside {where_read}")
+        spelling = "self.compute_dtype" if region in ("layer", "__call__") else "x.dtype"
         made = isinstance(origin, cst.Call) and self.ctx.get(TensorKinds).takes_dtype(origin)
         return (f"{fails}; the float32 one is made{where} by `{self._snippet(origin)}`: "
                 + (f"create it in the compute dtype ({spelling})" if made

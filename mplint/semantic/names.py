@@ -352,6 +352,7 @@ def collect_module_imports(module: cst.Module, resolver: NameResolver) -> None:
     ``layers = None`` placeholders a builder rebinds to the Keras its caller injects.
     """
     assigns: List[cst.Assign] = []
+    stars: List[str] = []
 
     def visit_block(body: Iterable[cst.CSTNode]) -> None:
         for stmt in body:
@@ -359,6 +360,9 @@ def collect_module_imports(module: cst.Module, resolver: NameResolver) -> None:
                 for small in stmt.body:
                     if isinstance(small, (cst.Import, cst.ImportFrom)):
                         resolver.module_scope.add_import(small)
+                    if isinstance(small, cst.ImportFrom) and isinstance(small.names, cst.ImportStar) \
+                            and not small.relative and small.module is not None:
+                        stars.append(_module_path(small.module))
                     if isinstance(small, cst.ImportFrom) and small.relative:
                         resolver.relative_imports += _relative_names(small)
                     elif isinstance(small, cst.Assign):
@@ -379,10 +383,47 @@ def collect_module_imports(module: cst.Module, resolver: NameResolver) -> None:
                 visit_block(stmt.body.body)
 
     visit_block(module.body)
+    if stars:
+        _bind_star_names(module, stars, resolver)
     for assign in assigns:
         record_alias_assignment(assign, resolver)
     for local, qualified in injected_globals(module, set(resolver.module_scope.aliases)).items():
         resolver.module_scope.add(local, qualified)
+
+
+def _bind_star_names(module: cst.Module, stars: List[str], resolver: NameResolver) -> None:
+    """``from tensorflow.keras.layers import *``: each public name of a Keras module
+    (:data:`STAR_EXPORTS`) names its API, unless the module binds that name itself
+    (an import, a class, a function or an assignment at its top level)."""
+    from mplint.semantic.star_exports import STAR_EXPORTS
+
+    own = _top_level_names(module) | set(resolver.module_scope.aliases)
+    own.update(local for local, _ in resolver.relative_imports)
+    for star in stars:
+        for name in STAR_EXPORTS.get(canonical(star), ()):
+            if name not in own:
+                resolver.module_scope.add(name, f"{star}.{name}")
+
+
+def _top_level_names(module: cst.Module) -> Set[str]:
+    """Names a module binds at its top level by ``def``, ``class`` or assignment."""
+    names: Set[str] = set()
+    for stmt in module.body:
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            names.add(stmt.name.value)
+        elif isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                targets: List[cst.BaseExpression] = []
+                if isinstance(small, cst.Assign):
+                    targets = [t.target for t in small.targets]
+                elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+                    targets = [small.target]
+                for target in targets:
+                    for node in [target, *getattr(target, "elements", [])]:
+                        node = getattr(node, "value", node) if isinstance(node, cst.Element) else node
+                        if isinstance(node, cst.Name):
+                            names.add(node.value)
+    return names
 
 
 def _from_import_names(node: cst.ImportFrom) -> List[Tuple[str, str]]:
