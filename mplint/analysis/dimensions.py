@@ -17,13 +17,13 @@ from dataclasses import dataclass, replace
 from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
-import libcst.matchers as m
 
 from mplint.analysis.flag_defaults import FlagDefaults
 from mplint.analysis.layers import activation_expr, computes_in_float32, is_softmax_value
 from mplint.analysis.models import LayerProducer, ModelOutputs, OpProducer, Producer
 from mplint.analysis.module_constants import imported_constant
 from mplint.analysis.references import References
+from mplint.core.find_nodes import find_all
 from mplint.rule.check import Analysis, Context
 from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.semantic.conditions import Conditions
@@ -783,12 +783,12 @@ class AlignedDimensions(Analysis):
         return origin.value in entry[1]
 
     def _reshape_literals(self, region: cst.CSTNode, skip: Optional[cst.Integer]) -> Iterator[int]:
-        for call in m.findall(region, m.Call()):
+        for call in find_all(region, cst.Call):
             assert isinstance(call, cst.Call)
             if not self.ctx.names.resolve(call.func) & RESHAPES:
                 continue
             for arg in call.args[1:] if self.ctx.names.resolve(call.func) & SHAPE_OPS else call.args:
-                for literal in m.findall(arg.value, m.Integer()):
+                for literal in find_all(arg.value, cst.Integer):
                     assert isinstance(literal, cst.Integer)
                     if literal is not skip:
                         yield literal.evaluated_value
@@ -1002,7 +1002,7 @@ def _loop_elements(binding: Binding, use: cst.Name) -> Optional[List[cst.BaseExp
             or not isinstance(node.iter, (cst.Tuple, cst.List)) or not node.iter.elements \
             or any(isinstance(e, cst.StarredElement) for e in node.iter.elements):
         return None
-    if not any(found is use for found in m.findall(node.body, m.Name(binding.name))):
+    if not any(found is use and found.value == binding.name for found in find_all(node.body, cst.Name)):
         return None
     return [e.value for e in node.iter.elements]
 
@@ -1022,7 +1022,7 @@ def _unpacked_part(binding: Binding) -> Optional[cst.BaseExpression]:
         return None
     names = [e.value.value for e in target.elements if isinstance(e.value, cst.Name)]
     if len(names) != len(target.elements) or any(isinstance(n, cst.Name) and n.value in names
-                                              for e in value.elements for n in m.findall(e.value, m.Name())):
+                                              for e in value.elements for n in find_all(e.value, cst.Name)):
         return None
     return value.elements[names.index(binding.name)].value
 

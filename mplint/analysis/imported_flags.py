@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Tuple
 
 import libcst as cst
-import libcst.matchers as m
 
 from mplint.analysis.imported_layers import module_file, parsed_module
+from mplint.core.find_nodes import find_all
 from mplint.rule.check import Context
 from mplint.run.module_paths import absolute_import
 from mplint.semantic.call_args import positional_or_keyword
@@ -102,7 +102,7 @@ def _definitions(module: cst.Module) -> Dict[str, List[cst.BaseExpression]]:
     """Every ``DEFINE_integer(name, default)`` / ``DEFINE_float`` of the module, anywhere
     in it (a ``define_flags()`` function too), by flag name."""
     out: Dict[str, List[cst.BaseExpression]] = {}
-    for call in m.findall(module, m.Call()):
+    for call in find_all(module, cst.Call):
         assert isinstance(call, cst.Call)
         func = call.func
         method = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, Union
 
 import libcst as cst
-import libcst.matchers as m
 
 from mplint.analysis.imported_layers import imported_function_definition, imported_passthrough
+from mplint.core.find_nodes import find_all
 from mplint.rule.check import Analysis, Context
 from mplint.semantic.call_args import first_tensor_argument, positional_or_keyword
 from mplint.semantic.scopes import (
@@ -1367,7 +1367,7 @@ class ModelOutputs(Analysis):
             return False
         where = binding.location().within(use.context)
         for _, arm, test in binding.branches:
-            if any(self._chosen_by_users(name.value, where, 0) for name in m.findall(test, m.Name())
+            if any(self._chosen_by_users(name.value, where, 0) for name in find_all(test, cst.Name)
                    if isinstance(name, cst.Name)):
                 continue  # ``ResNet18(include_top=False)`` hands its own parameter on: a user's choice
             truth = _truth(test, where, self.ctx)

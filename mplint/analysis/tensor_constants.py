@@ -6,13 +6,13 @@ from __future__ import annotations
 from typing import FrozenSet, List, Optional
 
 import libcst as cst
-import libcst.matchers as m
 
 from mplint.analysis.dtype_kinds import F32, LOW
 from mplint.analysis.module_constants import imported_number
 from mplint.analysis.tensor_dtypes import DtypeInference
 from mplint.analysis.tensor_sites import MAX_DEPTH, Where
 from mplint.analysis.tensor_syntax import is_none, is_self
+from mplint.core.find_nodes import find_all
 from mplint.semantic.call_args import positional_or_keyword
 from mplint.semantic.scopes import Binding
 from mplint.semantic.vocabulary import (
@@ -282,4 +282,4 @@ def _reads_dtype(expr: cst.BaseExpression) -> bool:
 
 def _calls(module: cst.Module) -> List[cst.Call]:
     """Every call of a module."""
-    return [node for node in m.findall(module, m.Call()) if isinstance(node, cst.Call)]
+    return [node for node in find_all(module, cst.Call) if isinstance(node, cst.Call)]

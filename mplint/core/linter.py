@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple, Type
 
 import libcst as cst
-import pathspec
 from libcst.metadata import CodeRange
 
 from mplint.checks import registry
@@ -365,6 +364,8 @@ def _path_matcher(pattern: str) -> Callable[[str], bool]:
     linear-time one where pathspec's regex could backtrack for ever."""
     if is_risky(pattern):
         return path_or_parent_matcher([pattern])
+    import pathspec  # only where per-file-ignores are set: a run without them never loads it
+
     return pathspec.GitIgnoreSpec.from_lines([pattern]).match_file
 
 
