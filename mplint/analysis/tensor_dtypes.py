@@ -342,34 +342,27 @@ class DtypeInference(FileCalls):
             return out
         return None
 
-    def _variable_kind(self, call: cst.Call, where: Where, depth: int) -> Optional[str]:
-        """A raw ``tf.Variable``: float32 unless its dtype or initial value says otherwise."""
-        dtype = positional_or_keyword(call, 5, "dtype")
-        if dtype is not None:
-            return F32 if self.dtype_kind(dtype, where, depth + 1) == F32 else None
-        initial = positional_or_keyword(call, 0, "initial_value")
-        if initial is None:
-            return None
-        found = self.ctx.values.values(initial, where.loc)
-        if found is not None:
-            return F32 if found and all(isinstance(v, float) for v in found) else None
-        # an initializer's output or a float tensor: float32 unless known to be 16-bit
-        return None if self.kind(initial, where, depth + 1) == LOW else F32
+    def _variable_kind(self, call: cst.Call, where: Where, depth: int, made_here: bool = False) -> Optional[str]:
+        """A raw ``tf.Variable``: float32 unless its dtype or initial value says otherwise.
 
-    def _made_variable_kind(self, call: cst.Call, where: Where, depth: int) -> Optional[str]:
-        """A ``tf.Variable`` read where it is made (``tf.Variable(20.0) ** 2``, one kept in
-        a list): its dtype argument's kind, else float32 only when its initial value
-        certainly is (Python floats, a float32 tensor): an integer fill stays unknown."""
+        ``made_here``: the variable is read where it is made (``tf.Variable(20.0) ** 2``,
+        one kept in a list): its dtype argument's kind, else float32 only when its initial
+        value certainly is (Python floats, a float32 tensor): an integer fill stays unknown."""
         dtype = positional_or_keyword(call, 5, "dtype")
         if dtype is not None:
-            return self.dtype_kind(dtype, where, depth + 1)
+            kind = self.dtype_kind(dtype, where, depth + 1)
+            return kind if made_here or kind == F32 else None
         initial = positional_or_keyword(call, 0, "initial_value")
         if initial is None:
             return None
         found = self.ctx.values.values(initial, where.loc)
         if found is not None:
             return F32 if found and all(isinstance(v, float) for v in found) else None
-        return F32 if self.kind(initial, where, depth + 1) == F32 else None
+        initial_kind = self.kind(initial, where, depth + 1)
+        if made_here:
+            return F32 if initial_kind == F32 else None
+        # an initializer's output or a float tensor: float32 unless known to be 16-bit
+        return None if initial_kind == LOW else F32
 
     def _call_kind(self, call: cst.Call, where: Where, depth: int) -> Optional[str]:
         func = call.func
@@ -387,7 +380,7 @@ class DtypeInference(FileCalls):
             return next(iter(kinds)) if len(kinds) == 1 else None
         names = self.ctx.names.resolve(func)
         if names & TF_VARIABLES:
-            return self._made_variable_kind(call, where, depth)
+            return self._variable_kind(call, where, depth, made_here=True)
         if not framework_call(names):
             imported = returned_kinds(cast("TensorKinds", self), call, where, depth)  # a function of another module
             if imported is not None or not names:
