@@ -378,10 +378,14 @@ class FileCalls(TensorWalk):
         return self.ctx.facts.mixed_policy(loc.scope) is not None
 
     def _is_layer_constructor(self, call: cst.Call, loc: Location) -> bool:
-        names = self.ctx.names.resolve(call.func)
+        classes = self.regions.constructed_classes(call.func, loc)
+        return bool(classes) and all(self._is_layer_class(func, at) for func, at in classes or ())
+
+    def _is_layer_class(self, func: cst.BaseExpression, loc: Location) -> bool:
+        names = self.ctx.names.resolve(func)
         if names:
             return any(n.startswith("keras.layers.") and n.rsplit(".", 1)[-1][:1].isupper() for n in names)
-        if isinstance(call.func, cst.Name):
-            binding = loc.lookup(call.func.value)
+        if isinstance(func, cst.Name):
+            binding = loc.lookup(func.value)
             return binding is not None and binding.kind == "class" and self.regions.layer_class(binding.node) is not None
         return False

@@ -19,6 +19,8 @@ from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tup
 
 import libcst as cst
 
+from mplint.semantic.star_imports import star_bound
+
 from mplint.semantic.injected_modules import injected_globals, injected_submodules, unpacked_names
 
 # Prefix rewrites, longest first. Each maps a package path to the canonical prefix.
@@ -352,6 +354,7 @@ def collect_module_imports(module: cst.Module, resolver: NameResolver) -> None:
     ``layers = None`` placeholders a builder rebinds to the Keras its caller injects.
     """
     assigns: List[cst.Assign] = []
+    stars: List[str] = []
 
     def visit_block(body: Iterable[cst.CSTNode]) -> None:
         for stmt in body:
@@ -359,6 +362,8 @@ def collect_module_imports(module: cst.Module, resolver: NameResolver) -> None:
                 for small in stmt.body:
                     if isinstance(small, (cst.Import, cst.ImportFrom)):
                         resolver.module_scope.add_import(small)
+                    if isinstance(small, cst.ImportFrom) and isinstance(small.names, cst.ImportStar):
+                        stars.append("." if small.relative or small.module is None else _module_path(small.module))
                     if isinstance(small, cst.ImportFrom) and small.relative:
                         resolver.relative_imports += _relative_names(small)
                     elif isinstance(small, cst.Assign):
@@ -379,6 +384,10 @@ def collect_module_imports(module: cst.Module, resolver: NameResolver) -> None:
                 visit_block(stmt.body.body)
 
     visit_block(module.body)
+    if stars:
+        for local, qualified in star_bound(module, stars).items():
+            if local not in resolver.module_scope.aliases:
+                resolver.module_scope.add(local, qualified)
     for assign in assigns:
         record_alias_assignment(assign, resolver)
     for local, qualified in injected_globals(module, set(resolver.module_scope.aliases)).items():
