@@ -28,6 +28,7 @@ from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from mplint.analysis.tensor_syntax import is_none
 from mplint.rule.check import Analysis, Context
 from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.semantic.names import dotted_name
@@ -442,7 +443,10 @@ class ComputeRegions(Analysis):
         sources = values.param_sources(binding)
         if not sources or not all(isinstance(expr, (cst.Name, cst.Attribute)) for expr, _, _ in sources):
             return None
-        return [(expr, where) for expr, where, _ in sources]
+        # ``norm_layer=None``: a call of None raises, so a constructor call that returns
+        # was given one of the other sources
+        found = [(expr, where) for expr, where, _ in sources if not is_none(expr)]
+        return found or None
 
     def is_sixteen_bit_layer(self, expr: cst.BaseExpression, loc: Location) -> bool:
         """A layer constructor call whose instances compute in the 16-bit dtype (every

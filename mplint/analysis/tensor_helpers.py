@@ -12,7 +12,7 @@ from mplint.analysis.compute_regions import Region
 from mplint.analysis.dtype_kinds import F32, LOW
 from mplint.analysis.tensor_calls import NOT_CALLED_FROM_CALL, resize_method
 from mplint.analysis.tensor_sites import MAX_DEPTH, Env, Where
-from mplint.analysis.tensor_syntax import child_scope, decorated, is_self
+from mplint.analysis.tensor_syntax import child_scope, decorated, is_none, is_self
 from mplint.analysis.tensor_walk import TensorWalk
 from mplint.semantic.call_args import UNREADABLE, argument_for
 from mplint.semantic.public_reach import runs_from_public
@@ -301,7 +301,11 @@ class FileCalls(TensorWalk):
             if not values:
                 return None
             region = self.region(where.loc)
-            built = [(self._output_layer(value), at.loc) for value, at in values]
+            # ``self.norm = norm_layer(dim) if norm_layer else None``: a call of None
+            # raises, so the call that returns runs one of the other values
+            built = [(self._output_layer(value), at.loc) for value, at in values if not is_none(value)]
+            if not built:
+                return None
             if not all(isinstance(value, cst.Call) and self._is_layer_constructor(value, loc)
                        for value, loc in built):
                 return None
