@@ -28,6 +28,7 @@ from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from mplint.analysis.tensor_syntax import is_none
 from mplint.rule.check import Analysis, Context
 from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.semantic.names import dotted_name
@@ -418,30 +419,61 @@ class ComputeRegions(Analysis):
         parent = scope.parent
         return parent is not None and parent.kind == "class" and parent.node in self._classes
 
+    def constructed_classes(self, func: cst.BaseExpression, loc: Location
+                            ) -> Optional[List[Tuple[cst.BaseExpression, Location]]]:
+        """The class expressions a constructor call's callee may denote: the callee
+        itself, or for a parameter (``norm_layer(epsilon=1e-6)`` with
+        ``norm_layer=LayerNormalization``) its default and every argument the calls
+        mplint sees pass it. None when a caller passes something unreadable, when
+        callers mplint cannot see may pass another class, or when the parameter is
+        rebound in its function: the class is then chosen at run time."""
+        if not isinstance(func, cst.Name):
+            return [(func, loc)]
+        binding = loc.lookup(func.value)
+        if binding is None or binding.kind != "param":
+            return [(func, loc)]
+        scope = binding.scope
+        if scope is None or len(scope.bindings.get(func.value, [])) != 1:
+            return None
+        values = self.ctx.values
+        if values.callers_unread(binding):
+            return None
+        sources = values.param_sources(binding)
+        if not sources or not all(isinstance(expr, (cst.Name, cst.Attribute)) for expr, _, _ in sources):
+            return None
+        # ``norm_layer=None``: a call of None raises, so a constructor call that returns
+        # was given one of the other sources
+        found = [(expr, where) for expr, where, _ in sources if not is_none(expr)]
+        return found or None
+
     def is_sixteen_bit_layer(self, expr: cst.BaseExpression, loc: Location) -> bool:
-        """A layer constructor call whose instances compute in the 16-bit dtype."""
+        """A layer constructor call whose instances compute in the 16-bit dtype (every
+        class its callee may denote: :meth:`constructed_classes`)."""
         if not isinstance(expr, cst.Call):
             return False
-        names = self.ctx.names.resolve(expr.func)
-        if names:
-            if not any(n.startswith("keras.layers.") for n in names):
-                return False
-            if any(part in n for n in names for part in _NON_FLOAT_LAYERS):
-                return False
-        elif isinstance(expr.func, cst.Name):
-            binding = loc.lookup(expr.func.value)
-            if binding is None or binding.kind != "class":
-                return False
-            cls = self.layer_class(binding.node)
-            if cls is None or not cls.sixteen_bit:
-                return False
-        else:
+        classes = self.constructed_classes(expr.func, loc)
+        if not classes or not all(self._sixteen_bit_class(func, at) for func, at in classes):
             return False
         dtype = keyword_only(expr, "dtype")
         if dtype is None:
             return True
         found = self.ctx.values.values(dtype, loc)
         return found is not None and all(isinstance(v, str) and "16" in v for v in found)
+
+    def _sixteen_bit_class(self, func: cst.BaseExpression, loc: Location) -> bool:
+        """A Keras float layer class, or a layer class of this file that computes in
+        16 bits."""
+        names = self.ctx.names.resolve(func)
+        if names:
+            return any(n.startswith("keras.layers.") for n in names) \
+                and not any(part in n for n in names for part in _NON_FLOAT_LAYERS)
+        if isinstance(func, cst.Name):
+            binding = loc.lookup(func.value)
+            if binding is None or binding.kind != "class":
+                return False
+            cls = self.layer_class(binding.node)
+            return cls is not None and cls.sixteen_bit
+        return False
 
 
 def _is_layer_base(names: FrozenSet[str]) -> bool:

@@ -23,7 +23,7 @@ from mplint.core import reads
 from mplint.core.source import SourceError, decode, parse
 from mplint.core.walker import Walker
 from mplint.rule.check import Analysis, Context, instantiate_analyses
-from mplint.run.module_paths import absolute_import, folders_above
+from mplint.run.module_paths import absolute_import, folders_above, sys_path_folders
 from mplint.semantic.facts import ModuleFacts
 from mplint.semantic.names import NameResolver, collect_module_imports, dotted_name
 from mplint.semantic.scopes import ScopeTracker
@@ -277,7 +277,8 @@ def _root(ctx: Context) -> Optional[Path]:
 def _module_file(module: str, importer: str, root: Optional[Path]) -> Optional[str]:
     """The file Python would load for ``module`` when ``importer`` runs: from its own
     folder or one above it inside the project (its folder and the one above without
-    a project), or the project's ``src/``."""
+    a project), the project's ``src/``, or a folder the importer puts on
+    ``sys.path`` (:func:`module_paths.sys_path_folders`)."""
     importer = os.path.abspath(importer)  # folders_above caches by the string it is given
     here = Path(importer).parent
     folders: List[Path] = [f for f in sorted(folders_above(importer), key=lambda p: -len(p.parts))
@@ -285,6 +286,9 @@ def _module_file(module: str, importer: str, root: Optional[Path]) -> Optional[s
         else [here, here.parent]
     if root is not None:
         folders.append(root / "src")
+    own = reads.read(importer, _MAX_BYTES)
+    if own is not None:
+        folders.extend(sys_path_folders(own[0], importer, root))
     relative = Path(*module.split("."))
     for folder in folders:
         for candidate in (folder / relative.with_suffix(".py"), folder / relative / "__init__.py"):

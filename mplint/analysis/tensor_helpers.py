@@ -12,7 +12,7 @@ from mplint.analysis.compute_regions import Region
 from mplint.analysis.dtype_kinds import F32, LOW
 from mplint.analysis.tensor_calls import NOT_CALLED_FROM_CALL, resize_method
 from mplint.analysis.tensor_sites import MAX_DEPTH, Env, Where
-from mplint.analysis.tensor_syntax import child_scope, decorated, is_self
+from mplint.analysis.tensor_syntax import child_scope, decorated, is_none, is_self
 from mplint.analysis.tensor_walk import TensorWalk
 from mplint.semantic.call_args import UNREADABLE, argument_for
 from mplint.semantic.decided_tests import never_runs
@@ -303,7 +303,11 @@ class FileCalls(TensorWalk):
             if not values:
                 return None
             region = self.region(where.loc)
-            built = [(self._output_layer(value), at.loc) for value, at in values]
+            # ``self.norm = norm_layer(dim) if norm_layer else None``: a call of None
+            # raises, so the call that returns runs one of the other values
+            built = [(self._output_layer(value), at.loc) for value, at in values if not is_none(value)]
+            if not built:
+                return None
             if not all(isinstance(value, cst.Call) and self._is_layer_constructor(value, loc)
                        for value, loc in built):
                 return None
@@ -380,10 +384,14 @@ class FileCalls(TensorWalk):
         return self.ctx.facts.mixed_policy(loc.scope) is not None
 
     def _is_layer_constructor(self, call: cst.Call, loc: Location) -> bool:
-        names = self.ctx.names.resolve(call.func)
+        classes = self.regions.constructed_classes(call.func, loc)
+        return bool(classes) and all(self._is_layer_class(func, at) for func, at in classes or ())
+
+    def _is_layer_class(self, func: cst.BaseExpression, loc: Location) -> bool:
+        names = self.ctx.names.resolve(func)
         if names:
             return any(n.startswith("keras.layers.") and n.rsplit(".", 1)[-1][:1].isupper() for n in names)
-        if isinstance(call.func, cst.Name):
-            binding = loc.lookup(call.func.value)
+        if isinstance(func, cst.Name):
+            binding = loc.lookup(func.value)
             return binding is not None and binding.kind == "class" and self.regions.layer_class(binding.node) is not None
         return False

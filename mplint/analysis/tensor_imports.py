@@ -57,7 +57,14 @@ def imported_callee(kinds: "TensorKinds", call: cst.Call, where: "Where") -> Opt
         values = kinds.attribute_values(func, where)
         if not values or not all(isinstance(v, cst.Call) for v, _ in values):
             return None
-        classes = [_definition(kinds, v.func) for v, _ in values if isinstance(v, cst.Call)]
+        classes: List[Optional[Tuple["TensorKinds", str, str, Scope]]] = []
+        for value, at in values:
+            assert isinstance(value, cst.Call)
+            # ``self.mlp = MLP_Block(...)`` with ``MLP_Block=MLP``: every class it may be
+            denoted = kinds.regions.constructed_classes(value.func, at.loc)
+            if not denoted:
+                return None
+            classes.extend(_definition(kinds, cls) for cls, _ in denoted)
         first = classes[0]
         if first is None or any(c is None or c[3] is not first[3] for c in classes):
             return None  # one imported class in every assignment

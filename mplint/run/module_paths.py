@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from pathlib import Path
 from typing import List, Optional, Tuple
 
@@ -96,3 +97,32 @@ def absolute_import(imported: str, importer: str, root: Optional[Path]) -> str:
         package = package[: len(package) - (level - 1)] if len(package) >= level - 1 else []
     rest = imported[level:]
     return ".".join(package + ([rest] if rest else []))
+
+
+#: ``sys.path.append("cait/layers/")``, ``sys.path.insert(0, 'src')``: a literal folder
+_SYS_PATH = re.compile(rb"""sys\.path\.(?:append\(|insert\(\s*-?\d+\s*,)\s*(['"])([^'"\n]+)\1\s*\)""")
+
+
+def sys_path_folders(raw: bytes, importer: str, root: Optional[Path]) -> List[Path]:
+    """Folders a module adds to ``sys.path`` with a literal (a script run from the
+    project root: ``sys.path.append("cait/layers/")``, then ``from mlp import MLP``),
+    relative to the folder it is run from: the module's own folder or one above it
+    inside the project; only folders that exist inside the project (an absolute path
+    of the author's machine is not)."""
+    if b"sys.path" not in raw:
+        return []
+    here = Path(os.path.abspath(importer)).parent
+    bases = [b for b in (here, *here.parents) if root is None or b == root or root in b.parents]
+    if root is None:
+        bases = bases[:2]
+    out: List[Path] = []
+    for match in _SYS_PATH.finditer(raw):
+        text = match.group(2).decode("utf-8", "replace")
+        if os.path.isabs(text):
+            continue
+        for base in bases:
+            folder = Path(os.path.normpath(base / text))
+            inside = root is None or folder == root or root in folder.parents
+            if inside and folder.is_dir() and folder not in out:
+                out.append(folder)
+    return out
