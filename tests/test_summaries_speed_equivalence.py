@@ -184,7 +184,7 @@ def test_summary_is_the_one_the_former_collectors_made():
         assert entry[8] == [] and all(isinstance(v, str) for v in entry[9].values())
         entry[7] = [(callee, slots) for _, callee, slots in entry[7]]
         del entry[8:]
-    assert data[0] == 16 and all(entry[6] == [] for entry in data[3].values())
+    assert data[0] == 17 and all(entry[6] == [] for entry in data[3].values())
     assert data[2].pop("*..star") == "..star"
     module_calls = data[3]["<module>"][0]
     for added in ((3, "import:.sibling"), (4, "import:..pkg.thing")):

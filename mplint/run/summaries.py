@@ -39,7 +39,7 @@ KEYWORD_SPREAD = "**"
 #: and ``super().method``: ``Class#method`` (``super#method``)
 METHOD = "#"
 POLICY_SETTERS = frozenset(POLICY_SETTER_WORDS)
-SUMMARY_VERSION = 16
+SUMMARY_VERSION = 17
 #: a trained value that is a parameter of the function: ``param:`` + its name
 PARAM = "param:"
 #: a value a summary cannot name (an expression, ``None``, a loop variable)
@@ -335,6 +335,8 @@ class _Nodes:
         self.names: List[ast.Name] = []
         self.returns: List[ast.Return] = []
         self.attributes: List[ast.Attribute] = []
+        #: the ``for ... in ...`` clauses of comprehensions
+        self.comprehensions: List[ast.comprehension] = []
         #: functions defined inside the code (closures): their calls fold in, their returns do not
         self._nested: List[Any] = []
         self._walk(roots)
@@ -346,7 +348,7 @@ class _Nodes:
         buckets: Dict[type, List[Any]] = {
             ast.Assign: self.assigns, ast.AnnAssign: self.assigns, ast.Call: self.events,
             ast.Import: self.events, ast.ImportFrom: self.events, ast.Name: self.names,
-            ast.Return: self.returns, ast.Attribute: self.attributes,
+            ast.Return: self.returns, ast.Attribute: self.attributes, ast.comprehension: self.comprehensions,
             ast.FunctionDef: self._nested, ast.AsyncFunctionDef: self._nested}
         child_fields = _CHILD_FIELDS
         for root in roots:
@@ -388,6 +390,9 @@ def _collect(summary: ModuleSummary, function: FunctionSummary, nodes: _Nodes, c
         if isinstance(node, ast.Call) and _casts_to_float32(node):
             function.casts += [o for model_call in _model_calls(node.args[0], origins)
                                for o in origins(model_call.func) if o != UNKNOWN]
+        elif isinstance(node, ast.Call) and _float32_layer(node) and node.args:
+            function.casts += [o for model in _outputs_read(node.args[0], nodes.comprehensions)
+                               for o in origins(model) if o != UNKNOWN]
     function.calls.sort(key=lambda call: call[0])
     function.sets.sort(key=lambda found: found[0])
 
@@ -401,6 +406,30 @@ def _casts_to_float32(call: ast.Call) -> bool:
     if isinstance(dtype, ast.Constant):
         return dtype.value == "float32"
     return dtype is not None and (dotted(dtype) or "").endswith("float32")
+
+
+def _float32_layer(call: ast.Call) -> bool:
+    """A layer made with ``dtype="float32"`` and called at once:
+    ``Activation("linear", dtype="float32")(x)``."""
+    made = call.func
+    return isinstance(made, ast.Call) and any(
+        k.arg == "dtype" and ((isinstance(k.value, ast.Constant) and k.value.value == "float32")
+                              or (dotted(k.value) or "").endswith("float32")) for k in made.keywords)
+
+
+def _outputs_read(value: ast.AST, comprehensions: List[ast.comprehension]) -> List[ast.AST]:
+    """The models whose outputs ``value`` is: ``model.output``, ``model.outputs[0]``, or
+    the target of ``for o in model.outputs`` in a comprehension (a model rewrapped with
+    float32 casts on its outputs: ``keras.Model(model.inputs, [cast(o) for o in model.outputs])``)."""
+    if isinstance(value, ast.Subscript):
+        value = value.value
+    if isinstance(value, ast.Attribute) and value.attr in ("output", "outputs"):
+        return [value.value]
+    if isinstance(value, ast.Name):
+        return [gen.iter.value for gen in comprehensions
+                if isinstance(gen.target, ast.Name) and gen.target.id == value.id
+                and isinstance(gen.iter, ast.Attribute) and gen.iter.attr == "outputs"]
+    return []
 
 
 def _model_calls(value: ast.AST, origins: "_Origins") -> List[ast.Call]:
