@@ -246,6 +246,11 @@ class CustomLayers(Analysis):
             return None
         return self._judge_class(binding.node)
 
+    def is_model_class_named(self, name: str) -> bool:
+        """A class of this module, by name, is a Keras model (asked by a module whose
+        class derives from it)."""
+        return self.ctx.get(ModelOutputs).is_model_class_named(name)
+
     def judge_function_named(self, name: str) -> Optional[bool]:
         """A function of this module as a Lambda's function: whether it returns a softmax,
         when every return is 16-bit (else None)."""

@@ -27,7 +27,7 @@ from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Set, Tup
 
 import libcst as cst
 
-from mplint.analysis.imported_layers import imported_function_definition, imported_passthrough
+from mplint.analysis.imported_layers import imported_function_definition, imported_model_class, imported_passthrough
 from mplint.core.find_nodes import find_all
 from mplint.rule.check import Analysis, Context
 from mplint.semantic.call_args import first_tensor_argument, positional_or_keyword
@@ -662,19 +662,42 @@ class ModelOutputs(Analysis):
             yield from self._tensor(value, where, depth + 1)
 
     def _model_classes(self) -> Dict[int, Tuple[cst.ClassDef, Scope]]:
-        """Local classes deriving from keras.Model (or Sequential), directly or via local
-        classes: what their ``call`` returns are the model's outputs."""
+        """Local classes deriving from keras.Model (or Sequential), directly, via local
+        classes or via a model class of another module of the project: what their
+        ``call`` returns are the model's outputs."""
         if self._model_class_scopes is None:
-            self._model_class_scopes = self._derived_classes(lambda names: bool(names & ANY_MODEL_CLASSES))
+            self._model_class_scopes = self._derived_classes(
+                lambda names: bool(names & ANY_MODEL_CLASSES), self._imported_model_base)
         return self._model_class_scopes
+
+    def is_model_class_named(self, name: str) -> bool:
+        """The top-level class ``name`` of this file is a Keras model (another module
+        asks, for a class deriving from it there)."""
+        binding = self.ctx.scopes.module_scope.lookup(name)
+        return binding is not None and binding.kind == "class" and id(binding.node) in self._model_classes()
+
+    def _imported_model_base(self, base: cst.BaseExpression, loc: Location) -> bool:
+        """``base`` names a model class of another module of the project (not one bound
+        in this file, not a TensorFlow/Keras name)."""
+        if not isinstance(base, (cst.Name, cst.Attribute)) or _names_tensorflow(self.resolve(base)):
+            return False
+        head: cst.BaseExpression = base
+        while isinstance(head, cst.Attribute):
+            head = head.value
+        if not isinstance(head, cst.Name) or loc.lookup(head.value) is not None:
+            return False  # bound in this file (imports are no bindings)
+        return imported_model_class(self.ctx, base)
 
     def _keras_classes(self) -> Set[int]:
         """Local classes deriving from any Keras class (Model, Layer...)."""
         return set(self._derived_classes(lambda names: any(n.startswith("keras.") for n in names)))
 
-    def _derived_classes(self, is_base: Callable[[FrozenSet[str]], bool]) -> Dict[int, Tuple[cst.ClassDef, Scope]]:
+    def _derived_classes(self, is_base: Callable[[FrozenSet[str]], bool],
+                         imported: Optional[Callable[[cst.BaseExpression, Location], bool]] = None,
+                         ) -> Dict[int, Tuple[cst.ClassDef, Scope]]:
         """Local classes with a base ``is_base`` accepts, directly or through other
-        local classes (repeated until no class is added)."""
+        local classes (repeated until no class is added), or a base of another module
+        ``imported`` accepts."""
         found: Dict[int, Tuple[cst.ClassDef, Scope]] = {}
         changed = True
         while changed:
@@ -683,7 +706,8 @@ class ModelOutputs(Analysis):
                 if id(node) in found:
                     continue
                 for base in node.bases:
-                    if is_base(self.resolve(base.value)) or self._is_found_class(base.value, loc, found):
+                    if is_base(self.resolve(base.value)) or self._is_found_class(base.value, loc, found) \
+                            or (imported is not None and imported(base.value, loc)):
                         found[id(node)] = (node, scope)
                         changed = True
                         break
