@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -95,6 +95,18 @@ def imported_model(ctx: Context, cls: cst.BaseExpression, method: str) -> Option
     found = imported_definition(ctx, cls)
     layers = None if found is None else _layers_of(found[0], _analysis(ctx))
     return None if layers is None or found is None else layers.judge_model_named(found[1], method, found[0])
+
+
+def imported_method_head(ctx: Context, cls: cst.BaseExpression, method: str, call: cst.Call,
+                         bound: FrozenSet[str]) -> Optional["CustomLayer"]:
+    """The Keras layer whose output ``method`` of the model class ``cls`` of a project
+    module returns when a subclass here calls ``self.<method>(...)`` as ``call`` does,
+    judged in its module (``bound``: the names the subclass binds on ``self``)."""
+    found = imported_definition(ctx, cls)
+    layers = None if found is None else _layers_of(found[0], _analysis(ctx))
+    if layers is None or found is None:
+        return None
+    return layers.judge_method_named(found[1], method, call.args, bound, found[0])
 
 
 def imported_model_class(ctx: Context, cls: cst.BaseExpression) -> bool:

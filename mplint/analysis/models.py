@@ -23,7 +23,7 @@ it (the runtime checker measures what static analysis cannot see).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, Union
+from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 
@@ -43,6 +43,8 @@ from mplint.semantic.vocabulary import (
 
 #: a model builder called more often than this is judged once, not per call
 _MAX_BUILDER_CALLS = 8
+#: a statement order after every statement of a file: where another module's call is judged
+AFTER_ALL = 1 << 30
 
 #: list/model methods that change which layer comes last
 _MUTATORS = frozenset({"add", "append", "extend", "insert", "pop", "remove", "clear"})
@@ -676,6 +678,64 @@ class ModelOutputs(Analysis):
         binding = self.ctx.scopes.module_scope.lookup(name)
         return binding is not None and binding.kind == "class" and id(binding.node) in self._model_classes()
 
+    def inherited(self, func: cst.BaseExpression, loc: Location) -> Optional[Tuple[cst.BaseExpression, FrozenSet[str]]]:
+        """``self.m`` in a class of this file when no class of its chain here binds ``m``
+        and the chain's one base from elsewhere is a model class of another project
+        module: that base (``m`` is judged there) and every name the classes here bind
+        on ``self`` (methods, attributes): code of the base reading one of them would
+        reach the subclass's (virtual dispatch), which that module cannot see."""
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+                and func.value.value == "self"):
+            return None
+        cls = loc.scope.enclosing_class()
+        if cls is None:
+            return None
+        chain = class_chain(cls)
+        bound = frozenset(name for s in chain for name in (*s.bindings, *s.attributes))
+        if func.attr.value in bound:
+            return None
+        local = {id(s.node) for s in chain}
+        foreign = [base.value for s in chain if isinstance(s.node, cst.ClassDef) for base in s.node.bases
+                   if id(getattr(loc.lookup(base.value.value), "node", None) if isinstance(base.value, cst.Name)
+                         else None) not in local]
+        if len(foreign) != 1 or not self._imported_model_base(foreign[0], loc):
+            return None
+        return foreign[0], bound
+
+    def inherited_outputs(self, cls_name: str, method: str, args: Sequence[cst.Arg],
+                          bound: FrozenSet[str]) -> Optional[List[Output]]:
+        """What ``method`` of the class ``cls_name`` of this file returns when a subclass
+        in another module calls ``self.<method>(args)`` (``args`` literal or unknown): None
+        when a base of the class lives elsewhere, or its code reads on ``self`` a name
+        the subclass binds (``bound``: its own ``build_top`` would run instead)."""
+        binding = self.ctx.scopes.module_scope.lookup(cls_name)
+        if binding is None or binding.kind != "class" or any(arg.star for arg in args):
+            return None
+        scope = next((s for node, s, _ in self._classes if node is binding.node), None)
+        if scope is None:
+            return None
+        chain = class_chain(scope)
+        local = {id(s.node) for s in chain}
+        for current in chain:
+            for base in current.node.bases if isinstance(current.node, cst.ClassDef) else ():
+                named = self.resolve(base.value)
+                known = isinstance(base.value, cst.Name) \
+                    and id(getattr(self.ctx.scopes.module_scope.lookup(base.value.value), "node", None)) in local
+                if not known and not _names_tensorflow(named):
+                    return None  # a base of a third module: its methods and attributes are unknown here
+            for attr in find_all(current.node, cst.Attribute):
+                if isinstance(attr.value, cst.Name) and attr.value.value == "self" and attr.attr.value in bound:
+                    return None
+        found = method_of(scope, method)
+        if found is None or found.kind != "def" or not isinstance(found.node, cst.FunctionDef):
+            return None
+        call = cst.Call(func=cst.Attribute(cst.Name("self"), cst.Name(method)), args=list(args))
+        frame = CallFrame(found.node, call, Location(self.ctx.scopes.module_scope, AFTER_ALL), 1)
+        out: List[Output] = []
+        for value, where in self._returns.get(id(found.node), []):
+            out += self._tensor(value, where.entering(frame), 1)
+        return out
+
     def _imported_model_base(self, base: cst.BaseExpression, loc: Location) -> bool:
         """``base`` names a model class of another module of the project (not one bound
         in this file, not a TensorFlow/Keras name)."""
@@ -950,6 +1010,11 @@ class ModelOutputs(Analysis):
                     yield inner if inner is not None else (expr, layer)
                 return
         resolved = self.resolve(func)
+        if callee is None and self.inherited(func, loc) is not None:
+            # ``self.build_head(x)`` inherited from a model class of another module:
+            # :class:`CustomLayers` judges that method there
+            yield expr, LayerProducer(expr, frozenset(), loc)
+            return
         if callee is None and not _names_tensorflow(resolved) and self._imported_head(func, loc):
             # ``heads.make_head(x)``: a function of another module of the project returns
             # the tensor; :class:`CustomLayers` judges what it returns in that module
