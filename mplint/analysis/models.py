@@ -151,6 +151,8 @@ class ModelOutputs(Analysis):
         self._resolved: Optional[List[ModelOutput]] = None
         self._model_class_scopes: Optional[Dict[int, Tuple[cst.ClassDef, Scope]]] = None
         self._expanding: Set[int] = set()
+        #: whether each base expression names a model class of another module, by id
+        self._imported_bases: Dict[int, bool] = {}
 
     # -- collection --------------------------------------------------------------
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -746,7 +748,9 @@ class ModelOutputs(Analysis):
             head = head.value
         if not isinstance(head, cst.Name) or loc.lookup(head.value) is not None:
             return False  # bound in this file (imports are no bindings)
-        return imported_model_class(self.ctx, base)
+        if id(base) not in self._imported_bases:  # asked again for each pass and each ``self.m()``
+            self._imported_bases[id(base)] = imported_model_class(self.ctx, base)
+        return self._imported_bases[id(base)]
 
     def _keras_classes(self) -> Set[int]:
         """Local classes deriving from any Keras class (Model, Layer...)."""
