@@ -7,14 +7,18 @@ Three model styles are recognised:
   (every ``return``), and nested models called as layers;
 - sequential: ``keras.Sequential`` ends in its last layer (a list literal, a list
   variable and its ``.append``/``.extend`` calls, or the last ``.add``);
-- subclassed: a class deriving (directly or through local classes) from
-  ``keras.Model``; its outputs are what ``call`` returns, e.g. ``self.head(x)``
+- subclassed: a class deriving (directly, through local classes or through a
+  model class of another module of the project) from ``keras.Model``; its outputs are what ``call`` returns, e.g. ``self.head(x)``
   with ``self.head = Dense(...)`` set in ``__init__``, or ``tf.nn.softmax(x)``
   (a class with no ``call`` that overrides ``__call__`` runs that one instead).
 
 A function or layer class of another module of the project at an output
 (``heads.make_head(x)``, ``ClassificationHead(...)(x)``) stands for what it returns
-there: :class:`CustomLayers` judges it in its own module.
+there: :class:`CustomLayers` judges it in its own module. So does ``self.build_head(x)``
+in a class deriving from a model class of another module that defines the method
+(the call's literal arguments bind it there); where the subclass binds a name that
+the base's code reads on ``self`` (an overriding ``build_top``, an attribute), that
+module cannot see which one runs, and the output stays unknown.
 
 Anything not followed with certainty yields no producer, and rules stay silent on
 it (the runtime checker measures what static analysis cannot see).
