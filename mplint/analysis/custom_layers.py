@@ -17,16 +17,16 @@ from __future__ import annotations
 import os
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
 from mplint.analysis.compute_regions import ComputeRegions, LayerClass
 from mplint.analysis.imported_layers import (
-    imported_factory, imported_function, imported_head, imported_layer, imported_model,
+    imported_factory, imported_function, imported_head, imported_layer, imported_method_head, imported_model,
 )
 from mplint.analysis.layers import computes_in_float32, computes_under_policy, is_keras_layer, is_softmax_layer
-from mplint.analysis.models import LayerProducer, ModelOutput, ModelOutputs, OpProducer, Producer
+from mplint.analysis.models import AFTER_ALL, LayerProducer, ModelOutput, ModelOutputs, OpProducer, Producer
 from mplint.analysis.tensor_kinds import F32, LOW, TensorKinds, Where
 from mplint.core.positions import positions_of
 from mplint.core.walker import child_nodes
@@ -116,6 +116,12 @@ class CustomLayers(Analysis):
         binding = layer.location.lookup(func.value) if isinstance(func, cst.Name) else None
         if binding is not None and binding.kind == "class" and isinstance(binding.node, cst.ClassDef):
             return self._judge_class(binding.node)
+        inherited = self.ctx.get(ModelOutputs).inherited(func, layer.location)
+        if inherited is not None:
+            # ``self.build_head(x)`` with ``build_head`` a method of a model class of another
+            # module this class derives from: what it returns, judged there
+            assert isinstance(func, cst.Attribute)
+            return imported_method_head(self.ctx, inherited[0], func.attr.value, layer.constructor, inherited[1])
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
             # ``unet.build_generator()`` with ``unet = Unet(...)``, a class of another
             # module: the model that method builds, judged there
@@ -194,6 +200,17 @@ class CustomLayers(Analysis):
             return None
         return self._single_head(outputs, name, path)
 
+    def judge_method_named(self, cls: str, method: str, args: Sequence[cst.Arg], bound: FrozenSet[str],
+                           path: str) -> Optional[CustomLayer]:
+        """A method of a model class of this module that a subclass in another module
+        calls on itself with ``args`` (``self.build_head(x, 10)``): the one Keras layer
+        computing what it returns, when certainly 16-bit under a mixed policy; the call's
+        literal arguments bind its parameters. ``bound``: the names the subclass binds on
+        ``self``; a method reading one is unknown (``ModelOutputs.inherited_outputs``)."""
+        literal = [arg.with_changes(value=_literal(arg.value)) for arg in args]
+        outputs = self.ctx.get(ModelOutputs).inherited_outputs(cls, method, literal, bound)
+        return None if outputs is None else self._single_head(outputs, f"{cls}.{method}", path)
+
     def judge_model_named(self, cls: str, method: str, path: str) -> Optional[CustomLayer]:
         """A method of a class of this module that builds and returns a model
         (``Unet(...).build_generator()`` in another module, whose model that module calls
@@ -245,6 +262,11 @@ class CustomLayers(Analysis):
         if binding is None or binding.kind != "class" or not isinstance(binding.node, cst.ClassDef):
             return None
         return self._judge_class(binding.node)
+
+    def is_model_class_named(self, name: str) -> bool:
+        """A class of this module, by name, is a Keras model (asked by a module whose
+        class derives from it)."""
+        return self.ctx.get(ModelOutputs).is_model_class_named(name)
 
     def judge_function_named(self, name: str) -> Optional[bool]:
         """A function of this module as a Lambda's function: whether it returns a softmax,
@@ -434,7 +456,7 @@ class CustomLayers(Analysis):
 
 
 #: a statement order after every statement of a module: a name looked up there has its final binding
-_AFTER_ALL = 1 << 30
+_AFTER_ALL = AFTER_ALL
 #: what an argument the other module cannot read stands for there: a name bound nowhere
 _UNKNOWN_ARGUMENT = cst.Name("__mplint_unknown__")
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -39,6 +39,8 @@ _ANALYSED: Dict[Tuple[str, str], Optional["CustomLayers"]] = {}
 _OTHER: Dict[Tuple[str, str, str], Optional[Analysis]] = {}
 #: (path, content digest) -> the parsed module, to follow a package's re-exports
 _PARSED: Dict[Tuple[str, str], Optional[cst.Module]] = {}
+#: (module file, class) whose model-ness is being asked, against base classes that cycle
+_ASKING: Set[Tuple[str, str]] = set()
 #: how many packages may hand a name on before it is given up
 _MAX_REEXPORTS = 3
 
@@ -93,6 +95,37 @@ def imported_model(ctx: Context, cls: cst.BaseExpression, method: str) -> Option
     found = imported_definition(ctx, cls)
     layers = None if found is None else _layers_of(found[0], _analysis(ctx))
     return None if layers is None or found is None else layers.judge_model_named(found[1], method, found[0])
+
+
+def imported_method_head(ctx: Context, cls: cst.BaseExpression, method: str, call: cst.Call,
+                         bound: FrozenSet[str]) -> Optional["CustomLayer"]:
+    """The Keras layer whose output ``method`` of the model class ``cls`` of a project
+    module returns when a subclass here calls ``self.<method>(...)`` as ``call`` does,
+    judged in its module (``bound``: the names the subclass binds on ``self``)."""
+    found = imported_definition(ctx, cls)
+    layers = None if found is None else _layers_of(found[0], _analysis(ctx))
+    if layers is None or found is None:
+        return None
+    return layers.judge_method_named(found[1], method, call.args, bound, found[0])
+
+
+def imported_model_class(ctx: Context, cls: cst.BaseExpression) -> bool:
+    """``cls`` names a class of another module of the project that derives from a Keras
+    model there (``class BaseNet(keras.Model)``, through that module's own bases too):
+    a class deriving from it here is a model (``super().__init__(inputs, outputs)``
+    builds a functional one). False when the module or the class cannot be followed,
+    or when the question is already being asked (bases that import each other)."""
+    found = imported_definition(ctx, cls)
+    if found is None or found in _ASKING:
+        return False
+    layers = _layers_of(found[0], _analysis(ctx))
+    if layers is None:
+        return False
+    _ASKING.add(found)
+    try:
+        return layers.is_model_class_named(found[1])
+    finally:
+        _ASKING.discard(found)
 
 
 def imported_passthrough(ctx: Context, func: cst.BaseExpression, call: cst.Call) -> Optional[int]:

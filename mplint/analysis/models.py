@@ -7,14 +7,18 @@ Three model styles are recognised:
   (every ``return``), and nested models called as layers;
 - sequential: ``keras.Sequential`` ends in its last layer (a list literal, a list
   variable and its ``.append``/``.extend`` calls, or the last ``.add``);
-- subclassed: a class deriving (directly or through local classes) from
-  ``keras.Model``; its outputs are what ``call`` returns, e.g. ``self.head(x)``
+- subclassed: a class deriving (directly, through local classes or through a
+  model class of another module of the project) from ``keras.Model``; its outputs are what ``call`` returns, e.g. ``self.head(x)``
   with ``self.head = Dense(...)`` set in ``__init__``, or ``tf.nn.softmax(x)``
   (a class with no ``call`` that overrides ``__call__`` runs that one instead).
 
 A function or layer class of another module of the project at an output
 (``heads.make_head(x)``, ``ClassificationHead(...)(x)``) stands for what it returns
-there: :class:`CustomLayers` judges it in its own module.
+there: :class:`CustomLayers` judges it in its own module. So does ``self.build_head(x)``
+in a class deriving from a model class of another module that defines the method
+(the call's literal arguments bind it there); where the subclass binds a name that
+the base's code reads on ``self`` (an overriding ``build_top``, an attribute), that
+module cannot see which one runs, and the output stays unknown.
 
 Anything not followed with certainty yields no producer, and rules stay silent on
 it (the runtime checker measures what static analysis cannot see).
@@ -23,11 +27,11 @@ it (the runtime checker measures what static analysis cannot see).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, Union
+from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 
-from mplint.analysis.imported_layers import imported_function_definition, imported_passthrough
+from mplint.analysis.imported_layers import imported_function_definition, imported_model_class, imported_passthrough
 from mplint.core.find_nodes import find_all
 from mplint.rule.check import Analysis, Context
 from mplint.semantic.call_args import first_tensor_argument, positional_or_keyword
@@ -43,6 +47,8 @@ from mplint.semantic.vocabulary import (
 
 #: a model builder called more often than this is judged once, not per call
 _MAX_BUILDER_CALLS = 8
+#: a statement order after every statement of a file: where another module's call is judged
+AFTER_ALL = 1 << 30
 
 #: list/model methods that change which layer comes last
 _MUTATORS = frozenset({"add", "append", "extend", "insert", "pop", "remove", "clear"})
@@ -149,6 +155,8 @@ class ModelOutputs(Analysis):
         self._resolved: Optional[List[ModelOutput]] = None
         self._model_class_scopes: Optional[Dict[int, Tuple[cst.ClassDef, Scope]]] = None
         self._expanding: Set[int] = set()
+        #: whether each base expression names a model class of another module, by id
+        self._imported_bases: Dict[int, bool] = {}
 
     # -- collection --------------------------------------------------------------
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -662,19 +670,102 @@ class ModelOutputs(Analysis):
             yield from self._tensor(value, where, depth + 1)
 
     def _model_classes(self) -> Dict[int, Tuple[cst.ClassDef, Scope]]:
-        """Local classes deriving from keras.Model (or Sequential), directly or via local
-        classes: what their ``call`` returns are the model's outputs."""
+        """Local classes deriving from keras.Model (or Sequential), directly, via local
+        classes or via a model class of another module of the project: what their
+        ``call`` returns are the model's outputs."""
         if self._model_class_scopes is None:
-            self._model_class_scopes = self._derived_classes(lambda names: bool(names & ANY_MODEL_CLASSES))
+            self._model_class_scopes = self._derived_classes(
+                lambda names: bool(names & ANY_MODEL_CLASSES), self._imported_model_base)
         return self._model_class_scopes
+
+    def is_model_class_named(self, name: str) -> bool:
+        """The top-level class ``name`` of this file is a Keras model (another module
+        asks, for a class deriving from it there)."""
+        binding = self.ctx.scopes.module_scope.lookup(name)
+        return binding is not None and binding.kind == "class" and id(binding.node) in self._model_classes()
+
+    def inherited(self, func: cst.BaseExpression, loc: Location) -> Optional[Tuple[cst.BaseExpression, FrozenSet[str]]]:
+        """``self.m`` in a class of this file when no class of its chain here binds ``m``
+        and the chain's one base from elsewhere is a model class of another project
+        module: that base (``m`` is judged there) and every name the classes here bind
+        on ``self`` (methods, attributes): code of the base reading one of them would
+        reach the subclass's (virtual dispatch), which that module cannot see."""
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+                and func.value.value == "self"):
+            return None
+        cls = loc.scope.enclosing_class()
+        if cls is None:
+            return None
+        chain = class_chain(cls)
+        bound = frozenset(name for s in chain for name in (*s.bindings, *s.attributes))
+        if func.attr.value in bound:
+            return None
+        local = {id(s.node) for s in chain}
+        foreign = [base.value for s in chain if isinstance(s.node, cst.ClassDef) for base in s.node.bases
+                   if id(getattr(loc.lookup(base.value.value), "node", None) if isinstance(base.value, cst.Name)
+                         else None) not in local]
+        if len(foreign) != 1 or not self._imported_model_base(foreign[0], loc):
+            return None
+        return foreign[0], bound
+
+    def inherited_outputs(self, cls_name: str, method: str, args: Sequence[cst.Arg],
+                          bound: FrozenSet[str]) -> Optional[List[Output]]:
+        """What ``method`` of the class ``cls_name`` of this file returns when a subclass
+        in another module calls ``self.<method>(args)`` (``args`` literal or unknown): None
+        when a base of the class lives elsewhere, or its code reads on ``self`` a name
+        the subclass binds (``bound``: its own ``build_top`` would run instead)."""
+        binding = self.ctx.scopes.module_scope.lookup(cls_name)
+        if binding is None or binding.kind != "class" or any(arg.star for arg in args):
+            return None
+        scope = next((s for node, s, _ in self._classes if node is binding.node), None)
+        if scope is None:
+            return None
+        chain = class_chain(scope)
+        local = {id(s.node) for s in chain}
+        for current in chain:
+            for base in current.node.bases if isinstance(current.node, cst.ClassDef) else ():
+                named = self.resolve(base.value)
+                known = isinstance(base.value, cst.Name) \
+                    and id(getattr(self.ctx.scopes.module_scope.lookup(base.value.value), "node", None)) in local
+                if not known and not _names_tensorflow(named):
+                    return None  # a base of a third module: its methods and attributes are unknown here
+            for attr in find_all(current.node, cst.Attribute):
+                if isinstance(attr.value, cst.Name) and attr.value.value == "self" and attr.attr.value in bound:
+                    return None
+        found = method_of(scope, method)
+        if found is None or found.kind != "def" or not isinstance(found.node, cst.FunctionDef):
+            return None
+        call = cst.Call(func=cst.Attribute(cst.Name("self"), cst.Name(method)), args=list(args))
+        frame = CallFrame(found.node, call, Location(self.ctx.scopes.module_scope, AFTER_ALL), 1)
+        out: List[Output] = []
+        for value, where in self._returns.get(id(found.node), []):
+            out += self._tensor(value, where.entering(frame), 1)
+        return out
+
+    def _imported_model_base(self, base: cst.BaseExpression, loc: Location) -> bool:
+        """``base`` names a model class of another module of the project (not one bound
+        in this file, not a TensorFlow/Keras name)."""
+        if not isinstance(base, (cst.Name, cst.Attribute)) or _names_tensorflow(self.resolve(base)):
+            return False
+        head: cst.BaseExpression = base
+        while isinstance(head, cst.Attribute):
+            head = head.value
+        if not isinstance(head, cst.Name) or loc.lookup(head.value) is not None:
+            return False  # bound in this file (imports are no bindings)
+        if id(base) not in self._imported_bases:  # asked again for each pass and each ``self.m()``
+            self._imported_bases[id(base)] = imported_model_class(self.ctx, base)
+        return self._imported_bases[id(base)]
 
     def _keras_classes(self) -> Set[int]:
         """Local classes deriving from any Keras class (Model, Layer...)."""
         return set(self._derived_classes(lambda names: any(n.startswith("keras.") for n in names)))
 
-    def _derived_classes(self, is_base: Callable[[FrozenSet[str]], bool]) -> Dict[int, Tuple[cst.ClassDef, Scope]]:
+    def _derived_classes(self, is_base: Callable[[FrozenSet[str]], bool],
+                         imported: Optional[Callable[[cst.BaseExpression, Location], bool]] = None,
+                         ) -> Dict[int, Tuple[cst.ClassDef, Scope]]:
         """Local classes with a base ``is_base`` accepts, directly or through other
-        local classes (repeated until no class is added)."""
+        local classes (repeated until no class is added), or a base of another module
+        ``imported`` accepts."""
         found: Dict[int, Tuple[cst.ClassDef, Scope]] = {}
         changed = True
         while changed:
@@ -683,7 +774,8 @@ class ModelOutputs(Analysis):
                 if id(node) in found:
                     continue
                 for base in node.bases:
-                    if is_base(self.resolve(base.value)) or self._is_found_class(base.value, loc, found):
+                    if is_base(self.resolve(base.value)) or self._is_found_class(base.value, loc, found) \
+                            or (imported is not None and imported(base.value, loc)):
                         found[id(node)] = (node, scope)
                         changed = True
                         break
@@ -926,6 +1018,11 @@ class ModelOutputs(Analysis):
                     yield inner if inner is not None else (expr, layer)
                 return
         resolved = self.resolve(func)
+        if callee is None and self.inherited(func, loc) is not None:
+            # ``self.build_head(x)`` inherited from a model class of another module:
+            # :class:`CustomLayers` judges that method there
+            yield expr, LayerProducer(expr, frozenset(), loc)
+            return
         if callee is None and not _names_tensorflow(resolved) and self._imported_head(func, loc):
             # ``heads.make_head(x)``: a function of another module of the project returns
             # the tensor; :class:`CustomLayers` judges what it returns in that module
