@@ -619,10 +619,10 @@ class Evaluator:
         if self._calls_of(binding) or function_key(scope) in self.elsewhere:
             return False
         name = scope.node.name.value
-        in_class = scope.parent is not None and scope.parent.kind == "class"
-        method = in_class and name != "__init__"
-        if in_class and name == "__init__" and isinstance(scope.parent.node, cst.ClassDef):
-            name = scope.parent.node.name.value  # a constructor is as public as its class
+        owner = scope.parent if scope.parent is not None and scope.parent.kind == "class" else None
+        method = owner is not None and name != "__init__"
+        if owner is not None and name == "__init__" and isinstance(owner.node, cst.ClassDef):
+            name = owner.node.name.value  # a constructor is as public as its class
         return method or bool(calls_of(self.call_sites, scope)) \
             or (not self.script and not name.startswith("_") and _named_from_module(scope))
 
