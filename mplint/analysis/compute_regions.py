@@ -424,9 +424,10 @@ class ComputeRegions(Analysis):
         """The class expressions a constructor call's callee may denote: the callee
         itself, or for a parameter (``norm_layer(epsilon=1e-6)`` with
         ``norm_layer=LayerNormalization``) its default and every argument the calls
-        mplint sees pass it. None when a caller passes something unreadable, when
-        callers mplint cannot see may pass another class, or when the parameter is
-        rebound in its function: the class is then chosen at run time."""
+        mplint sees pass it (callers mplint cannot see, a library's users, build the
+        default when they leave it out). None when a caller passes something unreadable,
+        when callers mplint cannot see fill a parameter with no default, or when the
+        parameter is rebound in its function: the class is then chosen at run time."""
         if not isinstance(func, cst.Name):
             return [(func, loc)]
         binding = loc.lookup(func.value)
@@ -436,8 +437,11 @@ class ComputeRegions(Analysis):
         if scope is None or len(scope.bindings.get(func.value, [])) != 1:
             return None
         values = self.ctx.values
-        if values.callers_unread(binding):
-            return None
+        param = binding.node
+        if values.callers_unread(binding) and not (isinstance(param, cst.Param) and param.default is not None):
+            return None  # no default: what the unseen callers pass is all it holds
+        # with a default, a caller mplint does not see (a library's user) who leaves it
+        # out builds the default class: judged with the classes the seen calls pass
         sources = values.param_sources(binding)
         if not sources or not all(isinstance(expr, (cst.Name, cst.Attribute)) for expr, _, _ in sources):
             return None
