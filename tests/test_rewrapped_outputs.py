@@ -32,6 +32,10 @@ def test_outputs_rewrapped_in_float32_are_not_the_builders_16_bit_output(tmp_pat
     each = ("outputs = [keras.layers.Activation('linear', dtype='float32')(o) for o in model.outputs]\n"
             "model = keras.Model(model.inputs, outputs)")
     assert _found(tmp_path, each) == []
+    numbered = ("outputs = [keras.layers.Activation('linear', dtype='float32', name=f'o{i}')(o)"
+                " for i, o in enumerate(model.outputs)]\n"
+                "model = keras.Model(model.inputs, outputs)")
+    assert _found(tmp_path, numbered) == []
     single = "model = keras.Model(model.input, keras.layers.Activation('linear', dtype='float32')(model.output))"
     assert _found(tmp_path, single) == []
 

@@ -426,9 +426,20 @@ def _outputs_read(value: ast.AST, comprehensions: List[ast.comprehension]) -> Li
     if isinstance(value, ast.Attribute) and value.attr in ("output", "outputs"):
         return [value.value]
     if isinstance(value, ast.Name):
-        return [gen.iter.value for gen in comprehensions
-                if isinstance(gen.target, ast.Name) and gen.target.id == value.id
-                and isinstance(gen.iter, ast.Attribute) and gen.iter.attr == "outputs"]
+        return [model for gen in comprehensions for model in _outputs_iterated(gen, value.id)]
+    return []
+
+
+def _outputs_iterated(gen: ast.comprehension, name: str) -> List[ast.AST]:
+    """The model whose outputs ``name`` takes in turn: ``for o in model.outputs``, or
+    ``for i, o in enumerate(model.outputs)``."""
+    iterated, target = gen.iter, gen.target
+    if isinstance(iterated, ast.Call) and dotted(iterated.func) == "enumerate" and len(iterated.args) == 1 \
+            and isinstance(target, ast.Tuple) and len(target.elts) == 2:
+        iterated, target = iterated.args[0], target.elts[1]
+    if isinstance(target, ast.Name) and target.id == name and isinstance(iterated, ast.Attribute) \
+            and iterated.attr == "outputs":
+        return [iterated.value]
     return []
 
 
