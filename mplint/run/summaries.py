@@ -403,6 +403,11 @@ def _casts_to_float32(call: ast.Call) -> bool:
         return False
     dtype = call.args[1] if len(call.args) > 1 else next(
         (k.value for k in call.keywords if k.arg == "dtype"), None)
+    return _is_float32(dtype)
+
+
+def _is_float32(dtype: Optional[ast.AST]) -> bool:
+    """``"float32"`` or ``tf.float32`` (any dotted name ending in it)."""
     if isinstance(dtype, ast.Constant):
         return dtype.value == "float32"
     return dtype is not None and (dotted(dtype) or "").endswith("float32")
@@ -412,9 +417,7 @@ def _float32_layer(call: ast.Call) -> bool:
     """A layer made with ``dtype="float32"`` and called at once:
     ``Activation("linear", dtype="float32")(x)``."""
     made = call.func
-    return isinstance(made, ast.Call) and any(
-        k.arg == "dtype" and ((isinstance(k.value, ast.Constant) and k.value.value == "float32")
-                              or (dotted(k.value) or "").endswith("float32")) for k in made.keywords)
+    return isinstance(made, ast.Call) and any(k.arg == "dtype" and _is_float32(k.value) for k in made.keywords)
 
 
 def _outputs_read(value: ast.AST, comprehensions: List[ast.comprehension]) -> List[ast.AST]:
