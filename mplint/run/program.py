@@ -701,18 +701,27 @@ class ProgramModel:
         and a setter nothing calls is dead code that governs nothing."""
         if self._programs_set_policies():
             return
-        for (path, name), sets in list(self._sets.items()):
-            if name in (BODY, MAIN) or (path, name) in self._called or is_test_path(path) \
-                    or name.split(".")[-1].startswith("test") or _private(name):
-                continue
-            direct = {policy: found for policy, found in sets.items() if len(found[1].chain) == 1}
-            if not direct:
+        for (path, name), direct in self._uncalled_setters():
+            if _private(name):
                 continue
             for root in self._training_entry_points(path):
                 for policy, (_, route) in direct.items():
                     for value in (policy, UNKNOWN_POLICY):
                         self._govern(root, value, Route(route.path, route.line, (self._label(root),)))
                 self._api_roots.append(root)
+
+    def _uncalled_setters(self) -> List[Tuple[Node, Dict[str, Tuple[int, Route]]]]:
+        """Functions outside tests that set a policy themselves and that no project call
+        the model resolved reaches, with the policies they set directly."""
+        found: List[Tuple[Node, Dict[str, Tuple[int, Route]]]] = []
+        for (path, name), sets in list(self._sets.items()):
+            if name in (BODY, MAIN) or (path, name) in self._called or is_test_path(path) \
+                    or name.split(".")[-1].startswith("test"):
+                continue
+            direct = {policy: first for policy, first in sets.items() if len(first[1].chain) == 1}
+            if direct:
+                found.append(((path, name), direct))
+        return found
 
     def _dead_setters(self) -> Dict[str, Set[str]]:
         """Top-level functions that set a policy themselves and that no code of the project
@@ -722,9 +731,8 @@ class ProgramModel:
         rest of its module. A name written anywhere else (a call, a callback handed to
         ``app.run``, a registry, a string for ``getattr``) keeps it alive."""
         found: Dict[str, Set[str]] = {}
-        for (path, name), sets in self._sets.items():
-            if name in (BODY, MAIN) or "." in name or (path, name) in self._called or is_test_path(path) \
-                    or name.startswith("test") or not any(len(route.chain) == 1 for _, route in sets.values()):
+        for (path, name), _ in self._uncalled_setters():
+            if "." in name:
                 continue
             word = name.encode()
             if _word_count(self._read(path) or b"", word) != 1:
