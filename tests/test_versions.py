@@ -352,6 +352,64 @@ def test_a_readme_s_install_instructions_are_pins(tmp_path):
     assert "TensorFlow 2.11.0 pinned in bench/README.md:2" in message
 
 
+POETRY_LOCK = """\
+[[package]]
+category = "main"
+description = "TensorFlow is an open source machine learning framework for everyone."
+name = "tensorflow"
+optional = false
+python-versions = "*"
+version = "{version}"
+
+[[package]]
+name = "tensorflow-estimator"
+version = "2.15.0"
+"""
+
+
+def test_a_lock_file_s_version_replaces_the_range_its_declaration_wrote(tmp_path):
+    # jkyl/biggan: pyproject says tensorflow = "^2.2" (up to 3.0); poetry.lock holds 2.3.0
+    write_files(tmp_path, {"pyproject.toml": '[tool.poetry.dependencies]\ntensorflow = "^2.2"\n',
+                           "train.py": EXPERIMENTAL})
+    assert _rows(_check(tmp_path, ".")) == [("train.py", 3, "MP402")]
+    (tmp_path / "poetry.lock").write_text(POETRY_LOCK.format(version="2.3.0"))
+    assert _check(tmp_path, ".") == []  # 2.3 has only the experimental API
+    (tmp_path / "poetry.lock").write_text(POETRY_LOCK.format(version="2.12.0"))
+    [(_, _, _, message)] = _check(tmp_path, ".")
+    assert "TensorFlow 2.12.0 pinned in poetry.lock:7" in message
+
+
+def test_a_pipfile_lock_is_read(tmp_path):
+    write_files(tmp_path, {"Pipfile": '[packages]\ntensorflow-gpu = "*"\n', "train.py": EXPERIMENTAL,
+                           "Pipfile.lock": '{"default": {"tensorflow-gpu": {"hashes": [], "version": "==2.3.1"}}}'})
+    assert _check(tmp_path, ".") == []
+
+
+@pytest.mark.parametrize("readme, found", [
+    ("We used **Python 3.7** with **Tensorflow 2.2**. Install the dependencies with:", False),
+    ("The project is written in Keras and Tensorflow 2.1.", False),
+    ("Tested on TF version: 2.3.1 and tensorflow-gpu v2.4", False),
+    ("Requires TensorFlow 2.4 or later.", True),  # a lowest version: 2.9 and later allowed
+    ("Requires TensorFlow >= 2.4", True),
+    ("Any TensorFlow 2.x works.", True),  # no version
+    ("pip install tensorflow", True),  # an install command without a version
+])
+def test_a_readme_that_states_the_version_in_prose_decides_it(tmp_path, readme, found):
+    # Barchid/Indoor_Segmentation: "We used Python 3.7 with Tensorflow 2.2", conda install unpinned
+    write_files(tmp_path, {".git/HEAD": "", "README.md": "# Project\n\n" + readme + "\n", "train.py": EXPERIMENTAL})
+    rows = _check(tmp_path, ".")
+    assert bool(rows) == found
+    if found and "or later" in readme:
+        assert "TensorFlow >=2.4 stated in README.md:3" in rows[0][3]
+
+
+def test_a_stated_version_gives_way_to_a_pin_of_its_folder(tmp_path):
+    write_files(tmp_path, {".git/HEAD": "", "README.md": "Built with TensorFlow 2.2\n", "train.py": EXPERIMENTAL,
+                           "requirements.txt": "tensorflow>=2.10\n"})
+    [(_, _, _, message)] = _check(tmp_path, ".")
+    assert "requirements.txt:1" in message
+
+
 @pytest.mark.parametrize("lines, said", [
     (["ENV TENSORFLOW_PIP=tensorflow", "ENV TENSORFLOW_VERSION=2.4.0",
       "RUN pip install ${TENSORFLOW_PIP}==${TENSORFLOW_VERSION}"], "TensorFlow 2.4.0 pinned in Dockerfile:3"),

@@ -9,7 +9,10 @@ tables in ``pyproject.toml`` (``tensorflow = "^2.16"``, ``{ version = "~2.15" }`
 files (``requirements*.txt``, ``*requirements.in``, every file of a
 ``requirements/`` folder), a notebook's ``!pip install tensorflow-gpu==2.0``, and the
 ``pip install`` lines of shell scripts (``setup.sh``), Dockerfiles and READMEs (with the
-official image a README names).
+official image a README names). A lock file (``poetry.lock``, ``uv.lock``, ``pdm.lock``,
+``Pipfile.lock``) says the version its declaration resolved to, and replaces that
+declaration's range. A README that only states the version in prose ("We used Python 3.7
+with **TensorFlow 2.2**") counts where nothing else in its folder pins TensorFlow.
 
 A pin covers the files of its folder and below: ``project_a/requirements.txt`` says
 nothing of ``project_b/``. A dependency file in a folder without code
@@ -23,7 +26,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Dict, Iterable, Iterator, List, Optional, Set, Tuple
 
@@ -35,6 +38,7 @@ from mplint.semantic.vocabulary import TENSORFLOW_DISTRIBUTIONS
 #: the names a pin may give Keras or TensorFlow (``-`` or ``_`` between words, as pip reads them)
 _PACKAGE = "(" + "|".join(["keras", "tf[-_]keras", *(re.escape(name).replace(r"\-", "[-_]") for name in
                                                      sorted(TENSORFLOW_DISTRIBUTIONS, key=len, reverse=True))]) + ")"
+_PACKAGE_NAME = lazy_compile(_PACKAGE, re.IGNORECASE)
 #: ``tensorflow>=2.16,<2.18`` (requirements, PEP 508 strings, setup.cfg lines)
 _REQUIREMENT = lazy_compile(rf"""^\s*["']?\s*{_PACKAGE}(?![\w.-])\s*(?:\[[^\]]*\])?\s*"""
                           r"""((?:[<>=!~]=?=?\s*[\d.*]+[\w.]*\s*,?\s*)*)""", re.IGNORECASE)
@@ -86,7 +90,21 @@ _DOCKERFILE = lazy_compile(r"^(?:dockerfile(?:\..*)?|.*\.dockerfile)$", re.IGNOR
 _README = lazy_compile(r"^readme(?:\.(?:md|rst|txt))?$", re.IGNORECASE)
 _IMAGE_MENTION = lazy_compile(r"(?<![\w/.-])(?:docker\.io/)?tensorflow/tensorflow:(\d+\.\d+(?:\.\d+)?)")
 #: files that may pin TensorFlow or Keras wherever they are
-DECLARATION_FILES = ("pyproject.toml", "setup.cfg", "setup.py", "environment.yml", "environment.yaml")
+DECLARATION_FILES = ("pyproject.toml", "setup.cfg", "setup.py", "environment.yml", "environment.yaml", "Pipfile")
+#: lock files, and the declaration each resolves: the locked version replaces its range
+LOCK_FILES = {"poetry.lock": "pyproject.toml", "uv.lock": "pyproject.toml", "pdm.lock": "pyproject.toml",
+              "Pipfile.lock": "Pipfile"}
+#: a TOML lock's package entry: ``[[package]]`` then ``name = "tensorflow"`` ... ``version = "2.3.0"``
+_LOCKED_ENTRY = lazy_compile(r'^name\s*=\s*"([^"]+)"\s*$(?:\n(?!\[)[^\n]*)*?\nversion\s*=\s*"([^"]+)"', re.MULTILINE)
+#: Pipfile.lock (JSON): ``"tensorflow": { ... "version": "==2.3.0" }``
+_PIPFILE_LOCKED = lazy_compile(r'"([\w.-]+)"\s*:\s*\{[^{}]*?"version"\s*:\s*"==([^"]+)"')
+#: a README stating the version in prose: ``with **Tensorflow 2.2**``, ``TensorFlow version 2.4.1``,
+#: ``tensorflow-gpu v1.15``; "2.4 or later", "2.4+" and ">= 2.4" state a lowest version
+_STATED = lazy_compile(r"(?<![\w/.=-])(?:tensorflow(?:[-_]gpu)?|tf)[\s*_`]*(?:version[\s:*_`]*)?(>=\s*)?v?"
+                       r"(\d+\.\d+(?:\.\d+)?)(?!\w|\.\d)"
+                       r"(\s*(?:\+|or (?:later|newer|higher|above|greater)|and (?:later|newer|higher|above)))?",
+                       re.IGNORECASE)
+_AT_LEAST = lazy_compile(r"(?:>=|at least|minimum|requires?|required|or later|or newer)\s*[*_`]*\s*(?:tensorflow|tf)?[\s*_`]*$", re.IGNORECASE)
 _REQUIREMENTS = lazy_compile(r"^requirements.*\.(?:txt|in)$|^.*requirements\.(?:txt|in)$")
 _SKIP_FOLDERS = {".git", ".venv", "venv", "node_modules", "build", "dist", "site-packages", "__pycache__"}
 
@@ -207,6 +225,34 @@ def readme_pins(lines: Iterable[str], file: str) -> List[Pin]:
     for number, line in enumerate(lines, 1):
         for match in _IMAGE_MENTION.finditer(line):
             pin = _pin("tensorflow", "==" + match.group(1), file, number)
+            found += [pin] if pin is not None else []
+    return found
+
+
+def stated_pins(lines: Iterable[str], file: str) -> List[Pin]:
+    """The TensorFlow versions a README states in prose (``We used Python 3.7 with
+    **Tensorflow 2.2**``): the versions the authors ran, each one a version the code runs on."""
+    found: List[Pin] = []
+    for number, line in enumerate(lines, 1):
+        if "pip" in line or "docker" in line.lower():
+            continue  # install commands are read as pins already
+        for match in _STATED.finditer(line):
+            lowest = bool(match.group(1) or match.group(3)) or bool(_AT_LEAST.search(line[:match.start()][-20:]))
+            pin = _pin("tensorflow", (">=" if lowest else "=") + match.group(2), file, number)  # 2.2: any 2.2.x
+            found += [replace(pin, stated=True)] if pin is not None else []
+    return found
+
+
+def lock_pins(text: str, file: str) -> List[Pin]:
+    """The TensorFlow and Keras versions a lock file resolved (``poetry.lock``'s
+    ``[[package]]`` entries, ``Pipfile.lock``'s ``"version": "==2.3.0"``)."""
+    entries = _PIPFILE_LOCKED if file.endswith("Pipfile.lock") else _LOCKED_ENTRY
+    found: List[Pin] = []
+    for match in entries.finditer(text):
+        name = match.group(1)
+        if _PACKAGE_NAME.fullmatch(name):
+            line = text.count("\n", 0, match.start(2)) + 1  # the version's line
+            pin = _pin(name, "==" + match.group(2), file, line)
             found += [pin] if pin is not None else []
     return found
 
@@ -339,7 +385,7 @@ def dependency_files(root: str, code_folders: Optional[Set[str]] = None) -> List
         except OSError:
             continue
         for name in sorted(names):
-            if name in DECLARATION_FILES or ("requirements" in name and _REQUIREMENTS.match(name)) \
+            if name in DECLARATION_FILES or name in LOCK_FILES or ("requirements" in name and _REQUIREMENTS.match(name)) \
                     or ("ockerfile" in name.lower() and _DOCKERFILE.match(name)) or name.endswith(".sh") \
                     or _README.match(name):
                 if not os.path.isdir(folder + os.sep + name):  # a folder named Dockerfile holds one
@@ -387,15 +433,29 @@ def project_pins(root: Optional[Path], files: Iterable[str] = ()) -> ProjectPins
                     pins += _pins_of(linked, read_regular(Path(linked)).decode("utf-8", "replace"), top)
                 except OSError:
                     continue
+            pins = pins or stated_pins(text.splitlines(), _shown(path, top))
         if pins:
             key = os.path.relpath(folder, top).replace(os.sep, "/")
             by_folder.setdefault("" if key == "." else key, []).extend(pins)
-    return ProjectPins(root, {k: tuple(v) for k, v in by_folder.items()})
+    return ProjectPins(root, {k: _resolved(v) for k, v in by_folder.items()})
+
+
+def _shown(path: str, top: str) -> str:
+    return os.path.relpath(path, top).replace(os.sep, "/")
+
+
+def _resolved(pins: List[Pin]) -> Tuple[Pin, ...]:
+    """A folder's pins with what its lock files resolved in place of the ranges their
+    declarations wrote, and a README's prose only where nothing else pins TensorFlow."""
+    locked = {(LOCK_FILES[os.path.basename(p.file)], p.package) for p in pins if os.path.basename(p.file) in LOCK_FILES}
+    kept = [p for p in pins if (os.path.basename(p.file), p.package) not in locked]
+    written = [p for p in kept if p.package == "tensorflow" and not p.stated]
+    return tuple(p for p in kept if not (written and p.stated))
 
 
 def _pins_of(path: str, text: str, top: str) -> List[Pin]:
     """The pins of the dependency file ``path`` (inside ``top``) holding ``text``."""
-    shown = os.path.relpath(path, top).replace(os.sep, "/")
+    shown = _shown(path, top)
     name = os.path.basename(path)
     if name == "setup.py" and "install_requires" not in text and "extras_require" not in text:
         return []  # a module named setup.py (utils/setup.py), not a package's declaration
@@ -403,6 +463,8 @@ def _pins_of(path: str, text: str, top: str) -> List[Pin]:
         return list(shell_pins(text.splitlines(), shown))
     if _README.match(name):
         return readme_pins(text.splitlines(), shown)
+    if name in LOCK_FILES:
+        return lock_pins(text, shown)
     return pins_in_text(text, shown, conda=name.startswith("environment."))
 
 

@@ -172,6 +172,8 @@ class Pin:
     line: int = 0
     #: the container image the pin stands for (``nvcr.io/nvidia/tensorflow:21.02-tf2-py3``)
     image: str = ""
+    #: a version a README states in prose, not an install command
+    stated: bool = False
 
     @property
     def generation(self) -> Optional[int]:
@@ -192,6 +194,8 @@ class Pin:
             major, minor = self.range.upper[0], self.range.upper[1]
             newest = "1.x" if major == 2 and minor == 0 else f"{major}.{minor - 1} or older"
             return f"TensorFlow {newest} in {self.image} ({self.file}:{self.line})"
+        if self.stated:
+            return f"TensorFlow {self.spec.lstrip('=')} stated {where}"
         exact = self.range.exact
         if exact is not None and self.spec.lstrip("=").strip().count(".") <= 2:
             name = {"tensorflow": "TensorFlow", "keras": "Keras"}.get(self.package, self.package)
