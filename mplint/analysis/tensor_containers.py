@@ -33,6 +33,9 @@ class LayerContainers(TensorWalk):
         super().__init__(ctx)
         #: ``<name>.append(value)`` by (id of the scope binding the name, name)
         self._name_appends: Dict[Tuple[int, str], Values] = {}
+        #: answers of :meth:`_possible_values` and :meth:`_items` by (method, node, place);
+        #: None while being computed (a list appended to itself is unknown)
+        self._followed: Dict[Tuple[str, int, int, int, Tuple[int, ...]], Optional[Values]] = {}
 
     def visit_Call(self, node: cst.Call) -> None:
         super().visit_Call(node)
@@ -91,12 +94,33 @@ class LayerContainers(TensorWalk):
                 return None
         return out or None
 
+    def _memo(self, method: str, expr: cst.BaseExpression, where: Where, depth: int) -> Optional[Values]:
+        """:meth:`_possible_values` or :meth:`_items`, each asked once per place."""
+        if depth > MAX_DEPTH:
+            return None
+        key = (method, id(expr), id(where.loc.scope), where.loc.order, where.path)
+        if key in self._followed:
+            return self._followed[key]
+        self._followed[key] = None  # cycle guard
+        found = self._possible_values_of(expr, where, depth) if method == "values" \
+            else self._items_of(expr, where, depth)
+        self._followed[key] = found
+        return found
+
     def _possible_values(self, expr: cst.BaseExpression, where: Where, depth: int) -> Optional[Values]:
         """The expressions ``expr`` may be: itself, unless it is a name (the values its
         bindings assign; for a loop target, the items of what the loop runs over) or a
         ``self`` attribute (the values the class assigns it)."""
-        if depth > MAX_DEPTH:
-            return None
+        if not isinstance(expr, (cst.Name, cst.Attribute)):
+            return [(expr, where)]
+        return self._memo("values", expr, where, depth)
+
+    def _items(self, container: cst.BaseExpression, where: Where, depth: int) -> Optional[Values]:
+        """The items a list may hold: its elements written out and every item appended
+        to the names and attributes that hold it."""
+        return self._memo("items", container, where, depth)
+
+    def _possible_values_of(self, expr: cst.BaseExpression, where: Where, depth: int) -> Optional[Values]:
         if isinstance(expr, cst.Name):
             bindings = self.candidates(expr, where)
             if not bindings:
@@ -178,11 +202,7 @@ class LayerContainers(TensorWalk):
                 return arg.value
         return None
 
-    def _items(self, container: cst.BaseExpression, where: Where, depth: int) -> Optional[Values]:
-        """The items a list may hold: its elements written out and every item appended
-        to the names and attributes that hold it."""
-        if depth > MAX_DEPTH:
-            return None
+    def _items_of(self, container: cst.BaseExpression, where: Where, depth: int) -> Optional[Values]:
         out: Values = []
         appended = self._container_appends(container, where)
         if appended is None:
