@@ -171,14 +171,11 @@ class HardcodedFloat32InLayer(Check):
 
     def _uses_tensorflow(self) -> bool:
         """The file's tensors are TensorFlow's: it imports TensorFlow (at the top, or in
-        the branch a Keras 3 module runs on the TensorFlow backend), it is Keras 2
+        the branch a Keras 3 module runs on the TensorFlow backend), or it is Keras 2
         code (Keras 2 runs on TensorFlow only; ``from keras import backend as K`` with
-        ``K.tf.matmul``), or the project requires TensorFlow (``tensorflow>=2.16`` next
-        to ``keras>=3``), whose backend Keras 3 runs on unless told otherwise."""
+        ``K.tf.matmul``)."""
         aliases = self.names.module_scope.aliases
-        versions = self.facts.versions
-        requires_tensorflow = any(pin.package == "tensorflow" for pin in (*versions.file_pins, *versions.project_pins))
-        return self.facts.keras_version == 2 or requires_tensorflow or _IMPORTS_TENSORFLOW.search(self.ctx.text) is not None or any(
+        return self.facts.keras_version == 2 or _IMPORTS_TENSORFLOW.search(self.ctx.text) is not None or any(
             t == "tensorflow" or t.startswith(("tensorflow.", "tf_keras"))
             for targets in aliases.values() for t in targets
         ) or any(f"{alias}.tf." in self.ctx.text for alias, targets in aliases.items() if "keras.backend" in targets)
