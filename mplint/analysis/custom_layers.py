@@ -133,7 +133,7 @@ class CustomLayers(Analysis):
             # a class of another module of the project, or a function there that returns a layer
             # (the Keras layer whose output a class or function there returns first: it names
             # the layer to fix, and knows a softmax from its activation)
-            return imported_head(self.ctx, layer.constructor) or imported_layer(self.ctx, func) \
+            return imported_head(self.ctx, layer.constructor, layer.location) or imported_layer(self.ctx, func) \
                 or imported_factory(self.ctx, func, layer.constructor)
         return None
 

@@ -26,7 +26,7 @@ from mplint.rule.check import Analysis, Context, instantiate_analyses
 from mplint.run.module_paths import absolute_import, folders_above, sys_path_folders
 from mplint.semantic.facts import ModuleFacts
 from mplint.semantic.names import NameResolver, collect_module_imports, dotted_name
-from mplint.semantic.scopes import ScopeTracker
+from mplint.semantic.scopes import Location, ScopeTracker
 from mplint.semantic.values import Evaluator
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -78,13 +78,36 @@ def imported_function_definition(ctx: Context, func: cst.BaseExpression) -> bool
         isinstance(s, cst.FunctionDef) and s.name.value == found[1] for s in module.body)
 
 
-def imported_head(ctx: Context, call: cst.Call) -> Optional["CustomLayer"]:
+def imported_head(ctx: Context, call: cst.Call, loc: Optional[Location] = None) -> Optional["CustomLayer"]:
     """The Keras layer whose output a function of a project module returns when ``call``
     calls it (``heads.make_head(x)`` with ``return Dense(n, activation="softmax")(x)``
-    there), judged in its module with the call's literal arguments."""
+    there), judged in its module with the call's literal arguments (and, given ``loc``,
+    the arguments whose one value this module knows: ``activation=output_activation``
+    with ``output_activation='Softmax'`` by default)."""
     found = imported_definition(ctx, call.func)
     layers = None if found is None else _layers_of(found[0], _analysis(ctx))
-    return None if layers is None or found is None else layers.judge_head_named(found[1], call.args, found[0])
+    if layers is None or found is None:
+        return None
+    args = call.args if loc is None else [_known_argument(ctx, arg, loc) for arg in call.args]
+    return layers.judge_head_named(found[1], args, found[0])
+
+
+def _known_argument(ctx: Context, arg: cst.Arg, loc: Location) -> cst.Arg:
+    """``arg`` with its value written as a literal when this module knows its one
+    value (a string, a number, a bool); unchanged otherwise."""
+    if arg.star:
+        return arg
+    value = ctx.values.value(arg.value, loc)  # None: unknown (a None literal is kept as written)
+    literal: Optional[cst.BaseExpression] = None
+    if isinstance(value, bool):
+        literal = cst.Name(repr(value))
+    elif isinstance(value, str):
+        literal = cst.SimpleString(repr(value))
+    elif isinstance(value, int):
+        literal = cst.Integer(repr(value)) if value >= 0 else None
+    elif isinstance(value, float):
+        literal = cst.Float(repr(value)) if value >= 0 and repr(value) not in ("inf", "nan") else None
+    return arg if literal is None else arg.with_changes(value=literal)
 
 
 def imported_model(ctx: Context, cls: cst.BaseExpression, method: str) -> Optional["CustomLayer"]:

@@ -1442,6 +1442,12 @@ class ModelOutputs(Analysis):
         decided = bool(live) and len(live) < len(reaching)
         if decided:
             reaching = live
+            # an arm the followed calls certainly take overrides what came before it
+            # (``x = Conv2D(...)(x)`` then ``if act: ... else: x = eval(act)()(x)``)
+            taken = [b for b in reaching if self._arms_taken(b, loc)]
+            if taken:
+                latest = max(taken, key=lambda b: b.order)
+                reaching = [b for b in reaching if b.order >= latest.order]
         # ``out = Dense(n)(x)`` then ``if mixed: out = Activation(..., dtype="float32")(out)``
         # overrides the first value under a condition that may always hold where the
         # policy is mixed: only the latest is judged, as before. A value rebound under
@@ -1471,6 +1477,20 @@ class ModelOutputs(Analysis):
             if truth is not None and truth != (arm == "body"):
                 return True
         return False
+
+    def _arms_taken(self, binding: Binding, use: Location) -> bool:
+        """Whether every test of the arms around ``binding`` is certainly decided for it
+        by the calls followed to ``use`` (the converse of :meth:`_arm_skipped`)."""
+        if binding.scope is None or not binding.branches or not use.context:
+            return False
+        where = binding.location().within(use.context)
+        for _, arm, test in binding.branches:
+            if any(self._chosen_by_users(name.value, where, 0) for name in find_all(test, cst.Name)
+                   if isinstance(name, cst.Name)):
+                return False
+            if _truth(test, where, self.ctx) != (arm == "body"):
+                return False
+        return True
 
     def _chosen_by_users(self, name: str, loc: Location, depth: int) -> bool:
         """The parameter ``name`` read at ``loc`` takes, through the followed calls, a
@@ -1554,13 +1574,27 @@ def _truth(test: Optional[cst.BaseExpression], loc: Location, ctx: Context) -> O
     negate = False
     while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         test, negate = test.expression, not negate
-    found = ctx.values.values(test, loc)
-    if not found:
-        return None
-    truths = {bool(value) for value in found}
+    if isinstance(test, cst.Comparison):
+        truths = _compared(test, loc, ctx)
+    else:
+        found = ctx.values.values(test, loc)
+        truths = {bool(value) for value in found} if found else set()
     if len(truths) != 1:
         return None
     return truths.pop() != negate
+
+
+def _compared(test: cst.Comparison, loc: Location, ctx: Context) -> Set[bool]:
+    """The outcomes ``a == b`` (``!=``) may have, from the values both sides may hold
+    (``activation == 'Sigmoid'`` with ``activation`` 'Softmax'); empty when unknown."""
+    if len(test.comparisons) != 1 or not isinstance(test.comparisons[0].operator, (cst.Equal, cst.NotEqual)):
+        return set()
+    left = ctx.values.values(test.left, loc)
+    right = ctx.values.values(test.comparisons[0].comparator, loc)
+    if not left or not right or not all(isinstance(v, (str, int, float, bool)) for v in left | right):
+        return set()
+    equal = isinstance(test.comparisons[0].operator, cst.Equal)
+    return {(a == b) == equal for a in left for b in right}
 
 
 #: loss functions of TensorFlow and Keras, by the last part of their canonical name

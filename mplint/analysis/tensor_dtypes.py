@@ -567,8 +567,17 @@ class DtypeInference(FileCalls):
         """LOW/F32 for an expression that names a dtype, else None."""
         if depth > MAX_DEPTH:
             return None
-        if isinstance(expr, cst.Name) and self._env and self._passed_parameter(expr, where):
-            return None  # the caller's argument, not the default (``float_mask(x, dtype=tf.int32)``)
+        if isinstance(expr, cst.Name) and self._env:
+            index = self._passed_argument(expr, where)
+            if index is not None:
+                # the caller's argument, not the default (``float_mask(x, dtype=tf.int32)``,
+                # ``make_grid(shape, dtype=self.dtype)``), judged where the caller passes
+                # it; another module's argument (index -1) is not followed back
+                if index < 0:
+                    return None
+                value, at, env = self._arguments[index]
+                with self._under(env):
+                    return self.dtype_kind(value, at, depth + 1)
         found = self.ctx.values.values(expr, where.loc)
         if found is not None:
             if found == frozenset({"float32"}):
@@ -621,12 +630,17 @@ class DtypeInference(FileCalls):
         value it cannot read)."""
         return all(site.values == frozenset({"float32"}) for site in self.ctx.facts.floatx_calls)
 
-    def _passed_parameter(self, name: cst.Name, where: Where) -> bool:
-        """A parameter the call being followed passes an argument for: its value is that
-        argument's, which this module cannot read, never its default."""
+    def _passed_argument(self, name: cst.Name, where: Where) -> Optional[int]:
+        """The index (in ``_arguments``) of the argument the call being followed passes
+        for the parameter ``name``, -1 for another module's argument; None when ``name``
+        is no parameter that call passes."""
         binding, _ = self.reaching(name, where)
-        return binding is not None and binding.kind == "param" and any(
-            param == id(binding.node) for param, _, _ in self._env)
+        if binding is None or binding.kind != "param":
+            return None
+        for param, _, index in self._env:
+            if param == id(binding.node):
+                return index
+        return None
 
     def takes_dtype(self, call: cst.Call) -> bool:
         """A creation or cast op whose dtype argument decides its result's dtype."""

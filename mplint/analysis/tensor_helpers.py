@@ -13,7 +13,7 @@ from mplint.analysis.dtype_kinds import F32, LOW
 from mplint.analysis.tensor_calls import NOT_CALLED_FROM_CALL, resize_method
 from mplint.analysis.tensor_sites import MAX_DEPTH, Env, Where
 from mplint.analysis.tensor_syntax import child_scope, decorated, is_none, is_self
-from mplint.analysis.tensor_walk import TensorWalk
+from mplint.analysis.tensor_containers import LayerContainers
 from mplint.semantic.call_args import UNREADABLE, argument_for
 from mplint.semantic.decided_tests import never_runs
 from mplint.semantic.public_reach import public_reach
@@ -38,7 +38,7 @@ def _function_of(scope: Scope) -> Scope:
     return scope
 
 
-class FileCalls(TensorWalk):
+class FileCalls(LayerContainers):
     """Calls into the file's own helpers, methods and layers (see the module)."""
 
     def region(self, loc: Location) -> Optional[Region]:
@@ -305,7 +305,8 @@ class FileCalls(TensorWalk):
             region = self.region(where.loc)
             # ``self.norm = norm_layer(dim) if norm_layer else None``: a call of None
             # raises, so the call that returns runs one of the other values
-            built = [(self._output_layer(value), at.loc) for value, at in values if not is_none(value)]
+            built = [(layer, loc) for value, at in values if not is_none(value)
+                     for layer, loc in self._output_layers(value, at)]
             if not built:
                 return None
             if not all(isinstance(value, cst.Call) and self._is_layer_constructor(value, loc)
@@ -314,10 +315,11 @@ class FileCalls(TensorWalk):
             if (region is None or region.kind != "layer") and not all(self._governed(loc) for _, loc in built):
                 return UNKNOWN_OUTPUT
             return self._layer_output(built)
-        if isinstance(func, cst.Call):  # Dense(3)(x)
-            if self._is_layer_constructor(func, where.loc):
+        if isinstance(func, cst.Call):  # Dense(3)(x), Sequential(blocks)(x)
+            built = self._output_layers(func, where)
+            if all(isinstance(layer, cst.Call) and self._is_layer_constructor(layer, loc) for layer, loc in built):
                 governed = self.region(where.loc) is not None or self._governed(where.loc)
-                return self._layer_output([(func, where.loc)]) if governed else UNKNOWN_OUTPUT
+                return self._layer_output(built) if governed else UNKNOWN_OUTPUT
             return None
         if isinstance(func, cst.Name):
             binding, reaching = self.reaching(func, where)
@@ -367,15 +369,15 @@ class FileCalls(TensorWalk):
         nearest = {v in NEAREST_RESIZE_METHODS for v in values}
         return next(iter(nearest)) if len(nearest) == 1 else None
 
-    def _output_layer(self, value: cst.BaseExpression) -> cst.BaseExpression:
-        """The layer whose output a ``keras.Sequential([..., last])`` written out gives
-        (its output has that layer's dtype); any other value unchanged."""
-        if not (isinstance(value, cst.Call) and value.args and self.ctx.names.resolve(value.func) & SEQUENTIAL_CLASSES):
-            return value
-        layers = value.args[0].value
-        if isinstance(layers, cst.List) and layers.elements and not isinstance(layers.elements[-1], cst.StarredElement):
-            return layers.elements[-1].value
-        return value
+    def _output_layers(self, value: cst.BaseExpression, where: Where) -> List[Tuple[cst.BaseExpression, Location]]:
+        """The layers whose output a ``keras.Sequential(layers)`` gives (its output has
+        their dtype: see :mod:`tensor_containers`); any other value (or a Sequential
+        whose list cannot be followed) itself."""
+        if isinstance(value, cst.Call) and self.ctx.names.resolve(value.func) & SEQUENTIAL_CLASSES:
+            last = self.sequential_last_layers(value, where)
+            if last:
+                return [(layer, at.loc) for layer, at in last]
+        return [(value, where.loc)]
 
     def _governed(self, loc: Location) -> bool:
         """A mixed policy governs the code at ``loc``: a Keras layer built there computes

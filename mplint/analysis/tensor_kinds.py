@@ -220,6 +220,13 @@ class TensorKinds(ConstantValues):
                 bw = self.binding_where(binding)
                 if binding.value is not None and bw is not None and self.kind(binding.value, bw) == F32:
                     return self.origin(binding.value, bw, depth + 1)
+                node = binding.node
+                if binding.kind == "augassign" and isinstance(node, cst.AugAssign) and bw is not None:
+                    # ``patches += pos_emb``: float32 from before, or from what is added
+                    for side in (node.target, node.value):
+                        if self.kind(side, bw) == F32:
+                            return self.origin(side, bw, depth + 1)
+                    return None
                 iterated = loop_iterable(binding)
                 if iterated is not None and bw is not None:  # ``for token in self.tokens``
                     return self._item_origin(iterated, bw, depth + 1)
