@@ -78,13 +78,14 @@ def imported_function_definition(ctx: Context, func: cst.BaseExpression) -> bool
         isinstance(s, cst.FunctionDef) and s.name.value == found[1] for s in module.body)
 
 
-def imported_head(ctx: Context, call: cst.Call) -> Optional["CustomLayer"]:
+def imported_head(ctx: Context, call: cst.Call, part: Tuple[int, ...] = ()) -> Optional["CustomLayer"]:
     """The Keras layer whose output a function of a project module returns when ``call``
     calls it (``heads.make_head(x)`` with ``return Dense(n, activation="softmax")(x)``
-    there), judged in its module with the call's literal arguments."""
+    there), or returns as part ``part`` of a tuple (``enc, dec = heads.build(x)``),
+    judged in its module with the call's literal arguments."""
     found = imported_definition(ctx, call.func)
     layers = None if found is None else _layers_of(found[0], _analysis(ctx))
-    return None if layers is None or found is None else layers.judge_head_named(found[1], call.args, found[0])
+    return None if layers is None or found is None else layers.judge_head_named(found[1], call.args, found[0], part)
 
 
 def imported_model(ctx: Context, cls: cst.BaseExpression, method: str) -> Optional["CustomLayer"]:

@@ -72,6 +72,9 @@ class LayerProducer:
     #: the ``functools.partial(Layer, ...)`` the constructor calls, whose arguments
     #: come before the call's own, and where it was made
     preset: Optional[Tuple[cst.Call, Location]] = None
+    #: for a function of another module (``enc, dec = heads.build(x)``): the part of the
+    #: tuple it returns that the output is, judged in that module
+    part: Path = ()
 
 
 @dataclass
@@ -384,10 +387,11 @@ class ModelOutputs(Analysis):
             return None
         return found[0][1]
 
-    def tensors(self, expr: cst.BaseExpression, loc: Location) -> List[Output]:
+    def tensors(self, expr: cst.BaseExpression, loc: Location, part: Path = ()) -> List[Output]:
         """Each single tensor ``expr`` may stand for, with its producer (None: unknown):
-        what another module asks of a function of this one it calls (a model's head)."""
-        return list(self._tensor(expr, loc, 0))
+        what another module asks of a function of this one it calls (a model's head),
+        or of part ``part`` of the tuple it returns."""
+        return list(self._tensor(expr, loc, 0, part))
 
     def call_outputs(self, classdef: cst.ClassDef) -> List[Output]:
         """What the ``call`` of a class of this file returns, each tensor with its producer:
@@ -1114,6 +1118,11 @@ class ModelOutputs(Analysis):
             returned = self._helper_returns(expr, loc, depth, path)
             if returned is not None:
                 yield from returned
+                return
+            if not _names_tensorflow(self.resolve(expr.func)) and self._imported_head(expr.func, loc):
+                # ``enc, dec = heads.build(x)``: :class:`CustomLayers` judges that part of
+                # what the function of another module returns, there
+                yield unknown, LayerProducer(expr, frozenset(), loc, part=path)
                 return
         yield unknown, None
 
