@@ -865,11 +865,12 @@ def test_optimizers_returned_in_tuples_are_followed_to_each_part(tmp_path):
                    "def step_plain(optimizer):\n    optimizer.apply_gradients([])\n\n"
                    "def step_uneven(optimizer):\n    optimizer.apply_gradients([])\n\n"
                    "def step_rest(optimizer):\n    optimizer.apply_gradients([])\n\n"
+                   "def step_item(optimizer):\n    optimizer.apply_gradients([])\n\n"
                    "def train(model, optimizer, resume, path):\n"
                    "    if resume:\n        model, optimizer, start = load_state(model, optimizer, path)\n"
                    "    step(optimizer)\n",
         "train.py": "import keras\nfrom opts import make_optimizers, uneven_optimizers\n"
-                    "from loop import train, step_plain, step_uneven, step_rest\n\n"
+                    "from loop import train, step_plain, step_uneven, step_rest, step_item\n\n"
                     "def main(args):\n    keras.mixed_precision.set_global_policy('mixed_float16')\n"
                     "    g_opt, d_opt = make_optimizers()\n"
                     "    train(None, g_opt, args.resume, args.path)\n"
@@ -877,14 +878,18 @@ def test_optimizers_returned_in_tuples_are_followed_to_each_part(tmp_path):
                     "    _, odd = uneven_optimizers(args.deep)\n"
                     "    step_uneven(odd)\n"
                     "    *rest, last = make_optimizers()\n"
-                    "    step_rest(last)\n",
+                    "    step_rest(last)\n"
+                    "    pair = make_optimizers()\n"
+                    "    first = pair[0]\n"
+                    "    step_item(first)\n",
     })
     _, params = _optimizers(tmp_path, "loop.py")
     # step(): the LossScaleOptimizer passed to train(), or the one load_state() rebuilds
     # from its config; step_uneven(): returns of different lengths, unknown; step_rest():
     # a name after a starred target, unknown
     assert params == {"train": {"optimizer": ("lso",)}, "load_state": {"optimizer": ("lso",)},
-                      "step": {"optimizer": ("lso",)}, "step_plain": {"optimizer": ("plain",)}}
+                      "step": {"optimizer": ("lso",)}, "step_plain": {"optimizer": ("plain",)},
+                      "step_item": {"optimizer": ("lso",)}}
 
 
 def test_models_returned_in_tuples_are_trained_only_at_the_part_trained(tmp_path):

@@ -524,7 +524,23 @@ def _read_assignments(summary: ModuleSummary, function: FunctionSummary, assigns
             for target in targets:
                 if _is_self_attribute(target):
                     sources.setdefault(target.attr, PARAM + value.id)
+        elif is_assign and _item_index(value) is not None:
+            for target in targets:
+                if isinstance(target, ast.Name):  # ``g_opt = opts[0]``: read when asked (_Origins)
+                    assigned[id(target)] = (_ITEM, value)
     return instances, assigned
+
+
+#: what a name bound to ``value[i]`` holds: the part of ``value`` (see ``_Origins``)
+_ITEM = "[i]"
+
+
+def _item_index(value: Optional[ast.AST]) -> Optional[int]:
+    """``parts[1]`` (a non-negative integer written as the index): 1; None otherwise."""
+    if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Constant) \
+            and type(value.slice.value) is int and value.slice.value >= 0:
+        return value.slice.value
+    return None
 
 
 def _bindings(names: List[ast.Name], assigned: Dict[int, Tuple[str, ast.AST]]
@@ -556,21 +572,38 @@ class _Origins:
         self.params = params
         self.cls = cls
 
-    def __call__(self, value: Optional[ast.AST], at: Optional[ast.AST] = None) -> List[str]:
+    def __call__(self, value: Optional[ast.AST], at: Optional[ast.AST] = None, depth: int = 0) -> List[str]:
         """``at``: the call ``value`` is an argument of, whose own result
         (``opt = wrap(opt)``) is not what it is given."""
         if isinstance(value, ast.Call):
             return [self._rebuilt(_maker(value))]
         if isinstance(value, ast.Name):
-            found = [self._rebuilt(callee) for callee, call in self.made.get(value.id, [])
-                     if at is None or call is not at]
+            found: List[str] = []
+            for callee, call in self.made.get(value.id, []):
+                if at is not None and call is at:
+                    continue
+                found += self._item(call, depth) if callee == _ITEM else [self._rebuilt(callee)]
             if value.id in self.params:
                 found.append(PARAM + value.id)
             return found or [UNKNOWN]
+        if _item_index(value) is not None:
+            return self._item(value, depth)
         if self.cls and value is not None and _is_self_attribute(value):
             return ["self." + cast_attribute(value).attr]
         return [UNKNOWN]
 
+
+    def _item(self, value: Optional[ast.AST], depth: int) -> List[str]:
+        """``parts[1]``: part 1 of what made ``parts`` (``parts = build()``); UNKNOWN
+        unless every value ``parts`` may hold is a call's result."""
+        index = _item_index(value)
+        if index is None or depth > 4:
+            return [UNKNOWN]
+        assert isinstance(value, ast.Subscript)
+        found = self(value.value, None, depth + 1)
+        if any(o == UNKNOWN or o.startswith((PARAM, "self.")) or PART in o for o in found):
+            return [UNKNOWN]
+        return [o + PART + str(index) for o in found]
 
     def _rebuilt(self, callee: str) -> str:
         """``opt.from_config(cfg)`` of a parameter ``opt`` rebuilds an instance of its
