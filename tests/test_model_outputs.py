@@ -217,3 +217,56 @@ def test_layer_settings_spread_from_a_dict_are_read():
               "def build(**kw):\n    return tf.keras.Sequential([tf.keras.layers.Dense(10, **kw)])\n"
               "m = build(activation='softmax', dtype='float32')\nm.compile(loss='mse')\n")
     assert fired(passed, "MP101", "MP102") == []
+
+
+def _within(seconds, work):
+    """Run ``work``, failing (not hanging the suite) when it takes longer than ``seconds``."""
+    import signal
+
+    def timed_out(signum, frame):
+        raise AssertionError(f"did not finish within {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, timed_out)
+    signal.alarm(seconds)
+    try:
+        return work()
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def test_mutually_recursive_helpers_returning_each_others_parts_finish_unknown():
+    # each returns a tuple of the other's results, twice per return: neither the
+    # recursion nor the branching may run away; the parts stay unknown
+    code = """
+        def ping(x, n):
+            a, b = pong(x, n)
+            return pong(a, n)[1], pong(b, n)[0]
+
+        def pong(x, n):
+            c, d = ping(x, n - 1)
+            return ping(c, n)[0], ping(d, n)[1]
+
+        inputs = keras.Input((4,))
+        left, right = ping(inputs, 3)
+        keras.Model(inputs, [left, right])
+        keras.Model(inputs, ping(inputs, 1))
+    """
+    found = _within(20, lambda: outputs_of(code))
+    assert found and all(text is None for _, text in found)
+
+
+def test_a_part_of_a_returned_tuple_is_the_output_its_position_names():
+    code = """
+        def heads(x):
+            return layers.Dense(8)(x), layers.Dense(3, activation="softmax")(x)
+
+        inputs = keras.Input((4,))
+        features, probs = heads(inputs)
+        keras.Model(inputs, probs)
+        pair = heads(inputs)
+        keras.Model(inputs, pair[0])
+    """
+    found = outputs_of(code)
+    assert found == [("functional", 'layers.Dense(3, activation="softmax")'),
+                     ("functional", "layers.Dense(8)")]

@@ -842,3 +842,65 @@ def test_a_method_called_before_the_plain_class_is_built_is_governed_too(tmp_pat
     })
     # export() is called on an unknown receiver before either class is built
     assert set(_governed(tmp_path, "tools.py")) == {"Exporter.export", "Other.export"}
+
+
+def test_optimizers_returned_in_tuples_are_followed_to_each_part(tmp_path):
+    """``g_opt, d_opt = make_optimizers()`` and a resume helper that hands the
+    optimizers back (or rebuilds them with ``from_config``) inside a tuple: each part
+    is the element of every ``return`` at its position."""
+    _write(tmp_path, {
+        "setup.py": "",
+        "opts.py": "import keras\n\n"
+                   "def make_optimizers():\n"
+                   "    return keras.mixed_precision.LossScaleOptimizer(keras.optimizers.Adam()), keras.optimizers.Adam()\n\n"
+                   "def uneven_optimizers(deep):\n"
+                   "    if deep:\n        return keras.optimizers.Adam(), keras.optimizers.Adam(), None\n"
+                   "    return keras.optimizers.Adam(), keras.mixed_precision.LossScaleOptimizer(keras.optimizers.Adam())\n",
+        "loop.py": "import pickle\n\n"
+                   "def load_state(model, optimizer, path):\n"
+                   "    if path:\n        optimizer = optimizer.from_config(pickle.load(path))\n"
+                   "        return model, optimizer, 1\n"
+                   "    return model, optimizer, 0\n\n"
+                   "def step(optimizer):\n    optimizer.apply_gradients([])\n\n"
+                   "def step_plain(optimizer):\n    optimizer.apply_gradients([])\n\n"
+                   "def step_uneven(optimizer):\n    optimizer.apply_gradients([])\n\n"
+                   "def step_rest(optimizer):\n    optimizer.apply_gradients([])\n\n"
+                   "def step_item(optimizer):\n    optimizer.apply_gradients([])\n\n"
+                   "def train(model, optimizer, resume, path):\n"
+                   "    if resume:\n        model, optimizer, start = load_state(model, optimizer, path)\n"
+                   "    step(optimizer)\n",
+        "train.py": "import keras\nfrom opts import make_optimizers, uneven_optimizers\n"
+                    "from loop import train, step_plain, step_uneven, step_rest, step_item\n\n"
+                    "def main(args):\n    keras.mixed_precision.set_global_policy('mixed_float16')\n"
+                    "    g_opt, d_opt = make_optimizers()\n"
+                    "    train(None, g_opt, args.resume, args.path)\n"
+                    "    step_plain(d_opt)\n"
+                    "    _, odd = uneven_optimizers(args.deep)\n"
+                    "    step_uneven(odd)\n"
+                    "    *rest, last = make_optimizers()\n"
+                    "    step_rest(last)\n"
+                    "    pair = make_optimizers()\n"
+                    "    first = pair[0]\n"
+                    "    step_item(first)\n",
+    })
+    _, params = _optimizers(tmp_path, "loop.py")
+    # step(): the LossScaleOptimizer passed to train(), or the one load_state() rebuilds
+    # from its config; step_uneven(): returns of different lengths, unknown; step_rest():
+    # a name after a starred target, unknown
+    assert params == {"train": {"optimizer": ("lso",)}, "load_state": {"optimizer": ("lso",)},
+                      "step": {"optimizer": ("lso",)}, "step_plain": {"optimizer": ("plain",)},
+                      "step_item": {"optimizer": ("lso",)}}
+
+
+def test_models_returned_in_tuples_are_trained_only_at_the_part_trained(tmp_path):
+    _write(tmp_path, {
+        "setup.py": "",
+        "train.py": POLICY + "from nets import build_gan\n\n"
+                    "def main():\n    tf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
+                    "    generator, probe = build_gan()\n    generator.fit(None)\n    probe.summary()\n",
+        "nets.py": "def build_gan():\n    return make_generator(), make_probe()\n\n"
+                   "def make_generator():\n    return Model()\n\n"
+                   "def make_probe():\n    return Model()\n",
+    })
+    # the generator's builder, not build_gan() as a whole nor the probe it also returns
+    assert _trained(tmp_path, "nets.py") == {"make_generator"}

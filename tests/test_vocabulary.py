@@ -253,3 +253,12 @@ def test_the_table_switches_the_rewrite_on_by_every_mechanism():
     rewrite call, the grappler option and the environment switch."""
     code = "".join(code for code, _, rewrite in SPELLINGS.values() if rewrite)
     assert all(word in code for word in vocabulary.REWRITE_WORDS)
+
+
+def test_keras_3_public_api_package_is_keras_itself():
+    # ``from keras.api import mixed_precision`` (Keras 3 re-exports keras.api as keras)
+    from mplint.semantic.names import canonical
+
+    assert canonical("keras.api.mixed_precision.LossScaleOptimizer") == "keras.mixed_precision.LossScaleOptimizer"
+    assert canonical("keras.api.layers.Dense") == "keras.layers.Dense"
+    assert canonical("keras.api._v2.keras.layers.Dense") == "keras.layers.Dense"

@@ -28,6 +28,7 @@ from mplint.analysis.imported_layers import (
 from mplint.analysis.layers import computes_in_float32, computes_under_policy, is_keras_layer, is_softmax_layer
 from mplint.analysis.models import AFTER_ALL, LayerProducer, ModelOutput, ModelOutputs, OpProducer, Producer
 from mplint.analysis.tensor_kinds import F32, LOW, TensorKinds, Where
+from mplint.analysis.tensor_sites import Path
 from mplint.core.positions import positions_of
 from mplint.core.walker import child_nodes
 from mplint.rule.check import Analysis, Context, Fix
@@ -129,6 +130,8 @@ class CustomLayers(Analysis):
             if receiver is not None and receiver.kind in ("assign", "annassign") \
                     and isinstance(receiver.value, cst.Call):
                 return imported_model(self.ctx, receiver.value.func, func.attr.value)
+        if binding is None and layer.part:
+            return imported_head(self.ctx, layer.constructor, layer.location, layer.part)  # a part of what it returns
         if binding is None and isinstance(func, (cst.Name, cst.Attribute)):
             # a class of another module of the project, or a function there that returns a layer
             # (the Keras layer whose output a class or function there returns first: it names
@@ -172,15 +175,17 @@ class CustomLayers(Analysis):
             return None
         return CustomLayer(name, is_softmax_layer(built, self.ctx), False, True, os.path.basename(path))
 
-    def judge_head_named(self, name: str, args: Sequence[cst.Arg], path: str) -> Optional[CustomLayer]:
+    def judge_head_named(self, name: str, args: Sequence[cst.Arg], path: str,
+                         part: Path = ()) -> Optional[CustomLayer]:
         """A function of this module called from another with ``args`` (``make_head(x)``),
-        when what it returns is the output of one Keras layer certainly computed in 16
+        when what it returns (part ``part`` of the tuple it returns, when given) is the
+        output of one Keras layer certainly computed in 16
         bits under a mixed policy (through local helpers, pass-through layers and
         ``Activation(name)``): the call's literal arguments bind its parameters, any other
         argument is unknown. A float32 layer, Lambda or cast after it settles it float32."""
         binding = self.ctx.scopes.module_scope.lookup(name)
         models = self.ctx.get(ModelOutputs)
-        if binding is not None and binding.kind == "class" and isinstance(binding.node, cst.ClassDef):
+        if binding is not None and binding.kind == "class" and isinstance(binding.node, cst.ClassDef) and not part:
             # a layer class whose ``call`` returns a Keras layer it holds (``self.classifier(x)``)
             regions = self.ctx.get(ComputeRegions)
             cls = regions.layer_class(binding.node)
@@ -192,10 +197,10 @@ class CustomLayers(Analysis):
             call = cst.Call(func=cst.Name(name), args=[arg.with_changes(value=_literal(arg.value)) for arg in args])
             where = Location(self.ctx.scopes.module_scope, _AFTER_ALL)
             # a builder returning a model (called as a layer there): that model's output
-            model = models.built_model_outputs(call, where)
+            model = None if part else models.built_model_outputs(call, where)
             if model is not None:
                 return self._single_head(model, name, path, model=True)
-            outputs = models.tensors(call, where)
+            outputs = models.tensors(call, where, part)
         else:
             return None
         return self._single_head(outputs, name, path)

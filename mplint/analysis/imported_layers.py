@@ -78,10 +78,12 @@ def imported_function_definition(ctx: Context, func: cst.BaseExpression) -> bool
         isinstance(s, cst.FunctionDef) and s.name.value == found[1] for s in module.body)
 
 
-def imported_head(ctx: Context, call: cst.Call, loc: Optional[Location] = None) -> Optional["CustomLayer"]:
+def imported_head(ctx: Context, call: cst.Call, loc: Optional[Location] = None,
+                  part: Tuple[int, ...] = ()) -> Optional["CustomLayer"]:
     """The Keras layer whose output a function of a project module returns when ``call``
     calls it (``heads.make_head(x)`` with ``return Dense(n, activation="softmax")(x)``
-    there), judged in its module with the call's literal arguments (and, given ``loc``,
+    there), or returns as part ``part`` of a tuple (``enc, dec = heads.build(x)``),
+    judged in its module with the call's literal arguments (and, given ``loc``,
     the arguments whose one value this module knows: ``activation=output_activation``
     with ``output_activation='Softmax'`` by default)."""
     found = imported_definition(ctx, call.func)
@@ -89,7 +91,7 @@ def imported_head(ctx: Context, call: cst.Call, loc: Optional[Location] = None) 
     if layers is None or found is None:
         return None
     args = call.args if loc is None else [_known_argument(ctx, arg, loc) for arg in call.args]
-    return layers.judge_head_named(found[1], args, found[0])
+    return layers.judge_head_named(found[1], args, found[0], part)
 
 
 def _known_argument(ctx: Context, arg: cst.Arg, loc: Location) -> cst.Arg:

@@ -32,6 +32,8 @@ from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence
 import libcst as cst
 
 from mplint.analysis.imported_layers import imported_function_definition, imported_model_class, imported_passthrough
+from mplint.analysis.tensor_sites import Path
+from mplint.analysis.tensor_syntax import target_path
 from mplint.core.find_nodes import find_all
 from mplint.rule.check import Analysis, Context
 from mplint.semantic.call_args import first_tensor_argument, positional_or_keyword
@@ -70,6 +72,9 @@ class LayerProducer:
     #: the ``functools.partial(Layer, ...)`` the constructor calls, whose arguments
     #: come before the call's own, and where it was made
     preset: Optional[Tuple[cst.Call, Location]] = None
+    #: for a function of another module (``enc, dec = heads.build(x)``): the part of the
+    #: tuple it returns that the output is, judged in that module
+    part: Path = ()
 
 
 @dataclass
@@ -382,10 +387,11 @@ class ModelOutputs(Analysis):
             return None
         return found[0][1]
 
-    def tensors(self, expr: cst.BaseExpression, loc: Location) -> List[Output]:
+    def tensors(self, expr: cst.BaseExpression, loc: Location, part: Path = ()) -> List[Output]:
         """Each single tensor ``expr`` may stand for, with its producer (None: unknown):
-        what another module asks of a function of this one it calls (a model's head)."""
-        return list(self._tensor(expr, loc, 0))
+        what another module asks of a function of this one it calls (a model's head),
+        or of part ``part`` of the tuple it returns."""
+        return list(self._tensor(expr, loc, 0, part))
 
     def call_outputs(self, classdef: cst.ClassDef) -> List[Output]:
         """What the ``call`` of a class of this file returns, each tensor with its producer:
@@ -946,10 +952,23 @@ class ModelOutputs(Analysis):
         return False
 
     # -- following tensors backwards ------------------------------------------------------
-    def _tensor(self, expr: cst.BaseExpression, loc: Location, depth: int) -> Iterator[Output]:
-        """Each single tensor ``expr`` may stand for, with its producer (None: unknown)."""
+    def _tensor(self, expr: cst.BaseExpression, loc: Location, depth: int, path: Path = ()) -> Iterator[Output]:
+        """Each single tensor ``expr`` may stand for, with its producer (None: unknown).
+        ``path`` picks a part of a tuple or list ``expr`` holds (``enc, dec = build(x)``:
+        ``dec`` is part (1,) of ``build(x)``): the element of a tuple written out, of
+        what each ``return`` of a helper gives, of a name bound to one; unknown where
+        the part cannot be told (a starred element before it, returns of different
+        lengths, any other value)."""
         if depth > _MAX_DEPTH:
             yield expr, None
+            return
+        if path:
+            yield from self._part(expr, loc, depth, path)
+            return
+        index = _literal_index(expr)
+        if index is not None:  # ``parts[1]``: that part of what ``parts`` holds
+            assert isinstance(expr, cst.Subscript)
+            yield from self._part(expr.value, loc, depth + 1, (index,), expr)
             return
         if isinstance(expr, (cst.List, cst.Tuple)):
             for element in expr.elements:
@@ -975,7 +994,12 @@ class ModelOutputs(Analysis):
             # Each arm of an ``if``/``elif`` that assigns the name may be the output:
             # every one is judged, not only the last.
             for binding in self._reaching_values(expr, loc):
-                if binding is None or binding.scope is None or binding.value is None:
+                unpacked = _unpacked(binding)
+                if unpacked is not None:  # ``enc, dec = build(x)``: that part of the value
+                    assert binding is not None
+                    yield from self._part(unpacked[0], binding.location().within(loc.context), depth + 1,
+                                          unpacked[1], expr)
+                elif binding is None or binding.scope is None or binding.value is None:
                     yield expr, None
                 elif _empty_container(binding.value, binding.location()):
                     yield from self._filled(expr, binding, loc, depth + 1)
@@ -988,17 +1012,7 @@ class ModelOutputs(Analysis):
         func = expr.func
         callee = self._callable(func, loc, depth + 1)
         if callee is not None and not isinstance(callee[0], cst.Lambda):
-            helper = callee[0]
-            returns = self._returns.get(id(helper), [])
-            if not returns or id(helper) in self._expanding:
-                yield expr, None
-                return
-            self._expanding.add(id(helper))
-            try:
-                for value, where in returns:
-                    yield from self._tensor(value, self._inside(callee, expr, loc, where), depth + 1)
-            finally:
-                self._expanding.discard(id(helper))
+            yield from self._expand_returns(callee, expr, loc, depth, ())
             return
         if isinstance(func, (cst.Call, cst.Name, cst.Subscript)) or _self_attribute(func):
             layer = self._layer(func, loc, depth + 1)
@@ -1032,6 +1046,85 @@ class ModelOutputs(Analysis):
             yield expr, OpProducer(expr, resolved, loc)
             return
         yield expr, None
+
+    def _helper_returns(self, call: cst.Call, loc: Location, depth: int,
+                        path: Path = ()) -> Optional[Iterator[Output]]:
+        """What a call of a function of the file gives (part ``path`` of it): each of
+        its ``return`` values, its arguments bound; None when ``call`` calls no such
+        function. A helper already being followed (recursion) gives an unknown."""
+        callee = self._callable(call.func, loc, depth + 1)
+        if callee is None or isinstance(callee[0], cst.Lambda):
+            return None
+        return self._expand_returns(callee, call, loc, depth, path)
+
+    def _expand_returns(self, callee: Tuple[cst.CSTNode, CallContext, int], call: cst.Call, loc: Location,
+                        depth: int, path: Path) -> Iterator[Output]:
+        helper = callee[0]
+        returns = self._returns.get(id(helper), [])
+        if not returns or id(helper) in self._expanding or (path and not _same_lengths(returns)):
+            yield call, None
+            return
+        self._expanding.add(id(helper))
+        try:
+            for value, where in returns:
+                yield from self._tensor(value, self._inside(callee, call, loc, where), depth + 1, path)
+        finally:
+            self._expanding.discard(id(helper))
+
+    def _part(self, expr: cst.BaseExpression, loc: Location, depth: int, path: Path,
+              read: Optional[cst.BaseExpression] = None) -> Iterator[Output]:
+        """The tensors part ``path`` of ``expr`` may be (see :meth:`_tensor`); ``read``
+        is the expression that reads the part (the unknown to report)."""
+        unknown = read if read is not None else expr
+        if not path:
+            yield from self._tensor(expr, loc, depth + 1)
+            return
+        if depth > _MAX_DEPTH:
+            yield unknown, None
+            return
+        index, rest = path[0], path[1:]
+        if isinstance(expr, (cst.Tuple, cst.List)):
+            elements = expr.elements
+            if not -len(elements) <= index < len(elements) or any(
+                    isinstance(e, cst.StarredElement) for e in elements):
+                yield unknown, None
+                return
+            yield from self._part(elements[index].value, loc, depth + 1, rest, read)
+            return
+        if isinstance(expr, cst.Name):
+            argument = self._argument(expr, loc)
+            if argument is not None:
+                yield from self._part(argument[0], argument[1], depth + 1, path, read)
+                return
+            for binding in self._reaching_values(expr, loc):
+                if binding is None or binding.scope is None \
+                        or self.ctx.values.changed_in_place(binding.scope, expr.value):
+                    yield unknown, None
+                    continue
+                unpacked = _unpacked(binding)
+                value, prefix = unpacked if unpacked is not None else (binding.value, ())
+                if value is None:
+                    yield unknown, None
+                else:
+                    yield from self._part(value, binding.location().within(loc.context), depth + 1,
+                                          prefix + path, read)
+            return
+        if isinstance(expr, cst.Subscript) and _literal_index(expr) is not None:
+            inner = _literal_index(expr)
+            assert inner is not None
+            yield from self._part(expr.value, loc, depth + 1, (inner,) + path, read)
+            return
+        if isinstance(expr, cst.Call):
+            returned = self._helper_returns(expr, loc, depth, path)
+            if returned is not None:
+                yield from returned
+                return
+            if not _names_tensorflow(self.resolve(expr.func)) and self._imported_head(expr.func, loc):
+                # ``enc, dec = heads.build(x)``: :class:`CustomLayers` judges that part of
+                # what the function of another module returns, there
+                yield unknown, LayerProducer(expr, frozenset(), loc, part=path)
+                return
+        yield unknown, None
 
     def _imported_head(self, func: cst.BaseExpression, loc: Location) -> bool:
         """``func`` names a function defined in another module of the project (through
@@ -1560,6 +1653,41 @@ def _selected(value: cst.BaseExpression, where: Location, param: str, depth: int
         index = int(value.slice[0].slice.value.value)
         return index if _selected(value.value, where, param, depth + 1) == _WHOLE else None
     return None
+
+
+def _literal_index(expr: cst.BaseExpression) -> Optional[int]:
+    """``parts[1]`` (``parts[-1]``): the integer written as the one index; None for
+    anything else (a slice, a name, a string key)."""
+    if not isinstance(expr, cst.Subscript) or len(expr.slice) != 1 \
+            or not isinstance(expr.slice[0].slice, cst.Index):
+        return None
+    value = expr.slice[0].slice.value
+    sign = 1
+    if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
+        value, sign = value.expression, -1
+    if isinstance(value, cst.Integer):
+        return sign * int(value.value, 0)
+    return None
+
+
+def _unpacked(binding: Optional[Binding]) -> Optional[Tuple[cst.BaseExpression, Path]]:
+    """A name bound by unpacking (``enc, dec = build(x)``, ``(a, b) = ...``, ``a, *rest
+    = ...`` for ``a``): the value unpacked and the name's position in it; None for
+    any other binding, and for a name behind a starred target."""
+    if binding is None or binding.kind != "assign" or binding.value is not None \
+            or not isinstance(binding.node, cst.Assign):
+        return None
+    for target in binding.node.targets:
+        found = target_path(target.target, binding.name)
+        if found:
+            return binding.node.value, found
+    return None
+
+
+def _same_lengths(returns: Sequence[Tuple[cst.BaseExpression, Location]]) -> bool:
+    """Every tuple or list a function returns written out has the same length: which
+    element a caller's part is does not depend on the ``return`` taken."""
+    return len({len(value.elements) for value, _ in returns if isinstance(value, (cst.Tuple, cst.List))}) <= 1
 
 
 def _is_literal(expr: cst.BaseExpression, text: str) -> bool:

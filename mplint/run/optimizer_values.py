@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Set, Tuple
 
-from mplint.run.summaries import BODY, IMPORT, METHOD, PARAM, UNKNOWN, FunctionSummary
+from mplint.run.summaries import BODY, IMPORT, METHOD, PARAM, UNKNOWN, FunctionSummary, returned_part, split_part
 from mplint.semantic.vocabulary import (
     DISTRIBUTED_OPTIMIZERS, DISTRIBUTED_TAPES, LOSS_SCALE_OPTIMIZERS, is_optimizer_class, is_optimizer_constructor,
 )
@@ -63,7 +63,7 @@ class OptimizerValues:
 
     def __init__(self, model: "ProgramModel") -> None:
         self.model = model
-        self._returns: Dict["Node", Optional[Tuple[Kinds, FrozenSet[str]]]] = {}
+        self._returns: Dict[Tuple["Node", Optional[int]], Optional[Tuple[Kinds, FrozenSet[str]]]] = {}
         self._params: Dict[Tuple["Node", int], Optional[Dict[str, Kinds]]] = {}
 
     def factories(self, path: str) -> Dict[str, List[str]]:
@@ -185,14 +185,17 @@ class OptimizerValues:
     def _project_call(self, path: str, function: str, written: str, depth: int) -> Optional[Kinds]:
         """The kinds a call ``written(...)`` in ``function`` returns: its function's own
         returns, and for a parameter it returns (``configure(opt)`` wrapping ``opt`` or
-        handing it back), what this function passes for it."""
-        cls = self.model._class(path, written)
+        handing it back), what this function passes for it: what it was passed in
+        turn, when that is this function's own parameter. ``written`` may name a part
+        of the result (``load_state@2`` for ``model, opt = load_state(model, opt)``)."""
+        written, index = split_part(written)
+        cls = self.model._class(path, written) if index is None else None
         if cls is not None:
             return self._class_kinds(cls)
         nodes = [n for n in self.model._resolve(path, function, written) if n[1] != BODY]
         if len(nodes) != 1 or depth > _MAX_DEPTH:
             return None
-        found = self._returned(nodes[0], depth + 1)
+        found = self._returned(nodes[0], depth + 1, index)
         if found is None:
             return None
         kinds, params = found
@@ -207,8 +210,8 @@ class OptimizerValues:
             if not passed or any(c == written and slot == "*" for c, slot, _ in caller.passes):
                 return None
             for argument in passed:
-                more = None if argument == UNKNOWN or argument.startswith(PARAM) \
-                    else self._written(path, function, argument, depth + 1)
+                more = None if argument == UNKNOWN else self._argument_kinds(path, function, argument, depth + 1) \
+                    if argument.startswith(PARAM) else self._written(path, function, argument, depth + 1)
                 if more is None:
                     return None
                 out |= more
@@ -234,18 +237,24 @@ class OptimizerValues:
                 found = frozenset({PLAIN})
         return found
 
-    def _returned(self, node: "Node", depth: int) -> Optional[Tuple[Kinds, FrozenSet[str]]]:
-        """The kinds a project function returns, and the parameters it returns as they
-        came (None unless every other return is known)."""
-        if node in self._returns:
-            return self._returns[node]
-        self._returns[node] = None  # in progress: recursion gives unknown
+    def _returned(self, node: "Node", depth: int,
+                  index: Optional[int] = None) -> Optional[Tuple[Kinds, FrozenSet[str]]]:
+        """The kinds a project function returns (element ``index`` of the tuple it
+        returns, when given), and the parameters it returns as they came (None unless
+        every other return is known)."""
+        key = (node, index)
+        if key in self._returns:
+            return self._returns[key]
+        self._returns[key] = None  # in progress: recursion gives unknown
         function = self.model.summary(node[0]).functions.get(node[1])
-        if function is None or not function.returns or depth > _MAX_DEPTH:
+        if function is None or depth > _MAX_DEPTH:
+            return None
+        returned = function.returns if index is None else returned_part(function, index)
+        if not returned:
             return None
         out: Set[str] = set()
         params: Set[str] = set()
-        for written in function.returns:
+        for written in returned:
             if written.startswith(PARAM):
                 params.add(written[len(PARAM):])
                 continue
@@ -253,8 +262,8 @@ class OptimizerValues:
             if kinds is None:
                 return None
             out |= kinds
-        self._returns[node] = (frozenset(out), frozenset(params))
-        return self._returns[node]
+        self._returns[key] = (frozenset(out), frozenset(params))
+        return self._returns[key]
 
     def _canonical(self, path: str, written: str) -> Optional[str]:
         """The canonical API name of a dotted name through the module's imports."""

@@ -41,7 +41,8 @@ from mplint.run.registries import RegistryObjects, top_level_names
 from mplint.run.scaling_overrides import Override, find_overrides, may_drop_scaling
 from mplint.run.scaling_reached import find_scaling, uses_grappler_option
 from mplint.run.summaries import (
-    BODY, IMPORT, MAIN, METHOD, PARAM, REGISTRY, STAR, UNKNOWN, FunctionSummary, ModuleSummary,
+    BODY, IMPORT, MAIN, METHOD, PARAM, REGISTRY, STAR, UNKNOWN, FunctionSummary, ModuleSummary, returned_part,
+    split_part,
 )
 from mplint.semantic.vocabulary import MIXED_POLICIES, UNKNOWN_POLICY
 from mplint.semantic.visibility import is_private_name
@@ -1288,6 +1289,8 @@ class TrainedModels:
         self.model = model
         self.nodes: Set[Node] = set()
         self.params: Set[Tuple[Node, str]] = set()
+        #: (function, index): a part of what the function returns is trained
+        self.parts: Set[Tuple[Node, int]] = set()
         self._work: List[Tuple[str, Node, str]] = []
 
     def find(self) -> Dict[str, Set[str]]:
@@ -1306,6 +1309,10 @@ class TrainedModels:
             summary = model.summary(node[0]).functions.get(node[1])
             if kind == "node":  # a builder: the model it returns is trained
                 for written in summary.returns if summary else []:
+                    self._offer(node[0], node[1], written)
+                continue
+            if kind == "part":  # ``gen, disc = build_gan()``: what that element may be
+                for written in (returned_part(summary, int(param)) or []) if summary else []:
                     self._offer(node[0], node[1], written)
                 continue
             if summary is None or param not in summary.params:
@@ -1376,6 +1383,15 @@ class TrainedModels:
                     else:
                         self._offer(base[0], f"{base[1]}.__init__", source)
                     return
+            return
+        callee, index = split_part(written)
+        if index is not None:
+            # a part of a builder's result: only that element's makers (not every model
+            # the builder makes) are trained
+            for node in self.model._resolve(path, function, callee):
+                if node[1] != BODY and (node, index) not in self.parts:
+                    self.parts.add((node, index))
+                    self._work.append(("part", node, str(index)))
             return
         cls = self.model._class(path, written)
         if cls is not None:

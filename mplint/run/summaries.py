@@ -21,7 +21,8 @@ from mplint.core.python_syntax import tree_or_none
 from mplint.run.dotted import dotted
 from mplint.run.escapes import escapes_by_function, handed_arguments
 from mplint.semantic.vocabulary import (
-    GLOBAL_POLICY_WORDS, LOSS_SCALE_FACTOR_KEYWORD, POLICY_SETTER_WORDS, WHOLE_MODEL_METHODS, WHOLE_MODEL_VARIABLES,
+    GLOBAL_POLICY_WORDS, LOSS_SCALE_FACTOR_KEYWORD, POLICY_SETTER_WORDS, SAME_CLASS_REBUILDERS, WHOLE_MODEL_METHODS,
+    WHOLE_MODEL_VARIABLES,
 )
 
 #: the module body's name among a summary's functions
@@ -39,7 +40,7 @@ KEYWORD_SPREAD = "**"
 #: and ``super().method``: ``Class#method`` (``super#method``)
 METHOD = "#"
 POLICY_SETTERS = frozenset(POLICY_SETTER_WORDS)
-SUMMARY_VERSION = 17
+SUMMARY_VERSION = 18
 #: a trained value that is a parameter of the function: ``param:`` + its name
 PARAM = "param:"
 #: a value a summary cannot name (an expression, ``None``, a loop variable)
@@ -48,6 +49,9 @@ UNKNOWN = "?"
 #: ``models.__dict__[arch](...)`` and ``getattr(models, arch)(...)`` are ``MODELS`` and
 #: ``models.__dict__`` and ``models`` + REGISTRY: any entry may run
 REGISTRY = "[]"
+#: a part of what a call returns: ``build@1`` is the second element of the tuple
+#: ``build(...)`` returns (``enc, dec = build(x)``; see :func:`returned_part`)
+PART = "@"
 
 
 @dataclass
@@ -96,6 +100,27 @@ class FunctionSummary:
     #: ``functools.partial(LeNet, classes=3)``: ``LeNet``): it runs inside the callee, under
     #: what the callee sets before calling it
     handed: List[Tuple[int, str, str, str]] = field(default_factory=list)
+    #: for each ``return``, what each element of the tuple or list it writes out may be
+    #: (named as in ``returns``); [] for a return of anything else
+    parts: List[List[List[str]]] = field(default_factory=list)
+
+
+def returned_part(function: FunctionSummary, index: int) -> Optional[List[str]]:
+    """What element ``index`` of the function's result may be (as ``returns`` names
+    values), when every ``return`` writes out a tuple or list of one length; None
+    otherwise (a return of a name or a call, returns of different lengths, no return)."""
+    lengths = {len(part) for part in function.parts}
+    if not function.parts or len(lengths) != 1 or not 0 <= index < lengths.pop():
+        return None
+    return [origin for part in function.parts for origin in part[index]]
+
+
+def split_part(written: str) -> Tuple[str, Optional[int]]:
+    """``build@1`` -> (``build``, 1); any other name -> (it, None)."""
+    callee, found, index = written.rpartition(PART)
+    if not found or not index.isdigit():
+        return written, None
+    return callee, int(index)
 
 
 @dataclass
@@ -131,7 +156,7 @@ class ModuleSummary:
     def to_json(self) -> List[Any]:
         return [SUMMARY_VERSION, self.script, self.imports,
                 {name: [f.calls, f.sets, f.params, f.returns, f.trained, f.passes, f.casts, f.arguments,
-                        f.set_terms, f.defaults, f.escapes, f.handed]
+                        f.set_terms, f.defaults, f.escapes, f.handed, f.parts]
                  for name, f in self.functions.items()},
                 {name: [c.bases, c.methods, c.attributes, c.sources] for name, c in self.classes.items()},
                 self.registries, self.decorated, self.writers]
@@ -157,9 +182,10 @@ class ModuleSummary:
                                              for l, p, guards in set_terms],
                                             {str(k): str(v) for k, v in defaults.items()},
                                             [(int(l), str(e)) for l, e in escapes],
-                                            [(int(l), str(c), str(slot), str(h)) for l, c, slot, h in handed])
+                                            [(int(l), str(c), str(slot), str(h)) for l, c, slot, h in handed],
+                                            [[[str(o) for o in element] for element in part] for part in parts])
                  for name, (calls, sets, params, returns, trained, passes, casts, arguments, set_terms, defaults,
-                            escapes, handed) in functions.items()},
+                            escapes, handed, parts) in functions.items()},
                 {str(name): ClassSummary([str(b) for b in bases], [str(m) for m in methods],
                                          {str(k): str(v) for k, v in attributes.items()},
                                          {str(k): str(v) for k, v in sources.items()})
@@ -383,6 +409,9 @@ def _collect(summary: ModuleSummary, function: FunctionSummary, nodes: _Nodes, c
                           _policy_snapshots(nodes.assigns, function.params))
     for node in nodes.returns:
         function.returns += [o if not o.startswith("self.") else UNKNOWN for o in origins(node.value)]
+        elements = node.value.elts if isinstance(node.value, (ast.Tuple, ast.List)) else []
+        function.parts.append([] if any(isinstance(e, ast.Starred) for e in elements) else
+                              [[o if not o.startswith("self.") else UNKNOWN for o in origins(e)] for e in elements])
     for attribute in nodes.attributes:
         if attribute.attr in WHOLE_MODEL_VARIABLES or id(attribute) in called:
             function.trained += [o for o in origins(attribute.value) if o != UNKNOWN]
@@ -484,11 +513,34 @@ def _read_assignments(summary: ModuleSummary, function: FunctionSummary, assigns
                     assigned[id(target)] = (_maker(value), value)
                 elif cls and _is_self_attribute(target):
                     sources.setdefault(target.attr, callee)
+                elif is_assign and isinstance(target, (ast.Tuple, ast.List)) and _maker(value) != UNKNOWN:
+                    # ``enc, dec = build(x)``: each name holds a part of what the call returns
+                    for index, element in enumerate(target.elts):
+                        if isinstance(element, ast.Starred):
+                            break  # the names after it hold parts counted from the end
+                        if isinstance(element, ast.Name):
+                            assigned[id(element)] = (_maker(value) + PART + str(index), value)
         elif cls and is_assign and isinstance(value, ast.Name) and value.id in params:
             for target in targets:
                 if _is_self_attribute(target):
                     sources.setdefault(target.attr, PARAM + value.id)
+        elif is_assign and _item_index(value) is not None:
+            for target in targets:
+                if isinstance(target, ast.Name):  # ``g_opt = opts[0]``: read when asked (_Origins)
+                    assigned[id(target)] = (_ITEM, value)
     return instances, assigned
+
+
+#: what a name bound to ``value[i]`` holds: the part of ``value`` (see ``_Origins``)
+_ITEM = "[i]"
+
+
+def _item_index(value: Optional[ast.AST]) -> Optional[int]:
+    """``parts[1]`` (a non-negative integer written as the index): 1; None otherwise."""
+    if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Constant) \
+            and type(value.slice.value) is int and value.slice.value >= 0:
+        return value.slice.value
+    return None
 
 
 def _bindings(names: List[ast.Name], assigned: Dict[int, Tuple[str, ast.AST]]
@@ -520,19 +572,46 @@ class _Origins:
         self.params = params
         self.cls = cls
 
-    def __call__(self, value: Optional[ast.AST], at: Optional[ast.AST] = None) -> List[str]:
+    def __call__(self, value: Optional[ast.AST], at: Optional[ast.AST] = None, depth: int = 0) -> List[str]:
         """``at``: the call ``value`` is an argument of, whose own result
         (``opt = wrap(opt)``) is not what it is given."""
         if isinstance(value, ast.Call):
-            return [_maker(value)]
+            return [self._rebuilt(_maker(value))]
         if isinstance(value, ast.Name):
-            found = [callee for callee, call in self.made.get(value.id, []) if at is None or call is not at]
+            found: List[str] = []
+            for callee, call in self.made.get(value.id, []):
+                if at is not None and call is at:
+                    continue
+                found += self._item(call, depth) if callee == _ITEM else [self._rebuilt(callee)]
             if value.id in self.params:
                 found.append(PARAM + value.id)
             return found or [UNKNOWN]
+        if _item_index(value) is not None:
+            return self._item(value, depth)
         if self.cls and value is not None and _is_self_attribute(value):
             return ["self." + cast_attribute(value).attr]
         return [UNKNOWN]
+
+
+    def _item(self, value: Optional[ast.AST], depth: int) -> List[str]:
+        """``parts[1]``: part 1 of what made ``parts`` (``parts = build()``); UNKNOWN
+        unless every value ``parts`` may hold is a call's result."""
+        index = _item_index(value)
+        if index is None or depth > 4:
+            return [UNKNOWN]
+        assert isinstance(value, ast.Subscript)
+        found = self(value.value, None, depth + 1)
+        if any(o == UNKNOWN or o.startswith((PARAM, "self.")) or PART in o for o in found):
+            return [UNKNOWN]
+        return [o + PART + str(index) for o in found]
+
+    def _rebuilt(self, callee: str) -> str:
+        """``opt.from_config(cfg)`` of a parameter ``opt`` rebuilds an instance of its
+        class (:data:`SAME_CLASS_REBUILDERS`): a value of the parameter's kind."""
+        head, _, method = callee.rpartition(".")
+        if method in SAME_CLASS_REBUILDERS and head in self.params:
+            return PARAM + head
+        return callee
 
 
 def _reads_policy(value: Optional[ast.AST]) -> bool:

@@ -42,6 +42,9 @@ _PREFIXES: Tuple[Tuple[str, str], ...] = (
     ("keras.api._v2.keras", "keras"),
     ("keras._tf_keras.keras", "keras"),
     ("keras.api.keras", "keras"),
+    # Keras 3's public API package, which ``keras`` itself re-exports (``from keras.api
+    # import mixed_precision``): keras/api/mixed_precision/__init__.py
+    ("keras.api", "keras"),
     ("tf_keras.keras", "keras"),
     ("tf_keras", "keras"),
     ("keras.src", "keras"),

@@ -525,6 +525,11 @@ class Evaluator:
         found = next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == attr), None)
         return None if found is None else self.values(found, binding.location(), depth + 1)
 
+    def changed_in_place(self, scope: Scope, name: str) -> bool:
+        """:meth:`_changed_in_place`, for the analyses that read an item of a value
+        bound once (``parts = build(x)`` then ``parts[1]``)."""
+        return self._changed_in_place(scope, name)
+
     def _changed_in_place(self, scope: Scope, name: str) -> bool:
         """Whether ``name`` may be changed without being rebound in its scope: an item
         set or deleted, a method called on it (``cfg.update(...)``), or handed to a call."""

@@ -448,6 +448,12 @@ OPTIMIZER_BASE_CLASSES = frozenset({
 })
 
 
+#: methods that build a new instance of their receiver's class from its saved state
+#: (``LossScaleOptimizer.from_config`` returns ``cls(inner_optimizer, **config)``), also
+#: when called on an instance (``opt = opt.from_config(config)``): a value of its kind
+SAME_CLASS_REBUILDERS = frozenset({"from_config"})
+
+
 def is_optimizer_class(name: str) -> bool:
     """A Keras optimizer class a project's optimizer may derive from (``Optimizer``, ``Adam``)."""
     return name in OPTIMIZER_BASE_CLASSES or (is_optimizer_constructor(name) and not name.endswith(".get"))
