@@ -21,8 +21,9 @@ from mplint.semantic.mapping_entries import READERS, MappingEntries
 from mplint.semantic.names import NameResolver
 from mplint.semantic.scopes import (
     Binding, Branches, CallContext, CallFrame, CallIndex, Location, Scope, attributes_of, calls_of, class_attribute,
-    class_scope_of, function_key, instance_class, method_of, subclasses_in_file,
+    class_chain, class_scope_of, function_key, instance_class, method_of, self_call_key, subclasses_in_file,
 )
+from mplint.semantic.stored_attributes import StoredForm
 from mplint.semantic.vocabulary import DATACLASS_DECORATORS, DTYPE_NAMES, NAMESPACE_CONSTRUCTORS, POLICY_CONSTRUCTORS
 
 Values = FrozenSet[object]
@@ -31,6 +32,8 @@ Values = FrozenSet[object]
 _MAX_DEPTH = 12
 #: a value the calls elsewhere make unknowable (distinct from None: no such call)
 _UNKNOWN = object()
+#: no base class of another module stores the attribute
+_NOT_STORED = object()
 _MAX_VALUES = 16
 
 _BINOPS: Dict[type, Callable[[object, object], object]] = {
@@ -68,6 +71,9 @@ class Evaluator:
         self.script = True
         self._in_place: Dict[Tuple[int, str], bool] = {}
         self._entries = MappingEntries(self)
+        #: how a base class of another module stores ``self.<attr>`` for an instance of
+        #: the class (``stored_attributes``; set by the linter, which can read that module)
+        self.inherited_store: Optional[Callable[[Scope, str], Optional[StoredForm]]] = None
 
     def values(self, expr: cst.BaseExpression, loc: Optional[Location], depth: int = 0) -> Optional[Values]:
         if depth > _MAX_DEPTH:
@@ -184,6 +190,9 @@ class Evaluator:
             return None
         bindings = attributes_of(cls, attr)
         if not bindings:
+            inherited = self._inherited_values(cls, loc, attr, depth)
+            if inherited is not _NOT_STORED:
+                return inherited  # type: ignore[return-value]
             return self._class_attribute_values(cls, attr, depth)
         out: Set[object] = set()
         for binding in bindings:
@@ -194,6 +203,58 @@ class Evaluator:
                 return None
             out |= found
         return frozenset(out) if len(out) <= _MAX_VALUES else None
+
+    def _inherited_values(self, cls: Scope, loc: Location, attr: str, depth: int) -> object:
+        """``self.<attr>`` that a method of a base class of another module stores
+        (``self.set_properties(kwargs)``): the store's form, asked of that module
+        (``inherited_store``), bound to what each call here of that method on the
+        instance hands it. _NOT_STORED when the base stores no such attribute."""
+        form = self.inherited_store(cls, attr) if self.inherited_store is not None else None
+        if form is None:
+            return _NOT_STORED
+        name = form.method.name.value
+        found = method_of(cls, name)
+        if found is not None or self.call_sites is None:
+            return None  # overridden here: the base's store does not run
+        chain = class_chain(cls)
+        sites = [(call, where) for call, where in self.call_sites.get(self_call_key(name, False), ())
+                 if any(where.scope.enclosing_class() is c for c in chain)]
+        if not sites:
+            return None  # only the base's own code calls it, with what it hands
+        out: Set[object] = set()
+        for call, where in sites:
+            followed = loc.frame_of(where.scope.node)
+            if followed is not None:
+                where = where.within(followed[1] + (followed[0],))
+            values = self._stored_values(form, call, where, depth)
+            if values is None:
+                return None
+            out |= values
+        return frozenset(out) if len(out) <= _MAX_VALUES else None
+
+    def _stored_values(self, form: StoredForm, call: cst.Call, where: Location, depth: int) -> Optional[Values]:
+        """What one call ``self.<method>(...)`` makes the method store, by ``form``."""
+        if form.constant is not None:
+            return form.constant
+        assert form.param is not None
+        expr = self.bound_argument(form.method, form.param, call, 1, where)
+        if expr is UNREADABLE:
+            return None
+        if form.key is None:
+            if isinstance(expr, cst.BaseExpression):
+                return self.values(expr, where, depth + 1)
+            return form.default
+        if not isinstance(expr, cst.Name):
+            return None
+        entry = self._entries.handed_entry(expr.value, form.key, where, depth + 1, call)
+        if entry is None:
+            return None
+        values, absent = entry
+        if absent:
+            if form.default is None:
+                return None
+            values = values | form.default
+        return values
 
     def _class_attribute_values(self, cls: Scope, attr: str, depth: int) -> Optional[Values]:
         """A class attribute read through an instance (``self.head_activation`` with
