@@ -27,7 +27,7 @@ from mplint.run.module_paths import absolute_import, folders_above, sys_path_fol
 from mplint.semantic.facts import ModuleFacts
 from mplint.semantic.names import NameResolver, collect_module_imports, dotted_name
 from mplint.semantic.scopes import Scope, ScopeTracker
-from mplint.semantic.stored_attributes import StoredForm, foreign_bases, stored_form
+from mplint.semantic.stored_attributes import InstanceAttributes, StoredForm, foreign_bases, stored_form
 from mplint.semantic.vocabulary import TENSORFLOW_PACKAGES
 from mplint.semantic.values import Evaluator
 
@@ -100,15 +100,16 @@ def imported_model(ctx: Context, cls: cst.BaseExpression, method: str) -> Option
 
 
 def imported_method_head(ctx: Context, cls: cst.BaseExpression, method: str, call: cst.Call,
-                         bound: FrozenSet[str]) -> Optional["CustomLayer"]:
+                         bound: FrozenSet[str], attributes: InstanceAttributes) -> Optional["CustomLayer"]:
     """The Keras layer whose output ``method`` of the model class ``cls`` of a project
     module returns when a subclass here calls ``self.<method>(...)`` as ``call`` does,
-    judged in its module (``bound``: the names the subclass binds on ``self``)."""
+    judged in its module (``bound``: the names the subclass binds on ``self`` in its class
+    bodies; ``attributes``: ``self.<attr>`` of the instance, as this module sees it)."""
     found = imported_definition(ctx, cls)
     layers = None if found is None else _layers_of(found[0], _analysis(ctx))
     if layers is None or found is None:
         return None
-    return layers.judge_method_named(found[1], method, call.args, bound, found[0])
+    return layers.judge_method_named(found[1], method, call.args, bound, found[0], attributes)
 
 
 def imported_model_class(ctx: Context, cls: cst.BaseExpression) -> bool:

@@ -35,6 +35,7 @@ from mplint.analysis.imported_layers import imported_function_definition, import
 from mplint.core.find_nodes import find_all
 from mplint.rule.check import Analysis, Context
 from mplint.semantic.call_args import first_tensor_argument, positional_or_keyword
+from mplint.semantic.stored_attributes import InstanceAttributes
 from mplint.semantic.scopes import (
     MAX_CALL_CONTEXT, Binding, CallContext, CallFrame, Location, Scope, attributes_of, calls_of, class_chain,
     function_key, instance_class, local_def, method_of, on_self,
@@ -687,9 +688,10 @@ class ModelOutputs(Analysis):
     def inherited(self, func: cst.BaseExpression, loc: Location) -> Optional[Tuple[cst.BaseExpression, FrozenSet[str]]]:
         """``self.m`` in a class of this file when no class of its chain here binds ``m``
         and the chain's one base from elsewhere is a model class of another project
-        module: that base (``m`` is judged there) and every name the classes here bind
-        on ``self`` (methods, attributes): code of the base reading one of them would
-        reach the subclass's (virtual dispatch), which that module cannot see."""
+        module: that base (``m`` is judged there) and every name the class bodies here
+        bind (methods, class attributes): code of the base reading one of them would
+        reach the subclass's (virtual dispatch), which that module cannot see. Instance
+        attributes are not among them: this module answers ``self.<attr>`` there."""
         if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
                 and func.value.value == "self"):
             return None
@@ -697,7 +699,9 @@ class ModelOutputs(Analysis):
         if cls is None:
             return None
         chain = class_chain(cls)
-        bound = frozenset(name for s in chain for name in (*s.bindings, *s.attributes))
+        if any(func.attr.value in s.attributes for s in chain):
+            return None
+        bound = frozenset(name for s in chain for name in s.bindings)
         if func.attr.value in bound:
             return None
         local = {id(s.node) for s in chain}
@@ -709,7 +713,7 @@ class ModelOutputs(Analysis):
         return foreign[0], bound
 
     def inherited_outputs(self, cls_name: str, method: str, args: Sequence[cst.Arg],
-                          bound: FrozenSet[str]) -> Optional[List[Output]]:
+                          bound: FrozenSet[str], attributes: InstanceAttributes) -> Optional[List[Output]]:
         """What ``method`` of the class ``cls_name`` of this file returns when a subclass
         in another module calls ``self.<method>(args)`` (``args`` literal or unknown): None
         when a base of the class lives elsewhere, or its code reads on ``self`` a name
@@ -736,6 +740,7 @@ class ModelOutputs(Analysis):
         if found is None or found.kind != "def" or not isinstance(found.node, cst.FunctionDef):
             return None
         call = cst.Call(func=cst.Attribute(cst.Name("self"), cst.Name(method)), args=list(args))
+        self.ctx.values.instance_of_call(call, attributes)  # ``self.<attr>`` of the subclass's instance
         frame = CallFrame(found.node, call, Location(self.ctx.scopes.module_scope, AFTER_ALL), 1)
         out: List[Output] = []
         for value, where in self._returns.get(id(found.node), []):
@@ -1439,6 +1444,11 @@ class ModelOutputs(Analysis):
         # An arm whose test the followed calls decide against never runs there
         # (``if not last: x = ReLU()(x)`` in ``conv_t_block(x, 3, last=True)``).
         live = [b for b in reaching if not self._arm_skipped(b, loc)]
+        # and one whose tests they all decide for it replaces what came before it on its
+        # path (``x = inputs`` then ``if self._include_top: x = self.build_top(x, ...)``)
+        taken = [b for b in live if b.branches and self._arms_taken(b, loc)]
+        live = [a for a in live if not any(a.order < b.order and set(a.branches) <= set(b.branches)
+                                           for b in taken)]
         decided = bool(live) and len(live) < len(reaching)
         if decided:
             reaching = live
@@ -1471,6 +1481,20 @@ class ModelOutputs(Analysis):
             if truth is not None and truth != (arm == "body"):
                 return True
         return False
+
+    def _arms_taken(self, binding: Binding, use: Location) -> bool:
+        """Whether every test of the arms around ``binding`` is certainly decided for it by
+        the calls followed to ``use`` (as :meth:`_arm_skipped` reads them)."""
+        if binding.scope is None or not binding.branches or not use.context:
+            return False
+        where = binding.location().within(use.context)
+        for _, arm, test in binding.branches:
+            if any(self._chosen_by_users(name.value, where, 0) for name in find_all(test, cst.Name)
+                   if isinstance(name, cst.Name)):
+                return False
+            if _truth(test, where, self.ctx) != (arm == "body"):
+                return False
+        return True
 
     def _chosen_by_users(self, name: str, loc: Location, depth: int) -> bool:
         """The parameter ``name`` read at ``loc`` takes, through the followed calls, a

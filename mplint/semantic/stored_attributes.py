@@ -18,7 +18,7 @@ base also stores, is unknown (None).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, FrozenSet, List, Optional
+from typing import TYPE_CHECKING, Callable, FrozenSet, List, Optional
 
 import libcst as cst
 
@@ -28,6 +28,16 @@ if TYPE_CHECKING:
     from mplint.semantic.values import Evaluator
 
 Values = FrozenSet[object]
+#: ``self.<attr>`` as the class being built sees it (its module's evaluator asks), handed
+#: to the module of a base whose method it runs: values, None (unknown) or NOT_HERE
+InstanceAttributes = Callable[[str], object]
+
+
+class _NotHere:
+    """The subclass's module neither stores nor binds the attribute: the base's own."""
+
+
+NOT_HERE = _NotHere()
 
 
 @dataclass(frozen=True)

@@ -21,9 +21,9 @@ from mplint.semantic.mapping_entries import READERS, MappingEntries
 from mplint.semantic.names import NameResolver
 from mplint.semantic.scopes import (
     Binding, Branches, CallContext, CallFrame, CallIndex, Location, Scope, attributes_of, calls_of, class_attribute,
-    class_chain, class_scope_of, function_key, instance_class, method_of, self_call_key, subclasses_in_file,
+    class_chain, class_scope_of, function_key, instance_class, method_of, on_self, self_call_key, subclasses_in_file,
 )
-from mplint.semantic.stored_attributes import StoredForm
+from mplint.semantic.stored_attributes import NOT_HERE, InstanceAttributes, StoredForm
 from mplint.semantic.vocabulary import DATACLASS_DECORATORS, DTYPE_NAMES, NAMESPACE_CONSTRUCTORS, POLICY_CONSTRUCTORS
 
 Values = FrozenSet[object]
@@ -74,6 +74,10 @@ class Evaluator:
         #: how a base class of another module stores ``self.<attr>`` for an instance of
         #: the class (``stored_attributes``; set by the linter, which can read that module)
         self.inherited_store: Optional[Callable[[Scope, str], Optional[StoredForm]]] = None
+        #: by a call's id, the instance a subclass in another module builds, for a method of
+        #: this module it runs on itself (``self.build_head(x)`` inherited): that module
+        #: answers ``self.<attr>`` inside the call (:meth:`instance_of_call`)
+        self._instances: Dict[int, Tuple[cst.Call, InstanceAttributes]] = {}
 
     def values(self, expr: cst.BaseExpression, loc: Optional[Location], depth: int = 0) -> Optional[Values]:
         if depth > _MAX_DEPTH:
@@ -180,11 +184,42 @@ class Evaluator:
             out |= found
         return frozenset(out) if len(out) <= _MAX_VALUES else None
 
+    def instance_of_call(self, call: cst.Call, attributes: InstanceAttributes) -> None:
+        """Inside ``call`` (made on the instance by a subclass of another module), and the
+        calls it makes on ``self``, ``self.<attr>`` is what ``attributes`` answers."""
+        self._instances[id(call)] = (call, attributes)
+
+    def instance_attribute(self, loc: Location, attr: str) -> object:
+        """``self.<attr>`` of the instance built at ``loc``, for a base's module: its values
+        (None: unknown), or NOT_HERE when no class here stores or binds it and no base of
+        another module stores it by a method called here."""
+        cls = instance_class(loc)
+        if cls is None:
+            return None
+        if not attributes_of(cls, attr) and class_attribute(cls, attr) is None \
+                and self._inherited_values(cls, loc, attr, 0) is _NOT_STORED:
+            return NOT_HERE
+        return self._attribute_values(loc, attr, 0)
+
+    def _foreign_instance(self, loc: Location) -> Optional[InstanceAttributes]:
+        for index, frame in enumerate(loc.context):
+            found = self._instances.get(id(frame.call))
+            if found is not None and found[0] is frame.call:
+                if all(on_self(later.call.func) for later in loc.context[index + 1:]):
+                    return found[1]
+                return None
+        return None
+
     def _attribute_values(self, loc: Location, attr: str, depth: int) -> Optional[Values]:
         """``self.<attr>`` in a method: the values of every ``self.<attr> = value`` the
         instance's class (:func:`scopes.instance_class`) and its bases make
         (``self.head_act = head_act`` in ``__init__``, the parameter bound at the
         construction calls). Unknown when any assignment is not a plain one."""
+        foreign = self._foreign_instance(loc) if self._instances else None
+        if foreign is not None:
+            answer = foreign(attr)
+            if answer is not NOT_HERE:
+                return answer  # type: ignore[return-value]
         cls = instance_class(loc)
         if cls is None:
             return None
