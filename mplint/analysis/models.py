@@ -16,8 +16,10 @@ A function or layer class of another module of the project at an output
 (``heads.make_head(x)``, ``ClassificationHead(...)(x)``) stands for what it returns
 there: :class:`CustomLayers` judges it in its own module. So does ``self.build_head(x)``
 in a class deriving from a model class of another module that defines the method
-(the call's literal arguments bind it there); where the subclass binds a name that
-the base's code reads on ``self`` (an overriding ``build_top``, an attribute), that
+(the call's literal arguments bind it there, and this module answers what ``self.<attr>``
+holds there: the subclass's stores and those of the base's helpers it calls,
+``self.set_properties(kwargs)``); where the subclass binds a name in its class body that
+the base's code reads on ``self`` (an overriding ``build_top``, a class attribute), that
 module cannot see which one runs, and the output stays unknown.
 
 Anything not followed with certainty yields no producer, and rules stay silent on
