@@ -36,6 +36,7 @@ from mplint.rule.edits import quote_of, spell, string, with_keyword
 from mplint.rule.levels import Safety
 from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.semantic.scopes import Binding, Location, Scope
+from mplint.semantic.stored_attributes import InstanceAttributes
 from mplint.semantic.vocabulary import (
     DTYPE_PRESERVING_FUNCTIONS, INPUT_FUNCTIONS, LAMBDA_LAYERS, SOFTMAX_FUNCTIONS, VARIABLE_CONSTRUCTORS,
 )
@@ -122,7 +123,13 @@ class CustomLayers(Analysis):
             # ``self.build_head(x)`` with ``build_head`` a method of a model class of another
             # module this class derives from: what it returns, judged there
             assert isinstance(func, cst.Attribute)
-            return imported_method_head(self.ctx, inherited[0], func.attr.value, layer.constructor, inherited[1])
+            where, values = layer.location, self.ctx.values
+
+            def attributes(attr: str) -> object:
+                return values.instance_attribute(where, attr)
+
+            return imported_method_head(self.ctx, inherited[0], func.attr.value, layer.constructor, inherited[1],
+                                        attributes)
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
             # ``unet.build_generator()`` with ``unet = Unet(...)``, a class of another
             # module: the model that method builds, judged there
@@ -206,14 +213,15 @@ class CustomLayers(Analysis):
         return self._single_head(outputs, name, path)
 
     def judge_method_named(self, cls: str, method: str, args: Sequence[cst.Arg], bound: FrozenSet[str],
-                           path: str) -> Optional[CustomLayer]:
+                           path: str, attributes: InstanceAttributes) -> Optional[CustomLayer]:
         """A method of a model class of this module that a subclass in another module
         calls on itself with ``args`` (``self.build_head(x, 10)``): the one Keras layer
         computing what it returns, when certainly 16-bit under a mixed policy; the call's
-        literal arguments bind its parameters. ``bound``: the names the subclass binds on
-        ``self``; a method reading one is unknown (``ModelOutputs.inherited_outputs``)."""
+        literal arguments bind its parameters. ``bound``: the names the subclass binds in its
+        class bodies; a method reading one is unknown (``ModelOutputs.inherited_outputs``);
+        ``attributes``: ``self.<attr>`` of the instance, answered by the subclass's module."""
         literal = [arg.with_changes(value=_literal(arg.value)) for arg in args]
-        outputs = self.ctx.get(ModelOutputs).inherited_outputs(cls, method, literal, bound)
+        outputs = self.ctx.get(ModelOutputs).inherited_outputs(cls, method, literal, bound, attributes)
         return None if outputs is None else self._single_head(outputs, f"{cls}.{method}", path)
 
     def judge_model_named(self, cls: str, method: str, path: str) -> Optional[CustomLayer]:

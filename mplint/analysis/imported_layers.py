@@ -26,7 +26,9 @@ from mplint.rule.check import Analysis, Context, instantiate_analyses
 from mplint.run.module_paths import absolute_import, folders_above, sys_path_folders
 from mplint.semantic.facts import ModuleFacts
 from mplint.semantic.names import NameResolver, collect_module_imports, dotted_name
-from mplint.semantic.scopes import Location, ScopeTracker
+from mplint.semantic.scopes import Location, Scope, ScopeTracker
+from mplint.semantic.stored_attributes import InstanceAttributes, StoredForm, foreign_bases, stored_form
+from mplint.semantic.vocabulary import TENSORFLOW_PACKAGES
 from mplint.semantic.values import Evaluator
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -123,15 +125,16 @@ def imported_model(ctx: Context, cls: cst.BaseExpression, method: str) -> Option
 
 
 def imported_method_head(ctx: Context, cls: cst.BaseExpression, method: str, call: cst.Call,
-                         bound: FrozenSet[str]) -> Optional["CustomLayer"]:
+                         bound: FrozenSet[str], attributes: InstanceAttributes) -> Optional["CustomLayer"]:
     """The Keras layer whose output ``method`` of the model class ``cls`` of a project
     module returns when a subclass here calls ``self.<method>(...)`` as ``call`` does,
-    judged in its module (``bound``: the names the subclass binds on ``self``)."""
+    judged in its module (``bound``: the names the subclass binds on ``self`` in its class
+    bodies; ``attributes``: ``self.<attr>`` of the instance, as this module sees it)."""
     found = imported_definition(ctx, cls)
     layers = None if found is None else _layers_of(found[0], _analysis(ctx))
     if layers is None or found is None:
         return None
-    return layers.judge_method_named(found[1], method, call.args, bound, found[0])
+    return layers.judge_method_named(found[1], method, call.args, bound, found[0], attributes)
 
 
 def imported_model_class(ctx: Context, cls: cst.BaseExpression) -> bool:
@@ -395,3 +398,37 @@ def _analyse(path: str, raw: bytes, analysis: type, root: Optional[str] = None,
     except RecursionError:
         return None
     return None if failed else ctx.analyses[analysis]
+
+
+# -- what a base class of another module stores on ``self`` ------------------------------
+class StoredAttributes(Analysis):
+    """A module's class scopes, asked how a class stores an attribute on ``self``."""
+
+    def form(self, cls: str, attr: str) -> Optional[StoredForm]:
+        binding = self.ctx.scopes.module_scope.lookup(cls)
+        if binding is None or binding.kind != "class":
+            return None
+        scope = next((c for c in self.ctx.scopes.module_scope.children if c.node is binding.node), None)
+        if scope is None:
+            return None
+        if any(not _is_tensorflow(self.ctx, base) for base in foreign_bases(scope)):
+            return None  # a base of a third module may store it too
+        return stored_form(scope, attr, self.ctx.values)
+
+
+def imported_stored_form(ctx: Context, cls: Scope, attr: str) -> Optional[StoredForm]:
+    """How the one base class of another project module that ``cls`` (a class of the
+    checked file) derives from stores ``self.<attr>``, read in that module; None when
+    there is no such base, or it stores none (:mod:`semantic.stored_attributes`)."""
+    bases = foreign_bases(cls)
+    if len(bases) != 1 or _is_tensorflow(ctx, bases[0]):
+        return None
+    found = imported_definition(ctx, bases[0])
+    if found is None:
+        return None
+    other = analysed(found[0], StoredAttributes, root=str(_root(ctx)) if _root(ctx) else None)
+    return other.form(found[1], attr) if isinstance(other, StoredAttributes) else None
+
+
+def _is_tensorflow(ctx: Context, base: cst.BaseExpression) -> bool:
+    return any(name.split(".", 1)[0] in TENSORFLOW_PACKAGES for name in ctx.names.resolve(base))

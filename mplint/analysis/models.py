@@ -16,8 +16,10 @@ A function or layer class of another module of the project at an output
 (``heads.make_head(x)``, ``ClassificationHead(...)(x)``) stands for what it returns
 there: :class:`CustomLayers` judges it in its own module. So does ``self.build_head(x)``
 in a class deriving from a model class of another module that defines the method
-(the call's literal arguments bind it there); where the subclass binds a name that
-the base's code reads on ``self`` (an overriding ``build_top``, an attribute), that
+(the call's literal arguments bind it there, and this module answers what ``self.<attr>``
+holds there: the subclass's stores and those of the base's helpers it calls,
+``self.set_properties(kwargs)``); where the subclass binds a name in its class body that
+the base's code reads on ``self`` (an overriding ``build_top``, a class attribute), that
 module cannot see which one runs, and the output stays unknown.
 
 Anything not followed with certainty yields no producer, and rules stay silent on
@@ -37,6 +39,7 @@ from mplint.analysis.tensor_syntax import target_path
 from mplint.core.find_nodes import find_all
 from mplint.rule.check import Analysis, Context
 from mplint.semantic.call_args import first_tensor_argument, positional_or_keyword
+from mplint.semantic.stored_attributes import InstanceAttributes
 from mplint.semantic.scopes import (
     MAX_CALL_CONTEXT, Binding, CallContext, CallFrame, Location, Scope, attributes_of, calls_of, class_chain,
     function_key, instance_class, local_def, method_of, on_self,
@@ -693,9 +696,10 @@ class ModelOutputs(Analysis):
     def inherited(self, func: cst.BaseExpression, loc: Location) -> Optional[Tuple[cst.BaseExpression, FrozenSet[str]]]:
         """``self.m`` in a class of this file when no class of its chain here binds ``m``
         and the chain's one base from elsewhere is a model class of another project
-        module: that base (``m`` is judged there) and every name the classes here bind
-        on ``self`` (methods, attributes): code of the base reading one of them would
-        reach the subclass's (virtual dispatch), which that module cannot see."""
+        module: that base (``m`` is judged there) and every name the class bodies here
+        bind (methods, class attributes): code of the base reading one of them would
+        reach the subclass's (virtual dispatch), which that module cannot see. Instance
+        attributes are not among them: this module answers ``self.<attr>`` there."""
         if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
                 and func.value.value == "self"):
             return None
@@ -703,7 +707,9 @@ class ModelOutputs(Analysis):
         if cls is None:
             return None
         chain = class_chain(cls)
-        bound = frozenset(name for s in chain for name in (*s.bindings, *s.attributes))
+        if any(func.attr.value in s.attributes for s in chain):
+            return None
+        bound = frozenset(name for s in chain for name in s.bindings)
         if func.attr.value in bound:
             return None
         local = {id(s.node) for s in chain}
@@ -715,7 +721,7 @@ class ModelOutputs(Analysis):
         return foreign[0], bound
 
     def inherited_outputs(self, cls_name: str, method: str, args: Sequence[cst.Arg],
-                          bound: FrozenSet[str]) -> Optional[List[Output]]:
+                          bound: FrozenSet[str], attributes: InstanceAttributes) -> Optional[List[Output]]:
         """What ``method`` of the class ``cls_name`` of this file returns when a subclass
         in another module calls ``self.<method>(args)`` (``args`` literal or unknown): None
         when a base of the class lives elsewhere, or its code reads on ``self`` a name
@@ -742,6 +748,7 @@ class ModelOutputs(Analysis):
         if found is None or found.kind != "def" or not isinstance(found.node, cst.FunctionDef):
             return None
         call = cst.Call(func=cst.Attribute(cst.Name("self"), cst.Name(method)), args=list(args))
+        self.ctx.values.instance_of_call(call, attributes)  # ``self.<attr>`` of the subclass's instance
         frame = CallFrame(found.node, call, Location(self.ctx.scopes.module_scope, AFTER_ALL), 1)
         out: List[Output] = []
         for value, where in self._returns.get(id(found.node), []):
@@ -1525,6 +1532,7 @@ class ModelOutputs(Analysis):
                 or value.args[0].keyword is not None or any(arg.star for arg in value.args):
             return None
         return value, where
+
     def _reaching_values(self, name: cst.Name, loc: Location) -> List[Optional[Binding]]:
         """The plain assignments (see :meth:`_plain_binding`) whose value ``name`` may
         hold here, one per arm that assigns it; None stands for any other binding."""
@@ -1532,15 +1540,15 @@ class ModelOutputs(Analysis):
         # An arm whose test the followed calls decide against never runs there
         # (``if not last: x = ReLU()(x)`` in ``conv_t_block(x, 3, last=True)``).
         live = [b for b in reaching if not self._arm_skipped(b, loc)]
+        # and one whose tests they all decide for it replaces what came before it on its
+        # path (``x = inputs`` then ``if self._include_top: x = self.build_top(x, ...)``;
+        # ``x = Conv2D(...)(x)`` then ``if act: ... else: x = eval(act)()(x)``)
+        taken = [b for b in live if b.branches and self._arms_taken(b, loc)]
+        live = [a for a in live if not any(a.order < b.order and set(a.branches) <= set(b.branches)
+                                           for b in taken)]
         decided = bool(live) and len(live) < len(reaching)
         if decided:
             reaching = live
-            # an arm the followed calls certainly take overrides what came before it
-            # (``x = Conv2D(...)(x)`` then ``if act: ... else: x = eval(act)()(x)``)
-            taken = [b for b in reaching if self._arms_taken(b, loc)]
-            if taken:
-                latest = max(taken, key=lambda b: b.order)
-                reaching = [b for b in reaching if b.order >= latest.order]
         # ``out = Dense(n)(x)`` then ``if mixed: out = Activation(..., dtype="float32")(out)``
         # overrides the first value under a condition that may always hold where the
         # policy is mixed: only the latest is judged, as before. A value rebound under

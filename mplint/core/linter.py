@@ -40,7 +40,8 @@ from mplint.run.gitignore import is_risky, path_or_parent_matcher
 from mplint.run.project import ProjectFacts, names_for
 from mplint.semantic.facts import FactsCollector, ModuleFacts
 from mplint.semantic.keras_version import versions_of
-from mplint.semantic.scopes import ScopeTracker
+from mplint.semantic.scopes import Scope, ScopeTracker
+from mplint.semantic.stored_attributes import StoredForm
 from mplint.semantic.test_modules import is_test_path
 from mplint.semantic.values import Evaluator, is_script
 from mplint.semantic.vocabulary import MIXED_POLICIES, POLICYLESS_BACKENDS
@@ -205,6 +206,7 @@ class Linter:
         # make it a program whose calls of its public functions are all their calls
         evaluator.script = source.path.endswith(".ipynb") or (is_script(module) and not facts.library)
         ctx = Context(source.path, module, names, tracker, facts, self.options, evaluator, source.text)
+        evaluator.inherited_store = lambda cls, attr: _inherited_store(ctx, cls, attr)
         try:
             return self._walk(ctx, source, classes, out)
         finally:
@@ -470,3 +472,9 @@ class StatementSpans:
                     return (min(pos.start.line, span[0]), max(header_end, span[1]))
             owner = node
 
+
+def _inherited_store(ctx: Context, cls: Scope, attr: str) -> Optional[StoredForm]:
+    """How a base class of another project module stores ``self.<attr>`` (read there; the
+    layer analysis imports libcst's walker, so only when asked)."""
+    from mplint.analysis.imported_layers import imported_stored_form
+    return imported_stored_form(ctx, cls, attr)

@@ -83,6 +83,11 @@ class MappingEntries:
                 out.add(None)
         return frozenset(out) if out else None
 
+    def handed_entry(self, name: str, key: str, loc: Location, depth: int, handed: cst.Call) -> Entry:
+        """The entry ``key`` of the dict ``name`` that ``handed`` hands a method of another
+        module at ``loc`` (``self.set_properties(kwargs)``): (values, may be absent)."""
+        return self._name_entry(name, key, loc, depth, handed=handed)
+
     # -- one dict -----------------------------------------------------------------
     def _name_entry(self, name: str, key: str, loc: Location, depth: int,
                     reader: Optional[cst.Call] = None, handed: Optional[cst.Call] = None) -> Entry:
@@ -170,6 +175,10 @@ class MappingEntries:
                 if found is None:
                     return None
                 absent = False
+        if found is not None:
+            # a ``**spread`` beside it that held the key too would be a TypeError: the
+            # program that runs takes the written keyword
+            return found, False
         for arg in call.args:
             if arg.star != "**":
                 continue

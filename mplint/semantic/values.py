@@ -21,8 +21,9 @@ from mplint.semantic.mapping_entries import READERS, MappingEntries
 from mplint.semantic.names import NameResolver
 from mplint.semantic.scopes import (
     Binding, Branches, CallContext, CallFrame, CallIndex, Location, Scope, attributes_of, calls_of, class_attribute,
-    class_scope_of, function_key, instance_class, method_of, subclasses_in_file,
+    class_chain, class_scope_of, function_key, instance_class, method_of, on_self, self_call_key, subclasses_in_file,
 )
+from mplint.semantic.stored_attributes import NOT_HERE, InstanceAttributes, StoredForm
 from mplint.semantic.vocabulary import DATACLASS_DECORATORS, DTYPE_NAMES, NAMESPACE_CONSTRUCTORS, POLICY_CONSTRUCTORS
 
 Values = FrozenSet[object]
@@ -31,6 +32,8 @@ Values = FrozenSet[object]
 _MAX_DEPTH = 12
 #: a value the calls elsewhere make unknowable (distinct from None: no such call)
 _UNKNOWN = object()
+#: no base class of another module stores the attribute
+_NOT_STORED = object()
 _MAX_VALUES = 16
 
 _BINOPS: Dict[type, Callable[[object, object], object]] = {
@@ -68,6 +71,13 @@ class Evaluator:
         self.script = True
         self._in_place: Dict[Tuple[int, str], bool] = {}
         self._entries = MappingEntries(self)
+        #: how a base class of another module stores ``self.<attr>`` for an instance of
+        #: the class (``stored_attributes``; set by the linter, which can read that module)
+        self.inherited_store: Optional[Callable[[Scope, str], Optional[StoredForm]]] = None
+        #: by a call's id, the instance a subclass in another module builds, for a method of
+        #: this module it runs on itself (``self.build_head(x)`` inherited): that module
+        #: answers ``self.<attr>`` inside the call (:meth:`instance_of_call`)
+        self._instances: Dict[int, Tuple[cst.Call, InstanceAttributes]] = {}
 
     def values(self, expr: cst.BaseExpression, loc: Optional[Location], depth: int = 0) -> Optional[Values]:
         if depth > _MAX_DEPTH:
@@ -174,16 +184,50 @@ class Evaluator:
             out |= found
         return frozenset(out) if len(out) <= _MAX_VALUES else None
 
+    def instance_of_call(self, call: cst.Call, attributes: InstanceAttributes) -> None:
+        """Inside ``call`` (made on the instance by a subclass of another module), and the
+        calls it makes on ``self``, ``self.<attr>`` is what ``attributes`` answers."""
+        self._instances[id(call)] = (call, attributes)
+
+    def instance_attribute(self, loc: Location, attr: str) -> object:
+        """``self.<attr>`` of the instance built at ``loc``, for a base's module: its values
+        (None: unknown), or NOT_HERE when no class here stores or binds it and no base of
+        another module stores it by a method called here."""
+        cls = instance_class(loc)
+        if cls is None:
+            return None
+        if not attributes_of(cls, attr) and class_attribute(cls, attr) is None \
+                and self._inherited_values(cls, loc, attr, 0) is _NOT_STORED:
+            return NOT_HERE
+        return self._attribute_values(loc, attr, 0)
+
+    def _foreign_instance(self, loc: Location) -> Optional[InstanceAttributes]:
+        for index, frame in enumerate(loc.context):
+            found = self._instances.get(id(frame.call))
+            if found is not None and found[0] is frame.call:
+                if all(on_self(later.call.func) for later in loc.context[index + 1:]):
+                    return found[1]
+                return None
+        return None
+
     def _attribute_values(self, loc: Location, attr: str, depth: int) -> Optional[Values]:
         """``self.<attr>`` in a method: the values of every ``self.<attr> = value`` the
         instance's class (:func:`scopes.instance_class`) and its bases make
         (``self.head_act = head_act`` in ``__init__``, the parameter bound at the
         construction calls). Unknown when any assignment is not a plain one."""
+        foreign = self._foreign_instance(loc) if self._instances else None
+        if foreign is not None:
+            answer = foreign(attr)
+            if answer is not NOT_HERE:
+                return answer  # type: ignore[return-value]
         cls = instance_class(loc)
         if cls is None:
             return None
         bindings = attributes_of(cls, attr)
         if not bindings:
+            inherited = self._inherited_values(cls, loc, attr, depth)
+            if inherited is not _NOT_STORED:
+                return inherited  # type: ignore[return-value]
             return self._class_attribute_values(cls, attr, depth)
         out: Set[object] = set()
         for binding in bindings:
@@ -194,6 +238,58 @@ class Evaluator:
                 return None
             out |= found
         return frozenset(out) if len(out) <= _MAX_VALUES else None
+
+    def _inherited_values(self, cls: Scope, loc: Location, attr: str, depth: int) -> object:
+        """``self.<attr>`` that a method of a base class of another module stores
+        (``self.set_properties(kwargs)``): the store's form, asked of that module
+        (``inherited_store``), bound to what each call here of that method on the
+        instance hands it. _NOT_STORED when the base stores no such attribute."""
+        form = self.inherited_store(cls, attr) if self.inherited_store is not None else None
+        if form is None:
+            return _NOT_STORED
+        name = form.method.name.value
+        found = method_of(cls, name)
+        if found is not None or self.call_sites is None:
+            return None  # overridden here: the base's store does not run
+        chain = class_chain(cls)
+        sites = [(call, where) for call, where in self.call_sites.get(self_call_key(name, False), ())
+                 if any(where.scope.enclosing_class() is c for c in chain)]
+        if not sites:
+            return None  # only the base's own code calls it, with what it hands
+        out: Set[object] = set()
+        for call, where in sites:
+            followed = loc.frame_of(where.scope.node)
+            if followed is not None:
+                where = where.within(followed[1] + (followed[0],))
+            values = self._stored_values(form, call, where, depth)
+            if values is None:
+                return None
+            out |= values
+        return frozenset(out) if len(out) <= _MAX_VALUES else None
+
+    def _stored_values(self, form: StoredForm, call: cst.Call, where: Location, depth: int) -> Optional[Values]:
+        """What one call ``self.<method>(...)`` makes the method store, by ``form``."""
+        if form.constant is not None:
+            return form.constant
+        assert form.param is not None
+        expr = self.bound_argument(form.method, form.param, call, 1, where)
+        if expr is UNREADABLE:
+            return None
+        if form.key is None:
+            if isinstance(expr, cst.BaseExpression):
+                return self.values(expr, where, depth + 1)
+            return form.default
+        if not isinstance(expr, cst.Name):
+            return None
+        entry = self._entries.handed_entry(expr.value, form.key, where, depth + 1, call)
+        if entry is None:
+            return None
+        values, absent = entry
+        if absent:
+            if form.default is None:
+                return None
+            values = values | form.default
+        return values
 
     def _class_attribute_values(self, cls: Scope, attr: str, depth: int) -> Optional[Values]:
         """A class attribute read through an instance (``self.head_activation`` with
