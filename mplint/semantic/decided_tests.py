@@ -7,7 +7,10 @@ A test is decided only where all its values are known: a parameter of the functi
 (bound nowhere else in it) whose every call mplint sees (the file's calls, and those of
 other modules the program model hands; not a library's public function, which its users
 call with anything), or an attribute every assignment of which stores such a parameter
-or a literal. Anything else leaves the arm possible: unknown stays unknown.
+or a literal (an assignment in an arm no run takes stores nothing). A layer class of
+another module is judged per route: the constructions that reach it hand their literal
+arguments to its ``__init__`` there (``tensor_imports``). Anything else leaves the arm
+possible: unknown stays unknown.
 """
 
 from __future__ import annotations
