@@ -30,3 +30,14 @@ def test_a_private_class_and_a_script_see_every_construction():
     assert fired(script, "MP504", assume_policy="mixed_float16") == []
     built = LAYER.replace("NAME", "Attention") + "\nAttention(history_only=True)(tf.zeros((2, 3)))\n"
     assert fired(built, "MP504", assume_policy="mixed_float16") == [(13, "MP504")]
+
+
+def test_a_construction_hands_its_literal_arguments_as_the_program_model_writes_them():
+    import libcst as cst
+
+    from mplint.semantic.call_args import literal_slots
+
+    call = cst.parse_expression('PatchEmbed((16, 16), 96, norm_layer=None, act="gelu", scale=dim, **kw)')
+    assert isinstance(call, cst.Call)
+    assert literal_slots(call) == {"0": "?", "1": "96", "norm_layer": "null", "act": '"gelu"', "scale": "?",
+                                   "*": "?", "**": "?"}

@@ -13,9 +13,10 @@ most: only classes used at a model output are asked for).
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -35,10 +36,16 @@ if TYPE_CHECKING:  # pragma: no cover
     from mplint.analysis.custom_layers import CustomLayer, CustomLayers
 
 _MAX_BYTES = 2_000_000
+#: function key -> the literal slots of each call one route makes of it (see :func:`analysed`)
+Handed = Mapping[str, Sequence[Mapping[str, str]]]
 #: (path, content digest) -> the module's layer analysis (None: unparsable)
 _ANALYSED: Dict[Tuple[str, str], Optional["CustomLayers"]] = {}
 #: (path, content digest, analysis) -> another analysis of a module (None: unparsable)
 _OTHER: Dict[Tuple[str, str, str], Optional[Analysis]] = {}
+#: (path, content digest) -> how many routes' calls it has been walked with (``handed``)
+_VARIANTS: Dict[Tuple[str, str], int] = {}
+#: the most walks of one module for the calls of different routes
+_MAX_VARIANTS = 8
 #: (path, content digest) -> the parsed module, to follow a package's re-exports
 _PARSED: Dict[Tuple[str, str], Optional[cst.Module]] = {}
 #: (module file, class) whose model-ness is being asked, against base classes that cycle
@@ -191,19 +198,29 @@ def imported_definition(ctx: Context, func: cst.BaseExpression) -> Optional[Tupl
     return None
 
 
-def analysed(path: str, analysis: type, root: Optional[str] = None, also: Tuple[type, ...] = ()) -> Optional[Analysis]:
+def analysed(path: str, analysis: type, root: Optional[str] = None, also: Tuple[type, ...] = (),
+             handed: Optional[Handed] = None) -> Optional[Analysis]:
     """``analysis`` of another module of the project (what it reads walked with it),
     by content; the read is noted, so the checked file's cached result is keyed by
     that module's content too. ``root``: the project root its imports resolve from;
     ``also``: analyses it asks for without requiring them (``ModelOutputs`` asks the
-    layer analysis about imported classes)."""
+    layer analysis about imported classes); ``handed``: the calls one route makes of
+    its functions (function key -> each call's literal slots, as the program model
+    writes them), which then hold their parameters with the module's own calls, so its
+    branches are decided for that route (a walk of its own per set of calls)."""
     found = reads.read(path, _MAX_BYTES)
     if found is None:
         return None
     raw, digest = found
-    key = (path, digest, "+".join(a.__name__ for a in (analysis, *also)) + ("@" + root if root else ""))
+    key = (path, digest, "+".join(a.__name__ for a in (analysis, *also)) + ("@" + root if root else "")
+           + ("" if handed is None else "|" + json.dumps(handed, sort_keys=True)))
+    if key not in _OTHER and handed is not None:
+        variants = _VARIANTS.get((path, digest), 0)
+        if variants >= _MAX_VARIANTS:
+            return None  # a module reached by many routes: its own judgement stands
+        _VARIANTS[(path, digest)] = variants + 1
     if key not in _OTHER:
-        _OTHER[key] = _analyse(path, raw, analysis, root, also)
+        _OTHER[key] = _analyse(path, raw, analysis, root, also, handed)
     return _OTHER[key]
 
 
@@ -380,7 +397,7 @@ def _layers_of(path: str, analysis: type) -> Optional["CustomLayers"]:
 
 
 def _analyse(path: str, raw: bytes, analysis: type, root: Optional[str] = None,
-             also: Tuple[type, ...] = ()) -> Optional["CustomLayers"]:
+             also: Tuple[type, ...] = (), handed: Optional[Handed] = None) -> Optional["CustomLayers"]:
     """Walk the module with the layer analysis and what it reads (no checks)."""
     try:
         module = parse(decode(path, raw))  # the depth guard: a module can crash libcst too
@@ -389,7 +406,14 @@ def _analyse(path: str, raw: bytes, analysis: type, root: Optional[str] = None,
     names = NameResolver()
     collect_module_imports(module, names)
     tracker = ScopeTracker(module, names)
-    ctx = Context(path, module, names, tracker, ModuleFacts(project_root=root), {}, Evaluator(names), module.code)
+    evaluator = Evaluator(names)
+    if handed is not None:
+        # one route's calls of these functions, with the module's own: a library module's
+        # other functions keep their callers unread (``Evaluator.callers_unread``)
+        evaluator = Evaluator(names, call_sites=tracker.calls)
+        evaluator.elsewhere = handed
+        evaluator.script = False
+    ctx = Context(path, module, names, tracker, ModuleFacts(project_root=root), {}, evaluator, module.code)
     failed: List[BaseException] = []
     # what a check requiring the layer analysis gets: it and what it reads, in order
     analyses = instantiate_analyses([type("LayerQuestion", (), {"requires": (analysis, *also)})], ctx)

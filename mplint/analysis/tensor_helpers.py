@@ -15,7 +15,6 @@ from mplint.analysis.tensor_sites import MAX_DEPTH, Env, Where
 from mplint.analysis.tensor_syntax import child_scope, decorated, is_none, is_self
 from mplint.analysis.tensor_containers import LayerContainers
 from mplint.semantic.call_args import UNREADABLE, argument_for
-from mplint.semantic.decided_tests import never_runs
 from mplint.semantic.public_reach import public_reach
 from mplint.semantic.scopes import Location, Scope
 from mplint.semantic.vocabulary import NEAREST_RESIZE_METHODS, RESIZING_LAYERS, SEQUENTIAL_CLASSES
@@ -47,12 +46,8 @@ class FileCalls(LayerContainers):
         mapped = self._maps.get(id(loc.scope.node)) if loc.scope.kind == "lambda" else None
         if mapped is not None:
             return self.region(mapped[1].loc)
-        if loc.branches:
-            arms = (id(loc.scope), tuple((branch, arm) for branch, arm, _ in loc.branches))
-            if arms not in self._arms_run:
-                self._arms_run[arms] = not never_runs(loc, self.ctx.values)
-            if not self._arms_run[arms]:
-                return None  # an arm no run takes (``if self.mode == "max":``, every caller passes "mean")
+        if not self.arms_run(loc):
+            return None  # an arm no run takes (``if self.mode == "max":``, every caller passes "mean")
         key = id(loc.scope)
         if key not in self._regions:
             self._regions[key] = None  # cycle guard: helpers calling each other

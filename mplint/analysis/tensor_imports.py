@@ -22,7 +22,7 @@ import libcst as cst
 
 from mplint.analysis.dtype_kinds import F32, LOW
 from mplint.analysis.imported_layers import analysed, imported_definition
-from mplint.semantic.call_args import UNREADABLE, argument_for
+from mplint.semantic.call_args import UNREADABLE, argument_for, literal_slots
 from mplint.semantic.scopes import Scope
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -58,6 +58,7 @@ def imported_callee(kinds: "TensorKinds", call: cst.Call, where: "Where") -> Opt
         if not values or not all(isinstance(v, cst.Call) for v, _ in values):
             return None
         classes: List[Optional[Tuple["TensorKinds", str, str, Scope]]] = []
+        constructions: List[cst.Call] = []
         for value, at in values:
             assert isinstance(value, cst.Call)
             # ``self.mlp = MLP_Block(...)`` with ``MLP_Block=MLP``: every class it may be
@@ -65,10 +66,11 @@ def imported_callee(kinds: "TensorKinds", call: cst.Call, where: "Where") -> Opt
             if not denoted:
                 return None
             classes.extend(_definition(kinds, cls) for cls, _ in denoted)
+            constructions.append(value)
         first = classes[0]
         if first is None or any(c is None or c[3] is not first[3] for c in classes):
             return None  # one imported class in every assignment
-        return _layer_call(first)
+        return _layer_call(_constructed(kinds, first, constructions))
     if isinstance(func, (cst.Name, cst.Attribute)):
         found = _definition(kinds, func)
         if found is None:
@@ -102,6 +104,28 @@ def _definition(kinds: "TensorKinds", func: cst.BaseExpression
         return None
     scope = next((c for c in module.children if c.node is bindings[0].node), None)
     return None if scope is None else (other, named[0], bindings[0].kind, scope)
+
+
+def _constructed(kinds: "TensorKinds", found: Tuple["TensorKinds", str, str, Scope],
+                 constructions: List[cst.Call]) -> Tuple["TensorKinds", str, str, Scope]:
+    """The imported class as the constructions of this route build it: its module judged
+    with their literal arguments handed to the class's own ``__init__`` (``PatchEmbed(
+    embed_dim=dim)`` leaves ``norm_layer`` None, so ``if self.norm is not None:`` in its
+    ``call`` never runs here). Another argument stays unknown; a class without its own
+    ``__init__``, or a module that cannot be walked again, is judged as before."""
+    other, path, binding_kind, cls = found
+    name = _name(cls)
+    if binding_kind != "class" or not any(b.kind == "def" for b in cls.bindings.get("__init__", [])) \
+            or any(arg.star == "*" for call in constructions for arg in call.args):
+        return found
+    handed = {f"{name}.__init__": [literal_slots(call) for call in constructions]}
+    variant = analysed(path, type(kinds), handed=handed)
+    if not isinstance(variant, type(kinds)):
+        return found
+    bindings = variant.ctx.scopes.module_scope.bindings.get(name, [])
+    scope = next((c for c in variant.ctx.scopes.module_scope.children
+                  if len(bindings) == 1 and c.node is bindings[0].node), None)
+    return found if scope is None else (variant, path, binding_kind, scope)
 
 
 def _layer_call(found: Tuple["TensorKinds", str, str, Scope]) -> Optional[ImportedCallee]:

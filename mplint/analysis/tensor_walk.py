@@ -14,7 +14,8 @@ from mplint.analysis.tensor_calls import AUG_ARITHMETIC, combining_layout, opera
 from mplint.analysis.tensor_sites import Env, OperationSite, Path, Where
 from mplint.analysis.tensor_syntax import is_none, is_self, self_attribute_path
 from mplint.rule.check import Analysis, Context
-from mplint.semantic.scopes import Binding, Scope
+from mplint.semantic.decided_tests import never_runs
+from mplint.semantic.scopes import Binding, Location, Scope
 
 
 class TensorWalk(Analysis):
@@ -218,6 +219,16 @@ class TensorWalk(Analysis):
             return binding, False
         return binding, where.path[:len(path)] == path
 
+    def arms_run(self, loc: Location) -> bool:
+        """Whether the ``if`` arms around ``loc`` may run (:func:`decided_tests.never_runs`:
+        an arm whose test every call decides the other way does not), cached per arms."""
+        if not loc.branches:
+            return True
+        arms = (id(loc.scope), tuple((branch, arm) for branch, arm, _ in loc.branches))
+        if arms not in self._arms_run:
+            self._arms_run[arms] = not never_runs(loc, self.ctx.values)
+        return self._arms_run[arms]
+
     def candidates(self, name: cst.Name, where: Where) -> List[Binding]:
         """The bindings of a name that may reach ``where``, latest first.
 
@@ -236,6 +247,8 @@ class TensorWalk(Analysis):
         earlier = [b for b in scope.bindings.get(name.value, []) if b.order <= binding.order]
         out: List[Binding] = []
         for candidate in reversed(earlier):
+            if candidate.branches and candidate.kind != "param" and not self.arms_run(candidate.location()):
+                continue  # bound in an arm no run takes (``if self.norm is not None:``, never built)
             out.append(candidate)
             if candidate.kind == "param":
                 return out

@@ -10,9 +10,12 @@ read. :func:`argument_for` binds a call to a ``def`` of the same file.
 
 from __future__ import annotations
 
-from typing import Optional, Union
+import json
+from typing import Dict, Optional, Union
 
 import libcst as cst
+
+from mplint.semantic.elsewhere_marks import ELSEWHERE_UNKNOWN, KEYWORD_SPREAD
 
 #: keywords under which ops take their tensor argument
 _TENSOR_KEYWORDS = ("x", "logits", "features", "tensor", "input", "inputs")
@@ -91,3 +94,36 @@ def argument_for(function: cst.CSTNode, param: cst.Param, call: cst.Call,
         if 0 <= index < len(given):
             return given[index].value
     return None
+
+
+def literal_slots(call: cst.Call) -> Dict[str, str]:
+    """The arguments a call writes, as the program model's summaries hand them to
+    another module's evaluator (``Evaluator.elsewhere``): slot (position after ``self``,
+    or keyword) -> the argument as JSON when it is a literal constant, else unknown;
+    ``*args``/``**kwargs`` as in ``run.summaries``. Only literals: a name's value is the
+    caller's module's matter, and may hold what its own callers pass."""
+    slots: Dict[str, str] = {}
+    positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
+    if any(arg.star == "*" for arg in call.args):
+        slots["*"] = ELSEWHERE_UNKNOWN
+    for i, arg in enumerate(positional):
+        slots[str(i)] = _json_literal(arg.value)
+    spread_only = "*" not in slots
+    for arg in call.args:
+        if arg.star == "**":
+            slots["*"] = ELSEWHERE_UNKNOWN
+            if spread_only:
+                slots[KEYWORD_SPREAD] = ELSEWHERE_UNKNOWN
+        elif arg.keyword is not None:
+            slots[arg.keyword.value] = _json_literal(arg.value)
+    return slots
+
+
+def _json_literal(expr: cst.BaseExpression) -> str:
+    if isinstance(expr, cst.Name) and expr.value in ("True", "False", "None"):
+        return {"True": "true", "False": "false", "None": "null"}[expr.value]
+    if isinstance(expr, (cst.SimpleString, cst.Integer, cst.Float)):
+        value = expr.evaluated_value
+        if isinstance(value, (str, int, float)):
+            return json.dumps(value)
+    return ELSEWHERE_UNKNOWN

@@ -7,13 +7,16 @@ A test is decided only where all its values are known: a parameter of the functi
 (bound nowhere else in it) whose every call mplint sees (the file's calls, and those of
 other modules the program model hands; not a library's public function, which its users
 call with anything), or an attribute every assignment of which stores such a parameter
-or a literal. Anything else leaves the arm possible: unknown stays unknown.
+or a literal (an assignment in an arm no run takes stores nothing). A layer class of
+another module is judged per route: the constructions that reach it hand their literal
+arguments to its ``__init__`` there (``tensor_imports``). Anything else leaves the arm
+possible: unknown stays unknown.
 """
 
 from __future__ import annotations
 
 import operator
-from typing import Callable, Dict, Optional, Set, Type
+from typing import Callable, Dict, Optional, Set, Tuple, Type
 
 import libcst as cst
 
@@ -26,6 +29,10 @@ _COMPARE: Dict[Type[cst.BaseCompOp], Callable[[object, object], bool]] = {
     cst.Is: operator.is_,
     cst.IsNot: operator.is_not,
 }
+
+#: the attributes whose assignments are being judged now (class scope id, name): an
+#: assignment guarded by a test of the same attribute is a cycle, and stays unknown
+_ASKING: Set[Tuple[int, str]] = set()
 
 
 def never_runs(loc: Location, values: Evaluator) -> bool:
@@ -79,22 +86,43 @@ def _operand(expr: cst.BaseExpression, loc: Location, values: Evaluator) -> Opti
         binding = loc.lookup(expr.value)
         return values.values(expr, loc) if binding is not None and _known_parameter(binding, values) else None
     if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
-        cls = loc.scope.enclosing_class()
-        stored = attributes_of(cls, expr.attr.value) if cls is not None else []
-        if not stored:
-            return None
+        return _attribute(expr, loc, values)
+    return None
+
+
+def _attribute(expr: cst.Attribute, loc: Location, values: Evaluator) -> Optional[Values]:
+    """``self.<attr>``: what every assignment that runs stores. An assignment in an arm
+    no construction takes (``self.norm = norm_layer(...)`` under ``if norm_layer is not
+    None:``, every construction leaving ``norm_layer`` None) stores nothing; the others
+    must each store a literal or a known parameter."""
+    cls = loc.scope.enclosing_class()
+    stored = attributes_of(cls, expr.attr.value) if cls is not None else []
+    key = (id(cls), expr.attr.value)
+    if not stored or key in _ASKING:
+        return None  # (an attribute whose assignments are guarded by itself: unknown)
+    _ASKING.add(key)
+    try:
+        out: Set[object] = set()
         for binding in stored:
             value = binding.value
             if binding.kind != "assign" or value is None or binding.scope is None:
                 return None
+            at = binding.location()
+            if at.branches and never_runs(at, values):
+                continue
             if isinstance(value, cst.Name) and value.value not in ("True", "False", "None"):
-                source = binding.location().lookup(value.value)
+                source = at.lookup(value.value)
                 if source is None or not _known_parameter(source, values):
                     return None
             elif not isinstance(value, (cst.SimpleString, cst.Integer, cst.Float, cst.Name)):
                 return None
-        return values.values(expr, loc)
-    return None
+            found = values.values(value, at)
+            if found is None:
+                return None
+            out |= found
+        return frozenset(out) if out else None
+    finally:
+        _ASKING.discard(key)
 
 
 def _known_parameter(binding: Binding, values: Evaluator) -> bool:
