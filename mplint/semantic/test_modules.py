@@ -4,6 +4,12 @@ so the project index (which must not load libcst) and the rules share it."""
 from __future__ import annotations
 
 import os
+import re
+
+#: what code that trains calls: fit/train_on_batch/a train step, an optimizer update,
+#: or a gradient (``tape.gradient``, ``tf.gradients``)
+TRAINING_CALL = re.compile(
+    r"\.(?:fit|fit_generator|train_on_batch|train_step|apply_gradients|minimize|gradient)\(|\bgradients\(")
 
 
 def is_test_path(path: str) -> bool:
