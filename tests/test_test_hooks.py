@@ -125,3 +125,15 @@ def test_a_fixture_governs_only_the_tests_that_request_it(tmp_path):
     text = HOOKS["requested fixture"].format(set=SET, code=SHAPES) + "\n\ndef test_trains():\n" \
         + TRAINS.replace("        ", "    ")
     assert _findings(tmp_path, text) == []
+
+
+def test_a_test_that_only_checks_gradients_is_no_training_program(tmp_path):
+    code = """        model = build_classifier()
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(model(np.zeros((8, 32))))
+        grads = tape.gradient(loss, model.trainable_variables)
+        assert all(np.isfinite(g).all() for g in grads)
+"""
+    assert _findings(tmp_path, HOOKS["requested fixture"].format(set=SET, code=code)) == []
+    updated = code + "        tf.keras.optimizers.SGD().apply_gradients(zip(grads, model.trainable_variables))\n"
+    assert len(_findings(tmp_path / "b", HOOKS["requested fixture"].format(set=SET, code=updated))) == 1

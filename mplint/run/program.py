@@ -839,7 +839,7 @@ class ProgramModel:
 
     def _test_not_training(self, node: Node) -> bool:
         """Code of a test file that is no training program: the policy it sets governs
-        test code only. A test that trains (``fit``, a gradient) is one: the library
+        test code only. A test that trains (``fit``, an optimizer update) is one: the library
         models it trains under its policy are trained under it."""
         test_file = self._test_file(node[0])
         return test_file is not None and not test_file.trains(node[1])

@@ -5,8 +5,9 @@ A policy set in ``setUp``/``setUpClass`` runs before each test of its class; one
 ``setup_module``/``setUpModule``/``setup_function`` or an autouse pytest fixture before
 each test of the module, and one in another fixture before the tests that request it.
 Each such test runs under the policy as if it had set it in its own body. A test that
-trains (``fit``, a gradient, an optimizer update) is a training program for the code it
-calls; one that only builds a model or checks shapes and dtypes is not.
+trains (``fit``, ``train_on_batch``, an optimizer update) is a training program for the
+code it calls; one that only builds a model, checks shapes and dtypes, or checks that a
+gradient is finite is not.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import ast
 from typing import Dict, Iterator, List, Optional, Tuple
 
-from mplint.semantic.test_modules import TRAINING_CALL
+from mplint.semantic.test_modules import UPDATE_CALL
 
 #: hooks a test class runs before its tests
 _CLASS_HOOKS = frozenset({"setUp", "setUpClass", "asyncSetUp", "setup_method", "setup_class", "setup"})
@@ -64,12 +65,12 @@ class TestFile:
 
     def trains(self, function: str, depth: int = 0) -> bool:
         """Whether the function, or a function of this file it calls (two calls deep),
-        makes a training call."""
+        updates a model's weights (``fit``, an optimizer's ``apply_gradients``)."""
         node = self._functions.get(function)
         code = ast.get_source_segment(self._source, node) if node is not None else None
         if node is None or code is None:
             return False
-        if TRAINING_CALL.search(code):
+        if UPDATE_CALL.search(code):
             return True
         if depth >= 2:
             return False
