@@ -275,9 +275,9 @@ MASK_LAYER = ("import numpy as np\nimport tensorflow as tf\n"
     "scores + (1.0 - tf.cast(mask, scores.dtype)) * tf.float32.min",
     "scores + (1.0 - tf.cast(mask, scores.dtype)) * np.finfo(np.float32).min",
     "scores + (1.0 - tf.cast(mask, scores.dtype)) * np.finfo('float32').min",
-    "tf.where(mask, scores, tf.constant(-1e9, dtype=scores.dtype))",
-    "tf.where(mask, scores, tf.cast(-1e9, scores.dtype))",
-    "tf.where(mask, scores, tf.fill(tf.shape(scores), tf.cast(-1e9, scores.dtype)))",
+    "scores + (1.0 - tf.cast(mask, scores.dtype)) * tf.constant(-1e9, dtype=scores.dtype)",
+    "scores + (1.0 - tf.cast(mask, scores.dtype)) * tf.cast(-1e9, scores.dtype)",
+    "scores + tf.fill(tf.shape(scores), tf.cast(-1e9, scores.dtype))",
 ])
 def test_mp501_reads_dtype_limits_and_constants_made_16_bit(expr):
     assert fired(MASK_LAYER.replace("EXPR", expr)) == [(6, "MP501")]
@@ -291,6 +291,25 @@ def test_mp501_reads_dtype_limits_and_constants_made_16_bit(expr):
 ])
 def test_mp501_stays_silent_on_finite_16_bit_sentinels(expr):
     assert fired(MASK_LAYER.replace("EXPR", expr)) == []
+
+
+@pytest.mark.parametrize("expr", [
+    "tf.where(mask, scores, -1e9)",
+    "tf.where(mask == 1, -1e9, scores)",
+    "tf.where(mask, scores, tf.constant(-1e9, dtype=scores.dtype))",
+    "tf.where(mask, scores, tf.cast(-1e9, scores.dtype))",
+    "tf.where(mask, scores, tf.fill(tf.shape(scores), tf.cast(-1e9, scores.dtype)))",
+    "tf.where(mask, scores, -10000.0 * 10)",
+])
+def test_mp501_stays_silent_on_a_sentinel_tf_where_only_selects(expr):
+    # float16 makes the masked slots -inf and softmax gives them exactly 0 (TF 2.21,
+    # run); NaN needs a row with every slot masked, which the data decides
+    assert fired(MASK_LAYER.replace("EXPR", expr)) == []
+
+
+def test_mp501_still_reports_arithmetic_inside_a_tf_where():
+    expr = "tf.where(mask, scores, scores + (1.0 - tf.cast(mask, scores.dtype)) * -1e9)"
+    assert fired(MASK_LAYER.replace("EXPR", expr)) == [(6, "MP501")]
 
 
 MASK_HELPER = HEADER + """
@@ -338,11 +357,11 @@ def test_mp501_reports_a_named_fill_value_where_its_number_is_written():
 class Attention(tf.keras.layers.Layer):
     def call(self, scores, mask):
         neg = tf.fill(tf.shape(scores), tf.cast(-1e9, scores.dtype))
-        return tf.nn.softmax(tf.where(mask, scores, neg))
+        return tf.nn.softmax(scores + (1.0 - tf.cast(mask, scores.dtype)) * neg)
 """
     [found] = findings(code)
     assert (found.line, found.col, found.rule) == (6, 49, "MP501")
-    assert "meets a float16 tensor in `tf.where(mask, scores, neg)`" in found.message
+    assert "meets a float16 tensor in `scores + (1.0 - tf.cast(mask, scores.dtype)) ...`" in found.message
     fixed = helpers.fix(code, "MP501")
     assert "tf.cast(tf.as_dtype(self.compute_dtype).min, scores.dtype)" in fixed
     assert helpers.fix(fixed, "MP501") == fixed

@@ -170,10 +170,6 @@ class AlignedDimensions(Analysis):
         self._call_args: Optional[Dict[int, Tuple[Binding, Location]]] = None
         #: ``Layer(...)(x)`` applications by the constructor they call
         self._applied: Dict[int, List[Tuple[cst.Call, Location]]] = {}
-        #: ``model.add(layer)`` calls by receiver name
-        self._adds: Dict[str, List[Tuple[cst.Call, Location]]] = {}
-        #: ``layers.append(layer)`` calls by list variable, for Sequential(layers)
-        self._appends: Dict[str, List[Tuple[cst.Call, Location]]] = {}
         #: canonical classes of the layer constructors seen (resolved during the walk,
         #: while function-local imports are still visible)
         self._classes: Dict[int, FrozenSet[str]] = {}
@@ -293,10 +289,7 @@ class AlignedDimensions(Analysis):
 
     def _method_call(self, node: cst.Call, func: cst.Attribute) -> None:
         method = func.attr.value
-        if method in ("add", "append") and isinstance(func.value, cst.Name) and node.args:
-            store = self._adds if method == "add" else self._appends
-            store.setdefault(func.value.value, []).append((node, self.ctx.scopes.location()))
-        elif method in MODEL_METHODS:
+        if method in MODEL_METHODS:
             # The keyword is unambiguous; a positional batch size only counts when
             # the receiver is plainly a Keras model built in this file.
             expr = keyword_only(node, "batch_size")
@@ -803,7 +796,7 @@ class AlignedDimensions(Analysis):
             found: Set[int] = set()
             for output in self.ctx.get(ModelOutputs).outputs():
                 if output.style == "sequential" and isinstance(output.model_call, cst.Call):
-                    self._sequential_output(output.model_call, output.expression, found)
+                    self._sequential_output(output.expression, found)
                 else:
                     self._follow_output(output.producer, found, 0)
             self._outputs = found
@@ -841,46 +834,21 @@ class AlignedDimensions(Analysis):
                     out.append((call, where))
         return out
 
-    def _sequential_output(self, model: cst.Call, last: cst.BaseExpression, found: Set[int]) -> None:
-        """The last layer of a Sequential model, and those before trailing size-keepers."""
-        layers: List[Tuple[cst.BaseExpression, Optional[Location]]] = []
-        listed = positional_or_keyword(model, 0, "layers")
-        if isinstance(listed, (cst.List, cst.Tuple)):
-            layers = [(e.value, None) for e in listed.elements]
-        elif isinstance(listed, cst.Name):
-            layers = self._list_variable(listed)
-        if not any(e is last for e, _ in layers):
-            for adds in self._adds.values():
-                scope = next((w.scope for add, w in adds if add.args[0].value is last), None)
-                if scope is not None:
-                    layers = [(add.args[0].value, w) for add, w in adds if w.scope is scope]
-        index = next((i for i, (e, _) in enumerate(layers) if e is last), None)
-        if index is None:
+    def _sequential_output(self, last: cst.BaseExpression, found: Set[int]) -> None:
+        """The last layer of a Sequential model, and those before trailing size-keepers
+        (``Dense(classes)`` then ``Activation("softmax", dtype="float32")``), read from
+        the model's end as :class:`ModelOutputs` assembled it."""
+        layers = self.ctx.get(ModelOutputs).sequential_tail(last)
+        if not layers:
             if isinstance(last, cst.Call):
                 found.add(id(last))
             return
-        while index >= 0:
-            expr, where = layers[index]
+        for expr, where in reversed(layers):
             if not isinstance(expr, cst.Call):
                 return
             self._add_output(expr, where, found, 0)
             if not self._class_of(expr) & SIZE_KEEPING_LAYERS:
                 return
-            index -= 1
-
-    def _list_variable(self, name: cst.Name) -> List[Tuple[cst.BaseExpression, Optional[Location]]]:
-        """``layers = [...]; layers.append(...)``: the list's items in order."""
-        scopes = [s for s in self.ctx.scopes.all_scopes() if name.value in s.bindings]
-        if len(scopes) != 1:
-            return []
-        bindings = scopes[0].bindings[name.value]
-        if len(bindings) != 1 or not isinstance(bindings[0].value, (cst.List, cst.Tuple)):
-            return []
-        items: List[Tuple[cst.BaseExpression, Optional[Location]]] = [
-            (e.value, None) for e in bindings[0].value.elements]
-        items += [(call.args[0].value, where) for call, where in self._appends.get(name.value, [])
-                  if where.scope is scopes[0]]
-        return items
 
     def _class_of(self, call: cst.Call) -> FrozenSet[str]:
         found = self._classes.get(id(call))

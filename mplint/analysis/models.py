@@ -6,7 +6,9 @@ Three model styles are recognised:
   through variables, lists/tuples/dicts, helper functions that return the tensor
   (every ``return``), and nested models called as layers;
 - sequential: ``keras.Sequential`` ends in its last layer (a list literal, a list
-  variable and its ``.append``/``.extend`` calls, or the last ``.add``);
+  variable and its ``.append``/``.extend`` calls and ``+=``, the last ``.add``, or
+  the adds of a local helper handed the model); :meth:`ModelOutputs.sequential_tail`
+  gives the known layers before it (a class-count Dense before a float32 activation);
 - subclassed: a class deriving (directly, through local classes or through a
   model class of another module of the project) from ``keras.Model``; its outputs are what ``call`` returns, e.g. ``self.head(x)``
   with ``self.head = Dense(...)`` set in ``__init__``, or ``tf.nn.softmax(x)``
@@ -61,6 +63,8 @@ _MUTATORS = frozenset({"add", "append", "extend", "insert", "pop", "remove", "cl
 _HARMLESS_CALLEES = frozenset({"print", "len", "isinstance", "id", "repr", "str", "type"})
 
 _MAX_DEPTH = 16
+#: the known end of a list of layers, and whether it is the whole list
+_Tail = Tuple[List[Tuple[cst.BaseExpression, Location]], bool]
 
 Output = Tuple[cst.BaseExpression, Optional["Producer"]]
 
@@ -165,6 +169,8 @@ class ModelOutputs(Analysis):
         self._expanding: Set[int] = set()
         #: whether each base expression names a model class of another module, by id
         self._imported_bases: Dict[int, bool] = {}
+        #: the known end of each Sequential model, by id of its last layer
+        self._tails: Dict[int, List[Tuple[cst.BaseExpression, Location]]] = {}
 
     # -- collection --------------------------------------------------------------
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -214,6 +220,11 @@ class ModelOutputs(Analysis):
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self._note_store(node.target, None)
+        if isinstance(node.target, cst.Name) and isinstance(node.operator, cst.AddAssign):
+            # ``layers += [...]``: read as ``layers.extend([...])``, where it happens
+            extend = cst.Call(cst.Attribute(node.target, cst.Name("extend")), [cst.Arg(node.value)])
+            self._mutations.setdefault(node.target.value, []).append(
+                _MethodCall("extend", extend, self.ctx.scopes.location(), self._loops[-1] > 0))
 
     def _note_store(self, target: cst.BaseExpression, value: Optional[cst.BaseExpression]) -> None:
         if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
@@ -813,84 +824,142 @@ class ModelOutputs(Analysis):
     # -- sequential -------------------------------------------------------------------
     def _sequential_last(self, call: cst.Call, loc: Location) -> Optional[Tuple[cst.BaseExpression, Location]]:
         """The last layer of a Sequential model, when it is known for certain."""
-        last: Optional[Tuple[cst.BaseExpression, Location]] = None
+        tail = self._sequential_tail(call, loc)
+        if not tail:
+            return None
+        self._tails[id(tail[-1][0])] = tail
+        return tail[-1]
+
+    def sequential_tail(self, last: cst.BaseExpression) -> List[Tuple[cst.BaseExpression, Location]]:
+        """The layers that end the Sequential model whose last layer is ``last``, in
+        order, as far back as they are known for certain (however the list was
+        assembled: a literal, appends, ``+=``, ``extend``, ``model.add``); [] when
+        ``last`` ends no model (call after :meth:`outputs`)."""
+        return self._tails.get(id(last), [])
+
+    def _sequential_tail(self, call: cst.Call, loc: Location) -> Optional[List[Tuple[cst.BaseExpression, Location]]]:
+        tail: _Tail = ([], True)
         layers = positional_or_keyword(call, 0, "layers")
-        if layers is not None:
-            if isinstance(layers, cst.Name) and layers.value == "None":
-                layers = None
-            else:
-                last = self._last_item(layers, loc, call, 0)
-                if last is None:
-                    return None
-        # model = Sequential(...); model.add(...): the last add in the same scope wins
+        if layers is not None and not (isinstance(layers, cst.Name) and layers.value == "None"):
+            found = self._layer_tail(layers, loc, call, 0)
+            if found is None or not (found[0] or found[1]):
+                return None
+            tail = found
+        # model = Sequential(...); model.add(...): the adds in the same scope, in order
         variable = _bound_to(call, loc)
         if variable is None:
             # Returned, stored on ``self`` or passed on: layers may be added where
             # we cannot follow, so only trust it when no unexplained add exists.
-            return None if self._unexplained_adds() else last
+            return None if self._unexplained_adds() else tail[0]
         binding = _binding_of(call, loc, variable)
         mutations = self._mutations_of(variable, binding, loc)
         if mutations is None:
             return None
-        if any(m.method != "add" for m in mutations):
+        # ``add_head(model)``: a local helper's adds to the parameter it is given
+        followed: Dict[int, Tuple[int, List[_MethodCall]]] = {}
+        for passed, where in self._passed.get(variable, []):
+            if where.scope is loc.scope and where.order > loc.order and where.lookup(variable) is binding:
+                adds = self._helper_adds(passed, where, variable)
+                if adds is not None:
+                    followed[id(passed)] = (where.order, adds)
+        steps = sorted([(m.location.order, [m]) for m in mutations] + list(followed.values()), key=lambda s: s[0])
+        added = [m for _, ms in steps for m in ms]
+        if any(m.method != "add" or not m.call.args for m in added):
             return None  # pop()/insert() on a model: order unknown
-        if mutations:
-            final = mutations[-1]
-            if final.in_loop or not final.call.args:
-                return None  # one layer per iteration: not a single layer to fix
-            if self._passed_between(variable, binding, loc.order, final.location.order, loc):
-                return None
-            last = (final.call.args[0].value, final.location)
-        if self._adds_elsewhere(variable, binding, loc):
+        for mutation in added:
+            tail = self._mutated(tail, mutation, 0)
+        skip = frozenset(followed)
+        if steps and self._passed_between(variable, binding, loc.order, steps[-1][0], loc, followed=skip):
             return None
-        return last
+        if self._adds_elsewhere(variable, binding, loc, skip):
+            return None
+        return tail[0]
 
-    def _last_item(self, expr: cst.BaseExpression, loc: Location, use: cst.Call,
-                   depth: int) -> Optional[Tuple[cst.BaseExpression, Location]]:
-        """The last element of a list of layers (literal, variable, ``a + b``)."""
+    def _helper_adds(self, call: cst.Call, where: Location, variable: str) -> Optional[List[_MethodCall]]:
+        """The ``.add`` calls a local function makes, in its own body, on the parameter
+        that receives ``variable`` (None: not such a helper, or not followed)."""
+        callee = self._local_function(call.func, where)
+        scope = self._function_scopes.get(id(callee)) if callee is not None else None
+        if callee is None or scope is None:
+            return None
+        param = _receiving_param(call, callee, variable)
+        binding = next((b for b in scope.bindings.get(param, []) if b.kind == "param"), None) if param else None
+        if param is None or binding is None:
+            return None
+        adds = self._mutations_of(param, binding, where)
+        return adds if adds else None
+
+    def _mutated(self, tail: "_Tail", mutation: _MethodCall, depth: int) -> "_Tail":
+        """The known end of a list after ``append``/``add``/``extend`` (one in a loop
+        adds an unknown number of layers: nothing before it stays known)."""
+        if mutation.in_loop:
+            return [], False
+        value = mutation.call.args[0].value
+        if mutation.method != "extend":
+            return tail[0] + [(value, mutation.location)], tail[1]
+        added = self._layer_tail(value, mutation.location, mutation.call, depth + 1)
+        if added is None:
+            return [], False
+        return (tail[0] + added[0], tail[1]) if added[1] else added
+
+    def _layer_tail(self, expr: cst.BaseExpression, loc: Location, use: cst.Call,
+                    depth: int) -> Optional["_Tail"]:
+        """The known end of a list of layers (literal, variable with its appends,
+        ``a + b``, a helper's returned list), and whether it is the whole list."""
         if depth > _MAX_DEPTH:
             return None
         if isinstance(expr, (cst.List, cst.Tuple)):
-            if not expr.elements:
-                return None
-            item = expr.elements[-1]
-            if isinstance(item, cst.StarredElement):  # ``*head_layers(10)``: the last it holds
-                return self._last_item(item.value, loc, use, depth + 1)
-            return item.value, loc
+            items: List[Tuple[cst.BaseExpression, Location]] = []
+            for element in reversed(expr.elements):
+                if isinstance(element, cst.StarredElement):  # ``*head_layers(10)``: what it holds
+                    inner = self._layer_tail(element.value, loc, use, depth + 1)
+                    if inner is None:
+                        return (items, False) if items else None
+                    return inner[0] + items, inner[1] and element is expr.elements[0]
+                items.insert(0, (element.value, loc))
+            return items, True
         if isinstance(expr, cst.Call):
             callee = self._callable(expr.func, loc, depth + 1)
             returns = self._returns.get(id(callee[0]), []) if callee is not None else []
             if callee is None or len(returns) != 1:
                 return None
             value, where = returns[0]
-            return self._last_item(value, self._inside(callee, expr, loc, where), use, depth + 1)
+            return self._layer_tail(value, self._inside(callee, expr, loc, where), use, depth + 1)
         if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
-            return self._last_item(expr.right, loc, use, depth + 1)
+            right = self._layer_tail(expr.right, loc, use, depth + 1)
+            if right is None or not right[1]:
+                return right
+            left = self._layer_tail(expr.left, loc, use, depth + 1)
+            return (left[0] + right[0], left[1]) if left is not None else (right[0], False)
         if isinstance(expr, cst.Name):
-            binding = loc.lookup(expr.value)
+            binding = self._list_binding(loc.lookup(expr.value))
             if binding is None or binding.kind != "assign" or binding.scope is None or binding.value is None:
                 return None
             where = binding.location()
-            last = self._last_item(binding.value, where, use, depth + 1)
-            # appends between the list's creation and the Sequential call
+            tail = self._layer_tail(binding.value, where, use, depth + 1) or ([], False)
+            # appends between the list's creation and its use
             mutations = self._mutations_of(expr.value, binding, where)
             if mutations is None:
                 return None
             mutations = [m for m in mutations if m.location.order <= loc.order]
-            if mutations:
-                final = mutations[-1]
-                if final.in_loop or final.method not in ("append", "extend") or not final.call.args:
-                    return None
-                if any(m.method not in ("append", "extend") for m in mutations):
-                    return None
-                if final.method == "append":
-                    last = (final.call.args[0].value, final.location)
-                else:
-                    last = self._last_item(final.call.args[0].value, final.location, use, depth + 1)
-            if last is not None and self._passed_between(expr.value, binding, binding.order, loc.order, loc, use):
+            if any(m.method not in ("append", "extend") or not m.call.args for m in mutations):
                 return None
-            return last
+            for mutation in mutations:
+                tail = self._mutated(tail, mutation, depth)
+            if self._passed_between(expr.value, binding, binding.order, loc.order, loc, use):
+                return None
+            return tail
         return None
+
+    @staticmethod
+    def _list_binding(binding: Optional[Binding]) -> Optional[Binding]:
+        """The assignment that made a list ``layers += [...]`` then grew (an
+        augmented assignment is read as an ``extend`` of it)."""
+        if binding is None or binding.kind != "augassign" or binding.scope is None:
+            return binding
+        earlier = [b for b in binding.scope.bindings.get(binding.name, [])
+                   if b.order < binding.order and b.kind != "augassign"]
+        return max(earlier, key=lambda b: b.order) if earlier else None
 
     def _unexplained_adds(self) -> bool:
         """An ``.add`` call on something not plainly bound to a Sequential call."""
@@ -903,9 +972,28 @@ class ModelOutputs(Analysis):
                 receiver = m.call.func.value  # type: ignore[attr-defined]
                 binding = m.location.lookup(receiver.value)
                 value = binding.value if binding is not None else None
-                if not (isinstance(value, cst.Call) and self.resolve(value.func) & SEQUENTIAL_CLASSES):
+                if not (isinstance(value, cst.Call) and self.resolve(value.func) & SEQUENTIAL_CLASSES) \
+                        and not self._only_given_sequentials(binding):
                     return True
         return False
+
+    def _only_given_sequentials(self, binding: Optional[Binding]) -> bool:
+        """A local helper's parameter (``def add_head(model)``) that every call in the
+        file fills with a variable bound to a Sequential: its adds are read there."""
+        if binding is None or binding.kind != "param" or binding.scope is None:
+            return False
+        function = binding.scope.node
+        if not isinstance(function, cst.FunctionDef) or binding.scope.enclosing_class() is not None:
+            return False
+        calls = self.ctx.scopes.calls.get(function.name.value, [])
+        for call, where in calls:
+            passed = [a.value for a in call.args if isinstance(a.value, cst.Name)
+                      and _receiving_param(call, function, a.value.value) == binding.name]
+            given = where.lookup(passed[0].value) if len(passed) == 1 else None
+            if given is None or given.kind != "assign" or not isinstance(given.value, cst.Call) \
+                    or not self.resolve(given.value.func) & SEQUENTIAL_CLASSES:
+                return False
+        return bool(calls)
 
     def _mutations_of(self, variable: str, binding: Optional[Binding], loc: Location) -> Optional[List[_MethodCall]]:
         """Mutating calls on ``variable`` after ``binding`` and before it is rebound.
@@ -915,10 +1003,11 @@ class ModelOutputs(Analysis):
         if binding is None or binding.scope is None:
             return None
         out = []
-        later = [b.order for b in binding.scope.bindings.get(variable, []) if b.order > binding.order]
+        later = [b.order for b in binding.scope.bindings.get(variable, [])
+                 if b.order > binding.order and b.kind != "augassign"]
         end = min(later) if later else None
         for mutation in self._mutations.get(variable, []):
-            if mutation.location.lookup(variable) is not binding:
+            if self._list_binding(mutation.location.lookup(variable)) is not binding:
                 continue
             if mutation.location.scope is not binding.scope:
                 return None
@@ -927,10 +1016,12 @@ class ModelOutputs(Analysis):
             out.append(mutation)
         return out
 
-    def _adds_elsewhere(self, variable: str, binding: Optional[Binding], loc: Location) -> bool:
-        """The model is handed to a local function that adds layers to something."""
+    def _adds_elsewhere(self, variable: str, binding: Optional[Binding], loc: Location,
+                        followed: FrozenSet[int] = frozenset()) -> bool:
+        """The model is handed to a local function that adds layers to something
+        (other than the helpers in ``followed``, whose adds are read)."""
         for call, where in self._passed.get(variable, []):
-            if where.scope is not loc.scope or where.order <= loc.order:
+            if where.scope is not loc.scope or where.order <= loc.order or id(call) in followed:
                 continue
             if where.lookup(variable) is not binding:
                 continue
@@ -943,10 +1034,11 @@ class ModelOutputs(Analysis):
         return False
 
     def _passed_between(self, variable: str, binding: Optional[Binding], start: int, end: int,
-                        loc: Location, use: Optional[cst.Call] = None) -> bool:
+                        loc: Location, use: Optional[cst.Call] = None,
+                        followed: FrozenSet[int] = frozenset()) -> bool:
         """The variable is given to unknown code that may add or append to it."""
         for call, where in self._passed.get(variable, []):
-            if call is use or where.lookup(variable) is not binding:
+            if call is use or id(call) in followed or where.lookup(variable) is not binding:
                 continue
             if not (start < where.order <= end):
                 continue
@@ -1777,6 +1869,23 @@ def _method(class_scope: Scope, name: str) -> Optional[cst.FunctionDef]:
     if not found or found[-1].kind != "def" or not isinstance(found[-1].node, cst.FunctionDef):
         return None
     return found[-1].node
+
+
+def _receiving_param(call: cst.Call, function: cst.FunctionDef, variable: str) -> Optional[str]:
+    """The parameter of ``function`` that ``call`` fills with the plain name ``variable``."""
+    positional = [*function.params.posonly_params, *function.params.params]
+    index = 0
+    for arg in call.args:
+        if arg.star:
+            return None
+        if arg.keyword is not None:
+            if isinstance(arg.value, cst.Name) and arg.value.value == variable:
+                return arg.keyword.value
+            continue
+        if isinstance(arg.value, cst.Name) and arg.value.value == variable:
+            return positional[index].name.value if index < len(positional) else None
+        index += 1
+    return None
 
 
 def _bound_to(call: cst.Call, loc: Location) -> Optional[str]:

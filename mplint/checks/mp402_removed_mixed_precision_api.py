@@ -10,7 +10,7 @@ alone: it already runs on both generations.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, Iterator, List, Optional, Set, Tuple, Union
+from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 
@@ -69,6 +69,8 @@ class RemovedMixedPrecisionApi(Check):
         self._skip: Set[int] = set()
         self._imports: List[ImportNode] = []
         self._guarded_locals: Set[str] = set()
+        #: the statement blocks being walked, each with the guards its early exits opened
+        self._blocks: List[Tuple[Sequence[cst.BaseStatement], List[int]]] = []
         self._specs: Dict[str, Import] = {}
         self._refs: List[_Ref] = []
         self._tf1 = False
@@ -88,8 +90,42 @@ class RemovedMixedPrecisionApi(Check):
         if node.handlers:
             self._guard -= 1
 
+    def visit_Module(self, node: cst.Module) -> None:
+        self._blocks.append((node.body, [0]))
+
+    def leave_Module(self, node: cst.Module) -> None:
+        self._leave_block()
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._blocks.append((node.body, [0]))
+
+    def leave_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._leave_block()
+
+    def _leave_block(self) -> None:
+        _, opened = self._blocks.pop()
+        self._guard -= opened[0]
+
     def visit_If(self, node: cst.If) -> None:
-        self._enter_branch(node, node.test, _if_arms(node))
+        arms = _if_arms(node)
+        rest = self._after_early_exit(node, arms)
+        self._enter_branch(node, node.test, arms + rest)
+        if rest and id(node) in self._skip:
+            # ``if new_version: return new_api()`` then the old API: the statements
+            # after the ``if`` run only where its test fails, as an ``else`` would
+            self._guard += 1
+            self._blocks[-1][1][0] += 1
+
+    def _after_early_exit(self, node: cst.If, arms: List[cst.CSTNode]) -> List[cst.CSTNode]:
+        """The statements after an ``if`` whose every arm returns or raises (and no
+        ``else``): what runs only when its tests fail."""
+        if not self._blocks or not all(_exits(arm) for arm in arms) or _has_else(node):
+            return []
+        body = self._blocks[-1][0]
+        for index, statement in enumerate(body):
+            if statement is node:
+                return list(body[index + 1:])
+        return []
 
     def leave_If(self, node: cst.If) -> None:
         self._leave_branch(node)
@@ -525,6 +561,23 @@ def _if_arms(node: cst.If) -> List[cst.CSTNode]:
     if isinstance(orelse, cst.Else):
         arms.append(orelse.body)
     return arms
+
+
+def _exits(arm: cst.CSTNode) -> bool:
+    """An ``if`` arm whose last statement returns or raises."""
+    body = arm.body if isinstance(arm, (cst.IndentedBlock, cst.SimpleStatementSuite)) else ()
+    if not body:
+        return False
+    last = body[-1]
+    small = last.body[-1:] if isinstance(last, cst.SimpleStatementLine) else [last]
+    return bool(small) and isinstance(small[-1], (cst.Return, cst.Raise))
+
+
+def _has_else(node: cst.If) -> bool:
+    orelse = node.orelse
+    while isinstance(orelse, cst.If):
+        orelse = orelse.orelse
+    return isinstance(orelse, cst.Else)
 
 
 def _current_api(qualified: str) -> bool:

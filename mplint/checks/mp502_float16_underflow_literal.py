@@ -57,7 +57,7 @@ class Float16UnderflowLiteral(Check):
             here = kinds.policy_reaching(self.facts, site.where.loc.scope)
             if kinds.region(site.where.loc) is None or here is None or not here.float16:
                 continue  # none reaches it, or a library's private code: how it runs is its own
-            for node, values, context in kinds.literals(site):
+            for node, values, context in kinds.literals_in_context(site):
                 if context != LOW or node in seen:
                     continue
                 tiny = [v for v in values if v != 0 and abs(v) < UNDERFLOW]

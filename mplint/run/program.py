@@ -40,6 +40,7 @@ from mplint.run.optimizer_values import OptimizerValues, judges_optimizers
 from mplint.run.registries import RegistryObjects, top_level_names
 from mplint.run.scaling_overrides import Override, find_overrides, may_drop_scaling
 from mplint.run.scaling_reached import find_scaling, uses_grappler_option
+from mplint.run.test_hooks import TestFile
 from mplint.run.summaries import (
     BODY, IMPORT, MAIN, METHOD, PARAM, REGISTRY, STAR, UNKNOWN, FunctionSummary, ModuleSummary, returned_part,
     split_part,
@@ -355,6 +356,8 @@ class ProgramModel:
         self.files = [f for f in files if f.endswith((".py", ".ipynb"))]
         self._summary_of = summary_of
         self._read = read
+        #: the test files read for their hooks and training calls, by path
+        self._test_files: Dict[str, TestFile] = {}
         self._policy_values = policy_values
         self._summaries: Dict[str, ModuleSummary] = {}
         self._modules: Dict[str, List[str]] = {}
@@ -807,19 +810,45 @@ class ProgramModel:
                 extra = [(_AFTER_ALL, [(node[0], MAIN)], [])]
             for policy, (line, route) in sets.items():
                 base = Route(route.path, route.line, (self._label(node),),
-                             from_test=is_test_path(node[0]), site=route.site)
+                             from_test=self._test_not_training(node), site=route.site)
                 queue.extend(self._reach(node, policy, base, line, extra))
+                # a test file's setup hook: each test it runs before is under the policy
+                for test in self._tests_after(node):
+                    if self._govern(test, policy, Route(
+                            route.path, route.line, (self._label(node), self._label(test)),
+                            from_test=self._test_not_training(test), site=route.site)):
+                        queue.append(test)
             for setter, target in self._handed_into_setters(node, sets):
                 for policy, (line, route) in sets.items():
                     if self._govern(target, policy, Route(
                             route.path, route.line, (self._label(node), self._label(setter), self._label(target)),
-                            from_test=is_test_path(node[0]), site=route.site)):
+                            from_test=self._test_not_training(node), site=route.site)):
                         queue.append(target)
         queue.extend(self._api_roots)
         while queue:
             node = queue.popleft()
             for policy, route in list(self._governed.get(node, {}).items()):
                 queue.extend(self._reach(node, policy, route, -1))
+
+    def _test_file(self, path: str) -> Optional[TestFile]:
+        if not is_test_path(path):
+            return None
+        found = self._test_files.get(path)
+        if found is None:
+            found = self._test_files[path] = TestFile(self._read(path) or b"")
+        return found
+
+    def _test_not_training(self, node: Node) -> bool:
+        """Code of a test file that is no training program: the policy it sets governs
+        test code only. A test that trains (``fit``, an optimizer update) is one: the library
+        models it trains under its policy are trained under it."""
+        test_file = self._test_file(node[0])
+        return test_file is not None and not test_file.trains(node[1])
+
+    def _tests_after(self, node: Node) -> List[Node]:
+        """The tests a setup hook (``setUp``, ``setup_module``, a fixture) runs before."""
+        test_file = self._test_file(node[0])
+        return [(node[0], name) for name in test_file.tests_after(node[1])] if test_file is not None else []
 
     def _reach(self, node: Node, policy: str, route: Route, after: int,
                extra: Sequence[Tuple[int, List[Node], List[Node]]] = ()) -> List[Node]:

@@ -18,7 +18,7 @@ import libcst as cst
 
 from mplint.semantic.names import NameResolver, dotted_name, record_alias_assignment
 from mplint.semantic.visibility import is_private_name
-from mplint.semantic.test_modules import is_test_path
+from mplint.semantic.test_modules import TRAINING_CALL, is_test_path
 from mplint.semantic.vocabulary import (
     KERNEL_KILL_FUNCTION, KERNEL_RESET_BUILTINS, KERNEL_RESET_FUNCTIONS, KERNEL_SHUTDOWN_METHOD, OWN_PROCESS_FUNCTION,
 )
@@ -915,10 +915,8 @@ def _all_params(params: cst.Parameters) -> List[cst.Param]:
     return out
 
 
-#: what code that trains calls: fit/train_on_batch/a train step, an optimizer update,
-#: or a gradient (``tape.gradient``, ``tf.gradients``)
-_TRAINING_CALL = re.compile(
-    r"\.(?:fit|fit_generator|train_on_batch|train_step|apply_gradients|minimize|gradient)\(|\bgradients\(")
+#: what code that trains calls (one pattern for the scopes and the program model)
+_TRAINING_CALL = TRAINING_CALL
 _CALLED = re.compile(r"(?:\bself\.|\bcls\.|(?<![\w.]))([A-Za-z_]\w*)\(")
 
 
