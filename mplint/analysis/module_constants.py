@@ -1,6 +1,8 @@
 """Numeric constants of another module of the project: ``from config import HIDDEN``,
 ``config.BATCH_SIZE``, ``settings.CONFIG["units"]`` (integers: sizes), and
-``from config import NEG_INF`` (any number: the literals MP501/MP502 judge).
+``from config import NEG_INF`` (any number: the literals MP501/MP502 judge), and
+``config.POLICY`` (strings and numbers alike: what the file's evaluator asks of a name
+another module binds, :func:`imported_literal`).
 
 A size is often decided in a config module and used in the model's. The module is
 found as Python would import it from the checked file (``imported_layers.module_file``)
@@ -32,6 +34,9 @@ _MAX_DEPTH = 8
 _CONSTANTS: Dict[Tuple[str, str], Optional["_Constants"]] = {}
 
 Number = Union[int, float]
+Literal = Union[int, float, str]
+#: what a constant may be: "int" (a size), "number" (int or float), "literal" (a string too)
+Kind = str
 
 _BINOPS: Dict[type, Callable[[Number, Number], Number]] = {
     cst.Add: operator.add, cst.Subtract: operator.sub, cst.Multiply: operator.mul,
@@ -42,17 +47,25 @@ _BINOPS: Dict[type, Callable[[Number, Number], Number]] = {
 def imported_constant(ctx: Context, expr: cst.BaseExpression) -> Optional[Tuple[int, str]]:
     """The integer ``expr`` reads from another module of the project, with where it is
     written (``config.HIDDEN``), or None when unknown."""
-    found = _imported(ctx, expr, numbers=False)
+    found = _imported(ctx, expr, "int")
     return None if found is None or not isinstance(found[0], int) else (found[0], found[1])
 
 
 def imported_number(ctx: Context, expr: cst.BaseExpression) -> Optional[Tuple[Number, str]]:
     """The int or float ``expr`` reads from another module of the project
     (``from config import NEG_INF``), with where it is written, or None."""
-    return _imported(ctx, expr, numbers=True)
+    found = _imported(ctx, expr, "number")
+    return None if found is None or isinstance(found[0], str) else (found[0], found[1])
 
 
-def _imported(ctx: Context, expr: cst.BaseExpression, numbers: bool) -> Optional[Tuple[Number, str]]:
+def imported_literal(ctx: Context, expr: cst.BaseExpression) -> Optional[Literal]:
+    """The string or number ``expr`` reads from another module of the project
+    (``config.POLICY`` with ``POLICY = "mixed_bfloat16"`` there), or None."""
+    found = _imported(ctx, expr, "literal")
+    return None if found is None else found[0]
+
+
+def _imported(ctx: Context, expr: cst.BaseExpression, kind: Kind) -> Optional[Tuple[Literal, str]]:
     key: Optional[str] = None
     if isinstance(expr, cst.Subscript):
         key = _constant_key(expr)
@@ -70,7 +83,7 @@ def _imported(ctx: Context, expr: cst.BaseExpression, numbers: bool) -> Optional
     if path is None or os.path.abspath(path) == os.path.abspath(ctx.path) or _assigned_here(ctx.text, name):
         return None
     constants = _constants_of(path)
-    value = None if constants is None else constants.value(name, key, numbers=numbers)
+    value = None if constants is None else constants.value(name, key, kind=kind)
     if value is None:
         return None
     where = f"{module.rpartition('.')[2]}.{name}" + (f"[{key!r}]" if key is not None else "")
@@ -154,10 +167,10 @@ class _Constants:
     def _bind(self, name: str, value: Optional[cst.BaseExpression]) -> None:
         self.values[name] = value if name not in self.values else None
 
-    def value(self, name: str, key: Optional[str] = None, depth: int = 0, numbers: bool = False
-              ) -> Optional[Number]:
-        """The constant ``name`` (``name[key]``) holds: an int, or with ``numbers`` a
-        float too; None when it is not one."""
+    def value(self, name: str, key: Optional[str] = None, depth: int = 0, kind: Kind = "int"
+              ) -> Optional[Literal]:
+        """The constant ``name`` (``name[key]``) holds: an int, a float too for "number",
+        and a string too for "literal"; None when it is not one."""
         expr = self.values.get(name)
         if expr is None:
             return None
@@ -167,27 +180,31 @@ class _Constants:
             expr = _entry(expr, key)
             if expr is None:
                 return None
-        return self._evaluate(expr, depth, numbers)
+        return self._evaluate(expr, depth, kind)
 
-    def _evaluate(self, expr: cst.BaseExpression, depth: int, numbers: bool) -> Optional[Number]:
+    def _evaluate(self, expr: cst.BaseExpression, depth: int, kind: Kind) -> Optional[Literal]:
         if depth > _MAX_DEPTH:
             return None
-        if isinstance(expr, cst.Integer) or (numbers and isinstance(expr, cst.Float)):
+        if isinstance(expr, cst.Integer) or (kind != "int" and isinstance(expr, cst.Float)):
             found = expr.evaluated_value
             return found if isinstance(found, (int, float)) else None
+        if kind == "literal" and isinstance(expr, (cst.SimpleString, cst.ConcatenatedString)):
+            text = expr.evaluated_value
+            return text if isinstance(text, str) else None
         if isinstance(expr, cst.Name):
-            return self.value(expr.value, None, depth + 1, numbers)
+            return self.value(expr.value, None, depth + 1, kind)
         if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Name):
             key = _constant_key(expr)
-            return None if key is None else self.value(expr.value.value, key, depth + 1, numbers)
+            return None if key is None else self.value(expr.value.value, key, depth + 1, kind)
         if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
-            inner = self._evaluate(expr.expression, depth + 1, numbers)
-            return None if inner is None else -inner
+            inner = self._evaluate(expr.expression, depth + 1, kind)
+            return None if inner is None or isinstance(inner, str) else -inner
         if isinstance(expr, cst.BinaryOperation):
             op = _BINOPS.get(type(expr.operator))
-            left = self._evaluate(expr.left, depth + 1, numbers)
-            right = self._evaluate(expr.right, depth + 1, numbers)
-            if op is None or left is None or right is None or (op is operator.pow and abs(right) > 64):
+            left = self._evaluate(expr.left, depth + 1, kind)
+            right = self._evaluate(expr.right, depth + 1, kind)
+            if op is None or left is None or right is None or isinstance(left, str) or isinstance(right, str) \
+                    or (op is operator.pow and abs(right) > 64):
                 return None
             try:
                 return op(left, right)

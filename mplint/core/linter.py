@@ -207,6 +207,7 @@ class Linter:
         evaluator.script = source.path.endswith(".ipynb") or (is_script(module) and not facts.library)
         ctx = Context(source.path, module, names, tracker, facts, self.options, evaluator, source.text)
         evaluator.inherited_store = lambda cls, attr: _inherited_store(ctx, cls, attr)
+        evaluator.imported_literal = lambda expr: _imported_literal(ctx, expr)
         try:
             return self._walk(ctx, source, classes, out)
         finally:
@@ -471,6 +472,13 @@ class StatementSpans:
                 if line <= header_end:
                     return (min(pos.start.line, span[0]), max(header_end, span[1]))
             owner = node
+
+
+def _imported_literal(ctx: Context, expr: cst.BaseExpression) -> object:
+    """The string or number constant another project module binds ``expr`` to (read
+    there through the keyed reads, so a cached result follows that module's content)."""
+    from mplint.analysis.module_constants import imported_literal
+    return imported_literal(ctx, expr)
 
 
 def _inherited_store(ctx: Context, cls: Scope, attr: str) -> Optional[StoredForm]:

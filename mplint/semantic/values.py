@@ -74,6 +74,9 @@ class Evaluator:
         #: how a base class of another module stores ``self.<attr>`` for an instance of
         #: the class (``stored_attributes``; set by the linter, which can read that module)
         self.inherited_store: Optional[Callable[[Scope, str], Optional[StoredForm]]] = None
+        #: the string or number constant a name or ``module.NAME`` that another module of
+        #: the project binds holds (``config.POLICY``; set by the linter, which can read it)
+        self.imported_literal: Optional[Callable[[cst.BaseExpression], object]] = None
         #: by a call's id, the instance a subclass in another module builds, for a method of
         #: this module it runs on itself (``self.build_head(x)`` inherited): that module
         #: answers ``self.<attr>`` inside the call (:meth:`instance_of_call`)
@@ -93,6 +96,8 @@ class Evaluator:
                 return dtype
             if loc is None:
                 return None
+            if self.imported_literal is not None and not loc.reaching(expr.value):
+                return self._imported(expr)  # ``from config import POLICY``: bound by no statement here
             return self._reaching_values(loc, expr.value, depth)
         if isinstance(expr, cst.Attribute):
             if isinstance(expr.value, cst.Name) and self.always_on(expr.attr.value):
@@ -104,6 +109,8 @@ class Evaluator:
                 instance = self._instance_values(expr.value, expr.attr.value, loc, depth)
                 if instance is not None:
                     return instance
+                if self.imported_literal is not None and not loc.reaching(expr.value.value):
+                    return self._imported(expr)  # ``config.POLICY`` of an imported module
                 return self._namespace_values(loc, expr.value.value, expr.attr.value, depth)
             return dtype
         if isinstance(expr, cst.UnaryOperation):
@@ -155,6 +162,13 @@ class Evaluator:
                 return self._entries.read(expr, loc, depth + 1)  # ``kwargs.pop("act", "softmax")``
             return None
         return None
+
+    def _imported(self, expr: cst.BaseExpression) -> Optional[Values]:
+        """The one value another module of the project binds ``expr`` to, when it is a
+        plain string or number constant there (None: unknown)."""
+        assert self.imported_literal is not None
+        found = self.imported_literal(expr)
+        return None if found is None else frozenset({found})
 
     def value(self, expr: cst.BaseExpression, loc: Optional[Location]) -> object:
         """The single value of ``expr``, or None when unknown or ambiguous."""
