@@ -28,7 +28,7 @@ from mplint.semantic.scopes import (
 )
 from mplint.semantic.vocabulary import (
     DISTRIBUTED_OPTIMIZERS, DISTRIBUTED_TAPES, EXPERIMENTAL_LSO, GRADIENT_CLIPS, GRADIENT_TAPES, LOSS_SCALE_FACTOR_KEYWORD,
-    LOSS_SCALE_OPTIMIZERS, MIXED_POLICIES, MODEL_CLASSES, STABLE_LSO, SYMBOLIC_GRADIENTS, is_optimizer_class, is_optimizer_constructor,
+    LOSS_SCALE_OPTIMIZERS, MIXED_POLICIES, MODEL_CLASSES, STABLE_LSO, SYMBOLIC_GRADIENTS, TENSORFLOW_PACKAGES, is_optimizer_class, is_optimizer_constructor,
 )
 
 APPLY_METHODS = frozenset({"apply_gradients", "apply", "minimize"})
@@ -128,6 +128,9 @@ class TrainStep:
     #: the gradients reach the update through a helper's parameter (``apply(opt, grads,
     #: variables)``): the names a fix would write at the gradient are the helper's, not its caller's
     crossed: bool = False
+    #: the gradients pass through a call not followed that is handed the optimizer
+    #: (``unscale(opt, grads)`` of another module): it may unscale them, or scale them
+    handed_on: bool = False
 
     @property
     def kinds(self) -> FrozenSet[str]:
@@ -794,10 +797,15 @@ class TrainingLoops(Analysis):
             step.scale_calls.extend(calls)
         step.scaling = frozenset(scaling)
         clip_calls: List[cst.Call] = []
+        receiver = self.ctx.module.code_for_node(step.receiver)
         for node in grads_flow:
             if (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
                     and node.func.attr.value == UNSCALE_METHOD):
                 step.unscale_calls.append(node)
+            elif isinstance(node, cst.Call) and not _names_library(self.callee_names(node)) \
+                    and not _helper_returns(node, step.location) \
+                    and any(self.ctx.module.code_for_node(arg.value) == receiver for arg in node.args):
+                step.handed_on = True
             elif isinstance(node, cst.Call) and "clip" in (dotted_name(node.func) or "").lower():
                 step.clipped = True
                 clip_calls.append(node)
@@ -1011,6 +1019,11 @@ def _comprehension_source(expr: cst.BaseExpression, call: cst.Call,
 
 def _defines(binding: Optional[Binding], function: cst.FunctionDef) -> bool:
     return binding is not None and binding.kind == "def" and binding.node is function
+
+
+def _names_library(names: FrozenSet[str]) -> bool:
+    """The callee is TensorFlow's or Keras's own: its behaviour is known, not a helper's."""
+    return any(name.partition(".")[0] in TENSORFLOW_PACKAGES for name in names)
 
 
 def _helper_returns(call: cst.Call, where: Location) -> List[Tuple[cst.BaseExpression, Location, Branches]]:

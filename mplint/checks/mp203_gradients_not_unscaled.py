@@ -19,8 +19,8 @@ class GradientsNotUnscaled(Check):
             return  # Keras 3 has no get_scaled_loss: MP207 reports it
         for step in self.ctx.get(TrainingLoops).steps():
             if (step.method == "minimize" or "get_scaled_loss" not in step.scaling
-                    or step.unscaled or not step.gradients):
-                continue
+                    or step.unscaled or step.handed_on or not step.gradients):
+                continue  # (a helper of another module handed the optimizer may unscale them)
             name = self.ctx.module.code_for_node(step.receiver)
             fix = unscaling_fix(self.ctx, step)
             self.report(step.call, f"the loss is scaled with get_scaled_loss() but the gradients reach "
