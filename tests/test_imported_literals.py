@@ -82,3 +82,29 @@ def test_editing_the_config_module_changes_the_cached_result(tmp_path):
     assert _check(folder, cache=True) == []
     (folder / "config.py").write_text('POLICY = "mixed_float16"\n')
     assert len(_check(folder, cache=True)) == 1
+
+
+SETUP = "import keras\nfrom pkg import config\n\n\ndef setup():\n    keras.mixed_precision.set_global_policy(config.POLICY)\n"
+MAIN = LOOP.replace("{imports}\n\nkeras.mixed_precision.set_global_policy({policy})", "from pkg.env import setup\n\nsetup()")
+
+
+@pytest.mark.parametrize("value, found", [("mixed_bfloat16", False), ("float32", False), ("mixed_float16", True)])
+@pytest.mark.parametrize("named", [[], ["train.py"]])  # the whole project, and the one file (pre-commit)
+def test_a_helper_of_another_module_sets_the_policy_a_config_module_names(tmp_path, value, found, named):
+    files = {".git/HEAD": "", "pkg/__init__.py": "", "pkg/config.py": f'POLICY = "{value}"\n', "pkg/env.py": SETUP,
+             "train.py": MAIN}
+    folder = helpers.write_files(tmp_path, files)
+    result = helpers.run_cli("check", "--no-cache", "--select", "MP201", "--output-format", "json", *(named or ["."]),
+                             cwd=folder)
+    rows = json.loads(result.stdout)
+    assert bool(rows) == found
+    if found:
+        assert "pkg/env.py:6" in rows[0]["message"]
+
+
+def test_the_summary_keeps_only_names_bound_once_to_a_string():
+    from mplint.run.summaries import summarize
+
+    summary = summarize('import os\nPOLICY = "mixed_bfloat16"\nA = "x"\nA = "y"\nif X:\n    B = "z"\n'
+                        'C: str = "c"\nD = os.environ["P"]\nfor E in []:\n    pass\nE = "e"\nF = G = "f"\n')
+    assert summary.constants == {"POLICY": "mixed_bfloat16", "C": "c"}

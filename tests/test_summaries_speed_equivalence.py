@@ -172,7 +172,9 @@ def test_summary_is_the_one_the_former_collectors_made():
     a local instance's method in ``passes`` as ``calls`` does, ``m.fit`` of ``m = Net(a)``
     as ``Net#fit``, and adds the callables each call hands on, ``handed``: dropped here;
     version 18 adds each return's written-out tuple ``parts``, none here, and names the
-    parts of a call's result a name is bound to, none here either)."""
+    parts of a call's result a name is bound to, none here either; version 19 adds the
+    names policy sets are given, ``set_names``, and the module's string ``constants``:
+    none here)."""
     data = summarize(SNIPPET).to_json()
     guard = data[3].pop("<main>")
     assert guard[0] == [(56, "app.run"), (56, "main")]
@@ -183,11 +185,12 @@ def test_summary_is_the_one_the_former_collectors_made():
     body[3] = ["?"]  # the former code counted ``helper``'s return as the module's
     assert all(entry[10] == [] for entry in data[3].values())
     for entry in data[3].values():
-        assert all(part == [] for part in entry[12])
+        assert all(part == [] for part in entry[12]) and entry[13] == []
         assert entry[8] == [] and all(isinstance(v, str) for v in entry[9].values())
         entry[7] = [(callee, slots) for _, callee, slots in entry[7]]
         del entry[8:]
-    assert data[0] == 18 and all(entry[6] == [] for entry in data[3].values())
+    assert data[0] == 19 and all(entry[6] == [] for entry in data[3].values())
+    assert data.pop(8) == {}  # string constants
     assert data[2].pop("*..star") == "..star"
     module_calls = data[3]["<module>"][0]
     for added in ((3, "import:.sibling"), (4, "import:..pkg.thing")):

@@ -580,6 +580,7 @@ class ProgramModel:
                         found[policy] = (line, route)
 
                 for line, literal in function.sets:
+                    literal = literal or self._named_policy(path, function, line)
                     values = frozenset({literal}) if literal else self._policy_values(path)
                     for policy in values:
                         offer(policy, line, Route(path, line, (self._label(node),)))
@@ -625,6 +626,7 @@ class ProgramModel:
 
         found: Dict[str, Tuple[int, Route]] = {}
         for set_line, literal in function.sets:
+            literal = literal or self._named_policy(target[0], function, set_line)
             param, guards = terms.get(set_line, ("", []))
             if any(argument(p) != UNKNOWN and bool(json.loads(argument(p))) != truth for p, truth in guards):
                 continue  # the call's arguments rule this set out
@@ -1191,6 +1193,21 @@ class ProgramModel:
             info = self.summary(owner[0]).classes.get(owner[1])
             out += [(owner[0], f"{owner[1]}.{m}") for m in (info.methods if info else [])]
         return out
+
+    def _named_policy(self, path: str, function: FunctionSummary, line: int) -> Optional[str]:
+        """The policy a set at ``line`` names through a string constant another module
+        binds (``set_global_policy(config.POLICY)``, ``POLICY = "mixed_bfloat16"`` in
+        ``config``), or None when it names none or the name is not such a constant."""
+        written = next((name for at, name in function.set_names if at == line), None)
+        if written is None:
+            return None
+        found = set()
+        for full in self._imported(path, written):
+            module_name, _, constant = full.rpartition(".")
+            module = self._module(path, module_name) if module_name else None
+            if module is not None and module != path:
+                found.add(self.summary(module).constants.get(constant))
+        return found.pop() if len(found) == 1 else None
 
     def _module(self, importer: str, name: str) -> Optional[str]:
         """The project file an import of ``name`` in ``importer`` loads (memoised)."""

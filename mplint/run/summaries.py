@@ -40,7 +40,7 @@ KEYWORD_SPREAD = "**"
 #: and ``super().method``: ``Class#method`` (``super#method``)
 METHOD = "#"
 POLICY_SETTERS = frozenset(POLICY_SETTER_WORDS)
-SUMMARY_VERSION = 18
+SUMMARY_VERSION = 19
 #: a trained value that is a parameter of the function: ``param:`` + its name
 PARAM = "param:"
 #: a value a summary cannot name (an expression, ``None``, a loop variable)
@@ -103,6 +103,9 @@ class FunctionSummary:
     #: for each ``return``, what each element of the tuple or list it writes out may be
     #: (named as in ``returns``); [] for a return of anything else
     parts: List[List[List[str]]] = field(default_factory=list)
+    #: (line, dotted name) of each policy set given a name (``set_global_policy(config.POLICY)``):
+    #: a constant of another module may name the policy (``ModuleSummary.constants``)
+    set_names: List[Tuple[int, str]] = field(default_factory=list)
 
 
 def returned_part(function: FunctionSummary, index: int) -> Optional[List[str]]:
@@ -152,20 +155,23 @@ class ModuleSummary:
     #: top-level functions that store into a module-level name by key (``REGISTRY[name] =
     #: fn`` in a decorator): function -> those names. What they decorate is an entry.
     writers: Dict[str, List[str]] = field(default_factory=dict)
+    #: top-level names bound once, by a plain assignment of a string literal
+    #: (``POLICY = "mixed_bfloat16"`` in a config module)
+    constants: Dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> List[Any]:
         return [SUMMARY_VERSION, self.script, self.imports,
                 {name: [f.calls, f.sets, f.params, f.returns, f.trained, f.passes, f.casts, f.arguments,
-                        f.set_terms, f.defaults, f.escapes, f.handed, f.parts]
+                        f.set_terms, f.defaults, f.escapes, f.handed, f.parts, f.set_names]
                  for name, f in self.functions.items()},
                 {name: [c.bases, c.methods, c.attributes, c.sources] for name, c in self.classes.items()},
-                self.registries, self.decorated, self.writers]
+                self.registries, self.decorated, self.writers, self.constants]
 
     @classmethod
     def from_json(cls, data: Any) -> Optional["ModuleSummary"]:
         """The summary, or None for data of another shape or version (a cache miss)."""
         try:
-            version, script, imports, functions, classes, registries, decorated, writers = data
+            version, script, imports, functions, classes, registries, decorated, writers, constants = data
             if version != SUMMARY_VERSION:
                 return None
             return cls(
@@ -183,16 +189,18 @@ class ModuleSummary:
                                             {str(k): str(v) for k, v in defaults.items()},
                                             [(int(l), str(e)) for l, e in escapes],
                                             [(int(l), str(c), str(slot), str(h)) for l, c, slot, h in handed],
-                                            [[[str(o) for o in element] for element in part] for part in parts])
+                                            [[[str(o) for o in element] for element in part] for part in parts],
+                                            [(int(l), str(n)) for l, n in set_names])
                  for name, (calls, sets, params, returns, trained, passes, casts, arguments, set_terms, defaults,
-                            escapes, handed, parts) in functions.items()},
+                            escapes, handed, parts, set_names) in functions.items()},
                 {str(name): ClassSummary([str(b) for b in bases], [str(m) for m in methods],
                                          {str(k): str(v) for k, v in attributes.items()},
                                          {str(k): str(v) for k, v in sources.items()})
                  for name, (bases, methods, attributes, sources) in classes.items()},
                 {str(name): [str(v) for v in values] for name, values in registries.items()},
                 {str(name): [str(v) for v in values] for name, values in decorated.items()},
-                {str(name): [str(v) for v in values] for name, values in writers.items()})
+                {str(name): [str(v) for v in values] for name, values in writers.items()},
+                {str(k): str(v) for k, v in constants.items()})
         except (TypeError, ValueError, AttributeError):
             return None
 
@@ -206,12 +214,38 @@ def summarize(text: str) -> ModuleSummary:
     try:
         _collect_block(summary, tree.body, BODY, [])
         _note_registrations(summary, tree.body)
+        summary.constants = _string_constants(tree.body)
         for name, escapes in escapes_by_function(tree.body, BODY, MAIN, _is_main_guard).items():
             summary.functions.setdefault(name, FunctionSummary()).escapes = escapes
     except RecursionError:
         return ModuleSummary()
     summary.script = any(_is_main_guard(stmt) or _is_top_level_call(stmt) for stmt in tree.body)
     return summary
+
+
+def _string_constants(body: List[ast.stmt]) -> Dict[str, str]:
+    """Top-level names bound exactly once, by ``NAME = "text"`` (any other binding of the
+    name at the top level, in a loop, an ``if`` or a ``try`` included, leaves it out)."""
+    found: Dict[str, Optional[str]] = {}
+    for stmt in body:
+        value = stmt.value if isinstance(stmt, (ast.Assign, ast.AnnAssign)) else None
+        literal = value.value if isinstance(value, ast.Constant) and isinstance(value.value, str) else None
+        single = isinstance(stmt, ast.AnnAssign) or (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1)
+        for node in ast.walk(stmt) if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
+                else [ast.Name(id=stmt.name, ctx=ast.Store())]:
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                written = literal if single and node.id not in found and _is_target(stmt, node) else None
+                found[node.id] = written if node.id not in found else None
+            elif isinstance(node, ast.alias):
+                found[(node.asname or node.name).partition(".")[0]] = None
+    return {name: text for name, text in found.items() if text is not None}
+
+
+def _is_target(stmt: ast.stmt, node: ast.Name) -> bool:
+    """``node`` is the whole target of the plain assignment ``stmt``."""
+    if isinstance(stmt, ast.Assign):
+        return stmt.targets[0] is node
+    return isinstance(stmt, ast.AnnAssign) and stmt.target is node
 
 
 def _is_main_guard(stmt: ast.stmt) -> bool:
@@ -876,6 +910,10 @@ def _record_call(function: FunctionSummary, node: ast.Call, callee: Optional[str
     function.calls.append((node.lineno, callee))
     if callee.rpartition(".")[2].rpartition(METHOD)[2] in POLICY_SETTERS and not _restores_policy(node, snapshots):
         function.sets.append((node.lineno, _policy_literal(node)))
+        named = _policy_argument(node)
+        written = dotted(named) if isinstance(named, (ast.Name, ast.Attribute)) else None
+        if written is not None:
+            function.set_names.append((node.lineno, written))
     # A function handed to another (`app.run(main)`, `strategy.run(step)`) runs there;
     # a class only tested (`isinstance(x, Block)`) is not built.
     for arg in handed_arguments(node, callee):
