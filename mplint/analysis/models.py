@@ -1659,31 +1659,30 @@ class ModelOutputs(Analysis):
     def _arm_skipped(self, binding: Binding, use: Location) -> bool:
         """Whether a test of an arm around ``binding`` is certainly decided against it by
         the calls followed to ``use`` (their arguments and defaults): that arm never runs."""
-        if binding.scope is None or not binding.branches or not use.context:
-            return False
-        where = binding.location().within(use.context)
-        for _, arm, test in binding.branches:
-            if any(self._chosen_by_users(name.value, where, 0) for name in find_all(test, cst.Name)
-                   if isinstance(name, cst.Name)):
-                continue  # ``ResNet18(include_top=False)`` hands its own parameter on: a user's choice
-            truth = _truth(test, where, self.ctx)
-            if truth is not None and truth != (arm == "body"):
-                return True
-        return False
+        return False in self._arm_decisions(binding, use)
 
     def _arms_taken(self, binding: Binding, use: Location) -> bool:
         """Whether every test of the arms around ``binding`` is certainly decided for it
         by the calls followed to ``use`` (the converse of :meth:`_arm_skipped`)."""
+        decisions = self._arm_decisions(binding, use)
+        return bool(decisions) and all(d is True for d in decisions)
+
+    def _arm_decisions(self, binding: Binding, use: Location) -> List[Optional[bool]]:
+        """For each arm around ``binding``, whether the calls followed to ``use`` certainly
+        take it (True), certainly skip it (False), or leave it open (None: unknown, or a
+        parameter a user of a public builder chooses, ``ResNet18(include_top=False)``)."""
         if binding.scope is None or not binding.branches or not use.context:
-            return False
+            return []
         where = binding.location().within(use.context)
+        out: List[Optional[bool]] = []
         for _, arm, test in binding.branches:
             if any(self._chosen_by_users(name.value, where, 0) for name in find_all(test, cst.Name)
                    if isinstance(name, cst.Name)):
-                return False
-            if _truth(test, where, self.ctx) != (arm == "body"):
-                return False
-        return True
+                out.append(None)
+                continue
+            truth = _truth(test, where, self.ctx)
+            out.append(None if truth is None else truth == (arm == "body"))
+        return out
 
     def _chosen_by_users(self, name: str, loc: Location, depth: int) -> bool:
         """The parameter ``name`` read at ``loc`` takes, through the followed calls, a
