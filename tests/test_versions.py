@@ -393,6 +393,8 @@ def test_a_pipfile_lock_is_read(tmp_path):
     ("Requires TensorFlow >= 2.4", True),
     ("Any TensorFlow 2.x works.", True),  # no version
     ("pip install tensorflow", True),  # an install command without a version
+    ("This is the tf2.0 version of efficientdet.", True),  # TF 2.0 names the generation
+    ("Mixed precision training in `tf.keras` (TensorFlow 2.0).", True),
 ])
 def test_a_readme_that_states_the_version_in_prose_decides_it(tmp_path, readme, found):
     # Barchid/Indoor_Segmentation: "We used Python 3.7 with Tensorflow 2.2", conda install unpinned

@@ -104,6 +104,8 @@ _STATED = lazy_compile(r"(?<![\w/.=-])(?:tensorflow(?:[-_]gpu)?|tf)[\s*_`]*(?:ve
                        r"(\d+\.\d+(?:\.\d+)?)(?!\w|\.\d)"
                        r"(\s*(?:\+|or (?:later|newer|higher|above|greater)|and (?:later|newer|higher|above)))?",
                        re.IGNORECASE)
+#: "TensorFlow 2.0" names the second generation as often as its first release
+_GENERATION_NAMES = frozenset({"2.0", "1.0"})
 _AT_LEAST = lazy_compile(r"(?:>=|at least|minimum|requires?|required|or later|or newer)\s*[*_`]*\s*(?:tensorflow|tf)?[\s*_`]*$", re.IGNORECASE)
 _REQUIREMENTS = lazy_compile(r"^requirements.*\.(?:txt|in)$|^.*requirements\.(?:txt|in)$")
 _SKIP_FOLDERS = {".git", ".venv", "venv", "node_modules", "build", "dist", "site-packages", "__pycache__"}
@@ -237,6 +239,8 @@ def stated_pins(lines: Iterable[str], file: str) -> List[Pin]:
         if "pip" in line or "docker" in line.lower():
             continue  # install commands are read as pins already
         for match in _STATED.finditer(line):
+            if match.group(2) in _GENERATION_NAMES:
+                continue  # "the tf2.0 version", "tf.keras (TensorFlow 2.0)": TF 2, not the 2.0 release
             lowest = bool(match.group(1) or match.group(3)) or bool(_AT_LEAST.search(line[:match.start()][-20:]))
             pin = _pin("tensorflow", (">=" if lowest else "=") + match.group(2), file, number)  # 2.2: any 2.2.x
             found += [replace(pin, stated=True)] if pin is not None else []
