@@ -29,7 +29,7 @@ from mplint.semantic.facts import ModuleFacts
 from mplint.semantic.names import NameResolver, collect_module_imports, dotted_name
 from mplint.semantic.scopes import Location, Scope, ScopeTracker
 from mplint.semantic.stored_attributes import InstanceAttributes, StoredForm, foreign_bases, stored_form
-from mplint.semantic.vocabulary import TENSORFLOW_PACKAGES
+from mplint.semantic.vocabulary import names_tensorflow
 from mplint.semantic.values import Evaluator
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -455,4 +455,4 @@ def imported_stored_form(ctx: Context, cls: Scope, attr: str) -> Optional[Stored
 
 
 def _is_tensorflow(ctx: Context, base: cst.BaseExpression) -> bool:
-    return any(name.split(".", 1)[0] in TENSORFLOW_PACKAGES for name in ctx.names.resolve(base))
+    return names_tensorflow(ctx.names.resolve(base))

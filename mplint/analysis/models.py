@@ -47,8 +47,8 @@ from mplint.semantic.scopes import (
     function_key, instance_class, local_def, method_of, on_self,
 )
 from mplint.semantic.vocabulary import (
-    ANY_MODEL_CLASSES, MODEL_CLASSES, PARTIALS, SEQUENTIAL_CLASSES, SIZE_KEEPING_LAYERS, TENSORFLOW_PACKAGES,
-    WHOLE_MODEL_METHODS, WHOLE_MODEL_VARIABLES, is_classifier_application,
+    ANY_MODEL_CLASSES, MODEL_CLASSES, PARTIALS, SEQUENTIAL_CLASSES, SIZE_KEEPING_LAYERS,
+    WHOLE_MODEL_METHODS, WHOLE_MODEL_VARIABLES, is_classifier_application, names_tensorflow,
 )
 
 
@@ -750,7 +750,7 @@ class ModelOutputs(Analysis):
                 named = self.resolve(base.value)
                 known = isinstance(base.value, cst.Name) \
                     and id(getattr(self.ctx.scopes.module_scope.lookup(base.value.value), "node", None)) in local
-                if not known and not _names_tensorflow(named):
+                if not known and not names_tensorflow(named):
                     return None  # a base of a third module: its methods and attributes are unknown here
             for attr in find_all(current.node, cst.Attribute):
                 if isinstance(attr.value, cst.Name) and attr.value.value == "self" and attr.attr.value in bound:
@@ -769,7 +769,7 @@ class ModelOutputs(Analysis):
     def _imported_model_base(self, base: cst.BaseExpression, loc: Location) -> bool:
         """``base`` names a model class of another module of the project (not one bound
         in this file, not a TensorFlow/Keras name)."""
-        if not isinstance(base, (cst.Name, cst.Attribute)) or _names_tensorflow(self.resolve(base)):
+        if not isinstance(base, (cst.Name, cst.Attribute)) or names_tensorflow(self.resolve(base)):
             return False
         head: cst.BaseExpression = base
         while isinstance(head, cst.Attribute):
@@ -1136,7 +1136,7 @@ class ModelOutputs(Analysis):
             # :class:`CustomLayers` judges that method there
             yield expr, LayerProducer(expr, frozenset(), loc)
             return
-        if callee is None and not _names_tensorflow(resolved) and self._imported_head(func, loc):
+        if callee is None and not names_tensorflow(resolved) and self._imported_head(func, loc):
             # ``heads.make_head(x)``: a function of another module of the project returns
             # the tensor; :class:`CustomLayers` judges what it returns in that module
             yield expr, LayerProducer(expr, frozenset(), loc)
@@ -1218,7 +1218,7 @@ class ModelOutputs(Analysis):
             if returned is not None:
                 yield from returned
                 return
-            if not _names_tensorflow(self.resolve(expr.func)) and self._imported_head(expr.func, loc):
+            if not names_tensorflow(self.resolve(expr.func)) and self._imported_head(expr.func, loc):
                 # ``enc, dec = heads.build(x)``: :class:`CustomLayers` judges that part of
                 # what the function of another module returns, there
                 yield unknown, LayerProducer(expr, frozenset(), loc, part=path)
@@ -1837,12 +1837,9 @@ _LOSS_FUNCTIONS = frozenset({
 def _is_loss_function(names: FrozenSet[str]) -> bool:
     """A TensorFlow or Keras loss function (``keras.ops.categorical_crossentropy``,
     ``tf.nn.softmax_cross_entropy_with_logits``, ``keras.losses.mean_squared_error``)."""
-    return _names_tensorflow(names) and any(name.rpartition(".")[2] in _LOSS_FUNCTIONS for name in names)
+    return names_tensorflow(names) and any(name.rpartition(".")[2] in _LOSS_FUNCTIONS for name in names)
 
 
-def _names_tensorflow(names: FrozenSet[str]) -> bool:
-    """Canonical names of TensorFlow or Keras (what ``resolve`` gives an API)."""
-    return any(name.split(".", 1)[0] in TENSORFLOW_PACKAGES for name in names)
 
 
 def _is_super_init(func: cst.BaseExpression) -> bool:

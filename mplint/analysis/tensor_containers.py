@@ -62,19 +62,11 @@ class LayerContainers(TensorWalk):
         single layer makes a Sequential of one)."""
         if depth > MAX_DEPTH:
             return None
-        out: Values = []
         # ``self.blocks.append(...)`` after ``self.blocks = []``: any appended item may be last
-        appended_here = self._container_appends(expr, where)
-        if appended_here is None:
+        start = self._appended_and_bound(expr, where, depth)
+        if start is None:
             return None
-        for item, item_at in appended_here:
-            found = self._possible_values(item, item_at, depth + 1)
-            if found is None:
-                return None
-            out += found
-        values = self._possible_values(expr, where, depth + 1)
-        if values is None:
-            return None
+        out, values = start
         for value, at in values:
             if isinstance(value, (cst.List, cst.Tuple)):
                 if any(isinstance(e, cst.StarredElement) for e in value.elements):
@@ -203,18 +195,10 @@ class LayerContainers(TensorWalk):
         return None
 
     def _items_of(self, container: cst.BaseExpression, where: Where, depth: int) -> Optional[Values]:
-        out: Values = []
-        appended = self._container_appends(container, where)
-        if appended is None:
+        start = self._appended_and_bound(container, where, depth)
+        if start is None:
             return None
-        for item, at in appended:
-            found = self._possible_values(item, at, depth + 1)
-            if found is None:
-                return None
-            out += found
-        values = self._possible_values(container, where, depth + 1)
-        if values is None:
-            return None
+        out, values = start
         for value, at in values:
             if not isinstance(value, (cst.List, cst.Tuple)) \
                     or any(isinstance(e, cst.StarredElement) for e in value.elements):
@@ -225,6 +209,22 @@ class LayerContainers(TensorWalk):
                     return None
                 out += found
         return out
+
+    def _appended_and_bound(self, container: cst.BaseExpression, where: Where,
+                            depth: int) -> Optional[Tuple[Values, Values]]:
+        """What may be appended to ``container`` (as values), and what it may be bound
+        to; None when either is unknown."""
+        out: Values = []
+        appended = self._container_appends(container, where)
+        if appended is None:
+            return None
+        for item, at in appended:
+            found = self._possible_values(item, at, depth + 1)
+            if found is None:
+                return None
+            out += found
+        values = self._possible_values(container, where, depth + 1)
+        return None if values is None else (out, values)
 
     def _container_appends(self, container: cst.BaseExpression, where: Where) -> Optional[Values]:
         """What is appended to the name or ``self`` attribute ``container`` (and, for a

@@ -28,7 +28,8 @@ from mplint.semantic.scopes import (
 )
 from mplint.semantic.vocabulary import (
     DISTRIBUTED_OPTIMIZERS, DISTRIBUTED_TAPES, EXPERIMENTAL_LSO, GRADIENT_CLIPS, GRADIENT_TAPES, LOSS_SCALE_FACTOR_KEYWORD,
-    LOSS_SCALE_OPTIMIZERS, MIXED_POLICIES, MODEL_CLASSES, STABLE_LSO, SYMBOLIC_GRADIENTS, TENSORFLOW_PACKAGES, is_optimizer_class, is_optimizer_constructor,
+    LOSS_SCALE_OPTIMIZERS, MIXED_POLICIES, MODEL_CLASSES, STABLE_LSO, SYMBOLIC_GRADIENTS, is_optimizer_class, is_optimizer_constructor,
+    names_tensorflow,
 )
 
 APPLY_METHODS = frozenset({"apply_gradients", "apply", "minimize"})
@@ -802,7 +803,7 @@ class TrainingLoops(Analysis):
             if (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
                     and node.func.attr.value == UNSCALE_METHOD):
                 step.unscale_calls.append(node)
-            elif isinstance(node, cst.Call) and not _names_library(self.callee_names(node)) \
+            elif isinstance(node, cst.Call) and not names_tensorflow(self.callee_names(node)) \
                     and not _helper_returns(node, step.location) \
                     and any(self.ctx.module.code_for_node(arg.value) == receiver for arg in node.args):
                 step.handed_on = True
@@ -1019,11 +1020,6 @@ def _comprehension_source(expr: cst.BaseExpression, call: cst.Call,
 
 def _defines(binding: Optional[Binding], function: cst.FunctionDef) -> bool:
     return binding is not None and binding.kind == "def" and binding.node is function
-
-
-def _names_library(names: FrozenSet[str]) -> bool:
-    """The callee is TensorFlow's or Keras's own: its behaviour is known, not a helper's."""
-    return any(name.partition(".")[0] in TENSORFLOW_PACKAGES for name in names)
 
 
 def _helper_returns(call: cst.Call, where: Location) -> List[Tuple[cst.BaseExpression, Location, Branches]]:

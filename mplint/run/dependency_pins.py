@@ -437,15 +437,11 @@ def project_pins(root: Optional[Path], files: Iterable[str] = ()) -> ProjectPins
                     pins += _pins_of(linked, read_regular(Path(linked)).decode("utf-8", "replace"), top)
                 except OSError:
                     continue
-            pins = pins or stated_pins(text.splitlines(), _shown(path, top))
+            pins = pins or stated_pins(text.splitlines(), _relative(Path(path), Path(top)))
         if pins:
             key = os.path.relpath(folder, top).replace(os.sep, "/")
             by_folder.setdefault("" if key == "." else key, []).extend(pins)
     return ProjectPins(root, {k: _resolved(v) for k, v in by_folder.items()})
-
-
-def _shown(path: str, top: str) -> str:
-    return os.path.relpath(path, top).replace(os.sep, "/")
 
 
 def _resolved(pins: List[Pin]) -> Tuple[Pin, ...]:
@@ -459,7 +455,7 @@ def _resolved(pins: List[Pin]) -> Tuple[Pin, ...]:
 
 def _pins_of(path: str, text: str, top: str) -> List[Pin]:
     """The pins of the dependency file ``path`` (inside ``top``) holding ``text``."""
-    shown = _shown(path, top)
+    shown = _relative(Path(path), Path(top))
     name = os.path.basename(path)
     if name == "setup.py" and "install_requires" not in text and "extras_require" not in text:
         return []  # a module named setup.py (utils/setup.py), not a package's declaration

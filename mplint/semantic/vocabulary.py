@@ -223,6 +223,12 @@ CLASSIFIER_APPLICATIONS = frozenset({
 CLASSIFIER_APPLICATION_DEFAULTS = {"include_top": True, "classifier_activation": "softmax"}
 
 
+def names_tensorflow(names: FrozenSet[str]) -> bool:
+    """Canonical names (what ``resolve`` gives) of TensorFlow's or Keras's own API: its
+    behaviour is known, unlike a project helper's."""
+    return any(name.split(".", 1)[0] in TENSORFLOW_PACKAGES for name in names)
+
+
 def is_classifier_application(names: FrozenSet[str]) -> bool:
     """A ``keras.applications`` constructor of :data:`CLASSIFIER_APPLICATIONS`."""
     return any(name.startswith("keras.applications.") and name.rpartition(".")[2] in CLASSIFIER_APPLICATIONS
