@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Callable, FrozenSet, List, Optional
 
 import libcst as cst
 
+from mplint.semantic.mapping_entries import READERS
 from mplint.semantic.scopes import Scope, attributes_of, class_chain
 
 if TYPE_CHECKING:
@@ -80,7 +81,7 @@ def stored_form(cls: Scope, attr: str, evaluator: "Evaluator") -> Optional[Store
         default = None if param.default is None else evaluator.values(param.default, None)
         return StoredForm(method, param=param, default=default)
     if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
-            and value.func.attr.value in ("pop", "get") and isinstance(value.func.value, cst.Name) \
+            and value.func.attr.value in READERS and isinstance(value.func.value, cst.Name) \
             and value.func.value.value in params and 1 <= len(value.args) <= 2 \
             and not any(arg.keyword is not None or arg.star for arg in value.args) \
             and len(scope.bindings.get(value.func.value.value, ())) == 1:
