@@ -20,13 +20,15 @@ import operator
 import os
 import re
 from pathlib import Path
-from typing import Callable, Dict, Optional, Tuple, Union
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 
+from mplint.analysis.config_loads import Written, loaded, opened
 from mplint.analysis.imported_layers import module_file, parsed_module, star_imported, top_level_imports
 from mplint.rule.check import Context
 from mplint.run.module_paths import absolute_import
+from mplint.semantic import config_files
 from mplint.semantic.names import dotted_name
 
 _MAX_DEPTH = 8
@@ -66,28 +68,53 @@ def imported_literal(ctx: Context, expr: cst.BaseExpression) -> Optional[Literal
 
 
 def _imported(ctx: Context, expr: cst.BaseExpression, kind: Kind) -> Optional[Tuple[Literal, str]]:
-    key: Optional[str] = None
-    if isinstance(expr, cst.Subscript):
+    keys: List[str] = []
+    while isinstance(expr, cst.Subscript):  # ``CONFIG["model"]["units"]``
         key = _constant_key(expr)
         if key is None:
             return None
+        keys.insert(0, key)
         expr = expr.value
     dotted = _imported_name(ctx, expr)
     if dotted is None or "." not in dotted.lstrip("."):
         return None
-    module, _, name = dotted.rpartition(".")
     root = Path(ctx.facts.project_root) if ctx.facts.project_root else None
-    if module.startswith("."):
-        module = absolute_import(module, os.path.abspath(ctx.path), root)
-    path = module_file(module, ctx.path, root) if module else None
-    if path is None or os.path.abspath(path) == os.path.abspath(ctx.path) or _assigned_here(ctx.text, name):
+    found = _owner(ctx, dotted, root)
+    if found is None:
+        return None
+    module, path, name, attributes = found
+    if os.path.abspath(path) == os.path.abspath(ctx.path) or _assigned_here(ctx.text, name):
         return None
     constants = _constants_of(path)
-    value = None if constants is None else constants.value(name, key, kind=kind)
+    if constants is None:
+        return None
+    if name in constants.configs:  # ``cfg.model.epsilon`` of ``cfg = yaml.safe_load(open(...))``
+        value = constants.config_value(name, attributes + keys, path, root, kind)
+    elif attributes or len(keys) > 1:
+        return None
+    else:
+        value = constants.value(name, keys[0] if keys else None, kind=kind)
     if value is None:
         return None
-    where = f"{module.rpartition('.')[2]}.{name}" + (f"[{key!r}]" if key is not None else "")
+    where = f"{module.rpartition('.')[2]}.{name}" + "".join(f".{a}" for a in attributes) \
+        + "".join(f"[{k!r}]" for k in keys)
     return value, where
+
+
+def _owner(ctx: Context, dotted: str, root: Optional[Path]) -> Optional[Tuple[str, str, str, List[str]]]:
+    """(module, its file, the name it binds, the attributes read on it) for a dotted
+    name: the longest prefix that is a module of the project, the next part a name it
+    binds (``config.CFG.model.lr``: module ``config``, name ``CFG``, ``[model, lr]``)."""
+    dots = len(dotted) - len(dotted.lstrip("."))
+    parts = dotted[dots:].split(".")
+    for end in range(len(parts) - 1, 0, -1):
+        module = "." * dots + ".".join(parts[:end])
+        if module.startswith("."):
+            module = absolute_import(module, os.path.abspath(ctx.path), root)
+        path = module_file(module, ctx.path, root) if module else None
+        if path is not None:
+            return module, path, parts[end], parts[end + 1:]
+    return None
 
 
 def _imported_name(ctx: Context, expr: cst.BaseExpression) -> Optional[str]:
@@ -105,10 +132,11 @@ def _imported_name(ctx: Context, expr: cst.BaseExpression) -> Optional[str]:
 
 
 def _assigned_here(text: str, name: str) -> bool:
-    """The checked file assigns the imported name (``config.BATCH_SIZE = 32``, or
-    ``CONFIG["units"] = ...``): its value there is a run-time matter."""
-    return re.search(rf"\b{re.escape(name)}\s*(\[[^\]\n]*\]\s*)?(\+|-|\*|/)?=(?!=)", text) is not None \
-        or re.search(rf"\b{re.escape(name)}\.(update|setdefault|pop|clear)\(", text) is not None
+    """The checked file assigns the imported name or a key of it (``config.BATCH_SIZE =
+    32``, ``CONFIG["units"] = ...``, ``cfg.model.lr = args.lr``): its value there is a
+    run-time matter."""
+    return re.search(rf"\b{re.escape(name)}(\s*\[[^\]\n]*\]|\s*\.\s*\w+)*\s*(\+|-|\*|/)?=(?!=)", text) is not None \
+        or re.search(rf"\b{re.escape(name)}(\.\w+)*\.(update|setdefault|pop|clear|merge_with)\(", text) is not None
 
 
 def _constant_key(expr: cst.Subscript) -> Optional[str]:
@@ -134,7 +162,13 @@ class _Constants:
 
     def __init__(self, module: cst.Module) -> None:
         self.values: Dict[str, Optional[cst.BaseExpression]] = {}
+        #: names bound once to a loaded configuration file, by the file's written path
+        self.configs: Dict[str, Written] = {}
+        self._imports = top_level_imports(module)
         self._collect(module.body)
+        for name in list(self.configs):
+            if self.values.get(name) is None:
+                del self.configs[name]  # bound again elsewhere: not one file
 
     def _collect(self, body: object) -> None:
         for statement in body if isinstance(body, (list, tuple)) else ():
@@ -143,14 +177,43 @@ class _Constants:
                     self._bind_small(small)
             elif isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
                 self._bind(statement.name.value, None)
+            elif isinstance(statement, cst.With) and self._config_block(statement):
+                continue
             elif isinstance(statement, (cst.If, cst.For, cst.While, cst.Try, cst.With)):
                 # bound under a condition, in a loop or a try: not one value
                 for node in _bound_names(statement):
                     self._bind(node, None)
 
-    def _bind_small(self, small: cst.BaseSmallStatement) -> None:
+    def _config_block(self, statement: cst.With) -> bool:
+        """``with open(PATH) as f: CFG = yaml.safe_load(f)`` at the top level: one name
+        bound to the file's content (the block holds only that assignment)."""
+        if len(statement.items) != 1 or not isinstance(statement.body, cst.IndentedBlock) \
+                or len(statement.body.body) != 1:
+            return False
+        item = statement.items[0]
+        line = statement.body.body[0]
+        stream = opened(item.item, self._imports)
+        if stream is None or item.asname is None or not isinstance(item.asname.name, cst.Name) \
+                or not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+            return False
+        small = line.body[0]
+        if not isinstance(small, cst.Assign) or len(small.targets) != 1 \
+                or not isinstance(small.targets[0].target, cst.Name):
+            return False
+        written = loaded(small.value, self._imports, {item.asname.name.value: stream})
+        if written is None:
+            return False
+        self._bind(item.asname.name.value, None)
+        self._bind_small(small, written)
+        return True
+
+    def _bind_small(self, small: cst.BaseSmallStatement, written: Optional[Written] = None) -> None:
         if isinstance(small, cst.Assign):
             value: Optional[cst.BaseExpression] = small.value if len(small.targets) == 1 else None
+            if value is not None and isinstance(small.targets[0].target, cst.Name):
+                written = written or loaded(value, self._imports)
+                if written is not None:
+                    self.configs[small.targets[0].target.value] = written
             for target in small.targets:
                 if isinstance(target.target, cst.Name):
                     self._bind(target.target.value, value)
@@ -181,6 +244,24 @@ class _Constants:
             if expr is None:
                 return None
         return self._evaluate(expr, depth, kind)
+
+    def config_value(self, name: str, keys: Sequence[str], path: str, root: Optional[Path],
+                     kind: Kind) -> Optional[Literal]:
+        """The value at ``keys`` of the configuration file ``name`` was loaded from (the
+        file beside this module's ``path``, or relative to where the program runs: the
+        project's root, or this module's folder), when every file it may be holds the same
+        one; None when no such file, key or kind."""
+        written = self.configs[name]
+        if not keys:
+            return None
+        here = Path(path).parent
+        folders = [here] if written.beside_module else ([root] if root is not None else []) + [here]
+        value = config_files.value(config_files.candidates(written.path, folders), keys)
+        if value is None or isinstance(value, bool):
+            return None
+        if kind == "int" and not isinstance(value, int) or kind == "number" and isinstance(value, str):
+            return None
+        return value
 
     def _evaluate(self, expr: cst.BaseExpression, depth: int, kind: Kind) -> Optional[Literal]:
         if depth > _MAX_DEPTH:

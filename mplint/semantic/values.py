@@ -112,6 +112,8 @@ class Evaluator:
                 if self.imported_literal is not None and not loc.reaching(expr.value.value):
                     return self._imported(expr)  # ``config.POLICY`` of an imported module
                 return self._namespace_values(loc, expr.value.value, expr.attr.value, depth)
+            if dtype is None and loc is not None and self._unbound_chain(expr, loc):
+                return self._imported(expr)  # ``cfg.model.epsilon`` of a config another module loads
             return dtype
         if isinstance(expr, cst.UnaryOperation):
             inner = self.values(expr.expression, loc, depth + 1)
@@ -152,7 +154,10 @@ class Evaluator:
                 return None
             return body | orelse
         if isinstance(expr, cst.Subscript) and loc is not None:
-            return self._item_values(expr, loc, depth)
+            item = self._item_values(expr, loc, depth)
+            if item is None and self._unbound_chain(expr, loc):
+                return self._imported(expr)  # ``config.CFG["lr"]`` of another module
+            return item
         if isinstance(expr, cst.Call):
             if self.names.resolve(expr.func) & POLICY_CONSTRUCTORS and expr.args:
                 first = expr.args[0]
@@ -162,6 +167,15 @@ class Evaluator:
                 return self._entries.read(expr, loc, depth + 1)  # ``kwargs.pop("act", "softmax")``
             return None
         return None
+
+    def _unbound_chain(self, expr: cst.BaseExpression, loc: Location) -> bool:
+        """``a.b.c`` or ``a.b["k"]`` whose first name no statement here binds (an
+        imported name): what it reads is another module's to say."""
+        if self.imported_literal is None:
+            return False
+        while isinstance(expr, (cst.Attribute, cst.Subscript)):
+            expr = expr.value
+        return isinstance(expr, cst.Name) and expr.value != "self" and not loc.reaching(expr.value)
 
     def _imported(self, expr: cst.BaseExpression) -> Optional[Values]:
         """The one value another module of the project binds ``expr`` to, when it is a

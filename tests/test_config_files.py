@@ -1,0 +1,141 @@
+"""A value read from a configuration file a module of the project loads (``cfg =
+EasyDict(yaml.safe_load(open("configs/train.yaml")))``, then ``cfg.model.epsilon``) is
+the file's value where it is read; a file that cannot be found, a key it lacks or a
+path chosen at run time leave it unknown, and the rules stay silent."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import helpers
+
+YAML = "model:\n  epsilon: {epsilon}\n  units: 64\npolicy: {policy}\n"
+
+BLOCKS = """import tensorflow as tf
+from config import cfg
+
+
+def l2normalize(v, epsilon={read}):
+    return v / (tf.reduce_sum(v ** 2) ** 0.5 + epsilon)
+
+
+class Norm(tf.keras.layers.Layer):
+    def call(self, x):
+        return l2normalize(x)
+"""
+
+TRAIN = """import tensorflow as tf
+from blocks import Norm
+tf.keras.mixed_precision.set_global_policy("mixed_float16")
+inputs = tf.keras.Input((16,))
+model = tf.keras.Model(inputs, tf.keras.layers.Activation("linear", dtype="float32")(Norm()(inputs)))
+"""
+
+LOADS = {
+    "yaml-beside-module": 'import os\nimport yaml\nfrom easydict import EasyDict\n\n'
+                          'with open(os.path.join(os.path.dirname(__file__), "configs/train.yaml")) as f:\n'
+                          '    cfg = EasyDict(yaml.safe_load(f))\n',
+    "yaml-from-root": 'import yaml\nfrom easydict import EasyDict as edict\n\n'
+                      'cfg = edict(yaml.safe_load(open("configs/train.yaml", "r")))\n',
+    "pathlib": 'from pathlib import Path\nimport yaml\nfrom dotmap import DotMap\n\n'
+               'cfg = DotMap(yaml.load(open(Path(__file__).parent / "configs/train.yaml"), Loader=yaml.SafeLoader))\n',
+    "omegaconf": 'from omegaconf import OmegaConf\n\ncfg = OmegaConf.load("configs/train.yaml")\n',
+    "json": 'import json\nfrom munch import munchify\n\nwith open("configs/train.json") as f:\n'
+            '    cfg = munchify(json.load(f))\n',
+}
+
+
+def _project(tmp_path, load, read="cfg.model.epsilon", epsilon="1.0E-8", extra=None):
+    files = {".git/HEAD": "", "config.py": LOADS[load], "blocks.py": BLOCKS.format(read=read), "train.py": TRAIN,
+             "configs/train.yaml": YAML.format(epsilon=epsilon, policy="mixed_float16"),
+             "configs/train.json": json.dumps({"model": {"epsilon": float(epsilon), "units": 64}})}
+    files.update(extra or {})
+    return helpers.write_files(tmp_path, files)
+
+
+def _check(folder, cache=False):
+    args = ["check", "--select", "MP502", "--output-format", "json", *([] if cache else ["--no-cache"]), "."]
+    result = helpers.run_cli(*args, cwd=folder)
+    assert result.returncode in (0, 1), result.stderr
+    return [(f["path"], f["line"], f["message"]) for f in json.loads(result.stdout)]
+
+
+@pytest.mark.parametrize("load", sorted(LOADS))
+def test_an_epsilon_read_from_a_loaded_config_file(tmp_path, load):
+    [(path, line, message)] = _check(_project(tmp_path, load))
+    assert (path, line) == ("blocks.py", 6)
+    assert "1e-08" in message
+
+
+@pytest.mark.parametrize("read", ['cfg["model"]["epsilon"]', 'cfg.model["epsilon"]'])
+def test_subscripts_read_the_same_keys(tmp_path, read):
+    assert len(_check(_project(tmp_path, "yaml-from-root", read=read))) == 1
+
+
+def test_an_epsilon_within_float16_s_range_is_silent(tmp_path):
+    assert _check(_project(tmp_path, "yaml-from-root", epsilon="1.0E-3")) == []
+
+
+@pytest.mark.parametrize("case", ["missing-key", "missing-file", "path-from-a-flag", "bound-twice",
+                                  "whole-container", "written-here"])
+def test_what_cannot_be_followed_stays_silent(tmp_path, case):
+    read, extra, load = "cfg.model.epsilon", {}, "yaml-from-root"
+    if case == "missing-key":
+        read = "cfg.model.eps"
+    elif case == "missing-file":
+        extra = {"configs/train.yaml": None}
+    elif case == "path-from-a-flag":
+        extra = {"config.py": 'import sys\nimport yaml\nfrom easydict import EasyDict\n\n'
+                              'cfg = EasyDict(yaml.safe_load(open(sys.argv[1])))\n'}
+    elif case == "bound-twice":
+        extra = {"config.py": LOADS[load] + 'cfg = EasyDict(yaml.safe_load(open("configs/other.yaml")))\n'}
+    elif case == "whole-container":
+        read = "cfg.model"
+    elif case == "written-here":  # the checked file sets the key: a run-time value
+        extra = {"blocks.py": BLOCKS.format(read=read).replace("\n\n\ndef", "\ncfg.model.epsilon = 1e-3\n\n\ndef")}
+    folder = _project(tmp_path, load, read=read, extra={k: v for k, v in extra.items() if v is not None})
+    if extra.get("configs/train.yaml", "") is None:
+        (folder / "configs/train.yaml").unlink()
+    assert _check(folder) == []
+
+
+def test_files_that_disagree_leave_the_value_unknown(tmp_path):
+    """``open("configs/train.yaml")`` runs from the project's root or the module's folder:
+    two files that may be it with different values are no one value."""
+    extra = {"pkg/__init__.py": "", "pkg/config.py": LOADS["yaml-from-root"],
+             "pkg/configs/train.yaml": YAML.format(epsilon="1.0E-3", policy="float32"),
+             "blocks.py": BLOCKS.format(read="cfg.model.epsilon").replace("from config", "from pkg.config")}
+    assert _check(_project(tmp_path, "yaml-from-root", extra=extra)) == []
+
+
+def test_editing_the_config_file_changes_the_cached_result(tmp_path):
+    folder = _project(tmp_path, "yaml-from-root")
+    assert len(_check(folder, cache=True)) == 1
+    (folder / "configs/train.yaml").write_text(YAML.format(epsilon="1.0E-3", policy="mixed_float16"))
+    assert _check(folder, cache=True) == []
+    (folder / "configs/train.yaml").unlink()
+    assert _check(folder, cache=True) == []
+    (folder / "configs/train.yaml").write_text(YAML.format(epsilon="1.0E-8", policy="mixed_float16"))
+    assert len(_check(folder, cache=True)) == 1
+
+
+def test_the_loader_shapes():
+    import libcst as cst
+
+    from mplint.analysis.config_loads import Written, loaded
+
+    imports = {"yaml": "yaml", "os": "os", "EasyDict": "easydict.EasyDict", "json": "json"}
+
+    def load(code):
+        return loaded(cst.parse_expression(code), imports)
+
+    assert load('EasyDict(yaml.safe_load(open("a.yaml")))') == Written("a.yaml", False)
+    assert load('yaml.safe_load(open(os.path.join(os.path.dirname(__file__), "c", "a.yml")))') \
+        == Written("c/a.yml", True)
+    assert load('yaml.safe_load(open("a.yaml", "w"))') is None  # written, not read
+    assert load('yaml.safe_load(open(path))') is None
+    assert load('yaml.safe_load(open(f"{name}.yaml"))') is None
+    assert load('json.loads(text)') is None
+    assert load('EasyDict(yaml.safe_load(open("a.yaml")), extra=1)') is None
