@@ -124,12 +124,12 @@ def test_editing_the_config_file_changes_the_cached_result(tmp_path):
 def test_the_loader_shapes():
     import libcst as cst
 
-    from mplint.analysis.config_loads import Written, loaded
+    from mplint.semantic.config_loads import Written, by_imports, loaded
 
     imports = {"yaml": "yaml", "os": "os", "EasyDict": "easydict.EasyDict", "json": "json"}
 
     def load(code):
-        return loaded(cst.parse_expression(code), imports)
+        return loaded(cst.parse_expression(code), by_imports(imports))
 
     assert load('EasyDict(yaml.safe_load(open("a.yaml")))') == Written("a.yaml", False)
     assert load('yaml.safe_load(open(os.path.join(os.path.dirname(__file__), "c", "a.yml")))') \
@@ -139,3 +139,90 @@ def test_the_loader_shapes():
     assert load('yaml.safe_load(open(f"{name}.yaml"))') is None
     assert load('json.loads(text)') is None
     assert load('EasyDict(yaml.safe_load(open("a.yaml")), extra=1)') is None
+
+
+SCRIPT = """import tensorflow as tf
+import yaml
+from easydict import EasyDict
+
+{load}
+{change}
+
+tf.keras.mixed_precision.set_global_policy({policy})
+
+
+class Norm(tf.keras.layers.Layer):
+    def call(self, x):
+        eps = {epsilon}
+        return x / (tf.reduce_sum(x ** 2) ** 0.5 + eps)
+
+
+inputs = tf.keras.Input((16,))
+model = tf.keras.Model(inputs, tf.keras.layers.Activation("linear", dtype="float32")(Norm()(inputs)))
+"""
+
+IN_FILE = {
+    "assign": 'cfg = EasyDict(yaml.safe_load(open("configs/train.yaml")))',
+    "with": 'with open("configs/train.yaml") as f:\n    cfg = yaml.safe_load(f)',
+}
+
+
+def _script(tmp_path, load="assign", change="", policy='"mixed_float16"', epsilon='cfg["model"]["epsilon"]',
+            yaml_epsilon="1.0E-8", yaml_policy="mixed_float16"):
+    files = {".git/HEAD": "", "train.py": SCRIPT.format(load=IN_FILE[load], change=change, policy=policy,
+                                                        epsilon=epsilon),
+             "configs/train.yaml": YAML.format(epsilon=yaml_epsilon, policy=yaml_policy)}
+    return helpers.write_files(tmp_path, files)
+
+
+def _rules(folder, select="MP502,MP201"):
+    result = helpers.run_cli("check", "--no-cache", "--select", select, "--output-format", "json", ".", cwd=folder)
+    assert result.returncode in (0, 1), result.stderr
+    return [(f["rule"], f["line"], f["message"]) for f in json.loads(result.stdout)]
+
+
+@pytest.mark.parametrize("load", sorted(IN_FILE))
+@pytest.mark.parametrize("epsilon", ['cfg["model"]["epsilon"]', "cfg.model.epsilon", 'cfg.model["epsilon"]'])
+def test_a_config_the_checked_file_loads(tmp_path, load, epsilon):
+    if load == "with" and "." in epsilon.split("[")[0]:
+        pytest.skip("a plain dict has no attributes")
+    [(code, _, message)] = _rules(_script(tmp_path, load, epsilon=epsilon))
+    assert code == "MP502" and "1e-08" in message
+
+
+@pytest.mark.parametrize("yaml_policy, found", [("mixed_float16", True), ("mixed_bfloat16", False)])
+def test_the_policy_a_config_file_names(tmp_path, yaml_policy, found):
+    folder = _script(tmp_path, policy='cfg["policy"]', epsilon="1e-3", yaml_policy=yaml_policy)
+    assert [code for code, _, _ in _rules(folder, "MP502")] == []
+    (tmp_path / "train.py").write_text((tmp_path / "train.py").read_text() + LOOP_TAIL)
+    rows = _rules(folder, "MP201")
+    assert bool(rows) == found
+    assert not any("chosen at run time" in m for _, _, m in rows)
+
+
+LOOP_TAIL = """
+optimizer = tf.keras.optimizers.Adam(1e-3)
+
+
+@tf.function
+def step(x, y):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(model(x) - y))
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+"""
+
+
+@pytest.mark.parametrize("change", [
+    "cfg.model.epsilon = float(sys.argv[1])",  # overridden by a flag whose value is unknown
+    'cfg["model"]["epsilon"] = 1e-3',
+    "cfg.model.update(vars(args))",
+    "cfg = merge(cfg, sys.argv)",  # rebound
+    "override(cfg)",  # handed whole to a call that may change it
+])
+def test_a_config_changed_in_the_file_is_unknown(tmp_path, change):
+    assert _rules(_script(tmp_path, change="import sys\n" + change, epsilon="cfg.model.epsilon")) == []
+
+
+def test_a_key_the_file_lacks_is_unknown(tmp_path):
+    assert _rules(_script(tmp_path, epsilon='cfg["model"]["eps"]')) == []

@@ -24,7 +24,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 
-from mplint.analysis.config_loads import Written, loaded, opened
+from mplint.semantic.config_loads import Written, by_imports, loaded, opened
 from mplint.analysis.imported_layers import module_file, parsed_module, star_imported, top_level_imports
 from mplint.rule.check import Context
 from mplint.run.module_paths import absolute_import
@@ -117,6 +117,24 @@ def _owner(ctx: Context, dotted: str, root: Optional[Path]) -> Optional[Tuple[st
     return None
 
 
+def file_value(written: Written, keys: Sequence[str], path: str, root: Optional[Path],
+               kind: Kind = "literal") -> Optional[Literal]:
+    """The value at ``keys`` of the configuration file the module at ``path`` loads
+    (beside it, or relative to where the program runs: the project's root or the
+    module's folder), when every file it may be holds the same one of ``kind``; None when
+    no such file, key or kind."""
+    if not keys:
+        return None
+    here = Path(path).parent
+    folders = [here] if written.beside_module else ([root] if root is not None else []) + [here]
+    value = config_files.value(config_files.candidates(written.path, folders), keys)
+    if value is None or isinstance(value, bool):
+        return None
+    if kind == "int" and not isinstance(value, int) or kind == "number" and isinstance(value, str):
+        return None
+    return value
+
+
 def _imported_name(ctx: Context, expr: cst.BaseExpression) -> Optional[str]:
     """The dotted name ``expr`` stands for through the file's imports (relative ones
     keep their dots: ``from .config import HIDDEN`` -> ``.config.HIDDEN``)."""
@@ -164,7 +182,7 @@ class _Constants:
         self.values: Dict[str, Optional[cst.BaseExpression]] = {}
         #: names bound once to a loaded configuration file, by the file's written path
         self.configs: Dict[str, Written] = {}
-        self._imports = top_level_imports(module)
+        self._canonical = by_imports(top_level_imports(module))
         self._collect(module.body)
         for name in list(self.configs):
             if self.values.get(name) is None:
@@ -192,7 +210,7 @@ class _Constants:
             return False
         item = statement.items[0]
         line = statement.body.body[0]
-        stream = opened(item.item, self._imports)
+        stream = opened(item.item, self._canonical)
         if stream is None or item.asname is None or not isinstance(item.asname.name, cst.Name) \
                 or not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
             return False
@@ -200,7 +218,8 @@ class _Constants:
         if not isinstance(small, cst.Assign) or len(small.targets) != 1 \
                 or not isinstance(small.targets[0].target, cst.Name):
             return False
-        written = loaded(small.value, self._imports, {item.asname.name.value: stream})
+        handle = item.asname.name.value
+        written = loaded(small.value, self._canonical, lambda name: stream if name == handle else None)
         if written is None:
             return False
         self._bind(item.asname.name.value, None)
@@ -211,7 +230,7 @@ class _Constants:
         if isinstance(small, cst.Assign):
             value: Optional[cst.BaseExpression] = small.value if len(small.targets) == 1 else None
             if value is not None and isinstance(small.targets[0].target, cst.Name):
-                written = written or loaded(value, self._imports)
+                written = written or loaded(value, self._canonical)
                 if written is not None:
                     self.configs[small.targets[0].target.value] = written
             for target in small.targets:
@@ -247,21 +266,9 @@ class _Constants:
 
     def config_value(self, name: str, keys: Sequence[str], path: str, root: Optional[Path],
                      kind: Kind) -> Optional[Literal]:
-        """The value at ``keys`` of the configuration file ``name`` was loaded from (the
-        file beside this module's ``path``, or relative to where the program runs: the
-        project's root, or this module's folder), when every file it may be holds the same
-        one; None when no such file, key or kind."""
-        written = self.configs[name]
-        if not keys:
-            return None
-        here = Path(path).parent
-        folders = [here] if written.beside_module else ([root] if root is not None else []) + [here]
-        value = config_files.value(config_files.candidates(written.path, folders), keys)
-        if value is None or isinstance(value, bool):
-            return None
-        if kind == "int" and not isinstance(value, int) or kind == "number" and isinstance(value, str):
-            return None
-        return value
+        """The value at ``keys`` of the configuration file ``name`` was loaded from
+        (:func:`file_value`, for this module at ``path``)."""
+        return file_value(self.configs[name], keys, path, root, kind)
 
     def _evaluate(self, expr: cst.BaseExpression, depth: int, kind: Kind) -> Optional[Literal]:
         if depth > _MAX_DEPTH:

@@ -1,0 +1,123 @@
+"""What a read of a configuration object the checked file loads gives: ``cfg.model.lr``
+and ``cfg["policy"]`` after ``cfg = EasyDict(yaml.safe_load(open("configs/train.yaml")))``
+or ``with open(PATH) as f: cfg = json.load(f)``.
+
+The object must be bound once in its scope and never changed there (no ``cfg.lr =
+args.lr``, no ``cfg.update(...)``, not handed whole to a call that may change it); the
+file is found and read by the linter (``Evaluator.config_value``: the file's content
+keys the cached result). Anything else is unknown, and the rules stay silent.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, FrozenSet, List, Optional
+
+import libcst as cst
+
+from mplint.semantic.config_loads import Written, loaded, opened
+from mplint.semantic.names import dotted_name
+from mplint.semantic.scopes import Location, Scope
+
+if TYPE_CHECKING:
+    from mplint.semantic.values import Evaluator
+
+_READ_METHODS = frozenset({"get", "keys", "items", "values", "copy", "to_dict", "toDict"})
+
+
+class ConfigReads:
+    """Reads of configuration objects loaded in the file (one per evaluator)."""
+
+    def __init__(self, evaluator: "Evaluator") -> None:
+        self.evaluator = evaluator
+
+    def read(self, expr: cst.BaseExpression, loc: Location) -> Optional[FrozenSet[object]]:
+        """The value ``expr`` reads from a loaded configuration file, or None."""
+        found = self.evaluator.config_value
+        if found is None:
+            return None
+        keys: List[str] = []
+        while isinstance(expr, (cst.Attribute, cst.Subscript)):
+            if isinstance(expr, cst.Attribute):
+                keys.insert(0, expr.attr.value)
+            else:
+                key = _string_key(expr)
+                if key is None:
+                    return None
+                keys.insert(0, key)
+            expr = expr.value
+        if not keys or not isinstance(expr, cst.Name) or expr.value == "self":
+            return None
+        written = self.loaded_by(expr.value, loc)
+        if written is None:
+            return None
+        value = found(written, keys)
+        return None if value is None else frozenset({value})
+
+    def loaded_by(self, name: str, loc: Location) -> Optional[Written]:
+        """The file ``name`` holds the content of, when bound once to it and never changed."""
+        bindings = loc.reaching(name)
+        if len(bindings) != 1:
+            return None
+        binding = bindings[0]
+        scope = binding.scope
+        if binding.kind != "assign" or binding.value is None or scope is None \
+                or len(scope.bindings.get(name, ())) != 1 or self._changed(scope, name):
+            return None
+        where = binding.location()
+        return loaded(binding.value, self._canonical, lambda stream: self._stream(stream, where))
+
+    def _stream(self, name: str, loc: Location) -> Optional[Written]:
+        bindings = loc.reaching(name)
+        if len(bindings) != 1 or bindings[0].kind != "with" or not isinstance(bindings[0].node, cst.WithItem):
+            return None
+        return opened(bindings[0].node.item, self._canonical)
+
+    def _canonical(self, func: cst.BaseExpression) -> Optional[str]:
+        names = self.evaluator.names.resolve(func)
+        if len(names) == 1:
+            return next(iter(names))
+        return "open" if not names and dotted_name(func) == "open" else None
+
+    def _changed(self, scope: Scope, name: str) -> bool:
+        if self.evaluator.changed_in_place(scope, name):
+            return True
+        finder = _DeepWrites(name)
+        scope.node.visit(finder)
+        return finder.found
+
+
+class _DeepWrites(cst.CSTVisitor):
+    """A change to a nested part of the object: ``cfg.model.lr = 1e-3``,
+    ``cfg["model"].update(...)``."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.found = False
+
+    def _rooted(self, expr: cst.BaseExpression) -> bool:
+        while isinstance(expr, (cst.Attribute, cst.Subscript)):
+            expr = expr.value
+        return isinstance(expr, cst.Name) and expr.value == self.name
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        if isinstance(node.target, (cst.Attribute, cst.Subscript)) and self._rooted(node.target):
+            self.found = True
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, (cst.Attribute, cst.Subscript)) and self._rooted(node.target):
+            self.found = True
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value not in _READ_METHODS and self._rooted(func.value):
+            self.found = True
+        if isinstance(func, cst.Name) and func.value == "setattr" and node.args and self._rooted(node.args[0].value):
+            self.found = True
+
+
+def _string_key(expr: cst.Subscript) -> Optional[str]:
+    if len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
+        return None
+    index = expr.slice[0].slice.value
+    value = index.evaluated_value if isinstance(index, cst.SimpleString) else None
+    return value if isinstance(value, str) else None
