@@ -226,3 +226,30 @@ def test_a_config_changed_in_the_file_is_unknown(tmp_path, change):
 
 def test_a_key_the_file_lacks_is_unknown(tmp_path):
     assert _rules(_script(tmp_path, epsilon='cfg["model"]["eps"]')) == []
+
+
+FLAGGED = ('import argparse\nparser = argparse.ArgumentParser()\nparser.add_argument("--config"{default})\n'
+           'args = parser.parse_args()\ncfg = EasyDict(yaml.safe_load(open(args.config)))')
+
+
+@pytest.mark.parametrize("default, found", [
+    (', default="configs/train.yaml"', True),  # what a run given no --config loads
+    ('', False),  # no default: the file is the user's choice
+    (', default="configs/absent.yaml"', False),  # a file that does not exist
+    (', required=True', False),
+])
+def test_a_config_path_from_a_flag_s_default(tmp_path, default, found):
+    IN_FILE["flag"] = FLAGGED.format(default=default)
+    try:
+        rows = _rules(_script(tmp_path, "flag"))
+    finally:
+        del IN_FILE["flag"]
+    assert bool(rows) == found
+
+
+def test_a_config_path_bound_to_a_name(tmp_path):
+    IN_FILE["named"] = 'CONFIG = "configs/train.yaml"\ncfg = EasyDict(yaml.safe_load(open(CONFIG)))'
+    try:
+        assert len(_rules(_script(tmp_path, "named"))) == 1
+    finally:
+        del IN_FILE["named"]

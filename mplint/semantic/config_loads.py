@@ -8,7 +8,9 @@ module binds decide what ``yaml`` or ``EasyDict`` is), and says which path it na
 A path is a string literal (relative to where the program runs: the caller tries the
 project's root and the module's folder) or one joined to the module's own folder
 (``os.path.join(os.path.dirname(__file__), "conf.yaml")``, ``Path(__file__).parent /
-"conf.yaml"``). Any other path (a flag, a parameter, an f-string) is unknown.
+"conf.yaml"``); the caller may know the one string a name or a flag holds
+(``args.config`` of ``--config`` with ``default="configs/train.yaml"``). Any other path
+(a flag with no default, a parameter, an f-string) is unknown.
 """
 
 from __future__ import annotations
@@ -25,9 +27,16 @@ from mplint.semantic.vocabulary import CONFIG_FILE_LOADERS, CONFIG_STREAM_LOADER
 Canonical = Callable[[cst.BaseExpression], Optional[str]]
 #: the file a name bound to an opened stream reads (``with open(PATH) as f``), or None
 Streams = Callable[[str], Optional["Written"]]
+#: the one string a path expression holds where it is written (``args.config`` with a
+#: flag's default), or None
+Strings = Callable[[cst.BaseExpression], Optional[str]]
 
 
 def _no_streams(name: str) -> Optional["Written"]:
+    return None
+
+
+def _no_strings(expr: cst.BaseExpression) -> Optional[str]:
     return None
 
 
@@ -39,7 +48,8 @@ class Written(NamedTuple):
     beside_module: bool
 
 
-def loaded(expr: cst.BaseExpression, canonical: Canonical, streams: Streams = _no_streams) -> Optional[Written]:
+def loaded(expr: cst.BaseExpression, canonical: Canonical, streams: Streams = _no_streams,
+           strings: Strings = _no_strings) -> Optional[Written]:
     """The file ``expr`` parses into a dict (through any wrappers), or None. ``streams``
     says which file a name bound to an opened stream reads (``with open(PATH) as f``)."""
     for _ in range(4):
@@ -53,14 +63,15 @@ def loaded(expr: cst.BaseExpression, canonical: Canonical, streams: Streams = _n
             expr = first.value
             continue
         if name in CONFIG_FILE_LOADERS and first.keyword is None:
-            return _path(first.value, canonical)
+            return _path(first.value, canonical, strings)
         if name in CONFIG_STREAM_LOADERS and first.keyword is None:
-            return opened(first.value, canonical, streams)
+            return opened(first.value, canonical, streams, strings)
         return None
     return None
 
 
-def opened(expr: cst.BaseExpression, canonical: Canonical, streams: Streams = _no_streams) -> Optional[Written]:
+def opened(expr: cst.BaseExpression, canonical: Canonical, streams: Streams = _no_streams,
+           strings: Strings = _no_strings) -> Optional[Written]:
     """The file a stream expression reads: ``open(PATH)`` (for reading) or a name
     ``streams`` binds to one."""
     if isinstance(expr, cst.Name):
@@ -71,11 +82,11 @@ def opened(expr: cst.BaseExpression, canonical: Canonical, streams: Streams = _n
         (a.value for a in expr.args if a.keyword is not None and a.keyword.value == "mode"), None)
     if mode is not None and not (isinstance(mode, cst.SimpleString) and "r" in str(mode.evaluated_value)):
         return None
-    return _path(expr.args[0].value, canonical) if expr.args[0].keyword is None else None
+    return _path(expr.args[0].value, canonical, strings) if expr.args[0].keyword is None else None
 
 
-def _path(expr: cst.BaseExpression, canonical: Canonical) -> Optional[Written]:
-    literal = _string(expr)
+def _path(expr: cst.BaseExpression, canonical: Canonical, strings: Strings = _no_strings) -> Optional[Written]:
+    literal = _string(expr) or strings(expr)
     if literal is not None:
         return Written(literal, False)
     if isinstance(expr, cst.Call) and canonical(expr.func) == "os.path.join" \

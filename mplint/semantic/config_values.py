@@ -64,7 +64,22 @@ class ConfigReads:
                 or len(scope.bindings.get(name, ())) != 1 or self._changed(scope, name):
             return None
         where = binding.location()
-        return loaded(binding.value, self._canonical, lambda stream: self._stream(stream, where))
+        return loaded(binding.value, self._canonical, lambda stream: self._stream(stream, where),
+                      lambda path: self._string(path, where))
+
+    def _string(self, expr: cst.BaseExpression, loc: Location) -> Optional[str]:
+        """The one string a path holds: a name bound to one, or ``args.config`` of a flag
+        with a string default (what a run given no ``--config`` loads)."""
+        found = self.evaluator.value(expr, loc)
+        if isinstance(found, str):
+            return found
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
+            bindings = loc.reaching(expr.value.value)
+            value = bindings[0].value if len(bindings) == 1 else None
+            if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+                    and value.func.attr.value == "parse_args":
+                return self.evaluator.flag_default(expr.attr.value)
+        return None
 
     def _stream(self, name: str, loc: Location) -> Optional[Written]:
         bindings = loc.reaching(name)

@@ -64,6 +64,8 @@ class Evaluator:
         #: whether ``args.<dest>`` is a command-line flag that is always true (the
         #: scope tracker's answer, see ``ScopeTracker.always_on``; set by the facts collector)
         self.always_on: Callable[[str], bool] = lambda dest: False
+        #: the string default of the flag ``args.<dest>`` (``ScopeTracker.flag_default``)
+        self.flag_default: Callable[[str], Optional[str]] = lambda dest: None
         #: per function (``scopes.function_key``), the arguments calls in the project's
         #: other modules pass it (``ModuleFacts.project_arguments``; set by the linter)
         self.elsewhere: Mapping[str, Sequence[Mapping[str, str]]] = {}
