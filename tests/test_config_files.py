@@ -253,3 +253,43 @@ def test_a_config_path_bound_to_a_name(tmp_path):
         assert len(_rules(_script(tmp_path, "named"))) == 1
     finally:
         del IN_FILE["named"]
+
+
+LOADER = '''def load_config(path{default}):
+    """Read the run's settings."""
+    with open(path) as handle:
+        config = yaml.safe_load(handle)
+    return EasyDict(config)
+
+
+cfg = load_config({argument})'''
+
+
+@pytest.mark.parametrize("default, argument, found", [
+    ("", '"configs/train.yaml"', True),
+    ('="configs/train.yaml"', "", True),  # the parameter's default
+    ("", "path=sys.argv[1]", False),  # chosen at run time
+    ("", '"configs/other.yaml"', False),  # no such file
+])
+def test_a_loader_function_of_the_file(tmp_path, default, argument, found):
+    IN_FILE["loader"] = "import sys\n\n\n" + LOADER.format(default=default, argument=argument)
+    try:
+        rows = _rules(_script(tmp_path, "loader"))
+    finally:
+        del IN_FILE["loader"]
+    assert bool(rows) == found
+
+
+def test_a_loader_with_branches_is_not_followed():
+    import libcst as cst
+
+    from mplint.semantic.config_loads import by_imports, returned
+
+    code = ('def load(path):\n    if path.endswith(".json"):\n        return json.load(open(path))\n'
+            '    return yaml.safe_load(open(path))\n')
+    function = cst.parse_module(code).body[0]
+    assert isinstance(function, cst.FunctionDef)
+    assert returned(function, by_imports({"yaml": "yaml", "json": "json"}), {"path": "a.yaml"}) is None
+    plain = cst.parse_module('def load(path):\n    return yaml.safe_load(open(path))\n').body[0]
+    assert isinstance(plain, cst.FunctionDef)
+    assert returned(plain, by_imports({"yaml": "yaml"}), {"path": "a.yaml"}) is not None

@@ -15,10 +15,11 @@ project's root and the module's folder) or one joined to the module's own folder
 
 from __future__ import annotations
 
-from typing import Callable, Mapping, NamedTuple, Optional
+from typing import Callable, Dict, List, Mapping, NamedTuple, Optional
 
 import libcst as cst
 
+from mplint.semantic.call_args import _Unreadable, argument_for
 from mplint.semantic.names import dotted_name
 from mplint.semantic.vocabulary import CONFIG_FILE_LOADERS, CONFIG_STREAM_LOADERS, CONFIG_WRAPPERS, FILE_OPENERS
 
@@ -49,10 +50,17 @@ class Written(NamedTuple):
 
 
 def loaded(expr: cst.BaseExpression, canonical: Canonical, streams: Streams = _no_streams,
-           strings: Strings = _no_strings) -> Optional[Written]:
+           strings: Strings = _no_strings,
+           local: Callable[[str], Optional[cst.BaseExpression]] = lambda name: None) -> Optional[Written]:
     """The file ``expr`` parses into a dict (through any wrappers), or None. ``streams``
-    says which file a name bound to an opened stream reads (``with open(PATH) as f``)."""
-    for _ in range(4):
+    says which file a name bound to an opened stream reads (``with open(PATH) as f``),
+    ``local`` what a name of a loader function holds (``return EasyDict(config)``)."""
+    for _ in range(6):
+        if isinstance(expr, cst.Name):
+            found = local(expr.value)
+            if found is None:
+                return None
+            expr = found
         if not isinstance(expr, cst.Call) or not expr.args:
             return None
         name = canonical(expr.func)
@@ -142,3 +150,74 @@ def by_imports(imports: Mapping[str, str]) -> Canonical:
             return written if written == "open" else None
         return target + ("." + rest if rest else "")
     return canonical
+
+
+def returned(function: cst.FunctionDef, canonical: Canonical, arguments: Mapping[str, str]) -> Optional[Written]:
+    """The file a loader function returns the content of, its path parameters given
+    ``arguments`` (``def load_config(path): with open(path) as f: return
+    yaml.safe_load(f)`` called as ``load_config("configs/train.yaml")``): its one
+    ``return`` gives a load (or a name bound once to one), with streams from its
+    top-level ``with open(...) as f`` blocks. None for any other function."""
+    returns: List[cst.Return] = []
+    bound: Dict[str, List[cst.BaseExpression]] = {}
+    streams: Dict[str, cst.BaseExpression] = {}
+    _scan(function.body, returns, bound, streams)
+    if len(returns) != 1 or returns[0].value is None:
+        return None
+    value: cst.BaseExpression = returns[0].value
+
+    def local(name: str) -> Optional[cst.BaseExpression]:
+        return bound[name][0] if len(bound.get(name, ())) == 1 and name not in streams else None
+
+    def strings(expr: cst.BaseExpression) -> Optional[str]:
+        return arguments.get(expr.value) if isinstance(expr, cst.Name) and expr.value not in bound else None
+
+    def stream(name: str) -> Optional[Written]:
+        item = streams.get(name)
+        return None if item is None or name in bound else opened(item, canonical, _no_streams, strings)
+
+    return loaded(value, canonical, stream, strings, local)
+
+
+def _scan(block: cst.BaseSuite, returns: List[cst.Return], bound: Dict[str, List[cst.BaseExpression]],
+          streams: Dict[str, cst.BaseExpression]) -> None:
+    """The returns, single-name assignments and ``with ... as name`` items of a function
+    body (not inside nested functions or classes); any other binding of a name marks it
+    with a placeholder, so it counts as bound twice."""
+    statements = block.body if isinstance(block, cst.IndentedBlock) else []
+    for statement in statements:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.Return):
+                    returns.append(small)
+                elif isinstance(small, cst.Assign) and len(small.targets) == 1 \
+                        and isinstance(small.targets[0].target, cst.Name):
+                    bound.setdefault(small.targets[0].target.value, []).append(small.value)
+                elif isinstance(small, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+                    returns.append(cst.Return(None))  # a binding not followed: unknown
+        elif isinstance(statement, cst.With):
+            for item in statement.items:
+                if item.asname is not None and isinstance(item.asname.name, cst.Name):
+                    streams[item.asname.name.value] = item.item
+            _scan(statement.body, returns, bound, streams)
+        elif isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        else:
+            returns.append(cst.Return(None))  # a branch or a loop: not one way through
+
+
+def call_strings(function: cst.FunctionDef, call: cst.Call,
+                 string_of: Callable[[cst.BaseExpression], Optional[str]]) -> Dict[str, str]:
+    """The string each parameter of ``function`` takes at ``call`` (its argument, else its
+    default), where known."""
+    out: Dict[str, str] = {}
+    params = function.params
+    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        argument = argument_for(function, param, call)
+        if isinstance(argument, _Unreadable):
+            continue
+        written = argument if argument is not None else param.default
+        found = None if written is None else (_string(written) or string_of(written))
+        if found is not None:
+            out[param.name.value] = found
+    return out

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, FrozenSet, List, Optional
 
 import libcst as cst
 
-from mplint.semantic.config_loads import Written, loaded, opened
+from mplint.semantic.config_loads import Written, call_strings, loaded, opened, returned
 from mplint.semantic.names import dotted_name
 from mplint.semantic.scopes import Location, Scope
 
@@ -64,8 +64,17 @@ class ConfigReads:
                 or len(scope.bindings.get(name, ())) != 1 or self._changed(scope, name):
             return None
         where = binding.location()
-        return loaded(binding.value, self._canonical, lambda stream: self._stream(stream, where),
-                      lambda path: self._string(path, where))
+        found = loaded(binding.value, self._canonical, lambda stream: self._stream(stream, where),
+                       lambda path: self._string(path, where))
+        call = binding.value
+        if found is None and isinstance(call, cst.Call) and isinstance(call.func, cst.Name):
+            # ``cfg = load_config("configs/train.yaml")`` with the loader defined in the file
+            defined = where.reaching(call.func.value)
+            function = defined[0].node if len(defined) == 1 and defined[0].kind == "def" else None
+            if isinstance(function, cst.FunctionDef):
+                arguments = call_strings(function, call, lambda path: self._string(path, where))
+                found = returned(function, self._canonical, arguments)
+        return found
 
     def _string(self, expr: cst.BaseExpression, loc: Location) -> Optional[str]:
         """The one string a path holds: a name bound to one, or ``args.config`` of a flag
