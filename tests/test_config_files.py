@@ -44,6 +44,10 @@ LOADS = {
     "omegaconf": 'from omegaconf import OmegaConf\n\ncfg = OmegaConf.load("configs/train.yaml")\n',
     "json": 'import json\nfrom munch import munchify\n\nwith open("configs/train.json") as f:\n'
             '    cfg = munchify(json.load(f))\n',
+    "loader-function": 'import os\nimport yaml\nfrom easydict import EasyDict\n\n\n'
+                       'def _get_config(name):\n    here = os.path.dirname(__file__)\n'
+                       '    with open(os.path.join(os.path.dirname(__file__), "configs/train.yaml")) as f:\n'
+                       '        return EasyDict(yaml.safe_load(f))\n\n\ncfg = _get_config("train")\n',
 }
 
 

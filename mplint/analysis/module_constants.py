@@ -12,6 +12,12 @@ in a function or class), to an integer literal, simple arithmetic of such consta
 or a dict literal read by a constant key (with ``numbers``, float literals too). A name bound twice, in a loop, by an import
 or a call stays unknown, and so does one the checked file assigns to
 (``config.BATCH_SIZE = 32``): the rules stay silent.
+
+A name bound once to a loaded configuration file (``cfg = EasyDict(yaml.safe_load(
+open("configs/train.yaml")))``, in a top-level ``with open(...) as f`` block, or by a
+loader function of the module called with a literal path) is a container whose keys the
+file decides: ``config.cfg.model.epsilon`` and ``cfg["lr"]`` read them
+(:mod:`semantic.config_files`, read through ``core.reads`` like the module).
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 
-from mplint.semantic.config_loads import Written, by_imports, loaded, opened
+from mplint.semantic.config_loads import Written, by_imports, call_strings, loaded, opened, returned
 from mplint.analysis.imported_layers import module_file, parsed_module, star_imported, top_level_imports
 from mplint.rule.check import Context
 from mplint.run.module_paths import absolute_import
@@ -182,6 +188,8 @@ class _Constants:
         self.values: Dict[str, Optional[cst.BaseExpression]] = {}
         #: names bound once to a loaded configuration file, by the file's written path
         self.configs: Dict[str, Written] = {}
+        #: the module's top-level functions (a loader a config name is bound by calling)
+        self._functions: Dict[str, cst.FunctionDef] = {}
         self._canonical = by_imports(top_level_imports(module))
         self._collect(module.body)
         for name in list(self.configs):
@@ -195,6 +203,8 @@ class _Constants:
                     self._bind_small(small)
             elif isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
                 self._bind(statement.name.value, None)
+                if isinstance(statement, cst.FunctionDef):
+                    self._functions[statement.name.value] = statement
             elif isinstance(statement, cst.With) and self._config_block(statement):
                 continue
             elif isinstance(statement, (cst.If, cst.For, cst.While, cst.Try, cst.With)):
@@ -230,7 +240,7 @@ class _Constants:
         if isinstance(small, cst.Assign):
             value: Optional[cst.BaseExpression] = small.value if len(small.targets) == 1 else None
             if value is not None and isinstance(small.targets[0].target, cst.Name):
-                written = written or loaded(value, self._canonical)
+                written = written or loaded(value, self._canonical) or self._loader_call(value)
                 if written is not None:
                     self.configs[small.targets[0].target.value] = written
             for target in small.targets:
@@ -245,6 +255,15 @@ class _Constants:
                 bound = alias.asname.name if alias.asname is not None else alias.name
                 if isinstance(bound, cst.Name):
                     self._bind(bound.value, None)
+
+    def _loader_call(self, value: cst.BaseExpression) -> Optional[Written]:
+        """``CFG = load_config("configs/train.yaml")`` with the loader defined above."""
+        if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Name):
+            return None
+        function = self._functions.get(value.func.value)
+        if function is None or self.values.get(value.func.value, cst.Name("x")) is not None:
+            return None  # not defined here, or bound again
+        return returned(function, self._canonical, call_strings(function, value, lambda expr: None))
 
     def _bind(self, name: str, value: Optional[cst.BaseExpression]) -> None:
         self.values[name] = value if name not in self.values else None
