@@ -297,3 +297,22 @@ def test_a_loader_with_branches_is_not_followed():
     plain = cst.parse_module('def load(path):\n    return yaml.safe_load(open(path))\n').body[0]
     assert isinstance(plain, cst.FunctionDef)
     assert returned(plain, by_imports({"yaml": "yaml"}), {"path": "a.yaml"}) is not None
+
+
+@pytest.mark.parametrize("call, found", [
+    ('load_config("configs/train.yaml")', True),
+    ('utils.load_config("configs/train.yaml")', True),
+    ("load_config(sys.argv[1])", False),
+    ('load_config("configs/other.yaml")', False),
+])
+def test_a_loader_function_of_another_module(tmp_path, call, found):
+    IN_FILE["imported"] = f"import sys\nimport utils\nfrom utils import load_config\n\ncfg = {call}"
+    extra = {"utils.py": "import yaml\nfrom easydict import EasyDict\n\n\n" + LOADER.split("\n\n\ncfg")[0]
+             .format(default="") + "\n"}
+    try:
+        folder = _script(tmp_path, "imported")
+        helpers.write_files(folder, extra)
+        rows = _rules(folder)
+    finally:
+        del IN_FILE["imported"]
+    assert bool(rows) == found

@@ -123,6 +123,30 @@ def _owner(ctx: Context, dotted: str, root: Optional[Path]) -> Optional[Tuple[st
     return None
 
 
+def loader_value(ctx: Context, call: cst.Call, keys: Sequence[str],
+                 string_of: Callable[[cst.BaseExpression], Optional[str]]) -> Optional[Literal]:
+    """The value at ``keys`` of the file a loader function of another module of the
+    project returns the content of (``from utils import load_config``, then
+    ``load_config("configs/train.yaml")`` in the checked file); None when unknown."""
+    dotted = _imported_name(ctx, call.func)
+    if dotted is None or "." not in dotted.lstrip("."):
+        return None
+    root = Path(ctx.facts.project_root) if ctx.facts.project_root else None
+    found = _owner(ctx, dotted, root)
+    if found is None or found[3]:
+        return None
+    _, path, name, _ = found
+    constants = _constants_of(path)
+    function = None if constants is None else constants.functions.get(name)
+    if function is None:
+        return None
+    written = returned(function, constants.canonical, call_strings(function, call, string_of))  # type: ignore[union-attr]
+    if written is None:
+        return None
+    # a path beside the loader is its module's; any other is where the program runs
+    return file_value(written, keys, path if written.beside_module else ctx.path, root)
+
+
 def file_value(written: Written, keys: Sequence[str], path: str, root: Optional[Path],
                kind: Kind = "literal") -> Optional[Literal]:
     """The value at ``keys`` of the configuration file the module at ``path`` loads
@@ -189,8 +213,8 @@ class _Constants:
         #: names bound once to a loaded configuration file, by the file's written path
         self.configs: Dict[str, Written] = {}
         #: the module's top-level functions (a loader a config name is bound by calling)
-        self._functions: Dict[str, cst.FunctionDef] = {}
-        self._canonical = by_imports(top_level_imports(module))
+        self.functions: Dict[str, cst.FunctionDef] = {}
+        self.canonical = by_imports(top_level_imports(module))
         self._collect(module.body)
         for name in list(self.configs):
             if self.values.get(name) is None:
@@ -204,7 +228,7 @@ class _Constants:
             elif isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
                 self._bind(statement.name.value, None)
                 if isinstance(statement, cst.FunctionDef):
-                    self._functions[statement.name.value] = statement
+                    self.functions[statement.name.value] = statement
             elif isinstance(statement, cst.With) and self._config_block(statement):
                 continue
             elif isinstance(statement, (cst.If, cst.For, cst.While, cst.Try, cst.With)):
@@ -220,7 +244,7 @@ class _Constants:
             return False
         item = statement.items[0]
         line = statement.body.body[0]
-        stream = opened(item.item, self._canonical)
+        stream = opened(item.item, self.canonical)
         if stream is None or item.asname is None or not isinstance(item.asname.name, cst.Name) \
                 or not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
             return False
@@ -229,7 +253,7 @@ class _Constants:
                 or not isinstance(small.targets[0].target, cst.Name):
             return False
         handle = item.asname.name.value
-        written = loaded(small.value, self._canonical, lambda name: stream if name == handle else None)
+        written = loaded(small.value, self.canonical, lambda name: stream if name == handle else None)
         if written is None:
             return False
         self._bind(item.asname.name.value, None)
@@ -240,7 +264,7 @@ class _Constants:
         if isinstance(small, cst.Assign):
             value: Optional[cst.BaseExpression] = small.value if len(small.targets) == 1 else None
             if value is not None and isinstance(small.targets[0].target, cst.Name):
-                written = written or loaded(value, self._canonical) or self._loader_call(value)
+                written = written or loaded(value, self.canonical) or self._loader_call(value)
                 if written is not None:
                     self.configs[small.targets[0].target.value] = written
             for target in small.targets:
@@ -260,10 +284,10 @@ class _Constants:
         """``CFG = load_config("configs/train.yaml")`` with the loader defined above."""
         if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Name):
             return None
-        function = self._functions.get(value.func.value)
+        function = self.functions.get(value.func.value)
         if function is None or self.values.get(value.func.value, cst.Name("x")) is not None:
             return None  # not defined here, or bound again
-        return returned(function, self._canonical, call_strings(function, value, lambda expr: None))
+        return returned(function, self.canonical, call_strings(function, value, lambda expr: None))
 
     def _bind(self, name: str, value: Optional[cst.BaseExpression]) -> None:
         self.values[name] = value if name not in self.values else None

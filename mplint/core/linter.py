@@ -210,6 +210,7 @@ class Linter:
         evaluator.inherited_store = lambda cls, attr: _inherited_store(ctx, cls, attr)
         evaluator.imported_literal = lambda expr: _imported_literal(ctx, expr)
         evaluator.config_value = lambda written, keys: _config_value(ctx, written, keys)
+        evaluator.loader_value = lambda call, keys, strings: _loader_value(ctx, call, keys, strings)
         try:
             return self._walk(ctx, source, classes, out)
         finally:
@@ -489,6 +490,14 @@ def _config_value(ctx: Context, written: Written, keys: Sequence[str]) -> object
     from mplint.analysis.module_constants import file_value
     root = Path(ctx.facts.project_root) if ctx.facts.project_root else None
     return file_value(written, keys, ctx.path, root)
+
+
+def _loader_value(ctx: Context, call: cst.Call, keys: Sequence[str],
+                  strings: Callable[[cst.BaseExpression], Optional[str]]) -> object:
+    """The value at ``keys`` of the file another module's loader function returns (read
+    through the keyed reads)."""
+    from mplint.analysis.module_constants import loader_value
+    return loader_value(ctx, call, keys, strings)
 
 
 def _inherited_store(ctx: Context, cls: Scope, attr: str) -> Optional[StoredForm]:

@@ -16,7 +16,7 @@ import libcst as cst
 
 from mplint.semantic.config_loads import Written, call_strings, loaded, opened, returned
 from mplint.semantic.names import dotted_name
-from mplint.semantic.scopes import Location, Scope
+from mplint.semantic.scopes import Binding, Location, Scope
 
 if TYPE_CHECKING:
     from mplint.semantic.values import Evaluator
@@ -48,13 +48,29 @@ class ConfigReads:
         if not keys or not isinstance(expr, cst.Name) or expr.value == "self":
             return None
         written = self.loaded_by(expr.value, loc)
-        if written is None:
-            return None
-        value = found(written, keys)
+        if written is not None:
+            value = found(written, keys)
+        else:
+            value = self._imported_loader(expr.value, keys, loc)
         return None if value is None else frozenset({value})
 
-    def loaded_by(self, name: str, loc: Location) -> Optional[Written]:
-        """The file ``name`` holds the content of, when bound once to it and never changed."""
+    def _imported_loader(self, name: str, keys: List[str], loc: Location) -> object:
+        """``cfg = load_config(PATH)`` with the loader imported from another module."""
+        binding = self._single(name, loc)
+        call = binding.value if binding is not None else None
+        ask = self.evaluator.loader_value
+        if ask is None or binding is None or not isinstance(call, cst.Call) \
+                or not isinstance(call.func, (cst.Name, cst.Attribute)):
+            return None
+        head: cst.BaseExpression = call.func
+        while isinstance(head, cst.Attribute):
+            head = head.value
+        if not isinstance(head, cst.Name) or loc.reaching(head.value):
+            return None  # bound here: the file's own (``loaded_by``)
+        where = binding.location()
+        return ask(call, keys, lambda path: self._string(path, where))
+
+    def _single(self, name: str, loc: Location) -> Optional[Binding]:
         bindings = loc.reaching(name)
         if len(bindings) != 1:
             return None
@@ -62,6 +78,13 @@ class ConfigReads:
         scope = binding.scope
         if binding.kind != "assign" or binding.value is None or scope is None \
                 or len(scope.bindings.get(name, ())) != 1 or self._changed(scope, name):
+            return None
+        return binding
+
+    def loaded_by(self, name: str, loc: Location) -> Optional[Written]:
+        """The file ``name`` holds the content of, when bound once to it and never changed."""
+        binding = self._single(name, loc)
+        if binding is None or binding.value is None:
             return None
         where = binding.location()
         found = loaded(binding.value, self._canonical, lambda stream: self._stream(stream, where),

@@ -84,6 +84,10 @@ class Evaluator:
         #: the value at a key path of a configuration file the file loads (set by the
         #: linter, which finds and reads the file): ``cfg.model.lr`` (:mod:`config_values`)
         self.config_value: Optional[Callable[[Written, Sequence[str]], object]] = None
+        #: the value at a key path of the file a loader function of another module returns
+        #: for a call of the file (``load_config("configs/train.yaml")``; set by the linter)
+        self.loader_value: Optional[Callable[[cst.Call, Sequence[str], Callable[[cst.BaseExpression],
+                                                                                   Optional[str]]], object]] = None
         self._configs = ConfigReads(self)
         #: by a call's id, the instance a subclass in another module builds, for a method of
         #: this module it runs on itself (``self.build_head(x)`` inherited): that module
