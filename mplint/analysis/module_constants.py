@@ -36,6 +36,7 @@ from mplint.rule.check import Context
 from mplint.run.module_paths import absolute_import
 from mplint.semantic import config_files
 from mplint.semantic.names import dotted_name
+from mplint.semantic.vocabulary import TENSORFLOW_PACKAGES
 
 _MAX_DEPTH = 8
 #: (path, content digest) -> the module's top-level constants (None: unparsable)
@@ -82,8 +83,8 @@ def _imported(ctx: Context, expr: cst.BaseExpression, kind: Kind) -> Optional[Tu
         keys.insert(0, key)
         expr = expr.value
     dotted = _imported_name(ctx, expr)
-    if dotted is None or "." not in dotted.lstrip("."):
-        return None
+    if dotted is None or "." not in dotted.lstrip(".") or dotted.partition(".")[0] in TENSORFLOW_PACKAGES:
+        return None  # ``tf.keras.layers.Dense``: no module of the project
     root = Path(ctx.facts.project_root) if ctx.facts.project_root else None
     found = _owner(ctx, dotted, root)
     if found is None:
