@@ -12,6 +12,12 @@ in a function or class), to an integer literal, simple arithmetic of such consta
 or a dict literal read by a constant key (with ``numbers``, float literals too). A name bound twice, in a loop, by an import
 or a call stays unknown, and so does one the checked file assigns to
 (``config.BATCH_SIZE = 32``): the rules stay silent.
+
+A name bound once to a loaded configuration file (``cfg = EasyDict(yaml.safe_load(
+open("configs/train.yaml")))``, in a top-level ``with open(...) as f`` block, or by a
+loader function of the module called with a literal path) is a container whose keys the
+file decides: ``config.cfg.model.epsilon`` and ``cfg["lr"]`` read them
+(:mod:`semantic.config_files`, read through ``core.reads`` like the module).
 """
 
 from __future__ import annotations
@@ -20,14 +26,17 @@ import operator
 import os
 import re
 from pathlib import Path
-from typing import Callable, Dict, Optional, Tuple, Union
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 
+from mplint.semantic.config_loads import Written, by_imports, call_strings, loaded, opened, returned
 from mplint.analysis.imported_layers import module_file, parsed_module, star_imported, top_level_imports
 from mplint.rule.check import Context
 from mplint.run.module_paths import absolute_import
+from mplint.semantic import config_files
 from mplint.semantic.names import dotted_name
+from mplint.semantic.vocabulary import TENSORFLOW_PACKAGES
 
 _MAX_DEPTH = 8
 #: (path, content digest) -> the module's top-level constants (None: unparsable)
@@ -66,28 +75,95 @@ def imported_literal(ctx: Context, expr: cst.BaseExpression) -> Optional[Literal
 
 
 def _imported(ctx: Context, expr: cst.BaseExpression, kind: Kind) -> Optional[Tuple[Literal, str]]:
-    key: Optional[str] = None
-    if isinstance(expr, cst.Subscript):
+    keys: List[str] = []
+    while isinstance(expr, cst.Subscript):  # ``CONFIG["model"]["units"]``
         key = _constant_key(expr)
         if key is None:
             return None
+        keys.insert(0, key)
         expr = expr.value
     dotted = _imported_name(ctx, expr)
-    if dotted is None or "." not in dotted.lstrip("."):
-        return None
-    module, _, name = dotted.rpartition(".")
+    if dotted is None or "." not in dotted.lstrip(".") or dotted.partition(".")[0] in TENSORFLOW_PACKAGES:
+        return None  # ``tf.keras.layers.Dense``: no module of the project
     root = Path(ctx.facts.project_root) if ctx.facts.project_root else None
-    if module.startswith("."):
-        module = absolute_import(module, os.path.abspath(ctx.path), root)
-    path = module_file(module, ctx.path, root) if module else None
-    if path is None or os.path.abspath(path) == os.path.abspath(ctx.path) or _assigned_here(ctx.text, name):
+    found = _owner(ctx, dotted, root)
+    if found is None:
+        return None
+    module, path, name, attributes = found
+    if os.path.abspath(path) == os.path.abspath(ctx.path) or _assigned_here(ctx.text, name):
         return None
     constants = _constants_of(path)
-    value = None if constants is None else constants.value(name, key, kind=kind)
+    if constants is None:
+        return None
+    if name in constants.configs:  # ``cfg.model.epsilon`` of ``cfg = yaml.safe_load(open(...))``
+        value = constants.config_value(name, attributes + keys, path, root, kind)
+    elif attributes or len(keys) > 1:
+        return None
+    else:
+        value = constants.value(name, keys[0] if keys else None, kind=kind)
     if value is None:
         return None
-    where = f"{module.rpartition('.')[2]}.{name}" + (f"[{key!r}]" if key is not None else "")
+    where = f"{module.rpartition('.')[2]}.{name}" + "".join(f".{a}" for a in attributes) \
+        + "".join(f"[{k!r}]" for k in keys)
     return value, where
+
+
+def _owner(ctx: Context, dotted: str, root: Optional[Path]) -> Optional[Tuple[str, str, str, List[str]]]:
+    """(module, its file, the name it binds, the attributes read on it) for a dotted
+    name: the longest prefix that is a module of the project, the next part a name it
+    binds (``config.CFG.model.lr``: module ``config``, name ``CFG``, ``[model, lr]``)."""
+    dots = len(dotted) - len(dotted.lstrip("."))
+    parts = dotted[dots:].split(".")
+    for end in range(len(parts) - 1, 0, -1):
+        module = "." * dots + ".".join(parts[:end])
+        if module.startswith("."):
+            module = absolute_import(module, os.path.abspath(ctx.path), root)
+        path = module_file(module, ctx.path, root) if module else None
+        if path is not None:
+            return module, path, parts[end], parts[end + 1:]
+    return None
+
+
+def loader_value(ctx: Context, call: cst.Call, keys: Sequence[str],
+                 string_of: Callable[[cst.BaseExpression], Optional[str]]) -> Optional[Literal]:
+    """The value at ``keys`` of the file a loader function of another module of the
+    project returns the content of (``from utils import load_config``, then
+    ``load_config("configs/train.yaml")`` in the checked file); None when unknown."""
+    dotted = _imported_name(ctx, call.func)
+    if dotted is None or "." not in dotted.lstrip("."):
+        return None
+    root = Path(ctx.facts.project_root) if ctx.facts.project_root else None
+    found = _owner(ctx, dotted, root)
+    if found is None or found[3]:
+        return None
+    _, path, name, _ = found
+    constants = _constants_of(path)
+    function = None if constants is None else constants.functions.get(name)
+    if function is None:
+        return None
+    written = returned(function, constants.canonical, call_strings(function, call, string_of))  # type: ignore[union-attr]
+    if written is None:
+        return None
+    # a path beside the loader is its module's; any other is where the program runs
+    return file_value(written, keys, path if written.beside_module else ctx.path, root)
+
+
+def file_value(written: Written, keys: Sequence[str], path: str, root: Optional[Path],
+               kind: Kind = "literal") -> Optional[Literal]:
+    """The value at ``keys`` of the configuration file the module at ``path`` loads
+    (beside it, or relative to where the program runs: the project's root or the
+    module's folder), when every file it may be holds the same one of ``kind``; None when
+    no such file, key or kind."""
+    if not keys:
+        return None
+    here = Path(path).parent
+    folders = [here] if written.beside_module else ([root] if root is not None else []) + [here]
+    value = config_files.value(config_files.candidates(written.path, folders), keys)
+    if value is None or isinstance(value, bool):
+        return None
+    if kind == "int" and not isinstance(value, int) or kind == "number" and isinstance(value, str):
+        return None
+    return value
 
 
 def _imported_name(ctx: Context, expr: cst.BaseExpression) -> Optional[str]:
@@ -105,10 +181,11 @@ def _imported_name(ctx: Context, expr: cst.BaseExpression) -> Optional[str]:
 
 
 def _assigned_here(text: str, name: str) -> bool:
-    """The checked file assigns the imported name (``config.BATCH_SIZE = 32``, or
-    ``CONFIG["units"] = ...``): its value there is a run-time matter."""
-    return re.search(rf"\b{re.escape(name)}\s*(\[[^\]\n]*\]\s*)?(\+|-|\*|/)?=(?!=)", text) is not None \
-        or re.search(rf"\b{re.escape(name)}\.(update|setdefault|pop|clear)\(", text) is not None
+    """The checked file assigns the imported name or a key of it (``config.BATCH_SIZE =
+    32``, ``CONFIG["units"] = ...``, ``cfg.model.lr = args.lr``): its value there is a
+    run-time matter."""
+    return re.search(rf"\b{re.escape(name)}(\s*\[[^\]\n]*\]|\s*\.\s*\w+)*\s*(\+|-|\*|/)?=(?!=)", text) is not None \
+        or re.search(rf"\b{re.escape(name)}(\.\w+)*\.(update|setdefault|pop|clear|merge_with)\(", text) is not None
 
 
 def _constant_key(expr: cst.Subscript) -> Optional[str]:
@@ -134,7 +211,15 @@ class _Constants:
 
     def __init__(self, module: cst.Module) -> None:
         self.values: Dict[str, Optional[cst.BaseExpression]] = {}
+        #: names bound once to a loaded configuration file, by the file's written path
+        self.configs: Dict[str, Written] = {}
+        #: the module's top-level functions (a loader a config name is bound by calling)
+        self.functions: Dict[str, cst.FunctionDef] = {}
+        self.canonical = by_imports(top_level_imports(module))
         self._collect(module.body)
+        for name in list(self.configs):
+            if self.values.get(name) is None:
+                del self.configs[name]  # bound again elsewhere: not one file
 
     def _collect(self, body: object) -> None:
         for statement in body if isinstance(body, (list, tuple)) else ():
@@ -143,14 +228,46 @@ class _Constants:
                     self._bind_small(small)
             elif isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
                 self._bind(statement.name.value, None)
+                if isinstance(statement, cst.FunctionDef):
+                    self.functions[statement.name.value] = statement
+            elif isinstance(statement, cst.With) and self._config_block(statement):
+                continue
             elif isinstance(statement, (cst.If, cst.For, cst.While, cst.Try, cst.With)):
                 # bound under a condition, in a loop or a try: not one value
                 for node in _bound_names(statement):
                     self._bind(node, None)
 
-    def _bind_small(self, small: cst.BaseSmallStatement) -> None:
+    def _config_block(self, statement: cst.With) -> bool:
+        """``with open(PATH) as f: CFG = yaml.safe_load(f)`` at the top level: one name
+        bound to the file's content (the block holds only that assignment)."""
+        if len(statement.items) != 1 or not isinstance(statement.body, cst.IndentedBlock) \
+                or len(statement.body.body) != 1:
+            return False
+        item = statement.items[0]
+        line = statement.body.body[0]
+        stream = opened(item.item, self.canonical)
+        if stream is None or item.asname is None or not isinstance(item.asname.name, cst.Name) \
+                or not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+            return False
+        small = line.body[0]
+        if not isinstance(small, cst.Assign) or len(small.targets) != 1 \
+                or not isinstance(small.targets[0].target, cst.Name):
+            return False
+        handle = item.asname.name.value
+        written = loaded(small.value, self.canonical, lambda name: stream if name == handle else None)
+        if written is None:
+            return False
+        self._bind(item.asname.name.value, None)
+        self._bind_small(small, written)
+        return True
+
+    def _bind_small(self, small: cst.BaseSmallStatement, written: Optional[Written] = None) -> None:
         if isinstance(small, cst.Assign):
             value: Optional[cst.BaseExpression] = small.value if len(small.targets) == 1 else None
+            if value is not None and isinstance(small.targets[0].target, cst.Name):
+                written = written or loaded(value, self.canonical) or self._loader_call(value)
+                if written is not None:
+                    self.configs[small.targets[0].target.value] = written
             for target in small.targets:
                 if isinstance(target.target, cst.Name):
                     self._bind(target.target.value, value)
@@ -163,6 +280,15 @@ class _Constants:
                 bound = alias.asname.name if alias.asname is not None else alias.name
                 if isinstance(bound, cst.Name):
                     self._bind(bound.value, None)
+
+    def _loader_call(self, value: cst.BaseExpression) -> Optional[Written]:
+        """``CFG = load_config("configs/train.yaml")`` with the loader defined above."""
+        if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Name):
+            return None
+        function = self.functions.get(value.func.value)
+        if function is None or self.values.get(value.func.value, cst.Name("x")) is not None:
+            return None  # not defined here, or bound again
+        return returned(function, self.canonical, call_strings(function, value, lambda expr: None))
 
     def _bind(self, name: str, value: Optional[cst.BaseExpression]) -> None:
         self.values[name] = value if name not in self.values else None
@@ -181,6 +307,12 @@ class _Constants:
             if expr is None:
                 return None
         return self._evaluate(expr, depth, kind)
+
+    def config_value(self, name: str, keys: Sequence[str], path: str, root: Optional[Path],
+                     kind: Kind) -> Optional[Literal]:
+        """The value at ``keys`` of the configuration file ``name`` was loaded from
+        (:func:`file_value`, for this module at ``path``)."""
+        return file_value(self.configs[name], keys, path, root, kind)
 
     def _evaluate(self, expr: cst.BaseExpression, depth: int, kind: Kind) -> Optional[Literal]:
         if depth > _MAX_DEPTH:

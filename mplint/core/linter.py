@@ -38,6 +38,7 @@ from mplint.run.config import Settings
 from mplint.run.dependency_pins import shell_pins
 from mplint.run.gitignore import is_risky, path_or_parent_matcher
 from mplint.run.project import ProjectFacts, names_for
+from mplint.semantic.config_loads import Written
 from mplint.semantic.facts import FactsCollector, ModuleFacts
 from mplint.semantic.keras_version import versions_of
 from mplint.semantic.scopes import Scope, ScopeTracker
@@ -208,6 +209,8 @@ class Linter:
         ctx = Context(source.path, module, names, tracker, facts, self.options, evaluator, source.text)
         evaluator.inherited_store = lambda cls, attr: _inherited_store(ctx, cls, attr)
         evaluator.imported_literal = lambda expr: _imported_literal(ctx, expr)
+        evaluator.config_value = lambda written, keys: _config_value(ctx, written, keys)
+        evaluator.loader_value = lambda call, keys, strings: _loader_value(ctx, call, keys, strings)
         try:
             return self._walk(ctx, source, classes, out)
         finally:
@@ -479,6 +482,22 @@ def _imported_literal(ctx: Context, expr: cst.BaseExpression) -> object:
     there through the keyed reads, so a cached result follows that module's content)."""
     from mplint.analysis.module_constants import imported_literal
     return imported_literal(ctx, expr)
+
+
+def _config_value(ctx: Context, written: Written, keys: Sequence[str]) -> object:
+    """The value at ``keys`` of a configuration file the checked file loads (read through
+    the keyed reads, so a cached result follows the file's content)."""
+    from mplint.analysis.module_constants import file_value
+    root = Path(ctx.facts.project_root) if ctx.facts.project_root else None
+    return file_value(written, keys, ctx.path, root)
+
+
+def _loader_value(ctx: Context, call: cst.Call, keys: Sequence[str],
+                  strings: Callable[[cst.BaseExpression], Optional[str]]) -> object:
+    """The value at ``keys`` of the file another module's loader function returns (read
+    through the keyed reads)."""
+    from mplint.analysis.module_constants import loader_value
+    return loader_value(ctx, call, keys, strings)
 
 
 def _inherited_store(ctx: Context, cls: Scope, attr: str) -> Optional[StoredForm]:

@@ -374,6 +374,7 @@ class FactsCollector:
         self.tracker = tracker
         self.evaluator = evaluator
         evaluator.always_on = tracker.always_on
+        evaluator.flag_default = tracker.flag_default
 
     # -- if/else branches (a policy chosen by a hardware check is not a conflict) --
     def branches(self) -> Branches:

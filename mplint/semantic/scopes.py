@@ -319,6 +319,8 @@ class _ExclusiveFlags:
         #: store_true flags given ``default=True``, and every dest a flag may clear
         self._default_true: set = set()
         self._cleared: set = set()
+        #: dest -> the string default of the one flag writing it (None: several, or not a string)
+        self._string_defaults: Dict[str, Optional[str]] = {}
 
     def note_assign(self, node: cst.Assign) -> None:
         value = node.value
@@ -341,6 +343,8 @@ class _ExclusiveFlags:
         if dest is None:
             return
         default = keywords.get("default")
+        text = default.evaluated_value if isinstance(default, cst.SimpleString) and action is None else None
+        self._string_defaults[dest] = text if isinstance(text, str) and dest not in self._string_defaults else None
         if kind == "store_true" and isinstance(default, cst.Name) and default.value == "True":
             self._default_true.add(dest)
         elif kind in ("store_false", "store_const") or kind is None and action is not None:
@@ -358,6 +362,11 @@ class _ExclusiveFlags:
     def always_on(self, dest: str) -> bool:
         """A ``store_true`` flag given ``default=True`` that no other flag clears."""
         return dest in self._default_true and dest not in self._cleared
+
+    def string_default(self, dest: str) -> Optional[str]:
+        """The string default of the one flag storing ``dest`` (``--config
+        configs/train.yaml``), or None."""
+        return self._string_defaults.get(dest)
 
     def test_for(self, test: cst.BaseExpression) -> cst.BaseExpression:
         """``args.fp16`` -> ``<group> == "fp16"`` for a flag of a group, else ``test``."""
@@ -730,6 +739,10 @@ class ScopeTracker:
     def always_on(self, dest: str) -> bool:
         """Whether ``args.<dest>`` is a ``store_true`` flag that is always true."""
         return self._flags.always_on(dest)
+
+    def flag_default(self, dest: str) -> Optional[str]:
+        """The string default of the flag ``args.<dest>`` (what a run given no value reads)."""
+        return self._flags.string_default(dest)
 
     def all_scopes(self) -> Iterator[Scope]:
         """Every scope of the file, the module's first (after the walk: all of them)."""

@@ -16,6 +16,8 @@ from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequ
 import libcst as cst
 
 from mplint.semantic.call_args import UNREADABLE, _Unreadable, argument_for
+from mplint.semantic.config_loads import Written
+from mplint.semantic.config_values import ConfigReads
 from mplint.semantic.elsewhere_marks import ELSEWHERE_UNKNOWN, KEYWORD_SPREAD
 from mplint.semantic.mapping_entries import READERS, MappingEntries
 from mplint.semantic.names import NameResolver
@@ -62,6 +64,8 @@ class Evaluator:
         #: whether ``args.<dest>`` is a command-line flag that is always true (the
         #: scope tracker's answer, see ``ScopeTracker.always_on``; set by the facts collector)
         self.always_on: Callable[[str], bool] = lambda dest: False
+        #: the string default of the flag ``args.<dest>`` (``ScopeTracker.flag_default``)
+        self.flag_default: Callable[[str], Optional[str]] = lambda dest: None
         #: per function (``scopes.function_key``), the arguments calls in the project's
         #: other modules pass it (``ModuleFacts.project_arguments``; set by the linter)
         self.elsewhere: Mapping[str, Sequence[Mapping[str, str]]] = {}
@@ -77,6 +81,14 @@ class Evaluator:
         #: the string or number constant a name or ``module.NAME`` that another module of
         #: the project binds holds (``config.POLICY``; set by the linter, which can read it)
         self.imported_literal: Optional[Callable[[cst.BaseExpression], object]] = None
+        #: the value at a key path of a configuration file the file loads (set by the
+        #: linter, which finds and reads the file): ``cfg.model.lr`` (:mod:`config_values`)
+        self.config_value: Optional[Callable[[Written, Sequence[str]], object]] = None
+        #: the value at a key path of the file a loader function of another module returns
+        #: for a call of the file (``load_config("configs/train.yaml")``; set by the linter)
+        self.loader_value: Optional[Callable[[cst.Call, Sequence[str], Callable[[cst.BaseExpression],
+                                                                                   Optional[str]]], object]] = None
+        self._configs = ConfigReads(self)
         #: by a call's id, the instance a subclass in another module builds, for a method of
         #: this module it runs on itself (``self.build_head(x)`` inherited): that module
         #: answers ``self.<attr>`` inside the call (:meth:`instance_of_call`)
@@ -111,7 +123,12 @@ class Evaluator:
                     return instance
                 if self.imported_literal is not None and not loc.reaching(expr.value.value):
                     return self._imported(expr)  # ``config.POLICY`` of an imported module
-                return self._namespace_values(loc, expr.value.value, expr.attr.value, depth)
+                return self._namespace_values(loc, expr.value.value, expr.attr.value, depth) \
+                    or self._configs.read(expr, loc)  # ``cfg.policy`` of ``cfg = EasyDict(yaml.safe_load(...))``
+            if dtype is None and loc is not None:
+                if self._unbound_chain(expr, loc):
+                    return self._imported(expr)  # ``cfg.model.epsilon`` of a config another module loads
+                return self._configs.read(expr, loc)
             return dtype
         if isinstance(expr, cst.UnaryOperation):
             inner = self.values(expr.expression, loc, depth + 1)
@@ -152,7 +169,10 @@ class Evaluator:
                 return None
             return body | orelse
         if isinstance(expr, cst.Subscript) and loc is not None:
-            return self._item_values(expr, loc, depth)
+            item = self._item_values(expr, loc, depth)
+            if item is None and self._unbound_chain(expr, loc):
+                return self._imported(expr)  # ``config.CFG["lr"]`` of another module
+            return item if item is not None else self._configs.read(expr, loc)
         if isinstance(expr, cst.Call):
             if self.names.resolve(expr.func) & POLICY_CONSTRUCTORS and expr.args:
                 first = expr.args[0]
@@ -162,6 +182,15 @@ class Evaluator:
                 return self._entries.read(expr, loc, depth + 1)  # ``kwargs.pop("act", "softmax")``
             return None
         return None
+
+    def _unbound_chain(self, expr: cst.BaseExpression, loc: Location) -> bool:
+        """``a.b.c`` or ``a.b["k"]`` whose first name no statement here binds (an
+        imported name): what it reads is another module's to say."""
+        if self.imported_literal is None:
+            return False
+        while isinstance(expr, (cst.Attribute, cst.Subscript)):
+            expr = expr.value
+        return isinstance(expr, cst.Name) and expr.value != "self" and not loc.reaching(expr.value)
 
     def _imported(self, expr: cst.BaseExpression) -> Optional[Values]:
         """The one value another module of the project binds ``expr`` to, when it is a

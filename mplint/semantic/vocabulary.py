@@ -593,3 +593,16 @@ INDEPENDENT_DISTRIBUTIONS = frozenset({"tensorflow_probability.distributions.Ind
 #: ``object``) is a plain class, whose methods run where they are called, not where it is
 #: built (see :mod:`mplint.run.instance_methods`)
 PLAIN_BASE_CLASSES = frozenset({"abc.ABC", "typing.Generic", "typing.Protocol"})
+
+# -- configuration files -------------------------------------------------------------------
+#: calls that parse an open configuration file into a dict (``yaml.safe_load(open(path))``)
+CONFIG_STREAM_LOADERS = frozenset({"yaml.safe_load", "yaml.load", "yaml.full_load", "yaml.unsafe_load",
+                                   "json.load"})
+#: calls that read a configuration file named by a path (``OmegaConf.load("conf.yaml")``)
+CONFIG_FILE_LOADERS = frozenset({"omegaconf.OmegaConf.load"})
+#: calls that wrap a loaded dict so its keys read as attributes (``EasyDict(cfg).model.lr``)
+CONFIG_WRAPPERS = frozenset({"easydict.EasyDict", "dotmap.DotMap", "munch.Munch", "munch.munchify",
+                             "omegaconf.OmegaConf.create", "addict.Dict", "box.Box",
+                             "ml_collections.ConfigDict", "attrdict.AttrDict"})
+#: calls that open a file for reading (the stream a loader parses)
+FILE_OPENERS = frozenset({"open", "io.open", "builtins.open"})
