@@ -21,6 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
+from mplint.core import reads
+from mplint.core.notebooks import Notebook
+from mplint.core.source import SourceError
 from mplint.run.code_stamp import code_stamp
 from mplint.run.dependency_pins import ProjectPins, project_pins
 from mplint.run.discovery import discover
@@ -33,7 +36,9 @@ from mplint.run.program import (ProgramModel, ProgramResult, Route, content_view
 from mplint.run.reexports import Exports, HandedOn, exports_of
 from mplint.run.summaries import ModuleSummary, summarize
 from mplint.run.version_routes import guarded_modules, guarded_names
+from mplint.semantic.keras_version import program_evidence
 from mplint.semantic.test_modules import is_test_path
+from mplint.semantic.versions import ApiUse
 from mplint.semantic.visibility import is_private_name
 from mplint.semantic.vocabulary import MAYBE_MIXED, MIXED_POLICIES, REWRITE_WORDS
 from mplint.core.prefilter import POLICY_CALL_WORDS
@@ -135,6 +140,8 @@ def only_in_dead_private_functions(raw: bytes) -> bool:
     return bool(dead)
 
 
+#: the largest program file read for its Keras spellings (the index reads no bigger)
+_EVIDENCE_BYTES = 2_000_000
 _INDEX_WORDS = tuple(token.decode() for token in INDEX_TOKENS)
 
 
@@ -338,13 +345,13 @@ class ProjectFacts:
         policy_files: Tuple[str, ...] = ()
         rewrite_files: List[str] = []
         own = os.path.abspath(path)
+        every_route: List[Route] = []
         facts.project_root = str(self.root) if self.root is not None else None
         facts.project_files = self.python_files
         if self.program is not None:
             governance = self.program.governance(own)
             facts.project_by_function = {}
             facts.program_reached = frozenset(governance.by_function)
-            every_route: List[Route] = []
             for function, routes in governance.by_function.items():
                 reaching = {policy: route for policy, route in routes.items() if not _set_in(route, own)}
                 policies.update(reaching)
@@ -369,6 +376,35 @@ class ProjectFacts:
         facts.project_policies = frozenset(policies)
         facts.project_policy_files = policy_files
         facts.project_rewrite_files = tuple(sorted(rewrite_files))
+        if every_route:
+            governing = self._governing_evidence(every_route, own)
+            if governing:
+                facts.versions = dataclasses.replace(facts.versions, governing=governing)
+                facts.keras_version = facts.versions.keras_generation
+
+    def _governing_evidence(self, routes: Sequence[Route], own: str) -> Tuple[Tuple[str, Tuple[ApiUse, ...]], ...]:
+        """Per program file that may set the policy governing the checked file's code (the
+        routes' setters, and every other file of the project that sets a policy: a route
+        keeps one setter per policy), its place and what it spells of the Keras generation
+        (:func:`program_evidence`); read through the keyed reads, so a cached result
+        follows those files."""
+        places = {r.path: self.place(r.path, r.line) for r in sorted(routes, key=lambda r: (r.path, -r.line))}
+        for key, item in self.files.items():
+            if key != own and key not in places and (item.policies or (not item.parsed and item.mentions_policy)):
+                places[key] = self.display(key)
+        out = []
+        for path in sorted(places):
+            found = reads.read(path, _EVIDENCE_BYTES)
+            if found is None:
+                return ()
+            text = found[0].decode("utf-8", "surrogateescape")
+            if path.endswith(".ipynb"):
+                try:
+                    text = Notebook.load(path, found[0]).program
+                except SourceError:
+                    return ()
+            out.append((places[path], program_evidence(text)))
+        return tuple(out)
 
     def absolute_from(self, importer: str) -> Callable[[str], str]:
         """Makes a relative module name (``..compat.keras``) absolute from ``importer``."""

@@ -103,6 +103,17 @@ def api_uses(text: str) -> Tuple[ApiUse, ...]:
     return tuple(use for _, use in sorted(found, key=lambda item: item[0]))
 
 
+def program_evidence(text: str) -> Tuple[ApiUse, ...]:
+    """What a program's text says of the generation every module it runs gets: the
+    spellings only one generation has, and ``TF_USE_LEGACY_KERAS`` set (``tf.keras`` is
+    then Keras 2 in each of them). A ``tf_keras`` import is no such evidence: it
+    changes only the names imported from it."""
+    uses = api_uses(text)
+    if LEGACY_KERAS_ENV_VAR in text and _LEGACY_SWITCH.search(text):
+        uses += (ApiUse(2, API, LEGACY_KERAS_ENV_VAR),)
+    return uses
+
+
 def spelling_generation(text: str) -> Optional[int]:
     """2 or 3 when the file only uses one generation's spellings, else None."""
     generations = {use.generation for use in api_uses(text)}

@@ -266,6 +266,11 @@ class Versions:
     project_pins: Tuple[Pin, ...] = ()
     apis: Tuple[ApiUse, ...] = ()
     installed: Optional[int] = None
+    #: per program that sets a policy governing the file's code (``main.py`` calling
+    #: ``keras.config.set_dtype_policy`` and then ``make_train_step`` of this module):
+    #: its place and the spellings only one generation has in it. The file runs in
+    #: those programs, so where it spells nothing itself they say (set by the project)
+    governing: Tuple[Tuple[str, Tuple[ApiUse, ...]], ...] = ()
 
     def keras(self, ignoring: FrozenSet[str] = frozenset()) -> Optional[KerasAnswer]:
         """The Keras generation, not counting the evidence kinds in ``ignoring``."""
@@ -283,6 +288,10 @@ class Versions:
         if len(generations) == 1:
             use = uses[0]
             return KerasAnswer(use.generation, f"the file uses {use.api}")
+        if not uses:
+            found = self._governing(ignoring)
+            if found is not None:
+                return found
         if self.installed is not None:
             spelled = {u.generation for u in self.apis if u.kind in ignoring}
             if spelled and self.installed not in spelled:
@@ -295,6 +304,20 @@ class Versions:
                 return None
             return KerasAnswer(self.installed, f"Keras {self.installed} is installed here")
         return None
+
+    def _governing(self, ignoring: FrozenSet[str]) -> Optional[KerasAnswer]:
+        """The generation every program whose policy governs the file spells, each on its
+        own (one that spells nothing, or both, leaves it unknown)."""
+        answers = []
+        for place, apis in self.governing:
+            generations = {u.generation for u in apis if u.kind not in ignoring}
+            if len(generations) != 1:
+                return None
+            answers.append((place, next(u for u in apis if u.kind not in ignoring)))
+        if not answers or len({use.generation for _, use in answers}) != 1:
+            return None
+        place, use = answers[0]
+        return KerasAnswer(use.generation, f"the policy that governs it is set in {place}, which uses {use.api}")
 
     def _pins_allow_both(self) -> bool:
         """A TensorFlow or Keras pin of the file or the project allows both generations
