@@ -35,7 +35,7 @@ from mplint.analysis.imported_layers import module_file, parsed_module, star_imp
 from mplint.rule.check import Context
 from mplint.run.module_paths import absolute_import
 from mplint.semantic import config_files
-from mplint.semantic.names import dotted_name
+from mplint.semantic.names import dotted_name, string_key
 from mplint.semantic.vocabulary import TENSORFLOW_PACKAGES
 
 _MAX_DEPTH = 8
@@ -77,7 +77,7 @@ def imported_literal(ctx: Context, expr: cst.BaseExpression) -> Optional[Literal
 def _imported(ctx: Context, expr: cst.BaseExpression, kind: Kind) -> Optional[Tuple[Literal, str]]:
     keys: List[str] = []
     while isinstance(expr, cst.Subscript):  # ``CONFIG["model"]["units"]``
-        key = _constant_key(expr)
+        key = string_key(expr)
         if key is None:
             return None
         keys.insert(0, key)
@@ -186,14 +186,6 @@ def _assigned_here(text: str, name: str) -> bool:
     run-time matter."""
     return re.search(rf"\b{re.escape(name)}(\s*\[[^\]\n]*\]|\s*\.\s*\w+)*\s*(\+|-|\*|/)?=(?!=)", text) is not None \
         or re.search(rf"\b{re.escape(name)}(\.\w+)*\.(update|setdefault|pop|clear|merge_with)\(", text) is not None
-
-
-def _constant_key(expr: cst.Subscript) -> Optional[str]:
-    if len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
-        return None
-    index = expr.slice[0].slice.value
-    value = index.evaluated_value if isinstance(index, cst.SimpleString) else None
-    return value if isinstance(value, str) else None
 
 
 def _constants_of(path: str) -> Optional["_Constants"]:
@@ -326,7 +318,7 @@ class _Constants:
         if isinstance(expr, cst.Name):
             return self.value(expr.value, None, depth + 1, kind)
         if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Name):
-            key = _constant_key(expr)
+            key = string_key(expr)
             return None if key is None else self.value(expr.value.value, key, depth + 1, kind)
         if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
             inner = self._evaluate(expr.expression, depth + 1, kind)

@@ -22,7 +22,7 @@ from mplint.rule.check import Analysis, Context
 from mplint.semantic.call_args import argument_for, keyword_only, positional_or_keyword
 from mplint.semantic.conditions import Conditions, Truths, capabilities, conflict
 from mplint.semantic.facts import REWRITE_GRAPPLER
-from mplint.semantic.names import dotted_name
+from mplint.semantic.names import dotted_name, string_key
 from mplint.semantic.scopes import (
     Binding, Branches, Location, Scope, class_chain, exclusive, function_key, local_function,
 )
@@ -451,7 +451,7 @@ class TrainingLoops(Analysis):
         elif isinstance(expr, cst.IfExp):
             yield from self._origins(expr.body, loc, depth + 1, seen)
             yield from self._origins(expr.orelse, loc, depth + 1, seen)
-        elif isinstance(expr, cst.Subscript) and (key := _constant_key(expr)) is not None:
+        elif isinstance(expr, cst.Subscript) and (key := string_key(expr)) is not None:
             # ``setup()["optimizer"]``: the entry of the dict literal(s) the value is
             values = list(self._dict_entries(expr.value, key, loc, depth + 1, seen))
             if not values:
@@ -984,17 +984,6 @@ def _first_param(function: cst.FunctionDef) -> Optional[cst.Param]:
     """A method's ``self``."""
     params = [*function.params.posonly_params, *function.params.params]
     return params[0] if params else None
-
-
-def _constant_key(subscript: cst.Subscript) -> Optional[str]:
-    """The string key of ``value["key"]``, if written as one."""
-    if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Index):
-        return None
-    index = subscript.slice[0].slice.value
-    if isinstance(index, cst.SimpleString):
-        value = index.evaluated_value
-        return value if isinstance(value, str) else None
-    return None
 
 
 def _known(origins: Iterator[OptimizerOrigin]) -> Iterator[OptimizerOrigin]:

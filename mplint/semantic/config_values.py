@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, FrozenSet, List, Optional
 import libcst as cst
 
 from mplint.semantic.config_loads import Written, call_strings, loaded, opened, returned
-from mplint.semantic.names import dotted_name
+from mplint.semantic.names import dotted_name, string_key
 from mplint.semantic.scopes import Binding, Location, Scope
 
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ class ConfigReads:
             if isinstance(expr, cst.Attribute):
                 keys.insert(0, expr.attr.value)
             else:
-                key = _string_key(expr)
+                key = string_key(expr)
                 if key is None:
                     return None
                 keys.insert(0, key)
@@ -160,11 +160,3 @@ class _DeepWrites(cst.CSTVisitor):
             self.found = True
         if isinstance(func, cst.Name) and func.value == "setattr" and node.args and self._rooted(node.args[0].value):
             self.found = True
-
-
-def _string_key(expr: cst.Subscript) -> Optional[str]:
-    if len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
-        return None
-    index = expr.slice[0].slice.value
-    value = index.evaluated_value if isinstance(index, cst.SimpleString) else None
-    return value if isinstance(value, str) else None

@@ -147,6 +147,15 @@ def dotted_name(node: cst.BaseExpression) -> Optional[str]:
     return None
 
 
+def string_key(subscript: cst.Subscript) -> Optional[str]:
+    """The key of ``value["key"]`` when written as one string, else None."""
+    if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Index):
+        return None
+    index = subscript.slice[0].slice.value
+    value = index.evaluated_value if isinstance(index, cst.SimpleString) else None
+    return value if isinstance(value, str) else None
+
+
 def _module_path(node: cst.BaseExpression) -> str:
     name = dotted_name(node)
     return name or ""
