@@ -4,12 +4,13 @@ Other rules (MP101, MP102, MP304) read this analysis, so its answers are pinned
 here directly: which layer or op produces each output, and the model style.
 """
 
+import json
 import textwrap
 
 import libcst as cst
 import pytest
 
-from helpers import fired
+from helpers import fired, run_cli, write_files
 
 from mplint.analysis.models import LayerProducer, ModelOutputs, OpProducer
 from mplint.rule.check import Context
@@ -270,3 +271,55 @@ def test_a_part_of_a_returned_tuple_is_the_output_its_position_names():
     found = outputs_of(code)
     assert found == [("functional", 'layers.Dense(3, activation="softmax")'),
                      ("functional", "layers.Dense(8)")]
+
+
+def test_a_layer_returned_as_part_of_a_tuple_is_the_layer_its_position_names():
+    code = """
+        def trunk_and_head(width):
+            trunk = layers.Dense(width, activation="gelu")
+            head = layers.Dense(1, name="price")
+            return trunk, head
+
+        inputs = keras.Input((4,))
+        trunk, head = trunk_and_head(8)
+        keras.Model(inputs, head(trunk(inputs)))
+        keras.Model(inputs, trunk(inputs))
+    """
+    assert outputs_of(code) == [("functional", 'layers.Dense(1, name="price")'),
+                                ("functional", 'layers.Dense(width, activation="gelu")')]
+
+
+TUPLE_BLOCKS = """from keras import layers
+
+
+def trunk_and_head(width):
+    trunk = layers.Dense(width, activation="gelu")
+    head = layers.Dense(1{dtype})
+    return trunk, head
+"""
+TUPLE_MAIN = """import keras
+import numpy as np
+
+from blocks import trunk_and_head
+
+keras.mixed_precision.set_global_policy("mixed_float16")
+trunk, head = trunk_and_head(64)
+inp = keras.Input(shape=(13,))
+price = {output}
+model = keras.Model(inp, price)
+model.compile(optimizer="adam", loss="mse")
+model.fit(np.random.rand(128, 13), np.random.rand(128, 1) * 500000.0)
+"""
+
+
+@pytest.mark.parametrize("dtype, output, found", [
+    ("", "head(trunk(inp))", [("main.py", 7, "MP102")]),
+    (', dtype="float32"', "head(trunk(inp))", []),  # the part returned is a float32 layer
+    ("", 'keras.layers.Dense(1, dtype="float32")(trunk(inp))', []),  # the other part feeds a float32 head
+])
+def test_a_layer_another_module_returns_in_a_tuple_is_judged_there(tmp_path, dtype, output, found):
+    write_files(tmp_path, {"pyproject.toml": "[project]\nname = 'p'\n",
+                           "blocks.py": TUPLE_BLOCKS.format(dtype=dtype),
+                           "main.py": TUPLE_MAIN.format(output=output)})
+    result = run_cli("check", "--no-cache", "--output-format", "json", ".", cwd=tmp_path)
+    assert [(f["path"], f["line"], f["rule"]) for f in json.loads(result.stdout)] == found

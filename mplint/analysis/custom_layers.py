@@ -138,7 +138,10 @@ class CustomLayers(Analysis):
                     and isinstance(receiver.value, cst.Call):
                 return imported_model(self.ctx, receiver.value.func, func.attr.value)
         if binding is None and layer.part:
-            return imported_head(self.ctx, layer.constructor, layer.location, layer.part)  # a part of what it returns
+            # a part of what it returns: a tensor (``enc, dec = heads.build(x)``) or a layer
+            # (``trunk, head = blocks.build(64)``, called here)
+            return imported_head(self.ctx, layer.constructor, layer.location, layer.part) \
+                or imported_factory(self.ctx, layer.constructor.func, layer.constructor, layer.part)
         if binding is None and isinstance(func, (cst.Name, cst.Attribute)):
             # a class of another module of the project, or a function there that returns a layer
             # (the Keras layer whose output a class or function there returns first: it names
@@ -167,16 +170,18 @@ class CustomLayers(Analysis):
         judged = self.judge(layer)
         return judged if judged is not None and judged.model else None
 
-    def judge_factory_named(self, name: str, args: Sequence[cst.Arg], path: str) -> Optional[CustomLayer]:
+    def judge_factory_named(self, name: str, args: Sequence[cst.Arg], path: str,
+                            part: Path = ()) -> Optional[CustomLayer]:
         """A function of this module called from another with ``args`` (``classifier(10)``),
-        when it returns one Keras layer certainly built 16-bit under a mixed policy: the
-        call's literal arguments bind its parameters, any other argument is unknown."""
+        when it returns one Keras layer (as part ``part`` of the tuple it returns, when
+        given: ``trunk, head = build(64)``) certainly built 16-bit under a mixed policy:
+        the call's literal arguments bind its parameters, any other argument is unknown."""
         binding = self.ctx.scopes.module_scope.lookup(name)
         if binding is None or binding.kind != "def" or not isinstance(binding.node, cst.FunctionDef) \
                 or any(arg.star for arg in args):
             return None
         call = cst.Call(func=cst.Name(name), args=[arg.with_changes(value=_literal(arg.value)) for arg in args])
-        built = self.ctx.get(ModelOutputs).layer(call, Location(self.ctx.scopes.module_scope, _AFTER_ALL))
+        built = self.ctx.get(ModelOutputs).layer(call, Location(self.ctx.scopes.module_scope, _AFTER_ALL), part)
         if built is None or not is_keras_layer(built) or not computes_under_policy(built) \
                 or built.layer_class & LAMBDA_LAYERS or computes_in_float32(built, self.ctx) is not False:
             return None

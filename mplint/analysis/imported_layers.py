@@ -62,13 +62,16 @@ def imported_layer(ctx: Context, func: cst.BaseExpression) -> Optional["CustomLa
     return None if layers is None or found is None else layers.judge_class_named(found[1])
 
 
-def imported_factory(ctx: Context, func: cst.BaseExpression, call: cst.Call) -> Optional["CustomLayer"]:
+def imported_factory(ctx: Context, func: cst.BaseExpression, call: cst.Call,
+                     part: Tuple[int, ...] = ()) -> Optional["CustomLayer"]:
     """The layer a function of a project module returns when ``call`` calls it
     (``classifier(10)`` with ``def classifier(n): return Dense(n, activation="softmax")``),
-    judged in its module with the call's literal arguments."""
+    or returns as part ``part`` of a tuple, judged in its module with the call's literal
+    arguments."""
     found = imported_definition(ctx, func)
     layers = None if found is None else _layers_of(found[0], _analysis(ctx))
-    return None if layers is None or found is None else layers.judge_factory_named(found[1], call.args, found[0])
+    return None if layers is None or found is None \
+        else layers.judge_factory_named(found[1], call.args, found[0], part)
 
 
 def imported_function(ctx: Context, func: cst.BaseExpression) -> Optional[bool]:

@@ -424,10 +424,11 @@ class ModelOutputs(Analysis):
             return None
         return list(self._model_outputs(layer.constructor, layer.location, 0))
 
-    def layer(self, expr: cst.BaseExpression, loc: Location) -> Optional[LayerProducer]:
+    def layer(self, expr: cst.BaseExpression, loc: Location, part: Path = ()) -> Optional[LayerProducer]:
         """The layer ``expr`` denotes (a constructor call, through variables and
-        ``self`` attributes), if known: the layer a wrapper such as TimeDistributed runs."""
-        return self._layer(expr, loc, 0)
+        ``self`` attributes), if known: the layer a wrapper such as TimeDistributed runs;
+        with ``part``, the layer that part of the tuple ``expr`` gives is."""
+        return self._layer_part(expr, loc, 0, part) if part else self._layer(expr, loc, 0)
 
     def op_input(self, op: OpProducer) -> Optional[Producer]:
         """The producer of an op's first tensor argument (``x`` in ``tf.nn.softmax(x)``)."""
@@ -1419,6 +1420,11 @@ class ModelOutputs(Analysis):
             if argument is not None:
                 return self._layer(argument[0], argument[1], depth + 1)
             binding = self._plain_binding(expr, loc)
+            unpacked = _unpacked(binding) if binding is not None and id(binding.node) not in self._loop_assigns else None
+            if unpacked is not None and binding is not None and binding.scope is not None:
+                # ``trunk, head = build(64)``: that part of what ``build`` returns
+                return self._layer_part(unpacked[0], binding.location().within(loc.context), depth + 1,
+                                        unpacked[1])
             if binding is None or binding.scope is None or binding.value is None:
                 return None
             return self._layer(binding.value, binding.location().within(loc.context), depth + 1)
@@ -1449,6 +1455,32 @@ class ModelOutputs(Analysis):
                 layer = preset[0].args[0].value
                 return LayerProducer(expr, self.resolve(layer), loc, preset)
             return LayerProducer(expr, self.resolve(expr.func) or self._named_class(expr.func, loc), loc)
+        return None
+
+    def _layer_part(self, expr: cst.BaseExpression, loc: Location, depth: int, path: Path) -> Optional[LayerProducer]:
+        """The layer part ``path`` of ``expr`` denotes: an element of a tuple or list
+        written out, of the one ``return`` of a helper of the file, or of what a function
+        of another module returns (judged there, as :meth:`_part` does for tensors)."""
+        if not path:
+            return self._layer(expr, loc, depth)
+        if depth > _MAX_DEPTH:
+            return None
+        index, rest = path[0], path[1:]
+        if isinstance(expr, (cst.Tuple, cst.List)):
+            elements = expr.elements
+            if not -len(elements) <= index < len(elements) or any(isinstance(e, cst.StarredElement) for e in elements):
+                return None
+            return self._layer_part(elements[index].value, loc, depth + 1, rest)
+        if not isinstance(expr, cst.Call):
+            return None
+        callee = self._callable(expr.func, loc, depth + 1)
+        if callee is not None:
+            returns = self._returns.get(id(callee[0]), [])
+            if len(returns) != 1:
+                return None
+            return self._layer_part(returns[0][0], self._inside(callee, expr, loc, returns[0][1]), depth + 1, path)
+        if not names_tensorflow(self.resolve(expr.func)) and self._imported_head(expr.func, loc):
+            return LayerProducer(expr, frozenset(), loc, part=path)
         return None
 
     def _argument(self, name: cst.Name, loc: Location) -> Optional[Tuple[cst.BaseExpression, Location]]:
