@@ -90,3 +90,15 @@ def test_a_cached_result_follows_the_program_file(tmp_path):
                                                           'keras.mixed_precision.set_global_policy("mixed_float16")')
                                       .replace("keras.optimizers.LossScaleOptimizer", "keras.mixed_precision.LossScaleOptimizer"))
     assert _mp207(tmp_path, cache=True) == []
+
+
+def test_a_notebook_program_counts_by_its_code_cells(tmp_path):
+    cells = [{"cell_type": "markdown", "metadata": {}, "source": ["# keras.config is not code here\n"]},
+             {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+              "source": KERAS3_MAIN.splitlines(keepends=True)}]
+    notebook = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    _project(tmp_path, "get_scaled_loss")
+    (tmp_path / "train.ipynb").write_text(json.dumps(notebook))
+    found = _mp207(tmp_path)
+    assert [(path, line) for path, line, _ in found] == [("steps.py", 8)]
+    assert "set in train.ipynb:cell 2:4, which uses keras.config" in found[0][2]

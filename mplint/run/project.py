@@ -303,6 +303,8 @@ class ProjectFacts:
     #: answers of rewriting() and each importer's absolute imports, by path
     _rewriting: Dict[str, List[Tuple[str, FileFacts]]] = field(default_factory=dict, repr=False, compare=False)
     _imports: Dict[str, List[Tuple[str, bool]]] = field(default_factory=dict, repr=False, compare=False)
+    #: (path, content digest) -> what a program file spells of the Keras generation
+    _spellings: Dict[Tuple[str, str], Tuple[ApiUse, ...]] = field(default_factory=dict, repr=False, compare=False)
     #: which code the policies set in the project reach (see :mod:`program`)
     program: Optional[ProgramResult] = field(default=None, repr=False, compare=False)
     #: the folder other files are named from in messages (where the user ran mplint;
@@ -397,13 +399,16 @@ class ProjectFacts:
             found = reads.read(path, _EVIDENCE_BYTES)
             if found is None:
                 return ()
-            text = found[0].decode("utf-8", "surrogateescape")
-            if path.endswith(".ipynb"):
-                try:
-                    text = Notebook.load(path, found[0]).program
-                except SourceError:
-                    return ()
-            out.append((places[path], program_evidence(text)))
+            spelled = self._spellings.get((path, found[1]))
+            if spelled is None:
+                text = found[0].decode("utf-8", "surrogateescape")
+                if path.endswith(".ipynb"):
+                    try:
+                        text = Notebook.load(path, found[0]).program
+                    except SourceError:
+                        return ()
+                spelled = self._spellings[(path, found[1])] = program_evidence(text)
+            out.append((places[path], spelled))
         return tuple(out)
 
     def absolute_from(self, importer: str) -> Callable[[str], str]:
