@@ -22,8 +22,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 from mplint.core import reads
-from mplint.core.notebooks import Notebook
-from mplint.core.source import SourceError
 from mplint.run.code_stamp import code_stamp
 from mplint.run.dependency_pins import ProjectPins, project_pins
 from mplint.run.discovery import discover
@@ -36,15 +34,14 @@ from mplint.run.program import (ProgramModel, ProgramResult, Route, content_view
 from mplint.run.reexports import Exports, HandedOn, exports_of
 from mplint.run.summaries import ModuleSummary, summarize
 from mplint.run.version_routes import guarded_modules, guarded_names
-from mplint.semantic.keras_version import program_evidence
 from mplint.semantic.test_modules import is_test_path
-from mplint.semantic.versions import ApiUse
 from mplint.semantic.visibility import is_private_name
 from mplint.semantic.vocabulary import MAYBE_MIXED, MIXED_POLICIES, REWRITE_WORDS
 from mplint.core.prefilter import POLICY_CALL_WORDS
 
 if TYPE_CHECKING:  # pragma: no cover (facts imports libcst; a cached run must not)
     from mplint.semantic.facts import ModuleFacts
+    from mplint.semantic.versions import ApiUse
     from mplint.semantic.names import NameResolver
 
 MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
@@ -304,7 +301,7 @@ class ProjectFacts:
     _rewriting: Dict[str, List[Tuple[str, FileFacts]]] = field(default_factory=dict, repr=False, compare=False)
     _imports: Dict[str, List[Tuple[str, bool]]] = field(default_factory=dict, repr=False, compare=False)
     #: (path, content digest) -> what a program file spells of the Keras generation
-    _spellings: Dict[Tuple[str, str], Tuple[ApiUse, ...]] = field(default_factory=dict, repr=False, compare=False)
+    _spellings: Dict[Tuple[str, str], Tuple["ApiUse", ...]] = field(default_factory=dict, repr=False, compare=False)
     #: which code the policies set in the project reach (see :mod:`program`)
     program: Optional[ProgramResult] = field(default=None, repr=False, compare=False)
     #: the folder other files are named from in messages (where the user ran mplint;
@@ -384,12 +381,16 @@ class ProjectFacts:
                 facts.versions = dataclasses.replace(facts.versions, governing=governing)
                 facts.keras_version = facts.versions.keras_generation
 
-    def _governing_evidence(self, routes: Sequence[Route], own: str) -> Tuple[Tuple[str, Tuple[ApiUse, ...]], ...]:
+    def _governing_evidence(self, routes: Sequence[Route], own: str) -> Tuple[Tuple[str, Tuple["ApiUse", ...]], ...]:
         """Per program file that may set the policy governing the checked file's code (the
         routes' setters, and every other file of the project that sets a policy: a route
         keeps one setter per policy), its place and what it spells of the Keras generation
         (:func:`program_evidence`); read through the keyed reads, so a cached result
-        follows those files."""
+        follows those files. (Imported here: a run answered from the cache never parses.)"""
+        from mplint.core.notebooks import Notebook
+        from mplint.core.source import SourceError
+        from mplint.semantic.keras_version import program_evidence
+
         places = {r.path: self.place(r.path, r.line) for r in sorted(routes, key=lambda r: (r.path, -r.line))}
         for key, item in self.files.items():
             if key != own and key not in places and (item.policies or (not item.parsed and item.mentions_policy)):
