@@ -466,6 +466,23 @@ class ModelOutputs(Analysis):
                     return True
         return False
 
+    def model_variables(self, model: cst.CSTNode) -> Set[str]:
+        """The names of the file bound to the model (a ``ModelOutput.model_call``): to its
+        constructor call, or to a call of a local function that returns it
+        (``model = wide_resnet(...)``)."""
+        made = {id(call): (call, loc) for call, loc, _ in self._models}
+        names: Set[str] = set()
+        for scope in self.ctx.scopes.all_scopes():
+            for name, bindings in scope.bindings.items():
+                for binding in bindings:
+                    value = binding.value
+                    if value is model:
+                        names.add(name)
+                    elif isinstance(value, cst.Call) and id(model) in made and binding.scope is not None \
+                            and self._makes(value, binding.location(), made[id(model)]):
+                        names.add(name)
+        return names
+
     def trained_as_whole(self, model: cst.CSTNode) -> bool:
         """Whether the model is seen trained or run as a whole: here
         (:meth:`used_as_whole_model`), or by code elsewhere in the project that trains

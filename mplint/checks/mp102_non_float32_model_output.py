@@ -4,15 +4,17 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import replace
-from typing import Optional, Set
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
+import libcst.matchers as m
 
 from mplint.analysis.models import LayerProducer, ModelOutputs, OpProducer
 from mplint.analysis.precision import OutputPrecision, output_layer_fix
 from mplint.rule.check import Check, Context, Fix, Needs
 from mplint.rule.levels import Safety
 from mplint.semantic.call_args import positional_or_keyword
+from mplint.semantic.scopes import Location
 from mplint.semantic.vocabulary import CASTS
 
 #: Keras trains on the raw output: its loss sees the 16-bit tensor
@@ -32,6 +34,8 @@ class NonFloat32ModelOutput(Check):
         self._called: Counter[str] = Counter()  # model variable -> calls `model(...)`
         self._cast: Counter[str] = Counter()  # model variable -> calls wrapped in a float32 cast
         self._keras_trained: Set[str] = set()
+        #: callee -> (block, index, where) of each ``name = callee(...)``
+        self._assigned_calls: Dict[str, List[Tuple[Sequence[cst.BaseStatement], int, Location]]] = {}
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -41,28 +45,66 @@ class NonFloat32ModelOutput(Check):
                 and func.attr.value in _KERAS_TRAINING:
             self._keras_trained.add(func.value.value)
         if node.args and isinstance(node.args[0].value, cst.Call) \
-                and isinstance(node.args[0].value.func, cst.Name) and self._is_float32_cast(node):
+                and isinstance(node.args[0].value.func, cst.Name) \
+                and self._is_float32_cast(node, self.ctx.scopes.location()):
             self._cast[node.args[0].value.func.value] += 1
 
-    def _is_float32_cast(self, node: cst.Call) -> bool:
+    def visit_Module(self, node: cst.Module) -> None:
+        self._note_assigned_calls(node.body)
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._note_assigned_calls(node.body)
+
+    def _note_assigned_calls(self, body: Sequence[cst.BaseStatement]) -> None:
+        """Keep each ``name = f(...)`` of the block, read in :meth:`_recast_calls` when
+        ``f`` turns out to name a 16-bit model."""
+        loc = self.ctx.scopes.location()
+        for index, statement in enumerate(body):
+            assigned = _assigned_call(statement)
+            if assigned is not None and isinstance(assigned[1].func, cst.Name):
+                self._assigned_calls.setdefault(assigned[1].func.value, []).append((body, index, loc))
+
+    def _recast_calls(self, name: str) -> int:
+        """How many ``out = name(...)`` have their next statement reading ``out`` cast it
+        to float32 (``out = tf.cast(out, tf.float32)``, alone or as the only statement of
+        an ``if`` arm: a custom loop under a bfloat16 flag): those calls' 16-bit output
+        never reaches a loss either."""
+        count = 0
+        for body, index, loc in self._assigned_calls.get(name, []):
+            assigned = _assigned_call(body[index])
+            assert assigned is not None
+            variable = assigned[0]
+            for later in body[index + 1:]:
+                if m.findall(later, m.Name(variable)):
+                    count += self._recasts(later, variable, loc)
+                    break
+        return count
+
+    def _recasts(self, statement: cst.BaseStatement, variable: str, loc: Location) -> bool:
+        if isinstance(statement, cst.If) and statement.orelse is None \
+                and isinstance(statement.body, cst.IndentedBlock) and len(statement.body.body) == 1:
+            statement = statement.body.body[0]
+        assigned = _assigned_call(statement)
+        if assigned is None:
+            return False
+        target, call = assigned
+        return target == variable and bool(call.args) \
+            and m.matches(call.args[0].value, m.Name(variable)) and self._is_float32_cast(call, loc)
+
+    def _is_float32_cast(self, node: cst.Call, loc: Location) -> bool:
         if not self.names.resolve(node.func) & CASTS:
             return False
         dtype = positional_or_keyword(node, 1, "dtype")
-        return dtype is not None and self.ctx.values.values(dtype, self.ctx.scopes.location()) == frozenset({"float32"})
+        return dtype is not None and self.ctx.values.values(dtype, loc) == frozenset({"float32"})
 
     def _cast_by_every_caller(self, model_call: cst.CSTNode) -> bool:
-        """The model is only ever called as ``tf.cast(model(x), tf.float32)``: the
-        16-bit output never reaches a loss (a common custom-loop idiom)."""
-        name = self._variable_of(model_call)
-        return (name is not None and self._called[name] > 0
-                and self._cast[name] == self._called[name] and name not in self._keras_trained)
-
-    def _variable_of(self, model_call: cst.CSTNode) -> Optional[str]:
-        for scope in self.ctx.scopes.all_scopes():
-            for name, bindings in scope.bindings.items():
-                if any(b.value is model_call for b in bindings):
-                    return name
-        return None
+        """The model is only ever called as ``tf.cast(model(x), tf.float32)``, or with its
+        result cast so right after: the 16-bit output never reaches a loss (a common
+        custom-loop idiom)."""
+        names = self.ctx.get(ModelOutputs).model_variables(model_call)
+        return bool(names) and all(
+            self._called[name] > 0 and self._cast[name] + self._recast_calls(name) == self._called[name] and name not in self._keras_trained
+            for name in names)
 
     def _unless_a_block(self, model: cst.CSTNode, fix: Optional[Fix]) -> Optional[Fix]:
         """The fix, unsafe when the model is not seen trained or run as a whole here: it
@@ -109,3 +151,15 @@ class NonFloat32ModelOutput(Check):
                 f"model's outputs (and the loss) are float32",
                 None if casted is None else Fix({op.call: casted[0]}, safety=Safety.UNSAFE),
             )
+
+
+
+def _assigned_call(statement: cst.BaseStatement) -> Optional[Tuple[str, cst.Call]]:
+    """(``name``, the call) for ``name = call(...)`` alone on its line."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    small = statement.body[0]
+    if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name) \
+            and isinstance(small.value, cst.Call):
+        return small.targets[0].target.value, small.value
+    return None
