@@ -114,10 +114,11 @@ def _word_count(raw: bytes, word: bytes) -> int:
 def glance_view(raw: bytes, searched: Set[str], sought: Set[str]) -> str:
     """A digest of what the model reads of a file it did not summarise (one whose import
     statements hold a module name it looked for): the words of those statements it looked
-    for and those statements as written, which of the names it looked for in the file's bytes they hold (callers of a
-    setter, registries' names, at the top level too) and its decorators' dotted prefixes, and the
-    byte tests of :func:`program_view`. Two contents with one glance lead the model to one
-    decision, so an edit elsewhere in such a file keeps a cached result valid."""
+    for and those statements as written, which of the names it looked for in the file's
+    bytes they hold (callers of a setter, registries' names, at the top level too) and its
+    decorators' dotted prefixes, and the byte tests of :func:`program_view`. Two contents
+    with one glance lead the model to one decision, so an edit elsewhere in such a file
+    keeps a cached result valid."""
     flags = [judges_optimizers(raw), may_drop_scaling(raw), uses_grappler_option(raw),
              bool(_TRAINING_DEF.search(raw)), bool(_MAIN_GUARD.search(raw))]
     # the statements holding a searched word, as written: which module they load decides
