@@ -137,3 +137,21 @@ def test_a_test_that_only_checks_gradients_is_no_training_program(tmp_path):
     assert _findings(tmp_path, HOOKS["requested fixture"].format(set=SET, code=code)) == []
     updated = code + "        tf.keras.optimizers.SGD().apply_gradients(zip(grads, model.trainable_variables))\n"
     assert len(_findings(tmp_path / "b", HOOKS["requested fixture"].format(set=SET, code=updated))) == 1
+
+
+def test_a_functions_code_is_the_segment_ast_reads():
+    """The code ``trains`` searches is ``ast.get_source_segment``'s, from lines split once
+    (CRLF, a lone CR, a form feed inside a line, a multi-byte character before a node)."""
+    import ast
+
+    from mplint.run.test_hooks import TestFile
+
+    raw = ("x = 'é'; y = (1,\r\n  2)\rdef test_a():\n    z = [ \x0c 3,\n 4]\n    return z\n"
+           "class T:\n    def test_b(self): model.fit(x)").encode("utf-8")
+    hooks = TestFile(raw)
+    tree = ast.parse(raw)
+    nodes = [node for node in ast.walk(tree) if hasattr(node, "lineno")]
+    assert nodes
+    for node in nodes:
+        assert hooks._segment(node) == ast.get_source_segment(raw.decode("utf-8"), node)
+    assert hooks.trains("T.test_b") and not hooks.trains("test_a")

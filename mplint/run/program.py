@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, Callable, Deque, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, cast
 
 from mplint.run.forwarded_arguments import ForwardedArguments
+from mplint.run.import_targets import import_statements, may_import, statement_targets
 from mplint.run.instance_methods import InstanceMethods, method_name, names_a_method
 from mplint.run.module_paths import absolute_import, importable, on_path
 from mplint.run.optimizer_values import OptimizerValues, judges_optimizers
@@ -49,9 +50,6 @@ from mplint.semantic.vocabulary import MIXED_POLICIES, UNKNOWN_POLICY
 from mplint.semantic.visibility import is_private_name
 from mplint.semantic.test_modules import is_test_path
 
-#: an import statement from the start of its line, with a parenthesised name list over
-#: several lines
-_IMPORT_STATEMENT = re.compile(rb"[ \t]*(?:from|import)[ \t][^\n(]*(?:\([^)]*\))?[^\n]*")
 _WORD = re.compile(rb"\w+")
 
 
@@ -83,31 +81,11 @@ _MAIN_GUARD = re.compile(rb"^if\s+(?:__name__\s*==\s*['\"]__main__['\"]|['\"]__m
 
 
 def import_words(raw: bytes) -> Set[str]:
-    """Every word of the file's import statements (module and imported names).
-
-    The statement is tried only at the start of a line that holds ``from`` or
-    ``import`` (found by ``bytes.find``), in order, as a multi-line search would meet
-    them: the same statements, a third of the time of a search that tries every line."""
+    """Every word of the file's import statements (module and imported names)."""
     words: Set[bytes] = set()
-    end = 0
-    for start in _keyword_lines(raw):
-        if start >= end:  # not inside the name list of the statement before
-            statement = _IMPORT_STATEMENT.match(raw, start)
-            if statement is not None:
-                words.update(_WORD.findall(statement.group()))
-                end = statement.end()
+    for statement in import_statements(raw):
+        words.update(_WORD.findall(statement))
     return {word.decode("ascii") for word in words if word.isascii()}
-
-
-def _keyword_lines(raw: bytes) -> List[int]:
-    """Where each line holding ``from`` or ``import`` starts, in order."""
-    found: Set[int] = set()
-    for keyword in (b"from", b"import"):
-        at = raw.find(keyword)
-        while at >= 0:
-            found.add(raw.rfind(b"\n", 0, at) + 1)
-            at = raw.find(keyword, at + len(keyword))
-    return sorted(found)
 
 
 def program_view(raw: bytes, summary: ModuleSummary) -> str:
@@ -136,13 +114,19 @@ def _word_count(raw: bytes, word: bytes) -> int:
 def glance_view(raw: bytes, searched: Set[str], sought: Set[str]) -> str:
     """A digest of what the model reads of a file it did not summarise (one whose import
     statements hold a module name it looked for): the words of those statements it looked
-    for, which of the names it looked for in the file's bytes they hold (callers of a
-    setter, registries' names, at the top level too) and its decorators' dotted prefixes, and the
-    byte tests of :func:`program_view`. Two contents with one glance lead the model to one
-    decision, so an edit elsewhere in such a file keeps a cached result valid."""
+    for and those statements as written, which of the names it looked for in the file's
+    bytes they hold (callers of a setter, registries' names, at the top level too) and its
+    decorators' dotted prefixes, and the byte tests of :func:`program_view`. Two contents
+    with one glance lead the model to one decision, so an edit elsewhere in such a file
+    keeps a cached result valid."""
     flags = [judges_optimizers(raw), may_drop_scaling(raw), uses_grappler_option(raw),
              bool(_TRAINING_DEF.search(raw)), bool(_MAIN_GUARD.search(raw))]
-    data = json.dumps([sorted(import_words(raw) & searched), sorted(name for name in sought if name.encode() in raw),
+    # the statements holding a searched word, as written: which module they load decides
+    # whether the file is an importer a one-file run follows (:mod:`import_targets`)
+    statements = sorted(statement.decode("utf-8", "replace").strip() for statement in import_statements(raw)
+                        if {word.decode("ascii") for word in _WORD.findall(statement) if word.isascii()} & searched)
+    data = json.dumps([sorted(import_words(raw) & searched), statements,
+                       sorted(name for name in sought if name.encode() in raw),
                        sorted(top_level_names(raw) & sought),
                        sorted({chain.decode("utf-8", "replace") for chain in _DECORATOR_CHAIN.findall(raw)}), flags])
     return hashlib.sha256(data.encode()).hexdigest()
@@ -372,6 +356,8 @@ class ProgramModel:
         self._edges: Dict[Node, List[Tuple[int, List[Node]]]] = {}
         self._by_file: Dict[str, Governance] = {}
         self._resolved: Dict[Tuple[str, str], List[Node]] = {}
+        #: path -> what each of its import statements may load (:meth:`_statement_targets`)
+        self._targets_of: Dict[str, List[Optional[FrozenSet[str]]]] = {}
         #: word of any import statement -> files that hold it (built on first use)
         self._import_words: Optional[Dict[str, Set[str]]] = None
         #: while looking for setters: the modules a call may resolve into
@@ -679,10 +665,26 @@ class ProgramModel:
         todo = [*targets, *(module for path in targets for module in self._registries_filled_by(path))]
         found.update(todo)
         while todo:
-            for importer in self._importers(todo.pop()):
+            for importer in self.importers_of(todo.pop()):
                 if importer not in found:
                     found.add(importer)
                     todo.append(importer)
+        return found
+
+    def importers_of(self, path: str) -> List[str]:
+        """Project files whose import statements may load the module at ``path``: those
+        :meth:`_importers` finds by a word, kept when a statement, read as Python reads it,
+        names the module or a submodule of it (:mod:`import_targets`)."""
+        names = [name for name, _ in importable(path, self.root)]
+        return [importer for importer in self._importers(path)
+                if may_import(self._statement_targets(importer), names)]
+
+    def _statement_targets(self, path: str) -> List[Optional[FrozenSet[str]]]:
+        """What each import statement of ``path`` may load (read once per file)."""
+        found = self._targets_of.get(path)
+        if found is None:
+            found = self._targets_of[path] = [statement_targets(statement, path, self.root)
+                                              for statement in import_statements(self._read(path) or b"")]
         return found
 
     def _registries_filled_by(self, path: str) -> List[str]:

@@ -13,9 +13,14 @@ gradient is finite is not.
 from __future__ import annotations
 
 import ast
+import re
 from typing import Dict, Iterator, List, Optional, Tuple
 
 from mplint.semantic.test_modules import UPDATE_CALL
+
+#: a line as ``ast`` counts them (``\r\n``, ``\r`` or ``\n`` ends one; not a form feed),
+#: with its end: the lines ``ast.get_source_segment`` splits a source into
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|[\r\n])|[^\r\n]+\Z")
 
 #: hooks a test class runs before its tests
 _CLASS_HOOKS = frozenset({"setUp", "setUpClass", "asyncSetUp", "setup_method", "setup_class", "setup"})
@@ -32,6 +37,9 @@ class TestFile:
         except (SyntaxError, ValueError):
             self._tree = None
         self._source = source.decode("utf-8", "replace")
+        #: the source's lines, split once as ``ast.get_source_segment`` splits them (it
+        #: splits the whole file again on every call: a quadratic cost in a large test file)
+        self._lines: Optional[List[str]] = None
         self._functions: Dict[str, ast.AST] = dict(self._defs())
 
     def _defs(self) -> Iterator[Tuple[str, ast.AST]]:
@@ -67,7 +75,7 @@ class TestFile:
         """Whether the function, or a function of this file it calls (two calls deep),
         updates a model's weights (``fit``, an optimizer's ``apply_gradients``)."""
         node = self._functions.get(function)
-        code = ast.get_source_segment(self._source, node) if node is not None else None
+        code = self._segment(node) if node is not None else None
         if node is None or code is None:
             return False
         if UPDATE_CALL.search(code):
@@ -81,6 +89,24 @@ class TestFile:
                 if name is not None and name != function and self.trains(name, depth + 1):
                     return True
         return False
+
+
+    def _segment(self, node: ast.AST) -> Optional[str]:
+        """``ast.get_source_segment(source, node)``, from the lines split once."""
+        end_lineno = getattr(node, "end_lineno", None)
+        end_col = getattr(node, "end_col_offset", None)
+        if end_lineno is None or end_col is None:
+            return None
+        lineno, col = getattr(node, "lineno") - 1, getattr(node, "col_offset")
+        end_lineno -= 1
+        if self._lines is None:
+            self._lines = _LINE.findall(self._source)
+        lines = self._lines
+        if end_lineno == lineno:
+            return lines[lineno].encode()[col:end_col].decode()
+        first = lines[lineno].encode()[col:].decode()
+        last = lines[end_lineno].encode()[:end_col].decode()
+        return "".join([first, *lines[lineno + 1:end_lineno], last])
 
 
 def _called_name(func: ast.expr, owner: str) -> Optional[str]:

@@ -10,7 +10,7 @@ keys the cached result). Anything else is unknown, and the rules stay silent.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, FrozenSet, List, Optional
+from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Set
 
 import libcst as cst
 
@@ -29,6 +29,8 @@ class ConfigReads:
 
     def __init__(self, evaluator: "Evaluator") -> None:
         self.evaluator = evaluator
+        #: scope node's id -> the names a nested part of which it changes (one walk per scope)
+        self._deep: Dict[int, FrozenSet[str]] = {}
 
     def read(self, expr: cst.BaseExpression, loc: Location) -> Optional[FrozenSet[object]]:
         """The value ``expr`` reads from a loaded configuration file, or None."""
@@ -128,35 +130,38 @@ class ConfigReads:
     def _changed(self, scope: Scope, name: str) -> bool:
         if self.evaluator.changed_in_place(scope, name):
             return True
-        finder = _DeepWrites(name)
-        scope.node.visit(finder)
-        return finder.found
+        changed = self._deep.get(id(scope.node))
+        if changed is None:  # one walk answers every name of the scope
+            finder = _DeepWrites()
+            scope.node.visit(finder)
+            changed = self._deep[id(scope.node)] = frozenset(finder.changed)
+        return name in changed
 
 
 class _DeepWrites(cst.CSTVisitor):
-    """A change to a nested part of the object: ``cfg.model.lr = 1e-3``,
-    ``cfg["model"].update(...)``."""
+    """The names a nested part of whose object a scope changes: ``cfg.model.lr = 1e-3``,
+    ``cfg["model"].update(...)``. One walk collects them all."""
 
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.found = False
+    def __init__(self) -> None:
+        self.changed: Set[str] = set()
 
-    def _rooted(self, expr: cst.BaseExpression) -> bool:
+    def _add_root(self, expr: cst.BaseExpression) -> None:
         while isinstance(expr, (cst.Attribute, cst.Subscript)):
             expr = expr.value
-        return isinstance(expr, cst.Name) and expr.value == self.name
+        if isinstance(expr, cst.Name):
+            self.changed.add(expr.value)
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        if isinstance(node.target, (cst.Attribute, cst.Subscript)) and self._rooted(node.target):
-            self.found = True
+        if isinstance(node.target, (cst.Attribute, cst.Subscript)):
+            self._add_root(node.target)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        if isinstance(node.target, (cst.Attribute, cst.Subscript)) and self._rooted(node.target):
-            self.found = True
+        if isinstance(node.target, (cst.Attribute, cst.Subscript)):
+            self._add_root(node.target)
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value not in _READ_METHODS and self._rooted(func.value):
-            self.found = True
-        if isinstance(func, cst.Name) and func.value == "setattr" and node.args and self._rooted(node.args[0].value):
-            self.found = True
+        if isinstance(func, cst.Attribute) and func.attr.value not in _READ_METHODS:
+            self._add_root(func.value)
+        if isinstance(func, cst.Name) and func.value == "setattr" and node.args:
+            self._add_root(node.args[0].value)

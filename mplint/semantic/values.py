@@ -73,7 +73,8 @@ class Evaluator:
         #: script or a notebook); else only its private functions' are, unless the
         #: program model hands the calls other modules make (``elsewhere``)
         self.script = True
-        self._in_place: Dict[Tuple[int, str], bool] = {}
+        #: scope node's id -> the names changed in place in it (one walk per scope)
+        self._in_place: Dict[int, FrozenSet[str]] = {}
         self._entries = MappingEntries(self)
         #: how a base class of another module stores ``self.<attr>`` for an instance of
         #: the class (``stored_attributes``; set by the linter, which can read that module)
@@ -672,12 +673,12 @@ class Evaluator:
     def _changed_in_place(self, scope: Scope, name: str) -> bool:
         """Whether ``name`` may be changed without being rebound in its scope: an item
         set or deleted, a method called on it (``cfg.update(...)``), or handed to a call."""
-        key = (id(scope.node), name)
-        if key not in self._in_place:
-            finder = _InPlaceChanges(name)
+        changed = self._in_place.get(id(scope.node))
+        if changed is None:  # one walk answers every name of the scope
+            finder = _InPlaceChanges()
             scope.node.visit(finder)
-            self._in_place[key] = finder.found
-        return self._in_place[key]
+            changed = self._in_place[id(scope.node)] = frozenset(finder.changed)
+        return name in changed
 
     def _passed_elsewhere(self, binding: Binding, depth: int) -> object:
         """The values the calls in other modules of the project pass for a parameter
@@ -856,38 +857,38 @@ def _map(values: Values, fn: Callable[[Any], object]) -> Optional[Values]:
 
 
 class _InPlaceChanges(cst.CSTVisitor):
-    """Finds a change to a name's value made without rebinding it (see
-    :meth:`Evaluator._changed_in_place`); a ``**name`` spread and reads are no change."""
+    """The names whose value a scope changes without rebinding them (see
+    :meth:`Evaluator._changed_in_place`), ``self.heads`` written so; a ``**name`` spread
+    and reads are no change. One walk collects them all."""
 
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.found = False
+    def __init__(self) -> None:
+        self.changed: Set[str] = set()
 
-    def _is_it(self, expr: cst.BaseExpression) -> bool:
+    def _add(self, expr: cst.BaseExpression) -> None:
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):  # ``self.heads``
-            return f"{expr.value.value}.{expr.attr.value}" == self.name
-        return isinstance(expr, cst.Name) and expr.value == self.name
+            self.changed.add(f"{expr.value.value}.{expr.attr.value}")
+        elif isinstance(expr, cst.Name):
+            self.changed.add(expr.value)
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        if isinstance(node.target, (cst.Subscript, cst.Attribute)) and self._is_it(node.target.value):
-            self.found = True  # ``cfg["x"] = ...``, ``cfg.x = ...``
+        if isinstance(node.target, (cst.Subscript, cst.Attribute)):
+            self._add(node.target.value)  # ``cfg["x"] = ...``, ``cfg.x = ...``
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        if isinstance(node.target, cst.Subscript) and self._is_it(node.target.value):
-            self.found = True
+        if isinstance(node.target, cst.Subscript):
+            self._add(node.target.value)
 
     def visit_Del(self, node: cst.Del) -> None:
-        if isinstance(node.target, cst.Subscript) and self._is_it(node.target.value):
-            self.found = True
+        if isinstance(node.target, cst.Subscript):
+            self._add(node.target.value)
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if isinstance(func, cst.Attribute) and self._is_it(func.value) and func.attr.value not in ("get", "keys",
-                                                                                                   "items", "values",
-                                                                                                   "copy"):
-            self.found = True
-        if any(self._is_it(arg.value) and arg.star != "**" for arg in node.args):
-            self.found = True
+        if isinstance(func, cst.Attribute) and func.attr.value not in ("get", "keys", "items", "values", "copy"):
+            self._add(func.value)
+        for arg in node.args:
+            if arg.star != "**":
+                self._add(arg.value)
 
 
 def is_dataclass(node: cst.ClassDef, resolve: Callable[[cst.BaseExpression], FrozenSet[str]]) -> bool:
