@@ -786,3 +786,30 @@ def test_gradients_a_helper_method_takes_from_the_loops_tape_are_followed():
 def test_a_helper_whose_gradients_cannot_be_followed_to_the_tape_is_silent(change):
     code = HELPER_GRADIENTS.replace(*change).replace("GRADIENT", PLAIN_GRADIENT)
     assert findings(code, keras_version=2) == []
+
+
+def test_mp205_an_except_branch_wraps_what_the_failed_try_never_bound():
+    # larq's optimizers_test.py: the handler runs only when the try's wrapping raised,
+    # so its optimizer is the plain one; a try whose wrapping is not its last statement
+    # may fail after binding, and the handler's wrap is a second one
+    code = textwrap.dedent("""\
+        import tensorflow as tf
+
+
+        def make(opt):
+            try:
+                opt = tf.keras.mixed_precision.LossScaleOptimizer(opt)
+            except AttributeError:
+                opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, "dynamic")
+            return opt
+
+
+        def make_twice(opt):
+            try:
+                opt = tf.keras.mixed_precision.LossScaleOptimizer(opt)
+                print("wrapped")
+            except AttributeError:
+                opt = tf.keras.mixed_precision.LossScaleOptimizer(opt)
+            return opt
+        """)
+    assert fired(code, "MP205", keras_version=2) == [(17, "MP205")]

@@ -35,6 +35,23 @@ def _returns(statement: cst.BaseStatement) -> bool:
         isinstance(small, (cst.Return, cst.Raise)) for small in statement.body)
 
 
+def _handler_of_failed(made: cst.Call, use: cst.Call, module: cst.Module) -> bool:
+    """``use`` lies in an ``except`` handler of a ``try`` whose last statement makes
+    ``made`` (``try: opt = LSO(opt)`` / ``except AttributeError: opt = experimental.LSO(opt)``):
+    the handler runs only when that statement failed, so what it binds never reaches it."""
+    found = False
+
+    class _Tries(cst.CSTVisitor):
+        def visit_Try(self, node: cst.Try) -> None:
+            nonlocal found
+            body = node.body.body if isinstance(node.body, cst.IndentedBlock) else []
+            if body and _contains(body[-1], made) and any(_contains(h, use) for h in node.handlers):
+                found = True
+
+    module.visit(_Tries())
+    return found
+
+
 class DoubleLossScaling(Check):
     rule_id = "MP205"
     requires = (TrainingLoops,)
@@ -61,7 +78,8 @@ class DoubleLossScaling(Check):
                                           "the inner loss scale too; wrap the optimizer once",
                                     self._unwrap(argument, wrapped, helper_call))
                 continue
-            wrapped = [o for o in loops.optimizer_origins(inner, loc) if o.kind == LSO]
+            wrapped = [o for o in loops.optimizer_origins(inner, loc) if o.kind == LSO
+                       and not (o.call is not None and _handler_of_failed(o.call, call, self.ctx.module))]
             if not wrapped:
                 continue
             self.report(call, "this LossScaleOptimizer wraps another LossScaleOptimizer: Keras 2 raises "
