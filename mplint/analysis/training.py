@@ -20,7 +20,7 @@ import libcst as cst
 from mplint.core.walker import child_nodes
 from mplint.rule.check import Analysis, Context
 from mplint.semantic.call_args import argument_for, keyword_only, positional_or_keyword
-from mplint.semantic.conditions import Conditions, Truths, capabilities, conflict
+from mplint.semantic.conditions import Conditions, Truths, capabilities, conflict, decides_generation
 from mplint.semantic.facts import REWRITE_GRAPPLER
 from mplint.semantic.names import dotted_name, string_key
 from mplint.semantic.scopes import (
@@ -177,6 +177,9 @@ class TrainingLoops(Analysis):
         self._guards: List[cst.CSTNode] = []
         #: ids of loss-scaling method calls made under such a guard
         self.guarded: Set[int] = set()
+        #: ``if KERAS_3: return opt.scale_loss(loss)`` with no ``else``: the scope and the
+        #: order after which the rest of the block runs only for the other generation
+        self._generation_exits: List[Tuple[Scope, int]] = []
         self._steps: Optional[List[TrainStep]] = None
         #: what branch tests mean (flags, config attributes, constructor parameters)
         self.conditions = Conditions(ctx.names, ctx.scopes.calls)
@@ -199,6 +202,11 @@ class TrainingLoops(Analysis):
     def leave_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         self._statement.pop()
 
+    def visit_If(self, node: cst.If) -> None:
+        where = self.ctx.scopes.location()
+        if node.orelse is None and _exits(node.body) and decides_generation(node.test, where):
+            self._generation_exits.append((where.scope, where.order))
+
     def visit_IfExp(self, node: cst.IfExp) -> None:
         self._guards.append(node.test)
 
@@ -219,7 +227,12 @@ class TrainingLoops(Analysis):
         present (``if hasattr(opt, "get_scaled_loss"):``), or one of the other
         generation's absent (the ``else`` of that test, calling ``scale_loss``), or a
         ``try``/``except AttributeError``; a test of an unrelated attribute is none."""
-        needs = capabilities(self.ctx.scopes.open_conditions())
+        conditions = self.ctx.scopes.open_conditions()
+        where = self.ctx.scopes.location()
+        if any(decides_generation(test, where) for test, _ in conditions) or any(
+                scope is where.scope and order < where.order for scope, order in self._generation_exits):
+            return True  # `if KERAS_3:` / `if tf.__version__ >= ...`: each arm for its generation
+        needs = capabilities(conditions)
         generation = GENERATION_OF_METHOD.get(method)
         for name, present in needs.items():
             if name == method and present:
@@ -1005,6 +1018,17 @@ def _comprehension_source(expr: cst.BaseExpression, call: cst.Call,
                     return comp.iter
                 comp = comp.inner_for_in
     return expr
+
+
+def _exits(body: cst.BaseSuite) -> bool:
+    """An ``if`` arm whose last statement returns or raises: what follows it runs only
+    when the test failed."""
+    statements = body.body if isinstance(body, cst.IndentedBlock) else [body]
+    last = statements[-1] if statements else None
+    if isinstance(last, cst.SimpleStatementLine):
+        return any(isinstance(small, (cst.Return, cst.Raise)) for small in last.body)
+    return isinstance(last, cst.SimpleStatementSuite) and any(
+        isinstance(small, (cst.Return, cst.Raise)) for small in last.body)
 
 
 def _defines(binding: Optional[Binding], function: cst.FunctionDef) -> bool:
