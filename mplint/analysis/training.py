@@ -17,6 +17,7 @@ from typing import Dict, FrozenSet, Iterator, List, Literal, Optional, Set, Tupl
 
 import libcst as cst
 
+from mplint.analysis.imported_clips import ClippedParameter, imported_clip
 from mplint.core.walker import child_nodes
 from mplint.rule.check import Analysis, Context
 from mplint.semantic.call_args import argument_for, keyword_only, positional_or_keyword
@@ -98,6 +99,9 @@ class Clip:
     #: the gradients it clips are of a scaled loss (False: those of a branch that
     #: differentiates the plain loss, beside one that scales)
     scaled: bool = True
+    #: a function of another module clips them (``clip_grads(grads, n)``): what it clips
+    #: with, and where it is (``imported_clips``); None for a clipping API called here
+    helper: Optional[ClippedParameter] = None
 
 
 @dataclass
@@ -160,7 +164,10 @@ class TrainingLoops(Analysis):
         self.applies: List[Tuple[cst.Call, Location, str, Optional[cst.SimpleStatementLine]]] = []
         self._gradient_calls: Dict[int, Tuple[cst.Call, Location, Optional[cst.SimpleStatementLine], bool]] = {}
         self._divisions: Dict[int, Location] = {}
+        self._helper_clips: Dict[int, Optional[ClippedParameter]] = {}
         self._clip_calls: Dict[int, Location] = {}
+        #: calls whose callee names no API (a function of the project, maybe another module's)
+        self._project_calls: Dict[int, Location] = {}
         self._with_of_item: Dict[int, cst.With] = {}
         self._withs: List[Tuple[cst.With, Location]] = []
         self._model_classes: Set[int] = set()
@@ -300,6 +307,9 @@ class TrainingLoops(Analysis):
                 self._gradient_calls[id(node)] = (node, self.ctx.scopes.location(), statement, True)
             elif resolved & GRADIENT_CLIPS:
                 self._clip_calls[id(node)] = self.ctx.scopes.location()
+        if isinstance(func, (cst.Name, cst.Attribute)) and not names_tensorflow(resolved):
+            # a project function called by name: it may clip what it is handed (``imported_clips``)
+            self._project_calls[id(node)] = self.ctx.scopes.location()
         for arg in node.args:
             if (arg.keyword is not None and arg.keyword.value == "auto_scale_loss"
                     and isinstance(arg.value, cst.Name) and arg.value.value == "False"):
@@ -823,6 +833,10 @@ class TrainingLoops(Analysis):
             elif isinstance(node, cst.Call) and "clip" in (dotted_name(node.func) or "").lower():
                 step.clipped = True
                 clip_calls.append(node)
+            elif isinstance(node, cst.Call) and id(node) in self._project_calls \
+                    and not _helper_returns(node, step.location) and self._helper_clip(node) is not None:
+                step.clipped = True
+                clip_calls.append(node)
             elif isinstance(node, cst.BinaryOperation) and id(node) in self._divisions:
                 if self.is_loss_scale(node.right, self._divisions[id(node)]):
                     step.divisions.append(node)
@@ -852,6 +866,11 @@ class TrainingLoops(Analysis):
         """The clipping call as a fact of the step, if it clips the step's gradients."""
         where = self._clip_calls.get(id(call))
         clipped = positional_or_keyword(call, 0, "t_list") or keyword_only(call, "t") or keyword_only(call, "x")
+        helper = None
+        if where is None and id(call) in self._project_calls:
+            helper = self._helper_clip(call)
+            where = self._project_calls[id(call)] if helper is not None else None
+            clipped = positional_or_keyword(call, helper.index, helper.name) if helper is not None else None
         if where is None or clipped is None:
             return None
         clipped = _comprehension_source(clipped, call, grads_flow)
@@ -865,7 +884,45 @@ class TrainingLoops(Analysis):
             or any(node is d for d in step.divisions)
             for node in upstream)
         scaled = any(g.target is None or self.scaling_of(g.target, g.location)[0] for g in sources)
-        return Clip(call, where, unscaled, scaled)
+        return Clip(call, where, unscaled, scaled, helper)
+
+    def _helper_clip(self, call: cst.Call) -> Optional[ClippedParameter]:
+        """What a function of another project module that ``call`` calls clips."""
+        if id(call) not in self._helper_clips:
+            self._helper_clips[id(call)] = imported_clip(self.ctx, call, type(self))
+        return self._helper_clips[id(call)]
+
+    def clipped_parameter(self, name: str) -> Optional[Tuple[int, str, str]]:
+        """(index, name, clipping function) of the parameter the top-level function
+        ``name`` of this module returns through a known clipping call (``clipped, _ =
+        tf.clip_by_global_norm(grads, n); return clipped``); None when none does, or when
+        the value is unscaled on the way (then the clip comes after unscaling)."""
+        binding = self.ctx.scopes.module_scope.lookup(name)
+        function = binding.node if binding is not None and binding.kind == "def" else None
+        inner = next((c for c in self.ctx.scopes.module_scope.children if c.node is function), None)
+        if not isinstance(function, cst.FunctionDef) or inner is None:
+            return None
+        params = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
+        end = Location(inner, _END, ())
+        for value, _ in _returned(function.body):
+            flowed = self.flow(value, end)
+            if any(isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+                   and node.func.attr.value == UNSCALE_METHOD for node in flowed) \
+                    or any(id(node) in self._divisions for node in flowed):
+                return None
+            for node in flowed:
+                where = self._clip_calls.get(id(node)) if isinstance(node, cst.Call) else None
+                clipped = None if where is None or not isinstance(node, cst.Call) else (
+                    positional_or_keyword(node, 0, "t_list") or keyword_only(node, "t") or keyword_only(node, "x"))
+                if where is None or clipped is None or not isinstance(node, cst.Call):
+                    continue
+                clipped = _comprehension_source(clipped, node, flowed)
+                reached = {n.value for n in self.flow(clipped, where) if isinstance(n, cst.Name)}
+                for index, param in enumerate(params):
+                    if param in reached and any(b.kind == "param" for b in inner.bindings.get(param, ())):
+                        names = self.call_names.get(id(node), frozenset())
+                        return index, param, min(n.rsplit(".", 1)[-1] for n in names) if names else "clip"
+        return None
 
     def is_loss_scale(self, expr: cst.BaseExpression, loc: Location) -> bool:
         """``opt.dynamic_scale``/``opt.loss_scale``, directly or through a local name."""
