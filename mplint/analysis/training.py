@@ -873,6 +873,10 @@ class TrainingLoops(Analysis):
             clipped = positional_or_keyword(call, helper.index, helper.name) if helper is not None else None
         if where is None or clipped is None:
             return None
+        if any(arg.value is not clipped and self.scaling_of(arg.value, where)[0] for arg in call.args):
+            # the threshold is scaled as the gradients are (``clip_by_global_norm(grads,
+            # opt.scale_loss(clip_norm))``): the true gradients are clipped at ``clip_norm``
+            return None
         clipped = _comprehension_source(clipped, call, grads_flow)
         upstream = self.flow(clipped, where)
         sources = [g for g in step.gradients if any(g.call is node for node in upstream)]
