@@ -873,7 +873,7 @@ class TrainingLoops(Analysis):
             clipped = positional_or_keyword(call, helper.index, helper.name) if helper is not None else None
         if where is None or clipped is None:
             return None
-        if any(arg.value is not clipped and self.scaling_of(arg.value, where)[0] for arg in call.args):
+        if any(arg.value is not clipped and self._scaled_threshold(arg.value, where) for arg in call.args):
             # the threshold is scaled as the gradients are (``clip_by_global_norm(grads,
             # opt.scale_loss(clip_norm))``): the true gradients are clipped at ``clip_norm``
             return None
@@ -889,6 +889,14 @@ class TrainingLoops(Analysis):
             for node in upstream)
         scaled = any(g.target is None or self.scaling_of(g.target, g.location)[0] for g in sources)
         return Clip(call, where, unscaled, scaled, helper)
+
+    def _scaled_threshold(self, value: cst.BaseExpression, where: Location) -> bool:
+        """A clipping threshold multiplied by the loss scale itself (``opt.scale_loss(clip)``,
+        ``clip * opt.loss_scale``), not one computed from the scaled gradients."""
+        flowed = self.flow(value, where)
+        if any(id(node) in self._gradient_calls for node in flowed):
+            return False  # ``0.1 * global_norm(grads)``: read from the gradients
+        return bool(self.scaling_of(value, where)[0])
 
     def _helper_clip(self, call: cst.Call) -> Optional[ClippedParameter]:
         """What a function of another project module that ``call`` calls clips."""
