@@ -773,9 +773,10 @@ def _literal_arguments(node: ast.Call) -> Dict[str, str]:
 def _literal(value: ast.AST) -> str:
     if isinstance(value, ast.Constant) and (value.value is None or isinstance(value.value, (str, bool, int, float))):
         return json.dumps(value.value)
-    if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub) and isinstance(value.operand, ast.Constant) \
-            and type(value.operand.value) in (int, float):
-        return json.dumps(-value.operand.value)
+    if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub) and isinstance(value.operand, ast.Constant):
+        number = value.operand.value
+        if isinstance(number, (int, float)) and not isinstance(number, bool):
+            return json.dumps(-number)
     return UNKNOWN
 
 
