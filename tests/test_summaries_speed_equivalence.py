@@ -174,7 +174,8 @@ def test_summary_is_the_one_the_former_collectors_made():
     version 18 adds each return's written-out tuple ``parts``, none here, and names the
     parts of a call's result a name is bound to, none here either; version 19 adds the
     names policy sets are given, ``set_names``, and the module's string ``constants``:
-    none here)."""
+    none here; version 20 writes numbers among a call's literal ``arguments``, left out
+    here with them)."""
     data = summarize(SNIPPET).to_json()
     guard = data[3].pop("<main>")
     assert guard[0] == [(56, "app.run"), (56, "main")]
@@ -189,7 +190,7 @@ def test_summary_is_the_one_the_former_collectors_made():
         assert entry[8] == [] and all(isinstance(v, str) for v in entry[9].values())
         entry[7] = [(callee, slots) for _, callee, slots in entry[7]]
         del entry[8:]
-    assert data[0] == 19 and all(entry[6] == [] for entry in data[3].values())
+    assert data[0] == 20 and all(entry[6] == [] for entry in data[3].values())
     assert data.pop(8) == {}  # string constants
     assert data[2].pop("*..star") == "..star"
     module_calls = data[3]["<module>"][0]

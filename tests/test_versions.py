@@ -485,3 +485,20 @@ def test_the_file_s_own_pins_come_before_a_sys_path_folder_s(tmp_path):
                            "ci/frcnn/train.py": "import sys\nsys.path.append('/opt/ml/code/detection')\n" + EXPERIMENTAL})
     [(path, row, _, message)] = _check(tmp_path, ".")
     assert (path, row) == ("ci/frcnn/train.py", 5) and "TensorFlow 2.11.0 pinned in ci/requirements.txt:1" in message
+
+
+@pytest.mark.parametrize("line, sets", [
+    ('os.environ["TF_USE_LEGACY_KERAS"] = "1"', True),
+    ('os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")', True),
+    ('os.environ.update(TF_USE_LEGACY_KERAS="1")', True),
+    ("%env TF_USE_LEGACY_KERAS=1", True),
+    # reads test the generation; they switch nothing
+    ('KERAS_3 = os.environ.get("TF_USE_LEGACY_KERAS", "0") not in ("1", "true")', False),
+    ('legacy = os.getenv("TF_USE_LEGACY_KERAS") == "1"', False),
+    ('if os.environ["TF_USE_LEGACY_KERAS"] == "1": pass', False),
+    ('legacy = "TF_USE_LEGACY_KERAS" in os.environ', False),
+    ('"""Runs on Keras 3, or on tf_keras with TF_USE_LEGACY_KERAS."""', False),
+    ('# os.environ["TF_USE_LEGACY_KERAS"] = "1"', False),
+])
+def test_only_setting_tf_use_legacy_keras_makes_a_file_keras_2(line, sets):
+    assert (versions_of(None, line + "\n", installed=3).legacy_keras != "") is sets

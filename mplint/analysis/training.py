@@ -17,10 +17,11 @@ from typing import Dict, FrozenSet, Iterator, List, Literal, Optional, Set, Tupl
 
 import libcst as cst
 
+from mplint.analysis.imported_clips import ClippedParameter, imported_clip
 from mplint.core.walker import child_nodes
 from mplint.rule.check import Analysis, Context
 from mplint.semantic.call_args import argument_for, keyword_only, positional_or_keyword
-from mplint.semantic.conditions import Conditions, Truths, capabilities, conflict
+from mplint.semantic.conditions import Conditions, Truths, capabilities, conflict, decides_generation
 from mplint.semantic.facts import REWRITE_GRAPPLER
 from mplint.semantic.names import dotted_name, string_key
 from mplint.semantic.scopes import (
@@ -98,6 +99,9 @@ class Clip:
     #: the gradients it clips are of a scaled loss (False: those of a branch that
     #: differentiates the plain loss, beside one that scales)
     scaled: bool = True
+    #: a function of another module clips them (``clip_grads(grads, n)``): what it clips
+    #: with, and where it is (``imported_clips``); None for a clipping API called here
+    helper: Optional[ClippedParameter] = None
 
 
 @dataclass
@@ -160,7 +164,10 @@ class TrainingLoops(Analysis):
         self.applies: List[Tuple[cst.Call, Location, str, Optional[cst.SimpleStatementLine]]] = []
         self._gradient_calls: Dict[int, Tuple[cst.Call, Location, Optional[cst.SimpleStatementLine], bool]] = {}
         self._divisions: Dict[int, Location] = {}
+        self._helper_clips: Dict[int, Optional[ClippedParameter]] = {}
         self._clip_calls: Dict[int, Location] = {}
+        #: calls whose callee names no API (a function of the project, maybe another module's)
+        self._project_calls: Dict[int, Location] = {}
         self._with_of_item: Dict[int, cst.With] = {}
         self._withs: List[Tuple[cst.With, Location]] = []
         self._model_classes: Set[int] = set()
@@ -177,6 +184,9 @@ class TrainingLoops(Analysis):
         self._guards: List[cst.CSTNode] = []
         #: ids of loss-scaling method calls made under such a guard
         self.guarded: Set[int] = set()
+        #: ``if KERAS_3: return opt.scale_loss(loss)`` with no ``else``: the scope and the
+        #: order after which the rest of the block runs only for the other generation
+        self._generation_exits: List[Tuple[Scope, int]] = []
         self._steps: Optional[List[TrainStep]] = None
         #: what branch tests mean (flags, config attributes, constructor parameters)
         self.conditions = Conditions(ctx.names, ctx.scopes.calls)
@@ -199,6 +209,11 @@ class TrainingLoops(Analysis):
     def leave_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         self._statement.pop()
 
+    def visit_If(self, node: cst.If) -> None:
+        where = self.ctx.scopes.location()
+        if node.orelse is None and _exits(node.body) and decides_generation(node.test, where):
+            self._generation_exits.append((where.scope, where.order))
+
     def visit_IfExp(self, node: cst.IfExp) -> None:
         self._guards.append(node.test)
 
@@ -219,7 +234,12 @@ class TrainingLoops(Analysis):
         present (``if hasattr(opt, "get_scaled_loss"):``), or one of the other
         generation's absent (the ``else`` of that test, calling ``scale_loss``), or a
         ``try``/``except AttributeError``; a test of an unrelated attribute is none."""
-        needs = capabilities(self.ctx.scopes.open_conditions())
+        conditions = self.ctx.scopes.open_conditions()
+        where = self.ctx.scopes.location()
+        if any(decides_generation(test, where) for test, _ in conditions) or any(
+                scope is where.scope and order < where.order for scope, order in self._generation_exits):
+            return True  # `if KERAS_3:` / `if tf.__version__ >= ...`: each arm for its generation
+        needs = capabilities(conditions)
         generation = GENERATION_OF_METHOD.get(method)
         for name, present in needs.items():
             if name == method and present:
@@ -287,6 +307,9 @@ class TrainingLoops(Analysis):
                 self._gradient_calls[id(node)] = (node, self.ctx.scopes.location(), statement, True)
             elif resolved & GRADIENT_CLIPS:
                 self._clip_calls[id(node)] = self.ctx.scopes.location()
+        if isinstance(func, (cst.Name, cst.Attribute)) and not names_tensorflow(resolved):
+            # a project function called by name: it may clip what it is handed (``imported_clips``)
+            self._project_calls[id(node)] = self.ctx.scopes.location()
         for arg in node.args:
             if (arg.keyword is not None and arg.keyword.value == "auto_scale_loss"
                     and isinstance(arg.value, cst.Name) and arg.value.value == "False"):
@@ -810,6 +833,10 @@ class TrainingLoops(Analysis):
             elif isinstance(node, cst.Call) and "clip" in (dotted_name(node.func) or "").lower():
                 step.clipped = True
                 clip_calls.append(node)
+            elif isinstance(node, cst.Call) and id(node) in self._project_calls \
+                    and not _helper_returns(node, step.location) and self._helper_clip(node) is not None:
+                step.clipped = True
+                clip_calls.append(node)
             elif isinstance(node, cst.BinaryOperation) and id(node) in self._divisions:
                 if self.is_loss_scale(node.right, self._divisions[id(node)]):
                     step.divisions.append(node)
@@ -839,7 +866,16 @@ class TrainingLoops(Analysis):
         """The clipping call as a fact of the step, if it clips the step's gradients."""
         where = self._clip_calls.get(id(call))
         clipped = positional_or_keyword(call, 0, "t_list") or keyword_only(call, "t") or keyword_only(call, "x")
+        helper = None
+        if where is None and id(call) in self._project_calls:
+            helper = self._helper_clip(call)
+            where = self._project_calls[id(call)] if helper is not None else None
+            clipped = positional_or_keyword(call, helper.index, helper.name) if helper is not None else None
         if where is None or clipped is None:
+            return None
+        if any(arg.value is not clipped and self._scaled_threshold(arg.value, where) for arg in call.args):
+            # the threshold is scaled as the gradients are (``clip_by_global_norm(grads,
+            # opt.scale_loss(clip_norm))``): the true gradients are clipped at ``clip_norm``
             return None
         clipped = _comprehension_source(clipped, call, grads_flow)
         upstream = self.flow(clipped, where)
@@ -852,7 +888,53 @@ class TrainingLoops(Analysis):
             or any(node is d for d in step.divisions)
             for node in upstream)
         scaled = any(g.target is None or self.scaling_of(g.target, g.location)[0] for g in sources)
-        return Clip(call, where, unscaled, scaled)
+        return Clip(call, where, unscaled, scaled, helper)
+
+    def _scaled_threshold(self, value: cst.BaseExpression, where: Location) -> bool:
+        """A clipping threshold multiplied by the loss scale itself (``opt.scale_loss(clip)``,
+        ``clip * opt.loss_scale``), not one computed from the scaled gradients."""
+        flowed = self.flow(value, where)
+        if any(id(node) in self._gradient_calls for node in flowed):
+            return False  # ``0.1 * global_norm(grads)``: read from the gradients
+        return bool(self.scaling_of(value, where)[0])
+
+    def _helper_clip(self, call: cst.Call) -> Optional[ClippedParameter]:
+        """What a function of another project module that ``call`` calls clips."""
+        if id(call) not in self._helper_clips:
+            self._helper_clips[id(call)] = imported_clip(self.ctx, call, type(self))
+        return self._helper_clips[id(call)]
+
+    def clipped_parameter(self, name: str) -> Optional[Tuple[int, str, str]]:
+        """(index, name, clipping function) of the parameter the top-level function
+        ``name`` of this module returns through a known clipping call (``clipped, _ =
+        tf.clip_by_global_norm(grads, n); return clipped``); None when none does, or when
+        the value is unscaled on the way (then the clip comes after unscaling)."""
+        binding = self.ctx.scopes.module_scope.lookup(name)
+        function = binding.node if binding is not None and binding.kind == "def" else None
+        inner = next((c for c in self.ctx.scopes.module_scope.children if c.node is function), None)
+        if not isinstance(function, cst.FunctionDef) or inner is None:
+            return None
+        params = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
+        end = Location(inner, _END, ())
+        for value, _ in _returned(function.body):
+            flowed = self.flow(value, end)
+            if any(isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+                   and node.func.attr.value == UNSCALE_METHOD for node in flowed) \
+                    or any(id(node) in self._divisions for node in flowed):
+                return None
+            for node in flowed:
+                where = self._clip_calls.get(id(node)) if isinstance(node, cst.Call) else None
+                clipped = None if where is None or not isinstance(node, cst.Call) else (
+                    positional_or_keyword(node, 0, "t_list") or keyword_only(node, "t") or keyword_only(node, "x"))
+                if where is None or clipped is None or not isinstance(node, cst.Call):
+                    continue
+                clipped = _comprehension_source(clipped, node, flowed)
+                reached = {n.value for n in self.flow(clipped, where) if isinstance(n, cst.Name)}
+                for index, param in enumerate(params):
+                    if param in reached and any(b.kind == "param" for b in inner.bindings.get(param, ())):
+                        names = self.call_names.get(id(node), frozenset())
+                        return index, param, min(n.rsplit(".", 1)[-1] for n in names) if names else "clip"
+        return None
 
     def is_loss_scale(self, expr: cst.BaseExpression, loc: Location) -> bool:
         """``opt.dynamic_scale``/``opt.loss_scale``, directly or through a local name."""
@@ -1005,6 +1087,17 @@ def _comprehension_source(expr: cst.BaseExpression, call: cst.Call,
                     return comp.iter
                 comp = comp.inner_for_in
     return expr
+
+
+def _exits(body: cst.BaseSuite) -> bool:
+    """An ``if`` arm whose last statement returns or raises: what follows it runs only
+    when the test failed."""
+    statements = body.body if isinstance(body, cst.IndentedBlock) else [body]
+    last = statements[-1] if statements else None
+    if isinstance(last, cst.SimpleStatementLine):
+        return any(isinstance(small, (cst.Return, cst.Raise)) for small in last.body)
+    return isinstance(last, cst.SimpleStatementSuite) and any(
+        isinstance(small, (cst.Return, cst.Raise)) for small in last.body)
 
 
 def _defines(binding: Optional[Binding], function: cst.FunctionDef) -> bool:

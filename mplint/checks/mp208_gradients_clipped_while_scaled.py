@@ -10,6 +10,7 @@ which clips after ``apply()`` has unscaled.
 
 from __future__ import annotations
 
+import os
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 import libcst as cst
@@ -35,8 +36,9 @@ class GradientsClippedWhileScaled(Check):
     rule_id = "MP208"
     requires = (TrainingLoops,)
 
-    #: Keras 2 unscales with get_unscaled_gradients, Keras 3 scales with scale_loss; both clip
-    needs = Needs((b"get_unscaled_gradients", b"scale_loss"), also=(b"clip",))
+    #: Keras 2 unscales with get_unscaled_gradients, Keras 3 scales with scale_loss; the clip may
+    #: be a function of another module, named anything (``imported_clips``)
+    needs = Needs((b"get_unscaled_gradients", b"scale_loss"))
 
     def finish(self) -> None:
         loops = self.ctx.get(TrainingLoops)
@@ -63,26 +65,33 @@ class GradientsClippedWhileScaled(Check):
         if "scale_loss" in step.scaling and version != 2 and kinds:
             if kinds <= {LSO, FACTOR}:
                 return 3
+            if LSO in kinds and kinds <= {LSO, PLAIN}:
+                # wrapped only on some runs (``if FLAGS.fp16: opt = LossScaleOptimizer(opt)``):
+                # a plain optimizer's scale_loss() is the loss itself, the wrapped one's scales
+                return 3
             if kinds == {COMPILED} and compiled_is_wrapped(loops.ctx, loops, step.location.scope):
                 return 3
         return None
 
     def _report(self, loops: TrainingLoops, step: TrainStep, clip: Clip, generation: int) -> None:
-        clip_name = self.ctx.module.code_for_node(clip.call.func)
+        clip_name = f"`{self.ctx.module.code_for_node(clip.call.func)}`"
+        if clip.helper is not None:  # a function of another module clips them
+            clip_name += f" (`{clip.helper.clip}` in {os.path.basename(clip.helper.path)})"
         optimizer = self.ctx.module.code_for_node(step.receiver)
         factor = generation == 3 and step.kinds == {FACTOR}
         scale = "the optimizer's loss_scale_factor" if factor else "the loss scale (32768 at first, then changing)"
-        effect = (f"`{clip_name}` clips gradients still multiplied by {scale}, so it clips at 1/scale "
+        effect = (f"{clip_name} clips gradients still multiplied by {scale}, so it clips at 1/scale "
                   f"of the threshold written")
         if generation == 2:
             advice = f"call `{optimizer}.get_unscaled_gradients()` before clipping"
-            fix = _keras2_fix(self.ctx.module, step, clip)
+            fix = _keras2_fix(self.ctx.module, step, clip) if clip.helper is None else None
         else:
-            keyword = _OPTIMIZER_CLIPS.get(_function(clip.call, loops), "global_clipnorm")
+            function = clip.helper.clip if clip.helper is not None else _function(clip.call, loops)
+            keyword = _OPTIMIZER_CLIPS.get(function, "global_clipnorm")
             which = "the optimizer" if factor else "the inner optimizer"
             advice = (f"`{optimizer}.{step.method}()` unscales only after this clip; pass `{keyword}=` "
                       f"to {which} instead, which clips after unscaling")
-            fix = _keras3_fix(loops, step, clip)
+            fix = _keras3_fix(loops, step, clip) if clip.helper is None else None
         self.report(clip.call, f"{effect}; {advice}", fix)
 
 

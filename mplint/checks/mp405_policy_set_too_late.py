@@ -15,17 +15,13 @@ from typing import List, Optional, Set, Tuple
 
 import libcst as cst
 
+from mplint.analysis.model_builders import ModelBuilders, imported_builder
 from mplint.analysis.references import References
 from mplint.rule.check import Check, Needs
 from mplint.semantic.names import dotted_name, self_attribute
 from mplint.semantic.scopes import Binding, Location, Scope
-from mplint.semantic.vocabulary import INPUT_LAYERS, MIXED_POLICIES, MODEL_FACTORIES
+from mplint.semantic.vocabulary import MIXED_POLICIES
 
-#: preprocessing layers: adapted before the model is built, harmless in float32
-_PREPROCESSING = frozenset({
-    "Normalization", "Rescaling", "TextVectorization", "StringLookup", "IntegerLookup",
-    "Discretization", "CategoryEncoding", "Hashing", "Resizing", "CenterCrop",
-})
 #: packages whose classes are known: Keras ones are judged by _creates, others are not Keras
 _KNOWN_PACKAGES = frozenset({"keras", "tensorflow", "tf_keras", "numpy", "sklearn", "torch", "jax"})
 #: attributes only Keras layers and models have (``fit`` is scikit-learn's too)
@@ -39,25 +35,6 @@ _READ_ONLY = frozenset({
     "save_weights", "export", "to_json", "get_config", "count_params", "get_weights",
     "name", "dtype_policy", "dtype", "compute_dtype", "variable_dtype",
 })
-
-
-#: class methods that build a model from saved weights (Hugging Face, KerasHub)
-_PRETRAINED = frozenset({"from_pretrained", "from_preset"})
-#: what such a class method also builds that is not a model (no dtype policy to keep)
-_NOT_MODELS = ("Tokenizer", "Processor", "Preprocessor", "Config", "FeatureExtractor", "Converter",
-               "Vocab", "Pipeline")
-
-
-def _pretrained_model(call: cst.Call) -> bool:
-    """``TFAutoModel.from_pretrained(...)``, ``MyBert.from_pretrained(...)``,
-    ``keras_hub.models.GemmaCausalLM.from_preset(...)``: a model whose layers are
-    built, under the policy in effect, when it loads (a tokenizer is not a model)."""
-    func = call.func
-    if not isinstance(func, cst.Attribute) or func.attr.value not in _PRETRAINED:
-        return False
-    owner = dotted_name(func.value)
-    last = owner.rsplit(".", 1)[-1] if owner else ""
-    return last[:1].isupper() and not any(word in last for word in _NOT_MODELS)
 
 
 @dataclass
@@ -78,7 +55,7 @@ class _AttributeCreation:
 
 class PolicySetTooLate(Check):
     rule_id = "MP405"
-    requires = (References,)
+    requires = (References, ModelBuilders)
 
     #: reported at a policy call in the file
     needs = Needs(policy_call=True)
@@ -86,8 +63,6 @@ class PolicySetTooLate(Check):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._functions: List[cst.FunctionDef] = []
-        #: functions whose body builds Keras layers or models
-        self._builders: Set[int] = set()
         self._assigns: List[cst.Assign] = []
         self._attribute_creations: List[_AttributeCreation] = []
         #: ``self.x.attr`` (attr "()" for ``self.x(...)``): (x, attr, where)
@@ -104,8 +79,6 @@ class PolicySetTooLate(Check):
         self._functions.pop()
 
     def visit_Call(self, node: cst.Call) -> None:
-        if self._functions and self._creates(node):
-            self._builders.update(id(f) for f in self._functions)
         attribute = self_attribute(node.func)
         if attribute is not None:
             self._attribute_uses.append((attribute, "()", self.ctx.scopes.location()))
@@ -116,16 +89,7 @@ class PolicySetTooLate(Check):
             self._attribute_uses.append((attribute, node.attr.value, self.ctx.scopes.location()))
 
     def _creates(self, call: cst.Call) -> Optional[str]:
-        resolved = self.names.resolve(call.func)
-        if resolved & MODEL_FACTORIES or any(n.startswith("keras.applications.") for n in resolved):
-            return "model"
-        if _pretrained_model(call):
-            return "model"
-        if any(n.startswith("keras.layers.") and n[13:14].isupper()
-               and n[13:] not in _PREPROCESSING and not n[13:].startswith("Random")
-               for n in resolved) and not resolved & INPUT_LAYERS:
-            return "layer"
-        return None
+        return self.ctx.get(ModelBuilders).creates(call)
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         if node.relative or isinstance(node.names, cst.ImportStar) or node.module is None:
@@ -156,7 +120,7 @@ class PolicySetTooLate(Check):
         method = self_attribute(call.func)
         owner = location.scope.enclosing_class()
         found = owner.lookup(method) if owner is not None and method is not None else None
-        if found is not None and found.kind == "def" and id(found.node) in self._builders:
+        if found is not None and found.kind == "def" and id(found.node) in self.ctx.get(ModelBuilders).builders:
             return f"built by self.{method}()"
         return None
 
@@ -249,15 +213,24 @@ class PolicySetTooLate(Check):
         return None
 
     def _local_builder(self, call: cst.Call, assign: cst.Assign) -> Optional[str]:
-        """``model = build_model()`` where ``build_model`` is defined in this file."""
-        if not isinstance(call.func, cst.Name):
+        """``model = build_model()`` where ``build_model`` is defined in this file, or in
+        another module of the project (``from model_zoo import build_model``)."""
+        if not isinstance(call.func, (cst.Name, cst.Attribute)):
             return None
         binding = self._binding_of(assign, assign.targets[0].target.value)  # type: ignore[attr-defined]
         if binding is None or binding.scope is None:
             return None
-        found = binding.scope.lookup(call.func.value, binding.order)
-        if found is not None and found.kind == "def" and id(found.node) in self._builders:
-            return f"built by {call.func.value}()"
+        if isinstance(call.func, cst.Name):
+            found = binding.scope.lookup(call.func.value, binding.order)
+            if found is not None and found.kind == "def" and id(found.node) in self.ctx.get(ModelBuilders).builders:
+                return f"built by {call.func.value}()"
+            if found is not None:
+                return None  # a name bound here to something else (imports bind none)
+        if not any(c.location.scope is binding.scope and binding.order < c.location.order
+                   for c in self.facts.policy_calls):
+            return None  # no policy set after it here: another module is not worth reading
+        if imported_builder(self.ctx, call.func) is not None:
+            return f"built by {self.ctx.module.code_for_node(call.func)}(), which builds Keras layers in its module"
         return None
 
     def _binding_of(self, node: cst.Assign, name: str) -> Optional[Binding]:

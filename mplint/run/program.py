@@ -1297,7 +1297,7 @@ class ProgramModel:
                                if t[0] in homes and t[0] != caller]
                     if not targets:
                         continue
-                    # the file's evaluator reads strings and None (a bool binds policy helpers here)
+                    # the file's evaluator reads strings, numbers and None (a bool binds policy helpers here)
                     slots = {k: UNKNOWN if v in _BOOLS else v for k, v in slots.items()}
                     sites = forwarded.expand(caller, function, summary, callee, slots)
                     for target in targets:

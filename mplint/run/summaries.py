@@ -40,7 +40,7 @@ KEYWORD_SPREAD = "**"
 #: and ``super().method``: ``Class#method`` (``super#method``)
 METHOD = "#"
 POLICY_SETTERS = frozenset(POLICY_SETTER_WORDS)
-SUMMARY_VERSION = 19
+SUMMARY_VERSION = 20
 #: a trained value that is a parameter of the function: ``param:`` + its name
 PARAM = "param:"
 #: a value a summary cannot name (an expression, ``None``, a loop variable)
@@ -80,7 +80,7 @@ class FunctionSummary:
     casts: List[str] = field(default_factory=list)
     #: every call of a name that may be the project's (not a builtin, not TensorFlow's):
     #: (line, dotted callee, slot -> the argument as a JSON literal when it is a string,
-    #: a bool or None, else UNKNOWN; "*" -> UNKNOWN for ``*args``/``**kwargs``). The
+    #: a number, a bool or None, else UNKNOWN; "*" -> UNKNOWN for ``*args``/``**kwargs``). The
     #: values a parameter takes at the calls of other modules (see
     #: ``ProgramModel.arguments``), and what binds a policy-setting helper's parameters
     arguments: List[Tuple[int, str, Dict[str, str]]] = field(default_factory=list)
@@ -750,7 +750,8 @@ _NOT_PROJECT_HEADS = frozenset({
 
 
 def _literal_arguments(node: ast.Call) -> Dict[str, str]:
-    """Slot -> the argument as JSON when it is a string or None, else UNKNOWN (see
+    """Slot -> the argument as JSON when it is a string, a number, a bool or None (an
+    epsilon or a width a constructor gets from another module), else UNKNOWN (see
     ``FunctionSummary.arguments``)."""
     slots: Dict[str, str] = {}
     for i, arg in enumerate(node.args):
@@ -770,8 +771,12 @@ def _literal_arguments(node: ast.Call) -> Dict[str, str]:
 
 
 def _literal(value: ast.AST) -> str:
-    if isinstance(value, ast.Constant) and (value.value is None or isinstance(value.value, (str, bool))):
+    if isinstance(value, ast.Constant) and (value.value is None or isinstance(value.value, (str, bool, int, float))):
         return json.dumps(value.value)
+    if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub) and isinstance(value.operand, ast.Constant):
+        number = value.operand.value
+        if isinstance(number, (int, float)) and not isinstance(number, bool):
+            return json.dumps(-number)
     return UNKNOWN
 
 

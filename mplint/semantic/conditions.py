@@ -19,7 +19,7 @@ import libcst as cst
 from mplint.semantic.call_args import UNREADABLE, argument_for
 from mplint.semantic.names import NameResolver
 from mplint.semantic.scopes import Binding, Branches, CallIndex, Location, Scope, calls_of, function_key
-from mplint.semantic.vocabulary import FLAG_OBJECTS
+from mplint.semantic.vocabulary import FLAG_OBJECTS, GENERATION_TEST_STRINGS, VERSION_ATTRIBUTES
 
 #: a condition's meaning -> the truth an arm needs of it
 Truths = Dict[str, bool]
@@ -215,3 +215,30 @@ def _tested_attribute(call: cst.Call) -> Optional[str]:
     name = call.args[1].value
     value = name.evaluated_value if isinstance(name, cst.SimpleString) else None
     return value if isinstance(value, str) else None
+
+
+def decides_generation(test: cst.BaseExpression, loc: Location, depth: int = 0) -> bool:
+    """Whether a branch test reads which Keras generation runs: a package version
+    (``tf.__version__``, ``keras.version()``) or ``TF_USE_LEGACY_KERAS``, written in it or
+    in the module constants it names (``KERAS_3 = _TF_VERSION >= (2, 16) and ...``). The
+    arms of such a test are each right for the generation that takes them."""
+    if depth > 3:
+        return False
+    stack: List[cst.CSTNode] = [test]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Attribute) and node.attr.value in VERSION_ATTRIBUTES:
+            return True
+        if isinstance(node, cst.SimpleString) and node.evaluated_value in GENERATION_TEST_STRINGS:
+            return True
+        if isinstance(node, cst.Name):
+            binding = loc.lookup(node.value)
+            if binding is not None and binding.value is not None and binding.kind in ("assign", "annassign") \
+                    and decides_generation(binding.value, binding.location(), depth + 1):
+                return True
+            continue
+        if isinstance(node, cst.Attribute):
+            stack.append(node.value)
+            continue
+        stack.extend(child for child in node.children if isinstance(child, cst.CSTNode))
+    return False

@@ -21,7 +21,18 @@ from mplint.semantic.versions import API, KERAS3_TENSORFLOW, LOSS_SCALING, ApiUs
 from mplint.semantic.vocabulary import LEGACY_KERAS_ENV_VAR, TENSORFLOW_DISTRIBUTIONS
 
 _TF_KERAS_IMPORT = re.compile(r"^\s*(?:from\s+tf_keras\b|import\s+[^\n#]*(?<![\w.])tf_keras\b)", re.M)
-_LEGACY_SWITCH = re.compile(rf"^[^#\n]*{re.escape(LEGACY_KERAS_ENV_VAR)}", re.M)
+_LEGACY_SWITCH = re.compile(rf"^[^#\n]*{re.escape(LEGACY_KERAS_ENV_VAR)}[^\n]*", re.M)
+#: a mention that may set the variable: a string key (``os.environ["..."] = "1"``,
+#: ``setdefault``, ``update``), an assignment (``%env TF_USE_LEGACY_KERAS=1``, a shell
+#: line); prose in a docstring naming it sets nothing
+_LEGACY_SET = re.compile(rf"""['"]{re.escape(LEGACY_KERAS_ENV_VAR)}\b|\b{re.escape(LEGACY_KERAS_ENV_VAR)}\s*=""")
+#: a mention of the variable that only reads it (``os.environ.get("TF_USE_LEGACY_KERAS")``,
+#: ``os.getenv(...)``, ``os.environ["..."] == "1"``, ``"..." in os.environ``): a test of the
+#: generation, which sets nothing
+_LEGACY_READ = re.compile(
+    rf"""(?:getenv|\.get|\.pop)\(\s*['"]{re.escape(LEGACY_KERAS_ENV_VAR)}['"]"""
+    rf"""|['"]{re.escape(LEGACY_KERAS_ENV_VAR)}['"]\s*\](?!\s*=(?!=))"""
+    rf"""|['"]{re.escape(LEGACY_KERAS_ENV_VAR)}['"]\s+(?:not\s+)?in\b""")
 
 #: (generation, kind, pattern, as shown) of spellings only one generation has; a line
 #: comment never counts. Sources: the reference's table of names (section 2).
@@ -82,9 +93,18 @@ def legacy_keras(text: str) -> str:
     """Why the file runs on Keras 2 whatever is installed ("" when it does not say)."""
     if "tf_keras" in text and _TF_KERAS_IMPORT.search(text):
         return "the file imports tf_keras"
-    if LEGACY_KERAS_ENV_VAR in text and _LEGACY_SWITCH.search(text):
+    if sets_legacy_keras(text):
         return "the file sets TF_USE_LEGACY_KERAS"
     return ""
+
+
+def sets_legacy_keras(text: str) -> bool:
+    """Whether a line outside comments sets ``TF_USE_LEGACY_KERAS`` (any mention but a
+    read: a file that only tests the variable picks calls by it, it does not switch)."""
+    if LEGACY_KERAS_ENV_VAR not in text:
+        return False
+    return any(_LEGACY_SET.search(_LEGACY_READ.sub("", line.group(0)))
+               for line in _LEGACY_SWITCH.finditer(text))
 
 
 def api_uses(text: str) -> Tuple[ApiUse, ...]:
@@ -109,7 +129,7 @@ def program_evidence(text: str) -> Tuple[ApiUse, ...]:
     then Keras 2 in each of them). A ``tf_keras`` import is no such evidence: it
     changes only the names imported from it."""
     uses = api_uses(text)
-    if LEGACY_KERAS_ENV_VAR in text and _LEGACY_SWITCH.search(text):
+    if sets_legacy_keras(text):
         uses += (ApiUse(2, API, LEGACY_KERAS_ENV_VAR),)
     return uses
 

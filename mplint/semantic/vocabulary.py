@@ -141,6 +141,13 @@ TENSORFLOW_DISTRIBUTIONS = (
 )
 
 
+#: what a test reads when it decides which Keras generation runs: a package's version
+#: (``tf.__version__``, ``keras.__version__``, ``tf.version.VERSION``, ``keras.version()``)
+#: or the variable that makes ``tf.keras`` Keras 2
+VERSION_ATTRIBUTES = frozenset({"__version__", "VERSION", "version"})
+GENERATION_TEST_STRINGS = frozenset({LEGACY_KERAS_ENV_VAR})
+
+
 def legacy_keras_env_enabled(value: object) -> bool:
     """Whether TensorFlow's ``__init__`` reads this value of TF_USE_LEGACY_KERAS as
     true (it compares with ``("true", "True", "1")``)."""

@@ -1,0 +1,53 @@
+"""Gradient clipping done by a function of another project module.
+
+``grads = clip_grads(grads, FLAGS.clip_norm)`` with ``def clip_grads(grads, max_norm):
+clipped, _ = tf.clip_by_global_norm(grads, max_norm); return clipped`` in
+``grad_utils.py``: the call clips its argument as ``tf.clip_by_global_norm`` would, and a
+train step that hands it still-scaled gradients clips them at 1/scale of the threshold.
+What the function does to its parameter is read in its own module, by the training-loop
+analysis walked there (the same flow that follows a helper of the checked file), and
+used at the call here. A module that cannot be read, a name re-exported beyond what
+:func:`imported_definition` follows, or a function that unscales on the way, is no clip.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Optional
+
+import libcst as cst
+
+from mplint.analysis.imported_layers import analysed, imported_definition
+from mplint.rule.check import Context
+
+if TYPE_CHECKING:  # pragma: no cover
+    from mplint.analysis.training import TrainingLoops
+
+
+@dataclass(frozen=True)
+class ClippedParameter:
+    """A function's parameter that reaches its return through a known clipping call."""
+
+    #: positional index (``self`` left out) and name of the parameter
+    index: int
+    name: str
+    #: the clipping function, without its package (``clip_by_global_norm``)
+    clip: str
+    #: the function's module file, for the message
+    path: str
+
+
+def imported_clip(ctx: Context, call: cst.Call, analysis: "type[TrainingLoops]") -> Optional[ClippedParameter]:
+    """The parameter a function of another project module clips and returns, when
+    ``call`` calls it; None when it is no such function or cannot be followed."""
+    found = imported_definition(ctx, call.func)
+    if found is None:
+        return None
+    other = analysed(found[0], analysis)
+    if other is None:
+        return None
+    clipped = other.clipped_parameter(found[1])  # type: ignore[attr-defined]
+    if clipped is None:
+        return None
+    index, name, clip = clipped
+    return ClippedParameter(index, name, clip, found[0])
