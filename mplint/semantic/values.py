@@ -855,6 +855,11 @@ def _map(values: Values, fn: Callable[[Any], object]) -> Optional[Values]:
         return None
 
 
+#: builtins that read a container handed to them and never change it
+_READING_BUILTINS = frozenset({"sorted", "len", "list", "tuple", "set", "frozenset", "repr", "str", "print",
+                               "iter", "enumerate", "any", "all", "min", "max", "isinstance"})
+
+
 class _InPlaceChanges(cst.CSTVisitor):
     """Finds a change to a name's value made without rebinding it (see
     :meth:`Evaluator._changed_in_place`); a ``**name`` spread and reads are no change."""
@@ -886,6 +891,8 @@ class _InPlaceChanges(cst.CSTVisitor):
                                                                                                    "items", "values",
                                                                                                    "copy"):
             self.found = True
+        if isinstance(func, cst.Name) and func.value in _READING_BUILTINS:
+            return  # ``sorted(HEADS)`` in an error message reads it
         if any(self._is_it(arg.value) and arg.star != "**" for arg in node.args):
             self.found = True
 
