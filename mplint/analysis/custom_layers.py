@@ -141,13 +141,13 @@ class CustomLayers(Analysis):
             # a part of what it returns: a tensor (``enc, dec = heads.build(x)``) or a layer
             # (``trunk, head = blocks.build(64)``, called here)
             return imported_head(self.ctx, layer.constructor, layer.location, layer.part) \
-                or imported_factory(self.ctx, layer.constructor.func, layer.constructor, layer.part)
+                or imported_factory(self.ctx, layer.constructor.func, layer.constructor, layer.part, layer.location)
         if binding is None and isinstance(func, (cst.Name, cst.Attribute)):
             # a class of another module of the project, or a function there that returns a layer
             # (the Keras layer whose output a class or function there returns first: it names
             # the layer to fix, and knows a softmax from its activation)
             return imported_head(self.ctx, layer.constructor, layer.location) or imported_layer(self.ctx, func) \
-                or imported_factory(self.ctx, func, layer.constructor)
+                or imported_factory(self.ctx, func, layer.constructor, loc=layer.location)
         return None
 
     def model_call_output(self, call: cst.Call, loc: Optional[Location] = None) -> Optional[CustomLayer]:

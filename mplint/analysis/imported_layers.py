@@ -63,15 +63,18 @@ def imported_layer(ctx: Context, func: cst.BaseExpression) -> Optional["CustomLa
 
 
 def imported_factory(ctx: Context, func: cst.BaseExpression, call: cst.Call,
-                     part: Tuple[int, ...] = ()) -> Optional["CustomLayer"]:
+                     part: Tuple[int, ...] = (), loc: Optional[Location] = None) -> Optional["CustomLayer"]:
     """The layer a function of a project module returns when ``call`` calls it
     (``classifier(10)`` with ``def classifier(n): return Dense(n, activation="softmax")``),
     or returns as part ``part`` of a tuple, judged in its module with the call's literal
-    arguments."""
+    arguments (and, given ``loc``, those whose one value this module knows:
+    ``get_head(TASK, n)`` with ``TASK = "multiclass"``, the key of a registry there)."""
     found = imported_definition(ctx, func)
     layers = None if found is None else _layers_of(found[0], _analysis(ctx))
-    return None if layers is None or found is None \
-        else layers.judge_factory_named(found[1], call.args, found[0], part)
+    if layers is None or found is None:
+        return None
+    args = call.args if loc is None else [_known_argument(ctx, arg, loc) for arg in call.args]
+    return layers.judge_factory_named(found[1], args, found[0], part)
 
 
 def imported_function(ctx: Context, func: cst.BaseExpression) -> Optional[bool]:

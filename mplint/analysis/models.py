@@ -1552,6 +1552,9 @@ class ModelOutputs(Analysis):
             return helper, loc.context, 1 if on_self(func) else 0
         if isinstance(func, cst.Subscript):  # ``HEADS["softmax"](x, 10)``
             element = self.ctx.values.item(func, loc)
+            if element is not None and isinstance(element[0], cst.Lambda):
+                # ``HEADS = {"softmax": lambda n: Dense(n, ...)}``: the entry is the callable
+                return element[0], element[1].context, 0
             if element is not None:
                 return self._callable(element[0], element[1], depth + 1)
             registered = self._registered(func, loc)

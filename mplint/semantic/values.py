@@ -856,6 +856,11 @@ def _map(values: Values, fn: Callable[[Any], object]) -> Optional[Values]:
         return None
 
 
+#: builtins that read a container handed to them and never change it
+_READING_BUILTINS = frozenset({"sorted", "len", "list", "tuple", "set", "frozenset", "repr", "str", "print",
+                               "iter", "enumerate", "any", "all", "min", "max", "isinstance"})
+
+
 class _InPlaceChanges(cst.CSTVisitor):
     """The names whose value a scope changes without rebinding them (see
     :meth:`Evaluator._changed_in_place`), ``self.heads`` written so; a ``**name`` spread
@@ -886,6 +891,8 @@ class _InPlaceChanges(cst.CSTVisitor):
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value not in ("get", "keys", "items", "values", "copy"):
             self._add(func.value)
+        if isinstance(func, cst.Name) and func.value in _READING_BUILTINS:
+            return  # ``sorted(HEADS)`` in an error message reads it
         for arg in node.args:
             if arg.star != "**":
                 self._add(arg.value)
