@@ -22,7 +22,7 @@ from mplint.analysis.tensor_syntax import (
 from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.semantic.scopes import Binding, Location
 from mplint.semantic.vocabulary import (
-    ACTIVATION_GETTERS, CASTS, CONSTANTS, DTYPE_OF, EINOPS_FUNCTIONS, PYTHON_NUMBER_FUNCTIONS, DTYPE_PRESERVING_OPS, FILL_OPS, FLOAT32_BY_DEFAULT, FLOATX_BY_DEFAULT, FLOATX_FUNCTIONS,
+    ACTIVATION_GETTERS, CASTS, CONSTANTS, CONVERSIONS, DTYPE_OF, EINOPS_FUNCTIONS, PYTHON_NUMBER_FUNCTIONS, DTYPE_PRESERVING_OPS, FILL_OPS, FLOAT32_BY_DEFAULT, FLOATX_BY_DEFAULT, FLOATX_FUNCTIONS,
     GLOBAL_POLICY_FUNCTIONS, IMAGE_RESIZE, KERAS_OP_NAMESPACES, LIKE_OPS, RANGE_OPS,
     TF_OP_NAMESPACES, TF_VARIABLES, UNPACKING_OPS,
 )
@@ -405,6 +405,8 @@ class DtypeInference(FileCalls):
                 return self.dtype_kind(dtype, where, depth + 1)
             if names & {"keras.backend.constant"}:
                 return F32 if self._floatx_is_float32() else None  # floatx() by default
+            if names & CONVERSIONS and call.args:
+                return self.kind(call.args[0].value, where, depth + 1)  # a tensor keeps its dtype
             if names & {"tensorflow.constant"} and call.args:
                 values = self.ctx.values.values(call.args[0].value, where.loc)
                 if values and all(isinstance(v, float) for v in values):

@@ -137,6 +137,8 @@ class FileCalls(LayerContainers):
             cls = where.loc.scope.enclosing_class()
             if cls is None:
                 return None
+            if func.attr.value not in cls.bindings:
+                return self._stored_function(func, where)
             defs = [b for b in cls.bindings.get(func.attr.value, []) if b.kind == "def"]
             if len(defs) != 1 or len(cls.bindings[func.attr.value]) != 1:
                 return None
@@ -153,6 +155,21 @@ class FileCalls(LayerContainers):
                 return None
             return scope, 1 if binding.scope.kind == "class" else 0
         return None
+
+    def _stored_function(self, func: cst.Attribute, where: Where) -> Optional[Tuple[Scope, int]]:
+        """The function of this file that ``self.<attr>`` holds when the class assigns it
+        once, a plain name of a ``def`` (``self._act = hard_swish`` in ``__init__``):
+        calling the attribute calls that function, every parameter passed."""
+        binding = self._self_attribute(func, where)
+        at = self.binding_where(binding) if binding is not None else None
+        if binding is None or at is None or not isinstance(binding.value, cst.Name):
+            return None
+        target = at.loc.lookup(binding.value.value)
+        if target is None or target.kind != "def" or target.scope is None or decorated(target.node) \
+                or target.scope.kind == "class":
+            return None
+        scope = child_scope(target.scope, target.node)
+        return (scope, 0) if scope is not None else None
 
     def call_env(self, function: Scope, offset: int, call: cst.Call, where: Where, depth: int) -> Env:
         """The kinds the call gives the function's parameters (unknown where it passes

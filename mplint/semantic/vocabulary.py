@@ -364,6 +364,9 @@ SUM_FUNCTIONS = frozenset({"tensorflow.reduce_sum", "tensorflow.math.reduce_sum"
 #: constants: float32 for float literals unless given a dtype
 CONSTANTS = frozenset({"tensorflow.constant", "tensorflow.convert_to_tensor",
                        "keras.ops.convert_to_tensor", "keras.backend.constant"})
+#: constants that hand a tensor argument back in its own dtype when given no dtype
+#: (``x = tf.convert_to_tensor(x)`` at the top of an activation function)
+CONVERSIONS = frozenset({"tensorflow.convert_to_tensor", "keras.ops.convert_to_tensor"})
 #: creation ops whose default dtype is float32
 FLOAT32_BY_DEFAULT = frozenset({
     "tensorflow.ones", "tensorflow.zeros", "tensorflow.eye", "tensorflow.linalg.eye",
