@@ -16,7 +16,7 @@ import libcst as cst
 
 from mplint.semantic.config_loads import Written, call_strings, loaded, opened, returned
 from mplint.semantic.names import dotted_name, string_key
-from mplint.semantic.scopes import Binding, Location, Scope
+from mplint.semantic.scopes import Binding, Location, NameWrites, Scope, names_written
 
 if TYPE_CHECKING:
     from mplint.semantic.values import Evaluator
@@ -130,20 +130,12 @@ class ConfigReads:
     def _changed(self, scope: Scope, name: str) -> bool:
         if self.evaluator.changed_in_place(scope, name):
             return True
-        changed = self._deep.get(id(scope.node))
-        if changed is None:  # one walk answers every name of the scope
-            finder = _DeepWrites()
-            scope.node.visit(finder)
-            changed = self._deep[id(scope.node)] = frozenset(finder.changed)
-        return name in changed
+        return name in names_written(self._deep, scope, _DeepWrites)
 
 
-class _DeepWrites(cst.CSTVisitor):
+class _DeepWrites(NameWrites):
     """The names a nested part of whose object a scope changes: ``cfg.model.lr = 1e-3``,
     ``cfg["model"].update(...)``. One walk collects them all."""
-
-    def __init__(self) -> None:
-        self.changed: Set[str] = set()
 
     def _add_root(self, expr: cst.BaseExpression) -> None:
         while isinstance(expr, (cst.Attribute, cst.Subscript)):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 
@@ -1050,3 +1050,21 @@ def is_public(scope: Scope) -> bool:
         names.append(name)
         current = current.parent
     return bool(names) and not any(is_private_name(n) for n in names)
+
+
+class NameWrites(cst.CSTVisitor):
+    """A walk that collects, in ``changed``, the names a scope writes some way."""
+
+    def __init__(self) -> None:
+        self.changed: Set[str] = set()
+
+
+def names_written(memo: Dict[int, FrozenSet[str]], scope: Scope, finder: Callable[[], NameWrites]) -> FrozenSet[str]:
+    """What ``finder``'s walk of ``scope`` collects, walked once per scope (``memo``):
+    one walk answers the question for every name of the scope."""
+    changed = memo.get(id(scope.node))
+    if changed is None:
+        walk = finder()
+        scope.node.visit(walk)
+        changed = memo[id(scope.node)] = frozenset(walk.changed)
+    return changed

@@ -22,8 +22,9 @@ from mplint.semantic.elsewhere_marks import ELSEWHERE_UNKNOWN, KEYWORD_SPREAD
 from mplint.semantic.mapping_entries import READERS, MappingEntries
 from mplint.semantic.names import NameResolver
 from mplint.semantic.scopes import (
-    Binding, Branches, CallContext, CallFrame, CallIndex, Location, Scope, attributes_of, calls_of, class_attribute,
-    class_chain, class_scope_of, function_key, instance_class, method_of, on_self, self_call_key, subclasses_in_file,
+    Binding, Branches, CallContext, CallFrame, CallIndex, Location, NameWrites, Scope, attributes_of, calls_of,
+    class_attribute, class_chain, class_scope_of, function_key, instance_class, method_of, names_written, on_self,
+    self_call_key, subclasses_in_file,
 )
 from mplint.semantic.stored_attributes import NOT_HERE, InstanceAttributes, StoredForm
 from mplint.semantic.vocabulary import DATACLASS_DECORATORS, DTYPE_NAMES, NAMESPACE_CONSTRUCTORS, POLICY_CONSTRUCTORS
@@ -673,12 +674,7 @@ class Evaluator:
     def _changed_in_place(self, scope: Scope, name: str) -> bool:
         """Whether ``name`` may be changed without being rebound in its scope: an item
         set or deleted, a method called on it (``cfg.update(...)``), or handed to a call."""
-        changed = self._in_place.get(id(scope.node))
-        if changed is None:  # one walk answers every name of the scope
-            finder = _InPlaceChanges()
-            scope.node.visit(finder)
-            changed = self._in_place[id(scope.node)] = frozenset(finder.changed)
-        return name in changed
+        return name in names_written(self._in_place, scope, _InPlaceChanges)
 
     def _passed_elsewhere(self, binding: Binding, depth: int) -> object:
         """The values the calls in other modules of the project pass for a parameter
@@ -861,13 +857,10 @@ _READING_BUILTINS = frozenset({"sorted", "len", "list", "tuple", "set", "frozens
                                "iter", "enumerate", "any", "all", "min", "max", "isinstance"})
 
 
-class _InPlaceChanges(cst.CSTVisitor):
+class _InPlaceChanges(NameWrites):
     """The names whose value a scope changes without rebinding them (see
     :meth:`Evaluator._changed_in_place`), ``self.heads`` written so; a ``**name`` spread
     and reads are no change. One walk collects them all."""
-
-    def __init__(self) -> None:
-        self.changed: Set[str] = set()
 
     def _add(self, expr: cst.BaseExpression) -> None:
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):  # ``self.heads``
