@@ -130,7 +130,8 @@ class FileCalls(LayerContainers):
 
     def helper(self, call: cst.Call, where: Where) -> Optional[Tuple[Scope, int]]:
         """The function scope a call runs when it is a function or method of this file
-        (``self._split(x)``, ``window_partition(x, 7)``, a nested ``def``), with the
+        (``self._split(x)``, ``window_partition(x, 7)``, a nested ``def``, a lambda bound
+        once to a name), with the
         number of leading parameters the call does not pass (``self``)."""
         func = call.func
         if isinstance(func, cst.Attribute) and is_self(func.value):
@@ -148,6 +149,10 @@ class FileCalls(LayerContainers):
             return scope, 1
         if isinstance(func, cst.Name):
             binding = where.loc.lookup(func.value)
+            if binding is not None and binding.scope is not None and isinstance(binding.value, cst.Lambda) \
+                    and binding.kind == "assign" and len(binding.scope.bindings.get(func.value, ())) == 1:
+                lambda_scope = child_scope(binding.scope, binding.value)  # ``split = lambda t: ...``
+                return (lambda_scope, 0) if lambda_scope is not None else None
             if binding is None or binding.kind != "def" or binding.scope is None or decorated(binding.node):
                 return None
             scope = child_scope(binding.scope, binding.node)
@@ -182,7 +187,7 @@ class FileCalls(LayerContainers):
 
     def _call_env(self, function: Scope, offset: int, call: cst.Call, where: Where, depth: int) -> Env:
         node = function.node
-        if not isinstance(node, cst.FunctionDef):
+        if not isinstance(node, (cst.FunctionDef, cst.Lambda)):
             return ()
         params = list(node.params.posonly_params) + list(node.params.params) + list(node.params.kwonly_params)
         env = []

@@ -158,6 +158,11 @@ class TensorWalk(Analysis):
             where = self.here()
             self._returns.setdefault(id(where.loc.scope), []).append((node.value, where))
 
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        where = self.here()
+        if where.loc.scope.node is node:  # its body is what it returns
+            self._returns.setdefault(id(where.loc.scope), []).append((node.body, where))
+
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if isinstance(func, cst.Name) or (isinstance(func, cst.Attribute) and is_self(func.value)):
