@@ -69,3 +69,35 @@ def test_flags_of_one_mutually_exclusive_group_never_run_together():
     # a flag with a default of its own may be true without being given
     const = code.replace('"--fp16", action="store_true"', '"--fp16", action="store_const", const=True, default=True')
     assert fired(const, "MP205", "MP401") == [(22, "MP205"), (22, "MP401")]
+
+
+GEM = '''\
+import tensorflow as tf
+from tensorflow import keras
+
+keras.mixed_precision.set_global_policy("mixed_float16")
+
+
+class GeM(keras.layers.Layer):
+    def __init__(self, p=3.0, eps=1e-6, **kwargs):
+        super().__init__(**kwargs)
+        {store}
+
+    def call(self, x):
+        return tf.reduce_mean(tf.pow(tf.maximum(x, self.eps), self.p), axis=[1, 2])
+
+
+pooled = GeM()(keras.Input((7, 7, 64)))
+'''
+
+
+def test_a_tuple_assignment_binds_each_target_to_its_item():
+    # ``self.p, self.eps = p, eps``: p keeps its default of 3, a cube in float16
+    assert fired(GEM.format(store="self.p, self.eps = p, eps"), "MP506") == [(13, "MP506")]
+
+
+def test_a_tuple_assignment_that_swaps_or_unpacks_stays_unknown():
+    assert fired(GEM.format(store="self.p, self.eps = eps, p"), "MP506") == []  # p is the epsilon now
+    assert fired(GEM.format(store="self.p, self.eps = sorted((p, eps))"), "MP506") == []
+    swapped = "p, eps = eps, p\n        self.p, self.eps = p, eps"
+    assert fired(GEM.format(store=swapped), "MP506") == []

@@ -901,11 +901,12 @@ class ScopeTracker:
         if isinstance(target, cst.Name):
             self._bind(Binding(target.value, self.order, value, node, kind))
         elif isinstance(target, (cst.Tuple, cst.List)):
-            for element in target.elements:
+            values = _unpacked(target, value)
+            for index, element in enumerate(target.elements):
                 inner = element.value
                 if isinstance(inner, cst.StarredElement):
                     inner = inner.value
-                self._bind_target(inner, None, node, kind)
+                self._bind_target(inner, values[index] if values is not None else None, node, kind)
         elif (
             isinstance(target, cst.Attribute)
             and isinstance(target.value, cst.Name)
@@ -917,6 +918,21 @@ class ScopeTracker:
                     Binding(target.attr.value, self.order, value, node, kind, self.current,
                             self.branches())
                 )
+
+
+def _unpacked(target: Union[cst.Tuple, cst.List], value: Optional[cst.BaseExpression]
+              ) -> Optional[List[cst.BaseExpression]]:
+    """The value each element of ``a, b = x, y`` takes (``self.p, self.eps = p, eps``):
+    a tuple or list written out with as many items, none starred, and none a name the
+    targets rebind (``a, b = b, a`` reads the old values, which the new bindings hide)."""
+    if not isinstance(value, (cst.Tuple, cst.List)) or len(value.elements) != len(target.elements):
+        return None
+    if any(isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements)):
+        return None
+    rebound = {e.value.value for e in target.elements if isinstance(e.value, cst.Name)}
+    if any(isinstance(e.value, cst.Name) and e.value.value in rebound for e in value.elements):
+        return None
+    return [e.value for e in value.elements]
 
 
 def _all_params(params: cst.Parameters) -> List[cst.Param]:
