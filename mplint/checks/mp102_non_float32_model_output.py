@@ -7,10 +7,10 @@ from dataclasses import replace
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
-import libcst.matchers as m
 
 from mplint.analysis.models import LayerProducer, ModelOutputs, OpProducer
 from mplint.analysis.precision import OutputPrecision, output_layer_fix
+from mplint.core.find_nodes import find_all
 from mplint.rule.check import Check, Context, Fix, Needs
 from mplint.rule.levels import Safety
 from mplint.semantic.call_args import positional_or_keyword
@@ -75,7 +75,7 @@ class NonFloat32ModelOutput(Check):
             assert assigned is not None
             variable = assigned[0]
             for later in body[index + 1:]:
-                if m.findall(later, m.Name(variable)):
+                if any(name.value == variable for name in find_all(later, cst.Name)):
                     count += self._recasts(later, variable, loc)
                     break
         return count
@@ -89,7 +89,7 @@ class NonFloat32ModelOutput(Check):
             return False
         target, call = assigned
         return target == variable and bool(call.args) \
-            and m.matches(call.args[0].value, m.Name(variable)) and self._is_float32_cast(call, loc)
+            and isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == variable and self._is_float32_cast(call, loc)
 
     def _is_float32_cast(self, node: cst.Call, loc: Location) -> bool:
         if not self.names.resolve(node.func) & CASTS:
