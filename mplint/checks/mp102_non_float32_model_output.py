@@ -75,7 +75,7 @@ class NonFloat32ModelOutput(Check):
             assert assigned is not None
             variable = assigned[0]
             for later in body[index + 1:]:
-                if any(name.value == variable for name in find_all(later, cst.Name)):
+                if any(read.value == variable for read in find_all(later, cst.Name)):
                     count += self._recasts(later, variable, loc)
                     break
         return count
@@ -88,8 +88,9 @@ class NonFloat32ModelOutput(Check):
         if assigned is None:
             return False
         target, call = assigned
-        return target == variable and bool(call.args) \
-            and isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == variable and self._is_float32_cast(call, loc)
+        first = call.args[0].value if call.args else None
+        return target == variable and isinstance(first, cst.Name) and first.value == variable \
+            and self._is_float32_cast(call, loc)
 
     def _is_float32_cast(self, node: cst.Call, loc: Location) -> bool:
         if not self.names.resolve(node.func) & CASTS:
@@ -103,7 +104,8 @@ class NonFloat32ModelOutput(Check):
         custom-loop idiom)."""
         names = self.ctx.get(ModelOutputs).model_variables(model_call)
         return bool(names) and all(
-            self._called[name] > 0 and self._cast[name] + self._recast_calls(name) == self._called[name] and name not in self._keras_trained
+            self._called[name] > 0 and name not in self._keras_trained
+            and self._cast[name] + self._recast_calls(name) == self._called[name]
             for name in names)
 
     def _unless_a_block(self, model: cst.CSTNode, fix: Optional[Fix]) -> Optional[Fix]:
@@ -151,7 +153,6 @@ class NonFloat32ModelOutput(Check):
                 f"model's outputs (and the loss) are float32",
                 None if casted is None else Fix({op.call: casted[0]}, safety=Safety.UNSAFE),
             )
-
 
 
 def _assigned_call(statement: cst.BaseStatement) -> Optional[Tuple[str, cst.Call]]:
