@@ -7,6 +7,7 @@ from typing import List, Optional, Tuple
 import libcst as cst
 
 from mplint.analysis.training import LSO, OptimizerOrigin, TrainingLoops, lso_argument
+from mplint.core.find_nodes import find_all
 from mplint.rule.check import Check, Fix, Needs
 from mplint.rule.levels import Safety
 from mplint.semantic.call_args import positional_or_keyword
@@ -39,17 +40,11 @@ def _handler_of_failed(made: cst.Call, use: cst.Call, module: cst.Module) -> boo
     """``use`` lies in an ``except`` handler of a ``try`` whose last statement makes
     ``made`` (``try: opt = LSO(opt)`` / ``except AttributeError: opt = experimental.LSO(opt)``):
     the handler runs only when that statement failed, so what it binds never reaches it."""
-    found = False
-
-    class _Tries(cst.CSTVisitor):
-        def visit_Try(self, node: cst.Try) -> None:
-            nonlocal found
-            body = node.body.body if isinstance(node.body, cst.IndentedBlock) else []
-            if body and _contains(body[-1], made) and any(_contains(h, use) for h in node.handlers):
-                found = True
-
-    module.visit(_Tries())
-    return found
+    for node in find_all(module, cst.Try):
+        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else []
+        if body and _contains(body[-1], made) and any(_contains(h, use) for h in node.handlers):
+            return True
+    return False
 
 
 class DoubleLossScaling(Check):
