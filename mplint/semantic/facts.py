@@ -13,7 +13,7 @@ from typing import Dict, FrozenSet, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
-from mplint.semantic.names import NameResolver
+from mplint.semantic.names import AliasScope, NameResolver
 from mplint.semantic.versions import Versions
 from mplint.semantic.scopes import (
     Branches, Location, Scope, ScopeTracker, enclosing_fixture, enclosing_test, function_key, requests_fixture,
@@ -72,6 +72,8 @@ class PolicyCall:
     value_branches: Optional[Tuple[Tuple[FrozenSet[str], Branches], ...]] = None
     #: the tests of the ``if`` statements around the call, with the arm it is in
     conditions: Tuple[Tuple[cst.BaseExpression, str], ...] = ()
+    #: the import scopes visible at the call (``Names.snapshot``), to read it again later
+    alias_scopes: Tuple[AliasScope, ...] = ()
 
     def choices(self) -> Tuple[Tuple[FrozenSet[str], Branches], ...]:
         """The values this call may set, each with every ``if`` arm it needs (the
@@ -433,7 +435,7 @@ class FactsCollector:
             values, by_branch = self._policy_values(node, loc)
             self.facts.policy_calls.append(
                 PolicyCall(node, values, loc, self.names.origins(node.func), self.branches(), by_branch,
-                           self.tracker.open_conditions())
+                           self.tracker.open_conditions(), self.names.snapshot())
             )
         elif resolved & GRAPH_REWRITE_FUNCTIONS:
             self.facts.rewrite_sites.append(self._site(node, REWRITE_CALL))
@@ -464,10 +466,13 @@ class FactsCollector:
     def leave_Module(self, node: cst.Module) -> None:
         """A parameter passed to the setter takes the values of the calls of its
         function, some of them further down the file: read again once all are seen."""
-        self.facts.policy_calls = _live([call for call in self.facts.policy_calls
-                                         if not self._never_runs(call) and not self._restores(call)])
+        kept = []
         for call in self.facts.policy_calls:
-            call.values, call.value_branches = self._policy_values(call.node, call.location)
+            with self.names.within(call.alias_scopes):  # its function's own imports
+                if not self._never_runs(call) and not self._restores(call):
+                    call.values, call.value_branches = self._policy_values(call.node, call.location)
+                    kept.append(call)
+        self.facts.policy_calls = _live(kept)
         self.facts.kernel_resets = tuple(self.tracker.module_scope.resets)
 
     def _restores(self, call: PolicyCall) -> bool:

@@ -15,7 +15,8 @@ Canonical form:
 
 from __future__ import annotations
 
-from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
+from contextlib import contextmanager
+from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -225,6 +226,26 @@ class NameResolver:
     def pop(self) -> None:
         self.scopes.pop()
         self._forget()
+
+    def snapshot(self) -> Tuple[AliasScope, ...]:
+        """The scopes visible here, for :meth:`within` once the walk has left them."""
+        return tuple(self.scopes)
+
+    @contextmanager
+    def within(self, scopes: Tuple[AliasScope, ...]) -> Iterator[None]:
+        """Resolve as where :meth:`snapshot` was taken: a value read again at the end of
+        the module sees the imports its function made (``from tensorflow.keras import
+        mixed_precision`` inside ``def setup():``)."""
+        if not scopes or list(scopes) == self.scopes:
+            yield
+            return
+        saved, self.scopes = self.scopes, list(scopes)
+        self._forget()
+        try:
+            yield
+        finally:
+            self.scopes = saved
+            self._forget()
 
     def add_import(self, node: cst.BaseSmallStatement) -> None:
         self.scopes[-1].add_import(node)
