@@ -224,8 +224,10 @@ class NameResolver:
         self.scopes.append(AliasScope())
 
     def pop(self) -> None:
+        """Leave a scope. The answers kept per node stay: a node of the scope left keeps
+        the meaning its scope's imports gave it, when a later reader asks again."""
         self.scopes.pop()
-        self._forget()
+        self._cache.clear()
 
     def snapshot(self) -> Tuple[AliasScope, ...]:
         """The scopes visible here, for :meth:`within` once the walk has left them."""
