@@ -28,7 +28,8 @@ from mplint.semantic.scopes import (
     Binding, Branches, Location, Scope, class_chain, exclusive, function_key, local_function,
 )
 from mplint.semantic.vocabulary import (
-    DISTRIBUTED_OPTIMIZERS, DISTRIBUTED_TAPES, EXPERIMENTAL_LSO, GRADIENT_CLIPS, GRADIENT_TAPES, LOSS_SCALE_FACTOR_KEYWORD,
+    CONSTANTS, DISTRIBUTED_OPTIMIZERS, DISTRIBUTED_TAPES, EXPERIMENTAL_LSO, FLOAT32_BY_DEFAULT, GRADIENT_CLIPS,
+    GRADIENT_TAPES, LOSS_SCALE_FACTOR_KEYWORD,
     LOSS_SCALE_OPTIMIZERS, MIXED_POLICIES, MODEL_CLASSES, STABLE_LSO, SYMBOLIC_GRADIENTS, is_optimizer_class, is_optimizer_constructor,
     names_tensorflow,
 )
@@ -856,6 +857,34 @@ class TrainingLoops(Analysis):
                 how.add("manual")
         return how, calls
 
+    def unscaled_addends(self, step: TrainStep) -> List[cst.BaseExpression]:
+        """Terms added to the scaled loss after its scaling (``opt.get_scaled_loss(d_cost)
+        + gp * weight``): differentiated with it, their gradients are then divided by the
+        loss scale as well, so those terms barely train. A term counts when it is computed
+        by a call (a penalty, the model's losses), not a number, and nothing on its way
+        scales it too."""
+        out: List[cst.BaseExpression] = []
+        for gradient in step.gradients:
+            if gradient.target is None:
+                continue
+            places: Dict[int, Location] = {}
+            flowed = self.flow(gradient.target, gradient.location, places)
+            before_scaling = {id(node) for call in step.scale_calls if id(call) in places and call.args
+                              for node in self.flow(call.args[0].value, places[id(call)])}
+            for node in flowed:
+                if not (isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract))) \
+                        or id(node) in before_scaling:
+                    continue  # a sum the loss is scaled after is scaled as a whole
+                where = places[id(node)]
+                sides = [(side, bool(self.scaling_of(side, where)[0])) for side in (node.left, node.right)]
+                if sum(scaled for _, scaled in sides) != 1:
+                    continue
+                term = next(side for side, scaled in sides if not scaled)
+                if any(isinstance(sub, cst.Call) and not self.callee_names(sub) & (CONSTANTS | FLOAT32_BY_DEFAULT)
+                       for sub in self.flow(term, where)):
+                    out.append(term)
+        return out
+
     def gradients(self) -> List[Gradient]:
         """Every ``tape.gradient`` on a GradientTape whose block was found, and every
         ``tf.gradients``, whether or not it feeds an optimizer (call after the walk)."""
@@ -947,13 +976,14 @@ class TrainingLoops(Analysis):
         return False
 
     # -- local data flow ------------------------------------------------------------------
-    def flow(self, expr: cst.BaseExpression, loc: Location) -> List[cst.CSTNode]:
+    def flow(self, expr: cst.BaseExpression, loc: Location,
+             places: Optional[Dict[int, Location]] = None) -> List[cst.CSTNode]:
         """Every node the value of ``expr`` may be computed from, in ``loc``'s function.
 
         Follows local names back to every statement that bound them earlier in the
         same scope (both branches of an ``if``; tuple targets, augmented
         assignments, ``for`` targets); names of enclosing scopes, attributes and
-        parameters end the trail.
+        parameters end the trail. ``places``, when given, gets where each node is read.
         """
         out: List[cst.CSTNode] = []
         seen: Set[int] = set()
@@ -963,6 +993,8 @@ class TrainingLoops(Analysis):
             node, where, crossed = work.pop()
             for sub in _expression_nodes(node):
                 out.append(sub)
+                if places is not None:
+                    places[id(sub)] = where
                 if crossed:
                     self.crossed.add(id(sub))
                 if isinstance(sub, cst.Call):

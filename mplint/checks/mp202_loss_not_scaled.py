@@ -20,8 +20,10 @@ class LossNotScaled(Check):
     rule_id = "MP202"
     requires = (TrainingLoops,)
 
-    #: the optimizer scales through a LossScaleOptimizer, loss_scale_factor, or compile() under a mixed policy
-    needs = Needs((b"LossScaleOptimizer", b"loss_scale_factor"), mixed_policy=True, also=UPDATE_WORDS)
+    #: the optimizer scales through a LossScaleOptimizer, loss_scale_factor, or compile() under a mixed
+    #: policy; or the loop scales a loss itself (a term may be added after the scaling)
+    needs = Needs((b"LossScaleOptimizer", b"loss_scale_factor", b"get_scaled_loss", b"scale_loss"),
+                  mixed_policy=True, also=UPDATE_WORDS)
 
     @classmethod
     def may_report(cls, file: "Prescan") -> bool:
@@ -32,6 +34,8 @@ class LossNotScaled(Check):
         loops = self.ctx.get(TrainingLoops)
         version = self.facts.keras_version
         for step in loops.steps():
+            if step.loss_scaled and step.method != "minimize":
+                self._report_unscaled_terms(loops, step)
             if step.method == "minimize" or step.loss_scaled or not step.gradients:
                 continue  # minimize() scales by itself (Keras 2)
             kinds = step.kinds
@@ -74,6 +78,21 @@ class LossNotScaled(Check):
                 fix = self._fix(step, version)
             self.report(step.call, f"`{name}` {how}, but the loss differentiated here is not scaled: "
                                    f"{effect}; scale the loss inside the tape", fix)
+
+    def _report_unscaled_terms(self, loops: TrainingLoops, step: TrainStep) -> None:
+        """A term added to the loss after it was scaled: the unscaling that follows (the
+        loop's own, or Keras 3's ``apply()`` of a LossScaleOptimizer) divides its gradient
+        by the loss scale too."""
+        divides = "get_unscaled_gradients() then divides" if step.unscale_calls else \
+            "the unscaling then divides" if step.divisions else \
+            "apply() then divides" if "scale_loss" in step.scaling and step.kinds & {LSO, FACTOR} else None
+        if divides is None:
+            return  # gradients left scaled: MP203's to say
+        for term in loops.unscaled_addends(step):
+            text = self.ctx.module.code_for_node(term)
+            self.report(term, f"`{text}` is added to the loss after the loss was scaled, so it is not scaled: "
+                              f"{divides} its gradient by the loss scale (32768 at first) as well, and that "
+                              f"term barely trains; scale the whole sum (add it before the scaling call)")
 
     def _overridden(self, step: TrainStep) -> bool:
         """The step's method overrides a base method that scales the loss of this same
