@@ -175,7 +175,8 @@ def test_summary_is_the_one_the_former_collectors_made():
     parts of a call's result a name is bound to, none here either; version 19 adds the
     names policy sets are given, ``set_names``, and the module's string ``constants``:
     none here; version 20 writes numbers among a call's literal ``arguments``, left out
-    here with them)."""
+    here with them; version 21 adds each function's ``keyed_returns`` and the module's
+    registries by key, ``keyed``: none here)."""
     data = summarize(SNIPPET).to_json()
     guard = data[3].pop("<main>")
     assert guard[0] == [(56, "app.run"), (56, "main")]
@@ -186,11 +187,12 @@ def test_summary_is_the_one_the_former_collectors_made():
     body[3] = ["?"]  # the former code counted ``helper``'s return as the module's
     assert all(entry[10] == [] for entry in data[3].values())
     for entry in data[3].values():
-        assert all(part == [] for part in entry[12]) and entry[13] == []
+        assert all(part == [] for part in entry[12]) and entry[13] == [] and entry[14] == []
         assert entry[8] == [] and all(isinstance(v, str) for v in entry[9].values())
         entry[7] = [(callee, slots) for _, callee, slots in entry[7]]
         del entry[8:]
-    assert data[0] == 20 and all(entry[6] == [] for entry in data[3].values())
+    assert data[0] == 21 and all(entry[6] == [] for entry in data[3].values())
+    assert data.pop(9) == {}  # registries by key
     assert data.pop(8) == {}  # string constants
     assert data[2].pop("*..star") == "..star"
     module_calls = data[3]["<module>"][0]

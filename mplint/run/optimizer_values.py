@@ -14,6 +14,7 @@ loss-scaling rules stay silent on it.
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Set, Tuple
 
@@ -195,6 +196,10 @@ class OptimizerValues:
         nodes = [n for n in self.model._resolve(path, function, written) if n[1] != BODY]
         if len(nodes) != 1 or depth > _MAX_DEPTH:
             return None
+        if index is None:
+            keyed = self._keyed(nodes[0], path, function, written, depth)
+            if keyed is not None:
+                return keyed
         found = self._returned(nodes[0], depth + 1, index)
         if found is None:
             return None
@@ -215,6 +220,30 @@ class OptimizerValues:
                 if more is None:
                     return None
                 out |= more
+        return frozenset(out)
+
+    def _keyed(self, node: "Node", path: str, function: str, written: str, depth: int) -> Optional[Kinds]:
+        """The kinds a call of a registry getter returns (``def get(name, lr): return
+        REGISTRY[name](lr)``, its one return) where every call of it in ``function``
+        passes a string literal for the key: the entries of those keys, as written in the
+        registry's module. None when any key is not a literal or not in the registry."""
+        callee = self.model.summary(node[0]).functions.get(node[1])
+        caller = self.model.summary(path).functions.get(function)
+        if callee is None or caller is None or len(callee.keyed_returns) != 1 or len(callee.returns) != 1:
+            return None
+        registry, param = callee.keyed_returns[0]
+        entries = self.model.summary(node[0]).keyed.get(registry)
+        sites = [slots for _, c, slots in caller.arguments if c == written]
+        if not entries or not sites or param not in callee.params:
+            return None
+        out: Set[str] = set()
+        for slots in sites:
+            key = _string_literal(slots.get(str(callee.params.index(param)), slots.get(param, UNKNOWN)))
+            entry = entries.get(key) if key is not None else None
+            kinds = None if entry is None else self._written(node[0], BODY, entry, depth + 1)
+            if kinds is None:
+                return None
+            out |= kinds
         return frozenset(out)
 
     def _class_kinds(self, cls: "Node") -> Optional[Kinds]:
@@ -274,6 +303,15 @@ class OptimizerValues:
         if target is None or target.startswith("."):
             return None
         return canonical(target + ("." + rest if rest else ""))
+
+
+def _string_literal(text: str) -> Optional[str]:
+    """The string a literal argument's source text writes (``"adam_amp"``); None otherwise."""
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return None
+    return value if isinstance(value, str) else None
 
 
 def _forwards(function: FunctionSummary, callee: str) -> bool:

@@ -40,7 +40,7 @@ KEYWORD_SPREAD = "**"
 #: and ``super().method``: ``Class#method`` (``super#method``)
 METHOD = "#"
 POLICY_SETTERS = frozenset(POLICY_SETTER_WORDS)
-SUMMARY_VERSION = 20
+SUMMARY_VERSION = 21
 #: a trained value that is a parameter of the function: ``param:`` + its name
 PARAM = "param:"
 #: a value a summary cannot name (an expression, ``None``, a loop variable)
@@ -106,6 +106,9 @@ class FunctionSummary:
     #: (line, dotted name) of each policy set given a name (``set_global_policy(config.POLICY)``):
     #: a constant of another module may name the policy (``ModuleSummary.constants``)
     set_names: List[Tuple[int, str]] = field(default_factory=list)
+    #: (registry, parameter) of each ``return REGISTRY[param](...)``: a call site that
+    #: passes a literal key picks the entry (``ModuleSummary.keyed``)
+    keyed_returns: List[Tuple[str, str]] = field(default_factory=list)
 
 
 def returned_part(function: FunctionSummary, index: int) -> Optional[List[str]]:
@@ -158,20 +161,23 @@ class ModuleSummary:
     #: top-level names bound once, by a plain assignment of a string literal
     #: (``POLICY = "mixed_bfloat16"`` in a config module)
     constants: Dict[str, str] = field(default_factory=dict)
+    #: registries keyed by string literals: name -> key -> the dotted callee that calling
+    #: the entry calls (``"adam_amp": lambda lr: LossScaleOptimizer(Adam(lr))``: the wrapper)
+    keyed: Dict[str, Dict[str, str]] = field(default_factory=dict)
 
     def to_json(self) -> List[Any]:
         return [SUMMARY_VERSION, self.script, self.imports,
                 {name: [f.calls, f.sets, f.params, f.returns, f.trained, f.passes, f.casts, f.arguments,
-                        f.set_terms, f.defaults, f.escapes, f.handed, f.parts, f.set_names]
+                        f.set_terms, f.defaults, f.escapes, f.handed, f.parts, f.set_names, f.keyed_returns]
                  for name, f in self.functions.items()},
                 {name: [c.bases, c.methods, c.attributes, c.sources] for name, c in self.classes.items()},
-                self.registries, self.decorated, self.writers, self.constants]
+                self.registries, self.decorated, self.writers, self.constants, self.keyed]
 
     @classmethod
     def from_json(cls, data: Any) -> Optional["ModuleSummary"]:
         """The summary, or None for data of another shape or version (a cache miss)."""
         try:
-            version, script, imports, functions, classes, registries, decorated, writers, constants = data
+            version, script, imports, functions, classes, registries, decorated, writers, constants, keyed = data
             if version != SUMMARY_VERSION:
                 return None
             return cls(
@@ -190,9 +196,10 @@ class ModuleSummary:
                                             [(int(l), str(e)) for l, e in escapes],
                                             [(int(l), str(c), str(slot), str(h)) for l, c, slot, h in handed],
                                             [[[str(o) for o in element] for element in part] for part in parts],
-                                            [(int(l), str(n)) for l, n in set_names])
+                                            [(int(l), str(n)) for l, n in set_names],
+                                            [(str(r), str(p)) for r, p in keyed_returns])
                  for name, (calls, sets, params, returns, trained, passes, casts, arguments, set_terms, defaults,
-                            escapes, handed, parts, set_names) in functions.items()},
+                            escapes, handed, parts, set_names, keyed_returns) in functions.items()},
                 {str(name): ClassSummary([str(b) for b in bases], [str(m) for m in methods],
                                          {str(k): str(v) for k, v in attributes.items()},
                                          {str(k): str(v) for k, v in sources.items()})
@@ -200,7 +207,8 @@ class ModuleSummary:
                 {str(name): [str(v) for v in values] for name, values in registries.items()},
                 {str(name): [str(v) for v in values] for name, values in decorated.items()},
                 {str(name): [str(v) for v in values] for name, values in writers.items()},
-                {str(k): str(v) for k, v in constants.items()})
+                {str(k): str(v) for k, v in constants.items()},
+                {str(name): {str(k): str(v) for k, v in entries.items()} for name, entries in keyed.items()})
         except (TypeError, ValueError, AttributeError):
             return None
 
@@ -353,13 +361,39 @@ def _assignments(stmt: ast.stmt) -> Iterator[ast.Assign]:
 
 
 def _note_registry(summary: ModuleSummary, stmt: ast.stmt) -> None:
-    """``NAME = {key: Callable, ...}`` at the module's top level, every value a dotted name."""
+    """``NAME = {key: Callable, ...}`` at the module's top level, every value a dotted name
+    or a lambda that calls one (``lambda lr: Adam(lr)`` runs ``Adam``); by key too when
+    every key is a string literal."""
     if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
             and isinstance(stmt.value, ast.Dict) and stmt.value.values):
         return
-    values = [dotted(value) for value in stmt.value.values]
-    if all(values):
-        summary.registries[stmt.targets[0].id] = [v for v in values if v]
+    values = [_entry_callee(value) for value in stmt.value.values]
+    if not all(values):
+        return
+    name = stmt.targets[0].id
+    summary.registries[name] = [v for v in values if v]
+    keys = [key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else None
+            for key in stmt.value.keys]
+    if all(key is not None for key in keys) and len(set(keys)) == len(keys):
+        summary.keyed[name] = {str(key): str(value) for key, value in zip(keys, values)}
+
+
+def _entry_callee(value: ast.AST) -> Optional[str]:
+    """What calling a registry's entry calls: the entry's dotted name, or the callee of
+    a lambda whose body is one call."""
+    if isinstance(value, ast.Lambda):
+        return dotted(value.body.func) if isinstance(value.body, ast.Call) else None
+    return dotted(value)
+
+
+def _keyed_call(value: Optional[ast.AST], params: List[str]) -> Optional[Tuple[str, str]]:
+    """(registry, parameter) of ``REGISTRY[param](...)``, a module-level name indexed by
+    a parameter of the function."""
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Subscript)
+            and isinstance(value.func.value, ast.Name) and isinstance(value.func.slice, ast.Name)
+            and value.func.slice.id in params):
+        return None
+    return value.func.value.id, value.func.slice.id
 
 
 class _ChildFields(Dict[type, Tuple[str, ...]]):
@@ -443,6 +477,9 @@ def _collect(summary: ModuleSummary, function: FunctionSummary, nodes: _Nodes, c
                           _policy_snapshots(nodes.assigns, function.params))
     for node in nodes.returns:
         function.returns += [o if not o.startswith("self.") else UNKNOWN for o in origins(node.value)]
+        keyed = _keyed_call(node.value, function.params)
+        if keyed is not None:
+            function.keyed_returns.append(keyed)
         elements = node.value.elts if isinstance(node.value, (ast.Tuple, ast.List)) else []
         function.parts.append([] if any(isinstance(e, ast.Starred) for e in elements) else
                               [[o if not o.startswith("self.") else UNKNOWN for o in origins(e)] for e in elements])
