@@ -202,16 +202,23 @@ TRAIN_STEP = """
 
 @pytest.mark.parametrize("policy,expected", [
     ('keras.mixed_precision.set_global_policy("mixed_float16")', [(14, "MP202")]),
-    ('keras.mixed_precision.set_global_policy(POLICY_NAME)', []),  # not certain
+    # chosen at run time: it may be mixed_float16, and the message says so
+    ('keras.mixed_precision.set_global_policy(POLICY_NAME)', [(14, "MP202")]),
     ('keras.mixed_precision.set_global_policy("mixed_bfloat16")', []),
     # the program picks float16 where it finds no TPU: wrapped there (keras_cv_attention_models)
     ('keras.mixed_precision.set_global_policy("mixed_bfloat16" if TPU else "mixed_float16")', [(14, "MP202")]),
-    ('keras.mixed_precision.set_global_policy("float32" if CPU else "mixed_float16")', []),  # not certain
+    ('keras.mixed_precision.set_global_policy("float32" if CPU else "mixed_float16")', [(14, "MP202")]),
     ('keras.mixed_precision.set_global_policy("mixed_float16")\nNet().compile(optimizer="adam", auto_scale_loss=False)', []),
 ])
-def test_compiled_optimizer_counts_as_wrapped_only_under_a_certain_float16_policy(policy, expected):
+def test_compiled_optimizer_counts_as_wrapped_under_a_float16_policy_certain_or_chosen(policy, expected):
     code = TRAIN_STEP.replace("POLICY", policy.replace("\n", "\n    "))
     assert findings(code, keras_version=3) == expected
+
+
+def test_a_policy_chosen_at_run_time_is_named_in_the_message():
+    code = TRAIN_STEP.replace("POLICY", "keras.mixed_precision.set_global_policy(args.policy)")
+    (found,) = lint(code, "MP202", keras_version=3)
+    assert "chosen at run time and may be mixed" in found.message
 
 
 def test_rewrapping_a_name_is_reported_without_a_fix():

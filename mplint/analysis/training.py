@@ -1264,13 +1264,17 @@ def float16_source(ctx: Context, loops: TrainingLoops, at: Optional[Scope] = Non
     return None
 
 
-def compiled_is_wrapped(ctx: Context, loops: TrainingLoops, at: Optional[Scope] = None) -> bool:
+def compiled_is_wrapped(ctx: Context, loops: TrainingLoops, at: Optional[Scope] = None,
+                        chosen: bool = False) -> bool:
     """compile() wraps ``self.optimizer`` for certain only under a certain mixed_float16
     policy (for code in scope ``at``), or where the program picks it over mixed_bfloat16
-    (``"mixed_bfloat16" if tpu else "mixed_float16"``: wrapped on GPUs)."""
+    (``"mixed_bfloat16" if tpu else "mixed_float16"``: wrapped on GPUs). ``chosen``: a
+    policy chosen at run time (a ``--precision_policy`` flag) counts too, for a rule
+    that says so in its message; float32 set by this file's own literal calls (a test
+    that resets it) does not."""
     policy = ctx.facts.mixed_policy(at)
-    if policy is None or not policy.certain or "mixed_float16" not in policy.names \
-            or loops.auto_scale_off:
+    if policy is None or "mixed_float16" not in policy.names or loops.auto_scale_off \
+            or not (policy.certain or (chosen and policy.chosen)):
         return False
     # A mode switch ("strict": the policy, "auto": the graph rewrite) judged per
     # branch: on the rewrite's branch no policy is set, so compile() wraps nothing.

@@ -46,10 +46,13 @@ class LossNotScaled(Check):
                 how = "is a LossScaleOptimizer on some paths" if some_paths else "is a LossScaleOptimizer"
             elif FACTOR in kinds:
                 how, scale = "has a loss_scale_factor (its apply() divides by it)", "the loss_scale_factor"
-            elif COMPILED in kinds and kinds <= {COMPILED} and compiled_is_wrapped(self.ctx, loops, step.location.scope):
+            elif COMPILED in kinds and kinds <= {COMPILED} \
+                    and compiled_is_wrapped(self.ctx, loops, step.location.scope, chosen=True):
                 how = "is the LossScaleOptimizer that compile() wraps around it under mixed_float16"
                 policy = self.facts.mixed_policy(step.location.scope)
-                if policy is not None and len(policy.names) > 1:
+                if policy is not None and not policy.certain:
+                    how += policy.note
+                elif policy is not None and len(policy.names) > 1:
                     how += " (where the program picks it over mixed_bfloat16)"
             elif kinds <= {UNKNOWN_OPTIMIZER, COMPILED} and not step.unscaled and self._overridden(step):
                 self._report_override(step, version)
