@@ -6,11 +6,11 @@ from typing import Dict, List, Optional, Set
 
 import libcst as cst
 
+from mplint.analysis.compute_regions import ComputeRegions
 from mplint.analysis.custom_layers import CustomLayers
 from mplint.analysis.models import LayerProducer, ModelOutputs, OpProducer
 from mplint.analysis.output_uses import output_use
 from mplint.analysis.precision import OutputPrecision, built_for_other_calls, output_layer_fix
-from mplint.analysis.compute_regions import ComputeRegions
 from mplint.analysis.tensor_kinds import LOW, TensorKinds, Where
 from mplint.core.find_nodes import find_all
 from mplint.rule.check import Check, Context, Fix, Needs
@@ -92,9 +92,10 @@ class Float16FinalSoftmax(Check):
                 # ``out = softmax(logits)`` on one path of ``call`` (another computes the
                 # probabilities otherwise): that softmax, when its input is certainly 16-bit
                 found = self._assigned_softmax(statement, returned.value)
-                if found is None or output_use(self.ctx, name) is None:
+                use = None if found is None else output_use(self.ctx, name)
+                if found is None or use is None:
                     continue
-                returned, use = found, output_use(self.ctx, name)
+                returned = found
             else:
                 if not isinstance(returned, cst.Call) or not self.names.resolve(returned.func) & SOFTMAX_FUNCTIONS:
                     continue  # judged only where it returns a softmax call (the layer analysis memoises)
