@@ -14,7 +14,8 @@ from mplint.semantic.scopes import Location, Scope, function_key
 from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.semantic.vocabulary import (
     ACTIVATION_FIRST_LAYERS, ACTIVATION_SECOND_LAYERS, FLOAT32_NAMES, LAYER_CLASSES, LINEAR_ACTIVATIONS,
-    MIXED_POLICIES, NOT_FLOAT_COMPUTE_LAYERS, SIXTEEN_BIT_NAMES, SOFTMAX_FUNCTIONS, SOFTMAX_LAYERS, VALUE_KEEPING_LAYERS,
+    MIXED_POLICIES, NOT_FLOAT_COMPUTE_LAYERS, SIGMOID_FUNCTIONS, SIXTEEN_BIT_NAMES, SOFTMAX_FUNCTIONS, SOFTMAX_LAYERS,
+    VALUE_KEEPING_LAYERS,
 )
 
 
@@ -162,6 +163,17 @@ def is_softmax_layer(layer: LayerProducer, ctx: Context) -> bool:
         return True
     found = activation_argument(layer)
     return found is not None and is_softmax_value(found[0], ctx, layer, found[1])
+
+
+def is_sigmoid_layer(layer: LayerProducer, ctx: Context) -> bool:
+    """A layer built with ``activation='sigmoid'`` (or ``tf.nn.sigmoid``) on every path:
+    its output is probabilities, as a softmax's are."""
+    found = activation_argument(layer)
+    if found is None:
+        return False
+    expr, where = found
+    return bool(ctx.names.resolve(expr) & SIGMOID_FUNCTIONS) \
+        or ctx.values.values(expr, where) == frozenset({"sigmoid"})
 
 
 def keeps_values(layer: LayerProducer, ctx: Context) -> bool:

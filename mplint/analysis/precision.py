@@ -24,7 +24,7 @@ from mplint.analysis.flag_defaults import FlagDefaults
 from mplint.analysis.custom_layers import CustomLayer, CustomLayers, custom_layer_fix, float32_dtype
 from mplint.analysis.layers import (
     ABSENT, built_under_float32_policy, computes_in_float32, computes_under_policy,
-    activation_argument, is_softmax_layer, is_softmax_value, layer_dtype, sixteen_bit_name, under_kept_values,
+    activation_argument, is_sigmoid_layer, is_softmax_layer, is_softmax_value, layer_dtype, sixteen_bit_name, under_kept_values,
 )
 from mplint.analysis.models import LayerProducer, ModelOutput, ModelOutputs, OpProducer, Producer
 from mplint.analysis.references import References
@@ -40,8 +40,8 @@ from mplint.semantic.scopes import (
 )
 from mplint.semantic.test_modules import is_test_path
 from mplint.semantic.vocabulary import (
-    ACTIVATION_FIRST_LAYERS, CLASSIFIER_APPLICATION_DEFAULTS, ELEMENTWISE_OPS, LAYER_WRAPPERS, SHAPE_OPS, SOFTMAX_FUNCTIONS,
-    WRAPPED_LAYER_PARAMETER, is_classifier_application,
+    ACTIVATION_FIRST_LAYERS, CLASSIFIER_APPLICATION_DEFAULTS, ELEMENTWISE_OPS, LAYER_WRAPPERS, SHAPE_OPS, SIGMOID_FUNCTIONS,
+    SOFTMAX_FUNCTIONS, WRAPPED_LAYER_PARAMETER, is_classifier_application,
 )
 
 _MAX_DEPTH = 16
@@ -65,6 +65,9 @@ class SixteenBitOutput:
     #: the 16-bit layers that only move or keep the softmax's values on to the output
     #: (a Reshape, a Dropout): each autocasts its input, so each needs float32 too
     kept_by: Tuple[LayerProducer, ...] = ()
+    #: computed by a sigmoid: probabilities, which go to a loss as they are (a block's
+    #: output is features or logits, rarely a sigmoid's)
+    sigmoid: bool = False
 
     @property
     def node(self) -> cst.Call:
@@ -128,10 +131,13 @@ class OutputPrecision(Analysis):
                 if not kept_by:
                     judged = self._judge(output.producer, policy, models, 0) \
                         or self._cast_softmax(output, policy, models)
-                if judged is None or (library and not judged[1] and not models.loss_computed_on(output)):
+                sigmoid = judged is not None and self._sigmoid(judged[0])
+                if judged is None or (library and not judged[1] and not sigmoid
+                                      and not models.loss_computed_on(output)):
                     continue  # a library's logits are its users' to cast, unless its own loss reads them
+                # (its probabilities, a softmax's or a sigmoid's, go to its users' losses as they are)
                 found = SixteenBitOutput(output, judged[0], judged[1], judged[2], self._custom(judged[0]),
-                                         library, kept_by)
+                                         library, kept_by, sigmoid)
                 if found.custom is not None and not found.custom.line and output.style == "functional" \
                         and not self.ctx.get(CustomLayers).input_is_float(output):
                     continue  # an integer input stays integer: Keras autocasts only floats
@@ -142,6 +148,12 @@ class OutputPrecision(Analysis):
                 seen[(id(found.producer_node), found.softmax)] = len(self._found)
                 self._found.append(found)
         return self._found
+
+    def _sigmoid(self, producer: Producer) -> bool:
+        """The output is a sigmoid's probabilities (a layer's activation or the op)."""
+        if isinstance(producer, LayerProducer):
+            return is_sigmoid_layer(producer, self.ctx)
+        return isinstance(producer, OpProducer) and bool(producer.function & SIGMOID_FUNCTIONS)
 
     def _policy(self, scope: Optional[Scope]) -> Optional[PolicyState]:
         """The mixed policy at ``scope``; a library's users' where no program sets one

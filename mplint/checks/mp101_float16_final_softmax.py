@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from typing import List, Optional, Set
+from typing import Dict, List, Optional, Set
 
 import libcst as cst
 
+from mplint.analysis.compute_regions import ComputeRegions
 from mplint.analysis.custom_layers import CustomLayers
 from mplint.analysis.models import LayerProducer, ModelOutputs, OpProducer
 from mplint.analysis.output_uses import output_use
 from mplint.analysis.precision import OutputPrecision, built_for_other_calls, output_layer_fix
-from mplint.rule.check import Check, Fix, Needs
+from mplint.analysis.tensor_kinds import LOW, TensorKinds, Where
+from mplint.core.find_nodes import find_all
+from mplint.rule.check import Check, Context, Fix, Needs
 from mplint.rule.levels import Safety
 from mplint.rule.messages import snippet
 from mplint.semantic.call_args import first_tensor_argument
@@ -20,11 +23,20 @@ from mplint.semantic.vocabulary import SOFTMAX_FUNCTIONS
 
 class Float16FinalSoftmax(Check):
     rule_id = "MP101"
-    requires = (OutputPrecision, ModelOutputs, CustomLayers)
+    requires = (OutputPrecision, ModelOutputs, CustomLayers, TensorKinds)
 
     #: the 16-bit compute comes from a mixed policy or a layer dtype spelled in the file (float16, bfloat16, half)
     #: and a library's public models, which its users may run under a mixed policy
     needs = Needs((b"float16", b"half"), mixed_policy=True, library=True)
+
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
+        #: id of each softmax call of the module -> where it runs (read for library heads)
+        self._softmax_at: Dict[int, Where] = {}
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.names.resolve(node.func) & SOFTMAX_FUNCTIONS:
+            self._softmax_at[id(node)] = self.ctx.get(TensorKinds).here()
 
     def finish(self) -> None:
         precision = self.ctx.get(OutputPrecision)
@@ -76,12 +88,21 @@ class Float16FinalSoftmax(Check):
                 continue
             name = statement.name.value
             returned = _last_return(statement)
-            if not isinstance(returned, cst.Call) or not self.names.resolve(returned.func) & SOFTMAX_FUNCTIONS:
-                continue  # judged only where it returns a softmax call (the layer analysis memoises)
-            use = output_use(self.ctx, name)
-            judged = None if use is None else layers.judge_class_named(name)
-            if judged is None or not judged.softmax:
-                continue
+            if isinstance(returned, cst.Name):
+                # ``out = softmax(logits)`` on one path of ``call`` (another computes the
+                # probabilities otherwise): that softmax, when its input is certainly 16-bit
+                found = self._assigned_softmax(statement, returned.value)
+                use = None if found is None else output_use(self.ctx, name)
+                if found is None or use is None:
+                    continue
+                returned = found
+            else:
+                if not isinstance(returned, cst.Call) or not self.names.resolve(returned.func) & SOFTMAX_FUNCTIONS:
+                    continue  # judged only where it returns a softmax call (the layer analysis memoises)
+                use = output_use(self.ctx, name)
+                judged = None if use is None else layers.judge_class_named(name)
+                if judged is None or not judged.softmax:
+                    continue
             self.report(
                 returned,
                 f"final softmax computed in float16/bfloat16 (a library's code: its users may run it "
@@ -89,6 +110,25 @@ class Float16FinalSoftmax(Check):
                 f"model's output; compute the softmax on a float32 cast so the model's probabilities "
                 f"are float32",
             )
+
+    def _assigned_softmax(self, cls: cst.ClassDef, variable: str) -> Optional[cst.Call]:
+        """The first ``variable = softmax(x)`` of the class's own ``call`` whose ``x`` is
+        a 16-bit tensor there (the class is a layer the mixed policy governs)."""
+        layer = self.ctx.get(ComputeRegions).layer_class(cls)
+        call = _call_method(cls)
+        if layer is None or not layer.sixteen_bit or call is None:
+            return None
+        kinds = self.ctx.get(TensorKinds)
+        for assign in find_all(call, cst.Assign):
+            value = assign.value
+            if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name) \
+                    or assign.targets[0].target.value != variable or not isinstance(value, cst.Call):
+                continue
+            where = self._softmax_at.get(id(value))
+            tensor = first_tensor_argument(value)
+            if where is not None and tensor is not None and kinds.kind(tensor, where) == LOW:
+                return value
+        return None
 
     def _through(self, layer: LayerProducer) -> str:
         """Which call builds the head, where its function builds other layers too."""
@@ -98,10 +138,14 @@ class Float16FinalSoftmax(Check):
         return f" (the layer the call `{snippet(self.ctx.module.code_for_node(outermost), 60)}` builds)"
 
 
+def _call_method(cls: cst.ClassDef) -> Optional[cst.FunctionDef]:
+    return next((s for s in cls.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "call"), None)
+
+
 def _last_return(cls: cst.ClassDef) -> Optional[cst.BaseExpression]:
     """The value of the last ``return`` of the class's own ``call`` (not of a function
     nested in it)."""
-    call = next((s for s in cls.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "call"), None)
+    call = _call_method(cls)
     if call is None:
         return None
     found: List[cst.BaseExpression] = []

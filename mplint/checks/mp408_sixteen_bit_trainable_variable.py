@@ -13,7 +13,7 @@ from mplint.rule.edits import arg_index, without_arg
 from mplint.rule.levels import Safety
 from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.semantic.scopes import trains_nothing
-from mplint.semantic.vocabulary import VARIABLE_CONSTRUCTORS, VARIABLE_CREATOR_SCOPES, VARIABLE_SCOPES
+from mplint.semantic.vocabulary import VARIABLE_CONSTRUCTORS, VARIABLE_CREATOR_SCOPES, VARIABLE_SCOPES, WEIGHT_LAYERS
 
 #: where ``dtype`` stands among the positional arguments
 _VARIABLE_DTYPE_POSITION = 5  # tf.Variable(initial_value, trainable, validate_shape, caching_device, name, ..., dtype)
@@ -35,6 +35,8 @@ class SixteenBitTrainableVariable(Check):
         self._creator_scopes = 0
         #: variable constructions read at once (``tf.Variable(...).numpy()``): no variable is kept
         self._read_at_once: Set[int] = set()
+        #: (a Keras layer's ``dtype`` argument, where): a sublayer built in the compute dtype
+        self._layer_dtypes: List[Tuple[cst.BaseExpression, Where]] = []
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if isinstance(node.value, cst.Call):
@@ -56,8 +58,14 @@ class SixteenBitTrainableVariable(Check):
             return
         func = node.func
         add_weight = isinstance(func, cst.Attribute) and func.attr.value == "add_weight"
-        if add_weight or self.names.resolve(func) & VARIABLE_CONSTRUCTORS:
+        resolved = self.names.resolve(func)
+        if add_weight or resolved & VARIABLE_CONSTRUCTORS:
             self._created.append((node, add_weight, self.ctx.get(TensorKinds).here()))
+        elif resolved & WEIGHT_LAYERS:
+            dtype = next((arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value == "dtype"),
+                         None)
+            if dtype is not None:
+                self._layer_dtypes.append((dtype, self.ctx.get(TensorKinds).here()))
 
     def finish(self) -> None:
         kinds = self.ctx.get(TensorKinds)
@@ -92,6 +100,27 @@ class SixteenBitTrainableVariable(Check):
                                f"smaller than about 1/1000 of the weight round away (float16 1.0 + 1e-4 "
                                f"is 1.0); mixed precision keeps variables in float32; {advice}",
                         None if dtype is initial else self._fix(call, add_weight))
+
+        self._sublayers_in_compute_dtype(kinds)
+
+    def _sublayers_in_compute_dtype(self, kinds: TensorKinds) -> None:
+        """A Keras layer built with the compute dtype another expression names
+        (``Conv2D(..., dtype=self.compute_dtype)`` in a layer's ``__init__``): under the
+        mixed policy that dtype is float16/bfloat16, a pure 16-bit policy for the
+        sublayer, whose weights are 16-bit variables. A dtype spelled as a value
+        (``dtype="float16"``) is MP404's; one that cannot be read stays silent."""
+        for dtype, where in self._layer_dtypes:
+            policy = self.facts.mixed_policy(where.loc.scope)
+            if policy is None or self.ctx.values.values(dtype, where.loc) is not None:
+                continue
+            if kinds.dtype_kind(dtype, where) != LOW or trains_nothing(where.loc.scope, self.ctx.module, self.ctx.path):
+                continue
+            spelled = _short(" ".join(self.ctx.module.code_for_node(dtype).split()))
+            self.report(dtype, f"a layer built with dtype `{spelled}`, the 16-bit compute dtype under a mixed "
+                               f"policy{policy.note}: that dtype is a pure float16/bfloat16 policy for the "
+                               f"layer, so its weights are 16-bit variables the optimizer updates in 16 bits "
+                               f"(updates smaller than about 1/1000 of a weight round away); leave dtype out "
+                               f"so the layer takes the mixed policy (float32 variables, 16-bit compute)")
 
     def _trainable(self, call: cst.Call, add_weight: bool, where: Where) -> bool:
         """Whether the variable is certainly trainable: ``trainable=True`` given or the

@@ -280,6 +280,15 @@ VALUE_KEEPING_LAYERS = frozenset(f"keras.layers.{name}" for name in (
     "Reshape", "Flatten", "Permute", "Dropout", "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D",
     "Identity", "ActivityRegularization",
 ))
+#: layers that create trainable weights in their own dtype (a 16-bit ``dtype`` gives
+#: 16-bit variables); BatchNormalization is left out: tf_keras keeps its parameters
+#: float32 under a 16-bit dtype (``_param_dtype``), Keras 3 does not
+WEIGHT_LAYERS = frozenset(f"keras.layers.{name}" for name in (
+    "Dense", "EinsumDense", "Embedding", "Conv1D", "Conv2D", "Conv3D", "Conv1DTranspose", "Conv2DTranspose",
+    "Conv3DTranspose", "SeparableConv1D", "SeparableConv2D", "DepthwiseConv1D", "DepthwiseConv2D",
+    "LSTM", "GRU", "SimpleRNN", "LSTMCell", "GRUCell", "SimpleRNNCell", "ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D",
+    "MultiHeadAttention", "PReLU", "LayerNormalization", "GroupNormalization",
+))
 #: the values of ``Activation(...)`` that leave the tensor as it is
 LINEAR_ACTIVATIONS = frozenset({"linear", None})
 #: layers whose aligned sizes are internal: never a model's output size
