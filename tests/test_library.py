@@ -92,6 +92,23 @@ def test_a_flat_repository_that_sets_float32_or_says_no_is_no_library(tmp_path):
     assert set(FLAT) <= set(found) and ("one_off.py", 8, "MP504") in found
 
 
+def test_a_program_that_imports_mixed_precision_chose_its_policy(tmp_path):
+    flat = _copy("flat_training", tmp_path)
+    train = flat / "train.py"
+    original = train.read_text()
+    # the switch commented out beside the import it needed: an application in float32
+    train.write_text("from tensorflow.keras import mixed_precision\n"
+                     "# mixed_precision.set_global_policy('mixed_float16')\n" + original)
+    assert outcome(run_cli("check", ".", cwd=flat)) == (0, [])
+    # the import commented out too, or in a module that is no program: still the surface
+    train.write_text("# from tensorflow.keras import mixed_precision\n" + original)
+    assert outcome(run_cli("check", ".", cwd=flat)) == (1, FLAT)
+    train.write_text(original)
+    blocks = flat / "blocks.py"
+    blocks.write_text("from tensorflow.keras import mixed_precision\n" + blocks.read_text())
+    assert outcome(run_cli("check", ".", cwd=flat)) == (1, [("blocks.py", 11, "MP504"), *FLAT[1:]])
+
+
 def test_a_program_that_sets_float32_explicitly_makes_the_zoo_no_library(tmp_path):
     zoo = _copy("unpackaged_zoo", tmp_path)
     (zoo / "train.py").write_text(

@@ -17,6 +17,7 @@ from mplint.analysis.tensor_containers import LayerContainers
 from mplint.semantic.call_args import UNREADABLE, argument_for
 from mplint.semantic.public_reach import public_reach
 from mplint.semantic.scopes import Location, Scope
+from mplint.semantic.test_modules import is_test_path
 from mplint.semantic.vocabulary import NEAREST_RESIZE_METHODS, RESIZING_LAYERS, SEQUENTIAL_CLASSES
 
 if TYPE_CHECKING:
@@ -71,7 +72,12 @@ class FileCalls(LayerContainers):
         imports the layer's module), or in a library the policies its users may set;
         None where none does, or in a library's private code that none of its public
         functions and classes runs: how that code runs is the library's own. Asked by every rule
-        about a 16-bit crash or wrong result at an operation (MP501, MP502, MP504)."""
+        about a 16-bit crash or wrong result at an operation (MP501, MP502, MP504).
+        None in a test module: only its tests set the policy its code runs under, on
+        purpose, and a hazard there is what they exercise or makes them fail; the
+        library code they call is judged in its own module."""
+        if is_test_path(self.ctx.path):
+            return None
         here = facts.library_policy(scope)
         if here is None or (here.library and not self._run_by_public_code(scope)):
             return None

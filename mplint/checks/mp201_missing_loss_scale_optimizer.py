@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Optional, Set
 
+from mplint.analysis.float32_models import trains_model_built_before_policy
 from mplint.analysis.loss_scale_fixes import (
     StatementEdits, add_scaling, add_unscaling, fix_replacements, wrap_creation,
 )
@@ -34,6 +35,8 @@ class MissingLossScaleOptimizer(Check):
             why = float16_source(self.ctx, loops, step.location.scope, step.location)
             if why is None:
                 continue  # float32 or bfloat16: no loss scaling needed
+            if trains_model_built_before_policy(self.ctx, step):
+                continue  # its model's layers were built in float32, before the policy (MP405's)
             if self._test_under_chosen_policy(step):
                 continue
             if step.narrowed and not self._mixed_where_it_runs(loops, step):

@@ -32,8 +32,9 @@ FOLDER = ".mplint_cache"
 #: the digests of the other files its checks read; 6: what a file hands on includes the
 #: modules its functions return; 7: an index entry keeps the modules a file imports under a
 #: version guard, and a file left unparsed keeps its bytes' facts; 8: ``mentions_policy`` is
-#: False for a library's policy switch, :mod:`mplint.run.policy_switches`)
-FORMAT = 8
+#: False for a library's policy switch, :mod:`mplint.run.policy_switches`; 9: and True for
+#: a program that imports mixed_precision, :func:`mplint.run.library.program_weighs_precision`)
+FORMAT = 9
 #: index key of the program model's result
 PROGRAM = "program:"
 #: results for named files kept besides the whole project's (one per set of files)

@@ -111,6 +111,21 @@ def is_script(raw: bytes) -> bool:
     return bool(_MAIN_GUARD.search(raw))
 
 
+#: an import of the mixed precision module in code (``from tensorflow.keras import
+#: mixed_precision``, ``import keras.mixed_precision as mp``), not in a comment
+_IMPORTS_MIXED_PRECISION = re.compile(
+    rb"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+import[ \t]+[^#\n]*\bmixed_precision\b"
+    rb"|import[ \t]+[\w.]*\bmixed_precision\b)", re.M)
+
+
+def program_weighs_precision(raw: bytes) -> bool:
+    """A program (``__main__`` guard) that imports the mixed precision module: whatever it
+    sets, its author chose the policy its models run under (often float32, the switch
+    commented out beside the import), so the project is an application whose modules
+    are its own, not a library left to its users' policy."""
+    return is_script(raw) and bool(_IMPORTS_MIXED_PRECISION.search(raw))
+
+
 @functools.lru_cache(maxsize=4096)
 def _is_script_file(path: str) -> bool:
     try:

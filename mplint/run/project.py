@@ -26,7 +26,9 @@ from mplint.run.code_stamp import code_stamp
 from mplint.run.dependency_pins import ProjectPins, project_pins
 from mplint.run.discovery import discover
 from mplint.run.garbage import collected_per_file
-from mplint.run.library import is_configured_library_module, is_library_module, is_packaged, package_surface
+from mplint.run.library import (
+    is_configured_library_module, is_library_module, is_packaged, package_surface, program_weighs_precision,
+)
 from mplint.run.module_paths import absolute_import, importable, module_names, on_path
 from mplint.run.policy_switches import only_in_library_switches
 from mplint.run.program import (ProgramModel, ProgramResult, Route, content_view, glance_view, import_words,
@@ -69,6 +71,8 @@ def mentions_policy_in_code(path: str, raw: bytes) -> bool:
     the grappler option); text that cannot be tokenized counts, to stay on the side the
     index took before.
     """
+    if path.endswith(".py") and program_weighs_precision(raw):
+        return True  # a program that imports mixed_precision chose its policy
     if not may_set_facts(raw):
         return False
     import io
