@@ -45,3 +45,22 @@ def test_a_step_called_with_a_model_built_after_the_policy_is_float16():
     other = "other = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
     assert fired(BUILT + STEP + POLICY + other + CALL + "train_step(other, optimizer, x, y)\n",
                  "MP201") == [(9, "MP201")]
+
+
+NET = """import tensorflow as tf
+class Net(tf.keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.dense = tf.keras.layers.Dense(4)
+    def call(self, x):
+        return self.dense(x)
+"""
+
+
+def test_a_class_of_the_file_whose_init_builds_layers_builds_a_model_mp405():
+    late = NET + "model = Net()\n" + POLICY + "y = model(x)\n"
+    assert fired(late, "MP405") == [(9, "MP405")]
+    # built after the policy, or a class that builds no layer when constructed: silent
+    assert fired(NET + POLICY + "model = Net()\ny = model(x)\n", "MP405") == []
+    lazy = NET.replace("        self.dense = tf.keras.layers.Dense(4)\n", "        self.units = 4\n")
+    assert fired(lazy + "model = Net()\n" + POLICY + "y = model(x)\n", "MP405") == []

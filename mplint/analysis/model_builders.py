@@ -70,16 +70,27 @@ class ModelBuilders(Analysis):
             return "model"
         if pretrained_model(call):
             return "model"
+        if isinstance(call.func, cst.Name) and self.builds(call.func.value, classes=True):
+            return "model"  # ``StyleTransferModel()`` of a class here whose ``__init__`` builds layers
         if any(n.startswith("keras.layers.") and n[13:14].isupper()
                and n[13:] not in PREPROCESSING and not n[13:].startswith("Random")
                for n in resolved) and not resolved & INPUT_LAYERS:
             return "layer"
         return None
 
-    def builds(self, name: str) -> bool:
-        """Whether the top-level function ``name`` of this module creates layers or models."""
+    def builds(self, name: str, classes: bool = False) -> bool:
+        """Whether the top-level function ``name`` of this module creates layers or models;
+        with ``classes``, also a top-level class whose ``__init__`` does (constructing it
+        builds them, under the policy in effect then)."""
         binding = self.ctx.scopes.module_scope.lookup(name)
-        return binding is not None and binding.kind == "def" and id(binding.node) in self.builders
+        if binding is None:
+            return False
+        if binding.kind == "def":
+            return id(binding.node) in self.builders
+        if not classes or binding.kind != "class" or not isinstance(binding.node, cst.ClassDef):
+            return False
+        return any(isinstance(stmt, cst.FunctionDef) and stmt.name.value == "__init__" and id(stmt) in self.builders
+                   for stmt in binding.node.body.body)
 
 
 def imported_builder(ctx: Context, func: cst.BaseExpression) -> Optional[str]:
@@ -89,6 +100,6 @@ def imported_builder(ctx: Context, func: cst.BaseExpression) -> Optional[str]:
     if found is None:
         return None
     other = analysed(found[0], ModelBuilders)
-    if not isinstance(other, ModelBuilders) or not other.builds(found[1]):
+    if not isinstance(other, ModelBuilders) or not other.builds(found[1], classes=True):
         return None
     return found[1]
