@@ -73,7 +73,7 @@ class TensorKinds(ConstantValues):
         """Judge code with the parameters bound as ``env`` (one of :meth:`every_context`)."""
         return self._under(env)
 
-    def returns_of(self, function: Scope) -> List[Tuple[cst.BaseExpression, Where]]:
+    def function_returns(self, function: Scope) -> List[Tuple[cst.BaseExpression, Where]]:
         """The values a function of this file returns, each with where."""
         return list(self._returns.get(id(function), []))
 

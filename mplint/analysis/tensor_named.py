@@ -37,7 +37,7 @@ def named_function(kinds: "TensorKinds", other: "TensorKinds", getter: Scope, ca
     key = next(iter(found))
     if not isinstance(key, str):
         return None
-    returns = other.returns_of(getter)
+    returns = other.function_returns(getter)
     picked: Optional[Scope] = None
     for value, _ in returns:
         if isinstance(value, cst.Subscript):

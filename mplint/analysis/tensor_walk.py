@@ -101,11 +101,11 @@ class TensorWalk(Analysis):
     def visit_If(self, node: cst.If) -> None:
         if id(node) in self._elifs:
             return  # an ``elif``: recorded with its chain
-        arm = stable_test(node.test, self.ctx.module.code_for_node)
-        if arm is not None and not isinstance(node.orelse, cst.If):
-            self._test_arms[id(node.body)] = arm
+        tested = stable_test(node.test, self.ctx.module.code_for_node)
+        if tested is not None and not isinstance(node.orelse, cst.If):
+            self._test_arms[id(node.body)] = tested
             if isinstance(node.orelse, cst.Else):
-                self._test_arms[id(node.orelse.body)] = (arm[0], not arm[1])
+                self._test_arms[id(node.orelse.body)] = (tested[0], not tested[1])
         arms: List[int] = []
         current: cst.If = node
         while True:
