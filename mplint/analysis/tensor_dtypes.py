@@ -23,7 +23,7 @@ from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.semantic.scopes import Binding, Location
 from mplint.semantic.vocabulary import (
     ACTIVATION_GETTERS, CASTS, CONSTANTS, CONVERSIONS, DTYPE_OF, EINOPS_FUNCTIONS, PYTHON_NUMBER_FUNCTIONS, DTYPE_PRESERVING_OPS, FILL_OPS, FLOAT32_BY_DEFAULT, FLOATX_BY_DEFAULT, FLOATX_FUNCTIONS,
-    GLOBAL_POLICY_FUNCTIONS, IMAGE_RESIZE, KERAS_OP_NAMESPACES, LIKE_OPS, RANGE_OPS,
+    GLOBAL_POLICY_FUNCTIONS, IMAGE_RESIZE, INPUT_FUNCTIONS, KERAS_OP_NAMESPACES, LIKE_OPS, RANGE_OPS,
     TF_OP_NAMESPACES, TF_VARIABLES, UNPACKING_OPS,
 )
 
@@ -412,6 +412,13 @@ class DtypeInference(FileCalls):
                 if values and all(isinstance(v, float) for v in values):
                     return F32
             return None
+        if names & INPUT_FUNCTIONS:
+            # a functional model's input: ``floatx()`` unless given a dtype (Keras
+            # casts it only where a layer takes it as its first input)
+            dtype = keyword_only(call, "dtype")
+            if dtype is not None:
+                return self.dtype_kind(dtype, where, depth + 1)
+            return F32 if self._floatx_is_float32() else None
         if names & FLOAT32_BY_DEFAULT:
             dtype = self._dtype_argument(call, names)
             if dtype is not None:

@@ -64,12 +64,14 @@ def imported_callee(kinds: "TensorKinds", call: cst.Call, where: "Where") -> Opt
             # ``self.mlp = MLP_Block(...)`` with ``MLP_Block=MLP``: every class it may be
             denoted = kinds.regions.constructed_classes(value.func, at.loc)
             if not denoted:
-                return None
+                return _picked_by_name(kinds, values)
             classes.extend(_definition(kinds, cls) for cls, _ in denoted)
             constructions.append(value)
         first = classes[0]
         if first is None or any(c is None or c[3] is not first[3] for c in classes):
             return None  # one imported class in every assignment
+        if first[2] == "def":  # a function of another module that returns a function
+            return _picked_by_name(kinds, values)
         return _layer_call(_constructed(kinds, first, constructions))
     if isinstance(func, (cst.Name, cst.Attribute)):
         found = _definition(kinds, func)
@@ -80,6 +82,27 @@ def imported_callee(kinds: "TensorKinds", call: cst.Call, where: "Where") -> Opt
             return None
         return ImportedCallee(other, scope, 0, path, _name(scope))
     return None
+
+
+def _picked_by_name(kinds: "TensorKinds", values: List[Tuple[cst.BaseExpression, "Where"]]
+                    ) -> Optional[ImportedCallee]:
+    """``self._act = activations.get_activation('hard_sigmoid')``: the function of the
+    getter's module that every assignment picks by name (:mod:`tensor_named`)."""
+    from mplint.analysis.tensor_named import named_function
+
+    picked: Optional[ImportedCallee] = None
+    for value, at in values:
+        if not isinstance(value, cst.Call) or not isinstance(value.func, (cst.Name, cst.Attribute)):
+            return None
+        found = _definition(kinds, value.func)
+        if found is None or found[2] != "def":
+            return None
+        other, path, _, getter = found
+        function = named_function(kinds, other, getter, value, at)
+        if function is None or (picked is not None and picked.function is not function):
+            return None
+        picked = ImportedCallee(other, function, 0, path, _name(function))
+    return picked
 
 
 def framework_call(names: FrozenSet[str]) -> bool:

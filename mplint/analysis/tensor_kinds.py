@@ -73,6 +73,10 @@ class TensorKinds(ConstantValues):
         """Judge code with the parameters bound as ``env`` (one of :meth:`every_context`)."""
         return self._under(env)
 
+    def function_returns(self, function: Scope) -> List[Tuple[cst.BaseExpression, Where]]:
+        """The values a function of this file returns, each with where."""
+        return list(self._returns.get(id(function), []))
+
     def helper_returns(self, call: cst.Call, where: Where
                        ) -> Optional[Tuple[Env, List[Tuple[cst.BaseExpression, Where]]]]:
         """What a call of the file's own function or method returns: the values of its

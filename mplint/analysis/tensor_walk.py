@@ -11,6 +11,7 @@ import libcst as cst
 
 from mplint.analysis.compute_regions import ComputeRegions, Region
 from mplint.analysis.tensor_calls import AUG_ARITHMETIC, combining_layout, operand_expressions
+from mplint.analysis.tensor_branches import Arm, correlated, rebound, stable_test
 from mplint.analysis.tensor_sites import Env, OperationSite, Path, Where
 from mplint.analysis.tensor_syntax import is_none, is_self, self_attribute_path
 from mplint.rule.check import Analysis, Context
@@ -68,6 +69,11 @@ class TensorWalk(Analysis):
         self._elifs: Set[int] = set()
         #: ``if`` statements with one arm and no ``else``, by the id of that arm's block
         self._guards: Dict[int, cst.If] = {}
+        #: the arms of ``if`` (and ``if``/``else``) statements with a stable test, by
+        #: the id of the arm's block (see :mod:`tensor_branches`); what each function
+        #: assigns, by the id of its ``def``
+        self._test_arms: Dict[int, Arm] = {}
+        self._rebound: Dict[int, FrozenSet[str]] = {}
         #: ``map(lambda t: ..., (q, k, v))`` by the id of its lambda: the call and where
         self._maps: Dict[int, Tuple[cst.Call, Where]] = {}
         #: the ``global``/``nonlocal`` names of each function (by id of its ``def``)
@@ -95,6 +101,11 @@ class TensorWalk(Analysis):
     def visit_If(self, node: cst.If) -> None:
         if id(node) in self._elifs:
             return  # an ``elif``: recorded with its chain
+        tested = stable_test(node.test, self.ctx.module.code_for_node)
+        if tested is not None and not isinstance(node.orelse, cst.If):
+            self._test_arms[id(node.body)] = tested
+            if isinstance(node.orelse, cst.Else):
+                self._test_arms[id(node.orelse.body)] = (tested[0], not tested[1])
         arms: List[int] = []
         current: cst.If = node
         while True:
@@ -254,18 +265,33 @@ class TensorWalk(Analysis):
         for candidate in reversed(earlier):
             if candidate.branches and candidate.kind != "param" and not self.arms_run(candidate.location()):
                 continue  # bound in an arm no run takes (``if self.norm is not None:``, never built)
+            path = self._paths.get(candidate.node)
+            same_test = self._same_test(scope, path, where.path) if path is not None else None
+            if same_test is False:
+                continue  # in the other arm of an ``if`` on the same test as the use's
             out.append(candidate)
             if candidate.kind == "param":
                 return out
-            path = self._paths.get(candidate.node)
             if path is None:
                 return []
+            if same_test:
+                return out  # made in an arm that runs whenever the use's arm does
             if where.path[:len(path)] == path or self._every_arm_binds(out, where):
                 return out
         # every binding of a function's local name may reach, none certainly: on a path
         # that binds none of them the use raises UnboundLocalError, so when it runs its
         # value is one of them (``if add: e = ...`` ``elif mul: e = ...``)
         return out if scope.kind == "function" and not self._declared_elsewhere(scope, name.value) else []
+
+    def _same_test(self, scope: Scope, binding_path: Path, use_path: Path) -> Optional[bool]:
+        """:func:`tensor_branches.correlated` for a function's own stable tests (none
+        of which it rebinds)."""
+        node = scope.node
+        if not isinstance(node, cst.FunctionDef) or not any(b in self._test_arms for b in binding_path):
+            return None
+        if id(node) not in self._rebound:
+            self._rebound[id(node)] = rebound(node.body, self.ctx.module.code_for_node)
+        return correlated(self._test_arms, binding_path, use_path, self._rebound[id(node)])
 
     def _declared_elsewhere(self, scope: Scope, name: str) -> bool:
         """A ``global``/``nonlocal`` name of the function: bound outside it too."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from typing import Dict, List, Optional, Set, Tuple
@@ -15,6 +16,7 @@ from mplint.analysis.tensor_kinds import LOW, Mismatch, TensorKinds, Where
 from mplint.core.positions import positions_of
 from mplint.rule.messages import snippet
 from mplint.semantic.facts import PolicyState
+from mplint.semantic.vocabulary import INPUT_FUNCTIONS
 from mplint.semantic.scopes import Scope
 from mplint.rule.check import Check, Fix, Needs
 from mplint.rule.edits import with_keyword
@@ -44,6 +46,7 @@ class HardcodedFloat32InLayer(Check):
         if not self._uses_tensorflow():
             return
         kinds = self.ctx.get(TensorKinds)
+        functional_ops_fail = self._keras2_functional()
         reported: Set[Tuple[cst.CSTNode, int]] = set()
         #: (mismatch, origin, where, region kind, the policy reaching it)
         found: List[Tuple[Mismatch, cst.CSTNode, Where, str, PolicyState]] = []
@@ -56,7 +59,7 @@ class HardcodedFloat32InLayer(Check):
                 continue  # none reaches it, or a library's private code: how it runs is its own
             # Functional model code is left out: Keras 3 promotes mixed KerasTensor
             # dtypes there instead of failing.
-            if region is None or region.kind == "functional":
+            if region is None or (region.kind == "functional" and not functional_ops_fail):
                 continue
             for mismatch in kinds.mismatches_in_context(site):
                 made = kinds.origin_in_context(mismatch)
@@ -152,6 +155,14 @@ class HardcodedFloat32InLayer(Check):
         fails = (f"`{self._snippet(mismatch.node)}` combines a {compute} tensor with a float32 "
                  f"one{note}: TensorFlow raises 'expected to be a {_TF_NAMES.get(compute, compute)} "
                  f"tensor but is a float tensor'")
+        if region == "functional":
+            fails = (f"`{self._snippet(mismatch.node)}` combines a {compute} KerasTensor with a float32 "
+                     f"one{note}: under Keras 2 the TensorFlow op raises a dtype error when the model "
+                     f"is built (Keras 2 never promotes)")
+        if isinstance(origin, cst.Call) and self.names.resolve(origin.func) & INPUT_FUNCTIONS:
+            return (f"{fails}; the float32 one is the model input made{where} by `{self._snippet(origin)}`: "
+                    f"cast it to the compute dtype first, or combine them with a Keras layer "
+                    f"(Concatenate, Add), which casts its inputs")
         if self._is_variable(origin):
             # an overriding ``__call__`` skips Keras's autocast: an add_weight weight is
             # read in the compute dtype only inside ``call``
@@ -168,6 +179,15 @@ class HardcodedFloat32InLayer(Check):
 
     def _is_variable(self, origin: cst.CSTNode) -> bool:
         return isinstance(origin, cst.Call) and "tensorflow.Variable" in self.names.resolve(origin.func)
+
+    def _keras2_functional(self) -> bool:
+        """Functional model code fails too where the file certainly runs Keras 2: a
+        TensorFlow op on a float32 and a 16-bit KerasTensor raises when the model is
+        built ('Tensors in list passed to 'values' of 'ConcatV2' Op have types
+        [float32, float16]', tf_keras 2.21, run), while Keras 3 promotes them. The
+        packages installed where mplint runs are no evidence of the project's."""
+        answer = dataclasses.replace(self.facts.versions, installed=None).keras()
+        return answer is not None and answer.generation == 2
 
     def _uses_tensorflow(self) -> bool:
         """The file's tensors are TensorFlow's: it imports TensorFlow (at the top, or in

@@ -43,7 +43,8 @@ _SPELLINGS: Sequence[Tuple[int, str, str, str, str]] = (
     (3, LOSS_SCALING, ".scale_loss", r"\.scale_loss\s*\(", "scale_loss()"),
     # Keras 3 raises ImportError for optimizers.legacy; TF <= 2.8 had .experimental
     (2, API, "legacy", r"\boptimizers\.legacy\b", "optimizers.legacy"),
-    (2, API, "experimental", r"\bmixed_precision\.experimental\b", "mixed_precision.experimental"),
+    (2, API, "experimental", r"\bmixed_precision\.experimental\b|\bmixed_precision\s+import\s+experimental\b",
+     "mixed_precision.experimental"),
     (3, API, "config", r"\bkeras\.config\.", "keras.config"),
     (3, API, "ops", r"\bkeras\.ops\b|^\s*from\s+keras\s+import\s+[^\n#]*\bops\b", "keras.ops"),
     (3, API, "LossScaleOptimizer", r"\bkeras\.optimizers\.LossScaleOptimizer\b",
