@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
-from mplint.analysis.tensor_imports import framework_call
+from mplint.semantic.vocabulary import names_tensorflow
 from mplint.semantic.scopes import Scope
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -121,4 +121,4 @@ def _fallback(other: "TensorKinds", value: cst.BaseExpression) -> bool:
     """A return besides the table's: a Keras or TensorFlow getter for other names
     (``tf.keras.activations.get(identifier)``), which the picked key never reaches
     when the table holds it."""
-    return isinstance(value, cst.Call) and framework_call(other.ctx.names.resolve(value.func))
+    return isinstance(value, cst.Call) and names_tensorflow(other.ctx.names.resolve(value.func))
