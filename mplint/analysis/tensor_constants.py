@@ -16,7 +16,8 @@ from mplint.core.find_nodes import find_all
 from mplint.semantic.call_args import positional_or_keyword
 from mplint.semantic.scopes import Binding
 from mplint.semantic.vocabulary import (
-    CASTS, CONSTANTS, DEFAULT_EPSILON, DTYPE_LIMITS, DTYPE_NAMES, EPSILON_FUNCTIONS, FILL_OPS, FINFO_FUNCTIONS,
+    CASTS, CONSTANTS, DEFAULT_EPSILON, DTYPE_LIMITS, DTYPE_NAMES, DTYPE_PRESERVING_OPS, EPSILON_FUNCTIONS, FILL_OPS,
+    FINFO_FUNCTIONS,
     LIMIT_ATTRIBUTES, SET_EPSILON_FUNCTIONS, SIXTEEN_BIT_DTYPES, SIXTEEN_BIT_NAMES, TF_VARIABLES,
 )
 
@@ -174,6 +175,40 @@ class ConstantValues(DtypeInference):
                 return None
             folded = float(numbers[0])
         return folded, self.written_constant(value, at), dtype.value
+
+    def cast_to_network_dtype_of(self, call: cst.BaseExpression, where: Where) -> Optional[cst.Name]:
+        """The tensor whose dtype a cast takes (``tf.cast(count, loss.dtype)``) when that
+        tensor's kind is unknown here and it is what a network handed to the function
+        returns (``loss = tf.square(loss_network(images) - ...)``), through arithmetic and
+        ops that keep the dtype. Under a mixed policy a network computes in float16, and
+        the author casts for that dtype (labels, a parameter alone, may be float32)."""
+        if not isinstance(call, cst.Call) or not self.ctx.names.resolve(call.func) & CASTS:
+            return None
+        dtype = self.dtype_expression(call)
+        if not isinstance(dtype, cst.Attribute) or dtype.attr.value != "dtype" \
+                or not isinstance(dtype.value, cst.Name) or self.kind(dtype.value, where) is not None:
+            return None
+        return dtype.value if self._network_output(dtype.value, where, 0) else None
+
+    def _network_output(self, expr: cst.BaseExpression, where: Where, depth: int) -> bool:
+        if depth > MAX_DEPTH:
+            return False
+        if isinstance(expr, cst.Name):
+            found = self.assigned(expr, where)
+            return found is not None and self._network_output(found[0], found[1], depth + 1)
+        if isinstance(expr, cst.BinaryOperation):
+            return self._network_output(expr.left, where, depth + 1) \
+                or self._network_output(expr.right, where, depth + 1)
+        if isinstance(expr, cst.Call):
+            if isinstance(expr.func, cst.Name):  # ``loss_network(images)``: a network handed in
+                binding, reaching = self.reaching(expr.func, where)
+                if binding is not None and reaching and binding.kind == "param":
+                    return True
+            last = {name.rsplit(".", 1)[-1] for name in self.ctx.names.resolve(expr.func)}
+            first = [a.value for a in expr.args if a.keyword is None]
+            return bool(first and last & DTYPE_PRESERVING_OPS) \
+                and self._network_output(first[0], where, depth + 1)
+        return False
 
     def passed_kinds(self, param: cst.Name, where: Where) -> Set[Optional[str]]:
         """The kinds the file's own calls of the function ``where`` is in hand its

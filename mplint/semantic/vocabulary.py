@@ -590,6 +590,9 @@ NORMALIZING_LAYERS = frozenset({"keras.layers.LayerNormalization", "keras.layers
                                 "keras.layers.GroupNormalization", "keras.layers.UnitNormalization"})
 #: calls that give a tensor's shape (its sizes)
 SHAPE_FUNCTIONS = frozenset({"tensorflow.shape", "keras.ops.shape", "keras.backend.shape"})
+#: products of a tensor's elements: of its sizes, ``tf.reduce_prod(tf.shape(x)[1:])``, its element count
+PRODUCT_FUNCTIONS = frozenset({"tensorflow.reduce_prod", "tensorflow.math.reduce_prod", "keras.ops.prod",
+                               "keras.backend.prod", "numpy.prod"})
 
 # -- distributions (MP507) -----------------------------------------------------------------------
 #: TensorFlow Probability's namespace of distributions
