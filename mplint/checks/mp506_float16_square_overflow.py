@@ -15,7 +15,7 @@ from mplint.semantic.facts import PolicyState
 from mplint.semantic.scopes import Scope
 from mplint.semantic.vocabulary import (
     BOUNDED_FUNCTIONS, CASTS, NORMALIZING_LAYERS, POWER_FUNCTIONS, PRODUCT_FUNCTIONS, SATURATING_FUNCTIONS,
-    SHAPE_FUNCTIONS,
+    SCALING_FUNCTIONS, SHAPE_FUNCTIONS,
     SQUARE_FUNCTIONS, SUM_FUNCTIONS, SUM_OF_SQUARES_FUNCTIONS,
 )
 
@@ -25,10 +25,6 @@ if TYPE_CHECKING:  # pragma: no cover
 _MAX_DEPTH = 12
 #: ``self.add_loss(...)``/``self.add_metric(...)`` and metric state updates: MP505's sinks
 _SINKS = frozenset({"add_loss", "add_metric", "assign_add", "assign", "assign_sub"})
-#: calls that divide or scale their first tensor by their second
-MEETING_FUNCTIONS = frozenset({"tensorflow.divide", "tensorflow.math.divide", "tensorflow.truediv",
-                               "tensorflow.math.truediv", "tensorflow.multiply", "tensorflow.math.multiply",
-                               "keras.ops.divide", "keras.ops.multiply", "keras.ops.true_divide"})
 
 
 class Float16SquareOverflow(Check):
@@ -70,7 +66,7 @@ class Float16SquareOverflow(Check):
             self._saturated.update(id(n) for n in _nodes_in(node.args[0].value))
         where = self.ctx.get(TensorKinds).here()
         first = node.args[0].value
-        if names & MEETING_FUNCTIONS and len(node.args) >= 2:
+        if names & SCALING_FUNCTIONS and len(node.args) >= 2:
             self._meetings.append((node, first, node.args[1].value, where))
         if names & SUM_FUNCTIONS:
             self._sites.append((node, "sum", first, where))
