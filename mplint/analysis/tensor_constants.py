@@ -3,7 +3,7 @@ and a constant made a 16-bit tensor on purpose (MP501/MP502 read them)."""
 
 from __future__ import annotations
 
-from typing import FrozenSet, List, Optional
+from typing import FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -16,7 +16,8 @@ from mplint.core.find_nodes import find_all
 from mplint.semantic.call_args import positional_or_keyword
 from mplint.semantic.scopes import Binding
 from mplint.semantic.vocabulary import (
-    CASTS, CONSTANTS, DEFAULT_EPSILON, DTYPE_LIMITS, DTYPE_NAMES, EPSILON_FUNCTIONS, FILL_OPS, FINFO_FUNCTIONS,
+    CASTS, CONSTANTS, DEFAULT_EPSILON, DTYPE_LIMITS, DTYPE_NAMES, DTYPE_PRESERVING_OPS, EPSILON_FUNCTIONS, FILL_OPS,
+    FINFO_FUNCTIONS,
     LIMIT_ATTRIBUTES, SET_EPSILON_FUNCTIONS, SIXTEEN_BIT_DTYPES, SIXTEEN_BIT_NAMES, TF_VARIABLES,
 )
 
@@ -141,6 +142,87 @@ class ConstantValues(DtypeInference):
         found = self.ctx.values.values(value, where.loc)
         numbers = [v for v in found or () if isinstance(v, (int, float)) and not isinstance(v, bool)]
         return float(numbers[0]) if found is not None and len(found) == 1 and len(numbers) == 1 else None
+
+    def cast_to_input_dtype(self, expr: cst.BaseExpression, where: Where
+                            ) -> Optional[Tuple[float, cst.BaseExpression, cst.Name]]:
+        """A number made a tensor of a parameter's dtype on purpose (``beta =
+        tf.cast(20.0 ** 4, x.dtype)``, ``tf.constant(-1e9, dtype=x.dtype)``) where the
+        parameter's kind is not known here: the number, where it is written, and the
+        parameter. The author casts to the input's dtype because the input is the
+        compute dtype, so the number takes float16 wherever the input is float16."""
+        call: Optional[cst.BaseExpression] = expr
+        at: Optional[Where] = where
+        if isinstance(expr, cst.Name):
+            binding, reaching = self.reaching(expr, where)
+            if binding is None or not reaching or binding.kind != "assign":
+                return None
+            call, at = binding.value, self.binding_where(binding)
+        if not isinstance(call, cst.Call) or at is None:
+            return None
+        value = self._constant_argument(call)
+        dtype = self.dtype_expression(call)
+        if value is None or not isinstance(dtype, cst.Attribute) or dtype.attr.value != "dtype" \
+                or not isinstance(dtype.value, cst.Name) or self.kind(dtype.value, at) is not None:
+            return None
+        param, reaching = self.reaching(dtype.value, at)
+        if param is None or not reaching or param.kind != "param":
+            return None
+        folded = self._folded(value, at)
+        if folded is None:
+            found = self.ctx.values.values(value, at.loc)
+            numbers = [v for v in found or () if isinstance(v, (int, float)) and not isinstance(v, bool)]
+            if found is None or len(found) != 1 or len(numbers) != 1:
+                return None
+            folded = float(numbers[0])
+        return folded, self.written_constant(value, at), dtype.value
+
+    def cast_to_network_dtype_of(self, call: cst.BaseExpression, where: Where) -> Optional[cst.Name]:
+        """The tensor whose dtype a cast takes (``tf.cast(count, loss.dtype)``) when that
+        tensor's kind is unknown here and it is what a network handed to the function
+        returns (``loss = tf.square(loss_network(images) - ...)``), through arithmetic and
+        ops that keep the dtype. Under a mixed policy a network computes in float16, and
+        the author casts for that dtype (labels, a parameter alone, may be float32)."""
+        if not isinstance(call, cst.Call) or not self.ctx.names.resolve(call.func) & CASTS:
+            return None
+        dtype = self.dtype_expression(call)
+        if not isinstance(dtype, cst.Attribute) or dtype.attr.value != "dtype" \
+                or not isinstance(dtype.value, cst.Name) or self.kind(dtype.value, where) is not None:
+            return None
+        return dtype.value if self._network_output(dtype.value, where, 0) else None
+
+    def _network_output(self, expr: cst.BaseExpression, where: Where, depth: int) -> bool:
+        if depth > MAX_DEPTH:
+            return False
+        if isinstance(expr, cst.Name):
+            found = self.assigned(expr, where)
+            return found is not None and self._network_output(found[0], found[1], depth + 1)
+        if isinstance(expr, cst.BinaryOperation):
+            return self._network_output(expr.left, where, depth + 1) \
+                or self._network_output(expr.right, where, depth + 1)
+        if isinstance(expr, cst.Call):
+            if isinstance(expr.func, cst.Name):  # ``loss_network(images)``: a network handed in
+                binding, reaching = self.reaching(expr.func, where)
+                if binding is not None and reaching and binding.kind == "param":
+                    return True
+            last = {name.rsplit(".", 1)[-1] for name in self.ctx.names.resolve(expr.func)}
+            first = [a.value for a in expr.args if a.keyword is None]
+            return bool(first and last & DTYPE_PRESERVING_OPS) \
+                and self._network_output(first[0], where, depth + 1)
+        return False
+
+    def passed_kinds(self, param: cst.Name, where: Where) -> Set[Optional[str]]:
+        """The kinds the file's own calls of the function ``where`` is in hand its
+        parameter ``param`` (any caller, in a compute region or not; None for one that
+        leaves it unknown): ``float32_inputs(tf.cast(x, tf.float32))``."""
+        binding, _ = self.reaching(param, where)
+        if binding is None or binding.kind != "param" or binding.scope is None:
+            return set()
+        found: Set[Optional[str]] = set()
+        for call, at, offset in self._caller_map().get(id(binding.scope), []):
+            env = self.call_env(binding.scope, offset, call, at, 0)
+            kinds = [kind for node, kind, _ in env if node == id(binding.node)]
+            found.add(kinds[0] if kinds else None)
+        return found
 
     def _sets_epsilon(self) -> bool:
         """The file calls ``set_epsilon``: its ``epsilon()`` is whatever that set."""

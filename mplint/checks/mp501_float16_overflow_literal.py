@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional, Set
+from typing import List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -70,6 +70,42 @@ class Float16OverflowLiteral(Check):
                     f"limit (float16 ends at 65504) or do this math in float32",
                     fix,
                 )
+        self._input_dtype_constants(kinds, seen)
+
+    def _input_dtype_constants(self, kinds: TensorKinds, seen: Set[cst.CSTNode]) -> None:
+        """``beta = tf.cast(20.0 ** 4, x.dtype)`` then ``beta * x``: the number is made a
+        tensor of the very input it meets, whose kind the file cannot see (a parameter
+        other modules pass). Under float16 that input is the 16-bit activation the cast
+        was written for, and the number is inf there."""
+        for site in kinds.sites:
+            here = kinds.policy_reaching(self.facts, site.where.loc.scope)
+            # a plain function reached by the policy (no layer of this file calls it)
+            # counts; a tf.data function runs in float32 whatever the policy
+            loc = site.where.loc
+            if here is None or not here.float16 or not kinds.arms_run(loc) or kinds.regions.is_pipeline(loc):
+                continue
+            for side, other in _operand_pairs(site.node):
+                found = kinds.cast_to_input_dtype(side, site.where)
+                if found is None or not isinstance(other, cst.Name):
+                    continue
+                value, node, param = found
+                if other.value != param.value or abs(value) < OVERFLOW or node in seen:
+                    continue
+                if self._kind_known(kinds, param, site):
+                    continue  # a caller in the file says: 16-bit is reported above, float32 is fine
+                seen.add(node)
+                text = " ".join(self.ctx.module.code_for_node(node).split())
+                self.report(
+                    node,
+                    f"`{text}` is {value:g}, made a tensor of `{param.value}.dtype` and combined with "
+                    f"`{param.value}` in `{self._snippet(site.node)}`: where `{param.value}` is float16"
+                    f"{here.note} it is {'-' if value < 0 else ''}inf (float16 ends at 65504), and inf "
+                    f"turns into NaN; keep the number within float16's range or do this math in float32",
+                )
+
+    @staticmethod
+    def _kind_known(kinds: TensorKinds, param: cst.Name, site: OperationSite) -> bool:
+        return bool(kinds.passed_kinds(param, site.where) - {None})
 
     def _snippet(self, node: cst.CSTNode) -> str:
         return snippet(self.ctx.module.code_for_node(node), 48)
@@ -118,3 +154,16 @@ class Float16OverflowLiteral(Check):
             elif isinstance(current, cst.Call) and kinds.combining(current):
                 stack += list(reversed(kinds.operands(current)))
         return None
+
+
+def _operand_pairs(node: cst.CSTNode) -> List[Tuple[cst.BaseExpression, cst.BaseExpression]]:
+    """Each (operand, the other operand) of the arithmetic within a site, both ways."""
+    out: List[Tuple[cst.BaseExpression, cst.BaseExpression]] = []
+    todo: List[cst.CSTNode] = [node]
+    while todo:
+        current = todo.pop()
+        if isinstance(current, cst.BinaryOperation):
+            out += [(current.left, current.right), (current.right, current.left)]
+        todo.extend(child for child in current.children if isinstance(child, cst.BaseExpression)
+                    or isinstance(child, (cst.Arg, cst.AugAssign)))
+    return out

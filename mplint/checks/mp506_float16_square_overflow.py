@@ -14,7 +14,8 @@ from mplint.semantic.call_args import positional_or_keyword
 from mplint.semantic.facts import PolicyState
 from mplint.semantic.scopes import Scope
 from mplint.semantic.vocabulary import (
-    BOUNDED_FUNCTIONS, CASTS, NORMALIZING_LAYERS, POWER_FUNCTIONS, SATURATING_FUNCTIONS, SHAPE_FUNCTIONS,
+    BOUNDED_FUNCTIONS, CASTS, NORMALIZING_LAYERS, POWER_FUNCTIONS, PRODUCT_FUNCTIONS, SATURATING_FUNCTIONS,
+    SCALING_FUNCTIONS, SHAPE_FUNCTIONS,
     SQUARE_FUNCTIONS, SUM_FUNCTIONS, SUM_OF_SQUARES_FUNCTIONS,
 )
 
@@ -48,6 +49,8 @@ class Float16SquareOverflow(Check):
         self._in_sinks: Set[int] = set()
         #: nodes inside the argument of a saturating op (tanh, sigmoid, softmax)
         self._saturated: Set[int] = set()
+        #: (a division or product, its two operands, where): a count cast to its partner's dtype
+        self._meetings: List[Tuple[cst.CSTNode, cst.BaseExpression, cst.BaseExpression, Where]] = []
 
     # -- collection ------------------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
@@ -63,6 +66,8 @@ class Float16SquareOverflow(Check):
             self._saturated.update(id(n) for n in _nodes_in(node.args[0].value))
         where = self.ctx.get(TensorKinds).here()
         first = node.args[0].value
+        if names & SCALING_FUNCTIONS and len(node.args) >= 2:
+            self._meetings.append((node, first, node.args[1].value, where))
         if names & SUM_FUNCTIONS:
             self._sites.append((node, "sum", first, where))
         elif names & SUM_OF_SQUARES_FUNCTIONS:
@@ -76,6 +81,8 @@ class Float16SquareOverflow(Check):
             self._sites.append((node, "power", node.left, where))
         elif isinstance(node.operator, cst.Multiply):
             self._products.append((node, where))
+        if isinstance(node.operator, (cst.Multiply, cst.Divide)):
+            self._meetings.append((node, node.left, node.right, where))
 
     # -- judgement -------------------------------------------------------------------------
     def finish(self) -> None:
@@ -127,6 +134,49 @@ class Float16SquareOverflow(Check):
             self.report(product, f"`{text}` multiplies image sizes cast to the 16-bit compute dtype{note}: in "
                                  f"float16 256 x 256 = 65536 is already inf (max 65504); compute sizes in "
                                  f"float32 (or int32) and cast the result")
+        self._counts_meeting_inputs()
+
+    def _counts_meeting_inputs(self) -> None:
+        """``loss / tf.cast(tf.reduce_prod(tf.shape(features)[1:]), loss.dtype)``: an
+        element count cast to the dtype of the tensor it then divides, a tensor that
+        a network handed to the function returns (its kind unknown here). Under float16 that
+        dtype is float16, and a 64x64x256 feature map's count is inf there."""
+        kinds = self.ctx.get(TensorKinds)
+        for node, left, right, where in self._meetings:
+            for side, other in ((left, right), (right, left)):
+                owner = kinds.cast_to_network_dtype_of(side, where)
+                if owner is None or not _mentions(other, owner.value):
+                    continue
+                assert isinstance(side, cst.Call)
+                if not self._count(side.args[0].value, where, 0) or kinds.regions.is_pipeline(where.loc):
+                    continue
+                if kinds.passed_kinds(owner, where) - {None}:
+                    continue  # a caller in the file says which dtype it is
+                note = self._judged(where.loc.scope, library=False)
+                if note is None:
+                    continue
+                text = snippet(" ".join(self.ctx.module.code_for_node(side.args[0].value).split()), 48)
+                self.report(side, f"the element count `{text}` is cast to `{owner.value}.dtype`, the dtype of "
+                                  f"a network's output it divides or scales, float16{note}: a count past "
+                                  f"65504 (a 64x64x16 feature map) is inf there; cast the count to float32 "
+                                  f"and do the division in float32")
+                break
+
+    def _count(self, expr: cst.BaseExpression, where: Where, depth: int) -> bool:
+        """A product of a tensor's sizes: ``tf.reduce_prod(tf.shape(x)[1:])``,
+        ``np.prod(x.shape[1:])``, or a name bound to one."""
+        if depth > _MAX_DEPTH:
+            return False
+        if isinstance(expr, cst.Call) and self.names.resolve(expr.func) & PRODUCT_FUNCTIONS and expr.args:
+            sizes = expr.args[0].value
+            if isinstance(sizes, cst.Subscript) and all(isinstance(e.slice, cst.Slice) for e in sizes.slice):
+                sizes = sizes.value  # a slice of the sizes: still several of them
+            if isinstance(sizes, cst.Attribute) and sizes.attr.value == "shape":
+                return True
+            return isinstance(sizes, cst.Call) and bool(self.names.resolve(sizes.func) & SHAPE_FUNCTIONS)
+        if isinstance(expr, cst.Name):
+            return self._assigned(expr, where, lambda value, at: self._count(value, at, depth + 1))
+        return False
 
     def _low_unbounded(self, kinds: TensorKinds, operand: cst.BaseExpression, where: Where) -> bool:
         """16-bit and not normalised before, as the code stands or with the arguments a
@@ -302,3 +352,8 @@ def _nodes_in(node: cst.CSTNode) -> List[cst.CSTNode]:
 def _calls_in(node: cst.CSTNode) -> List[cst.Call]:
     """Every call in an expression (a sink's argument)."""
     return [n for n in _nodes_in(node) if isinstance(n, cst.Call)]
+
+
+def _mentions(expr: cst.BaseExpression, name: str) -> bool:
+    """Whether ``expr`` reads the name (``tf.reduce_mean(loss)`` reads ``loss``)."""
+    return any(isinstance(node, cst.Name) and node.value == name for node in _nodes_in(expr))

@@ -599,6 +599,13 @@ NORMALIZING_LAYERS = frozenset({"keras.layers.LayerNormalization", "keras.layers
                                 "keras.layers.GroupNormalization", "keras.layers.UnitNormalization"})
 #: calls that give a tensor's shape (its sizes)
 SHAPE_FUNCTIONS = frozenset({"tensorflow.shape", "keras.ops.shape", "keras.backend.shape"})
+#: calls that divide or scale their first tensor by their second
+SCALING_FUNCTIONS = frozenset({"tensorflow.divide", "tensorflow.math.divide", "tensorflow.truediv",
+                               "tensorflow.math.truediv", "tensorflow.multiply", "tensorflow.math.multiply",
+                               "keras.ops.divide", "keras.ops.multiply", "keras.ops.true_divide"})
+#: products of a tensor's elements: of its sizes, ``tf.reduce_prod(tf.shape(x)[1:])``, its element count
+PRODUCT_FUNCTIONS = frozenset({"tensorflow.reduce_prod", "tensorflow.math.reduce_prod", "keras.ops.prod",
+                               "keras.backend.prod", "numpy.prod"})
 
 # -- distributions (MP507) -----------------------------------------------------------------------
 #: TensorFlow Probability's namespace of distributions
