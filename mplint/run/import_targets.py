@@ -98,3 +98,19 @@ def may_import(targets: Iterable[Optional[FrozenSet[str]]], module_names: Iterab
             if target in names or target.startswith(prefixes):
                 return True
     return False
+
+
+def reachable_below(statement: bytes, importer: str, root: Optional[Path]) -> Optional[FrozenSet[str]]:
+    """The dotted names whose submodules one statement makes reachable by attribute, so a
+    call may name one that no statement loads (``import pkg`` then ``pkg.sub.f()``; ``from
+    pkg import sub`` then ``sub.mod.f()``; ``from pkg import *``): an ``import`` binds each
+    name's head, a ``from`` each imported name (the module itself only for a star). None
+    when the statement cannot be read."""
+    targets = statement_targets(statement, importer, root)
+    if targets is None:
+        return None
+    text = statement.lstrip()
+    if b";" in text or not text.startswith(b"from"):
+        return frozenset(target.split(".")[0] for target in targets)
+    bases = {target for target in targets if any(other.startswith(target + ".") for other in targets)}
+    return frozenset(targets - bases) or targets

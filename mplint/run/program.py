@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, Callable, Deque, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, cast
 
 from mplint.run.forwarded_arguments import ForwardedArguments
-from mplint.run.import_targets import import_statements, may_import, statement_targets
+from mplint.run.import_targets import import_statements, may_import, reachable_below, statement_targets
 from mplint.run.instance_methods import InstanceMethods, method_name, names_a_method
 from mplint.run.module_paths import absolute_import, importable, on_path
 from mplint.run.optimizer_values import OptimizerValues, judges_optimizers
@@ -197,6 +197,15 @@ _AFTER_ALL = 1 << 30
 #: more call sites of one function than this: its parameters are left unknown
 _MAX_SITES = 32
 #: a bool argument as a summary writes it
+#: a function defined at a module's top level (a registering decorator, maybe)
+_TOP_DEF = re.compile(rb"^(?:async[ \t]+)?def[ \t]+([A-Za-z_]\w*)", re.M)
+
+
+class WholeSearchNeeded(Exception):
+    """A setter search kept to a scope cannot tell what the whole project's tells the
+    checked files (:meth:`ProgramModel._may_seed`): search the whole project."""
+
+
 _BOOLS = frozenset({"true", "false"})
 #: entries a registry call is followed into, at most
 _MAX_REGISTRY = 64
@@ -375,6 +384,8 @@ class ProgramModel:
         #: how many resolutions stopped at a module outside ``_restrict`` (not memoised:
         #: a setter found later widens it, and the order setters are taken in must not matter)
         self._cut = 0
+        #: dotted name -> the modules below it (built on first use, :meth:`_modules_named`)
+        self._below: Optional[Dict[str, Set[str]]] = None
         #: the modules the spread may enter (None: all)
         self._within: Optional[Set[str]] = None
         #: summaries' ``passes`` by the last name of the callee (see :meth:`call_sites`)
@@ -387,12 +398,16 @@ class ProgramModel:
         self._instances = InstanceMethods(self)
 
     # -- building ------------------------------------------------------------------------
-    def build(self, setter_files: Iterable[str], targets: Optional[Iterable[str]] = None) -> "ProgramResult":
+    def build(self, setter_files: Iterable[str], targets: Optional[Iterable[str]] = None,
+              scope: Optional[Set[str]] = None) -> "ProgramResult":
         """Find every function that sets a policy (directly or through a helper),
         then spread each policy over the code called after it is set.
 
         ``targets``: the files being checked, when not the whole project (pre-commit
-        names one): the spread then enters only modules that may lead to them."""
+        names one): the spread then enters only modules that may lead to them.
+        ``scope`` (:meth:`setter_scope` of the targets): the upward search for who calls
+        a setter stays in these modules; raises :class:`WholeSearchNeeded` where that
+        cannot tell what a whole search tells the targets (a library switch's seeds)."""
         pending = sorted(set(setter_files) & set(self.files))  # one answer, whatever the order
         seen_setters: Set[str] = set()
         # Upward, a call matters only if it may reach a setter: modules that set
@@ -406,6 +421,8 @@ class ProgramModel:
             self._find_sets(path)
             names = self._setter_names(path)
             for importer in self._importers(path):
+                if scope is not None and importer not in scope:
+                    continue  # its calls lead to no checked file (:meth:`setter_scope`)
                 raw = self._read(importer) or b""
                 if names is not None:
                     self.sought.setdefault(importer, set()).update(name.decode("utf-8", "replace") for name in names)
@@ -420,8 +437,11 @@ class ProgramModel:
         self._restrict = None
         self._resolved.clear()  # answers given under the restriction
         self._edges.clear()
+        within = None if targets is None else self._leading_to(set(targets))
+        if scope is not None and within is not None and self._may_seed(within):
+            raise WholeSearchNeeded()
         self._seed_library_api()
-        self._within = None if targets is None else self._leading_to(set(targets))
+        self._within = within
         self._restrict = self._within  # calls into other modules are not resolved
         self._spread()
         self._restrict = None
@@ -717,6 +737,96 @@ class ProgramModel:
                     for value in (policy, UNKNOWN_POLICY):
                         self._govern(root, value, Route(route.path, route.line, (self._label(root),)))
                 self._api_roots.append(root)
+
+    def _may_seed(self, within: Set[str]) -> bool:
+        """Whether :meth:`_seed_library_api` may seed a training entry point of ``within``
+        after a search kept to a scope: whether a program sets a policy, and whether a
+        setter is called, are facts of the whole project, which that search did not read
+        (it reads every setter of the packages of ``within``'s training entry points, so
+        one it leaves uncalled is the only kind that may seed there)."""
+        if self._programs_set_policies():
+            return False  # set by a program the scope holds: so in the whole project too
+        return any(root[0] in within for (path, name), _ in self._uncalled_setters() if not _private(name)
+                   for root in self._training_entry_points(path))
+
+    def reuse_indexes(self, other: "ProgramModel") -> None:
+        """Take ``other``'s indexes of the project's import statements (facts of the
+        files' bytes alone), built for the same files: a run of named files reads them
+        once for :meth:`setter_scope` and once for the model."""
+        self._import_words = other._import_words
+        self._targets_of = other._targets_of
+        self._below = other._below
+
+    def setter_scope(self, targets: Iterable[str]) -> Optional[Set[str]]:
+        """The modules whose policy setters, and the callers of those, may reach the code
+        of ``targets`` (a run that checks named files): the modules that lead to them
+        (:meth:`_leading_to`), and everything those may import, transitively (a setter
+        reaches a module's code only through a call, and a call into another module goes
+        through an import; a package's submodules count, ``pkg.sub.f()`` after ``import
+        pkg``), with the modules that import one of them and decorate with a name it binds
+        (a registry's entries, which a lookup runs), and every module of the top package of
+        a module of ``within`` that defines a training entry point (where a library switch
+        seeds: :meth:`_seed_library_api`). None (no scope: the whole project) when an import
+        statement cannot be read, or a notebook is among them."""
+        within = self._leading_to(set(targets))
+        self._resolved.clear()  # (asked again under the upward search's restriction)
+        self._edges.clear()
+        found = set(within)
+        todo = sorted(within)
+        while todo:
+            path = todo.pop()
+            if path.endswith(".ipynb"):
+                return None
+            loaded: Set[str] = set()
+            below: Set[str] = set()
+            for statement in import_statements(self._read(path) or b""):
+                names = statement_targets(statement, path, self.root)
+                under = reachable_below(statement, path, self.root)
+                if names is None or under is None:
+                    return None
+                loaded.update(names)
+                below.update(under)
+            for module in self._modules_named(loaded, below) | self._registering(path):
+                if module not in found:
+                    found.add(module)
+                    todo.append(module)
+        packages = frozenset(f for f in self.files if os.path.basename(f) == "__init__.py")
+        trainers = {_top_package(path, self.root, packages) for path in within
+                    if _TRAINING_DEF.search(self._read(path) or b"")}
+        trainers.discard(None)
+        if trainers:
+            found.update(f for f in self.files if _top_package(f, self.root, packages) in trainers)
+        return found
+
+    def _modules_named(self, loaded: Iterable[str], below: Iterable[str]) -> Set[str]:
+        """The project modules that loading ``loaded`` runs (each name's module and the
+        packages above it), and those below the names of ``below``."""
+        if self._below is None:
+            self._below = {}
+            for name, paths in self._modules.items():
+                parts = name.split(".")
+                for depth in range(1, len(parts)):
+                    self._below.setdefault(".".join(parts[:depth]), set()).update(paths)
+        found: Set[str] = set()
+        for name in loaded:
+            parts = name.split(".")
+            for depth in range(1, len(parts) + 1):
+                found.update(self._modules.get(".".join(parts[:depth]), ()))
+        for name in below:
+            found.update(self._below.get(name, ()))
+        return found
+
+    def _registering(self, path: str) -> Set[str]:
+        """The importers of ``path`` that decorate a definition with a name ``path`` binds
+        at its top level (``@BACKBONES.register``, ``@register_model``): a registry's
+        entries, which a lookup through ``path`` may run."""
+        raw = self._read(path) or b""
+        names = set(top_level_names(raw)) | {m.group(1).decode("ascii", "replace") for m in _TOP_DEF.finditer(raw)}
+        names = {name for name in names if name.isidentifier()}
+        if not names:
+            return set()
+        mark = re.compile(rb"@(?:\w+\.)*(?:" + b"|".join(re.escape(n.encode()) for n in sorted(names)) + rb")\b")
+        return {importer for importer in self.importers_of(path) if mark.search(self._read(importer) or b"")}
 
     def _uncalled_setters(self) -> List[Tuple[Node, Dict[str, Tuple[int, Route]]]]:
         """Functions outside tests that set a policy themselves and that no project call

@@ -29,8 +29,8 @@ from mplint.run.garbage import collected_per_file
 from mplint.run.library import is_configured_library_module, is_library_module, is_packaged, package_surface
 from mplint.run.module_paths import absolute_import, importable, module_names, on_path
 from mplint.run.policy_switches import only_in_library_switches
-from mplint.run.program import (ProgramModel, ProgramResult, Route, content_view, glance_view, import_words,
-                                program_view)
+from mplint.run.program import (ProgramModel, ProgramResult, Route, WholeSearchNeeded, content_view, glance_view,
+                                import_words, program_view)
 from mplint.run.reexports import Exports, HandedOn, exports_of
 from mplint.run.summaries import ModuleSummary, summarize
 from mplint.run.version_routes import guarded_modules, guarded_names
@@ -1090,31 +1090,25 @@ def _program(project: ProjectFacts, others: SetterFacts, unique: Dict[str, str],
         item = project.files.get(key) or others.facts(key)
         return frozenset(item.policies)
 
-    setters = [key for key, item in project.files.items() if item.policies]
-    setters += [key for key, item in others.known.items() if item.policies]
-    # A file not parsed yet counts as a setter when its summary calls a policy setter;
-    # one whose policy then reaches a checked file is parsed, and left out if the
-    # index finds no policy there after all (the summary knows no names).
-    maybe = [key for key in sorted(others.pending) if any(f.sets for f in summary_of(key).functions.values())]
-    # The setter search asks the policies of each of these that passes one it cannot
-    # read (``set_global_policy(name)``): the index answers them all at once.
-    others.index(key for key in maybe if any(not literal for f in summary_of(key).functions.values()
-                                             for _, literal in f.sets))
+    # A run of named files searches for setters only where one may reach them (the
+    # whole project when that scope cannot tell what the whole search tells).
+    scout = ProgramModel(project.root, unique, summary_of, read, policy_values)
+    scope = None if checked is None else scout.setter_scope(checked)
+
+    def search(scope: Optional[Set[str]]) -> Tuple[ProgramModel, ProgramResult]:
+        return _setter_search(project, others, scout, summary_of, read, policy_values, checked, scope)
+
     try:
-        while True:
-            model = ProgramModel(project.root, unique, summary_of, read, policy_values)
-            result = model.build(setters + maybe, checked)
-            reaching = {route.path for path in checked or ()
-                        for routes in result.governance(path).by_function.values() for route in routes.values()}
-            others.index(key for key in maybe if key in reaching)  # together, as above
-            wrong = [key for key in maybe if key in reaching and not others.facts(key).policies]
-            if not wrong:
-                break
-            maybe = [key for key in maybe if key not in wrong]
+        try:
+            model, result = search(scope)
+        except WholeSearchNeeded:
+            scope = None
+            model, result = search(None)
     except RecursionError:  # a pathological project: its cross-file facts are left out
         return ProgramResult()
-    # A change to any of these files may change who sets what.
-    result.read = sorted(set(result.read) | set(others.candidates))
+    # A change to any of these files may change who sets what (in the scope, what may
+    # import a setter).
+    result.read = sorted(set(result.read) | set(others.candidates) | (scope or set()))
     summarised = model.summaries()
     for key in result.read:
         raw = read(key)
@@ -1129,6 +1123,40 @@ def _program(project: ProjectFacts, others: SetterFacts, unique: Dict[str, str],
                 result.glances[key] = glance_view(raw, searched, set(result.sought.get(key, ())))
         result.sought = {key: names for key, names in result.sought.items() if key in result.glances}
     return result
+
+
+def _setter_search(project: ProjectFacts, others: SetterFacts, scout: ProgramModel,
+                   summary_of: Callable[[str], ModuleSummary], read: Callable[[str], Optional[bytes]],
+                   policy_values: Callable[[str], FrozenSet[str]], checked: Optional[List[str]],
+                   scope: Optional[Set[str]]) -> Tuple[ProgramModel, ProgramResult]:
+    """The program model built from the project's setters (those of ``scope`` only,
+    when given: :meth:`ProgramModel.setter_scope`); ``scout`` lends its indexes of the
+    project's import statements."""
+    def kept(key: str) -> bool:
+        return scope is None or key in scope
+
+    setters = [key for key, item in project.files.items() if item.policies and kept(key)]
+    setters += [key for key, item in others.known.items() if item.policies and kept(key)]
+    # A file not parsed yet counts as a setter when its summary calls a policy setter;
+    # one whose policy then reaches a checked file is parsed, and left out if the
+    # index finds no policy there after all (the summary knows no names).
+    maybe = [key for key in sorted(others.pending)
+             if kept(key) and any(f.sets for f in summary_of(key).functions.values())]
+    # The setter search asks the policies of each of these that passes one it cannot
+    # read (``set_global_policy(name)``): the index answers them all at once.
+    others.index(key for key in maybe if any(not literal for f in summary_of(key).functions.values()
+                                             for _, literal in f.sets))
+    while True:
+        model = ProgramModel(project.root, scout.files, summary_of, read, policy_values)
+        model.reuse_indexes(scout)
+        result = model.build(setters + maybe, checked, scope)
+        reaching = {route.path for path in checked or ()
+                    for routes in result.governance(path).by_function.values() for route in routes.values()}
+        others.index(key for key in maybe if key in reaching)  # together, as above
+        wrong = [key for key in maybe if key in reaching and not others.facts(key).policies]
+        if not wrong:
+            return model, result
+        maybe = [key for key in maybe if key not in wrong]
 
 
 def _summary(key: str, raw: bytes, unique: Dict[str, str], cache) -> ModuleSummary:
