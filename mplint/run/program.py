@@ -132,6 +132,23 @@ def glance_view(raw: bytes, searched: Set[str], sought: Set[str]) -> str:
     return hashlib.sha256(data.encode()).hexdigest()
 
 
+def scope_view(raw: bytes) -> str:
+    """A digest of what :meth:`ProgramModel.setter_scope` reads of a file in the scope it
+    did not summarise: its import statements as written, the names it binds at its top
+    level, its decorator lines and whether it defines a training entry point. An edit
+    elsewhere in such a file leaves the scope, and a result searched in it, as they were."""
+    data = json.dumps([sorted(statement.decode("utf-8", "replace").strip() for statement in import_statements(raw)),
+                       sorted(top_level_names(raw)),
+                       sorted(m.group(1).decode("utf-8", "replace") for m in _TOP_DEF.finditer(raw)),
+                       sorted(line.decode("utf-8", "replace").strip() for line in _DECORATOR_LINE.findall(raw)),
+                       bool(_TRAINING_DEF.search(raw))])
+    return hashlib.sha256(data.encode()).hexdigest()
+
+
+#: a decorator's line (a registry's entry is marked by one)
+_DECORATOR_LINE = re.compile(rb"^[ \t]*@[^\n]*", re.M)
+
+
 def content_view(raw: bytes) -> str:
     """The view of a file the model read without summarising it: its exact bytes."""
     return "raw:" + hashlib.sha256(raw).hexdigest()
@@ -235,6 +252,9 @@ class ProgramResult:
         #: path -> what the model read of each other file whose import statements hold a
         #: module name it looked for (:func:`glance_view`)
         self.glances: Dict[str, str] = {}
+        #: path -> :func:`scope_view` of each file of the setter search's scope (a run of
+        #: named files) that it did not read
+        self.scoped: Dict[str, str] = {}
 
     def still_valid(self, changed: Iterable[str], import_words: Callable[[str], Set[str]],
                     content: Callable[[str], Optional[bytes]] = lambda path: None,
@@ -253,6 +273,8 @@ class ProgramResult:
                 continue
             raw = content(path)
             if may_drop_scaling(raw or b""):
+                return False
+            if path in self.scoped and (raw is None or scope_view(raw) != self.scoped[path]):
                 return False
             glanced = self.glances.get(path)
             if glanced is not None:
@@ -289,13 +311,14 @@ class ProgramResult:
                 for path, g in self._by_file.items()}
 
     def to_json(self) -> list:
-        return [self.files_json(), self.read, self.searched, self.scope, self.views, self.sought, self.glances]
+        return [self.files_json(), self.read, self.searched, self.scope, self.views, self.sought, self.glances,
+                self.scoped]
 
     @classmethod
     def from_json(cls, data: object) -> Optional["ProgramResult"]:
         """The result, or None for data of another shape (a cache miss)."""
         try:
-            files, read, searched, scope, views, sought, glances = cast(List[Any], data)
+            files, read, searched, scope, views, sought, glances, scoped = cast(List[Any], data)
             by_file: Dict[str, Governance] = {}
             assert isinstance(files, dict) and isinstance(read, list) and isinstance(searched, list)
             for path, (setters, functions, parts, trained, factories, params, overrides, reached, arguments,
@@ -326,6 +349,7 @@ class ProgramResult:
             seen = {str(k): str(v) for k, v in views.items()}
             glanced = {str(k): str(v) for k, v in glances.items()}
             names = {str(k): [str(n) for n in v] for k, v in sought.items()}
+            in_scope = {str(k): str(v) for k, v in scoped.items()}
         except (AssertionError, AttributeError, TypeError, ValueError):
             return None
         result = cls(by_file, [str(r) for r in read], [str(s) for s in searched],
@@ -333,6 +357,7 @@ class ProgramResult:
         result.views = seen
         result.sought = names
         result.glances = glanced
+        result.scoped = in_scope
         return result
 
 
@@ -767,7 +792,11 @@ class ProgramModel:
         (a registry's entries, which a lookup runs), and every module of the top package of
         a module of ``within`` that defines a training entry point (where a library switch
         seeds: :meth:`_seed_library_api`). None (no scope: the whole project) when an import
-        statement cannot be read, or a notebook is among them."""
+        statement cannot be read, or the project holds a notebook (its imports are cells of
+        JSON text, which :meth:`importers_of` does not read: a notebook that sets a policy
+        and calls a checked module is found only by the whole search)."""
+        if any(path.endswith(".ipynb") for path in self.files):
+            return None
         within = self._leading_to(set(targets))
         self._resolved.clear()  # (asked again under the upward search's restriction)
         self._edges.clear()
@@ -775,8 +804,6 @@ class ProgramModel:
         todo = sorted(within)
         while todo:
             path = todo.pop()
-            if path.endswith(".ipynb"):
-                return None
             loaded: Set[str] = set()
             below: Set[str] = set()
             for statement in import_statements(self._read(path) or b""):

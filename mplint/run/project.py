@@ -30,7 +30,7 @@ from mplint.run.library import is_configured_library_module, is_library_module, 
 from mplint.run.module_paths import absolute_import, importable, module_names, on_path
 from mplint.run.policy_switches import only_in_library_switches
 from mplint.run.program import (ProgramModel, ProgramResult, Route, WholeSearchNeeded, content_view, glance_view,
-                                import_words, program_view)
+                                import_words, program_view, scope_view)
 from mplint.run.reexports import Exports, HandedOn, exports_of
 from mplint.run.summaries import ModuleSummary, summarize
 from mplint.run.version_routes import guarded_modules, guarded_names
@@ -1106,9 +1106,8 @@ def _program(project: ProjectFacts, others: SetterFacts, unique: Dict[str, str],
             model, result = search(None)
     except RecursionError:  # a pathological project: its cross-file facts are left out
         return ProgramResult()
-    # A change to any of these files may change who sets what (in the scope, what may
-    # import a setter).
-    result.read = sorted(set(result.read) | set(others.candidates) | (scope or set()))
+    # A change to any of these files may change who sets what.
+    result.read = sorted(set(result.read) | set(others.candidates))
     summarised = model.summaries()
     for key in result.read:
         raw = read(key)
@@ -1122,6 +1121,10 @@ def _program(project: ProjectFacts, others: SetterFacts, unique: Dict[str, str],
             if raw is not None:
                 result.glances[key] = glance_view(raw, searched, set(result.sought.get(key, ())))
         result.sought = {key: names for key, names in result.sought.items() if key in result.glances}
+        for key in sorted((scope or set()) - set(result.read)):  # what the scope was made of
+            raw = read(key)
+            if raw is not None:
+                result.scoped[key] = scope_view(raw)
     return result
 
 
