@@ -145,6 +145,8 @@ def scope_view(raw: bytes) -> str:
     return hashlib.sha256(data.encode()).hexdigest()
 
 
+#: a decorator's dotted head, from the start of its line
+_DECORATOR_HEAD = re.compile(rb"^[ \t]*@[ \t]*([\w.]+)", re.M)
 #: a decorator's line (a registry's entry is marked by one)
 _DECORATOR_LINE = re.compile(rb"^[ \t]*@[^\n]*", re.M)
 
@@ -411,6 +413,8 @@ class ProgramModel:
         self._cut = 0
         #: dotted name -> the modules below it (built on first use, :meth:`_modules_named`)
         self._below: Optional[Dict[str, Set[str]]] = None
+        #: the names written in decorators' heads (built on first use, :meth:`_decorator_words`)
+        self._decorated_names: Optional[Set[str]] = None
         #: the modules the spread may enter (None: all)
         self._within: Optional[Set[str]] = None
         #: summaries' ``passes`` by the last name of the callee (see :meth:`call_sites`)
@@ -781,6 +785,7 @@ class ProgramModel:
         self._import_words = other._import_words
         self._targets_of = other._targets_of
         self._below = other._below
+        self._decorated_names = other._decorated_names
 
     def setter_scope(self, targets: Iterable[str]) -> Optional[Set[str]]:
         """The modules whose policy setters, and the callers of those, may reach the code
@@ -849,11 +854,21 @@ class ProgramModel:
         entries, which a lookup through ``path`` may run."""
         raw = self._read(path) or b""
         names = set(top_level_names(raw)) | {m.group(1).decode("ascii", "replace") for m in _TOP_DEF.finditer(raw)}
-        names = {name for name in names if name.isidentifier()}
+        names = {name for name in names if name.isidentifier()} & self._decorator_words()
         if not names:
             return set()
         mark = re.compile(rb"@(?:\w+\.)*(?:" + b"|".join(re.escape(n.encode()) for n in sorted(names)) + rb")\b")
         return {importer for importer in self.importers_of(path) if mark.search(self._read(importer) or b"")}
+
+    def _decorator_words(self) -> Set[str]:
+        """Every name written in a decorator's dotted head anywhere in the project (read
+        once): a module binding none of them fills no registry by decorators."""
+        if self._decorated_names is None:
+            self._decorated_names = set()
+            for path in self.files:
+                for head in _DECORATOR_HEAD.findall(self._read(path) or b""):
+                    self._decorated_names.update(part.decode("ascii", "replace") for part in head.split(b"."))
+        return self._decorated_names
 
     def _uncalled_setters(self) -> List[Tuple[Node, Dict[str, Tuple[int, Route]]]]:
         """Functions outside tests that set a policy themselves and that no project call
