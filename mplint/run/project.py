@@ -26,6 +26,7 @@ from mplint.run.code_stamp import code_stamp
 from mplint.run.dependency_pins import ProjectPins, project_pins
 from mplint.run.discovery import discover
 from mplint.run.garbage import collected_per_file
+from mplint.run.import_targets import import_statements, statement_targets
 from mplint.run.library import is_configured_library_module, is_library_module, is_packaged, package_surface
 from mplint.run.module_paths import absolute_import, importable, module_names, on_path
 from mplint.run.policy_switches import only_in_library_switches
@@ -865,44 +866,59 @@ def may_enable_rewrite(raw: bytes) -> bool:
     return any(token in raw for token in REWRITE_TOKENS)
 
 
+#: an import after ``:`` or ``;`` on its line, which :func:`import_statements` does not read
+_INLINE_IMPORT = re.compile(rb"[:;][ \t]*(?:from|import)[ \t]")
+
+
 class _ModuleWords:
     """Whether another file may import a checked file, or be imported by one, told from
-    their bytes before either is parsed. :func:`governs` pairs an importer with a module
-    only through a dotted name whose last part the importer writes (``import pkg.model``,
-    ``from pkg import model``, ``from ..model import x``) and that is the module's name or
-    a package above it, so that part is one of the module's. A file that enables the graph
-    rewrite and writes none of a checked file's parts, nor the checked file any of its,
-    is not one :meth:`ProjectFacts.rewriting` gives a checked file: it need not be indexed
-    at once. Notebooks always pair (their code is JSON text)."""
+    their import statements before either is parsed. :func:`governs` pairs an importer
+    with a module only through an import of the module or of a package above it, so a
+    statement of one of the two files, read as Python reads it (:mod:`import_targets`),
+    loads the other or a package holding it. A file that enables the graph rewrite and
+    pairs so with no checked file is not one :meth:`ProjectFacts.rewriting` gives a
+    checked file: it need not be indexed at once. Notebooks always pair (their code is
+    JSON text), and so does a file with a statement that cannot be read."""
 
     def __init__(self, checked: Iterable[str], root: Optional[Path], read: Callable[[str], Optional[bytes]]) -> None:
         self.checked = list(checked)
         self.root = root
         self.read = read
-        self._words: Dict[str, Optional["re.Pattern[bytes]"]] = {}
+        self._targets: Dict[str, Optional[FrozenSet[str]]] = {}
 
     def may_pair(self, key: str, raw: bytes) -> bool:
         if key.endswith(".ipynb"):
             return True
         for own in self.checked:
             mine = self.read(own)
-            if mine is None or own.endswith(".ipynb") or self._names(own, raw) or self._names(key, mine):
+            if mine is None or own.endswith(".ipynb") or self._loads(key, raw, own) or self._loads(own, mine, key):
                 return True
         return False
 
-    def _names(self, path: str, raw: bytes) -> bool:
-        """Whether a part of a dotted name of the module at ``path`` is a word of ``raw``."""
-        if path not in self._words:
-            parts = {part for name, _ in importable(path, self.root) for part in name.split(".")}
-            parts = {part for part in parts if part.isidentifier()}  # an import writes only these
-            if not parts:
-                self._words[path] = re.compile(rb"(?!)")  # no name an import can write
-            elif all(part.isascii() for part in parts):
-                self._words[path] = re.compile(rb"\b(?:" + b"|".join(re.escape(p.encode()) for p in sorted(parts)) + rb")\b")
-            else:
-                self._words[path] = None  # a word in another encoding: not told from bytes
-        words = self._words[path]
-        return words is None or words.search(raw) is not None
+    def _loads(self, importer: str, raw: bytes, path: str) -> bool:
+        """Whether a statement of ``importer`` may load the module at ``path`` or a
+        package above it (each target's packages run first, so both count)."""
+        targets = self._statement_targets(importer, raw)
+        if targets is None:
+            return True
+        return any(name in targets or any(name.startswith(target + ".") for target in targets)
+                   for name, _ in importable(path, self.root))
+
+    def _statement_targets(self, importer: str, raw: bytes) -> Optional[FrozenSet[str]]:
+        """What the file's import statements may load (None: one cannot be read)."""
+        if importer not in self._targets:
+            if _INLINE_IMPORT.search(raw):  # ``if x: import m``, ``a = 1; import m``: not read
+                self._targets[importer] = None
+                return None
+            found: Set[str] = set()
+            for statement in import_statements(raw):
+                names = statement_targets(statement, importer, self.root)
+                if names is None:
+                    self._targets[importer] = None
+                    return None
+                found.update(names)
+            self._targets[importer] = frozenset(found)
+        return self._targets[importer]
 
 
 class SetterFacts:
