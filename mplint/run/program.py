@@ -19,7 +19,9 @@ called); so has a class that such code hands on to code that may build it
 (``functools.partial(Cls)``, an argument, a default, a return: :mod:`escapes`). Calls that cannot be followed are not: unknown stays unknown.
 
 The model is built lazily: only modules that set a policy, that import such a
-module, or that governed code calls are summarised (:mod:`summaries`).
+module, or that governed code calls are summarised (:mod:`summaries`). A run of named
+files (pre-commit) searches for setters only among the modules that may reach them
+(:meth:`ProgramModel.setter_scope`).
 """
 
 from __future__ import annotations
