@@ -55,3 +55,10 @@ def test_what_a_statement_makes_reachable_below_it():
     # a star import binds the module's names, its submodules among them
     assert _below("from app.layers import *\n") == [frozenset({"app.layers"})]
     assert _below("    from the paper, we import ideas\n") == [None]
+
+
+def test_a_docstring_line_that_starts_with_from_is_no_statement():
+    # a ``from`` line without ``import`` (nor a continuation) is prose Python never runs
+    assert _targets("    from the output.\n") == [frozenset()]
+    assert not may_import(_targets("        from a model class like\n"), ["app.layers", "layers"])
+    assert _targets("from app \\\n    import layers\n")[0] is None  # continued: kept unread

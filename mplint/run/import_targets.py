@@ -28,6 +28,7 @@ _FROM = re.compile(r"from\s+(\.*)\s*([\w.]*)\s+import\b(.*)", re.S)
 _IMPORT = re.compile(r"import\s+(.*)", re.S)
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*")
 _NAME = re.compile(r"[A-Za-z_]\w*|\*")
+_IMPORT_WORD = re.compile(r"\bimport\b")
 
 
 def import_statements(raw: bytes) -> List[bytes]:
@@ -64,6 +65,8 @@ def statement_targets(statement: bytes, importer: str, root: Optional[Path]) -> 
     for piece in (p.strip() for p in text.split(";")):
         if not piece:
             continue
+        if piece.startswith("from") and not _IMPORT_WORD.search(piece) and not piece.endswith("\\"):
+            continue  # a docstring's prose ("from the output."): Python reads no statement here
         found = _FROM.fullmatch(piece)
         if found is not None:
             dots, module, names = found.groups()

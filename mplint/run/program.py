@@ -824,6 +824,8 @@ class ProgramModel:
                 if module not in found:
                     found.add(module)
                     todo.append(module)
+            if len(found) * 2 > len(self.files):
+                return None  # most of the project (``import pkg`` of a library): the whole search costs less
         packages = frozenset(f for f in self.files if os.path.basename(f) == "__init__.py")
         trainers = {_top_package(path, self.root, packages) for path in within
                     if _TRAINING_DEF.search(self._read(path) or b"")}
