@@ -133,3 +133,28 @@ def test_a_file_touched_without_a_change_keeps_the_stored_program_model(tmp_path
     assert builds == [1, 1]
     builds.clear()
     assert cached == _findings(project, "--no-cache", "--force-exclude", "pkg/model.py")
+
+
+def test_an_import_added_in_the_setter_scope_rebuilds_a_pre_commit_result(tmp_path):
+    """A pre-commit run searches for setters only in the modules that may reach the
+    checked one (``ProgramModel.setter_scope``): an edit to such a module's body keeps its
+    stored result, and an import it adds (of a module whose helper sets a policy) is
+    searched again, as a run without the cache searches it."""
+    from helpers import write_files
+
+    project = write_files(tmp_path, {
+        "setup.py": "", "pkg/__init__.py": "",
+        "pkg/util.py": "VERSION = 1\n",
+        "pkg/model.py": "import tensorflow as tf\nfrom pkg import util\n\n\ndef build():\n"
+                        "    return tf.keras.Sequential([tf.keras.layers.Dense(10, activation='softmax')])\n",
+        "amp.py": "import tensorflow as tf\n\n\ndef enable():\n"
+                  "    tf.keras.mixed_precision.set_global_policy('mixed_float16')\n",
+    })
+    assert _findings(project, "--force-exclude", "pkg/model.py") == []
+    util = project / "pkg" / "util.py"
+    util.write_text("VERSION = 2  # bumped\n", encoding="utf-8")
+    assert _findings(project, "--force-exclude", "pkg/model.py") == []
+    util.write_text("from amp import enable\n\nenable()\nVERSION = 3\n", encoding="utf-8")
+    cached = _findings(project, "--force-exclude", "pkg/model.py")
+    assert cached, "the policy set through pkg/util.py's import reaches pkg/model.py"
+    assert cached == _findings(project, "--no-cache", "--force-exclude", "pkg/model.py")

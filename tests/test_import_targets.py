@@ -4,7 +4,7 @@ than the program model resolves (the reverse-dependency prefilter of issue #24).
 
 from pathlib import Path
 
-from mplint.run.import_targets import import_statements, may_import, statement_targets
+from mplint.run.import_targets import import_statements, may_import, reachable_below, statement_targets
 
 ROOT = Path("/project")
 
@@ -41,3 +41,24 @@ def test_keras_layers_is_no_import_of_a_project_package_called_layers():
     assert may_import(_targets("from app import layers\n"), names)
     assert may_import(_targets("from ..layers import blocks\n"), names)  # a submodule runs the package
     assert may_import(_targets("import layers\n", "/project/train.py"), names)
+
+
+def _below(text: str, importer: str = "/project/app/models/factory.py"):
+    return [reachable_below(s, importer, ROOT) for s in import_statements(text.encode())]
+
+
+def test_what_a_statement_makes_reachable_below_it():
+    # ``import a.b`` binds ``a``: ``a.c.f()`` may name any module under it
+    assert _below("import app.layers.blocks as b, json\n") == [frozenset({"app", "json"})]
+    # ``from a import b`` binds ``a.b`` (a package's modules by attribute), not ``a``
+    assert _below("from ..layers import blocks\n") == [frozenset({"app.layers.blocks"})]
+    # a star import binds the module's names, its submodules among them
+    assert _below("from app.layers import *\n") == [frozenset({"app.layers"})]
+    assert _below("    from the paper, we import ideas\n") == [None]
+
+
+def test_a_docstring_line_that_starts_with_from_is_no_statement():
+    # a ``from`` line without ``import`` (nor a continuation) is prose Python never runs
+    assert _targets("    from the output.\n") == [frozenset()]
+    assert not may_import(_targets("        from a model class like\n"), ["app.layers", "layers"])
+    assert _targets("from app \\\n    import layers\n")[0] is None  # continued: kept unread

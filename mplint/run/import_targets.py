@@ -28,6 +28,7 @@ _FROM = re.compile(r"from\s+(\.*)\s*([\w.]*)\s+import\b(.*)", re.S)
 _IMPORT = re.compile(r"import\s+(.*)", re.S)
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*")
 _NAME = re.compile(r"[A-Za-z_]\w*|\*")
+_IMPORT_WORD = re.compile(r"\bimport\b")
 
 
 def import_statements(raw: bytes) -> List[bytes]:
@@ -64,6 +65,8 @@ def statement_targets(statement: bytes, importer: str, root: Optional[Path]) -> 
     for piece in (p.strip() for p in text.split(";")):
         if not piece:
             continue
+        if piece.startswith("from") and not _IMPORT_WORD.search(piece) and not piece.endswith("\\"):
+            continue  # a docstring's prose ("from the output."): Python reads no statement here
         found = _FROM.fullmatch(piece)
         if found is not None:
             dots, module, names = found.groups()
@@ -98,3 +101,19 @@ def may_import(targets: Iterable[Optional[FrozenSet[str]]], module_names: Iterab
             if target in names or target.startswith(prefixes):
                 return True
     return False
+
+
+def reachable_below(statement: bytes, importer: str, root: Optional[Path]) -> Optional[FrozenSet[str]]:
+    """The dotted names whose submodules one statement makes reachable by attribute, so a
+    call may name one that no statement loads (``import pkg`` then ``pkg.sub.f()``; ``from
+    pkg import sub`` then ``sub.mod.f()``; ``from pkg import *``): an ``import`` binds each
+    name's head, a ``from`` each imported name (the module itself only for a star). None
+    when the statement cannot be read."""
+    targets = statement_targets(statement, importer, root)
+    if targets is None:
+        return None
+    text = statement.lstrip()
+    if b";" in text or not text.startswith(b"from"):
+        return frozenset(target.split(".")[0] for target in targets)
+    bases = {target for target in targets if any(other.startswith(target + ".") for other in targets)}
+    return frozenset(targets - bases) or targets

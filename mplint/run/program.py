@@ -19,7 +19,9 @@ called); so has a class that such code hands on to code that may build it
 (``functools.partial(Cls)``, an argument, a default, a return: :mod:`escapes`). Calls that cannot be followed are not: unknown stays unknown.
 
 The model is built lazily: only modules that set a policy, that import such a
-module, or that governed code calls are summarised (:mod:`summaries`).
+module, or that governed code calls are summarised (:mod:`summaries`). A run of named
+files (pre-commit) searches for setters only among the modules that may reach them
+(:meth:`ProgramModel.setter_scope`).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from pathlib import Path
 from typing import Any, Callable, Deque, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, cast
 
 from mplint.run.forwarded_arguments import ForwardedArguments
-from mplint.run.import_targets import import_statements, may_import, statement_targets
+from mplint.run.import_targets import import_statements, may_import, reachable_below, statement_targets
 from mplint.run.instance_methods import InstanceMethods, method_name, names_a_method
 from mplint.run.module_paths import absolute_import, importable, on_path
 from mplint.run.optimizer_values import OptimizerValues, judges_optimizers
@@ -132,6 +134,25 @@ def glance_view(raw: bytes, searched: Set[str], sought: Set[str]) -> str:
     return hashlib.sha256(data.encode()).hexdigest()
 
 
+def scope_view(raw: bytes) -> str:
+    """A digest of what :meth:`ProgramModel.setter_scope` reads of a file in the scope it
+    did not summarise: its import statements as written, the names it binds at its top
+    level, its decorator lines and whether it defines a training entry point. An edit
+    elsewhere in such a file leaves the scope, and a result searched in it, as they were."""
+    data = json.dumps([sorted(statement.decode("utf-8", "replace").strip() for statement in import_statements(raw)),
+                       sorted(top_level_names(raw)),
+                       sorted(m.group(1).decode("utf-8", "replace") for m in _TOP_DEF.finditer(raw)),
+                       sorted(line.decode("utf-8", "replace").strip() for line in _DECORATOR_LINE.findall(raw)),
+                       bool(_TRAINING_DEF.search(raw))])
+    return hashlib.sha256(data.encode()).hexdigest()
+
+
+#: a decorator's dotted head, from the start of its line
+_DECORATOR_HEAD = re.compile(rb"^[ \t]*@[ \t]*([\w.]+)", re.M)
+#: a decorator's line (a registry's entry is marked by one)
+_DECORATOR_LINE = re.compile(rb"^[ \t]*@[^\n]*", re.M)
+
+
 def content_view(raw: bytes) -> str:
     """The view of a file the model read without summarising it: its exact bytes."""
     return "raw:" + hashlib.sha256(raw).hexdigest()
@@ -197,6 +218,15 @@ _AFTER_ALL = 1 << 30
 #: more call sites of one function than this: its parameters are left unknown
 _MAX_SITES = 32
 #: a bool argument as a summary writes it
+#: a function defined at a module's top level (a registering decorator, maybe)
+_TOP_DEF = re.compile(rb"^(?:async[ \t]+)?def[ \t]+([A-Za-z_]\w*)", re.M)
+
+
+class WholeSearchNeeded(Exception):
+    """A setter search kept to a scope cannot tell what the whole project's tells the
+    checked files (:meth:`ProgramModel._may_seed`): search the whole project."""
+
+
 _BOOLS = frozenset({"true", "false"})
 #: entries a registry call is followed into, at most
 _MAX_REGISTRY = 64
@@ -226,6 +256,9 @@ class ProgramResult:
         #: path -> what the model read of each other file whose import statements hold a
         #: module name it looked for (:func:`glance_view`)
         self.glances: Dict[str, str] = {}
+        #: path -> :func:`scope_view` of each file of the setter search's scope (a run of
+        #: named files) that it did not read
+        self.scoped: Dict[str, str] = {}
 
     def still_valid(self, changed: Iterable[str], import_words: Callable[[str], Set[str]],
                     content: Callable[[str], Optional[bytes]] = lambda path: None,
@@ -244,6 +277,8 @@ class ProgramResult:
                 continue
             raw = content(path)
             if may_drop_scaling(raw or b""):
+                return False
+            if path in self.scoped and (raw is None or scope_view(raw) != self.scoped[path]):
                 return False
             glanced = self.glances.get(path)
             if glanced is not None:
@@ -280,13 +315,14 @@ class ProgramResult:
                 for path, g in self._by_file.items()}
 
     def to_json(self) -> list:
-        return [self.files_json(), self.read, self.searched, self.scope, self.views, self.sought, self.glances]
+        return [self.files_json(), self.read, self.searched, self.scope, self.views, self.sought, self.glances,
+                self.scoped]
 
     @classmethod
     def from_json(cls, data: object) -> Optional["ProgramResult"]:
         """The result, or None for data of another shape (a cache miss)."""
         try:
-            files, read, searched, scope, views, sought, glances = cast(List[Any], data)
+            files, read, searched, scope, views, sought, glances, scoped = cast(List[Any], data)
             by_file: Dict[str, Governance] = {}
             assert isinstance(files, dict) and isinstance(read, list) and isinstance(searched, list)
             for path, (setters, functions, parts, trained, factories, params, overrides, reached, arguments,
@@ -317,6 +353,7 @@ class ProgramResult:
             seen = {str(k): str(v) for k, v in views.items()}
             glanced = {str(k): str(v) for k, v in glances.items()}
             names = {str(k): [str(n) for n in v] for k, v in sought.items()}
+            in_scope = {str(k): str(v) for k, v in scoped.items()}
         except (AssertionError, AttributeError, TypeError, ValueError):
             return None
         result = cls(by_file, [str(r) for r in read], [str(s) for s in searched],
@@ -324,6 +361,7 @@ class ProgramResult:
         result.views = seen
         result.sought = names
         result.glances = glanced
+        result.scoped = in_scope
         return result
 
 
@@ -375,6 +413,10 @@ class ProgramModel:
         #: how many resolutions stopped at a module outside ``_restrict`` (not memoised:
         #: a setter found later widens it, and the order setters are taken in must not matter)
         self._cut = 0
+        #: dotted name -> the modules below it (built on first use, :meth:`_modules_named`)
+        self._below: Optional[Dict[str, Set[str]]] = None
+        #: the names written in decorators' heads (built on first use, :meth:`_decorator_words`)
+        self._decorated_names: Optional[Set[str]] = None
         #: the modules the spread may enter (None: all)
         self._within: Optional[Set[str]] = None
         #: summaries' ``passes`` by the last name of the callee (see :meth:`call_sites`)
@@ -387,12 +429,16 @@ class ProgramModel:
         self._instances = InstanceMethods(self)
 
     # -- building ------------------------------------------------------------------------
-    def build(self, setter_files: Iterable[str], targets: Optional[Iterable[str]] = None) -> "ProgramResult":
+    def build(self, setter_files: Iterable[str], targets: Optional[Iterable[str]] = None,
+              scope: Optional[Set[str]] = None) -> "ProgramResult":
         """Find every function that sets a policy (directly or through a helper),
         then spread each policy over the code called after it is set.
 
         ``targets``: the files being checked, when not the whole project (pre-commit
-        names one): the spread then enters only modules that may lead to them."""
+        names one): the spread then enters only modules that may lead to them.
+        ``scope`` (:meth:`setter_scope` of the targets): the upward search for who calls
+        a setter stays in these modules; raises :class:`WholeSearchNeeded` where that
+        cannot tell what a whole search tells the targets (a library switch's seeds)."""
         pending = sorted(set(setter_files) & set(self.files))  # one answer, whatever the order
         seen_setters: Set[str] = set()
         # Upward, a call matters only if it may reach a setter: modules that set
@@ -406,6 +452,8 @@ class ProgramModel:
             self._find_sets(path)
             names = self._setter_names(path)
             for importer in self._importers(path):
+                if scope is not None and importer not in scope:
+                    continue  # its calls lead to no checked file (:meth:`setter_scope`)
                 raw = self._read(importer) or b""
                 if names is not None:
                     self.sought.setdefault(importer, set()).update(name.decode("utf-8", "replace") for name in names)
@@ -420,8 +468,11 @@ class ProgramModel:
         self._restrict = None
         self._resolved.clear()  # answers given under the restriction
         self._edges.clear()
+        within = None if targets is None else self._leading_to(set(targets))
+        if scope is not None and within is not None and self._may_seed(within):
+            raise WholeSearchNeeded()
         self._seed_library_api()
-        self._within = None if targets is None else self._leading_to(set(targets))
+        self._within = within
         self._restrict = self._within  # calls into other modules are not resolved
         self._spread()
         self._restrict = None
@@ -717,6 +768,111 @@ class ProgramModel:
                     for value in (policy, UNKNOWN_POLICY):
                         self._govern(root, value, Route(route.path, route.line, (self._label(root),)))
                 self._api_roots.append(root)
+
+    def _may_seed(self, within: Set[str]) -> bool:
+        """Whether :meth:`_seed_library_api` may seed a training entry point of ``within``
+        after a search kept to a scope: whether a program sets a policy, and whether a
+        setter is called, are facts of the whole project, which that search did not read
+        (it reads every setter of the packages of ``within``'s training entry points, so
+        one it leaves uncalled is the only kind that may seed there)."""
+        if self._programs_set_policies():
+            return False  # set by a program the scope holds: so in the whole project too
+        return any(root[0] in within for (path, name), _ in self._uncalled_setters() if not _private(name)
+                   for root in self._training_entry_points(path))
+
+    def reuse_indexes(self, other: "ProgramModel") -> None:
+        """Take ``other``'s indexes of the project's import statements (facts of the
+        files' bytes alone), built for the same files: a run of named files reads them
+        once for :meth:`setter_scope` and once for the model."""
+        self._import_words = other._import_words
+        self._targets_of = other._targets_of
+        self._below = other._below
+        self._decorated_names = other._decorated_names
+
+    def setter_scope(self, targets: Iterable[str]) -> Optional[Set[str]]:
+        """The modules whose policy setters, and the callers of those, may reach the code
+        of ``targets`` (a run that checks named files): the modules that lead to them
+        (:meth:`_leading_to`), and everything those may import, transitively (a setter
+        reaches a module's code only through a call, and a call into another module goes
+        through an import; a package's submodules count, ``pkg.sub.f()`` after ``import
+        pkg``), with the modules that import one of them and decorate with a name it binds
+        (a registry's entries, which a lookup runs), and every module of the top package of
+        a module of ``within`` that defines a training entry point (where a library switch
+        seeds: :meth:`_seed_library_api`). None (no scope: the whole project) when an import
+        statement cannot be read, or the project holds a notebook (its imports are cells of
+        JSON text, which :meth:`importers_of` does not read: a notebook that sets a policy
+        and calls a checked module is found only by the whole search)."""
+        if any(path.endswith(".ipynb") for path in self.files):
+            return None
+        within = self._leading_to(set(targets))
+        self._resolved.clear()  # (asked again under the upward search's restriction)
+        self._edges.clear()
+        found = set(within)
+        todo = sorted(within)
+        while todo:
+            path = todo.pop()
+            loaded: Set[str] = set()
+            below: Set[str] = set()
+            for statement in import_statements(self._read(path) or b""):
+                names = statement_targets(statement, path, self.root)
+                under = reachable_below(statement, path, self.root)
+                if names is None or under is None:
+                    return None
+                loaded.update(names)
+                below.update(under)
+            for module in self._modules_named(loaded, below) | self._registering(path):
+                if module not in found:
+                    found.add(module)
+                    todo.append(module)
+            if len(found) * 2 > len(self.files):
+                return None  # most of the project (``import pkg`` of a library): the whole search costs less
+        packages = frozenset(f for f in self.files if os.path.basename(f) == "__init__.py")
+        trainers = {_top_package(path, self.root, packages) for path in within
+                    if _TRAINING_DEF.search(self._read(path) or b"")}
+        trainers.discard(None)
+        if trainers:
+            found.update(f for f in self.files if _top_package(f, self.root, packages) in trainers)
+        return found
+
+    def _modules_named(self, loaded: Iterable[str], below: Iterable[str]) -> Set[str]:
+        """The project modules that loading ``loaded`` runs (each name's module and the
+        packages above it), and those below the names of ``below``."""
+        if self._below is None:
+            self._below = {}
+            for name, paths in self._modules.items():
+                parts = name.split(".")
+                for depth in range(1, len(parts)):
+                    self._below.setdefault(".".join(parts[:depth]), set()).update(paths)
+        found: Set[str] = set()
+        for name in loaded:
+            parts = name.split(".")
+            for depth in range(1, len(parts) + 1):
+                found.update(self._modules.get(".".join(parts[:depth]), ()))
+        for name in below:
+            found.update(self._below.get(name, ()))
+        return found
+
+    def _registering(self, path: str) -> Set[str]:
+        """The importers of ``path`` that decorate a definition with a name ``path`` binds
+        at its top level (``@BACKBONES.register``, ``@register_model``): a registry's
+        entries, which a lookup through ``path`` may run."""
+        raw = self._read(path) or b""
+        names = set(top_level_names(raw)) | {m.group(1).decode("ascii", "replace") for m in _TOP_DEF.finditer(raw)}
+        names = {name for name in names if name.isidentifier()} & self._decorator_words()
+        if not names:
+            return set()
+        mark = re.compile(rb"@(?:\w+\.)*(?:" + b"|".join(re.escape(n.encode()) for n in sorted(names)) + rb")\b")
+        return {importer for importer in self.importers_of(path) if mark.search(self._read(importer) or b"")}
+
+    def _decorator_words(self) -> Set[str]:
+        """Every name written in a decorator's dotted head anywhere in the project (read
+        once): a module binding none of them fills no registry by decorators."""
+        if self._decorated_names is None:
+            self._decorated_names = set()
+            for path in self.files:
+                for head in _DECORATOR_HEAD.findall(self._read(path) or b""):
+                    self._decorated_names.update(part.decode("ascii", "replace") for part in head.split(b"."))
+        return self._decorated_names
 
     def _uncalled_setters(self) -> List[Tuple[Node, Dict[str, Tuple[int, Route]]]]:
         """Functions outside tests that set a policy themselves and that no project call

@@ -26,13 +26,14 @@ from mplint.run.code_stamp import code_stamp
 from mplint.run.dependency_pins import ProjectPins, project_pins
 from mplint.run.discovery import discover
 from mplint.run.garbage import collected_per_file
+from mplint.run.import_targets import import_statements, statement_targets
 from mplint.run.library import (
     is_configured_library_module, is_library_module, is_packaged, package_surface, program_weighs_precision,
 )
 from mplint.run.module_paths import absolute_import, importable, module_names, on_path
 from mplint.run.policy_switches import only_in_library_switches
-from mplint.run.program import (ProgramModel, ProgramResult, Route, content_view, glance_view, import_words,
-                                program_view)
+from mplint.run.program import (ProgramModel, ProgramResult, Route, WholeSearchNeeded, content_view, glance_view,
+                                import_words, program_view, scope_view)
 from mplint.run.reexports import Exports, HandedOn, exports_of
 from mplint.run.summaries import ModuleSummary, summarize
 from mplint.run.version_routes import guarded_modules, guarded_names
@@ -869,44 +870,59 @@ def may_enable_rewrite(raw: bytes) -> bool:
     return any(token in raw for token in REWRITE_TOKENS)
 
 
+#: an import after ``:`` or ``;`` on its line, which :func:`import_statements` does not read
+_INLINE_IMPORT = re.compile(rb"[:;][ \t]*(?:from|import)[ \t]")
+
+
 class _ModuleWords:
     """Whether another file may import a checked file, or be imported by one, told from
-    their bytes before either is parsed. :func:`governs` pairs an importer with a module
-    only through a dotted name whose last part the importer writes (``import pkg.model``,
-    ``from pkg import model``, ``from ..model import x``) and that is the module's name or
-    a package above it, so that part is one of the module's. A file that enables the graph
-    rewrite and writes none of a checked file's parts, nor the checked file any of its,
-    is not one :meth:`ProjectFacts.rewriting` gives a checked file: it need not be indexed
-    at once. Notebooks always pair (their code is JSON text)."""
+    their import statements before either is parsed. :func:`governs` pairs an importer
+    with a module only through an import of the module or of a package above it, so a
+    statement of one of the two files, read as Python reads it (:mod:`import_targets`),
+    loads the other or a package holding it. A file that enables the graph rewrite and
+    pairs so with no checked file is not one :meth:`ProjectFacts.rewriting` gives a
+    checked file: it need not be indexed at once. Notebooks always pair (their code is
+    JSON text), and so does a file with a statement that cannot be read."""
 
     def __init__(self, checked: Iterable[str], root: Optional[Path], read: Callable[[str], Optional[bytes]]) -> None:
         self.checked = list(checked)
         self.root = root
         self.read = read
-        self._words: Dict[str, Optional["re.Pattern[bytes]"]] = {}
+        self._targets: Dict[str, Optional[FrozenSet[str]]] = {}
 
     def may_pair(self, key: str, raw: bytes) -> bool:
         if key.endswith(".ipynb"):
             return True
         for own in self.checked:
             mine = self.read(own)
-            if mine is None or own.endswith(".ipynb") or self._names(own, raw) or self._names(key, mine):
+            if mine is None or own.endswith(".ipynb") or self._loads(key, raw, own) or self._loads(own, mine, key):
                 return True
         return False
 
-    def _names(self, path: str, raw: bytes) -> bool:
-        """Whether a part of a dotted name of the module at ``path`` is a word of ``raw``."""
-        if path not in self._words:
-            parts = {part for name, _ in importable(path, self.root) for part in name.split(".")}
-            parts = {part for part in parts if part.isidentifier()}  # an import writes only these
-            if not parts:
-                self._words[path] = re.compile(rb"(?!)")  # no name an import can write
-            elif all(part.isascii() for part in parts):
-                self._words[path] = re.compile(rb"\b(?:" + b"|".join(re.escape(p.encode()) for p in sorted(parts)) + rb")\b")
-            else:
-                self._words[path] = None  # a word in another encoding: not told from bytes
-        words = self._words[path]
-        return words is None or words.search(raw) is not None
+    def _loads(self, importer: str, raw: bytes, path: str) -> bool:
+        """Whether a statement of ``importer`` may load the module at ``path`` or a
+        package above it (each target's packages run first, so both count)."""
+        targets = self._statement_targets(importer, raw)
+        if targets is None:
+            return True
+        return any(name in targets or any(name.startswith(target + ".") for target in targets)
+                   for name, _ in importable(path, self.root))
+
+    def _statement_targets(self, importer: str, raw: bytes) -> Optional[FrozenSet[str]]:
+        """What the file's import statements may load (None: one cannot be read)."""
+        if importer not in self._targets:
+            if _INLINE_IMPORT.search(raw):  # ``if x: import m``, ``a = 1; import m``: not read
+                self._targets[importer] = None
+                return None
+            found: Set[str] = set()
+            for statement in import_statements(raw):
+                names = statement_targets(statement, importer, self.root)
+                if names is None:
+                    self._targets[importer] = None
+                    return None
+                found.update(names)
+            self._targets[importer] = frozenset(found)
+        return self._targets[importer]
 
 
 class SetterFacts:
@@ -1094,27 +1110,20 @@ def _program(project: ProjectFacts, others: SetterFacts, unique: Dict[str, str],
         item = project.files.get(key) or others.facts(key)
         return frozenset(item.policies)
 
-    setters = [key for key, item in project.files.items() if item.policies]
-    setters += [key for key, item in others.known.items() if item.policies]
-    # A file not parsed yet counts as a setter when its summary calls a policy setter;
-    # one whose policy then reaches a checked file is parsed, and left out if the
-    # index finds no policy there after all (the summary knows no names).
-    maybe = [key for key in sorted(others.pending) if any(f.sets for f in summary_of(key).functions.values())]
-    # The setter search asks the policies of each of these that passes one it cannot
-    # read (``set_global_policy(name)``): the index answers them all at once.
-    others.index(key for key in maybe if any(not literal for f in summary_of(key).functions.values()
-                                             for _, literal in f.sets))
+    # A run of named files searches for setters only where one may reach them (the
+    # whole project when that scope cannot tell what the whole search tells).
+    scout = ProgramModel(project.root, unique, summary_of, read, policy_values)
+    scope = None if checked is None else scout.setter_scope(checked)
+
+    def search(scope: Optional[Set[str]]) -> Tuple[ProgramModel, ProgramResult]:
+        return _setter_search(project, others, scout, summary_of, read, policy_values, checked, scope)
+
     try:
-        while True:
-            model = ProgramModel(project.root, unique, summary_of, read, policy_values)
-            result = model.build(setters + maybe, checked)
-            reaching = {route.path for path in checked or ()
-                        for routes in result.governance(path).by_function.values() for route in routes.values()}
-            others.index(key for key in maybe if key in reaching)  # together, as above
-            wrong = [key for key in maybe if key in reaching and not others.facts(key).policies]
-            if not wrong:
-                break
-            maybe = [key for key in maybe if key not in wrong]
+        try:
+            model, result = search(scope)
+        except WholeSearchNeeded:
+            scope = None
+            model, result = search(None)
     except RecursionError:  # a pathological project: its cross-file facts are left out
         return ProgramResult()
     # A change to any of these files may change who sets what.
@@ -1132,7 +1141,45 @@ def _program(project: ProjectFacts, others: SetterFacts, unique: Dict[str, str],
             if raw is not None:
                 result.glances[key] = glance_view(raw, searched, set(result.sought.get(key, ())))
         result.sought = {key: names for key, names in result.sought.items() if key in result.glances}
+        for key in sorted((scope or set()) - set(result.read)):  # what the scope was made of
+            raw = read(key)
+            if raw is not None:
+                result.scoped[key] = scope_view(raw)
     return result
+
+
+def _setter_search(project: ProjectFacts, others: SetterFacts, scout: ProgramModel,
+                   summary_of: Callable[[str], ModuleSummary], read: Callable[[str], Optional[bytes]],
+                   policy_values: Callable[[str], FrozenSet[str]], checked: Optional[List[str]],
+                   scope: Optional[Set[str]]) -> Tuple[ProgramModel, ProgramResult]:
+    """The program model built from the project's setters (those of ``scope`` only,
+    when given: :meth:`ProgramModel.setter_scope`); ``scout`` lends its indexes of the
+    project's import statements."""
+    def kept(key: str) -> bool:
+        return scope is None or key in scope
+
+    setters = [key for key, item in project.files.items() if item.policies and kept(key)]
+    setters += [key for key, item in others.known.items() if item.policies and kept(key)]
+    # A file not parsed yet counts as a setter when its summary calls a policy setter;
+    # one whose policy then reaches a checked file is parsed, and left out if the
+    # index finds no policy there after all (the summary knows no names).
+    maybe = [key for key in sorted(others.pending)
+             if kept(key) and any(f.sets for f in summary_of(key).functions.values())]
+    # The setter search asks the policies of each of these that passes one it cannot
+    # read (``set_global_policy(name)``): the index answers them all at once.
+    others.index(key for key in maybe if any(not literal for f in summary_of(key).functions.values()
+                                             for _, literal in f.sets))
+    while True:
+        model = ProgramModel(project.root, scout.files, summary_of, read, policy_values)
+        model.reuse_indexes(scout)
+        result = model.build(setters + maybe, checked, scope)
+        reaching = {route.path for path in checked or ()
+                    for routes in result.governance(path).by_function.values() for route in routes.values()}
+        others.index(key for key in maybe if key in reaching)  # together, as above
+        wrong = [key for key in maybe if key in reaching and not others.facts(key).policies]
+        if not wrong:
+            return model, result
+        maybe = [key for key in maybe if key not in wrong]
 
 
 def _summary(key: str, raw: bytes, unique: Dict[str, str], cache) -> ModuleSummary:
