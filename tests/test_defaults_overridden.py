@@ -55,6 +55,16 @@ def test_a_default_a_caller_leaves_in_place_is_judged(tmp_path):
     assert "filters=62 (default of 'num_filters')" in out
 
 
+def test_a_default_left_in_place_elsewhere_is_judged_beside_local_calls(tmp_path):
+    files = {"pyproject.toml": '[project]\nname = "p"\n', "models/__init__.py": "",
+             "models/net.py": MODEL + "\n\nsmall = Net(num_filters=64)\n",
+             "train.py": "from models.net import Net\n\nmodel = Net(depth=3)\n"}
+    write_files(tmp_path, files)
+    out = run_cli("check", "--exit-zero", "--no-cache", "--select", "MP301,MP302", ".", cwd=tmp_path).stdout
+    assert reported(out) == [("models/net.py", CONV_LINE, "MP302")]
+    assert "filters=62 (default of 'num_filters')" in out
+
+
 def test_an_unaligned_literal_a_caller_passes_is_judged(tmp_path):
     found, out = _check(tmp_path, "model = Net(num_filters=100)\n")
     assert found == [("models/net.py", CONV_LINE, "MP302")]

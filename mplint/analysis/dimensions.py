@@ -512,9 +512,15 @@ class AlignedDimensions(Analysis):
             return sources, []
         if passed.unknown or not all(_is_int(v) for v in passed.values):
             return None
-        assert binding.scope is not None
+        assert binding.scope is not None and isinstance(binding.node, cst.Param)
+        defaults = [source for source in sources if source[2] is None]
         if not calls_of(self.ctx.scopes.calls, binding.scope) and not passed.defaulted:
             sources = [source for source in sources if source[2] is not None]  # the default: never used
+        elif passed.defaulted and not defaults:  # every call here passes it; one there leaves it out
+            if binding.node.default is None:
+                return None
+            scope = binding.scope
+            sources = [*sources, (binding.node.default, Location(scope.parent or scope, binding.order), None)]
         name = _callee_name(binding)
         return sources, [DimensionValue(value, chain=(binding,), source=f"passed to {name}() in another module")
                          for value in sorted(v for v in passed.values if isinstance(v, int))]
