@@ -28,7 +28,7 @@ from mplint.rule.check import Analysis, Context
 from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.semantic.conditions import Conditions
 from mplint.semantic.scopes import (
-    Binding, Branches, Location, Scope, attributes_of, class_attribute, instance_class, subclasses_in_file,
+    Binding, Branches, Location, Scope, attributes_of, calls_of, class_attribute, instance_class, subclasses_in_file,
 )
 from mplint.semantic.values import Evaluator, argument_for, is_constant, is_dataclass
 from mplint.semantic.vocabulary import (
@@ -100,6 +100,8 @@ OUTPUT_LAYER_NAME = re.compile(r"logit|output|predict|classif|prob", re.IGNORECA
 TASK_SIZE_LIMIT = 8
 
 _MAX_DEPTH = 12
+#: an expression a parameter may be bound to, where, and the call passing it (None: the default)
+_Source = Tuple[cst.BaseExpression, Location, Optional[cst.Call]]
 
 
 @dataclass
@@ -416,7 +418,10 @@ class AlignedDimensions(Analysis):
                 if sources is None:
                     clicked = self.ctx.get(FlagDefaults).click_default(binding)
                     return None if clicked is None else self._default(clicked, depth)
-                out: List[DimensionValue] = []
+                passed = self._passed_elsewhere(binding, sources)
+                if passed is None:
+                    return None
+                sources, out = passed
                 for source, where, call in sources:
                     inner = self._trace(source, where, depth + 1)
                     if inner is None:
@@ -494,6 +499,31 @@ class AlignedDimensions(Analysis):
         if found is None or not all(_is_int(v) or v is None for v in found):
             return None
         return [DimensionValue(v, computed=expr) for v in found if isinstance(v, int) and _is_int(v)]
+
+    def _passed_elsewhere(self, binding: Binding, sources: List[_Source]
+                          ) -> Optional[Tuple[List[_Source], List[DimensionValue]]]:
+        """A parameter's sources in this file, with what the calls in the project's other
+        modules pass it: their literals, and its default only where some call (here or
+        there) leaves it out. A constructor whose every caller passes the size never
+        builds a layer of its default's size. None when a call elsewhere passes a value
+        that is not read (a config value, a variable): the size is unknown."""
+        passed = self.ctx.values.arguments_elsewhere(binding)
+        if passed is None:
+            return sources, []
+        if passed.unknown or not all(_is_int(v) for v in passed.values):
+            return None
+        assert binding.scope is not None and isinstance(binding.node, cst.Param)
+        defaults = [source for source in sources if source[2] is None]
+        if not calls_of(self.ctx.scopes.calls, binding.scope) and not passed.defaulted:
+            sources = [source for source in sources if source[2] is not None]  # the default: never used
+        elif passed.defaulted and not defaults:  # every call here passes it; one there leaves it out
+            if binding.node.default is None:
+                return None
+            scope = binding.scope
+            sources = [*sources, (binding.node.default, Location(scope.parent or scope, binding.order), None)]
+        name = _callee_name(binding)
+        return sources, [DimensionValue(value, chain=(binding,), source=f"passed to {name}() in another module")
+                         for value in sorted(v for v in passed.values if isinstance(v, int))]
 
     def _dataclass_field(self, expr: cst.Attribute, loc: Location
                          ) -> Optional[List[Tuple[cst.BaseExpression, Location, Binding, Optional[cst.Call]]]]:
@@ -1094,6 +1124,18 @@ def _scope_of(callee: Binding, function: Optional[cst.CSTNode]) -> Optional[Scop
                 if grandchild.node is function:
                     return grandchild
     return None
+
+
+def _callee_name(param: Binding) -> str:
+    """The callee a parameter belongs to, as callers write it (the class for ``__init__``)."""
+    scope = param.scope
+    node = scope.node if scope is not None else None
+    if not isinstance(node, cst.FunctionDef):
+        return "the function"
+    owner = scope.parent if scope is not None else None
+    if node.name.value == "__init__" and owner is not None and isinstance(owner.node, cst.ClassDef):
+        return owner.node.name.value
+    return node.name.value
 
 
 def _is_int(value: object) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import json
 import operator
+from dataclasses import dataclass
 from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
@@ -35,6 +36,18 @@ Values = FrozenSet[object]
 _MAX_DEPTH = 12
 #: a value the calls elsewhere make unknowable (distinct from None: no such call)
 _UNKNOWN = object()
+
+
+@dataclass(frozen=True)
+class ElsewhereArguments:
+    """What the calls of a parameter's function in the project's other modules pass it."""
+
+    #: the literal values passed
+    values: FrozenSet[object]
+    #: whether some call leaves the parameter out, so its default is used
+    defaulted: bool
+    #: whether some call passes what is not read (a name, ``*args``, ``**kwargs``)
+    unknown: bool
 #: no base class of another module stores the attribute
 _NOT_STORED = object()
 _MAX_VALUES = 16
@@ -680,6 +693,27 @@ class Evaluator:
         """The values the calls in other modules of the project pass for a parameter
         (with its default where a call leaves it out); None when no such call is known,
         ``_UNKNOWN`` when one passes something that is not a literal."""
+        passed = self.arguments_elsewhere(binding)
+        if passed is None:
+            return None
+        if passed.unknown:
+            return _UNKNOWN
+        out: Set[object] = set(passed.values)
+        if passed.defaulted:
+            param, scope = binding.node, binding.scope
+            assert isinstance(param, cst.Param) and scope is not None
+            outer = scope.parent or scope
+            found = None if param.default is None else \
+                self.values(param.default, Location(outer, binding.order), depth + 1)
+            if found is None:
+                return _UNKNOWN
+            out |= found
+        return frozenset(out)
+
+    def arguments_elsewhere(self, binding: Binding) -> Optional[ElsewhereArguments]:
+        """What the calls in other modules of the project (the program model's
+        summaries) pass for a parameter; None when no such call is known. The one
+        place a rule learns whether a default is ever left in place by those calls."""
         param, scope = binding.node, binding.scope
         if not self.elsewhere or not isinstance(param, cst.Param) or scope is None \
                 or not isinstance(scope.node, cst.FunctionDef) or not _named_from_module(scope):
@@ -689,31 +723,27 @@ class Evaluator:
             return None
         params = scope.node.params
         if param is params.star_arg or param is params.star_kwarg:
-            return _UNKNOWN
+            return ElsewhereArguments(frozenset(), False, True)
         positional = [*params.posonly_params, *params.params]
         offset = 1 if scope.parent is not None and scope.parent.kind == "class" and not _is_static(scope.node) else 0
         slot = str(positional.index(param) - offset) if param in positional else None
         out: Set[object] = set()
+        defaulted = False
         for site in sites:
             if "*" in site and KEYWORD_SPREAD not in site:
-                return _UNKNOWN  # ``*args``: which parameter takes what is not read
+                return ElsewhereArguments(frozenset(out), defaulted, True)  # ``*args``: not read
             written = site.get(slot) if slot is not None else None
             if written is None:
                 written = site.get(param.name.value)
             if written is None and KEYWORD_SPREAD in site:
-                return _UNKNOWN  # left out beside a ``**kwargs`` that may hold it
+                return ElsewhereArguments(frozenset(out), defaulted, True)  # maybe in ``**kwargs``
             if written is None:  # left out: the default
-                outer = scope.parent or scope
-                found = None if param.default is None else \
-                    self.values(param.default, Location(outer, binding.order), depth + 1)
-                if found is None:
-                    return _UNKNOWN
-                out |= found
+                defaulted = True
             elif written == ELSEWHERE_UNKNOWN:
-                return _UNKNOWN
+                return ElsewhereArguments(frozenset(out), defaulted, True)
             else:
                 out.add(json.loads(written))
-        return frozenset(out)
+        return ElsewhereArguments(frozenset(out), defaulted, False)
 
     def param_sources(self, binding: Binding) -> Optional[List[Tuple[cst.BaseExpression, Location, Optional[cst.Call]]]]:
         """Expressions a parameter may be bound to: ``(expr, where, call)``.
