@@ -50,3 +50,23 @@ def test_a_keras_policy_reaches_a_keras_model_module(tmp_path):
 def test_a_module_that_also_reads_keras_stays_judged(tmp_path):
     extra = "\n\nimport keras\nSCALE = keras.ops.ones(())\n"
     assert ("model.py", "MP101", 7) in _found(tmp_path, "tf_keras", "keras", extra)
+
+
+def test_each_trainer_that_builds_a_shared_tf_keras_model_gets_its_own_split(tmp_path):
+    trainer = """import sys, os
+sys.path.append(os.path.dirname(os.path.abspath(os.path.dirname(__file__))))
+import keras
+from model.nets import build
+
+
+def configure():
+    keras.mixed_precision.set_global_policy("mixed_float16")
+    return build(3)
+"""
+    write_files(tmp_path, {"requirements.txt": "tensorflow==2.16.1\n",
+                           "model/__init__.py": "", "model/nets.py": MODEL.format(package="tf_keras"),
+                           "a/__init__.py": "", "a/train.py": trainer, "b/train.py": trainer})
+    result = run_cli("check", "--output-format", "json", "--no-cache", "--select", "MP101,MP406", ".", cwd=tmp_path)
+    assert result.returncode in (0, 1), result.stderr
+    found = sorted((f["path"], f["rule"], f["line"]) for f in json.loads(result.stdout))
+    assert found == [("a/train.py", "MP406", 8), ("b/train.py", "MP406", 8)]

@@ -344,6 +344,8 @@ class ProgramModel:
         self._test_files: Dict[str, TestFile] = {}
         self._policy_values = policy_values
         self._summaries: Dict[str, ModuleSummary] = {}
+        #: node -> (policy, setter file) for every route offered to it (:meth:`_govern`)
+        self._setter_files: Dict[Node, Set[Tuple[str, str]]] = {}
         #: path -> the Keras packages the module reads names from (:meth:`_module_packages`)
         self._keras_packages: Dict[str, Set[str]] = {}
         self._modules: Dict[str, List[str]] = {}
@@ -501,9 +503,8 @@ class ProgramModel:
         other modules that a mixed policy set there reaches (``build()`` in ``model.py``
         making ``tf_keras.layers.Dense`` for ``keras.mixed_precision.set_global_policy``)."""
         found: Dict[str, Set[str]] = {}
-        for (path, name), policies in self._governed.items():
-            setters = {route.path for policy, route in policies.items()
-                       if policy in MIXED_POLICIES and route.path != path}
+        for (path, name), reaching in self._setter_files.items():
+            setters = {setter for policy, setter in reaching if policy in MIXED_POLICIES and setter != path}
             if not setters:
                 continue
             packages = self._layer_packages_of(path, name)
@@ -964,6 +965,9 @@ class ProgramModel:
             # A test sets a policy to test that code under it, often on purpose
             # (dtype checks): the library it calls is not a training program's.
             return False
+        # every setter file that reaches the node, though one route per policy is kept:
+        # a model module two trainers build is reached from both (MP406 at each)
+        self._setter_files.setdefault(node, set()).add((policy, route.path))
         policies = self._governed.setdefault(node, {})
         if policy in policies:
             return False
