@@ -13,7 +13,7 @@ is not a train step.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Dict, FrozenSet, Iterator, List, Literal, Optional, Set, Tuple, Union
+from typing import Dict, FrozenSet, Iterable, Iterator, List, Literal, Optional, Set, Tuple, Union
 
 import libcst as cst
 
@@ -159,6 +159,9 @@ class TrainingLoops(Analysis):
         #: canonical names of every call's callee, resolved while its imports are in scope
         self.call_names: Dict[int, FrozenSet[str]] = {}
         self.qualified: Dict[int, FrozenSet[str]] = {}
+        #: Keras packages (``names.keras_package``) each optimizer or LossScaleOptimizer
+        #: constructor call is read through: the generation of what it builds
+        self._call_packages: Dict[int, FrozenSet[str]] = {}
         self.lso_calls: List[Tuple[cst.Call, Location]] = []
         #: calls of a loss-scaling method by name (scale_loss, get_scaled_loss, ...)
         self.method_calls: Dict[str, List[Tuple[cst.Call, Location]]] = {}
@@ -302,8 +305,10 @@ class TrainingLoops(Analysis):
             self.call_names[id(node)] = resolved
             if resolved & LOSS_SCALE_OPTIMIZERS:
                 self.lso_calls.append((node, self.ctx.scopes.location()))
+                self._call_packages[id(node)] = names.packages(func)
             elif any(is_optimizer_constructor(n) for n in resolved):
                 self.qualified[id(node)] = names.qualified(func)
+                self._call_packages[id(node)] = names.packages(func)
             elif resolved & SYMBOLIC_GRADIENTS:
                 self._gradient_calls[id(node)] = (node, self.ctx.scopes.location(), statement, True)
             elif resolved & GRADIENT_CLIPS:
@@ -336,6 +341,21 @@ class TrainingLoops(Analysis):
         return names | {k[len(API):] for k in kinds if k.startswith(API)}
 
     # -- optimizers -------------------------------------------------------------------
+    def built_package(self, origins: Iterable[OptimizerOrigin]) -> Optional[str]:
+        """The one Keras package (``keras``, ``tf.keras``, ``tf_keras``) every origin's
+        optimizer is built from, its wrapper's for a LossScaleOptimizer: the generation of
+        its methods is that package's, whatever else the file imports. None when some
+        origin is not built here or they differ."""
+        found: Set[str] = set()
+        for origin in origins:
+            if origin.call is None or origin.kind not in (PLAIN, LSO, FACTOR):
+                return None
+            packages = self._call_packages.get(id(origin.call), frozenset())
+            if len(packages) != 1:
+                return None
+            found |= packages
+        return found.pop() if len(found) == 1 else None
+
     def optimizer_origins(self, expr: cst.BaseExpression, loc: Location,
                           assumed: Optional[Truths] = None, called: bool = False) -> Tuple[OptimizerOrigin, ...]:
         """Every origin the optimizer ``expr`` seen at ``loc`` may have; with ``assumed``

@@ -24,11 +24,15 @@ class GradientsUnscaledTwice(Check):
 
     def finish(self) -> None:
         loops = self.ctx.get(TrainingLoops)
-        version = self.facts.keras_version
         seen: Set[int] = set()
         for step in loops.steps():
             if step.method == "minimize":
                 continue
+            version = self.facts.keras_version
+            package = loops.built_package(step.origins)
+            if package is not None:  # the package that builds the optimizer decides its generation
+                answer = self.facts.versions.keras(package=package)
+                version = answer.generation if answer is not None else None
             name = self.ctx.module.code_for_node(step.receiver)
             if version == 3:
                 wrapped = LSO in step.kinds or (

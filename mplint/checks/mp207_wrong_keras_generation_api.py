@@ -9,7 +9,8 @@ import libcst as cst
 from mplint.analysis.training import COMPILED, LSO, PLAIN, TrainingLoops, TrainStep
 from mplint.rule.check import Check, Fix, Needs
 from mplint.rule.levels import Safety
-from mplint.semantic.versions import LOSS_SCALING
+from mplint.semantic.scopes import Location
+from mplint.semantic.versions import LOSS_SCALING, KerasAnswer
 
 
 class WrongKerasGenerationApi(Check):
@@ -28,6 +29,8 @@ class WrongKerasGenerationApi(Check):
         self._self_assignments: Dict[int, cst.BaseStatement] = {}
         #: where the generation came from, for the messages
         self._why = ""
+        #: the file's generation, for optimizers not built from one known package
+        self._file: Optional[KerasAnswer] = None
 
     def visit_Module(self, node: cst.Module) -> None:
         self._note_self_assignments(node.body)
@@ -49,34 +52,45 @@ class WrongKerasGenerationApi(Check):
     def finish(self) -> None:
         # The calls judged here are no evidence of the generation: a Keras 3 file
         # (keras.ops, pinned TF 2.16+) that calls get_scaled_loss crashes.
-        answer = self.facts.versions.keras(ignoring=frozenset({LOSS_SCALING}))
-        version = answer.generation if answer is not None else None
+        self._file = self.facts.versions.keras(ignoring=frozenset({LOSS_SCALING}))
         loops = self.ctx.get(TrainingLoops)
-        if answer is None or version not in (2, 3):
+        if self._file is None or self._file.generation not in (2, 3):
             # Unknown even counting the file's own spelling: either may be right. (Code
             # spelled for one generation and nothing else is silent, without a note.)
             if self.facts.keras_version is None and any(
                     s.method == "minimize" or s.scale_calls or s.unscale_calls for s in loops.steps()):
                 self.generation_unknown()
-            return
         steps: Dict[int, TrainStep] = {}
         for step in loops.steps():
             for call in [*step.scale_calls, *step.unscale_calls, step.call]:
                 steps.setdefault(id(call), step)
-        self._why = f" (Keras {version}: {answer.why})"
-        if version == 3:
-            self._keras3(loops, steps)
-        else:
-            self._keras2(loops, steps)
+        self._keras3(loops, steps)
+        self._keras2(loops, steps)
+
+    def _generation(self, loops: TrainingLoops, call: cst.Call, loc: Location, generation: int) -> bool:
+        """Whether the optimizer ``call`` is a method of is of ``generation``: the package
+        that builds it decides (a ``keras.mixed_precision.LossScaleOptimizer`` in a file
+        that also imports tf_keras is Keras 3's), else the file's generation. Sets the why."""
+        assert isinstance(call.func, cst.Attribute)
+        answer = self._file
+        package = loops.built_package(loops.optimizer_origins(call.func.value, loc))
+        if package is not None:
+            answer = self.facts.versions.keras(ignoring=frozenset({LOSS_SCALING}), package=package)
+        if answer is None or answer.generation != generation:
+            return False
+        self._why = f" (Keras {generation}: {answer.why})"
+        return True
 
     def _keras3(self, loops: TrainingLoops, steps: Dict[int, TrainStep]) -> None:
         for method, replacement in (("get_scaled_loss", "scale_loss"), ("get_unscaled_gradients", None)):
             if method in loops.defined_functions:
                 continue  # the project defines its own method of that name
-            for call, _ in loops.method_calls.get(method, []):
+            for call, loc in loops.method_calls.get(method, []):
                 assert isinstance(call.func, cst.Attribute)
                 if id(call) in loops.guarded:
                     continue  # `if hasattr(opt, "get_scaled_loss"):` runs on both generations
+                if not self._generation(loops, call, loc, 3):
+                    continue
                 if replacement is not None:
                     fixed: cst.BaseExpression = call.with_changes(
                         func=call.func.with_changes(attr=cst.Name(replacement)))
@@ -101,7 +115,7 @@ class WrongKerasGenerationApi(Check):
                                   f"first step); {advice}{self._why}", fix)
         for call, loc in loops.method_calls.get("minimize", []):
             assert isinstance(call.func, cst.Attribute)
-            if id(call) in loops.guarded:
+            if id(call) in loops.guarded or not self._generation(loops, call, loc, 3):
                 continue
             kinds = {o.kind for o in loops.optimizer_origins(call.func.value, loc)}
             if kinds and kinds <= {PLAIN, LSO, COMPILED}:
@@ -111,9 +125,9 @@ class WrongKerasGenerationApi(Check):
 
     def _keras2(self, loops: TrainingLoops, steps: Dict[int, TrainStep]) -> None:
         if "scale_loss" not in loops.defined_functions:
-            for call, _ in loops.method_calls.get("scale_loss", []):
+            for call, loc in loops.method_calls.get("scale_loss", []):
                 assert isinstance(call.func, cst.Attribute)
-                if id(call) in loops.guarded:
+                if id(call) in loops.guarded or not self._generation(loops, call, loc, 2):
                     continue
                 fixed = call.with_changes(func=call.func.with_changes(attr=cst.Name("get_scaled_loss")))
                 step = steps.get(id(call))
@@ -124,7 +138,7 @@ class WrongKerasGenerationApi(Check):
                                   "get_unscaled_gradients()" + self._why, Fix({call: fixed}, safety=safety))
         for call, loc in loops.method_calls.get("apply", []):
             assert isinstance(call.func, cst.Attribute)
-            if id(call) in loops.guarded:
+            if id(call) in loops.guarded or not self._generation(loops, call, loc, 2):
                 continue
             kinds = {o.kind for o in loops.optimizer_origins(call.func.value, loc)}
             if not kinds or not kinds <= {LSO, COMPILED} or LSO not in kinds:

@@ -9,7 +9,7 @@ import libcst as cst
 from mplint.rule.check import Check, Fix, Needs
 from mplint.rule.edits import import_spec, spell
 from mplint.rule.levels import Safety
-from mplint.semantic.names import dotted_name
+from mplint.semantic.names import dotted_name, separate_policies
 from mplint.semantic.vocabulary import MIXED_POLICIES, SET_POLICY_FUNCTIONS
 
 _ROOTS = {"keras": "keras", "tf.keras": "tensorflow.keras", "tf_keras": "tf_keras"}
@@ -37,7 +37,7 @@ class SplitKerasPolicy(Check):
     def _split(self, a: str, b: str) -> bool:
         """Do these packages keep separate global policies? (reference, section 3)"""
         pair = {a, b}
-        if pair == {"tf_keras", "keras"}:
+        if separate_policies(a, b):
             return True  # different packages under every TensorFlow version
         if pair == {"tf_keras", "tf.keras"}:
             # tf.keras is tf_keras itself under TF <= 2.15 or TF_USE_LEGACY_KERAS=1,

@@ -45,8 +45,8 @@ from mplint.run.scaling_overrides import Override, find_overrides, may_drop_scal
 from mplint.run.scaling_reached import find_scaling, uses_grappler_option
 from mplint.run.test_hooks import TestFile
 from mplint.run.summaries import (
-    BODY, IMPORT, MAIN, METHOD, PARAM, REGISTRY, STAR, UNKNOWN, FunctionSummary, ModuleSummary, returned_part,
-    split_part,
+    BODY, IMPORT, MAIN, METHOD, PARAM, POLICY_SETTERS, REGISTRY, STAR, UNKNOWN, FunctionSummary, ModuleSummary,
+    returned_part, split_part,
 )
 from mplint.semantic.vocabulary import MIXED_POLICIES, UNKNOWN_POLICY
 from mplint.semantic.visibility import is_private_name
@@ -382,6 +382,10 @@ class ProgramModel:
         self._test_files: Dict[str, TestFile] = {}
         self._policy_values = policy_values
         self._summaries: Dict[str, ModuleSummary] = {}
+        #: node -> (policy, setter file) for every route offered to it (:meth:`_govern`)
+        self._setter_files: Dict[Node, Set[Tuple[str, str]]] = {}
+        #: path -> the Keras packages the module reads names from (:meth:`_module_packages`)
+        self._keras_packages: Dict[str, Set[str]] = {}
         self._modules: Dict[str, List[str]] = {}
         for path in self.files:
             for name, _ in importable(path, root):
@@ -490,6 +494,9 @@ class ProgramModel:
                     if name == BODY:
                         self._govern_definitions(path, policy, route)
         for (path, name), policies in sorted(self._governed.items()):
+            # a policy set through keras reaches no layer of a module built from tf_keras
+            policies = {policy: route for policy, route in policies.items()
+                        if route.path == path or not self.misses_layers(route, path)}
             found = self._by_file.setdefault(path, Governance())
             for policy, route in policies.items():
                 found.routes.setdefault(policy, route)
@@ -547,9 +554,8 @@ class ProgramModel:
         other modules that a mixed policy set there reaches (``build()`` in ``model.py``
         making ``tf_keras.layers.Dense`` for ``keras.mixed_precision.set_global_policy``)."""
         found: Dict[str, Set[str]] = {}
-        for (path, name), policies in self._governed.items():
-            setters = {route.path for policy, route in policies.items()
-                       if policy in MIXED_POLICIES and route.path != path}
+        for (path, name), reaching in self._setter_files.items():
+            setters = {setter for policy, setter in reaching if policy in MIXED_POLICIES and setter != path}
             if not setters:
                 continue
             packages = self._layer_packages_of(path, name)
@@ -574,6 +580,47 @@ class ProgramModel:
             package = keras_package(full)
             if package is not None and (".layers." in full or full.rsplit(".", 1)[-1] in _MODEL_CLASSES):
                 found.add(package)
+        return found
+
+    def misses_layers(self, route: Route, path: str) -> bool:
+        """Whether the policy set at ``route`` cannot reach the layers of module ``path``:
+        it is set through one Keras package, and every Keras package the module reads
+        names from keeps a global policy of its own (``keras.mixed_precision.set_global_policy``
+        in a trainer, a model module built from ``tf_keras``: its layers stay float32)."""
+        from mplint.semantic.names import separate_policies
+        setters = self._setter_packages(route.path, route.line)
+        if len(setters) != 1:
+            return False
+        (setter,) = setters
+        module = self._module_packages(path)
+        return bool(module) and all(separate_policies(setter, p) for p in module)
+
+    def _setter_packages(self, path: str, line: int) -> Set[str]:
+        """The Keras packages the policy setters called at ``path:line`` are read through
+        ("?" for one not read through an import: unknown)."""
+        from mplint.semantic.names import keras_package
+        summary = self.summary(path)
+        found: Set[str] = set()
+        for function in summary.functions.values():
+            for at, callee in function.calls:
+                if at != line or callee.rpartition(".")[2] not in POLICY_SETTERS:
+                    continue
+                head, _, rest = callee.partition(".")
+                target = summary.imports.get(head)
+                package = keras_package(target + ("." + rest if rest else "")) if target else None
+                found.add(package or "?")
+        return found
+
+    def _module_packages(self, path: str) -> Set[str]:
+        """The Keras packages module ``path`` imports or builds layers and models from."""
+        from mplint.semantic.names import keras_package
+        found = self._keras_packages.get(path)
+        if found is None:
+            summary = self.summary(path)
+            found = {p for p in map(keras_package, summary.imports.values()) if p is not None}
+            for name in summary.functions:
+                found |= self._layer_packages_of(path, name)
+            self._keras_packages[path] = found
         return found
 
     def _govern_definitions(self, path: str, policy: str, route: Route) -> None:
@@ -1074,6 +1121,9 @@ class ProgramModel:
             # A test sets a policy to test that code under it, often on purpose
             # (dtype checks): the library it calls is not a training program's.
             return False
+        # every setter file that reaches the node, though one route per policy is kept:
+        # a model module two trainers build is reached from both (MP406 at each)
+        self._setter_files.setdefault(node, set()).add((policy, route.path))
         policies = self._governed.setdefault(node, {})
         if policy in policies:
             return False

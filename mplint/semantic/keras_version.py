@@ -17,7 +17,7 @@ from typing import Iterable, List, Optional, Sequence, Tuple
 
 from mplint.core.lazy_regex import lazy_compile
 from mplint.semantic.distributions import installed_version
-from mplint.semantic.versions import API, KERAS3_TENSORFLOW, LOSS_SCALING, ApiUse, Pin, Versions
+from mplint.semantic.versions import API, KERAS3_TENSORFLOW, LOSS_SCALING, TF_KERAS_IMPORTED, ApiUse, Pin, Versions
 from mplint.semantic.vocabulary import LEGACY_KERAS_ENV_VAR, TENSORFLOW_DISTRIBUTIONS
 
 _TF_KERAS_IMPORT = re.compile(r"^\s*(?:from\s+tf_keras\b|import\s+[^\n#]*(?<![\w.])tf_keras\b)", re.M)
@@ -93,7 +93,7 @@ def installed_generation() -> Optional[int]:
 def legacy_keras(text: str) -> str:
     """Why the file runs on Keras 2 whatever is installed ("" when it does not say)."""
     if "tf_keras" in text and _TF_KERAS_IMPORT.search(text):
-        return "the file imports tf_keras"
+        return TF_KERAS_IMPORTED
     if sets_legacy_keras(text):
         return "the file sets TF_USE_LEGACY_KERAS"
     return ""

@@ -136,6 +136,14 @@ def keras_package(dotted: str) -> Optional[str]:
     return origin
 
 
+def separate_policies(a: str, b: str) -> bool:
+    """Whether two Keras packages (:func:`keras_package`) keep separate global policies under
+    every TensorFlow version: ``keras`` and ``tf_keras`` (reference, section 3). ``tf.keras``
+    and ``tf_keras`` are one package under TF <= 2.15 or ``TF_USE_LEGACY_KERAS=1``, so only
+    a known Keras 3 target parts them (MP406 asks that itself)."""
+    return {a, b} == {"keras", "tf_keras"}
+
+
 def dotted_name(node: cst.BaseExpression) -> Optional[str]:
     """``a.b.c`` for a Name/Attribute chain, else None."""
     parts: List[str] = []

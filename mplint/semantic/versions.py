@@ -31,6 +31,13 @@ LOSS_SCALING = "loss-scaling"
 #: APIs only one generation has, which no rule judges for the generation
 API = "api"
 
+#: ``Versions.legacy_keras`` when only a ``tf_keras`` import says Keras 2: evidence about the
+#: names read from tf_keras, not about ``keras``/``tf.keras`` objects the file also builds
+TF_KERAS_IMPORTED = "the file imports tf_keras"
+#: the generation of each Keras package an object is built from (``names.keras_package``);
+#: ``keras`` and ``tf.keras`` depend on the versions, tf_keras is always Keras 2
+TF_KERAS_GENERATION = 2
+
 #: the first TensorFlow whose ``tf.keras`` is Keras 3
 KERAS3_TENSORFLOW: Version = (2, 16, 0)
 
@@ -272,11 +279,17 @@ class Versions:
     #: those programs, so where it spells nothing itself they say (set by the project)
     governing: Tuple[Tuple[str, Tuple[ApiUse, ...]], ...] = ()
 
-    def keras(self, ignoring: FrozenSet[str] = frozenset()) -> Optional[KerasAnswer]:
-        """The Keras generation, not counting the evidence kinds in ``ignoring``."""
+    def keras(self, ignoring: FrozenSet[str] = frozenset(),
+              package: Optional[str] = None) -> Optional[KerasAnswer]:
+        """The Keras generation, not counting the evidence kinds in ``ignoring``; with
+        ``package`` (``names.keras_package`` of the constructor), that of an object built
+        from that package: a ``tf_keras`` import beside it says nothing of a
+        ``keras.mixed_precision.LossScaleOptimizer``, and a tf_keras one is Keras 2."""
+        if package == "tf_keras":
+            return KerasAnswer(TF_KERAS_GENERATION, "it is built from tf_keras")
         if self.configured is not None:
             return KerasAnswer(self.configured, f"keras-version = {self.configured} in the configuration")
-        if self.legacy_keras:
+        if self.legacy_keras and not (package is not None and self.legacy_keras == TF_KERAS_IMPORTED):
             return KerasAnswer(2, self.legacy_keras)
         for pins in (self.file_pins, self.project_pins):
             if pins:
