@@ -1981,12 +1981,4 @@ def _names_float32(expr: Optional[cst.BaseExpression]) -> bool:
 
 def _reads(expr: cst.BaseExpression, name: str) -> bool:
     """Whether ``expr`` mentions the variable ``name`` (a value computed from the container)."""
-    found = False
-
-    class _Finder(cst.CSTVisitor):
-        def visit_Name(self, node: cst.Name) -> None:
-            nonlocal found
-            found = found or node.value == name
-
-    expr.visit(_Finder())
-    return found
+    return any(found.value == name for found in find_all(expr, cst.Name))

@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
-from mplint.semantic.vocabulary import names_tensorflow
+from mplint.core.find_nodes import find_all
 from mplint.semantic.scopes import Scope
+from mplint.semantic.vocabulary import names_tensorflow
 
 if TYPE_CHECKING:  # pragma: no cover
     from mplint.analysis.tensor_kinds import TensorKinds, Where
@@ -86,15 +87,7 @@ def _keyed_by_parameter(getter: Scope, index: cst.BaseSlice) -> bool:
 
 
 def _mentions(expr: cst.CSTNode, name: str) -> bool:
-    found = False
-
-    class _Names(cst.CSTVisitor):
-        def visit_Name(self, node: cst.Name) -> None:
-            nonlocal found
-            found = found or node.value == name
-
-    expr.visit(_Names())
-    return found
+    return any(found.value == name for found in find_all(expr, cst.Name))
 
 
 def _dict_literal(other: "TensorKinds", getter: Scope, name: str) -> Optional[cst.Dict]:
