@@ -81,3 +81,26 @@ def test_keras_3_apply_of_a_loss_scale_optimizer_divides_the_term_too() -> None:
     # a plain Keras 3 optimizer: scale_loss() hands the loss back, apply() divides nothing
     plain = KERAS_3.replace("keras.optimizers.LossScaleOptimizer(keras.optimizers.Adam())", "keras.optimizers.Adam()")
     assert fired(plain, "MP202") == []
+
+
+def test_a_sum_on_the_branch_that_does_not_scale_is_silent() -> None:
+    """tf_rlib's shape: ``scale_regularization_loss`` (a per-replica division) is no loss
+    scaling, and the ``else`` arm sums without scaling on purpose."""
+    code = '''\
+import tensorflow as tf
+
+
+def train_step(model, optim, x, y, amp):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(model(x) - y)
+        regularization_loss = tf.nn.scale_regularization_loss(tf.math.add_n(model.losses))
+        if amp:
+            total_loss = optim.get_scaled_loss(loss + regularization_loss)
+        else:
+            total_loss = loss + regularization_loss
+    grads = tape.gradient(total_loss, model.trainable_weights)
+    if amp:
+        grads = optim.get_unscaled_gradients(grads)
+    optim.apply_gradients(zip(grads, model.trainable_weights))
+'''
+    assert fired(code, "MP202") == []

@@ -483,6 +483,13 @@ class ModelOutputs(Analysis):
                         names.add(name)
         return names
 
+    def stored_on_instance(self, model: cst.CSTNode) -> bool:
+        """The model (a ``ModelOutput.model_call``) is built straight into an attribute of
+        ``self`` (``self.gate = Sequential([..., Activation("sigmoid")])``): a block its
+        class calls, whose last activation is a gate, not the output of a whole model."""
+        return any(binding.value is model for scope in self.ctx.scopes.all_scopes()
+                   for bindings in scope.attributes.values() for binding in bindings)
+
     def trained_as_whole(self, model: cst.CSTNode) -> bool:
         """Whether the model is seen trained or run as a whole: here
         (:meth:`used_as_whole_model`), or by code elsewhere in the project that trains

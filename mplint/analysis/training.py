@@ -896,7 +896,9 @@ class TrainingLoops(Analysis):
                         or id(node) in before_scaling:
                     continue  # a sum the loss is scaled after is scaled as a whole
                 where = places[id(node)]
-                sides = [(side, bool(self.scaling_of(side, where)[0])) for side in (node.left, node.right)]
+                # only the optimizer's own scaling calls: ``tf.nn.scale_regularization_loss``
+                # reads like a manual scaling but divides by the replicas
+                sides = [(side, bool(self.scaling_of(side, where)[1])) for side in (node.left, node.right)]
                 if sum(scaled for _, scaled in sides) != 1:
                     continue
                 term = next(side for side, scaled in sides if not scaled)

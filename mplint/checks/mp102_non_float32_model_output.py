@@ -129,8 +129,10 @@ class NonFloat32ModelOutput(Check):
                 continue  # MP101 reports softmax outputs, once
             if self._cast_by_every_caller(found.output.model_call):
                 continue
-            if self.facts.policy_from_elsewhere and not found.library and not found.sigmoid \
-                    and not models.trained_as_whole(found.output.model_call):
+            whole = models.trained_as_whole(found.output.model_call)
+            if found.sigmoid and not whole and models.stored_on_instance(found.output.model_call):
+                continue  # ``self.gate = Sequential([..., sigmoid])``: a gate of the class's block
+            if self.facts.policy_from_elsewhere and not found.library and not found.sigmoid and not whole:
                 continue  # a module of a bigger program: maybe a block (an encoder, a head) of its model
             # (a sigmoid's probabilities are a whole model's output, as a softmax's are MP101's)
             # (a library's model is kept only where its own code computes a loss on the output)
