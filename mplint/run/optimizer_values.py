@@ -14,7 +14,7 @@ loss-scaling rules stay silent on it.
 
 from __future__ import annotations
 
-import ast
+import json
 import re
 from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Set, Tuple
 
@@ -306,11 +306,9 @@ class OptimizerValues:
 
 
 def _string_literal(text: str) -> Optional[str]:
-    """The string a literal argument's source text writes (``"adam_amp"``); None otherwise."""
-    try:
-        value = ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        return None
+    """The string a call-site slot holds (``FunctionSummary.arguments``: JSON, as
+    ``summaries`` writes it, or UNKNOWN); None for anything else."""
+    value = None if text == UNKNOWN else json.loads(text)
     return value if isinstance(value, str) else None
 
 
