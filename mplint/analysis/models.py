@@ -38,7 +38,7 @@ import libcst as cst
 from mplint.analysis.imported_layers import imported_function_definition, imported_model_class, imported_passthrough
 from mplint.analysis.tensor_sites import Path
 from mplint.analysis.tensor_syntax import target_path
-from mplint.core.find_nodes import find_all
+from mplint.core.find_nodes import find_all, mentions
 from mplint.rule.check import Analysis, Context
 from mplint.semantic.call_args import first_tensor_argument, positional_or_keyword
 from mplint.semantic.stored_attributes import InstanceAttributes
@@ -547,7 +547,7 @@ class ModelOutputs(Analysis):
             name = _bound_to(output.expression, loc)
             binding = None if name is None else _binding_of(output.expression, loc, name)
             if name is not None and binding is not None and loc.order > binding.order \
-                    and loc.lookup(name) is binding and _reads(call, name):
+                    and loc.lookup(name) is binding and mentions(call, name):
                 return True
         return False
 
@@ -1274,7 +1274,7 @@ class ModelOutputs(Analysis):
         for value, where in self._stores.get(name.value, []):
             if where.lookup(name.value) is not binding or not binding.order < where.order <= use.order:
                 continue
-            if value is None or where.scope is not binding.scope or _reads(value, name.value):
+            if value is None or where.scope is not binding.scope or mentions(value, name.value):
                 yield name, None
                 return
             stored.append((value, where))
@@ -1286,7 +1286,7 @@ class ModelOutputs(Analysis):
             if mutation.location.order > use.order:
                 continue
             if mutation.method != "append" or len(mutation.call.args) != 1 \
-                    or _reads(mutation.call.args[0].value, name.value):
+                    or mentions(mutation.call.args[0].value, name.value):
                 yield name, None
                 return
             stored.append((mutation.call.args[0].value, mutation.location))
@@ -1984,8 +1984,3 @@ def _names_float32(expr: Optional[cst.BaseExpression]) -> bool:
 
     expr.visit(_Finder())
     return found
-
-
-def _reads(expr: cst.BaseExpression, name: str) -> bool:
-    """Whether ``expr`` mentions the variable ``name`` (a value computed from the container)."""
-    return any(found.value == name for found in find_all(expr, cst.Name))

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
-from mplint.core.find_nodes import find_all
+from mplint.core.find_nodes import mentions
 from mplint.semantic.scopes import Scope
 from mplint.semantic.vocabulary import names_tensorflow
 
@@ -81,13 +81,9 @@ def _keyed_by_parameter(getter: Scope, index: cst.BaseSlice) -> bool:
     for binding in getter.bindings.get(name, []):
         if binding.kind == "param":
             continue
-        if binding.kind != "assign" or binding.value is None or not _mentions(binding.value, name):
+        if binding.kind != "assign" or binding.value is None or not mentions(binding.value, name):
             return False
     return True
-
-
-def _mentions(expr: cst.CSTNode, name: str) -> bool:
-    return any(found.value == name for found in find_all(expr, cst.Name))
 
 
 def _dict_literal(other: "TensorKinds", getter: Scope, name: str) -> Optional[cst.Dict]:

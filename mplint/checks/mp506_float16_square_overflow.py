@@ -8,6 +8,7 @@ import libcst as cst
 
 from mplint.analysis.compute_regions import ComputeRegions
 from mplint.analysis.tensor_kinds import LOW, TensorKinds, Where
+from mplint.core.find_nodes import mentions
 from mplint.rule.check import Check, Context, Needs
 from mplint.rule.messages import snippet
 from mplint.semantic.call_args import positional_or_keyword
@@ -145,7 +146,7 @@ class Float16SquareOverflow(Check):
         for node, left, right, where in self._meetings:
             for side, other in ((left, right), (right, left)):
                 owner = kinds.cast_to_network_dtype_of(side, where)
-                if owner is None or not _mentions(other, owner.value):
+                if owner is None or not mentions(other, owner.value):
                     continue
                 assert isinstance(side, cst.Call)
                 if not self._count(side.args[0].value, where, 0) or kinds.regions.is_pipeline(where.loc):
@@ -352,8 +353,3 @@ def _nodes_in(node: cst.CSTNode) -> List[cst.CSTNode]:
 def _calls_in(node: cst.CSTNode) -> List[cst.Call]:
     """Every call in an expression (a sink's argument)."""
     return [n for n in _nodes_in(node) if isinstance(n, cst.Call)]
-
-
-def _mentions(expr: cst.BaseExpression, name: str) -> bool:
-    """Whether ``expr`` reads the name (``tf.reduce_mean(loss)`` reads ``loss``)."""
-    return any(isinstance(node, cst.Name) and node.value == name for node in _nodes_in(expr))

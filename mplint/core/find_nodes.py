@@ -34,3 +34,9 @@ def find_all(node: cst.CSTNode, kind: Type[N]) -> List[N]:
     collect = _Collect(kind)
     node.visit(collect)
     return collect.found  # type: ignore[return-value]
+
+
+def mentions(node: cst.CSTNode, name: str) -> bool:
+    """Whether ``node`` or a node below it is the name ``name`` (``tf.reduce_mean(loss)``
+    mentions ``loss``)."""
+    return any(found.value == name for found in find_all(node, cst.Name))
