@@ -241,6 +241,21 @@ class DtypeInference(FileCalls):
         with self._under(()):
             return self.kind(value, at, depth + 1)
 
+    def weight_read(self, expr: cst.BaseExpression, where: Where) -> bool:
+        """``self.scale`` read directly where every assignment is ``self.add_weight(...)`` (or
+        the weight of a built-in layer it subclasses): a Keras variable. Keras 3's variables
+        convert the other operand of ``*``/``+`` to their own dtype (``x32 * self.scale``
+        runs under mixed_float16, Keras 3.12, run), Keras 2's AutoCastVariable does not."""
+        if not isinstance(expr, cst.Attribute) or not is_self(expr.value):
+            return False
+        values = self._attribute_values(expr, where)
+        if values is None:
+            return self._inherited_weight_kind(expr, where) is not None
+        return bool(values) and all(
+            isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+            and value.func.attr.value == "add_weight" and is_self(value.func.value)
+            for value, _ in values)
+
     def _inherited_weight_kind(self, expr: cst.Attribute, where: Where) -> Optional[str]:
         """``self.kernel`` in a subclass of ``Dense``/``Conv2D``...: the built-in layer's
         ``add_weight`` weight, read in the compute dtype inside ``call``."""

@@ -25,6 +25,8 @@ from mplint.rule.levels import Safety
 
 #: an import of TensorFlow anywhere in a file, a function's own too
 _IMPORTS_TENSORFLOW = re.compile(r"^[ \t]*(?:import[ \t]+tensorflow\b|from[ \t]+tensorflow\b)", re.M)
+#: the file picks a Keras 3 backend that promotes mixed dtypes (``os.environ["KERAS_BACKEND"] = "jax"``)
+_OTHER_BACKEND = re.compile(r"""KERAS_BACKEND['"][^\n]*?['"](?:jax|torch|numpy|openvino)['"]""")
 
 #: how TensorFlow's error message names the 16-bit dtypes
 _TF_NAMES = {"float16": "half", "bfloat16": "bfloat16", "float16/bfloat16": "half (or bfloat16)"}
@@ -42,11 +44,13 @@ class HardcodedFloat32InLayer(Check):
         if policy is None:
             return
         # Mixed dtypes only raise for TensorFlow tensors; Keras 3 on JAX or torch
-        # promotes them. A file that never imports TensorFlow stays silent.
-        if not self._uses_tensorflow():
+        # promotes them. A file with no sign of TensorFlow stays silent.
+        backend = self._tensorflow_backend()
+        if backend is None:
             return
         kinds = self.ctx.get(TensorKinds)
-        functional_ops_fail = self._keras2_functional()
+        generation = self._generation_from_project()
+        functional_ops_fail, keras3 = generation == 2, generation == 3
         reported: Set[Tuple[cst.CSTNode, int]] = set()
         #: (mismatch, origin, where, region kind, the policy reaching it)
         found: List[Tuple[Mismatch, cst.CSTNode, Where, str, PolicyState]] = []
@@ -62,6 +66,8 @@ class HardcodedFloat32InLayer(Check):
             if region is None or (region.kind == "functional" and not functional_ops_fail):
                 continue
             for mismatch in kinds.mismatches_in_context(site):
+                if keras3 and self._meets_variable(kinds, mismatch):
+                    continue
                 made = kinds.origin_in_context(mismatch)
                 if made is None or (made[0], id(site.where.loc.scope)) in reported:
                     continue  # one finding per tensor and function: at the first operation it fails in
@@ -69,7 +75,8 @@ class HardcodedFloat32InLayer(Check):
                 found.append((mismatch, made[0], made[1], "__call__" if is_call_override(region) else region.kind, here))
         lines = self._lines([node for m, origin, _, _, _ in found for node in (m.node, origin)])
         for mismatch, origin, where, region_kind, here in found:
-            message = self._message(mismatch, origin, sixteen_bit_name(here.names), here.note, region_kind, lines)
+            message = self._message(mismatch, origin, sixteen_bit_name(here.names), here.note, region_kind, lines,
+                                    backend)
             in_layer = region_kind in ("layer", "__call__")
             self.report(mismatch.node, message, self._fix(origin, where, mismatch, in_layer),
                         noqa_at=(origin,))
@@ -148,13 +155,13 @@ class HardcodedFloat32InLayer(Check):
         return {node: rng.start.line for node, rng in positions_of(self.ctx.module, self.ctx.text, nodes).items()}
 
     def _message(self, mismatch: Mismatch, origin: cst.CSTNode, compute: str, note: str, region: str,
-                 lines: Dict[cst.CSTNode, int]) -> str:
+                 lines: Dict[cst.CSTNode, int], backend: str = "") -> str:
         """Names the operation that fails, and where the float32 tensor was made."""
         line, at = lines.get(origin), lines.get(mismatch.node)
         where = f" at line {line}" if line is not None and line != at else ""
         fails = (f"`{self._snippet(mismatch.node)}` combines a {compute} tensor with a float32 "
                  f"one{note}: TensorFlow raises 'expected to be a {_TF_NAMES.get(compute, compute)} "
-                 f"tensor but is a float tensor'")
+                 f"tensor but is a float tensor'{backend}")
         if region == "functional":
             fails = (f"`{self._snippet(mismatch.node)}` combines a {compute} KerasTensor with a float32 "
                      f"one{note}: under Keras 2 the TensorFlow op raises a dtype error when the model "
@@ -177,28 +184,47 @@ class HardcodedFloat32InLayer(Check):
                 + (f"create it in the compute dtype ({spelling})" if made
                    else f"cast it to the compute dtype (tf.cast(..., {spelling}))"))
 
+    @staticmethod
+    def _meets_variable(kinds: TensorKinds, mismatch: Mismatch) -> bool:
+        """An operator whose operand is a Keras 3 variable (``x32 * self.scale``): the
+        variable converts the other side to its own dtype, so nothing fails."""
+        node = mismatch.node
+        if not isinstance(node, (cst.BinaryOperation, cst.AugAssign)):
+            return False
+        sides = (node.left, node.right) if isinstance(node, cst.BinaryOperation) else (node.target, node.value)
+        with kinds.under(mismatch.env):
+            return any(side in (mismatch.f32, mismatch.low) and kinds.weight_read(side, mismatch.where)
+                       for side in sides)
+
     def _is_variable(self, origin: cst.CSTNode) -> bool:
         return isinstance(origin, cst.Call) and "tensorflow.Variable" in self.names.resolve(origin.func)
 
-    def _keras2_functional(self) -> bool:
-        """Functional model code fails too where the file certainly runs Keras 2: a
-        TensorFlow op on a float32 and a 16-bit KerasTensor raises when the model is
-        built ('Tensors in list passed to 'values' of 'ConcatV2' Op have types
-        [float32, float16]', tf_keras 2.21, run), while Keras 3 promotes them. The
-        packages installed where mplint runs are no evidence of the project's."""
+    def _generation_from_project(self) -> Optional[int]:
+        """The Keras generation the project's own evidence says, not the packages installed
+        where mplint runs. Functional model code fails where it is Keras 2: a TensorFlow op
+        on a float32 and a 16-bit KerasTensor raises when the model is built ('Tensors in
+        list passed to 'values' of 'ConcatV2' Op have types [float32, float16]', tf_keras
+        2.21, run), while Keras 3 promotes them."""
         answer = dataclasses.replace(self.facts.versions, installed=None).keras()
-        return answer is not None and answer.generation == 2
+        return None if answer is None else answer.generation
 
-    def _uses_tensorflow(self) -> bool:
-        """The file's tensors are TensorFlow's: it imports TensorFlow (at the top, or in
-        the branch a Keras 3 module runs on the TensorFlow backend), or it is Keras 2
-        code (Keras 2 runs on TensorFlow only; ``from keras import backend as K`` with
-        ``K.tf.matmul``)."""
+    def _tensorflow_backend(self) -> Optional[str]:
+        """Why the file's tensors are TensorFlow's ("" where the file itself says), or None.
+        The file imports TensorFlow (at the top, or in the branch a Keras 3 module runs on
+        the TensorFlow backend), or it is Keras 2 code (Keras 2 runs on TensorFlow only;
+        ``from keras import backend as K`` with ``K.tf.matmul``). Keras 3 code that imports
+        only ``keras`` runs on TensorFlow where its project requires TensorFlow, Keras 3's
+        default backend, and the file picks no other."""
         aliases = self.names.module_scope.aliases
-        return self.facts.keras_version == 2 or _IMPORTS_TENSORFLOW.search(self.ctx.text) is not None or any(
+        if self.facts.keras_version == 2 or _IMPORTS_TENSORFLOW.search(self.ctx.text) is not None or any(
             t == "tensorflow" or t.startswith(("tensorflow.", "tf_keras"))
             for targets in aliases.values() for t in targets
-        ) or any(f"{alias}.tf." in self.ctx.text for alias, targets in aliases.items() if "keras.backend" in targets)
+        ) or any(f"{alias}.tf." in self.ctx.text for alias, targets in aliases.items() if "keras.backend" in targets):
+            return ""
+        pin = self.facts.versions.tensorflow_requirement()
+        if pin is None or _OTHER_BACKEND.search(self.ctx.text) is not None:
+            return None
+        return f" (TensorFlow is Keras 3's default backend, and the project requires it: {pin.describe()})"
 
     def _snippet(self, node: cst.CSTNode) -> str:
         return snippet(self.ctx.module.code_for_node(node), 48)

@@ -343,6 +343,12 @@ class Versions:
         found = self.keras()
         return found.generation if found is not None else None
 
+    def tensorflow_requirement(self) -> Optional[Pin]:
+        """The file's or its project's TensorFlow requirement, if one is written: a project
+        that installs TensorFlow runs its Keras 3 code on TensorFlow tensors unless it
+        chooses another backend, TensorFlow being Keras 3's default one."""
+        return next((p for p in (*self.file_pins, *self.project_pins) if p.package == "tensorflow"), None)
+
     def tensorflow(self) -> Optional[TensorFlowAnswer]:
         """The TensorFlow versions the file runs on, when something says (None: any, the latest
         included). Keras 3 (configured, or only Keras 3 APIs used) means TensorFlow 2.16 or later."""
