@@ -26,7 +26,7 @@ import operator
 import os
 import re
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 
@@ -72,6 +72,26 @@ def imported_literal(ctx: Context, expr: cst.BaseExpression) -> Optional[Literal
     (``config.POLICY`` with ``POLICY = "mixed_bfloat16"`` there), or None."""
     found = _imported(ctx, expr, "literal")
     return None if found is None else found[0]
+
+
+def imported_binding(ctx: Context, expr: cst.BaseExpression
+                     ) -> Optional[Tuple[cst.BaseExpression, Mapping[str, Optional[cst.BaseExpression]]]]:
+    """The expression another module of the project binds ``expr`` to, once, at its top
+    level (``from compat import KERAS_3``), with that module's names bound that way (to
+    follow the names the expression reads), or None."""
+    dotted = _imported_name(ctx, expr)
+    if dotted is None or "." not in dotted.lstrip(".") or dotted.partition(".")[0] in TENSORFLOW_PACKAGES:
+        return None
+    root = Path(ctx.facts.project_root) if ctx.facts.project_root else None
+    found = _owner(ctx, dotted, root)
+    if found is None or found[3]:
+        return None
+    _, path, name, _ = found
+    if os.path.abspath(path) == os.path.abspath(ctx.path) or _assigned_here(ctx.text, name):
+        return None
+    constants = _constants_of(path)
+    value = None if constants is None else constants.values.get(name)
+    return None if value is None or constants is None else (value, constants.values)
 
 
 def _imported(ctx: Context, expr: cst.BaseExpression, kind: Kind) -> Optional[Tuple[Literal, str]]:

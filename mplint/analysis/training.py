@@ -13,11 +13,12 @@ is not a train step.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Dict, FrozenSet, Iterable, Iterator, List, Literal, Optional, Set, Tuple, Union
+from typing import Dict, FrozenSet, Iterable, Iterator, List, Literal, Mapping, Optional, Set, Tuple, Union
 
 import libcst as cst
 
 from mplint.analysis.imported_clips import ClippedParameter, imported_clip
+from mplint.analysis.module_constants import imported_binding
 from mplint.core.walker import child_nodes
 from mplint.rule.check import Analysis, Context
 from mplint.semantic.call_args import argument_for, keyword_only, positional_or_keyword
@@ -213,9 +214,13 @@ class TrainingLoops(Analysis):
     def leave_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         self._statement.pop()
 
+    def _imported(self, name: cst.Name) -> Optional[Tuple[cst.BaseExpression, Mapping[str, Optional[cst.BaseExpression]]]]:
+        """What another module of the project binds a name of a version test to."""
+        return imported_binding(self.ctx, name)
+
     def visit_If(self, node: cst.If) -> None:
         where = self.ctx.scopes.location()
-        if node.orelse is None and _exits(node.body) and decides_generation(node.test, where):
+        if node.orelse is None and _exits(node.body) and decides_generation(node.test, where, self._imported):
             self._generation_exits.append((where.scope, where.order))
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
@@ -240,7 +245,7 @@ class TrainingLoops(Analysis):
         ``try``/``except AttributeError``; a test of an unrelated attribute is none."""
         conditions = self.ctx.scopes.open_conditions()
         where = self.ctx.scopes.location()
-        if any(decides_generation(test, where) for test, _ in conditions) or any(
+        if any(decides_generation(test, where, self._imported) for test, _ in conditions) or any(
                 scope is where.scope and order < where.order for scope, order in self._generation_exits):
             return True  # `if KERAS_3:` / `if tf.__version__ >= ...`: each arm for its generation
         needs = capabilities(conditions)

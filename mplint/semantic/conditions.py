@@ -12,7 +12,7 @@ constrains nothing: silent code stays silent.
 
 from __future__ import annotations
 
-from typing import Dict, List, Mapping, Optional, Tuple
+from typing import Callable, Dict, List, Mapping, Optional, Tuple
 
 import libcst as cst
 
@@ -217,11 +217,42 @@ def _tested_attribute(call: cst.Call) -> Optional[str]:
     return value if isinstance(value, str) else None
 
 
-def decides_generation(test: cst.BaseExpression, loc: Location, depth: int = 0) -> bool:
+#: where a name of a test is bound: its value, and how to follow the names that value reads
+Follow = Callable[[cst.Name], Optional[Tuple[cst.BaseExpression, "Follow"]]]
+#: a name another module binds (``from compat import KERAS_3``): its value there, and that
+#: module's names bound once at its top level (to follow the names the value reads)
+ImportedBinding = Callable[[cst.Name], Optional[Tuple[cst.BaseExpression, Mapping[str, Optional[cst.BaseExpression]]]]]
+
+
+def decides_generation(test: cst.BaseExpression, loc: Location, imported: Optional[ImportedBinding] = None) -> bool:
     """Whether a branch test reads which Keras generation runs: a package version
     (``tf.__version__``, ``keras.version()``) or ``TF_USE_LEGACY_KERAS``, written in it or
-    in the module constants it names (``KERAS_3 = _TF_VERSION >= (2, 16) and ...``). The
-    arms of such a test are each right for the generation that takes them."""
+    in the module constants it names (``KERAS_3 = _TF_VERSION >= (2, 16) and ...``), this
+    module's or, with ``imported``, one another module binds (``from compat import
+    KERAS_3``). The arms of such a test are each right for the generation that takes them."""
+    return _reads_generation(test, _in_scope(loc, imported), 0)
+
+
+def _in_scope(loc: Location, imported: Optional[ImportedBinding]) -> Follow:
+    def follow(name: cst.Name) -> Optional[Tuple[cst.BaseExpression, Follow]]:
+        binding = loc.lookup(name.value)
+        if binding is not None:
+            if binding.value is None or binding.kind not in ("assign", "annassign"):
+                return None
+            return binding.value, _in_scope(binding.location(), imported)
+        found = imported(name) if imported is not None else None
+        return None if found is None else (found[0], _in_module(found[1]))
+    return follow
+
+
+def _in_module(values: Mapping[str, Optional[cst.BaseExpression]]) -> Follow:
+    def follow(name: cst.Name) -> Optional[Tuple[cst.BaseExpression, Follow]]:
+        value = values.get(name.value)
+        return None if value is None else (value, follow)
+    return follow
+
+
+def _reads_generation(test: cst.BaseExpression, follow: Follow, depth: int) -> bool:
     if depth > 3:
         return False
     stack: List[cst.CSTNode] = [test]
@@ -232,9 +263,8 @@ def decides_generation(test: cst.BaseExpression, loc: Location, depth: int = 0) 
         if isinstance(node, cst.SimpleString) and node.evaluated_value in GENERATION_TEST_STRINGS:
             return True
         if isinstance(node, cst.Name):
-            binding = loc.lookup(node.value)
-            if binding is not None and binding.value is not None and binding.kind in ("assign", "annassign") \
-                    and decides_generation(binding.value, binding.location(), depth + 1):
+            found = follow(node)
+            if found is not None and _reads_generation(found[0], found[1], depth + 1):
                 return True
             continue
         if isinstance(node, cst.Attribute):
