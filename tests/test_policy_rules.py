@@ -1,9 +1,11 @@
 """MP401-MP407 beyond the catalog examples: facts, target versions, import tidying, precision."""
 
+import json
 import textwrap
 
 import pytest
 
+import helpers
 from helpers import fired, fix, lint, outcome
 
 # Judged as on a machine without TensorFlow: the installed Keras would change MP402.
@@ -582,3 +584,25 @@ def test_mp405_a_model_received_as_an_argument_was_built_before_the_policy():
 ])
 def test_mp405_silent_on_received_objects_it_cannot_convict(change):
     assert lint(MP405_RECEIVED.replace(*change), "MP405") == []
+
+
+def test_mp404_set_floatx_with_a_value_another_module_decides(tmp_path):
+    """``set_floatx(hparams.COMPUTE_DTYPE)`` with ``COMPUTE_DTYPE = "float16"`` in
+    hparams.py: pure float16, though the file never spells float16; the value is
+    decided there, so nothing is rewritten here. Another value stays silent."""
+    def check(folder, value):
+        helpers.write_files(folder, {
+            "pyproject.toml": "[project]\nname = 'reg'\n",
+            "hparams.py": f'COMPUTE_DTYPE = "{value}"\n',
+            "train.py": "import keras\n\nimport hparams\n\nkeras.config.set_floatx(hparams.COMPUTE_DTYPE)\n"
+                        "model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])\n"
+                        "model.compile('adam', 'mse')\n",
+        })
+        result = helpers.run_cli("check", "--select", "MP404", "--output-format", "json", "--no-cache", ".",
+                                 cwd=folder)
+        return [(f["path"], f["line"], f["message"], f["fix"]) for f in json.loads(result.stdout)]
+
+    [(path, line, message, fix)] = check(tmp_path / "a", "float16")
+    assert (path, line, fix) == ("train.py", 5, None)
+    assert message.startswith("set_floatx(hparams.COMPUTE_DTYPE), 'float16' here, makes every layer pure float16")
+    assert check(tmp_path / "b", "float32") == []

@@ -38,8 +38,9 @@ _WHY = "variables become float16, updates underflow and training diverges; "
 class PureFloat16(Check):
     rule_id = "MP404"
 
-    #: float16 spelled out: set_floatx, a policy or a layer dtype (tf.half too)
-    needs = Needs((b"float16", b"half"))
+    #: float16 spelled out: set_floatx, a policy or a layer dtype (tf.half too); or a
+    #: set_floatx or policy call whose value another module decides (``hparams.DTYPE``)
+    needs = Needs((b"float16", b"half", b"set_floatx"), policy_call=True)
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -110,8 +111,11 @@ class PureFloat16(Check):
             if id(site.node) in self._not_training or inference_only(site.location.scope, self.ctx.module):
                 continue
             if site.values == frozenset({"float16"}) and not mixed_set:
-                self.report(site.node, "set_floatx('float16') makes every layer pure float16: "
-                            + _WHY + "use the 'mixed_float16' policy", self._floatx_fix(site.node))
+                said = self._floatx_said(site.node)
+                # a value read from a name is decided there (``hparams.py``): nothing to rewrite here
+                fix = self._floatx_fix(site.node) if said.startswith("set_floatx('") else None
+                self.report(site.node, f"{said} makes every layer pure float16: "
+                            + _WHY + "use the 'mixed_float16' policy", fix)
         for call in facts.policy_calls:
             if call.values == frozenset({"float16"}) and not self._in_test_that_trains_nothing(call.location):
                 literal = _policy_literal(call.node, self)
@@ -162,6 +166,14 @@ class PureFloat16(Check):
                 if values and values != frozenset({"float16"}):
                     return True
         return False
+
+    def _floatx_said(self, node: cst.CSTNode) -> str:
+        """``set_floatx('float16')``, or ``set_floatx(hparams.DTYPE), 'float16' here,`` where
+        the value is read from a name."""
+        value = positional_or_keyword(node, 0, "value") if isinstance(node, cst.Call) else None
+        if value is None or isinstance(value, cst.SimpleString):
+            return "set_floatx('float16')"
+        return f"set_floatx({self.ctx.module.code_for_node(value)}), 'float16' here,"
 
     def _floatx_fix(self, node: cst.CSTNode) -> Optional[Fix]:
         """``set_global_policy('mixed_float16')`` for ``set_floatx('float16')``, and the
