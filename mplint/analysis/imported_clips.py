@@ -1,4 +1,4 @@
-"""Gradient clipping done by a function of another project module.
+"""Gradient clipping, or unscaling, done by a function of another project module.
 
 ``grads = clip_grads(grads, FLAGS.clip_norm)`` with ``def clip_grads(grads, max_norm):
 clipped, _ = tf.clip_by_global_norm(grads, max_norm); return clipped`` in
@@ -8,6 +8,10 @@ What the function does to its parameter is read in its own module, by the traini
 analysis walked there (the same flow that follows a helper of the checked file), and
 used at the call here. A module that cannot be read, a name re-exported beyond what
 :func:`imported_definition` follows, or a function that unscales on the way, is no clip.
+
+``grads = unscale(grads, optimizer)`` with ``return [g / optimizer.dynamic_scale for g in
+grads]`` there is read the same way: the call divides its argument by the loss scale, as
+the same division written in the train step would (:func:`imported_unscaling`).
 """
 
 from __future__ import annotations
@@ -51,3 +55,26 @@ def imported_clip(ctx: Context, call: cst.Call, analysis: "type[TrainingLoops]")
         return None
     index, name, clip = clipped
     return ClippedParameter(index, name, clip, found[0])
+
+
+@dataclass(frozen=True)
+class UnscaledParameter:
+    """A function's parameter that reaches its return divided by a loss scale."""
+
+    index: int
+    name: str
+    #: the function's module file, for the message
+    path: str
+
+
+def imported_unscaling(ctx: Context, call: cst.Call, analysis: "type[TrainingLoops]") -> Optional[UnscaledParameter]:
+    """The parameter a function of another project module divides by the loss scale and
+    returns, when ``call`` calls it; None when it is no such function or cannot be followed."""
+    found = imported_definition(ctx, call.func)
+    if found is None:
+        return None
+    other = analysed(found[0], analysis)
+    if other is None:
+        return None
+    unscaled = other.unscaled_parameter(found[1])  # type: ignore[attr-defined]
+    return None if unscaled is None else UnscaledParameter(unscaled[0], unscaled[1], found[0])

@@ -17,7 +17,7 @@ from typing import Dict, FrozenSet, Iterable, Iterator, List, Literal, Mapping, 
 
 import libcst as cst
 
-from mplint.analysis.imported_clips import ClippedParameter, imported_clip
+from mplint.analysis.imported_clips import ClippedParameter, UnscaledParameter, imported_clip, imported_unscaling
 from mplint.analysis.module_constants import imported_binding
 from mplint.core.walker import child_nodes
 from mplint.rule.check import Analysis, Context
@@ -123,6 +123,9 @@ class TrainStep:
     unscale_calls: List[cst.Call] = field(default_factory=list)
     #: ``g / optimizer.dynamic_scale``-style manual unscaling on the way to the update
     divisions: List[cst.BinaryOperation] = field(default_factory=list)
+    #: calls of a function of another project module that divides the gradients by the
+    #: loss scale (``imported_clips.imported_unscaling``), with what it unscales
+    helper_unscales: List[Tuple[cst.Call, UnscaledParameter]] = field(default_factory=list)
     #: the gradients are clipped on the way (clipping scaled gradients needs care)
     clipped: bool = False
     #: the known clipping calls applied to the gradients on the way
@@ -149,7 +152,7 @@ class TrainStep:
 
     @property
     def unscaled(self) -> bool:
-        return bool(self.unscale_calls or self.divisions)
+        return bool(self.unscale_calls or self.divisions or self.helper_unscales)
 
 
 class TrainingLoops(Analysis):
@@ -170,6 +173,7 @@ class TrainingLoops(Analysis):
         self._gradient_calls: Dict[int, Tuple[cst.Call, Location, Optional[cst.SimpleStatementLine], bool]] = {}
         self._divisions: Dict[int, Location] = {}
         self._helper_clips: Dict[int, Optional[ClippedParameter]] = {}
+        self._helper_unscalings: Dict[int, Optional[UnscaledParameter]] = {}
         self._clip_calls: Dict[int, Location] = {}
         #: calls whose callee names no API (a function of the project, maybe another module's)
         self._project_calls: Dict[int, Location] = {}
@@ -852,6 +856,11 @@ class TrainingLoops(Analysis):
             if (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
                     and node.func.attr.value == UNSCALE_METHOD):
                 step.unscale_calls.append(node)
+            elif isinstance(node, cst.Call) and id(node) in self._project_calls \
+                    and not _helper_returns(node, step.location) and self._helper_unscaling(node) is not None:
+                unscaling = self._helper_unscaling(node)
+                assert unscaling is not None
+                step.helper_unscales.append((node, unscaling))
             elif isinstance(node, cst.Call) and not names_tensorflow(self.callee_names(node)) \
                     and not _helper_returns(node, step.location) \
                     and any(self.ctx.module.code_for_node(arg.value) == receiver for arg in node.args):
@@ -960,16 +969,53 @@ class TrainingLoops(Analysis):
             self._helper_clips[id(call)] = imported_clip(self.ctx, call, type(self))
         return self._helper_clips[id(call)]
 
-    def clipped_parameter(self, name: str) -> Optional[Tuple[int, str, str]]:
-        """(index, name, clipping function) of the parameter the top-level function
-        ``name`` of this module returns through a known clipping call (``clipped, _ =
-        tf.clip_by_global_norm(grads, n); return clipped``); None when none does, or when
-        the value is unscaled on the way (then the clip comes after unscaling)."""
+    def _helper_unscaling(self, call: cst.Call) -> Optional[UnscaledParameter]:
+        """What a function of another project module that ``call`` calls divides by the loss scale."""
+        if id(call) not in self._helper_unscalings:
+            self._helper_unscalings[id(call)] = imported_unscaling(self.ctx, call, type(self))
+        return self._helper_unscalings[id(call)]
+
+    def unscaled_parameter(self, name: str) -> Optional[Tuple[int, str]]:
+        """(index, name) of the parameter the top-level function ``name`` of this module
+        returns divided by a loss scale (``return [g / opt.dynamic_scale for g in grads]``);
+        None when none is."""
+        found = self._function_of(name)
+        if found is None:
+            return None
+        function, inner = found
+        params = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
+        end = Location(inner, _END, ())
+        for value, _ in _returned(function.body):
+            flowed = self.flow(value, end)
+            for node in flowed:
+                if not (isinstance(node, cst.BinaryOperation) and id(node) in self._divisions
+                        and self.is_loss_scale(node.right, self._divisions[id(node)])):
+                    continue
+                reached = {n.value for n in self.flow(node.left, self._divisions[id(node)]) if isinstance(n, cst.Name)}
+                reached |= {n.value for n in flowed if isinstance(n, cst.Name)}
+                for index, param in enumerate(params):
+                    if param in reached and any(b.kind == "param" for b in inner.bindings.get(param, ())):
+                        return index, param
+        return None
+
+    def _function_of(self, name: str) -> Optional[Tuple[cst.FunctionDef, Scope]]:
+        """The top-level function ``name`` of this module and its scope."""
         binding = self.ctx.scopes.module_scope.lookup(name)
         function = binding.node if binding is not None and binding.kind == "def" else None
         inner = next((c for c in self.ctx.scopes.module_scope.children if c.node is function), None)
         if not isinstance(function, cst.FunctionDef) or inner is None:
             return None
+        return function, inner
+
+    def clipped_parameter(self, name: str) -> Optional[Tuple[int, str, str]]:
+        """(index, name, clipping function) of the parameter the top-level function
+        ``name`` of this module returns through a known clipping call (``clipped, _ =
+        tf.clip_by_global_norm(grads, n); return clipped``); None when none does, or when
+        the value is unscaled on the way (then the clip comes after unscaling)."""
+        found = self._function_of(name)
+        if found is None:
+            return None
+        function, inner = found
         params = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
         end = Location(inner, _END, ())
         for value, _ in _returned(function.body):

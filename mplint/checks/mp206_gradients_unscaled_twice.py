@@ -7,6 +7,8 @@ which unscale again. Keras 2: ``scale_loss`` (Keras 3 style) with no unscaling, 
 
 from __future__ import annotations
 
+import os
+
 from typing import Set
 
 from mplint.analysis.loss_scale_fixes import unscaling_fix
@@ -47,6 +49,15 @@ class GradientsUnscaledTwice(Check):
                                           f"`{name}.{step.method}()` unscales them again: every update is "
                                           f"divided by the scale twice",
                                 Fix({division: division.left}, safety=Safety.UNSAFE))
+                for call, unscaling in step.helper_unscales:
+                    if id(call) in seen:
+                        continue
+                    seen.add(id(call))
+                    helper = self.ctx.module.code_for_node(call.func)
+                    where = os.path.relpath(unscaling.path, os.path.dirname(os.path.abspath(self.ctx.path)))
+                    self.report(call, f"`{helper}()` ({where}) divides the gradients by the loss scale, but "
+                                      f"Keras 3's `{name}.{step.method}()` unscales them again: every update is "
+                                      f"divided by the scale twice")
             elif version is None and (step.divisions or "scale_loss" in step.scaling):
                 self.generation_unknown()  # hand unscaling is right on Keras 2, wrong on 3
             elif version == 2 and "scale_loss" in step.scaling and not step.unscaled:
