@@ -606,3 +606,27 @@ def test_mp404_set_floatx_with_a_value_another_module_decides(tmp_path):
     assert (path, line, fix) == ("train.py", 5, None)
     assert message.startswith("set_floatx(hparams.COMPUTE_DTYPE), 'float16' here, makes every layer pure float16")
     assert check(tmp_path / "b", "float32") == []
+
+
+def test_mp407_silent_where_a_policy_set_in_another_module_reaches_the_program(tmp_path):
+    """``configure_precision()`` of settings.py sets mixed_float16, then the script
+    switches on the grappler option: compile() adds the loss scale (MP401 reports the
+    pair), so "no loss scaling anywhere" would be wrong. Without the call it is right."""
+    train = ("import keras\nimport tensorflow as tf\n\nfrom settings import configure_precision\n\n"
+             "{call}\ntf.config.optimizer.set_experimental_options({{'auto_mixed_precision': True}})\n"
+             "net = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1, dtype='float32')])\n"
+             "net.compile(optimizer='adam', loss='mse')\nnet.fit([[0.0] * 4], [0.0])\n")
+
+    def check(folder, call):
+        helpers.write_files(folder, {
+            "pyproject.toml": "[project]\nname = 'cls'\n",
+            "settings.py": "import keras\n\n\ndef configure_precision():\n"
+                           "    keras.mixed_precision.set_global_policy('mixed_float16')\n",
+            "train.py": train.format(call=call),
+        })
+        result = helpers.run_cli("check", "--select", "MP401,MP407", "--output-format", "json", "--no-cache", ".",
+                                 cwd=folder)
+        return sorted((f["rule"], f["line"]) for f in json.loads(result.stdout))
+
+    assert check(tmp_path / "a", "configure_precision()") == [("MP401", 7)]
+    assert check(tmp_path / "b", "pass") == [("MP407", 7)]

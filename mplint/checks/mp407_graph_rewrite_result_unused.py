@@ -128,6 +128,9 @@ class GraphRewriteResultUnused(Check):
                         and not exclusive(c.branches, site.branches)]
             if policies:
                 continue
+            reaching = facts.mixed_policy(site.location.scope)
+            if reaching is not None and reaching.certain:
+                continue  # set in another module the program runs (``configure_precision()``)
             if trains_nothing(site.location.scope, self.ctx.module, self.ctx.path):
                 continue
             elsewhere = any(c.values is None or c.values & MIXED_POLICIES for c in facts.policy_calls)
