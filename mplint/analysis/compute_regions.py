@@ -23,6 +23,7 @@ MP503 also needs the *input pipeline*: functions mapped over a ``tf.data`` datas
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
@@ -33,7 +34,8 @@ from mplint.rule.check import Analysis, Context
 from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.semantic.names import dotted_name
 from mplint.semantic.visibility import is_private_name
-from mplint.semantic.scopes import Binding, Location, Scope
+from mplint.semantic.elsewhere_marks import ELSEWHERE_UNKNOWN
+from mplint.semantic.scopes import Binding, Location, Scope, function_key
 from mplint.semantic.vocabulary import (
     DATASET_METHODS, FLOAT32_NAMES, INPUT_FUNCTIONS, LAMBDA_LAYERS, LAYER_BASES, MODEL_CLASSES, makes_dataset,
 )
@@ -260,9 +262,31 @@ class ComputeRegions(Analysis):
             if binding is not None and binding.kind == "class" and isinstance(binding.node, cst.ClassDef) \
                     and binding.node in self._classes:
                 built.setdefault(binding.node, []).append((call, loc))
-        for node, calls in built.items():
-            if all(self._certainly_not_sixteen_bit(keyword_only(call, "dtype"), loc) for call, loc in calls):
-                self._classes[node].sixteen_bit = False
+        for node, cls in self._classes.items():
+            calls = built.get(node, [])
+            elsewhere = self._dtypes_elsewhere(cls)
+            if (calls or elsewhere) and elsewhere is not False and all(
+                    self._certainly_not_sixteen_bit(keyword_only(call, "dtype"), loc) for call, loc in calls):
+                cls.sixteen_bit = False
+
+    def _dtypes_elsewhere(self, cls: LayerClass) -> Optional[bool]:
+        """Whether every construction of the class in other modules of the project (the
+        program model's summaries) passes a non-16-bit ``dtype`` (``Codebook(n,
+        dtype='float32')`` in encoder.py): None when no such construction is known,
+        False when one leaves it out or passes one that cannot be read."""
+        init = next((c for c in cls.scope.children if isinstance(c.node, cst.FunctionDef)
+                     and c.node.name.value == "__init__"), None)
+        sites = self.ctx.values.elsewhere.get(function_key(init)) if init is not None else None
+        if not sites:
+            return None
+        for site in sites:
+            written = site.get("dtype")
+            if written is None or written == ELSEWHERE_UNKNOWN:
+                return False
+            value = json.loads(written)
+            if not (isinstance(value, str) and value in FLOAT32_NAMES):
+                return False
+        return True
 
     def _certainly_not_sixteen_bit(self, expr: Optional[cst.BaseExpression], loc: Location) -> bool:
         """A dtype argument whose every value is a known non-16-bit dtype name."""
