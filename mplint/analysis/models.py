@@ -39,7 +39,8 @@ from mplint.analysis.dispatch import (
     LAYER, TENSOR, Dispatch, DispatchState, Overrides, calls_super_init, overrides_of, portable, reads_overridden, unique,
 )
 from mplint.analysis.imported_layers import (
-    imported_dispatch, imported_function_definition, imported_model_class, imported_passthrough, known_argument,
+    imported_definition, imported_dispatch, imported_function_definition, imported_model_class, imported_passthrough,
+    known_argument,
 )
 from mplint.analysis.tensor_sites import Path
 from mplint.analysis.tensor_syntax import target_path
@@ -604,7 +605,8 @@ class ModelOutputs(Analysis):
                 self._mark_layer(call, loc, nested)
             for name, loc in self._appended:
                 self._mark_appended(name, loc, nested)
-            keras_classes = self._keras_classes() | {id(cls.node) for _, _, cls in self._super_inits}
+            keras_classes = self._keras_classes() | {id(cls.node) for _, _, cls in self._super_inits
+                                                     if not self._plain_project_class(cls)}
             for calls, target in ((self._self_calls, True), (self._class_calls, False)):
                 for call, loc in calls:
                     cls = loc.scope.enclosing_class()
@@ -917,6 +919,27 @@ class ModelOutputs(Analysis):
                 continue
             inner = self._wrapped(layer, 2)
             yield inner if inner is not None else (layer.constructor, layer)
+
+    def _plain_project_class(self, cls: Scope) -> bool:
+        """A class whose every base is a class of this file or of another project module,
+        none of them a Keras model (``JointFpn(BaseModel)`` with ``class BaseModel(object)``
+        elsewhere): its ``super().__init__(config, datagen)`` builds no functional model,
+        and the models its methods build are its products, not blocks of it."""
+        if not isinstance(cls.node, cst.ClassDef) or id(cls.node) in self._model_classes():
+            return False
+        chain = class_chain(cls)
+        local = {id(s.node) for s in chain}
+        for scope in chain:
+            for base in scope.node.bases if isinstance(scope.node, cst.ClassDef) else ():
+                written = base.value
+                if isinstance(written, cst.Name) and id(getattr(
+                        self.ctx.scopes.module_scope.lookup(written.value), "node", None)) in local:
+                    continue
+                if isinstance(written, cst.Name) and written.value == "object":
+                    continue
+                if names_tensorflow(self.resolve(written)) or imported_definition(self.ctx, written) is None:
+                    return False  # a Keras base, or one of a third package: may be a model
+        return True
 
     def _imported_model_base(self, base: cst.BaseExpression, loc: Location) -> bool:
         """``base`` names a model class of another module of the project (not one bound
