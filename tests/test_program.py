@@ -844,6 +844,31 @@ def test_a_method_called_before_the_plain_class_is_built_is_governed_too(tmp_pat
     assert set(_governed(tmp_path, "tools.py")) == {"Exporter.export", "Other.export"}
 
 
+def test_a_base_s_self_call_runs_the_override_of_the_subclass_built_under_the_policy(tmp_path):
+    """Virtual dispatch: ``self.build_model()`` in ``BaseModel.__init__`` (a plain class of
+    another module) runs ``SegNet.build_model`` when ``SegNet`` is what the governed code
+    builds; ``OtherNet``'s override runs only where ``predict.py`` builds it, with no policy,
+    and a plain class outside the hierarchy keeps its method waiting."""
+    _write(tmp_path, {
+        "setup.py": "",
+        "base.py": "class BaseModel(object):\n    def __init__(self, config):\n        self.config = config\n"
+                   "        self.model = self.build_model()\n    def build_model(self):\n"
+                   "        raise NotImplementedError\n",
+        "nets.py": "from base import BaseModel\n\n"
+                   "class SegNet(BaseModel):\n    def __init__(self, config):\n"
+                   "        super(SegNet, self).__init__(config)\n    def build_model(self):\n        return self.head()\n"
+                   "    def head(self):\n        pass\n\n"
+                   "class OtherNet(BaseModel):\n    def build_model(self):\n        pass\n\n"
+                   "class Unrelated(object):\n    def build_model(self):\n        pass\n",
+        "train.py": POLICY + "from nets import SegNet, Unrelated\n\ndef main():\n"
+                    "    tf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
+                    "    Unrelated()\n    SegNet({})\n\nmain()\n",
+        "predict.py": "from nets import OtherNet\nOtherNet({})\n",
+    })
+    assert set(_governed(tmp_path, "nets.py")) == {"SegNet.__init__", "SegNet.build_model", "SegNet.head"}
+    assert set(_governed(tmp_path, "base.py")) == {"BaseModel.__init__", "BaseModel.build_model"}
+
+
 def test_optimizers_returned_in_tuples_are_followed_to_each_part(tmp_path):
     """``g_opt, d_opt = make_optimizers()`` and a resume helper that hands the
     optimizers back (or rebuilds them with ``from_config``) inside a tuple: each part

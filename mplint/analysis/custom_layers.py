@@ -22,6 +22,7 @@ from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from mplint.analysis.compute_regions import ComputeRegions, LayerClass
+from mplint.analysis.dispatch import Dispatch, Overrides
 from mplint.analysis.imported_layers import (
     imported_factory, imported_function, imported_head, imported_layer, imported_method_head, imported_model,
 )
@@ -228,6 +229,13 @@ class CustomLayers(Analysis):
         literal = [arg.with_changes(value=_literal(arg.value)) for arg in args]
         outputs = self.ctx.get(ModelOutputs).inherited_outputs(cls, method, literal, bound, attributes)
         return None if outputs is None else self._single_head(outputs, f"{cls}.{method}", path)
+
+    def dispatched_named(self, cls: str, overrides: Overrides,
+                         attributes: InstanceAttributes) -> Optional[List[Dispatch]]:
+        """For a subclass in another module that inherits ``call`` from the model class
+        ``cls`` of this module and overrides ``overrides``: the calls of its overrides
+        whose result ``call`` returns (:meth:`ModelOutputs.dispatch_outputs`)."""
+        return self.ctx.get(ModelOutputs).dispatch_outputs(cls, overrides, attributes)
 
     def judge_model_named(self, cls: str, method: str, path: str) -> Optional[CustomLayer]:
         """A method of a class of this module that builds and returns a model

@@ -34,6 +34,7 @@ from mplint.semantic.values import Evaluator
 
 if TYPE_CHECKING:  # pragma: no cover
     from mplint.analysis.custom_layers import CustomLayer, CustomLayers
+    from mplint.analysis.dispatch import Dispatch, Overrides
 
 _MAX_BYTES = 2_000_000
 #: function key -> the literal slots of each call one route makes of it (see :func:`analysed`)
@@ -73,7 +74,7 @@ def imported_factory(ctx: Context, func: cst.BaseExpression, call: cst.Call,
     layers = None if found is None else _layers_of(found[0], _analysis(ctx))
     if layers is None or found is None:
         return None
-    args = call.args if loc is None else [_known_argument(ctx, arg, loc) for arg in call.args]
+    args = call.args if loc is None else [known_argument(ctx, arg, loc) for arg in call.args]
     return layers.judge_factory_named(found[1], args, found[0], part)
 
 
@@ -105,11 +106,11 @@ def imported_head(ctx: Context, call: cst.Call, loc: Optional[Location] = None,
     layers = None if found is None else _layers_of(found[0], _analysis(ctx))
     if layers is None or found is None:
         return None
-    args = call.args if loc is None else [_known_argument(ctx, arg, loc) for arg in call.args]
+    args = call.args if loc is None else [known_argument(ctx, arg, loc) for arg in call.args]
     return layers.judge_head_named(found[1], args, found[0], part)
 
 
-def _known_argument(ctx: Context, arg: cst.Arg, loc: Location) -> cst.Arg:
+def known_argument(ctx: Context, arg: cst.Arg, loc: Location) -> cst.Arg:
     """``arg`` with its value written as a literal when this module knows its one
     value (a string, a number, a bool); unchanged otherwise."""
     if arg.star:
@@ -148,6 +149,20 @@ def imported_method_head(ctx: Context, cls: cst.BaseExpression, method: str, cal
     if layers is None or found is None:
         return None
     return layers.judge_method_named(found[1], method, call.args, bound, found[0], attributes)
+
+
+def imported_dispatch(ctx: Context, cls: cst.BaseExpression, overrides: "Overrides",
+                      attributes: InstanceAttributes) -> Optional[List["Dispatch"]]:
+    """For a class here deriving from the model class ``cls`` of a project module and
+    inheriting its ``call``: the calls that ``call`` makes on the instance of methods this
+    class overrides (``overrides``) and returns the result of, judged in that module
+    (:meth:`ModelOutputs.dispatch_outputs`; ``attributes``: ``self.<attr>`` of the instance,
+    as this module sees it). None when it cannot be followed."""
+    found = imported_definition(ctx, cls)
+    layers = None if found is None else _layers_of(found[0], _analysis(ctx))
+    if layers is None or found is None:
+        return None
+    return layers.dispatched_named(found[1], overrides, attributes)
 
 
 def imported_model_class(ctx: Context, cls: cst.BaseExpression) -> bool:

@@ -35,7 +35,13 @@ from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence
 
 import libcst as cst
 
-from mplint.analysis.imported_layers import imported_function_definition, imported_model_class, imported_passthrough
+from mplint.analysis.dispatch import (
+    LAYER, TENSOR, Dispatch, DispatchState, Overrides, calls_super_init, overrides_of, portable, reads_overridden, unique,
+)
+from mplint.analysis.imported_layers import (
+    imported_definition, imported_dispatch, imported_function_definition, imported_model_class, imported_passthrough,
+    known_argument,
+)
 from mplint.analysis.tensor_sites import Path
 from mplint.analysis.tensor_syntax import target_path
 from mplint.core.find_nodes import find_all, mentions
@@ -171,6 +177,9 @@ class ModelOutputs(Analysis):
         self._imported_bases: Dict[int, bool] = {}
         #: the known end of each Sequential model, by id of its last layer
         self._tails: Dict[int, List[Tuple[cst.BaseExpression, Location]]] = {}
+        #: while a subclass of another module asks what the ``call`` it inherits returns
+        #: (:meth:`dispatch_outputs`): its overrides, and the calls dispatched to them
+        self._dispatch: Optional[DispatchState] = None
 
     # -- collection --------------------------------------------------------------
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -328,6 +337,12 @@ class ModelOutputs(Analysis):
                             self._resolved.append(ModelOutput(call, expr, producer, "functional"))
             for classdef, scope in self._model_classes().values():
                 if id(classdef) in nested or self._only_a_base(classdef, scope):
+                    continue
+                if _method(scope, "call") is None and _method(scope, "__call__") is None:
+                    # ``call`` inherited from a base of another module: what it returns
+                    # through the methods this class overrides (virtual dispatch)
+                    for expr, producer in self._inherited_call(scope):
+                        self._resolved.append(ModelOutput(classdef, expr, producer, "subclassed"))
                     continue
                 builds: List[Optional[Tuple[cst.Call, Location]]] = list(self._built_here(classdef))
                 if not builds or len(builds) > _MAX_BUILDER_CALLS:
@@ -590,7 +605,8 @@ class ModelOutputs(Analysis):
                 self._mark_layer(call, loc, nested)
             for name, loc in self._appended:
                 self._mark_appended(name, loc, nested)
-            keras_classes = self._keras_classes() | {id(cls.node) for _, _, cls in self._super_inits}
+            keras_classes = self._keras_classes() | {id(cls.node) for _, _, cls in self._super_inits
+                                                     if not self._plain_project_class(cls)}
             for calls, target in ((self._self_calls, True), (self._class_calls, False)):
                 for call, loc in calls:
                     cls = loc.scope.enclosing_class()
@@ -790,6 +806,140 @@ class ModelOutputs(Analysis):
         for value, where in self._returns.get(id(found.node), []):
             out += self._tensor(value, where.entering(frame), 1)
         return out
+
+    def dispatch_outputs(self, cls_name: str, overrides: Overrides,
+                         attributes: InstanceAttributes) -> Optional[List[Dispatch]]:
+        """For an instance of a subclass in another module that binds ``overrides`` and
+        inherits ``call`` from the class ``cls_name`` of this file: the calls of overridden
+        methods on the instance whose returned layer or tensor ``call`` returns (each
+        judged in the subclass's module). Outputs the base computes itself are its own
+        (judged here as its class). None when the base cannot be followed for that
+        instance: a base of a third module, a name the subclass binds read other than by
+        calling it. ``attributes``: ``self.<attr>`` of the instance, answered there."""
+        binding = self.ctx.scopes.module_scope.lookup(cls_name)
+        if binding is None or binding.kind != "class":
+            return None
+        scope = next((s for node, s, _ in self._classes if node is binding.node), None)
+        if scope is None or self._dispatch is not None:
+            return None
+        chain = class_chain(scope)
+        if self._third_module_base(chain) or reads_overridden([s.node for s in chain], overrides):
+            return None
+        found = method_of(scope, "call") or method_of(scope, "__call__")
+        if found is None or found.kind != "def" or not isinstance(found.node, cst.FunctionDef):
+            return None
+        call = cst.Call(func=cst.Attribute(cst.Name("self"), cst.Name("call")), args=[])
+        self.ctx.values.instance_of_call(call, attributes)  # ``self.<attr>`` of the subclass's instance
+        frame = CallFrame(found.node, call, Location(self.ctx.scopes.module_scope, AFTER_ALL), 1)
+        state = DispatchState(frozenset(id(s.node) for s in chain), overrides, {})
+        self._dispatch = state
+        out: List[Dispatch] = []
+        try:
+            for value, where in self._returns.get(id(found.node), []):
+                for _, producer in self._tensor(value, where.entering(frame), 1):
+                    hit = state.hits.get(id(producer.constructor)) if isinstance(producer, LayerProducer) else None
+                    if hit is not None:
+                        out.append(hit)
+        finally:
+            self._dispatch = None
+        return unique(out)
+
+    def _third_module_base(self, chain: Sequence[Scope]) -> bool:
+        """A class of ``chain`` (a class of this file and its bases here) derives from a
+        class of another module that is no TensorFlow/Keras API: its methods and
+        attributes are unknown here."""
+        local = {id(s.node) for s in chain}
+        for current in chain:
+            for base in current.node.bases if isinstance(current.node, cst.ClassDef) else ():
+                known = isinstance(base.value, cst.Name) \
+                    and id(getattr(self.ctx.scopes.module_scope.lookup(base.value.value), "node", None)) in local
+                if not known and not names_tensorflow(self.resolve(base.value)):
+                    return True
+        return False
+
+    def _dispatched(self, call: cst.Call, loc: Location, kind: str) -> bool:
+        """During :meth:`dispatch_outputs`: ``call`` calls on the instance a method its
+        class in the other module overrides (noted, with its arguments, as a layer or a
+        tensor the override returns)."""
+        state = self._dispatch
+        func = call.func
+        if state is None or not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+                                 and func.value.value == "self") or func.attr.value not in state.overrides.methods:
+            return False
+        cls = instance_class(loc)
+        if cls is None or id(cls.node) not in state.chain:
+            return False  # ``self`` of another class (a block the model builds)
+        args = portable([known_argument(self.ctx, arg, loc) for arg in call.args])
+        state.hits[id(call)] = Dispatch(kind, func.attr.value, args)
+        return True
+
+    def _stored_by_subclass(self, attr: str, cls: Scope) -> bool:
+        """During :meth:`dispatch_outputs`: the subclass in the other module stores
+        ``self.<attr>`` itself, so which layer it holds is not the base's to say."""
+        state = self._dispatch
+        return state is not None and attr in state.overrides.assigned and id(cls.node) in state.chain
+
+    def _inherited_call(self, scope: Scope) -> Iterator[Output]:
+        """The outputs of a model class of this file that inherits ``call`` from its one
+        base of another module: what the base's ``call`` returns through methods this
+        class overrides (``make_head``), each judged here as this class's method with the
+        arguments the base passes (literals; others unknown). Nothing when the base
+        cannot be followed, or this class's ``__init__`` does not hand on to the base's."""
+        chain = class_chain(scope)
+        local = {id(s.node) for s in chain}
+        where = next((loc for node, s, loc in self._classes if s is scope), None)
+        if where is None:
+            return
+        foreign = [base.value for s in chain if isinstance(s.node, cst.ClassDef) for base in s.node.bases
+                   if id(getattr(where.lookup(base.value.value), "node", None) if isinstance(base.value, cst.Name)
+                         else None) not in local]
+        if len(foreign) != 1 or not self._imported_model_base(foreign[0], where):
+            return
+        init = method_of(scope, "__init__")
+        if init is not None and (not isinstance(init.node, cst.FunctionDef) or not calls_super_init(init.node)):
+            return
+        inside = Location(scope, AFTER_ALL)
+        values = self.ctx.values
+
+        def attributes(attr: str) -> object:
+            return values.instance_attribute(inside, attr)
+
+        for dispatch in imported_dispatch(self.ctx, foreign[0], overrides_of(chain), attributes) or ():
+            if dispatch.args is None:
+                continue
+            call = cst.Call(func=cst.Attribute(cst.Name("self"), cst.Name(dispatch.method)),
+                            args=list(dispatch.args))
+            if dispatch.kind == TENSOR:
+                for expr, producer in self._tensor(call, inside, 1):
+                    if producer is not None and expr is not call:
+                        yield expr, producer
+                continue
+            layer = self._layer(call, inside, 1)
+            if layer is None or layer.constructor is call:
+                continue
+            inner = self._wrapped(layer, 2)
+            yield inner if inner is not None else (layer.constructor, layer)
+
+    def _plain_project_class(self, cls: Scope) -> bool:
+        """A class whose every base is a class of this file or of another project module,
+        none of them a Keras model (``JointFpn(BaseModel)`` with ``class BaseModel(object)``
+        elsewhere): its ``super().__init__(config, datagen)`` builds no functional model,
+        and the models its methods build are its products, not blocks of it."""
+        if not isinstance(cls.node, cst.ClassDef) or id(cls.node) in self._model_classes():
+            return False
+        chain = class_chain(cls)
+        local = {id(s.node) for s in chain}
+        for scope in chain:
+            for base in scope.node.bases if isinstance(scope.node, cst.ClassDef) else ():
+                written = base.value
+                if isinstance(written, cst.Name) and id(getattr(
+                        self.ctx.scopes.module_scope.lookup(written.value), "node", None)) in local:
+                    continue
+                if isinstance(written, cst.Name) and written.value == "object":
+                    continue
+                if names_tensorflow(self.resolve(written)) or imported_definition(self.ctx, written) is None:
+                    return False  # a Keras base, or one of a third package: may be a model
+        return True
 
     def _imported_model_base(self, base: cst.BaseExpression, loc: Location) -> bool:
         """``base`` names a model class of another module of the project (not one bound
@@ -1133,6 +1283,10 @@ class ModelOutputs(Analysis):
         if not isinstance(expr, cst.Call):
             yield expr, None
             return
+        if self._dispatched(expr, loc, TENSOR):
+            # a method the instance's class in another module overrides: judged there
+            yield expr, LayerProducer(expr, frozenset(), loc)
+            return
         func = expr.func
         callee = self._callable(func, loc, depth + 1)
         if callee is not None and not isinstance(callee[0], cst.Lambda):
@@ -1458,7 +1612,7 @@ class ModelOutputs(Analysis):
         if _self_attribute(expr):
             assert isinstance(expr, cst.Attribute)
             cls = instance_class(loc)
-            if cls is None:
+            if cls is None or self._stored_by_subclass(expr.attr.value, cls):
                 return None
             bindings = attributes_of(cls, expr.attr.value)
             # Set more than once (if/else heads, a later replacement): which one is
@@ -1468,6 +1622,8 @@ class ModelOutputs(Analysis):
             return self._layer(bindings[0].value, Location(bindings[0].scope, bindings[0].order, (), loc.context),
                                depth + 1)
         if isinstance(expr, cst.Call):
+            if self._dispatched(expr, loc, LAYER):
+                return LayerProducer(expr, frozenset(), loc)  # the override of another module builds it
             callee = self._callable(expr.func, loc, depth + 1)
             if callee is not None:
                 returns = self._returns.get(id(callee[0]), [])

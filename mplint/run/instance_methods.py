@@ -53,6 +53,9 @@ class InstanceMethods:
         self._called: Dict[str, Dict[str, "Route"]] = {}
         #: (policy, method name) -> methods of plain classes built under it, waiting
         self._waiting: Dict[Tuple[str, str], List["Node"]] = {}
+        #: (policy, method name) -> the classes whose governed methods call it on ``self``,
+        #: with the route to the first such call (:meth:`dispatched`)
+        self._self_called: Dict[Tuple[str, str], Dict["Node", "Route"]] = {}
 
     def is_plain(self, cls: "Node") -> bool:
         """A class whose every base (through the project's classes) is ``object`` or a
@@ -97,8 +100,37 @@ class InstanceMethods:
         name = method[1].rpartition(".")[2]
         caller = self._called.get(policy, {}).get(name)
         if caller is None:
+            caller = self._dispatching(method, policy, name)
+        if caller is None:
             self._waiting.setdefault((policy, name), []).append(method)
         return caller
+
+    def dispatched(self, owner: "Node", name: str, policy: str, caller: "Route") -> List["Node"]:
+        """Governed code of a method of the class ``owner`` (reached by ``caller``) calls
+        ``self.<name>()``: on an instance of a subclass built under ``policy`` that runs
+        the subclass's own ``name`` (virtual dispatch), so the methods of that name
+        waiting under ``policy`` whose class derives from ``owner`` are governed through
+        that call; a subclass built later is governed when it is offered."""
+        self._self_called.setdefault((policy, name), {}).setdefault(owner, caller)
+        waiting = self._waiting.get((policy, name), [])
+        released = [m for m in waiting if self._derives(m, owner)]
+        if released:
+            self._waiting[(policy, name)] = [m for m in waiting if m not in released]
+        return released
+
+    def _dispatching(self, method: "Node", policy: str, name: str) -> "Optional[Route]":
+        """The route of a governed ``self.<name>()`` call in a base class of the method's
+        class (see :meth:`dispatched`), else None."""
+        for owner, route in self._self_called.get((policy, name), {}).items():
+            if self._derives(method, owner):
+                return route
+        return None
+
+    def _derives(self, method: "Node", owner: "Node") -> bool:
+        """The class of ``method`` (``(path, "Cls.m")``) is ``owner`` or derives from it
+        through the project's classes."""
+        cls = (method[0], method[1].rsplit(".", 1)[0])
+        return owner in self._model._bases(cls)
 
     def called(self, name: str, policy: str, caller: "Route") -> List["Node"]:
         """Governed code (reached by ``caller``) calls a method ``name`` on a receiver

@@ -1084,7 +1084,28 @@ class ProgramModel:
             if call_line > after:
                 for method in self._instances.called(name, policy, route):
                     govern(method, onward(method))
+        owner = self._owner(node)
+        for call_line, name in self._self_calls(node) if owner is not None else ():
+            if call_line > after:
+                # virtual dispatch: ``self.build_model()`` in ``BaseModel.__init__`` runs the
+                # override of the subclass built here (``FpnDepth(cfg)``), not only the base's
+                assert owner is not None
+                for method in self._instances.dispatched(owner, name, policy, route):
+                    govern(method, onward(method))
         return found
+
+    def _owner(self, node: Node) -> Optional[Node]:
+        """The class whose method ``node`` is (a class of its module), else None."""
+        owner = node[1].rsplit(".", 1)[0] if "." in node[1] else None
+        return (node[0], owner) if owner is not None and owner in self.summary(node[0]).classes else None
+
+    def _self_calls(self, node: Node) -> List[Tuple[int, str]]:
+        """(line, name) of each method ``node`` calls on ``self`` (``self.build_model()``)."""
+        function = self.summary(node[0]).functions.get(node[1])
+        if function is None:
+            return []
+        return [(line, callee[len("self."):]) for line, callee in function.calls
+                if callee.startswith("self.") and "." not in callee[len("self."):]]
 
     def _handed_into_setters(self, node: Node, sets: Dict[str, Tuple[int, Route]]) -> List[Tuple[Node, Node]]:
         """``(setter, callable)`` for each callable that ``node`` hands, on the line where
