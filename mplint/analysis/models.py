@@ -338,7 +338,8 @@ class ModelOutputs(Analysis):
             for classdef, scope in self._model_classes().values():
                 if id(classdef) in nested or self._only_a_base(classdef, scope):
                     continue
-                if _method(scope, "call") is None and _method(scope, "__call__") is None:
+                if _method(scope, "call") is None and _method(scope, "__call__") is None \
+                        and self._foreign_model_base(scope) is not None:
                     # ``call`` inherited from a base of another module: what it returns
                     # through the methods this class overrides (virtual dispatch)
                     for expr, producer in self._inherited_call(scope):
@@ -885,16 +886,10 @@ class ModelOutputs(Analysis):
         class overrides (``make_head``), each judged here as this class's method with the
         arguments the base passes (literals; others unknown). Nothing when the base
         cannot be followed, or this class's ``__init__`` does not hand on to the base's."""
+        base = self._foreign_model_base(scope)
+        if base is None:
+            return
         chain = class_chain(scope)
-        local = {id(s.node) for s in chain}
-        where = next((loc for node, s, loc in self._classes if s is scope), None)
-        if where is None:
-            return
-        foreign = [base.value for s in chain if isinstance(s.node, cst.ClassDef) for base in s.node.bases
-                   if id(getattr(where.lookup(base.value.value), "node", None) if isinstance(base.value, cst.Name)
-                         else None) not in local]
-        if len(foreign) != 1 or not self._imported_model_base(foreign[0], where):
-            return
         init = method_of(scope, "__init__")
         if init is not None and (not isinstance(init.node, cst.FunctionDef) or not calls_super_init(init.node)):
             return
@@ -904,7 +899,7 @@ class ModelOutputs(Analysis):
         def attributes(attr: str) -> object:
             return values.instance_attribute(inside, attr)
 
-        for dispatch in imported_dispatch(self.ctx, foreign[0], overrides_of(chain), attributes) or ():
+        for dispatch in imported_dispatch(self.ctx, base, overrides_of(chain), attributes) or ():
             if dispatch.args is None:
                 continue
             call = cst.Call(func=cst.Attribute(cst.Name("self"), cst.Name(dispatch.method)),
@@ -919,6 +914,22 @@ class ModelOutputs(Analysis):
                 continue
             inner = self._wrapped(layer, 2)
             yield inner if inner is not None else (layer.constructor, layer)
+
+    def _foreign_model_base(self, scope: Scope) -> Optional[cst.BaseExpression]:
+        """The one base of a model class of this file (through its bases here) that is a
+        model class of another project module, whose ``call`` it may inherit; else None
+        (bases here only: the class is judged as this file's own)."""
+        chain = class_chain(scope)
+        local = {id(s.node) for s in chain}
+        where = next((loc for node, s, loc in self._classes if s is scope), None)
+        if where is None:
+            return None
+        foreign = [base.value for s in chain if isinstance(s.node, cst.ClassDef) for base in s.node.bases
+                   if id(getattr(where.lookup(base.value.value), "node", None) if isinstance(base.value, cst.Name)
+                         else None) not in local]
+        if len(foreign) != 1 or not self._imported_model_base(foreign[0], where):
+            return None
+        return foreign[0]
 
     def _plain_project_class(self, cls: Scope) -> bool:
         """A class whose every base is a class of this file or of another project module,
