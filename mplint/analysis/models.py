@@ -35,6 +35,7 @@ from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence
 
 import libcst as cst
 
+from mplint.analysis.discarded_models import discarded
 from mplint.analysis.dispatch import (
     LAYER, TENSOR, Dispatch, DispatchState, Overrides, calls_super_init, overrides_of, portable, reads_overridden, unique,
 )
@@ -498,6 +499,15 @@ class ModelOutputs(Analysis):
                             and self._makes(value, binding.location(), made[id(model)]):
                         names.add(name)
         return names
+
+    def discarded(self, model: cst.CSTNode) -> bool:
+        """The model (a ``ModelOutput.model_call``) is handed back by its builder beside
+        another and thrown away by every caller (``model, _ = con_auto()``):
+        :mod:`discarded_models`."""
+        made = next(((call, loc) for call, loc, _ in self._models if call is model), None)
+        if made is None or not isinstance(made[1].scope.node, cst.FunctionDef):
+            return False
+        return discarded(self.ctx, model, made, self._returns.get(id(made[1].scope.node), []))
 
     def stored_on_instance(self, model: cst.CSTNode) -> bool:
         """The model (a ``ModelOutput.model_call``) is built straight into an attribute of

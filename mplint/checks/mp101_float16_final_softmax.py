@@ -45,6 +45,8 @@ class Float16FinalSoftmax(Check):
                 continue  # MP102's
             if found.library and self.ctx.get(ModelOutputs).feeds_a_layer(found.output):
                 continue  # a block of a bigger model of the library: its output is no model's
+            if self.ctx.get(ModelOutputs).discarded(found.output.model_call):
+                continue  # ``model, _ = build()``: the other model is never trained or run
             compute = precision.compute_name(found)
             if isinstance(found.producer, LayerProducer):
                 self.report(

@@ -129,6 +129,8 @@ class NonFloat32ModelOutput(Check):
                 continue  # MP101 reports softmax outputs, once
             if self._cast_by_every_caller(found.output.model_call):
                 continue
+            if models.discarded(found.output.model_call):
+                continue  # ``model, _ = build()``: the other model is never trained or run
             whole = models.trained_as_whole(found.output.model_call)
             if found.sigmoid and not whole and models.stored_on_instance(found.output.model_call):
                 continue  # ``self.gate = Sequential([..., sigmoid])``: a gate of the class's block

@@ -350,7 +350,7 @@ DTYPE_PRESERVING_OPS = frozenset({
     "abs", "negative", "square", "sqrt", "rsqrt", "exp", "log", "log1p", "tanh", "sigmoid",
     "softplus", "relu", "relu6", "gelu", "elu", "selu", "swish", "silu", "leaky_relu",
     "softmax", "log_softmax", "dropout", "l2_normalize", "reduce_sum", "reduce_mean",
-    "reduce_max", "reduce_min", "reduce_prod", "reduce_logsumexp", "reduce_std",
+    "ensure_shape", "reduce_max", "reduce_min", "reduce_prod", "reduce_logsumexp", "reduce_std",
     "reduce_variance", "cumsum", "gather", "gather_nd", "broadcast_to", "pad", "roll",
     "reverse", "boolean_mask", "clip_by_value", "clip_by_norm", "norm", "matmul", "add",
     "subtract", "multiply", "divide", "truediv", "maximum", "minimum", "pow",
