@@ -42,6 +42,7 @@ from mplint.run.module_paths import absolute_import, importable, on_path
 from mplint.run.optimizer_values import OptimizerValues, judges_optimizers
 from mplint.run.registries import RegistryObjects, top_level_names
 from mplint.run.scaling_overrides import Override, find_overrides, may_drop_scaling
+from mplint.run.rewrite_programs import Setter, find_programs, may_switch_rewrite
 from mplint.run.scaling_reached import find_scaling, uses_grappler_option
 from mplint.run.test_hooks import TestFile
 from mplint.run.summaries import (
@@ -211,6 +212,10 @@ class Governance:
     #: top-level functions of the file that set a policy and that no code of the project
     #: names (see :meth:`ProgramModel._dead_setters`): their policy governs only their own code
     dead_setters: FrozenSet[str] = frozenset()
+    #: for a file that may switch the graph rewrite on: function -> the mixed policy that
+    #: a setter in another module sets in the program running it, before or after the
+    #: call (:mod:`rewrite_programs`): (policy, setter file, line)
+    rewrite_programs: Dict[str, Setter] = field(default_factory=dict)
 
 
 #: a line after every other: where a module's ``__main__`` guard runs, for its top level
@@ -311,7 +316,8 @@ class ProgramResult:
                        sorted(g.trained), g.factories, g.optimizer_params,
                        {name: list(o) for name, o in g.scaling_overrides.items()},
                        None if g.scaling_reached is None else list(g.scaling_reached), g.arguments,
-                       sorted(g.layer_packages), sorted(g.dead_setters)]
+                       sorted(g.layer_packages), sorted(g.dead_setters),
+                       {name: list(setter) for name, setter in g.rewrite_programs.items()}]
                 for path, g in self._by_file.items()}
 
     def to_json(self) -> list:
@@ -326,7 +332,7 @@ class ProgramResult:
             by_file: Dict[str, Governance] = {}
             assert isinstance(files, dict) and isinstance(read, list) and isinstance(searched, list)
             for path, (setters, functions, parts, trained, factories, params, overrides, reached, arguments,
-                       packages, dead) in files.items():
+                       packages, dead, programs) in files.items():
                 found = Governance(setters=frozenset(str(s) for s in setters),
                                    parts=frozenset(str(p) for p in parts),
                                    trained=frozenset(str(t) for t in trained),
@@ -340,7 +346,9 @@ class ProgramResult:
                                    arguments={str(f): [{str(k): str(v) for k, v in site.items()} for site in sites]
                                               for f, sites in arguments.items()},
                                    layer_packages=frozenset(str(p) for p in packages),
-                                   dead_setters=frozenset(str(d) for d in dead))
+                                   dead_setters=frozenset(str(d) for d in dead),
+                                   rewrite_programs={str(f): (str(p), str(w), int(l))
+                                                     for f, (p, w, l) in programs.items()})
                 for name, routes in functions.items():
                     found.by_function[str(name)] = {
                         str(policy): Route(str(where), int(line), tuple(str(c) for c in chain),
@@ -544,6 +552,13 @@ class ProgramModel:
                     if uses_grappler_option(self._read(path) or b"")]
         for path, place in find_scaling(self, grappler).items():
             self._by_file.setdefault(path, Governance()).scaling_reached = place
+        # Modules that may switch the graph rewrite on: the mixed policy of the programs
+        # running their code, set before or after (MP401 is no matter of order).
+        rewriting = [path for path in (self.files if targets is None else sorted(set(targets) & set(self.files)))
+                     if may_switch_rewrite(self._read(path) or b"")]
+        for path, functions in find_programs(self, rewriting).items():
+            self._by_file.setdefault(path, Governance()).rewrite_programs = {
+                BODY if name == MAIN else name: setter for name, setter in sorted(functions.items())}
         result = ProgramResult(self._by_file, sorted(self._summaries), sorted(self.searched),
                                None if targets is None else sorted(targets))
         result.sought = {path: sorted(names) for path, names in self.sought.items()}
@@ -1129,6 +1144,11 @@ class ProgramModel:
             return False
         policies[policy] = route
         return True
+
+    def policy_sets(self) -> Dict[Node, Dict[str, Tuple[int, Route]]]:
+        """Each node that sets a policy, directly or through a helper: policy -> (its
+        first line, the route)."""
+        return self._sets
 
     def edges_of(self, node: Node) -> List[Tuple[int, List[Node]]]:
         edges = self._edges.get(node)

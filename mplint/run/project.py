@@ -370,6 +370,9 @@ class ProjectFacts:
             facts.project_optimizer_params = governance.optimizer_params
             facts.project_arguments = governance.arguments
             facts.project_layer_packages = governance.layer_packages
+            facts.project_rewrite_programs = {
+                function: (policy, self.place(where, line))
+                for function, (policy, where, line) in governance.rewrite_programs.items()}
             if governance.scaling_reached is not None:
                 facts.project_scaling_reached = self.place(*governance.scaling_reached)
             facts.project_scaling_overrides = {
