@@ -42,6 +42,7 @@ from mplint.run.module_paths import absolute_import, importable, on_path
 from mplint.run.optimizer_values import OptimizerValues, judges_optimizers
 from mplint.run.registries import RegistryObjects, top_level_names
 from mplint.run.scaling_overrides import Override, find_overrides, may_drop_scaling
+from mplint.run.mixed_calls import Site, find_mixed_calls
 from mplint.run.rewrite_programs import Setter, find_programs, may_switch_rewrite
 from mplint.run.scaling_reached import find_scaling, uses_grappler_option
 from mplint.run.test_hooks import TestFile
@@ -216,6 +217,9 @@ class Governance:
     #: a setter in another module sets in the program running it, before or after the
     #: call (:mod:`rewrite_programs`): (policy, setter file, line)
     rewrite_programs: Dict[str, Setter] = field(default_factory=dict)
+    #: function -> the parameters each call in another module binds where a mixed
+    #: policy is in effect (:mod:`mixed_calls`): parameter -> JSON literal or UNKNOWN
+    mixed_calls: Dict[str, List[Site]] = field(default_factory=dict)
 
 
 #: a line after every other: where a module's ``__main__`` guard runs, for its top level
@@ -317,7 +321,8 @@ class ProgramResult:
                        {name: list(o) for name, o in g.scaling_overrides.items()},
                        None if g.scaling_reached is None else list(g.scaling_reached), g.arguments,
                        sorted(g.layer_packages), sorted(g.dead_setters),
-                       {name: list(setter) for name, setter in g.rewrite_programs.items()}]
+                       {name: list(setter) for name, setter in g.rewrite_programs.items()},
+                       {name: [list(site) for site in sites] for name, sites in g.mixed_calls.items()}]
                 for path, g in self._by_file.items()}
 
     def to_json(self) -> list:
@@ -332,7 +337,7 @@ class ProgramResult:
             by_file: Dict[str, Governance] = {}
             assert isinstance(files, dict) and isinstance(read, list) and isinstance(searched, list)
             for path, (setters, functions, parts, trained, factories, params, overrides, reached, arguments,
-                       packages, dead, programs) in files.items():
+                       packages, dead, programs, mixed) in files.items():
                 found = Governance(setters=frozenset(str(s) for s in setters),
                                    parts=frozenset(str(p) for p in parts),
                                    trained=frozenset(str(t) for t in trained),
@@ -348,7 +353,10 @@ class ProgramResult:
                                    layer_packages=frozenset(str(p) for p in packages),
                                    dead_setters=frozenset(str(d) for d in dead),
                                    rewrite_programs={str(f): (str(p), str(w), int(l))
-                                                     for f, (p, w, l) in programs.items()})
+                                                     for f, (p, w, l) in programs.items()},
+                                   mixed_calls={str(f): [(str(w), int(l), {str(k): str(v) for k, v in bound.items()})
+                                                         for w, l, bound in sites]
+                                                for f, sites in mixed.items()})
                 for name, routes in functions.items():
                     found.by_function[str(name)] = {
                         str(policy): Route(str(where), int(line), tuple(str(c) for c in chain),
@@ -541,6 +549,8 @@ class ProgramModel:
         judged = set(self._by_file) | (set() if targets is None else set(targets) & set(self.files))
         for path, by_function in self.arguments(sorted(judged)).items():
             self._by_file.setdefault(path, Governance()).arguments = by_function
+        for path, by_function in find_mixed_calls(self, sorted(judged)).items():
+            self._by_file.setdefault(path, Governance()).mixed_calls = by_function
         # Overrides that drop a base class's loss scaling: judged in every module that
         # applies gradients without scaling (only the checked ones, for named files).
         candidates = [path for path in (self.files if targets is None else sorted(set(targets) & set(self.files)))
@@ -1144,6 +1154,14 @@ class ProgramModel:
             return False
         policies[policy] = route
         return True
+
+    def summarised(self) -> List[str]:
+        """The modules summarised so far, in order."""
+        return sorted(self._summaries)
+
+    def governed_policies(self, node: Node) -> Dict[str, Route]:
+        """The policies the spread carried into ``node``, and a route of each."""
+        return self._governed.get(node, {})
 
     def policy_sets(self) -> Dict[Node, Dict[str, Tuple[int, Route]]]:
         """Each node that sets a policy, directly or through a helper: policy -> (its

@@ -177,6 +177,9 @@ class ModuleFacts:
     #: per function (``scopes.function_key``), the arguments each call in another module
     #: passes it: slot -> JSON literal or "?" (see ``ProgramModel.arguments``)
     project_arguments: Dict[str, List[Dict[str, str]]] = field(default_factory=dict)
+    #: function -> each call in another module made where a mixed policy is in effect
+    #: (``program.Governance.mixed_calls``): its place, and parameter -> JSON literal or "?"
+    project_mixed_calls: Dict[str, List[Tuple[str, Dict[str, str]]]] = field(default_factory=dict)
     #: the Keras packages of the layers and models that code in other modules builds under
     #: a mixed policy this file sets (see ``program.Governance.layer_packages``)
     project_layer_packages: FrozenSet[str] = frozenset()

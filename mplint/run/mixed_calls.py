@@ -1,0 +1,105 @@
+"""What the calls made under a mixed policy pass a function of another module.
+
+A trainer decides its loss scaling by a constructor parameter (``Trainer(...,
+loss_scale=False)``, stored as ``self.loss_scale`` and tested in ``fit``); which
+arm a program takes is what the program passes, and whether that program runs
+under a mixed policy is the program model's to say. For each function of the
+judged modules, the arguments of every call in another module made where a mixed
+policy is in effect: by code the policy reaches, or by the setter's own code after
+its set and outside the arms that shut it (a call under ``else`` of the ``if
+args.amp:`` that sets the policy runs without it). Each call binds the function's
+parameters: what it passes, else the parameter's default, else unknown.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Dict, Iterable, List, Sequence, Set, Tuple
+
+from mplint.run.summaries import BODY, MAIN, UNKNOWN, FunctionSummary
+from mplint.semantic.test_modules import is_test_path
+from mplint.semantic.vocabulary import MIXED_POLICIES
+
+if TYPE_CHECKING:  # pragma: no cover
+    from mplint.run.program import Node, ProgramModel
+
+#: parameter -> the argument a call binds it to, as a JSON literal, or UNKNOWN
+Binding = Dict[str, str]
+#: one call: its file, its line and what it binds
+Site = Tuple[str, int, Binding]
+#: calls of one function past this many: its parameters are left unknown
+MAX_SITES = 32
+
+
+def find_mixed_calls(model: "ProgramModel", paths: Iterable[str]) -> Dict[str, Dict[str, List[Site]]]:
+    """path -> function -> each call under a mixed policy: where, and the parameters it binds."""
+    wanted: Dict[str, Set[str]] = {}  # the name a call spells -> files defining it
+    for path in paths:
+        for name in model.summary(path).functions:
+            if name in (BODY, MAIN):
+                continue
+            parts = name.split(".")
+            wanted.setdefault(parts[-2] if parts[-1] == "__init__" and len(parts) > 1 else parts[-1], set()).add(path)
+    found: Dict[str, Dict[str, List[Site]]] = {}
+    if not wanted:
+        return found
+    for caller in model.summarised():
+        if is_test_path(caller):
+            continue  # a test sets a policy to test code under it, not to train
+        for name, function in model.summary(caller).functions.items():
+            node = (caller, name)
+            for line, callee, slots in function.arguments:
+                homes = wanted.get(callee.rsplit(".", 1)[-1])
+                if not homes:
+                    continue
+                targets = [t for t in model.call_targets(caller, name, callee) if t[0] in homes and t[0] != caller]
+                if not targets or not _mixed_at(model, node, function, line):
+                    continue
+                for target in targets:
+                    callee_summary = model.summary(target[0]).functions.get(target[1])
+                    if callee_summary is not None:
+                        found.setdefault(target[0], {}).setdefault(target[1], []).append(
+                            (caller, line, _bind(callee_summary, slots)))
+    for by_function in found.values():
+        for name, sites in by_function.items():
+            if len(sites) > MAX_SITES:
+                by_function[name] = []
+    return found
+
+
+def _mixed_at(model: "ProgramModel", node: "Node", function: FunctionSummary, line: int) -> bool:
+    """Whether the call on ``line`` of ``node`` runs under a mixed policy only: the node
+    is reached by mixed policies alone, or sets one itself before the line in arms the
+    call's arms do not shut, and sets no other policy there."""
+    sets = model.policy_sets().get(node, {})
+    if not sets:
+        governed = set(model.governed_policies(node))
+        return bool(governed) and governed <= MIXED_POLICIES  # not where float32 may reach too
+    here = function.guards.get(line, [])
+    mixed = False
+    for policy, (set_line, _) in sets.items():
+        if set_line >= line or _shut(function.guards.get(set_line, []), here):
+            continue
+        if policy not in MIXED_POLICIES:
+            return False
+        mixed = True
+    return mixed
+
+
+def _shut(a: Sequence[Tuple[str, bool]], b: Sequence[Tuple[str, bool]]) -> bool:
+    """Two lists of ``if`` arms that no run takes together (one test both ways)."""
+    needs = dict(a)
+    return any(test in needs and needs[test] != truth for test, truth in b)
+
+
+def _bind(function: FunctionSummary, slots: Dict[str, str]) -> Binding:
+    spread = "*" in slots
+    bound: Binding = {}
+    for index, param in enumerate(function.params):
+        value = slots.get(param, slots.get(str(index)))
+        if value is None:
+            value = UNKNOWN if spread else function.defaults.get(param, UNKNOWN)
+        bound[param] = value
+    for param, default in function.defaults.items():
+        if param not in bound:  # keyword-only
+            bound[param] = slots.get(param, UNKNOWN if spread else default)
+    return bound
