@@ -549,8 +549,8 @@ class ProgramModel:
         judged = set(self._by_file) | (set() if targets is None else set(targets) & set(self.files))
         for path, by_function in self.arguments(sorted(judged)).items():
             self._by_file.setdefault(path, Governance()).arguments = by_function
-        for path, by_function in find_mixed_calls(self, sorted(judged)).items():
-            self._by_file.setdefault(path, Governance()).mixed_calls = by_function
+        for path, mixed_sites in find_mixed_calls(self, sorted(judged)).items():
+            self._by_file.setdefault(path, Governance()).mixed_calls = mixed_sites
         # Overrides that drop a base class's loss scaling: judged in every module that
         # applies gradients without scaling (only the checked ones, for named files).
         candidates = [path for path in (self.files if targets is None else sorted(set(targets) & set(self.files)))
@@ -566,9 +566,9 @@ class ProgramModel:
         # running their code, set before or after (MP401 is no matter of order).
         rewriting = [path for path in (self.files if targets is None else sorted(set(targets) & set(self.files)))
                      if may_switch_rewrite(self._read(path) or b"")]
-        for path, functions in find_programs(self, rewriting).items():
+        for path, programs in find_programs(self, rewriting).items():
             self._by_file.setdefault(path, Governance()).rewrite_programs = {
-                BODY if name == MAIN else name: setter for name, setter in sorted(functions.items())}
+                BODY if name == MAIN else name: setter for name, setter in sorted(programs.items())}
         result = ProgramResult(self._by_file, sorted(self._summaries), sorted(self.searched),
                                None if targets is None else sorted(targets))
         result.sought = {path: sorted(names) for path, names in self.sought.items()}
