@@ -13,9 +13,9 @@ parameters: what it passes, else the parameter's default, else unknown.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, Iterable, List, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Dict, Iterable, List, Set, Tuple
 
-from mplint.run.summaries import BODY, MAIN, UNKNOWN, FunctionSummary
+from mplint.run.summaries import BODY, MAIN, UNKNOWN, FunctionSummary, exclusive_lines
 from mplint.semantic.test_modules import is_test_path
 from mplint.semantic.vocabulary import MIXED_POLICIES
 
@@ -74,21 +74,14 @@ def _mixed_at(model: "ProgramModel", node: "Node", function: FunctionSummary, li
     if not sets:
         governed = set(model.governed_policies(node))
         return bool(governed) and governed <= MIXED_POLICIES  # not where float32 may reach too
-    here = function.guards.get(line, [])
     mixed = False
     for policy, (set_line, _) in sets.items():
-        if set_line >= line or _shut(function.guards.get(set_line, []), here):
+        if set_line >= line or exclusive_lines(function, set_line, line):
             continue
         if policy not in MIXED_POLICIES:
             return False
         mixed = True
     return mixed
-
-
-def _shut(a: Sequence[Tuple[str, bool]], b: Sequence[Tuple[str, bool]]) -> bool:
-    """Two lists of ``if`` arms that no run takes together (one test both ways)."""
-    needs = dict(a)
-    return any(test in needs and needs[test] != truth for test, truth in b)
 
 
 def _bind(function: FunctionSummary, slots: Dict[str, str]) -> Binding:

@@ -48,7 +48,7 @@ from mplint.run.scaling_reached import find_scaling, uses_grappler_option
 from mplint.run.test_hooks import TestFile
 from mplint.run.summaries import (
     BODY, IMPORT, MAIN, METHOD, PARAM, POLICY_SETTERS, REGISTRY, STAR, UNKNOWN, FunctionSummary, ModuleSummary,
-    returned_part, split_part,
+    exclusive_lines, returned_part, split_part,
 )
 from mplint.semantic.vocabulary import MIXED_POLICIES, UNKNOWN_POLICY
 from mplint.semantic.visibility import is_private_name
@@ -1096,8 +1096,10 @@ class ProgramModel:
             return Route(start.path, start.line, start.chain + (self._label(target),),
                          from_test=start.from_test, site=start.site)
 
+        # the setter's own code: not the calls in the other arm of the ``if`` that sets it
+        setter = self.summary(node[0]).functions.get(node[1]) if after >= 0 else None
         for call_line, now, built in [*self._run_edges(node), *extra]:
-            if call_line <= after:
+            if call_line <= after or (setter is not None and exclusive_lines(setter, after, call_line)):
                 continue
             for target in now:
                 govern(target, onward(target))

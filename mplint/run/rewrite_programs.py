@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections import deque
 from typing import TYPE_CHECKING, Deque, Dict, Iterable, Tuple
 
+from mplint.run.summaries import exclusive_lines
 from mplint.semantic.test_modules import is_test_path
 from mplint.semantic.vocabulary import MIXED_POLICIES, REWRITE_WORDS
 
@@ -52,10 +53,14 @@ def find_programs(model: "ProgramModel", candidates: Iterable[str]) -> Dict[str,
         origin[node] = (policy, route.path, route.line)
         queue.append(node)
     found: Dict[str, Dict[str, Setter]] = {}
+    first = set(queue)
     while queue and len(origin) < MAX_NODES:
         node = queue.popleft()
         setter = origin[node]
-        for _, targets in model.edges_of(node):
+        function = model.summary(node[0]).functions.get(node[1]) if node in first else None
+        for line, targets in model.edges_of(node):
+            if function is not None and exclusive_lines(function, model.policy_sets()[node][setter[0]][0], line):
+                continue  # the other arm of the ``if`` that sets the policy: ``--amp=keras|graph``
             for target in targets:
                 if target in origin:
                     continue

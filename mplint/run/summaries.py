@@ -846,6 +846,14 @@ def _read_set_terms(function: FunctionSummary, node: ast.AST) -> None:
     function.set_terms = [(line, param, guards) for line, (param, guards) in sorted(found.items())]
 
 
+def exclusive_lines(function: FunctionSummary, a: int, b: int) -> bool:
+    """Whether the calls on lines ``a`` and ``b`` of a policy-setting function sit in
+    ``if`` arms no run takes together (one test both ways: ``if args.amp:`` and its
+    ``else``), by ``FunctionSummary.guards``."""
+    needs = dict(function.guards.get(a, ()))
+    return any(test in needs and needs[test] != truth for test, truth in function.guards.get(b, ()))
+
+
 def _read_guards(function: FunctionSummary, body: List[ast.stmt]) -> None:
     """``FunctionSummary.guards`` of a function (or a module's top level) that sets a policy."""
     lines = {line for line, _ in function.sets} | {line for line, _, _ in function.arguments}
