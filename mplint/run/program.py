@@ -98,7 +98,7 @@ def program_view(raw: bytes, summary: ModuleSummary) -> str:
     edit the model cannot see (a comment, a docstring, a value it does not follow) keeps
     a cached result valid: the early cut-off of an incremental build."""
     flags = [judges_optimizers(raw), may_drop_scaling(raw), uses_grappler_option(raw),
-             bool(_TRAINING_DEF.search(raw))]
+             bool(_TRAINING_DEF.search(raw)), may_switch_rewrite(raw)]
     data = json.dumps([summary.to_json(), sorted(import_words(raw)), flags])
     return hashlib.sha256(data.encode()).hexdigest()
 
@@ -275,8 +275,9 @@ class ProgramResult:
         """Whether the result holds after ``changed`` files changed (or appeared, or
         went): each one it read still looks the same to the model (``view(path, the
         view it had)``), of the others none now applies gradients without scaling (a
-        candidate override), and none imports a module name looked for unless it did so
-        before and still gives the model the same glance (:func:`glance_view`)."""
+        candidate override) or may switch the graph rewrite on, and none imports a
+        module name looked for unless it did so before and still gives the model the
+        same glance (:func:`glance_view`)."""
         read, searched = set(self.read), set(self.searched)
         for path in changed:
             if path in read:
@@ -285,8 +286,8 @@ class ProgramResult:
                     return False
                 continue
             raw = content(path)
-            if may_drop_scaling(raw or b""):
-                return False
+            if may_drop_scaling(raw or b"") or may_switch_rewrite(raw or b""):
+                return False  # a candidate override, or a rewrite switch whose programs are asked
             if path in self.scoped and (raw is None or scope_view(raw) != self.scoped[path]):
                 return False
             glanced = self.glances.get(path)
