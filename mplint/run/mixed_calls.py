@@ -1,14 +1,14 @@
-"""What the calls made under a mixed policy pass a function of another module.
+"""What the calls made under the mixed_float16 policy pass a function of another module.
 
 A trainer decides its loss scaling by a constructor parameter (``Trainer(...,
 loss_scale=False)``, stored as ``self.loss_scale`` and tested in ``fit``); which
 arm a program takes is what the program passes, and whether that program runs
-under a mixed policy is the program model's to say. For each function of the
-judged modules, the arguments of every call in another module made where a mixed
-policy is in effect: by code the policy reaches, or by the setter's own code after
-its set and outside the arms that shut it (a call under ``else`` of the ``if
-args.amp:`` that sets the policy runs without it). Each call binds the function's
-parameters: what it passes, else the parameter's default, else unknown.
+under mixed_float16 (the policy that needs loss scaling) is the program model's to
+say. For each function of the judged modules, the arguments of every call in another
+module made where mixed_float16 is in effect: by code the policy reaches, or by the
+setter's own code after its set and outside the arms that shut it (a call under
+``else`` of the ``if args.amp:`` that sets the policy runs without it). Each call binds
+the function's parameters: what it passes, else the parameter's default, else unknown.
 """
 
 from __future__ import annotations
@@ -17,10 +17,12 @@ from typing import TYPE_CHECKING, Dict, Iterable, List, Set, Tuple
 
 from mplint.run.summaries import BODY, MAIN, UNKNOWN, FunctionSummary, exclusive_lines
 from mplint.semantic.test_modules import is_test_path
-from mplint.semantic.vocabulary import MIXED_POLICIES
 
 if TYPE_CHECKING:  # pragma: no cover
     from mplint.run.program import Node, ProgramModel
+
+#: the policy whose programs need loss scaling
+FLOAT16 = frozenset({"mixed_float16"})
 
 #: parameter -> the argument a call binds it to, as a JSON literal, or UNKNOWN
 Binding = Dict[str, str]
@@ -31,7 +33,7 @@ MAX_SITES = 32
 
 
 def find_mixed_calls(model: "ProgramModel", paths: Iterable[str]) -> Dict[str, Dict[str, List[Site]]]:
-    """path -> function -> each call under a mixed policy: where, and the parameters it binds."""
+    """path -> function -> each call under mixed_float16: where, and the parameters it binds."""
     wanted: Dict[str, Set[str]] = {}  # the name a call spells -> files defining it
     for path in paths:
         for name in model.summary(path).functions:
@@ -67,18 +69,18 @@ def find_mixed_calls(model: "ProgramModel", paths: Iterable[str]) -> Dict[str, D
 
 
 def _mixed_at(model: "ProgramModel", node: "Node", function: FunctionSummary, line: int) -> bool:
-    """Whether the call on ``line`` of ``node`` runs under a mixed policy only: the node
-    is reached by mixed policies alone, or sets one itself before the line in arms the
-    call's arms do not shut, and sets no other policy there."""
+    """Whether the call on ``line`` of ``node`` runs under mixed_float16 only: the node
+    is reached by it alone, or sets it itself before the line in arms the call's arms
+    do not shut, and sets no other policy there."""
     sets = model.policy_sets().get(node, {})
     if not sets:
         governed = set(model.governed_policies(node))
-        return bool(governed) and governed <= MIXED_POLICIES  # not where float32 may reach too
+        return bool(governed) and governed <= FLOAT16  # not where float32 or bfloat16 may reach too
     mixed = False
     for policy, (set_line, _) in sets.items():
         if set_line >= line or exclusive_lines(function, set_line, line):
             continue
-        if policy not in MIXED_POLICIES:
+        if policy not in FLOAT16:
             return False
         mixed = True
     return mixed

@@ -217,8 +217,8 @@ class Governance:
     #: a setter in another module sets in the program running it, before or after the
     #: call (:mod:`rewrite_programs`): (policy, setter file, line)
     rewrite_programs: Dict[str, Setter] = field(default_factory=dict)
-    #: function -> the parameters each call in another module binds where a mixed
-    #: policy is in effect (:mod:`mixed_calls`): parameter -> JSON literal or UNKNOWN
+    #: function -> the parameters each call in another module binds where mixed_float16
+    #: is in effect (:mod:`mixed_calls`): parameter -> JSON literal or UNKNOWN
     mixed_calls: Dict[str, List[Site]] = field(default_factory=dict)
 
 

@@ -178,7 +178,7 @@ class ModuleFacts:
     #: passes it: slot -> JSON literal or "?" (see ``ProgramModel.arguments``)
     project_arguments: Dict[str, List[Dict[str, str]]] = field(default_factory=dict)
     #: function -> each call in another module made where a mixed policy is in effect
-    #: (``program.Governance.mixed_calls``): its place, and parameter -> JSON literal or "?"
+    #: (``program.Governance.mixed_calls``, under mixed_float16): its place, and parameter -> JSON literal or "?"
     project_mixed_calls: Dict[str, List[Tuple[str, Dict[str, str]]]] = field(default_factory=dict)
     #: the Keras packages of the layers and models that code in other modules builds under
     #: a mixed policy this file sets (see ``program.Governance.layer_packages``)
