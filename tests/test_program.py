@@ -929,3 +929,54 @@ def test_models_returned_in_tuples_are_trained_only_at_the_part_trained(tmp_path
     })
     # the generator's builder, not build_gan() as a whole nor the probe it also returns
     assert _trained(tmp_path, "nets.py") == {"make_generator"}
+
+
+def _governance(root, name):
+    project = build_project([str(root / name)], make_linter().settings)
+    return project.program.governance(str((root / name).resolve()))
+
+
+def test_a_policy_set_in_one_arm_does_not_reach_the_calls_of_the_other_arm(tmp_path):
+    _write(tmp_path, {
+        "setup.py": "",
+        "train.py": POLICY + "import models\nimport sys\n"
+                    "if sys.argv[1] == 'keras':\n    tf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
+                    "    models.keras_path()\nelse:\n    models.graph_path()\nmodels.both()\n",
+        "models.py": "def keras_path():\n    pass\ndef graph_path():\n    pass\ndef both():\n    pass\n",
+    })
+    assert _governed(tmp_path, "models.py") == {"keras_path": {"mixed_float16"}, "both": {"mixed_float16"}}
+
+
+def test_the_rewrite_switch_knows_the_policy_of_its_program_in_any_order(tmp_path):
+    _write(tmp_path, {
+        "setup.py": "",
+        "train.py": POLICY + "import runtime\nruntime.configure()\n"
+                    "tf.keras.mixed_precision.set_global_policy('mixed_float16')\n",
+        "runtime.py": POLICY + "def configure():\n"
+                      "    tf.config.optimizer.set_experimental_options({'auto_mixed_precision': True})\n"
+                      "def unused():\n    tf.config.optimizer.set_experimental_options({'auto_mixed_precision': True})\n",
+    })
+    governance = _governance(tmp_path, "runtime.py")
+    # configure() and the module's top level (the import runs it), never unused()
+    assert set(governance.rewrite_programs) == {"configure", "<module>"}
+    assert governance.rewrite_programs["configure"][0] == "mixed_float16"
+    assert governance.by_function == {}  # the order-dependent spread: configure() ran first
+
+
+def test_the_calls_made_under_a_mixed_policy_bind_the_parameters_with_defaults(tmp_path):
+    _write(tmp_path, {
+        "setup.py": "",
+        "train.py": POLICY + "import trainer\nimport sys\n"
+                    "def main(amp):\n"
+                    "    if amp:\n        tf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
+                    "    trainer.Trainer({})\n"
+                    "    if amp:\n        trainer.Trainer({}, loss_scale=True)\n"
+                    "    else:\n        trainer.Trainer({}, loss_scale=False)\n"
+                    "main(True)\n",
+        "trainer.py": "class Trainer:\n    def __init__(self, params, loss_scale=False):\n"
+                      "        self.loss_scale = loss_scale\n    def fit(self):\n        pass\n",
+    })
+    governance = _governance(tmp_path, "trainer.py")
+    bound = [site[2] for site in governance.mixed_calls["Trainer.__init__"]]
+    # the call under ``else:`` of the ``if amp:`` that sets the policy runs without it
+    assert bound == [{"params": "?", "loss_scale": "false"}, {"params": "?", "loss_scale": "true"}]

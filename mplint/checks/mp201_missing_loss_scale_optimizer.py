@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Optional, Set
+import json
+from typing import Dict, Optional, Set
 
 from mplint.analysis.float32_models import trains_model_built_before_policy
 from mplint.analysis.loss_scale_fixes import (
@@ -14,6 +15,14 @@ from mplint.rule.levels import Safety
 from mplint.semantic.conditions import conflict
 from mplint.semantic.test_modules import is_test_path
 from mplint.semantic.vocabulary import MIXED_POLICIES
+
+
+def _truth(literal: Optional[str]) -> Optional[bool]:
+    """The truth of an argument written as a JSON literal; None when it is not one."""
+    try:
+        return bool(json.loads(literal)) if literal is not None else None
+    except ValueError:
+        return None
 
 
 class MissingLossScaleOptimizer(Check):
@@ -39,7 +48,8 @@ class MissingLossScaleOptimizer(Check):
                 continue  # its model's layers were built in float32, before the policy (MP405's)
             if self._test_under_chosen_policy(step):
                 continue
-            if step.narrowed and not self._mixed_where_it_runs(loops, step):
+            caller = self._mixed_caller(step) if step.narrowed else None
+            if step.narrowed and caller is None and not self._mixed_where_it_runs(loops, step):
                 continue  # wrapped under a flag, run when it is off: mixed there only if the policy is
             if step.method == "minimize" and version == 3:
                 continue  # Keras 3 has no minimize(); not this rule's finding
@@ -48,7 +58,8 @@ class MissingLossScaleOptimizer(Check):
             if step.narrowed:
                 message = (f"custom training loop under {why} uses optimizer `{name}` on a branch where it is "
                            f"not wrapped in a LossScaleOptimizer (the wrapping runs under the opposite "
-                           f"condition): small float16 gradients underflow to zero")
+                           f"condition{'' if caller is None else f'; the call at {caller}, under the policy, takes this branch'}): "
+                           f"small float16 gradients underflow to zero")
             elif elsewhere:
                 message = (f"custom training loop under {why} applies gradients with `{name}`, "
                            f"not with the LossScaleOptimizer that wraps it: small gradients underflow to zero")
@@ -82,6 +93,27 @@ class MissingLossScaleOptimizer(Check):
         return any((call.values is None or call.values & MIXED_POLICIES)
                    and not conflict(loops.conditions.truths(call.branches, call.location), step.assumed)
                    for call in self.facts.policy_calls)
+
+    def _mixed_caller(self, step: TrainStep) -> Optional[str]:
+        """The step's conditions are parameters of one function (``self.loss_scale`` set
+        from ``Trainer.__init__``'s ``loss_scale``), and a call of it in another module,
+        made under a mixed policy, binds them as the step needs (``Trainer(...)`` leaves
+        ``loss_scale=False``): that program runs the step unwrapped, in float16. The place
+        of the first such call, or None."""
+        needs: Dict[str, bool] = {}
+        functions: Set[str] = set()
+        for key, wanted in step.assumed.items():
+            kind, _, rest = key.partition(":")
+            function, _, param = rest.rpartition(":")
+            if kind != "param" or not function:
+                return None  # a flag or a config value: not what the callers pass
+            functions.add(function)
+            needs[param] = wanted
+        if len(functions) != 1:
+            return None
+        sites = self.facts.project_mixed_calls.get(functions.pop(), [])
+        return next((place for place, bound in sites
+                     if all(_truth(bound.get(param)) is wanted for param, wanted in needs.items())), None)
 
     def _fix(self, loops: TrainingLoops, step: TrainStep, version: Optional[int]) -> Optional[Fix]:
         if version is None or version not in (2, 3) or len(step.origins) != 1:

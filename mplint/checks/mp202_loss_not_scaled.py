@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Optional
 
 from mplint.analysis.loss_scale_fixes import StatementEdits, add_scaling, fix_replacements, path_guard
@@ -16,13 +17,18 @@ if TYPE_CHECKING:  # pragma: no cover
     from mplint.core.prefilter import Prescan
 
 
+#: a module's code naming the mixed_float16 policy (a string literal) or the LossScaleOptimizer
+_NAMES_FLOAT16 = re.compile(r"""["']mixed_float16["']|\bLossScaleOptimizer\b""")
+
+
 class LossNotScaled(Check):
     rule_id = "MP202"
     requires = (TrainingLoops,)
 
     #: the optimizer scales through a LossScaleOptimizer, loss_scale_factor, or compile() under a mixed
-    #: policy; or the loop scales a loss itself (a term may be added after the scaling)
-    needs = Needs((b"LossScaleOptimizer", b"loss_scale_factor", b"get_scaled_loss", b"scale_loss"),
+    #: policy; or the loop scales a loss itself (a term may be added after the scaling); or
+    #: a library module that names mixed_float16 (its users set it)
+    needs = Needs((b"LossScaleOptimizer", b"loss_scale_factor", b"get_scaled_loss", b"scale_loss", b"mixed_float16"),
                   mixed_policy=True, also=UPDATE_WORDS)
 
     @classmethod
@@ -54,6 +60,10 @@ class LossNotScaled(Check):
                     how += policy.note
                 elif policy is not None and len(policy.names) > 1:
                     how += " (where the program picks it over mixed_bfloat16)"
+            elif COMPILED in kinds and kinds <= {COMPILED} and self._library_train_step(loops, step):
+                how = ("is the LossScaleOptimizer that compile() wraps around it under mixed_float16 (a library's "
+                       "code that expects mixed_float16 users: its users may run it under that policy)")
+                some_paths = True  # a plain optimizer where they do not: the fix needs a guard
             elif kinds <= {UNKNOWN_OPTIMIZER, COMPILED} and not step.unscaled and self._overridden(step):
                 self._report_override(step, version)
                 continue
@@ -81,6 +91,20 @@ class LossNotScaled(Check):
                 fix = self._fix(step, version)
             self.report(step.call, f"`{name}` {how}, but the loss differentiated here is not scaled: "
                                    f"{effect}; scale the loss inside the tape", fix)
+
+    def _library_train_step(self, loops: TrainingLoops, step: TrainStep) -> bool:
+        """A ``train_step`` override of a library's model, which no program of the project
+        runs under a policy, in a module that names the mixed_float16 policy or the
+        LossScaleOptimizer itself (``Policy("mixed_float16")``, an ``isinstance`` test):
+        the library expects users who set it, and their ``compile()`` wraps the
+        optimizer that this step hands unscaled gradients."""
+        facts = self.facts
+        if not facts.library or facts.policy_calls or facts.assumed_policy is not None or loops.auto_scale_off \
+                or facts.mixed_policy(step.location.scope) is not None:
+            return False
+        if function_key(step.location.scope).rpartition(".")[2] != "train_step":
+            return False
+        return _NAMES_FLOAT16.search(self.ctx.text) is not None
 
     def _report_unscaled_terms(self, loops: TrainingLoops, step: TrainStep) -> None:
         """A term added to the loss after it was scaled: the unscaling that follows (the

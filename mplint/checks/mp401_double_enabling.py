@@ -13,7 +13,7 @@ from mplint.rule.statements import remove_statements, statement_path
 from mplint.semantic.call_args import positional_or_keyword
 from mplint.semantic.facts import PolicyCall, PolicyState, SwitchSite
 from mplint.semantic.names import dotted_name
-from mplint.semantic.scopes import Location, exclusive, separate_options, separate_tests
+from mplint.semantic.scopes import Location, exclusive, function_key, separate_options, separate_tests
 from mplint.semantic.vocabulary import GRAPH_REWRITE_FUNCTIONS, MIXED_POLICIES
 
 _MECHANISM = {
@@ -73,6 +73,12 @@ class DoubleEnabling(Check):
         program, like ``--dtype=fp16`` and ``--fp16_implementation=graph_rewrite``:
         whether a user picks both is not the code's mistake."""
         state = self.facts.mixed_policy(site.location.scope)
+        if state is None:
+            # Both mechanisms in one program, whatever their order: a program that sets
+            # the policy after it ran this switch (``configure_runtime()`` first).
+            program = self.facts.project_rewrite_programs.get(function_key(site.location.scope))
+            if program is not None:
+                state = PolicyState(frozenset({program[0]}), certain=True, source=program[1])
         if state is None or (site.branches and not state.certain):
             return None
         return state

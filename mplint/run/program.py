@@ -42,11 +42,13 @@ from mplint.run.module_paths import absolute_import, importable, on_path
 from mplint.run.optimizer_values import OptimizerValues, judges_optimizers
 from mplint.run.registries import RegistryObjects, top_level_names
 from mplint.run.scaling_overrides import Override, find_overrides, may_drop_scaling
+from mplint.run.mixed_calls import Site, find_mixed_calls
+from mplint.run.rewrite_programs import Setter, find_programs, may_switch_rewrite
 from mplint.run.scaling_reached import find_scaling, uses_grappler_option
 from mplint.run.test_hooks import TestFile
 from mplint.run.summaries import (
     BODY, IMPORT, MAIN, METHOD, PARAM, POLICY_SETTERS, REGISTRY, STAR, UNKNOWN, FunctionSummary, ModuleSummary,
-    returned_part, split_part,
+    exclusive_lines, returned_part, split_part,
 )
 from mplint.semantic.vocabulary import MIXED_POLICIES, UNKNOWN_POLICY
 from mplint.semantic.visibility import is_private_name
@@ -96,7 +98,7 @@ def program_view(raw: bytes, summary: ModuleSummary) -> str:
     edit the model cannot see (a comment, a docstring, a value it does not follow) keeps
     a cached result valid: the early cut-off of an incremental build."""
     flags = [judges_optimizers(raw), may_drop_scaling(raw), uses_grappler_option(raw),
-             bool(_TRAINING_DEF.search(raw))]
+             bool(_TRAINING_DEF.search(raw)), may_switch_rewrite(raw)]
     data = json.dumps([summary.to_json(), sorted(import_words(raw)), flags])
     return hashlib.sha256(data.encode()).hexdigest()
 
@@ -211,6 +213,13 @@ class Governance:
     #: top-level functions of the file that set a policy and that no code of the project
     #: names (see :meth:`ProgramModel._dead_setters`): their policy governs only their own code
     dead_setters: FrozenSet[str] = frozenset()
+    #: for a file that may switch the graph rewrite on: function -> the mixed policy that
+    #: a setter in another module sets in the program running it, before or after the
+    #: call (:mod:`rewrite_programs`): (policy, setter file, line)
+    rewrite_programs: Dict[str, Setter] = field(default_factory=dict)
+    #: function -> the parameters each call in another module binds where mixed_float16
+    #: is in effect (:mod:`mixed_calls`): parameter -> JSON literal or UNKNOWN
+    mixed_calls: Dict[str, List[Site]] = field(default_factory=dict)
 
 
 #: a line after every other: where a module's ``__main__`` guard runs, for its top level
@@ -266,8 +275,9 @@ class ProgramResult:
         """Whether the result holds after ``changed`` files changed (or appeared, or
         went): each one it read still looks the same to the model (``view(path, the
         view it had)``), of the others none now applies gradients without scaling (a
-        candidate override), and none imports a module name looked for unless it did so
-        before and still gives the model the same glance (:func:`glance_view`)."""
+        candidate override) or may switch the graph rewrite on, and none imports a
+        module name looked for unless it did so before and still gives the model the
+        same glance (:func:`glance_view`)."""
         read, searched = set(self.read), set(self.searched)
         for path in changed:
             if path in read:
@@ -276,8 +286,8 @@ class ProgramResult:
                     return False
                 continue
             raw = content(path)
-            if may_drop_scaling(raw or b""):
-                return False
+            if may_drop_scaling(raw or b"") or may_switch_rewrite(raw or b""):
+                return False  # a candidate override, or a rewrite switch whose programs are asked
             if path in self.scoped and (raw is None or scope_view(raw) != self.scoped[path]):
                 return False
             glanced = self.glances.get(path)
@@ -311,7 +321,9 @@ class ProgramResult:
                        sorted(g.trained), g.factories, g.optimizer_params,
                        {name: list(o) for name, o in g.scaling_overrides.items()},
                        None if g.scaling_reached is None else list(g.scaling_reached), g.arguments,
-                       sorted(g.layer_packages), sorted(g.dead_setters)]
+                       sorted(g.layer_packages), sorted(g.dead_setters),
+                       {name: list(setter) for name, setter in g.rewrite_programs.items()},
+                       {name: [list(site) for site in sites] for name, sites in g.mixed_calls.items()}]
                 for path, g in self._by_file.items()}
 
     def to_json(self) -> list:
@@ -326,7 +338,7 @@ class ProgramResult:
             by_file: Dict[str, Governance] = {}
             assert isinstance(files, dict) and isinstance(read, list) and isinstance(searched, list)
             for path, (setters, functions, parts, trained, factories, params, overrides, reached, arguments,
-                       packages, dead) in files.items():
+                       packages, dead, programs, mixed) in files.items():
                 found = Governance(setters=frozenset(str(s) for s in setters),
                                    parts=frozenset(str(p) for p in parts),
                                    trained=frozenset(str(t) for t in trained),
@@ -340,7 +352,12 @@ class ProgramResult:
                                    arguments={str(f): [{str(k): str(v) for k, v in site.items()} for site in sites]
                                               for f, sites in arguments.items()},
                                    layer_packages=frozenset(str(p) for p in packages),
-                                   dead_setters=frozenset(str(d) for d in dead))
+                                   dead_setters=frozenset(str(d) for d in dead),
+                                   rewrite_programs={str(f): (str(p), str(w), int(l))
+                                                     for f, (p, w, l) in programs.items()},
+                                   mixed_calls={str(f): [(str(w), int(l), {str(k): str(v) for k, v in bound.items()})
+                                                         for w, l, bound in sites]
+                                                for f, sites in mixed.items()})
                 for name, routes in functions.items():
                     found.by_function[str(name)] = {
                         str(policy): Route(str(where), int(line), tuple(str(c) for c in chain),
@@ -533,6 +550,8 @@ class ProgramModel:
         judged = set(self._by_file) | (set() if targets is None else set(targets) & set(self.files))
         for path, by_function in self.arguments(sorted(judged)).items():
             self._by_file.setdefault(path, Governance()).arguments = by_function
+        for path, mixed_sites in find_mixed_calls(self, sorted(judged)).items():
+            self._by_file.setdefault(path, Governance()).mixed_calls = mixed_sites
         # Overrides that drop a base class's loss scaling: judged in every module that
         # applies gradients without scaling (only the checked ones, for named files).
         candidates = [path for path in (self.files if targets is None else sorted(set(targets) & set(self.files)))
@@ -544,6 +563,13 @@ class ProgramModel:
                     if uses_grappler_option(self._read(path) or b"")]
         for path, place in find_scaling(self, grappler).items():
             self._by_file.setdefault(path, Governance()).scaling_reached = place
+        # Modules that may switch the graph rewrite on: the mixed policy of the programs
+        # running their code, set before or after (MP401 is no matter of order).
+        rewriting = [path for path in (self.files if targets is None else sorted(set(targets) & set(self.files)))
+                     if may_switch_rewrite(self._read(path) or b"")]
+        for path, programs in find_programs(self, rewriting).items():
+            self._by_file.setdefault(path, Governance()).rewrite_programs = {
+                BODY if name == MAIN else name: setter for name, setter in sorted(programs.items())}
         result = ProgramResult(self._by_file, sorted(self._summaries), sorted(self.searched),
                                None if targets is None else sorted(targets))
         result.sought = {path: sorted(names) for path, names in self.sought.items()}
@@ -1071,8 +1097,10 @@ class ProgramModel:
             return Route(start.path, start.line, start.chain + (self._label(target),),
                          from_test=start.from_test, site=start.site)
 
+        # the setter's own code: not the calls in the other arm of the ``if`` that sets it
+        setter = self.summary(node[0]).functions.get(node[1]) if after >= 0 else None
         for call_line, now, built in [*self._run_edges(node), *extra]:
-            if call_line <= after:
+            if call_line <= after or (setter is not None and exclusive_lines(setter, after, call_line)):
                 continue
             for target in now:
                 govern(target, onward(target))
@@ -1150,6 +1178,19 @@ class ProgramModel:
             return False
         policies[policy] = route
         return True
+
+    def summarised(self) -> List[str]:
+        """The modules summarised so far, in order."""
+        return sorted(self._summaries)
+
+    def governed_policies(self, node: Node) -> Dict[str, Route]:
+        """The policies the spread carried into ``node``, and a route of each."""
+        return self._governed.get(node, {})
+
+    def policy_sets(self) -> Dict[Node, Dict[str, Tuple[int, Route]]]:
+        """Each node that sets a policy, directly or through a helper: policy -> (its
+        first line, the route)."""
+        return self._sets
 
     def edges_of(self, node: Node) -> List[Tuple[int, List[Node]]]:
         edges = self._edges.get(node)

@@ -369,7 +369,13 @@ class ProjectFacts:
             facts.project_optimizer_factories = governance.factories
             facts.project_optimizer_params = governance.optimizer_params
             facts.project_arguments = governance.arguments
+            facts.project_mixed_calls = {
+                function: [(self.place(where, line), bound) for where, line, bound in sites]
+                for function, sites in governance.mixed_calls.items()}
             facts.project_layer_packages = governance.layer_packages
+            facts.project_rewrite_programs = {
+                function: (policy, self.place(where, line))
+                for function, (policy, where, line) in governance.rewrite_programs.items()}
             if governance.scaling_reached is not None:
                 facts.project_scaling_reached = self.place(*governance.scaling_reached)
             facts.project_scaling_overrides = {

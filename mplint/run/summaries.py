@@ -40,7 +40,7 @@ KEYWORD_SPREAD = "**"
 #: and ``super().method``: ``Class#method`` (``super#method``)
 METHOD = "#"
 POLICY_SETTERS = frozenset(POLICY_SETTER_WORDS)
-SUMMARY_VERSION = 21
+SUMMARY_VERSION = 22
 #: a trained value that is a parameter of the function: ``param:`` + its name
 PARAM = "param:"
 #: a value a summary cannot name (an expression, ``None``, a loop variable)
@@ -109,6 +109,10 @@ class FunctionSummary:
     #: (registry, parameter) of each ``return REGISTRY[param](...)``: a call site that
     #: passes a literal key picks the entry (``ModuleSummary.keyed``)
     keyed_returns: List[Tuple[str, str]] = field(default_factory=list)
+    #: for a function that sets a policy: line -> the ``if`` tests around each policy set
+    #: and each call in ``arguments`` there, as (the test's source, the truth its arm needs):
+    #: a call under ``else`` of the ``if args.amp:`` that sets the policy runs without it
+    guards: Dict[int, List[Tuple[str, bool]]] = field(default_factory=dict)
 
 
 def returned_part(function: FunctionSummary, index: int) -> Optional[List[str]]:
@@ -168,7 +172,8 @@ class ModuleSummary:
     def to_json(self) -> List[Any]:
         return [SUMMARY_VERSION, self.script, self.imports,
                 {name: [f.calls, f.sets, f.params, f.returns, f.trained, f.passes, f.casts, f.arguments,
-                        f.set_terms, f.defaults, f.escapes, f.handed, f.parts, f.set_names, f.keyed_returns]
+                        f.set_terms, f.defaults, f.escapes, f.handed, f.parts, f.set_names, f.keyed_returns,
+                        {str(line): [list(g) for g in tests] for line, tests in f.guards.items()}]
                  for name, f in self.functions.items()},
                 {name: [c.bases, c.methods, c.attributes, c.sources] for name, c in self.classes.items()},
                 self.registries, self.decorated, self.writers, self.constants, self.keyed]
@@ -197,9 +202,11 @@ class ModuleSummary:
                                             [(int(l), str(c), str(slot), str(h)) for l, c, slot, h in handed],
                                             [[[str(o) for o in element] for element in part] for part in parts],
                                             [(int(l), str(n)) for l, n in set_names],
-                                            [(str(r), str(p)) for r, p in keyed_returns])
+                                            [(str(r), str(p)) for r, p in keyed_returns],
+                                            {int(l): [(str(t), bool(b)) for t, b in tests]
+                                             for l, tests in guards.items()})
                  for name, (calls, sets, params, returns, trained, passes, casts, arguments, set_terms, defaults,
-                            escapes, handed, parts, set_names, keyed_returns) in functions.items()},
+                            escapes, handed, parts, set_names, keyed_returns, guards) in functions.items()},
                 {str(name): ClassSummary([str(b) for b in bases], [str(m) for m in methods],
                                          {str(k): str(v) for k, v in attributes.items()},
                                          {str(k): str(v) for k, v in sources.items()})
@@ -221,6 +228,9 @@ def summarize(text: str) -> ModuleSummary:
     summary = ModuleSummary()
     try:
         _collect_block(summary, tree.body, BODY, [])
+        top = summary.functions.get(BODY)
+        if top is not None and top.sets:
+            _read_guards(top, tree.body)
         _note_registrations(summary, tree.body)
         summary.constants = _string_constants(tree.body)
         for name, escapes in escapes_by_function(tree.body, BODY, MAIN, _is_main_guard).items():
@@ -291,6 +301,7 @@ def _collect_block(summary: ModuleSummary, body: List[ast.stmt], owner: str, cla
             if function.sets:
                 _drop_overwritten(function, stmt.body)
                 _read_set_terms(function, stmt)
+                _read_guards(function, stmt.body)
         elif not classes and _is_main_guard(stmt):
             assert isinstance(stmt, ast.If)
             loose.append(stmt.test)
@@ -833,6 +844,53 @@ def _read_set_terms(function: FunctionSummary, node: ast.AST) -> None:
             if param or guards:
                 found[call.lineno] = (param, guards)
     function.set_terms = [(line, param, guards) for line, (param, guards) in sorted(found.items())]
+
+
+def exclusive_lines(function: FunctionSummary, a: int, b: int) -> bool:
+    """Whether the calls on lines ``a`` and ``b`` of a policy-setting function sit in
+    ``if`` arms no run takes together (one test both ways: ``if args.amp:`` and its
+    ``else``), by ``FunctionSummary.guards``."""
+    needs = dict(function.guards.get(a, ()))
+    return any(test in needs and needs[test] != truth for test, truth in function.guards.get(b, ()))
+
+
+def _read_guards(function: FunctionSummary, body: List[ast.stmt]) -> None:
+    """``FunctionSummary.guards`` of a function (or a module's top level) that sets a policy."""
+    lines = {line for line, _ in function.sets} | {line for line, _, _ in function.arguments}
+    found: Dict[int, List[Tuple[str, bool]]] = {}
+    for call, guards in _tested_calls(body, []):
+        if call.lineno in lines and guards and call.lineno not in found:
+            found[call.lineno] = guards
+    function.guards = found
+
+
+def _tested_calls(body: List[ast.stmt], guards: List[Tuple[str, bool]]
+                  ) -> Iterable[Tuple[ast.Call, List[Tuple[str, bool]]]]:
+    """Each call of the statements, with the ``if`` tests around it (a test's source,
+    ``not`` taken off, and the truth its arm needs)."""
+    for stmt in body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if isinstance(stmt, ast.If):
+            test, wanted = stmt.test, True
+            while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+                test, wanted = test.operand, not wanted
+            text = ast.unparse(test)
+            yield from _calls_in(stmt.test, guards)
+            yield from _tested_calls(stmt.body, [*guards, (text, wanted)])
+            yield from _tested_calls(stmt.orelse, [*guards, (text, not wanted)])
+            continue
+        blocks = [getattr(stmt, name) for name in ("body", "orelse", "finalbody")
+                  if isinstance(getattr(stmt, name, None), list)]
+        handlers = getattr(stmt, "handlers", None) or []
+        if not blocks and not handlers:
+            yield from _calls_in(stmt, guards)
+            continue
+        for field_name, value in ast.iter_fields(stmt):
+            if field_name not in ("body", "orelse", "finalbody", "handlers") and isinstance(value, ast.AST):
+                yield from _calls_in(value, guards)
+        for block in [*blocks, *(handler.body for handler in handlers)]:
+            yield from _tested_calls(block, guards)
 
 
 def _parameter_test(test: ast.AST, params: Set[str]) -> Optional[Tuple[str, bool]]:

@@ -18,7 +18,9 @@ import libcst as cst
 
 from mplint.semantic.call_args import UNREADABLE, argument_for
 from mplint.semantic.names import NameResolver
-from mplint.semantic.scopes import Binding, Branches, CallIndex, Location, Scope, calls_of, function_key
+from mplint.semantic.scopes import (
+    Binding, Branches, CallIndex, Location, Scope, calls_of, function_key, self_call_key,
+)
 from mplint.semantic.vocabulary import FLAG_OBJECTS, GENERATION_TEST_STRINGS, VERSION_ATTRIBUTES
 
 #: a condition's meaning -> the truth an arm needs of it
@@ -111,8 +113,9 @@ class Conditions:
         return fallback
 
     def calls_of(self, scope: Scope) -> List[Tuple[cst.Call, Location, int]]:
-        """The file's calls of a plain function, or of a class whose ``__init__`` it is."""
-        return calls_of(self.calls, scope)
+        """The file's calls of a plain function, or of a class whose ``__init__`` it is;
+        of another method, its calls on the instance (:func:`method_calls`)."""
+        return calls_of(self.calls, scope) or method_calls(self.calls, scope)
 
     # -- arms --------------------------------------------------------------------------
     def truths(self, branches: Branches, loc: Location) -> Truths:
@@ -161,6 +164,22 @@ class Conditions:
             operator = "and" if isinstance(test.operator, cst.And) else "or"
             return f"{operator}({left},{right})"
         return None
+
+
+def method_calls(calls: CallIndex, scope: Scope) -> List[Tuple[cst.Call, Location, int]]:
+    """The calls ``self.<method>(...)`` of a plain method (``self`` bound: offset 1), when
+    every such call of the file sits in the class that defines it: ``make_optimizer(self,
+    loss_scale=False)`` called as ``self.make_optimizer(loss_scale=loss_scale)`` from
+    ``__init__`` tests the constructor's parameter. A subclass calling it, a decorated
+    method (a static or class method binds no instance) or a dunder: none."""
+    function, definer = scope.node, scope.parent
+    if not isinstance(function, cst.FunctionDef) or definer is None or definer.kind != "class" \
+            or function.decorators or function.name.value.startswith("__"):
+        return []
+    found = list(calls.get(self_call_key(function.name.value, False), ()))
+    if any(where.scope.enclosing_class() is not definer for _, where in found):
+        return []
+    return [(call, where, 1) for call, where in found]
 
 
 def conflict(a: Mapping[str, bool], b: Mapping[str, bool]) -> bool:

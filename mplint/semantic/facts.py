@@ -142,6 +142,10 @@ class ModuleFacts:
     #: project-relative files elsewhere that enable the graph rewrite (the rewrite
     #: call, grappler's auto_mixed_precision or TF_ENABLE_AUTO_MIXED_PRECISION)
     project_rewrite_files: Tuple[str, ...] = ()
+    #: per function (``scopes.function_key``) of a file that may switch the graph rewrite
+    #: on: the mixed policy a program running it sets in another file, before or after
+    #: the call, and where (``program.Governance.rewrite_programs``)
+    project_rewrite_programs: Dict[str, Tuple[str, str]] = field(default_factory=dict)
     #: per function (see ``scopes.function_key``): the policies set elsewhere that
     #: reach it, and where; None when the project gave no program model
     project_by_function: Optional[Dict[str, Tuple[FrozenSet[str], Tuple[str, ...]]]] = None
@@ -173,6 +177,9 @@ class ModuleFacts:
     #: per function (``scopes.function_key``), the arguments each call in another module
     #: passes it: slot -> JSON literal or "?" (see ``ProgramModel.arguments``)
     project_arguments: Dict[str, List[Dict[str, str]]] = field(default_factory=dict)
+    #: function -> each call in another module made where a mixed policy is in effect
+    #: (``program.Governance.mixed_calls``, under mixed_float16): its place, and parameter -> JSON literal or "?"
+    project_mixed_calls: Dict[str, List[Tuple[str, Dict[str, str]]]] = field(default_factory=dict)
     #: the Keras packages of the layers and models that code in other modules builds under
     #: a mixed policy this file sets (see ``program.Governance.layer_packages``)
     project_layer_packages: FrozenSet[str] = frozenset()
