@@ -1,4 +1,4 @@
-"""Layers reached through another module's factory closures and dicts of builders.
+"""Layers reached through another module's factory closures, dicts of builders and partials.
 
 ``head = make_head(10, "softmax")`` then ``head(x)``, with ``make_head`` returning a
 closure that builds the layer; ``HEAD_BUILDERS[settings.TASK](1)`` with the key a
@@ -47,3 +47,14 @@ def test_an_edited_factory_or_key_module_changes_the_next_cached_run(tmp_path):
     _edit(project / "zoo" / "settings.py", 'TASK = "binary"', 'TASK = "multiclass"')
     after_key = _findings(project)
     assert after_key == _findings(project, "--no-cache") == []
+
+
+@pytest.mark.slow
+def test_an_edited_partial_changes_the_next_cached_run(tmp_path):
+    project = tmp_path / "partial_layers"
+    shutil.copytree(ROOT / "fixtures" / "projects" / "partial_layers", project)
+    assert [line for _, line, _ in _findings(project)] == [13, 15, 16]
+    _edit(project / "tower" / "blocks.py", "partial(layers.Dense, 100, activation=\"swish\"",
+          "partial(layers.Dense, 104, activation=\"swish\"")
+    after = _findings(project)
+    assert after == _findings(project, "--no-cache") == [("train.py", 16, "MP301")]

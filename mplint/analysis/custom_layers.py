@@ -39,7 +39,7 @@ from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.semantic.scopes import Binding, Location, Scope
 from mplint.semantic.stored_attributes import InstanceAttributes
 from mplint.semantic.vocabulary import (
-    DTYPE_PRESERVING_FUNCTIONS, INPUT_FUNCTIONS, LAMBDA_LAYERS, SOFTMAX_FUNCTIONS, VARIABLE_CONSTRUCTORS,
+    DTYPE_PRESERVING_FUNCTIONS, INPUT_FUNCTIONS, LAMBDA_LAYERS, PARTIALS, SOFTMAX_FUNCTIONS, VARIABLE_CONSTRUCTORS,
 )
 
 #: calls in a class body that create weights (whose compute dtype a float32 policy changes)
@@ -297,6 +297,42 @@ class CustomLayers(Analysis):
         built = cst.Call(func=cst.Name(name), args=[arg.with_changes(value=_literal(arg.value)) for arg in call.args])
         return self.ctx.get(ModelOutputs).passthrough(binding.node, built,
                                                       Location(self.ctx.scopes.module_scope, _AFTER_ALL))
+
+    def partial_named(self, name: str) -> Optional[Tuple[FrozenSet[str], List[cst.Arg], int]]:
+        """``NAME = functools.partial(layers.Dense, 100, activation="swish")``, bound once at
+        the top of this module, as another module that calls ``NAME()`` reads it: the layer
+        class's canonical names, the preset arguments (each value a literal when this module
+        knows its one value, else an unknown) and the partial's line. None for anything else."""
+        scope = self.ctx.scopes.module_scope
+        bindings = scope.bindings.get(name, ())
+        binding = scope.lookup(name)
+        if len(bindings) != 1 or binding is None or binding.kind != "assign" \
+                or not isinstance(binding.value, cst.Call):
+            return None
+        partial = binding.value
+        if not self.ctx.names.resolve(partial.func) & PARTIALS or not partial.args \
+                or partial.args[0].keyword is not None or any(arg.star for arg in partial.args):
+            return None
+        resolved = self.ctx.names.resolve(partial.args[0].value)
+        position = positions_of(self.ctx.module, self.ctx.text, [partial]).get(partial)
+        if not resolved or position is None:
+            return None
+        where = Location(scope, _AFTER_ALL)
+        args = [arg.with_changes(value=self._known_literal(arg.value, where)) for arg in partial.args[1:]]
+        return resolved, args, position.start.line
+
+    def _known_literal(self, expr: cst.BaseExpression, where: Location) -> cst.BaseExpression:
+        """A literal of the one value this module knows ``expr`` holds (a string, a
+        non-negative int), else the unknown another module cannot read."""
+        written = _literal(expr)
+        if written is not _UNKNOWN_ARGUMENT:
+            return written
+        value = self.ctx.values.value(expr, where)
+        if isinstance(value, str):
+            return cst.SimpleString(repr(value))
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            return cst.Integer(str(value))
+        return _UNKNOWN_ARGUMENT
 
     def judge_class_named(self, name: str) -> Optional[CustomLayer]:
         """A class of this module, by name, judged as :meth:`judge` would (another

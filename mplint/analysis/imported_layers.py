@@ -85,12 +85,28 @@ def imported_keyed_factory(ctx: Context, func: cst.Subscript, call: cst.Call,
     module): only that entry is judged, there, as :func:`imported_factory` judges a
     function. An unknown key, or a dict built otherwise, stays unknown."""
     key = _subscript_key(ctx, func, loc)
-    found = None if key is None else imported_definition(ctx, func.value, registry=True)
+    found = None if key is None else imported_definition(ctx, func.value, assigned=cst.Dict)
     layers = None if found is None else _layers_of(found[0], _analysis(ctx))
     if layers is None or found is None:
         return None
     args = [_known_argument(ctx, arg, loc) for arg in call.args]
     return layers.judge_factory_named(found[1], args, found[0], key=key)
+
+
+def imported_partial(ctx: Context, func: cst.BaseExpression, analysis: type
+                     ) -> Optional[Tuple[FrozenSet[str], List[cst.Arg], str]]:
+    """``HiddenDense`` imported from a project module that binds it to
+    ``functools.partial(layers.Dense, 100, ...)``: the layer class's canonical names, the
+    preset arguments as literals (an unknown where that module cannot tell the value), and
+    where the partial is written (``blocks.py:6``), read there (see
+    :meth:`CustomLayers.partial_named`, ``analysis``). None when ``func`` is anything else."""
+    found = imported_definition(ctx, func, assigned=cst.Call)
+    layers = None if found is None else _layers_of(found[0], analysis)
+    preset = None if layers is None or found is None else layers.partial_named(found[1])
+    if preset is None or found is None:
+        return None
+    resolved, args, line = preset
+    return resolved, args, f"{os.path.basename(found[0])}:{line}"
 
 
 def _subscript_key(ctx: Context, func: cst.Subscript, loc: Location) -> Optional[str]:
@@ -205,11 +221,12 @@ def imported_passthrough(ctx: Context, func: cst.BaseExpression, call: cst.Call)
 
 
 def imported_definition(ctx: Context, func: cst.BaseExpression,
-                        registry: bool = False) -> Optional[Tuple[str, str]]:
+                        assigned: Optional[type] = None) -> Optional[Tuple[str, str]]:
     """(module file, name) of the function or class ``func`` names when it is imported
     from a project module, through a package's re-export (``from .attn import
     Attention`` in ``layers/__init__.py``) too: the file that defines it. With
-    ``registry``, a top-level dict display assigned to the name instead (``HEADS = {...}``)."""
+    ``assigned``, a top-level assignment of that kind of expression to the name instead
+    (``cst.Dict``: ``HEADS = {...}``; ``cst.Call``: ``Hidden = functools.partial(...)``)."""
     found = _imported(ctx, func)
     for _ in range(_MAX_REEXPORTS):
         if found is None:
@@ -217,9 +234,9 @@ def imported_definition(ctx: Context, func: cst.BaseExpression,
         module = _parsed(found[0])
         if module is None:
             return None
-        if registry and _dict_assigned(module, found[1]):
+        if assigned is not None and _assigned(module, found[1], assigned):
             return found
-        if not registry and any(isinstance(s, (cst.FunctionDef, cst.ClassDef)) and s.name.value == found[1]
+        if assigned is None and any(isinstance(s, (cst.FunctionDef, cst.ClassDef)) and s.name.value == found[1]
                                 for s in module.body):
             return found
         target = _top_level_imports(module).get(found[1]) \
@@ -233,10 +250,10 @@ def imported_definition(ctx: Context, func: cst.BaseExpression,
     return None
 
 
-def _dict_assigned(module: cst.Module, name: str) -> bool:
-    """``name = {...}`` is a statement of the module's body."""
+def _assigned(module: cst.Module, name: str, kind: type) -> bool:
+    """``name = <an expression of that kind>`` is a statement of the module's body."""
     return any(isinstance(line, cst.SimpleStatementLine) and isinstance(line.body[0], cst.Assign)
-               and isinstance(line.body[0].value, cst.Dict)
+               and isinstance(line.body[0].value, kind)
                and any(isinstance(t.target, cst.Name) and t.target.value == name for t in line.body[0].targets)
                for line in module.body)
 
