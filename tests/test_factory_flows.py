@@ -58,3 +58,19 @@ def test_an_edited_partial_changes_the_next_cached_run(tmp_path):
           "partial(layers.Dense, 104, activation=\"swish\"")
     after = _findings(project)
     assert after == _findings(project, "--no-cache") == [("train.py", 16, "MP301")]
+
+
+def test_a_summary_passes_a_dtype_spelled_through_the_imports_or_a_constant():
+    from mplint.run.summaries import UNKNOWN, summarize
+
+    summary = summarize(
+        "import tensorflow as tf\nimport numpy as np\nfrom tensorflow import bfloat16\n"
+        "from steps import step\n"
+        "HALF = tf.float16\nTWICE = tf.float16\nTWICE = tf.float32\n"
+        "def main(dtype):\n"
+        "    step(HALF, np.float32, bfloat16, TWICE, dtype, tf.int32, torch.float16)\n"
+    )
+    (_, callee, slots), = summary.functions["main"].arguments
+    assert callee == "step"
+    assert [slots[str(i)] for i in range(7)] == ['"float16"', '"float32"', '"bfloat16"', UNKNOWN, UNKNOWN,
+                                                 UNKNOWN, UNKNOWN]
