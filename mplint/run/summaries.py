@@ -80,7 +80,7 @@ class FunctionSummary:
     casts: List[str] = field(default_factory=list)
     #: every call of a name that may be the project's (not a builtin, not TensorFlow's):
     #: (line, dotted callee, slot -> the argument as a JSON literal when it is a string,
-    #: a number, a bool or None, else UNKNOWN; "*" -> UNKNOWN for ``*args``/``**kwargs``). The
+    #: a number, a bool or None (a float dtype, ``tf.float16``, by its name), else UNKNOWN; "*" -> UNKNOWN for ``*args``/``**kwargs``). The
     #: values a parameter takes at the calls of other modules (see
     #: ``ProgramModel.arguments``), and what binds a policy-setting helper's parameters
     arguments: List[Tuple[int, str, Dict[str, str]]] = field(default_factory=list)
@@ -813,7 +813,7 @@ def _literal_arguments(node: ast.Call, dtypes: Mapping[str, str]) -> Dict[str, s
 
 def _argument_literal(value: ast.AST, dtypes: Mapping[str, str]) -> str:
     written = dotted(value) if isinstance(value, (ast.Name, ast.Attribute)) else None
-    return json.dumps(dtypes[written]) if written in dtypes else _literal(value)
+    return _literal(value) if written is None or written not in dtypes else json.dumps(dtypes[written])
 
 
 def _dtype_spellings(body: List[ast.stmt]) -> Dict[str, str]:
