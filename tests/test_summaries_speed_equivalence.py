@@ -177,7 +177,8 @@ def test_summary_is_the_one_the_former_collectors_made():
     none here; version 20 writes numbers among a call's literal ``arguments``, left out
     here with them; version 21 adds each function's ``keyed_returns`` and the module's
     registries by key, ``keyed``: none here; version 22 the ``if`` tests around a setter's
-    calls, ``guards``: dropped here)."""
+    calls, ``guards``: dropped here; version 23 writes a float dtype among a call's
+    ``arguments`` by its name, none here)."""
     data = summarize(SNIPPET).to_json()
     guard = data[3].pop("<main>")
     assert guard[0] == [(56, "app.run"), (56, "main")]
@@ -193,7 +194,7 @@ def test_summary_is_the_one_the_former_collectors_made():
         assert entry[8] == [] and all(isinstance(v, str) for v in entry[9].values())
         entry[7] = [(callee, slots) for _, callee, slots in entry[7]]
         del entry[8:]
-    assert data[0] == 22 and all(entry[6] == [] for entry in data[3].values())
+    assert data[0] == 23 and all(entry[6] == [] for entry in data[3].values())
     assert data.pop(9) == {}  # registries by key
     assert data.pop(8) == {}  # string constants
     assert data[2].pop("*..star") == "..star"

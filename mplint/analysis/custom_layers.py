@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
@@ -24,7 +24,8 @@ import libcst as cst
 from mplint.analysis.compute_regions import ComputeRegions, LayerClass
 from mplint.analysis.dispatch import Dispatch, Overrides
 from mplint.analysis.imported_layers import (
-    imported_factory, imported_function, imported_head, imported_layer, imported_method_head, imported_model,
+    imported_factory, imported_function, imported_head, imported_keyed_factory, imported_layer, imported_method_head,
+    imported_model,
 )
 from mplint.analysis.layers import computes_in_float32, computes_under_policy, is_keras_layer, is_softmax_layer
 from mplint.analysis.models import AFTER_ALL, LayerProducer, ModelOutput, ModelOutputs, OpProducer, Producer
@@ -39,7 +40,7 @@ from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.semantic.scopes import Binding, Location, Scope
 from mplint.semantic.stored_attributes import InstanceAttributes
 from mplint.semantic.vocabulary import (
-    DTYPE_PRESERVING_FUNCTIONS, INPUT_FUNCTIONS, LAMBDA_LAYERS, SOFTMAX_FUNCTIONS, VARIABLE_CONSTRUCTORS,
+    DTYPE_PRESERVING_FUNCTIONS, INPUT_FUNCTIONS, LAMBDA_LAYERS, PARTIALS, SOFTMAX_FUNCTIONS, VARIABLE_CONSTRUCTORS,
 )
 
 #: calls in a class body that create weights (whose compute dtype a float32 policy changes)
@@ -71,6 +72,10 @@ class CustomLayer:
     #: ``head`` builds a model (``Unet.build_generator``) that the other module calls
     #: as a layer: the layer at ``line`` is that model's last
     model: bool = False
+    #: ``head`` is a factory whose closure builds the layer at ``line`` (``make_head(10,
+    #: "softmax")`` returns ``def head(x): return Dense(...)(x)``): the factory's call here
+    #: picks the layer's arguments, and the finding lands at that call
+    closure: bool = False
 
 
 class CustomLayers(Analysis):
@@ -143,6 +148,9 @@ class CustomLayers(Analysis):
             # (``trunk, head = blocks.build(64)``, called here)
             return imported_head(self.ctx, layer.constructor, layer.location, layer.part) \
                 or imported_factory(self.ctx, layer.constructor.func, layer.constructor, layer.part, layer.location)
+        if binding is None and isinstance(func, cst.Subscript):
+            # ``HEADS[config.TASK](n)``: the entry of another module's dict of builders the key picks
+            return imported_keyed_factory(self.ctx, func, layer.constructor, layer.location)
         if binding is None and isinstance(func, (cst.Name, cst.Attribute)):
             # a class of another module of the project, or a function there that returns a layer
             # (the Keras layer whose output a class or function there returns first: it names
@@ -172,21 +180,38 @@ class CustomLayers(Analysis):
         return judged if judged is not None and judged.model else None
 
     def judge_factory_named(self, name: str, args: Sequence[cst.Arg], path: str,
-                            part: Path = ()) -> Optional[CustomLayer]:
+                            part: Path = (), key: Optional[str] = None) -> Optional[CustomLayer]:
         """A function of this module called from another with ``args`` (``classifier(10)``),
         when it returns one Keras layer (as part ``part`` of the tuple it returns, when
         given: ``trunk, head = build(64)``) certainly built 16-bit under a mixed policy:
-        the call's literal arguments bind its parameters, any other argument is unknown."""
+        the call's literal arguments bind its parameters, any other argument is unknown.
+        With ``key``, ``name`` is a dict of builders and the entry under ``key`` is called."""
         binding = self.ctx.scopes.module_scope.lookup(name)
-        if binding is None or binding.kind != "def" or not isinstance(binding.node, cst.FunctionDef) \
-                or any(arg.star for arg in args):
+        if binding is None or any(arg.star for arg in args):
             return None
-        call = cst.Call(func=cst.Name(name), args=[arg.with_changes(value=_literal(arg.value)) for arg in args])
-        built = self.ctx.get(ModelOutputs).layer(call, Location(self.ctx.scopes.module_scope, _AFTER_ALL), part)
+        func: cst.BaseExpression = cst.Name(name)
+        if key is not None:
+            if binding.kind != "assign" or not isinstance(binding.value, cst.Dict):
+                return None
+            func = cst.Subscript(value=func, slice=[cst.SubscriptElement(cst.Index(cst.SimpleString(repr(key))))])
+        elif binding.kind != "def" or not isinstance(binding.node, cst.FunctionDef):
+            return None
+        call = cst.Call(func=func, args=[arg.with_changes(value=_literal(arg.value)) for arg in args])
+        where = Location(self.ctx.scopes.module_scope, _AFTER_ALL)
+        models = self.ctx.get(ModelOutputs)
+        built = models.layer(call, where, part)
+        if built is None and not part and isinstance(binding.node, cst.FunctionDef) \
+                and is_closure_factory(binding.node):
+            # ``make_head(10, "softmax")`` returns a closure that builds and applies a layer:
+            # the closure is the layer, its output the one the call applied to a tensor gives
+            applied = cst.Call(func=call, args=[cst.Arg(_UNKNOWN_ARGUMENT)])
+            head = self._single_head(models.tensors(applied, where), name, path)
+            return None if head is None else replace(head, closure=True)
         if built is None or not is_keras_layer(built) or not computes_under_policy(built) \
                 or built.layer_class & LAMBDA_LAYERS or computes_in_float32(built, self.ctx) is not False:
             return None
-        return CustomLayer(name, is_softmax_layer(built, self.ctx), False, True, os.path.basename(path))
+        named = name if key is None else f"{name}[{key!r}]"
+        return CustomLayer(named, is_softmax_layer(built, self.ctx), False, True, os.path.basename(path))
 
     def judge_head_named(self, name: str, args: Sequence[cst.Arg], path: str,
                          part: Path = ()) -> Optional[CustomLayer]:
@@ -280,6 +305,42 @@ class CustomLayers(Analysis):
         built = cst.Call(func=cst.Name(name), args=[arg.with_changes(value=_literal(arg.value)) for arg in call.args])
         return self.ctx.get(ModelOutputs).passthrough(binding.node, built,
                                                       Location(self.ctx.scopes.module_scope, _AFTER_ALL))
+
+    def partial_named(self, name: str) -> Optional[Tuple[FrozenSet[str], List[cst.Arg], int]]:
+        """``NAME = functools.partial(layers.Dense, 100, activation="swish")``, bound once at
+        the top of this module, as another module that calls ``NAME()`` reads it: the layer
+        class's canonical names, the preset arguments (each value a literal when this module
+        knows its one value, else an unknown) and the partial's line. None for anything else."""
+        scope = self.ctx.scopes.module_scope
+        bindings = scope.bindings.get(name, ())
+        binding = scope.lookup(name)
+        if len(bindings) != 1 or binding is None or binding.kind != "assign" \
+                or not isinstance(binding.value, cst.Call):
+            return None
+        partial = binding.value
+        if not self.ctx.names.resolve(partial.func) & PARTIALS or not partial.args \
+                or partial.args[0].keyword is not None or any(arg.star for arg in partial.args):
+            return None
+        resolved = self.ctx.names.resolve(partial.args[0].value)
+        position = positions_of(self.ctx.module, self.ctx.text, [partial]).get(partial)
+        if not resolved or position is None:
+            return None
+        where = Location(scope, _AFTER_ALL)
+        args = [arg.with_changes(value=self._known_literal(arg.value, where)) for arg in partial.args[1:]]
+        return resolved, args, position.start.line
+
+    def _known_literal(self, expr: cst.BaseExpression, where: Location) -> cst.BaseExpression:
+        """A literal of the one value this module knows ``expr`` holds (a string, a
+        non-negative int), else the unknown another module cannot read."""
+        written = _literal(expr)
+        if written is not _UNKNOWN_ARGUMENT:
+            return written
+        value = self.ctx.values.value(expr, where)
+        if isinstance(value, str):
+            return cst.SimpleString(repr(value))
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            return cst.Integer(str(value))
+        return _UNKNOWN_ARGUMENT
 
     def judge_class_named(self, name: str) -> Optional[CustomLayer]:
         """A class of this module, by name, judged as :meth:`judge` would (another
@@ -493,6 +554,17 @@ def _literal(expr: cst.BaseExpression) -> cst.BaseExpression:
             or (isinstance(expr, cst.Name) and expr.value in ("True", "False", "None")):
         return expr
     return _UNKNOWN_ARGUMENT
+
+
+def is_closure_factory(function: cst.FunctionDef) -> bool:
+    """Every ``return`` of ``function``'s own body hands back a function it defines
+    (``def head(x): ...; return head``): calling the result runs that closure."""
+    body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
+    nested = {s.name.value for s in body if isinstance(s, cst.FunctionDef)}
+    returns = [s.body[0] for s in body
+               if isinstance(s, cst.SimpleStatementLine) and isinstance(s.body[0], cst.Return)]
+    return bool(nested) and bool(returns) and all(
+        isinstance(r.value, cst.Name) and r.value.value in nested for r in returns)
 
 
 def _is_model(cls: LayerClass) -> bool:

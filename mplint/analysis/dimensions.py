@@ -18,7 +18,9 @@ from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Set, Tup
 
 import libcst as cst
 
+from mplint.analysis.custom_layers import CustomLayers
 from mplint.analysis.flag_defaults import FlagDefaults
+from mplint.analysis.imported_layers import imported_partial
 from mplint.analysis.layers import activation_expr, computes_in_float32, is_softmax_value
 from mplint.analysis.models import LayerProducer, ModelOutputs, OpProducer, Producer
 from mplint.analysis.module_constants import imported_constant
@@ -35,7 +37,7 @@ from mplint.semantic.vocabulary import (
     ANY_MODEL_CLASSES, DATASET_FACTORIES, DATASET_METHODS, DATASET_ONLY_METHODS, EINSUM_DENSE,
     INTERNAL_SIZE_LAYERS, LAYER_WRAPPERS, PARTIALS, RESHAPES, SHAPE_OPS, SIGMOID_FUNCTIONS, SIZE_KEEPING_LAYERS,
     WRAPPED_LAYER_PARAMETER,
-    makes_dataset,
+    makes_dataset, names_tensorflow,
 )
 
 UNITS, FILTERS, BATCH, VOCABULARY = "units", "filters", "batch", "vocabulary"
@@ -122,6 +124,9 @@ class DimensionSite:
     arguments: Optional[cst.Call] = None
     #: where ``expr`` is written when not at ``location`` (a ``**spread`` dict's entry)
     written: Optional[Location] = None
+    #: where another module's partial writes ``expr`` (``blocks.py:6``): a literal read
+    #: there, which this file cannot round
+    foreign: Optional[str] = None
 
     @property
     def constructor(self) -> cst.Call:
@@ -246,6 +251,8 @@ class AlignedDimensions(Analysis):
             expr = self._einsum_output(node)
             if expr is not None:
                 self._add(UNITS, "EinsumDense output dimension", node, expr, resolved)
+        elif not names_tensorflow(resolved):
+            self._imported_partial_call(node)
 
     def _add(self, kind: str, owner: str, call: cst.Call, expr: cst.BaseExpression,
              resolved: FrozenSet[str] = frozenset(), arguments: Optional[cst.Call] = None) -> None:
@@ -286,6 +293,39 @@ class AlignedDimensions(Analysis):
                 # written in the partial: traced where the partial is made
                 self._sites.append(DimensionSite(param.kind, f"{short} {param.keyword}", node, expr,
                                                 binding.location(), resolved, node, merged))
+            else:
+                self._add(param.kind, f"{short} {param.keyword}", node, expr, resolved, merged)
+
+    def _imported_partial_call(self, node: cst.Call) -> None:
+        """``HiddenDense()`` with ``HiddenDense = functools.partial(layers.Dense, 100)`` in
+        another module of the project: the partial's literal arguments (read there), then
+        the call's, configure the layer built here; a size the partial presets is reported
+        at this call, naming where the partial is written."""
+        if not isinstance(node.func, (cst.Name, cst.Attribute)) or any(a.star for a in node.args):
+            return
+        preset = imported_partial(self.ctx, node.func, CustomLayers)
+        if preset is None:
+            return
+        resolved, preset_args, written = preset
+        params = next((LAYER_DIMENSIONS[name] for name in resolved if name in LAYER_DIMENSIONS), None)
+        if params is None:
+            return
+        positional = [a for a in (*preset_args, *node.args) if a.keyword is None]
+        given = {a.keyword.value for a in node.args if a.keyword is not None}
+        keywords = [a for a in preset_args if a.keyword is not None and a.keyword.value not in given]
+        keywords += [a for a in node.args if a.keyword is not None]
+        merged = cst.Call(func=node.func, args=[*positional, *keywords])
+        self._classes[id(node)] = resolved
+        short = next(name for name in resolved if name in LAYER_DIMENSIONS).rsplit(".", 1)[-1]
+        for param in params:
+            expr = keyword_only(merged, param.keyword) if param.position is None \
+                else positional_or_keyword(merged, param.position, param.keyword)
+            if expr is None:
+                continue
+            if any(expr is a.value for a in preset_args):
+                self._sites.append(DimensionSite(param.kind, f"{short} {param.keyword}", node, expr,
+                                                self.ctx.scopes.location(), resolved, node, merged,
+                                                foreign=written))
             else:
                 self._add(param.kind, f"{short} {param.keyword}", node, expr, resolved, merged)
 
@@ -398,6 +438,10 @@ class AlignedDimensions(Analysis):
 
     def origins(self, site: DimensionSite) -> List[DimensionValue]:
         """The integer values a site may hold; empty when any is unknown."""
+        if site.foreign is not None:
+            value = site.expr.evaluated_value if isinstance(site.expr, cst.Integer) else None
+            return [DimensionValue(value, source=f"set by its functools.partial at {site.foreign}")] \
+                if isinstance(value, int) else []
         found = self._trace(site.expr, site.written or site.location, 0)
         return found or []
 

@@ -78,6 +78,46 @@ def imported_factory(ctx: Context, func: cst.BaseExpression, call: cst.Call,
     return layers.judge_factory_named(found[1], args, found[0], part)
 
 
+def imported_keyed_factory(ctx: Context, func: cst.Subscript, call: cst.Call,
+                           loc: Location) -> Optional["CustomLayer"]:
+    """The layer an entry of another module's dict of builders returns when ``call``
+    calls it (``HEADS[config.TASK](n)`` with ``HEADS = {"binary": _binary, ...}`` there),
+    when this module knows the key's one value (a literal, a constant here or of a config
+    module): only that entry is judged, there, as :func:`imported_factory` judges a
+    function. An unknown key, or a dict built otherwise, stays unknown."""
+    key = _subscript_key(ctx, func, loc)
+    found = None if key is None else imported_definition(ctx, func.value, assigned=cst.Dict)
+    layers = None if found is None else _layers_of(found[0], _analysis(ctx))
+    if layers is None or found is None:
+        return None
+    args = [known_argument(ctx, arg, loc) for arg in call.args]
+    return layers.judge_factory_named(found[1], args, found[0], key=key)
+
+
+def imported_partial(ctx: Context, func: cst.BaseExpression, analysis: type
+                     ) -> Optional[Tuple[FrozenSet[str], List[cst.Arg], str]]:
+    """``HiddenDense`` imported from a project module that binds it to
+    ``functools.partial(layers.Dense, 100, ...)``: the layer class's canonical names, the
+    preset arguments as literals (an unknown where that module cannot tell the value), and
+    where the partial is written (``blocks.py:6``), read there (see
+    :meth:`CustomLayers.partial_named`, ``analysis``). None when ``func`` is anything else."""
+    found = imported_definition(ctx, func, assigned=cst.Call)
+    layers = None if found is None else _layers_of(found[0], analysis)
+    preset = None if layers is None or found is None else layers.partial_named(found[1])
+    if preset is None or found is None:
+        return None
+    resolved, args, line = preset
+    return resolved, args, f"{os.path.basename(found[0])}:{line}"
+
+
+def _subscript_key(ctx: Context, func: cst.Subscript, loc: Location) -> Optional[str]:
+    """The one string ``REG[key]`` reads with, when this module knows it."""
+    if len(func.slice) != 1 or not isinstance(func.slice[0].slice, cst.Index):
+        return None
+    key = ctx.values.value(func.slice[0].slice.value, loc)
+    return key if isinstance(key, str) else None
+
+
 def imported_function(ctx: Context, func: cst.BaseExpression) -> Optional[bool]:
     """For a Lambda's imported function: whether it returns a softmax, when every
     return is 16-bit in its module (None when anything is unknown)."""
@@ -195,10 +235,13 @@ def imported_passthrough(ctx: Context, func: cst.BaseExpression, call: cst.Call)
     return layers.passthrough_named(found[1], call)
 
 
-def imported_definition(ctx: Context, func: cst.BaseExpression) -> Optional[Tuple[str, str]]:
+def imported_definition(ctx: Context, func: cst.BaseExpression,
+                        assigned: Optional[type] = None) -> Optional[Tuple[str, str]]:
     """(module file, name) of the function or class ``func`` names when it is imported
     from a project module, through a package's re-export (``from .attn import
-    Attention`` in ``layers/__init__.py``) too: the file that defines it."""
+    Attention`` in ``layers/__init__.py``) too: the file that defines it. With
+    ``assigned``, a top-level assignment of that kind of expression to the name instead
+    (``cst.Dict``: ``HEADS = {...}``; ``cst.Call``: ``Hidden = functools.partial(...)``)."""
     found = _imported(ctx, func)
     for _ in range(_MAX_REEXPORTS):
         if found is None:
@@ -206,7 +249,10 @@ def imported_definition(ctx: Context, func: cst.BaseExpression) -> Optional[Tupl
         module = _parsed(found[0])
         if module is None:
             return None
-        if any(isinstance(s, (cst.FunctionDef, cst.ClassDef)) and s.name.value == found[1] for s in module.body):
+        if assigned is not None and _assigned(module, found[1], assigned):
+            return found
+        if assigned is None and any(isinstance(s, (cst.FunctionDef, cst.ClassDef)) and s.name.value == found[1]
+                                for s in module.body):
             return found
         target = _top_level_imports(module).get(found[1]) \
             or _star_target(module, found[0], _root(ctx), found[1])  # ``from .embeddings import *``
@@ -217,6 +263,14 @@ def imported_definition(ctx: Context, func: cst.BaseExpression) -> Optional[Tupl
         path = _module_file(owner, found[0], _root(ctx)) if owner else None
         found = None if path is None else (path, name)
     return None
+
+
+def _assigned(module: cst.Module, name: str, kind: type) -> bool:
+    """``name = <an expression of that kind>`` is a statement of the module's body."""
+    return any(isinstance(line, cst.SimpleStatementLine) and isinstance(line.body[0], cst.Assign)
+               and isinstance(line.body[0].value, kind)
+               and any(isinstance(t.target, cst.Name) and t.target.value == name for t in line.body[0].targets)
+               for line in module.body)
 
 
 def analysed(path: str, analysis: type, root: Optional[str] = None, also: Tuple[type, ...] = (),

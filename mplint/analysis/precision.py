@@ -77,7 +77,8 @@ class SixteenBitOutput:
         with that layer's line in the message: the layer is no bug on its own (the same
         generator or head inside a bigger network is right), its use as this model's
         output is, and one finding per bug lands where the model is."""
-        if self.custom is not None and self.custom.line and isinstance(self.output.model_call, cst.Call):
+        if self.custom is not None and self.custom.line and not self.custom.closure \
+                and isinstance(self.output.model_call, cst.Call):
             return self.output.model_call
         return self.producer_node
 
@@ -299,6 +300,9 @@ class OutputPrecision(Analysis):
             return (f"the {custom.name} built at {custom.built_in}:{custom.line}, the last layer of the model "
                     f"`{custom.head}` builds, computes it; give that layer dtype='float32' or cast the "
                     f"output here")
+        if custom.line and custom.closure:
+            return (f"the {custom.name} built at {custom.built_in}:{custom.line}, in the function `{custom.head}` "
+                    f"returns, computes it; give that layer dtype='float32'")
         if custom.line:
             return (f"the {custom.name} built at {custom.built_in}:{custom.line}, whose output `{custom.head}` "
                     f"returns, computes it; give that layer dtype='float32'")

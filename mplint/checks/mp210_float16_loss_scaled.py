@@ -21,8 +21,9 @@ class Float16LossScaled(Check):
     rule_id = "MP210"
     requires = (TrainingLoops, TensorKinds)
 
-    #: a scaling call, and float16 spelled out (the cast that makes the loss float16)
-    needs = Needs((b"get_scaled_loss", b"scale_loss"), also=(b"float16", b"half"))
+    #: a scaling call, and float16 spelled out, or the cast that makes the loss float16
+    #: (its dtype may be an argument another module passes: ``tf.cast(loss, compute_dtype)``)
+    needs = Needs((b"get_scaled_loss", b"scale_loss"), also=(b"float16", b"half", b"cast", b"convert_image_dtype"))
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)

@@ -15,13 +15,13 @@ from __future__ import annotations
 import ast
 import json
 from dataclasses import dataclass, field
-from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple
 
 from mplint.core.python_syntax import tree_or_none
 from mplint.run.dotted import dotted
 from mplint.run.escapes import escapes_by_function, handed_arguments
 from mplint.semantic.vocabulary import (
-    GLOBAL_POLICY_WORDS, LOSS_SCALE_FACTOR_KEYWORD, POLICY_SETTER_WORDS, SAME_CLASS_REBUILDERS, WHOLE_MODEL_METHODS,
+    DTYPE_NAMES, GLOBAL_POLICY_WORDS, LOSS_SCALE_FACTOR_KEYWORD, POLICY_SETTER_WORDS, SAME_CLASS_REBUILDERS, WHOLE_MODEL_METHODS,
     WHOLE_MODEL_VARIABLES,
 )
 
@@ -40,7 +40,7 @@ KEYWORD_SPREAD = "**"
 #: and ``super().method``: ``Class#method`` (``super#method``)
 METHOD = "#"
 POLICY_SETTERS = frozenset(POLICY_SETTER_WORDS)
-SUMMARY_VERSION = 22
+SUMMARY_VERSION = 23
 #: a trained value that is a parameter of the function: ``param:`` + its name
 PARAM = "param:"
 #: a value a summary cannot name (an expression, ``None``, a loop variable)
@@ -80,7 +80,7 @@ class FunctionSummary:
     casts: List[str] = field(default_factory=list)
     #: every call of a name that may be the project's (not a builtin, not TensorFlow's):
     #: (line, dotted callee, slot -> the argument as a JSON literal when it is a string,
-    #: a number, a bool or None, else UNKNOWN; "*" -> UNKNOWN for ``*args``/``**kwargs``). The
+    #: a number, a bool or None (a float dtype, ``tf.float16``, by its name), else UNKNOWN; "*" -> UNKNOWN for ``*args``/``**kwargs``). The
     #: values a parameter takes at the calls of other modules (see
     #: ``ProgramModel.arguments``), and what binds a policy-setting helper's parameters
     arguments: List[Tuple[int, str, Dict[str, str]]] = field(default_factory=list)
@@ -227,7 +227,7 @@ def summarize(text: str) -> ModuleSummary:
         return ModuleSummary()
     summary = ModuleSummary()
     try:
-        _collect_block(summary, tree.body, BODY, [])
+        _collect_block(summary, tree.body, BODY, [], _dtype_spellings(tree.body))
         top = summary.functions.get(BODY)
         if top is not None and top.sets:
             _read_guards(top, tree.body)
@@ -278,9 +278,11 @@ def _is_top_level_call(stmt: ast.stmt) -> bool:
     return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
 
 
-def _collect_block(summary: ModuleSummary, body: List[ast.stmt], owner: str, classes: List[str]) -> None:
+def _collect_block(summary: ModuleSummary, body: List[ast.stmt], owner: str, classes: List[str],
+                   dtypes: Mapping[str, str]) -> None:
     """Statements of the module body or a class body: definitions get their own
-    summaries, everything else is the module body's code (a class body runs on import)."""
+    summaries, everything else is the module body's code (a class body runs on import).
+    ``dtypes``: the spellings that name a float dtype in the module (:func:`_dtype_spellings`)."""
     loose: List[ast.AST] = []
     for stmt in body:
         if isinstance(stmt, ast.ClassDef):
@@ -288,7 +290,7 @@ def _collect_block(summary: ModuleSummary, body: List[ast.stmt], owner: str, cla
             summary.classes[name] = ClassSummary([b for b in map(dotted, stmt.bases) if b])
             loose += stmt.bases
             loose += stmt.decorator_list
-            _collect_block(summary, stmt.body, owner, [*classes, stmt.name])
+            _collect_block(summary, stmt.body, owner, [*classes, stmt.name], dtypes)
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             qualname = ".".join([*classes, stmt.name])
             if classes:
@@ -297,7 +299,7 @@ def _collect_block(summary: ModuleSummary, body: List[ast.stmt], owner: str, cla
             function = summary.functions.setdefault(qualname, FunctionSummary())
             function.params = _parameters(stmt, method=bool(classes))
             function.defaults = _literal_defaults(stmt)
-            _collect(summary, function, _Nodes(stmt.body), ".".join(classes))
+            _collect(summary, function, _Nodes(stmt.body), ".".join(classes), dtypes)
             if function.sets:
                 _drop_overwritten(function, stmt.body)
                 _read_set_terms(function, stmt)
@@ -306,13 +308,13 @@ def _collect_block(summary: ModuleSummary, body: List[ast.stmt], owner: str, cla
             assert isinstance(stmt, ast.If)
             loose.append(stmt.test)
             loose += stmt.orelse
-            _collect(summary, summary.functions.setdefault(MAIN, FunctionSummary()), _Nodes(stmt.body), "")
+            _collect(summary, summary.functions.setdefault(MAIN, FunctionSummary()), _Nodes(stmt.body), "", dtypes)
         else:
             loose.append(stmt)
             if not classes:
                 _note_registry(summary, stmt)
     top = summary.functions.setdefault(owner, FunctionSummary())
-    _collect(summary, top, _Nodes(loose), "")
+    _collect(summary, top, _Nodes(loose), "", dtypes)
     if not classes and top.sets:
         _drop_overwritten(top, body)
 
@@ -479,12 +481,13 @@ def _outer_returns(returns: List[ast.Return], nested: List[Any]) -> List[ast.Ret
     return [node for node in returns if id(node) not in inner]
 
 
-def _collect(summary: ModuleSummary, function: FunctionSummary, nodes: _Nodes, cls: str) -> None:
+def _collect(summary: ModuleSummary, function: FunctionSummary, nodes: _Nodes, cls: str,
+             dtypes: Mapping[str, str]) -> None:
     """Imports, calls and policy sets of some code, and what it returns, trains as a
     whole and passes on; ``cls`` names the class whose method it is, for ``self.x``."""
     instances, assigned = _read_assignments(summary, function, nodes.assigns, cls)
     origins = _Origins(_bindings(nodes.names, assigned), set(function.params), cls)
-    called = _read_events(summary, function, nodes.events, instances, origins,
+    called = _read_events(summary, function, nodes.events, instances, origins, dtypes,
                           _policy_snapshots(nodes.assigns, function.params))
     for node in nodes.returns:
         function.returns += [o if not o.startswith("self.") else UNKNOWN for o in origins(node.value)]
@@ -723,7 +726,7 @@ def _restores_policy(call: ast.Call, snapshots: FrozenSet[str]) -> bool:
 
 
 def _read_events(summary: ModuleSummary, function: FunctionSummary, events: List[Any],
-                 instances: Dict[str, str], origins: _Origins,
+                 instances: Dict[str, str], origins: _Origins, dtypes: Mapping[str, str],
                  snapshots: FrozenSet[str] = frozenset()) -> Set[int]:
     """Records the calls, imports and arguments passed, in ``ast.walk`` order; returns
     the ids of the ``x.fit``-like attributes that are called (whole-model methods)."""
@@ -740,7 +743,7 @@ def _read_events(summary: ModuleSummary, function: FunctionSummary, events: List
                 # ``gan.compile(opt=...)`` of ``gan = GAN(...)`` passes to ``GAN#compile``
                 _record_passes(function, node, _instance_callee(callee, instances), origins)
                 if callee.partition(".")[0] not in _NOT_PROJECT_HEADS:
-                    function.arguments.append((node.lineno, callee, _literal_arguments(node)))
+                    function.arguments.append((node.lineno, callee, _literal_arguments(node, dtypes)))
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 local = alias.asname or alias.name.split(".")[0]
@@ -797,16 +800,17 @@ _NOT_PROJECT_HEADS = frozenset({
 })
 
 
-def _literal_arguments(node: ast.Call) -> Dict[str, str]:
+def _literal_arguments(node: ast.Call, dtypes: Mapping[str, str]) -> Dict[str, str]:
     """Slot -> the argument as JSON when it is a string, a number, a bool or None (an
-    epsilon or a width a constructor gets from another module), else UNKNOWN (see
-    ``FunctionSummary.arguments``)."""
+    epsilon or a width a constructor gets from another module) or names a float dtype
+    (``tf.float16``, ``COMPUTE_DTYPE``: the dtype's name, as the evaluator holds a dtype),
+    else UNKNOWN (see ``FunctionSummary.arguments``)."""
     slots: Dict[str, str] = {}
     for i, arg in enumerate(node.args):
         if isinstance(arg, ast.Starred):
             slots["*"] = UNKNOWN
         else:
-            slots[str(i)] = _literal(arg)
+            slots[str(i)] = _argument_literal(arg, dtypes)
     spread_only = "*" not in slots
     for keyword in node.keywords:
         if keyword.arg is None:
@@ -814,8 +818,51 @@ def _literal_arguments(node: ast.Call) -> Dict[str, str]:
             if spread_only:  # only ``**kwargs``: the arguments written beside it still bind
                 slots[KEYWORD_SPREAD] = UNKNOWN
         else:
-            slots[keyword.arg] = _literal(keyword.value)
+            slots[keyword.arg] = _argument_literal(keyword.value, dtypes)
     return slots
+
+
+def _argument_literal(value: ast.AST, dtypes: Mapping[str, str]) -> str:
+    written = dotted(value) if isinstance(value, (ast.Name, ast.Attribute)) else None
+    return _literal(value) if written is None or written not in dtypes else json.dumps(dtypes[written])
+
+
+def _dtype_spellings(body: List[ast.stmt]) -> Dict[str, str]:
+    """What names a float dtype in a module, spelled as written -> the dtype: through its
+    top-level imports (``tf.float16``, ``np.half``, ``float16`` from tensorflow) and
+    top-level names bound once, to one of those (``COMPUTE_DTYPE = tf.float16``)."""
+    imports: Dict[str, str] = {}
+    for stmt in body:
+        if isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                imports[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname \
+                    else alias.name.split(".")[0]
+        elif isinstance(stmt, ast.ImportFrom) and not stmt.level and stmt.module:
+            for alias in stmt.names:
+                imports[alias.asname or alias.name] = f"{stmt.module}.{alias.name}"
+
+    def dtype(node: ast.AST) -> Optional[str]:
+        written = dotted(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
+        head, _, rest = (written or "").partition(".")
+        if head not in imports:
+            return None
+        return DTYPE_NAMES.get(imports[head] + ("." + rest if rest else ""))
+
+    spellings: Dict[str, str] = {}
+    targets: Dict[str, int] = {}  # how often each name is bound (anywhere: a constant is bound once)
+    for node in ast.walk(ast.Module(body=body, type_ignores=[])):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            targets[node.id] = targets.get(node.id, 0) + 1
+        elif isinstance(node, (ast.Name, ast.Attribute)):
+            found = dtype(node)
+            written = dotted(node)
+            if found is not None and written is not None:
+                spellings[written] = found
+    for stmt in body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+                and targets.get(stmt.targets[0].id) == 1 and dtype(stmt.value) is not None:
+            spellings[stmt.targets[0].id] = dtype(stmt.value) or ""
+    return spellings
 
 
 def _literal(value: ast.AST) -> str:
