@@ -22,11 +22,12 @@ from mplint.core import reads
 from mplint.core.expected_failures import ExpectedFailures
 from mplint.core.findings import FileError, Finding
 from mplint.core.fixer import RECURSION_LIMIT, fix_program
+from mplint.core.gatekeeper import Gatekeeper
 from mplint.core.positions import positions_of
 from mplint.core.prefilter import Prescan, may_matter
 from mplint.core.results import REPORT_TO, FileAnalysis, FileResult, FixCandidate, FixOutcome, describe
 from mplint.core.python_syntax import TOO_DEEP_TO_CHECK
-from mplint.core.source import Source, SourceError, check_syntax, parse
+from mplint.core.source import Source, SourceError, parse
 from mplint.core.source_kinds import SourceKind
 from mplint.core.suppression import scan
 from mplint.core.unused_noqa import UNUSED_NOQA, report_unused
@@ -36,16 +37,14 @@ from mplint.rule.check import Check, Context, Report, all_requirements, instanti
 from mplint.rule.levels import Safety
 from mplint.run.config import Settings
 from mplint.run.dependency_pins import shell_pins
-from mplint.run.gitignore import is_risky, path_or_parent_matcher
 from mplint.run.project import ProjectFacts, names_for
 from mplint.semantic.config_loads import Written
 from mplint.semantic.facts import FactsCollector, ModuleFacts
 from mplint.semantic.keras_version import versions_of
 from mplint.semantic.scopes import Scope, ScopeTracker
 from mplint.semantic.stored_attributes import StoredForm
-from mplint.semantic.test_modules import is_test_path
 from mplint.semantic.values import Evaluator, is_script
-from mplint.semantic.vocabulary import MIXED_POLICIES, POLICYLESS_BACKENDS
+from mplint.semantic.vocabulary import POLICYLESS_BACKENDS
 
 
 class Linter:
@@ -63,16 +62,24 @@ class Linter:
         self.rule_ids = [r for r in rule_ids if r in checks]
         self.check_classes = [checks[r] for r in self.rule_ids]
         self.known_codes: FrozenSet[str] = frozenset(catalog)
+        #: what each file's check needs before the checks run (the prescan, ignores)
+        self.gate = Gatekeeper(settings, catalog, self.rule_ids, project)
         self.options = settings.option_map()
-        #: facts of the whole project (policies and rewrites set in other files)
-        self.project = project
         #: the Keras generation of the installed packages (the run's environment)
         self.installed_keras = installed_keras
         #: skip (leave unparsed) files no selected check may report in; off only to
         #: test that the skipping never changes a result
         self.prescan = True
-        self._assumes_mixed = settings.assume_policy in MIXED_POLICIES
-        self._pfi = [(_path_matcher(pattern), frozenset(codes)) for pattern, codes in settings.per_file_ignores]
+
+    @property
+    def project(self) -> Optional[ProjectFacts]:
+        """Facts of the whole project (policies and rewrites set in other files): the
+        gatekeeper's, which the prescan reads."""
+        return self.gate.project
+
+    @project.setter
+    def project(self, project: Optional[ProjectFacts]) -> None:
+        self.gate.project = project
 
     # -- the two operations ---------------------------------------------------------
     def check(self, src: SourceKind, module: Optional[cst.Module] = None) -> FileResult:
@@ -121,10 +128,13 @@ class Linter:
         if self.prescan and not may_matter(src.raw):
             return None
         classes = self.checks_for(src.path, src.raw)
+        if not classes and module is None:  # no rule can report here: not parsed
+            self.gate.unparsed(src, errors)
+            return None
         try:
             source = src.program()
             if source is not None and module is None:
-                module = self.parse_for_checks(source, classes)
+                module = parse(source)
         except SourceError as exc:
             errors.append(src.error(FileError(src.path, str(exc))))
             return None
@@ -133,10 +143,6 @@ class Linter:
             # them, or where nothing at all could be checked ("All checks passed!"
             # would be a claim about no code).
             errors += src.warnings()
-        if source is not None and module is None:
-            # Not parsed (no rule can report here): a misspelt suppression code is
-            # still worth its warning, as when the file is analysed.
-            errors += [src.error(e) for e in self._unknown_code_warnings(source)]
         if source is None or module is None:
             return None
         return source, module, classes
@@ -153,28 +159,7 @@ class Linter:
 
     def scan(self, path: str, raw: bytes) -> Prescan:
         """What the file's bytes, the project and the config say before parsing."""
-        elsewhere = self._assumes_mixed or (self.project is not None and self.project.may_be_mixed(path))
-        return Prescan(raw, elsewhere, self.project is not None and self.project.overrides_scaling(path),
-                       library=self._library(path))
-
-    def _library(self, path: str) -> bool:
-        """Whether the file's public layers and models are judged as a library's: its
-        own configuration's ``library`` setting decides over the root's and the guess."""
-        if self.project is not None:
-            return self.project.library_for(path, self.settings.library, configured=True)
-        return bool(self.settings.library) and not is_test_path(path)  # no project: the setting alone
-
-    def parse_for_checks(self, source: Source, classes: Sequence[Type[Check]]) -> Optional[cst.Module]:
-        """The module to check, or None when no selected check may report in the file
-        (``classes``: :meth:`checks_for` of it).
-
-        Such a file is not parsed with libcst, only syntax-checked by CPython's
-        parser (a tenth of the cost), so a broken file is still reported.
-        """
-        if classes:
-            return parse(source)
-        check_syntax(source)
-        return None
+        return self.gate.scan(path, raw)
 
     def analyze(self, source: Source, module: cst.Module,
                 classes: Optional[Sequence[Type[Check]]] = None) -> FileAnalysis:
@@ -199,7 +184,7 @@ class Linter:
                             configured_keras_version=self.settings.keras_version, versions=versions)
         if self.project is not None:
             self.project.apply(facts, source.path)
-        facts.library = self._library(source.path)
+        facts.library = self.gate.library(source.path)
         facts.policyless_backend = names.imported_package(POLICYLESS_BACKENDS)
         evaluator = Evaluator(names, call_sites=tracker.calls)
         evaluator.elsewhere = facts.project_arguments
@@ -279,28 +264,10 @@ class Linter:
     # -- helpers ------------------------------------------------------------------
     def ignored_for(self, path: str) -> FrozenSet[str]:
         """The selected rules `per-file-ignores` turns off for ``path``."""
-        if not self._pfi:
-            return frozenset()
-        try:
-            rel = Path(path).resolve().relative_to(self.settings.root).as_posix()
-        except ValueError:
-            rel = Path(path).as_posix()
-        ignored = set()
-        for spec, codes in self._pfi:
-            if spec(rel):
-                for rule in self.rule_ids:
-                    if any(code == "ALL" or rule.startswith(code) for code in codes):
-                        ignored.add(rule)
-        return frozenset(ignored)
+        return self.gate.ignored_for(path)
 
     def _warn_unknown_codes(self, source: Source, out: FileAnalysis) -> None:
-        out.errors += self._unknown_code_warnings(source)
-
-    def _unknown_code_warnings(self, source: Source) -> List[FileError]:
-        if "noqa" not in source.text:
-            return []
-        return [FileError(source.path, f"line {line}: unknown rule {code} in a suppression comment", "warning")
-                for line, code in scan(source.text, self.known_codes).unknown]
+        out.errors += self.gate.unknown_code_warnings(source)
 
     def _position(self, source: Source, module: cst.Module,
                   reports: Dict[str, List[Report]], out: FileAnalysis, ran: Sequence[str] = ()) -> None:
@@ -363,16 +330,6 @@ UNKNOWN_GENERATION = (
     "the Keras generation (2 or 3) is unknown, so the loss-scaling rules that depend on it (MP202's fix, "
     "MP206, MP207) could not fully check the code; set `keras-version = 3` (or 2) under [tool.mplint], "
     "or pin tensorflow or keras in the project's dependencies")
-
-
-def _path_matcher(pattern: str) -> Callable[[str], bool]:
-    """Whether a `per-file-ignores` pattern covers a path: pathspec's reading, or a
-    linear-time one where pathspec's regex could backtrack for ever."""
-    if is_risky(pattern):
-        return path_or_parent_matcher([pattern])
-    import pathspec  # only where per-file-ignores are set: a run without them never loads it
-
-    return pathspec.GitIgnoreSpec.from_lines([pattern]).match_file
 
 
 @contextmanager

@@ -19,13 +19,14 @@ import tokenize
 from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import accumulate
-from typing import Iterator, List, Optional, Tuple
-
-import libcst as cst
+from typing import TYPE_CHECKING, Iterator, List, Optional, Tuple
 
 from mplint.core import temp_files
 from mplint.core.python_syntax import TooDeep, python_tree
 from mplint.core.regular_files import NotRegularFile, read_regular
+
+if TYPE_CHECKING:  # pragma: no cover (libcst is imported by the first parse: a file no check
+    import libcst as cst  # may report in is only decoded and syntax-checked by CPython)
 
 
 #: libcst parses about 0.2-0.5 MB of Python a second and needs ~500 bytes of memory
@@ -116,6 +117,8 @@ def parse(source: Source) -> cst.Module:
     """Parse with libcst, after guards that keep a bad file from stalling or
     crashing the whole run (libcst's native parser overflows its stack, killing
     the process, on deep nesting; see :data:`MAX_NESTING`)."""
+    import libcst as cst
+
     size = len(source.raw)
     if size > MAX_PARSE_BYTES:
         raise SourceError(
@@ -145,6 +148,8 @@ def parse(source: Source) -> cst.Module:
 def parse_text(text: str) -> cst.Module:
     """``libcst.parse_module``, less what it loses: a file of lone-CR line endings
     keeps its final ``\\r`` (libcst drops it, and the fixed file would lose it)."""
+    import libcst as cst
+
     with _trusted_nodes():
         module = cst.parse_module(text)
     if text.endswith("\r") and not module.has_trailing_newline:
@@ -163,6 +168,8 @@ def _trusted_nodes() -> Iterator[None]:
     the check is restored as soon as the parser returns, and no libcst class
     defines its own ``__post_init__`` (``tests/test_source.py`` pins that).
     """
+    import libcst as cst
+
     node = cst.CSTNode
     validate = node.__dict__["__post_init__"]
     node.__post_init__ = _no_validation  # type: ignore[method-assign]

@@ -107,8 +107,10 @@ _MAIN_GUARD = re.compile(rb"^if\s+__name__\s*==\s*['\"]__main__['\"]\s*:", re.M)
 
 
 def is_script(raw: bytes) -> bool:
-    """The module runs as a program: an ``if __name__ == "__main__":`` at its top level."""
-    return bool(_MAIN_GUARD.search(raw))
+    """The module runs as a program: an ``if __name__ == "__main__":`` at its top level.
+    (The literal first: a pattern led by ``^`` is tried at every byte, and the index asks
+    this of every file of the project.)"""
+    return b"__main__" in raw and bool(_MAIN_GUARD.search(raw))
 
 
 #: an import of the mixed precision module in code (``from tensorflow.keras import
@@ -123,7 +125,7 @@ def program_weighs_precision(raw: bytes) -> bool:
     sets, its author chose the policy its models run under (often float32, the switch
     commented out beside the import), so the project is an application whose modules
     are its own, not a library left to its users' policy."""
-    return is_script(raw) and bool(_IMPORTS_MIXED_PRECISION.search(raw))
+    return b"mixed_precision" in raw and is_script(raw) and bool(_IMPORTS_MIXED_PRECISION.search(raw))
 
 
 @functools.lru_cache(maxsize=4096)

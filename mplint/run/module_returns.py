@@ -28,7 +28,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
-from typing import Dict, FrozenSet, List, Optional, Set, Tuple
+from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 
 from mplint.core.python_syntax import tree_or_none
 from mplint.semantic.vocabulary import TENSORFLOW_PACKAGES
@@ -125,7 +125,7 @@ def _module_level_names(tree: ast.Module, imported: Dict[str, Set[str]]) -> Dict
     left out."""
     names = {local: frozenset(modules) for local, modules in imported.items()}
     counts: Dict[str, int] = {}
-    for node in ast.walk(tree):
+    for node in _statements(tree.body):
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
                 for name in ast.walk(target):
@@ -285,6 +285,18 @@ def _extend(base: FrozenSet[str], node: ast.expr) -> FrozenSet[str]:
     keyed = frozenset(b for b in base if b.startswith("{")) if not suffix else frozenset()
     return keyed | frozenset(f"{b}.{suffix}" if suffix else b for b in base
                              if b.split(".", 1)[0] in TENSORFLOW_PACKAGES)
+
+
+def _statements(body: List[ast.stmt]) -> Iterator[ast.AST]:
+    """Every statement of ``body`` and of the blocks within, nested functions and classes
+    too (and the ``except`` and ``case`` clauses holding blocks): what :func:`ast.walk`
+    finds of assignments, without visiting the expressions, most of a tree's nodes."""
+    stack: List[ast.AST] = list(body)
+    while stack:
+        node = stack.pop()
+        yield node
+        for block in ("body", "orelse", "finalbody", "handlers", "cases"):
+            stack.extend(getattr(node, block, ()))
 
 
 def _own_nodes(function: ast.FunctionDef) -> List[ast.AST]:

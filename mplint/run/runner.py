@@ -31,6 +31,7 @@ from mplint.run.cache import Cache, content_hash
 from mplint.run.garbage import collected_per_file, file_done
 
 if TYPE_CHECKING:  # pragma: no cover (the linter loads libcst; a cached run must not)
+    from mplint.core.gatekeeper import Gatekeeper
     from mplint.core.linter import Linter
 
 Result = Union[FileResult, FixOutcome]
@@ -71,22 +72,43 @@ class Progress:
 
 # -- tasks: what a worker does with one file ------------------------------------------
 class CheckTask:
-    """Check a file. ``parsed`` holds modules the project index already parsed."""
+    """Check a file. ``parsed`` holds modules the project index already parsed.
 
-    def __init__(self, make_linter: Callable[[], "Linter"], parsed: Optional[Dict[str, object]] = None) -> None:
+    ``gate`` (the linter's :class:`Gatekeeper`, built without libcst): when no file to
+    work on may hold a finding of a selected rule, the linter is never built, and each
+    file is checked without libcst (a pre-commit run on a file far from mixed precision).
+    """
+
+    def __init__(self, make_linter: Callable[[], "Linter"], parsed: Optional[Dict[str, object]] = None,
+                 gate: Optional[Callable[[], "Gatekeeper"]] = None) -> None:
         self.make_linter = make_linter
         self.parsed = parsed if parsed is not None else {}
+        self.make_gate = gate
         self.linter: Optional["Linter"] = None
+        self.gate: Optional["Gatekeeper"] = None
 
-    def start(self) -> None:
+    def start(self, todo: Sequence[Tuple[str, bytes]] = ()) -> None:
+        """Before the workers fork: the linter, unless no file of ``todo`` needs it."""
+        if self.make_gate is not None:
+            self.gate = self.make_gate()
+            gate = self.gate
+            if not any(os.path.abspath(path) in self.parsed or gate.needs_checks(path, raw) for path, raw in todo):
+                return
         self.linter = self.make_linter()
 
     def run(self, path: str, raw: bytes) -> FileResult:
         from mplint.core.source_kinds import load_source
 
-        assert self.linter is not None
         module = self.parsed.pop(os.path.abspath(path), None)
-        return self.linter.check(load_source(path, raw), module)  # type: ignore[arg-type]
+        src = load_source(path, raw)
+        if self.linter is None:
+            assert self.gate is not None
+            if module is None:
+                result = self.gate.check_unparsed(src)
+                if result is not None:
+                    return result
+            self.linter = self.make_linter()
+        return self.linter.check(src, module)  # type: ignore[arg-type]
 
     def failed(self, path: str, exc: BaseException) -> FileResult:
         return FileResult(path, errors=[internal_error(path, exc)], cacheable=False)
@@ -121,7 +143,7 @@ class FixTask:
         #: written (Ctrl-C may come before the outcome is returned)
         self.wrote: List[FixOutcome] = []
 
-    def start(self) -> None:
+    def start(self, todo: Sequence[Tuple[str, bytes]] = ()) -> None:
         self.linter = self.make_linter()
 
     def run(self, path: str, raw: bytes) -> FixOutcome:
@@ -268,7 +290,7 @@ def run_files(files: Sequence[str], task: Task, cache: Optional[Cache], jobs: in
         # What a killed fix left beside the files it was fixing, which are still to fix
         # (a folder whose files all come from the cache is not even listed).
         remove_stale({os.path.dirname(item.path) for item in todo})
-        task.start()
+        task.start([(item.path, item.raw) for item in todo])
         from mplint.run.pool import worker_count
 
         workers = worker_count(len(todo), jobs, budget)

@@ -30,6 +30,7 @@ from mplint.semantic import keras_version
 if TYPE_CHECKING:  # pragma: no cover (the linter loads libcst; a cached run must not)
     import libcst as cst
 
+    from mplint.core.gatekeeper import Gatekeeper
     from mplint.core.linter import Linter
 
 
@@ -166,6 +167,14 @@ class Session:
             self._linters[id(settings)] = linter
         return linter
 
+    def gatekeeper(self, settings: Optional[Settings] = None) -> "Gatekeeper":
+        """What files with ``settings`` need before their checks (no libcst)."""
+        from mplint.core.gatekeeper import Gatekeeper
+
+        settings = self.settings if settings is None else settings
+        return Gatekeeper(settings, self.catalog, self.rule_ids_of(settings), project=self.project,
+                          prescan=self.prescan)
+
     def _groups(self, files: Sequence[str]) -> List[Tuple[Settings, List[str]]]:
         """``files`` by the configuration each is checked with, the run's first."""
         groups: Dict[int, Tuple[Settings, List[str]]] = {id(self.settings): (self.settings, [])}
@@ -174,7 +183,7 @@ class Session:
             groups.setdefault(id(settings), (settings, []))[1].append(path)
         return [group for group in groups.values() if group[1]]
 
-    def _run(self, files: Sequence[str], task_for: Callable[[Callable[[], "Linter"]], Task]) -> List[Result]:
+    def _run(self, files: Sequence[str], task_for: Callable[[Callable[[], "Linter"], Settings], Task]) -> List[Result]:
         """Each configuration's files with its own linter and cache entries; the
         results in the order of ``files``."""
         by_path: Dict[str, Result] = {}
@@ -187,7 +196,7 @@ class Session:
             self.cache.use_run(hashlib.sha256("\n".join(keys).encode()).hexdigest()[:32])
         budget = self._budget()
         for settings, group in groups:
-            task = task_for(partial(self.linter, settings))
+            task = task_for(partial(self.linter, settings), settings)
             # A file the index gave up on would hold its check as long: it is said once.
             by_path.update((path, task.not_done(path, self.project.unindexed[os.path.abspath(path)]))
                            for path in group if os.path.abspath(path) in self.project.unindexed)
@@ -202,12 +211,13 @@ class Session:
 
     # -- the two operations -----------------------------------------------------------
     def check(self, files: Sequence[str]) -> RunResult:
-        results = self._run(files, lambda make: CheckTask(make, self.store.parsed))
+        results = self._run(files, lambda make, settings: CheckTask(
+            make, self.store.parsed, partial(self.gatekeeper, settings)))
         return _collect(results)
 
     def fix(self, files: Sequence[str], unsafe: bool, write: bool) -> RunResult:
         """Fix ``files``; ``write`` False previews (``--diff``, ``--check``)."""
-        results = self._run(files, lambda make: FixTask(make, unsafe, write, within=self.tree))
+        results = self._run(files, lambda make, _: FixTask(make, unsafe, write, within=self.tree))
         out = _collect(results)
         out.outcomes = [r for r in results if isinstance(r, FixOutcome)]
         return out
