@@ -128,9 +128,11 @@ class GraphRewriteResultUnused(Check):
                         and not exclusive(c.branches, site.branches)]
             if policies:
                 continue
-            reaching = facts.mixed_policy(site.location.scope)
+            # a file that sets none itself: one set in another module the program runs
+            # (``configure_precision()``); this file's own are judged by branch above
+            reaching = None if facts.policy_calls else facts.mixed_policy(site.location.scope)
             if reaching is not None and reaching.certain:
-                continue  # set in another module the program runs (``configure_precision()``)
+                continue
             if trains_nothing(site.location.scope, self.ctx.module, self.ctx.path):
                 continue
             elsewhere = any(c.values is None or c.values & MIXED_POLICIES for c in facts.policy_calls)
