@@ -44,3 +44,13 @@ class Mismatch:
     where: Where
     #: the caller's arguments under which the operands have these kinds
     env: Env = ()
+
+
+@dataclass(frozen=True)
+class ForeignContext:
+    """The kinds one call in another module of the project gives a function's
+    parameters (see :mod:`tensor_callers`), and where that call is written."""
+
+    env: Env
+    #: ``blocks.py:42``, relative to the project root
+    at: str

@@ -152,7 +152,9 @@ class HardcodedFloat32InLayer(Check):
         """Names the operation that fails, and where the float32 tensor was made."""
         line, at = lines.get(origin), lines.get(mismatch.node)
         where = f" at line {line}" if line is not None and line != at else ""
-        fails = (f"`{self._snippet(mismatch.node)}` combines a {compute} tensor with a float32 "
+        caller = self.ctx.get(TensorKinds).foreign_caller(mismatch.env)
+        called = f" (called with a {compute} tensor from {caller})" if caller is not None else ""
+        fails = (f"`{self._snippet(mismatch.node)}` combines a {compute} tensor{called} with a float32 "
                  f"one{note}: TensorFlow raises 'expected to be a {_TF_NAMES.get(compute, compute)} "
                  f"tensor but is a float tensor'")
         if region == "functional":
