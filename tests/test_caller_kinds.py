@@ -30,7 +30,7 @@ def test_the_message_names_the_caller_that_hands_the_16_bit_tensor(tmp_path):
     out = _check(project, "--no-cache", ".")
     lines = [line for line in out.splitlines() if line.startswith("nets/ops.py:17:")]
     assert len(lines) == 1, out
-    assert "called with a float16 tensor from nets/model.py:23" in lines[0]
+    assert "called with a float16 tensor from nets/model.py:24" in lines[0]
 
 
 def test_a_changed_caller_changes_the_callees_cached_result(tmp_path):

@@ -45,7 +45,7 @@ class Float16OverflowLiteral(Check):
             here = kinds.policy_reaching(self.facts, site.where.loc.scope)
             if region is None or here is None or not here.float16:
                 continue
-            for operand, values, context in kinds.literals_in_context(site, _OPERATORS):
+            for operand, values, context, caller in kinds.literals_with_callers(site, _OPERATORS):
                 # reported where the number is written (``neg = tf.fill(shape,
                 # tf.cast(-1e9, x.dtype))``), which is what a fix changes
                 node = kinds.written_constant(operand, site.where)
@@ -58,6 +58,8 @@ class Float16OverflowLiteral(Check):
                 value = big[0]
                 text = " ".join(self.ctx.module.code_for_node(node).split())
                 meets = "here" if node is operand else f"in `{self._snippet(site.node)}`"
+                if caller is not None:
+                    meets += f" (the function is called with one from {caller})"
                 # a name's number is written before the site: only self.compute_dtype
                 # is surely readable there
                 in_layer = region.kind == "layer"
