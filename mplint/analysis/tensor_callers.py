@@ -68,14 +68,14 @@ def foreign_contexts(kinds: "TensorKinds", function: Scope) -> List[ForeignConte
         calls = caller.calls_spelled(node.name.value)
         starts = caller.lines_of([call for call, _ in calls])
         for call, where in calls:
-            line = starts.get(call)
-            if line is None or line not in lines[path]:
+            start = starts.get(call)
+            if start is None or start not in lines[path]:
                 continue
             for caller_env in caller.every_context(where.loc.scope):
                 with caller.under(caller_env):
                     env = _env(caller, node, params, offset, call, where)
                 if any(kind == LOW for _, kind, _ in env) and all(o.env != env for o in out):
-                    out.append(ForeignContext(env, f"{path}:{line}"))
+                    out.append(ForeignContext(env, f"{path}:{start}"))
     return out
 
 
