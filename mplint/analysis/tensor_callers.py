@@ -27,13 +27,15 @@ from mplint.analysis.dtype_kinds import LOW
 from mplint.analysis.imported_layers import analysed
 from mplint.analysis.tensor_sites import Env, ForeignContext, Where
 from mplint.semantic.call_args import UNREADABLE, argument_for
-from mplint.semantic.elsewhere_marks import CALLER_AT
+from mplint.semantic.elsewhere_marks import CALLER_AT, ELSEWHERE_UNKNOWN
 from mplint.semantic.scopes import Scope, function_key
 from mplint.semantic.test_modules import is_test_path
 
 if TYPE_CHECKING:  # pragma: no cover
     from mplint.analysis.tensor_kinds import TensorKinds
 
+#: how many modules' calls of one function are read (each is a walk of that module)
+_MAX_CALLER_MODULES = 6
 #: the policy a caller's module is judged under (its 16-bit kinds read the same under
 #: mixed_bfloat16; the rules name the policy that reaches the callee)
 _JUDGED_UNDER = "mixed_float16"
@@ -55,13 +57,15 @@ def foreign_contexts(kinds: "TensorKinds", function: Scope) -> List[ForeignConte
     for site in sites:
         at = site.get(CALLER_AT)
         path, _, line = (at or "").rpartition(":")
+        if not any(value == ELSEWHERE_UNKNOWN for slot, value in site.items() if slot != CALLER_AT):
+            continue  # literals only (or nothing): no tensor
         if path.endswith(".py") and line.isdigit() and not is_test_path(path):
             lines.setdefault(path, set()).add(int(line))
     method = function.parent is not None and function.parent.kind == "class" and not _static(node)
     offset = 1 if method else 0
     params = [*node.params.posonly_params, *node.params.params, *node.params.kwonly_params][offset:]
     out: List[ForeignContext] = []
-    for path in sorted(lines):
+    for path in sorted(lines)[:_MAX_CALLER_MODULES]:
         caller = analysed(os.path.join(root, path), type(kinds), root=root, policy=_JUDGED_UNDER)
         if not isinstance(caller, type(kinds)):
             continue
@@ -71,11 +75,15 @@ def foreign_contexts(kinds: "TensorKinds", function: Scope) -> List[ForeignConte
             start = starts.get(call)
             if start is None or start not in lines[path]:
                 continue
+            region = caller.region(where.loc)
+            # a function called from 16-bit code that is not functional model code: the
+            # caller's MP504 reports a failure at the call (``handed_crossings``)
+            handed = offset == 0 and region is not None and region.kind != "functional"
             for caller_env in caller.every_context(where.loc.scope):
                 with caller.under(caller_env):
                     env = _env(caller, node, params, offset, call, where)
                 if any(kind == LOW for _, kind, _ in env) and all(o.env != env for o in out):
-                    out.append(ForeignContext(env, f"{path}:{start}"))
+                    out.append(ForeignContext(env, f"{path}:{start}", handed))
     return out
 
 

@@ -234,6 +234,11 @@ class FileCalls(LayerContainers):
             self._foreign[id(function)] = foreign_contexts(cast("TensorKinds", self), function)
         return self._foreign[id(function)]
 
+    def handed_at_caller(self, env: Env) -> bool:
+        """Whether the call of another module that gives ``env`` reports a float32
+        tensor meeting its 16-bit argument itself (see ``ForeignContext.handed``)."""
+        return any(context.handed for found in self._foreign.values() for context in found if context.env == env)
+
     def foreign_caller(self, env: Env) -> Optional[str]:
         """Where the call of another module that gives ``env`` is written (``blocks.py:42``);
         None for an env of this file."""

@@ -54,3 +54,6 @@ class ForeignContext:
     env: Env
     #: ``blocks.py:42``, relative to the project root
     at: str
+    #: the caller's own MP504 names the call (a function called from 16-bit layer or
+    #: helper code: ``tensor_imports.handed_crossings``), so the callee leaves it to it
+    handed: bool = False

@@ -39,11 +39,13 @@ class Float16OverflowLiteral(Check):
         kinds = self.ctx.get(TensorKinds)
         seen: Set[cst.CSTNode] = set()
         for site in kinds.sites:
-            region = kinds.region(site.where.loc)
             # the policy that reaches this code: a layer's methods run under a program's
             # policy only where a program builds the layer, not where it imports its module
             here = kinds.policy_reaching(self.facts, site.where.loc.scope)
-            if region is None or here is None or not here.float16:
+            if here is None or not here.float16:
+                continue
+            region = kinds.region(site.where.loc)  # after the policy: it may read other modules
+            if region is None:
                 continue
             for operand, values, context, caller in kinds.literals_with_callers(site, _OPERATORS):
                 # reported where the number is written (``neg = tf.fill(shape,

@@ -55,7 +55,7 @@ class Float16UnderflowLiteral(Check):
         seen: Set[cst.CSTNode] = set()
         for site in kinds.sites:
             here = kinds.policy_reaching(self.facts, site.where.loc.scope)
-            if kinds.region(site.where.loc) is None or here is None or not here.float16:
+            if here is None or not here.float16 or kinds.region(site.where.loc) is None:
                 continue  # none reaches it, or a library's private code: how it runs is its own
             for node, values, context, caller in kinds.literals_with_callers(site):
                 if context != LOW or node in seen:
