@@ -28,9 +28,9 @@ def test_the_message_names_the_caller_that_hands_the_16_bit_tensor(tmp_path):
     shutil.copytree(PROJECT, project)
     _git_init(project)
     out = _check(project, "--no-cache", ".")
-    lines = [line for line in out.splitlines() if line.startswith("nets/ops.py:18:")]
+    lines = [line for line in out.splitlines() if line.startswith("nets/ops.py:23:")]
     assert len(lines) == 1, out
-    assert "called with a float16 tensor from nets/model.py:24" in lines[0]
+    assert "called with a float16 tensor from nets/model.py:25" in lines[0]
 
 
 def test_a_changed_caller_changes_the_callees_cached_result(tmp_path):
@@ -38,7 +38,7 @@ def test_a_changed_caller_changes_the_callees_cached_result(tmp_path):
     shutil.copytree(PROJECT, project)
     _git_init(project)
     before = reported(_check(project, "."))  # the cache is now warm
-    assert ("nets/ops.py", 18, "MP504") in before
+    assert ("nets/ops.py", 23, "MP504") in before
     model = project / "nets" / "model.py"
     text = model.read_text(encoding="utf-8")
     # the caller now hands a float32 copy: the helper runs in float32
@@ -46,9 +46,9 @@ def test_a_changed_caller_changes_the_callees_cached_result(tmp_path):
                      encoding="utf-8")
     after = reported(_check(project, "."))
     assert after == reported(_check(project, "--no-cache", "."))
-    assert ("nets/ops.py", 18, "MP504") not in after
+    assert ("nets/ops.py", 23, "MP504") not in after
     # a one-file run of the callee reads the caller too
-    assert ("nets/ops.py", 18, "MP504") not in reported(_check(project, "--force-exclude", "nets/ops.py"))
+    assert ("nets/ops.py", 23, "MP504") not in reported(_check(project, "--force-exclude", "nets/ops.py"))
     model.write_text(text, encoding="utf-8")
-    assert ("nets/ops.py", 18, "MP504") in reported(_check(project, "--force-exclude", "nets/ops.py"))
+    assert ("nets/ops.py", 23, "MP504") in reported(_check(project, "--force-exclude", "nets/ops.py"))
     assert reported(_check(project, ".")) == before

@@ -76,9 +76,11 @@ def foreign_contexts(kinds: "TensorKinds", function: Scope) -> List[ForeignConte
             if start is None or start not in lines[path]:
                 continue
             region = caller.region(where.loc)
-            # a function called from 16-bit code that is not functional model code: the
-            # caller's MP504 reports a failure at the call (``handed_crossings``)
-            handed = offset == 0 and region is not None and region.kind != "functional"
+            # a function imported by name and called from 16-bit code that is not functional
+            # model code: the caller's MP504 reports a failure at the call (``handed_crossings``
+            # reads the calls ``TensorKinds.calls`` lists: ``helper(x)``, not ``ops.helper(x)``)
+            handed = offset == 0 and isinstance(call.func, cst.Name) and region is not None \
+                and region.kind != "functional"
             for caller_env in caller.every_context(where.loc.scope):
                 with caller.under(caller_env):
                     env = _env(caller, node, params, offset, call, where)
