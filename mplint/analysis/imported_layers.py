@@ -274,7 +274,7 @@ def _assigned(module: cst.Module, name: str, kind: type) -> bool:
 
 
 def analysed(path: str, analysis: type, root: Optional[str] = None, also: Tuple[type, ...] = (),
-             handed: Optional[Handed] = None) -> Optional[Analysis]:
+             handed: Optional[Handed] = None, policy: Optional[str] = None) -> Optional[Analysis]:
     """``analysis`` of another module of the project (what it reads walked with it),
     by content; the read is noted, so the checked file's cached result is keyed by
     that module's content too. ``root``: the project root its imports resolve from;
@@ -282,20 +282,22 @@ def analysed(path: str, analysis: type, root: Optional[str] = None, also: Tuple[
     layer analysis about imported classes); ``handed``: the calls one route makes of
     its functions (function key -> each call's literal slots, as the program model
     writes them), which then hold their parameters with the module's own calls, so its
-    branches are decided for that route (a walk of its own per set of calls)."""
+    branches are decided for that route (a walk of its own per set of calls); ``policy``:
+    the policy its code is judged under, as ``assume-policy`` would set it (a caller's
+    module asked what it hands a function of the checked file under a mixed policy)."""
     found = reads.read(path, _MAX_BYTES)
     if found is None:
         return None
     raw, digest = found
     key = (path, digest, "+".join(a.__name__ for a in (analysis, *also)) + ("@" + root if root else "")
-           + ("" if handed is None else "|" + json.dumps(handed, sort_keys=True)))
+           + ("" if handed is None else "|" + json.dumps(handed, sort_keys=True)) + ("~" + policy if policy else ""))
     if key not in _OTHER and handed is not None:
         variants = _VARIANTS.get((path, digest), 0)
         if variants >= _MAX_VARIANTS:
             return None  # a module reached by many routes: its own judgement stands
         _VARIANTS[(path, digest)] = variants + 1
     if key not in _OTHER:
-        _OTHER[key] = _analyse(path, raw, analysis, root, also, handed)
+        _OTHER[key] = _analyse(path, raw, analysis, root, also, handed, policy)
     return _OTHER[key]
 
 
@@ -472,7 +474,8 @@ def _layers_of(path: str, analysis: type) -> Optional["CustomLayers"]:
 
 
 def _analyse(path: str, raw: bytes, analysis: type, root: Optional[str] = None,
-             also: Tuple[type, ...] = (), handed: Optional[Handed] = None) -> Optional["CustomLayers"]:
+             also: Tuple[type, ...] = (), handed: Optional[Handed] = None,
+             policy: Optional[str] = None) -> Optional["CustomLayers"]:
     """Walk the module with the layer analysis and what it reads (no checks)."""
     try:
         module = parse(decode(path, raw))  # the depth guard: a module can crash libcst too
@@ -488,7 +491,7 @@ def _analyse(path: str, raw: bytes, analysis: type, root: Optional[str] = None,
         evaluator = Evaluator(names, call_sites=tracker.calls)
         evaluator.elsewhere = handed
         evaluator.script = False
-    ctx = Context(path, module, names, tracker, ModuleFacts(project_root=root), {}, evaluator, module.code)
+    ctx = Context(path, module, names, tracker, ModuleFacts(assumed_policy=policy, project_root=root), {}, evaluator, module.code)
     failed: List[BaseException] = []
     # what a check requiring the layer analysis gets: it and what it reads, in order
     analyses = instantiate_analyses([type("LayerQuestion", (), {"requires": (analysis, *also)})], ctx)

@@ -4,14 +4,15 @@ each returns, and which run under autocast because 16-bit code calls them."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Set, Tuple, cast
 
 import libcst as cst
 
 from mplint.analysis.compute_regions import Region
 from mplint.analysis.dtype_kinds import F32, LOW
 from mplint.analysis.tensor_calls import NOT_CALLED_FROM_CALL, resize_method
-from mplint.analysis.tensor_sites import MAX_DEPTH, Env, Where
+from mplint.analysis.tensor_callers import foreign_contexts
+from mplint.analysis.tensor_sites import MAX_DEPTH, Env, ForeignContext, Where
 from mplint.analysis.tensor_syntax import child_scope, decorated, is_none, is_self
 from mplint.analysis.tensor_containers import LayerContainers
 from mplint.semantic.call_args import UNREADABLE, argument_for
@@ -21,6 +22,7 @@ from mplint.semantic.test_modules import is_test_path
 from mplint.semantic.vocabulary import NEAREST_RESIZE_METHODS, RESIZING_LAYERS, SEQUENTIAL_CLASSES
 
 if TYPE_CHECKING:
+    from mplint.analysis.tensor_kinds import TensorKinds
     from mplint.semantic.facts import ModuleFacts, PolicyState
 
 #: what :meth:`FileCalls.called_layer` answers for a layer whose output kind is unknown
@@ -123,6 +125,8 @@ class FileCalls(LayerContainers):
             caller = self.region(where.loc)
             if caller is not None and caller.kind != "functional":
                 return Region("helper", scope)
+        if self.foreign_contexts(scope):
+            return Region("helper", scope)  # another module hands it a 16-bit tensor
         return None
 
     def _caller_map(self) -> Dict[int, List[Tuple[cst.Call, Where, int]]]:
@@ -219,7 +223,30 @@ class FileCalls(LayerContainers):
                 mapped = [env for env in self.mapped_envs(scope) if any(kind is not None for _, kind, _ in env)]
                 return list(dict.fromkeys(mapped))
             scope = scope.parent
-        return self._caller_contexts(scope, 0)
+        own = self._caller_contexts(scope, 0)
+        return own + [found.env for found in self.foreign_contexts(scope) if found.env not in own]
+
+    def foreign_contexts(self, function: Scope) -> List[ForeignContext]:
+        """What the calls in other modules of the project hand the function (see
+        :mod:`tensor_callers`), once per function."""
+        if id(function) not in self._foreign:
+            self._foreign[id(function)] = []  # a caller's module that asks back ends here
+            self._foreign[id(function)] = foreign_contexts(cast("TensorKinds", self), function)
+        return self._foreign[id(function)]
+
+    def handed_at_caller(self, env: Env) -> bool:
+        """Whether the call of another module that gives ``env`` reports a float32
+        tensor meeting its 16-bit argument itself (see ``ForeignContext.handed``)."""
+        return any(context.handed for found in self._foreign.values() for context in found if context.env == env)
+
+    def foreign_caller(self, env: Env) -> Optional[str]:
+        """Where the call of another module that gives ``env`` is written (``blocks.py:42``);
+        None for an env of this file."""
+        for found in self._foreign.values():
+            for context in found:
+                if context.env == env:
+                    return context.at
+        return None
 
     def _caller_contexts(self, function: Scope, level: int) -> List[Env]:
         """The envs the calls of ``function`` in this file give it, each call judged as

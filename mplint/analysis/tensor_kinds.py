@@ -174,10 +174,20 @@ class TensorKinds(ConstantValues):
                             ) -> Iterator[Tuple[cst.BaseExpression, FrozenSet[float], Optional[str]]]:
         """:meth:`literals` as the code stands, then with the arguments each caller in
         this file passes (``apply_mask(scores, mask)``: -1e9 meets 16-bit scores)."""
-        yield from self.literals(site, operators)
+        for node, values, context, _ in self.literals_with_callers(site, operators):
+            yield node, values, context
+
+    def literals_with_callers(self, site: OperationSite, operators: Optional[FrozenSet[str]] = None
+                              ) -> Iterator[Tuple[cst.BaseExpression, FrozenSet[float], Optional[str], Optional[str]]]:
+        """:meth:`literals_in_context`, each with where the call of another module that
+        gives its context is written (``blocks.py:42``; None for this file's own)."""
+        for node, values, context in self.literals(site, operators):
+            yield node, values, context, None
         for env in self.contexts(site.where.loc.scope):
+            caller = self.foreign_caller(env)
             with self._under(env):
-                yield from list(self.literals(site, operators))
+                for node, values, context in list(self.literals(site, operators)):
+                    yield node, values, context, caller
 
     def _context(self, operands: List[cst.BaseExpression], where: Where) -> Optional[str]:
         kinds = {self.kind(o, where) for o in operands} - {None}

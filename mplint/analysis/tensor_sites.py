@@ -44,3 +44,16 @@ class Mismatch:
     where: Where
     #: the caller's arguments under which the operands have these kinds
     env: Env = ()
+
+
+@dataclass(frozen=True)
+class ForeignContext:
+    """The kinds one call in another module of the project gives a function's
+    parameters (see :mod:`tensor_callers`), and where that call is written."""
+
+    env: Env
+    #: ``blocks.py:42``, relative to the project root
+    at: str
+    #: the caller's own MP504 names the call (a function called from 16-bit layer or
+    #: helper code: ``tensor_imports.handed_crossings``), so the callee leaves it to it
+    handed: bool = False

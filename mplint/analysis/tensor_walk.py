@@ -9,10 +9,12 @@ from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from mplint.core.positions import positions_of
+
 from mplint.analysis.compute_regions import ComputeRegions, Region
 from mplint.analysis.tensor_calls import AUG_ARITHMETIC, combining_layout, operand_expressions
 from mplint.analysis.tensor_branches import Arm, correlated, rebound, stable_test
-from mplint.analysis.tensor_sites import Env, OperationSite, Path, Where
+from mplint.analysis.tensor_sites import Env, ForeignContext, OperationSite, Path, Where
 from mplint.analysis.tensor_syntax import is_none, is_self, self_attribute_path
 from mplint.rule.check import Analysis, Context
 from mplint.semantic.decided_tests import never_runs
@@ -59,6 +61,11 @@ class TensorWalk(Analysis):
         #: ``self.attn(x, mask=m)``), and the callers found for each function scope
         self._calls: List[Tuple[cst.Call, Where]] = []
         self._callers: Optional[Dict[int, List[Tuple[cst.Call, Where, int]]]] = None
+        #: calls of a function through a module's name (``utils.dot_product(x, y)``), which
+        #: other modules' analyses look up (``tensor_callers``)
+        self._dotted_calls: List[Tuple[cst.Call, Where]] = []
+        #: what calls in other modules hand each function (by the id of its scope)
+        self._foreign: Dict[int, List[ForeignContext]] = {}
         #: the envs a function's callers give it, by (id of its scope, calls followed up)
         self._contexts: Dict[Tuple[int, int], List[Env]] = {}
         #: ``if``/``elif``/``else`` chains that end in ``else``: (the chain's own block
@@ -178,6 +185,8 @@ class TensorWalk(Analysis):
         func = node.func
         if isinstance(func, cst.Name) or (isinstance(func, cst.Attribute) and is_self(func.value)):
             self._calls.append((node, self.here()))
+        elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            self._dotted_calls.append((node, self.here()))  # ``utils.dot_product(x, y)``
         if isinstance(func, cst.Name) and func.value == "map" and len(node.args) == 2 \
                 and isinstance(node.args[0].value, cst.Lambda) and self.ctx.scopes.current.lookup("map", None) is None:
             self._maps[id(node.args[0].value)] = (node, self.here())
@@ -399,6 +408,19 @@ class TensorWalk(Analysis):
     def calls(self) -> List[Tuple[cst.Call, Where]]:
         """The calls that may run a function or a layer of the file or of another module."""
         return list(self._calls)
+
+    def lines_of(self, nodes: List[cst.CSTNode]) -> Dict[cst.CSTNode, int]:
+        """The first line of each node (none in a notebook, whose lines count per cell)."""
+        if not nodes or self.ctx.path.endswith(".ipynb") or not self.ctx.text:
+            return {}
+        return {node: found.start.line for node, found in positions_of(self.ctx.module, self.ctx.text, nodes).items()}
+
+    def calls_spelled(self, name: str) -> List[Tuple[cst.Call, Where]]:
+        """The calls whose function is spelled ``name``, ``module.name`` or ``self.name``
+        (what a call site of another module's summary names)."""
+        return [(call, where) for call, where in [*self._calls, *self._dotted_calls]
+                if (call.func.value if isinstance(call.func, cst.Name)
+                    else call.func.attr.value if isinstance(call.func, cst.Attribute) else None) == name]
 
 
 def _unpacked_item(node: cst.CSTNode, attr: str) -> Optional[cst.BaseExpression]:

@@ -39,13 +39,15 @@ class Float16OverflowLiteral(Check):
         kinds = self.ctx.get(TensorKinds)
         seen: Set[cst.CSTNode] = set()
         for site in kinds.sites:
-            region = kinds.region(site.where.loc)
             # the policy that reaches this code: a layer's methods run under a program's
             # policy only where a program builds the layer, not where it imports its module
             here = kinds.policy_reaching(self.facts, site.where.loc.scope)
-            if region is None or here is None or not here.float16:
+            if here is None or not here.float16:
                 continue
-            for operand, values, context in kinds.literals_in_context(site, _OPERATORS):
+            region = kinds.region(site.where.loc)  # after the policy: it may read other modules
+            if region is None:
+                continue
+            for operand, values, context, caller in kinds.literals_with_callers(site, _OPERATORS):
                 # reported where the number is written (``neg = tf.fill(shape,
                 # tf.cast(-1e9, x.dtype))``), which is what a fix changes
                 node = kinds.written_constant(operand, site.where)
@@ -58,6 +60,8 @@ class Float16OverflowLiteral(Check):
                 value = big[0]
                 text = " ".join(self.ctx.module.code_for_node(node).split())
                 meets = "here" if node is operand else f"in `{self._snippet(site.node)}`"
+                if caller is not None:
+                    meets += f" (the function is called with one from {caller})"
                 # a name's number is written before the site: only self.compute_dtype
                 # is surely readable there
                 in_layer = region.kind == "layer"

@@ -55,15 +55,16 @@ class Float16UnderflowLiteral(Check):
         seen: Set[cst.CSTNode] = set()
         for site in kinds.sites:
             here = kinds.policy_reaching(self.facts, site.where.loc.scope)
-            if kinds.region(site.where.loc) is None or here is None or not here.float16:
+            if here is None or not here.float16 or kinds.region(site.where.loc) is None:
                 continue  # none reaches it, or a library's private code: how it runs is its own
-            for node, values, context in kinds.literals_in_context(site):
+            for node, values, context, caller in kinds.literals_with_callers(site):
                 if context != LOW or node in seen:
                     continue
                 tiny = [v for v in values if v != 0 and abs(v) < UNDERFLOW]
                 if tiny:
                     seen.add(node)
-                    self._report(node, tiny[0], here.note, "it meets a float16 tensor here")
+                    called = f" (the function is called with one from {caller})" if caller is not None else ""
+                    self._report(node, tiny[0], here.note, f"it meets a float16 tensor here{called}")
         for call, names, where, origins in self._norm_calls:
             here = self._float16_at(where.loc.scope)
             if here is None or here.library:

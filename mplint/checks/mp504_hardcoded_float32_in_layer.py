@@ -55,12 +55,12 @@ class HardcodedFloat32InLayer(Check):
         #: (mismatch, origin, where, region kind, the policy reaching it)
         found: List[Tuple[Mismatch, cst.CSTNode, Where, str, PolicyState]] = []
         for site in kinds.sites:
-            region = kinds.region(site.where.loc)
             # the policy that reaches this code: a layer's methods run under a program's
             # policy only where a program builds the layer, not where it imports its module
             here = kinds.policy_reaching(self.facts, site.where.loc.scope)
             if here is None:
                 continue  # none reaches it, or a library's private code: how it runs is its own
+            region = kinds.region(site.where.loc)  # after the policy: it may read other modules
             # Functional model code is left out: Keras 3 promotes mixed KerasTensor
             # dtypes there instead of failing.
             if region is None or (region.kind == "functional" and not functional_ops_fail):
@@ -68,6 +68,8 @@ class HardcodedFloat32InLayer(Check):
             for mismatch in kinds.mismatches_in_context(site):
                 if keras3 and self._meets_variable(kinds, mismatch):
                     continue
+                if mismatch.env and kinds.handed_at_caller(mismatch.env):
+                    continue  # reported at the call in the other module (_report_handed there)
                 made = kinds.origin_in_context(mismatch)
                 if made is None or (made[0], id(site.where.loc.scope)) in reported:
                     continue  # one finding per tensor and function: at the first operation it fails in
@@ -87,8 +89,8 @@ class HardcodedFloat32InLayer(Check):
         where they meet 16-bit ones: reported where the tensor is made (the fix is
         there), naming the call and the operation that fails."""
         for call, where in kinds.calls():
-            region = kinds.region(where.loc)
             here = kinds.policy_reaching(self.facts, where.loc.scope)
+            region = None if here is None else kinds.region(where.loc)
             if region is None or region.kind == "functional" or here is None:
                 continue
             compute, note = sixteen_bit_name(here.names), here.note
@@ -159,7 +161,9 @@ class HardcodedFloat32InLayer(Check):
         """Names the operation that fails, and where the float32 tensor was made."""
         line, at = lines.get(origin), lines.get(mismatch.node)
         where = f" at line {line}" if line is not None and line != at else ""
-        fails = (f"`{self._snippet(mismatch.node)}` combines a {compute} tensor with a float32 "
+        caller = self.ctx.get(TensorKinds).foreign_caller(mismatch.env)
+        called = f" (called with a {compute} tensor from {caller})" if caller is not None else ""
+        fails = (f"`{self._snippet(mismatch.node)}` combines a {compute} tensor{called} with a float32 "
                  f"one{note}: TensorFlow raises 'expected to be a {_TF_NAMES.get(compute, compute)} "
                  f"tensor but is a float tensor'{backend}")
         if region == "functional":

@@ -50,6 +50,7 @@ from mplint.run.summaries import (
     BODY, IMPORT, MAIN, METHOD, PARAM, POLICY_SETTERS, REGISTRY, STAR, UNKNOWN, FunctionSummary, ModuleSummary,
     exclusive_lines, returned_part, split_part,
 )
+from mplint.semantic.elsewhere_marks import CALLER_AT
 from mplint.semantic.vocabulary import MIXED_POLICIES, UNKNOWN_POLICY
 from mplint.semantic.visibility import is_private_name
 from mplint.semantic.test_modules import is_test_path
@@ -1575,7 +1576,7 @@ class ProgramModel:
         forwarded = ForwardedArguments(self)
         for caller in sorted(self._summaries):
             for function, summary in self.summary(caller).functions.items():
-                for _, callee, slots in summary.arguments:
+                for line, callee, slots in summary.arguments:
                     homes = wanted.get(callee.rsplit(".", 1)[-1])
                     if not homes:
                         continue
@@ -1585,7 +1586,8 @@ class ProgramModel:
                         continue
                     # the file's evaluator reads strings, numbers and None (a bool binds policy helpers here)
                     slots = {k: UNKNOWN if v in _BOOLS else v for k, v in slots.items()}
-                    sites = forwarded.expand(caller, function, summary, callee, slots)
+                    at = {CALLER_AT: f"{self._relative(caller)}:{line}"}
+                    sites = [{**site, **at} for site in forwarded.expand(caller, function, summary, callee, slots)]
                     for target in targets:
                         found.setdefault(target[0], {}).setdefault(target[1], []).extend(sites)
         for by_function in found.values():
@@ -1593,6 +1595,11 @@ class ProgramModel:
                 if len(sites) > _MAX_SITES:
                     by_function[name] = [{"*": UNKNOWN}]
         return found
+
+    def _relative(self, path: str) -> str:
+        """A module's path as a call site names it: relative to the project root, so a
+        stored result does not depend on where the project was checked out."""
+        return os.path.relpath(path, self.root) if self.root is not None else path
 
     def call_targets(self, path: str, function: str, callee: str) -> List[Node]:
         """The functions a call passes its arguments to: a class's constructor, or the function."""

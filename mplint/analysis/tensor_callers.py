@@ -1,0 +1,116 @@
+"""The kinds calls in other modules of the project hand a function's parameters.
+
+``gram_matrix(features)`` in ``train_utils.py`` is only ever called from ``train.py``
+with the outputs of a VGG model built under ``mixed_float16``: its body runs on a
+16-bit tensor although nothing in its own module says so. A function is judged per
+set of argument kinds that reaches it (issue #24): each call site the program model
+found in another module (``ModuleFacts.project_arguments``, with where the call is
+written, ``elsewhere_marks.CALLER_AT``) is read in its own module by that module's
+:class:`TensorKinds`, walked once per content as code governed by a mixed policy
+(:func:`imported_layers.analysed`, which notes the read: a changed caller changes the
+checked file's cached result). Only a call that hands some parameter a 16-bit tensor
+gives a context (its float32 arguments kept beside it); the rules judge the body under
+each context on its own, so a caller passing float32 and another passing 16-bit never
+mix. The rules still ask whether a mixed policy reaches the function itself
+(``policy_reaching``); a caller in a test module is left out (its tests choose the
+policy on purpose). A call the caller's module cannot follow keeps its kinds unknown.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Dict, List, Set
+
+import libcst as cst
+
+from mplint.analysis.dtype_kinds import LOW
+from mplint.analysis.imported_layers import analysed
+from mplint.analysis.tensor_sites import Env, ForeignContext, Where
+from mplint.semantic.call_args import UNREADABLE, argument_for
+from mplint.semantic.elsewhere_marks import CALLER_AT, ELSEWHERE_UNKNOWN
+from mplint.semantic.scopes import Scope, function_key
+from mplint.semantic.test_modules import is_test_path
+
+if TYPE_CHECKING:  # pragma: no cover
+    from mplint.analysis.tensor_kinds import TensorKinds
+
+#: how many modules' calls of one function are read (each is a walk of that module)
+_MAX_CALLER_MODULES = 6
+#: the policy a caller's module is judged under (its 16-bit kinds read the same under
+#: mixed_bfloat16; the rules name the policy that reaches the callee)
+_JUDGED_UNDER = "mixed_float16"
+
+
+def foreign_contexts(kinds: "TensorKinds", function: Scope) -> List[ForeignContext]:
+    """The contexts the calls of other modules give ``function`` (a top-level function
+    or a method of a top-level class of the checked file): one per call and caller
+    context that hands some parameter a 16-bit tensor."""
+    node = function.node
+    root = kinds.ctx.facts.project_root
+    if not isinstance(node, cst.FunctionDef) or node.name.value == "__init__" or not root \
+            or not _top_level(function):
+        return []
+    sites = kinds.ctx.values.elsewhere.get(function_key(function))
+    if not sites:
+        return []
+    lines: Dict[str, Set[int]] = {}
+    for site in sites:
+        at = site.get(CALLER_AT)
+        path, _, line = (at or "").rpartition(":")
+        if not any(value == ELSEWHERE_UNKNOWN for slot, value in site.items() if slot != CALLER_AT):
+            continue  # literals only (or nothing): no tensor
+        if path.endswith(".py") and line.isdigit() and not is_test_path(path):
+            lines.setdefault(path, set()).add(int(line))
+    method = function.parent is not None and function.parent.kind == "class" and not _static(node)
+    offset = 1 if method else 0
+    params = [*node.params.posonly_params, *node.params.params, *node.params.kwonly_params][offset:]
+    out: List[ForeignContext] = []
+    for path in sorted(lines)[:_MAX_CALLER_MODULES]:
+        caller = analysed(os.path.join(root, path), type(kinds), root=root, policy=_JUDGED_UNDER)
+        if not isinstance(caller, type(kinds)):
+            continue
+        calls = caller.calls_spelled(node.name.value)
+        starts = caller.lines_of([call for call, _ in calls])
+        for call, where in calls:
+            start = starts.get(call)
+            if start is None or start not in lines[path]:
+                continue
+            region = caller.region(where.loc)
+            # a function imported by name and called from 16-bit code that is not functional
+            # model code: the caller's MP504 reports a failure at the call (``handed_crossings``
+            # reads the calls ``TensorKinds.calls`` lists: ``helper(x)``, not ``ops.helper(x)``)
+            handed = offset == 0 and isinstance(call.func, cst.Name) and region is not None \
+                and region.kind != "functional"
+            for caller_env in caller.every_context(where.loc.scope):
+                with caller.under(caller_env):
+                    env = _env(caller, node, params, offset, call, where)
+                if any(kind == LOW for _, kind, _ in env) and all(o.env != env for o in out):
+                    out.append(ForeignContext(env, f"{path}:{start}", handed))
+    return out
+
+
+def _env(caller: "TensorKinds", node: cst.FunctionDef, params: List[cst.Param], offset: int,
+         call: cst.Call, where: Where) -> Env:
+    """The kinds the caller's arguments give the parameters (by the ids of this
+    module's ``Param`` nodes; -1: no argument of this module to follow back)."""
+    env = []
+    for param in params:
+        argument = argument_for(node, param, call, offset)
+        if argument is None or argument is UNREADABLE:
+            continue
+        assert isinstance(argument, cst.BaseExpression)
+        env.append((id(param), caller.kind(argument, where), -1))
+    return tuple(sorted(env, key=lambda item: item[0]))
+
+
+def _top_level(scope: Scope) -> bool:
+    """A function the program model knows by its ``function_key``: at the module's top
+    level, or a method of a top-level class."""
+    parent = scope.parent
+    if parent is not None and parent.kind == "class":
+        parent = parent.parent
+    return parent is not None and parent.kind == "module"
+
+
+def _static(node: cst.FunctionDef) -> bool:
+    return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in node.decorators)
