@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
+from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -277,24 +277,10 @@ class AlignedDimensions(Analysis):
         params = next((LAYER_DIMENSIONS[name] for name in resolved if name in LAYER_DIMENSIONS), None)
         if params is None or any(a.star for a in (*partial.args, *node.args)):
             return
-        positional = [a for a in (*partial.args[1:], *node.args) if a.keyword is None]
-        given = {a.keyword.value for a in node.args if a.keyword is not None}
-        keywords = [a for a in partial.args[1:] if a.keyword is not None and a.keyword.value not in given]
-        keywords += [a for a in node.args if a.keyword is not None]
-        merged = cst.Call(func=layer, args=[*positional, *keywords])
-        self._classes[id(node)] = resolved
-        short = next(name for name in resolved if name in LAYER_DIMENSIONS).rsplit(".", 1)[-1]
-        for param in params:
-            expr = keyword_only(merged, param.keyword) if param.position is None \
-                else positional_or_keyword(merged, param.position, param.keyword)
-            if expr is None:
-                continue
-            if any(expr is a.value for a in partial.args):
-                # written in the partial: traced where the partial is made
-                self._sites.append(DimensionSite(param.kind, f"{short} {param.keyword}", node, expr,
-                                                binding.location(), resolved, node, merged))
-            else:
-                self._add(param.kind, f"{short} {param.keyword}", node, expr, resolved, merged)
+        where = binding.location()
+        self._preset_call(node, layer, partial.args[1:], resolved, params,
+                          lambda kind, what, expr, merged: DimensionSite(
+                              kind, what, node, expr, where, resolved, node, merged))  # traced where the partial is made
 
     def _imported_partial_call(self, node: cst.Call) -> None:
         """``HiddenDense()`` with ``HiddenDense = functools.partial(layers.Dense, 100)`` in
@@ -310,11 +296,22 @@ class AlignedDimensions(Analysis):
         params = next((LAYER_DIMENSIONS[name] for name in resolved if name in LAYER_DIMENSIONS), None)
         if params is None:
             return
-        positional = [a for a in (*preset_args, *node.args) if a.keyword is None]
+        where = self.ctx.scopes.location()
+        self._preset_call(node, node.func, preset_args, resolved, params,
+                          lambda kind, what, expr, merged: DimensionSite(
+                              kind, what, node, expr, where, resolved, node, merged, foreign=written))
+
+    def _preset_call(self, node: cst.Call, layer: cst.BaseExpression, preset: Sequence[cst.Arg],
+                     resolved: FrozenSet[str], params: Sequence[Parameter],
+                     preset_site: Callable[[str, str, cst.BaseExpression, cst.Call], DimensionSite]) -> None:
+        """A layer built by calling a partial: its preset arguments, then the call's
+        (keywords of the call win), configure the layer; a size the partial presets is
+        a site made by ``preset_site``, one the call passes is judged here."""
+        positional = [a for a in (*preset, *node.args) if a.keyword is None]
         given = {a.keyword.value for a in node.args if a.keyword is not None}
-        keywords = [a for a in preset_args if a.keyword is not None and a.keyword.value not in given]
+        keywords = [a for a in preset if a.keyword is not None and a.keyword.value not in given]
         keywords += [a for a in node.args if a.keyword is not None]
-        merged = cst.Call(func=node.func, args=[*positional, *keywords])
+        merged = cst.Call(func=layer, args=[*positional, *keywords])
         self._classes[id(node)] = resolved
         short = next(name for name in resolved if name in LAYER_DIMENSIONS).rsplit(".", 1)[-1]
         for param in params:
@@ -322,10 +319,8 @@ class AlignedDimensions(Analysis):
                 else positional_or_keyword(merged, param.position, param.keyword)
             if expr is None:
                 continue
-            if any(expr is a.value for a in preset_args):
-                self._sites.append(DimensionSite(param.kind, f"{short} {param.keyword}", node, expr,
-                                                self.ctx.scopes.location(), resolved, node, merged,
-                                                foreign=written))
+            if any(expr is a.value for a in preset):
+                self._sites.append(preset_site(param.kind, f"{short} {param.keyword}", expr, merged))
             else:
                 self._add(param.kind, f"{short} {param.keyword}", node, expr, resolved, merged)
 

@@ -17,7 +17,7 @@ the same division written in the train step would (:func:`imported_unscaling`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Optional, Tuple
 
 import libcst as cst
 
@@ -44,17 +44,15 @@ class ClippedParameter:
 def imported_clip(ctx: Context, call: cst.Call, analysis: "type[TrainingLoops]") -> Optional[ClippedParameter]:
     """The parameter a function of another project module clips and returns, when
     ``call`` calls it; None when it is no such function or cannot be followed."""
-    found = imported_definition(ctx, call.func)
+    found = _defining_module(ctx, call, analysis)
     if found is None:
         return None
-    other = analysed(found[0], analysis)
-    if other is None:
-        return None
-    clipped = other.clipped_parameter(found[1])  # type: ignore[attr-defined]
+    other, path, name = found
+    clipped = other.clipped_parameter(name)
     if clipped is None:
         return None
-    index, name, clip = clipped
-    return ClippedParameter(index, name, clip, found[0])
+    index, param, clip = clipped
+    return ClippedParameter(index, param, clip, path)
 
 
 @dataclass(frozen=True)
@@ -70,11 +68,20 @@ class UnscaledParameter:
 def imported_unscaling(ctx: Context, call: cst.Call, analysis: "type[TrainingLoops]") -> Optional[UnscaledParameter]:
     """The parameter a function of another project module divides by the loss scale and
     returns, when ``call`` calls it; None when it is no such function or cannot be followed."""
-    found = imported_definition(ctx, call.func)
+    found = _defining_module(ctx, call, analysis)
     if found is None:
         return None
-    other = analysed(found[0], analysis)
-    if other is None:
+    other, path, name = found
+    unscaled = other.unscaled_parameter(name)
+    return None if unscaled is None else UnscaledParameter(unscaled[0], unscaled[1], path)
+
+
+def _defining_module(ctx: Context, call: cst.Call, analysis: "type[TrainingLoops]"
+                     ) -> Optional[Tuple["TrainingLoops", str, str]]:
+    """The training-loop analysis of the project module that defines what ``call`` calls,
+    its file and the function's name there; None when it is not such a function."""
+    found = imported_definition(ctx, call.func)
+    other = None if found is None else analysed(found[0], analysis)
+    if found is None or other is None:
         return None
-    unscaled = other.unscaled_parameter(found[1])  # type: ignore[attr-defined]
-    return None if unscaled is None else UnscaledParameter(unscaled[0], unscaled[1], found[0])
+    return other, found[0], found[1]  # type: ignore[return-value]

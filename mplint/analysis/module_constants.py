@@ -79,19 +79,30 @@ def imported_binding(ctx: Context, expr: cst.BaseExpression
     """The expression another module of the project binds ``expr`` to, once, at its top
     level (``from compat import KERAS_3``), with that module's names bound that way (to
     follow the names the expression reads), or None."""
-    dotted = _imported_name(ctx, expr)
-    if dotted is None or "." not in dotted.lstrip(".") or dotted.partition(".")[0] in TENSORFLOW_PACKAGES:
+    if (_imported_name(ctx, expr) or "").partition(".")[0] in TENSORFLOW_PACKAGES:
         return None
-    root = Path(ctx.facts.project_root) if ctx.facts.project_root else None
-    found = _owner(ctx, dotted, root)
-    if found is None or found[3]:
+    found = _defined_by(ctx, expr)
+    if found is None:
         return None
-    _, path, name, _ = found
+    path, name = found
     if os.path.abspath(path) == os.path.abspath(ctx.path) or _assigned_here(ctx.text, name):
         return None
     constants = _constants_of(path)
     value = None if constants is None else constants.values.get(name)
     return None if value is None or constants is None else (value, constants.values)
+
+
+def _defined_by(ctx: Context, expr: cst.BaseExpression) -> Optional[Tuple[str, str]]:
+    """(file, name) of the project module whose top-level name ``expr`` reads through
+    the file's imports (``from utils import load_config``), with no attribute read on it."""
+    dotted = _imported_name(ctx, expr)
+    if dotted is None or "." not in dotted.lstrip("."):
+        return None
+    root = Path(ctx.facts.project_root) if ctx.facts.project_root else None
+    found = _owner(ctx, dotted, root)
+    if found is None or found[3]:
+        return None
+    return found[1], found[2]
 
 
 def _imported(ctx: Context, expr: cst.BaseExpression, kind: Kind) -> Optional[Tuple[Literal, str]]:
@@ -149,14 +160,10 @@ def loader_value(ctx: Context, call: cst.Call, keys: Sequence[str],
     """The value at ``keys`` of the file a loader function of another module of the
     project returns the content of (``from utils import load_config``, then
     ``load_config("configs/train.yaml")`` in the checked file); None when unknown."""
-    dotted = _imported_name(ctx, call.func)
-    if dotted is None or "." not in dotted.lstrip("."):
+    found = _defined_by(ctx, call.func)
+    if found is None:
         return None
-    root = Path(ctx.facts.project_root) if ctx.facts.project_root else None
-    found = _owner(ctx, dotted, root)
-    if found is None or found[3]:
-        return None
-    _, path, name, _ = found
+    path, name = found
     constants = _constants_of(path)
     function = None if constants is None else constants.functions.get(name)
     if function is None:
@@ -165,6 +172,7 @@ def loader_value(ctx: Context, call: cst.Call, keys: Sequence[str],
     if written is None:
         return None
     # a path beside the loader is its module's; any other is where the program runs
+    root = Path(ctx.facts.project_root) if ctx.facts.project_root else None
     return file_value(written, keys, path if written.beside_module else ctx.path, root)
 
 

@@ -979,47 +979,44 @@ class TrainingLoops(Analysis):
         """(index, name) of the parameter the top-level function ``name`` of this module
         returns divided by a loss scale (``return [g / opt.dynamic_scale for g in grads]``);
         None when none is."""
-        found = self._function_of(name)
+        found = self._return_flows(name)
         if found is None:
             return None
-        function, inner = found
-        params = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
-        end = Location(inner, _END, ())
-        for value, _ in _returned(function.body):
-            flowed = self.flow(value, end)
+        params, inner, flows = found
+        for flowed in flows:
             for node in flowed:
                 if not (isinstance(node, cst.BinaryOperation) and id(node) in self._divisions
                         and self.is_loss_scale(node.right, self._divisions[id(node)])):
                     continue
                 reached = {n.value for n in self.flow(node.left, self._divisions[id(node)]) if isinstance(n, cst.Name)}
-                reached |= {n.value for n in flowed if isinstance(n, cst.Name)}
-                for index, param in enumerate(params):
-                    if param in reached and any(b.kind == "param" for b in inner.bindings.get(param, ())):
-                        return index, param
+                found_param = _reached_parameter(reached | {n.value for n in flowed if isinstance(n, cst.Name)},
+                                                 params, inner)
+                if found_param is not None:
+                    return found_param
         return None
 
-    def _function_of(self, name: str) -> Optional[Tuple[cst.FunctionDef, Scope]]:
-        """The top-level function ``name`` of this module and its scope."""
+    def _return_flows(self, name: str) -> Optional[Tuple[List[str], Scope, List[List[cst.CSTNode]]]]:
+        """For the top-level function ``name`` of this module: its parameters, its scope,
+        and for each value it returns every node that value may be computed from."""
         binding = self.ctx.scopes.module_scope.lookup(name)
         function = binding.node if binding is not None and binding.kind == "def" else None
         inner = next((c for c in self.ctx.scopes.module_scope.children if c.node is function), None)
         if not isinstance(function, cst.FunctionDef) or inner is None:
             return None
-        return function, inner
+        params = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
+        end = Location(inner, _END, ())
+        return params, inner, [self.flow(value, end) for value, _ in _returned(function.body)]
 
     def clipped_parameter(self, name: str) -> Optional[Tuple[int, str, str]]:
         """(index, name, clipping function) of the parameter the top-level function
         ``name`` of this module returns through a known clipping call (``clipped, _ =
         tf.clip_by_global_norm(grads, n); return clipped``); None when none does, or when
         the value is unscaled on the way (then the clip comes after unscaling)."""
-        found = self._function_of(name)
+        found = self._return_flows(name)
         if found is None:
             return None
-        function, inner = found
-        params = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
-        end = Location(inner, _END, ())
-        for value, _ in _returned(function.body):
-            flowed = self.flow(value, end)
+        params, inner, flows = found
+        for flowed in flows:
             if any(isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
                    and node.func.attr.value == UNSCALE_METHOD for node in flowed) \
                     or any(id(node) in self._divisions for node in flowed):
@@ -1032,10 +1029,10 @@ class TrainingLoops(Analysis):
                     continue
                 clipped = _comprehension_source(clipped, node, flowed)
                 reached = {n.value for n in self.flow(clipped, where) if isinstance(n, cst.Name)}
-                for index, param in enumerate(params):
-                    if param in reached and any(b.kind == "param" for b in inner.bindings.get(param, ())):
-                        names = self.call_names.get(id(node), frozenset())
-                        return index, param, min(n.rsplit(".", 1)[-1] for n in names) if names else "clip"
+                found_param = _reached_parameter(reached, params, inner)
+                if found_param is not None:
+                    names = self.call_names.get(id(node), frozenset())
+                    return (*found_param, min(n.rsplit(".", 1)[-1] for n in names) if names else "clip")
         return None
 
     def is_loss_scale(self, expr: cst.BaseExpression, loc: Location) -> bool:
@@ -1225,6 +1222,15 @@ def _helper_returns(call: cst.Call, where: Location) -> List[Tuple[cst.BaseExpre
 
 #: an order after every statement of a function: its names as the body leaves them
 _END = 1 << 30
+
+
+def _reached_parameter(reached: Set[str], params: List[str], inner: Scope) -> Optional[Tuple[int, str]]:
+    """(index, name) of the first of ``params`` among the names a value was computed from,
+    where it is still the parameter (not rebound)."""
+    for index, param in enumerate(params):
+        if param in reached and any(b.kind == "param" for b in inner.bindings.get(param, ())):
+            return index, param
+    return None
 
 
 def _returned(body: cst.BaseSuite) -> Iterator[Tuple[cst.BaseExpression, Branches]]:

@@ -13,9 +13,9 @@ the function's parameters: what it passes, else the parameter's default, else un
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, Iterable, List, Set, Tuple
+from typing import TYPE_CHECKING, Dict, Iterable, List, Tuple
 
-from mplint.run.summaries import BODY, MAIN, UNKNOWN, FunctionSummary, exclusive_lines
+from mplint.run.summaries import UNKNOWN, FunctionSummary, exclusive_lines
 from mplint.semantic.test_modules import is_test_path
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -34,13 +34,7 @@ MAX_SITES = 32
 
 def find_mixed_calls(model: "ProgramModel", paths: Iterable[str]) -> Dict[str, Dict[str, List[Site]]]:
     """path -> function -> each call under mixed_float16: where, and the parameters it binds."""
-    wanted: Dict[str, Set[str]] = {}  # the name a call spells -> files defining it
-    for path in paths:
-        for name in model.summary(path).functions:
-            if name in (BODY, MAIN):
-                continue
-            parts = name.split(".")
-            wanted.setdefault(parts[-2] if parts[-1] == "__init__" and len(parts) > 1 else parts[-1], set()).add(path)
+    wanted = model.defined_by_spelling(paths)  # the name a call spells -> files defining it
     found: Dict[str, Dict[str, List[Site]]] = {}
     if not wanted:
         return found

@@ -1564,14 +1564,7 @@ class ProgramModel:
         ``build(x, classifier_activation="softmax")`` in ``train.py`` for ``build`` in
         ``models.py``. A function with more calls than ``_MAX_SITES`` gets one site of
         unknowns."""
-        wanted: Dict[str, Set[str]] = {}  # the name a call spells -> files defining it
-        for path in paths:
-            for name in self.summary(path).functions:
-                if name in (BODY, MAIN):
-                    continue
-                parts = name.split(".")
-                spelled = parts[-2] if parts[-1] == "__init__" and len(parts) > 1 else parts[-1]
-                wanted.setdefault(spelled, set()).add(path)
+        wanted = self.defined_by_spelling(paths)
         found: Dict[str, Dict[str, List[Dict[str, str]]]] = {}
         forwarded = ForwardedArguments(self)
         for caller in sorted(self._summaries):
@@ -1600,6 +1593,19 @@ class ProgramModel:
         """A module's path as a call site names it: relative to the project root, so a
         stored result does not depend on where the project was checked out."""
         return os.path.relpath(path, self.root) if self.root is not None else path
+
+    def defined_by_spelling(self, paths: Iterable[str]) -> Dict[str, Set[str]]:
+        """The name a call spells for each function of ``paths`` (a class's name for its
+        ``__init__``) -> the files defining one of that name."""
+        wanted: Dict[str, Set[str]] = {}
+        for path in paths:
+            for name in self.summary(path).functions:
+                if name in (BODY, MAIN):
+                    continue
+                parts = name.split(".")
+                spelled = parts[-2] if parts[-1] == "__init__" and len(parts) > 1 else parts[-1]
+                wanted.setdefault(spelled, set()).add(path)
+        return wanted
 
     def call_targets(self, path: str, function: str, callee: str) -> List[Node]:
         """The functions a call passes its arguments to: a class's constructor, or the function."""
