@@ -103,6 +103,14 @@ def _is_package(folder: str) -> bool:
     return os.path.isfile(os.path.join(folder, "__init__.py"))
 
 
+def forget_files() -> None:
+    """Drop what was read of the file system (which folders are packages, which files are
+    scripts): a new run, in a process that ran one before (tests, the language server),
+    sees the tree as it is now."""
+    _is_package.cache_clear()
+    _is_script_file.cache_clear()
+
+
 _MAIN_GUARD = re.compile(rb"^if\s+__name__\s*==\s*['\"]__main__['\"]\s*:", re.M)
 
 

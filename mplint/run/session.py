@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Tupl
 from mplint.core.findings import FileError, Finding
 from mplint.core.results import FileResult, FixOutcome
 from mplint.rule.catalog import RuleEntry
+from mplint.run import library
 from mplint.run.cache import FOLDER, Cache, run_key
 from mplint.run.config import Settings, selected_rules
 from mplint.run.project import ProjectFacts, build_project, find_root
@@ -83,6 +84,7 @@ class Session:
                  use_cache: bool = True, jobs: Optional[int] = None, progress: bool = False,
                  environment: Optional[Environment] = None,
                  settings_for: Optional[Callable[[str], Settings]] = None, budget: bool = False) -> None:
+        library.forget_files()  # a tree read by an earlier run in this process may have changed
         self.settings = settings
         self.catalog = catalog
         self.rule_ids = list(rule_ids)
