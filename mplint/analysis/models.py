@@ -1257,6 +1257,7 @@ class ModelOutputs(Analysis):
         if depth > _MAX_DEPTH:
             yield expr, None
             return
+        expr = self.ctx.values.chosen(expr, loc)  # ``a or b`` whose ``a`` is None in every call
         if path:
             yield from self._part(expr, loc, depth, path)
             return
@@ -1614,6 +1615,7 @@ class ModelOutputs(Analysis):
         a ``self.attr`` set once in the class, or a helper returning the layer."""
         if depth > _MAX_DEPTH:
             return None
+        expr = self.ctx.values.chosen(expr, loc)
         if isinstance(expr, cst.Name):
             argument = self._argument(expr, loc)
             if argument is not None:
@@ -1731,6 +1733,7 @@ class ModelOutputs(Analysis):
         arguments then decide the closure's free names."""
         if depth > _MAX_DEPTH:
             return None
+        func = self.ctx.values.chosen(func, loc)
         helper = self._local_function(func, loc)
         if helper is not None:
             return helper, loc.context, 1 if on_self(func) else 0

@@ -214,6 +214,32 @@ class Evaluator:
         found = self.imported_literal(expr)
         return None if found is None else frozenset({found})
 
+    def chosen(self, expr: cst.BaseExpression, loc: Optional[Location], depth: int = 0) -> cst.BaseExpression:
+        """The operand ``a or b``, ``a and b`` or ``x if t else y`` evaluates to, where the
+        values of its test decide it (``head_fn = head_fn or make_head(n, "softmax")`` with
+        ``head_fn`` None in every call: the right side); else ``expr`` itself."""
+        if depth > _MAX_DEPTH:
+            return expr
+        if isinstance(expr, cst.BooleanOperation) and isinstance(expr.operator, (cst.Or, cst.And)):
+            truth = self._truth(expr.left, loc)
+            if truth is None:
+                return expr
+            first = truth if isinstance(expr.operator, cst.Or) else not truth
+            return self.chosen(expr.left if first else expr.right, loc, depth + 1)
+        if isinstance(expr, cst.IfExp):
+            truth = self._truth(expr.test, loc)
+            if truth is None:
+                return expr
+            return self.chosen(expr.body if truth else expr.orelse, loc, depth + 1)
+        return expr
+
+    def _truth(self, expr: cst.BaseExpression, loc: Optional[Location]) -> Optional[bool]:
+        """Whether every value ``expr`` may hold is true (True) or every one false (False);
+        None when unknown or mixed."""
+        found = self.values(expr, loc)
+        truths = {bool(v) for v in found} if found else set()
+        return next(iter(truths)) if len(truths) == 1 else None
+
     def value(self, expr: cst.BaseExpression, loc: Optional[Location]) -> object:
         """The single value of ``expr``, or None when unknown or ambiguous."""
         found = self.values(expr, loc)
