@@ -149,8 +149,10 @@ class CustomLayers(Analysis):
             return imported_head(self.ctx, layer.constructor, layer.location, layer.part) \
                 or imported_factory(self.ctx, layer.constructor.func, layer.constructor, layer.part, layer.location)
         if binding is None and isinstance(func, cst.Subscript):
-            # ``HEADS[config.TASK](n)``: the entry of another module's dict of builders the key picks
-            return imported_keyed_factory(self.ctx, func, layer.constructor, layer.location)
+            # ``HEADS[config.TASK](n)``: the entry of another module's dict of builders the key
+            # picks, a builder of a layer or a head returning a layer's output (``(x)``)
+            return imported_keyed_factory(self.ctx, func, layer.constructor, layer.location) \
+                or imported_keyed_factory(self.ctx, func, layer.constructor, layer.location, head=True)
         if binding is None and isinstance(func, (cst.Name, cst.Attribute)):
             # a class of another module of the project, or a function there that returns a layer
             # (the Keras layer whose output a class or function there returns first: it names
@@ -214,15 +216,25 @@ class CustomLayers(Analysis):
         return CustomLayer(named, is_softmax_layer(built, self.ctx), False, True, os.path.basename(path))
 
     def judge_head_named(self, name: str, args: Sequence[cst.Arg], path: str,
-                         part: Path = ()) -> Optional[CustomLayer]:
+                         part: Path = (), key: Optional[str] = None) -> Optional[CustomLayer]:
         """A function of this module called from another with ``args`` (``make_head(x)``),
         when what it returns (part ``part`` of the tuple it returns, when given) is the
         output of one Keras layer certainly computed in 16
         bits under a mixed policy (through local helpers, pass-through layers and
         ``Activation(name)``): the call's literal arguments bind its parameters, any other
-        argument is unknown. A float32 layer, Lambda or cast after it settles it float32."""
+        argument is unknown. A float32 layer, Lambda or cast after it settles it float32.
+        With ``key``, ``name`` is a dict of heads and the entry under ``key`` is called."""
         binding = self.ctx.scopes.module_scope.lookup(name)
         models = self.ctx.get(ModelOutputs)
+        if key is not None:
+            if binding is None or binding.kind != "assign" or not isinstance(binding.value, cst.Dict) or part \
+                    or any(arg.star for arg in args):
+                return None
+            entry = cst.Subscript(value=cst.Name(name),
+                                  slice=[cst.SubscriptElement(cst.Index(cst.SimpleString(repr(key))))])
+            call = cst.Call(func=entry, args=[arg.with_changes(value=_literal(arg.value)) for arg in args])
+            return self._single_head(models.tensors(call, Location(self.ctx.scopes.module_scope, _AFTER_ALL)),
+                                     f"{name}[{key!r}]", path)
         if binding is not None and binding.kind == "class" and isinstance(binding.node, cst.ClassDef) and not part:
             # a layer class whose ``call`` returns a Keras layer it holds (``self.classifier(x)``)
             regions = self.ctx.get(ComputeRegions)

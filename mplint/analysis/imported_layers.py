@@ -79,18 +79,22 @@ def imported_factory(ctx: Context, func: cst.BaseExpression, call: cst.Call,
 
 
 def imported_keyed_factory(ctx: Context, func: cst.Subscript, call: cst.Call,
-                           loc: Location) -> Optional["CustomLayer"]:
+                           loc: Location, head: bool = False) -> Optional["CustomLayer"]:
     """The layer an entry of another module's dict of builders returns when ``call``
     calls it (``HEADS[config.TASK](n)`` with ``HEADS = {"binary": _binary, ...}`` there),
     when this module knows the key's one value (a literal, a constant here or of a config
     module): only that entry is judged, there, as :func:`imported_factory` judges a
-    function. An unknown key, or a dict built otherwise, stays unknown."""
+    function (``head``: an entry returning a layer's output, ``HEADS[TASK](x)``, judged as
+    :func:`imported_head` judges a function). An unknown key, or a dict built otherwise,
+    stays unknown."""
     key = _subscript_key(ctx, func, loc)
     found = None if key is None else imported_definition(ctx, func.value, assigned=cst.Dict)
     layers = None if found is None else _layers_of(found[0], _analysis(ctx))
     if layers is None or found is None:
         return None
     args = [known_argument(ctx, arg, loc) for arg in call.args]
+    if head:
+        return layers.judge_head_named(found[1], args, found[0], key=key)
     return layers.judge_factory_named(found[1], args, found[0], key=key)
 
 

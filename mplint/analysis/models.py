@@ -1426,9 +1426,11 @@ class ModelOutputs(Analysis):
                 return
         yield unknown, None
 
-    def _imported_head(self, func: cst.BaseExpression, loc: Location) -> bool:
+    def _imported_head(self, func: cst.BaseExpression, loc: Location, dicts: bool = False) -> bool:
         """``func`` names a function defined in another module of the project (through
         a package's re-export too), not one of this file or a TensorFlow/Keras API."""
+        if isinstance(func, cst.Subscript):  # ``HEADS[config.TASK](x)``: an entry of another module's dict
+            return self._imported_head(func.value, loc, dicts=True)
         if not isinstance(func, (cst.Name, cst.Attribute)) or _self_attribute(func):
             return False
         head: cst.BaseExpression = func
@@ -1438,6 +1440,8 @@ class ModelOutputs(Analysis):
             return False
         if loc.lookup(head.value) is not None:
             return False  # bound in this file (imports are no bindings): not another module's
+        if dicts:
+            return imported_definition(self.ctx, func, assigned=cst.Dict) is not None
         return imported_function_definition(self.ctx, func)
 
     def _filled(self, name: cst.Name, binding: Binding, use: Location, depth: int) -> Iterator[Output]:
