@@ -77,3 +77,23 @@ def test_silent_where_the_helper_is_the_unscaling_or_divides_by_something_else(t
     assert check(tmp_path / "k2", KERAS2, "tensorflow==2.15.0\n", attribute="loss_scale") == []
     # a division by the number of replicas is no unscaling
     assert check(tmp_path / "k3", KERAS3, "tensorflow>=2.16\n", divisor="8.0") == []
+
+
+def test_a_method_inherited_from_a_base_of_another_module_is_read_there(tmp_path):
+    """``self.unscale(grads, optimizer)`` in a trainer whose base class (another module)
+    defines ``unscale``: the base's method divides by the loss scale, as a function would."""
+    head, step = KERAS3.split("@tf.function\n")
+    head = head.replace("from amp_utils import unscale\n", "from amp_utils import Base\n")
+    step = step.replace("def train_step(x, y):", "def train_step(self, x, y):") \
+        .replace("unscale(grads, optimizer)", "self.unscale(grads, optimizer)")
+    method = "".join("    " + line if line.strip() else line for line in ("@tf.function\n" + step).splitlines(True))
+    folder = helpers.write_files(tmp_path, {
+        "pyproject.toml": "[project]\nname = 'steps'\n",
+        "requirements.txt": "tensorflow>=2.16\n",
+        "amp_utils.py": "class Base:\n    def unscale(self, grads, optimizer):\n"
+                        "        return [g / optimizer.dynamic_scale for g in grads]\n",
+        "train.py": head + "class Trainer(Base):\n" + method,
+    })
+    result = helpers.run_cli("check", "--select", "MP206", "--output-format", "json", "--no-cache", ".", cwd=folder)
+    found = [(f["path"], f["rule"], f["message"][:40]) for f in json.loads(result.stdout)]
+    assert found == [("train.py", "MP206", "`self.unscale()` (amp_utils.py) divides ")]

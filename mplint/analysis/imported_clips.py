@@ -23,6 +23,7 @@ import libcst as cst
 
 from mplint.analysis.imported_layers import analysed, imported_definition
 from mplint.rule.check import Context
+from mplint.semantic.scopes import Location
 
 if TYPE_CHECKING:  # pragma: no cover
     from mplint.analysis.training import TrainingLoops
@@ -41,10 +42,12 @@ class ClippedParameter:
     path: str
 
 
-def imported_clip(ctx: Context, call: cst.Call, analysis: "type[TrainingLoops]") -> Optional[ClippedParameter]:
+def imported_clip(ctx: Context, call: cst.Call, analysis: "type[TrainingLoops]",
+                  loc: Optional[Location] = None) -> Optional[ClippedParameter]:
     """The parameter a function of another project module clips and returns, when
-    ``call`` calls it; None when it is no such function or cannot be followed."""
-    found = _defining_module(ctx, call, analysis)
+    ``call`` calls it (or, given ``loc``, a method a class here inherits from a base
+    there); None when it is no such function or cannot be followed."""
+    found = _defining_module(ctx, call, analysis, loc)
     if found is None:
         return None
     other, path, name = found
@@ -65,10 +68,12 @@ class UnscaledParameter:
     path: str
 
 
-def imported_unscaling(ctx: Context, call: cst.Call, analysis: "type[TrainingLoops]") -> Optional[UnscaledParameter]:
+def imported_unscaling(ctx: Context, call: cst.Call, analysis: "type[TrainingLoops]",
+                       loc: Optional[Location] = None) -> Optional[UnscaledParameter]:
     """The parameter a function of another project module divides by the loss scale and
-    returns, when ``call`` calls it; None when it is no such function or cannot be followed."""
-    found = _defining_module(ctx, call, analysis)
+    returns, when ``call`` calls it (or an inherited method, as :func:`imported_clip`);
+    None when it is no such function or cannot be followed."""
+    found = _defining_module(ctx, call, analysis, loc)
     if found is None:
         return None
     other, path, name = found
@@ -76,12 +81,32 @@ def imported_unscaling(ctx: Context, call: cst.Call, analysis: "type[TrainingLoo
     return None if unscaled is None else UnscaledParameter(unscaled[0], unscaled[1], path)
 
 
-def _defining_module(ctx: Context, call: cst.Call, analysis: "type[TrainingLoops]"
-                     ) -> Optional[Tuple["TrainingLoops", str, str]]:
+def _defining_module(ctx: Context, call: cst.Call, analysis: "type[TrainingLoops]",
+                     loc: Optional[Location] = None) -> Optional[Tuple["TrainingLoops", str, str]]:
     """The training-loop analysis of the project module that defines what ``call`` calls,
-    its file and the function's name there; None when it is not such a function."""
-    found = imported_definition(ctx, call.func)
+    its file and the function's name there (``Base.method`` for ``self.method(...)`` in
+    a class, given ``loc``, that inherits it from a base of that module); None when it is
+    not such a function."""
+    found = imported_definition(ctx, call.func) or (None if loc is None else _inherited_method(ctx, call, loc))
     other = None if found is None else analysed(found[0], analysis)
     if found is None or other is None:
         return None
     return other, found[0], found[1]  # type: ignore[return-value]
+
+
+def _inherited_method(ctx: Context, call: cst.Call, loc: Location) -> Optional[Tuple[str, str]]:
+    """(file, ``Base.method``) for ``self.method(...)`` in a class of this file that does
+    not define ``method`` and derives from a class of another project module."""
+    func = call.func
+    cls = loc.scope.enclosing_class()
+    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self") \
+            or cls is None or not isinstance(cls.node, cst.ClassDef):
+        return None
+    method = func.attr.value
+    if any(isinstance(s, cst.FunctionDef) and s.name.value == method for s in cls.node.body.body):
+        return None  # its own method: this file's to read
+    for base in cls.node.bases:
+        found = imported_definition(ctx, base.value)
+        if found is not None:
+            return found[0], f"{found[1]}.{method}"
+    return None

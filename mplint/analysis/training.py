@@ -966,13 +966,14 @@ class TrainingLoops(Analysis):
     def _helper_clip(self, call: cst.Call) -> Optional[ClippedParameter]:
         """What a function of another project module that ``call`` calls clips."""
         if id(call) not in self._helper_clips:
-            self._helper_clips[id(call)] = imported_clip(self.ctx, call, type(self))
+            self._helper_clips[id(call)] = imported_clip(self.ctx, call, type(self), self._project_calls.get(id(call)))
         return self._helper_clips[id(call)]
 
     def _helper_unscaling(self, call: cst.Call) -> Optional[UnscaledParameter]:
         """What a function of another project module that ``call`` calls divides by the loss scale."""
         if id(call) not in self._helper_unscalings:
-            self._helper_unscalings[id(call)] = imported_unscaling(self.ctx, call, type(self))
+            self._helper_unscalings[id(call)] = imported_unscaling(self.ctx, call, type(self),
+                                                                   self._project_calls.get(id(call)))
         return self._helper_unscalings[id(call)]
 
     def unscaled_parameter(self, name: str) -> Optional[Tuple[int, str]]:
@@ -998,12 +999,20 @@ class TrainingLoops(Analysis):
     def _return_flows(self, name: str) -> Optional[Tuple[List[str], Scope, List[List[cst.CSTNode]]]]:
         """For the top-level function ``name`` of this module: its parameters, its scope,
         and for each value it returns every node that value may be computed from."""
-        binding = self.ctx.scopes.module_scope.lookup(name)
+        owner, _, method = name.rpartition(".")
+        scope = self.ctx.scopes.module_scope
+        if owner:  # ``Base.method``: a method of a top-level class, ``self`` left out
+            binding = scope.lookup(owner)
+            scope = next((c for c in scope.children if binding is not None and binding.kind == "class"
+                          and c.node is binding.node), None)  # type: ignore[assignment]
+            if scope is None:
+                return None
+        binding = scope.lookup(method) if owner else scope.lookup(name)
         function = binding.node if binding is not None and binding.kind == "def" else None
-        inner = next((c for c in self.ctx.scopes.module_scope.children if c.node is function), None)
+        inner = next((c for c in scope.children if c.node is function), None)
         if not isinstance(function, cst.FunctionDef) or inner is None:
             return None
-        params = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
+        params = [p.name.value for p in (*function.params.posonly_params, *function.params.params)][1 if owner else 0:]
         end = Location(inner, _END, ())
         return params, inner, [self.flow(value, end) for value, _ in _returned(function.body)]
 
