@@ -997,17 +997,21 @@ class TrainingLoops(Analysis):
         return None
 
     def _return_flows(self, name: str) -> Optional[Tuple[List[str], Scope, List[List[cst.CSTNode]]]]:
-        """For the top-level function ``name`` of this module: its parameters, its scope,
-        and for each value it returns every node that value may be computed from."""
+        """For the top-level function ``name`` of this module (or ``Cls.method``, a method
+        of a top-level class, ``self`` left out): its parameters, its scope, and for each
+        value it returns every node that value may be computed from."""
         owner, _, method = name.rpartition(".")
-        scope = self.ctx.scopes.module_scope
-        if owner:  # ``Base.method``: a method of a top-level class, ``self`` left out
-            binding = scope.lookup(owner)
-            scope = next((c for c in scope.children if binding is not None and binding.kind == "class"
-                          and c.node is binding.node), None)  # type: ignore[assignment]
-            if scope is None:
-                return None
-        binding = scope.lookup(method) if owner else scope.lookup(name)
+        module = self.ctx.scopes.module_scope
+        scope: Optional[Scope] = module
+        binding = module.lookup(name) if not owner else None
+        if owner:
+            cls = module.lookup(owner)
+            scope = next((c for c in module.children if cls is not None and cls.kind == "class"
+                          and c.node is cls.node), None)
+            own = scope.bindings.get(method, []) if scope is not None else []
+            binding = own[-1] if own else None  # the class's own: never a module function of that name
+        if scope is None:
+            return None
         function = binding.node if binding is not None and binding.kind == "def" else None
         inner = next((c for c in scope.children if c.node is function), None)
         if not isinstance(function, cst.FunctionDef) or inner is None:
