@@ -35,6 +35,13 @@ def _keeps_float32_weights(item: cst.BaseExpression, check: Check) -> bool:
 _WHY = "variables become float16, updates underflow and training diverges; "
 
 
+def _named_value(node: cst.CSTNode) -> Optional[cst.BaseExpression]:
+    """The argument of a ``set_floatx`` call when it is not a string written there
+    (``hparams.COMPUTE_DTYPE``): its value is decided where that name is bound."""
+    value = positional_or_keyword(node, 0, "value") if isinstance(node, cst.Call) else None
+    return None if value is None or isinstance(value, cst.SimpleString) else value
+
+
 class PureFloat16(Check):
     rule_id = "MP404"
 
@@ -111,9 +118,11 @@ class PureFloat16(Check):
             if id(site.node) in self._not_training or inference_only(site.location.scope, self.ctx.module):
                 continue
             if site.values == frozenset({"float16"}) and not mixed_set:
-                said = self._floatx_said(site.node)
+                named = _named_value(site.node)
                 # a value read from a name is decided there (``hparams.py``): nothing to rewrite here
-                fix = self._floatx_fix(site.node) if said.startswith("set_floatx('") else None
+                said = "set_floatx('float16')" if named is None else \
+                    f"set_floatx({self.ctx.module.code_for_node(named)}), 'float16' here,"
+                fix = self._floatx_fix(site.node) if named is None else None
                 self.report(site.node, f"{said} makes every layer pure float16: "
                             + _WHY + "use the 'mixed_float16' policy", fix)
         for call in facts.policy_calls:
@@ -166,14 +175,6 @@ class PureFloat16(Check):
                 if values and values != frozenset({"float16"}):
                     return True
         return False
-
-    def _floatx_said(self, node: cst.CSTNode) -> str:
-        """``set_floatx('float16')``, or ``set_floatx(hparams.DTYPE), 'float16' here,`` where
-        the value is read from a name."""
-        value = positional_or_keyword(node, 0, "value") if isinstance(node, cst.Call) else None
-        if value is None or isinstance(value, cst.SimpleString):
-            return "set_floatx('float16')"
-        return f"set_floatx({self.ctx.module.code_for_node(value)}), 'float16' here,"
 
     def _floatx_fix(self, node: cst.CSTNode) -> Optional[Fix]:
         """``set_global_policy('mixed_float16')`` for ``set_floatx('float16')``, and the
