@@ -152,7 +152,7 @@ def test_mp408_add_weight(args, found, fixed):
 
 def test_mp408_offers_no_fix_that_would_drop_a_comment():
     code = LAYER.replace("ARGS", '"w", (4,),  # bfloat16 is 16 bits too\n                dtype=tf.bfloat16')
-    assert fired(code, "MP408") == [(10, "MP408")]
+    assert fired(code, "MP408") == [(9, "MP408")]  # at the call that creates the variable
     assert fix(code, "MP408") == textwrap.dedent(code)
 
 

@@ -35,8 +35,8 @@ class SixteenBitTrainableVariable(Check):
         self._creator_scopes = 0
         #: variable constructions read at once (``tf.Variable(...).numpy()``): no variable is kept
         self._read_at_once: Set[int] = set()
-        #: (a Keras layer's ``dtype`` argument, where): a sublayer built in the compute dtype
-        self._layer_dtypes: List[Tuple[cst.BaseExpression, Where]] = []
+        #: (a Keras layer's construction, its ``dtype`` argument, where): a sublayer built in the compute dtype
+        self._layer_dtypes: List[Tuple[cst.Call, cst.BaseExpression, Where]] = []
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if isinstance(node.value, cst.Call):
@@ -65,7 +65,7 @@ class SixteenBitTrainableVariable(Check):
             dtype = next((arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value == "dtype"),
                          None)
             if dtype is not None:
-                self._layer_dtypes.append((dtype, self.ctx.get(TensorKinds).here()))
+                self._layer_dtypes.append((node, dtype, self.ctx.get(TensorKinds).here()))
 
     def finish(self) -> None:
         kinds = self.ctx.get(TensorKinds)
@@ -95,7 +95,7 @@ class SixteenBitTrainableVariable(Check):
             else:
                 advice = ("create it with add_weight() in a layer (float32, read in the compute dtype "
                           "inside call()), or keep it float32 and cast it where it is used")
-            self.report(dtype, f"a trainable variable created with dtype {spelled} under a mixed "
+            self.report(call, f"a trainable variable created with dtype {spelled} under a mixed "
                                f"policy{policy.note}: the optimizer updates it in 16 bits, so updates "
                                f"smaller than about 1/1000 of the weight round away (float16 1.0 + 1e-4 "
                                f"is 1.0); mixed precision keeps variables in float32; {advice}",
@@ -109,14 +109,14 @@ class SixteenBitTrainableVariable(Check):
         mixed policy that dtype is float16/bfloat16, a pure 16-bit policy for the
         sublayer, whose weights are 16-bit variables. A dtype spelled as a value
         (``dtype="float16"``) is MP404's; one that cannot be read stays silent."""
-        for dtype, where in self._layer_dtypes:
+        for layer, dtype, where in self._layer_dtypes:
             policy = self.facts.mixed_policy(where.loc.scope)
             if policy is None or self.ctx.values.values(dtype, where.loc) is not None:
                 continue
             if kinds.dtype_kind(dtype, where) != LOW or trains_nothing(where.loc.scope, self.ctx.module, self.ctx.path):
                 continue
             spelled = _short(" ".join(self.ctx.module.code_for_node(dtype).split()))
-            self.report(dtype, f"a layer built with dtype `{spelled}`, the 16-bit compute dtype under a mixed "
+            self.report(layer, f"a layer built with dtype `{spelled}`, the 16-bit compute dtype under a mixed "
                                f"policy{policy.note}: that dtype is a pure float16/bfloat16 policy for the "
                                f"layer, so its weights are 16-bit variables the optimizer updates in 16 bits "
                                f"(updates smaller than about 1/1000 of a weight round away); leave dtype out "
