@@ -42,7 +42,8 @@ def only_in_library_switches(path: str, raw: bytes) -> bool:
             continue
         if name in (BODY, MAIN) or any(is_private_name(part) for part in name.split(".")):
             return False
-        decided = {line for line, param, guards in function.set_terms if param or guards}
+        decided = {line for line, param, guards in function.set_terms if param or guards} \
+            | {line for line, _, _, _ in function.set_choices}
         if any(line not in decided for line, _ in function.sets):
             return False
         found = True

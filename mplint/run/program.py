@@ -747,6 +747,7 @@ class ProgramModel:
         if slots is None or "*" in slots:
             return None
         terms = {term_line: (param, guards) for term_line, param, guards in function.set_terms}
+        chosen = {(line, policy): (param, truth) for line, policy, param, truth in function.set_choices}
 
         def argument(param: str) -> str:
             if param in function.params and str(function.params.index(param)) in slots:
@@ -757,6 +758,8 @@ class ProgramModel:
         for set_line, literal in function.sets:
             literal = literal or self._named_policy(target[0], function, set_line)
             param, guards = terms.get(set_line, ("", []))
+            if literal is not None and (set_line, literal) in chosen:
+                guards = [*guards, chosen[(set_line, literal)]]
             if any(argument(p) != UNKNOWN and bool(json.loads(argument(p))) != truth for p, truth in guards):
                 continue  # the call's arguments rule this set out
             value = argument(param) if param else UNKNOWN

@@ -40,7 +40,7 @@ KEYWORD_SPREAD = "**"
 #: and ``super().method``: ``Class#method`` (``super#method``)
 METHOD = "#"
 POLICY_SETTERS = frozenset(POLICY_SETTER_WORDS)
-SUMMARY_VERSION = 23
+SUMMARY_VERSION = 24
 #: a trained value that is a parameter of the function: ``param:`` + its name
 PARAM = "param:"
 #: a value a summary cannot name (an expression, ``None``, a loop variable)
@@ -113,6 +113,10 @@ class FunctionSummary:
     #: and each call in ``arguments`` there, as (the test's source, the truth its arm needs):
     #: a call under ``else`` of the ``if args.amp:`` that sets the policy runs without it
     guards: Dict[int, List[Tuple[str, bool]]] = field(default_factory=dict)
+    #: (line, policy, parameter, the truth it needs) for each policy a set chooses by a
+    #: parameter's truth (``set("mixed_float16" if amp else "float32")``, or through a
+    #: name bound once so): that policy is set only when the parameter has that truth
+    set_choices: List[Tuple[int, str, str, bool]] = field(default_factory=list)
 
 
 def returned_part(function: FunctionSummary, index: int) -> Optional[List[str]]:
@@ -173,7 +177,8 @@ class ModuleSummary:
         return [SUMMARY_VERSION, self.script, self.imports,
                 {name: [f.calls, f.sets, f.params, f.returns, f.trained, f.passes, f.casts, f.arguments,
                         f.set_terms, f.defaults, f.escapes, f.handed, f.parts, f.set_names, f.keyed_returns,
-                        {str(line): [list(g) for g in tests] for line, tests in f.guards.items()}]
+                        {str(line): [list(g) for g in tests] for line, tests in f.guards.items()},
+                        f.set_choices]
                  for name, f in self.functions.items()},
                 {name: [c.bases, c.methods, c.attributes, c.sources] for name, c in self.classes.items()},
                 self.registries, self.decorated, self.writers, self.constants, self.keyed]
@@ -204,9 +209,11 @@ class ModuleSummary:
                                             [(int(l), str(n)) for l, n in set_names],
                                             [(str(r), str(p)) for r, p in keyed_returns],
                                             {int(l): [(str(t), bool(b)) for t, b in tests]
-                                             for l, tests in guards.items()})
+                                             for l, tests in guards.items()},
+                                            [(int(l), str(v), str(p), bool(t)) for l, v, p, t in set_choices])
                  for name, (calls, sets, params, returns, trained, passes, casts, arguments, set_terms, defaults,
-                            escapes, handed, parts, set_names, keyed_returns, guards) in functions.items()},
+                            escapes, handed, parts, set_names, keyed_returns, guards, set_choices)
+                 in functions.items()},
                 {str(name): ClassSummary([str(b) for b in bases], [str(m) for m in methods],
                                          {str(k): str(v) for k, v in attributes.items()},
                                          {str(k): str(v) for k, v in sources.items()})
@@ -884,13 +891,43 @@ def _read_set_terms(function: FunctionSummary, node: ast.AST) -> None:
     params = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
     lines = {line for line, _ in function.sets}
     found: Dict[int, Tuple[str, List[Tuple[str, bool]]]] = {}
+    chosen: Dict[int, Tuple[str, bool, str, str]] = {}
     for call, guards in _guarded_calls(node.body, [], params):
         if call.lineno in lines and call.lineno not in found:
             value = _policy_argument(call)
             param = value.id if isinstance(value, ast.Name) and value.id in params else ""
-            if param or guards:
+            choice = _parameter_choice(value, node, params)
+            if choice is not None:
+                chosen[call.lineno] = choice
+            if param or guards or choice is not None:
                 found[call.lineno] = (param, guards)
     function.set_terms = [(line, param, guards) for line, (param, guards) in sorted(found.items())]
+    if chosen:
+        function.sets = [entry for line, literal in function.sets
+                         for entry in ([(line, chosen[line][2]), (line, chosen[line][3])]
+                                       if line in chosen and literal is None else [(line, literal)])]
+        function.set_choices = [choice for line, (param, truth, when, otherwise) in sorted(chosen.items())
+                                for choice in ((line, when, param, truth), (line, otherwise, param, not truth))]
+
+
+def _parameter_choice(value: Optional[ast.AST], function: ast.AST, params: Set[str]
+                      ) -> Optional[Tuple[str, bool, str, str]]:
+    """(parameter, truth, the policy when it holds, the policy otherwise) for a policy
+    chosen by a parameter's truth: ``"mixed_float16" if amp else "float32"`` given to
+    the setter, or bound once in the function to a name the setter is given."""
+    if isinstance(value, ast.Name) and value.id not in params:
+        bound = [stmt.value for stmt in ast.walk(function)
+                 if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr))
+                 and any(isinstance(t, ast.Name) and t.id == value.id
+                         for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]))]
+        value = bound[0] if len(bound) == 1 else None
+    if not isinstance(value, ast.IfExp):
+        return None
+    test = _parameter_test(value.test, params)
+    arms = [arm.value for arm in (value.body, value.orelse) if isinstance(arm, ast.Constant)]
+    if test is None or len(arms) != 2 or not all(isinstance(arm, str) for arm in arms):
+        return None
+    return test[0], test[1], str(arms[0]), str(arms[1])
 
 
 def exclusive_lines(function: FunctionSummary, a: int, b: int) -> bool:

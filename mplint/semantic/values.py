@@ -153,6 +153,8 @@ class Evaluator:
                 return _map(inner, operator.neg)
             if isinstance(expr.operator, cst.Plus):
                 return inner
+            if isinstance(expr.operator, cst.Not):
+                return frozenset(not value for value in inner)
             return None
         if isinstance(expr, cst.BinaryOperation):
             op = _BINOPS.get(type(expr.operator))
@@ -176,8 +178,9 @@ class Evaluator:
             return frozenset(out) if len(out) <= _MAX_VALUES else None
         if isinstance(expr, cst.IfExp):
             test = self.values(expr.test, loc, depth + 1)
-            if test == frozenset({True}):
-                return self.values(expr.body, loc, depth + 1)
+            truths = {bool(v) for v in test} if test else set()
+            if len(truths) == 1:  # every value the test may hold picks the same arm
+                return self.values(expr.body if truths.pop() else expr.orelse, loc, depth + 1)
             body = self.values(expr.body, loc, depth + 1)
             orelse = self.values(expr.orelse, loc, depth + 1)
             if body is None or orelse is None:
