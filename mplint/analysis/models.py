@@ -1751,6 +1751,9 @@ class ModelOutputs(Analysis):
             registered = self._registered(func, loc)
             return None if registered is None else (registered, loc.context, 0)
         if isinstance(func, cst.Name):
+            argument = self._argument(func, loc)
+            if argument is not None:  # ``build(softmax_head)`` calling its ``head_fn(x, n)``
+                return self._callable(argument[0], argument[1], depth + 1)
             binding = self._plain_binding(func, loc)
             if binding is None or binding.scope is None or binding.value is None:
                 return None
