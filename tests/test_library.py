@@ -109,6 +109,18 @@ def test_a_program_that_imports_mixed_precision_chose_its_policy(tmp_path):
     assert outcome(run_cli("check", ".", cwd=flat)) == (1, [("blocks.py", 11, "MP504"), *FLAT[1:]])
 
 
+def test_a_program_that_sets_the_float_type_chose_its_precision(tmp_path):
+    flat = _copy("flat_training", tmp_path)
+    train = flat / "train.py"
+    original = train.read_text()
+    # a half-precision export program: its author chose float16 for everything
+    train.write_text("import keras\n\nkeras.backend.set_floatx('float16')\n" + original)
+    assert outcome(run_cli("check", "--select", "MP1,MP5", ".", cwd=flat)) == (0, [])
+    # the call commented out: still the surface
+    train.write_text("import keras\n\n# keras.backend.set_floatx('float16')\n" + original)
+    assert outcome(run_cli("check", "--select", "MP1,MP5", ".", cwd=flat)) == (1, FLAT)
+
+
 def test_a_program_that_sets_float32_explicitly_makes_the_zoo_no_library(tmp_path):
     zoo = _copy("unpackaged_zoo", tmp_path)
     (zoo / "train.py").write_text(

@@ -128,12 +128,19 @@ _IMPORTS_MIXED_PRECISION = re.compile(
     rb"|import[ \t]+[\w.]*\bmixed_precision\b)", re.M)
 
 
+#: a call of ``set_floatx`` in code, not in a comment
+_SETS_FLOATX = re.compile(rb"^[^#\n]*\bset_floatx[ \t]*\(", re.M)
+
+
 def program_weighs_precision(raw: bytes) -> bool:
-    """A program (``__main__`` guard) that imports the mixed precision module: whatever it
-    sets, its author chose the policy its models run under (often float32, the switch
+    """A program (``__main__`` guard) that imports the mixed precision module or sets the
+    float type (``set_floatx("float16")`` for a half-precision export): whatever it sets,
+    its author chose the precision its models run under (often float32, the switch
     commented out beside the import), so the project is an application whose modules
     are its own, not a library left to its users' policy."""
-    return b"mixed_precision" in raw and is_script(raw) and bool(_IMPORTS_MIXED_PRECISION.search(raw))
+    if b"mixed_precision" in raw and is_script(raw) and _IMPORTS_MIXED_PRECISION.search(raw):
+        return True
+    return b"set_floatx" in raw and is_script(raw) and bool(_SETS_FLOATX.search(raw))
 
 
 @functools.lru_cache(maxsize=4096)
