@@ -12,7 +12,7 @@ layers, one_off.py is an experiment nobody imports, test_model.py a test.
 import shutil
 from pathlib import Path
 
-from helpers import PROJECTS, outcome, run_cli
+from helpers import PROJECTS, outcome, run_cli, write_files
 from mplint.run.library import imported_modules, is_script, package_surface
 
 ZOO = [("zoo/layers/scale.py", 13, "MP504"), ("zoo/models.py", 14, "MP101")]
@@ -197,3 +197,20 @@ def test_package_surface_leaves_programs_and_package_internals_out(tmp_path):
     assert surface == {str(tmp_path / name) for name in (
         "pkg/__init__.py", "pkg/models.py", "pkg/_impl.py", "pkg/_more.py", "pkg/blocks.py", "base.py", "layers.py",
         "llama.py", "attention.py")}
+
+
+def test_a_docstring_that_tells_users_to_set_the_policy_sets_none(tmp_path):
+    package = {
+        "pyproject.toml": "[project]\nname = 'tinyclf'\n",
+        "tinyclf/__init__.py": ('"""Works with mixed precision: call\n'
+                                '``keras.mixed_precision.set_global_policy("mixed_float16")`` first."""\n'
+                                "from tinyclf.models import classifier\n"),
+        "tinyclf/models.py": ("import keras\n\n\ndef classifier(n):\n    inputs = keras.Input((16,))\n"
+                              "    return keras.Model(inputs, keras.layers.Dense(n, activation='softmax')(inputs))\n"),
+    }
+    folder = write_files(tmp_path / "doc", package)
+    assert outcome(run_cli("check", ".", cwd=folder)) == (1, [("tinyclf/models.py", 6, "MP101")])
+    # the same words as code: a program of the package sets the policy, no library
+    package["tinyclf/__init__.py"] = ('import keras\nkeras.mixed_precision.set_global_policy("float32")\n'
+                                      "from tinyclf.models import classifier\n")
+    assert outcome(run_cli("check", ".", cwd=write_files(tmp_path / "code", package))) == (0, [])

@@ -271,12 +271,27 @@ def test_registry_writers_walk_only_statement_bodies_and_find_every_assignment()
 
 
 def _named_by_tokens(raw: bytes) -> bool:
-    """The tokenizer's reading: an index word in a token that is not a comment."""
+    """The tokenizer's reading: an index word in a token that is not a comment, nor a
+    string that the parser finds is a statement of its own (a docstring)."""
+    import ast
     import io
     import tokenize
 
     try:
-        return any(token.type != tokenize.COMMENT and any(word in token.string for word in project_module._INDEX_WORDS)
+        statements = {(node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)
+                      for node in ast.walk(ast.parse(raw)) if isinstance(node, ast.Expr)
+                      and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)}
+    except (SyntaxError, ValueError):
+        statements = set()
+
+    def documents(token: tokenize.TokenInfo) -> bool:
+        return token.type == tokenize.STRING and any(
+            (line, col) <= token.start and token.end <= (end_line, end_col)
+            for line, col, end_line, end_col in statements)
+
+    try:
+        return any(token.type != tokenize.COMMENT and not documents(token)
+                   and any(word in token.string for word in project_module._INDEX_WORDS)
                    for token in tokenize.tokenize(io.BytesIO(raw).readline))
     except (tokenize.TokenError, SyntaxError, ValueError, UnicodeDecodeError):
         return True
@@ -294,6 +309,11 @@ def _named_by_tokens(raw: bytes) -> bool:
     b"# -*- coding: latin-1 -*-\n# caf\xe9\nx = 1  # auto_mixed_precision\n",
     b"x = (1,\n  # set_global_policy\n  2)\n",
     b"s = 'unterminated set_policy\n",
+    b'"""Call set_global_policy("mixed_float16") before building."""\nimport keras\n',
+    b'def f():\n    "set_policy" "here"\n    return 1\n',
+    b'x = 1\n"mixed_float16 in a bare string"; set_policy(p)\n',
+    b'POLICY = (\n    "mixed_float16"\n)\n',
+    b'set_global_policy(\n    "mixed_float16")\n',
 ])
 def test_a_policy_word_outside_comments_is_what_the_tokenizer_finds(raw):
     assert project_module.mentions_policy_in_code("x.py", raw) == _named_by_tokens(raw)

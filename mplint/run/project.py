@@ -19,7 +19,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 from mplint.core import reads
 from mplint.run.code_stamp import code_stamp
@@ -43,6 +43,7 @@ from mplint.semantic.vocabulary import MAYBE_MIXED, MIXED_POLICIES, REWRITE_WORD
 from mplint.core.prefilter import POLICY_CALL_WORDS
 
 if TYPE_CHECKING:  # pragma: no cover (facts imports libcst; a cached run must not)
+    import tokenize
     from mplint.semantic.facts import ModuleFacts
     from mplint.semantic.versions import ApiUse
     from mplint.semantic.names import NameResolver
@@ -91,18 +92,41 @@ def mentions_policy_in_code(path: str, raw: bytes) -> bool:
         if any(word in line for line in source.shell for word in _INDEX_WORDS):
             return True  # a notebook's ``%env`` or ``!`` line
         tokens = tokenize.generate_tokens(io.StringIO(source.text).readline)
-    elif _outside_comments(raw):
-        return not (only_in_dead_private_functions(raw) or only_in_library_switches(path, raw))
     else:  # the tokenizer reads the coding cookie itself (no libcst on a cached run)
         tokens = tokenize.tokenize(io.BytesIO(raw).readline)
     try:
-        for token in tokens:
-            if token.type != tokenize.COMMENT and any(word in token.string for word in _INDEX_WORDS):
+        for token in _code_tokens(tokens):
+            if any(word in token.string for word in _INDEX_WORDS):
                 return path.endswith(".ipynb") or not (
                     only_in_dead_private_functions(raw) or only_in_library_switches(path, raw))
     except (tokenize.TokenError, SyntaxError, ValueError, UnicodeDecodeError):
         return True
     return False
+
+
+def _code_tokens(tokens: Iterable["tokenize.TokenInfo"]) -> Iterator["tokenize.TokenInfo"]:
+    """The tokens that are code: no comment, and no string that is a statement on its
+    own (a docstring, or a bare string used as a comment: ``\"\"\"call
+    set_global_policy("mixed_float16") before building\"\"\"`` documents, never runs)."""
+    import tokenize
+
+    starts = (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING)
+    previous: Optional[int] = None
+    pending: List[tokenize.TokenInfo] = []  # the strings that opened a logical line
+    for token in tokens:
+        if token.type in (tokenize.COMMENT, tokenize.NL):
+            continue
+        if pending and token.type == tokenize.STRING:
+            pending.append(token)  # ``"a" "b"``: one string
+            continue
+        if pending and token.type not in (tokenize.NEWLINE, tokenize.ENDMARKER):
+            yield from pending  # the string is part of an expression
+        if token.type == tokenize.STRING and (previous is None or previous in starts):
+            pending = [token]
+        else:
+            pending = []
+            yield token
+        previous = token.type
 
 
 def only_in_dead_private_functions(raw: bytes) -> bool:
@@ -145,20 +169,6 @@ def only_in_dead_private_functions(raw: bytes) -> bool:
 #: the largest program file read for its Keras spellings (the index reads no bigger)
 _EVIDENCE_BYTES = 2_000_000
 _INDEX_WORDS = tuple(token.decode() for token in INDEX_TOKENS)
-
-
-def _outside_comments(raw: bytes) -> bool:
-    """Whether a word of :data:`INDEX_TOKENS` has no ``#`` before it on its line: a
-    comment runs from its ``#`` to the end of the line, so such a word is in code or a
-    string, as the tokenizer would find (it is then needed only where every ``#`` line
-    must be told apart: a ``"#"`` string before the word)."""
-    for token in INDEX_TOKENS:
-        at = raw.find(token)
-        while at >= 0:
-            if b"#" not in raw[raw.rfind(b"\n", 0, at) + 1:at]:
-                return True
-            at = raw.find(token, at + len(token))
-    return False
 
 
 def find_root(paths: Sequence[str], *, markerless: bool = True) -> Optional[Path]:
