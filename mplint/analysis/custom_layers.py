@@ -87,7 +87,7 @@ class CustomLayers(Analysis):
         super().__init__(ctx)
         self._returns: Dict[int, List[Tuple[cst.BaseExpression, Where]]] = {}
         self._lambdas: Dict[int, Where] = {}
-        self._judged: Dict[int, Optional[CustomLayer]] = {}
+        self._judged: Dict[Tuple[int, ...], Optional[CustomLayer]] = {}
         #: where each call is made, to follow a layer application's input
         self._calls: Dict[int, Location] = {}
 
@@ -110,7 +110,9 @@ class CustomLayers(Analysis):
     def judge(self, layer: LayerProducer) -> Optional[CustomLayer]:
         """The layer, when it is a Lambda or custom layer of this file computing a
         16-bit output under the policy; None when anything about it is unknown."""
-        key = id(layer.constructor)
+        # once per construction and the calls followed to it (each call of a builder
+        # may pass another head: ``build(CONFIG)``, ``build(OTHER)``)
+        key = (id(layer.constructor), *(id(frame.call) for frame in layer.location.context))
         if key not in self._judged:
             self._judged[key] = self._judge(layer)
         return self._judged[key]

@@ -597,7 +597,44 @@ class Evaluator:
         """``PRECISION["bf16"]``: the value a container literal holds under a key known
         here (:meth:`item`); unknown for any other subscript."""
         found = self.item(expr, loc, depth)
-        return None if found is None else self.values(found[0], found[1], depth + 1)
+        if found is None:
+            passed = self._single_source(expr.value, loc, depth)
+            if passed is None:
+                return None
+            # ``cfg["head"]`` in ``build(cfg)``, every call passing ``CONFIG`` of another
+            # module: the same subscript read where the argument is written
+            keys = self.values(expr.slice[0].slice.value, loc, depth + 1) \
+                if len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index) else None
+            if keys is None or len(keys) != 1 or not isinstance(next(iter(keys)), (str, int)):
+                return None
+            key = next(iter(keys))
+            index = cst.SimpleString(repr(key)) if isinstance(key, str) else cst.Integer(str(key))
+            return self.values(expr.with_changes(value=passed[0], slice=[cst.SubscriptElement(cst.Index(index))]),
+                               passed[1], depth + 1)
+        return self.values(found[0], found[1], depth + 1)
+
+    def _single_source(self, expr: cst.BaseExpression, loc: Location,
+                       depth: int) -> Optional[Tuple[cst.BaseExpression, Location]]:
+        """The one argument every call passes a parameter ``expr`` names, with where it is
+        written (no other module's call passing another); None for anything else."""
+        if not isinstance(expr, cst.Name) or depth > _MAX_DEPTH:
+            return None
+        bindings = loc.reaching(expr.value)
+        if len(bindings) != 1 or bindings[0].kind != "param" or bindings[0].scope is None \
+                or self._changed_in_place(bindings[0].scope, expr.value):
+            return None
+        followed = loc.frame_of(bindings[0].scope.node) if loc.context else None
+        if followed is not None:  # inside one followed call: what that call passes
+            frame = followed[0]
+            param = bindings[0].node
+            assert isinstance(param, cst.Param)
+            passed = self.bound_argument(frame.function, param, frame.call, frame.offset, frame.caller)
+            return (passed, frame.caller) if isinstance(passed, (cst.Name, cst.Attribute)) else None
+        sources = self.param_sources(bindings[0])
+        if sources is None or len(sources) != 1 or self._passed_elsewhere(bindings[0], depth) is not None:
+            return None
+        source, where, _call = sources[0]
+        return (source, where) if isinstance(source, (cst.Name, cst.Attribute)) else None
 
     def item(self, expr: cst.Subscript, loc: Location,
              depth: int = 0) -> Optional[Tuple[cst.BaseExpression, Location]]:
