@@ -60,3 +60,19 @@ def test_a_construction_that_leaves_the_dtype_out_keeps_it_16_bit(tmp_path):
     assert ("layers.py", 15, "MP502") in check(tmp_path / "b", ", dtype='mixed_float16'")
     # a dtype the summaries cannot read (a name bound at run time): not followed
     assert ("layers.py", 15, "MP502") in check(tmp_path / "c", ", dtype=DTYPE")
+
+
+def test_a_dtype_spread_from_a_dict_of_keyword_arguments_counts(tmp_path):
+    # ``Codebook(512, **HEAD_KWARGS)`` with the dict bound once at the top level, or written there
+    spread = ENCODER.replace("out = Codebook", 'HEAD_KWARGS = {"dtype": "float32", "name": "codes"}\nout = Codebook')
+    folder = helpers.write_files(tmp_path / "a", {"pyproject.toml": "[project]\nname = 'vq'\n", "layers.py": LAYERS,
+                                                  "encoder.py": spread.replace("{dtype}", ", **HEAD_KWARGS")})
+    run = helpers.run_cli("check", "--select", "MP5", "--output-format", "json", "--no-cache", ".", cwd=folder)
+    assert json.loads(run.stdout) == []
+    assert check(tmp_path / "b", ', **{"dtype": "float32"}') == []
+    # a dict changed after it is bound, or with a key only known at run time: not followed
+    changed = spread.replace("out = Codebook", 'HEAD_KWARGS["dtype"] = DTYPE\nout = Codebook')
+    folder = helpers.write_files(tmp_path / "c", {"pyproject.toml": "[project]\nname = 'vq'\n", "layers.py": LAYERS,
+                                                  "encoder.py": changed.replace("{dtype}", ", **HEAD_KWARGS")})
+    run = helpers.run_cli("check", "--select", "MP5", "--output-format", "json", "--no-cache", ".", cwd=folder)
+    assert ("layers.py", 15, "MP502") in [(f["path"], f["line"], f["rule"]) for f in json.loads(run.stdout)]

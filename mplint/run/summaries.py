@@ -234,7 +234,8 @@ def summarize(text: str) -> ModuleSummary:
         return ModuleSummary()
     summary = ModuleSummary()
     try:
-        _collect_block(summary, tree.body, BODY, [], _dtype_spellings(tree.body))
+        _collect_block(summary, tree.body, BODY, [], _Spellings(_dtype_spellings(tree.body),
+                                                                  _keyword_dicts(tree.body)))
         top = summary.functions.get(BODY)
         if top is not None and top.sets:
             _read_guards(top, tree.body)
@@ -286,10 +287,10 @@ def _is_top_level_call(stmt: ast.stmt) -> bool:
 
 
 def _collect_block(summary: ModuleSummary, body: List[ast.stmt], owner: str, classes: List[str],
-                   dtypes: Mapping[str, str]) -> None:
+                   spellings: "_Spellings") -> None:
     """Statements of the module body or a class body: definitions get their own
     summaries, everything else is the module body's code (a class body runs on import).
-    ``dtypes``: the spellings that name a float dtype in the module (:func:`_dtype_spellings`)."""
+    ``spellings``: what the module's names stand for (:class:`_Spellings`)."""
     loose: List[ast.AST] = []
     for stmt in body:
         if isinstance(stmt, ast.ClassDef):
@@ -297,7 +298,7 @@ def _collect_block(summary: ModuleSummary, body: List[ast.stmt], owner: str, cla
             summary.classes[name] = ClassSummary([b for b in map(dotted, stmt.bases) if b])
             loose += stmt.bases
             loose += stmt.decorator_list
-            _collect_block(summary, stmt.body, owner, [*classes, stmt.name], dtypes)
+            _collect_block(summary, stmt.body, owner, [*classes, stmt.name], spellings)
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             qualname = ".".join([*classes, stmt.name])
             if classes:
@@ -306,7 +307,7 @@ def _collect_block(summary: ModuleSummary, body: List[ast.stmt], owner: str, cla
             function = summary.functions.setdefault(qualname, FunctionSummary())
             function.params = _parameters(stmt, method=bool(classes))
             function.defaults = _literal_defaults(stmt)
-            _collect(summary, function, _Nodes(stmt.body), ".".join(classes), dtypes)
+            _collect(summary, function, _Nodes(stmt.body), ".".join(classes), spellings)
             if function.sets:
                 _drop_overwritten(function, stmt.body)
                 _read_set_terms(function, stmt)
@@ -315,13 +316,13 @@ def _collect_block(summary: ModuleSummary, body: List[ast.stmt], owner: str, cla
             assert isinstance(stmt, ast.If)
             loose.append(stmt.test)
             loose += stmt.orelse
-            _collect(summary, summary.functions.setdefault(MAIN, FunctionSummary()), _Nodes(stmt.body), "", dtypes)
+            _collect(summary, summary.functions.setdefault(MAIN, FunctionSummary()), _Nodes(stmt.body), "", spellings)
         else:
             loose.append(stmt)
             if not classes:
                 _note_registry(summary, stmt)
     top = summary.functions.setdefault(owner, FunctionSummary())
-    _collect(summary, top, _Nodes(loose), "", dtypes)
+    _collect(summary, top, _Nodes(loose), "", spellings)
     if not classes and top.sets:
         _drop_overwritten(top, body)
 
@@ -489,12 +490,12 @@ def _outer_returns(returns: List[ast.Return], nested: List[Any]) -> List[ast.Ret
 
 
 def _collect(summary: ModuleSummary, function: FunctionSummary, nodes: _Nodes, cls: str,
-             dtypes: Mapping[str, str]) -> None:
+             spellings: "_Spellings") -> None:
     """Imports, calls and policy sets of some code, and what it returns, trains as a
     whole and passes on; ``cls`` names the class whose method it is, for ``self.x``."""
     instances, assigned = _read_assignments(summary, function, nodes.assigns, cls)
     origins = _Origins(_bindings(nodes.names, assigned), set(function.params), cls)
-    called = _read_events(summary, function, nodes.events, instances, origins, dtypes,
+    called = _read_events(summary, function, nodes.events, instances, origins, spellings,
                           _policy_snapshots(nodes.assigns, function.params))
     for node in nodes.returns:
         function.returns += [o if not o.startswith("self.") else UNKNOWN for o in origins(node.value)]
@@ -733,7 +734,7 @@ def _restores_policy(call: ast.Call, snapshots: FrozenSet[str]) -> bool:
 
 
 def _read_events(summary: ModuleSummary, function: FunctionSummary, events: List[Any],
-                 instances: Dict[str, str], origins: _Origins, dtypes: Mapping[str, str],
+                 instances: Dict[str, str], origins: _Origins, spellings: "_Spellings",
                  snapshots: FrozenSet[str] = frozenset()) -> Set[int]:
     """Records the calls, imports and arguments passed, in ``ast.walk`` order; returns
     the ids of the ``x.fit``-like attributes that are called (whole-model methods)."""
@@ -750,7 +751,7 @@ def _read_events(summary: ModuleSummary, function: FunctionSummary, events: List
                 # ``gan.compile(opt=...)`` of ``gan = GAN(...)`` passes to ``GAN#compile``
                 _record_passes(function, node, _instance_callee(callee, instances), origins)
                 if callee.partition(".")[0] not in _NOT_PROJECT_HEADS:
-                    function.arguments.append((node.lineno, callee, _literal_arguments(node, dtypes)))
+                    function.arguments.append((node.lineno, callee, _literal_arguments(node, spellings)))
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 local = alias.asname or alias.name.split(".")[0]
@@ -807,11 +808,23 @@ _NOT_PROJECT_HEADS = frozenset({
 })
 
 
-def _literal_arguments(node: ast.Call, dtypes: Mapping[str, str]) -> Dict[str, str]:
+@dataclass(frozen=True)
+class _Spellings:
+    """What names of a module stand for, read once from its top level: the spellings of
+    float dtypes (:func:`_dtype_spellings`), and the dicts of literal keyword arguments
+    bound once to a name (``HEAD_KWARGS = {"dtype": "float32"}``) that a call spreads."""
+
+    dtypes: Mapping[str, str]
+    spreads: Mapping[str, ast.Dict]
+
+
+def _literal_arguments(node: ast.Call, spellings: _Spellings) -> Dict[str, str]:
     """Slot -> the argument as JSON when it is a string, a number, a bool or None (an
     epsilon or a width a constructor gets from another module) or names a float dtype
     (``tf.float16``, ``COMPUTE_DTYPE``: the dtype's name, as the evaluator holds a dtype),
-    else UNKNOWN (see ``FunctionSummary.arguments``)."""
+    else UNKNOWN (see ``FunctionSummary.arguments``). ``**HEAD_KWARGS`` of a dict of
+    string keys bound once at the top level (or written there) gives each of its keys."""
+    dtypes = spellings.dtypes
     slots: Dict[str, str] = {}
     for i, arg in enumerate(node.args):
         if isinstance(arg, ast.Starred):
@@ -820,13 +833,45 @@ def _literal_arguments(node: ast.Call, dtypes: Mapping[str, str]) -> Dict[str, s
             slots[str(i)] = _argument_literal(arg, dtypes)
     spread_only = "*" not in slots
     for keyword in node.keywords:
-        if keyword.arg is None:
+        spread = keyword.value if isinstance(keyword.value, ast.Dict) else \
+            spellings.spreads.get(keyword.value.id) if isinstance(keyword.value, ast.Name) else None
+        if keyword.arg is None and spread is not None and _keyword_dict(spread):
+            for key, value in zip(spread.keys, spread.values):
+                assert isinstance(key, ast.Constant)
+                slots[str(key.value)] = _argument_literal(value, dtypes)
+        elif keyword.arg is None:
             slots["*"] = UNKNOWN
             if spread_only:  # only ``**kwargs``: the arguments written beside it still bind
                 slots[KEYWORD_SPREAD] = UNKNOWN
         else:
             slots[keyword.arg] = _argument_literal(keyword.value, dtypes)
     return slots
+
+
+def _keyword_dict(value: ast.AST) -> bool:
+    """A dict literal whose keys are all strings (no ``**`` inside): keyword arguments."""
+    return isinstance(value, ast.Dict) and all(
+        isinstance(key, ast.Constant) and isinstance(key.value, str) for key in value.keys)
+
+
+def _keyword_dicts(body: List[ast.stmt]) -> Dict[str, ast.Dict]:
+    """Top-level names bound once, to a dict literal of string keys, and never changed
+    in place (``HEAD_KWARGS = {"dtype": "float32", "name": "probs"}``)."""
+    bound: Dict[str, int] = {}
+    changed: Set[str] = set()
+    for node in ast.walk(ast.Module(body=body, type_ignores=[])):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            bound[node.id] = bound.get(node.id, 0) + 1
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)) \
+                and isinstance(node.value, ast.Name):
+            changed.add(node.value.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                and node.attr in ("update", "pop", "setdefault", "clear", "popitem"):
+            changed.add(node.value.id)
+    return {stmt.targets[0].id: stmt.value for stmt in body
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+            and bound.get(stmt.targets[0].id) == 1 and stmt.targets[0].id not in changed
+            and isinstance(stmt.value, ast.Dict) and _keyword_dict(stmt.value)}
 
 
 def _argument_literal(value: ast.AST, dtypes: Mapping[str, str]) -> str:
