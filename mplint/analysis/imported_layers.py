@@ -114,6 +114,21 @@ def imported_partial(ctx: Context, func: cst.BaseExpression, analysis: type
     return resolved, args, f"{os.path.basename(found[0])}:{line}"
 
 
+def imported_partial_preset(ctx: Context, func: cst.BaseExpression
+                            ) -> Optional[Tuple[FrozenSet[str], cst.Call]]:
+    """``ProbDense`` imported from a project module that binds it to
+    ``functools.partial(layers.Dense, activation="softmax")``: the layer class's canonical
+    names and a ``partial(<class>, ...)`` call of the preset arguments as literals (an
+    unknown where that module cannot tell the value), which reads anywhere as the preset
+    of a :class:`LayerProducer`. None where the file runs no layer analysis to ask."""
+    analysis = next((kind for kind in ctx.analyses if kind.__name__ == "CustomLayers"), None)
+    found = None if analysis is None else imported_partial(ctx, func, analysis)
+    if found is None:
+        return None
+    resolved, args, _line = found
+    return resolved, cst.Call(func=cst.Name("partial"), args=[cst.Arg(cst.Name("_layer")), *args])
+
+
 def _subscript_key(ctx: Context, func: cst.Subscript, loc: Location) -> Optional[str]:
     """The one string ``REG[key]`` reads with, when this module knows it."""
     if len(func.slice) != 1 or not isinstance(func.slice[0].slice, cst.Index):

@@ -40,8 +40,8 @@ from mplint.analysis.dispatch import (
     LAYER, TENSOR, Dispatch, DispatchState, Overrides, calls_super_init, overrides_of, portable, reads_overridden, unique,
 )
 from mplint.analysis.imported_layers import (
-    imported_definition, imported_dispatch, imported_function_definition, imported_model_class, imported_passthrough,
-    known_argument,
+    imported_definition, imported_dispatch, imported_function_definition, imported_model_class,
+    imported_partial_preset, imported_passthrough, known_argument,
 )
 from mplint.analysis.tensor_sites import Path
 from mplint.analysis.tensor_syntax import target_path
@@ -1661,6 +1661,11 @@ class ModelOutputs(Analysis):
             if preset is not None:
                 layer = preset[0].args[0].value
                 return LayerProducer(expr, self.resolve(layer), loc, preset)
+            imported = imported_partial_preset(self.ctx, expr.func) \
+                if isinstance(expr.func, (cst.Name, cst.Attribute)) and not names_tensorflow(self.resolve(expr.func)) \
+                else None
+            if imported is not None:  # ``ProbDense(n)``, a partial of another module
+                return LayerProducer(expr, imported[0], loc, (imported[1], loc))
             return LayerProducer(expr, self.resolve(expr.func) or self._named_class(expr.func, loc), loc)
         return None
 
