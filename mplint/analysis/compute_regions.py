@@ -29,6 +29,7 @@ from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from mplint.analysis.imported_layers import imported_layer_sixteen_bit
 from mplint.analysis.tensor_syntax import is_none
 from mplint.rule.check import Analysis, Context
 from mplint.semantic.call_args import keyword_only, positional_or_keyword
@@ -38,6 +39,7 @@ from mplint.semantic.elsewhere_marks import ELSEWHERE_UNKNOWN
 from mplint.semantic.scopes import Binding, Location, Scope, function_key
 from mplint.semantic.vocabulary import (
     DATASET_METHODS, FLOAT32_NAMES, INPUT_FUNCTIONS, LAMBDA_LAYERS, LAYER_BASES, MODEL_CLASSES, makes_dataset,
+    names_tensorflow,
 )
 
 
@@ -209,6 +211,11 @@ class ComputeRegions(Analysis):
                 ) or self._third_party_layer(node, bases, by_name):
                     self._classes[node] = LayerClass(node, scope, bases)
                     changed = True
+                    continue
+                imported = self._imported_layer_base(bases, by_name)
+                if imported is not None:  # a layer class of another module of the project
+                    self._classes[node] = LayerClass(node, scope, bases, sixteen_bit=imported)
+                    changed = True
         for call, scope in self._super_inits:
             cls_scope = scope.enclosing_class()
             cls_node = cls_scope.node if cls_scope is not None else None
@@ -292,6 +299,26 @@ class ComputeRegions(Analysis):
         """A dtype argument whose every value is a known non-16-bit dtype name."""
         found = self.ctx.values.values(expr, loc) if expr is not None else None
         return bool(found) and all(isinstance(v, str) and v in FLOAT32_NAMES for v in found or ())
+
+    def _imported_layer_base(self, bases: List[Tuple[cst.BaseExpression, FrozenSet[str]]],
+                             by_name: Dict[str, cst.ClassDef]) -> Optional[bool]:
+        """For a class deriving from a Keras layer class of another project module: whether
+        that base computes in 16 bits (its subclass does too, unless it pins a dtype
+        itself). None when no base is such a class."""
+        if not self.ctx.facts.project_root:
+            return None
+        for expr, names in bases:
+            if names_tensorflow(names) or (isinstance(expr, cst.Name) and expr.value in by_name):
+                continue
+            found = imported_layer_sixteen_bit(self.ctx, expr, type(self))
+            if found is not None:
+                return found
+        return None
+
+    def layer_class_named(self, name: str) -> Optional[LayerClass]:
+        """The layer class a top-level class of this module named ``name`` is, if any."""
+        binding = self.ctx.scopes.module_scope.lookup(name)
+        return self.layer_class(binding.node) if binding is not None and binding.kind == "class" else None
 
     def _third_party_layer(self, node: cst.ClassDef, bases: List[Tuple[cst.BaseExpression, FrozenSet[str]]],
                            by_name: Dict[str, cst.ClassDef]) -> bool:

@@ -243,6 +243,26 @@ def imported_model_class(ctx: Context, cls: cst.BaseExpression) -> bool:
         _ASKING.discard(found)
 
 
+def imported_layer_sixteen_bit(ctx: Context, cls: cst.BaseExpression, analysis: type) -> Optional[bool]:
+    """For ``cls`` naming a Keras layer class of another module of the project (through
+    that module's own bases too: ``class PaddedAttention(ScoredAttention)`` with
+    ``ScoredAttention(tf.keras.layers.Layer)`` there): whether it computes in 16 bits
+    under a mixed policy (False: it pins float32 or turns autocast off). None when it is
+    no layer class, cannot be followed, or is being asked already (bases that import
+    each other). ``analysis``: the region analysis, run on that module."""
+    found = imported_definition(ctx, cls)
+    if found is None or found in _ASKING:
+        return None
+    _ASKING.add(found)
+    try:
+        regions = analysed(found[0], analysis, root=ctx.facts.project_root)
+        named = getattr(regions, "layer_class_named", None)
+        layer = named(found[1]) if named is not None else None
+        return None if layer is None else bool(layer.sixteen_bit)
+    finally:
+        _ASKING.discard(found)
+
+
 def imported_passthrough(ctx: Context, func: cst.BaseExpression, call: cst.Call) -> Optional[int]:
     """Which input a layer class of a project module hands on unchanged when ``call``
     builds it (``Masked(name="MLM")``, whose ``call`` returns ``inputs[0] + 0``), judged

@@ -111,6 +111,9 @@ class FileCalls(LayerContainers):
             found = self._from_call(caller) or self._called_from_call(caller, seen)
             if found is not None and found.kind == "layer":
                 return Region("layer", scope, cls)
+        if self.foreign_contexts(scope):
+            # an override a base class's ``call`` of another module calls (``self.mask_scores(s)``)
+            return Region("layer", scope, cls)
         return None
 
     def _called_from_region(self, scope: Scope) -> Optional[Region]:

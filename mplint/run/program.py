@@ -441,6 +441,8 @@ class ProgramModel:
         #: while looking for setters: the modules a call may resolve into
         self._restrict: Optional[Set[str]] = None
         self._module_of: Dict[Tuple[str, str], Optional[str]] = {}
+        #: class -> the project classes that derive from it (:meth:`_subclasses_of`)
+        self._subclass_index: Optional[Dict[Node, List[Node]]] = None
         #: the module names looked for in import statements (what the result
         #: depends on in files that were not summarised)
         self.searched: Set[str] = set()
@@ -1576,7 +1578,8 @@ class ProgramModel:
                     homes = wanted.get(callee.rsplit(".", 1)[-1])
                     if not homes:
                         continue
-                    targets = [t for t in self.call_targets(caller, function, callee)
+                    targets = [t for t in [*self.call_targets(caller, function, callee),
+                                           *self._overrides_called(caller, function, callee)]
                                if t[0] in homes and t[0] != caller]
                     if not targets:
                         continue
@@ -1591,6 +1594,33 @@ class ProgramModel:
                 if len(sites) > _MAX_SITES:
                     by_function[name] = [{"*": UNKNOWN}]
         return found
+
+    def _overrides_called(self, path: str, function: str, callee: str) -> List[Node]:
+        """The overrides a ``self.method(...)`` call in a method of a class may run: the
+        method of that name each subclass in the project defines (``self.mask_scores(s)``
+        in a base's ``call``, overridden in another module): virtual dispatch."""
+        head, _, method = callee.partition(".")
+        if head != "self" or not method or "." in method or "." not in function:
+            return []
+        owner = (path, function.rsplit(".", 1)[0])
+        found: List[Node] = []
+        for cls in self._subclasses_of(owner):
+            info = self.summary(cls[0]).classes.get(cls[1])
+            if info is not None and method in info.methods:
+                found.append((cls[0], f"{cls[1]}.{method}"))
+        return found
+
+    def _subclasses_of(self, cls: Node) -> List[Node]:
+        """The project's classes that have ``cls`` among their bases (not itself), memoised
+        per run."""
+        if self._subclass_index is None:
+            index: Dict[Node, List[Node]] = {}
+            for path in sorted(self._summaries):
+                for name in self.summary(path).classes:
+                    for base in self._bases((path, name))[1:]:
+                        index.setdefault(base, []).append((path, name))
+            self._subclass_index = index
+        return self._subclass_index.get(cls, [])
 
     def _relative(self, path: str) -> str:
         """A module's path as a call site names it: relative to the project root, so a
