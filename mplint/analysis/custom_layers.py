@@ -155,6 +155,11 @@ class CustomLayers(Analysis):
             # picks, a builder of a layer or a head returning a layer's output (``(x)``)
             return imported_keyed_factory(self.ctx, func, layer.constructor, layer.location) \
                 or imported_keyed_factory(self.ctx, func, layer.constructor, layer.location, head=True)
+        picked = self._picked_by_name(func, binding, layer.location)
+        if picked is not None:
+            # ``head_cls = getattr(heads, config.HEAD_CLASS)``: that class of the module
+            return imported_layer(self.ctx, picked) or imported_factory(self.ctx, picked, layer.constructor,
+                                                                         loc=layer.location)
         if binding is None and isinstance(func, (cst.Name, cst.Attribute)):
             # a class of another module of the project, or a function there that returns a layer
             # (the Keras layer whose output a class or function there returns first: it names
@@ -162,6 +167,24 @@ class CustomLayers(Analysis):
             return imported_head(self.ctx, layer.constructor, layer.location) or imported_layer(self.ctx, func) \
                 or imported_factory(self.ctx, func, layer.constructor, loc=layer.location)
         return None
+
+    def _picked_by_name(self, func: cst.BaseExpression, binding: Optional[Binding],
+                        loc: Location) -> Optional[cst.Attribute]:
+        """``module.Name`` for ``getattr(module, key)`` (called at once, or bound once to the
+        name called) with ``module`` an import of the file and ``key`` one known string:
+        a class or function of another module picked by a name from a config."""
+        picker: Optional[cst.BaseExpression] = func
+        if binding is not None:
+            picker = binding.value if binding.kind == "assign" and len(loc.reaching(binding.name)) == 1 else None
+            loc = binding.location().within(loc.context)
+        if not isinstance(picker, cst.Call) or not isinstance(picker.func, cst.Name) \
+                or picker.func.value != "getattr" or loc.lookup("getattr") is not None or len(picker.args) != 2:
+            return None
+        module, key = picker.args[0].value, self.ctx.values.value(picker.args[1].value, loc)
+        if not isinstance(module, cst.Name) or not isinstance(key, str) or not key.isidentifier() \
+                or loc.lookup(module.value) is not None:
+            return None  # a local object, or a name not known here
+        return cst.Attribute(value=module, attr=cst.Name(key))
 
     def model_call_output(self, call: cst.Call, loc: Optional[Location] = None) -> Optional[CustomLayer]:
         """When ``call`` calls a model as a layer (``gen_out = self.gen_model(x)``, the model
