@@ -28,8 +28,9 @@ from mplint.semantic.names import dotted_name, string_key
 from mplint.semantic.base_inits import base_init_calls, init_caller, own_init
 from mplint.semantic.scopes import (
     Binding, Branches, Location, Scope, attributes_of, class_chain, exclusive, function_key, local_function,
+    method_of,
 )
-from mplint.semantic.stored_attributes import foreign_bases
+from mplint.semantic.stored_attributes import StoredForm, foreign_bases, stored_form
 from mplint.semantic.vocabulary import (
     CONSTANTS, DISTRIBUTED_OPTIMIZERS, DISTRIBUTED_TAPES, EXPERIMENTAL_LSO, FLOAT32_BY_DEFAULT, GRADIENT_CLIPS,
     GRADIENT_TAPES, LOSS_SCALE_FACTOR_KEYWORD,
@@ -674,6 +675,73 @@ class TrainingLoops(Analysis):
             else:
                 yield from self._origins(arg, where, depth + 1, seen)
 
+    def instance_truth(self, attr: str, cls: Scope) -> Optional[bool]:
+        """The truth of ``self.<attr>`` for an instance of ``cls``, when its class chain stores
+        it once (:func:`stored_attributes.stored_form`), here or in a base of another module:
+        a constant, or a parameter of an ``__init__``, bound by the ``super().__init__(...)``
+        call of the class below it (or the class's constructions); None when unknown."""
+        from mplint.analysis.imported_layers import analysed, imported_definition
+
+        chain = class_chain(cls)
+        if any(c.attributes.get(attr) for c in chain):
+            form = stored_form(cls, attr, self.ctx.values)
+            definer = next((c for c in chain if form is not None and own_init(c) is form.method), None)
+            if form is None or (form.constant is None and definer is None):
+                return None
+            if form.constant is not None:
+                return _truth(form.constant)
+            assert definer is not None
+            index = chain.index(definer)
+            caller = init_caller(chain, index)
+            sites = base_init_calls(self._init_calls, caller, chain[chain.index(caller) + 1:index + 1]) \
+                if caller is not None else self._constructions(chain[0])
+            return _truth(self._site_values(sites, form))
+        bases = foreign_bases(cls)
+        for base in bases:
+            found = imported_definition(self.ctx, base)
+            other = None if found is None else analysed(found[0], TrainingLoops)
+            stored = other.stored(found[1], attr) if found is not None and isinstance(other, TrainingLoops) else None
+            if stored is None:
+                continue
+            form, bound_here = stored
+            if form.constant is not None:
+                return _truth(form.constant)
+            if not bound_here:
+                return None
+            caller = init_caller(chain, len(chain))
+            names = [dotted_name(b) or "" for b in bases]
+            sites = base_init_calls(self._init_calls, caller, (), names) if caller is not None \
+                else self._constructions(chain[0])
+            return _truth(self._site_values(sites, form))
+        return None
+
+    def _site_values(self, sites: List[Tuple[cst.Call, Location, int]], form: StoredForm) -> Optional[Set[object]]:
+        """The values the calls of an ``__init__`` bind to the parameter ``form`` stores."""
+        if form.param is None or form.key is not None:
+            return None
+        out: Set[object] = set()
+        for call, where, offset in sites:
+            arg = argument_for(form.method, form.param, call, offset)
+            found = form.default if arg is None else (
+                self.ctx.values.values(arg, where) if isinstance(arg, cst.BaseExpression) else None)
+            if found is None:
+                return None
+            out |= found
+        return out if sites else None
+
+    def stored(self, class_name: str, attr: str) -> Optional[Tuple[StoredForm, bool]]:
+        """How the top-level class ``class_name`` (and its bases here) stores ``self.<attr>``,
+        and whether the method storing it is the ``__init__`` a subclass's
+        ``super().__init__(...)`` runs (its parameters are that call's arguments)."""
+        binding = self.ctx.scopes.module_scope.lookup(class_name)
+        cls = next((c for c in self.ctx.scopes.module_scope.children
+                    if binding is not None and c.node is binding.node and c.kind == "class"), None)
+        form = None if cls is None else stored_form(cls, attr, self.ctx.values)
+        if cls is None or form is None:
+            return None
+        runs = next((init for init in map(own_init, class_chain(cls)) if init is not None), None)
+        return form, runs is form.method
+
     def inherited_attribute(self, class_name: str, attr: str, bind: "InitBinder",
                             depth: int) -> Optional[List[OptimizerOrigin]]:
         """``self.<attr>`` of an instance of a subclass (in another module) of the top-level
@@ -1111,6 +1179,10 @@ class TrainingLoops(Analysis):
             clipped = positional_or_keyword(call, helper.index, helper.name) if helper is not None else None
         if where is None or clipped is None:
             return None
+        instance = step.location.scope.enclosing_class()
+        needs = helper.needs if helper is not None else _attribute_needs(where.branches)
+        if instance is not None and any(self.instance_truth(attr, instance) is (not wanted) for attr, wanted in needs):
+            return None  # ``if self.clip_gradients:`` around the clip, False for this instance
         if any(arg.value is not clipped and self._scaled_threshold(arg.value, where) for arg in call.args):
             # the threshold is scaled as the gradients are (``clip_by_global_norm(grads,
             # opt.scale_loss(clip_norm))``): the true gradients are clipped at ``clip_norm``
@@ -1170,6 +1242,11 @@ class TrainingLoops(Analysis):
         return None
 
     def _return_flows(self, name: str) -> Optional[Tuple[List[str], Scope, List[List[cst.CSTNode]]]]:
+        found = self._returns_with_arms(name)
+        return None if found is None else (found[0], found[1], [flowed for flowed, _ in found[2]])
+
+    def _returns_with_arms(self, name: str
+                           ) -> Optional[Tuple[List[str], Scope, List[Tuple[List[cst.CSTNode], Branches]]]]:
         """For the top-level function ``name`` of this module (or ``Cls.method``, a method
         of a top-level class, ``self`` left out): its parameters, its scope, and for each
         value it returns every node that value may be computed from."""
@@ -1181,28 +1258,31 @@ class TrainingLoops(Analysis):
             cls = module.lookup(owner)
             scope = next((c for c in module.children if cls is not None and cls.kind == "class"
                           and c.node is cls.node), None)
-            own = scope.bindings.get(method, []) if scope is not None else []
-            binding = own[-1] if own else None  # the class's own: never a module function of that name
+            # the class's own, or a base's of this module: never a module function of that name
+            binding = method_of(scope, method) if scope is not None else None
         if scope is None:
             return None
         function = binding.node if binding is not None and binding.kind == "def" else None
-        inner = next((c for c in scope.children if c.node is function), None)
+        definer = scope if binding is None or binding.scope is None else binding.scope
+        inner = next((c for c in definer.children if c.node is function), None)
         if not isinstance(function, cst.FunctionDef) or inner is None:
             return None
         params = [p.name.value for p in (*function.params.posonly_params, *function.params.params)][1 if owner else 0:]
         end = Location(inner, _END, ())
-        return params, inner, [self.flow(value, end) for value, _ in _returned(function.body)]
+        return params, inner, [(self.flow(value, end), arms) for value, arms in _returned(function.body)]
 
-    def clipped_parameter(self, name: str) -> Optional[Tuple[int, str, str]]:
-        """(index, name, clipping function) of the parameter the top-level function
+    def clipped_parameter(self, name: str) -> Optional[Tuple[int, str, str, Tuple[Tuple[str, bool], ...]]]:
+        """(index, name, clipping function, needs) of the parameter the top-level function
         ``name`` of this module returns through a known clipping call (``clipped, _ =
         tf.clip_by_global_norm(grads, n); return clipped``); None when none does, or when
-        the value is unscaled on the way (then the clip comes after unscaling)."""
-        found = self._return_flows(name)
+        the value is unscaled on the way (then the clip comes after unscaling). ``needs``:
+        the instance attributes the ``if`` arms around that ``return`` test, with the
+        truth each needs (``if self.clip_gradients:``), for the caller to decide."""
+        found = self._returns_with_arms(name)
         if found is None:
             return None
         params, inner, flows = found
-        for flowed in flows:
+        for flowed, arms in flows:
             if any(isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
                    and node.func.attr.value == UNSCALE_METHOD for node in flowed) \
                     or any(id(node) in self._divisions for node in flowed):
@@ -1218,7 +1298,8 @@ class TrainingLoops(Analysis):
                 found_param = _reached_parameter(reached, params, inner)
                 if found_param is not None:
                     names = self.call_names.get(id(node), frozenset())
-                    return (*found_param, min(n.rsplit(".", 1)[-1] for n in names) if names else "clip")
+                    return (*found_param, min(n.rsplit(".", 1)[-1] for n in names) if names else "clip",
+                            _attribute_needs(arms))
         return None
 
     def is_loss_scale(self, expr: cst.BaseExpression, loc: Location) -> bool:
@@ -1350,6 +1431,25 @@ class TrainingLoops(Analysis):
                 return []
             out.append((call, arg, where))
         return out
+
+
+def _truth(values: Optional[Iterable[object]]) -> Optional[bool]:
+    """The one truth every value has; None when unknown, none, or both."""
+    truths = {bool(v) for v in values} if values is not None else set()
+    return truths.pop() if len(truths) == 1 else None
+
+
+def _attribute_needs(arms: Branches) -> Tuple[Tuple[str, bool], ...]:
+    """The ``self.<attr>`` tests of ``if`` arms (``if self.clip:``, ``if not self.clip:``),
+    each with the truth its arm needs."""
+    out: List[Tuple[str, bool]] = []
+    for _, arm, test in arms:
+        wanted = arm == "body"
+        while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            test, wanted = test.expression, not wanted
+        if isinstance(test, cst.Attribute) and isinstance(test.value, cst.Name) and test.value.value == "self":
+            out.append((test.attr.value, wanted))
+    return tuple(out)
 
 
 @dataclass(frozen=True, eq=False)
