@@ -40,6 +40,9 @@ class ClippedParameter:
     clip: str
     #: the function's module file, for the message
     path: str
+    #: the instance attributes the ``if`` arms around the clipping ``return`` test, each
+    #: with the truth it needs (``if self.clip_gradients:``): the caller's instance decides
+    needs: Tuple[Tuple[str, bool], ...] = ()
 
 
 def imported_clip(ctx: Context, call: cst.Call, analysis: "type[TrainingLoops]",
@@ -54,8 +57,8 @@ def imported_clip(ctx: Context, call: cst.Call, analysis: "type[TrainingLoops]",
     clipped = other.clipped_parameter(name)
     if clipped is None:
         return None
-    index, param, clip = clipped
-    return ClippedParameter(index, param, clip, path)
+    index, param, clip, needs = clipped
+    return ClippedParameter(index, param, clip, path, needs)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ is not a train step.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Dict, FrozenSet, Iterable, Iterator, List, Literal, Mapping, Optional, Set, Tuple, Union
+from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Literal, Mapping, Optional, Set, Tuple, Union
 
 import libcst as cst
 
@@ -25,9 +25,12 @@ from mplint.semantic.call_args import argument_for, keyword_only, positional_or_
 from mplint.semantic.conditions import Conditions, Truths, capabilities, conflict, decides_generation
 from mplint.semantic.facts import REWRITE_GRAPPLER
 from mplint.semantic.names import dotted_name, string_key
+from mplint.semantic.base_inits import base_init_calls, init_caller, own_init
 from mplint.semantic.scopes import (
-    Binding, Branches, Location, Scope, class_chain, exclusive, function_key, local_function,
+    Binding, Branches, Location, Scope, attributes_of, class_chain, exclusive, function_key, local_function,
+    method_of,
 )
+from mplint.semantic.stored_attributes import StoredForm, foreign_bases, stored_form
 from mplint.semantic.vocabulary import (
     CONSTANTS, DISTRIBUTED_OPTIMIZERS, DISTRIBUTED_TAPES, EXPERIMENTAL_LSO, FLOAT32_BY_DEFAULT, GRADIENT_CLIPS,
     GRADIENT_TAPES, LOSS_SCALE_FACTOR_KEYWORD,
@@ -58,10 +61,16 @@ UNKNOWN_OPTIMIZER = "unknown"  # not followed with certainty: the rules stay sil
 #: ``None`` (a parameter left to its ``None`` default): only ``opt or Adam()`` reads past it;
 #: anywhere else it is reported as UNKNOWN_OPTIMIZER
 NO_OPTIMIZER = "none"
+#: a subclass in another module leaves a base's ``__init__`` parameter to its default,
+#: which the base's module reads (:meth:`TrainingLoops.inherited_attribute`)
+_DEFAULT = "default"
 #: a project factory "kind" that names the API the call stands for (``run.optimizer_values.API``)
 API = "api:"
 
 _MAX_DEPTH = 12
+#: what a subclass in another module binds to a parameter of its base's ``__init__``
+#: here: the ``__init__``, the parameter, the depth and the origins followed so far
+InitBinder = Callable[[cst.FunctionDef, cst.Param, int, FrozenSet[int]], List["OptimizerOrigin"]]
 _MAX_FLOW = 3000
 
 
@@ -210,6 +219,19 @@ class TrainingLoops(Analysis):
         self._not_reads: Set[int] = set()
         #: the nodes the last :meth:`flow` reached through a parameter, in the calls of its function
         self.crossed: Set[int] = set()
+        #: the helper calls the last :meth:`flow` entered to reach each node inside one
+        self.frames: Dict[int, _Frames] = {}
+        self._step_frames: Dict[int, _Frames] = {}
+        #: ``X.__init__(...)`` calls (``super().__init__(model, optimizer)``): what binds a
+        #: base's ``__init__`` parameters for an instance of a subclass (``base_inits``)
+        self._init_calls: List[Tuple[cst.Call, Location]] = []
+        #: the class of ``self`` while an attribute is followed: the class of the method that
+        #: reads it (``AmpTrainer.train_step``), kept through its bases' ``__init__``
+        self._instance: Optional[Scope] = None
+        #: while a subclass in another module asks what its base here stores
+        #: (:meth:`inherited_attribute`): that base class, and what the subclass binds to
+        #: the parameters of the ``__init__`` it runs
+        self._binder: Optional[Tuple[Scope, "InitBinder"]] = None
 
     # -- collection -----------------------------------------------------------------
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
@@ -308,6 +330,8 @@ class TrainingLoops(Analysis):
             self._calls_by_name.setdefault(func.value, []).append((node, self.ctx.scopes.location()))
         elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
             self._self_calls.setdefault(func.attr.value, []).append((node, self.ctx.scopes.location()))
+        if isinstance(func, cst.Attribute) and func.attr.value == "__init__":
+            self._init_calls.append((node, self.ctx.scopes.location()))
         statement = self._statement[-1] if self._statement else None
         resolved = names.resolve(func)
         if resolved:
@@ -537,26 +561,238 @@ class TrainingLoops(Analysis):
             if cls is None:
                 yield OptimizerOrigin(UNKNOWN_OPTIMIZER)
                 return
-            # `self.opt = LossScaleOptimizer(self.opt)` reads the attribute's earlier
-            # value: a binding is never the value of an expression in its own right side.
-            # Nor one made in the other arm of an `if` the use is in (`if fp16: self.opt =
-            # LossScaleOptimizer(self.opt)` / `elif rewrite: self.opt = rewrite(self.opt)`).
-            # the nearest class that sets it: this one, or a base of it in this file
-            # (``self.optimizer`` made in ``BaseTrainer.__init__``, used by a subclass)
-            owner = next((c for c in class_chain(cls) if c.attributes.get(expr.attr.value)), cls)
-            bindings = [b for b in owner.attributes.get(expr.attr.value, []) if id(b) not in seen
-                        and not (b.value is not None and contains(b.value, expr))
-                        and not exclusive(b.branches, loc.branches) and self._possible(b)]
-            if bindings:
-                for binding in bindings:
-                    yield from self._binding_origins(binding, depth, seen)
-            elif expr.attr.value == "optimizer" and any(id(c.node) in self._model_classes for c in class_chain(cls)):
-                # a Model subclass, directly or through a base of this file (``SegModel(ScaledModel)``)
-                yield OptimizerOrigin(COMPILED, None, loc)
-            else:
-                yield OptimizerOrigin(UNKNOWN_OPTIMIZER)
+            # the class of the instance: this method's, or a subclass's whose ``__init__`` is
+            # being followed into this base's (``super().__init__(model, optimizer)``)
+            instance = self._instance if self._instance is not None \
+                and any(c is cls for c in class_chain(self._instance)) else cls
+            saved_instance, self._instance = self._instance, instance
+            try:
+                yield from self._attribute_origins(instance, expr.attr.value, expr, loc, depth, seen)
+            finally:
+                self._instance = saved_instance
         else:
             yield OptimizerOrigin(UNKNOWN_OPTIMIZER)
+
+    def _attribute_origins(self, instance: Scope, attr: str, expr: Optional[cst.Attribute],
+                           loc: Optional[Location], depth: int, seen: FrozenSet[int]) -> Iterator[OptimizerOrigin]:
+        """``self.<attr>`` of an ``instance`` of a class, read at ``loc`` (None: asked by a
+        subclass in another module, :meth:`inherited_attribute`): what the nearest class of
+        its chain that sets it stores, in this file or in a base of another module."""
+        chain = class_chain(instance)
+        # the nearest class that sets it: this one, or a base of it in this file
+        # (``self.optimizer`` made in ``BaseTrainer.__init__``, used by a subclass)
+        owner = next((c for c in chain if c.attributes.get(attr)), None)
+        if owner is None and loc is not None:
+            inherited = self._foreign_attribute(chain, attr, depth, seen)
+            if inherited is not None:  # stored by a base of another module
+                yield from inherited
+                return
+        # `self.opt = LossScaleOptimizer(self.opt)` reads the attribute's earlier
+        # value: a binding is never the value of an expression in its own right side.
+        # Nor one made in the other arm of an `if` the use is in (`if fp16: self.opt =
+        # LossScaleOptimizer(self.opt)` / `elif rewrite: self.opt = rewrite(self.opt)`).
+        bindings = [b for b in (owner or instance).attributes.get(attr, []) if id(b) not in seen
+                    and not (expr is not None and b.value is not None and contains(b.value, expr))
+                    and not (loc is not None and exclusive(b.branches, loc.branches)) and self._possible(b)]
+        if bindings:
+            for binding in bindings:
+                yield from self._binding_origins(binding, depth, seen)
+        elif attr == "optimizer" and loc is not None and any(id(c.node) in self._model_classes for c in chain):
+            # a Model subclass, directly or through a base of this file (``SegModel(ScaledModel)``)
+            yield OptimizerOrigin(COMPILED, None, loc)
+        else:
+            yield OptimizerOrigin(UNKNOWN_OPTIMIZER)
+
+    def _foreign_attribute(self, chain: List[Scope], attr: str, depth: int,
+                           seen: FrozenSet[int]) -> Optional[List[OptimizerOrigin]]:
+        """``self.<attr>`` that no class of ``chain`` (an instance's class and its bases in
+        this file) sets, stored by a base class of another project module: what that
+        module's analysis follows there, the parameters of the ``__init__`` it runs bound
+        from the call this file's class makes (``super().__init__(model, optimizer)``).
+        Origins in that module keep only their kind (a fix edits this file only). None
+        when no such base stores it."""
+        from mplint.analysis.imported_layers import analysed, imported_definition
+
+        bases = foreign_bases(chain[0])
+        names = [dotted_name(base) or "" for base in bases]
+        for base in bases:
+            found = imported_definition(self.ctx, base)
+            other = None if found is None else analysed(found[0], TrainingLoops)
+            if found is None or not isinstance(other, TrainingLoops):
+                continue
+
+            def bind(init: cst.FunctionDef, param: cst.Param, at: int, _seen: FrozenSet[int]) -> List[OptimizerOrigin]:
+                return list(self._bound_here(chain, names, init, param, at, seen))
+
+            inherited = other.inherited_attribute(found[1], attr, bind, depth + 1)
+            if inherited is not None:
+                return [o if self._made_here(o) else _kind_only(o) for o in inherited]
+        return None
+
+    def _made_here(self, origin: OptimizerOrigin) -> bool:
+        scope: Optional[Scope] = None if origin.location is None else origin.location.scope
+        while scope is not None and scope.parent is not None:
+            scope = scope.parent
+        return origin.call is None or (scope is not None and scope.node is self.ctx.module)
+
+    def _bound_here(self, chain: List[Scope], names: List[str], init: cst.FunctionDef, param: cst.Param,
+                    depth: int, seen: FrozenSet[int]) -> Iterator[OptimizerOrigin]:
+        """What this file's classes (``chain``, the instance's class first) bind to
+        ``param`` of the ``__init__`` of their base in another module (``names``: how
+        this file names its bases there)."""
+        caller = init_caller(chain, len(chain))
+        sites = base_init_calls(self._init_calls, caller, (), names) if caller is not None \
+            else self._constructions(chain[0])
+        yield from self._site_origins(sites, init, param, None, depth, seen)
+
+    def _constructions(self, cls: Scope) -> List[Tuple[cst.Call, Location, int]]:
+        """The file's constructions of ``cls`` (``self`` bound: offset 1), when they are all
+        of them: a script's classes, or a private class of a library module."""
+        name = getattr(getattr(cls.node, "name", None), "value", "_")
+        if not self.ctx.values.script and not name.startswith("_"):
+            return []  # a library module's public class: other modules construct it too
+        return [(call, where, 1) for call, where in self.ctx.scopes.calls.get(name, ())
+                if (found := where.lookup(name)) is not None and found.node is cls.node]
+
+    def _site_origins(self, sites: List[Tuple[cst.Call, Location, int]], init: cst.FunctionDef,
+                      param: cst.Param, default_at: Optional[Location], depth: int,
+                      seen: FrozenSet[int]) -> Iterator[OptimizerOrigin]:
+        """What each call of ``init`` binds to ``param``: its argument's origins, its
+        default's where it leaves it (``None``: no optimizer; ``default_at``: where the
+        default is read, None for a module other than the call's), or UNKNOWN."""
+        if not sites:
+            yield OptimizerOrigin(UNKNOWN_OPTIMIZER)
+        for call, where, offset in sites:
+            arg = argument_for(init, param, call, offset)
+            if arg is None and param.default is not None \
+                    and isinstance(param.default, cst.Name) and param.default.value == "None":
+                yield OptimizerOrigin(NO_OPTIMIZER)
+            elif arg is None and param.default is not None:
+                yield from self._origins(param.default, default_at, depth + 1, seen) if default_at is not None \
+                    else [OptimizerOrigin(_DEFAULT)]
+            elif not isinstance(arg, cst.BaseExpression):
+                yield OptimizerOrigin(UNKNOWN_OPTIMIZER)
+            else:
+                yield from self._origins(arg, where, depth + 1, seen)
+
+    def instance_truth(self, attr: str, cls: Scope) -> Optional[bool]:
+        """The truth of ``self.<attr>`` for an instance of ``cls``, when its class chain stores
+        it once (:func:`stored_attributes.stored_form`), here or in a base of another module:
+        a constant, or a parameter of an ``__init__``, bound by the ``super().__init__(...)``
+        call of the class below it (or the class's constructions); None when unknown."""
+        from mplint.analysis.imported_layers import analysed, imported_definition
+
+        chain = class_chain(cls)
+        if any(c.attributes.get(attr) for c in chain):
+            form = stored_form(cls, attr, self.ctx.values)
+            definer = next((c for c in chain if form is not None and own_init(c) is form.method), None)
+            if form is None or (form.constant is None and definer is None):
+                return None
+            if form.constant is not None:
+                return _truth(form.constant)
+            assert definer is not None
+            index = chain.index(definer)
+            caller = init_caller(chain, index)
+            sites = base_init_calls(self._init_calls, caller, chain[chain.index(caller) + 1:index + 1]) \
+                if caller is not None else self._constructions(chain[0])
+            return _truth(self._site_values(sites, form))
+        bases = foreign_bases(cls)
+        for base in bases:
+            found = imported_definition(self.ctx, base)
+            other = None if found is None else analysed(found[0], TrainingLoops)
+            stored = other.stored(found[1], attr) if found is not None and isinstance(other, TrainingLoops) else None
+            if stored is None:
+                continue
+            form, bound_here = stored
+            if form.constant is not None:
+                return _truth(form.constant)
+            if not bound_here:
+                return None
+            caller = init_caller(chain, len(chain))
+            names = [dotted_name(b) or "" for b in bases]
+            sites = base_init_calls(self._init_calls, caller, (), names) if caller is not None \
+                else self._constructions(chain[0])
+            return _truth(self._site_values(sites, form))
+        return None
+
+    def _site_values(self, sites: List[Tuple[cst.Call, Location, int]], form: StoredForm) -> Optional[Set[object]]:
+        """The values the calls of an ``__init__`` bind to the parameter ``form`` stores."""
+        if form.param is None or form.key is not None:
+            return None
+        out: Set[object] = set()
+        for call, where, offset in sites:
+            arg = argument_for(form.method, form.param, call, offset)
+            found = form.default if arg is None else (
+                self.ctx.values.values(arg, where) if isinstance(arg, cst.BaseExpression) else None)
+            if found is None:
+                return None
+            out |= found
+        return out if sites else None
+
+    def stored(self, class_name: str, attr: str) -> Optional[Tuple[StoredForm, bool]]:
+        """How the top-level class ``class_name`` (and its bases here) stores ``self.<attr>``,
+        and whether the method storing it is the ``__init__`` a subclass's
+        ``super().__init__(...)`` runs (its parameters are that call's arguments)."""
+        binding = self.ctx.scopes.module_scope.lookup(class_name)
+        cls = next((c for c in self.ctx.scopes.module_scope.children
+                    if binding is not None and c.node is binding.node and c.kind == "class"), None)
+        form = None if cls is None else stored_form(cls, attr, self.ctx.values)
+        if cls is None or form is None:
+            return None
+        runs = next((init for init in map(own_init, class_chain(cls)) if init is not None), None)
+        return form, runs is form.method
+
+    def inherited_attribute(self, class_name: str, attr: str, bind: "InitBinder",
+                            depth: int) -> Optional[List[OptimizerOrigin]]:
+        """``self.<attr>`` of an instance of a subclass (in another module) of the top-level
+        class ``class_name`` here, when this class or a base of it here stores it: what the
+        stores hold, the parameters of the ``__init__`` the subclass runs bound by ``bind``
+        (the subclass's own ``super().__init__(...)``); None when none stores it."""
+        binding = self.ctx.scopes.module_scope.lookup(class_name)
+        cls = next((c for c in self.ctx.scopes.module_scope.children
+                    if binding is not None and c.node is binding.node and c.kind == "class"), None)
+        if cls is None or not attributes_of(cls, attr) or depth > _MAX_DEPTH:
+            return None
+        saved = self._binder, self._instance, self._assumed
+        self._binder, self._instance, self._assumed = (cls, bind), cls, {}
+        try:
+            return list(self._attribute_origins(cls, attr, None, None, depth, frozenset()))
+        finally:
+            self._binder, self._instance, self._assumed = saved
+
+    def _bound_by_subclass(self, binding: Binding, depth: int,
+                           seen: FrozenSet[int]) -> Optional[Iterator[OptimizerOrigin]]:
+        """A parameter of a base's ``__init__`` while ``self`` is an instance of a subclass
+        (:attr:`_instance`): what the call of the class below it binds (``super().__init__(model,
+        optimizer)`` in ``AmpTrainer.__init__``), or, for the top class a subclass of
+        another module asks about, what that subclass binds (:attr:`_binder`); None when
+        the instance is of the parameter's own class (every construction of it binds it)."""
+        scope = binding.scope
+        definer = None if scope is None else scope.parent
+        init, param = None if scope is None else scope.node, binding.node
+        if self._instance is None or definer is None or definer.kind != "class" \
+                or not isinstance(init, cst.FunctionDef) or init.name.value != "__init__" \
+                or not isinstance(param, cst.Param):
+            return None
+        chain = class_chain(self._instance)
+        index = next((i for i, c in enumerate(chain) if c is definer), None)
+        if index is None:
+            return None
+        caller = init_caller(chain, index)
+        if caller is None and self._binder is not None and self._binder[0] is chain[0]:
+            found = self._binder[1](init, param, depth, seen)  # the subclass in the other module binds it
+            return iter([o for d in found for o in (
+                self._default_origins(param, binding, depth, seen) if d.kind == _DEFAULT else [d])])
+        if index == 0:
+            return None
+        sites = base_init_calls(self._init_calls, caller, chain[chain.index(caller) + 1:index + 1]) \
+            if caller is not None else self._constructions(chain[0])
+        return self._site_origins(sites, init, param, binding.location(), depth, seen)
+
+    def _default_origins(self, param: cst.Param, binding: Binding, depth: int,
+                         seen: FrozenSet[int]) -> List[OptimizerOrigin]:
+        assert param.default is not None
+        return list(self._origins(param.default, binding.location(), depth + 1, seen))
 
     def _picks_optimizer_class(self, func: cst.Subscript, loc: Location) -> bool:
         """Whether every class a container lookup may pick is a Keras optimizer class
@@ -651,6 +887,10 @@ class TrainingLoops(Analysis):
         Only plain functions called by name in this file are followed; a function
         handed to ``strategy.run`` or called from elsewhere stays UNKNOWN_OPTIMIZER.
         """
+        bound = self._bound_by_subclass(binding, depth, seen)
+        if bound is not None:  # ``super().__init__(model, optimizer)`` of the instance's class
+            yield from bound
+            return
         scope = binding.scope
         function = scope.node if scope is not None else None
         outermost = scope is not None and scope.parent is not None and scope.parent.kind in ("module", "class")
@@ -733,6 +973,7 @@ class TrainingLoops(Analysis):
         if self.never_runs(loc.branches, loc):
             return None  # under an isinstance test no value passes
         flow = self.flow(grads, loc)
+        self._step_frames = self.frames
         gradients = [g for g in (self._gradient(n) for n in flow if isinstance(n, cst.Call)) if g is not None]
         if not gradients:
             return None
@@ -938,12 +1179,16 @@ class TrainingLoops(Analysis):
             clipped = positional_or_keyword(call, helper.index, helper.name) if helper is not None else None
         if where is None or clipped is None:
             return None
+        instance = step.location.scope.enclosing_class()
+        needs = helper.needs if helper is not None else _attribute_needs(where.branches)
+        if instance is not None and any(self.instance_truth(attr, instance) is (not wanted) for attr, wanted in needs):
+            return None  # ``if self.clip_gradients:`` around the clip, False for this instance
         if any(arg.value is not clipped and self._scaled_threshold(arg.value, where) for arg in call.args):
             # the threshold is scaled as the gradients are (``clip_by_global_norm(grads,
             # opt.scale_loss(clip_norm))``): the true gradients are clipped at ``clip_norm``
             return None
         clipped = _comprehension_source(clipped, call, grads_flow)
-        upstream = self.flow(clipped, where)
+        upstream = self.flow(clipped, where, frames=self._step_frames.get(id(call), ()))
         sources = [g for g in step.gradients if any(g.call is node for node in upstream)]
         if not sources:
             return None  # not the gradients (a learning rate, a loss)
@@ -997,6 +1242,11 @@ class TrainingLoops(Analysis):
         return None
 
     def _return_flows(self, name: str) -> Optional[Tuple[List[str], Scope, List[List[cst.CSTNode]]]]:
+        found = self._returns_with_arms(name)
+        return None if found is None else (found[0], found[1], [flowed for flowed, _ in found[2]])
+
+    def _returns_with_arms(self, name: str
+                           ) -> Optional[Tuple[List[str], Scope, List[Tuple[List[cst.CSTNode], Branches]]]]:
         """For the top-level function ``name`` of this module (or ``Cls.method``, a method
         of a top-level class, ``self`` left out): its parameters, its scope, and for each
         value it returns every node that value may be computed from."""
@@ -1008,28 +1258,31 @@ class TrainingLoops(Analysis):
             cls = module.lookup(owner)
             scope = next((c for c in module.children if cls is not None and cls.kind == "class"
                           and c.node is cls.node), None)
-            own = scope.bindings.get(method, []) if scope is not None else []
-            binding = own[-1] if own else None  # the class's own: never a module function of that name
+            # the class's own, or a base's of this module: never a module function of that name
+            binding = method_of(scope, method) if scope is not None else None
         if scope is None:
             return None
         function = binding.node if binding is not None and binding.kind == "def" else None
-        inner = next((c for c in scope.children if c.node is function), None)
+        definer = scope if binding is None or binding.scope is None else binding.scope
+        inner = next((c for c in definer.children if c.node is function), None)
         if not isinstance(function, cst.FunctionDef) or inner is None:
             return None
         params = [p.name.value for p in (*function.params.posonly_params, *function.params.params)][1 if owner else 0:]
         end = Location(inner, _END, ())
-        return params, inner, [self.flow(value, end) for value, _ in _returned(function.body)]
+        return params, inner, [(self.flow(value, end), arms) for value, arms in _returned(function.body)]
 
-    def clipped_parameter(self, name: str) -> Optional[Tuple[int, str, str]]:
-        """(index, name, clipping function) of the parameter the top-level function
+    def clipped_parameter(self, name: str) -> Optional[Tuple[int, str, str, Tuple[Tuple[str, bool], ...]]]:
+        """(index, name, clipping function, needs) of the parameter the top-level function
         ``name`` of this module returns through a known clipping call (``clipped, _ =
         tf.clip_by_global_norm(grads, n); return clipped``); None when none does, or when
-        the value is unscaled on the way (then the clip comes after unscaling)."""
-        found = self._return_flows(name)
+        the value is unscaled on the way (then the clip comes after unscaling). ``needs``:
+        the instance attributes the ``if`` arms around that ``return`` test, with the
+        truth each needs (``if self.clip_gradients:``), for the caller to decide."""
+        found = self._returns_with_arms(name)
         if found is None:
             return None
         params, inner, flows = found
-        for flowed in flows:
+        for flowed, arms in flows:
             if any(isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
                    and node.func.attr.value == UNSCALE_METHOD for node in flowed) \
                     or any(id(node) in self._divisions for node in flowed):
@@ -1045,7 +1298,8 @@ class TrainingLoops(Analysis):
                 found_param = _reached_parameter(reached, params, inner)
                 if found_param is not None:
                     names = self.call_names.get(id(node), frozenset())
-                    return (*found_param, min(n.rsplit(".", 1)[-1] for n in names) if names else "clip")
+                    return (*found_param, min(n.rsplit(".", 1)[-1] for n in names) if names else "clip",
+                            _attribute_needs(arms))
         return None
 
     def is_loss_scale(self, expr: cst.BaseExpression, loc: Location) -> bool:
@@ -1060,22 +1314,28 @@ class TrainingLoops(Analysis):
 
     # -- local data flow ------------------------------------------------------------------
     def flow(self, expr: cst.BaseExpression, loc: Location,
-             places: Optional[Dict[int, Location]] = None) -> List[cst.CSTNode]:
+             places: Optional[Dict[int, Location]] = None, frames: "_Frames" = ()) -> List[cst.CSTNode]:
         """Every node the value of ``expr`` may be computed from, in ``loc``'s function.
 
         Follows local names back to every statement that bound them earlier in the
         same scope (both branches of an ``if``; tuple targets, augmented
         assignments, ``for`` targets); names of enclosing scopes, attributes and
         parameters end the trail. ``places``, when given, gets where each node is read.
+        A helper's return is followed into it from the call (``frames``: the calls
+        entered already, where ``expr`` is in such a helper), so its parameters are that
+        call's arguments; :attr:`frames` keeps, for each node reached inside one, the calls.
         """
         out: List[cst.CSTNode] = []
         seen: Set[int] = set()
-        work: List[Tuple[cst.CSTNode, Location, bool]] = [(expr, loc, False)]
+        work: List[Tuple[cst.CSTNode, Location, bool, _Frames]] = [(expr, loc, False, frames)]
         self.crossed = set()
+        self.frames = {}
         while work and len(out) < _MAX_FLOW:
-            node, where, crossed = work.pop()
+            node, where, crossed, frames = work.pop()
             for sub in _expression_nodes(node):
                 out.append(sub)
+                if frames:
+                    self.frames[id(sub)] = frames
                 if places is not None:
                     places[id(sub)] = where
                 if crossed:
@@ -1085,7 +1345,8 @@ class TrainingLoops(Analysis):
                     for value, inside, _ in _helper_returns(sub, where):
                         if id(value) not in seen:
                             seen.add(id(value))
-                            work.append((value, inside, crossed))
+                            frame = _Frame(inside.scope, sub, where, crossed, frames)
+                            work.append((value, inside, crossed, (*frames, frame)))
                     continue
                 if not isinstance(sub, cst.Name):
                     continue
@@ -1098,14 +1359,21 @@ class TrainingLoops(Analysis):
                         # ``if isinstance(opt, <a class never built>): loss = opt.get_scaled_loss(loss)``
                         continue
                     seen.add(id(binding))
+                    entered = next((f for f in reversed(frames) if f.scope is where.scope), None)
+                    bound = _bound_argument(binding, entered) if entered is not None else None
+                    if bound is not None and entered is not None:
+                        # the helper's return followed from one call of it (``grads =
+                        # self.postprocess_gradients(grads)``): its parameter is that call's argument
+                        work.append((bound, entered.site, entered.crossed, entered.frames))
+                        continue
                     if binding.kind == "param":
                         # a helper's parameter (``def apply(opt, grads, variables)``): what
                         # every call of the helper in this file passes for it
-                        work.extend((arg, site, True) for _, arg, site in self.passed(binding))
+                        work.extend((arg, site, True, ()) for _, arg, site in self.passed(binding))
                         continue
                     source = binding_source(binding)
                     if source is not None:
-                        work.append((source, Location(where.scope, binding.order, binding.branches), crossed))
+                        work.append((source, Location(where.scope, binding.order, binding.branches), crossed, frames))
                     if binding.kind == "augassign":
                         out.append(binding.node)  # `loss *= scale`
         return out
@@ -1165,6 +1433,54 @@ class TrainingLoops(Analysis):
         return out
 
 
+def _truth(values: Optional[Iterable[object]]) -> Optional[bool]:
+    """The one truth every value has; None when unknown, none, or both."""
+    truths = {bool(v) for v in values} if values is not None else set()
+    return truths.pop() if len(truths) == 1 else None
+
+
+def _attribute_needs(arms: Branches) -> Tuple[Tuple[str, bool], ...]:
+    """The ``self.<attr>`` tests of ``if`` arms (``if self.clip:``, ``if not self.clip:``),
+    each with the truth its arm needs."""
+    out: List[Tuple[str, bool]] = []
+    for _, arm, test in arms:
+        wanted = arm == "body"
+        while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            test, wanted = test.expression, not wanted
+        if isinstance(test, cst.Attribute) and isinstance(test.value, cst.Name) and test.value.value == "self":
+            out.append((test.attr.value, wanted))
+    return tuple(out)
+
+
+@dataclass(frozen=True, eq=False)
+class _Frame:
+    """A helper :meth:`TrainingLoops.flow` entered through one call of it, to follow its
+    return: the helper's scope, the call, where the call is read, and the trail there."""
+
+    scope: Scope
+    call: cst.Call
+    site: Location
+    crossed: bool
+    frames: Tuple["_Frame", ...]
+
+
+_Frames = Tuple[_Frame, ...]
+
+
+def _bound_argument(binding: Binding, frame: _Frame) -> Optional[cst.BaseExpression]:
+    """What the call of ``frame`` passes for the parameter ``binding`` (``self`` bound by
+    ``self.method(...)``); None when it is no parameter, or the call's argument is not read."""
+    function = frame.scope.node
+    if binding.kind != "param" or not isinstance(binding.node, cst.Param) or not isinstance(function, cst.FunctionDef):
+        return None
+    func = frame.call.func
+    method = frame.scope.parent is not None and frame.scope.parent.kind == "class" and isinstance(func, cst.Attribute)
+    if method and not function.decorators and binding.node is _first_param(function):
+        return None  # ``self``: the instance, no argument
+    arg = argument_for(function, binding.node, frame.call, 1 if method and not function.decorators else 0)
+    return arg if isinstance(arg, cst.BaseExpression) else None
+
+
 def _reaching(loc: Location, name: str) -> List[Binding]:
     """The bindings whose value ``name`` may have at ``loc``; a name of an enclosing
     scope (a global read in a function) may have any value that reaches the end of
@@ -1181,6 +1497,11 @@ def _first_param(function: cst.FunctionDef) -> Optional[cst.Param]:
     """A method's ``self``."""
     params = [*function.params.posonly_params, *function.params.params]
     return params[0] if params else None
+
+
+def _kind_only(origin: OptimizerOrigin) -> OptimizerOrigin:
+    """An origin of another module as this file knows it: its kind, and what it wraps."""
+    return OptimizerOrigin(origin.kind, inner=tuple(map(_kind_only, origin.inner)), returned=origin.returned)
 
 
 def _known(origins: Iterator[OptimizerOrigin]) -> Iterator[OptimizerOrigin]:
