@@ -336,13 +336,24 @@ class TensorKinds(ConstantValues):
                     return found
         return None
 
-    def returned_under(self, function: Scope, env: Env) -> Set[Optional[str]]:
-        """The kinds a function of this file returns with its parameters bound as ``env``."""
+    def returned_under(self, function: Scope, env: Env, part: Tuple[int, ...] = ()) -> Set[Optional[str]]:
+        """The kinds a function of this file returns with its parameters bound as
+        ``env`` (of item ``part`` of each value it returns, as unpacking takes it)."""
         returns = self._returns.get(id(function), [])
         if not returns or decorated(function.node):
             return {None}
         with self._under(env):
-            return {self.kind(value, at) for value, at in returns}
+            if not part:
+                return {self.kind(value, at) for value, at in returns}
+            out: Set[Optional[str]] = set()
+            for value, at in returns:
+                parts = self.parts(value, at, part)
+                if parts is None:
+                    return {None}
+                for item, item_at, item_env in parts:
+                    with self._under(item_env):
+                        out.add(self.kind(item, item_at))
+            return out
 
     def mismatches_under(self, function: Scope, env: Env) -> List[Mismatch]:
         """The mismatches of a function's own operations with its parameters bound as ``env``."""
