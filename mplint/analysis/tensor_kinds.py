@@ -50,7 +50,7 @@ from mplint.analysis.tensor_sites import MAX_DEPTH, Env, Mismatch, OperationSite
 from mplint.analysis.tensor_syntax import decorated, loop_iterable
 from mplint.semantic.scopes import Binding, Scope
 from mplint.semantic.vocabulary import (
-    CASTS, CONSTANTS, CONVERSIONS, FILL_OPS, FLOAT32_BY_DEFAULT, IMAGE_RESIZE, LIKE_OPS, RANGE_OPS, TF_VARIABLES,
+    CASTS, CONSTANTS, CONVERSIONS, FILL_OPS, FLOAT32_BY_DEFAULT, IMAGE_RESIZE, INPUT_FUNCTIONS, LIKE_OPS, RANGE_OPS, TF_VARIABLES,
 )
 
 
@@ -282,6 +282,8 @@ class TensorKinds(ConstantValues):
             names = self.ctx.names.resolve(expr.func)
             if names & TF_VARIABLES:
                 return expr, where  # a raw variable: made float32 there, whatever its initial value
+            if names & INPUT_FUNCTIONS:
+                return expr, where  # a model input, however its shape is passed (``Input(shape=...)``)
             if names & (CASTS | CONSTANTS | FLOAT32_BY_DEFAULT | LIKE_OPS | FILL_OPS | RANGE_OPS):
                 if names & (LIKE_OPS | CONVERSIONS) and self._dtype_argument(expr, names) is None and expr.args:
                     return self.origin(expr.args[0].value, where, depth + 1)
