@@ -24,7 +24,6 @@ from mplint.analysis.compute_regions import overrides_call
 from mplint.analysis.dtype_kinds import F32, LOW
 from mplint.analysis.imported_layers import analysed, imported_definition
 from mplint.semantic.call_args import UNREADABLE, argument_for, literal_slots
-from mplint.analysis.tensor_syntax import loop_iterable
 from mplint.semantic.scopes import Scope
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -89,31 +88,18 @@ def imported_callee(kinds: "TensorKinds", call: cst.Call, where: "Where") -> Opt
 def _instances(kinds: "TensorKinds", func: cst.BaseExpression, where: "Where"
                ) -> Optional[List[Tuple[cst.BaseExpression, "Where"]]]:
     """What an instance called here was built by: ``self.attn`` (what the class's
-    methods assign it), or ``blk`` of ``for blk in self.blocks:`` (each item of the list
-    or comprehension assigned to ``self.blocks``: ``[Block(dim) for i in range(depth)]``).
-    None when ``func`` is neither, or the items cannot be read (an ``append`` loop, a
-    list built elsewhere): the instance stays unknown."""
+    methods assign it), or a local name (``blk`` of ``for blk in self.blocks:``, each
+    item of the list, comprehension or appends that fill ``self.blocks``:
+    ``LayerContainers.possible_values``). None when ``func`` is neither (an imported
+    name, a parameter); [] when its values cannot be read: the instance stays unknown."""
     if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
         return kinds.attribute_values(func, where) or []
     if not isinstance(func, cst.Name):
         return None
-    binding, certain = kinds.reaching(func, where)
-    if binding is None or not certain:
-        return None  # the loop that binds the name encloses the call
-    iterated = loop_iterable(binding)
-    lists = kinds.attribute_values(iterated, where) if isinstance(iterated, cst.Attribute) else None
-    if not lists:
+    binding, _ = kinds.reaching(func, where)
+    if binding is None or binding.kind not in ("for", "assign"):
         return None
-    out: List[Tuple[cst.BaseExpression, "Where"]] = []
-    for value, at in lists:
-        if isinstance(value, (cst.List, cst.Tuple)) and value.elements \
-                and not any(isinstance(e, cst.StarredElement) for e in value.elements):
-            out.extend((e.value, at) for e in value.elements)
-        elif isinstance(value, cst.ListComp):
-            out.append((value.elt, at))
-        else:
-            return None
-    return out
+    return kinds.possible_values(func, where) or []
 
 
 def _picked_by_name(kinds: "TensorKinds", values: List[Tuple[cst.BaseExpression, "Where"]]
