@@ -32,6 +32,15 @@ def test_a_float32_input_concatenated_with_a_layer_output_under_keras2():
     assert fired(FROM_IMPORT + code) == [(8, "MP504")]
 
 
+def test_an_input_whose_shape_is_a_keyword_is_where_the_float32_tensor_is_made():
+    # ``Input(shape=...)`` has no positional argument: still the model input that
+    # makes the float32 tensor (pix2pix: tf.concat([Input(shape=...), generator(...)]))
+    code = CONCAT.format(dtype="", combine="tf.concat([inputs, h], axis=-1)").replace(
+        "tf.keras.Input((8, 8, 3)", "tf.keras.Input(shape=(8, 8, 3)")
+    assert fired(KERAS2 + code) == [(7, "MP504")]
+    assert fired(KERAS2 + code.replace("Input(shape=(8, 8, 3)", "Input(shape=(8, 8, 3), dtype='float16'")) == []
+
+
 def test_functional_code_is_silent_where_the_generation_is_unknown_or_keras3():
     code = CONCAT.format(dtype="", combine="tf.concat([inputs, h], axis=-1)")
     assert fired(UNKNOWN + code) == []

@@ -99,6 +99,11 @@ class LayerContainers(TensorWalk):
         self._followed[key] = found
         return found
 
+    def possible_values(self, expr: cst.BaseExpression, where: Where) -> Optional[Values]:
+        """:meth:`_possible_values`, for the analyses that follow a called instance out
+        of the file (``for blk in self.blocks: blk(x, token)``, :mod:`tensor_imports`)."""
+        return self._possible_values(expr, where, 0)
+
     def _possible_values(self, expr: cst.BaseExpression, where: Where, depth: int) -> Optional[Values]:
         """The expressions ``expr`` may be: itself, unless it is a name (the values its
         bindings assign; for a loop target, the items of what the loop runs over) or a
@@ -200,6 +205,11 @@ class LayerContainers(TensorWalk):
             return None
         out, values = start
         for value, at in values:
+            if isinstance(value, cst.ListComp):
+                # ``[Block(dim, name=f"b{i}") for i in range(depth)]``: every item is one
+                # value of its element (its loop's names are bound in the comprehension)
+                out.append((value.elt, at))
+                continue
             if not isinstance(value, (cst.List, cst.Tuple)) \
                     or any(isinstance(e, cst.StarredElement) for e in value.elements):
                 return None

@@ -120,6 +120,9 @@ class DtypeInference(FileCalls):
             return next(iter(items)) if items is not None and len(items) == 1 else None
         if binding.kind == "assign" and isinstance(binding.node, cst.Assign):
             # ``q, k, v = self.project(x)``, ``mean, var = tf.nn.moments(x, ...)``
+            imported = self._imported_part(binding, depth)
+            if imported is not None:  # ``x, score = block(x)``, a block of another module
+                return next(iter(imported)) if len(imported) == 1 else None
             parts = self.unpacked(binding, depth)
             if not parts:
                 return None
@@ -155,6 +158,26 @@ class DtypeInference(FileCalls):
             if path is not None:
                 return self._parts(node.value, where, path, depth + 1)
         return None
+
+    def _imported_part(self, binding: Binding, depth: int) -> Optional[Set[Optional[str]]]:
+        """The kinds of the part an unpacking takes of what a function or block of
+        another module returns (``x, score = blk(x)``); None when the value unpacked is
+        no call of one."""
+        node = binding.node
+        where = self.binding_where(binding)
+        if not isinstance(node, cst.Assign) or not isinstance(node.value, cst.Call) or where is None:
+            return None
+        for target in node.targets:
+            path = target_path(target.target, binding.name)
+            if path:
+                return returned_kinds(cast("TensorKinds", self), node.value, where, depth, tuple(path))
+        return None
+
+    def parts(self, value: cst.BaseExpression, where: Where, path: Path
+              ) -> Optional[List[Tuple[cst.BaseExpression, Where, Env]]]:
+        """:meth:`_parts`, for a function of another module asked for a part of what
+        it returns (:func:`tensor_imports.returned_kinds`)."""
+        return self._parts(value, where, path, 0)
 
     def _parts(self, value: cst.BaseExpression, where: Where, path: Path, depth: int
                ) -> Optional[List[Tuple[cst.BaseExpression, Where, Env]]]:

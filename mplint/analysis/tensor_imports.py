@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, FrozenSet, Iterator, List, Optional, Set, Tupl
 
 import libcst as cst
 
+from mplint.analysis.compute_regions import overrides_call
 from mplint.analysis.dtype_kinds import F32, LOW
 from mplint.analysis.imported_layers import analysed, imported_definition
 from mplint.semantic.call_args import UNREADABLE, argument_for, literal_slots
@@ -53,8 +54,8 @@ def imported_callee(kinds: "TensorKinds", call: cst.Call, where: "Where") -> Opt
     if len(_ACTIVE) >= _MAX_HOPS or framework_call(kinds.ctx.names.resolve(call.func)):
         return None  # TensorFlow's and Keras's own names are the vocabulary's
     func = call.func
-    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
-        values = kinds.attribute_values(func, where)
+    values = _instances(kinds, func, where)
+    if values is not None:
         if not values or not all(isinstance(v, cst.Call) for v, _ in values):
             return None
         classes: List[Optional[Tuple["TensorKinds", str, str, Scope]]] = []
@@ -82,6 +83,23 @@ def imported_callee(kinds: "TensorKinds", call: cst.Call, where: "Where") -> Opt
             return None
         return ImportedCallee(other, scope, 0, path, _name(scope))
     return None
+
+
+def _instances(kinds: "TensorKinds", func: cst.BaseExpression, where: "Where"
+               ) -> Optional[List[Tuple[cst.BaseExpression, "Where"]]]:
+    """What an instance called here was built by: ``self.attn`` (what the class's
+    methods assign it), or a local name (``blk`` of ``for blk in self.blocks:``, each
+    item of the list, comprehension or appends that fill ``self.blocks``:
+    ``LayerContainers.possible_values``). None when ``func`` is neither (an imported
+    name, a parameter); [] when its values cannot be read: the instance stays unknown."""
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+        return kinds.attribute_values(func, where) or []
+    if not isinstance(func, cst.Name):
+        return None
+    binding, _ = kinds.reaching(func, where)
+    if binding is None or binding.kind not in ("for", "assign"):
+        return None
+    return kinds.possible_values(func, where) or []
 
 
 def _picked_by_name(kinds: "TensorKinds", values: List[Tuple[cst.BaseExpression, "Where"]]
@@ -152,14 +170,17 @@ def _constructed(kinds: "TensorKinds", found: Tuple["TensorKinds", str, str, Sco
 
 
 def _layer_call(found: Tuple["TensorKinds", str, str, Scope]) -> Optional[ImportedCallee]:
-    """The ``call`` of an imported class that computes in the 16-bit dtype."""
+    """The ``call`` of an imported class that computes in the 16-bit dtype, or the
+    ``__call__`` that replaces Keras's own (:func:`overrides_call`: no input of it is
+    autocast, so every argument reaches its body with the kind the caller gives it)."""
     other, path, binding_kind, cls = found
     layer = other.regions.layer_class(cls.node) if binding_kind == "class" else None
     if layer is None or not layer.sixteen_bit:
         return None
-    calls = [b for b in cls.bindings.get("call", []) if b.kind == "def"]
+    entry = "__call__" if isinstance(cls.node, cst.ClassDef) and overrides_call(cls.node) else "call"
+    calls = [b for b in cls.bindings.get(entry, []) if b.kind == "def"]
     method = next((c for c in cls.children if len(calls) == 1 and c.node is calls[0].node), None)
-    return None if method is None else ImportedCallee(other, method, 1, path, f"{_name(cls)}.call")
+    return None if method is None else ImportedCallee(other, method, 1, path, f"{_name(cls)}.{entry}")
 
 
 def _name(scope: Scope) -> str:
@@ -184,9 +205,12 @@ def callee_env(kinds: "TensorKinds", callee: ImportedCallee, call: cst.Call, whe
     return tuple(sorted(env, key=lambda item: item[0]))
 
 
-def returned_kinds(kinds: "TensorKinds", call: cst.Call, where: "Where", depth: int) -> Optional[Set[Optional[str]]]:
-    """The kinds an imported function returns for this call's arguments; None when
-    the call runs no function of another module."""
+def returned_kinds(kinds: "TensorKinds", call: cst.Call, where: "Where", depth: int,
+                   part: Tuple[int, ...] = ()) -> Optional[Set[Optional[str]]]:
+    """The kinds an imported function returns for this call's arguments (of item
+    ``part`` of what it returns: ``x, score = block(x)`` takes part ``(0,)`` of the
+    ``return out, score`` of the block's ``__call__``); None when the call runs no
+    function of another module."""
     callee = imported_callee(kinds, call, where)
     if callee is None:
         return None
@@ -201,7 +225,7 @@ def returned_kinds(kinds: "TensorKinds", call: cst.Call, where: "Where", depth: 
         return {None}
     _ACTIVE.add(key)
     try:
-        return callee.kinds.returned_under(callee.function, env)
+        return callee.kinds.returned_under(callee.function, env, part)
     finally:
         _ACTIVE.discard(key)
 

@@ -50,7 +50,7 @@ from mplint.analysis.tensor_sites import MAX_DEPTH, Env, Mismatch, OperationSite
 from mplint.analysis.tensor_syntax import decorated, loop_iterable
 from mplint.semantic.scopes import Binding, Scope
 from mplint.semantic.vocabulary import (
-    CASTS, CONSTANTS, CONVERSIONS, FILL_OPS, FLOAT32_BY_DEFAULT, IMAGE_RESIZE, LIKE_OPS, RANGE_OPS, TF_VARIABLES,
+    CASTS, CONSTANTS, CONVERSIONS, FILL_OPS, FLOAT32_BY_DEFAULT, IMAGE_RESIZE, INPUT_FUNCTIONS, LIKE_OPS, RANGE_OPS, TF_VARIABLES,
 )
 
 
@@ -282,6 +282,8 @@ class TensorKinds(ConstantValues):
             names = self.ctx.names.resolve(expr.func)
             if names & TF_VARIABLES:
                 return expr, where  # a raw variable: made float32 there, whatever its initial value
+            if names & INPUT_FUNCTIONS:
+                return expr, where  # a model input, however its shape is passed (``Input(shape=...)``)
             if names & (CASTS | CONSTANTS | FLOAT32_BY_DEFAULT | LIKE_OPS | FILL_OPS | RANGE_OPS):
                 if names & (LIKE_OPS | CONVERSIONS) and self._dtype_argument(expr, names) is None and expr.args:
                     return self.origin(expr.args[0].value, where, depth + 1)
@@ -336,13 +338,24 @@ class TensorKinds(ConstantValues):
                     return found
         return None
 
-    def returned_under(self, function: Scope, env: Env) -> Set[Optional[str]]:
-        """The kinds a function of this file returns with its parameters bound as ``env``."""
+    def returned_under(self, function: Scope, env: Env, part: Tuple[int, ...] = ()) -> Set[Optional[str]]:
+        """The kinds a function of this file returns with its parameters bound as
+        ``env`` (of item ``part`` of each value it returns, as unpacking takes it)."""
         returns = self._returns.get(id(function), [])
         if not returns or decorated(function.node):
             return {None}
         with self._under(env):
-            return {self.kind(value, at) for value, at in returns}
+            if not part:
+                return {self.kind(value, at) for value, at in returns}
+            out: Set[Optional[str]] = set()
+            for value, at in returns:
+                parts = self.parts(value, at, part)
+                if parts is None:
+                    return {None}
+                for item, item_at, item_env in parts:
+                    with self._under(item_env):
+                        out.add(self.kind(item, item_at))
+            return out
 
     def mismatches_under(self, function: Scope, env: Env) -> List[Mismatch]:
         """The mismatches of a function's own operations with its parameters bound as ``env``."""
