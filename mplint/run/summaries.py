@@ -20,6 +20,7 @@ from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Opti
 from mplint.core.python_syntax import tree_or_none
 from mplint.run.dotted import dotted
 from mplint.run.escapes import escapes_by_function, handed_arguments
+from mplint.run.picked_callables import note_callable, picked_return
 from mplint.semantic.vocabulary import (
     DTYPE_NAMES, GLOBAL_POLICY_WORDS, LOSS_SCALE_FACTOR_KEYWORD, POLICY_SETTER_WORDS, SAME_CLASS_REBUILDERS, WHOLE_MODEL_METHODS,
     WHOLE_MODEL_VARIABLES,
@@ -40,7 +41,7 @@ KEYWORD_SPREAD = "**"
 #: and ``super().method``: ``Class#method`` (``super#method``)
 METHOD = "#"
 POLICY_SETTERS = frozenset(POLICY_SETTER_WORDS)
-SUMMARY_VERSION = 23
+SUMMARY_VERSION = 24
 #: a trained value that is a parameter of the function: ``param:`` + its name
 PARAM = "param:"
 #: a value a summary cannot name (an expression, ``None``, a loop variable)
@@ -113,6 +114,11 @@ class FunctionSummary:
     #: and each call in ``arguments`` there, as (the test's source, the truth its arm needs):
     #: a call under ``else`` of the ``if args.amp:`` that sets the policy runs without it
     guards: Dict[int, List[Tuple[str, bool]]] = field(default_factory=dict)
+    #: (parameter, module-level dict, entries) of each ``return NAME[param]`` that returns
+    #: an entry of a dict of callables picked by a parameter (``name_to_fn[identifier]``):
+    #: a dict the function writes out gives its string keys -> dotted values as entries,
+    #: a module-level one its name (``ModuleSummary.keyed``); see :mod:`picked_callables`
+    picks: List[Tuple[str, str, Dict[str, str]]] = field(default_factory=list)
 
 
 def returned_part(function: FunctionSummary, index: int) -> Optional[List[str]]:
@@ -142,6 +148,10 @@ class ClassSummary:
     #: ``self.x = make(...)`` (any callee) and ``self.x = <parameter>`` (PARAM + its name)
     #: in a method: attribute -> where its value comes from
     sources: Dict[str, str] = field(default_factory=dict)
+    #: ``self.x = fn``, ``self.x = getattr(mod, "fn")`` and ``self.x = pick("key")``: attribute
+    #: -> [dotted callable] or [dotted picker, slot, key] when every binding of ``self.x``
+    #: in the class is that one; [] when it is bound otherwise too (see :mod:`picked_callables`)
+    callables: Dict[str, List[str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -173,9 +183,10 @@ class ModuleSummary:
         return [SUMMARY_VERSION, self.script, self.imports,
                 {name: [f.calls, f.sets, f.params, f.returns, f.trained, f.passes, f.casts, f.arguments,
                         f.set_terms, f.defaults, f.escapes, f.handed, f.parts, f.set_names, f.keyed_returns,
-                        {str(line): [list(g) for g in tests] for line, tests in f.guards.items()}]
+                        {str(line): [list(g) for g in tests] for line, tests in f.guards.items()},
+                        [[param, name, entries] for param, name, entries in f.picks]]
                  for name, f in self.functions.items()},
-                {name: [c.bases, c.methods, c.attributes, c.sources] for name, c in self.classes.items()},
+                {name: [c.bases, c.methods, c.attributes, c.sources, c.callables] for name, c in self.classes.items()},
                 self.registries, self.decorated, self.writers, self.constants, self.keyed]
 
     @classmethod
@@ -204,13 +215,16 @@ class ModuleSummary:
                                             [(int(l), str(n)) for l, n in set_names],
                                             [(str(r), str(p)) for r, p in keyed_returns],
                                             {int(l): [(str(t), bool(b)) for t, b in tests]
-                                             for l, tests in guards.items()})
+                                             for l, tests in guards.items()},
+                                            [(str(p), str(n), {str(k): str(v) for k, v in e.items()})
+                                             for p, n, e in picks])
                  for name, (calls, sets, params, returns, trained, passes, casts, arguments, set_terms, defaults,
-                            escapes, handed, parts, set_names, keyed_returns, guards) in functions.items()},
+                            escapes, handed, parts, set_names, keyed_returns, guards, picks) in functions.items()},
                 {str(name): ClassSummary([str(b) for b in bases], [str(m) for m in methods],
                                          {str(k): str(v) for k, v in attributes.items()},
-                                         {str(k): str(v) for k, v in sources.items()})
-                 for name, (bases, methods, attributes, sources) in classes.items()},
+                                         {str(k): str(v) for k, v in sources.items()},
+                                         {str(k): [str(p) for p in v] for k, v in callables.items()})
+                 for name, (bases, methods, attributes, sources, callables) in classes.items()},
                 {str(name): [str(v) for v in values] for name, values in registries.items()},
                 {str(name): [str(v) for v in values] for name, values in decorated.items()},
                 {str(name): [str(v) for v in values] for name, values in writers.items()},
@@ -485,7 +499,8 @@ def _collect(summary: ModuleSummary, function: FunctionSummary, nodes: _Nodes, c
              dtypes: Mapping[str, str]) -> None:
     """Imports, calls and policy sets of some code, and what it returns, trains as a
     whole and passes on; ``cls`` names the class whose method it is, for ``self.x``."""
-    instances, assigned = _read_assignments(summary, function, nodes.assigns, cls)
+    bound = {name.id for name in nodes.names if isinstance(name.ctx, ast.Store)} if cls else set()
+    instances, assigned = _read_assignments(summary, function, nodes.assigns, cls, bound)
     origins = _Origins(_bindings(nodes.names, assigned), set(function.params), cls)
     called = _read_events(summary, function, nodes.events, instances, origins, dtypes,
                           _policy_snapshots(nodes.assigns, function.params))
@@ -494,6 +509,9 @@ def _collect(summary: ModuleSummary, function: FunctionSummary, nodes: _Nodes, c
         keyed = _keyed_call(node.value, function.params)
         if keyed is not None:
             function.keyed_returns.append(keyed)
+        picked = picked_return(node.value, function.params, nodes.assigns)
+        if picked is not None:
+            function.picks.append(picked)
         elements = node.value.elts if isinstance(node.value, (ast.Tuple, ast.List)) else []
         function.parts.append([] if any(isinstance(e, ast.Starred) for e in elements) else
                               [[o if not o.startswith("self.") else UNKNOWN for o in origins(e)] for e in elements])
@@ -571,7 +589,7 @@ def _model_calls(value: ast.AST, origins: "_Origins") -> List[ast.Call]:
 
 
 def _read_assignments(summary: ModuleSummary, function: FunctionSummary, assigns: List[Any],
-                      cls: str) -> Tuple[Dict[str, str], Dict[int, Tuple[str, ast.AST]]]:
+                      cls: str, bound: Set[str]) -> Tuple[Dict[str, str], Dict[int, Tuple[str, ast.AST]]]:
     """Names bound to instances (``v = Cls(...)``: name -> class) and the Names bound by
     ``name = callee(...)`` (id of the Name -> callee and call); records a method's
     ``self.x = Cls(...)`` attributes and where its ``self.x`` values come from."""
@@ -580,10 +598,14 @@ def _read_assignments(summary: ModuleSummary, function: FunctionSummary, assigns
     params = function.params
     attributes = summary.classes[cls].attributes if cls else {}
     sources = summary.classes[cls].sources if cls else {}
+    callables = summary.classes[cls].callables if cls else {}
+    local = [*params, *sorted(bound)]  # a name bound here is no module's callable
     for node in assigns:
         value = node.value
         is_assign = isinstance(node, ast.Assign)
         targets = node.targets if is_assign else [node.target]
+        if cls:
+            note_callable(callables, targets, value, local)
         callee = dotted(value.func) if isinstance(value, ast.Call) else None
         made = (callee if isinstance(value, ast.Call) else _constructed(value)) if is_assign else None
         if made is not None and made.split(".")[-1][:1].isupper():
