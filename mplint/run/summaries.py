@@ -21,6 +21,7 @@ from mplint.core.python_syntax import tree_or_none
 from mplint.run.dotted import dotted
 from mplint.run.escapes import escapes_by_function, handed_arguments
 from mplint.run.picked_callables import note_callable, picked_return
+from mplint.run.returned_values import element_stores, element_values, policy_truths
 from mplint.semantic.vocabulary import (
     DTYPE_NAMES, GLOBAL_POLICY_WORDS, LOSS_SCALE_FACTOR_KEYWORD, POLICY_SETTER_WORDS, SAME_CLASS_REBUILDERS, WHOLE_MODEL_METHODS,
     WHOLE_MODEL_VARIABLES,
@@ -41,7 +42,7 @@ KEYWORD_SPREAD = "**"
 #: and ``super().method``: ``Class#method`` (``super#method``)
 METHOD = "#"
 POLICY_SETTERS = frozenset(POLICY_SETTER_WORDS)
-SUMMARY_VERSION = 24
+SUMMARY_VERSION = 25
 #: a trained value that is a parameter of the function: ``param:`` + its name
 PARAM = "param:"
 #: a value a summary cannot name (an expression, ``None``, a loop variable)
@@ -119,6 +120,9 @@ class FunctionSummary:
     #: a dict the function writes out gives its string keys -> dotted values as entries,
     #: a module-level one its name (``ModuleSummary.keyed``); see :mod:`picked_callables`
     picks: List[Tuple[str, str, Dict[str, str]]] = field(default_factory=list)
+    #: for each ``return``, the JSON literals each element of the tuple or list it writes
+    #: out may hold ([] where unknown); [] for a return of anything else (:mod:`returned_values`)
+    part_values: List[List[List[str]]] = field(default_factory=list)
 
 
 def returned_part(function: FunctionSummary, index: int) -> Optional[List[str]]:
@@ -184,7 +188,7 @@ class ModuleSummary:
                 {name: [f.calls, f.sets, f.params, f.returns, f.trained, f.passes, f.casts, f.arguments,
                         f.set_terms, f.defaults, f.escapes, f.handed, f.parts, f.set_names, f.keyed_returns,
                         {str(line): [list(g) for g in tests] for line, tests in f.guards.items()},
-                        [[param, name, entries] for param, name, entries in f.picks]]
+                        [[param, name, entries] for param, name, entries in f.picks], f.part_values]
                  for name, f in self.functions.items()},
                 {name: [c.bases, c.methods, c.attributes, c.sources, c.callables] for name, c in self.classes.items()},
                 self.registries, self.decorated, self.writers, self.constants, self.keyed]
@@ -217,9 +221,12 @@ class ModuleSummary:
                                             {int(l): [(str(t), bool(b)) for t, b in tests]
                                              for l, tests in guards.items()},
                                             [(str(p), str(n), {str(k): str(v) for k, v in e.items()})
-                                             for p, n, e in picks])
+                                             for p, n, e in picks],
+                                            [[[str(v) for v in element] for element in part]
+                                             for part in part_values])
                  for name, (calls, sets, params, returns, trained, passes, casts, arguments, set_terms, defaults,
-                            escapes, handed, parts, set_names, keyed_returns, guards, picks) in functions.items()},
+                            escapes, handed, parts, set_names, keyed_returns, guards, picks,
+                            part_values) in functions.items()},
                 {str(name): ClassSummary([str(b) for b in bases], [str(m) for m in methods],
                                          {str(k): str(v) for k, v in attributes.items()},
                                          {str(k): str(v) for k, v in sources.items()},
@@ -318,6 +325,7 @@ def _collect_block(summary: ModuleSummary, body: List[ast.stmt], owner: str, cla
                 _drop_overwritten(function, stmt.body)
                 _read_set_terms(function, stmt)
                 _read_guards(function, stmt.body)
+                _policy_part_values(function, stmt, dtypes)
         elif not classes and _is_main_guard(stmt):
             assert isinstance(stmt, ast.If)
             loose.append(stmt.test)
@@ -504,6 +512,7 @@ def _collect(summary: ModuleSummary, function: FunctionSummary, nodes: _Nodes, c
     origins = _Origins(_bindings(nodes.names, assigned), set(function.params), cls)
     called = _read_events(summary, function, nodes.events, instances, origins, dtypes,
                           _policy_snapshots(nodes.assigns, function.params))
+    stores: Optional[Dict[str, int]] = None
     for node in nodes.returns:
         function.returns += [o if not o.startswith("self.") else UNKNOWN for o in origins(node.value)]
         keyed = _keyed_call(node.value, function.params)
@@ -515,6 +524,9 @@ def _collect(summary: ModuleSummary, function: FunctionSummary, nodes: _Nodes, c
         elements = node.value.elts if isinstance(node.value, (ast.Tuple, ast.List)) else []
         function.parts.append([] if any(isinstance(e, ast.Starred) for e in elements) else
                               [[o if not o.startswith("self.") else UNKNOWN for o in origins(e)] for e in elements])
+        if stores is None:
+            stores = element_stores(nodes.names)
+        function.part_values.append(_part_values(node, nodes, stores, function.params, dtypes, {}))
     for attribute in nodes.attributes:
         if attribute.attr in WHOLE_MODEL_VARIABLES or id(attribute) in called:
             function.trained += [o for o in origins(attribute.value) if o != UNKNOWN]
@@ -527,6 +539,28 @@ def _collect(summary: ModuleSummary, function: FunctionSummary, nodes: _Nodes, c
                                for o in origins(model) if o != UNKNOWN]
     function.calls.sort(key=lambda call: call[0])
     function.sets.sort(key=lambda found: found[0])
+
+
+def _part_values(node: ast.Return, nodes: "_Nodes", stores: Mapping[str, int], params: List[str],
+                 dtypes: Mapping[str, str], truths: Mapping[str, bool]) -> List[List[str]]:
+    """``FunctionSummary.part_values`` of one ``return`` (:mod:`returned_values`)."""
+    elements = node.value.elts if isinstance(node.value, (ast.Tuple, ast.List)) else []
+    if any(isinstance(e, ast.Starred) for e in elements):
+        return []
+    return [element_values(e, nodes.assigns, stores, params, dtypes, truths) for e in elements]
+
+
+def _policy_part_values(function: FunctionSummary, stmt: ast.AST, dtypes: Mapping[str, str]) -> None:
+    """The returned elements of a function that sets a mixed policy under one parameter,
+    read under that policy (``returned_values.policy_truths``)."""
+    truths = policy_truths(function)
+    if not truths or not function.part_values:
+        return
+    assert isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
+    nodes = _Nodes(stmt.body)
+    stores = element_stores(nodes.names)
+    function.part_values = [_part_values(node, nodes, stores, function.params, dtypes, truths)
+                            for node in nodes.returns]
 
 
 def _casts_to_float32(call: ast.Call) -> bool:
