@@ -86,3 +86,36 @@ def test_the_summary_round_trips_through_json():
         summary = summarize(text)
         again = ModuleSummary.from_json(summary.to_json())
         assert again is not None and again.to_json() == summary.to_json()
+
+
+CHAIN = '''
+def hard_swish(x): ...
+def relu(x): ...
+
+def get_activation(name):
+    if name == "hard_swish":
+        return hard_swish
+    elif "relu" == name:
+        return relu
+    raise ValueError(name)
+
+def guarded(name):
+    if name.startswith("h"):
+        return relu
+    if name == "hard_swish":
+        return hard_swish
+
+def two_params(a, b):
+    if a == "x":
+        return relu
+    if b == "y":
+        return hard_swish
+'''
+
+
+def test_an_if_chain_on_a_parameter_picks_by_its_value():
+    functions = summarize(CHAIN).functions
+    assert functions["get_activation"].picks == [("name", "", {"hard_swish": "hard_swish", "relu": "relu"})]
+    # another test returns first, or two parameters decide: nothing picked
+    assert functions["guarded"].picks == []
+    assert functions["two_params"].picks == []

@@ -100,6 +100,48 @@ def picked_return(value: Optional[ast.AST], params: Sequence[str],
     return (param[0], "", entries) if entries else None
 
 
+def if_chain_pick(node: ast.AST, params: Sequence[str]) -> Optional[Tuple[str, str, Dict[str, str]]]:
+    """(parameter, "", entries) of a function whose top-level ``if``/``elif`` chain returns a
+    callable by a parameter's value (``if name == "hard_swish": return hard_swish``), each
+    arm one ``return`` of a dotted name; None when another ``if`` at its top level returns
+    too (it may pick first) or the chain tests two parameters."""
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    entries: Dict[str, str] = {}
+    tested: Optional[str] = None
+    for stmt in node.body:
+        current: Optional[ast.stmt] = stmt
+        while isinstance(current, ast.If):
+            arm = _keyed_arm(current, params)
+            if arm is None:
+                if any(isinstance(inner, ast.Return) for inner in ast.walk(current)):
+                    return None
+                break
+            param, key, written = arm
+            if tested not in (None, param):
+                return None
+            tested = param
+            entries.setdefault(key, written)
+            current = current.orelse[0] if len(current.orelse) == 1 else None
+    return (tested, "", entries) if tested is not None and entries else None
+
+
+def _keyed_arm(stmt: ast.If, params: Sequence[str]) -> Optional[Tuple[str, str, str]]:
+    """(parameter, key, dotted callable) of ``if param == "key": return fn``."""
+    test = stmt.test
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
+            and len(stmt.body) == 1 and isinstance(stmt.body[0], ast.Return)):
+        return None
+    sides = [test.left, test.comparators[0]]
+    names = [side.id for side in sides if isinstance(side, ast.Name) and side.id in params]
+    keys = [key for key in map(_string, sides) if key is not None]
+    value = stmt.body[0].value
+    written = dotted(value) if isinstance(value, (ast.Name, ast.Attribute)) else None
+    if len(names) != 1 or len(keys) != 1 or written is None:
+        return None
+    return names[0], keys[0], written
+
+
 def picked_entry(picks: Sequence[Tuple[str, str, Dict[str, str]]], params: Sequence[str], slot: str, key: str,
                  keyed: Callable[[str], Dict[str, str]]) -> Optional[str]:
     """The dotted callable a function with ``picks`` returns for the call that passes the

@@ -20,7 +20,7 @@ from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Opti
 from mplint.core.python_syntax import tree_or_none
 from mplint.run.dotted import dotted
 from mplint.run.escapes import escapes_by_function, handed_arguments
-from mplint.run.picked_callables import note_callable, picked_return
+from mplint.run.picked_callables import if_chain_pick, note_callable, picked_return
 from mplint.run.returned_values import element_stores, element_values, policy_truths
 from mplint.semantic.vocabulary import (
     DTYPE_NAMES, GLOBAL_POLICY_WORDS, LOSS_SCALE_FACTOR_KEYWORD, POLICY_SETTER_WORDS, SAME_CLASS_REBUILDERS, WHOLE_MODEL_METHODS,
@@ -321,6 +321,9 @@ def _collect_block(summary: ModuleSummary, body: List[ast.stmt], owner: str, cla
             function.params = _parameters(stmt, method=bool(classes))
             function.defaults = _literal_defaults(stmt)
             _collect(summary, function, _Nodes(stmt.body), ".".join(classes), dtypes)
+            chain = if_chain_pick(stmt, function.params)
+            if chain is not None:
+                function.picks.append(chain)
             if function.sets:
                 _drop_overwritten(function, stmt.body)
                 _read_set_terms(function, stmt)
