@@ -19,7 +19,7 @@ policy on purpose). A call the caller's module cannot follow keeps its kinds unk
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Dict, List, Set
+from typing import TYPE_CHECKING, Dict, List, Set, Tuple
 
 import libcst as cst
 
@@ -27,7 +27,7 @@ from mplint.analysis.dtype_kinds import LOW
 from mplint.analysis.imported_layers import analysed
 from mplint.analysis.tensor_sites import Env, ForeignContext, Where
 from mplint.semantic.call_args import UNREADABLE, argument_for
-from mplint.semantic.elsewhere_marks import CALLER_AT, ELSEWHERE_UNKNOWN
+from mplint.semantic.elsewhere_marks import CALLER_AT, ELSEWHERE_UNKNOWN, read_caller_at
 from mplint.semantic.scopes import Scope, function_key
 from mplint.semantic.test_modules import is_test_path
 
@@ -53,14 +53,14 @@ def foreign_contexts(kinds: "TensorKinds", function: Scope) -> List[ForeignConte
     sites = kinds.ctx.values.elsewhere.get(function_key(function))
     if not sites:
         return []
-    lines: Dict[str, Set[int]] = {}
+    lines: Dict[str, Set[Tuple[int, str]]] = {}
     for site in sites:
-        at = site.get(CALLER_AT)
-        path, _, line = (at or "").rpartition(":")
+        path, line, spelled = read_caller_at(site.get(CALLER_AT) or "")
         if not any(value == ELSEWHERE_UNKNOWN for slot, value in site.items() if slot != CALLER_AT):
             continue  # literals only (or nothing): no tensor
-        if path.endswith(".py") and line.isdigit() and not is_test_path(path):
-            lines.setdefault(path, set()).add(int(line))
+        if path.endswith(".py") and line is not None and not is_test_path(path):
+            # a call of a callable picked by name is spelled by the attribute holding it
+            lines.setdefault(path, set()).add((line, spelled or node.name.value))
     method = function.parent is not None and function.parent.kind == "class" and not _static(node)
     offset = 1 if method else 0
     params = [*node.params.posonly_params, *node.params.params, *node.params.kwonly_params][offset:]
@@ -69,18 +69,21 @@ def foreign_contexts(kinds: "TensorKinds", function: Scope) -> List[ForeignConte
         caller = analysed(os.path.join(root, path), type(kinds), root=root, policy=_JUDGED_UNDER)
         if not isinstance(caller, type(kinds)):
             continue
-        calls = caller.calls_spelled(node.name.value)
-        starts = caller.lines_of([call for call, _ in calls])
-        for call, where in calls:
+        spellings = sorted({spelled for _, spelled in lines[path]})
+        calls = [(call, where, spelled) for spelled in spellings for call, where in caller.calls_spelled(spelled)]
+        starts = caller.lines_of([call for call, _, _ in calls])
+        for call, where, spelled in calls:
             start = starts.get(call)
-            if start is None or start not in lines[path]:
+            if start is None or (start, spelled) not in lines[path]:
                 continue
             region = caller.region(where.loc)
             # a function imported by name and called from 16-bit code that is not functional
             # model code: the caller's MP504 reports a failure at the call (``handed_crossings``
-            # reads the calls ``TensorKinds.calls`` lists: ``helper(x)``, not ``ops.helper(x)``)
-            handed = offset == 0 and isinstance(call.func, cst.Name) and region is not None \
-                and region.kind != "functional"
+            # reads the calls ``TensorKinds.calls`` lists: ``helper(x)``, not ``ops.helper(x)``), and
+            # so does a call of a function the caller's class picked by name (``self._gate(x)``,
+            # ``tensor_imports.imported_callee``)
+            handed = offset == 0 and (isinstance(call.func, cst.Name) or spelled != node.name.value) \
+                and region is not None and region.kind != "functional"
             for caller_env in caller.every_context(where.loc.scope):
                 with caller.under(caller_env):
                     env = _env(caller, node, params, offset, call, where)

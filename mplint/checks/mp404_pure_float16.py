@@ -46,8 +46,10 @@ class PureFloat16(Check):
     rule_id = "MP404"
 
     #: float16 spelled out: set_floatx, a policy or a layer dtype (tf.half too); or a
-    #: set_floatx or policy call whose value another module decides (``hparams.DTYPE``)
-    needs = Needs((b"float16", b"half", b"set_floatx"), policy_call=True)
+    #: set_floatx or policy call whose value another module decides (``hparams.DTYPE``);
+    #: or a mixed policy governing a module whose layer dtype the program's calls hand in
+    #: (``build(dtype=dtype)`` of ``strategy, dtype = configure(args)`` in ``train.py``)
+    needs = Needs((b"float16", b"half", b"set_floatx"), policy_call=True, mixed_policy=True)
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)

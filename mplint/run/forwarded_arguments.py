@@ -7,7 +7,9 @@ public function: its users call it with its defaults).
 A parameter's values are the join over every call that reaches it: a literal at the
 call, the default where the call leaves it out, and, where the call hands on a
 parameter of its own function (``_body(x, activation)`` inside ``build(activation=
-"softmax")``), that parameter's values in turn, up to ``_MAX_DEPTH`` functions up.
+"softmax")``), that parameter's values in turn, up to ``_MAX_DEPTH`` functions up; where
+it hands on a name unpacked from another call's returned tuple (``strategy, dtype =
+configure(args)``), the literals that element holds (:mod:`returned_values`).
 They are read from the summaries alone; anything else (a deeper chain, ``*args``, a
 value computed at run time, a name rebound before the call) leaves the slot unknown,
 and rules stay silent on it.
@@ -17,7 +19,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Dict, List, Optional, Set, Tuple
 
-from mplint.run.summaries import PARAM, UNKNOWN, FunctionSummary
+from mplint.run.returned_values import part_values
+from mplint.run.summaries import PARAM, UNKNOWN, FunctionSummary, split_part
 from mplint.semantic.visibility import is_private_name
 
 if TYPE_CHECKING:
@@ -62,7 +65,8 @@ class ForwardedArguments:
             if value != UNKNOWN or slot == "*" or slot == "**":
                 continue
             param = handed_parameter(function, callee, slot)
-            values = None if param is None else self._param_values(path, name, function, param, 1)
+            values = self._unpacked(path, name, function, callee, slot) if param is None \
+                else self._param_values(path, name, function, param, 1)
             if values is None:
                 continue
             sites = [{**site, slot: v} for site in sites for v in sorted(values)]
@@ -113,7 +117,22 @@ class ForwardedArguments:
         if function is None or depth >= _MAX_DEPTH:
             return None
         param = handed_parameter(function, callee, slot)
-        return None if param is None else self._param_values(path, name, function, param, depth + 1)
+        if param is None:
+            return self._unpacked(path, name, function, callee, slot)
+        return self._param_values(path, name, function, param, depth + 1)
+
+    def _unpacked(self, path: str, name: str, function: FunctionSummary, callee: str,
+                  slot: str) -> Optional[Set[str]]:
+        """The literals a call hands on in ``slot`` when its argument is a name unpacked
+        from another call's returned tuple (``strategy, dtype = configure(args)`` then
+        ``build(dtype=dtype)``; :mod:`returned_values`)."""
+        origins = {o for c, s, o in function.passes if c == callee and s == slot}
+        if len(origins) != 1:
+            return None
+        made, index = split_part(next(iter(origins)))
+        if index is None or made == UNKNOWN or made.startswith(PARAM):
+            return None
+        return part_values(self._model, path, name, made, index)
 
     def _incoming(self, path: str, name: str) -> Optional[List[IncomingCall]]:
         """(caller path, caller function, callee as written, slots) of every call of the

@@ -38,6 +38,7 @@ from typing import Any, Callable, Deque, Dict, FrozenSet, Iterable, List, Option
 from mplint.run.forwarded_arguments import ForwardedArguments
 from mplint.run.import_targets import import_statements, may_import, reachable_below, statement_targets
 from mplint.run.instance_methods import InstanceMethods, method_name, names_a_method
+from mplint.run.picked_callables import picked_entry
 from mplint.run.module_paths import absolute_import, importable, on_path
 from mplint.run.optimizer_values import OptimizerValues, judges_optimizers
 from mplint.run.registries import RegistryObjects, top_level_names
@@ -50,7 +51,7 @@ from mplint.run.summaries import (
     BODY, IMPORT, MAIN, METHOD, PARAM, POLICY_SETTERS, REGISTRY, STAR, UNKNOWN, FunctionSummary, ModuleSummary,
     exclusive_lines, returned_part, split_part,
 )
-from mplint.semantic.elsewhere_marks import CALLER_AT
+from mplint.semantic.elsewhere_marks import CALLER_AT, caller_at
 from mplint.semantic.vocabulary import MIXED_POLICIES, UNKNOWN_POLICY
 from mplint.semantic.visibility import is_private_name
 from mplint.semantic.test_modules import is_test_path
@@ -1303,7 +1304,7 @@ class ProgramModel:
                 return []
             first, _, more = rest.partition(".")
             if not more:
-                return self._methods(local, first)
+                return self._methods(local, first) or self._picked(path, owner, first)
             attribute = summary.classes.get(owner)
             if attribute is not None and first in attribute.attributes:
                 return self._methods(self._class(path, attribute.attributes[first]), more.split(".")[0])
@@ -1311,6 +1312,29 @@ class ProgramModel:
         if head in summary.classes or head in summary.functions:
             return self._local(path, callee)
         return self._through_imports(path, callee) or self._registry_objects.lookup(path, callee)
+
+    def _picked(self, path: str, owner: str, attr: str) -> List[Node]:
+        """The function ``self.<attr>`` of the class ``owner`` holds, when its class binds it
+        to one by name (``activations.hard_sigmoid``) or by a literal key a function of the
+        project picks it by (``get_activation("hard_sigmoid")``; :mod:`picked_callables`)."""
+        cls = self.summary(path).classes.get(owner)
+        form = cls.callables.get(attr) if cls is not None else None
+        if not form:
+            return []
+        if len(form) == 1:
+            return [node for node in self._resolve(path, BODY, form[0]) if node[1] != BODY]
+        picker, slot, key = form
+        found: List[Node] = []
+        for target in self._resolve(path, BODY, picker):
+            function = self.summary(target[0]).functions.get(target[1])
+            if function is None or not function.picks or target[1] == BODY:
+                return []
+            keyed = self.summary(target[0]).keyed
+            entry = picked_entry(function.picks, function.params, slot, key, lambda name: keyed.get(name, {}))
+            if entry is None:
+                return []
+            found += [node for node in self._resolve(target[0], BODY, entry) if node[1] != BODY]
+        return found
 
     def _imported_bodies(self, importer: str, name: str) -> List[Node]:
         """The module bodies an import statement runs, in the order Python runs them:
@@ -1570,22 +1594,25 @@ class ProgramModel:
         ``models.py``. A function with more calls than ``_MAX_SITES`` gets one site of
         unknowns."""
         wanted = self.defined_by_spelling(paths)
+        every = {path for homes in wanted.values() for path in homes}
         found: Dict[str, Dict[str, List[Dict[str, str]]]] = {}
         forwarded = ForwardedArguments(self)
         for caller in sorted(self._summaries):
             for function, summary in self.summary(caller).functions.items():
                 for line, callee, slots in summary.arguments:
-                    homes = wanted.get(callee.rsplit(".", 1)[-1])
-                    if not homes:
+                    spelled = callee.rsplit(".", 1)[-1]
+                    homes = wanted.get(spelled)
+                    picked = not homes and callee.count(".") == 1 and callee.startswith("self.")
+                    if not homes and not picked:
                         continue
                     targets = [t for t in [*self.call_targets(caller, function, callee),
                                            *self._overrides_called(caller, function, callee)]
-                               if t[0] in homes and t[0] != caller]
+                               if (t[0] in homes if homes else t[0] in every) and t[0] != caller]
                     if not targets:
                         continue
                     # the file's evaluator reads strings, numbers and None (a bool binds policy helpers here)
                     slots = {k: UNKNOWN if v in _BOOLS else v for k, v in slots.items()}
-                    at = {CALLER_AT: f"{self._relative(caller)}:{line}"}
+                    at = {CALLER_AT: caller_at(self._relative(caller), line, spelled if picked else None)}
                     sites = [{**site, **at} for site in forwarded.expand(caller, function, summary, callee, slots)]
                     for target in targets:
                         found.setdefault(target[0], {}).setdefault(target[1], []).extend(sites)

@@ -20,6 +20,8 @@ from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Opti
 from mplint.core.python_syntax import tree_or_none
 from mplint.run.dotted import dotted
 from mplint.run.escapes import escapes_by_function, handed_arguments
+from mplint.run.picked_callables import if_chain_pick, note_callable, picked_return
+from mplint.run.returned_values import element_stores, element_values, policy_truths
 from mplint.semantic.vocabulary import (
     DTYPE_NAMES, GLOBAL_POLICY_WORDS, LOSS_SCALE_FACTOR_KEYWORD, POLICY_SETTER_WORDS, SAME_CLASS_REBUILDERS, WHOLE_MODEL_METHODS,
     WHOLE_MODEL_VARIABLES,
@@ -40,7 +42,7 @@ KEYWORD_SPREAD = "**"
 #: and ``super().method``: ``Class#method`` (``super#method``)
 METHOD = "#"
 POLICY_SETTERS = frozenset(POLICY_SETTER_WORDS)
-SUMMARY_VERSION = 24
+SUMMARY_VERSION = 26
 #: a trained value that is a parameter of the function: ``param:`` + its name
 PARAM = "param:"
 #: a value a summary cannot name (an expression, ``None``, a loop variable)
@@ -117,6 +119,14 @@ class FunctionSummary:
     #: parameter's truth (``set("mixed_float16" if amp else "float32")``, or through a
     #: name bound once so): that policy is set only when the parameter has that truth
     set_choices: List[Tuple[int, str, str, bool]] = field(default_factory=list)
+    #: (parameter, module-level dict, entries) of each ``return NAME[param]`` that returns
+    #: an entry of a dict of callables picked by a parameter (``name_to_fn[identifier]``):
+    #: a dict the function writes out gives its string keys -> dotted values as entries,
+    #: a module-level one its name (``ModuleSummary.keyed``); see :mod:`picked_callables`
+    picks: List[Tuple[str, str, Dict[str, str]]] = field(default_factory=list)
+    #: for each ``return``, the JSON literals each element of the tuple or list it writes
+    #: out may hold ([] where unknown); [] for a return of anything else (:mod:`returned_values`)
+    part_values: List[List[List[str]]] = field(default_factory=list)
 
 
 def returned_part(function: FunctionSummary, index: int) -> Optional[List[str]]:
@@ -146,6 +156,10 @@ class ClassSummary:
     #: ``self.x = make(...)`` (any callee) and ``self.x = <parameter>`` (PARAM + its name)
     #: in a method: attribute -> where its value comes from
     sources: Dict[str, str] = field(default_factory=dict)
+    #: ``self.x = fn``, ``self.x = getattr(mod, "fn")`` and ``self.x = pick("key")``: attribute
+    #: -> [dotted callable] or [dotted picker, slot, key] when every binding of ``self.x``
+    #: in the class is that one; [] when it is bound otherwise too (see :mod:`picked_callables`)
+    callables: Dict[str, List[str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -178,9 +192,10 @@ class ModuleSummary:
                 {name: [f.calls, f.sets, f.params, f.returns, f.trained, f.passes, f.casts, f.arguments,
                         f.set_terms, f.defaults, f.escapes, f.handed, f.parts, f.set_names, f.keyed_returns,
                         {str(line): [list(g) for g in tests] for line, tests in f.guards.items()},
-                        f.set_choices]
+                        f.set_choices, [[param, name, entries] for param, name, entries in f.picks],
+                        f.part_values]
                  for name, f in self.functions.items()},
-                {name: [c.bases, c.methods, c.attributes, c.sources] for name, c in self.classes.items()},
+                {name: [c.bases, c.methods, c.attributes, c.sources, c.callables] for name, c in self.classes.items()},
                 self.registries, self.decorated, self.writers, self.constants, self.keyed]
 
     @classmethod
@@ -210,14 +225,19 @@ class ModuleSummary:
                                             [(str(r), str(p)) for r, p in keyed_returns],
                                             {int(l): [(str(t), bool(b)) for t, b in tests]
                                              for l, tests in guards.items()},
-                                            [(int(l), str(v), str(p), bool(t)) for l, v, p, t in set_choices])
+                                            [(int(l), str(v), str(p), bool(t)) for l, v, p, t in set_choices],
+                                            [(str(p), str(n), {str(k): str(v) for k, v in e.items()})
+                                             for p, n, e in picks],
+                                            [[[str(v) for v in element] for element in part]
+                                             for part in part_values])
                  for name, (calls, sets, params, returns, trained, passes, casts, arguments, set_terms, defaults,
-                            escapes, handed, parts, set_names, keyed_returns, guards, set_choices)
-                 in functions.items()},
+                            escapes, handed, parts, set_names, keyed_returns, guards, set_choices, picks,
+                            part_values) in functions.items()},
                 {str(name): ClassSummary([str(b) for b in bases], [str(m) for m in methods],
                                          {str(k): str(v) for k, v in attributes.items()},
-                                         {str(k): str(v) for k, v in sources.items()})
-                 for name, (bases, methods, attributes, sources) in classes.items()},
+                                         {str(k): str(v) for k, v in sources.items()},
+                                         {str(k): [str(p) for p in v] for k, v in callables.items()})
+                 for name, (bases, methods, attributes, sources, callables) in classes.items()},
                 {str(name): [str(v) for v in values] for name, values in registries.items()},
                 {str(name): [str(v) for v in values] for name, values in decorated.items()},
                 {str(name): [str(v) for v in values] for name, values in writers.items()},
@@ -308,10 +328,14 @@ def _collect_block(summary: ModuleSummary, body: List[ast.stmt], owner: str, cla
             function.params = _parameters(stmt, method=bool(classes))
             function.defaults = _literal_defaults(stmt)
             _collect(summary, function, _Nodes(stmt.body), ".".join(classes), spellings)
+            chain = if_chain_pick(stmt, function.params)
+            if chain is not None:
+                function.picks.append(chain)
             if function.sets:
                 _drop_overwritten(function, stmt.body)
                 _read_set_terms(function, stmt)
                 _read_guards(function, stmt.body)
+                _policy_part_values(function, stmt, spellings.dtypes)
         elif not classes and _is_main_guard(stmt):
             assert isinstance(stmt, ast.If)
             loose.append(stmt.test)
@@ -493,18 +517,26 @@ def _collect(summary: ModuleSummary, function: FunctionSummary, nodes: _Nodes, c
              spellings: "_Spellings") -> None:
     """Imports, calls and policy sets of some code, and what it returns, trains as a
     whole and passes on; ``cls`` names the class whose method it is, for ``self.x``."""
-    instances, assigned = _read_assignments(summary, function, nodes.assigns, cls)
+    bound = {name.id for name in nodes.names if isinstance(name.ctx, ast.Store)} if cls else set()
+    instances, assigned = _read_assignments(summary, function, nodes.assigns, cls, bound)
     origins = _Origins(_bindings(nodes.names, assigned), set(function.params), cls)
     called = _read_events(summary, function, nodes.events, instances, origins, spellings,
                           _policy_snapshots(nodes.assigns, function.params))
+    stores: Optional[Dict[str, int]] = None
     for node in nodes.returns:
         function.returns += [o if not o.startswith("self.") else UNKNOWN for o in origins(node.value)]
         keyed = _keyed_call(node.value, function.params)
         if keyed is not None:
             function.keyed_returns.append(keyed)
+        picked = picked_return(node.value, function.params, nodes.assigns)
+        if picked is not None:
+            function.picks.append(picked)
         elements = node.value.elts if isinstance(node.value, (ast.Tuple, ast.List)) else []
         function.parts.append([] if any(isinstance(e, ast.Starred) for e in elements) else
                               [[o if not o.startswith("self.") else UNKNOWN for o in origins(e)] for e in elements])
+        if stores is None:
+            stores = element_stores(nodes.names)
+        function.part_values.append(_part_values(node, nodes, stores, function.params, spellings.dtypes, {}))
     for attribute in nodes.attributes:
         if attribute.attr in WHOLE_MODEL_VARIABLES or id(attribute) in called:
             function.trained += [o for o in origins(attribute.value) if o != UNKNOWN]
@@ -517,6 +549,28 @@ def _collect(summary: ModuleSummary, function: FunctionSummary, nodes: _Nodes, c
                                for o in origins(model) if o != UNKNOWN]
     function.calls.sort(key=lambda call: call[0])
     function.sets.sort(key=lambda found: found[0])
+
+
+def _part_values(node: ast.Return, nodes: "_Nodes", stores: Mapping[str, int], params: List[str],
+                 dtypes: Mapping[str, str], truths: Mapping[str, bool]) -> List[List[str]]:
+    """``FunctionSummary.part_values`` of one ``return`` (:mod:`returned_values`)."""
+    elements = node.value.elts if isinstance(node.value, (ast.Tuple, ast.List)) else []
+    if any(isinstance(e, ast.Starred) for e in elements):
+        return []
+    return [element_values(e, nodes.assigns, stores, params, dtypes, truths) for e in elements]
+
+
+def _policy_part_values(function: FunctionSummary, stmt: ast.AST, dtypes: Mapping[str, str]) -> None:
+    """The returned elements of a function that sets a mixed policy under one parameter,
+    read under that policy (``returned_values.policy_truths``)."""
+    truths = policy_truths(function)
+    if not truths or not function.part_values:
+        return
+    assert isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
+    nodes = _Nodes(stmt.body)
+    stores = element_stores(nodes.names)
+    function.part_values = [_part_values(node, nodes, stores, function.params, dtypes, truths)
+                            for node in nodes.returns]
 
 
 def _casts_to_float32(call: ast.Call) -> bool:
@@ -579,7 +633,7 @@ def _model_calls(value: ast.AST, origins: "_Origins") -> List[ast.Call]:
 
 
 def _read_assignments(summary: ModuleSummary, function: FunctionSummary, assigns: List[Any],
-                      cls: str) -> Tuple[Dict[str, str], Dict[int, Tuple[str, ast.AST]]]:
+                      cls: str, bound: Set[str]) -> Tuple[Dict[str, str], Dict[int, Tuple[str, ast.AST]]]:
     """Names bound to instances (``v = Cls(...)``: name -> class) and the Names bound by
     ``name = callee(...)`` (id of the Name -> callee and call); records a method's
     ``self.x = Cls(...)`` attributes and where its ``self.x`` values come from."""
@@ -588,10 +642,14 @@ def _read_assignments(summary: ModuleSummary, function: FunctionSummary, assigns
     params = function.params
     attributes = summary.classes[cls].attributes if cls else {}
     sources = summary.classes[cls].sources if cls else {}
+    callables = summary.classes[cls].callables if cls else {}
+    local = [*params, *sorted(bound)]  # a name bound here is no module's callable
     for node in assigns:
         value = node.value
         is_assign = isinstance(node, ast.Assign)
         targets = node.targets if is_assign else [node.target]
+        if cls:
+            note_callable(callables, targets, value, local)
         callee = dotted(value.func) if isinstance(value, ast.Call) else None
         made = (callee if isinstance(value, ast.Call) else _constructed(value)) if is_assign else None
         if made is not None and made.split(".")[-1][:1].isupper():

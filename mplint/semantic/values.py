@@ -872,9 +872,22 @@ class Evaluator:
         sites = calls_of(self.call_sites, binding.scope)
         called = sites[0][0].func if sites else None
         if isinstance(called, cst.Name) and not self.script and not called.value.startswith("_") \
-                and _named_from_module(binding.scope) and function_key(binding.scope) not in self.elsewhere:
+                and _named_from_module(binding.scope) and function_key(binding.scope) not in self.elsewhere \
+                and not self._run_by_handed(sites):
             return []  # a library module's public function: other modules call it too
         return sites
+
+    def _run_by_handed(self, sites: List[Tuple[cst.Call, Location, int]]) -> bool:
+        """Every call is made in a function the program model hands the calls of (``encoder(
+        dtype=dtype)`` inside ``build_model``, which ``train.py`` calls): the calls run in
+        that program, with what its calls pass, whoever else may call the function."""
+        for _call, where, _offset in sites:
+            scope: Optional[Scope] = where.scope
+            while scope is not None and not (isinstance(scope.node, cst.FunctionDef) and _named_from_module(scope)):
+                scope = scope.parent
+            if scope is None or function_key(scope) not in self.elsewhere:
+                return False
+        return bool(sites)
 
 
 def is_script(module: cst.Module) -> bool:
