@@ -922,6 +922,11 @@ class ModelOutputs(Analysis):
             layer = self._layer(call, inside, 1)
             if layer is None or layer.constructor is call:
                 continue
+            if self.is_model_constructor(layer.constructor, layer.location):
+                # ``make_stack`` returns a Sequential the base's ``call`` returns through:
+                # its last layer is this model's output (a block of it otherwise)
+                yield from self._model_outputs(layer.constructor, layer.location, 2)
+                continue
             inner = self._wrapped(layer, 2)
             yield inner if inner is not None else (layer.constructor, layer)
 
@@ -977,8 +982,11 @@ class ModelOutputs(Analysis):
         return self._imported_bases[id(base)]
 
     def _keras_classes(self) -> Set[int]:
-        """Local classes deriving from any Keras class (Model, Layer...)."""
-        return set(self._derived_classes(lambda names: any(n.startswith("keras.") for n in names)))
+        """Local classes deriving from any Keras class (Model, Layer...), or from a model
+        class of another module of the project (``SmallNet(ImageClassifier)``: the model
+        its ``make_body`` builds is a block of it, as of a class deriving from Keras's)."""
+        return set(self._derived_classes(lambda names: any(n.startswith("keras.") for n in names))) \
+            | set(self._model_classes())
 
     def _derived_classes(self, is_base: Callable[[FrozenSet[str]], bool],
                          imported: Optional[Callable[[cst.BaseExpression, Location], bool]] = None,
