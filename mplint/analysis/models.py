@@ -181,6 +181,8 @@ class ModelOutputs(Analysis):
         #: while a subclass of another module asks what the ``call`` it inherits returns
         #: (:meth:`dispatch_outputs`): its overrides, and the calls dispatched to them
         self._dispatch: Optional[DispatchState] = None
+        #: tuples a ``return`` hands back (a builder's results, not a list of layers)
+        self._returned_tuples: Set[int] = set()
 
     # -- collection --------------------------------------------------------------
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -247,11 +249,16 @@ class ModelOutputs(Analysis):
             if isinstance(element.value, cst.Call):
                 self._positions.append((element.value, loc))
 
-    visit_Tuple = visit_List
+    def visit_Tuple(self, node: cst.Tuple) -> None:
+        if id(node) in self._returned_tuples:
+            return  # ``return encoder, decoder, joined(...)``: the builder's results, no layers
+        self.visit_List(node)  # type: ignore[arg-type]
 
     def visit_Return(self, node: cst.Return) -> None:
         if node.value is None:
             return
+        if isinstance(node.value, cst.Tuple):
+            self._returned_tuples.add(id(node.value))
         loc = self.ctx.scopes.location()
         if isinstance(loc.scope.node, cst.FunctionDef):
             self._returns.setdefault(id(loc.scope.node), []).append((node.value, loc))
@@ -605,8 +612,10 @@ class ModelOutputs(Analysis):
             for call, loc, style in self._models:
                 if style == "functional":
                     outputs = positional_or_keyword(call, 1, "outputs")
-                    if outputs is not None:
-                        self._mark_graph(outputs, loc, nested)
+                    # once per call of its builder: a model handed in (``vae(encoder, decoder)``)
+                    # is known through the call's argument
+                    for where in self._builder_contexts(loc) if outputs is not None else ():
+                        self._mark_graph(outputs, where, nested)
                 elif style == "sequential":
                     self._mark_sequential(call, loc, nested)
             # Blocks: models made where a layer goes, or made or called inside a
@@ -680,8 +689,14 @@ class ModelOutputs(Analysis):
                 stack += [(e.value, where) for e in expr.elements]
             elif isinstance(expr, cst.Name):
                 binding = self._plain_binding(expr, where)
-                if binding is not None and binding.value is not None and binding.scope is not None:
-                    stack.append((binding.value, binding.location()))
+                unpacked = _unpacked(binding)
+                if binding is not None and binding.scope is not None:
+                    at = binding.location().within(where.context)  # inside the same calls
+                    if binding.value is not None:
+                        stack.append((binding.value, at))
+                    elif unpacked is not None:
+                        # ``mu, sigma, z = encoder(inputs)``: the model called is a block here too
+                        stack.append((unpacked[0], at))
             elif isinstance(expr, cst.BinaryOperation):
                 stack += [(expr.left, where), (expr.right, where)]
             elif isinstance(expr, cst.Subscript):
