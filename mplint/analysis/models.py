@@ -625,6 +625,7 @@ class ModelOutputs(Analysis):
                 self._mark_layer(call, loc, nested)
             for name, loc in self._appended:
                 self._mark_appended(name, loc, nested)
+            self._mark_wrapped(nested)
             keras_classes = self._keras_classes() | {id(cls.node) for _, _, cls in self._super_inits
                                                      if not self._plain_project_class(cls)}
             for calls, target in ((self._self_calls, True), (self._class_calls, False)):
@@ -643,6 +644,22 @@ class ModelOutputs(Analysis):
         found = self._local_model_class(layer.constructor.func, layer.location)
         if found is not None:
             nested.add(id(found[0]))
+
+    def _mark_wrapped(self, nested: Set[int]) -> None:
+        """A model handed to the constructor of a model class (``ContrastiveModel(encoder)``,
+        ``GAN(generator, discriminator)``): a part the wrapper runs in its own ``call`` or
+        ``train_step``; what reaches a loss is the wrapper's to say (judged as its class)."""
+        for name, sites in self.ctx.scopes.calls.items():
+            if "." in name:
+                continue
+            for call, loc in sites:
+                if not call.args or (self._local_model_class(call.func, loc) is None
+                                     and not self._imported_model_base(call.func, loc)):
+                    continue
+                for arg in call.args:
+                    if arg.star:
+                        continue
+                    self._mark_layer(arg.value, loc, nested)
 
     def _mark_appended(self, name: cst.Name, loc: Location, nested: Set[int]) -> None:
         """A model put in a list of blocks (``downsample_layers.append(stem)``, built
