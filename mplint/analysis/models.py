@@ -706,14 +706,11 @@ class ModelOutputs(Analysis):
                 stack += [(e.value, where) for e in expr.elements]
             elif isinstance(expr, cst.Name):
                 binding = self._plain_binding(expr, where)
-                unpacked = _unpacked(binding)
-                if binding is not None and binding.scope is not None:
-                    at = binding.location().within(where.context)  # inside the same calls
-                    if binding.value is not None:
-                        stack.append((binding.value, at))
-                    elif unpacked is not None:
-                        # ``mu, sigma, z = encoder(inputs)``: the model called is a block here too
-                        stack.append((unpacked[0], at))
+                if binding is not None and binding.scope is not None and binding.value is not None:
+                    # inside the same calls: a parameter is the argument of the builder's call
+                    stack.append((binding.value, binding.location().within(where.context)))
+                # (``mu, sigma, z = encoder(inputs)`` is not followed: an output unpacked
+                # there may still reach a loss, the KL term's mu and sigma)
             elif isinstance(expr, cst.BinaryOperation):
                 stack += [(expr.left, where), (expr.right, where)]
             elif isinstance(expr, cst.Subscript):
