@@ -612,9 +612,11 @@ class ModelOutputs(Analysis):
             for call, loc, style in self._models:
                 if style == "functional":
                     outputs = positional_or_keyword(call, 1, "outputs")
+                    if outputs is None:
+                        continue
                     # once per call of its builder: a model handed in (``vae(encoder, decoder)``)
                     # is known through the call's argument
-                    for where in self._builder_contexts(loc) if outputs is not None else ():
+                    for where in self._builder_contexts(loc):
                         self._mark_graph(outputs, where, nested)
                 elif style == "sequential":
                     self._mark_sequential(call, loc, nested)
