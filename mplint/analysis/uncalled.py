@@ -7,7 +7,8 @@ no other file of the project that names the module writes it either (a subclass 
 calling ``self._build_head()``), nothing runs the function: a model it builds is never
 trained, a tensor it computes never meets another. Any other mention keeps it alive
 (unknown stays used), and a public name is its users' to call, so only private names
-(:func:`is_private_name`) are judged.
+(:func:`is_private_name`) are judged; a decorated function (a registry's entry) and a
+method of a class with a base from elsewhere (a hook Keras or the base calls) stay alive.
 """
 
 from __future__ import annotations
@@ -16,9 +17,11 @@ import os
 import re
 from typing import Optional
 
+import libcst as cst
+
 from mplint.core import reads
 from mplint.rule.check import Context
-from mplint.semantic.scopes import Location, Scope
+from mplint.semantic.scopes import Location, Scope, class_chain
 from mplint.semantic.visibility import is_private_name
 
 #: a project past this many files is not searched for other modules' mentions (alive)
@@ -39,9 +42,33 @@ def never_called(ctx: Context, scope: Scope) -> bool:
     while current is not None and current.kind != "module":
         if current.kind == "function":
             name = getattr(getattr(current.node, "name", None), "value", None)
-            if isinstance(name, str) and is_private_name(name) and _unmentioned(ctx, name):
+            if isinstance(name, str) and is_private_name(name) and not _called_by_others(current) \
+                    and _unmentioned(ctx, name):
                 return True
         current = current.parent
+    return False
+
+
+def _called_by_others(function: Scope) -> bool:
+    """A function something may run without its name being written here: a decorated
+    one (``@BACKBONES.register`` files it in a registry), or a method of a class with a
+    base not of this file (Keras, an optimizer or a base elsewhere may call its hooks:
+    ``_resource_apply_dense``)."""
+    node = function.node
+    if isinstance(node, cst.FunctionDef) and node.decorators:
+        return True
+    owner = function.parent
+    if owner is None or owner.kind != "class":
+        return False
+    local = {id(s.node) for s in class_chain(owner)}
+    for cls in class_chain(owner):
+        for base in cls.node.bases if isinstance(cls.node, cst.ClassDef) else ():
+            written = base.value
+            if isinstance(written, cst.Name) and written.value == "object":
+                continue
+            bound = cls.parent.lookup(written.value) if isinstance(written, cst.Name) and cls.parent else None
+            if bound is None or id(bound.node) not in local:
+                return True
     return False
 
 
