@@ -181,6 +181,8 @@ class ModelOutputs(Analysis):
         #: while a subclass of another module asks what the ``call`` it inherits returns
         #: (:meth:`dispatch_outputs`): its overrides, and the calls dispatched to them
         self._dispatch: Optional[DispatchState] = None
+        #: tuples a ``return`` hands back (a builder's results, not a list of layers)
+        self._returned_tuples: Set[int] = set()
 
     # -- collection --------------------------------------------------------------
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -247,11 +249,16 @@ class ModelOutputs(Analysis):
             if isinstance(element.value, cst.Call):
                 self._positions.append((element.value, loc))
 
-    visit_Tuple = visit_List
+    def visit_Tuple(self, node: cst.Tuple) -> None:
+        if id(node) in self._returned_tuples:
+            return  # ``return encoder, decoder, joined(...)``: the builder's results, no layers
+        self.visit_List(node)  # type: ignore[arg-type]
 
     def visit_Return(self, node: cst.Return) -> None:
         if node.value is None:
             return
+        if isinstance(node.value, cst.Tuple):
+            self._returned_tuples.add(id(node.value))
         loc = self.ctx.scopes.location()
         if isinstance(loc.scope.node, cst.FunctionDef):
             self._returns.setdefault(id(loc.scope.node), []).append((node.value, loc))
@@ -605,8 +612,12 @@ class ModelOutputs(Analysis):
             for call, loc, style in self._models:
                 if style == "functional":
                     outputs = positional_or_keyword(call, 1, "outputs")
-                    if outputs is not None:
-                        self._mark_graph(outputs, loc, nested)
+                    if outputs is None:
+                        continue
+                    # once per call of its builder: a model handed in (``vae(encoder, decoder)``)
+                    # is known through the call's argument
+                    for where in self._builder_contexts(loc):
+                        self._mark_graph(outputs, where, nested)
                 elif style == "sequential":
                     self._mark_sequential(call, loc, nested)
             # Blocks: models made where a layer goes, or made or called inside a
@@ -616,6 +627,7 @@ class ModelOutputs(Analysis):
                 self._mark_layer(call, loc, nested)
             for name, loc in self._appended:
                 self._mark_appended(name, loc, nested)
+            self._mark_wrapped(nested)
             keras_classes = self._keras_classes() | {id(cls.node) for _, _, cls in self._super_inits
                                                      if not self._plain_project_class(cls)}
             for calls, target in ((self._self_calls, True), (self._class_calls, False)):
@@ -634,6 +646,22 @@ class ModelOutputs(Analysis):
         found = self._local_model_class(layer.constructor.func, layer.location)
         if found is not None:
             nested.add(id(found[0]))
+
+    def _mark_wrapped(self, nested: Set[int]) -> None:
+        """A model handed to the constructor of a model class (``ContrastiveModel(encoder)``,
+        ``GAN(generator, discriminator)``): a part the wrapper runs in its own ``call`` or
+        ``train_step``; what reaches a loss is the wrapper's to say (judged as its class)."""
+        for name, sites in self.ctx.scopes.calls.items():
+            if "." in name:
+                continue
+            for call, loc in sites:
+                if not call.args or (self._local_model_class(call.func, loc) is None
+                                     and not self._imported_model_base(call.func, loc)):
+                    continue
+                for arg in call.args:
+                    if arg.star:
+                        continue
+                    self._mark_layer(arg.value, loc, nested)
 
     def _mark_appended(self, name: cst.Name, loc: Location, nested: Set[int]) -> None:
         """A model put in a list of blocks (``downsample_layers.append(stem)``, built
@@ -680,8 +708,11 @@ class ModelOutputs(Analysis):
                 stack += [(e.value, where) for e in expr.elements]
             elif isinstance(expr, cst.Name):
                 binding = self._plain_binding(expr, where)
-                if binding is not None and binding.value is not None and binding.scope is not None:
-                    stack.append((binding.value, binding.location()))
+                if binding is not None and binding.scope is not None and binding.value is not None:
+                    # inside the same calls: a parameter is the argument of the builder's call
+                    stack.append((binding.value, binding.location().within(where.context)))
+                # (``mu, sigma, z = encoder(inputs)`` is not followed: an output unpacked
+                # there may still reach a loss, the KL term's mu and sigma)
             elif isinstance(expr, cst.BinaryOperation):
                 stack += [(expr.left, where), (expr.right, where)]
             elif isinstance(expr, cst.Subscript):
@@ -922,6 +953,11 @@ class ModelOutputs(Analysis):
             layer = self._layer(call, inside, 1)
             if layer is None or layer.constructor is call:
                 continue
+            if self.is_model_constructor(layer.constructor, layer.location):
+                # ``make_stack`` returns a Sequential the base's ``call`` returns through:
+                # its last layer is this model's output (a block of it otherwise)
+                yield from self._model_outputs(layer.constructor, layer.location, 2)
+                continue
             inner = self._wrapped(layer, 2)
             yield inner if inner is not None else (layer.constructor, layer)
 
@@ -977,8 +1013,11 @@ class ModelOutputs(Analysis):
         return self._imported_bases[id(base)]
 
     def _keras_classes(self) -> Set[int]:
-        """Local classes deriving from any Keras class (Model, Layer...)."""
-        return set(self._derived_classes(lambda names: any(n.startswith("keras.") for n in names)))
+        """Local classes deriving from any Keras class (Model, Layer...), or from a model
+        class of another module of the project (``SmallNet(ImageClassifier)``: the model
+        its ``make_body`` builds is a block of it, as of a class deriving from Keras's)."""
+        return set(self._derived_classes(lambda names: any(n.startswith("keras.") for n in names))) \
+            | set(self._model_classes())
 
     def _derived_classes(self, is_base: Callable[[FrozenSet[str]], bool],
                          imported: Optional[Callable[[cst.BaseExpression, Location], bool]] = None,

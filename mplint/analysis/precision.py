@@ -28,6 +28,7 @@ from mplint.analysis.layers import (
 )
 from mplint.analysis.models import LayerProducer, ModelOutput, ModelOutputs, OpProducer, Producer
 from mplint.analysis.references import References
+from mplint.analysis.uncalled import never_run
 from mplint.rule.check import Analysis, Context, Fix
 from mplint.rule.edits import cast, string
 from mplint.rule.levels import Safety
@@ -119,6 +120,8 @@ class OutputPrecision(Analysis):
                     policy = facts.mixed_policy(order=output.producer.location.order)
                 if isinstance(output.model_call, cst.ClassDef) and output.model_call.name.value in parts:
                     continue  # a block another model builds: its output is a layer's, not the model's
+                if never_run(self.ctx, output.producer.location):
+                    continue  # built in a private builder nothing names: never run
                 if self._in_test_that_trains_nothing(output.producer):
                     continue  # a layer test's model (predict, dtype checks): no loss sees it
                 if self._test_subject(output.producer):

@@ -15,6 +15,7 @@ from mplint.analysis.tensor_callers import foreign_contexts
 from mplint.analysis.tensor_sites import MAX_DEPTH, Env, ForeignContext, Where
 from mplint.analysis.tensor_syntax import child_scope, decorated, is_none, is_self
 from mplint.analysis.tensor_containers import LayerContainers
+from mplint.analysis.uncalled import never_called
 from mplint.semantic.call_args import UNREADABLE, argument_for
 from mplint.semantic.public_reach import public_reach
 from mplint.semantic.scopes import Location, Scope
@@ -77,9 +78,10 @@ class FileCalls(LayerContainers):
         about a 16-bit crash or wrong result at an operation (MP501, MP502, MP504).
         None in a test module: only its tests set the policy its code runs under, on
         purpose, and a hazard there is what they exercise or makes them fail; the
-        library code they call is judged in its own module."""
-        if is_test_path(self.ctx.path):
-            return None
+        library code they call is judged in its own module. None in a private function
+        nothing names (:func:`never_called`): it never runs."""
+        if is_test_path(self.ctx.path) or never_called(self.ctx, scope):
+            return None  # (a private function nothing names never runs)
         here = facts.library_policy(scope)
         if here is None or (here.library and not self._run_by_public_code(scope)):
             return None

@@ -11,7 +11,7 @@ teacher loaded before the policy and only asked to predict is left alone.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Optional, Set, Tuple
+from typing import FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -148,14 +148,43 @@ class PolicySetTooLate(Check):
                       "was created in this scope"
                      for name, module, where in self._imported_objects
                      if where.scope is scope and where.order < order and self._keras_object_used_after(name, scope, order)]
-            late += [f"`{name}`, a model this function receives as an argument, was built by its caller"
-                     for name in self._received_models(scope)]
+            if not self._set_at_construction(scope, call.values):
+                late += [f"`{name}`, a model this function receives as an argument, was built by its caller"
+                         for name in self._received_models(scope)]
             if late:
                 self.report(
                     call.node,
                     f"the policy is set after {late[0]} and is still used: it keeps the old policy "
                     f"(float32), and compile() adds no loss scaling for it; set the policy before building anything",
                 )
+
+    def _set_at_construction(self, scope: Scope, values: FrozenSet[str]) -> bool:
+        """A method of a class whose construction sets the same policy first (``__init__``
+        calling ``self.enable_mixed_precision()``, directly or through other methods): a
+        caller holding the instance built the model it hands this method under it, so
+        setting it again here changes nothing for that model."""
+        owner = scope.enclosing_class()
+        if owner is None or not isinstance(scope.node, cst.FunctionDef) or scope.parent is not owner:
+            return False
+        methods = {child.node.name.value: child for child in owner.children
+                   if child.kind == "function" and isinstance(child.node, cst.FunctionDef)}
+        init = methods.get("__init__")
+        if init is None or init is scope:
+            return False
+        run: Set[int] = set()
+        todo = [init]
+        while todo:
+            current = todo.pop()
+            if id(current) in run:
+                continue
+            run.add(id(current))
+            for key, sites in self.ctx.scopes.calls.items():
+                method = key[len("self."):] if key.startswith("self.") else None
+                if method in methods and method is not None and methods[method] is not scope \
+                        and any(where.scope is current for _, where in sites):
+                    todo.append(methods[method])
+        return any(other.values == values and id(other.location.scope) in run
+                   for other in self.facts.policy_calls)
 
     def _received_models(self, scope: Scope) -> List[str]:
         """Parameters of the function setting the policy that hold a built model: read as
