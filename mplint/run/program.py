@@ -1319,6 +1319,13 @@ class ProgramModel:
         project picks it by (``get_activation("hard_sigmoid")``; :mod:`picked_callables`)."""
         cls = self.summary(path).classes.get(owner)
         form = cls.callables.get(attr) if cls is not None else None
+        if not form and cls is not None and cls.sources.get(attr, "").startswith(PARAM):
+            # ``self.perturb = perturb`` in ``__init__``: what the constructions hand it
+            # (``PerturbedDense(128, perturb=augment.feature_jitter)`` in another module)
+            param = cls.sources[attr][len(PARAM):]
+            return list(dict.fromkeys(node for init in self._methods((path, owner), "__init__")
+                                      for caller, function, handed in self.handed_sites(init, param)
+                                      for node in self._resolve(caller, function, handed) if node[1] != BODY))
         if not form:
             return []
         if len(form) == 1:
@@ -1545,6 +1552,7 @@ class ProgramModel:
         """Modules were summarised since :meth:`call_sites` indexed the calls: index again."""
         self._sites_by_name = None
         self._handed_by_name = None
+        self._subclass_index = None
 
     def handed_sites(self, target: Node, param: str) -> List[Tuple[str, str, str]]:
         """``(path, function, callable)`` for each callable the summarised code hands the
@@ -1560,8 +1568,10 @@ class ProgramModel:
                         last = callee.rsplit(".", 1)[-1].rpartition(METHOD)[2]
                         self._handed_by_name.setdefault(last, []).append((callee, slot, path, name, handed))
         slots = (str(function.params.index(param)), param)
+        parts = target[1].split(".")
+        spelled = parts[-2] if parts[-1] == "__init__" and len(parts) > 1 else parts[-1]  # a class's name
         return [(path, name, handed)
-                for callee, slot, path, name, handed in self._handed_by_name.get(target[1].split(".")[-1], [])
+                for callee, slot, path, name, handed in self._handed_by_name.get(spelled, [])
                 if slot in slots and target in self.call_targets(path, name, callee)]
 
     def call_sites(self, target: Node) -> List[Tuple[str, str, str, str]]:
