@@ -25,6 +25,7 @@ import libcst as cst
 
 from mplint.analysis.dtype_kinds import LOW
 from mplint.analysis.imported_layers import analysed
+from mplint.analysis.tensor_imports import imported_callee
 from mplint.analysis.tensor_sites import Env, ForeignContext, Where
 from mplint.semantic.call_args import UNREADABLE, argument_for
 from mplint.semantic.elsewhere_marks import CALLER_AT, ELSEWHERE_UNKNOWN, read_caller_at
@@ -82,8 +83,11 @@ def foreign_contexts(kinds: "TensorKinds", function: Scope) -> List[ForeignConte
             # reads the calls ``TensorKinds.calls`` lists: ``helper(x)``, not ``ops.helper(x)``), and
             # so does a call of a function the caller's class picked by name (``self._gate(x)``,
             # ``tensor_imports.imported_callee``)
-            handed = offset == 0 and (isinstance(call.func, cst.Name) or spelled != node.name.value) \
-                and region is not None and region.kind != "functional"
+            # (a callable a constructor handed the attribute, ``self.perturb = perturb``, is
+            # unknown to the caller: this module reports)
+            handed = offset == 0 and region is not None and region.kind != "functional" and (
+                isinstance(call.func, cst.Name)
+                or spelled != node.name.value and imported_callee(caller, call, where) is not None)
             for caller_env in caller.every_context(where.loc.scope):
                 with caller.under(caller_env):
                     env = _env(caller, node, params, offset, call, where)

@@ -466,6 +466,8 @@ class ProgramModel:
         self._sites_by_name: Optional[Dict[str, List[Tuple[str, str, str, str, str]]]] = None
         #: the called name -> (callee, slot, path, function, callable) of each handed callable
         self._handed_by_name: Optional[Dict[str, List[Tuple[str, str, str, str, str]]]] = None
+        #: how many modules were summarised when ``_handed_by_name`` was indexed
+        self._handed_indexed = 0
         #: registry objects filled by decorators (``@BACKBONES.register``)
         self._registry_objects = RegistryObjects(self)
         #: plain classes built on governed paths, and the methods governed code calls
@@ -1560,7 +1562,9 @@ class ProgramModel:
         function = self.summary(target[0]).functions.get(target[1])
         if function is None or param not in function.params:
             return []
-        if self._handed_by_name is None:
+        if self._handed_by_name is None or self._handed_indexed != len(self._summaries):
+            # (modules summarised since the index was made hand callables too)
+            self._handed_indexed = len(self._summaries)
             self._handed_by_name = {}
             for path in list(self._summaries):
                 for name, caller in self.summary(path).functions.items():
