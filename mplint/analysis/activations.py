@@ -67,12 +67,12 @@ def _function(expr: cst.BaseExpression, loc: Location, ctx: Context, depth: int)
         if not bindings:
             return None
         found = []
-        for binding in bindings:
-            if binding.kind not in ("assign", "annassign") or binding.value is None or binding.scope is None:
+        for stored in bindings:
+            if stored.kind not in ("assign", "annassign") or stored.value is None or stored.scope is None:
                 return None
-            if _is_none(binding.value):
+            if _is_none(stored.value):
                 continue  # ``self.act = None`` on another path: calling it would raise
-            found.append(_function(binding.value, binding.location().within(loc.context), ctx, depth + 1))
+            found.append(_function(stored.value, stored.location().within(loc.context), ctx, depth + 1))
         return _union(found)
     if isinstance(expr, cst.Name):
         binding = loc.lookup(expr.value)

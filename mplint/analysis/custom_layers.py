@@ -429,11 +429,11 @@ class CustomLayers(Analysis):
         call = _method(chain, "call")
         if call is None:
             return None
-        softmax = self._returns_low(call, self._construction_frame(chain, construction))
-        if softmax is None:
+        returned = self._returns_low(call, self._construction_frame(chain, construction))
+        if returned is None:
             return None
         inner = self._sixteen_bit_sublayer(cls, construction)
-        return CustomLayer(cls.node.name.value, softmax, _accepts_dtype(chain), self._has_weights(chain),
+        return CustomLayer(cls.node.name.value, returned, _accepts_dtype(chain), self._has_weights(chain),
                            sublayer=inner[0] if inner is not None else "")
 
     def _construction_frame(self, chain: List[Scope], construction: Optional[Tuple[cst.Call, Location]]
