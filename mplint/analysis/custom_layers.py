@@ -256,7 +256,7 @@ class CustomLayers(Analysis):
             # a layer class whose ``call`` returns a Keras layer it holds (``self.classifier(x)``)
             regions = self.ctx.get(ComputeRegions)
             cls = regions.layer_class(binding.node)
-            if cls is None or not cls.sixteen_bit or _is_model(cls) or any(arg.star for arg in args):
+            if cls is None or not cls.sixteen_bit or _is_model(cls):
                 return None
             # read inside the construction: its arguments bind ``__init__``'s parameters
             built = cst.Call(func=cst.Name(name), args=[arg.with_changes(value=_literal(arg.value)) for arg in args])
