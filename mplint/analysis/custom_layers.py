@@ -21,6 +21,7 @@ from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
+from mplint.analysis.activations import called_function
 from mplint.analysis.compute_regions import ComputeRegions, LayerClass
 from mplint.analysis.dispatch import Dispatch, Overrides
 from mplint.analysis.imported_layers import (
@@ -37,10 +38,11 @@ from mplint.rule.check import Analysis, Context, Fix
 from mplint.rule.edits import quote_of, spell, string, with_keyword
 from mplint.rule.levels import Safety
 from mplint.semantic.call_args import keyword_only, positional_or_keyword
-from mplint.semantic.scopes import Binding, Location, Scope
+from mplint.semantic.scopes import Binding, CallContext, CallFrame, Location, Scope, class_chain
 from mplint.semantic.stored_attributes import InstanceAttributes
 from mplint.semantic.vocabulary import (
-    DTYPE_PRESERVING_FUNCTIONS, INPUT_FUNCTIONS, LAMBDA_LAYERS, PARTIALS, SOFTMAX_FUNCTIONS, VARIABLE_CONSTRUCTORS,
+    DTYPE_PRESERVING_FUNCTIONS, ELEMENTWISE_OPS, FLOAT32_NAMES, INPUT_FUNCTIONS, LAMBDA_LAYERS, LAYER_WRAPPERS,
+    PARTIALS, SHAPE_OPS, SOFTMAX_FUNCTIONS, VARIABLE_CONSTRUCTORS,
 )
 
 #: calls in a class body that create weights (whose compute dtype a float32 policy changes)
@@ -49,6 +51,10 @@ _WEIGHT_METHODS = frozenset({"add_weight", "add_variable"})
 _PLAIN_INPUT_ARGUMENTS = frozenset({"shape", "batch_size", "name", "dtype", "batch_shape"})
 _FLOAT_DTYPES = frozenset({"float16", "float32", "float64", "bfloat16", "half", "float"})
 _MAX_DEPTH = 8
+#: methods whose layers are a class's sublayers: made once, under the global policy
+_SUBLAYER_METHODS = frozenset({"__init__", "build"})
+#: renders a node's code
+_EMPTY = cst.Module(body=[])
 
 
 @dataclass(frozen=True)
@@ -76,6 +82,13 @@ class CustomLayer:
     #: "softmax")`` returns ``def head(x): return Dense(...)(x)``): the factory's call here
     #: picks the layer's arguments, and the finding lands at that call
     closure: bool = False
+    #: the Keras sublayer the class makes in ``__init__`` or ``build`` whose 16-bit output
+    #: ``call`` returns (``Dense`` at ``heads.py:10``): it follows the global policy, not
+    #: the class's dtype, so ``dtype='float32'`` on the construction leaves the output 16-bit
+    sublayer: str = ""
+    #: the construction already gives the class a float32 dtype (or the class pins one):
+    #: only ``sublayer`` makes its output 16-bit
+    float32_built: bool = False
 
 
 class CustomLayers(Analysis):
@@ -90,6 +103,9 @@ class CustomLayers(Analysis):
         self._judged: Dict[Tuple[int, ...], Optional[CustomLayer]] = {}
         #: where each call is made, to follow a layer application's input
         self._calls: Dict[int, Location] = {}
+        #: a class of this module as another module's construction builds it, by the
+        #: class's name and the construction's arguments as that module writes them
+        self._constructions: Dict[Tuple[str, Tuple[Tuple[object, str, str], ...]], Optional[CustomLayer]] = {}
 
     @property
     def kinds(self) -> TensorKinds:
@@ -125,7 +141,7 @@ class CustomLayers(Analysis):
         func = layer.constructor.func
         binding = layer.location.lookup(func.value) if isinstance(func, cst.Name) else None
         if binding is not None and binding.kind == "class" and isinstance(binding.node, cst.ClassDef):
-            return self._judge_class(binding.node)
+            return self._judge_class(binding.node, (layer.constructor, layer.location))
         inherited = self.ctx.get(ModelOutputs).inherited(func, layer.location)
         if inherited is not None:
             # ``self.build_head(x)`` with ``build_head`` a method of a model class of another
@@ -164,7 +180,8 @@ class CustomLayers(Analysis):
             # a class of another module of the project, or a function there that returns a layer
             # (the Keras layer whose output a class or function there returns first: it names
             # the layer to fix, and knows a softmax from its activation)
-            return imported_head(self.ctx, layer.constructor, layer.location) or imported_layer(self.ctx, func) \
+            return imported_head(self.ctx, layer.constructor, layer.location) \
+                or imported_layer(self.ctx, func, layer.constructor, layer.location) \
                 or imported_factory(self.ctx, func, layer.constructor, loc=layer.location)
         return None
 
@@ -266,7 +283,9 @@ class CustomLayers(Analysis):
             cls = regions.layer_class(binding.node)
             if cls is None or not cls.sixteen_bit or _is_model(cls):
                 return None
-            outputs = models.call_outputs(binding.node)
+            # read inside the construction: its arguments bind ``__init__``'s parameters
+            built = cst.Call(func=cst.Name(name), args=[arg.with_changes(value=_literal(arg.value)) for arg in args])
+            outputs = models.call_outputs(binding.node, (built, Location(self.ctx.scopes.module_scope, _AFTER_ALL)))
         elif binding is not None and binding.kind == "def" and isinstance(binding.node, cst.FunctionDef) \
                 and not any(arg.star for arg in args):
             call = cst.Call(func=cst.Name(name), args=[arg.with_changes(value=_literal(arg.value)) for arg in args])
@@ -379,13 +398,24 @@ class CustomLayers(Analysis):
             return cst.Integer(str(value))
         return _UNKNOWN_ARGUMENT
 
-    def judge_class_named(self, name: str) -> Optional[CustomLayer]:
+    def judge_class_named(self, name: str, args: Optional[Sequence[cst.Arg]] = None) -> Optional[CustomLayer]:
         """A class of this module, by name, judged as :meth:`judge` would (another
-        module's layer classes are judged so; their own imports are not followed)."""
+        module's layer classes are judged so; their own imports are not followed); with
+        ``args``, as the construction another module makes with them builds it (each a
+        literal where that module knows the value, else an unknown), once per set of them."""
         binding = self.ctx.scopes.module_scope.lookup(name)
         if binding is None or binding.kind != "class" or not isinstance(binding.node, cst.ClassDef):
             return None
-        return self._judge_class(binding.node)
+        if args is None:
+            return self._judge_class(binding.node)
+        literal = [arg.with_changes(value=_literal(arg.value)) for arg in args]
+        key = (name, tuple((a.star, a.keyword.value if a.keyword is not None else "", _EMPTY.code_for_node(a.value))
+                           for a in literal))
+        if key not in self._constructions:
+            built = cst.Call(func=cst.Name(name), args=literal)
+            where = Location(self.ctx.scopes.module_scope, _AFTER_ALL)
+            self._constructions[key] = self._judge_class(binding.node, (built, where))
+        return self._constructions[key]
 
     def is_model_class_named(self, name: str) -> bool:
         """A class of this module, by name, is a Keras model (asked by a module whose
@@ -401,21 +431,108 @@ class CustomLayers(Analysis):
         self.ctx.get(ComputeRegions).mark_lambda_function(binding.node)
         return self._returns_low(binding.node)
 
-    def _judge_class(self, node: cst.ClassDef) -> Optional[CustomLayer]:
+    def _judge_class(self, node: cst.ClassDef,
+                     construction: Optional[Tuple[cst.Call, Location]] = None) -> Optional[CustomLayer]:
+        """The class as ``construction`` builds it (its arguments bound to ``__init__``'s
+        parameters, read into ``self``), else as any construction would."""
         regions = self.ctx.get(ComputeRegions)
         cls = regions.layer_class(node)
-        if cls is None or not cls.sixteen_bit or _is_model(cls):
+        if cls is None or _is_model(cls):
             return None
+        if not cls.sixteen_bit or self._built_float32(cls, construction):
+            # a float32 layer casts its inputs and computes its own ops in float32; only
+            # a sublayer it makes in ``__init__``/``build`` still follows the global policy
+            inner = self._sixteen_bit_sublayer(cls, construction)
+            if inner is None:
+                return None
+            sublayer, softmax = inner
+            return CustomLayer(cls.node.name.value, softmax, _accepts_dtype(class_chain(cls.scope)), True,
+                               sublayer=sublayer, float32_built=True)
         chain = self._chain(cls, regions)
         if chain is None:
             return None
         call = _method(chain, "call")
         if call is None:
             return None
-        softmax = self._returns_low(call)
-        if softmax is None:
+        returned = self._returns_low(call, self._construction_frame(chain, construction))
+        if returned is None:
             return None
-        return CustomLayer(cls.node.name.value, softmax, _accepts_dtype(chain), self._has_weights(chain))
+        inner = self._sixteen_bit_sublayer(cls, construction)
+        return CustomLayer(cls.node.name.value, returned, _accepts_dtype(chain), self._has_weights(chain),
+                           sublayer=inner[0] if inner is not None else "")
+
+    def _construction_frame(self, chain: List[Scope], construction: Optional[Tuple[cst.Call, Location]]
+                            ) -> Optional[Tuple[CallFrame, Location]]:
+        """The construction followed into the nearest ``__init__`` (``self`` bound), and
+        where it is made; None without one."""
+        if construction is None:
+            return None
+        init = _method(chain, "__init__")
+        function: cst.CSTNode = init if init is not None else chain[0].node
+        return CallFrame(function, construction[0], construction[1], 1, entry=True), construction[1]
+
+    def _built_float32(self, cls: LayerClass, construction: Optional[Tuple[cst.Call, Location]]) -> bool:
+        """The construction certainly gives the layer a float32 dtype (written, or in a
+        ``**spread`` whose keys are known) that its ``__init__`` hands on to Keras."""
+        if construction is None or not _accepts_dtype(class_chain(cls.scope)):
+            return False
+        call, where = construction
+        dtype = keyword_only(call, "dtype")
+        at = where
+        if dtype is None:
+            spread = self.ctx.values.spread_argument(call, "dtype", where)
+            if spread is None:
+                return False
+            dtype, at = spread
+        found = self.ctx.values.values(dtype, at)
+        return bool(found) and all(isinstance(v, str) and v in FLOAT32_NAMES for v in found or ())
+
+    def _sixteen_bit_sublayer(self, cls: LayerClass, construction: Optional[Tuple[cst.Call, Location]]
+                              ) -> Optional[Tuple[str, bool]]:
+        """When what ``call`` returns is the output of a Keras sublayer made in
+        ``__init__`` or ``build`` without a dtype of its own (through softmax, element-wise
+        and shape ops), which follows the global policy whatever the class's dtype
+        (Keras 2 and 3): that layer, in words (``Dense`` at ``heads.py:10``), and whether a
+        softmax computes the output. None for anything else (a cast, an op of the input
+        or of the class's own weights, which a float32 dtype makes float32)."""
+        models = self.ctx.get(ModelOutputs)
+        outputs = models.call_outputs(cls.node, construction)
+        if len(outputs) != 1 or outputs[0][1] is None:
+            return None
+        found = self._through_ops(outputs[0][1], models, 0)
+        if found is None:
+            return None
+        layer, softmax = found
+        position = positions_of(self.ctx.module, self.ctx.text, [layer.constructor]).get(layer.constructor)
+        if position is None:
+            return None
+        name = min(layer.layer_class).rpartition(".")[2]
+        return f"`{name}` made at {os.path.basename(self.ctx.path)}:{position.start.line}", softmax
+
+    def _through_ops(self, producer: Producer, models: ModelOutputs, depth: int
+                     ) -> Optional[Tuple[LayerProducer, bool]]:
+        """The sublayer under dtype-keeping ops (see :meth:`_sixteen_bit_sublayer`)."""
+        if depth > _MAX_DEPTH:
+            return None
+        if isinstance(producer, OpProducer):
+            function = producer.function
+            if not function & (SOFTMAX_FUNCTIONS | SHAPE_OPS | ELEMENTWISE_OPS):
+                return None
+            inner = models.op_input(producer)
+            found = None if inner is None else self._through_ops(inner, models, depth + 1)
+            if found is None:
+                return None
+            return found[0], bool(function & SOFTMAX_FUNCTIONS) or (bool(function & SHAPE_OPS) and found[1])
+        if not is_keras_layer(producer) or not computes_under_policy(producer) \
+                or producer.layer_class & (LAMBDA_LAYERS | LAYER_WRAPPERS) \
+                or computes_in_float32(producer, self.ctx) is not False:
+            return None
+        scope = producer.location.scope
+        if scope.kind != "function" or not isinstance(scope.node, cst.FunctionDef) \
+                or scope.node.name.value not in _SUBLAYER_METHODS or scope.parent is None \
+                or scope.parent.kind != "class":
+            return None  # made elsewhere (handed in, built in ``call``): not followed
+        return producer, is_softmax_layer(producer, self.ctx)
 
     def _lambda(self, layer: LayerProducer) -> Optional[CustomLayer]:
         fn = positional_or_keyword(layer.constructor, 0, "function")
@@ -441,27 +558,50 @@ class CustomLayers(Analysis):
             return None
         return CustomLayer("Lambda", softmax, True, False)
 
-    def _returns_low(self, function: cst.FunctionDef) -> Optional[bool]:
-        """Whether the function's returns are softmaxes, when all of them are 16-bit (else None)."""
+    def _returns_low(self, function: cst.FunctionDef,
+                     construction: Optional[Tuple[CallFrame, Location]] = None) -> Optional[bool]:
+        """Whether the function's returns are softmaxes, when all of them are 16-bit (else
+        None); a method's, inside the construction followed into ``__init__`` when given."""
         returns = self._returns.get(id(function), [])
         if not returns:
             return None
-        verdicts = [self._low(value, where) for value, where in returns]
+        verdicts = [self._low(value, where, construction) for value, where in returns]
         if any(v is None for v in verdicts):
             return None
         return all(verdicts)
 
-    def _low(self, expr: cst.BaseExpression, where: Where) -> Optional[bool]:
-        """None unless ``expr`` is one 16-bit tensor; then whether a softmax computes it."""
-        if self.kinds.kind(expr, where) != LOW or not self._certain(expr, where, 0):
+    def _low(self, expr: cst.BaseExpression, where: Where,
+             construction: Optional[Tuple[CallFrame, Location]] = None) -> Optional[bool]:
+        """None unless ``expr`` is one 16-bit tensor; then whether a softmax computes it
+        (read inside ``construction``: which activation it stored on ``self``)."""
+        context: CallContext = ()
+        if construction is not None:
+            frame, made = construction
+            context = where.loc.within(made.context).entering(frame).context
+        if self.kinds.kind(expr, where) != LOW or not self._certain(expr, where, 0, context):
             return None
-        return self._softmax(expr, where, 0)
+        return self._softmax(expr, Where(where.loc.within(context), where.path), 0)
 
-    def _certain(self, expr: cst.BaseExpression, where: Where, depth: int) -> bool:
+    def _candidates(self, name: cst.Name, where: Where, context: CallContext) -> List[Binding]:
+        """The bindings of ``name`` that may reach ``where`` (:meth:`TensorKinds.candidates`),
+        less those in ``if`` arms the followed calls ``context`` decide against, and those an
+        arm they decide for replaces (``x = self.proj(x)`` then ``if self.activation ==
+        "softmax": x = tf.nn.softmax(x)``, inside ``ProjectionHead(n, activation="softmax")``)."""
+        candidates = self.kinds.candidates(name, where)
+        if len(candidates) <= 1 or not context:
+            return candidates
+        models, use = self.ctx.get(ModelOutputs), where.loc.within(context)
+        decided = {id(b): models.arm_decisions(b, use) for b in candidates}
+        live = [b for b in candidates if False not in decided[id(b)]]
+        taken = [b for b in live if b.branches and decided[id(b)] and all(d is True for d in decided[id(b)])]
+        return [a for a in live if not any(a.order < b.order and set(a.branches) <= set(b.branches) for b in taken)]
+
+    def _certain(self, expr: cst.BaseExpression, where: Where, depth: int, context: CallContext = ()) -> bool:
         """No doubt in the arithmetic that computes ``expr``: it is a single tensor (not a
         tuple of outputs), no float32 operand meets the 16-bit ones (that fails at run
         time: MP504's finding), and no other parameter than the autocast input takes part
-        (Keras 2 autocasts only the first)."""
+        (Keras 2 autocasts only the first). ``context``: the construction followed, which
+        decides ``if`` arms on what it stored."""
         if depth > _MAX_DEPTH:
             return False
         if isinstance(expr, (cst.Tuple, cst.List, cst.Dict, cst.Set, cst.ListComp, cst.SetComp,
@@ -470,11 +610,12 @@ class CustomLayers(Analysis):
         if self.kinds.kind(expr, where) == F32:
             return False
         if isinstance(expr, cst.BinaryOperation):
-            return self._certain(expr.left, where, depth + 1) and self._certain(expr.right, where, depth + 1)
+            return self._certain(expr.left, where, depth + 1, context) \
+                and self._certain(expr.right, where, depth + 1, context)
         if isinstance(expr, cst.UnaryOperation):
-            return self._certain(expr.expression, where, depth + 1)
+            return self._certain(expr.expression, where, depth + 1, context)
         if isinstance(expr, cst.Name):
-            candidates = self.kinds.candidates(expr, where)
+            candidates = self._candidates(expr, where, context)
             if len(candidates) != 1:
                 return not candidates and where.loc.lookup(expr.value) is None  # a builtin
             binding = candidates[0]
@@ -483,20 +624,35 @@ class CustomLayers(Analysis):
             inner = self.kinds.binding_where(binding)
             if binding.value is None or inner is None:
                 return binding.kind not in ("for", "with")
-            return self._certain(binding.value, inner, depth + 1)
+            return self._certain(binding.value, inner, depth + 1, context)
         return True
 
     def _softmax(self, expr: cst.BaseExpression, where: Where, depth: int) -> bool:
+        """A softmax computes ``expr`` on every path: a softmax op, an activation kept on
+        ``self`` or in a variable that is one (``self.activation = activations.get(act)``
+        with the construction's ``act="softmax"``), or a Keras sublayer with a softmax
+        activation (``self.act = Activation(activation)``)."""
         if depth > _MAX_DEPTH:
             return False
         if isinstance(expr, cst.Call):
-            return bool(self.ctx.names.resolve(expr.func) & SOFTMAX_FUNCTIONS)
+            func = expr.func
+            if self.ctx.names.resolve(func) & SOFTMAX_FUNCTIONS:
+                return True
+            if self.ctx.names.resolve(func) or not isinstance(func, (cst.Name, cst.Attribute)):
+                return False
+            function = called_function(func, where.loc, self.ctx)
+            if function is not None:
+                return function <= SOFTMAX_FUNCTIONS
+            layer = self.ctx.get(ModelOutputs).layer(func, where.loc)
+            return layer is not None and is_keras_layer(layer) and computes_in_float32(layer, self.ctx) is False \
+                and is_softmax_layer(layer, self.ctx)
         if isinstance(expr, cst.Name):
-            candidates = self.kinds.candidates(expr, where)
+            candidates = self._candidates(expr, where, where.loc.context)
             if len(candidates) != 1 or candidates[0].value is None:
                 return False
             inner = self.kinds.binding_where(candidates[0])
-            return inner is not None and self._softmax(candidates[0].value, inner, depth + 1)
+            return inner is not None and self._softmax(
+                candidates[0].value, Where(inner.loc.within(where.loc.context), inner.path), depth + 1)
         return False
 
     def input_is_float(self, output: ModelOutput) -> Optional[bool]:
@@ -665,12 +821,14 @@ def custom_layer_fix(custom: CustomLayer, layer: LayerProducer, output: ModelOut
     model (safe: the layer keeps computing as before, its output is cast; never for a
     softmax, which would still be computed in 16 bits), else the dtype on a class
     with weights (unsafe: they would compute in float32)."""
+    if custom.float32_built:
+        return None  # the dtype is there: the sublayer inside needs one, or a cast
     if custom.accepts_dtype and not custom.has_weights:
         return Fix({layer.constructor: float32_dtype(layer.constructor, ctx)}, safety=Safety.SAFE)
     appended = None if custom.softmax else _float32_activation(output, ctx)
     if appended is not None:
         return appended
-    if custom.accepts_dtype:
+    if custom.accepts_dtype and not custom.sublayer:  # a float32 dtype leaves a sublayer's output 16-bit
         return Fix({layer.constructor: float32_dtype(layer.constructor, ctx)}, safety=Safety.UNSAFE)
     return None
 

@@ -55,12 +55,20 @@ _ASKING: Set[Tuple[str, str]] = set()
 _MAX_REEXPORTS = 3
 
 
-def imported_layer(ctx: Context, func: cst.BaseExpression) -> Optional["CustomLayer"]:
+def imported_layer(ctx: Context, func: cst.BaseExpression, call: Optional[cst.Call] = None,
+                   loc: Optional[Location] = None) -> Optional["CustomLayer"]:
     """The layer class ``func`` names when it is imported from a project module
-    (``ctx`` runs a :class:`CustomLayers`, which judges it there too)."""
+    (``ctx`` runs a :class:`CustomLayers`, which judges it there too); given the
+    construction ``call`` and where it is made, as that construction builds it: its
+    arguments whose one value this module knows bind ``__init__``'s parameters there
+    (``ProjectionHead(n, activation="softmax")``), any other is unknown."""
     found = _imported(ctx, func)
     layers = None if found is None else _layers_of(found[0], _analysis(ctx))
-    return None if layers is None or found is None else layers.judge_class_named(found[1])
+    if layers is None or found is None:
+        return None
+    if call is None or loc is None:
+        return layers.judge_class_named(found[1])
+    return layers.judge_class_named(found[1], [known_argument(ctx, arg, loc) for arg in call.args])
 
 
 def imported_factory(ctx: Context, func: cst.BaseExpression, call: cst.Call,

@@ -35,6 +35,7 @@ from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence
 
 import libcst as cst
 
+from mplint.analysis.activations import called_function
 from mplint.analysis.discarded_models import discarded
 from mplint.analysis.dispatch import (
     LAYER, TENSOR, Dispatch, DispatchState, Overrides, calls_super_init, overrides_of, portable, reads_overridden, unique,
@@ -431,11 +432,14 @@ class ModelOutputs(Analysis):
         or of part ``part`` of the tuple it returns."""
         return list(self._tensor(expr, loc, 0, part))
 
-    def call_outputs(self, classdef: cst.ClassDef) -> List[Output]:
+    def call_outputs(self, classdef: cst.ClassDef,
+                     built: Optional[Tuple[cst.Call, Location]] = None) -> List[Output]:
         """What the ``call`` of a class of this file returns, each tensor with its producer:
-        what another module asks of a layer class of this one at its model's output."""
+        what another module asks of a layer class of this one at its model's output;
+        inside the construction ``built`` when given (its arguments bind ``__init__``'s
+        parameters, so ``self.<attr>`` holds what that construction stored)."""
         scope = next((s for node, s, _ in self._classes if node is classdef), None)
-        return [] if scope is None else list(self._subclassed(scope, 0))
+        return [] if scope is None else list(self._subclassed(scope, 0, built))
 
     def built_model_outputs(self, expr: cst.BaseExpression, loc: Location) -> Optional[List[Output]]:
         """The outputs of the model ``expr`` denotes (a ``Model(...)`` call, through
@@ -1353,6 +1357,13 @@ class ModelOutputs(Analysis):
         if callee is not None and not isinstance(callee[0], cst.Lambda):
             yield from self._expand_returns(callee, expr, loc, depth, ())
             return
+        if isinstance(func, (cst.Name, cst.Attribute)) and not self.resolve(func):
+            function = called_function(func, loc, self.ctx)
+            if function is not None:
+                # ``self.activation(x)`` with ``self.activation = activations.get(act)``: the
+                # activation function the construction followed here picks, as an op
+                yield expr, OpProducer(expr, function, loc)
+                return
         if isinstance(func, (cst.Call, cst.Name, cst.Subscript)) or _self_attribute(func):
             layer = self._layer(func, loc, depth + 1)
             if layer is not None:
@@ -1966,13 +1977,35 @@ class ModelOutputs(Analysis):
         where = binding.location().within(use.context)
         out: List[Optional[bool]] = []
         for _, arm, test in binding.branches:
-            if any(self._chosen_by_users(name.value, where, 0) for name in find_all(test, cst.Name)
-                   if isinstance(name, cst.Name)):
+            if self._test_chosen_by_users(test, where):
                 out.append(None)
                 continue
             truth = _truth(test, where, self.ctx)
             out.append(None if truth is None else truth == (arm == "body"))
         return out
+
+    def arm_decisions(self, binding: Binding, use: Location) -> List[Optional[bool]]:
+        """:meth:`_arm_decisions`, for the layer analysis reading a class's ``call`` inside
+        one construction (``if self.activation == "softmax":``)."""
+        return self._arm_decisions(binding, use)
+
+    def _test_chosen_by_users(self, test: cst.BaseExpression, where: Location) -> bool:
+        """A name the test reads, or a constructor parameter an attribute of ``self`` it
+        reads was stored from (``self.activation = activation``), is chosen by users
+        (:meth:`_chosen_by_users`). ``self`` itself is the instance, no value chosen."""
+        if any(self._chosen_by_users(name.value, where, 0) for name in find_all(test, cst.Name)
+               if isinstance(name, cst.Name) and name.value != "self"):
+            return True
+        cls = instance_class(where)
+        for read in find_all(test, cst.Attribute):
+            if not _self_attribute(read) or cls is None:
+                continue
+            assert isinstance(read, cst.Attribute)
+            for stored in attributes_of(cls, read.attr.value):
+                if stored.scope is not None and isinstance(stored.value, cst.Name) and self._chosen_by_users(
+                        stored.value.value, stored.location().within(where.context), 0):
+                    return True
+        return False
 
     def _chosen_by_users(self, name: str, loc: Location, depth: int) -> bool:
         """The parameter ``name`` read at ``loc`` takes, through the followed calls, a

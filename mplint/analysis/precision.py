@@ -208,9 +208,12 @@ class OutputPrecision(Analysis):
             custom = self._custom(producer)
             if not computes_under_policy(producer) and custom is None:
                 return None  # a lookup layer, or a Lambda/custom layer whose output is not known 16-bit
-            if computes_in_float32(producer, self.ctx) is not False:
+            if custom is not None and custom.float32_built:
+                dtype = ABSENT  # built float32, but its sublayer follows the global policy
+            elif computes_in_float32(producer, self.ctx) is not False:
                 return None  # float32 in any spelling, or an unreadable dtype
-            dtype = layer_dtype(producer, self.ctx)
+            else:
+                dtype = layer_dtype(producer, self.ctx)
             if dtype == ABSENT and (policy is None or built_under_float32_policy(producer, self.ctx)
                                     or self._policy(producer.location.scope) is None):
                 return None  # no policy, float32 where it is built, or another test's policy
@@ -312,6 +315,17 @@ class OutputPrecision(Analysis):
         if custom.built_in:
             return (f"the layer `{custom.name}` in {custom.built_in} returns computes in it; "
                     f"give that layer dtype='float32'")
+        if custom.float32_built:
+            return (f"the custom layer `{custom.name}` is built with a float32 dtype, but its sublayer "
+                    f"{custom.sublayer} follows the global policy, not the layer's dtype, and computes it; "
+                    f"give that sublayer dtype=self.dtype_policy or cast to float32 in `call`")
+        if custom.sublayer:
+            what = f"the custom layer `{custom.name}` computes in it through its sublayer {custom.sublayer}, " \
+                "which follows the global policy even under dtype='float32'"
+            if found.softmax:
+                return (f"{what}; compute the softmax in float32 in `call` (cast before a softmax op, or give "
+                        f"a softmax sublayer dtype='float32')")
+            return f"{what}; cast its output to float32 in `call` or end the model with a float32 Activation('linear')"
         if custom.name == "Lambda":
             what = "the Lambda computes in it (Keras autocasts its inputs)"
         else:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, FrozenSet, List, Optional, Set, Tuple, cast
 
 import libcst as cst
 
+from mplint.analysis.activations import makes_activation
 from mplint.analysis.compute_regions import is_call_override
 from mplint.analysis.dtype_kinds import F32, LOW
 from mplint.analysis.tensor_calls import (
@@ -22,7 +23,7 @@ from mplint.analysis.tensor_syntax import (
 from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.semantic.scopes import Binding, Location
 from mplint.semantic.vocabulary import (
-    ACTIVATION_GETTERS, CASTS, CONSTANTS, CONVERSIONS, DTYPE_OF, EINOPS_FUNCTIONS, PYTHON_NUMBER_FUNCTIONS, DTYPE_PRESERVING_OPS, FILL_OPS, FLOAT32_BY_DEFAULT, FLOATX_BY_DEFAULT, FLOATX_FUNCTIONS,
+    CASTS, CONSTANTS, CONVERSIONS, DTYPE_OF, EINOPS_FUNCTIONS, PYTHON_NUMBER_FUNCTIONS, DTYPE_PRESERVING_OPS, FILL_OPS, FLOAT32_BY_DEFAULT, FLOATX_BY_DEFAULT, FLOATX_FUNCTIONS,
     GLOBAL_POLICY_FUNCTIONS, IMAGE_RESIZE, INPUT_FUNCTIONS, KERAS_OP_NAMESPACES, LIKE_OPS, RANGE_OPS,
     TF_OP_NAMESPACES, TF_VARIABLES, UNPACKING_OPS,
 )
@@ -588,13 +589,12 @@ class DtypeInference(FileCalls):
         return False
 
     def _activation_attribute(self, func: cst.BaseExpression, where: Where) -> bool:
-        """``self.<attr>`` that every assignment makes ``keras.activations.get(...)``."""
+        """``self.<attr>`` that every assignment makes an activation function
+        (``keras.activations.get(...)``, ``getattr(tf.nn, act)``, ``tf.nn.softmax``)."""
         if not (isinstance(func, cst.Attribute) and is_self(func.value)):
             return False
         values = self._attribute_values(func, where)
-        return bool(values) and all(
-            isinstance(value, cst.Call) and bool(self.ctx.names.resolve(value.func) & ACTIVATION_GETTERS)
-            for value, _ in values or [])
+        return bool(values) and all(makes_activation(value, self.ctx, at.loc) for value, at in values or [])
 
     def _python_float(self, expr: cst.BaseExpression, where: Where) -> bool:
         """A Python float (a literal, a constant name, ``float(...)``): TensorFlow makes

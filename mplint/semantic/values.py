@@ -320,7 +320,9 @@ class Evaluator:
         for binding in bindings:
             if binding.kind not in ("assign", "annassign") or binding.value is None or binding.scope is None:
                 return None
-            found = self.values(binding.value, binding.location(), depth + 1)
+            # read inside the calls followed here: a construction followed into
+            # ``__init__`` (``ProjectionHead(n, activation="softmax")``) binds its parameters
+            found = self.values(binding.value, binding.location().within(loc.context), depth + 1)
             if found is None:
                 return None
             out |= found

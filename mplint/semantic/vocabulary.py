@@ -422,6 +422,15 @@ NEAREST_RESIZE_METHODS = frozenset({"nearest", "tensorflow.image.ResizeMethod.NE
 TF_VARIABLES = frozenset({"tensorflow.Variable"})
 #: what makes an activation function from its name; calling one keeps the dtype
 ACTIVATION_GETTERS = frozenset({"keras.activations.get"})
+#: the module whose function of that name ``keras.activations.get(name)`` returns
+#: (``get("softmax")`` is ``keras.activations.softmax``; ``get(None)`` is ``linear``)
+ACTIVATION_GETTER_MODULE = "keras.activations"
+#: modules whose functions a name picks at run time as an activation
+#: (``getattr(tf.nn, act)``, ``getattr(keras.activations, name)``): the function of that
+#: name in the module, applied to one tensor, whose dtype it keeps
+ACTIVATION_NAMESPACES = frozenset({
+    "tensorflow.nn", "tensorflow.math", "keras.activations", "keras.ops", "keras.ops.nn",
+})
 #: einops functions: they rearrange and reduce a tensor in its own dtype
 EINOPS_FUNCTIONS = frozenset({"einops.rearrange", "einops.repeat", "einops.reduce"})
 #: functions of Python's math module that give a Python number, not a tensor
