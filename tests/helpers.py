@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import re
 import subprocess
@@ -180,6 +181,15 @@ def write_files(folder: Path, files: Mapping[str, Text]) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
     return folder
+
+
+def project_findings(folder: Path, files: Mapping[str, Text], select: str) -> List[Tuple[str, int, str]]:
+    """``(path, line, rule)`` of each finding of ``select`` a whole-project check (no
+    cache) reports in ``files`` written under ``folder``; a failed run fails the test."""
+    result = run_cli("check", "--select", select, "--output-format", "json", "--no-cache", ".",
+                     cwd=write_files(folder, files))
+    assert result.returncode in (0, 1), result.stderr
+    return [(f["path"], f["line"], f["rule"]) for f in json.loads(result.stdout)]
 
 
 # -- lint and fix a string ------------------------------------------------------------

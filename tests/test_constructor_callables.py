@@ -3,8 +3,6 @@ perturb=augment.feature_jitter)`` in train.py) and its ``__init__`` keeps on ``s
 runs where ``call`` calls ``self.perturb(h)``: it is governed by the policy that reaches
 the layer and gets the 16-bit tensor ``call`` hands it, judged in its own module."""
 
-import json
-
 import helpers
 
 AUGMENT = """import tensorflow as tf
@@ -46,12 +44,9 @@ model.fit(None, None)
 
 
 def _found(tmp_path, dtype=""):
-    folder = helpers.write_files(tmp_path, {"pyproject.toml": "[project]\nname = 'jitter'\n",
-                                            "augment.py": AUGMENT.format(dtype=dtype), "layers.py": LAYERS,
-                                            "train.py": TRAIN})
-    result = helpers.run_cli("check", "--select", "MP504", "--output-format", "json", "--no-cache", ".", cwd=folder)
-    assert result.returncode in (0, 1), result.stderr
-    return [(f["path"], f["line"], f["rule"]) for f in json.loads(result.stdout)]
+    return helpers.project_findings(tmp_path, {"pyproject.toml": "[project]\nname = 'jitter'\n",
+                                               "augment.py": AUGMENT.format(dtype=dtype), "layers.py": LAYERS,
+                                               "train.py": TRAIN}, "MP504")
 
 
 def test_the_handed_function_gets_the_16_bit_tensor(tmp_path):

@@ -2,8 +2,6 @@
 config.HEAD_CLASS)``, the name a constant of a config module) is that class where the
 model builds it: its ``call`` is judged in its module like an import of the class."""
 
-import json
-
 import helpers
 
 HEADS = """import keras
@@ -49,13 +47,9 @@ model.fit(None, None)
 
 
 def _found(tmp_path, head, picker="getattr(heads, config.HEAD_CLASS)"):
-    folder = helpers.write_files(tmp_path, {"pyproject.toml": "[project]\nname = 'picked'\n",
-                                            "config.py": f'HEAD_CLASS = "{head}"\n', "heads.py": HEADS,
-                                            "model.py": MODEL.format(picker=picker)})
-    result = helpers.run_cli("check", "--select", "MP101,MP102", "--output-format", "json", "--no-cache", ".",
-                             cwd=folder)
-    assert result.returncode in (0, 1), result.stderr
-    return [(f["path"], f["line"], f["rule"]) for f in json.loads(result.stdout)]
+    return helpers.project_findings(tmp_path, {"pyproject.toml": "[project]\nname = 'picked'\n",
+                                               "config.py": f'HEAD_CLASS = "{head}"\n', "heads.py": HEADS,
+                                               "model.py": MODEL.format(picker=picker)}, "MP101,MP102")
 
 
 def test_the_class_a_config_names_is_built(tmp_path):

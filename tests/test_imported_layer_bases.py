@@ -3,8 +3,6 @@ layer (its ``call`` and the methods it runs compute under autocast), and a metho
 overrides runs with what the base's ``call`` hands it: ``self.mask(scores)`` in the
 base, ``scores + (1 - m) * -1e9`` in the subclass's override (virtual dispatch)."""
 
-import json
-
 import helpers
 
 BASE = """import tensorflow as tf
@@ -51,12 +49,9 @@ model.fit(None, None)
 
 
 def _found(tmp_path, init="**kwargs", scores="tf.matmul(self.q(x), self.k(x), transpose_b=True)"):
-    folder = helpers.write_files(tmp_path, {"pyproject.toml": "[project]\nname = 'attn'\n",
-                                            "base.py": BASE.format(init=init, scores=scores),
-                                            "sub.py": SUB, "model.py": MODEL})
-    result = helpers.run_cli("check", "--select", "MP5", "--output-format", "json", "--no-cache", ".", cwd=folder)
-    assert result.returncode in (0, 1), result.stderr
-    return [(f["path"], f["line"], f["rule"]) for f in json.loads(result.stdout)]
+    return helpers.project_findings(tmp_path, {"pyproject.toml": "[project]\nname = 'attn'\n",
+                                               "base.py": BASE.format(init=init, scores=scores),
+                                               "sub.py": SUB, "model.py": MODEL}, "MP5")
 
 
 def test_an_override_the_base_call_runs_gets_its_16_bit_scores(tmp_path):

@@ -4,8 +4,6 @@ with those arguments where the model uses it: its last layer is judged like a
 ``Dense(n, activation="softmax")`` written there, and the fix passes the float32 dtype
 at the call."""
 
-import json
-
 import helpers
 
 BLOCKS = """import functools
@@ -39,10 +37,7 @@ def _project(tmp_path, preset):
 
 
 def _found(folder):
-    result = helpers.run_cli("check", "--select", "MP101,MP102", "--output-format", "json", "--no-cache", ".",
-                             cwd=folder)
-    assert result.returncode in (0, 1), result.stderr
-    return [(f["path"], f["line"], f["rule"]) for f in json.loads(result.stdout)]
+    return helpers.project_findings(folder, {}, "MP101,MP102")
 
 
 def test_a_softmax_partial_of_another_module_is_the_output_layer(tmp_path):
