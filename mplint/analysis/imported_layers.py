@@ -419,7 +419,7 @@ def _top_level_imports(module: cst.Module) -> Mapping[str, str]:
 
 #: id of a module -> (the module, its top-level imports), the latest few (identity checked)
 _IMPORTS_OF: Dict[int, Tuple[cst.Module, Dict[str, str]]] = {}
-_IMPORTS_KEPT = 64
+_IMPORTS_KEPT = 8
 
 
 def _read_top_level_imports(module: cst.Module) -> Dict[str, str]:
