@@ -16,12 +16,7 @@ from helpers import PROJECTS, run_cli
 
 pytestmark = pytest.mark.usefixtures("no_installed_keras")
 
-#: projects whose one-file run finds the same findings by another route (the message's
-#: "reached through" differs): plain_base_builders' one-file run governs SegNet's methods
-#: straight from main(), the whole run through BaseModel.__init__'s ``self.build_model()``
-_ROUTE_DIFFERS = {"plain_base_builders"}
-NAMES = [pytest.param(name, marks=pytest.mark.xfail(strict=True, reason="one-file route differs")) if name in
-         _ROUTE_DIFFERS else name for name in sorted(p.name for p in PROJECTS.iterdir() if (p / "pyproject.toml").exists())]
+NAMES = sorted(p.name for p in PROJECTS.iterdir() if (p / "pyproject.toml").exists())
 
 Found = List[Tuple[int, int, str, str]]
 

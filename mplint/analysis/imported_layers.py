@@ -13,6 +13,7 @@ most: only classes used at a model output are asked for).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from pathlib import Path
@@ -24,7 +25,7 @@ from mplint.core import reads
 from mplint.core.source import SourceError, decode, parse
 from mplint.core.walker import Walker
 from mplint.rule.check import Analysis, Context, instantiate_analyses
-from mplint.run.module_paths import absolute_import, folders_above, sys_path_folders
+from mplint.run.module_paths import absolute_import, folders_above, module_file_in, sys_path_folders
 from mplint.semantic.facts import ModuleFacts
 from mplint.semantic.names import NameResolver, collect_module_imports, dotted_name
 from mplint.semantic.scopes import Location, Scope, ScopeTracker
@@ -445,9 +446,26 @@ def _public_names(module: cst.Module) -> List[str]:
     return [n for n in defined if not n.startswith("_")]
 
 
-def _top_level_imports(module: cst.Module) -> Dict[str, str]:
+def _top_level_imports(module: cst.Module) -> Mapping[str, str]:
     """Local name -> dotted target (relative ones keep their dots) of the module's
-    top-level imports."""
+    top-level imports, read once per module (a checked file asks it of every name it
+    calls; the answer is shared: never change it)."""
+    known = _IMPORTS_OF.get(id(module))
+    if known is not None and known[0] is module:
+        return known[1]
+    found = _read_top_level_imports(module)
+    if len(_IMPORTS_OF) >= _IMPORTS_KEPT:  # the checked files' modules are not kept alive
+        _IMPORTS_OF.pop(next(iter(_IMPORTS_OF)))
+    _IMPORTS_OF[id(module)] = (module, found)
+    return found
+
+
+#: id of a module -> (the module, its top-level imports), the latest few (identity checked)
+_IMPORTS_OF: Dict[int, Tuple[cst.Module, Dict[str, str]]] = {}
+_IMPORTS_KEPT = 8
+
+
+def _read_top_level_imports(module: cst.Module) -> Dict[str, str]:
     out: Dict[str, str] = {}
     for statement in module.body:
         if not isinstance(statement, cst.SimpleStatementLine):
@@ -482,21 +500,24 @@ def _module_file(module: str, importer: str, root: Optional[Path]) -> Optional[s
     a project), the project's ``src/``, or a folder the importer puts on
     ``sys.path`` (:func:`module_paths.sys_path_folders`)."""
     importer = os.path.abspath(importer)  # folders_above caches by the string it is given
+    folders = _import_folders(importer, root)
+    own = reads.read(importer, _MAX_BYTES)  # noted: the cached result is keyed by it
+    if own is not None and b"sys.path" in own[0]:
+        folders += tuple(sys_path_folders(own[0], importer, root))
+    return module_file_in(module, folders)
+
+
+@functools.lru_cache(maxsize=4096)
+def _import_folders(importer: str, root: Optional[Path]) -> Tuple[Path, ...]:
+    """The folders ``importer``'s imports load from, nearest first, before any it puts on
+    ``sys.path`` (path arithmetic only: cached)."""
     here = Path(importer).parent
     folders: List[Path] = [f for f in sorted(folders_above(importer), key=lambda p: -len(p.parts))
                            if root is None or f == root or root in f.parents] if root is not None \
         else [here, here.parent]
     if root is not None:
         folders.append(root / "src")
-    own = reads.read(importer, _MAX_BYTES)
-    if own is not None:
-        folders.extend(sys_path_folders(own[0], importer, root))
-    relative = Path(*module.split("."))
-    for folder in folders:
-        for candidate in (folder / relative.with_suffix(".py"), folder / relative / "__init__.py"):
-            if candidate.is_file():
-                return str(candidate)
-    return None
+    return tuple(folders)
 
 
 #: the file a project module's dotted name loads from the importer, and the names a

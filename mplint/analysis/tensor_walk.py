@@ -10,6 +10,7 @@ from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 import libcst as cst
 
 from mplint.core.positions import positions_of
+from mplint.core.walker import child_nodes
 
 from mplint.analysis.compute_regions import ComputeRegions, Region
 from mplint.analysis.tensor_calls import AUG_ARITHMETIC, combining_layout, operand_expressions
@@ -314,7 +315,7 @@ class TensorWalk(Analysis):
                 current = todo.pop()
                 if isinstance(current, (cst.Global, cst.Nonlocal)):
                     names |= {item.name.value for item in current.names}
-                todo.extend(current.children)
+                todo.extend(child_nodes(current))
             self._declared[id(node)] = frozenset(names)
         return name in self._declared[id(node)]
 

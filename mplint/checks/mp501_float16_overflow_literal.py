@@ -6,6 +6,7 @@ from typing import List, Optional, Set, Tuple
 
 import libcst as cst
 
+from mplint.core.walker import child_nodes
 from mplint.analysis.compute_regions import ComputeRegions
 from mplint.analysis.tensor_kinds import LOW, OperationSite, TensorKinds, Where
 from mplint.rule.messages import snippet
@@ -168,6 +169,6 @@ def _operand_pairs(node: cst.CSTNode) -> List[Tuple[cst.BaseExpression, cst.Base
         current = todo.pop()
         if isinstance(current, cst.BinaryOperation):
             out += [(current.left, current.right), (current.right, current.left)]
-        todo.extend(child for child in current.children if isinstance(child, cst.BaseExpression)
+        todo.extend(child for child in child_nodes(current) if isinstance(child, cst.BaseExpression)
                     or isinstance(child, (cst.Arg, cst.AugAssign)))
     return out

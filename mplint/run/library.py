@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
 from mplint.core.regular_files import read_regular
+from mplint.run import module_paths
 from mplint.run.module_paths import absolute_import, importable, on_path
 from mplint.run.sys_path_folders import added_folders
 from mplint.semantic.visibility import is_private_name
@@ -109,6 +110,7 @@ def forget_files() -> None:
     sees the tree as it is now."""
     _is_package.cache_clear()
     _is_script_file.cache_clear()
+    module_paths.forget_files()
 
 
 _MAIN_GUARD = re.compile(rb"^if\s+__name__\s*==\s*['\"]__main__['\"]\s*:", re.M)

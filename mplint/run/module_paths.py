@@ -99,6 +99,29 @@ def absolute_import(imported: str, importer: str, root: Optional[Path]) -> str:
     return ".".join(package + ([rest] if rest else []))
 
 
+def module_file_in(module: str, folders: Tuple[Path, ...]) -> Optional[str]:
+    """The first file that the dotted ``module`` names in one of ``folders``, in order:
+    ``module.py``, else the package's ``__init__.py``; None where there is none."""
+    return _module_file_in(module, folders)
+
+
+@functools.lru_cache(maxsize=16384)
+def _module_file_in(module: str, folders: Tuple[Path, ...]) -> Optional[str]:
+    """(cached within a run: the files of a tree; :func:`forget_files` drops it)"""
+    relative = Path(*module.split("."))
+    for folder in folders:
+        for candidate in (folder / relative.with_suffix(".py"), folder / relative / "__init__.py"):
+            if candidate.is_file():
+                return str(candidate)
+    return None
+
+
+def forget_files() -> None:
+    """Drop what was read of the file system (which modules exist where): a new run, in a
+    process that ran one before, sees the tree as it is now."""
+    _module_file_in.cache_clear()
+
+
 #: ``sys.path.append("cait/layers/")``, ``sys.path.insert(0, 'src')``: a literal folder
 _SYS_PATH = re.compile(rb"""sys\.path\.(?:append\(|insert\(\s*-?\d+\s*,)\s*(['"])([^'"\n]+)\1\s*\)""")
 

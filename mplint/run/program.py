@@ -1499,10 +1499,27 @@ class ProgramModel:
         out = [cls]
         info = self.summary(cls[0]).classes.get(cls[1])
         for base in info.bases if info else []:
-            found = self._class(cls[0], base)
+            found = self._base_class(cls[0], base)
             if found is not None:
                 out += self._bases(found, seen)
         return out
+
+    def _base_class(self, path: str, written: str) -> Optional[Node]:
+        """The project class a base written in ``path`` names. A base is part of its
+        subclass's definition, not a call: it is found wherever it lives, even while the
+        spread of a run of named files enters only the modules leading to them, and its
+        module joins those (``BaseModel.__init__`` runs ``self.build_model()``, the
+        checked subclass's override), so such a run follows the routes a whole run does."""
+        if self._within is None or self._restrict is not self._within:
+            return self._class(path, written)
+        self._restrict = None
+        try:
+            found = self._class(path, written)
+        finally:
+            self._restrict = self._within
+        if found is not None and path in self._within:
+            self._within.add(found[0])
+        return found
 
     def _methods(self, cls: Optional[Node], method: str) -> List[Node]:
         if cls is None:

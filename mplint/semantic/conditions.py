@@ -16,6 +16,7 @@ from typing import Callable, Dict, List, Mapping, Optional, Tuple
 
 import libcst as cst
 
+from mplint.core.walker import child_nodes
 from mplint.semantic.call_args import UNREADABLE, argument_for
 from mplint.semantic.names import NameResolver
 from mplint.semantic.scopes import (
@@ -289,5 +290,5 @@ def _reads_generation(test: cst.BaseExpression, follow: Follow, depth: int) -> b
         if isinstance(node, cst.Attribute):
             stack.append(node.value)
             continue
-        stack.extend(child for child in node.children if isinstance(child, cst.CSTNode))
+        stack.extend(child_nodes(node))
     return False

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterator, List, Map
 
 import libcst as cst
 
+from mplint.core.walker import Walker
 from mplint.semantic.names import NameResolver, dotted_name, record_alias_assignment
 from mplint.semantic.visibility import is_private_name
 from mplint.semantic.test_modules import TRAINING_CALL, is_test_path
@@ -1068,8 +1069,10 @@ def is_public(scope: Scope) -> bool:
     return bool(names) and not any(is_private_name(n) for n in names)
 
 
-class NameWrites(cst.CSTVisitor):
-    """A walk that collects, in ``changed``, the names a scope writes some way."""
+class NameWrites:
+    """A walk that collects, in ``changed``, the names a scope writes some way: its
+    ``visit_<Node>`` methods, called by the read-only walker (:mod:`mplint.core.walker`,
+    not libcst's ``visit``, which rebuilds every node it leaves)."""
 
     def __init__(self) -> None:
         self.changed: Set[str] = set()
@@ -1081,6 +1084,11 @@ def names_written(memo: Dict[int, FrozenSet[str]], scope: Scope, finder: Callabl
     changed = memo.get(id(scope.node))
     if changed is None:
         walk = finder()
-        scope.node.visit(walk)
+        Walker([walk], _raise).walk(scope.node)
         changed = memo[id(scope.node)] = frozenset(walk.changed)
     return changed
+
+
+def _raise(owner: object, exc: BaseException) -> None:
+    """A walk of one question has no other visitor to go on with: its error is the caller's."""
+    raise exc
