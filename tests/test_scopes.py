@@ -101,3 +101,26 @@ def test_a_tuple_assignment_that_swaps_or_unpacks_stays_unknown():
     assert fired(GEM.format(store="self.p, self.eps = sorted((p, eps))"), "MP506") == []
     swapped = "p, eps = eps, p\n        self.p, self.eps = p, eps"
     assert fired(GEM.format(store=swapped), "MP506") == []
+
+
+def test_a_name_bound_in_a_try_and_in_its_handler_may_hold_either():
+    # the TPU probe: True when the resolver is found, False in the handler; the policy
+    # chosen from it may be either (MP403's good example), never the handler's alone
+    code = """
+        import tensorflow as tf
+
+        try:
+            resolver = tf.distribute.cluster_resolver.TPUClusterResolver()
+            on_tpu = True
+        except ValueError:
+            on_tpu = False
+        policy = "mixed_bfloat16" if on_tpu else "mixed_float16"
+        tf.keras.mixed_precision.set_global_policy(policy)
+    """
+    assert fired(code, "MP403") == []
+    # a later plain binding still replaces both: mixed_float16 where a TPU is looked for
+    later = code.replace('        policy = "mixed_bfloat16"', '        on_tpu = False\n        policy = "mixed_bfloat16"')
+    assert fired(later, "MP403") == [(11, "MP403")]
+    # both parts false: mixed_float16 whatever the probe finds
+    found = code.replace("            on_tpu = True\n", "            on_tpu = False\n")
+    assert fired(found, "MP403") == [(10, "MP403")]

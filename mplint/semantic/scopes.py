@@ -111,6 +111,10 @@ class Binding:
     kind: str  # assign | annassign | augassign | param | def | class | for | with
     scope: Optional["Scope"] = None
     branches: Branches = ()
+    #: the ``try`` statements it is made in, each with its part: 0 the body (or ``else``),
+    #: k the k-th ``except`` handler (a binding in a handler never replaces one in the
+    #: body or in another handler: either may be the one that ran)
+    tries: Tuple[Tuple[int, int], ...] = ()
 
     def location(self) -> "Location":
         """Where the binding was made (to evaluate its value there)."""
@@ -203,7 +207,7 @@ class Scope:
         at = set(branches)
         out: List[Binding] = []
         for i, binding in enumerate(found):
-            later = found[i + 1:]
+            later = [b for b in found[i + 1:] if not _other_try_part(binding, b)]
             covered = set(binding.branches) | at
             if any(set(b.branches) <= covered for b in later):
                 continue  # rebound on every path from here to the use
@@ -227,6 +231,13 @@ class Scope:
                 return scope
             scope = scope.parent
         return None
+
+
+def _other_try_part(earlier: Binding, later: Binding) -> bool:
+    """``later`` is made in another part of a ``try`` than ``earlier`` (the body and a
+    handler, or two handlers): the ``try`` runs one or the other to its end."""
+    parts = dict(earlier.tries)
+    return any(key in parts and parts[key] != part for key, part in later.tries)
 
 
 def _both_arms(later: List[Binding], covered: set) -> bool:
@@ -706,6 +717,9 @@ class ScopeTracker:
         self.order = 0
         #: open ``if`` statements: [id, arm being walked, node, its test as compared]
         self._ifs: List[list] = []
+        #: the ``try`` statements the walk is in: [the statement, the part it is in (0 the body
+        #: or ``else``, k the k-th handler, -1 ``finally``)]
+        self._tries: List[list] = []
         self._branches: Branches = ()
         self._flags = _ExclusiveFlags()
         #: calls of plain names by the name called (``block(x, 50)`` under "block"), with
@@ -717,6 +731,7 @@ class ScopeTracker:
 
     def _bind(self, binding: Binding) -> None:
         binding.branches = self.branches()
+        binding.tries = tuple((id(node), part) for node, part in self._tries if part >= 0)
         self.current.bind(binding)
 
     # -- where are we ---------------------------------------------------------
@@ -806,7 +821,24 @@ class ScopeTracker:
     def _compound(self, node: cst.CSTNode) -> None:
         self.order += 1
 
-    visit_While = visit_With = visit_Try = _compound
+    visit_While = visit_With = _compound
+
+    # -- try/except parts ----------------------------------------------------------
+    def visit_Try(self, node: cst.Try) -> None:
+        self.order += 1
+        self._tries.append([node, 0])
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        if self._tries and self._tries[-1][1] >= 0:
+            self._tries[-1][1] += 1
+
+    def visit_Finally(self, node: cst.Finally) -> None:
+        if self._tries:
+            self._tries[-1][1] = -1  # runs whichever part ran
+
+    def leave_Try(self, node: cst.Try) -> None:
+        if self._tries:
+            self._tries.pop()
 
     # -- if/else arms ----------------------------------------------------------------
     def visit_If(self, node: cst.If) -> None:
@@ -817,6 +849,8 @@ class ScopeTracker:
         self._arms_changed()
 
     def visit_Else(self, node: cst.Else) -> None:
+        if self._tries and self._tries[-1][0].orelse is node:
+            self._tries[-1][1] = 0  # a try's ``else`` runs after its body, as the body
         if self._ifs and self._ifs[-1][2].orelse is node:
             self._ifs[-1][1] = "else"
             self._arms_changed()
