@@ -582,7 +582,10 @@ class TrainingLoops(Analysis):
         # the nearest class that sets it: this one, or a base of it in this file
         # (``self.optimizer`` made in ``BaseTrainer.__init__``, used by a subclass)
         owner = next((c for c in chain if c.attributes.get(attr)), None)
-        if owner is None and loc is not None:
+        compiled = attr == "optimizer" and any(id(c.node) in self._model_classes for c in chain)
+        if owner is None and loc is not None and not compiled:
+            # (a Keras model's ``self.optimizer`` is what compile() sets, whatever a base
+            # of another module stores: ``Model.compile`` in a repository of Keras itself)
             inherited = self._foreign_attribute(chain, attr, depth, seen)
             if inherited is not None:  # stored by a base of another module
                 yield from inherited
@@ -597,7 +600,7 @@ class TrainingLoops(Analysis):
         if bindings:
             for binding in bindings:
                 yield from self._binding_origins(binding, depth, seen)
-        elif attr == "optimizer" and loc is not None and any(id(c.node) in self._model_classes for c in chain):
+        elif compiled and loc is not None:
             # a Model subclass, directly or through a base of this file (``SegModel(ScaledModel)``)
             yield OptimizerOrigin(COMPILED, None, loc)
         else:
