@@ -130,7 +130,7 @@ def imported_partial_preset(ctx: Context, func: cst.BaseExpression
     names and a ``partial(<class>, ...)`` call of the preset arguments as literals (an
     unknown where that module cannot tell the value), which reads anywhere as the preset
     of a :class:`LayerProducer`. None where the file runs no layer analysis to ask."""
-    analysis = next((kind for kind in ctx.analyses if kind.__name__ == "CustomLayers"), None)
+    analysis = _running_analysis(ctx)
     found = None if analysis is None else imported_partial(ctx, func, analysis)
     if found is None:
         return None
@@ -373,7 +373,14 @@ def _parsed(path: str) -> Optional[cst.Module]:
 
 def _analysis(ctx: Context) -> type:
     """The layer analysis class the checked file runs (it asks; no import cycle)."""
-    return next(kind for kind in ctx.analyses if kind.__name__ == "CustomLayers")
+    found = _running_analysis(ctx)
+    assert found is not None, "asked by an analysis that does not require CustomLayers"
+    return found
+
+
+def _running_analysis(ctx: Context) -> Optional[type]:
+    """The layer analysis class, when the checked file runs it (None: no rule asked for it)."""
+    return next((kind for kind in ctx.analyses if kind.__name__ == "CustomLayers"), None)
 
 
 # -- where the name comes from -------------------------------------------------------------
