@@ -52,7 +52,7 @@ from mplint.semantic.call_args import first_tensor_argument, positional_or_keywo
 from mplint.semantic.stored_attributes import InstanceAttributes
 from mplint.semantic.scopes import (
     MAX_CALL_CONTEXT, Binding, CallContext, CallFrame, Location, Scope, attributes_of, calls_of, class_chain,
-    function_key, instance_class, local_def, method_of, on_self,
+    function_key, instance_class, local_def, bound_leading, method_of,
 )
 from mplint.semantic.vocabulary import (
     ANY_MODEL_CLASSES, MODEL_CLASSES, PARTIALS, SEQUENTIAL_CLASSES, SIZE_KEEPING_LAYERS,
@@ -175,6 +175,8 @@ class ModelOutputs(Analysis):
         self._resolved: Optional[List[ModelOutput]] = None
         self._model_class_scopes: Optional[Dict[int, Tuple[cst.ClassDef, Scope]]] = None
         self._expanding: Set[int] = set()
+        #: calls of another module's function whose returned list ends a Sequential's layers
+        self._listed: Set[int] = set()
         #: whether each base expression names a model class of another module, by id
         self._imported_bases: Dict[int, bool] = {}
         #: the known end of each Sequential model, by id of its last layer
@@ -1159,6 +1161,12 @@ class ModelOutputs(Analysis):
             return items, True
         if isinstance(expr, cst.Call):
             callee = self._callable(expr.func, loc, depth + 1)
+            if callee is None and not names_tensorflow(self.resolve(expr.func)) \
+                    and self._imported_head(expr.func, loc):
+                # ``Sequential(heads.classifier_layers(10))``: the last layer of the list
+                # that function returns, judged in its module (:meth:`_layer`)
+                self._listed.add(id(expr))
+                return [(expr, loc)], False
             returns = self._returns.get(id(callee[0]), []) if callee is not None else []
             if callee is None or len(returns) != 1:
                 return None
@@ -1699,6 +1707,8 @@ class ModelOutputs(Analysis):
             return self._layer(bindings[0].value, Location(bindings[0].scope, bindings[0].order, (), loc.context),
                                depth + 1)
         if isinstance(expr, cst.Call):
+            if id(expr) in self._listed:
+                return self._layer_part(expr, loc, depth + 1, (-1,))
             if self._dispatched(expr, loc, LAYER):
                 return LayerProducer(expr, frozenset(), loc)  # the override of another module builds it
             callee = self._callable(expr.func, loc, depth + 1)
@@ -1795,7 +1805,7 @@ class ModelOutputs(Analysis):
         func = self.ctx.values.chosen(func, loc)
         helper = self._local_function(func, loc)
         if helper is not None:
-            return helper, loc.context, 1 if on_self(func) else 0
+            return helper, loc.context, bound_leading(func, helper)
         if isinstance(func, cst.Subscript):  # ``HEADS["softmax"](x, 10)``
             element = self.ctx.values.item(func, loc)
             if element is not None and isinstance(element[0], cst.Lambda):

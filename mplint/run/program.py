@@ -1299,7 +1299,7 @@ class ProgramModel:
             registry = callee[:-len(REGISTRY)]
             return self._registry(path, registry) or self._registry_objects.lookup(path, registry)
         head, _, rest = callee.partition(".")
-        if head == "self" and "." in function:
+        if head in ("self", "cls") and "." in function:  # ``cls``: a classmethod's class
             owner = function.rsplit(".", 1)[0]
             local = (path, owner)
             if not rest:
@@ -1483,9 +1483,12 @@ class ProgramModel:
         summary = self.summary(path)
         if written in summary.classes:
             return (path, written)
+        tail = written.rpartition(".")[2]
         for full in self._imported(path, written):
             for node in self._external(path, full):
                 owner = node[1].rsplit(".", 1)[0] if node[1] != BODY else None
+                if "." in written and node[1].rpartition(".")[2] == tail:
+                    return None  # ``Net.create``: a method of the class, not the class
                 if owner and owner in self.summary(node[0]).classes:
                     return (node[0], owner)
         return None

@@ -539,9 +539,51 @@ def local_def(func: cst.BaseExpression, loc: Location) -> Optional[Binding]:
         own = loc.scope.enclosing_class()
         chain = class_chain(own)[1:] if own is not None else []
         binding = next((c.bindings[func.attr.value][-1] for c in chain if c.bindings.get(func.attr.value)), None)
+    elif isinstance(func, cst.Attribute):
+        # ``Net.create(n)``, or ``cls._head(x)`` in a classmethod: looked up on the class
+        named = class_scope_of(func.value, loc) or _classmethod_class(func.value, loc)
+        binding = class_attribute(named, func.attr.value) if named is not None else None
     if binding is None or binding.kind != "def" or not isinstance(binding.node, cst.FunctionDef):
         return None
     return binding
+
+
+def _classmethod_class(expr: cst.BaseExpression, loc: Location) -> Optional[Scope]:
+    """The class ``expr`` is when it names the first parameter of the classmethod
+    enclosing ``loc`` (``cls``)."""
+    if not isinstance(expr, cst.Name):
+        return None
+    scope: Optional[Scope] = loc.scope
+    while scope is not None and scope.kind != "function":
+        scope = scope.parent
+    if scope is None or scope.parent is None or scope.parent.kind != "class":
+        return None
+    node = scope.node
+    if not isinstance(node, cst.FunctionDef) or decorator_kind(node) != "classmethod":
+        return None
+    params = list(node.params.posonly_params) + list(node.params.params)
+    return scope.parent if params and params[0].name.value == expr.value else None
+
+
+def decorator_kind(node: cst.FunctionDef) -> Optional[str]:
+    """``classmethod`` or ``staticmethod`` when the def is decorated so, else None."""
+    for decorator in node.decorators:
+        name = decorator.decorator
+        if isinstance(name, cst.Name) and name.value in ("classmethod", "staticmethod"):
+            return name.value
+    return None
+
+
+def bound_leading(func: cst.BaseExpression, node: cst.CSTNode) -> int:
+    """How many leading parameters of the def ``node`` a call through ``func`` binds
+    before its arguments: ``self`` of ``self.method(x)``, ``cls`` of a classmethod
+    however it is called; none for a staticmethod or ``Net.method(obj, x)``."""
+    kind = decorator_kind(node) if isinstance(node, cst.FunctionDef) else None
+    if kind == "staticmethod":
+        return 0
+    if kind == "classmethod":
+        return 1
+    return 1 if on_self(func) else 0
 
 
 def is_super(expr: cst.BaseExpression) -> bool:
