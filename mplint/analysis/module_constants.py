@@ -35,7 +35,7 @@ from mplint.analysis.imported_layers import module_file, parsed_module, star_imp
 from mplint.rule.check import Context
 from mplint.run.module_paths import absolute_import
 from mplint.semantic import config_files
-from mplint.semantic.names import dotted_name, string_key
+from mplint.semantic.names import canonical, dotted_name, string_key
 from mplint.semantic.vocabulary import TENSORFLOW_PACKAGES
 
 _MAX_DEPTH = 8
@@ -90,6 +90,20 @@ def imported_binding(ctx: Context, expr: cst.BaseExpression
     constants = _constants_of(path)
     value = None if constants is None else constants.values.get(name)
     return None if value is None or constants is None else (value, constants.values)
+
+
+def imported_constructor(ctx: Context, expr: cst.BaseExpression) -> Optional[Tuple[str, cst.Call]]:
+    """The canonical name of the API another module of the project calls, once, at its top
+    level, to make what ``expr`` reads (``config.OPTIMIZER`` with ``OPTIMIZER =
+    tf.keras.optimizers.Adam(1e-3)`` there: ``tensorflow.keras.optimizers.Adam``), with
+    that call; None when the name is bound otherwise, or more than once."""
+    found = imported_binding(ctx, expr)
+    if found is None or not isinstance(found[0], cst.Call):
+        return None
+    defined = _defined_by(ctx, expr)
+    constants = None if defined is None else _constants_of(defined[0])
+    name = None if constants is None else constants.canonical(found[0].func)
+    return None if name is None else (canonical(name), found[0])
 
 
 def _defined_by(ctx: Context, expr: cst.BaseExpression) -> Optional[Tuple[str, str]]:

@@ -18,7 +18,7 @@ from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Literal,
 import libcst as cst
 
 from mplint.analysis.imported_clips import ClippedParameter, UnscaledParameter, imported_clip, imported_unscaling
-from mplint.analysis.module_constants import imported_binding
+from mplint.analysis.module_constants import imported_binding, imported_constructor
 from mplint.core.walker import child_nodes
 from mplint.rule.check import Analysis, Context
 from mplint.semantic.call_args import argument_for, keyword_only, positional_or_keyword
@@ -549,6 +549,10 @@ class TrainingLoops(Analysis):
         elif isinstance(expr, cst.Name):
             # ``opt = Adam(); if amp: opt = LossScaleOptimizer(opt)``: either may arrive
             found = [b for b in _reaching(loc, expr.value) if self._possible(b)]
+            if not found and loc.lookup(expr.value) is None:
+                # ``from config import OPTIMIZER``: what that module makes it, once
+                yield self._imported_origin(expr)
+                return
             forced = [b.order for b in found if self._forced(b)]
             if forced:  # the use's conditions make this one run: it replaces the earlier ones
                 found = [b for b in found if b.order >= max(forced)]
@@ -570,8 +574,25 @@ class TrainingLoops(Analysis):
                 yield from self._attribute_origins(instance, expr.attr.value, expr, loc, depth, seen)
             finally:
                 self._instance = saved_instance
+        elif isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) \
+                and loc.lookup(expr.value.value) is None:
+            yield self._imported_origin(expr)  # ``config.OPTIMIZER`` of an imported module
         else:
             yield OptimizerOrigin(UNKNOWN_OPTIMIZER)
+
+    def _imported_origin(self, expr: cst.BaseExpression) -> OptimizerOrigin:
+        """The optimizer a name of another module of the project is bound to, once, at its
+        top level, by a Keras optimizer or LossScaleOptimizer constructor (no fix here:
+        the value is made there)."""
+        found = imported_constructor(self.ctx, expr)
+        if found is None:
+            return OptimizerOrigin(UNKNOWN_OPTIMIZER)
+        name, call = found
+        if name in LOSS_SCALE_OPTIMIZERS:
+            return OptimizerOrigin(LSO, inner=(OptimizerOrigin(UNKNOWN_OPTIMIZER),))
+        if is_optimizer_constructor(name) and keyword_only(call, LOSS_SCALE_FACTOR_KEYWORD) is None:
+            return OptimizerOrigin(PLAIN)
+        return OptimizerOrigin(UNKNOWN_OPTIMIZER)
 
     def _attribute_origins(self, instance: Scope, attr: str, expr: Optional[cst.Attribute],
                            loc: Optional[Location], depth: int, seen: FrozenSet[int]) -> Iterator[OptimizerOrigin]:
