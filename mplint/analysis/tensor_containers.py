@@ -12,7 +12,7 @@ a parameter) cannot be followed: None, and the Sequential's output stays unknown
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -36,6 +36,8 @@ class LayerContainers(TensorWalk):
         #: answers of :meth:`_possible_values` and :meth:`_items` by (method, node, place);
         #: None while being computed (a list appended to itself is unknown)
         self._followed: Dict[Tuple[str, int, int, int, Tuple[int, ...]], Optional[Values]] = {}
+        #: calls of nested models being judged (``FileCalls._nested_model``), against cycles
+        self._nesting: Set[int] = set()
 
     def visit_Call(self, node: cst.Call) -> None:
         super().visit_Call(node)

@@ -386,6 +386,30 @@ class FileCalls(LayerContainers):
                 return self._layer_output([(binding.value, loc)]) if reaching and governed else UNKNOWN_OUTPUT
         return None
 
+    def _nested_model(self, call: cst.Call, where: Where) -> Optional[str]:
+        """``gen_out = self.gen_model(x)``, a model called as a layer, built by a function
+        or method of this module or another (``Unet.build_generator``): LOW when its one
+        output is certainly 16-bit (:meth:`CustomLayers.model_call_output`) and a mixed
+        policy governs where it is built, not a float32 one set before it there. None
+        otherwise, and when no check of the run asked for the layer analysis."""
+        from mplint.analysis.custom_layers import CustomLayers
+        from mplint.analysis.layers import built_under_float32_policy
+        from mplint.analysis.models import ModelOutputs
+
+        layers = self.ctx.analyses.get(CustomLayers)
+        if not isinstance(layers, CustomLayers) or not isinstance(call.func, (cst.Name, cst.Attribute)) \
+                or id(call) in self._nesting:
+            return None
+        self._nesting.add(id(call))
+        try:
+            built = self.ctx.get(ModelOutputs).layer(call.func, where.loc)
+            if built is None or not self._governed(built.location) or built_under_float32_policy(built, self.ctx):
+                return None
+            found = layers.model_call_output(call, where.loc)
+        finally:
+            self._nesting.discard(id(call))
+        return LOW if found is not None and found.model else None
+
     def _layer_output(self, built: List[Tuple[cst.BaseExpression, Location]]) -> str:
         """The output kind of a layer built by each of these constructor calls, run where
         a mixed policy governs it: 16-bit, or float32 for a resizing layer that does not
