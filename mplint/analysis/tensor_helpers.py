@@ -398,7 +398,7 @@ class FileCalls(LayerContainers):
 
         layers = self.ctx.analyses.get(CustomLayers)
         if not isinstance(layers, CustomLayers) or not isinstance(call.func, (cst.Name, cst.Attribute)) \
-                or id(call) in self._nesting:
+                or self.ctx.names.resolve(call.func) or id(call) in self._nesting:
             return None
         self._nesting.add(id(call))
         try:

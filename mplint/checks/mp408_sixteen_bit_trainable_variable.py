@@ -119,6 +119,8 @@ class SixteenBitTrainableVariable(Check):
         of a subclass, ``BaseBlock(weight_dtype="float16")``), the class in this module or
         another: reported at the call, where the policy is known."""
         for call, where in self._binders:
+            if not any(kinds.dtype_kind(arg.value, where) == LOW for arg in call.args if not arg.star):
+                continue  # no 16-bit dtype handed: no other module need be read
             target = self._bound_params(call, where)
             if target is None:
                 continue
