@@ -28,7 +28,9 @@ from mplint.analysis.imported_layers import (
     imported_factory, imported_function, imported_head, imported_keyed_factory, imported_layer, imported_method_head,
     imported_model,
 )
-from mplint.analysis.layers import computes_in_float32, computes_under_policy, is_keras_layer, is_softmax_layer
+from mplint.analysis.layers import (
+    built_under_float32_policy, computes_in_float32, computes_under_policy, is_keras_layer, is_softmax_layer,
+)
 from mplint.analysis.models import AFTER_ALL, LayerProducer, ModelOutput, ModelOutputs, OpProducer, Producer
 from mplint.analysis.tensor_kinds import F32, LOW, TensorKinds, Where
 from mplint.analysis.tensor_sites import Path
@@ -107,6 +109,9 @@ class CustomLayers(Analysis):
         #: class's name and the construction's arguments as that module writes them
         self._constructions: Dict[Tuple[str, Tuple[Tuple[object, str, str], ...], Path],
                                   Optional[CustomLayer]] = {}
+        kinds = ctx.analyses.get(TensorKinds)
+        if isinstance(kinds, TensorKinds):
+            kinds.nested_model = self.nested_model_is_low  # the tensor rules' nested models
 
     @property
     def kinds(self) -> TensorKinds:
@@ -237,6 +242,17 @@ class CustomLayers(Analysis):
             return self._single_head(outputs, "", self.ctx.path, model=True)
         judged = self.judge(layer)
         return judged if judged is not None and judged.model else None
+
+    def nested_model_is_low(self, call: cst.Call, loc: Location) -> bool:
+        """``gen_out = self.gen_model(x)``: the model's one output is certainly 16-bit
+        (:meth:`model_call_output`) and a mixed policy governs where the model is built,
+        not a float32 one set before it there. What :class:`TensorKinds` asks."""
+        built = self.ctx.get(ModelOutputs).layer(call.func, loc)
+        if built is None or self.ctx.facts.mixed_policy(built.location.scope) is None \
+                or built_under_float32_policy(built, self.ctx):
+            return False
+        found = self.model_call_output(call, loc)
+        return found is not None and found.model
 
     def judge_factory_named(self, name: str, args: Sequence[cst.Arg], path: str,
                             part: Path = (), key: Optional[str] = None) -> Optional[CustomLayer]:

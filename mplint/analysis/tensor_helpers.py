@@ -388,27 +388,18 @@ class FileCalls(LayerContainers):
 
     def _nested_model(self, call: cst.Call, where: Where) -> Optional[str]:
         """``gen_out = self.gen_model(x)``, a model called as a layer, built by a function
-        or method of this module or another (``Unet.build_generator``): LOW when its one
-        output is certainly 16-bit (:meth:`CustomLayers.model_call_output`) and a mixed
-        policy governs where it is built, not a float32 one set before it there. None
-        otherwise, and when no check of the run asked for the layer analysis."""
-        from mplint.analysis.custom_layers import CustomLayers
-        from mplint.analysis.layers import built_under_float32_policy
-        from mplint.analysis.models import ModelOutputs
-
-        layers = self.ctx.analyses.get(CustomLayers)
-        if not isinstance(layers, CustomLayers) or not isinstance(call.func, (cst.Name, cst.Attribute)) \
+        or method of this module or another (``Unet.build_generator``): LOW when the layer
+        analysis, where a check of the run asked for it, says its one output is certainly
+        16-bit where it is built (:attr:`nested_model`); None otherwise."""
+        judge = self.nested_model
+        if judge is None or not isinstance(call.func, (cst.Name, cst.Attribute)) \
                 or self.ctx.names.resolve(call.func) or id(call) in self._nesting:
             return None
         self._nesting.add(id(call))
         try:
-            built = self.ctx.get(ModelOutputs).layer(call.func, where.loc)
-            if built is None or not self._governed(built.location) or built_under_float32_policy(built, self.ctx):
-                return None
-            found = layers.model_call_output(call, where.loc)
+            return LOW if judge(call, where.loc) else None
         finally:
             self._nesting.discard(id(call))
-        return LOW if found is not None and found.model else None
 
     def _layer_output(self, built: List[Tuple[cst.BaseExpression, Location]]) -> str:
         """The output kind of a layer built by each of these constructor calls, run where
