@@ -32,6 +32,7 @@ EDITS: Tuple[Tuple[str, str], ...] = (
     ("dtype='float32'", "name='head'"),
     ("softmax", "relu"),
     ("hvd.DistributedGradientTape(", "hvd.recorded_tape("),  # a project wrapper of horovod's tape
+    ("trainable=True", "trainable=False"),  # a base's weight a subclass picks the dtype of
 )
 
 

@@ -28,7 +28,9 @@ from mplint.analysis.imported_layers import (
     imported_factory, imported_function, imported_head, imported_keyed_factory, imported_layer, imported_method_head,
     imported_model,
 )
-from mplint.analysis.layers import computes_in_float32, computes_under_policy, is_keras_layer, is_softmax_layer
+from mplint.analysis.layers import (
+    built_under_float32_policy, computes_in_float32, computes_under_policy, is_keras_layer, is_softmax_layer,
+)
 from mplint.analysis.models import AFTER_ALL, LayerProducer, ModelOutput, ModelOutputs, OpProducer, Producer
 from mplint.analysis.tensor_kinds import F32, LOW, TensorKinds, Where
 from mplint.analysis.tensor_sites import Path
@@ -105,7 +107,11 @@ class CustomLayers(Analysis):
         self._calls: Dict[int, Location] = {}
         #: a class of this module as another module's construction builds it, by the
         #: class's name and the construction's arguments as that module writes them
-        self._constructions: Dict[Tuple[str, Tuple[Tuple[object, str, str], ...]], Optional[CustomLayer]] = {}
+        self._constructions: Dict[Tuple[str, Tuple[Tuple[object, str, str], ...], Path],
+                                  Optional[CustomLayer]] = {}
+        kinds = ctx.analyses.get(TensorKinds)
+        if isinstance(kinds, TensorKinds):
+            kinds.nested_model = self.nested_model_is_low  # the tensor rules' nested models
 
     @property
     def kinds(self) -> TensorKinds:
@@ -128,12 +134,14 @@ class CustomLayers(Analysis):
         16-bit output under the policy; None when anything about it is unknown."""
         # once per construction and the calls followed to it (each call of a builder
         # may pass another head: ``build(CONFIG)``, ``build(OTHER)``)
-        key = (id(layer.constructor), *(id(frame.call) for frame in layer.location.context))
+        key = (id(layer.constructor), *(id(frame.call) for frame in layer.location.context), -1, *layer.output_part)
         if key not in self._judged:
             self._judged[key] = self._judge(layer)
         return self._judged[key]
 
     def _judge(self, layer: LayerProducer) -> Optional[CustomLayer]:
+        if layer.output_part:
+            return self._judge_part(layer)
         if layer.layer_class & LAMBDA_LAYERS:
             return self._lambda(layer)
         if any(name.startswith("keras.") for name in layer.layer_class):
@@ -185,6 +193,18 @@ class CustomLayers(Analysis):
                 or imported_factory(self.ctx, func, layer.constructor, loc=layer.location)
         return None
 
+    def _judge_part(self, layer: LayerProducer) -> Optional[CustomLayer]:
+        """Part ``layer.output_part`` of the tuple a custom layer class's ``call`` returns
+        (``box, obj = YoloOutput(n)(x)``), for a class of this module or one imported from
+        another; None for anything else."""
+        func = layer.constructor.func
+        binding = layer.location.lookup(func.value) if isinstance(func, cst.Name) else None
+        if binding is not None and binding.kind == "class" and isinstance(binding.node, cst.ClassDef):
+            return self._judge_class(binding.node, (layer.constructor, layer.location), layer.output_part)
+        if binding is None and isinstance(func, (cst.Name, cst.Attribute)):
+            return imported_layer(self.ctx, func, layer.constructor, layer.location, layer.output_part)
+        return None
+
     def _picked_by_name(self, func: cst.BaseExpression, binding: Optional[Binding],
                         loc: Location) -> Optional[cst.Attribute]:
         """``module.Name`` for ``getattr(module, key)`` (called at once, or bound once to the
@@ -222,6 +242,17 @@ class CustomLayers(Analysis):
             return self._single_head(outputs, "", self.ctx.path, model=True)
         judged = self.judge(layer)
         return judged if judged is not None and judged.model else None
+
+    def nested_model_is_low(self, call: cst.Call, loc: Location) -> bool:
+        """``gen_out = self.gen_model(x)``: the model's one output is certainly 16-bit
+        (:meth:`model_call_output`) and a mixed policy governs where the model is built,
+        not a float32 one set before it there. What :class:`TensorKinds` asks."""
+        built = self.ctx.get(ModelOutputs).layer(call.func, loc)
+        if built is None or self.ctx.facts.mixed_policy(built.location.scope) is None \
+                or built_under_float32_policy(built, self.ctx):
+            return False
+        found = self.model_call_output(call, loc)
+        return found is not None and found.model
 
     def judge_factory_named(self, name: str, args: Sequence[cst.Arg], path: str,
                             part: Path = (), key: Optional[str] = None) -> Optional[CustomLayer]:
@@ -398,7 +429,8 @@ class CustomLayers(Analysis):
             return cst.Integer(str(value))
         return _UNKNOWN_ARGUMENT
 
-    def judge_class_named(self, name: str, args: Optional[Sequence[cst.Arg]] = None) -> Optional[CustomLayer]:
+    def judge_class_named(self, name: str, args: Optional[Sequence[cst.Arg]] = None,
+                          part: Path = ()) -> Optional[CustomLayer]:
         """A class of this module, by name, judged as :meth:`judge` would (another
         module's layer classes are judged so; their own imports are not followed); with
         ``args``, as the construction another module makes with them builds it (each a
@@ -407,14 +439,14 @@ class CustomLayers(Analysis):
         if binding is None or binding.kind != "class" or not isinstance(binding.node, cst.ClassDef):
             return None
         if args is None:
-            return self._judge_class(binding.node)
+            return self._judge_class(binding.node, None, part)
         literal = [arg.with_changes(value=_literal(arg.value)) for arg in args]
         key = (name, tuple((a.star, a.keyword.value if a.keyword is not None else "", _EMPTY.code_for_node(a.value))
-                           for a in literal))
+                           for a in literal), part)
         if key not in self._constructions:
             built = cst.Call(func=cst.Name(name), args=literal)
             where = Location(self.ctx.scopes.module_scope, _AFTER_ALL)
-            self._constructions[key] = self._judge_class(binding.node, (built, where))
+            self._constructions[key] = self._judge_class(binding.node, (built, where), part)
         return self._constructions[key]
 
     def is_model_class_named(self, name: str) -> bool:
@@ -431,15 +463,18 @@ class CustomLayers(Analysis):
         self.ctx.get(ComputeRegions).mark_lambda_function(binding.node)
         return self._returns_low(binding.node)
 
-    def _judge_class(self, node: cst.ClassDef,
-                     construction: Optional[Tuple[cst.Call, Location]] = None) -> Optional[CustomLayer]:
+    def _judge_class(self, node: cst.ClassDef, construction: Optional[Tuple[cst.Call, Location]] = None,
+                     part: Path = ()) -> Optional[CustomLayer]:
         """The class as ``construction`` builds it (its arguments bound to ``__init__``'s
-        parameters, read into ``self``), else as any construction would."""
+        parameters, read into ``self``), else as any construction would; with ``part``,
+        that part of the tuple its ``call`` returns (a literal tuple in every ``return``)."""
         regions = self.ctx.get(ComputeRegions)
         cls = regions.layer_class(node)
         if cls is None or _is_model(cls):
             return None
         if not cls.sixteen_bit or self._built_float32(cls, construction):
+            if part:
+                return None  # which sublayer computes a part is not followed
             # a float32 layer casts its inputs and computes its own ops in float32; only
             # a sublayer it makes in ``__init__``/``build`` still follows the global policy
             inner = self._sixteen_bit_sublayer(cls, construction)
@@ -454,10 +489,10 @@ class CustomLayers(Analysis):
         call = _method(chain, "call")
         if call is None:
             return None
-        returned = self._returns_low(call, self._construction_frame(chain, construction))
+        returned = self._returns_low(call, self._construction_frame(chain, construction), part)
         if returned is None:
             return None
-        inner = self._sixteen_bit_sublayer(cls, construction)
+        inner = None if part else self._sixteen_bit_sublayer(cls, construction)
         return CustomLayer(cls.node.name.value, returned, _accepts_dtype(chain), self._has_weights(chain),
                            sublayer=inner[0] if inner is not None else "")
 
@@ -559,13 +594,18 @@ class CustomLayers(Analysis):
         return CustomLayer("Lambda", softmax, True, False)
 
     def _returns_low(self, function: cst.FunctionDef,
-                     construction: Optional[Tuple[CallFrame, Location]] = None) -> Optional[bool]:
+                     construction: Optional[Tuple[CallFrame, Location]] = None,
+                     part: Path = ()) -> Optional[bool]:
         """Whether the function's returns are softmaxes, when all of them are 16-bit (else
-        None); a method's, inside the construction followed into ``__init__`` when given."""
+        None); a method's, inside the construction followed into ``__init__`` when given;
+        with ``part``, that element of the tuple each ``return`` writes out."""
         returns = self._returns.get(id(function), [])
         if not returns:
             return None
-        verdicts = [self._low(value, where, construction) for value, where in returns]
+        picked = [(_element(value, part), where) for value, where in returns]
+        if any(value is None for value, _ in picked):
+            return None
+        verdicts = [self._low(value, where, construction) for value, where in picked if value is not None]
         if any(v is None for v in verdicts):
             return None
         return all(verdicts)
@@ -659,6 +699,8 @@ class CustomLayers(Analysis):
         """Whether the tensor a functional output's layer is applied to is a float tensor
         (Keras autocasts only floating inputs): None when that is not known."""
         expr = output.expression
+        if isinstance(output.producer, LayerProducer) and output.producer.applied is not None:
+            expr = output.producer.applied  # ``box, obj = YoloOutput(n)(x)``: the layer's call
         if output.style != "functional" or not isinstance(expr, cst.Call) or not expr.args \
                 or expr.args[0].keyword is not None or expr.args[0].star:
             return None
@@ -815,14 +857,28 @@ def _walk(root: cst.CSTNode) -> List[cst.CSTNode]:
 _KERAS_PACKAGES = ("keras", "tensorflow.keras", "tf_keras")
 
 
+def _element(expr: cst.BaseExpression, part: Path) -> Optional[cst.BaseExpression]:
+    """Part ``part`` of a tuple or list written out (``return box, obj``); None where it
+    cannot be told (a starred element, an index out of range, any other expression)."""
+    for index in part:
+        if not isinstance(expr, (cst.Tuple, cst.List)) \
+                or any(isinstance(e, cst.StarredElement) for e in expr.elements) \
+                or not -len(expr.elements) <= index < len(expr.elements):
+            return None
+        expr = expr.elements[index].value
+    return expr
+
+
 def custom_layer_fix(custom: CustomLayer, layer: LayerProducer, output: ModelOutput, ctx: Context) -> Optional[Fix]:
     """``dtype='float32'`` where the layer is made (safe for a Lambda or a weightless
     class), else a float32 ``Activation('linear')`` after the output of a functional
     model (safe: the layer keeps computing as before, its output is cast; never for a
     softmax, which would still be computed in 16 bits), else the dtype on a class
     with weights (unsafe: they would compute in float32)."""
-    if custom.float32_built:
-        return None  # the dtype is there: the sublayer inside needs one, or a cast
+    if custom.float32_built or layer.output_part:
+        # the dtype is there: the sublayer inside needs one, or a cast; or a part of a
+        # tuple, whose other parts the layer's dtype would change too
+        return None
     if custom.accepts_dtype and not custom.has_weights:
         return Fix({layer.constructor: float32_dtype(layer.constructor, ctx)}, safety=Safety.SAFE)
     appended = None if custom.softmax else _float32_activation(output, ctx)

@@ -57,19 +57,20 @@ _MAX_REEXPORTS = 3
 
 
 def imported_layer(ctx: Context, func: cst.BaseExpression, call: Optional[cst.Call] = None,
-                   loc: Optional[Location] = None) -> Optional["CustomLayer"]:
+                   loc: Optional[Location] = None, part: Tuple[int, ...] = ()) -> Optional["CustomLayer"]:
     """The layer class ``func`` names when it is imported from a project module
     (``ctx`` runs a :class:`CustomLayers`, which judges it there too); given the
     construction ``call`` and where it is made, as that construction builds it: its
     arguments whose one value this module knows bind ``__init__``'s parameters there
-    (``ProjectionHead(n, activation="softmax")``), any other is unknown."""
+    (``ProjectionHead(n, activation="softmax")``), any other is unknown. ``part``: that
+    part of the tuple its ``call`` returns (``box, obj = YoloOutput(n)(x)``)."""
     found = _imported(ctx, func)
     layers = None if found is None else _layers_of(found[0], _analysis(ctx))
     if layers is None or found is None:
         return None
     if call is None or loc is None:
-        return layers.judge_class_named(found[1])
-    return layers.judge_class_named(found[1], [known_argument(ctx, arg, loc) for arg in call.args])
+        return layers.judge_class_named(found[1], None, part)
+    return layers.judge_class_named(found[1], [known_argument(ctx, arg, loc) for arg in call.args], part)
 
 
 def imported_factory(ctx: Context, func: cst.BaseExpression, call: cst.Call,

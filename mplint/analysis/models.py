@@ -30,7 +30,7 @@ it (the runtime checker measures what static analysis cannot see).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
@@ -90,6 +90,11 @@ class LayerProducer:
     #: for a function of another module (``enc, dec = heads.build(x)``): the part of the
     #: tuple it returns that the output is, judged in that module
     part: Path = ()
+    #: for a layer whose ``call`` returns a tuple (``box, obj = YoloOutput(n)(x)``): the
+    #: part of it the tensor is, and the call applying the layer (:class:`CustomLayers`
+    #: judges that part of what the class's ``call`` returns)
+    output_part: Path = ()
+    applied: Optional[cst.Call] = None
 
 
 @dataclass
@@ -1482,7 +1487,28 @@ class ModelOutputs(Analysis):
                 # what the function of another module returns, there
                 yield unknown, LayerProducer(expr, frozenset(), loc, part=path)
                 return
+            applied = self._applied_layer_part(expr, loc, depth, path)
+            if applied is not None:
+                yield unknown, applied
+                return
         yield unknown, None
+
+    def _applied_layer_part(self, expr: cst.Call, loc: Location, depth: int,
+                            path: Path) -> Optional[LayerProducer]:
+        """``box, obj = YoloOutput(n)(x)``: a custom layer class (of this module or another)
+        applied here, whose ``call`` returns a tuple; part ``path`` of it, for
+        :class:`CustomLayers` to judge in the class. None for a Keras layer (its parts,
+        an RNN's states, are not followed), a model (its outputs are its own) and
+        anything unknown."""
+        func = expr.func
+        if not (isinstance(func, (cst.Call, cst.Name, cst.Subscript)) or _self_attribute(func)):
+            return None
+        layer = self._layer(func, loc, depth + 1)
+        if layer is None or layer.part or layer.output_part \
+                or any(name.startswith("keras.") for name in layer.layer_class) \
+                or self.is_model_constructor(layer.constructor, layer.location):
+            return None
+        return replace(layer, output_part=path, applied=expr)
 
     def _imported_head(self, func: cst.BaseExpression, loc: Location, dicts: bool = False) -> bool:
         """``func`` names a function defined in another module of the project (through

@@ -77,8 +77,13 @@ class SixteenBitOutput:
         a head class or function there), the functional model whose output it becomes,
         with that layer's line in the message: the layer is no bug on its own (the same
         generator or head inside a bigger network is right), its use as this model's
-        output is, and one finding per bug lands where the model is."""
+        output is, and one finding per bug lands where the model is. So for a part of
+        the tuple a custom layer's ``call`` returns (``box, obj = YoloOutput(n)(x)``):
+        the construction makes every part, the model's outputs pick this one."""
         if self.custom is not None and self.custom.line and not self.custom.closure \
+                and isinstance(self.output.model_call, cst.Call):
+            return self.output.model_call
+        if isinstance(self.producer, LayerProducer) and self.producer.output_part \
                 and isinstance(self.output.model_call, cst.Call):
             return self.output.model_call
         return self.producer_node
@@ -326,6 +331,11 @@ class OutputPrecision(Analysis):
                 return (f"{what}; compute the softmax in float32 in `call` (cast before a softmax op, or give "
                         f"a softmax sublayer dtype='float32')")
             return f"{what}; cast its output to float32 in `call` or end the model with a float32 Activation('linear')"
+        if isinstance(found.producer, LayerProducer) and found.producer.output_part:
+            element = ", ".join(str(i) for i in found.producer.output_part)
+            return (f"the custom layer `{custom.name}` computes it (element {element} of the tuple its `call` "
+                    f"returns; Keras autocasts its inputs and weights); cast that element to float32 in `call` "
+                    f"or pass it through a float32 Activation('linear') before it becomes an output")
         if custom.name == "Lambda":
             what = "the Lambda computes in it (Keras autocasts its inputs)"
         else:

@@ -12,7 +12,7 @@ a parameter) cannot be followed: None, and the Sequential's output stays unknown
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -20,7 +20,7 @@ from mplint.analysis.tensor_sites import MAX_DEPTH, Where
 from mplint.analysis.tensor_syntax import is_self
 from mplint.analysis.tensor_walk import TensorWalk
 from mplint.rule.check import Context
-from mplint.semantic.scopes import Binding
+from mplint.semantic.scopes import Binding, Location
 
 #: possible values, each with where it is written
 Values = List[Tuple[cst.BaseExpression, Where]]
@@ -36,6 +36,11 @@ class LayerContainers(TensorWalk):
         #: answers of :meth:`_possible_values` and :meth:`_items` by (method, node, place);
         #: None while being computed (a list appended to itself is unknown)
         self._followed: Dict[Tuple[str, int, int, int, Tuple[int, ...]], Optional[Values]] = {}
+        #: calls of nested models being judged (``FileCalls._nested_model``), against cycles
+        self._nesting: Set[int] = set()
+        #: whether a call of a model as a layer certainly gives a 16-bit output: set by the
+        #: layer analysis (:class:`CustomLayers`) when a check of the run requires it
+        self.nested_model: Optional[Callable[[cst.Call, Location], bool]] = None
 
     def visit_Call(self, node: cst.Call) -> None:
         super().visit_Call(node)

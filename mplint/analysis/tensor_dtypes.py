@@ -409,6 +409,9 @@ class DtypeInference(FileCalls):
         layer = self._called_layer(func, where)
         if layer is not None:
             return None if layer == UNKNOWN_OUTPUT else layer
+        nested = self._nested_model(call, where)
+        if nested is not None:
+            return nested
         if self._activation_attribute(func, where) and call.args:
             # ``self.activation = keras.activations.get(name)``: an activation keeps
             # its input's dtype

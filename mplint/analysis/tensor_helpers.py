@@ -386,6 +386,21 @@ class FileCalls(LayerContainers):
                 return self._layer_output([(binding.value, loc)]) if reaching and governed else UNKNOWN_OUTPUT
         return None
 
+    def _nested_model(self, call: cst.Call, where: Where) -> Optional[str]:
+        """``gen_out = self.gen_model(x)``, a model called as a layer, built by a function
+        or method of this module or another (``Unet.build_generator``): LOW when the layer
+        analysis, where a check of the run asked for it, says its one output is certainly
+        16-bit where it is built (:attr:`nested_model`); None otherwise."""
+        judge = self.nested_model
+        if judge is None or not isinstance(call.func, (cst.Name, cst.Attribute)) \
+                or self.ctx.names.resolve(call.func) or id(call) in self._nesting:
+            return None
+        self._nesting.add(id(call))
+        try:
+            return LOW if judge(call, where.loc) else None
+        finally:
+            self._nesting.discard(id(call))
+
     def _layer_output(self, built: List[Tuple[cst.BaseExpression, Location]]) -> str:
         """The output kind of a layer built by each of these constructor calls, run where
         a mixed policy governs it: 16-bit, or float32 for a resizing layer that does not

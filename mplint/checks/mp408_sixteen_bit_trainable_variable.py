@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-from typing import List, Optional, Set, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from mplint.analysis.compute_regions import ComputeRegions
 from mplint.analysis.tensor_kinds import LOW, TensorKinds, Where
+from mplint.analysis.weight_dtype_params import DtypeParam, WeightDtypeParams, imported_dtype_params
 from mplint.rule.check import Check, Context, Fix, Needs
 from mplint.rule.edits import arg_index, without_arg
 from mplint.rule.levels import Safety
 from mplint.semantic.call_args import keyword_only, positional_or_keyword
-from mplint.semantic.scopes import trains_nothing
+from mplint.semantic.base_inits import own_init
+from mplint.semantic.scopes import Scope, class_chain, class_scope_of, is_super, trains_nothing
+from mplint.semantic.vocabulary import names_tensorflow
 from mplint.semantic.vocabulary import VARIABLE_CONSTRUCTORS, VARIABLE_CREATOR_SCOPES, VARIABLE_SCOPES, WEIGHT_LAYERS
 
 #: where ``dtype`` stands among the positional arguments
@@ -22,7 +25,7 @@ _ADD_WEIGHT_DTYPE_POSITION = 2  # add_weight(name|shape, shape|initializer, dtyp
 
 class SixteenBitTrainableVariable(Check):
     rule_id = "MP408"
-    requires = (ComputeRegions, TensorKinds)
+    requires = (ComputeRegions, TensorKinds, WeightDtypeParams)
 
     #: only under a mixed policy
     needs = Needs(mixed_policy=True)
@@ -37,6 +40,9 @@ class SixteenBitTrainableVariable(Check):
         self._read_at_once: Set[int] = set()
         #: (a Keras layer's construction, its ``dtype`` argument, where): a sublayer built in the compute dtype
         self._layer_dtypes: List[Tuple[cst.Call, cst.BaseExpression, Where]] = []
+        #: calls that may bind a layer class's ``__init__`` parameters: constructions and a
+        #: subclass's ``super().__init__(...)`` (see :mod:`weight_dtype_params`)
+        self._binders: List[Tuple[cst.Call, Where]] = []
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if isinstance(node.value, cst.Call):
@@ -59,6 +65,9 @@ class SixteenBitTrainableVariable(Check):
         func = node.func
         add_weight = isinstance(func, cst.Attribute) and func.attr.value == "add_weight"
         resolved = self.names.resolve(func)
+        if node.args and isinstance(func, (cst.Name, cst.Attribute)) and not names_tensorflow(resolved) \
+                and not add_weight:
+            self._binders.append((node, self.ctx.get(TensorKinds).here()))
         if add_weight or resolved & VARIABLE_CONSTRUCTORS:
             self._created.append((node, add_weight, self.ctx.get(TensorKinds).here()))
         elif resolved & WEIGHT_LAYERS:
@@ -102,6 +111,79 @@ class SixteenBitTrainableVariable(Check):
                         None if dtype is initial else self._fix(call, add_weight))
 
         self._sublayers_in_compute_dtype(kinds)
+        self._dtype_arguments(kinds)
+
+    def _dtype_arguments(self, kinds: TensorKinds) -> None:
+        """A 16-bit dtype handed to a layer class's ``__init__`` parameter that becomes a
+        trainable weight's dtype there (``super().__init__(weight_dtype="float16", **kw)``
+        of a subclass, ``BaseBlock(weight_dtype="float16")``), the class in this module or
+        another: reported at the call, where the policy is known."""
+        for call, where in self._binders:
+            if not any(kinds.dtype_kind(arg.value, where) == LOW for arg in call.args if not arg.star):
+                continue  # no 16-bit dtype handed: no other module need be read
+            target = self._bound_params(call, where)
+            if target is None:
+                continue
+            params, offset, cls = target
+            for param in params.values():
+                value = _argument(call, param, offset)
+                if value is None or kinds.dtype_kind(value, where) != LOW:
+                    continue
+                if cls is not None and not self._inherited_as_is(cls, param):
+                    continue
+                policy = self.facts.mixed_policy(where.loc.scope)
+                if policy is None or trains_nothing(where.loc.scope, self.ctx.module, self.ctx.path):
+                    continue
+                spelled = _short(" ".join(self.ctx.module.code_for_node(value).split()))
+                self.report(call, f"`{param.name}={spelled}` makes `{param.owner}` create a trainable variable "
+                                  f"in that 16-bit dtype (add_weight at {param.made_at}) under a mixed "
+                                  f"policy{policy.note}: the optimizer updates it in 16 bits, so updates "
+                                  f"smaller than about 1/1000 of the weight round away (float16 1.0 + 1e-4 "
+                                  f"is 1.0); mixed precision keeps variables in float32; leave the dtype out "
+                                  f"or pass float32")
+
+    def _bound_params(self, call: cst.Call, where: Where
+                      ) -> Optional[Tuple[Dict[str, DtypeParam], int, Optional[Scope]]]:
+        """The dtype parameters ``call`` binds, how many of the ``__init__``'s leading
+        parameters the call's own arguments skip, and the class of this module whose
+        ``__init__`` makes the call (a ``super().__init__``), else None."""
+        func = call.func
+        weights = self.ctx.get(WeightDtypeParams)
+        if isinstance(func, cst.Attribute) and func.attr.value == "__init__":
+            cls = where.loc.scope.enclosing_class()
+            init = own_init(cls) if cls is not None else None
+            if cls is None or init is None or where.loc.scope.node is not init \
+                    or not isinstance(cls.node, cst.ClassDef) or len(cls.node.bases) != 1:
+                return None
+            base = cls.node.bases[0].value
+            if is_super(func.value):
+                offset = 0
+            elif isinstance(func.value, cst.Name) and dotted_name_of(base) == func.value.value and call.args \
+                    and isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == "self":
+                offset = 1
+            else:
+                return None
+            chain = class_chain(cls)
+            if len(chain) > 1:
+                return weights.params_of(chain[1]), offset, cls
+            return imported_dtype_params(self.ctx, base), offset, cls
+        local = class_scope_of(func, where.loc)
+        if local is not None:
+            return weights.params_of(local), 0, None
+        head = dotted_name_of(func).partition(".")[0]
+        if not head or where.loc.lookup(head) is not None:
+            return None  # a local object or function, not an imported class
+        return imported_dtype_params(self.ctx, func), 0, None
+
+    @staticmethod
+    def _inherited_as_is(cls: Scope, param: DtypeParam) -> bool:
+        """The subclass making the ``super().__init__`` call keeps the base's weight: it
+        neither overrides the method that makes it nor stores ``self.<attr>`` itself."""
+        if not isinstance(cls.node, cst.ClassDef) or not isinstance(cls.node.body, cst.IndentedBlock):
+            return False
+        if param.method != "__init__" and cls.bindings.get(param.method):
+            return False
+        return not (param.attr and cls.attributes.get(param.attr))
 
     def _sublayers_in_compute_dtype(self, kinds: TensorKinds) -> None:
         """A Keras layer built with the compute dtype another expression names
@@ -146,6 +228,30 @@ class SixteenBitTrainableVariable(Check):
         if index is None or call.args[index].keyword is None:
             return None
         return Fix({call: call.with_changes(args=without_arg(list(call.args), index))}, safety=Safety.UNSAFE)
+
+
+def _argument(call: cst.Call, param: DtypeParam, offset: int) -> Optional[cst.BaseExpression]:
+    """What ``call`` passes the parameter: its keyword, else the argument at its position
+    (after ``offset`` leading ones) when no ``*args`` comes before; None when not passed
+    or unreadable."""
+    found = keyword_only(call, param.name)
+    if found is not None or param.position < 0:
+        return found
+    index = param.position + offset
+    positional = [arg for arg in call.args if arg.keyword is None]
+    if any(arg.star for arg in positional[:index + 1]) or index >= len(positional):
+        return None
+    return positional[index].value
+
+
+def dotted_name_of(expr: cst.BaseExpression) -> str:
+    """``a.b.C`` as written ("" for anything else)."""
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.Attribute):
+        head = dotted_name_of(expr.value)
+        return f"{head}.{expr.attr.value}" if head else ""
+    return ""
 
 
 def _short(code: str, limit: int = 40) -> str:

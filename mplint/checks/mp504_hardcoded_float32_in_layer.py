@@ -9,6 +9,7 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from mplint.analysis.custom_layers import CustomLayers
 from mplint.analysis.compute_regions import ComputeRegions, is_call_override
 from mplint.analysis.layers import sixteen_bit_name
 from mplint.analysis.tensor_imports import crossings, handed_crossings
@@ -34,7 +35,8 @@ _TF_NAMES = {"float16": "half", "bfloat16": "bfloat16", "float16/bfloat16": "hal
 
 class HardcodedFloat32InLayer(Check):
     rule_id = "MP504"
-    requires = (ComputeRegions, TensorKinds)
+    #: CustomLayers: the output dtype of a model called as a layer (``self.gen_model(x)``)
+    requires = (ComputeRegions, TensorKinds, CustomLayers)
 
     #: only under a mixed policy
     needs = Needs(mixed_policy=True, library=True)
