@@ -49,7 +49,7 @@ from mplint.run.scaling_reached import find_scaling, uses_grappler_option
 from mplint.run.test_hooks import TestFile
 from mplint.run.summaries import (
     BODY, IMPORT, MAIN, METHOD, PARAM, POLICY_SETTERS, REGISTRY, STAR, UNKNOWN, FunctionSummary, ModuleSummary,
-    exclusive_lines, returned_part, split_part,
+    binds, exclusive_lines, returned_part, split_part,
 )
 from mplint.semantic.elsewhere_marks import CALLER_AT, caller_at
 from mplint.semantic.vocabulary import MIXED_POLICIES, UNKNOWN_POLICY
@@ -1140,12 +1140,14 @@ class ProgramModel:
                 for method in self._instances.called(name, policy, route):
                     govern(method, onward(method))
         owner = self._owner(node)
+        this = self.summary(node[0]).functions.get(node[1])
         for call_line, name in self._self_calls(node) if owner is not None else ():
             if call_line > after:
                 # virtual dispatch: ``self.build_model()`` in ``BaseModel.__init__`` runs the
                 # override of the subclass built here (``FpnDepth(cfg)``), not only the base's
                 assert owner is not None
-                for method in self._instances.dispatched(owner, name, policy, route):
+                dispatched = self._instances.dispatched(owner, name, policy, route)
+                for method in self._bound(this, call_line, "self." + name, dispatched) if this else dispatched:
                     govern(method, onward(method))
         return found
 
@@ -1239,13 +1241,30 @@ class ProgramModel:
         function = self.summary(node[0]).functions.get(node[1])
         if function is None:
             return [(line, targets, []) for line, targets in edges]
-        out = [(line, *self._instances.built(node[0], callee, targets))
+        out = [(line, *self._instances.built(node[0], callee, self._bound(function, line, callee, targets)))
                for (line, targets), (_, callee) in zip(edges, function.calls)]
         for line, written in function.escapes:
             targets = self._escaped(node[0], written)
             if targets:
                 out.append((line, *self._instances.built(node[0], written, targets)))
         return out
+
+    def _bound(self, caller: FunctionSummary, line: int, callee: str, targets: List[Node]) -> List[Node]:
+        """The targets that the call of ``callee`` at ``line`` can bind: a function the
+        call gives too few arguments (``build()`` of ``def build(size, classes)``) raises
+        TypeError before its body runs, so nothing reaches through that call. Only a
+        function the call names is judged, not the methods a class construction runs."""
+        sites = [slots for at, written, slots in caller.arguments if at == line and written == callee]
+        if not sites:
+            return targets
+        name = callee.rpartition(".")[2]
+        kept = []
+        for target in targets:
+            function = self.summary(target[0]).functions.get(target[1])
+            if function is None or target[1].rpartition(".")[2] != name \
+                    or any(binds(function, slots) for slots in sites):
+                kept.append(target)
+        return kept
 
     def _methods_called(self, node: Node) -> List[Tuple[int, str]]:
         """(line, name) of each method ``node`` calls on a receiver the model cannot
