@@ -1757,6 +1757,8 @@ class TrainedModels:
             if is_test_path(path):
                 continue  # a test fits a model to test it (``can_run_in_mixed_precision``), not to train it
             for name, function in model.summary(path).functions.items():
+                if name == MAIN and not self._runs_mixed((path, MAIN)):
+                    continue  # a builder's self-test, run only as a program of its own without the policy
                 for written in function.trained:
                     # outputs cast to float32 here, or in the loss helper it is handed to: not its loss
                     if written not in function.casts and not self._cast_where_passed(path, name, written):
@@ -1782,6 +1784,11 @@ class TrainedModels:
         for path, name in self.nodes:
             found.setdefault(path, set()).add(name)
         return found
+
+    def _runs_mixed(self, node: Node) -> bool:
+        """Whether a mixed policy (or one not known) governs ``node`` or is set there."""
+        policies = {*self.model.governed_policies(node), *self.model.policy_sets().get(node, {})}
+        return bool(policies & (MIXED_POLICIES | {UNKNOWN_POLICY}))
 
     def _cast_where_passed(self, path: str, function: str, written: str) -> bool:
         """``written`` is handed to a function that casts its outputs to float32 before
@@ -1853,12 +1860,29 @@ class TrainedModels:
         cls = self.model._class(path, written)
         if cls is not None:
             for base in self.model._bases(cls):  # a base's ``call`` makes the outputs too
-                self.nodes.add(base)
+                if base not in self.nodes:
+                    self.nodes.add(base)
+                    self._delegates(base)
             return
         for node in self.model._resolve(path, function, written):
             if node not in self.nodes and node[1] != BODY:
                 self.nodes.add(node)
                 self._work.append(("node", node, ""))
+
+    def _delegates(self, cls: Node) -> None:
+        """A trained model class whose ``call`` runs a model its constructor was handed
+        (``self.base_model = base_model``, then ``self.base_model(inputs)`` in ``call``: a
+        wrapper that overrides ``train_step``) trains that model: its outputs are the
+        wrapper's. Blocks the class builds itself are not handed in, and stay blocks."""
+        info = self.model.summary(cls[0]).classes.get(cls[1])
+        method = f"{cls[1]}.call"
+        call = self.model.summary(cls[0]).functions.get(method)
+        if info is None or call is None:
+            return
+        for _, callee in call.calls:
+            attribute = callee[len("self."):] if callee.startswith("self.") else ""
+            if attribute and "." not in attribute and info.sources.get(attribute, "").startswith(PARAM):
+                self._offer(cls[0], method, callee)
 
     def _add_param(self, function: Node, param: str) -> None:
         if (function, param) not in self.params:
