@@ -35,7 +35,8 @@ from mplint.semantic.stored_attributes import StoredForm, foreign_bases, stored_
 from mplint.semantic.vocabulary import (
     CONSTANTS, DISTRIBUTED_OPTIMIZERS, DISTRIBUTED_TAPES, EXPERIMENTAL_LSO, FLOAT32_BY_DEFAULT, GRADIENT_CLIPS,
     GRADIENT_TAPES, LOSS_SCALE_FACTOR_KEYWORD,
-    LOSS_SCALE_OPTIMIZERS, MIXED_POLICIES, MODEL_CLASSES, STABLE_LSO, SYMBOLIC_GRADIENTS, is_optimizer_class, is_optimizer_constructor,
+    LOSS_SCALE_OPTIMIZERS, MIXED_POLICIES, MODEL_CLASSES, RUNS_AS_CALLED, STABLE_LSO, SYMBOLIC_GRADIENTS, is_optimizer_class,
+    is_optimizer_constructor,
     names_tensorflow,
 )
 
@@ -52,8 +53,6 @@ SCALING_GENERATION = {**SCALE_METHODS, UNSCALE_METHOD: 2}
 GENERATION_OF_METHOD = {**SCALING_GENERATION, "minimize": 2, "apply": 3}
 #: attributes holding the current loss scale (Keras 3, Keras 2)
 LOSS_SCALE_ATTRIBUTES = frozenset({"dynamic_scale", "loss_scale"})
-#: decorators that run the function as it is called (a traced ``tf.function``)
-_RUNS_AS_CALLED = frozenset({"tensorflow.function"})
 
 PLAIN = "plain"  # a Keras optimizer, never wrapped
 LSO = "lso"  # a LossScaleOptimizer created here
@@ -1029,7 +1028,7 @@ class TrainingLoops(Analysis):
         ``step(x)`` in the ``else:`` of ``if amp:``): it runs only so. Its only decorator
         may be ``tf.function``, which runs it as it is called."""
         if any(not self.ctx.names.resolve(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator)
-               & _RUNS_AS_CALLED for d in function.decorators):
+               & RUNS_AS_CALLED for d in function.decorators):
             return {}
         name = function.name.value
         return self._conditional.agreed(name, self._name_uses.get(name, 0),
