@@ -395,6 +395,12 @@ def test_a_pipfile_lock_is_read(tmp_path):
     ("pip install tensorflow", True),  # an install command without a version
     ("This is the tf2.0 version of efficientdet.", True),  # TF 2.0 names the generation
     ("Mixed precision training in `tf.keras` (TensorFlow 2.0).", True),
+    # beside a TensorFlow 1 release, 2.0 is the release (smallsunsun1/yolov3's README)
+    ("代码需要在tensorflow2.0上运行或者1.14上运行", False),
+    ("Runs on TensorFlow 1.15 and TensorFlow 2.0.", False),
+    ("The tf2.0 version; the tf1.x code is on another branch.", True),  # 1.x: no release
+    ("Ported to TensorFlow 2.0 and Python 3.7.", True),  # 3.7: no TensorFlow release
+    ("Ported to TensorFlow 2.0 (see issue 1.2k).", True),
 ])
 def test_a_readme_that_states_the_version_in_prose_decides_it(tmp_path, readme, found):
     # Barchid/Indoor_Segmentation: "We used Python 3.7 with Tensorflow 2.2", conda install unpinned

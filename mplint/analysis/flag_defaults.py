@@ -69,7 +69,7 @@ class FlagDefaults(Analysis):
     def conditions(self) -> Conditions:
         """What the file's branch tests mean (the parsed command line among them)."""
         if self._conditions is None:
-            self._conditions = Conditions(self.ctx.names, self.ctx.scopes.calls)
+            self._conditions = Conditions(self.ctx.names, self.ctx.scopes.calls, self.ctx.scopes.global_names)
         return self._conditions
 
     def default_of(self, expr: cst.BaseExpression, loc: Location) -> Optional[Tuple[cst.BaseExpression, Location, str]]:

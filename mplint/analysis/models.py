@@ -478,16 +478,20 @@ class ModelOutputs(Analysis):
             return True
         return self._local_model_class(call.func, loc) is not None
 
-    def used_as_whole_model(self, model: cst.CSTNode) -> bool:
+    def used_as_whole_model(self, model: cst.CSTNode, smoke_tests: bool = True) -> bool:
         """Whether the model (a ``ModelOutput.model_call``) is certainly trained or run
         as a whole in this file: compiled, fit, evaluated or asked to predict, through
         the variable it is bound to or the result of a function that returns it. A
         model not seen so may be a block of a bigger one (an encoder, a stem, a class
-        another file uses as a layer), whose last layer is no output."""
+        another file uses as a layer), whose last layer is no output. ``smoke_tests``:
+        whether a use in a ``__main__`` guard no mixed policy governs counts
+        (:meth:`_smoke_test`): it shows the model whole, not trained under the policy."""
         made = {id(call): (call, loc) for call, loc, _ in self._models}
         classes = {id(call): cls.node for call, _, cls in self._super_inits}
         for name, uses in self._whole_model_uses.items():
             for use in uses:
+                if not smoke_tests and self._smoke_test(use):
+                    continue
                 binding = use.lookup(name)
                 if binding is None or binding.kind not in ("assign", "annassign") or binding.scope is None:
                     continue
@@ -500,6 +504,13 @@ class ModelOutputs(Analysis):
                 if found is not None and found[0] is classes.get(id(model), model):
                     return True
         return False
+
+    def _smoke_test(self, use: Location) -> bool:
+        """A use in the module's ``__main__`` guard that no mixed policy governs: that
+        code runs only when the module itself is the program (``backbone.summary()`` in a
+        builder's self-test), not in the program that sets the policy elsewhere."""
+        return any(arm == "body" and _is_main_test(test) for _, arm, test in use.branches) \
+            and not self.ctx.facts.main_guard_mixed()
 
     def model_variables(self, model: cst.CSTNode) -> Set[str]:
         """The names of the file bound to the model (a ``ModelOutput.model_call``): to its
@@ -538,7 +549,7 @@ class ModelOutputs(Analysis):
         """Whether the model is seen trained or run as a whole: here
         (:meth:`used_as_whole_model`), or by code elsewhere in the project that trains
         what its class or its builder function makes (the program model's facts)."""
-        if self.used_as_whole_model(model):
+        if self.used_as_whole_model(model, smoke_tests=False):
             return True
         trained = self.ctx.facts.project_trained_models
         if isinstance(model, cst.ClassDef):
@@ -2284,3 +2295,13 @@ def _names_float32(expr: Optional[cst.BaseExpression]) -> bool:
 
     expr.visit(_Finder())
     return found
+
+
+def _is_main_test(test: cst.BaseExpression) -> bool:
+    """``__name__ == "__main__"`` (either way round)."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1 \
+            or not isinstance(test.comparisons[0].operator, cst.Equal):
+        return False
+    sides = (test.left, test.comparisons[0].comparator)
+    return any(isinstance(a, cst.Name) and a.value == "__name__" and isinstance(b, cst.SimpleString)
+               and b.evaluated_value == "__main__" for a, b in (sides, sides[::-1]))

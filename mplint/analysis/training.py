@@ -17,6 +17,7 @@ from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Literal,
 
 import libcst as cst
 
+from mplint.analysis.conditional_reads import ConditionalReads
 from mplint.analysis.imported_clips import ClippedParameter, UnscaledParameter, imported_clip, imported_unscaling
 from mplint.analysis.module_constants import imported_binding, imported_constructor
 from mplint.core.walker import child_nodes
@@ -34,7 +35,8 @@ from mplint.semantic.stored_attributes import StoredForm, foreign_bases, stored_
 from mplint.semantic.vocabulary import (
     CONSTANTS, DISTRIBUTED_OPTIMIZERS, DISTRIBUTED_TAPES, EXPERIMENTAL_LSO, FLOAT32_BY_DEFAULT, GRADIENT_CLIPS,
     GRADIENT_TAPES, LOSS_SCALE_FACTOR_KEYWORD,
-    LOSS_SCALE_OPTIMIZERS, MIXED_POLICIES, MODEL_CLASSES, STABLE_LSO, SYMBOLIC_GRADIENTS, is_optimizer_class, is_optimizer_constructor,
+    LOSS_SCALE_OPTIMIZERS, MIXED_POLICIES, MODEL_CLASSES, RUNS_AS_CALLED, STABLE_LSO, SYMBOLIC_GRADIENTS, is_optimizer_class,
+    is_optimizer_constructor,
     names_tensorflow,
 )
 
@@ -207,7 +209,7 @@ class TrainingLoops(Analysis):
         self._generation_exits: List[Tuple[Scope, int]] = []
         self._steps: Optional[List[TrainStep]] = None
         #: what branch tests mean (flags, config attributes, constructor parameters)
-        self.conditions = Conditions(ctx.names, ctx.scopes.calls)
+        self.conditions = Conditions(ctx.names, ctx.scopes.calls, ctx.scopes.global_names)
         self._assumed: Truths = {}
         #: whether the last :meth:`optimizer_origins` left a binding out for its conditions
         self.narrowed = False
@@ -217,6 +219,8 @@ class TrainingLoops(Analysis):
         #: attribute names, keywords)
         self._name_uses: Dict[str, int] = {}
         self._not_reads: Set[int] = set()
+        #: the reads of names under conditions (``if`` arms, a conditional expression's arm)
+        self._conditional = ConditionalReads()
         #: the nodes the last :meth:`flow` reached through a parameter, in the calls of its function
         self.crossed: Set[int] = set()
         #: the helper calls the last :meth:`flow` entered to reach each node inside one
@@ -251,6 +255,7 @@ class TrainingLoops(Analysis):
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
         self._guards.append(node.test)
+        self._conditional.enter_ifexp(node)
 
     def leave_IfExp(self, node: cst.IfExp) -> None:
         self._guards.pop()
@@ -318,6 +323,7 @@ class TrainingLoops(Analysis):
     def visit_Name(self, node: cst.Name) -> None:
         if id(node) not in self._not_reads:
             self._name_uses[node.value] = self._name_uses.get(node.value, 0) + 1
+            self._conditional.read(node, self.ctx.scopes)
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         if isinstance(node.operator, cst.Divide):
@@ -1019,6 +1025,8 @@ class TrainingLoops(Analysis):
         while scope.parent is not None and scope.parent.kind == "function":
             scope = scope.parent
         function, cls = scope.node, scope.parent
+        if isinstance(function, cst.FunctionDef) and cls is not None and cls.kind == "module":
+            return self._function_invoked_under(function)
         if not isinstance(function, cst.FunctionDef) or cls is None or cls.kind != "class" \
                 or not isinstance(cls.node, cst.ClassDef) or function.decorators \
                 or any(dotted_name(base.value) != "object" for base in cls.node.bases):
@@ -1034,6 +1042,18 @@ class TrainingLoops(Analysis):
             needs = self.conditions.truths(where.branches, where)
             shared = needs if shared is None else {k: v for k, v in shared.items() if needs.get(k) == v}
         return shared or {}
+
+    def _function_invoked_under(self, function: cst.FunctionDef) -> Truths:
+        """What every read of a module-level function's name needs of the conditions,
+        when each read sits under one (``train_fn = amp_step if amp else step``, or
+        ``step(x)`` in the ``else:`` of ``if amp:``): it runs only so. Its only decorator
+        may be ``tf.function``, which runs it as it is called."""
+        if any(not self.ctx.names.resolve(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator)
+               & RUNS_AS_CALLED for d in function.decorators):
+            return {}
+        name = function.name.value
+        return self._conditional.agreed(name, self._name_uses.get(name, 0),
+                                        lambda loc: self.conditions.truths(loc.branches, loc))
 
     def _minimize_step(self, call: cst.Call, loc: Location,
                        statement: Optional[cst.SimpleStatementLine]) -> Optional[TrainStep]:

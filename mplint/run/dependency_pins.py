@@ -103,9 +103,12 @@ _PIPFILE_LOCKED = lazy_compile(r'"([\w.-]+)"\s*:\s*\{[^{}]*?"version"\s*:\s*"==(
 _STATED = lazy_compile(r"(?<![\w/.=-])(?:tensorflow(?:[-_]gpu)?|tf)[\s*_`]*(?:version[\s:*_`]*)?(>=\s*)?v?"
                        r"(\d+\.\d+(?:\.\d+)?)(?!\w|\.\d)"
                        r"(\s*(?:\+|or (?:later|newer|higher|above|greater)|and (?:later|newer|higher|above)))?",
-                       re.IGNORECASE)
+                       re.IGNORECASE | re.ASCII)  # ASCII words: "在tensorflow2.0上运行" states 2.0
 #: "TensorFlow 2.0" names the second generation as often as its first release
 _GENERATION_NAMES = frozenset({"2.0", "1.0"})
+#: a TensorFlow 1 release other than 1.0 (``1.14``, ``1.15.2``): a line that names one beside
+#: "TensorFlow 2.0" ("runs on tensorflow2.0 or 1.14") speaks of releases, not generations
+_TF1_RELEASE = lazy_compile(r"(?<![\w.])1\.(?:1[0-5]|[1-9])(?:\.\d+)?(?!\w|\.\d)", re.ASCII)
 _AT_LEAST = lazy_compile(r"(?:>=|at least|minimum|requires?|required|or later|or newer)\s*[*_`]*\s*(?:tensorflow|tf)?[\s*_`]*$", re.IGNORECASE)
 _REQUIREMENTS = lazy_compile(r"^requirements.*\.(?:txt|in)$|^.*requirements\.(?:txt|in)$")
 _SKIP_FOLDERS = {".git", ".venv", "venv", "node_modules", "build", "dist", "site-packages", "__pycache__"}
@@ -239,7 +242,8 @@ def stated_pins(lines: Iterable[str], file: str) -> List[Pin]:
         if "pip" in line or "docker" in line.lower():
             continue  # install commands are read as pins already
         for match in _STATED.finditer(line):
-            if match.group(2) in _GENERATION_NAMES:
+            if match.group(2) in _GENERATION_NAMES and not _TF1_RELEASE.search(line[:match.start()] + " "
+                                                                               + line[match.end():]):
                 continue  # "the tf2.0 version", "tf.keras (TensorFlow 2.0)": TF 2, not the 2.0 release
             lowest = bool(match.group(1) or match.group(3)) or bool(_AT_LEAST.search(line[:match.start()][-20:]))
             pin = _pin("tensorflow", (">=" if lowest else "=") + match.group(2), file, number)  # 2.2: any 2.2.x

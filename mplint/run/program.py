@@ -49,7 +49,7 @@ from mplint.run.scaling_reached import find_scaling, uses_grappler_option
 from mplint.run.test_hooks import TestFile
 from mplint.run.summaries import (
     BODY, IMPORT, MAIN, METHOD, PARAM, POLICY_SETTERS, REGISTRY, STAR, UNKNOWN, FunctionSummary, ModuleSummary,
-    exclusive_lines, returned_part, split_part,
+    binds, exclusive_lines, returned_part, split_part,
 )
 from mplint.semantic.elsewhere_marks import CALLER_AT, caller_at
 from mplint.semantic.vocabulary import MIXED_POLICIES, UNKNOWN_POLICY
@@ -1140,12 +1140,14 @@ class ProgramModel:
                 for method in self._instances.called(name, policy, route):
                     govern(method, onward(method))
         owner = self._owner(node)
+        this = self.summary(node[0]).functions.get(node[1])
         for call_line, name in self._self_calls(node) if owner is not None else ():
             if call_line > after:
                 # virtual dispatch: ``self.build_model()`` in ``BaseModel.__init__`` runs the
                 # override of the subclass built here (``FpnDepth(cfg)``), not only the base's
                 assert owner is not None
-                for method in self._instances.dispatched(owner, name, policy, route):
+                dispatched = self._instances.dispatched(owner, name, policy, route)
+                for method in self._bound(this, call_line, "self." + name, dispatched) if this else dispatched:
                     govern(method, onward(method))
         return found
 
@@ -1239,13 +1241,30 @@ class ProgramModel:
         function = self.summary(node[0]).functions.get(node[1])
         if function is None:
             return [(line, targets, []) for line, targets in edges]
-        out = [(line, *self._instances.built(node[0], callee, targets))
+        out = [(line, *self._instances.built(node[0], callee, self._bound(function, line, callee, targets)))
                for (line, targets), (_, callee) in zip(edges, function.calls)]
         for line, written in function.escapes:
             targets = self._escaped(node[0], written)
             if targets:
                 out.append((line, *self._instances.built(node[0], written, targets)))
         return out
+
+    def _bound(self, caller: FunctionSummary, line: int, callee: str, targets: List[Node]) -> List[Node]:
+        """The targets that the call of ``callee`` at ``line`` can bind: a function the
+        call gives too few arguments (``build()`` of ``def build(size, classes)``) raises
+        TypeError before its body runs, so nothing reaches through that call. Only a
+        function the call names is judged, not the methods a class construction runs."""
+        sites = [slots for at, written, slots in caller.arguments if at == line and written == callee]
+        if not sites:
+            return targets
+        name = callee.rpartition(".")[2]
+        kept = []
+        for target in targets:
+            function = self.summary(target[0]).functions.get(target[1])
+            if function is None or target[1].rpartition(".")[2] != name \
+                    or any(binds(function, slots) for slots in sites):
+                kept.append(target)
+        return kept
 
     def _methods_called(self, node: Node) -> List[Tuple[int, str]]:
         """(line, name) of each method ``node`` calls on a receiver the model cannot
@@ -1741,6 +1760,8 @@ class TrainedModels:
             if is_test_path(path):
                 continue  # a test fits a model to test it (``can_run_in_mixed_precision``), not to train it
             for name, function in model.summary(path).functions.items():
+                if name == MAIN and not self._runs_mixed((path, MAIN)):
+                    continue  # a builder's self-test, run only as a program of its own without the policy
                 for written in function.trained:
                     # outputs cast to float32 here, or in the loss helper it is handed to: not its loss
                     if written not in function.casts and not self._cast_where_passed(path, name, written):
@@ -1766,6 +1787,11 @@ class TrainedModels:
         for path, name in self.nodes:
             found.setdefault(path, set()).add(name)
         return found
+
+    def _runs_mixed(self, node: Node) -> bool:
+        """Whether a mixed policy (or one not known) governs ``node`` or is set there."""
+        policies = {*self.model.governed_policies(node), *self.model.policy_sets().get(node, {})}
+        return bool(policies & (MIXED_POLICIES | {UNKNOWN_POLICY}))
 
     def _cast_where_passed(self, path: str, function: str, written: str) -> bool:
         """``written`` is handed to a function that casts its outputs to float32 before
@@ -1837,12 +1863,29 @@ class TrainedModels:
         cls = self.model._class(path, written)
         if cls is not None:
             for base in self.model._bases(cls):  # a base's ``call`` makes the outputs too
-                self.nodes.add(base)
+                if base not in self.nodes:
+                    self.nodes.add(base)
+                    self._delegates(base)
             return
         for node in self.model._resolve(path, function, written):
             if node not in self.nodes and node[1] != BODY:
                 self.nodes.add(node)
                 self._work.append(("node", node, ""))
+
+    def _delegates(self, cls: Node) -> None:
+        """A trained model class whose ``call`` runs a model its constructor was handed
+        (``self.base_model = base_model``, then ``self.base_model(inputs)`` in ``call``: a
+        wrapper that overrides ``train_step``) trains that model: its outputs are the
+        wrapper's. Blocks the class builds itself are not handed in, and stay blocks."""
+        info = self.model.summary(cls[0]).classes.get(cls[1])
+        method = f"{cls[1]}.call"
+        call = self.model.summary(cls[0]).functions.get(method)
+        if info is None or call is None:
+            return
+        for _, callee in call.calls:
+            attribute = callee[len("self."):] if callee.startswith("self.") else ""
+            if attribute and "." not in attribute and info.sources.get(attribute, "").startswith(PARAM):
+                self._offer(cls[0], method, callee)
 
     def _add_param(self, function: Node, param: str) -> None:
         if (function, param) not in self.params:

@@ -42,7 +42,7 @@ KEYWORD_SPREAD = "**"
 #: and ``super().method``: ``Class#method`` (``super#method``)
 METHOD = "#"
 POLICY_SETTERS = frozenset(POLICY_SETTER_WORDS)
-SUMMARY_VERSION = 26
+SUMMARY_VERSION = 27
 #: a trained value that is a parameter of the function: ``param:`` + its name
 PARAM = "param:"
 #: a value a summary cannot name (an expression, ``None``, a loop variable)
@@ -127,6 +127,11 @@ class FunctionSummary:
     #: for each ``return``, the JSON literals each element of the tuple or list it writes
     #: out may hold ([] where unknown); [] for a return of anything else (:mod:`returned_values`)
     part_values: List[List[List[str]]] = field(default_factory=list)
+    #: the parameters every call must bind (no default; keyword-only ones too), read only
+    #: for a function defined once with no decorator but ``staticmethod``/``classmethod``:
+    #: a call that binds none of them raises TypeError before the body runs
+    #: (:func:`binds`); [] when unknown
+    required: List[str] = field(default_factory=list)
 
 
 def returned_part(function: FunctionSummary, index: int) -> Optional[List[str]]:
@@ -193,7 +198,7 @@ class ModuleSummary:
                         f.set_terms, f.defaults, f.escapes, f.handed, f.parts, f.set_names, f.keyed_returns,
                         {str(line): [list(g) for g in tests] for line, tests in f.guards.items()},
                         f.set_choices, [[param, name, entries] for param, name, entries in f.picks],
-                        f.part_values]
+                        f.part_values, f.required]
                  for name, f in self.functions.items()},
                 {name: [c.bases, c.methods, c.attributes, c.sources, c.callables] for name, c in self.classes.items()},
                 self.registries, self.decorated, self.writers, self.constants, self.keyed]
@@ -229,10 +234,11 @@ class ModuleSummary:
                                             [(str(p), str(n), {str(k): str(v) for k, v in e.items()})
                                              for p, n, e in picks],
                                             [[[str(v) for v in element] for element in part]
-                                             for part in part_values])
+                                             for part in part_values],
+                                            [str(r) for r in required])
                  for name, (calls, sets, params, returns, trained, passes, casts, arguments, set_terms, defaults,
                             escapes, handed, parts, set_names, keyed_returns, guards, set_choices, picks,
-                            part_values) in functions.items()},
+                            part_values, required) in functions.items()},
                 {str(name): ClassSummary([str(b) for b in bases], [str(m) for m in methods],
                                          {str(k): str(v) for k, v in attributes.items()},
                                          {str(k): str(v) for k, v in sources.items()},
@@ -324,8 +330,10 @@ def _collect_block(summary: ModuleSummary, body: List[ast.stmt], owner: str, cla
             if classes:
                 summary.classes[".".join(classes)].methods.append(stmt.name)
             loose += stmt.decorator_list
+            again = qualname in summary.functions
             function = summary.functions.setdefault(qualname, FunctionSummary())
             function.params = _parameters(stmt, method=bool(classes))
+            function.required = [] if again else _required(stmt, function.params)
             function.defaults = _literal_defaults(stmt)
             _collect(summary, function, _Nodes(stmt.body), ".".join(classes), spellings)
             chain = if_chain_pick(stmt, function.params)
@@ -1147,6 +1155,33 @@ def _literal_defaults(node: ast.AST) -> Dict[str, str]:
     pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults),
              *((a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)]
     return {a.arg: _literal(d) for a, d in pairs if _literal(d) != UNKNOWN}
+
+
+_SIGNATURE_KEEPING = frozenset({"staticmethod", "classmethod"})
+
+
+def _required(function: ast.AST, params: List[str]) -> List[str]:
+    """``FunctionSummary.required``: the positional parameters (of ``params``, so without
+    ``self``) and keyword-only ones that have no default; [] for a decorated function,
+    whose decorator may call it with arguments of its own (``@click.command``)."""
+    assert isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
+    if any(dotted(d) not in _SIGNATURE_KEEPING for d in function.decorator_list):
+        return []
+    args = function.args
+    positional = [a.arg for a in [*args.posonlyargs, *args.args]]
+    without = positional[:len(positional) - len(args.defaults)]
+    keyword = [a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is None]
+    return [p for p in without if p in params] + keyword
+
+
+def binds(function: FunctionSummary, slots: Mapping[str, str]) -> bool:
+    """A call with these argument slots (``FunctionSummary.arguments``) binds every
+    parameter the function requires; a call that spreads ``*args`` or ``**kwargs`` may."""
+    if "*" in slots:
+        return True
+    given = sum(1 for slot in slots if slot.isdigit())
+    return all(param in slots or (param in function.params and function.params.index(param) < given)
+               for param in function.required)
 
 
 def _parameters(function: ast.AST, method: bool) -> List[str]:

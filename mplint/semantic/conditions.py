@@ -12,7 +12,7 @@ constrains nothing: silent code stays silent.
 
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Mapping, Optional, Tuple
+from typing import AbstractSet, Callable, Dict, List, Mapping, Optional, Tuple
 
 import libcst as cst
 
@@ -36,9 +36,11 @@ _MAX_DEPTH = 8
 class Conditions:
     """Resolves branch tests to keys; one per file (built on the file's scopes)."""
 
-    def __init__(self, names: NameResolver, calls: CallIndex) -> None:
+    def __init__(self, names: NameResolver, calls: CallIndex, global_names: AbstractSet[str] = frozenset()) -> None:
         self.names = names
         self.calls = calls
+        #: names a function declares ``global`` (``ScopeTracker.global_names``, filled by the walk)
+        self.global_names = global_names
         self._keys: Dict[Tuple[int, int, int], Optional[str]] = {}
 
     # -- keys ------------------------------------------------------------------------
@@ -78,7 +80,12 @@ class Conditions:
         if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
                 and value.func.attr.value in _PARSE_METHODS:
             return FLAGS  # ``args = parser.parse_args()``
-        return self.key(value, binding.location(), depth + 1)
+        found = self.key(value, binding.location(), depth + 1)
+        if found is None and binding.scope.kind == "module" and name not in self.global_names:
+            # ``mp = params.train.mixed_precision`` bound once at the top level: every test
+            # of ``mp`` in the run reads that one value, whatever it is
+            return f"module:{name}"
+        return found
 
     def _attribute_key(self, attr: str, loc: Location, depth: int) -> Optional[str]:
         """``self.use_amp``: what every ``self.use_amp = ...`` of the class assigns, when

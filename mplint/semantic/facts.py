@@ -13,6 +13,7 @@ from typing import Dict, FrozenSet, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
+from mplint.run.summaries import BODY, MAIN
 from mplint.semantic.names import AliasScope, NameResolver
 from mplint.semantic.versions import Versions
 from mplint.semantic.scopes import (
@@ -207,6 +208,14 @@ class ModuleFacts:
     tpu_sites: List[SwitchSite] = field(default_factory=list)
     #: TF_USE_LEGACY_KERAS=1 set from Python: tf.keras is tf_keras
     legacy_keras_env: List[SwitchSite] = field(default_factory=list)
+
+    def main_guard_mixed(self) -> bool:
+        """Whether the module's ``__main__`` guard runs under a mixed (or run-time) policy
+        when the module is the program: one the file sets or assumes, or one a helper sets
+        that its top level or guard calls. A policy that reaches the module only because a
+        program imports it does not count: imported, the guard does not run."""
+        return bool(self.policy_values() & MAYBE_MIXED) or self.assumed_policy in MIXED_POLICIES \
+            or bool({BODY, MAIN} & self.project_setter_functions)
 
     def sets_policy_itself(self, at: Scope) -> bool:
         """Whether the code at ``at`` sets a mixed (or run-time) policy itself: a policy

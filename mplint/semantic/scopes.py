@@ -770,6 +770,9 @@ class ScopeTracker:
         #: which code the file's public surface runs, built once after the walk by
         #: :func:`mplint.semantic.public_reach.public_reach` (kept here, released with the scopes)
         self.reach: Optional["PublicReach"] = None
+        #: names some function declares ``global``: a module-level binding of one may be
+        #: replaced at run time, however often the module binds it
+        self.global_names: Set[str] = set()
 
     def _bind(self, binding: Binding) -> None:
         binding.branches = self.branches()
@@ -946,6 +949,9 @@ class ScopeTracker:
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         if self.current.kind != "module":
             self.names.add_import(node)
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self.global_names.update(item.name.value for item in node.names)
 
     # -- bindings ------------------------------------------------------------------
     def visit_Assign(self, node: cst.Assign) -> None:

@@ -641,3 +641,6 @@ CONFIG_WRAPPERS = frozenset({"easydict.EasyDict", "dotmap.DotMap", "munch.Munch"
                              "ml_collections.ConfigDict", "attrdict.AttrDict"})
 #: calls that open a file for reading (the stream a loader parses)
 FILE_OPENERS = frozenset({"open", "io.open", "builtins.open"})
+
+#: decorators that run the function they decorate as it is called (a traced ``tf.function``)
+RUNS_AS_CALLED = frozenset({"tensorflow.function"})
