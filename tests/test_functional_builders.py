@@ -64,3 +64,13 @@ def test_a_float32_decoder_layer_in_the_builder_module_keeps_the_gate_silent(tmp
     assert pinned != text
     heads.write_text(pinned, encoding="utf-8")
     assert ("segnet/heads.py", 12, "MP504") not in reported(_check(project, "."))
+
+
+def test_a_keras_3_project_promotes_its_functional_keras_tensors(tmp_path):
+    project = _copy(tmp_path)
+    pyproject = project / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text(encoding="utf-8").replace("tensorflow==2.12.0", "tensorflow==2.16.1"),
+                         encoding="utf-8")
+    before = reported(_check(_copy(tmp_path / "k2"), "."))
+    assert ("segnet/heads.py", 39, "MP504") in before  # the keras.applications backbone's features
+    assert ("segnet/heads.py", 39, "MP504") not in reported(_check(project, "."))

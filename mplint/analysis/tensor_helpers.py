@@ -20,7 +20,7 @@ from mplint.semantic.call_args import UNREADABLE, argument_for
 from mplint.semantic.public_reach import public_reach
 from mplint.semantic.scopes import Location, Scope
 from mplint.semantic.test_modules import is_test_path
-from mplint.semantic.vocabulary import NEAREST_RESIZE_METHODS, RESIZING_LAYERS, SEQUENTIAL_CLASSES
+from mplint.semantic.vocabulary import NEAREST_RESIZE_METHODS, RESIZING_LAYERS, SEQUENTIAL_CLASSES, is_classifier_application
 
 if TYPE_CHECKING:
     from mplint.analysis.tensor_kinds import TensorKinds
@@ -482,7 +482,9 @@ class FileCalls(LayerContainers):
     def _is_layer_class(self, func: cst.BaseExpression, loc: Location) -> bool:
         names = self.ctx.names.resolve(func)
         if names:
-            return any(n.startswith("keras.layers.") and n.rsplit(".", 1)[-1][:1].isupper() for n in names)
+            # a ``keras.applications`` model is called as a layer is (``VGG19(...)(x)``)
+            return any(n.startswith("keras.layers.") and n.rsplit(".", 1)[-1][:1].isupper() for n in names) \
+                or is_classifier_application(names)
         if isinstance(func, cst.Name):
             binding = loc.lookup(func.value)
             return binding is not None and binding.kind == "class" and self.regions.layer_class(binding.node) is not None
