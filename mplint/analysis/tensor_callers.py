@@ -14,6 +14,11 @@ each context on its own, so a caller passing float32 and another passing 16-bit 
 mix. The rules still ask whether a mixed policy reaches the function itself
 (``policy_reaching``); a caller in a test module is left out (its tests choose the
 policy on purpose). A call the caller's module cannot follow keeps its kinds unknown.
+
+The same calls say whether the function is a model builder (:func:`functional_caller`):
+one that another module's functional model code calls, so its own code is functional
+too. A caller's module is walked without the program model's facts, so a builder is
+found one module from the functional code, not through a chain of builders there.
 """
 
 from __future__ import annotations
