@@ -39,7 +39,7 @@ from mplint.semantic.elsewhere_marks import ELSEWHERE_UNKNOWN
 from mplint.semantic.scopes import Binding, Location, Scope, function_key
 from mplint.semantic.vocabulary import (
     DATASET_METHODS, FLOAT32_NAMES, INPUT_FUNCTIONS, LAMBDA_LAYERS, LAYER_BASES, MODEL_CLASSES, makes_dataset,
-    names_tensorflow,
+    is_classifier_application, names_tensorflow,
 )
 
 
@@ -520,8 +520,11 @@ class ComputeRegions(Analysis):
         16 bits."""
         names = self.ctx.names.resolve(func)
         if names:
-            return any(n.startswith("keras.layers.") for n in names) \
-                and not any(part in n for n in names for part in _NON_FLOAT_LAYERS)
+            # a ``keras.applications`` model: every layer, its head too, is built under the
+            # policy in effect (no dtype of its own), so its outputs are the compute dtype
+            return (any(n.startswith("keras.layers.") for n in names)
+                    and not any(part in n for n in names for part in _NON_FLOAT_LAYERS)) \
+                or is_classifier_application(names)
         if isinstance(func, cst.Name):
             binding = loc.lookup(func.value)
             if binding is None or binding.kind != "class":

@@ -14,18 +14,24 @@ each context on its own, so a caller passing float32 and another passing 16-bit 
 mix. The rules still ask whether a mixed policy reaches the function itself
 (``policy_reaching``); a caller in a test module is left out (its tests choose the
 policy on purpose). A call the caller's module cannot follow keeps its kinds unknown.
+
+The same calls say whether the function is a model builder (:func:`functional_caller`):
+one that another module's functional model code calls, so its own code is functional
+too. A caller's module is walked without the program model's facts, so a builder is
+found one module from the functional code, not through a chain of builders there.
 """
 
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Dict, List, Set, Tuple
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from mplint.analysis.dtype_kinds import LOW
 from mplint.analysis.imported_layers import analysed
-from mplint.analysis.tensor_imports import imported_callee
+from mplint.analysis.tensor_imports import JUDGED_UNDER, imported_callee
 from mplint.analysis.tensor_sites import Env, ForeignContext, Where
 from mplint.semantic.call_args import UNREADABLE, argument_for
 from mplint.semantic.elsewhere_marks import CALLER_AT, ELSEWHERE_UNKNOWN, read_caller_at
@@ -37,9 +43,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: how many modules' calls of one function are read (each is a walk of that module)
 _MAX_CALLER_MODULES = 6
-#: the policy a caller's module is judged under (its 16-bit kinds read the same under
-#: mixed_bfloat16; the rules name the policy that reaches the callee)
-_JUDGED_UNDER = "mixed_float16"
 
 
 def foreign_contexts(kinds: "TensorKinds", function: Scope) -> List[ForeignContext]:
@@ -47,13 +50,69 @@ def foreign_contexts(kinds: "TensorKinds", function: Scope) -> List[ForeignConte
     or a method of a top-level class of the checked file): one per call and caller
     context that hands some parameter a 16-bit tensor."""
     node = function.node
+    out: List[ForeignContext] = []
+    for found in _foreign_calls(kinds, function):
+        assert isinstance(node, cst.FunctionDef)
+        caller, call, where = found.caller, found.call, found.where
+        region = caller.region(where.loc)
+        # a function imported by name and called from 16-bit code that is not functional
+        # model code: the caller's MP504 reports a failure at the call (``handed_crossings``
+        # reads the calls ``TensorKinds.calls`` lists: ``helper(x)``, not ``ops.helper(x)``), and
+        # so does a call of a function the caller's class picked by name (``self._gate(x)``,
+        # ``tensor_imports.imported_callee``)
+        # (a callable a constructor handed the attribute, ``self.perturb = perturb``, is
+        # unknown to the caller: this module reports)
+        handed = found.offset == 0 and region is not None and region.kind != "functional" and (
+            isinstance(call.func, cst.Name)
+            or found.spelled != node.name.value and imported_callee(caller, call, where) is not None)
+        for caller_env in caller.every_context(where.loc.scope):
+            with caller.under(caller_env):
+                env = _env(caller, node, found.params, found.offset, call, where)
+            if any(kind == LOW for _, kind, _ in env) and all(o.env != env for o in out):
+                out.append(ForeignContext(env, found.at, handed))
+    return out
+
+
+def functional_caller(kinds: "TensorKinds", function: Scope) -> Optional[str]:
+    """Where a call in another module's functional model code runs ``function`` with
+    a tensor (``blocks.py:42``), or None: a builder such as ``conv_block(x, 64)`` that
+    a model is built with applies its layers to KerasTensors, so its code is functional
+    model code too (its layers' outputs are the compute dtype under a mixed policy)."""
+    for found in _foreign_calls(kinds, function):
+        region = found.caller.region(found.where.loc)
+        if region is not None and region.kind == "functional":
+            return found.at
+    return None
+
+
+@dataclass(frozen=True)
+class _ForeignCall:
+    """One call of the checked file's function in another module, read there."""
+
+    caller: "TensorKinds"
+    call: cst.Call
+    where: Where
+    #: ``blocks.py:42``, relative to the project root
+    at: str
+    #: how the call spells the callee (an attribute holding a picked callable)
+    spelled: str
+    #: the parameters the call passes, after ``offset`` leading ones (``self``)
+    params: List[cst.Param]
+    offset: int
+
+
+def _foreign_calls(kinds: "TensorKinds", function: Scope) -> Iterator[_ForeignCall]:
+    """The calls the program model found in other modules (``ModuleFacts.project_arguments``)
+    that pass ``function`` something other than literals, each read in its own module
+    (walked once per content as code governed by a mixed policy); none from a test module."""
+    node = function.node
     root = kinds.ctx.facts.project_root
     if not isinstance(node, cst.FunctionDef) or node.name.value == "__init__" or not root \
             or not _top_level(function):
-        return []
+        return
     sites = kinds.ctx.values.elsewhere.get(function_key(function))
     if not sites:
-        return []
+        return
     lines: Dict[str, Set[Tuple[int, str]]] = {}
     for site in sites:
         path, line, spelled = read_caller_at(site.get(CALLER_AT) or "")
@@ -65,9 +124,8 @@ def foreign_contexts(kinds: "TensorKinds", function: Scope) -> List[ForeignConte
     method = function.parent is not None and function.parent.kind == "class" and not _static(node)
     offset = 1 if method else 0
     params = [*node.params.posonly_params, *node.params.params, *node.params.kwonly_params][offset:]
-    out: List[ForeignContext] = []
     for path in sorted(lines)[:_MAX_CALLER_MODULES]:
-        caller = analysed(os.path.join(root, path), type(kinds), root=root, policy=_JUDGED_UNDER)
+        caller = analysed(os.path.join(root, path), type(kinds), root=root, policy=JUDGED_UNDER)
         if not isinstance(caller, type(kinds)):
             continue
         spellings = sorted({spelled for _, spelled in lines[path]})
@@ -77,23 +135,7 @@ def foreign_contexts(kinds: "TensorKinds", function: Scope) -> List[ForeignConte
             start = starts.get(call)
             if start is None or (start, spelled) not in lines[path]:
                 continue
-            region = caller.region(where.loc)
-            # a function imported by name and called from 16-bit code that is not functional
-            # model code: the caller's MP504 reports a failure at the call (``handed_crossings``
-            # reads the calls ``TensorKinds.calls`` lists: ``helper(x)``, not ``ops.helper(x)``), and
-            # so does a call of a function the caller's class picked by name (``self._gate(x)``,
-            # ``tensor_imports.imported_callee``)
-            # (a callable a constructor handed the attribute, ``self.perturb = perturb``, is
-            # unknown to the caller: this module reports)
-            handed = offset == 0 and region is not None and region.kind != "functional" and (
-                isinstance(call.func, cst.Name)
-                or spelled != node.name.value and imported_callee(caller, call, where) is not None)
-            for caller_env in caller.every_context(where.loc.scope):
-                with caller.under(caller_env):
-                    env = _env(caller, node, params, offset, call, where)
-                if any(kind == LOW for _, kind, _ in env) and all(o.env != env for o in out):
-                    out.append(ForeignContext(env, f"{path}:{start}", handed))
-    return out
+            yield _ForeignCall(caller, call, where, f"{path}:{start}", spelled, params, offset)
 
 
 def _env(caller: "TensorKinds", node: cst.FunctionDef, params: List[cst.Param], offset: int,

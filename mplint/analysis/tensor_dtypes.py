@@ -24,7 +24,7 @@ from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.semantic.scopes import Binding, Location
 from mplint.semantic.vocabulary import (
     CASTS, CONSTANTS, CONVERSIONS, DTYPE_OF, EINOPS_FUNCTIONS, PYTHON_NUMBER_FUNCTIONS, DTYPE_PRESERVING_OPS, FILL_OPS, FLOAT32_BY_DEFAULT, FLOATX_BY_DEFAULT, FLOATX_FUNCTIONS,
-    GLOBAL_POLICY_FUNCTIONS, IMAGE_RESIZE, INPUT_FUNCTIONS, KERAS_OP_NAMESPACES, LIKE_OPS, RANGE_OPS,
+    GLOBAL_POLICY_FUNCTIONS, IMAGE_RESIZE, INPUT_FUNCTIONS, KERAS_OP_NAMESPACES, LIKE_OPS, MERGE_FUNCTIONS, RANGE_OPS,
     TF_OP_NAMESPACES, TF_VARIABLES, UNPACKING_OPS,
 )
 
@@ -423,6 +423,9 @@ class DtypeInference(FileCalls):
         names = self.ctx.names.resolve(func)
         if names & TF_VARIABLES:
             return self._variable_kind(call, where, depth, made_here=True)
+        if names & MERGE_FUNCTIONS:  # ``layers.concatenate([a, b])``: a merge layer's output
+            governed = self.region(where.loc) is not None or self.governed(where.loc)
+            return LOW if governed and keyword_only(call, "dtype") is None else None
         if not framework_call(names):
             imported = returned_kinds(cast("TensorKinds", self), call, where, depth)  # a function of another module
             if imported is not None or not names:

@@ -11,7 +11,7 @@ import libcst as cst
 from mplint.analysis.compute_regions import Region
 from mplint.analysis.dtype_kinds import F32, LOW
 from mplint.analysis.tensor_calls import NOT_CALLED_FROM_CALL, resize_method
-from mplint.analysis.tensor_callers import foreign_contexts
+from mplint.analysis.tensor_callers import foreign_contexts, functional_caller
 from mplint.analysis.tensor_sites import MAX_DEPTH, Env, ForeignContext, Where
 from mplint.analysis.tensor_syntax import child_scope, decorated, is_none, is_self
 from mplint.analysis.tensor_containers import LayerContainers
@@ -20,7 +20,7 @@ from mplint.semantic.call_args import UNREADABLE, argument_for
 from mplint.semantic.public_reach import public_reach
 from mplint.semantic.scopes import Location, Scope
 from mplint.semantic.test_modules import is_test_path
-from mplint.semantic.vocabulary import NEAREST_RESIZE_METHODS, RESIZING_LAYERS, SEQUENTIAL_CLASSES
+from mplint.semantic.vocabulary import NEAREST_RESIZE_METHODS, RESIZING_LAYERS, SEQUENTIAL_CLASSES, is_classifier_application
 
 if TYPE_CHECKING:
     from mplint.analysis.tensor_kinds import TensorKinds
@@ -56,7 +56,7 @@ class FileCalls(LayerContainers):
         if key not in self._regions:
             self._regions[key] = None  # cycle guard: helpers calling each other
             found = self.regions.function_region(loc.scope) or self._called_from_call(loc.scope, set())
-            self._regions[key] = found or self._called_from_region(loc.scope)
+            self._regions[key] = found or self._called_from_region(loc.scope) or self._called_from_functional(loc.scope)
         found = self._regions[key]
         if found is not None:
             return found
@@ -132,6 +132,26 @@ class FileCalls(LayerContainers):
                 return Region("helper", scope)
         if self.foreign_contexts(scope):
             return Region("helper", scope)  # another module hands it a 16-bit tensor
+        return None
+
+    def _called_from_functional(self, scope: Scope) -> Optional[Region]:
+        """A function (not a layer's method) that functional model code calls, in this
+        file or another module (``d1 = conv_block(d2, 64)`` between ``Input`` and
+        ``Model``, or in a builder they call): a model builder, whose layers are applied
+        to KerasTensors, so it is functional model code too."""
+        while scope.kind != "function" and scope.parent is not None:
+            scope = scope.parent
+        node = scope.node
+        if scope.kind != "function" or not isinstance(node, cst.FunctionDef) or node.name.value == "__init__" \
+                or (scope.parent is not None and scope.parent.kind == "class"
+                    and self.regions.layer_class(scope.parent.node) is not None):
+            return None
+        for _, where, _ in self._caller_map().get(id(scope), []):
+            caller = self.region(where.loc)
+            if caller is not None and caller.kind == "functional":
+                return Region("functional", None)
+        if self.functional_caller(scope) is not None:
+            return Region("functional", None)
         return None
 
     def _caller_map(self) -> Dict[int, List[Tuple[cst.Call, Where, int]]]:
@@ -239,6 +259,14 @@ class FileCalls(LayerContainers):
             self._foreign[id(function)] = foreign_contexts(cast("TensorKinds", self), function)
         return self._foreign[id(function)]
 
+    def functional_caller(self, function: Scope) -> Optional[str]:
+        """Where functional model code of another module calls the function (see
+        :func:`tensor_callers.functional_caller`), once per function."""
+        if id(function) not in self._functional_callers:
+            self._functional_callers[id(function)] = None  # a caller's module that asks back ends here
+            self._functional_callers[id(function)] = functional_caller(cast("TensorKinds", self), function)
+        return self._functional_callers[id(function)]
+
     def handed_at_caller(self, env: Env) -> bool:
         """Whether the call of another module that gives ``env`` reports a float32
         tensor meeting its 16-bit argument itself (see ``ForeignContext.handed``)."""
@@ -266,11 +294,18 @@ class FileCalls(LayerContainers):
         out: List[Env] = []
         for call, where, offset in self._caller_map().get(id(function), []):
             caller = self.region(where.loc)
-            if caller is None or caller.kind == "functional":
-                continue  # outside autocast (``train_step``): weights read as float32 there
+            if caller is None or (caller.kind == "functional" and offset):
+                # outside autocast (``train_step``): weights read as float32 there; a
+                # function (no method) that functional model code hands its KerasTensors
+                # runs on them as they are (``gate(d1, cls)``)
+                continue
             outer: List[Env] = [()]
             if level < CALL_STRING_DEPTH:
-                outer += self._caller_contexts(_function_of(where.loc.scope), level + 1)
+                enclosing = _function_of(where.loc.scope)
+                outer += self._caller_contexts(enclosing, level + 1)
+                # and what calls in other modules hand the caller (a builder given the
+                # 16-bit features of another module's model passes them on)
+                outer += [found.env for found in self.foreign_contexts(enclosing) if found.env not in outer]
             for caller_env in outer:
                 with self._under(caller_env):
                     env = self.call_env(function, offset, call, where, 0)
@@ -367,13 +402,13 @@ class FileCalls(LayerContainers):
             if not all(isinstance(value, cst.Call) and self._is_layer_constructor(value, loc)
                        for value, loc in built):
                 return None
-            if (region is None or region.kind != "layer") and not all(self._governed(loc) for _, loc in built):
+            if (region is None or region.kind != "layer") and not all(self.governed(loc) for _, loc in built):
                 return UNKNOWN_OUTPUT
             return self._layer_output(built)
         if isinstance(func, cst.Call):  # Dense(3)(x), Sequential(blocks)(x)
             built = self._output_layers(func, where)
             if all(isinstance(layer, cst.Call) and self._is_layer_constructor(layer, loc) for layer, loc in built):
-                governed = self.region(where.loc) is not None or self._governed(where.loc)
+                governed = self.region(where.loc) is not None or self.governed(where.loc)
                 return self._layer_output(built) if governed else UNKNOWN_OUTPUT
             return None
         if isinstance(func, cst.Name):
@@ -382,7 +417,7 @@ class FileCalls(LayerContainers):
                 return None
             loc = binding.location()
             if isinstance(binding.value, cst.Call) and self._is_layer_constructor(binding.value, loc):
-                governed = self.region(where.loc) is not None or self._governed(loc)
+                governed = self.region(where.loc) is not None or self.governed(loc)
                 return self._layer_output([(binding.value, loc)]) if reaching and governed else UNKNOWN_OUTPUT
         return None
 
@@ -449,7 +484,7 @@ class FileCalls(LayerContainers):
                 return [(layer, at.loc) for layer, at in last]
         return [(value, where.loc)]
 
-    def _governed(self, loc: Location) -> bool:
+    def governed(self, loc: Location) -> bool:
         """A mixed policy governs the code at ``loc``: a Keras layer built there computes
         in the 16-bit dtype wherever it is called (a ``tf.Module``'s ``__call__``, a
         plain function), not only inside another layer's ``call``."""
@@ -462,7 +497,9 @@ class FileCalls(LayerContainers):
     def _is_layer_class(self, func: cst.BaseExpression, loc: Location) -> bool:
         names = self.ctx.names.resolve(func)
         if names:
-            return any(n.startswith("keras.layers.") and n.rsplit(".", 1)[-1][:1].isupper() for n in names)
+            # a ``keras.applications`` model is called as a layer is (``VGG19(...)(x)``)
+            return any(n.startswith("keras.layers.") and n.rsplit(".", 1)[-1][:1].isupper() for n in names) \
+                or is_classifier_application(names)
         if isinstance(func, cst.Name):
             binding = loc.lookup(func.value)
             return binding is not None and binding.kind == "class" and self.regions.layer_class(binding.node) is not None

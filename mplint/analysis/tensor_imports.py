@@ -33,6 +33,10 @@ if TYPE_CHECKING:  # pragma: no cover
 _ACTIVE: Set[Tuple[str, int]] = set()
 #: how many modules deep a value is followed
 _MAX_HOPS = 2
+#: the policy another module's code is judged under where a mixed policy governs the
+#: call that runs it (its 16-bit kinds read the same under mixed_bfloat16; the rules
+#: name the policy that reaches the code they judge)
+JUDGED_UNDER = "mixed_float16"
 
 
 @dataclass(frozen=True)
@@ -75,7 +79,10 @@ def imported_callee(kinds: "TensorKinds", call: cst.Call, where: "Where") -> Opt
             return _picked_by_name(kinds, values)
         return _layer_call(_constructed(kinds, first, constructions))
     if isinstance(func, (cst.Name, cst.Attribute)):
-        found = _definition(kinds, func)
+        # a function called where a mixed policy governs builds its layers under it:
+        # ``d1 = conv(e, 64)`` returns a 16-bit Conv2D output there, however its own
+        # module runs (its other callers may run it under no policy)
+        found = _definition(kinds, func, governed=kinds.governed(where.loc))
         if found is None:
             return None
         other, path, binding_kind, scope = found
@@ -129,14 +136,17 @@ def framework_call(names: FrozenSet[str]) -> bool:
     return any(n == root or n.startswith(root + ".") for n in names for root in ("tensorflow", "keras"))
 
 
-def _definition(kinds: "TensorKinds", func: cst.BaseExpression
+def _definition(kinds: "TensorKinds", func: cst.BaseExpression, governed: bool = False
                 ) -> Optional[Tuple["TensorKinds", str, str, Scope]]:
     """(the other module's analysis, its path, ``def`` or ``class``, the scope) of an
-    imported top-level function or class."""
+    imported top-level function or class; ``governed``: the module judged as code a
+    mixed policy governs (``JUDGED_UNDER``), as the call being followed runs it."""
     if isinstance(func, cst.Name) and func.value in kinds.ctx.scopes.module_scope.bindings:
         return None  # the file's own (or a name rebound here)
     named = imported_definition(kinds.ctx, func)
-    other = analysed(named[0], type(kinds)) if named is not None else None
+    root = kinds.ctx.facts.project_root
+    other = None if named is None else analysed(named[0], type(kinds), root=root, policy=JUDGED_UNDER) \
+        if governed and root else analysed(named[0], type(kinds))
     if named is None or not isinstance(other, type(kinds)):
         return None
     module = other.ctx.scopes.module_scope

@@ -67,6 +67,7 @@ class TensorWalk(Analysis):
         self._dotted_calls: List[Tuple[cst.Call, Where]] = []
         #: what calls in other modules hand each function (by the id of its scope)
         self._foreign: Dict[int, List[ForeignContext]] = {}
+        self._functional_callers: Dict[int, Optional[str]] = {}
         #: the envs a function's callers give it, by (id of its scope, calls followed up)
         self._contexts: Dict[Tuple[int, int], List[Env]] = {}
         #: ``if``/``elif``/``else`` chains that end in ``else``: (the chain's own block

@@ -84,16 +84,17 @@ class HardcodedFloat32InLayer(Check):
             in_layer = region_kind in ("layer", "__call__")
             self.report(mismatch.node, message, self._fix(origin, where, mismatch, in_layer),
                         noqa_at=(origin,))
-        self._report_crossings(kinds, {origin for origin, _ in reported})
+        self._report_crossings(kinds, {origin for origin, _ in reported}, functional_ops_fail)
 
-    def _report_crossings(self, kinds: TensorKinds, reported: Set[cst.CSTNode]) -> None:
+    def _report_crossings(self, kinds: TensorKinds, reported: Set[cst.CSTNode], functional_ops_fail: bool) -> None:
         """Float32 tensors this file hands to a function or layer of another module,
         where they meet 16-bit ones: reported where the tensor is made (the fix is
-        there), naming the call and the operation that fails."""
+        there), naming the call and the operation that fails. Functional model code
+        only where it is Keras 2 (Keras 3 promotes KerasTensors of mixed dtypes)."""
         for call, where in kinds.calls():
             here = kinds.policy_reaching(self.facts, where.loc.scope)
             region = None if here is None else kinds.region(where.loc)
-            if region is None or region.kind == "functional" or here is None:
+            if region is None or (region.kind == "functional" and not functional_ops_fail) or here is None:
                 continue
             compute, note = sixteen_bit_name(here.names), here.note
             self._report_handed(kinds, call, where, compute, note)
@@ -117,11 +118,22 @@ class HardcodedFloat32InLayer(Check):
                            f"{_TF_NAMES.get(compute, compute)} tensor but is a float tensor'; ")
                 made_with_dtype = isinstance(origin, cst.Call) and kinds.takes_dtype(origin)
                 in_layer = self._in_layer_method(at)
-                spelling = "self.compute_dtype" if in_layer else "the compute dtype"
-                message += (f"create it in the compute dtype ({spelling})" if made_with_dtype
-                            else f"cast it to the compute dtype (tf.cast(..., {spelling}))")
+                spelling = "self.compute_dtype" if in_layer else self._low_argument_dtype(kinds, call, where)
+                if made_with_dtype:
+                    message += "create it in the compute dtype" + (f" ({spelling})" if spelling else "")
+                else:
+                    message += f"cast it to the compute dtype (tf.cast(..., {spelling or 'the compute dtype'}))"
                 fix = self._dtype_fix(origin, "self.compute_dtype") if in_layer and isinstance(origin, cst.Call) else None
                 self.report(origin, message, fix, noqa_at=(call,))
+
+    @staticmethod
+    def _low_argument_dtype(kinds: TensorKinds, call: cst.Call, where: Where) -> str:
+        """``d1.dtype`` for the first argument of ``call`` that is a 16-bit name (the
+        compute dtype, spelled where no layer's ``self`` has it), else ""."""
+        for arg in call.args:
+            if isinstance(arg.value, cst.Name) and kinds.kind(arg.value, where) == LOW:
+                return f"{arg.value.value}.dtype"
+        return ""
 
     def _report_handed(self, kinds: TensorKinds, call: cst.Call, where: Where, compute: str, note: str) -> None:
         """16-bit tensors this file hands to a function of another module, where a

@@ -417,6 +417,11 @@ IMAGE_RESIZE = frozenset({"tensorflow.image.resize", "keras.backend.resize_image
 #: (``UpSampling2D.call`` in tf-keras and Keras 3; ``Resizing`` casts back to the
 #: compute dtype, so it is not one)
 RESIZING_LAYERS = frozenset({"keras.layers.UpSampling2D"})
+#: the functional interface of the merge layers (``layers.concatenate([a, b])``): each
+#: builds its layer (``Concatenate()``...) and calls it, so the result is that layer's
+#: output, the compute dtype of the policy governing the call (Keras 2 and 3)
+MERGE_FUNCTIONS = frozenset(f"keras.layers.{name}" for name in (
+    "concatenate", "add", "subtract", "multiply", "average", "maximum", "minimum", "dot"))
 NEAREST_RESIZE_METHODS = frozenset({"nearest", "tensorflow.image.ResizeMethod.NEAREST_NEIGHBOR"})
 #: raw TensorFlow variables: float32 unless given a dtype, never autocast
 TF_VARIABLES = frozenset({"tensorflow.Variable"})
