@@ -1547,10 +1547,14 @@ class ProgramModel:
             return None
         found = set()
         for full in self._imported(path, written):
-            module_name, _, constant = full.rpartition(".")
-            module = self._module(path, module_name) if module_name else None
-            if module is not None and module != path:
-                found.add(self.summary(module).constants.get(constant))
+            parts = full.split(".")
+            # ``config.POLICY``, or ``config.CFG.policy`` of a config object (``object_constants``)
+            for end in range(len(parts) - 1, 0, -1):
+                module = self._module(path, ".".join(parts[:end]))
+                if module is not None:
+                    if module != path:
+                        found.add(self.summary(module).constants.get(".".join(parts[end:])))
+                    break
         return found.pop() if len(found) == 1 else None
 
     def _module(self, importer: str, name: str) -> Optional[str]:

@@ -20,6 +20,7 @@ from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Opti
 from mplint.core.python_syntax import tree_or_none
 from mplint.run.dotted import dotted
 from mplint.run.escapes import escapes_by_function, handed_arguments
+from mplint.run.object_constants import object_constants
 from mplint.run.picked_callables import if_chain_pick, note_callable, picked_return
 from mplint.run.returned_values import element_stores, element_values, policy_truths
 from mplint.semantic.vocabulary import (
@@ -42,7 +43,7 @@ KEYWORD_SPREAD = "**"
 #: and ``super().method``: ``Class#method`` (``super#method``)
 METHOD = "#"
 POLICY_SETTERS = frozenset(POLICY_SETTER_WORDS)
-SUMMARY_VERSION = 26
+SUMMARY_VERSION = 27
 #: a trained value that is a parameter of the function: ``param:`` + its name
 PARAM = "param:"
 #: a value a summary cannot name (an expression, ``None``, a loop variable)
@@ -181,7 +182,8 @@ class ModuleSummary:
     #: fn`` in a decorator): function -> those names. What they decorate is an entry.
     writers: Dict[str, List[str]] = field(default_factory=dict)
     #: top-level names bound once, by a plain assignment of a string literal
-    #: (``POLICY = "mixed_bfloat16"`` in a config module)
+    #: (``POLICY = "mixed_bfloat16"`` in a config module), and the string fields of the
+    #: config objects bound so (``CFG.policy``: :mod:`object_constants`)
     constants: Dict[str, str] = field(default_factory=dict)
     #: registries keyed by string literals: name -> key -> the dotted callee that calling
     #: the entry calls (``"adam_amp": lambda lr: LossScaleOptimizer(Adam(lr))``: the wrapper)
@@ -260,7 +262,7 @@ def summarize(text: str) -> ModuleSummary:
         if top is not None and top.sets:
             _read_guards(top, tree.body)
         _note_registrations(summary, tree.body)
-        summary.constants = _string_constants(tree.body)
+        summary.constants = {**object_constants(tree.body), **_string_constants(tree.body)}
         for name, escapes in escapes_by_function(tree.body, BODY, MAIN, _is_main_guard).items():
             summary.functions.setdefault(name, FunctionSummary()).escapes = escapes
     except RecursionError:

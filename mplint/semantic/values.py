@@ -18,6 +18,7 @@ import libcst as cst
 
 from mplint.semantic.call_args import UNREADABLE, _Unreadable, argument_for
 from mplint.semantic.config_loads import Written
+from mplint.semantic.config_objects import FROM_CALL, field_assigned, field_source, is_config_class, namespace_keyword
 from mplint.semantic.config_values import ConfigReads
 from mplint.semantic.elsewhere_marks import ELSEWHERE_UNKNOWN, KEYWORD_SPREAD
 from mplint.semantic.mapping_entries import READERS, MappingEntries
@@ -28,7 +29,7 @@ from mplint.semantic.scopes import (
     self_call_key, subclasses_in_file,
 )
 from mplint.semantic.stored_attributes import NOT_HERE, InstanceAttributes, StoredForm
-from mplint.semantic.vocabulary import DATACLASS_DECORATORS, DTYPE_NAMES, NAMESPACE_CONSTRUCTORS, POLICY_CONSTRUCTORS
+from mplint.semantic.vocabulary import DTYPE_NAMES, NAMESPACE_CONSTRUCTORS, POLICY_CONSTRUCTORS
 
 Values = FrozenSet[object]
 
@@ -108,6 +109,14 @@ class Evaluator:
         #: this module it runs on itself (``self.build_head(x)`` inherited): that module
         #: answers ``self.<attr>`` inside the call (:meth:`instance_of_call`)
         self._instances: Dict[int, Tuple[cst.Call, InstanceAttributes]] = {}
+        #: the field of a config object a construction of a class of another module of the
+        #: project makes (``ModelConfig(units=64)``, ``from config import ModelConfig``):
+        #: (FROM_CALL, the argument) to read here, or (FROM_CLASS, the default's value);
+        #: set by the linter, which reads that module (``module_constants.imported_field``)
+        self.imported_field: Optional[Callable[[cst.Call, str, Callable[[cst.BaseExpression], Optional[
+            Mapping[str, cst.BaseExpression]]]], Optional[Tuple[str, object]]]] = None
+        #: a module's source text by its node's id (which attributes some code sets)
+        self._texts: Dict[int, str] = {}
 
     def values(self, expr: cst.BaseExpression, loc: Optional[Location], depth: int = 0) -> Optional[Values]:
         if depth > _MAX_DEPTH:
@@ -139,11 +148,12 @@ class Evaluator:
                 if self.imported_literal is not None and not loc.reaching(expr.value.value):
                     return self._imported(expr)  # ``config.POLICY`` of an imported module
                 return self._namespace_values(loc, expr.value.value, expr.attr.value, depth) \
+                    or self._object_field(expr, loc, depth) \
                     or self._configs.read(expr, loc)  # ``cfg.policy`` of ``cfg = EasyDict(yaml.safe_load(...))``
             if dtype is None and loc is not None:
                 if self._unbound_chain(expr, loc):
                     return self._imported(expr)  # ``cfg.model.epsilon`` of a config another module loads
-                return self._configs.read(expr, loc)
+                return self._object_field(expr, loc, depth) or self._configs.read(expr, loc)
             return dtype
         if isinstance(expr, cst.UnaryOperation):
             inner = self.values(expr.expression, loc, depth + 1)
@@ -420,8 +430,7 @@ class Evaluator:
         if self._is_dataclass(cls):
             if attributes_of(cls, attr):
                 return None  # ``__post_init__`` or a method sets it again
-            field = _dataclass_field(cls, attr, call, where)
-            return None if field is None else self.values(field[0], field[1], depth + 1)
+            return self._field_values(cls, call, attr, where, depth)
         init = method_of(cls, "__init__")
         if attributes_of(cls, attr) and init is not None and isinstance(init.node, cst.FunctionDef):
             inside = where.entering(CallFrame(init.node, call, where, 1))
@@ -438,8 +447,132 @@ class Evaluator:
             return None
         return self._class_attribute_values(cls, attr, depth)
 
+    def _field_values(self, cls: Scope, call: cst.Call, attr: str, where: Location,
+                      depth: int) -> Optional[Values]:
+        """The field ``attr`` of the config object ``call`` builds of the class ``cls`` of
+        this file (:func:`config_objects.field_source`), read where it is written."""
+        assert isinstance(cls.node, cst.ClassDef)
+        found = field_source(cls.node, call, attr, self.names.resolve, lambda e: self._spread_entries(e, where, depth))
+        if found is None:
+            return None
+        if found[1] == FROM_CALL:
+            return self.values(found[0], where, depth + 1)
+        bound = cls.bindings.get(attr)
+        return self.values(found[0], bound[0].location() if bound else None, depth + 1)
+
+    def _object_field(self, expr: cst.Attribute, loc: Location, depth: int) -> Optional[Values]:
+        """``cfg.norm_eps``, ``self.cfg.head_act``, ``ModelConfig(units=64).units``: the field
+        of each config object the expression before the dot may hold (a construction
+        bound once, a parameter every call passes one, ``self.<attr>`` stored once, a
+        config object of another module), read where that object is written. Unknown when
+        some code of the file sets such an attribute (``cfg.norm_eps = args.eps``)."""
+        attr = expr.attr.value
+        if depth > _MAX_DEPTH or self._field_set(loc, attr):
+            return None
+        sources = self._object_sources(expr.value, loc, depth)
+        if not sources:
+            return None
+        out: Set[object] = set()
+        for source, where in sources:
+            found = self._source_field(source, where, attr, depth + 1)
+            if found is None:
+                return None
+            out |= found
+        return frozenset(out) if len(out) <= _MAX_VALUES else None
+
+    def _source_field(self, source: cst.BaseExpression, where: Location, attr: str,
+                      depth: int) -> Optional[Values]:
+        if not isinstance(source, cst.Call):  # another name for an object: read the field on it
+            return self.values(cst.Attribute(value=source, attr=cst.Name(attr)), where, depth + 1)
+        cls = class_scope_of(source.func, where)
+        if cls is not None:
+            if not isinstance(cls.node, cst.ClassDef) or attributes_of(cls, attr) or not self._is_dataclass(cls) \
+                    and method_of(cls, "__init__") is not None:
+                return None  # a plain class's ``__init__`` stores it: :meth:`_instance_values` reads those
+            return self._field_values(cls, source, attr, where, depth)
+        if self.imported_field is not None and not (isinstance(source.func, cst.Name) and where.reaching(source.func.value)):
+            found = self.imported_field(source, attr, lambda e: self._spread_entries(e, where, depth))
+            if found is not None:
+                if found[0] == FROM_CALL:
+                    assert isinstance(found[1], cst.BaseExpression)
+                    return self.values(found[1], where, depth + 1)
+                return frozenset({found[1]})
+        keyword = namespace_keyword(source, attr, self.names.resolve, lambda e: self._spread_entries(e, where, depth))
+        return None if keyword is None else self.values(keyword, where, depth + 1)
+
+    def _object_sources(self, expr: cst.BaseExpression, loc: Location,
+                        depth: int) -> Optional[List[Tuple[cst.BaseExpression, Location]]]:
+        """The expressions an object expression may be bound to, each with where it is
+        written: the construction itself, the value of a name bound once (every binding
+        that reaches the use), each argument a parameter may take, or each ``self.<attr> =``
+        of the instance's class; None when any is unknown."""
+        if isinstance(expr, cst.Call):
+            return [(expr, loc)]
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+            cls = instance_class(loc)
+            bindings = attributes_of(cls, expr.attr.value) if cls is not None else []
+            if not bindings or any(b.kind not in ("assign", "annassign") or b.value is None or b.scope is None
+                                   for b in bindings):
+                return None
+            return [(b.value, b.location().within(loc.context)) for b in bindings
+                    if b.value is not None]
+        if not isinstance(expr, cst.Name):
+            return None
+        bindings = loc.reaching(expr.value)
+        if not bindings:
+            return None
+        out: List[Tuple[cst.BaseExpression, Location]] = []
+        for binding in bindings:
+            if binding.scope is None:
+                return None
+            if binding.kind == "param":
+                found = self._param_objects(binding, loc)
+                if found is None:
+                    return None
+                out += found
+            elif is_constant(binding) and binding.value is not None \
+                    and isinstance(binding.value, (cst.Call, cst.Name, cst.Attribute)):
+                out.append((binding.value, binding.location().within(loc.context)))
+            else:
+                return None
+        return out
+
+    def _param_objects(self, binding: Binding, loc: Location) -> Optional[List[Tuple[cst.BaseExpression, Location]]]:
+        """What a parameter holding an object is bound to: inside a followed call, that
+        call's argument; else every call of the module's (none from another module)."""
+        scope, param = binding.scope, binding.node
+        assert scope is not None and isinstance(param, cst.Param)
+        followed = loc.frame_of(scope.node) if loc.context else None
+        if followed is not None:
+            frame = followed[0]
+            passed = self.bound_argument(frame.function, param, frame.call, frame.offset, frame.caller)
+            if isinstance(passed, cst.BaseExpression):
+                return [(passed, frame.caller)]
+            if passed is None and param.default is not None:
+                return [(param.default, Location(scope.parent or scope, binding.order))]
+            return None
+        if self.arguments_elsewhere(binding) is not None:
+            return None  # calls of other modules pass it too
+        sources = self.param_sources(binding)
+        if sources is None:
+            return None
+        return [(expr, where) for expr, where, _call in sources]
+
+    def _field_set(self, loc: Location, attr: str) -> bool:
+        """Some code of the file sets the attribute ``attr`` on an object other than
+        ``self`` (``cfg.norm_eps = args.eps``), or by name (``setattr``)."""
+        root = loc.scope
+        while root.parent is not None:
+            root = root.parent
+        if not isinstance(root.node, cst.Module):
+            return True
+        key = id(root.node)
+        if key not in self._texts:
+            self._texts[key] = root.node.code
+        return field_assigned(self._texts[key], attr, on_self=False)
+
     def _is_dataclass(self, cls: Scope) -> bool:
-        return isinstance(cls.node, cst.ClassDef) and is_dataclass(cls.node, self.names.resolve)
+        return isinstance(cls.node, cst.ClassDef) and is_config_class(cls.node, self.names.resolve)
 
     def values_by_branch(self, expr: cst.BaseExpression, loc: Location) -> Optional[List[Tuple[Values, Branches]]]:
         """The values of ``expr``, each with the ``if`` arms that choose it: ``policy``
@@ -930,28 +1063,6 @@ def is_constant(binding: Binding) -> bool:
     return all(b.kind in ("assign", "annassign") for b in all_bindings)
 
 
-def _dataclass_field(cls: Scope, attr: str, call: cst.Call,
-                     where: Location) -> Optional[Tuple[cst.BaseExpression, Location]]:
-    """What a dataclass construction gives the field ``attr``: the argument passed
-    (by keyword, or by position in the order the fields are declared), else the
-    field's default in the class body. None when unreadable or not a plain field."""
-    fields = [name for name, bound in cls.bindings.items()
-              if bound and bound[0].kind == "annassign" and isinstance(bound[0].node, cst.AnnAssign)]
-    if attr not in fields or len(cls.bindings[attr]) != 1 or any(arg.star for arg in call.args):
-        return None
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == attr:
-            return arg.value, where
-    index = fields.index(attr)
-    positional = [arg for arg in call.args if arg.keyword is None]
-    if index < len(positional):
-        return positional[index].value, where
-    default = cls.bindings[attr][0]
-    if default.value is None:
-        return None
-    return default.value, default.location()
-
-
 def _is_number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
@@ -1000,10 +1111,3 @@ class _InPlaceChanges(NameWrites):
         for arg in node.args:
             if arg.star != "**":
                 self._add(arg.value)
-
-
-def is_dataclass(node: cst.ClassDef, resolve: Callable[[cst.BaseExpression], FrozenSet[str]]) -> bool:
-    """``@dataclass``, ``@dataclasses.dataclass(frozen=True)``, ``@attr.s``: a class whose
-    fields take the construction's arguments, else their defaults."""
-    return any(resolve(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator)
-               & DATACLASS_DECORATORS for d in node.decorators)
