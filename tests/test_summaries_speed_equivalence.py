@@ -198,7 +198,7 @@ def test_summary_is_the_one_the_former_collectors_made():
         assert entry[8] == [] and all(isinstance(v, str) for v in entry[9].values())
         entry[7] = [(callee, slots) for _, callee, slots in entry[7]]
         del entry[8:]
-    assert data[0] == 26 and all(entry[6] == [] for entry in data[3].values())
+    assert data[0] == 27 and all(entry[6] == [] for entry in data[3].values())
     for cls in data[4].values():
         assert isinstance(cls.pop(4), dict)  # what its attributes hold by name
     assert data.pop(9) == {}  # registries by key

@@ -115,6 +115,8 @@ class Evaluator:
         #: set by the linter, which reads that module (``module_constants.imported_field``)
         self.imported_field: Optional[Callable[[cst.Call, str, Callable[[cst.BaseExpression], Optional[
             Mapping[str, cst.BaseExpression]]]], Optional[Tuple[str, object]]]] = None
+        #: scope node's id -> the names whose object may change in it (:meth:`_object_changed`)
+        self._objects: Dict[int, FrozenSet[str]] = {}
         #: a module's source text by its node's id (which attributes some code sets)
         self._texts: Dict[int, str] = {}
 
@@ -535,7 +537,19 @@ class Evaluator:
                 out.append((binding.value, binding.location().within(loc.context)))
             else:
                 return None
+            if self._object_changed(binding.scope, expr.value):
+                return None
         return out
+
+    def _object_changed(self, scope: Scope, name: str) -> bool:
+        """Whether the object ``name`` holds may be changed in its scope: an item or an
+        attribute set on it, a method called on it, or handed to a call of something not
+        defined in this file (whose code the file's field check does not read)."""
+        root = scope
+        while root.parent is not None:
+            root = root.parent
+        local = frozenset(n for n, bound in root.bindings.items() if any(b.kind in ("def", "class") for b in bound))
+        return name in names_written(self._objects, scope, lambda: _ObjectChanges(local))
 
     def _param_objects(self, binding: Binding, loc: Location) -> Optional[List[Tuple[cst.BaseExpression, Location]]]:
         """What a parameter holding an object is bound to: inside a followed call, that
@@ -1111,3 +1125,21 @@ class _InPlaceChanges(NameWrites):
         for arg in node.args:
             if arg.star != "**":
                 self._add(arg.value)
+
+
+class _ObjectChanges(_InPlaceChanges):
+    """:class:`_InPlaceChanges` for a config object: handed to a function or class this
+    file defines (``build_model(cfg)``, ``Trainer(cfg)``, ``self.make_head(cfg)``) it is
+    read, not changed (an assignment of its fields there is seen by the file's field
+    check); handed to anything else, it may be."""
+
+    def __init__(self, local: FrozenSet[str]) -> None:
+        super().__init__()
+        self.local = local
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Name) and func.value in self.local \
+                or isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+            return
+        super().visit_Call(node)
