@@ -94,13 +94,20 @@ def imported_binding(ctx: Context, expr: cst.BaseExpression
 
 
 def imported_field(ctx: Context, call: cst.Call, attr: str,
-                   spread: Callable[[cst.BaseExpression], Optional[Mapping[str, cst.BaseExpression]]]
-                   ) -> Optional[Tuple[str, object]]:
+                   spread: Callable[[cst.BaseExpression], Optional[Mapping[str, cst.BaseExpression]]],
+                   home: Optional[Tuple[str, str]] = None) -> Optional[Tuple[str, object]]:
     """The field ``attr`` of the config object ``call`` builds of a class another module
     of the project defines (``ModelConfig(units=64)`` with ``from config import
     ModelConfig``): (FROM_CALL, the argument the call passes, read in the checked file),
-    or (FROM_CLASS, the literal default the class declares); None when unknown."""
-    found = _defined_by(ctx, call.func)
+    or (FROM_CLASS, the literal default the class declares); None when unknown. ``home``:
+    (module path relative to the project root, class) of a construction another module
+    makes, which the program model resolved."""
+    if home is not None:
+        if not ctx.facts.project_root:
+            return None
+        found: Optional[Tuple[str, str]] = (os.path.join(ctx.facts.project_root, home[0]), home[1])
+    else:
+        found = _defined_by(ctx, call.func)
     if found is None:
         return None
     path, name = found

@@ -194,7 +194,7 @@ class Linter:
         ctx = Context(source.path, module, names, tracker, facts, self.options, evaluator, source.text)
         evaluator.inherited_store = lambda cls, attr: _inherited_store(ctx, cls, attr)
         evaluator.imported_literal = lambda expr: _imported_literal(ctx, expr)
-        evaluator.imported_field = lambda call, attr, spread: _imported_field(ctx, call, attr, spread)
+        evaluator.imported_field = lambda call, attr, spread, home: _imported_field(ctx, call, attr, spread, home)
         evaluator.config_value = lambda written, keys: _config_value(ctx, written, keys)
         evaluator.loader_value = lambda call, keys, strings: _loader_value(ctx, call, keys, strings)
         try:
@@ -443,12 +443,12 @@ def _imported_literal(ctx: Context, expr: cst.BaseExpression) -> object:
 
 
 def _imported_field(ctx: Context, call: cst.Call, attr: str,
-                    spread: Callable[[cst.BaseExpression], Optional[Mapping[str, cst.BaseExpression]]]
-                    ) -> Optional[Tuple[str, object]]:
+                    spread: Callable[[cst.BaseExpression], Optional[Mapping[str, cst.BaseExpression]]],
+                    home: Optional[Tuple[str, str]]) -> Optional[Tuple[str, object]]:
     """A field of a config object built of a class of another project module (read there
     through the keyed reads, as :func:`_imported_literal`)."""
     from mplint.analysis.module_constants import imported_field
-    return imported_field(ctx, call, attr, spread)
+    return imported_field(ctx, call, attr, spread, home)
 
 
 def _config_value(ctx: Context, written: Written, keys: Sequence[str]) -> object:

@@ -51,7 +51,7 @@ from mplint.run.summaries import (
     BODY, IMPORT, MAIN, METHOD, PARAM, POLICY_SETTERS, REGISTRY, STAR, UNKNOWN, FunctionSummary, ModuleSummary,
     exclusive_lines, returned_part, split_part,
 )
-from mplint.semantic.elsewhere_marks import CALLER_AT, caller_at
+from mplint.semantic.elsewhere_marks import CALLER_AT, CONSTRUCTION, caller_at
 from mplint.semantic.vocabulary import MIXED_POLICIES, UNKNOWN_POLICY
 from mplint.semantic.visibility import is_private_name
 from mplint.semantic.test_modules import is_test_path
@@ -1647,6 +1647,7 @@ class ProgramModel:
                         continue
                     # the file's evaluator reads strings, numbers and None (a bool binds policy helpers here)
                     slots = {k: UNKNOWN if v in _BOOLS else v for k, v in slots.items()}
+                    slots = self._constructions(caller, slots)
                     at = {CALLER_AT: caller_at(self._relative(caller), line, spelled if picked else None)}
                     sites = [{**site, **at} for site in forwarded.expand(caller, function, summary, callee, slots)]
                     for target in targets:
@@ -1656,6 +1657,35 @@ class ProgramModel:
                 if len(sites) > _MAX_SITES:
                     by_function[name] = [{"*": UNKNOWN}]
         return found
+
+    def _constructions(self, caller: str, slots: Dict[str, str]) -> Dict[str, str]:
+        """``slots`` with each construction an argument makes (``CONSTRUCTION + slot``)
+        resolved to the project's top-level class it builds: ``[module path relative to
+        the root, class, {slot: literal}]`` (a call of anything else is dropped)."""
+        if not any(k.startswith(CONSTRUCTION) for k in slots):
+            return slots
+        out: Dict[str, str] = {}
+        for key, value in slots.items():
+            if key.startswith(CONSTRUCTION):
+                written, args = json.loads(value)
+                cls = self._top_class(caller, written)
+                if cls is None:
+                    continue
+                value = json.dumps([self._relative(cls[0]), cls[1], args])
+            out[key] = value
+        return out
+
+    def _top_class(self, path: str, written: str) -> Optional[Node]:
+        """The top-level class of a project module a name written in ``path`` names,
+        defined there or imported (``from config import ModelConfig``)."""
+        if written in self.summary(path).classes:
+            return (path, written)
+        for full in self._imported(path, written):
+            module_name, _, name = full.rpartition(".")
+            module = self._module(path, module_name) if module_name else None
+            if module is not None and name in self.summary(module).classes:
+                return (module, name)
+        return None
 
     def _overrides_called(self, path: str, function: str, callee: str) -> List[Node]:
         """The overrides a ``self.method(...)`` call in a method of a class may run: the

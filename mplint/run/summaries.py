@@ -20,6 +20,7 @@ from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Opti
 from mplint.core.python_syntax import tree_or_none
 from mplint.run.dotted import dotted
 from mplint.run.escapes import escapes_by_function, handed_arguments
+from mplint.semantic.elsewhere_marks import CONSTRUCTION
 from mplint.run.object_constants import object_constants
 from mplint.run.picked_callables import if_chain_pick, note_callable, picked_return
 from mplint.run.returned_values import element_stores, element_values, policy_truths
@@ -891,6 +892,7 @@ def _literal_arguments(node: ast.Call, spellings: _Spellings) -> Dict[str, str]:
             slots["*"] = UNKNOWN
         else:
             slots[str(i)] = _argument_literal(arg, dtypes)
+            _note_construction(slots, str(i), arg, dtypes)
     spread_only = "*" not in slots
     for keyword in node.keywords:
         spread = keyword.value if isinstance(keyword.value, ast.Dict) else \
@@ -905,7 +907,24 @@ def _literal_arguments(node: ast.Call, spellings: _Spellings) -> Dict[str, str]:
                 slots[KEYWORD_SPREAD] = UNKNOWN
         else:
             slots[keyword.arg] = _argument_literal(keyword.value, dtypes)
+            _note_construction(slots, keyword.arg, keyword.value, dtypes)
     return slots
+
+
+def _note_construction(slots: Dict[str, str], slot: str, value: ast.AST, dtypes: Mapping[str, str]) -> None:
+    """An argument that builds an object of a name that may be the project's class, with
+    literal arguments (``build(ModelConfig(units=64))``): ``CONSTRUCTION + slot`` -> JSON
+    ``[the class as written, {slot: literal}]``, which the program model resolves to the
+    class (``ProgramModel.arguments``) so the callee reads the object's fields."""
+    if not isinstance(value, ast.Call) or any(isinstance(a, ast.Starred) for a in value.args) \
+            or any(k.arg is None for k in value.keywords):
+        return
+    written = dotted(value.func)
+    if written is None or written.partition(".")[0] in _NOT_PROJECT_HEADS:
+        return
+    args = {str(i): _argument_literal(a, dtypes) for i, a in enumerate(value.args)}
+    args.update({k.arg: _argument_literal(k.value, dtypes) for k in value.keywords if k.arg is not None})
+    slots[CONSTRUCTION + slot] = json.dumps([written, args])
 
 
 def _keyword_dict(value: ast.AST) -> bool:

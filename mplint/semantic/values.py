@@ -20,7 +20,7 @@ from mplint.semantic.call_args import UNREADABLE, _Unreadable, argument_for
 from mplint.semantic.config_loads import Written
 from mplint.semantic.config_objects import FROM_CALL, field_assigned, field_source, is_config_class, namespace_keyword
 from mplint.semantic.config_values import ConfigReads
-from mplint.semantic.elsewhere_marks import ELSEWHERE_UNKNOWN, KEYWORD_SPREAD
+from mplint.semantic.elsewhere_marks import CONSTRUCTION, ELSEWHERE_UNKNOWN, KEYWORD_SPREAD
 from mplint.semantic.mapping_entries import READERS, MappingEntries
 from mplint.semantic.names import NameResolver
 from mplint.semantic.scopes import (
@@ -113,8 +113,12 @@ class Evaluator:
         #: project makes (``ModelConfig(units=64)``, ``from config import ModelConfig``):
         #: (FROM_CALL, the argument) to read here, or (FROM_CLASS, the default's value);
         #: set by the linter, which reads that module (``module_constants.imported_field``)
+        #: ``home``: (module path relative to the root, class) of a construction another
+        #: module makes (:meth:`_constructed_elsewhere`), else None (found by the file's imports)
         self.imported_field: Optional[Callable[[cst.Call, str, Callable[[cst.BaseExpression], Optional[
-            Mapping[str, cst.BaseExpression]]]], Optional[Tuple[str, object]]]] = None
+            Mapping[str, cst.BaseExpression]]], Optional[Tuple[str, str]]], Optional[Tuple[str, object]]]] = None
+        #: by a rebuilt call's id, the call and the class of another module it builds
+        self._remote: Dict[int, Tuple[cst.Call, Tuple[str, str]]] = {}
         #: scope node's id -> the names whose object may change in it (:meth:`_object_changed`)
         self._objects: Dict[int, FrozenSet[str]] = {}
         #: a module's source text by its node's id (which attributes some code sets)
@@ -486,14 +490,17 @@ class Evaluator:
                       depth: int) -> Optional[Values]:
         if not isinstance(source, cst.Call):  # another name for an object: read the field on it
             return self.values(cst.Attribute(value=source, attr=cst.Name(attr)), where, depth + 1)
-        cls = class_scope_of(source.func, where)
+        cls = class_scope_of(source.func, where) if id(source) not in self._remote else None
         if cls is not None:
             if not isinstance(cls.node, cst.ClassDef) or attributes_of(cls, attr) or not self._is_dataclass(cls) \
                     and method_of(cls, "__init__") is not None:
                 return None  # a plain class's ``__init__`` stores it: :meth:`_instance_values` reads those
             return self._field_values(cls, source, attr, where, depth)
-        if self.imported_field is not None and not (isinstance(source.func, cst.Name) and where.reaching(source.func.value)):
-            found = self.imported_field(source, attr, lambda e: self._spread_entries(e, where, depth))
+        remote = self._remote.get(id(source))
+        home = remote[1] if remote is not None and remote[0] is source else None
+        if self.imported_field is not None and (home is not None or not (
+                isinstance(source.func, cst.Name) and where.reaching(source.func.value))):
+            found = self.imported_field(source, attr, lambda e: self._spread_entries(e, where, depth), home)
             if found is not None:
                 if found[0] == FROM_CALL:
                     assert isinstance(found[1], cst.BaseExpression)
@@ -565,12 +572,51 @@ class Evaluator:
             if passed is None and param.default is not None:
                 return [(param.default, Location(scope.parent or scope, binding.order))]
             return None
-        if self.arguments_elsewhere(binding) is not None:
-            return None  # calls of other modules pass it too
+        out: List[Tuple[cst.BaseExpression, Location]] = []
+        if self.arguments_elsewhere(binding) is not None:  # calls of other modules pass it too
+            remote = self._constructed_elsewhere(binding, loc)
+            if remote is None:
+                return None
+            out += remote
+            if not self._calls_of(binding):
+                return out
         sources = self.param_sources(binding)
         if sources is None:
             return None
-        return [(expr, where) for expr, where, _call in sources]
+        return out + [(expr, where) for expr, where, _call in sources]
+
+    def _constructed_elsewhere(self, binding: Binding, loc: Location) -> Optional[List[Tuple[cst.BaseExpression, Location]]]:
+        """The objects the calls of other modules pass a parameter, each a construction of
+        a project class with literal arguments (``build(ModelConfig(units=64))`` in
+        ``train.py``), rebuilt here as a call that :meth:`_source_field` asks that class
+        about; the default where a call leaves it out. None when any call passes another
+        thing."""
+        scope, param = binding.scope, binding.node
+        assert scope is not None and isinstance(param, cst.Param) and isinstance(scope.node, cst.FunctionDef)
+        params = scope.node.params
+        if param is params.star_arg or param is params.star_kwarg:
+            return None
+        positional = [*params.posonly_params, *params.params]
+        offset = 1 if scope.parent is not None and scope.parent.kind == "class" and not _is_static(scope.node) else 0
+        slot = str(positional.index(param) - offset) if param in positional else None
+        out: List[Tuple[cst.BaseExpression, Location]] = []
+        for site in self.elsewhere.get(function_key(scope), ()):
+            if "*" in site:
+                return None
+            key = slot if slot is not None and slot in site else param.name.value
+            if key not in site:
+                if param.default is None:
+                    return None
+                out.append((param.default, Location(scope.parent or scope, binding.order)))
+                continue
+            record = site.get(CONSTRUCTION + key)
+            if record is None:
+                return None
+            home, name, args = json.loads(record)
+            call = _rebuilt_call(name, args)
+            self._remote[id(call)] = (call, (home, name))
+            out.append((call, loc))
+        return out
 
     def _field_set(self, loc: Location, attr: str) -> bool:
         """Some code of the file sets the attribute ``attr`` on an object other than
@@ -1075,6 +1121,20 @@ def is_constant(binding: Binding) -> bool:
         return False
     all_bindings = binding.scope.bindings.get(binding.name, [])
     return all(b.kind in ("assign", "annassign") for b in all_bindings)
+
+
+def _rebuilt_call(name: str, args: Mapping[str, str]) -> cst.Call:
+    """``name(...)`` with the arguments a summary wrote (JSON literals; ``...`` for what it
+    could not read, which the evaluator does not know)."""
+    def literal(written: str) -> cst.BaseExpression:
+        if written == ELSEWHERE_UNKNOWN:
+            return cst.Ellipsis()
+        return cst.parse_expression(repr(json.loads(written)))
+    positional = sorted((int(k), v) for k, v in args.items() if k.isdigit())
+    return cst.Call(func=cst.Name(name), args=[
+        *(cst.Arg(literal(v)) for _, v in positional),
+        *(cst.Arg(literal(v), keyword=cst.Name(k)) for k, v in args.items() if not k.isdigit()),
+    ])
 
 
 def _is_number(value: object) -> bool:
