@@ -163,7 +163,8 @@ def _imported(ctx: Context, expr: cst.BaseExpression, kind: Kind) -> Optional[Tu
     if name in constants.configs:  # ``cfg.model.epsilon`` of ``cfg = yaml.safe_load(open(...))``
         value = constants.config_value(name, attributes + keys, path, root, kind)
     elif attributes and not keys:  # ``config.CFG.norm_eps`` of ``CFG = ModelConfig()``
-        if any(field_assigned(ctx.text, attr) for attr in attributes):
+        if any(field_assigned(ctx.text, attr) or attr in ctx.facts.project_set_fields for attr in attributes) \
+                or "*" in ctx.facts.project_set_fields:
             return None
         value = constants.object_value(name, attributes, kind)
     elif attributes or len(keys) > 1:

@@ -188,6 +188,7 @@ class Linter:
         facts.policyless_backend = names.imported_package(POLICYLESS_BACKENDS)
         evaluator = Evaluator(names, call_sites=tracker.calls)
         evaluator.elsewhere = facts.project_arguments
+        evaluator.fields_set = facts.project_set_fields
         # a library module's top-level calls (``setattr(ResNet18, '__doc__', ...)``) do not
         # make it a program whose calls of its public functions are all their calls
         evaluator.script = source.path.endswith(".ipynb") or (is_script(module) and not facts.library)

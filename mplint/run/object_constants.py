@@ -24,6 +24,20 @@ _NAMESPACES = frozenset({"SimpleNamespace", "types.SimpleNamespace", "dict", "Ea
                          "ConfigDict", "ml_collections.ConfigDict", "argparse.Namespace"})
 
 
+def set_fields(tree: ast.Module) -> List[str]:
+    """The attributes the module's code sets on an object other than ``self``
+    (``cfg.norm_eps = args.eps``, ``config.CFG.policy = ...``), "*" for ``setattr``."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)) \
+                and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+            found.add(node.attr)
+        elif isinstance(node, ast.Call) and dotted(node.func) in ("setattr", "object.__setattr__") \
+                and not (node.args and isinstance(node.args[0], ast.Name) and node.args[0].id == "self"):
+            found.add("*")
+    return sorted(found)
+
+
 def object_constants(body: List[ast.stmt]) -> Dict[str, str]:
     """``NAME.field`` -> the string it holds, for the top-level names bound once to a
     config object, and ``Class.ATTR`` of a plain class's string attributes."""

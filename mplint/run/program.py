@@ -240,6 +240,9 @@ class Governance:
     #: function -> the parameters each call in another module binds where mixed_float16
     #: is in effect (:mod:`mixed_calls`): parameter -> JSON literal or UNKNOWN
     mixed_calls: Dict[str, List[Site]] = field(default_factory=dict)
+    #: the attributes the program's summarised code sets on objects other than ``self``
+    #: (``ModuleSummary.set_fields``): a config object's field among them is unknown
+    set_fields: FrozenSet[str] = frozenset()
 
 
 #: a line after every other: where a module's ``__main__`` guard runs, for its top level
@@ -343,7 +346,8 @@ class ProgramResult:
                        None if g.scaling_reached is None else list(g.scaling_reached), g.arguments,
                        sorted(g.layer_packages), sorted(g.dead_setters),
                        {name: list(setter) for name, setter in g.rewrite_programs.items()},
-                       {name: [list(site) for site in sites] for name, sites in g.mixed_calls.items()}]
+                       {name: [list(site) for site in sites] for name, sites in g.mixed_calls.items()},
+                       sorted(g.set_fields)]
                 for path, g in self._by_file.items()}
 
     def to_json(self) -> list:
@@ -358,7 +362,7 @@ class ProgramResult:
             by_file: Dict[str, Governance] = {}
             assert isinstance(files, dict) and isinstance(read, list) and isinstance(searched, list)
             for path, (setters, functions, parts, trained, factories, params, overrides, reached, arguments,
-                       packages, dead, programs, mixed) in files.items():
+                       packages, dead, programs, mixed, fields) in files.items():
                 found = Governance(setters=frozenset(str(s) for s in setters),
                                    parts=frozenset(str(p) for p in parts),
                                    trained=frozenset(str(t) for t in trained),
@@ -377,7 +381,8 @@ class ProgramResult:
                                                      for f, (p, w, l) in programs.items()},
                                    mixed_calls={str(f): [(str(w), int(l), {str(k): str(v) for k, v in bound.items()})
                                                          for w, l, bound in sites]
-                                                for f, sites in mixed.items()})
+                                                for f, sites in mixed.items()},
+                                   set_fields=frozenset(str(f) for f in fields))
                 for name, routes in functions.items():
                     found.by_function[str(name)] = {
                         str(policy): Route(str(where), int(line), tuple(str(c) for c in chain),
@@ -594,6 +599,9 @@ class ProgramModel:
         for path, programs in find_programs(self, rewriting).items():
             self._by_file.setdefault(path, Governance()).rewrite_programs = {
                 BODY if name == MAIN else name: setter for name, setter in sorted(programs.items())}
+        fields = frozenset(f for path in list(self._summaries) for f in self.summary(path).set_fields)
+        for governance in self._by_file.values():
+            governance.set_fields = fields
         result = ProgramResult(self._by_file, sorted(self._summaries), sorted(self.searched),
                                None if targets is None else sorted(targets))
         result.sought = {path: sorted(names) for path, names in self.sought.items()}
@@ -1552,6 +1560,8 @@ class ProgramModel:
             for end in range(len(parts) - 1, 0, -1):
                 module = self._module(path, ".".join(parts[:end]))
                 if module is not None:
+                    if end < len(parts) - 1 and ({parts[-1], "*"} & self.summary(path).set_fields_view()):
+                        return None  # ``CFG.policy = args.policy`` in the setter's module
                     if module != path:
                         found.add(self.summary(module).constants.get(".".join(parts[end:])))
                     break

@@ -21,7 +21,7 @@ from mplint.core.python_syntax import tree_or_none
 from mplint.run.dotted import dotted
 from mplint.run.escapes import escapes_by_function, handed_arguments
 from mplint.semantic.elsewhere_marks import CONSTRUCTION
-from mplint.run.object_constants import object_constants
+from mplint.run.object_constants import object_constants, set_fields
 from mplint.run.picked_callables import if_chain_pick, note_callable, picked_return
 from mplint.run.returned_values import element_stores, element_values, policy_truths
 from mplint.semantic.vocabulary import (
@@ -189,6 +189,13 @@ class ModuleSummary:
     #: registries keyed by string literals: name -> key -> the dotted callee that calling
     #: the entry calls (``"adam_amp": lambda lr: LossScaleOptimizer(Adam(lr))``: the wrapper)
     keyed: Dict[str, Dict[str, str]] = field(default_factory=dict)
+    #: the attributes its code sets on an object other than ``self`` (``cfg.norm_eps =
+    #: args.eps``; "*" for ``setattr``): a config object's field set so is a run-time matter
+    set_fields: List[str] = field(default_factory=list)
+
+    def set_fields_view(self) -> FrozenSet[str]:
+        """:attr:`set_fields` as a set."""
+        return frozenset(self.set_fields)
 
     def to_json(self) -> List[Any]:
         return [SUMMARY_VERSION, self.script, self.imports,
@@ -199,13 +206,14 @@ class ModuleSummary:
                         f.part_values]
                  for name, f in self.functions.items()},
                 {name: [c.bases, c.methods, c.attributes, c.sources, c.callables] for name, c in self.classes.items()},
-                self.registries, self.decorated, self.writers, self.constants, self.keyed]
+                self.registries, self.decorated, self.writers, self.constants, self.keyed, self.set_fields]
 
     @classmethod
     def from_json(cls, data: Any) -> Optional["ModuleSummary"]:
         """The summary, or None for data of another shape or version (a cache miss)."""
         try:
-            version, script, imports, functions, classes, registries, decorated, writers, constants, keyed = data
+            version, script, imports, functions, classes, registries, decorated, writers, constants, keyed, \
+                set_fields = data
             if version != SUMMARY_VERSION:
                 return None
             return cls(
@@ -245,7 +253,8 @@ class ModuleSummary:
                 {str(name): [str(v) for v in values] for name, values in decorated.items()},
                 {str(name): [str(v) for v in values] for name, values in writers.items()},
                 {str(k): str(v) for k, v in constants.items()},
-                {str(name): {str(k): str(v) for k, v in entries.items()} for name, entries in keyed.items()})
+                {str(name): {str(k): str(v) for k, v in entries.items()} for name, entries in keyed.items()},
+                [str(f) for f in set_fields])
         except (TypeError, ValueError, AttributeError):
             return None
 
@@ -264,6 +273,7 @@ def summarize(text: str) -> ModuleSummary:
             _read_guards(top, tree.body)
         _note_registrations(summary, tree.body)
         summary.constants = {**object_constants(tree.body), **_string_constants(tree.body)}
+        summary.set_fields = set_fields(tree)
         for name, escapes in escapes_by_function(tree.body, BODY, MAIN, _is_main_guard).items():
             summary.functions.setdefault(name, FunctionSummary()).escapes = escapes
     except RecursionError:

@@ -117,6 +117,9 @@ class Evaluator:
         #: module makes (:meth:`_constructed_elsewhere`), else None (found by the file's imports)
         self.imported_field: Optional[Callable[[cst.Call, str, Callable[[cst.BaseExpression], Optional[
             Mapping[str, cst.BaseExpression]]], Optional[Tuple[str, str]]], Optional[Tuple[str, object]]]] = None
+        #: the attributes the program's code sets on objects other than ``self``
+        #: (``ModuleFacts.project_set_fields``; set by the linter)
+        self.fields_set: FrozenSet[str] = frozenset()
         #: by a rebuilt call's id, the call and the class of another module it builds
         self._remote: Dict[int, Tuple[cst.Call, Tuple[str, str]]] = {}
         #: scope node's id -> the names whose object may change in it (:meth:`_object_changed`)
@@ -621,6 +624,8 @@ class Evaluator:
     def _field_set(self, loc: Location, attr: str) -> bool:
         """Some code of the file sets the attribute ``attr`` on an object other than
         ``self`` (``cfg.norm_eps = args.eps``), or by name (``setattr``)."""
+        if attr in self.fields_set or "*" in self.fields_set:
+            return True  # set by the program's code in another module
         root = loc.scope
         while root.parent is not None:
             root = root.parent
