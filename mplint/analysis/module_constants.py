@@ -93,27 +93,34 @@ def imported_binding(ctx: Context, expr: cst.BaseExpression
     return None if value is None or constants is None else (value, constants.values)
 
 
-def imported_field(ctx: Context, call: cst.Call, attr: str,
+def imported_field(ctx: Context, call: Optional[cst.Call], attr: str,
                    spread: Callable[[cst.BaseExpression], Optional[Mapping[str, cst.BaseExpression]]],
                    home: Optional[Tuple[str, str]] = None) -> Optional[Tuple[str, object]]:
     """The field ``attr`` of the config object ``call`` builds of a class another module
     of the project defines (``ModelConfig(units=64)`` with ``from config import
     ModelConfig``): (FROM_CALL, the argument the call passes, read in the checked file),
-    or (FROM_CLASS, the literal default the class declares); None when unknown. ``home``:
+    or (FROM_CLASS, the literal default the class declares); None when unknown. Without a
+    call, the field of the object ``home`` names (a module constant). ``home``:
     (module path relative to the project root, class) of a construction another module
     makes, which the program model resolved."""
     if home is not None:
         if not ctx.facts.project_root:
             return None
         found: Optional[Tuple[str, str]] = (os.path.join(ctx.facts.project_root, home[0]), home[1])
-    else:
+    elif call is not None:
         found = _defined_by(ctx, call.func)
+    else:
+        return None
     if found is None:
         return None
     path, name = found
-    if os.path.abspath(path) == os.path.abspath(ctx.path):
+    if os.path.abspath(path) == os.path.abspath(ctx.path) or attr in ctx.facts.project_set_fields \
+            or "*" in ctx.facts.project_set_fields:
         return None
     constants = _constants_of(path)
+    if call is None:  # the object the module binds to ``name`` (``CFG = ModelConfig()``)
+        value = None if constants is None else constants.object_value(name, [attr], "literal")
+        return None if value is None else (FROM_CLASS, value)
     cls = None if constants is None else constants.class_named(name)
     if constants is None or cls is None or constants.sets_attribute(attr):
         return None

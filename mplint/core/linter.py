@@ -443,7 +443,7 @@ def _imported_literal(ctx: Context, expr: cst.BaseExpression) -> object:
     return imported_literal(ctx, expr)
 
 
-def _imported_field(ctx: Context, call: cst.Call, attr: str,
+def _imported_field(ctx: Context, call: Optional[cst.Call], attr: str,
                     spread: Callable[[cst.BaseExpression], Optional[Mapping[str, cst.BaseExpression]]],
                     home: Optional[Tuple[str, str]]) -> Optional[Tuple[str, object]]:
     """A field of a config object built of a class of another project module (read there

@@ -1677,13 +1677,29 @@ class ProgramModel:
         out: Dict[str, str] = {}
         for key, value in slots.items():
             if key.startswith(CONSTRUCTION):
-                written, args = json.loads(value)
-                cls = self._top_class(caller, written)
-                if cls is None:
-                    continue
-                value = json.dumps([self._relative(cls[0]), cls[1], args])
+                record = json.loads(value)
+                if len(record) == 1:  # ``build(CFG)`` with ``from config import CFG``
+                    bound = self._top_name(caller, record[0])
+                    if bound is None:
+                        continue
+                    value = json.dumps([self._relative(bound[0]), bound[1]])
+                else:
+                    cls = self._top_class(caller, record[0])
+                    if cls is None:
+                        continue
+                    value = json.dumps([self._relative(cls[0]), cls[1], record[1]])
             out[key] = value
         return out
+
+    def _top_name(self, path: str, written: str) -> Optional[Node]:
+        """(module, name) of the top-level name of another project module a name written
+        in ``path`` stands for through its imports (``config.CFG``, ``from config import CFG``)."""
+        for full in self._imported(path, written):
+            module_name, _, name = full.rpartition(".")
+            module = self._module(path, module_name) if module_name else None
+            if module is not None and module != path:
+                return (module, name)
+        return None
 
     def _top_class(self, path: str, written: str) -> Optional[Node]:
         """The top-level class of a project module a name written in ``path`` names,

@@ -925,7 +925,13 @@ def _note_construction(slots: Dict[str, str], slot: str, value: ast.AST, dtypes:
     """An argument that builds an object of a name that may be the project's class, with
     literal arguments (``build(ModelConfig(units=64))``): ``CONSTRUCTION + slot`` -> JSON
     ``[the class as written, {slot: literal}]``, which the program model resolves to the
-    class (``ProgramModel.arguments``) so the callee reads the object's fields."""
+    class (``ProgramModel.arguments``) so the callee reads the object's fields. A name
+    (``build(CFG)``) is ``[the name as written]``: an object another module binds, maybe."""
+    if isinstance(value, (ast.Name, ast.Attribute)) and slots.get(slot) == UNKNOWN:
+        written = dotted(value)  # ``build(CFG)``: an object another module binds, maybe
+        if written is not None and written.partition(".")[0] not in _NOT_PROJECT_HEADS | {"self"}:
+            slots[CONSTRUCTION + slot] = json.dumps([written])
+        return
     if not isinstance(value, ast.Call) or any(isinstance(a, ast.Starred) for a in value.args) \
             or any(k.arg is None for k in value.keywords):
         return

@@ -115,13 +115,14 @@ class Evaluator:
         #: set by the linter, which reads that module (``module_constants.imported_field``)
         #: ``home``: (module path relative to the root, class) of a construction another
         #: module makes (:meth:`_constructed_elsewhere`), else None (found by the file's imports)
-        self.imported_field: Optional[Callable[[cst.Call, str, Callable[[cst.BaseExpression], Optional[
+        self.imported_field: Optional[Callable[[Optional[cst.Call], str, Callable[[cst.BaseExpression], Optional[
             Mapping[str, cst.BaseExpression]]], Optional[Tuple[str, str]]], Optional[Tuple[str, object]]]] = None
         #: the attributes the program's code sets on objects other than ``self``
         #: (``ModuleFacts.project_set_fields``; set by the linter)
         self.fields_set: FrozenSet[str] = frozenset()
-        #: by a rebuilt call's id, the call and the class of another module it builds
-        self._remote: Dict[int, Tuple[cst.Call, Tuple[str, str]]] = {}
+        #: by a rebuilt call's id, the call and the class of another module it builds (or a
+        #: name's, the module constant it stands for)
+        self._remote: Dict[int, Tuple[cst.BaseExpression, Tuple[str, str]]] = {}
         #: scope node's id -> the names whose object may change in it (:meth:`_object_changed`)
         self._objects: Dict[int, FrozenSet[str]] = {}
         #: a module's source text by its node's id (which attributes some code sets)
@@ -491,6 +492,11 @@ class Evaluator:
 
     def _source_field(self, source: cst.BaseExpression, where: Location, attr: str,
                       depth: int) -> Optional[Values]:
+        remote = self._remote.get(id(source))
+        home = remote[1] if remote is not None and remote[0] is source else None
+        if home is not None and not isinstance(source, cst.Call):  # ``build(CFG)`` in another module
+            found = self.imported_field(None, attr, lambda e: None, home) if self.imported_field else None
+            return None if found is None else frozenset({found[1]})
         if not isinstance(source, cst.Call):  # another name for an object: read the field on it
             return self.values(cst.Attribute(value=source, attr=cst.Name(attr)), where, depth + 1)
         cls = class_scope_of(source.func, where) if id(source) not in self._remote else None
@@ -499,8 +505,6 @@ class Evaluator:
                     and method_of(cls, "__init__") is not None:
                 return None  # a plain class's ``__init__`` stores it: :meth:`_instance_values` reads those
             return self._field_values(cls, source, attr, where, depth)
-        remote = self._remote.get(id(source))
-        home = remote[1] if remote is not None and remote[0] is source else None
         if self.imported_field is not None and (home is not None or not (
                 isinstance(source.func, cst.Name) and where.reaching(source.func.value))):
             found = self.imported_field(source, attr, lambda e: self._spread_entries(e, where, depth), home)
@@ -615,10 +619,10 @@ class Evaluator:
             record = site.get(CONSTRUCTION + key)
             if record is None:
                 return None
-            home, name, args = json.loads(record)
-            call = _rebuilt_call(name, args)
-            self._remote[id(call)] = (call, (home, name))
-            out.append((call, loc))
+            found = json.loads(record)
+            rebuilt: cst.BaseExpression = _rebuilt_call(found[1], found[2]) if len(found) == 3 else cst.Name(found[1])
+            self._remote[id(rebuilt)] = (rebuilt, (found[0], found[1]))
+            out.append((rebuilt, loc))
         return out
 
     def _field_set(self, loc: Location, attr: str) -> bool:
