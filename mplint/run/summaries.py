@@ -863,6 +863,14 @@ def _record_passes(function: FunctionSummary, node: ast.Call, callee: str, origi
     # stays ``self.x``: the method may store it back where it came from (a round trip)
     own = callee.startswith("self.")
     for slot, value in slots:
+        if isinstance(value, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in value.elts):
+            # ``Trainer(model, (opt_g, opt_d))``: each element, as slot ``2@1`` (and no
+            # entry for the slot itself: a call that passes anything else for it has one)
+            for index, element in enumerate(value.elts):
+                for origin in origins(element, node):
+                    passes.append((callee, f"{slot}{PART}{index}",
+                                   UNKNOWN if origin.startswith("self.") and not own else origin))
+            continue
         for origin in origins(value, node):
             passes.append((callee, slot, UNKNOWN if origin.startswith("self.") and not own else origin))
 
