@@ -1,0 +1,102 @@
+"""Optimizers handed around in a tuple: ``opt_g, opt_d = make_optimizers()`` (a factory of
+another module returning a tuple), ``Trainer(gen, disc, (opt_g, opt_d))`` whose
+``__init__`` unpacks them onto ``self``, then a custom loop that applies gradients with
+each. The element each attribute takes decides MP201 (a plain optimizer, no scaling) and
+MP202 (a LossScaleOptimizer whose loss is never scaled); a call passing anything but a
+tuple written out leaves both unknown."""
+
+import pytest
+
+import helpers
+
+OPTIM = '''import tensorflow as tf
+
+
+def make_optimizers(lr=1e-4):
+    opt_g = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.Adam(lr))
+    opt_d = tf.keras.optimizers.Adam(lr)
+    return opt_g, opt_d
+'''
+
+TRAINER = '''import tensorflow as tf
+
+
+class Trainer:
+    def __init__(self, gen, disc, optimizers):
+        self.gen = gen
+        self.disc = disc
+        self.g_opt, self.d_opt = optimizers
+
+    def train_step(self, x):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(self.disc(x))
+        grads = tape.gradient(loss, self.disc.trainable_variables)
+        self.d_opt.apply_gradients(zip(grads, self.disc.trainable_variables))
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(self.disc(self.gen(x)))
+            scaled = self.g_opt.get_scaled_loss(loss)
+        grads = self.g_opt.get_unscaled_gradients(tape.gradient(scaled, self.gen.trainable_variables))
+        self.g_opt.apply_gradients(zip(grads, self.gen.trainable_variables))
+        return loss
+'''
+
+TRAIN = '''import tensorflow as tf
+
+from optim import make_optimizers
+from trainer import Trainer
+
+tf.keras.mixed_precision.set_global_policy("mixed_float16")
+
+
+def main():
+    gen = tf.keras.Sequential([tf.keras.layers.Dense(16)])
+    disc = tf.keras.Sequential([tf.keras.layers.Dense(1, dtype="float32")])
+    opt_g, opt_d = make_optimizers()
+    trainer = Trainer(gen, disc, (opt_g, opt_d))
+    for x in range(10):
+        trainer.train_step(x)
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def _check(tmp_path, optim=OPTIM, trainer=TRAINER, train=TRAIN):
+    return sorted(helpers.project_findings(tmp_path, {
+        "pyproject.toml": "[project]\nname = 'gan'\n", "optim.py": optim, "trainer.py": trainer, "train.py": train,
+    }, "MP201,MP202"))
+
+
+def test_the_plain_element_of_the_tuple_is_found(tmp_path):
+    assert _check(tmp_path) == [("trainer.py", 14, "MP201")]
+    listed = TRAIN.replace("Trainer(gen, disc, (opt_g, opt_d))", "Trainer(gen, disc, optimizers=[opt_g, opt_d])")
+    assert _check(tmp_path / "list", train=listed) == [("trainer.py", 14, "MP201")]
+
+
+def test_both_wrapped_is_silent(tmp_path):
+    optim = OPTIM.replace("    opt_d = tf.keras.optimizers.Adam(lr)",
+                          "    opt_d = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.Adam(lr))")
+    trainer = TRAINER.replace('''        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(self.disc(x))
+        grads = tape.gradient(loss, self.disc.trainable_variables)''', '''        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(self.disc(x))
+            scaled_d = self.d_opt.get_scaled_loss(loss)
+        grads = self.d_opt.get_unscaled_gradients(tape.gradient(scaled_d, self.disc.trainable_variables))''')
+    assert _check(tmp_path, optim=optim, trainer=trainer) == []
+
+
+def test_the_wrapped_element_without_scaling_is_mp202(tmp_path):
+    """The elements swapped: ``self.d_opt`` is the LossScaleOptimizer, its loss unscaled."""
+    train = TRAIN.replace("(opt_g, opt_d)", "(opt_d, opt_g)")
+    assert ("trainer.py", 14, "MP202") in _check(tmp_path, train=train)
+
+
+@pytest.mark.parametrize("change", [
+    ("Trainer(gen, disc, (opt_g, opt_d))", "Trainer(gen, disc, make_optimizers())"),  # not written out
+    ("    trainer = Trainer(gen, disc, (opt_g, opt_d))",
+     "    trainer = Trainer(gen, disc, (opt_g, opt_d))\n    Trainer(gen, disc, choose())"),  # another call
+    ("(opt_g, opt_d)", "(opt_g, *rest)"),
+])
+def test_a_tuple_not_written_out_at_every_call_is_unknown(tmp_path, change):
+    assert _check(tmp_path, train=TRAIN.replace(*change)) == []
