@@ -100,3 +100,56 @@ def test_the_wrapped_element_without_scaling_is_mp202(tmp_path):
 ])
 def test_a_tuple_not_written_out_at_every_call_is_unknown(tmp_path, change):
     assert _check(tmp_path, train=TRAIN.replace(*change)) == []
+
+
+MODELS = '''import tensorflow as tf
+
+
+def build_a():
+    inputs = tf.keras.Input((64,))
+    return tf.keras.Model(inputs, tf.keras.layers.Dense(10, activation="softmax")(inputs))
+
+
+class Net(tf.keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.head = tf.keras.layers.Dense(10, activation="softmax")
+
+    def call(self, x):
+        return self.head(x)
+
+
+def build_b():
+    inputs = tf.keras.Input((64,))
+    return tf.keras.Model(inputs, tf.keras.layers.Dense(10, activation="softmax")(inputs))
+
+
+def main():
+    tf.keras.mixed_precision.set_global_policy("mixed_float16")
+    models = [build_a(), Net()]
+    for m in models:
+        m.compile(optimizer="adam", loss="mse")
+        m.fit(None, None)
+    pair = (build_b(), None)
+    pair[0].fit(None, None)
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def test_models_in_a_list_trained_one_by_one(tmp_path):
+    """``for m in models: m.fit()`` and ``pair[0].fit()``: each element is a whole model."""
+    assert helpers.fired(MODELS, "MP101") == [(6, "MP101"), (12, "MP101"), (20, "MP101")]
+
+
+@pytest.mark.parametrize("change", [
+    ("    for m in models:\n", "    for m in [build_a()][:0]:\n"),  # another container: the list's models stay blocks
+    ("    pair[0].fit(None, None)", "    pair[1].fit(None, None)"),  # another element trained
+    ("    models = [build_a(), Net()]\n", "    models = [build_a(), Net()]\n    models.append(other)\n"),
+])
+def test_a_model_in_a_list_not_trained_stays_a_block(change):
+    found = helpers.fired(MODELS.replace(*change), "MP101")
+    lines = {"    for m in models:\n": [6, 12], "    pair[0].fit(None, None)": [20]}.get(change[0], [6, 12])
+    assert all((line, "MP101") not in found for line in lines)
