@@ -107,6 +107,7 @@ def test_the_policy_a_config_field_names_governs(tmp_path):
     "from typing import NamedTuple\n\n\nclass ModelConfig(NamedTuple):",
     "import attr\n\n\n@attr.s(auto_attribs=True)\nclass ModelConfig:",
     "from dataclasses import dataclass, field\n\n\n@dataclass(frozen=True)\nclass ModelConfig:",
+    "import attrs\n\n\n@attrs.frozen\nclass ModelConfig:",
 ])
 def test_each_kind_of_config_class(tmp_path, header):
     config = CONFIG.replace("from dataclasses import dataclass\n\n\n@dataclass\nclass ModelConfig:", header)
@@ -128,6 +129,11 @@ def test_a_plain_class_and_a_namespace(tmp_path):
     namespace = 'import types\n\nCFG = types.SimpleNamespace(norm_eps=1e-9, head_act="softmax", units=100,' \
         ' policy="mixed_float16")\nModelConfig = None\n'
     assert _check(tmp_path / "namespace", namespace, train=train) == FOUND
+    configdict = 'import ml_collections\n\nCFG = ml_collections.ConfigDict({"norm_eps": 1e-9, "head_act": "softmax",' \
+        ' "units": 100, "policy": "mixed_float16"})\nModelConfig = None\n'
+    assert _check(tmp_path / "configdict", configdict, train=train) == FOUND
+    plain_dict = namespace.replace("types.SimpleNamespace(", "dict(")  # ``CFG.units`` of a dict: no such attribute
+    assert _check(tmp_path / "dict", plain_dict, train=train) == []
 
 
 def test_keyword_overrides_win_over_defaults(tmp_path):

@@ -17,10 +17,12 @@ import ast
 from typing import Dict, List, Optional
 
 from mplint.run.dotted import dotted
+from mplint.semantic.vocabulary import DATACLASS_DECORATORS
 
-_FIELD_DECORATORS = frozenset({"dataclass", "dataclasses.dataclass", "attr.s", "attr.define", "attrs.define",
-                               "define", "attr.frozen", "attrs.frozen", "frozen"})
-_NAMESPACES = frozenset({"SimpleNamespace", "types.SimpleNamespace", "dict", "EasyDict", "easydict.EasyDict",
+#: the field-making decorators as a module may write them: in full, or imported by name
+_FIELD_DECORATORS = DATACLASS_DECORATORS | frozenset(
+    name.rpartition(".")[2] for name in DATACLASS_DECORATORS if name.rpartition(".")[2] != "s")
+_NAMESPACES = frozenset({"SimpleNamespace", "types.SimpleNamespace", "EasyDict", "easydict.EasyDict",
                          "ConfigDict", "ml_collections.ConfigDict", "argparse.Namespace"})
 
 

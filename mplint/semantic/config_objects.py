@@ -6,7 +6,7 @@ attrs class (``@dataclass class ModelConfig: norm_eps: float = 1e-9``, fields in
 order declared, ``field(default=...)``), a ``NamedTuple`` subclass, a plain class whose
 body binds the attribute (``class Config: EPS = 1e-9``), and the namespaces whose
 attributes are the keywords they are made with (``SimpleNamespace(a=...)``,
-``ml_collections.ConfigDict(dict(a=...))``). The evaluator of the checked file asks it
+``ml_collections.ConfigDict({"a": ...})``). The evaluator of the checked file asks it
 for a class of the file, and ``analysis.module_constants`` for a class or a constant
 of another module; each then evaluates the expression where it is written.
 
@@ -52,13 +52,12 @@ def is_config_class(node: cst.ClassDef, resolve: Resolve) -> bool:
 
 def namespace_keyword(call: cst.Call, attr: str, resolve: Resolve,
                       spread: Optional[Spread] = None) -> Optional[cst.BaseExpression]:
-    """``SimpleNamespace(attr=...)``, ``dict(attr=...)`` and the dict namespaces made from a
+    """``SimpleNamespace(attr=...)`` and the dict namespaces made from a
     dict literal or keywords: the expression bound to ``attr``; None when the call is no
     such namespace, or may hold the key where it cannot be read."""
     names = resolve(call.func)
-    builtin_dict = isinstance(call.func, cst.Name) and call.func.value == "dict" and not names
-    if not names & (NAMESPACE_CONSTRUCTORS | _DICT_NAMESPACES) and not builtin_dict:
-        return None
+    if not names & (NAMESPACE_CONSTRUCTORS | _DICT_NAMESPACES):
+        return None  # a plain ``dict(a=...)`` has no attribute ``a``: it is read by key (``Evaluator.item``)
     entries: Dict[str, cst.BaseExpression] = {}
     for arg in call.args:
         if arg.keyword is not None:
