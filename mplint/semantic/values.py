@@ -477,7 +477,7 @@ class Evaluator:
         config object of another module), read where that object is written. Unknown when
         some code of the file sets such an attribute (``cfg.norm_eps = args.eps``)."""
         attr = expr.attr.value
-        if depth > _MAX_DEPTH or self._field_set(loc, attr):
+        if depth > _MAX_DEPTH:
             return None
         sources = self._object_sources(expr.value, loc, depth)
         if not sources:
@@ -488,7 +488,9 @@ class Evaluator:
             if found is None:
                 return None
             out |= found
-        return frozenset(out) if len(out) <= _MAX_VALUES else None
+        if len(out) > _MAX_VALUES or self._field_set(loc, attr):  # (the file's text read only for an answer)
+            return None
+        return frozenset(out)
 
     def _source_field(self, source: cst.BaseExpression, where: Location, attr: str,
                       depth: int) -> Optional[Values]:
