@@ -14,7 +14,7 @@ nothing.
 from __future__ import annotations
 
 import ast
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Set, Tuple
 
 from mplint.run.dotted import dotted
 from mplint.semantic.vocabulary import DATACLASS_DECORATORS
@@ -26,34 +26,30 @@ _NAMESPACES = frozenset({"SimpleNamespace", "types.SimpleNamespace", "EasyDict",
                          "ConfigDict", "ml_collections.ConfigDict", "argparse.Namespace"})
 
 
-def set_fields(tree: ast.Module) -> List[str]:
-    """The attributes the module's code sets on an object other than ``self``
-    (``cfg.norm_eps = args.eps``, ``config.CFG.policy = ...``), "*" for ``setattr``."""
-    found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)) \
-                and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
-            found.add(node.attr)
-        elif isinstance(node, ast.Call) and dotted(node.func) in ("setattr", "object.__setattr__") \
-                and not (node.args and isinstance(node.args[0], ast.Name) and node.args[0].id == "self"):
-            found.add("*")
-    return sorted(found)
-
-
-def object_constants(body: List[ast.stmt]) -> Dict[str, str]:
-    """``NAME.field`` -> the string it holds, for the top-level names bound once to a
-    config object, and ``Class.ATTR`` of a plain class's string attributes."""
+def object_facts(tree: ast.Module) -> Tuple[Dict[str, str], List[str]]:
+    """In one walk of the module: its config objects' string fields (``NAME.field`` ->
+    the string, for the top-level names bound once to a config object, and ``Class.ATTR``
+    of a plain class's string attributes), and the attributes its code sets on an object
+    other than ``self`` (``cfg.norm_eps = args.eps``; "*" for ``setattr``)."""
+    body = tree.body
     stores: Dict[str, int] = {}
-    set_attributes = set()
-    for node in ast.walk(ast.Module(body=body, type_ignores=[])):
+    set_attributes: Set[str] = set()
+    elsewhere: Set[str] = set()
+    for node in ast.walk(tree):
         if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
             stores[node.id] = stores.get(node.id, 0) + 1
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             stores[node.name] = stores.get(node.name, 0) + 1
         elif isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)):
             set_attributes.add(node.attr)
+            if not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+                elsewhere.add(node.attr)
         elif isinstance(node, ast.Call) and dotted(node.func) in ("setattr", "object.__setattr__"):
-            return {}
+            set_attributes.add("*")
+            if not (node.args and isinstance(node.args[0], ast.Name) and node.args[0].id == "self"):
+                elsewhere.add("*")
+    if "*" in set_attributes:
+        return {}, sorted(elsewhere)
     classes = {stmt.name: stmt for stmt in body if isinstance(stmt, ast.ClassDef) and stores.get(stmt.name) == 1}
     out: Dict[str, str] = {}
     for name, cls in classes.items():
@@ -71,7 +67,7 @@ def object_constants(body: List[ast.stmt]) -> Dict[str, str]:
         for attr, value in _fields(call, classes).items():
             if attr not in set_attributes:
                 out[f"{target.id}.{attr}"] = value
-    return out
+    return out, sorted(elsewhere)
 
 
 def _fields(call: ast.Call, classes: Dict[str, ast.ClassDef]) -> Dict[str, str]:

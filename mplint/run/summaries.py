@@ -21,7 +21,7 @@ from mplint.core.python_syntax import tree_or_none
 from mplint.run.dotted import dotted
 from mplint.run.escapes import escapes_by_function, handed_arguments
 from mplint.semantic.elsewhere_marks import CONSTRUCTION
-from mplint.run.object_constants import object_constants, set_fields
+from mplint.run.object_constants import object_facts
 from mplint.run.picked_callables import if_chain_pick, note_callable, picked_return
 from mplint.run.returned_values import element_stores, element_values, policy_truths
 from mplint.semantic.vocabulary import (
@@ -272,8 +272,8 @@ def summarize(text: str) -> ModuleSummary:
         if top is not None and top.sets:
             _read_guards(top, tree.body)
         _note_registrations(summary, tree.body)
-        summary.constants = {**object_constants(tree.body), **_string_constants(tree.body)}
-        summary.set_fields = set_fields(tree)
+        objects, summary.set_fields = object_facts(tree)
+        summary.constants = {**objects, **_string_constants(tree.body)}
         for name, escapes in escapes_by_function(tree.body, BODY, MAIN, _is_main_guard).items():
             summary.functions.setdefault(name, FunctionSummary()).escapes = escapes
     except RecursionError:
