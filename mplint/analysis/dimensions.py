@@ -32,7 +32,8 @@ from mplint.semantic.conditions import Conditions
 from mplint.semantic.scopes import (
     Binding, Branches, Location, Scope, attributes_of, calls_of, class_attribute, instance_class, subclasses_in_file,
 )
-from mplint.semantic.values import Evaluator, argument_for, is_constant, is_dataclass
+from mplint.semantic.config_objects import FROM_CALL, field_assigned, field_source, is_config_class
+from mplint.semantic.values import Evaluator, argument_for, is_constant
 from mplint.semantic.vocabulary import (
     ANY_MODEL_CLASSES, DATASET_FACTORIES, DATASET_METHODS, DATASET_ONLY_METHODS, EINSUM_DENSE,
     INTERNAL_SIZE_LAYERS, LAYER_WRAPPERS, PARTIALS, RESHAPES, SHAPE_OPS, SIGMOID_FUNCTIONS, SIZE_KEEPING_LAYERS,
@@ -603,29 +604,12 @@ class AlignedDimensions(Analysis):
             return None
         cls = where.lookup(call.func.value)
         node = cls.node if cls is not None and cls.kind == "class" else None
-        if cls is None or not isinstance(node, cst.ClassDef) or node.bases or not is_dataclass(node, self.ctx.names.resolve) \
-                or any(a.star for a in call.args):
+        if cls is None or not isinstance(node, cst.ClassDef) or not is_config_class(node, self.ctx.names.resolve):
             return None
-        fields: List[cst.AnnAssign] = []
-        for statement in node.body.body:
-            if isinstance(statement, cst.FunctionDef) and statement.name.value == "__post_init__":
-                return None
-            if isinstance(statement, cst.SimpleStatementLine):
-                fields += [s for s in statement.body if isinstance(s, cst.AnnAssign) and isinstance(s.target, cst.Name)]
-        names = [f.target.value for f in fields if isinstance(f.target, cst.Name)]
-        if field not in names:
+        found = field_source(node, call, field, self.ctx.names.resolve)
+        if found is None:
             return None
-        given = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == field), None)
-        positional = [a.value for a in call.args if a.keyword is None]
-        index = names.index(field)
-        if given is None and index < len(positional):
-            given = positional[index]
-        if given is not None:
-            return given, where
-        default = fields[index].value
-        if isinstance(default, cst.Call):  # ``field(default=100)``; a default_factory: unknown
-            default = keyword_only(default, "default") if _is_field_call(default) else None
-        return None if default is None else (default, cls.location())
+        return (found[0], where) if found[1] == FROM_CALL else (found[0], cls.location())
 
     def _own_attribute(self, expr: cst.Attribute, loc: Location) -> Optional[Binding]:
         """The one assignment of ``self.<attr>`` read in a method of its class: none
@@ -1086,14 +1070,7 @@ def _first_parameter(scope: Scope) -> Optional[str]:
 def _attribute_written(text: str, attr: str) -> bool:
     """The file sets the attribute on some object (``Stem.width = 32``,
     ``self.width += 8``) or sets attributes by name (``setattr``)."""
-    return re.search(rf"\.{re.escape(attr)}\s*(\+|-|\*|/|//)?=(?!=)", text) is not None \
-        or re.search(rf"\bsetattr\([^)]*['\"]{re.escape(attr)}['\"]", text) is not None
-
-
-def _is_field_call(call: cst.Call) -> bool:
-    func = call.func
-    return (isinstance(func, cst.Name) and func.value == "field") or \
-        (isinstance(func, cst.Attribute) and func.attr.value == "field")
+    return field_assigned(text, attr)
 
 
 def _field_written(text: str, instance: str, field: str) -> bool:

@@ -31,7 +31,7 @@ it (the runtime checker measures what static analysis cannot see).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple, Union
+from typing import Callable, Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 
@@ -50,6 +50,7 @@ from mplint.core.find_nodes import find_all, mentions
 from mplint.rule.check import Analysis, Context
 from mplint.semantic.call_args import first_tensor_argument, positional_or_keyword
 from mplint.semantic.stored_attributes import InstanceAttributes
+from mplint.semantic.values import is_constant
 from mplint.semantic.scopes import (
     MAX_CALL_CONTEXT, Binding, CallContext, CallFrame, Location, Scope, attributes_of, calls_of, class_chain,
     function_key, instance_class, local_def, bound_leading, method_of,
@@ -165,6 +166,9 @@ class ModelOutputs(Analysis):
         self._appended: List[Tuple[cst.Name, Location]] = []
         #: ``model.compile(...)``, ``model.fit(...)``...: where each variable is used as a whole model
         self._whole_model_uses: Dict[str, List[Location]] = {}
+        #: ``models[0].fit(...)``: the item a whole-model method is called on, and where
+        self._item_uses: List[Tuple[cst.Subscript, Location]] = []
+        self._containers: Optional[List[Tuple[cst.BaseExpression, Location]]] = None
         self._nested: Optional[Set[int]] = None
         #: assignments made inside a loop body (a new value each iteration)
         self._loop_assigns: Set[int] = set()
@@ -302,6 +306,9 @@ class ModelOutputs(Analysis):
         if isinstance(func, cst.Attribute) and func.attr.value in WHOLE_MODEL_METHODS \
                 and isinstance(func.value, cst.Name):
             self._whole_model_uses.setdefault(func.value.value, []).append(loc)
+        elif isinstance(func, cst.Attribute) and func.attr.value in WHOLE_MODEL_METHODS \
+                and isinstance(func.value, cst.Subscript):
+            self._item_uses.append((func.value, loc))  # ``models[0].fit(...)``
         for arg in node.args:
             if isinstance(arg.value, cst.Name):
                 self._passed.setdefault(arg.value.value, []).append((node, loc))
@@ -488,20 +495,22 @@ class ModelOutputs(Analysis):
         (:meth:`_smoke_test`): it shows the model whole, not trained under the policy."""
         made = {id(call): (call, loc) for call, loc, _ in self._models}
         classes = {id(call): cls.node for call, _, cls in self._super_inits}
+
+        def makes(value: cst.BaseExpression, where: Location) -> bool:
+            return self._makes_model(value, where, model, made, classes)
+
+        for value, where in self._container_uses():
+            if makes(value, where):
+                return True
         for name, uses in self._whole_model_uses.items():
             for use in uses:
                 if not smoke_tests and self._smoke_test(use):
                     continue
                 binding = use.lookup(name)
-                if binding is None or binding.kind not in ("assign", "annassign") or binding.scope is None:
+                if binding is None or binding.scope is None or binding.kind not in ("assign", "annassign") \
+                        or binding.value is None:
                     continue
-                value = binding.value
-                if not isinstance(value, cst.Call):
-                    continue
-                if id(model) in made and self._makes(value, binding.location(), made[id(model)]):
-                    return True
-                found = self._local_model_class(value.func, binding.location())
-                if found is not None and found[0] is classes.get(id(model), model):
+                if makes(binding.value, binding.location()):
                     return True
         return False
 
@@ -511,6 +520,55 @@ class ModelOutputs(Analysis):
         builder's self-test), not in the program that sets the policy elsewhere."""
         return any(arm == "body" and _is_main_test(test) for _, arm, test in use.branches) \
             and not self.ctx.facts.main_guard_mixed()
+
+    def _makes_model(self, value: cst.BaseExpression, where: Location, model: cst.CSTNode,
+                     made: Mapping[int, Tuple[cst.Call, Location]], classes: Mapping[int, cst.CSTNode]) -> bool:
+        """``value`` builds the model: its constructor, a local builder, its class."""
+        if not isinstance(value, cst.Call):
+            return False
+        if id(model) in made and self._makes(value, where, made[id(model)]):
+            return True
+        found = self._local_model_class(value.func, where)
+        return found is not None and found[0] is classes.get(id(model), model)
+
+    def _trained_elements(self) -> Set[int]:
+        """The calls written as elements of a tuple or list whose elements are trained or
+        run as whole models (:meth:`_container_uses`): models, not layers of one."""
+        return {id(value) for value, _ in self._container_uses()}
+
+    def _container_uses(self) -> List[Tuple[cst.BaseExpression, Location]]:
+        """The elements of containers a whole-model method is called on, one at a time:
+        ``for m in models: m.fit(...)`` over a tuple or list written out (or a name bound
+        once to one), and ``models[0].fit(...)`` (memoised)."""
+        if self._containers is not None:
+            return self._containers
+        out: List[Tuple[cst.BaseExpression, Location]] = []
+        for name, uses in self._whole_model_uses.items():
+            for use in uses:
+                binding = use.lookup(name)
+                if binding is not None and binding.kind == "for" and isinstance(binding.node, cst.For) \
+                        and isinstance(binding.node.target, cst.Name) and binding.scope is not None:
+                    out += self._elements(binding.node.iter, binding.location())
+        for item, loc in self._item_uses:
+            found = self.ctx.values.item(item, loc)
+            if found is not None:
+                out.append(found)
+        self._containers = out
+        return out
+
+    def _elements(self, iterable: cst.BaseExpression, loc: Location) -> List[Tuple[cst.BaseExpression, Location]]:
+        """The elements of a tuple or list literal a loop runs over: written there, or
+        bound once to a name never changed in place (``models = [build_a(), build_b()]``)."""
+        if isinstance(iterable, cst.Name):
+            bindings = loc.reaching(iterable.value)
+            if len(bindings) != 1 or not is_constant(bindings[0]) or bindings[0].scope is None \
+                    or self.ctx.values.changed_in_place(bindings[0].scope, iterable.value):
+                return []
+            assert bindings[0].value is not None
+            return self._elements(bindings[0].value, bindings[0].location())
+        if isinstance(iterable, (cst.Tuple, cst.List)):
+            return [(e.value, loc) for e in iterable.elements if isinstance(e, cst.Element)]
+        return []
 
     def model_variables(self, model: cst.CSTNode) -> Set[str]:
         """The names of the file bound to the model (a ``ModelOutput.model_call``): to its
@@ -645,8 +703,10 @@ class ModelOutputs(Analysis):
             # Blocks: models made where a layer goes, or made or called inside a
             # Keras class or a class that builds a functional graph (a training
             # wrapper that is a plain class only runs them).
+            trained = self._trained_elements()
             for call, loc in self._positions:
-                self._mark_layer(call, loc, nested)
+                if id(call) not in trained:  # ``models = [build_a(), build_b()]`` then each trained
+                    self._mark_layer(call, loc, nested)
             for name, loc in self._appended:
                 self._mark_appended(name, loc, nested)
             self._mark_wrapped(nested)

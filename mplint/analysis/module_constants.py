@@ -26,7 +26,7 @@ import operator
 import os
 import re
 from pathlib import Path
-from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 
@@ -35,6 +35,7 @@ from mplint.analysis.imported_layers import module_file, parsed_module, star_imp
 from mplint.rule.check import Context
 from mplint.run.module_paths import absolute_import
 from mplint.semantic import config_files
+from mplint.semantic.config_objects import FROM_CALL, FROM_CLASS, field_assigned, field_source, namespace_keyword
 from mplint.semantic.names import canonical, dotted_name, string_key
 from mplint.semantic.vocabulary import TENSORFLOW_PACKAGES
 
@@ -106,6 +107,46 @@ def imported_constructor(ctx: Context, expr: cst.BaseExpression) -> Optional[Tup
     return None if name is None else (canonical(name), found[0])
 
 
+def imported_field(ctx: Context, call: Optional[cst.Call], attr: str,
+                   spread: Callable[[cst.BaseExpression], Optional[Mapping[str, cst.BaseExpression]]],
+                   home: Optional[Tuple[str, str]] = None) -> Optional[Tuple[str, object]]:
+    """The field ``attr`` of the config object ``call`` builds of a class another module
+    of the project defines (``ModelConfig(units=64)`` with ``from config import
+    ModelConfig``): (FROM_CALL, the argument the call passes, read in the checked file),
+    or (FROM_CLASS, the literal default the class declares); None when unknown. Without a
+    call, the field of the object ``home`` names (a module constant). ``home``:
+    (module path relative to the project root, class) of a construction another module
+    makes, which the program model resolved."""
+    if home is not None:
+        if not ctx.facts.project_root:
+            return None
+        found: Optional[Tuple[str, str]] = (os.path.join(ctx.facts.project_root, home[0]), home[1])
+    elif call is not None:
+        found = _defined_by(ctx, call.func)
+    else:
+        return None
+    if found is None:
+        return None
+    path, name = found
+    if os.path.abspath(path) == os.path.abspath(ctx.path) or attr in ctx.facts.project_set_fields \
+            or "*" in ctx.facts.project_set_fields:
+        return None
+    constants = _constants_of(path)
+    if call is None:  # the object the module binds to ``name`` (``CFG = ModelConfig()``)
+        value = None if constants is None else constants.object_value(name, [attr], "literal")
+        return None if value is None else (FROM_CLASS, value)
+    cls = None if constants is None else constants.class_named(name)
+    if constants is None or cls is None or constants.sets_attribute(attr):
+        return None
+    source = field_source(cls, call, attr, constants.resolve, spread)
+    if source is None:
+        return None
+    if source[1] == FROM_CALL:
+        return FROM_CALL, source[0]
+    value = constants.literal(source[0])
+    return None if value is None else (FROM_CLASS, value)
+
+
 def _defined_by(ctx: Context, expr: cst.BaseExpression) -> Optional[Tuple[str, str]]:
     """(file, name) of the project module whose top-level name ``expr`` reads through
     the file's imports (``from utils import load_config``), with no attribute read on it."""
@@ -142,6 +183,11 @@ def _imported(ctx: Context, expr: cst.BaseExpression, kind: Kind) -> Optional[Tu
         return None
     if name in constants.configs:  # ``cfg.model.epsilon`` of ``cfg = yaml.safe_load(open(...))``
         value = constants.config_value(name, attributes + keys, path, root, kind)
+    elif attributes and not keys:  # ``config.CFG.norm_eps`` of ``CFG = ModelConfig()``
+        if any(field_assigned(ctx.text, attr) or attr in ctx.facts.project_set_fields for attr in attributes) \
+                or "*" in ctx.facts.project_set_fields:
+            return None
+        value = constants.object_value(name, attributes, kind)
     elif attributes or len(keys) > 1:
         return None
     else:
@@ -249,7 +295,11 @@ class _Constants:
         self.configs: Dict[str, Written] = {}
         #: the module's top-level functions (a loader a config name is bound by calling)
         self.functions: Dict[str, cst.FunctionDef] = {}
+        #: the module's top-level classes (a config object's class), by name
+        self.classes: Dict[str, cst.ClassDef] = {}
         self.canonical = by_imports(top_level_imports(module))
+        self._module = module
+        self._text: Optional[str] = None
         self._collect(module.body)
         for name in list(self.configs):
             if self.values.get(name) is None:
@@ -264,6 +314,8 @@ class _Constants:
                 self._bind(statement.name.value, None)
                 if isinstance(statement, cst.FunctionDef):
                     self.functions[statement.name.value] = statement
+                else:
+                    self.classes[statement.name.value] = statement
             elif isinstance(statement, cst.With) and self._config_block(statement):
                 continue
             elif isinstance(statement, (cst.If, cst.For, cst.While, cst.Try, cst.With)):
@@ -341,6 +393,85 @@ class _Constants:
             if expr is None:
                 return None
         return self._evaluate(expr, depth, kind)
+
+    def class_named(self, name: str) -> Optional[cst.ClassDef]:
+        """The top-level class ``name`` of this module, bound once."""
+        return self._class(cst.Name(name))
+
+    def sets_attribute(self, attr: str) -> bool:
+        """Some code of this module sets ``attr`` on an object other than ``self``."""
+        if self._text is None:
+            self._text = self._module.code
+        return field_assigned(self._text, attr, on_self=False)
+
+    def literal(self, expr: cst.BaseExpression) -> Optional[Literal]:
+        """The string or number ``expr`` (written in this module) holds."""
+        return self._evaluate(expr, 0, "literal")
+
+    def resolve(self, expr: cst.BaseExpression) -> FrozenSet[str]:
+        """The canonical name of ``expr`` through this module's imports."""
+        return self._resolve(expr)
+
+    def _resolve(self, expr: cst.BaseExpression) -> FrozenSet[str]:
+        found = self.canonical(expr)
+        return frozenset() if found is None else frozenset({found})
+
+    def _class(self, expr: cst.BaseExpression) -> Optional[cst.ClassDef]:
+        """The class of this module a name bound once denotes."""
+        if not isinstance(expr, cst.Name) or expr.value not in self.classes or expr.value not in self.values \
+                or self.values[expr.value] is not None or self._bound_again(expr.value):
+            return None
+        return self.classes[expr.value]
+
+    def _bound_again(self, name: str) -> bool:
+        return sum(1 for statement in self._module.body if isinstance(statement, (cst.ClassDef, cst.FunctionDef))
+                   and statement.name.value == name) != 1
+
+    def object_value(self, name: str, attributes: Sequence[str], kind: Kind) -> Optional[Literal]:
+        """``CFG.model.norm_eps`` of ``CFG = ModelConfig(...)`` bound once here (or
+        ``Config.EPS`` of a class): each attribute a field of the config object the one
+        before it holds (:mod:`semantic.config_objects`); None when any is unknown or some
+        code of this module sets such an attribute."""
+        if any(self.sets_attribute(attr) for attr in attributes):
+            return None
+        current: Optional[cst.BaseExpression] = cst.Name(name)
+        for attr in attributes:
+            current = self._field(current, attr, 0)
+            if current is None:
+                return None
+        return None if current is None else self._evaluate(current, 0, kind)
+
+    def _field(self, expr: Optional[cst.BaseExpression], attr: str, depth: int) -> Optional[cst.BaseExpression]:
+        if expr is None or depth > _MAX_DEPTH:
+            return None
+        cls = self._class(expr)
+        if cls is not None:
+            found = field_source(cls, None, attr, self._resolve)
+            return None if found is None else found[0]
+        if isinstance(expr, cst.Name):
+            return self._field(self.values.get(expr.value), attr, depth + 1)
+        if isinstance(expr, cst.Call):
+            cls = self._class(expr.func)
+            if cls is None:
+                return namespace_keyword(expr, attr, self._resolve, self._spread)
+            found = field_source(cls, expr, attr, self._resolve, self._spread)
+            return None if found is None else found[0]
+        return None
+
+    def _spread(self, expr: cst.BaseExpression) -> Optional[Mapping[str, cst.BaseExpression]]:
+        """``**DEFAULTS`` of a dict literal bound once here."""
+        literal = self.values.get(expr.value) if isinstance(expr, cst.Name) else expr
+        if not isinstance(literal, cst.Dict) or (isinstance(expr, cst.Name) and self._text is not None and re.search(
+                rf"\b{re.escape(expr.value)}(\s*\[[^\]\n]*\]\s*=(?!=)|\.(update|setdefault|pop|clear)\()",
+                self._text) is not None):
+            return None
+        out: Dict[str, cst.BaseExpression] = {}
+        for element in literal.elements:
+            if not isinstance(element, cst.DictElement) or not isinstance(element.key, cst.SimpleString) \
+                    or not isinstance(element.key.evaluated_value, str):
+                return None
+            out[element.key.evaluated_value] = element.value
+        return out
 
     def config_value(self, name: str, keys: Sequence[str], path: str, root: Optional[Path],
                      kind: Kind) -> Optional[Literal]:

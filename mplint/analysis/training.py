@@ -27,6 +27,7 @@ from mplint.semantic.conditions import Conditions, Truths, capabilities, conflic
 from mplint.semantic.facts import REWRITE_GRAPPLER
 from mplint.semantic.names import dotted_name, string_key
 from mplint.semantic.base_inits import base_init_calls, init_caller, own_init
+from mplint.run.summaries import PART
 from mplint.semantic.scopes import (
     Binding, Branches, Location, Scope, attributes_of, class_chain, exclusive, function_key, local_function,
     method_of,
@@ -905,11 +906,29 @@ class TrainingLoops(Analysis):
         if binding.kind == "param":
             yield from self._argument_origins(binding, depth, seen | {id(binding)})
             return
+        if binding.value is None and binding.element is not None:
+            yield from self._element_origins(binding, binding.element)
+            return
         if binding.value is None or binding.kind not in ("assign", "annassign"):
             yield OptimizerOrigin(UNKNOWN_OPTIMIZER)
             return
         yield from self._origins(binding.value, binding.location(), depth + 1,
                                  seen | {id(binding)})
+
+    def _element_origins(self, binding: Binding, element: Tuple[cst.BaseExpression, int]) -> Iterator[OptimizerOrigin]:
+        """``self.g_opt, self.d_opt = optimizers``: element 1 of the tuple a parameter
+        holds, which every call of the program passes written out (``Trainer(model,
+        (opt_g, opt_d))``: ``optimizers@1`` of the program model's optimizer parameters)."""
+        source, index = element
+        bindings = binding.location().reaching(source.value) if isinstance(source, cst.Name) else []
+        scope = bindings[0].scope if len(bindings) == 1 and bindings[0].kind == "param" else None
+        outermost = scope is not None and scope.parent is not None and scope.parent.kind in ("module", "class")
+        passed = self.ctx.facts.project_optimizer_params.get(function_key(scope), {}).get(
+            f"{bindings[0].name}{PART}{index}", ()) if scope is not None and outermost else ()
+        if not passed:
+            yield OptimizerOrigin(UNKNOWN_OPTIMIZER)
+            return
+        yield from (OptimizerOrigin(kind) for kind in passed)
 
     def _argument_origins(self, binding: Binding, depth: int, seen: FrozenSet[int]) -> Iterator[OptimizerOrigin]:
         """An optimizer parameter: what every direct call of the function passes for it.

@@ -12,7 +12,7 @@ import sys
 from bisect import bisect_right
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple, Type
+from typing import Callable, Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Type
 
 import libcst as cst
 from libcst.metadata import CodeRange
@@ -188,12 +188,14 @@ class Linter:
         facts.policyless_backend = names.imported_package(POLICYLESS_BACKENDS)
         evaluator = Evaluator(names, call_sites=tracker.calls)
         evaluator.elsewhere = facts.project_arguments
+        evaluator.fields_set = facts.project_set_fields
         # a library module's top-level calls (``setattr(ResNet18, '__doc__', ...)``) do not
         # make it a program whose calls of its public functions are all their calls
         evaluator.script = source.path.endswith(".ipynb") or (is_script(module) and not facts.library)
         ctx = Context(source.path, module, names, tracker, facts, self.options, evaluator, source.text)
         evaluator.inherited_store = lambda cls, attr: _inherited_store(ctx, cls, attr)
         evaluator.imported_literal = lambda expr: _imported_literal(ctx, expr)
+        evaluator.imported_field = lambda call, attr, spread, home: _imported_field(ctx, call, attr, spread, home)
         evaluator.config_value = lambda written, keys: _config_value(ctx, written, keys)
         evaluator.loader_value = lambda call, keys, strings: _loader_value(ctx, call, keys, strings)
         try:
@@ -439,6 +441,15 @@ def _imported_literal(ctx: Context, expr: cst.BaseExpression) -> object:
     there through the keyed reads, so a cached result follows that module's content)."""
     from mplint.analysis.module_constants import imported_literal
     return imported_literal(ctx, expr)
+
+
+def _imported_field(ctx: Context, call: Optional[cst.Call], attr: str,
+                    spread: Callable[[cst.BaseExpression], Optional[Mapping[str, cst.BaseExpression]]],
+                    home: Optional[Tuple[str, str]]) -> Optional[Tuple[str, object]]:
+    """A field of a config object built of a class of another project module (read there
+    through the keyed reads, as :func:`_imported_literal`)."""
+    from mplint.analysis.module_constants import imported_field
+    return imported_field(ctx, call, attr, spread, home)
 
 
 def _config_value(ctx: Context, written: Written, keys: Sequence[str]) -> object:

@@ -18,7 +18,9 @@ import json
 import re
 from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Set, Tuple
 
-from mplint.run.summaries import BODY, IMPORT, METHOD, PARAM, UNKNOWN, FunctionSummary, returned_part, split_part
+from mplint.run.summaries import (
+    BODY, IMPORT, METHOD, PARAM, PART, UNKNOWN, FunctionSummary, returned_part, split_part,
+)
 from mplint.semantic.vocabulary import (
     DISTRIBUTED_OPTIMIZERS, DISTRIBUTED_TAPES, LOSS_SCALE_OPTIMIZERS, is_optimizer_class, is_optimizer_constructor,
 )
@@ -86,7 +88,8 @@ class OptimizerValues:
 
     def parameters(self, paths: Set[str]) -> Dict[str, Dict[str, Dict[str, List[str]]]]:
         """path -> function -> parameter -> the optimizer kinds every call site in the
-        summarised code passes for it (functions of ``paths``)."""
+        summarised code passes for it (functions of ``paths``); ``param@1``: element 1 of
+        the tuple or list every call passes for it (``Trainer(model, (opt_g, opt_d))``)."""
         found: Dict[str, Dict[str, Dict[str, List[str]]]] = {}
         for path in sorted(paths):
             for name, function in self.model.summary(path).functions.items():
@@ -113,13 +116,21 @@ class OptimizerValues:
         for slot, caller, caller_function, argument in self.model.call_sites(node):
             if slot == "*":
                 return None
+            slot, index = split_part(slot)  # ``2@1``: element 1 of a tuple passed for the third
             param = function.params[int(slot)] if slot.isdigit() and int(slot) < len(function.params) else slot
-            if self._round_trip(node, param, argument):
+            if index is not None:
+                if param not in function.params:
+                    continue
+                param = f"{param}{PART}{index}"
+            elif self._round_trip(node, param, argument):
                 continue  # ``self.compile(opt=self.opt)``: the value compile() stored, handed back
             sites.setdefault(param, []).append(self._argument_kinds(caller, caller_function, argument, depth))
         out: Dict[str, Kinds] = {}
         for param, every in sites.items():
-            if param in function.params and every and all(kinds is not None for kinds in every):
+            whole, index = split_part(param)
+            if index is not None and whole in sites:
+                continue  # some call passes the parameter as something else than a tuple written out
+            if whole in function.params and every and all(kinds is not None for kinds in every):
                 out[param] = frozenset().union(*[kinds for kinds in every if kinds is not None])
         self._params[key] = out
         return out

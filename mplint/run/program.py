@@ -51,7 +51,7 @@ from mplint.run.summaries import (
     BODY, IMPORT, MAIN, METHOD, PARAM, POLICY_SETTERS, REGISTRY, STAR, UNKNOWN, FunctionSummary, ModuleSummary,
     binds, exclusive_lines, returned_part, split_part,
 )
-from mplint.semantic.elsewhere_marks import CALLER_AT, caller_at
+from mplint.semantic.elsewhere_marks import CALLER_AT, CONSTRUCTION, caller_at
 from mplint.semantic.vocabulary import MIXED_POLICIES, UNKNOWN_POLICY
 from mplint.semantic.visibility import is_private_name
 from mplint.semantic.test_modules import is_test_path
@@ -240,6 +240,9 @@ class Governance:
     #: function -> the parameters each call in another module binds where mixed_float16
     #: is in effect (:mod:`mixed_calls`): parameter -> JSON literal or UNKNOWN
     mixed_calls: Dict[str, List[Site]] = field(default_factory=dict)
+    #: the attributes the program's summarised code sets on objects other than ``self``
+    #: (``ModuleSummary.set_fields``): a config object's field among them is unknown
+    set_fields: FrozenSet[str] = frozenset()
 
 
 #: a line after every other: where a module's ``__main__`` guard runs, for its top level
@@ -343,7 +346,8 @@ class ProgramResult:
                        None if g.scaling_reached is None else list(g.scaling_reached), g.arguments,
                        sorted(g.layer_packages), sorted(g.dead_setters),
                        {name: list(setter) for name, setter in g.rewrite_programs.items()},
-                       {name: [list(site) for site in sites] for name, sites in g.mixed_calls.items()}]
+                       {name: [list(site) for site in sites] for name, sites in g.mixed_calls.items()},
+                       sorted(g.set_fields)]
                 for path, g in self._by_file.items()}
 
     def to_json(self) -> list:
@@ -358,7 +362,7 @@ class ProgramResult:
             by_file: Dict[str, Governance] = {}
             assert isinstance(files, dict) and isinstance(read, list) and isinstance(searched, list)
             for path, (setters, functions, parts, trained, factories, params, overrides, reached, arguments,
-                       packages, dead, programs, mixed) in files.items():
+                       packages, dead, programs, mixed, fields) in files.items():
                 found = Governance(setters=frozenset(str(s) for s in setters),
                                    parts=frozenset(str(p) for p in parts),
                                    trained=frozenset(str(t) for t in trained),
@@ -377,7 +381,8 @@ class ProgramResult:
                                                      for f, (p, w, l) in programs.items()},
                                    mixed_calls={str(f): [(str(w), int(l), {str(k): str(v) for k, v in bound.items()})
                                                          for w, l, bound in sites]
-                                                for f, sites in mixed.items()})
+                                                for f, sites in mixed.items()},
+                                   set_fields=frozenset(str(f) for f in fields))
                 for name, routes in functions.items():
                     found.by_function[str(name)] = {
                         str(policy): Route(str(where), int(line), tuple(str(c) for c in chain),
@@ -594,6 +599,9 @@ class ProgramModel:
         for path, programs in find_programs(self, rewriting).items():
             self._by_file.setdefault(path, Governance()).rewrite_programs = {
                 BODY if name == MAIN else name: setter for name, setter in sorted(programs.items())}
+        fields = frozenset(f for path in list(self._summaries) for f in self.summary(path).set_fields)
+        for governance in self._by_file.values():
+            governance.set_fields = fields
         result = ProgramResult(self._by_file, sorted(self._summaries), sorted(self.searched),
                                None if targets is None else sorted(targets))
         result.sought = {path: sorted(names) for path, names in self.sought.items()}
@@ -1569,10 +1577,16 @@ class ProgramModel:
             return None
         found = set()
         for full in self._imported(path, written):
-            module_name, _, constant = full.rpartition(".")
-            module = self._module(path, module_name) if module_name else None
-            if module is not None and module != path:
-                found.add(self.summary(module).constants.get(constant))
+            parts = full.split(".")
+            # ``config.POLICY``, or ``config.CFG.policy`` of a config object (``object_constants``)
+            for end in range(len(parts) - 1, 0, -1):
+                module = self._module(path, ".".join(parts[:end]))
+                if module is not None:
+                    if end < len(parts) - 1 and ({parts[-1], "*"} & self.summary(path).set_fields_view()):
+                        return None  # ``CFG.policy = args.policy`` in the setter's module
+                    if module != path:
+                        found.add(self.summary(module).constants.get(".".join(parts[end:])))
+                    break
         return found.pop() if len(found) == 1 else None
 
     def _module(self, importer: str, name: str) -> Optional[str]:
@@ -1665,6 +1679,7 @@ class ProgramModel:
                         continue
                     # the file's evaluator reads strings, numbers and None (a bool binds policy helpers here)
                     slots = {k: UNKNOWN if v in _BOOLS else v for k, v in slots.items()}
+                    slots = self._constructions(caller, slots)
                     at = {CALLER_AT: caller_at(self._relative(caller), line, spelled if picked else None)}
                     sites = [{**site, **at} for site in forwarded.expand(caller, function, summary, callee, slots)]
                     for target in targets:
@@ -1674,6 +1689,51 @@ class ProgramModel:
                 if len(sites) > _MAX_SITES:
                     by_function[name] = [{"*": UNKNOWN}]
         return found
+
+    def _constructions(self, caller: str, slots: Dict[str, str]) -> Dict[str, str]:
+        """``slots`` with each construction an argument makes (``CONSTRUCTION + slot``)
+        resolved to the project's top-level class it builds: ``[module path relative to
+        the root, class, {slot: literal}]`` (a call of anything else is dropped)."""
+        if not any(k.startswith(CONSTRUCTION) for k in slots):
+            return slots
+        out: Dict[str, str] = {}
+        for key, value in slots.items():
+            if key.startswith(CONSTRUCTION):
+                record = json.loads(value)
+                if len(record) == 1:  # ``build(CFG)`` with ``from config import CFG``
+                    bound = self._top_name(caller, record[0])
+                    if bound is None:
+                        continue
+                    value = json.dumps([self._relative(bound[0]), bound[1]])
+                else:
+                    cls = self._top_class(caller, record[0])
+                    if cls is None:
+                        continue
+                    value = json.dumps([self._relative(cls[0]), cls[1], record[1]])
+            out[key] = value
+        return out
+
+    def _top_name(self, path: str, written: str) -> Optional[Node]:
+        """(module, name) of the top-level name of another project module a name written
+        in ``path`` stands for through its imports (``config.CFG``, ``from config import CFG``)."""
+        for full in self._imported(path, written):
+            module_name, _, name = full.rpartition(".")
+            module = self._module(path, module_name) if module_name else None
+            if module is not None and module != path:
+                return (module, name)
+        return None
+
+    def _top_class(self, path: str, written: str) -> Optional[Node]:
+        """The top-level class of a project module a name written in ``path`` names,
+        defined there or imported (``from config import ModelConfig``)."""
+        if written in self.summary(path).classes:
+            return (path, written)
+        for full in self._imported(path, written):
+            module_name, _, name = full.rpartition(".")
+            module = self._module(path, module_name) if module_name else None
+            if module is not None and name in self.summary(module).classes:
+                return (module, name)
+        return None
 
     def _overrides_called(self, path: str, function: str, callee: str) -> List[Node]:
         """The overrides a ``self.method(...)`` call in a method of a class may run: the

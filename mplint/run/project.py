@@ -379,6 +379,7 @@ class ProjectFacts:
             facts.project_optimizer_factories = governance.factories
             facts.project_optimizer_params = governance.optimizer_params
             facts.project_arguments = governance.arguments
+            facts.project_set_fields = governance.set_fields
             facts.project_mixed_calls = {
                 function: [(self.place(where, line), bound) for where, line, bound in sites]
                 for function, sites in governance.mixed_calls.items()}

@@ -20,6 +20,8 @@ from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Opti
 from mplint.core.python_syntax import tree_or_none
 from mplint.run.dotted import dotted
 from mplint.run.escapes import escapes_by_function, handed_arguments
+from mplint.semantic.elsewhere_marks import CONSTRUCTION
+from mplint.run.object_constants import object_facts
 from mplint.run.picked_callables import if_chain_pick, note_callable, picked_return
 from mplint.run.returned_values import element_stores, element_values, policy_truths
 from mplint.semantic.vocabulary import (
@@ -42,7 +44,7 @@ KEYWORD_SPREAD = "**"
 #: and ``super().method``: ``Class#method`` (``super#method``)
 METHOD = "#"
 POLICY_SETTERS = frozenset(POLICY_SETTER_WORDS)
-SUMMARY_VERSION = 27
+SUMMARY_VERSION = 28
 #: a trained value that is a parameter of the function: ``param:`` + its name
 PARAM = "param:"
 #: a value a summary cannot name (an expression, ``None``, a loop variable)
@@ -186,11 +188,19 @@ class ModuleSummary:
     #: fn`` in a decorator): function -> those names. What they decorate is an entry.
     writers: Dict[str, List[str]] = field(default_factory=dict)
     #: top-level names bound once, by a plain assignment of a string literal
-    #: (``POLICY = "mixed_bfloat16"`` in a config module)
+    #: (``POLICY = "mixed_bfloat16"`` in a config module), and the string fields of the
+    #: config objects bound so (``CFG.policy``: :mod:`object_constants`)
     constants: Dict[str, str] = field(default_factory=dict)
     #: registries keyed by string literals: name -> key -> the dotted callee that calling
     #: the entry calls (``"adam_amp": lambda lr: LossScaleOptimizer(Adam(lr))``: the wrapper)
     keyed: Dict[str, Dict[str, str]] = field(default_factory=dict)
+    #: the attributes its code sets on an object other than ``self`` (``cfg.norm_eps =
+    #: args.eps``; "*" for ``setattr``): a config object's field set so is a run-time matter
+    set_fields: List[str] = field(default_factory=list)
+
+    def set_fields_view(self) -> FrozenSet[str]:
+        """:attr:`set_fields` as a set."""
+        return frozenset(self.set_fields)
 
     def to_json(self) -> List[Any]:
         return [SUMMARY_VERSION, self.script, self.imports,
@@ -201,13 +211,14 @@ class ModuleSummary:
                         f.part_values, f.required]
                  for name, f in self.functions.items()},
                 {name: [c.bases, c.methods, c.attributes, c.sources, c.callables] for name, c in self.classes.items()},
-                self.registries, self.decorated, self.writers, self.constants, self.keyed]
+                self.registries, self.decorated, self.writers, self.constants, self.keyed, self.set_fields]
 
     @classmethod
     def from_json(cls, data: Any) -> Optional["ModuleSummary"]:
         """The summary, or None for data of another shape or version (a cache miss)."""
         try:
-            version, script, imports, functions, classes, registries, decorated, writers, constants, keyed = data
+            version, script, imports, functions, classes, registries, decorated, writers, constants, keyed, \
+                set_fields = data
             if version != SUMMARY_VERSION:
                 return None
             return cls(
@@ -248,7 +259,8 @@ class ModuleSummary:
                 {str(name): [str(v) for v in values] for name, values in decorated.items()},
                 {str(name): [str(v) for v in values] for name, values in writers.items()},
                 {str(k): str(v) for k, v in constants.items()},
-                {str(name): {str(k): str(v) for k, v in entries.items()} for name, entries in keyed.items()})
+                {str(name): {str(k): str(v) for k, v in entries.items()} for name, entries in keyed.items()},
+                [str(f) for f in set_fields])
         except (TypeError, ValueError, AttributeError):
             return None
 
@@ -266,7 +278,8 @@ def summarize(text: str) -> ModuleSummary:
         if top is not None and top.sets:
             _read_guards(top, tree.body)
         _note_registrations(summary, tree.body)
-        summary.constants = _string_constants(tree.body)
+        objects, summary.set_fields = object_facts(tree)
+        summary.constants = {**objects, **_string_constants(tree.body)}
         for name, escapes in escapes_by_function(tree.body, BODY, MAIN, _is_main_guard).items():
             summary.functions.setdefault(name, FunctionSummary()).escapes = escapes
     except RecursionError:
@@ -858,6 +871,14 @@ def _record_passes(function: FunctionSummary, node: ast.Call, callee: str, origi
     # stays ``self.x``: the method may store it back where it came from (a round trip)
     own = callee.startswith("self.")
     for slot, value in slots:
+        if isinstance(value, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in value.elts):
+            # ``Trainer(model, (opt_g, opt_d))``: each element, as slot ``2@1`` (and no
+            # entry for the slot itself: a call that passes anything else for it has one)
+            for index, element in enumerate(value.elts):
+                for origin in origins(element, node):
+                    passes.append((callee, f"{slot}{PART}{index}",
+                                   UNKNOWN if origin.startswith("self.") and not own else origin))
+            continue
         for origin in origins(value, node):
             passes.append((callee, slot, UNKNOWN if origin.startswith("self.") and not own else origin))
 
@@ -897,6 +918,7 @@ def _literal_arguments(node: ast.Call, spellings: _Spellings) -> Dict[str, str]:
             slots["*"] = UNKNOWN
         else:
             slots[str(i)] = _argument_literal(arg, dtypes)
+            _note_construction(slots, str(i), arg, dtypes)
     spread_only = "*" not in slots
     for keyword in node.keywords:
         spread = keyword.value if isinstance(keyword.value, ast.Dict) else \
@@ -911,7 +933,30 @@ def _literal_arguments(node: ast.Call, spellings: _Spellings) -> Dict[str, str]:
                 slots[KEYWORD_SPREAD] = UNKNOWN
         else:
             slots[keyword.arg] = _argument_literal(keyword.value, dtypes)
+            _note_construction(slots, keyword.arg, keyword.value, dtypes)
     return slots
+
+
+def _note_construction(slots: Dict[str, str], slot: str, value: ast.AST, dtypes: Mapping[str, str]) -> None:
+    """An argument that builds an object of a name that may be the project's class, with
+    literal arguments (``build(ModelConfig(units=64))``): ``CONSTRUCTION + slot`` -> JSON
+    ``[the class as written, {slot: literal}]``, which the program model resolves to the
+    class (``ProgramModel.arguments``) so the callee reads the object's fields. A name
+    (``build(CFG)``) is ``[the name as written]``: an object another module binds, maybe."""
+    if isinstance(value, (ast.Name, ast.Attribute)) and slots.get(slot) == UNKNOWN:
+        written = dotted(value)  # ``build(CFG)``: an object another module binds, maybe
+        if written is not None and written.partition(".")[0] not in _NOT_PROJECT_HEADS | {"self"}:
+            slots[CONSTRUCTION + slot] = json.dumps([written])
+        return
+    if not isinstance(value, ast.Call) or any(isinstance(a, ast.Starred) for a in value.args) \
+            or any(k.arg is None for k in value.keywords):
+        return
+    written = dotted(value.func)
+    if written is None or written.partition(".")[0] in _NOT_PROJECT_HEADS:
+        return
+    args = {str(i): _argument_literal(a, dtypes) for i, a in enumerate(value.args)}
+    args.update({k.arg: _argument_literal(k.value, dtypes) for k in value.keywords if k.arg is not None})
+    slots[CONSTRUCTION + slot] = json.dumps([written, args])
 
 
 def _keyword_dict(value: ast.AST) -> bool:

@@ -7,6 +7,12 @@ from typing import Optional, Tuple
 ELSEWHERE_UNKNOWN = "?"
 #: a call that spreads ``**kwargs`` (no ``*args``)
 KEYWORD_SPREAD = "**"
+#: before a slot: the object the argument builds, a construction of a project class with
+#: literal arguments (``build(ModelConfig(units=64))``): JSON ``[module path relative to
+#: the root, class name, {slot: JSON literal or ELSEWHERE_UNKNOWN}]``, or a name another
+#: module binds at its top level (``build(CFG)``): ``[module path, name]``; the slot itself
+#: stays ELSEWHERE_UNKNOWN for every other reader
+CONSTRUCTION = "="
 #: where the call is written: ``folder/caller.py:42``, relative to the project root
 #: (the tensor analysis judges the argument there: ``analysis.tensor_callers``); not a slot
 CALLER_AT = "@"

@@ -178,6 +178,9 @@ class ModuleFacts:
     #: per function (``scopes.function_key``), the arguments each call in another module
     #: passes it: slot -> JSON literal or "?" (see ``ProgramModel.arguments``)
     project_arguments: Dict[str, List[Dict[str, str]]] = field(default_factory=dict)
+    #: the attributes the program's code sets on objects other than ``self``
+    #: (``Governance.set_fields``): a config object's field among them is unknown
+    project_set_fields: FrozenSet[str] = frozenset()
     #: function -> each call in another module made where a mixed policy is in effect
     #: (``program.Governance.mixed_calls``, under mixed_float16): its place, and parameter -> JSON literal or "?"
     project_mixed_calls: Dict[str, List[Tuple[str, Dict[str, str]]]] = field(default_factory=dict)

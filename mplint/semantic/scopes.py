@@ -115,6 +115,9 @@ class Binding:
     #: k the k-th ``except`` handler (a binding in a handler never replaces one in the
     #: body or in another handler: either may be the one that ran)
     tries: Tuple[Tuple[int, int], ...] = ()
+    #: for a target of ``a, b = value`` whose value is no tuple written out: the value and
+    #: the index of the element it takes (``self.g_opt, self.d_opt = optimizers``: 1)
+    element: Optional[Tuple[cst.BaseExpression, int]] = None
 
     def location(self) -> "Location":
         """Where the binding was made (to evaluate its value there)."""
@@ -979,17 +982,20 @@ class ScopeTracker:
 
     def _bind_target(
         self, target: cst.BaseExpression, value: Optional[cst.BaseExpression],
-        node: cst.CSTNode, kind: str,
+        node: cst.CSTNode, kind: str, element: Optional[Tuple[cst.BaseExpression, int]] = None,
     ) -> None:
         if isinstance(target, cst.Name):
-            self._bind(Binding(target.value, self.order, value, node, kind))
+            self._bind(Binding(target.value, self.order, value, node, kind, element=element))
         elif isinstance(target, (cst.Tuple, cst.List)):
             values = _unpacked(target, value)
-            for index, element in enumerate(target.elements):
-                inner = element.value
+            whole = value if values is None and value is not None and kind in ("assign", "annassign") \
+                and not any(isinstance(e, cst.StarredElement) for e in target.elements) else None
+            for index, element_node in enumerate(target.elements):
+                inner = element_node.value
                 if isinstance(inner, cst.StarredElement):
                     inner = inner.value
-                self._bind_target(inner, values[index] if values is not None else None, node, kind)
+                self._bind_target(inner, values[index] if values is not None else None, node, kind,
+                                  (whole, index) if whole is not None else None)
         elif (
             isinstance(target, cst.Attribute)
             and isinstance(target.value, cst.Name)
@@ -999,7 +1005,7 @@ class ScopeTracker:
             if cls is not None:
                 cls.attributes.setdefault(target.attr.value, []).append(
                     Binding(target.attr.value, self.order, value, node, kind, self.current,
-                            self.branches())
+                            self.branches(), element=element)
                 )
 
 

@@ -18,8 +18,9 @@ import libcst as cst
 
 from mplint.semantic.call_args import UNREADABLE, _Unreadable, argument_for
 from mplint.semantic.config_loads import Written
+from mplint.semantic.config_objects import FROM_CALL, field_assigned, field_source, is_config_class, namespace_keyword
 from mplint.semantic.config_values import ConfigReads
-from mplint.semantic.elsewhere_marks import ELSEWHERE_UNKNOWN, KEYWORD_SPREAD
+from mplint.semantic.elsewhere_marks import CONSTRUCTION, ELSEWHERE_UNKNOWN, KEYWORD_SPREAD
 from mplint.semantic.mapping_entries import READERS, MappingEntries
 from mplint.semantic.names import NameResolver
 from mplint.semantic.scopes import (
@@ -28,7 +29,7 @@ from mplint.semantic.scopes import (
     self_call_key, subclasses_in_file,
 )
 from mplint.semantic.stored_attributes import NOT_HERE, InstanceAttributes, StoredForm
-from mplint.semantic.vocabulary import DATACLASS_DECORATORS, DTYPE_NAMES, NAMESPACE_CONSTRUCTORS, POLICY_CONSTRUCTORS
+from mplint.semantic.vocabulary import DTYPE_NAMES, NAMESPACE_CONSTRUCTORS, POLICY_CONSTRUCTORS
 
 Values = FrozenSet[object]
 
@@ -108,6 +109,24 @@ class Evaluator:
         #: this module it runs on itself (``self.build_head(x)`` inherited): that module
         #: answers ``self.<attr>`` inside the call (:meth:`instance_of_call`)
         self._instances: Dict[int, Tuple[cst.Call, InstanceAttributes]] = {}
+        #: the field of a config object a construction of a class of another module of the
+        #: project makes (``ModelConfig(units=64)``, ``from config import ModelConfig``):
+        #: (FROM_CALL, the argument) to read here, or (FROM_CLASS, the default's value);
+        #: set by the linter, which reads that module (``module_constants.imported_field``)
+        #: ``home``: (module path relative to the root, class) of a construction another
+        #: module makes (:meth:`_constructed_elsewhere`), else None (found by the file's imports)
+        self.imported_field: Optional[Callable[[Optional[cst.Call], str, Callable[[cst.BaseExpression], Optional[
+            Mapping[str, cst.BaseExpression]]], Optional[Tuple[str, str]]], Optional[Tuple[str, object]]]] = None
+        #: the attributes the program's code sets on objects other than ``self``
+        #: (``ModuleFacts.project_set_fields``; set by the linter)
+        self.fields_set: FrozenSet[str] = frozenset()
+        #: by a rebuilt call's id, the call and the class of another module it builds (or a
+        #: name's, the module constant it stands for)
+        self._remote: Dict[int, Tuple[cst.BaseExpression, Tuple[str, str]]] = {}
+        #: scope node's id -> the names whose object may change in it (:meth:`_object_changed`)
+        self._objects: Dict[int, FrozenSet[str]] = {}
+        #: a module's source text by its node's id (which attributes some code sets)
+        self._texts: Dict[int, str] = {}
 
     def values(self, expr: cst.BaseExpression, loc: Optional[Location], depth: int = 0) -> Optional[Values]:
         if depth > _MAX_DEPTH:
@@ -139,11 +158,12 @@ class Evaluator:
                 if self.imported_literal is not None and not loc.reaching(expr.value.value):
                     return self._imported(expr)  # ``config.POLICY`` of an imported module
                 return self._namespace_values(loc, expr.value.value, expr.attr.value, depth) \
+                    or self._object_field(expr, loc, depth) \
                     or self._configs.read(expr, loc)  # ``cfg.policy`` of ``cfg = EasyDict(yaml.safe_load(...))``
             if dtype is None and loc is not None:
                 if self._unbound_chain(expr, loc):
                     return self._imported(expr)  # ``cfg.model.epsilon`` of a config another module loads
-                return self._configs.read(expr, loc)
+                return self._object_field(expr, loc, depth) or self._configs.read(expr, loc)
             return dtype
         if isinstance(expr, cst.UnaryOperation):
             inner = self.values(expr.expression, loc, depth + 1)
@@ -420,8 +440,7 @@ class Evaluator:
         if self._is_dataclass(cls):
             if attributes_of(cls, attr):
                 return None  # ``__post_init__`` or a method sets it again
-            field = _dataclass_field(cls, attr, call, where)
-            return None if field is None else self.values(field[0], field[1], depth + 1)
+            return self._field_values(cls, call, attr, where, depth)
         init = method_of(cls, "__init__")
         if attributes_of(cls, attr) and init is not None and isinstance(init.node, cst.FunctionDef):
             inside = where.entering(CallFrame(init.node, call, where, 1))
@@ -438,8 +457,193 @@ class Evaluator:
             return None
         return self._class_attribute_values(cls, attr, depth)
 
+    def _field_values(self, cls: Scope, call: cst.Call, attr: str, where: Location,
+                      depth: int) -> Optional[Values]:
+        """The field ``attr`` of the config object ``call`` builds of the class ``cls`` of
+        this file (:func:`config_objects.field_source`), read where it is written."""
+        assert isinstance(cls.node, cst.ClassDef)
+        found = field_source(cls.node, call, attr, self.names.resolve, lambda e: self._spread_entries(e, where, depth))
+        if found is None:
+            return None
+        if found[1] == FROM_CALL:
+            return self.values(found[0], where, depth + 1)
+        bound = cls.bindings.get(attr)
+        return self.values(found[0], bound[0].location() if bound else None, depth + 1)
+
+    def _object_field(self, expr: cst.Attribute, loc: Location, depth: int) -> Optional[Values]:
+        """``cfg.norm_eps``, ``self.cfg.head_act``, ``ModelConfig(units=64).units``: the field
+        of each config object the expression before the dot may hold (a construction
+        bound once, a parameter every call passes one, ``self.<attr>`` stored once, a
+        config object of another module), read where that object is written. Unknown when
+        some code of the file sets such an attribute (``cfg.norm_eps = args.eps``)."""
+        attr = expr.attr.value
+        if depth > _MAX_DEPTH:
+            return None
+        sources = self._object_sources(expr.value, loc, depth)
+        if not sources:
+            return None
+        out: Set[object] = set()
+        for source, where in sources:
+            found = self._source_field(source, where, attr, depth + 1)
+            if found is None:
+                return None
+            out |= found
+        if len(out) > _MAX_VALUES or self._field_set(loc, attr):  # (the file's text read only for an answer)
+            return None
+        return frozenset(out)
+
+    def _source_field(self, source: cst.BaseExpression, where: Location, attr: str,
+                      depth: int) -> Optional[Values]:
+        remote = self._remote.get(id(source))
+        home = remote[1] if remote is not None and remote[0] is source else None
+        if home is not None and not isinstance(source, cst.Call):  # ``build(CFG)`` in another module
+            found = self.imported_field(None, attr, lambda e: None, home) if self.imported_field else None
+            return None if found is None else frozenset({found[1]})
+        if not isinstance(source, cst.Call):  # another name for an object: read the field on it
+            return self.values(cst.Attribute(value=source, attr=cst.Name(attr)), where, depth + 1)
+        cls = class_scope_of(source.func, where) if id(source) not in self._remote else None
+        if cls is not None:
+            if not isinstance(cls.node, cst.ClassDef) or attributes_of(cls, attr) or not self._is_dataclass(cls) \
+                    and method_of(cls, "__init__") is not None:
+                return None  # a plain class's ``__init__`` stores it: :meth:`_instance_values` reads those
+            return self._field_values(cls, source, attr, where, depth)
+        if self.imported_field is not None and (home is not None or not (
+                isinstance(source.func, cst.Name) and where.reaching(source.func.value))):
+            found = self.imported_field(source, attr, lambda e: self._spread_entries(e, where, depth), home)
+            if found is not None:
+                if found[0] == FROM_CALL:
+                    assert isinstance(found[1], cst.BaseExpression)
+                    return self.values(found[1], where, depth + 1)
+                return frozenset({found[1]})
+        keyword = namespace_keyword(source, attr, self.names.resolve, lambda e: self._spread_entries(e, where, depth))
+        return None if keyword is None else self.values(keyword, where, depth + 1)
+
+    def _object_sources(self, expr: cst.BaseExpression, loc: Location,
+                        depth: int) -> Optional[List[Tuple[cst.BaseExpression, Location]]]:
+        """The expressions an object expression may be bound to, each with where it is
+        written: the construction itself, the value of a name bound once (every binding
+        that reaches the use), each argument a parameter may take, or each ``self.<attr> =``
+        of the instance's class; None when any is unknown."""
+        if isinstance(expr, cst.Call):
+            return [(expr, loc)]
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+            cls = instance_class(loc)
+            bindings = attributes_of(cls, expr.attr.value) if cls is not None else []
+            if not bindings or any(b.kind not in ("assign", "annassign") or b.value is None or b.scope is None
+                                   for b in bindings):
+                return None
+            return [(b.value, b.location().within(loc.context)) for b in bindings
+                    if b.value is not None]
+        if not isinstance(expr, cst.Name):
+            return None
+        bindings = loc.reaching(expr.value)
+        if not bindings:
+            return None
+        out: List[Tuple[cst.BaseExpression, Location]] = []
+        for binding in bindings:
+            if binding.scope is None:
+                return None
+            if binding.kind == "param":
+                found = self._param_objects(binding, loc)
+                if found is None:
+                    return None
+                out += found
+            elif is_constant(binding) and binding.value is not None \
+                    and isinstance(binding.value, (cst.Call, cst.Name, cst.Attribute)):
+                out.append((binding.value, binding.location().within(loc.context)))
+            else:
+                return None
+            if self._object_changed(binding.scope, expr.value):
+                return None
+        return out
+
+    def _object_changed(self, scope: Scope, name: str) -> bool:
+        """Whether the object ``name`` holds may be changed in its scope: an item or an
+        attribute set on it, a method called on it, or handed to a call of something not
+        defined in this file (whose code the file's field check does not read)."""
+        root = scope
+        while root.parent is not None:
+            root = root.parent
+        local = frozenset(n for n, bound in root.bindings.items() if any(b.kind in ("def", "class") for b in bound))
+        return name in names_written(self._objects, scope, lambda: _ObjectChanges(local))
+
+    def _param_objects(self, binding: Binding, loc: Location) -> Optional[List[Tuple[cst.BaseExpression, Location]]]:
+        """What a parameter holding an object is bound to: inside a followed call, that
+        call's argument; else every call of the module's (none from another module)."""
+        scope, param = binding.scope, binding.node
+        assert scope is not None and isinstance(param, cst.Param)
+        followed = loc.frame_of(scope.node) if loc.context else None
+        if followed is not None:
+            frame = followed[0]
+            passed = self.bound_argument(frame.function, param, frame.call, frame.offset, frame.caller)
+            if isinstance(passed, cst.BaseExpression):
+                return [(passed, frame.caller)]
+            if passed is None and param.default is not None:
+                return [(param.default, Location(scope.parent or scope, binding.order))]
+            return None
+        out: List[Tuple[cst.BaseExpression, Location]] = []
+        if self.arguments_elsewhere(binding) is not None:  # calls of other modules pass it too
+            remote = self._constructed_elsewhere(binding, loc)
+            if remote is None:
+                return None
+            out += remote
+            if not self._calls_of(binding):
+                return out
+        sources = self.param_sources(binding)
+        if sources is None:
+            return None
+        return out + [(expr, where) for expr, where, _call in sources]
+
+    def _constructed_elsewhere(self, binding: Binding, loc: Location) -> Optional[List[Tuple[cst.BaseExpression, Location]]]:
+        """The objects the calls of other modules pass a parameter, each a construction of
+        a project class with literal arguments (``build(ModelConfig(units=64))`` in
+        ``train.py``), rebuilt here as a call that :meth:`_source_field` asks that class
+        about; the default where a call leaves it out. None when any call passes another
+        thing."""
+        scope, param = binding.scope, binding.node
+        assert scope is not None and isinstance(param, cst.Param) and isinstance(scope.node, cst.FunctionDef)
+        params = scope.node.params
+        if param is params.star_arg or param is params.star_kwarg:
+            return None
+        positional = [*params.posonly_params, *params.params]
+        offset = 1 if scope.parent is not None and scope.parent.kind == "class" and not _is_static(scope.node) else 0
+        slot = str(positional.index(param) - offset) if param in positional else None
+        out: List[Tuple[cst.BaseExpression, Location]] = []
+        for site in self.elsewhere.get(function_key(scope), ()):
+            if "*" in site:
+                return None
+            key = slot if slot is not None and slot in site else param.name.value
+            if key not in site:
+                if param.default is None:
+                    return None
+                out.append((param.default, Location(scope.parent or scope, binding.order)))
+                continue
+            record = site.get(CONSTRUCTION + key)
+            if record is None:
+                return None
+            found = json.loads(record)
+            rebuilt: cst.BaseExpression = _rebuilt_call(found[1], found[2]) if len(found) == 3 else cst.Name(found[1])
+            self._remote[id(rebuilt)] = (rebuilt, (found[0], found[1]))
+            out.append((rebuilt, loc))
+        return out
+
+    def _field_set(self, loc: Location, attr: str) -> bool:
+        """Some code of the file sets the attribute ``attr`` on an object other than
+        ``self`` (``cfg.norm_eps = args.eps``), or by name (``setattr``)."""
+        if attr in self.fields_set or "*" in self.fields_set:
+            return True  # set by the program's code in another module
+        root = loc.scope
+        while root.parent is not None:
+            root = root.parent
+        if not isinstance(root.node, cst.Module):
+            return True
+        key = id(root.node)
+        if key not in self._texts:
+            self._texts[key] = root.node.code
+        return field_assigned(self._texts[key], attr, on_self=False)
+
     def _is_dataclass(self, cls: Scope) -> bool:
-        return isinstance(cls.node, cst.ClassDef) and is_dataclass(cls.node, self.names.resolve)
+        return isinstance(cls.node, cst.ClassDef) and is_config_class(cls.node, self.names.resolve)
 
     def values_by_branch(self, expr: cst.BaseExpression, loc: Location) -> Optional[List[Tuple[Values, Branches]]]:
         """The values of ``expr``, each with the ``if`` arms that choose it: ``policy``
@@ -930,26 +1134,18 @@ def is_constant(binding: Binding) -> bool:
     return all(b.kind in ("assign", "annassign") for b in all_bindings)
 
 
-def _dataclass_field(cls: Scope, attr: str, call: cst.Call,
-                     where: Location) -> Optional[Tuple[cst.BaseExpression, Location]]:
-    """What a dataclass construction gives the field ``attr``: the argument passed
-    (by keyword, or by position in the order the fields are declared), else the
-    field's default in the class body. None when unreadable or not a plain field."""
-    fields = [name for name, bound in cls.bindings.items()
-              if bound and bound[0].kind == "annassign" and isinstance(bound[0].node, cst.AnnAssign)]
-    if attr not in fields or len(cls.bindings[attr]) != 1 or any(arg.star for arg in call.args):
-        return None
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == attr:
-            return arg.value, where
-    index = fields.index(attr)
-    positional = [arg for arg in call.args if arg.keyword is None]
-    if index < len(positional):
-        return positional[index].value, where
-    default = cls.bindings[attr][0]
-    if default.value is None:
-        return None
-    return default.value, default.location()
+def _rebuilt_call(name: str, args: Mapping[str, str]) -> cst.Call:
+    """``name(...)`` with the arguments a summary wrote (JSON literals; ``...`` for what it
+    could not read, which the evaluator does not know)."""
+    def literal(written: str) -> cst.BaseExpression:
+        if written == ELSEWHERE_UNKNOWN:
+            return cst.Ellipsis()
+        return cst.parse_expression(repr(json.loads(written)))
+    positional = sorted((int(k), v) for k, v in args.items() if k.isdigit())
+    return cst.Call(func=cst.Name(name), args=[
+        *(cst.Arg(literal(v)) for _, v in positional),
+        *(cst.Arg(literal(v), keyword=cst.Name(k)) for k, v in args.items() if not k.isdigit()),
+    ])
 
 
 def _is_number(value: object) -> bool:
@@ -1002,8 +1198,19 @@ class _InPlaceChanges(NameWrites):
                 self._add(arg.value)
 
 
-def is_dataclass(node: cst.ClassDef, resolve: Callable[[cst.BaseExpression], FrozenSet[str]]) -> bool:
-    """``@dataclass``, ``@dataclasses.dataclass(frozen=True)``, ``@attr.s``: a class whose
-    fields take the construction's arguments, else their defaults."""
-    return any(resolve(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator)
-               & DATACLASS_DECORATORS for d in node.decorators)
+class _ObjectChanges(_InPlaceChanges):
+    """:class:`_InPlaceChanges` for a config object: handed to a function or class this
+    file defines (``build_model(cfg)``, ``Trainer(cfg)``, ``self.make_head(cfg)``) it is
+    read, not changed (an assignment of its fields there is seen by the file's field
+    check); handed to anything else, it may be."""
+
+    def __init__(self, local: FrozenSet[str]) -> None:
+        super().__init__()
+        self.local = local
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Name) and func.value in self.local \
+                or isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+            return
+        super().visit_Call(node)

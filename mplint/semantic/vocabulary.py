@@ -252,7 +252,8 @@ INJECTED_KERAS_SUBMODULES = ("keras.backend", "keras.layers", "keras.models", "k
 #: ``functools.partial(Layer, activation=...)``: a layer class with arguments bound ahead
 PARTIALS = frozenset({"functools.partial"})
 #: class decorators that make ``__init__`` take the annotated class attributes as fields
-DATACLASS_DECORATORS = frozenset({"dataclasses.dataclass", "attr.s", "attr.define", "attrs.define"})
+DATACLASS_DECORATORS = frozenset({"dataclasses.dataclass", "attr.s", "attr.attrs", "attr.define", "attrs.define",
+                                  "attr.frozen", "attrs.frozen", "attr.mutable", "attrs.mutable"})
 #: the parsed command line of absl (``FLAGS.amp``), as argparse's namespace is
 FLAG_OBJECTS = frozenset({"absl.flags.FLAGS", "tensorflow.compat.v1.flags.FLAGS", "tensorflow.flags.FLAGS"})
 #: Keras layers whose output is not a float computed under the policy (lookups,
