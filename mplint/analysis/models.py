@@ -138,6 +138,9 @@ class _MethodCall:
 class ModelOutputs(Analysis):
     """Collects model constructions during the walk; resolves outputs afterwards."""
 
+    #: asked whether a class of another module is a model (:mod:`imported_layers`)
+    companions = ("mplint.analysis.custom_layers.CustomLayers",)
+
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
         self._models: List[Tuple[cst.Call, Location, str]] = []

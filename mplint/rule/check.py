@@ -9,6 +9,8 @@ engine turns them into positioned findings, applies suppressions and fixes.
 
 from __future__ import annotations
 
+import importlib
+
 from dataclasses import dataclass, field
 from typing import (
     TYPE_CHECKING, Any, ClassVar, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple, Type, TypeVar, Union,
@@ -177,15 +179,31 @@ class Check:
         """Called after the walk, when all module facts are known."""
 
 
+def requirements_of(cls: type) -> Tuple[type, ...]:
+    """What an analysis or check needs to run beside it: its ``requires``, then its
+    ``companions``, analyses named by their dotted path that it asks through a hook and
+    cannot import without a cycle (``ModelOutputs`` asks ``CustomLayers`` whether a class
+    of another module is a model, whichever rule is selected)."""
+    companions = tuple(_import_named(path) for path in getattr(cls, "companions", ()))
+    return tuple(getattr(cls, "requires", ())) + companions
+
+
+def _import_named(path: str) -> type:
+    module, _, name = path.rpartition(".")
+    found = getattr(importlib.import_module(module), name)
+    assert isinstance(found, type)
+    return found
+
+
 def all_requirements(cls: type) -> FrozenSet[type]:
     """The analyses a check or analysis reads, directly or through another one."""
     out: set = set()
-    todo = list(getattr(cls, "requires", ()))
+    todo = list(requirements_of(cls))
     while todo:
         analysis = todo.pop()
         if analysis not in out:
             out.add(analysis)
-            todo.extend(getattr(analysis, "requires", ()))
+            todo.extend(requirements_of(analysis))
     return frozenset(out)
 
 
@@ -199,9 +217,11 @@ def instantiate_analyses(classes: Sequence[type], ctx: Context) -> List[object]:
         for dep in getattr(analysis, "requires", ()):
             need(dep)
         ordered.append(analysis)
+        for companion in requirements_of(analysis)[len(getattr(analysis, "requires", ())):]:
+            need(companion)
 
     for cls in classes:
-        for analysis in getattr(cls, "requires", ()):
+        for analysis in requirements_of(cls):
             need(analysis)
     for analysis in ordered:
         ctx.analyses[analysis] = analysis(ctx)
