@@ -63,7 +63,7 @@ def namespace_keyword(call: cst.Call, attr: str, resolve: Resolve,
         if arg.keyword is not None:
             entries[arg.keyword.value] = arg.value
         elif arg.star == "" and isinstance(arg.value, cst.Dict) and names & _DICT_NAMESPACES:
-            literal = _dict_literal(arg.value)
+            literal = string_keyed_entries(arg.value)
             if literal is None:
                 return None
             entries.update(literal)
@@ -222,7 +222,8 @@ def _assigned_in_methods(node: cst.ClassDef, attr: str) -> bool:
     return False
 
 
-def _dict_literal(literal: cst.Dict) -> Optional[Dict[str, cst.BaseExpression]]:
+def string_keyed_entries(literal: cst.Dict) -> Optional[Dict[str, cst.BaseExpression]]:
+    """Key -> value of a dict literal whose every key is a string literal, else None."""
     out: Dict[str, cst.BaseExpression] = {}
     for element in literal.elements:
         if not isinstance(element, cst.DictElement) or not isinstance(element.key, cst.SimpleString):

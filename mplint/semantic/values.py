@@ -18,7 +18,9 @@ import libcst as cst
 
 from mplint.semantic.call_args import UNREADABLE, _Unreadable, argument_for
 from mplint.semantic.config_loads import Written
-from mplint.semantic.config_objects import FROM_CALL, field_assigned, field_source, is_config_class, namespace_keyword
+from mplint.semantic.config_objects import (
+    FROM_CALL, field_assigned, field_source, is_config_class, namespace_keyword, string_keyed_entries,
+)
 from mplint.semantic.config_values import ConfigReads
 from mplint.semantic.elsewhere_marks import CONSTRUCTION, ELSEWHERE_UNKNOWN, KEYWORD_SPREAD
 from mplint.semantic.mapping_entries import READERS, MappingEntries
@@ -776,15 +778,8 @@ class Evaluator:
         if depth > _MAX_DEPTH:
             return None
         if isinstance(expr, cst.Dict):
-            out: Dict[str, cst.BaseExpression] = {}
-            for element in expr.elements:
-                if not isinstance(element, cst.DictElement) or not isinstance(element.key, cst.SimpleString):
-                    return None
-                key = element.key.evaluated_value
-                if not isinstance(key, str):
-                    return None
-                out[key] = element.value
-            return out, loc
+            entries = string_keyed_entries(expr)
+            return None if entries is None else (entries, loc)
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "dict" \
                 and loc.lookup("dict") is None:
             if any(arg.keyword is None for arg in expr.args):
