@@ -397,8 +397,19 @@ def _imported(ctx: Context, func: cst.BaseExpression) -> Optional[Tuple[str, str
         return None
     full = absolute_import(target, os.path.abspath(ctx.path), _root(ctx)) + ("." + rest if rest else "")
     module, _, name = full.rpartition(".")
-    path = _module_file(module, ctx.path, _root(ctx)) if module and name else None
+    path = _importer_module_file(ctx, module) if module and name else None
     return None if path is None else (path, name)
+
+
+def _importer_module_file(ctx: Context, module: str) -> Optional[str]:
+    """:func:`_module_file` of ``module`` imported by the checked file, found once per
+    file: every call the file makes is asked about (by each rule and analysis that judges
+    one), and most name a few modules (the importer's read is noted at the first)."""
+    key = (_importer_module_file, module)
+    if key not in ctx.memo:
+        ctx.memo[key] = _module_file(module, ctx.path, _root(ctx))
+    found: Optional[str] = ctx.memo[key]
+    return found
 
 
 def _star_imported(ctx: Context, name: str) -> Optional[str]:

@@ -75,7 +75,7 @@ def _called_by_others(function: Scope) -> bool:
 def _unmentioned(ctx: Context, name: str) -> bool:
     """The module's text writes ``name`` once (its ``def``), and no other project file
     that writes the module's name writes it."""
-    if len(re.findall(r"\b" + re.escape(name) + r"\b", ctx.text)) != 1:
+    if not _written_once(ctx, name):
         return False
     files = ctx.facts.project_files
     if len(files) > _MAX_FILES:
@@ -92,3 +92,14 @@ def _unmentioned(ctx: Context, name: str) -> bool:
         if needle in raw[0] and module.search(raw[0]):
             return False
     return True
+
+
+def _written_once(ctx: Context, name: str) -> bool:
+    """Whether the module's text writes ``name`` exactly once. Asked at every site of
+    every rule that judges a hazard in the function, so searched once per file and
+    name (a fact of the text alone: the other files' reads stay at each question)."""
+    key = (_written_once, name)
+    once = ctx.memo.get(key)
+    if once is None:
+        once = ctx.memo[key] = len(re.findall(r"\b" + re.escape(name) + r"\b", ctx.text)) == 1
+    return bool(once)
