@@ -398,18 +398,38 @@ def _imported(ctx: Context, func: cst.BaseExpression) -> Optional[Tuple[str, str
         return None
     full = absolute_import(target, os.path.abspath(ctx.path), _root(ctx)) + ("." + rest if rest else "")
     module, _, name = full.rpartition(".")
-    path = _module_file(module, ctx.path, _root(ctx)) if module and name else None
+    path = _importer_module_file(ctx, module) if module and name else None
     return None if path is None else (path, name)
+
+
+def _importer_module_file(ctx: Context, module: str) -> Optional[str]:
+    """:func:`_module_file` of ``module`` imported by the checked file, found once per
+    file: every call the file makes is asked about (by each rule and analysis that judges
+    one), and most name a few modules. The folders it imports from are found once too
+    (the file's read for ``sys.path`` is noted at the first question)."""
+    key = (_importer_module_file, module)
+    if key not in ctx.memo:
+        folders = ctx.memo.get(_importer_folders)
+        if folders is None:
+            folders = ctx.memo[_importer_folders] = _importer_folders(ctx.path, _root(ctx))
+        ctx.memo[key] = module_file_in(module, folders)
+    found: Optional[str] = ctx.memo[key]
+    return found
 
 
 def _star_imported(ctx: Context, name: str) -> Optional[str]:
     """The dotted target of ``name`` when a top-level ``from heads import *`` of the
     checked file binds it: the last such module that defines or imports it at its top
     level and hands it on (in its ``__all__`` where it has one, else not private).
-    None when the file binds the name itself."""
+    None when the file binds the name itself (asked during the walk, which may see the
+    binding later: the star imports' answer alone is kept, once per file and name)."""
     if name in ctx.scopes.module_scope.bindings:
         return None
-    return _star_target(ctx.module, ctx.path, _root(ctx), name)
+    key = (_star_target, name)
+    if key not in ctx.memo:
+        ctx.memo[key] = _star_target(ctx.module, ctx.path, _root(ctx), name)
+    found: Optional[str] = ctx.memo[key]
+    return found
 
 
 def _star_target(module: cst.Module, path: str, root: Optional[Path], name: str) -> Optional[str]:
@@ -498,7 +518,12 @@ def _read_top_level_imports(module: cst.Module) -> Dict[str, str]:
 
 
 def _root(ctx: Context) -> Optional[Path]:
-    root = ctx.facts.project_root
+    return _root_path(ctx.facts.project_root)
+
+
+@functools.lru_cache(maxsize=64)
+def _root_path(root: Optional[str]) -> Optional[Path]:
+    """(asked of every call a file makes: the path is made once)"""
     return Path(root) if root else None
 
 
@@ -507,12 +532,17 @@ def _module_file(module: str, importer: str, root: Optional[Path]) -> Optional[s
     folder or one above it inside the project (its folder and the one above without
     a project), the project's ``src/``, or a folder the importer puts on
     ``sys.path`` (:func:`module_paths.sys_path_folders`)."""
+    return module_file_in(module, _importer_folders(importer, root))
+
+
+def _importer_folders(importer: str, root: Optional[Path]) -> Tuple[Path, ...]:
+    """The folders :func:`_module_file` looks in for the modules ``importer`` imports."""
     importer = os.path.abspath(importer)  # folders_above caches by the string it is given
     folders = _import_folders(importer, root)
     own = reads.read(importer, _MAX_BYTES)  # noted: the cached result is keyed by it
     if own is not None and b"sys.path" in own[0]:
         folders += tuple(sys_path_folders(own[0], importer, root))
-    return module_file_in(module, folders)
+    return folders
 
 
 @functools.lru_cache(maxsize=4096)

@@ -16,6 +16,7 @@ from mplint.analysis.tensor_sites import MAX_DEPTH, Env, ForeignContext, Where
 from mplint.analysis.tensor_syntax import child_scope, decorated, is_none, is_self
 from mplint.analysis.tensor_containers import LayerContainers
 from mplint.analysis.uncalled import never_called
+from mplint.rule.check import Context
 from mplint.semantic.call_args import UNREADABLE, argument_for
 from mplint.semantic.public_reach import public_reach
 from mplint.semantic.scopes import Location, Scope
@@ -43,6 +44,12 @@ def _function_of(scope: Scope) -> Scope:
 
 class FileCalls(LayerContainers):
     """Calls into the file's own helpers, methods and layers (see the module)."""
+
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
+        #: :meth:`policy_reaching`'s answers by (id of the facts, id of the scope): each
+        #: rule asks it of every site (MP501 twice), most sites share a few scopes
+        self._reaching: Dict[Tuple[int, int], "Optional[PolicyState]"] = {}
 
     def region(self, loc: Location) -> Optional[Region]:
         """The 16-bit region of a location (cached per scope for function regions); a
@@ -80,6 +87,12 @@ class FileCalls(LayerContainers):
         purpose, and a hazard there is what they exercise or makes them fail; the
         library code they call is judged in its own module. None in a private function
         nothing names (:func:`never_called`): it never runs."""
+        key = (id(facts), id(scope))
+        if key not in self._reaching:
+            self._reaching[key] = self._policy_reaching(facts, scope)
+        return self._reaching[key]
+
+    def _policy_reaching(self, facts: "ModuleFacts", scope: Scope) -> "Optional[PolicyState]":
         if is_test_path(self.ctx.path) or never_called(self.ctx, scope):
             return None  # (a private function nothing names never runs)
         here = facts.library_policy(scope)

@@ -79,6 +79,9 @@ class Context:
     blind: Set[str] = field(default_factory=set)
     #: shared analyses (see ``Check.requires``), one instance per file
     analyses: Dict[type, Any] = field(default_factory=dict)
+    #: per-file answers of helpers that are no analysis, each under a key of its own
+    #: (``(helper, question)``): asked again by every rule and site, found once
+    memo: Dict[Any, Any] = field(default_factory=dict)
 
     def get(self, analysis: Type[A]) -> A:
         """The shared analysis of that type that the engine walked for this file."""
@@ -89,6 +92,7 @@ class Context:
         context, scopes their parents and children), so its tree is freed by reference
         counting as soon as the file is done instead of by a collection that scans it."""
         self.analyses.clear()
+        self.memo.clear()
         self.scopes.release()
 
 
