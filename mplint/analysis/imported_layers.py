@@ -25,7 +25,7 @@ from mplint.core import reads
 from mplint.core.source import SourceError, decode, parse
 from mplint.core.walker import Walker
 from mplint.rule.check import Analysis, Context, instantiate_analyses
-from mplint.run.module_paths import absolute_import, folders_above, module_file_in, sys_path_folders
+from mplint.run.module_paths import absolute_import, folders_above, module_file_in, root_package, sys_path_folders
 from mplint.semantic.facts import ModuleFacts
 from mplint.semantic.names import NameResolver, collect_module_imports, dotted_name
 from mplint.semantic.scopes import Location, Scope, ScopeTracker
@@ -508,10 +508,12 @@ def _module_file(module: str, importer: str, root: Optional[Path]) -> Optional[s
     ``sys.path`` (:func:`module_paths.sys_path_folders`)."""
     importer = os.path.abspath(importer)  # folders_above caches by the string it is given
     folders = _import_folders(importer, root)
+    if root is not None and root_package(root) is not None:  # ``deeplab2.model.utils``: the root itself
+        folders += (root.parent,)
     own = reads.read(importer, _MAX_BYTES)  # noted: the cached result is keyed by it
     if own is not None and b"sys.path" in own[0]:
         folders += tuple(sys_path_folders(own[0], importer, root))
-    return module_file_in(module, folders)
+    return module_file_in(module, folders, root)
 
 
 @functools.lru_cache(maxsize=4096)

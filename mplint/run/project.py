@@ -30,7 +30,7 @@ from mplint.run.import_targets import import_statements, statement_targets
 from mplint.run.library import (
     is_configured_library_module, is_library_module, is_packaged, package_surface, program_weighs_precision,
 )
-from mplint.run.module_paths import absolute_import, importable, module_names, on_path
+from mplint.run.module_paths import absolute_import, importable, module_names, on_path, root_package
 from mplint.run.policy_switches import only_in_library_switches
 from mplint.run.program import (ProgramModel, ProgramResult, Route, WholeSearchNeeded, content_view, glance_view,
                                 import_words, program_view, scope_view)
@@ -546,7 +546,7 @@ class ProjectFacts:
         data = sorted((k, v.to_json()) for k, v in self.files.items())
         governed = {} if self.program is None else self.program.files_json()
         exports = sorted((k, [list(e) for e in v]) for k, v in self.exports.items())
-        return hashlib.sha256(json.dumps([str(self.root), data, governed, self.pins.to_json(),
+        return hashlib.sha256(json.dumps([str(self.root), root_package(self.root), data, governed, self.pins.to_json(),
                                           str(self.shown_from), exports, self.library, self.library_setting,
                                           self.policy_free, self.packaged, sorted(self.surface),
                                           self.python_files]).encode()).hexdigest()
@@ -565,7 +565,7 @@ class ProjectFacts:
         library = self.library_for(own)
         # a library module reads the files that may use its layers: a new one may
         files = self.python_files if library else ()
-        return hashlib.sha256(json.dumps([str(self.root), str(self.shown_from), governed, rewriting,
+        return hashlib.sha256(json.dumps([str(self.root), root_package(self.root), str(self.shown_from), governed, rewriting,
                                           self.pins.to_json(), exports, library, files]).encode()).hexdigest()
 
 
@@ -1003,7 +1003,8 @@ def _cached_program(project: ProjectFacts, others: SetterFacts, unique: Dict[str
     facts = sorted((k, v.to_json()) for k, v in project.files.items())
     # What modules hand on decides which calls set a policy in the files that take it.
     exports = sorted((k, [list(e) for e in v]) for k, v in project.exports.items())
-    key = hashlib.sha256(json.dumps([code_stamp(), str(project.root), facts, exports]).encode()).hexdigest()
+    key = hashlib.sha256(json.dumps([code_stamp(), str(project.root), root_package(project.root), facts,
+                                     exports]).encode()).hexdigest()
     # This run's files first (their own result, from an earlier pre-commit run), then
     # the whole project's (which answers for any files).
     scope = "" if checked is None else hashlib.sha256(os.fsencode("\0".join(sorted(checked)))).hexdigest()[:16]
