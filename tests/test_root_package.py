@@ -90,6 +90,16 @@ def test_no_name_where_the_imports_disagree_or_name_nothing_of_the_root(tmp_path
         "a.py": "from vendor.other import x\nimport numpy.linalg\n# from fake.model import y\n",
     })
     assert root_package(unrelated) is None
+    # one import alone is no name (a torchvision ``models`` beside the root's models.py)...
+    single = write_files(tmp_path / "single", {
+        "__init__.py": "", "models.py": "", "a.py": "from torchvision import models\n",
+    })
+    assert root_package(single) is None
+    # ...unless the root folder is called so (a clone under its own name)
+    named = write_files(tmp_path / "segkit", {
+        "__init__.py": "", "models.py": "", "a.py": "from segkit import models\n",
+    })
+    assert root_package(named) == "segkit"
     plain = write_files(tmp_path / "plain", {"model/__init__.py": "", "a.py": "from plain.model import x\n"})
     assert root_package(plain) is None  # no __init__.py at the root: no package
     assert module_names(str(plain / "a.py"), plain) == ("a",)

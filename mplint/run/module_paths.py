@@ -98,7 +98,8 @@ def _imported_name(root: Path) -> Optional[str]:
     """The name the root's own modules import it by: an absolute import ``NAME.SUB`` whose
     ``NAME`` is nothing at the root (no ``NAME.py``, no ``NAME/``), no standard or known
     package, while ``SUB`` is a module or folder at the root. The files nearest the root
-    are read first, until a few imports agree."""
+    are read first, until a few imports agree; one import alone names it only where the
+    root folder is called so."""
     entries = _entries(str(root))
     standard = frozenset(getattr(sys, "stdlib_module_names", ())) | _NOT_OURS
     votes: Dict[str, int] = {}
@@ -118,7 +119,11 @@ def _imported_name(root: Path) -> Optional[str]:
         return None
     best = max(votes.values())
     leaders = sorted(name for name, count in votes.items() if count == best)
-    return leaders[0] if len(leaders) == 1 else None
+    if len(leaders) != 1:
+        return None
+    # one import alone (``from torchvision import models`` beside a root ``models.py``) is
+    # no name, unless the root folder itself is called so
+    return leaders[0] if best >= 2 or leaders[0] == os.path.basename(root) else None
 
 
 def _entries(folder: str) -> frozenset:
