@@ -20,7 +20,7 @@ import sys
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, List, Mapping, Optional, Tuple, Union, cast
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple, Union, cast
 
 import libcst as cst
 
@@ -214,11 +214,25 @@ def linter_for(path: Union[str, Path], default: Optional[Linter] = None, **overr
     resolved = Path(path).resolve()
     if PROJECTS not in resolved.parents:
         return default if default is not None else make_linter(**overrides)
-    linter = make_linter(**overrides)
     # each sample project is a repository of its own, not a part of mplint's
     project = PROJECTS / resolved.relative_to(PROJECTS).parts[0]
+    linter = make_linter(**{**_project_settings(project), **overrides})
     linter.project = build_project([str(path)], linter.settings, root=project)
     return linter
+
+
+def _project_settings(project: Path) -> Dict[str, Any]:
+    """The sample project's own ``[tool.mplint]`` ``library`` setting (what a run from its
+    folder reads), as an override."""
+    try:
+        import tomllib
+    except ImportError:  # Python < 3.11
+        import tomli as tomllib  # type: ignore[no-redef]
+    pyproject = project / "pyproject.toml"
+    if not pyproject.is_file():
+        return {}
+    table = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("tool", {}).get("mplint", {})
+    return {"library": table["library"]} if "library" in table else {}
 
 
 def fix(code: str, *rules: str, unsafe: bool = True, path: str = "<string>", **overrides: Any) -> str:

@@ -144,7 +144,8 @@ def test_an_import_added_in_the_setter_scope_rebuilds_a_pre_commit_result(tmp_pa
     from helpers import write_files
 
     project = write_files(tmp_path, {
-        "setup.py": "", "pkg/__init__.py": "",
+        # (library mode off: pkg/model.py, reached by no policy, would be its users' build)
+        "setup.py": "", "pyproject.toml": "[tool.mplint]\nlibrary = false\n", "pkg/__init__.py": "",
         "pkg/util.py": "VERSION = 1\n",
         "pkg/model.py": "import tensorflow as tf\nfrom pkg import util\n\n\ndef build():\n"
                         "    return tf.keras.Sequential([tf.keras.layers.Dense(10, activation='softmax')])\n",

@@ -214,3 +214,20 @@ def test_a_docstring_that_tells_users_to_set_the_policy_sets_none(tmp_path):
     package["tinyclf/__init__.py"] = ('import keras\nkeras.mixed_precision.set_global_policy("float32")\n'
                                       "from tinyclf.models import classifier\n")
     assert outcome(run_cli("check", ".", cwd=write_files(tmp_path / "code", package))) == (0, [])
+
+
+def test_test_helpers_and_integration_tests_are_no_library_modules(tmp_path):
+    from mplint.run.library import is_library_module
+
+    root = write_files(tmp_path, {
+        "pkg/__init__.py": "", "pkg/utils/__init__.py": "", "pkg/integration_test/__init__.py": "",
+        "pkg/layers.py": "", "pkg/utils/kpl_test_utils.py": "", "pkg/multi_worker_testing_utils.py": "",
+        "pkg/integration_test/models.py": "", "pkg/utils/contest_utils.py": "",
+    })
+    library = {path: is_library_module(str(root / path), root) for path in (
+        "pkg/layers.py", "pkg/utils/kpl_test_utils.py", "pkg/multi_worker_testing_utils.py",
+        "pkg/integration_test/models.py", "pkg/utils/contest_utils.py")}
+    # the tests' model builders are test code; a module merely ending in "test_utils" inside a word is not
+    assert library == {"pkg/layers.py": True, "pkg/utils/kpl_test_utils.py": False,
+                       "pkg/multi_worker_testing_utils.py": False, "pkg/integration_test/models.py": False,
+                       "pkg/utils/contest_utils.py": True}

@@ -15,6 +15,27 @@ SWITCH = (
     "    return model_fn()\n"
 )
 
+DTYPE_SWITCH = (
+    "import tensorflow as tf\n\n"
+    "def set_mixed_precision_policy(dtype, loss_scale=None):\n"
+    "    if dtype == tf.float16:\n"
+    "        policy = tf.keras.mixed_precision.experimental.Policy('mixed_float16', loss_scale=loss_scale)\n"
+    "        tf.keras.mixed_precision.experimental.set_policy(policy)\n"
+    "    elif dtype == tf.float32:\n"
+    "        tf.keras.mixed_precision.experimental.set_policy('float32')\n"
+    "    else:\n"
+    "        raise ValueError(dtype)\n"
+)
+#: ``use_graph_rewrite`` carries the word but switches nothing itself
+REWRITE_SWITCH = (
+    "\nimport tensorflow as tf\n\n"
+    "def configure_optimizer(optimizer, use_graph_rewrite=False):\n"
+    "    if use_graph_rewrite:\n"
+    "        optimizer = tf.train.experimental.enable_mixed_precision_graph_rewrite(\n"
+    "            optimizer)\n"
+    "    return optimizer\n"
+)
+
 
 @pytest.mark.parametrize("text, switch", [
     (SWITCH, True),
@@ -32,6 +53,19 @@ SWITCH = (
     (SWITCH + "\nif __name__ == '__main__':\n    build(f, True)\n", False),
     # names the policy API but sets nothing: not a switch (stays a mention)
     ("import keras\n\ndef show():\n    return keras.mixed_precision.global_policy()\n", False),
+    # the policy chosen by comparing a parameter (Transformer-With-TensorFlow2's performance.py)
+    (DTYPE_SWITCH, True),
+    # the graph rewrite switched on by a parameter, beside the policy switch
+    (DTYPE_SWITCH + REWRITE_SWITCH, True),
+    (REWRITE_SWITCH, True),
+    # the rewrite switched on whatever the caller passes, or at the top level: a program's choice
+    (REWRITE_SWITCH.replace("    if use_graph_rewrite:\n    ", ""), False),
+    ("import tensorflow as tf\n\nopt = tf.train.experimental.enable_mixed_precision_graph_rewrite(opt)\n", False),
+    # the grappler option under a parameter, as a string
+    ("import tensorflow as tf\n\ndef configure(amp):\n    if amp:\n"
+     "        tf.config.optimizer.set_experimental_options({'auto_mixed_precision': True})\n", True),
+    # in a private helper: the module's own program
+    (REWRITE_SWITCH.replace("def configure_optimizer", "def _configure_optimizer"), False),
 ])
 def test_library_switch(tmp_path, text, switch):
     (tmp_path / "__init__.py").write_text("")

@@ -25,7 +25,7 @@ from mplint.core import reads
 from mplint.core.source import SourceError, decode, parse
 from mplint.core.walker import Walker
 from mplint.rule.check import Analysis, Context, instantiate_analyses
-from mplint.run.module_paths import absolute_import, folders_above, module_file_in, sys_path_folders
+from mplint.run.module_paths import absolute_import, folders_above, module_file_in, root_package, sys_path_folders
 from mplint.semantic.facts import ModuleFacts
 from mplint.semantic.names import NameResolver, collect_module_imports, dotted_name
 from mplint.semantic.scopes import Location, Scope, ScopeTracker
@@ -412,7 +412,7 @@ def _importer_module_file(ctx: Context, module: str) -> Optional[str]:
         folders = ctx.memo.get(_importer_folders)
         if folders is None:
             folders = ctx.memo[_importer_folders] = _importer_folders(ctx.path, _root(ctx))
-        ctx.memo[key] = module_file_in(module, folders)
+        ctx.memo[key] = module_file_in(module, folders, _root(ctx))
     found: Optional[str] = ctx.memo[key]
     return found
 
@@ -532,13 +532,15 @@ def _module_file(module: str, importer: str, root: Optional[Path]) -> Optional[s
     folder or one above it inside the project (its folder and the one above without
     a project), the project's ``src/``, or a folder the importer puts on
     ``sys.path`` (:func:`module_paths.sys_path_folders`)."""
-    return module_file_in(module, _importer_folders(importer, root))
+    return module_file_in(module, _importer_folders(importer, root), root)
 
 
 def _importer_folders(importer: str, root: Optional[Path]) -> Tuple[Path, ...]:
     """The folders :func:`_module_file` looks in for the modules ``importer`` imports."""
     importer = os.path.abspath(importer)  # folders_above caches by the string it is given
     folders = _import_folders(importer, root)
+    if root is not None and root_package(root) is not None:  # ``deeplab2.model.utils``: the root itself
+        folders += (root.parent,)
     own = reads.read(importer, _MAX_BYTES)  # noted: the cached result is keyed by it
     if own is not None and b"sys.path" in own[0]:
         folders += tuple(sys_path_folders(own[0], importer, root))

@@ -45,7 +45,11 @@ from mplint.semantic.test_modules import is_test_path
 NOT_LIBRARY_FOLDERS = frozenset({
     "examples", "example", "benchmarks", "benchmark", "guides", "docs", "doc", "scripts", "tools",
     "notebooks", "tutorials", "demo", "demos", "experiments", "tests", "test", "integration_tests",
+    "integration_test", "testing", "test_utils", "testdata",
 })
+#: a module of helpers the tests build their models with (tf-keras's ``testing_utils.py``,
+#: ``kpl_test_utils.py``, ``multi_worker_testing_utils.py``): test code, not the library's API
+_TEST_HELPERS = re.compile(r"(?:^|_)(?:test|testing)_utils?$")
 
 
 def is_packaged(root: Path) -> bool:
@@ -88,8 +92,10 @@ def is_configured_library_module(path: str, root: Optional[Path]) -> bool:
 
 
 def _may_be_library(path: str, root: Optional[Path]) -> bool:
-    """A ``.py`` file, no test, not under examples/, docs/ and the like."""
-    return path.endswith(".py") and not is_test_path(path) and not _in_programs_folder(path, root)
+    """A ``.py`` file, no test nor test helper module, not under examples/, docs/ and the
+    like."""
+    return path.endswith(".py") and not is_test_path(path) and not _in_programs_folder(path, root) \
+        and not _TEST_HELPERS.search(os.path.splitext(os.path.basename(path))[0])
 
 
 def _in_programs_folder(path: str, root: Optional[Path]) -> bool:
