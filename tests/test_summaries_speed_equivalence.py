@@ -181,7 +181,8 @@ def test_summary_is_the_one_the_former_collectors_made():
     ``arguments`` by its name, none here; version 24 adds the policies a set chooses by a
     parameter's truth, ``set_choices``: none here; version 25 adds each function's ``picks`` and
     each class's ``callables``, what its ``self.x`` attributes hold by name: dropped here;
-    version 26 each return's literal ``part_values``: none here)."""
+    version 26 each return's literal ``part_values``: none here; version 27 adds each
+    function's ``named_arguments`` and makes ``constants`` any literal: dropped here)."""
     data = summarize(SNIPPET).to_json()
     guard = data[3].pop("<main>")
     assert guard[0] == [(56, "app.run"), (56, "main")]
@@ -198,11 +199,11 @@ def test_summary_is_the_one_the_former_collectors_made():
         assert entry[8] == [] and all(isinstance(v, str) for v in entry[9].values())
         entry[7] = [(callee, slots) for _, callee, slots in entry[7]]
         del entry[8:]
-    assert data[0] == 26 and all(entry[6] == [] for entry in data[3].values())
+    assert data[0] == 27 and all(entry[6] == [] for entry in data[3].values())
     for cls in data[4].values():
         assert isinstance(cls.pop(4), dict)  # what its attributes hold by name
     assert data.pop(9) == {}  # registries by key
-    assert data.pop(8) == {}  # string constants
+    assert data.pop(8) == {}  # literal constants
     assert data[2].pop("*..star") == "..star"
     module_calls = data[3]["<module>"][0]
     for added in ((3, "import:.sibling"), (4, "import:..pkg.thing")):

@@ -42,7 +42,7 @@ KEYWORD_SPREAD = "**"
 #: and ``super().method``: ``Class#method`` (``super#method``)
 METHOD = "#"
 POLICY_SETTERS = frozenset(POLICY_SETTER_WORDS)
-SUMMARY_VERSION = 26
+SUMMARY_VERSION = 27
 #: a trained value that is a parameter of the function: ``param:`` + its name
 PARAM = "param:"
 #: a value a summary cannot name (an expression, ``None``, a loop variable)
@@ -127,6 +127,10 @@ class FunctionSummary:
     #: for each ``return``, the JSON literals each element of the tuple or list it writes
     #: out may hold ([] where unknown); [] for a return of anything else (:mod:`returned_values`)
     part_values: List[List[List[str]]] = field(default_factory=list)
+    #: (line, callee, slot, dotted name) of each argument in ``arguments`` that is an
+    #: imported name the module never writes (``setup(cfg.USE_AMP)``, ``cfg`` a module):
+    #: a constant of another module may decide it (``ModuleSummary.constants``)
+    named_arguments: List[Tuple[int, str, str, str]] = field(default_factory=list)
 
 
 def returned_part(function: FunctionSummary, index: int) -> Optional[List[str]]:
@@ -180,8 +184,9 @@ class ModuleSummary:
     #: top-level functions that store into a module-level name by key (``REGISTRY[name] =
     #: fn`` in a decorator): function -> those names. What they decorate is an entry.
     writers: Dict[str, List[str]] = field(default_factory=dict)
-    #: top-level names bound once, by a plain assignment of a string literal
-    #: (``POLICY = "mixed_bfloat16"`` in a config module)
+    #: top-level names bound once, by a plain assignment of a string, bool, number or
+    #: None literal -> the literal as JSON (``POLICY = "mixed_bfloat16"``, ``USE_AMP =
+    #: False`` in a config module)
     constants: Dict[str, str] = field(default_factory=dict)
     #: registries keyed by string literals: name -> key -> the dotted callee that calling
     #: the entry calls (``"adam_amp": lambda lr: LossScaleOptimizer(Adam(lr))``: the wrapper)
@@ -193,7 +198,7 @@ class ModuleSummary:
                         f.set_terms, f.defaults, f.escapes, f.handed, f.parts, f.set_names, f.keyed_returns,
                         {str(line): [list(g) for g in tests] for line, tests in f.guards.items()},
                         f.set_choices, [[param, name, entries] for param, name, entries in f.picks],
-                        f.part_values]
+                        f.part_values, f.named_arguments]
                  for name, f in self.functions.items()},
                 {name: [c.bases, c.methods, c.attributes, c.sources, c.callables] for name, c in self.classes.items()},
                 self.registries, self.decorated, self.writers, self.constants, self.keyed]
@@ -229,10 +234,11 @@ class ModuleSummary:
                                             [(str(p), str(n), {str(k): str(v) for k, v in e.items()})
                                              for p, n, e in picks],
                                             [[[str(v) for v in element] for element in part]
-                                             for part in part_values])
+                                             for part in part_values],
+                                            [(int(l), str(c), str(slot), str(n)) for l, c, slot, n in named])
                  for name, (calls, sets, params, returns, trained, passes, casts, arguments, set_terms, defaults,
                             escapes, handed, parts, set_names, keyed_returns, guards, set_choices, picks,
-                            part_values) in functions.items()},
+                            part_values, named) in functions.items()},
                 {str(name): ClassSummary([str(b) for b in bases], [str(m) for m in methods],
                                          {str(k): str(v) for k, v in attributes.items()},
                                          {str(k): str(v) for k, v in sources.items()},
@@ -255,12 +261,12 @@ def summarize(text: str) -> ModuleSummary:
     summary = ModuleSummary()
     try:
         _collect_block(summary, tree.body, BODY, [], _Spellings(_dtype_spellings(tree.body),
-                                                                  _keyword_dicts(tree.body)))
+                                                                  _keyword_dicts(tree.body), _written_names(tree)))
         top = summary.functions.get(BODY)
         if top is not None and top.sets:
             _read_guards(top, tree.body)
         _note_registrations(summary, tree.body)
-        summary.constants = _string_constants(tree.body)
+        summary.constants = _literal_constants(tree.body)
         for name, escapes in escapes_by_function(tree.body, BODY, MAIN, _is_main_guard).items():
             summary.functions.setdefault(name, FunctionSummary()).escapes = escapes
     except RecursionError:
@@ -269,13 +275,15 @@ def summarize(text: str) -> ModuleSummary:
     return summary
 
 
-def _string_constants(body: List[ast.stmt]) -> Dict[str, str]:
-    """Top-level names bound exactly once, by ``NAME = "text"`` (any other binding of the
-    name at the top level, in a loop, an ``if`` or a ``try`` included, leaves it out)."""
+def _literal_constants(body: List[ast.stmt]) -> Dict[str, str]:
+    """Top-level names bound exactly once, by ``NAME = "text"``, ``NAME = False``, a number
+    or None -> the literal as JSON (any other binding of the name at the top level, in a
+    loop, an ``if`` or a ``try`` included, leaves it out)."""
     found: Dict[str, Optional[str]] = {}
     for stmt in body:
         value = stmt.value if isinstance(stmt, (ast.Assign, ast.AnnAssign)) else None
-        literal = value.value if isinstance(value, ast.Constant) and isinstance(value.value, str) else None
+        written_literal = _literal(value) if value is not None else UNKNOWN
+        literal = None if written_literal == UNKNOWN else written_literal
         single = isinstance(stmt, ast.AnnAssign) or (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1)
         for node in ast.walk(stmt) if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
                 else [ast.Name(id=stmt.name, ctx=ast.Store())]:
@@ -809,7 +817,10 @@ def _read_events(summary: ModuleSummary, function: FunctionSummary, events: List
                 # ``gan.compile(opt=...)`` of ``gan = GAN(...)`` passes to ``GAN#compile``
                 _record_passes(function, node, _instance_callee(callee, instances), origins)
                 if callee.partition(".")[0] not in _NOT_PROJECT_HEADS:
-                    function.arguments.append((node.lineno, callee, _literal_arguments(node, spellings)))
+                    slots = _literal_arguments(node, spellings)
+                    function.arguments.append((node.lineno, callee, slots))
+                    function.named_arguments += [(node.lineno, callee, slot, name) for slot, name
+                                                 in _named_arguments(node, slots, spellings)]
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 local = alias.asname or alias.name.split(".")[0]
@@ -874,6 +885,8 @@ class _Spellings:
 
     dtypes: Mapping[str, str]
     spreads: Mapping[str, ast.Dict]
+    #: the dotted names the module stores to anywhere (``cfg.USE_AMP = True``, ``amp = ...``)
+    written: FrozenSet[str] = frozenset()
 
 
 def _literal_arguments(node: ast.Call, spellings: _Spellings) -> Dict[str, str]:
@@ -904,6 +917,37 @@ def _literal_arguments(node: ast.Call, spellings: _Spellings) -> Dict[str, str]:
         else:
             slots[keyword.arg] = _argument_literal(keyword.value, dtypes)
     return slots
+
+
+def _named_arguments(node: ast.Call, slots: Mapping[str, str], spellings: _Spellings) -> Iterator[Tuple[str, str]]:
+    """(slot, dotted name) of each argument the literals leave unknown that is a name the
+    module never binds itself: ``setup(cfg.USE_AMP)``, ``from configs import default as
+    cfg``, is the constant ``configs.default.USE_AMP`` when that module binds it once (the
+    program model resolves the name through the module's imports)."""
+    written = [(str(i), arg) for i, arg in enumerate(node.args) if not isinstance(arg, ast.Starred)]
+    written += [(k.arg, k.value) for k in node.keywords if k.arg is not None]
+    for slot, value in written:
+        name = dotted(value) if isinstance(value, (ast.Name, ast.Attribute)) else None
+        if name is None or slots.get(slot) != UNKNOWN:
+            continue
+        head = name.partition(".")[0]
+        if name not in spellings.written and head not in spellings.written and head not in _NOT_PROJECT_HEADS:
+            yield slot, name
+
+
+def _written_names(tree: ast.Module) -> FrozenSet[str]:
+    """Every dotted name the module stores to or deletes, in any scope (``cfg.AMP = x``,
+    ``amp = ...``, a parameter or loop variable of that name): such a name is not another
+    module's constant where it is read."""
+    found: Set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            name = dotted(node)
+            if name is not None:
+                found.add(name)
+        elif isinstance(node, ast.arg):
+            found.add(node.arg)
+    return frozenset(found)
 
 
 def _keyword_dict(value: ast.AST) -> bool:
