@@ -131,6 +131,10 @@ class FunctionSummary:
     #: imported name the module never writes (``setup(cfg.USE_AMP)``, ``cfg`` a module):
     #: a constant of another module may decide it (``ModuleSummary.constants``)
     named_arguments: List[Tuple[int, str, str, str]] = field(default_factory=list)
+    #: for each ``return`` under parameter tests (``if scaled: return LossScaleOptimizer(opt)``):
+    #: (what it returns, named as in ``returns``, the tests: (parameter, the truth it needs));
+    #: a call site's literal flags rule such a return out (``make(lr, scaled=False)``)
+    return_terms: List[Tuple[List[str], List[Tuple[str, bool]]]] = field(default_factory=list)
 
 
 def returned_part(function: FunctionSummary, index: int) -> Optional[List[str]]:
@@ -198,7 +202,8 @@ class ModuleSummary:
                         f.set_terms, f.defaults, f.escapes, f.handed, f.parts, f.set_names, f.keyed_returns,
                         {str(line): [list(g) for g in tests] for line, tests in f.guards.items()},
                         f.set_choices, [[param, name, entries] for param, name, entries in f.picks],
-                        f.part_values, f.named_arguments]
+                        f.part_values, f.named_arguments,
+                        [[origins, [list(g) for g in guards]] for origins, guards in f.return_terms]]
                  for name, f in self.functions.items()},
                 {name: [c.bases, c.methods, c.attributes, c.sources, c.callables] for name, c in self.classes.items()},
                 self.registries, self.decorated, self.writers, self.constants, self.keyed]
@@ -235,10 +240,12 @@ class ModuleSummary:
                                              for p, n, e in picks],
                                             [[[str(v) for v in element] for element in part]
                                              for part in part_values],
-                                            [(int(l), str(c), str(slot), str(n)) for l, c, slot, n in named])
+                                            [(int(l), str(c), str(slot), str(n)) for l, c, slot, n in named],
+                                            [([str(o) for o in origins], [(str(p), bool(t)) for p, t in tests])
+                                             for origins, tests in return_terms])
                  for name, (calls, sets, params, returns, trained, passes, casts, arguments, set_terms, defaults,
                             escapes, handed, parts, set_names, keyed_returns, guards, set_choices, picks,
-                            part_values, named) in functions.items()},
+                            part_values, named, return_terms) in functions.items()},
                 {str(name): ClassSummary([str(b) for b in bases], [str(m) for m in methods],
                                          {str(k): str(v) for k, v in attributes.items()},
                                          {str(k): str(v) for k, v in sources.items()},
@@ -335,7 +342,9 @@ def _collect_block(summary: ModuleSummary, body: List[ast.stmt], owner: str, cla
             function = summary.functions.setdefault(qualname, FunctionSummary())
             function.params = _parameters(stmt, method=bool(classes))
             function.defaults = _literal_defaults(stmt)
-            _collect(summary, function, _Nodes(stmt.body), ".".join(classes), spellings)
+            nodes = _Nodes(stmt.body)
+            tested = _return_guards(stmt.body, set(function.params)) if len(nodes.returns) > 1 else {}
+            _collect(summary, function, nodes, ".".join(classes), spellings, tested)
             chain = if_chain_pick(stmt, function.params)
             if chain is not None:
                 function.picks.append(chain)
@@ -522,9 +531,10 @@ def _outer_returns(returns: List[ast.Return], nested: List[Any]) -> List[ast.Ret
 
 
 def _collect(summary: ModuleSummary, function: FunctionSummary, nodes: _Nodes, cls: str,
-             spellings: "_Spellings") -> None:
+             spellings: "_Spellings", return_guards: Optional[Mapping[int, List[Tuple[str, bool]]]] = None) -> None:
     """Imports, calls and policy sets of some code, and what it returns, trains as a
-    whole and passes on; ``cls`` names the class whose method it is, for ``self.x``."""
+    whole and passes on; ``cls`` names the class whose method it is, for ``self.x``;
+    ``return_guards``: the parameter tests around each ``return`` (by id) under some."""
     bound = {name.id for name in nodes.names if isinstance(name.ctx, ast.Store)} if cls else set()
     instances, assigned = _read_assignments(summary, function, nodes.assigns, cls, bound)
     origins = _Origins(_bindings(nodes.names, assigned), set(function.params), cls)
@@ -532,7 +542,10 @@ def _collect(summary: ModuleSummary, function: FunctionSummary, nodes: _Nodes, c
                           _policy_snapshots(nodes.assigns, function.params))
     stores: Optional[Dict[str, int]] = None
     for node in nodes.returns:
-        function.returns += [o if not o.startswith("self.") else UNKNOWN for o in origins(node.value)]
+        returned = [o if not o.startswith("self.") else UNKNOWN for o in origins(node.value)]
+        function.returns += returned
+        if return_guards and id(node) in return_guards:
+            function.return_terms.append((returned, return_guards[id(node)]))
         keyed = _keyed_call(node.value, function.params)
         if keyed is not None:
             function.keyed_returns.append(keyed)
@@ -1134,9 +1147,10 @@ def _parameter_test(test: ast.AST, params: Set[str]) -> Optional[Tuple[str, bool
     return None
 
 
-def _guarded_calls(body: List[ast.stmt], guards: List[Tuple[str, bool]], params: Set[str]
-                   ) -> Iterable[Tuple[ast.Call, List[Tuple[str, bool]]]]:
-    """Each call of the statements, with the parameter tests that must hold for it to run."""
+def _guarded_calls(body: List[ast.stmt], guards: List[Tuple[str, bool]], params: Set[str],
+                   kind: type = ast.Call) -> Iterable[Tuple[Any, List[Tuple[str, bool]]]]:
+    """Each call (each node of ``kind``) of the statements, with the parameter tests
+    that must hold for it to run."""
     guards = list(guards)
     for stmt in body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -1144,32 +1158,41 @@ def _guarded_calls(body: List[ast.stmt], guards: List[Tuple[str, bool]], params:
         if isinstance(stmt, ast.If):
             test = _parameter_test(stmt.test, params)
             if test is not None:
-                yield from _guarded_calls(stmt.body, [*guards, test], params)
-                yield from _guarded_calls(stmt.orelse, [*guards, (test[0], not test[1])], params)
+                yield from _guarded_calls(stmt.body, [*guards, test], params, kind)
+                yield from _guarded_calls(stmt.orelse, [*guards, (test[0], not test[1])], params, kind)
                 if not stmt.orelse and stmt.body and isinstance(stmt.body[-1], (ast.Return, ast.Raise)):
                     guards.append((test[0], not test[1]))  # what follows runs only when the test fails
                 continue
-            yield from _calls_in(stmt.test, guards)
-            yield from _guarded_calls(stmt.body, guards, params)
-            yield from _guarded_calls(stmt.orelse, guards, params)
+            yield from _calls_in(stmt.test, guards, kind)
+            yield from _guarded_calls(stmt.body, guards, params, kind)
+            yield from _guarded_calls(stmt.orelse, guards, params, kind)
             continue
         nested = [getattr(stmt, name) for name in ("body", "orelse", "finalbody") if isinstance(getattr(stmt, name, None), list)]
         handlers = getattr(stmt, "handlers", None) or []
         if nested or handlers:
             for field_name, value in ast.iter_fields(stmt):
                 if field_name not in ("body", "orelse", "finalbody", "handlers") and isinstance(value, ast.AST):
-                    yield from _calls_in(value, guards)
+                    yield from _calls_in(value, guards, kind)
             for block in nested:
-                yield from _guarded_calls(block, guards, params)
+                yield from _guarded_calls(block, guards, params, kind)
             for handler in handlers:
-                yield from _guarded_calls(handler.body, guards, params)
+                yield from _guarded_calls(handler.body, guards, params, kind)
             continue
-        yield from _calls_in(stmt, guards)
+        yield from _calls_in(stmt, guards, kind)
 
 
-def _calls_in(node: ast.AST, guards: List[Tuple[str, bool]]) -> Iterable[Tuple[ast.Call, List[Tuple[str, bool]]]]:
+def _return_guards(body: List[ast.stmt], params: Set[str]) -> Dict[int, List[Tuple[str, bool]]]:
+    """id of each ``return`` statement under parameter tests -> those tests (see
+    ``FunctionSummary.return_terms``)."""
+    rebound = {node.id for stmt in body for node in ast.walk(stmt)
+               if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
+    return {id(node): guards for node, guards in _guarded_calls(body, [], params - rebound, ast.Return) if guards}
+
+
+def _calls_in(node: ast.AST, guards: List[Tuple[str, bool]], kind: type = ast.Call
+              ) -> Iterable[Tuple[Any, List[Tuple[str, bool]]]]:
     for found in ast.walk(node):
-        if isinstance(found, ast.Call):
+        if isinstance(found, kind):
             yield found, guards
 
 
