@@ -255,6 +255,30 @@ class ComputeRegions(Analysis):
             fn = self._function_node(pending.expr, pending.loc)
             if fn is not None:
                 self._pipeline_functions.add(fn)
+        self._pipeline_helpers()
+
+    def _pipeline_helpers(self) -> None:
+        """The functions of the file that a mapped function calls run in the pipeline
+        too (``ds.map(lambda x, y: (normalize(x), y))``), and what they call in turn."""
+        pending = [(call, loc) for call, loc in self._constructions]
+        changed = bool(self._pipeline_functions)
+        while changed:
+            changed = False
+            for call, loc in pending:
+                if not self._in_pipeline_function(loc.scope):
+                    continue
+                assert isinstance(call.func, cst.Name)
+                fn = self._function_node(call.func, loc)
+                if fn is not None and fn not in self._pipeline_functions:
+                    self._pipeline_functions.add(fn)
+                    changed = True
+
+    def _in_pipeline_function(self, scope: Optional[Scope]) -> bool:
+        while scope is not None:
+            if scope.node in self._pipeline_functions:
+                return True
+            scope = scope.parent
+        return False
 
     def _pinned_by_constructions(self) -> None:
         """A layer class that every construction in the file builds with a float32 (or
