@@ -48,14 +48,14 @@ from mplint.analysis.tensor_sites import Path
 from mplint.analysis.tensor_syntax import target_path
 from mplint.core.find_nodes import find_all, mentions
 from mplint.rule.check import Analysis, Context
-from mplint.semantic.call_args import first_tensor_argument, positional_or_keyword
+from mplint.semantic.call_args import first_tensor_argument, keyword_only, positional_or_keyword
 from mplint.semantic.stored_attributes import InstanceAttributes
 from mplint.semantic.scopes import (
     MAX_CALL_CONTEXT, Binding, CallContext, CallFrame, Location, Scope, attributes_of, calls_of, class_chain,
     function_key, instance_class, local_def, method_of, on_self,
 )
 from mplint.semantic.vocabulary import (
-    ANY_MODEL_CLASSES, MODEL_CLASSES, PARTIALS, SEQUENTIAL_CLASSES, SIZE_KEEPING_LAYERS,
+    ANY_MODEL_CLASSES, LAMBDA_LAYERS, MODEL_CLASSES, PARTIALS, SEQUENTIAL_CLASSES, SHAPE_OPS, SIZE_KEEPING_LAYERS,
     WHOLE_MODEL_METHODS, WHOLE_MODEL_VARIABLES, is_classifier_application, names_tensorflow,
 )
 
@@ -1372,6 +1372,13 @@ class ModelOutputs(Analysis):
                     yield from nested if nested else [(expr, None)]
                 else:
                     passed = self._passed_through(layer, expr, loc)
+                    if passed is not None and layer.layer_class & LAMBDA_LAYERS:
+                        # a Lambda that slices: where what it is given is not certainly
+                        # 16-bit (a float32 layer it autocasts again), it is judged itself
+                        given = list(self._tensor(passed[0], passed[1], depth + 1))
+                        if not all(self._sixteen_bit_layer(found[1]) for found in given):
+                            yield expr, layer
+                            return
                     if passed is not None:  # ``Masked()([probs, mask])`` hands ``probs`` on
                         for found in self._tensor(passed[0], passed[1], depth + 1):
                             if isinstance(found[1], (LayerProducer, OpProducer)):
@@ -1566,6 +1573,10 @@ class ModelOutputs(Analysis):
         ``inputs[0] + 0``): a class of this file or of another module of the project
         (:func:`imported_passthrough`), judged with the constructor's literal arguments."""
         func = layer.constructor.func
+        first = call.args[0] if call.args and call.args[0].keyword is None and not call.args[0].star else None
+        if layer.layer_class & LAMBDA_LAYERS:
+            # ``Lambda(lambda x: x[:, 2:])``: it only slices, reshapes or transposes its input
+            return (first.value, loc) if first is not None and self._moves_its_input(layer) else None
         if any(name.startswith("keras.") for name in layer.layer_class) or not isinstance(func, cst.Name):
             return None
         binding = layer.location.lookup(func.value)
@@ -1575,7 +1586,6 @@ class ModelOutputs(Analysis):
             selector = self.passthrough(binding.node, layer.constructor, layer.location)
         else:
             selector = imported_passthrough(self.ctx, func, layer.constructor)
-        first = call.args[0] if call.args and call.args[0].keyword is None and not call.args[0].star else None
         if selector is None or first is None:
             return None
         if selector == _WHOLE and binding is not None:
@@ -1592,6 +1602,42 @@ class ModelOutputs(Analysis):
                 or any(isinstance(e, cst.StarredElement) for e in value.elements):
             return None
         return value.elements[selector].value, loc
+
+    def _sixteen_bit_layer(self, producer: Optional["Producer"]) -> bool:
+        """A Keras layer of no dtype of its own (it follows the policy)."""
+        from mplint.analysis.layers import computes_in_float32  # (layers reads this module)
+
+        return isinstance(producer, LayerProducer) and computes_in_float32(producer, self.ctx) is False
+
+    def _moves_its_input(self, layer: LayerProducer) -> bool:
+        """A ``Lambda`` with no dtype of its own whose function, a ``lambda`` of one
+        parameter, only moves its input's values: slices it (``x[:, k:]``), reshapes,
+        transposes, squeezes or expands it (``SHAPE_OPS``). Its output has its input's
+        dtype (Keras autocasts the input to the compute dtype first)."""
+        constructor = layer.constructor
+        fn = positional_or_keyword(constructor, 0, "function")
+        if not isinstance(fn, cst.Lambda) or keyword_only(constructor, "dtype") is not None \
+                or any(a.star for a in constructor.args):
+            return False
+        params = fn.params
+        if len(params.params) != 1 or params.posonly_params or params.kwonly_params \
+                or not isinstance(params.star_arg, cst.MaybeSentinel) or params.star_kwarg is not None:
+            return False
+        return self._moved(fn.body, params.params[0].name.value, 0)
+
+    def _moved(self, expr: cst.BaseExpression, param: str, depth: int) -> bool:
+        """``expr`` is the parameter ``param`` itself, sliced or indexed, or handed to a
+        shape op as its first argument (see :meth:`_moves_its_input`)."""
+        if depth > 4:
+            return False
+        if isinstance(expr, cst.Name):
+            return expr.value == param
+        if isinstance(expr, cst.Subscript):
+            return self._moved(expr.value, param, depth + 1)
+        if isinstance(expr, cst.Call) and self.resolve(expr.func) & SHAPE_OPS and expr.args \
+                and expr.args[0].keyword is None and not expr.args[0].star:
+            return self._moved(expr.args[0].value, param, depth + 1)
+        return False
 
     def passthrough(self, classdef: cst.ClassDef, constructor: cst.Call, built: Location) -> Optional[int]:
         """Which input a layer class of this file returns unchanged, when every ``return``
