@@ -1372,9 +1372,10 @@ class ModelOutputs(Analysis):
                     yield from nested if nested else [(expr, None)]
                 else:
                     passed = self._passed_through(layer, expr, loc)
-                    if passed is not None and layer.layer_class & LAMBDA_LAYERS:
-                        # a Lambda that slices: where what it is given is not certainly
-                        # 16-bit (a float32 layer it autocasts again), it is judged itself
+                    if passed is not None and expr.args and passed[0] is expr.args[0].value:
+                        # a layer handing on its whole input (sliced, reshaped): where that
+                        # is not certainly 16-bit (a float32 layer it autocasts again), the
+                        # layer is judged itself
                         given = list(self._tensor(passed[0], passed[1], depth + 1))
                         if not all(self._sixteen_bit_layer(found[1]) for found in given):
                             yield expr, layer
@@ -1604,10 +1605,11 @@ class ModelOutputs(Analysis):
         return value.elements[selector].value, loc
 
     def _sixteen_bit_layer(self, producer: Optional["Producer"]) -> bool:
-        """A Keras layer of no dtype of its own (it follows the policy)."""
+        """An op (judged through its input), or a layer of no dtype of its own (it follows the policy)."""
         from mplint.analysis.layers import computes_in_float32  # (layers reads this module)
 
-        return isinstance(producer, LayerProducer) and computes_in_float32(producer, self.ctx) is False
+        return isinstance(producer, OpProducer) or (
+            isinstance(producer, LayerProducer) and computes_in_float32(producer, self.ctx) is False)
 
     def _moves_its_input(self, layer: LayerProducer) -> bool:
         """A ``Lambda`` with no dtype of its own whose function, a ``lambda`` of one
@@ -1659,7 +1661,7 @@ class ModelOutputs(Analysis):
                 where = where.within(built.context).entering(frame)
             if frame is not None and self._return_skipped(where, scope, frame):
                 continue
-            selector = _selected(value, where, param, 0)
+            selector = _selected(value, where, param, 0, self.resolve)
             if selector is None:
                 return None
             found.add(selector)
@@ -2097,15 +2099,19 @@ def _producer_call(producer: "Producer") -> cst.Call:
 _WHOLE = -1
 
 
-def _selected(value: cst.BaseExpression, where: Location, param: str, depth: int) -> Optional[int]:
+def _selected(value: cst.BaseExpression, where: Location, param: str, depth: int,
+              resolve: Optional[Callable[[cst.BaseExpression], FrozenSet[str]]] = None) -> Optional[int]:
     """``_WHOLE`` when ``value`` is the parameter ``param`` itself, ``i`` when it is
-    ``param[i]``, through ``+ 0``, ``* 1`` and plain local names; None otherwise."""
+    ``param[i]``, through ``+ 0``, ``* 1`` and plain local names; None otherwise. With
+    ``resolve`` (API names of a callee), a slice of the whole input (``x[:, 1:]``) and a
+    shape op on it (``tf.reshape(x, ...)``, ``SHAPE_OPS``) are the whole input too: they
+    move its values and keep its dtype."""
     if depth > 4:
         return None
     if isinstance(value, cst.BinaryOperation) and (
             isinstance(value.operator, cst.Add) and _is_literal(value.right, "0")
             or isinstance(value.operator, cst.Multiply) and _is_literal(value.right, "1")):
-        return _selected(value.left, where, param, depth + 1)
+        return _selected(value.left, where, param, depth + 1, resolve)
     if isinstance(value, cst.Name):
         binding = where.lookup(value.value)
         if binding is None:
@@ -2114,12 +2120,19 @@ def _selected(value: cst.BaseExpression, where: Location, param: str, depth: int
             return _WHOLE if value.value == param else None
         if binding.kind == "assign" and binding.value is not None and binding.scope is where.scope \
                 and len(where.scope.bindings.get(value.value, ())) == 1:
-            return _selected(binding.value, binding.location(), param, depth + 1)
+            return _selected(binding.value, binding.location(), param, depth + 1, resolve)
         return None
     if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) and len(value.slice) == 1 \
             and isinstance(value.slice[0].slice, cst.Index) and isinstance(value.slice[0].slice.value, cst.Integer):
         index = int(value.slice[0].slice.value.value)
-        return index if _selected(value.value, where, param, depth + 1) == _WHOLE else None
+        return index if _selected(value.value, where, param, depth + 1, resolve) == _WHOLE else None
+    if resolve is None:
+        return None
+    if isinstance(value, cst.Subscript) and any(isinstance(e.slice, cst.Slice) for e in value.slice):
+        return _WHOLE if _selected(value.value, where, param, depth + 1, resolve) == _WHOLE else None
+    if isinstance(value, cst.Call) and resolve(value.func) & SHAPE_OPS and value.args \
+            and value.args[0].keyword is None and not value.args[0].star:
+        return _WHOLE if _selected(value.args[0].value, where, param, depth + 1, resolve) == _WHOLE else None
     return None
 
 
