@@ -29,3 +29,13 @@ def test_a_helper_a_mapped_lambda_calls_in_a_notebook(tmp_path):
 def test_a_helper_only_a_list_map_calls_is_no_pipeline(tmp_path):
     (tmp_path / "nb.ipynb").write_text(_notebook(POLICY, HELPER + "\n\n" + NOT_MAPPED))
     assert outcome(run_cli("check", "--no-cache", ".", cwd=tmp_path)) == (0, [])
+
+
+def test_a_helper_of_another_module_is_reported_at_its_call(tmp_path):
+    (tmp_path / "preprocessing.py").write_text("import tensorflow as tf\n\n\n" + HELPER)
+    mapped = MAPPED.replace("normalize(x)", "preprocessing.normalize(x)")
+    (tmp_path / "nb.ipynb").write_text(_notebook(POLICY + "import preprocessing\n", mapped))
+    assert outcome(run_cli("check", "--no-cache", ".", cwd=tmp_path)) == (1, [("nb.ipynb:cell 2", 2, "MP503")])
+    # the same helper casting to float32: silent
+    (tmp_path / "preprocessing.py").write_text("import tensorflow as tf\n\n\n" + HELPER.replace("float16", "float32"))
+    assert outcome(run_cli("check", "--no-cache", ".", cwd=tmp_path)) == (0, [])
