@@ -87,15 +87,8 @@ def imported_factory(ctx: Context, func: cst.BaseExpression, call: cst.Call,
     return layers.judge_factory_named(found[1], args, found[0], part)
 
 
-def registered_entry(ctx: Context, registry: Tuple[str, str], key: str) -> Optional[Tuple[str, str]]:
-    """See :func:`analysis.imported_registries.registered_entry` (imported when asked)."""
-    from mplint.analysis.imported_registries import registered_entry as entry
-
-    return entry(ctx, registry, key)
-
-
 def imported_keyed_factory(ctx: Context, func: cst.Subscript, call: cst.Call,
-                           loc: Location, head: bool = False) -> Optional["CustomLayer"]:
+                           loc: Location, head: bool = False, key: Optional[str] = None) -> Optional["CustomLayer"]:
     """The layer an entry of another module's dict of builders returns when ``call``
     calls it (``HEADS[config.TASK](n)`` with ``HEADS = {"binary": _binary, ...}`` there),
     when this module knows the key's one value (a literal, a constant here or of a config
@@ -103,21 +96,12 @@ def imported_keyed_factory(ctx: Context, func: cst.Subscript, call: cst.Call,
     function (``head``: an entry returning a layer's output, ``HEADS[TASK](x)``, judged as
     :func:`imported_head` judges a function). An unknown key, or a dict built otherwise,
     stays unknown."""
-    key = _subscript_key(ctx, func, loc)
+    key = key if key is not None else _subscript_key(ctx, func, loc)
     found = None if key is None else imported_definition(ctx, func.value, assigned=cst.Dict)
-    args = [known_argument(ctx, arg, loc) for arg in call.args]
-    entry = None if found is None or key is None else registered_entry(ctx, found, key)
-    if entry is not None:
-        # ``HEADS = {}`` filled by ``@register_head("classification")`` in the modules
-        # imported: the function registered under the key, judged as a function is
-        layers = _layers_of(entry[0], _analysis(ctx))
-        if layers is None or any(arg.star for arg in call.args):
-            return None
-        return layers.judge_head_named(entry[1], args, entry[0]) if head \
-            else layers.judge_factory_named(entry[1], args, entry[0])
     layers = None if found is None else _layers_of(found[0], _analysis(ctx))
     if layers is None or found is None:
         return None
+    args = [known_argument(ctx, arg, loc) for arg in call.args]
     if head:
         return layers.judge_head_named(found[1], args, found[0], key=key)
     return layers.judge_factory_named(found[1], args, found[0], key=key)
@@ -158,35 +142,21 @@ def _subscript_key(ctx: Context, func: cst.Subscript, loc: Location) -> Optional
     """The one string ``REG[key]`` reads with, when this module knows it."""
     if len(func.slice) != 1 or not isinstance(func.slice[0].slice, cst.Index):
         return None
-    return _key_value(ctx, func.slice[0].slice.value, loc, 0)
+    key = ctx.values.value(func.slice[0].slice.value, loc)
+    return key if isinstance(key, str) else None
 
 
-def _key_value(ctx: Context, expr: cst.BaseExpression, loc: Location, depth: int) -> Optional[str]:
-    """The one string ``expr`` holds at ``loc``: its value, the default of the flag it
-    reads (``HEADS[args.task]``, ``--task`` defaulting to "classification"), or for a
-    parameter, what the followed call (else every call of the file) passes it, read so."""
-    key = ctx.values.value(expr, loc)
-    if isinstance(key, str):
-        return key
-    from mplint.analysis.flag_defaults import FlagDefaults  # (it reads this module's neighbours)
-
-    if FlagDefaults in ctx.analyses:
-        flag = ctx.get(FlagDefaults).default_of(expr, loc)
-        key = None if flag is None else ctx.values.value(flag[0], flag[1])
-        if isinstance(key, str):
-            return key
-    binding = loc.lookup(expr.value) if isinstance(expr, cst.Name) else None
-    if binding is None or binding.kind != "param" or binding.scope is None or depth > 3:
+def judge_function_of(ctx: Context, entry: Tuple[str, str], call: cst.Call, loc: Location,
+                      head: bool) -> Optional["CustomLayer"]:
+    """The function ``entry`` (its module file and name) names, called by ``call``,
+    judged in its module as :func:`imported_head` (``head``) or :func:`imported_factory`
+    judge one (a registry's entry another module picked)."""
+    layers = _layers_of(entry[0], _analysis(ctx))
+    if layers is None or any(arg.star for arg in call.args):
         return None
-    followed = loc.frame_of(binding.scope.node)
-    if followed is not None:
-        frame = followed[0]
-        assert isinstance(binding.node, cst.Param)
-        given = ctx.values.bound_argument(frame.function, binding.node, frame.call, frame.offset, frame.caller)
-        return _key_value(ctx, given, frame.caller, depth + 1) if isinstance(given, cst.BaseExpression) else None
-    sources = ctx.values.param_sources(binding)
-    keys = {_key_value(ctx, source, where, depth + 1) for source, where, _ in sources or []}
-    return keys.pop() if len(keys) == 1 else None
+    args = [known_argument(ctx, arg, loc) for arg in call.args]
+    return layers.judge_head_named(entry[1], args, entry[0]) if head \
+        else layers.judge_factory_named(entry[1], args, entry[0])
 
 
 def imported_function(ctx: Context, func: cst.BaseExpression) -> Optional[bool]:

@@ -15,15 +15,72 @@ entry unknown, and the rules stay silent.
 from __future__ import annotations
 
 import os
-from typing import List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from mplint.analysis.imported_layers import module_file, parsed_module, project_root, top_level_imports
+from mplint.analysis.flag_defaults import FlagDefaults
+from mplint.analysis.imported_layers import (
+    imported_definition, imported_keyed_factory, judge_function_of, module_file, parsed_module, project_root,
+    top_level_imports,
+)
 from mplint.core.find_nodes import find_all
 from mplint.rule.check import Context
 from mplint.run.module_paths import absolute_import
 from mplint.semantic.names import dotted_name
+from mplint.semantic.scopes import Location
+
+if TYPE_CHECKING:  # pragma: no cover
+    from mplint.analysis.custom_layers import CustomLayer
+
+
+def imported_registry_entry(ctx: Context, func: cst.Subscript, call: cst.Call, loc: Location,
+                            head: bool = False) -> Optional["CustomLayer"]:
+    """The layer (``head``: the head's output) the entry of another module's registry
+    that the key picks builds when ``call`` calls it: ``HEADS[args.task](x, n)``, a dict
+    of builders there (``HEADS = {...}``) or one decorators fill (``HEADS = {}`` and
+    ``@register_head("classification")``), judged there. None when unknown."""
+    key = registry_key(ctx, func, loc)
+    if key is None:
+        return None
+    registry = imported_definition(ctx, func.value, assigned=cst.Dict)
+    entry = None if registry is None else registered_entry(ctx, registry, key)
+    if entry is not None:
+        return judge_function_of(ctx, entry, call, loc, head)
+    return imported_keyed_factory(ctx, func, call, loc, head, key)
+
+
+def registry_key(ctx: Context, func: cst.Subscript, loc: Location) -> Optional[str]:
+    """The one string ``REG[key]`` reads with, when this module knows it (see :func:`_key_value`)."""
+    if len(func.slice) != 1 or not isinstance(func.slice[0].slice, cst.Index):
+        return None
+    return _key_value(ctx, func.slice[0].slice.value, loc, 0)
+
+
+def _key_value(ctx: Context, expr: cst.BaseExpression, loc: Location, depth: int) -> Optional[str]:
+    """The one string ``expr`` holds at ``loc``: its value, the default of the flag it
+    reads (``HEADS[args.task]``, ``--task`` defaulting to "classification"), or for a
+    parameter, what the followed call (else every call of the file) passes it, read so."""
+    key = ctx.values.value(expr, loc)
+    if isinstance(key, str):
+        return key
+    if FlagDefaults in ctx.analyses:
+        flag = ctx.get(FlagDefaults).default_of(expr, loc)
+        key = None if flag is None else ctx.values.value(flag[0], flag[1])
+        if isinstance(key, str):
+            return key
+    binding = loc.lookup(expr.value) if isinstance(expr, cst.Name) else None
+    if binding is None or binding.kind != "param" or binding.scope is None or depth > 3:
+        return None
+    followed = loc.frame_of(binding.scope.node)
+    if followed is not None:
+        frame = followed[0]
+        assert isinstance(binding.node, cst.Param)
+        given = ctx.values.bound_argument(frame.function, binding.node, frame.call, frame.offset, frame.caller)
+        return _key_value(ctx, given, frame.caller, depth + 1) if isinstance(given, cst.BaseExpression) else None
+    sources = ctx.values.param_sources(binding)
+    keys = {_key_value(ctx, source, where, depth + 1) for source, where, _ in sources or []}
+    return keys.pop() if len(keys) == 1 else None
 
 
 def registered_entry(ctx: Context, registry: Tuple[str, str], key: str) -> Optional[Tuple[str, str]]:

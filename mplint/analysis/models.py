@@ -1604,12 +1604,15 @@ class ModelOutputs(Analysis):
             return None
         return value.elements[selector].value, loc
 
-    def _sixteen_bit_layer(self, producer: Optional["Producer"]) -> bool:
-        """An op (judged through its input), or a layer of no dtype of its own (it follows the policy)."""
-        from mplint.analysis.layers import computes_in_float32  # (layers reads this module)
-
-        return isinstance(producer, OpProducer) or (
-            isinstance(producer, LayerProducer) and computes_in_float32(producer, self.ctx) is False)
+    @staticmethod
+    def _sixteen_bit_layer(producer: Optional["Producer"]) -> bool:
+        """An op (judged through its input), or a layer built with no dtype and no
+        ``**kwargs`` (it follows the policy); any dtype at all, even one mplint cannot
+        read, leaves the pass-through layer judged itself."""
+        if isinstance(producer, OpProducer):
+            return True
+        return isinstance(producer, LayerProducer) and keyword_only(producer.constructor, "dtype") is None \
+            and not any(arg.star for arg in producer.constructor.args)
 
     def _moves_its_input(self, layer: LayerProducer) -> bool:
         """A ``Lambda`` with no dtype of its own whose function, a ``lambda`` of one
