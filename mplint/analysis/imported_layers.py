@@ -546,6 +546,7 @@ module_file = _module_file
 top_level_imports = _top_level_imports
 star_imported = _star_imported
 project_root = _root
+imported_name = _imported
 
 
 # -- the other module's analysis ----------------------------------------------------------

@@ -11,17 +11,22 @@ cached result); a helper that cannot be read is no TPU use, and MP403 stays sile
 
 from __future__ import annotations
 
+import os
 from typing import Dict, Set, Tuple
 
 import libcst as cst
 
+from mplint.core import reads
+
 from mplint.core.find_nodes import find_all
-from mplint.analysis.imported_layers import imported_definition, parsed_module, top_level_imports
+from mplint.analysis.imported_layers import imported_definition, imported_name, parsed_module, top_level_imports
 from mplint.rule.check import Context
 from mplint.semantic.names import canonical, dotted_name
 from mplint.semantic.vocabulary import TPU_NAMES
 
 _MAX_DEPTH = 3
+#: a module larger than this is not read for a TPU helper (as ``imported_layers`` reads)
+_MAX_BYTES = 2_000_000
 #: (path, digest, function) -> whether every run of it uses a TPU
 _KNOWN: Dict[Tuple[str, str, str], bool] = {}
 
@@ -29,6 +34,13 @@ _KNOWN: Dict[Tuple[str, str, str], bool] = {}
 def imported_tpu_helper(ctx: Context, func: cst.BaseExpression) -> bool:
     """Whether the call of ``func``, a function a project module defines and the checked
     file imports, always builds a TPU strategy or resolver."""
+    first = imported_name(ctx, func)
+    if first is None:
+        return False
+    if os.path.basename(first[0]) != "__init__.py":  # (a package may re-export it from a submodule)
+        raw = reads.read(first[0], _MAX_BYTES)
+        if raw is None or b"TPU" not in raw[0]:
+            return False  # nothing there names a TPU: not parsed
     found = imported_definition(ctx, func)
     if found is None:
         return False
