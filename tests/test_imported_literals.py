@@ -102,9 +102,10 @@ def test_a_helper_of_another_module_sets_the_policy_a_config_module_names(tmp_pa
         assert "pkg/env.py:6" in rows[0]["message"]
 
 
-def test_the_summary_keeps_only_names_bound_once_to_a_string():
+def test_the_summary_keeps_only_names_bound_once_to_a_literal():
     from mplint.run.summaries import summarize
 
     summary = summarize('import os\nPOLICY = "mixed_bfloat16"\nA = "x"\nA = "y"\nif X:\n    B = "z"\n'
-                        'C: str = "c"\nD = os.environ["P"]\nfor E in []:\n    pass\nE = "e"\nF = G = "f"\n')
-    assert summary.constants == {"POLICY": "mixed_bfloat16", "C": "c"}
+                        'C: str = "c"\nD = os.environ["P"]\nfor E in []:\n    pass\nE = "e"\nF = G = "f"\n'
+                        'USE_AMP = False\nWIDTH = -64\nH = [1]\n')
+    assert summary.constants == {"POLICY": '"mixed_bfloat16"', "C": '"c"', "USE_AMP": "false", "WIDTH": "-64"}

@@ -182,7 +182,9 @@ def test_summary_is_the_one_the_former_collectors_made():
     parameter's truth, ``set_choices``: none here; version 25 adds each function's ``picks`` and
     each class's ``callables``, what its ``self.x`` attributes hold by name: dropped here;
     version 26 each return's literal ``part_values``: none here; version 27 each function's
-    ``required`` parameters, which a call must bind: dropped here)."""
+    ``required`` parameters, which a call must bind; version 28 the fields set elsewhere;
+    version 29 each function's ``named_arguments`` and ``return_terms``, and ``constants``
+    any literal, as JSON: dropped here)."""
     data = summarize(SNIPPET).to_json()
     guard = data[3].pop("<main>")
     assert guard[0] == [(56, "app.run"), (56, "main")]
@@ -204,12 +206,12 @@ def test_summary_is_the_one_the_former_collectors_made():
         # collectors passed the whole of it as unknown, once per element
         entry[5] = [[callee, slot.partition("@")[0], "?"] if "@" in slot else [callee, slot, origin]
                     for callee, slot, origin in entry[5]]
-    assert data[0] == 28 and all(entry[6] == [] for entry in data[3].values())
+    assert data[0] == 29 and all(entry[6] == [] for entry in data[3].values())
     for cls in data[4].values():
         assert isinstance(cls.pop(4), dict)  # what its attributes hold by name
     assert data.pop(10) == []  # attributes set on other objects
     assert data.pop(9) == {}  # registries by key
-    assert data.pop(8) == {}  # string constants
+    assert data.pop(8) == {}  # literal constants
     assert data[2].pop("*..star") == "..star"
     module_calls = data[3]["<module>"][0]
     for added in ((3, "import:.sibling"), (4, "import:..pkg.thing")):

@@ -113,6 +113,8 @@ class ComputeRegions(Analysis):
         #: calls of a plain name (``ArcMarginProduct(n, dtype="float32")``): the file's
         #: constructions of its own classes
         self._constructions: List[Tuple[cst.Call, Location]] = []
+        #: calls of ``name.attr(...)``: a function of an imported module among them
+        self._module_calls: List[Tuple[cst.Call, Location]] = []
         self._resolved = False
         self._lambda_functions: Set[cst.CSTNode] = set()
         self._pipeline_functions: Set[cst.CSTNode] = set()
@@ -146,6 +148,8 @@ class ComputeRegions(Analysis):
                 return
         if isinstance(func, cst.Name):
             self._constructions.append((node, self.ctx.scopes.location()))
+        elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            self._module_calls.append((node, self.ctx.scopes.location()))
         resolved = self.ctx.names.resolve(func)
         if (isinstance(func, cst.Attribute) and func.attr.value == "add_weight" and isinstance(func.value, cst.Name)
                 and func.value.value == "self") or _is_layer_base(resolved):
@@ -255,6 +259,39 @@ class ComputeRegions(Analysis):
             fn = self._function_node(pending.expr, pending.loc)
             if fn is not None:
                 self._pipeline_functions.add(fn)
+        self._pipeline_helpers()
+
+    def _pipeline_helpers(self) -> None:
+        """The functions of the file that a mapped function calls run in the pipeline
+        too (``ds.map(lambda x, y: (normalize(x), y))``), and what they call in turn."""
+        pending = [(call, loc) for call, loc in self._constructions]
+        changed = bool(self._pipeline_functions)
+        while changed:
+            changed = False
+            for call, loc in pending:
+                if not self._in_pipeline_function(loc.scope):
+                    continue
+                assert isinstance(call.func, cst.Name)
+                fn = self._function_node(call.func, loc)
+                if fn is not None and fn not in self._pipeline_functions:
+                    self._pipeline_functions.add(fn)
+                    changed = True
+
+    def pipeline_calls(self) -> List[Tuple[cst.Call, Location]]:
+        """Calls of a name or ``module.name`` made inside a function mapped over a dataset
+        (or one it calls): where a helper of another module runs in the input pipeline."""
+        self._resolve()
+        if not self._pipeline_functions:
+            return []
+        return [(call, loc) for call, loc in [*self._constructions, *self._module_calls]
+                if self._in_pipeline_function(loc.scope)]
+
+    def _in_pipeline_function(self, scope: Optional[Scope]) -> bool:
+        while scope is not None:
+            if scope.node in self._pipeline_functions:
+                return True
+            scope = scope.parent
+        return False
 
     def _pinned_by_constructions(self) -> None:
         """A layer class that every construction in the file builds with a float32 (or

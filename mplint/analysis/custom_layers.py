@@ -25,9 +25,10 @@ from mplint.analysis.activations import called_function
 from mplint.analysis.compute_regions import ComputeRegions, LayerClass
 from mplint.analysis.dispatch import Dispatch, Overrides
 from mplint.analysis.imported_layers import (
-    imported_factory, imported_function, imported_head, imported_keyed_factory, imported_layer, imported_method_head,
+    imported_factory, imported_function, imported_head, imported_layer, imported_method_head,
     imported_model,
 )
+from mplint.analysis.imported_registries import imported_registry_entry
 from mplint.analysis.layers import (
     built_under_float32_policy, computes_in_float32, computes_under_policy, is_keras_layer, is_softmax_layer,
 )
@@ -177,8 +178,8 @@ class CustomLayers(Analysis):
         if binding is None and isinstance(func, cst.Subscript):
             # ``HEADS[config.TASK](n)``: the entry of another module's dict of builders the key
             # picks, a builder of a layer or a head returning a layer's output (``(x)``)
-            return imported_keyed_factory(self.ctx, func, layer.constructor, layer.location) \
-                or imported_keyed_factory(self.ctx, func, layer.constructor, layer.location, head=True)
+            return imported_registry_entry(self.ctx, func, layer.constructor, layer.location) \
+                or imported_registry_entry(self.ctx, func, layer.constructor, layer.location, head=True)
         picked = self._picked_by_name(func, binding, layer.location)
         if picked is not None:
             # ``head_cls = getattr(heads, config.HEAD_CLASS)``: that class of the module

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Optional, Tuple
 import libcst as cst
 
 from mplint.analysis.imported_layers import analysed, imported_definition
+from mplint.core.positions import positions_of
 from mplint.rule.check import Context
 from mplint.semantic.scopes import Location
 
@@ -82,6 +83,23 @@ def imported_unscaling(ctx: Context, call: cst.Call, analysis: "type[TrainingLoo
     other, path, name = found
     unscaled = other.unscaled_parameter(name)
     return None if unscaled is None else UnscaledParameter(unscaled[0], unscaled[1], path)
+
+
+def imported_inner_gradient(ctx: Context, call: cst.Call, analysis: "type[TrainingLoops]",
+                            loc: Optional[Location] = None) -> Optional[Tuple[str, int]]:
+    """(file, line) of the unscaled ``tape.gradient`` a function of another project module
+    returns a value computed from (``gradient_penalty(critic, real, fake)`` in
+    ``losses.py``: see ``TrainingLoops.unscaled_inner_gradient``), when ``call`` calls it;
+    None when it is no such function or cannot be followed."""
+    found = _defining_module(ctx, call, analysis, loc)
+    if found is None:
+        return None
+    other, path, name = found
+    gradient = other.unscaled_inner_gradient(name)
+    if gradient is None:
+        return None
+    position = positions_of(other.ctx.module, other.ctx.text, [gradient.call]).get(gradient.call)
+    return None if position is None else (path, position.start.line)
 
 
 def _defining_module(ctx: Context, call: cst.Call, analysis: "type[TrainingLoops]",

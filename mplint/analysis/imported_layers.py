@@ -89,7 +89,7 @@ def imported_factory(ctx: Context, func: cst.BaseExpression, call: cst.Call,
 
 
 def imported_keyed_factory(ctx: Context, func: cst.Subscript, call: cst.Call,
-                           loc: Location, head: bool = False) -> Optional["CustomLayer"]:
+                           loc: Location, head: bool = False, key: Optional[str] = None) -> Optional["CustomLayer"]:
     """The layer an entry of another module's dict of builders returns when ``call``
     calls it (``HEADS[config.TASK](n)`` with ``HEADS = {"binary": _binary, ...}`` there),
     when this module knows the key's one value (a literal, a constant here or of a config
@@ -97,7 +97,7 @@ def imported_keyed_factory(ctx: Context, func: cst.Subscript, call: cst.Call,
     function (``head``: an entry returning a layer's output, ``HEADS[TASK](x)``, judged as
     :func:`imported_head` judges a function). An unknown key, or a dict built otherwise,
     stays unknown."""
-    key = _subscript_key(ctx, func, loc)
+    key = key if key is not None else _subscript_key(ctx, func, loc)
     found = None if key is None else imported_definition(ctx, func.value, assigned=cst.Dict)
     layers = None if found is None else _layers_of(found[0], _analysis(ctx))
     if layers is None or found is None:
@@ -145,6 +145,19 @@ def _subscript_key(ctx: Context, func: cst.Subscript, loc: Location) -> Optional
         return None
     key = ctx.values.value(func.slice[0].slice.value, loc)
     return key if isinstance(key, str) else None
+
+
+def judge_function_of(ctx: Context, entry: Tuple[str, str], call: cst.Call, loc: Location,
+                      head: bool) -> Optional["CustomLayer"]:
+    """The function ``entry`` (its module file and name) names, called by ``call``,
+    judged in its module as :func:`imported_head` (``head``) or :func:`imported_factory`
+    judge one (a registry's entry another module picked)."""
+    layers = _layers_of(entry[0], _analysis(ctx))
+    if layers is None or any(arg.star for arg in call.args):
+        return None
+    args = [known_argument(ctx, arg, loc) for arg in call.args]
+    return layers.judge_head_named(entry[1], args, entry[0]) if head \
+        else layers.judge_factory_named(entry[1], args, entry[0])
 
 
 def imported_function(ctx: Context, func: cst.BaseExpression) -> Optional[bool]:
@@ -565,6 +578,8 @@ def _import_folders(importer: str, root: Optional[Path]) -> Tuple[Path, ...]:
 module_file = _module_file
 top_level_imports = _top_level_imports
 star_imported = _star_imported
+project_root = _root
+imported_name = _imported
 
 
 # -- the other module's analysis ----------------------------------------------------------

@@ -48,7 +48,7 @@ from mplint.analysis.tensor_sites import Path
 from mplint.analysis.tensor_syntax import target_path
 from mplint.core.find_nodes import find_all, mentions
 from mplint.rule.check import Analysis, Context
-from mplint.semantic.call_args import first_tensor_argument, positional_or_keyword
+from mplint.semantic.call_args import first_tensor_argument, keyword_only, positional_or_keyword
 from mplint.semantic.stored_attributes import InstanceAttributes
 from mplint.semantic.values import is_constant
 from mplint.semantic.scopes import (
@@ -56,7 +56,7 @@ from mplint.semantic.scopes import (
     function_key, instance_class, local_def, bound_leading, method_of,
 )
 from mplint.semantic.vocabulary import (
-    ANY_MODEL_CLASSES, MODEL_CLASSES, PARTIALS, SEQUENTIAL_CLASSES, SIZE_KEEPING_LAYERS,
+    ANY_MODEL_CLASSES, LAMBDA_LAYERS, MODEL_CLASSES, PARTIALS, SEQUENTIAL_CLASSES, SHAPE_OPS, SIZE_KEEPING_LAYERS,
     WHOLE_MODEL_METHODS, WHOLE_MODEL_VARIABLES, is_classifier_application, names_tensorflow,
 )
 
@@ -1459,6 +1459,14 @@ class ModelOutputs(Analysis):
                     yield from nested if nested else [(expr, None)]
                 else:
                     passed = self._passed_through(layer, expr, loc)
+                    if passed is not None and expr.args and passed[0] is expr.args[0].value:
+                        # a layer handing on its whole input (sliced, reshaped): where that
+                        # is not certainly 16-bit (a float32 layer it autocasts again), the
+                        # layer is judged itself
+                        given = list(self._tensor(passed[0], passed[1], depth + 1))
+                        if not all(self._sixteen_bit_layer(found[1]) for found in given):
+                            yield expr, layer
+                            return
                     if passed is not None:  # ``Masked()([probs, mask])`` hands ``probs`` on
                         for found in self._tensor(passed[0], passed[1], depth + 1):
                             if isinstance(found[1], (LayerProducer, OpProducer)):
@@ -1674,6 +1682,10 @@ class ModelOutputs(Analysis):
         ``inputs[0] + 0``): a class of this file or of another module of the project
         (:func:`imported_passthrough`), judged with the constructor's literal arguments."""
         func = layer.constructor.func
+        first = call.args[0] if call.args and call.args[0].keyword is None and not call.args[0].star else None
+        if layer.layer_class & LAMBDA_LAYERS:
+            # ``Lambda(lambda x: x[:, 2:])``: it only slices, reshapes or transposes its input
+            return (first.value, loc) if first is not None and self._moves_its_input(layer) else None
         if any(name.startswith("keras.") for name in layer.layer_class) or not isinstance(func, cst.Name):
             return None
         binding = layer.location.lookup(func.value)
@@ -1683,7 +1695,6 @@ class ModelOutputs(Analysis):
             selector = self.passthrough(binding.node, layer.constructor, layer.location)
         else:
             selector = imported_passthrough(self.ctx, func, layer.constructor)
-        first = call.args[0] if call.args and call.args[0].keyword is None and not call.args[0].star else None
         if selector is None or first is None:
             return None
         if selector == _WHOLE and binding is not None:
@@ -1700,6 +1711,46 @@ class ModelOutputs(Analysis):
                 or any(isinstance(e, cst.StarredElement) for e in value.elements):
             return None
         return value.elements[selector].value, loc
+
+    @staticmethod
+    def _sixteen_bit_layer(producer: Optional["Producer"]) -> bool:
+        """An op (judged through its input), or a layer built with no dtype and no
+        ``**kwargs`` (it follows the policy); any dtype at all, even one mplint cannot
+        read, leaves the pass-through layer judged itself."""
+        if isinstance(producer, OpProducer):
+            return True
+        return isinstance(producer, LayerProducer) and keyword_only(producer.constructor, "dtype") is None \
+            and not any(arg.star for arg in producer.constructor.args)
+
+    def _moves_its_input(self, layer: LayerProducer) -> bool:
+        """A ``Lambda`` with no dtype of its own whose function, a ``lambda`` of one
+        parameter, only moves its input's values: slices it (``x[:, k:]``), reshapes,
+        transposes, squeezes or expands it (``SHAPE_OPS``). Its output has its input's
+        dtype (Keras autocasts the input to the compute dtype first)."""
+        constructor = layer.constructor
+        fn = positional_or_keyword(constructor, 0, "function")
+        if not isinstance(fn, cst.Lambda) or keyword_only(constructor, "dtype") is not None \
+                or any(a.star for a in constructor.args):
+            return False
+        params = fn.params
+        if len(params.params) != 1 or params.posonly_params or params.kwonly_params \
+                or not isinstance(params.star_arg, cst.MaybeSentinel) or params.star_kwarg is not None:
+            return False
+        return self._moved(fn.body, params.params[0].name.value, 0)
+
+    def _moved(self, expr: cst.BaseExpression, param: str, depth: int) -> bool:
+        """``expr`` is the parameter ``param`` itself, sliced or indexed, or handed to a
+        shape op as its first argument (see :meth:`_moves_its_input`)."""
+        if depth > 4:
+            return False
+        if isinstance(expr, cst.Name):
+            return expr.value == param
+        if isinstance(expr, cst.Subscript):
+            return self._moved(expr.value, param, depth + 1)
+        if isinstance(expr, cst.Call) and self.resolve(expr.func) & SHAPE_OPS and expr.args \
+                and expr.args[0].keyword is None and not expr.args[0].star:
+            return self._moved(expr.args[0].value, param, depth + 1)
+        return False
 
     def passthrough(self, classdef: cst.ClassDef, constructor: cst.Call, built: Location) -> Optional[int]:
         """Which input a layer class of this file returns unchanged, when every ``return``
@@ -1721,7 +1772,7 @@ class ModelOutputs(Analysis):
                 where = where.within(built.context).entering(frame)
             if frame is not None and self._return_skipped(where, scope, frame):
                 continue
-            selector = _selected(value, where, param, 0)
+            selector = _selected(value, where, param, 0, self.resolve)
             if selector is None:
                 return None
             found.add(selector)
@@ -2161,15 +2212,19 @@ def _producer_call(producer: "Producer") -> cst.Call:
 _WHOLE = -1
 
 
-def _selected(value: cst.BaseExpression, where: Location, param: str, depth: int) -> Optional[int]:
+def _selected(value: cst.BaseExpression, where: Location, param: str, depth: int,
+              resolve: Optional[Callable[[cst.BaseExpression], FrozenSet[str]]] = None) -> Optional[int]:
     """``_WHOLE`` when ``value`` is the parameter ``param`` itself, ``i`` when it is
-    ``param[i]``, through ``+ 0``, ``* 1`` and plain local names; None otherwise."""
+    ``param[i]``, through ``+ 0``, ``* 1`` and plain local names; None otherwise. With
+    ``resolve`` (API names of a callee), a slice of the whole input (``x[:, 1:]``) and a
+    shape op on it (``tf.reshape(x, ...)``, ``SHAPE_OPS``) are the whole input too: they
+    move its values and keep its dtype."""
     if depth > 4:
         return None
     if isinstance(value, cst.BinaryOperation) and (
             isinstance(value.operator, cst.Add) and _is_literal(value.right, "0")
             or isinstance(value.operator, cst.Multiply) and _is_literal(value.right, "1")):
-        return _selected(value.left, where, param, depth + 1)
+        return _selected(value.left, where, param, depth + 1, resolve)
     if isinstance(value, cst.Name):
         binding = where.lookup(value.value)
         if binding is None:
@@ -2178,12 +2233,19 @@ def _selected(value: cst.BaseExpression, where: Location, param: str, depth: int
             return _WHOLE if value.value == param else None
         if binding.kind == "assign" and binding.value is not None and binding.scope is where.scope \
                 and len(where.scope.bindings.get(value.value, ())) == 1:
-            return _selected(binding.value, binding.location(), param, depth + 1)
+            return _selected(binding.value, binding.location(), param, depth + 1, resolve)
         return None
     if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) and len(value.slice) == 1 \
             and isinstance(value.slice[0].slice, cst.Index) and isinstance(value.slice[0].slice.value, cst.Integer):
         index = int(value.slice[0].slice.value.value)
-        return index if _selected(value.value, where, param, depth + 1) == _WHOLE else None
+        return index if _selected(value.value, where, param, depth + 1, resolve) == _WHOLE else None
+    if resolve is None:
+        return None
+    if isinstance(value, cst.Subscript) and any(isinstance(e.slice, cst.Slice) for e in value.slice):
+        return _WHOLE if _selected(value.value, where, param, depth + 1, resolve) == _WHOLE else None
+    if isinstance(value, cst.Call) and resolve(value.func) & SHAPE_OPS and value.args \
+            and value.args[0].keyword is None and not value.args[0].star:
+        return _WHOLE if _selected(value.args[0].value, where, param, depth + 1, resolve) == _WHOLE else None
     return None
 
 

@@ -1334,6 +1334,23 @@ class TrainingLoops(Analysis):
         end = Location(inner, _END, ())
         return params, inner, [(self.flow(value, end), arms) for value, arms in _returned(function.body)]
 
+    def unscaled_inner_gradient(self, name: str) -> Optional[Gradient]:
+        """A ``tape.gradient`` on a tape of its own that the top-level function ``name``
+        of this module (or ``Cls.method``) returns a value computed from, its target not
+        scaled (a gradient penalty helper): a second gradient when a caller's outer tape
+        differentiates what it returns. None when there is none, or it is scaled."""
+        found = self._returns_with_arms(name)
+        if found is None:
+            return None
+        by_call = {id(g.call): g for g in self.gradients() if not g.symbolic and g.tape_block is not None}
+        for flowed, _arms in found[2]:
+            for node in flowed:
+                gradient = by_call.get(id(node))
+                if gradient is not None and gradient.target is not None \
+                        and not self.scaling_of(gradient.target, gradient.location)[0]:
+                    return gradient
+        return None
+
     def clipped_parameter(self, name: str) -> Optional[Tuple[int, str, str, Tuple[Tuple[str, bool], ...]]]:
         """(index, name, clipping function, needs) of the parameter the top-level function
         ``name`` of this module returns through a known clipping call (``clipped, _ =

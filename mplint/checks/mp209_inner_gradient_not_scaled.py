@@ -14,6 +14,9 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
+import os
+
+from mplint.analysis.imported_clips import imported_inner_gradient
 from mplint.analysis.training import Gradient, TrainingLoops, contains, float16_source
 from mplint.rule.check import Check, Context, Needs
 from mplint.semantic.scopes import Location, local_function
@@ -73,6 +76,36 @@ class InnerGradientNotScaled(Check):
                     f"pass through the float16 layers has no loss scale to keep small values from "
                     f"flushing to zero; multiply its target by a loss scale inside the tape and divide "
                     f"the gradients it returns by the same scale"))
+        for target, location, block in outers:
+            if target is not None and block is not None:
+                self._imported_inner(loops, target, location, block, reported)
+
+    def _imported_inner(self, loops: TrainingLoops, target: cst.BaseExpression, loc: Location,
+                        block: cst.With, reported: Set[int]) -> None:
+        """A call inside the outer tape's block of a function of another project module
+        whose result is computed from a second gradient it takes without loss scaling
+        (``d_loss += gp_weight * gradient_penalty(critic, real, fake)``): reported at the
+        call, since that module's code is right on its own when nothing differentiates it
+        again."""
+        for node in loops.flow(target, loc):
+            if not isinstance(node, cst.Call) or id(node) in reported or not contains(block, node) \
+                    or _helper(node, loc) is not None:
+                continue
+            found = imported_inner_gradient(self.ctx, node, TrainingLoops, loc)
+            if found is None:
+                continue
+            why = float16_source(self.ctx, loops, loc.scope)
+            if why is None:
+                continue
+            reported.add(id(node))
+            callee = self.ctx.module.code_for_node(node.func)
+            self.report(node, (
+                f"second gradient taken without loss scaling under {why}: `{callee}()` returns a value "
+                f"computed from the gradient it takes at {os.path.basename(found[0])}:{found[1]}, which "
+                f"feeds the loss of this outer tape (a gradient penalty or other double backprop); its "
+                f"backward pass through the float16 layers has no loss scale to keep small values from "
+                f"flushing to zero; multiply its target by a loss scale inside that tape and divide the "
+                f"gradients it returns by the same scale"))
 
     def _handed_tapes(self, loops: TrainingLoops) -> List[Tuple[Optional[cst.BaseExpression], Location, Optional[cst.With]]]:
         """Outer gradients taken elsewhere: a call handed a recording tape and the values

@@ -6,6 +6,7 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from mplint.analysis.imported_tpu import imported_tpu_helper
 from mplint.rule.check import Check, Fix, Needs
 from mplint.rule.levels import Safety
 from mplint.semantic.call_args import UNREADABLE, argument_for, positional_or_keyword
@@ -21,8 +22,8 @@ _ON_TPU = ("mixed_float16 in a program that uses a TPU (TPUStrategy/TPUClusterRe
 class Float16OnTpu(Check):
     rule_id = "MP403"
 
-    #: a policy call in a file that names a TPU strategy or resolver
-    needs = Needs(policy_call=True, also=(b"TPU",))
+    #: a policy call (the TPU may be used by a helper of another module, by any name)
+    needs = Needs(policy_call=True)
 
     def __init__(self, ctx: object) -> None:
         super().__init__(ctx)  # type: ignore[arg-type]
@@ -35,6 +36,8 @@ class Float16OnTpu(Check):
         self._calls: Dict[str, List[Tuple[cst.Call, Location]]] = {}
         #: ``try`` statements with an ``except``: a TPU looked for there may not be found
         self._probes: Set[int] = set()
+        #: ``module.helper(...)`` calls: a helper of another module may use the TPU
+        self._module_calls: List[Tuple[cst.Call, Location]] = []
 
     def visit_Try(self, node: cst.Try) -> None:
         self._tries.append([id(node), False])
@@ -53,6 +56,8 @@ class Float16OnTpu(Check):
             self._in_try[id(node)] = tuple((int(t), bool(h)) for t, h in self._tries)  # type: ignore[call-overload]
         if isinstance(node.func, cst.Name):
             self._calls.setdefault(node.func.value, []).append((node, self.ctx.scopes.location()))
+        elif isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name):
+            self._module_calls.append((node, self.ctx.scopes.location()))
 
     def _after_failed_probe(self, call: cst.CSTNode, tpu: cst.CSTNode) -> bool:
         """The policy is set in an ``except`` of the ``try`` that looks for the TPU:
@@ -83,13 +88,29 @@ class Float16OnTpu(Check):
                 work.append((where, where.branches + arms, depth + 1))
         return out
 
+    def _tpu_sites(self) -> List[SwitchSite]:
+        """The file's TPU uses: its own calls of the TPU APIs, and its calls of a
+        function another module of the project defines that always makes one
+        (``strategy = get_strategy(args.tpu)``), where the policy is set."""
+        sites = list(self.facts.tpu_sites)
+        if not self.facts.policy_calls:
+            return sites
+        calls = [c for found in self._calls.values() for c in found] + self._module_calls
+        for call, where in calls:
+            if imported_tpu_helper(self.ctx, call.func):
+                sites.append(SwitchSite(call, where, "tpu", where.branches))
+        return sites
+
     def finish(self) -> None:
         facts = self.facts
-        if not facts.tpu_sites:
+        if not facts.policy_calls:
+            return
+        tpu_sites = self._tpu_sites()
+        if not tpu_sites:
             return
         if any(c.values is None for c in facts.policy_calls):
             return  # a policy chosen at run time: may follow the hardware
-        tpus = [(tpu, arms) for tpu in facts.tpu_sites for arms in self._tpu_arms(tpu)]
+        tpus = [(tpu, arms) for tpu in tpu_sites for arms in self._tpu_arms(tpu)]
         #: where a bfloat16 policy is chosen (`'mixed_bfloat16' if tpu else ...` too)
         bfloat16 = [arms for c in facts.policy_calls for values, arms in c.choices() if "mixed_bfloat16" in values]
         for call in facts.policy_calls:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from typing import List, Optional, Set, Tuple
 
 import libcst as cst
 
 from mplint.analysis.compute_regions import ComputeRegions
+from mplint.analysis.imported_casts import imported_input_cast
 from mplint.analysis.references import References
 from mplint.rule.check import Check, Context, Fix, Needs
 from mplint.rule.levels import Safety
@@ -53,6 +55,7 @@ class Float16InputCast(Check):
         if policy is None:
             return
         regions = self.ctx.get(ComputeRegions)
+        self._imported_casts(regions, policy.note)
         for call, dtype, loc in self._casts:
             found = self.ctx.values.values(dtype, loc)
             if not found or not found <= SIXTEEN_BIT_DTYPES:
@@ -71,6 +74,21 @@ class Float16InputCast(Check):
                 f"input processing in float32 and let the model's first layer cast "
                 f"to the compute dtype (the mixed precision guide's advice)",
                 self._fix(dtype, safety),
+            )
+
+    def _imported_casts(self, regions: ComputeRegions, note: str) -> None:
+        """A helper of another module called in the pipeline that casts to float16."""
+        for call, loc in regions.pipeline_calls():
+            if loc.lookup(call.func.value if isinstance(call.func, cst.Name) else "") is not None:
+                continue  # a function of this file: its own casts are judged where they are
+            found = imported_input_cast(self.ctx, call.func)
+            if found is None:
+                continue
+            self.report(
+                call,
+                f"input data cast to float16 in the input pipeline{note}: `{self.ctx.module.code_for_node(call.func)}"
+                f"()` casts at {os.path.basename(found[0])}:{found[1]}; keep input processing in float32 and "
+                f"let the model's first layer cast to the compute dtype (the mixed precision guide's advice)",
             )
 
     def _only_returned(self, call: cst.Call, loc: Location) -> bool:

@@ -46,6 +46,8 @@ _MAX_DEPTH = 8
 _MAX_PARAM_DEPTH = 3
 
 Kinds = FrozenSet[str]
+#: what a call site's literal arguments make of a factory's parameters: (parameter, truth)
+Truths = FrozenSet[Tuple[str, bool]]
 
 
 def applies_gradients(raw: bytes) -> bool:
@@ -66,7 +68,7 @@ class OptimizerValues:
 
     def __init__(self, model: "ProgramModel") -> None:
         self.model = model
-        self._returns: Dict[Tuple["Node", Optional[int]], Optional[Tuple[Kinds, FrozenSet[str]]]] = {}
+        self._returns: Dict[Tuple["Node", Optional[int], Truths], Optional[Tuple[Kinds, FrozenSet[str]]]] = {}
         self._params: Dict[Tuple["Node", int], Optional[Dict[str, Kinds]]] = {}
 
     def factories(self, path: str) -> Dict[str, List[str]]:
@@ -74,10 +76,11 @@ class OptimizerValues:
         calls of project functions whose every return is known."""
         found: Dict[str, Optional[Kinds]] = {}
         for name, function in self.model.summary(path).functions.items():
-            for _, callee in function.calls:
+            for line, callee in function.calls:
                 if callee.startswith(IMPORT) or METHOD in callee or not _NAMES_AN_OPTIMIZER.search(callee):
                     continue
-                kinds = self._project_call(path, name, callee, 0) or self._forwarded(path, name, callee)
+                truths = self._site_truths(path, name, (path, line), callee)
+                kinds = self._project_call(path, name, callee, 0, truths) or self._forwarded(path, name, callee)
                 if kinds is None:
                     continue
                 if found.get(callee, kinds) != kinds:
@@ -97,6 +100,27 @@ class OptimizerValues:
                     if kinds:
                         found.setdefault(path, {}).setdefault(name, {})[param] = sorted(kinds)
         return found
+
+    def _site_truths(self, path: str, function: str, site: Tuple[str, int], callee: str) -> Truths:
+        """The truth of each parameter of the one function ``callee`` names that the call
+        at ``site`` decides: a literal argument (or a constant of another module), else
+        the parameter's literal default. Empty when the call spreads ``*args``/``**kwargs``."""
+        nodes = [n for n in self.model._resolve(path, function, callee) if n[1] != BODY]
+        caller = self.model.summary(path).functions.get(function)
+        target = self.model.summary(nodes[0][0]).functions.get(nodes[0][1]) if len(nodes) == 1 else None
+        if target is None or caller is None or not target.return_terms:
+            return frozenset()
+        slots = self.model._site_slots(caller, site, callee)
+        if slots is None or "*" in slots:
+            return frozenset()
+        found: Set[Tuple[str, bool]] = set()
+        for param in {p for _, guards in target.return_terms for p, _ in guards}:
+            position = str(target.params.index(param)) if param in target.params else None
+            value = slots.get(position, UNKNOWN) if position in slots else \
+                slots.get(param, target.defaults.get(param, UNKNOWN))
+            if value != UNKNOWN:
+                found.add((param, bool(json.loads(value))))
+        return frozenset(found)
 
     def _parameter_kinds(self, node: "Node", depth: int) -> Optional[Dict[str, Kinds]]:
         """Parameter -> the optimizer kinds every call of the function passes for it,
@@ -194,12 +218,15 @@ class OptimizerValues:
                 return frozenset({PLAIN})
         return self._project_call(path, function, written, depth)
 
-    def _project_call(self, path: str, function: str, written: str, depth: int) -> Optional[Kinds]:
+    def _project_call(self, path: str, function: str, written: str, depth: int,
+                      truths: Truths = frozenset()) -> Optional[Kinds]:
         """The kinds a call ``written(...)`` in ``function`` returns: its function's own
         returns, and for a parameter it returns (``configure(opt)`` wrapping ``opt`` or
         handing it back), what this function passes for it: what it was passed in
         turn, when that is this function's own parameter. ``written`` may name a part
-        of the result (``load_state@2`` for ``model, opt = load_state(model, opt)``)."""
+        of the result (``load_state@2`` for ``model, opt = load_state(model, opt)``).
+        ``truths``: what the call's literal arguments make of the callee's parameters (a
+        ``return`` whose ``if`` tests they contradict does not run)."""
         written, index = split_part(written)
         cls = self.model._class(path, written) if index is None else None
         if cls is not None:
@@ -211,7 +238,7 @@ class OptimizerValues:
             keyed = self._keyed(nodes[0], path, function, written, depth)
             if keyed is not None:
                 return keyed
-        found = self._returned(nodes[0], depth + 1, index)
+        found = self._returned(nodes[0], depth + 1, index, truths)
         if found is None:
             return None
         kinds, params = found
@@ -277,12 +304,12 @@ class OptimizerValues:
                 found = frozenset({PLAIN})
         return found
 
-    def _returned(self, node: "Node", depth: int,
-                  index: Optional[int] = None) -> Optional[Tuple[Kinds, FrozenSet[str]]]:
+    def _returned(self, node: "Node", depth: int, index: Optional[int] = None,
+                  truths: Truths = frozenset()) -> Optional[Tuple[Kinds, FrozenSet[str]]]:
         """The kinds a project function returns (element ``index`` of the tuple it
         returns, when given), and the parameters it returns as they came (None unless
-        every other return is known)."""
-        key = (node, index)
+        every other return is known); the returns ``truths`` rule out left out."""
+        key = (node, index, truths)
         if key in self._returns:
             return self._returns[key]
         self._returns[key] = None  # in progress: recursion gives unknown
@@ -292,6 +319,8 @@ class OptimizerValues:
         returned = function.returns if index is None else returned_part(function, index)
         if not returned:
             return None
+        if index is None and truths:
+            returned = _running_returns(function, truths)
         out: Set[str] = set()
         params: Set[str] = set()
         for written in returned:
@@ -314,6 +343,24 @@ class OptimizerValues:
         if target is None or target.startswith("."):
             return None
         return canonical(target + ("." + rest if rest else ""))
+
+
+def _running_returns(function: FunctionSummary, truths: Truths) -> List[str]:
+    """``function.returns`` less what only returns whose parameter tests ``truths``
+    contradict give (``if scaled: return LossScaleOptimizer(opt)`` under ``scaled=False``)."""
+    known = dict(truths)
+    dropped: Dict[str, int] = {}
+    for origins, guards in function.return_terms:
+        if any(param in known and known[param] != truth for param, truth in guards):
+            for origin in origins:
+                dropped[origin] = dropped.get(origin, 0) + 1
+    kept: List[str] = []
+    for origin in function.returns:
+        if dropped.get(origin, 0) > 0:
+            dropped[origin] -= 1
+        else:
+            kept.append(origin)
+    return kept
 
 
 def _string_literal(text: str) -> Optional[str]:

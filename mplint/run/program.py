@@ -33,7 +33,7 @@ import re
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Deque, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, cast
+from typing import Any, Callable, Deque, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union, cast
 
 from mplint.run.forwarded_arguments import ForwardedArguments
 from mplint.run.import_targets import import_statements, may_import, reachable_below, statement_targets
@@ -756,7 +756,7 @@ class ProgramModel:
         function = self.summary(target[0]).functions.get(target[1])
         if function is None or not function.set_terms:
             return None
-        slots = next((s for l, c, s in caller.arguments if l == site[1] and c == callee), None)
+        slots = self._site_slots(caller, site, callee)
         if slots is None or "*" in slots:
             return None
         terms = {term_line: (param, guards) for term_line, param, guards in function.set_terms}
@@ -789,6 +789,24 @@ class ProgramModel:
             if len(route.chain) > 1 and policy not in found:
                 found[policy] = (first, route)
         return found
+
+    def _site_slots(self, caller: FunctionSummary, site: Tuple[str, int], callee: str
+                    ) -> Optional[Dict[str, str]]:
+        """The arguments of the call of ``callee`` at ``site`` (``FunctionSummary.arguments``),
+        with a name another module binds to a literal once read as that literal
+        (``setup(cfg.USE_AMP)`` with ``USE_AMP = False`` in ``configs/default.py``)."""
+        slots = next((s for l, c, s in caller.arguments if l == site[1] and c == callee), None)
+        if slots is None:
+            return None
+        named = [(slot, name) for l, c, slot, name in caller.named_arguments if l == site[1] and c == callee]
+        if not named:
+            return slots
+        slots = dict(slots)
+        for slot, name in named:
+            value = self._constant(site[0], name)
+            if value is not None:
+                slots[slot] = json.dumps(value)
+        return slots
 
     def _parts(self) -> Dict[str, Set[str]]:
         """Classes that a class of a summarised module builds as ``self.x = Cls(...)``."""
@@ -1575,7 +1593,14 @@ class ProgramModel:
         written = next((name for at, name in function.set_names if at == line), None)
         if written is None:
             return None
-        found = set()
+        value = self._constant(path, written)
+        return value if isinstance(value, str) else None
+
+    def _constant(self, path: str, written: str) -> Union[str, bool, int, float, None]:
+        """The literal a name written in ``path`` reads from a constant another module of
+        the project binds once (``config.POLICY``, ``cfg.USE_AMP`` with ``USE_AMP = False``
+        in ``configs/default.py``), or None when it is no such constant (or is None)."""
+        found: Set[str] = set()
         for full in self._imported(path, written):
             parts = full.split(".")
             # ``config.POLICY``, or ``config.CFG.policy`` of a config object (``object_constants``)
@@ -1585,9 +1610,10 @@ class ProgramModel:
                     if end < len(parts) - 1 and ({parts[-1], "*"} & self.summary(path).set_fields_view()):
                         return None  # ``CFG.policy = args.policy`` in the setter's module
                     if module != path:
-                        found.add(self.summary(module).constants.get(".".join(parts[end:])))
+                        found.add(self.summary(module).constants.get(".".join(parts[end:]), UNKNOWN))
                     break
-        return found.pop() if len(found) == 1 else None
+        literal = found.pop() if len(found) == 1 else UNKNOWN
+        return None if literal == UNKNOWN else json.loads(literal)
 
     def _module(self, importer: str, name: str) -> Optional[str]:
         """The project file an import of ``name`` in ``importer`` loads (memoised)."""

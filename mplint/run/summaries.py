@@ -44,7 +44,7 @@ KEYWORD_SPREAD = "**"
 #: and ``super().method``: ``Class#method`` (``super#method``)
 METHOD = "#"
 POLICY_SETTERS = frozenset(POLICY_SETTER_WORDS)
-SUMMARY_VERSION = 28
+SUMMARY_VERSION = 29
 #: a trained value that is a parameter of the function: ``param:`` + its name
 PARAM = "param:"
 #: a value a summary cannot name (an expression, ``None``, a loop variable)
@@ -134,6 +134,14 @@ class FunctionSummary:
     #: a call that binds none of them raises TypeError before the body runs
     #: (:func:`binds`); [] when unknown
     required: List[str] = field(default_factory=list)
+    #: (line, callee, slot, dotted name) of each argument in ``arguments`` that is an
+    #: imported name the module never writes (``setup(cfg.USE_AMP)``, ``cfg`` a module):
+    #: a constant of another module may decide it (``ModuleSummary.constants``)
+    named_arguments: List[Tuple[int, str, str, str]] = field(default_factory=list)
+    #: for each ``return`` under parameter tests (``if scaled: return LossScaleOptimizer(opt)``):
+    #: (what it returns, named as in ``returns``, the tests: (parameter, the truth it needs));
+    #: a call site's literal flags rule such a return out (``make(lr, scaled=False)``)
+    return_terms: List[Tuple[List[str], List[Tuple[str, bool]]]] = field(default_factory=list)
 
 
 def returned_part(function: FunctionSummary, index: int) -> Optional[List[str]]:
@@ -187,9 +195,10 @@ class ModuleSummary:
     #: top-level functions that store into a module-level name by key (``REGISTRY[name] =
     #: fn`` in a decorator): function -> those names. What they decorate is an entry.
     writers: Dict[str, List[str]] = field(default_factory=dict)
-    #: top-level names bound once, by a plain assignment of a string literal
-    #: (``POLICY = "mixed_bfloat16"`` in a config module), and the string fields of the
-    #: config objects bound so (``CFG.policy``: :mod:`object_constants`)
+    #: top-level names bound once, by a plain assignment of a string, bool, number or
+    #: None literal -> the literal as JSON (``POLICY = "mixed_bfloat16"``, ``USE_AMP =
+    #: False`` in a config module), and the string fields of the config objects bound so
+    #: (``CFG.policy``: :mod:`object_constants`), as JSON too
     constants: Dict[str, str] = field(default_factory=dict)
     #: registries keyed by string literals: name -> key -> the dotted callee that calling
     #: the entry calls (``"adam_amp": lambda lr: LossScaleOptimizer(Adam(lr))``: the wrapper)
@@ -208,7 +217,8 @@ class ModuleSummary:
                         f.set_terms, f.defaults, f.escapes, f.handed, f.parts, f.set_names, f.keyed_returns,
                         {str(line): [list(g) for g in tests] for line, tests in f.guards.items()},
                         f.set_choices, [[param, name, entries] for param, name, entries in f.picks],
-                        f.part_values, f.required]
+                        f.part_values, f.required, f.named_arguments,
+                        [[origins, [list(g) for g in guards]] for origins, guards in f.return_terms]]
                  for name, f in self.functions.items()},
                 {name: [c.bases, c.methods, c.attributes, c.sources, c.callables] for name, c in self.classes.items()},
                 self.registries, self.decorated, self.writers, self.constants, self.keyed, self.set_fields]
@@ -246,10 +256,13 @@ class ModuleSummary:
                                              for p, n, e in picks],
                                             [[[str(v) for v in element] for element in part]
                                              for part in part_values],
-                                            [str(r) for r in required])
+                                            [str(r) for r in required],
+                                            [(int(l), str(c), str(slot), str(n)) for l, c, slot, n in named],
+                                            [([str(o) for o in origins], [(str(p), bool(t)) for p, t in tests])
+                                             for origins, tests in return_terms])
                  for name, (calls, sets, params, returns, trained, passes, casts, arguments, set_terms, defaults,
                             escapes, handed, parts, set_names, keyed_returns, guards, set_choices, picks,
-                            part_values, required) in functions.items()},
+                            part_values, required, named, return_terms) in functions.items()},
                 {str(name): ClassSummary([str(b) for b in bases], [str(m) for m in methods],
                                          {str(k): str(v) for k, v in attributes.items()},
                                          {str(k): str(v) for k, v in sources.items()},
@@ -273,13 +286,14 @@ def summarize(text: str) -> ModuleSummary:
     summary = ModuleSummary()
     try:
         _collect_block(summary, tree.body, BODY, [], _Spellings(_dtype_spellings(tree.body),
-                                                                  _keyword_dicts(tree.body)))
+                                                                  _keyword_dicts(tree.body), _written_names(tree)))
         top = summary.functions.get(BODY)
         if top is not None and top.sets:
             _read_guards(top, tree.body)
         _note_registrations(summary, tree.body)
         objects, summary.set_fields = object_facts(tree)
-        summary.constants = {**objects, **_string_constants(tree.body)}
+        summary.constants = {**{name: json.dumps(text) for name, text in objects.items()},
+                             **_literal_constants(tree.body)}
         for name, escapes in escapes_by_function(tree.body, BODY, MAIN, _is_main_guard).items():
             summary.functions.setdefault(name, FunctionSummary()).escapes = escapes
     except RecursionError:
@@ -288,13 +302,15 @@ def summarize(text: str) -> ModuleSummary:
     return summary
 
 
-def _string_constants(body: List[ast.stmt]) -> Dict[str, str]:
-    """Top-level names bound exactly once, by ``NAME = "text"`` (any other binding of the
-    name at the top level, in a loop, an ``if`` or a ``try`` included, leaves it out)."""
+def _literal_constants(body: List[ast.stmt]) -> Dict[str, str]:
+    """Top-level names bound exactly once, by ``NAME = "text"``, ``NAME = False``, a number
+    or None -> the literal as JSON (any other binding of the name at the top level, in a
+    loop, an ``if`` or a ``try`` included, leaves it out)."""
     found: Dict[str, Optional[str]] = {}
     for stmt in body:
         value = stmt.value if isinstance(stmt, (ast.Assign, ast.AnnAssign)) else None
-        literal = value.value if isinstance(value, ast.Constant) and isinstance(value.value, str) else None
+        written_literal = _literal(value) if value is not None else UNKNOWN
+        literal = None if written_literal == UNKNOWN else written_literal
         single = isinstance(stmt, ast.AnnAssign) or (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1)
         for node in ast.walk(stmt) if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
                 else [ast.Name(id=stmt.name, ctx=ast.Store())]:
@@ -348,7 +364,9 @@ def _collect_block(summary: ModuleSummary, body: List[ast.stmt], owner: str, cla
             function.params = _parameters(stmt, method=bool(classes))
             function.required = [] if again else _required(stmt, function.params)
             function.defaults = _literal_defaults(stmt)
-            _collect(summary, function, _Nodes(stmt.body), ".".join(classes), spellings)
+            nodes = _Nodes(stmt.body)
+            tested = _return_guards(stmt.body, set(function.params)) if len(nodes.returns) > 1 else {}
+            _collect(summary, function, nodes, ".".join(classes), spellings, tested)
             chain = if_chain_pick(stmt, function.params)
             if chain is not None:
                 function.picks.append(chain)
@@ -535,9 +553,10 @@ def _outer_returns(returns: List[ast.Return], nested: List[Any]) -> List[ast.Ret
 
 
 def _collect(summary: ModuleSummary, function: FunctionSummary, nodes: _Nodes, cls: str,
-             spellings: "_Spellings") -> None:
+             spellings: "_Spellings", return_guards: Optional[Mapping[int, List[Tuple[str, bool]]]] = None) -> None:
     """Imports, calls and policy sets of some code, and what it returns, trains as a
-    whole and passes on; ``cls`` names the class whose method it is, for ``self.x``."""
+    whole and passes on; ``cls`` names the class whose method it is, for ``self.x``;
+    ``return_guards``: the parameter tests around each ``return`` (by id) under some."""
     bound = {name.id for name in nodes.names if isinstance(name.ctx, ast.Store)} if cls else set()
     instances, assigned = _read_assignments(summary, function, nodes.assigns, cls, bound)
     origins = _Origins(_bindings(nodes.names, assigned), set(function.params), cls)
@@ -545,7 +564,10 @@ def _collect(summary: ModuleSummary, function: FunctionSummary, nodes: _Nodes, c
                           _policy_snapshots(nodes.assigns, function.params))
     stores: Optional[Dict[str, int]] = None
     for node in nodes.returns:
-        function.returns += [o if not o.startswith("self.") else UNKNOWN for o in origins(node.value)]
+        returned = [o if not o.startswith("self.") else UNKNOWN for o in origins(node.value)]
+        function.returns += returned
+        if return_guards and id(node) in return_guards:
+            function.return_terms.append((returned, return_guards[id(node)]))
         keyed = _keyed_call(node.value, function.params)
         if keyed is not None:
             function.keyed_returns.append(keyed)
@@ -830,7 +852,10 @@ def _read_events(summary: ModuleSummary, function: FunctionSummary, events: List
                 # ``gan.compile(opt=...)`` of ``gan = GAN(...)`` passes to ``GAN#compile``
                 _record_passes(function, node, _instance_callee(callee, instances), origins)
                 if callee.partition(".")[0] not in _NOT_PROJECT_HEADS:
-                    function.arguments.append((node.lineno, callee, _literal_arguments(node, spellings)))
+                    slots = _literal_arguments(node, spellings)
+                    function.arguments.append((node.lineno, callee, slots))
+                    function.named_arguments += [(node.lineno, callee, slot, name) for slot, name
+                                                 in _named_arguments(node, slots, spellings)]
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 local = alias.asname or alias.name.split(".")[0]
@@ -903,6 +928,8 @@ class _Spellings:
 
     dtypes: Mapping[str, str]
     spreads: Mapping[str, ast.Dict]
+    #: the dotted names the module stores to anywhere (``cfg.USE_AMP = True``, ``amp = ...``)
+    written: FrozenSet[str] = frozenset()
 
 
 def _literal_arguments(node: ast.Call, spellings: _Spellings) -> Dict[str, str]:
@@ -957,6 +984,37 @@ def _note_construction(slots: Dict[str, str], slot: str, value: ast.AST, dtypes:
     args = {str(i): _argument_literal(a, dtypes) for i, a in enumerate(value.args)}
     args.update({k.arg: _argument_literal(k.value, dtypes) for k in value.keywords if k.arg is not None})
     slots[CONSTRUCTION + slot] = json.dumps([written, args])
+
+
+def _named_arguments(node: ast.Call, slots: Mapping[str, str], spellings: _Spellings) -> Iterator[Tuple[str, str]]:
+    """(slot, dotted name) of each argument the literals leave unknown that is a name the
+    module never binds itself: ``setup(cfg.USE_AMP)``, ``from configs import default as
+    cfg``, is the constant ``configs.default.USE_AMP`` when that module binds it once (the
+    program model resolves the name through the module's imports)."""
+    written = [(str(i), arg) for i, arg in enumerate(node.args) if not isinstance(arg, ast.Starred)]
+    written += [(k.arg, k.value) for k in node.keywords if k.arg is not None]
+    for slot, value in written:
+        name = dotted(value) if isinstance(value, (ast.Name, ast.Attribute)) else None
+        if name is None or slots.get(slot) != UNKNOWN:
+            continue
+        head = name.partition(".")[0]
+        if name not in spellings.written and head not in spellings.written and head not in _NOT_PROJECT_HEADS:
+            yield slot, name
+
+
+def _written_names(tree: ast.Module) -> FrozenSet[str]:
+    """Every dotted name the module stores to or deletes, in any scope (``cfg.AMP = x``,
+    ``amp = ...``, a parameter or loop variable of that name): such a name is not another
+    module's constant where it is read."""
+    found: Set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            name = dotted(node)
+            if name is not None:
+                found.add(name)
+        elif isinstance(node, ast.arg):
+            found.add(node.arg)
+    return frozenset(found)
 
 
 def _keyword_dict(value: ast.AST) -> bool:
@@ -1143,9 +1201,10 @@ def _parameter_test(test: ast.AST, params: Set[str]) -> Optional[Tuple[str, bool
     return None
 
 
-def _guarded_calls(body: List[ast.stmt], guards: List[Tuple[str, bool]], params: Set[str]
-                   ) -> Iterable[Tuple[ast.Call, List[Tuple[str, bool]]]]:
-    """Each call of the statements, with the parameter tests that must hold for it to run."""
+def _guarded_calls(body: List[ast.stmt], guards: List[Tuple[str, bool]], params: Set[str],
+                   kind: type = ast.Call) -> Iterable[Tuple[Any, List[Tuple[str, bool]]]]:
+    """Each call (each node of ``kind``) of the statements, with the parameter tests
+    that must hold for it to run."""
     guards = list(guards)
     for stmt in body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -1153,32 +1212,41 @@ def _guarded_calls(body: List[ast.stmt], guards: List[Tuple[str, bool]], params:
         if isinstance(stmt, ast.If):
             test = _parameter_test(stmt.test, params)
             if test is not None:
-                yield from _guarded_calls(stmt.body, [*guards, test], params)
-                yield from _guarded_calls(stmt.orelse, [*guards, (test[0], not test[1])], params)
+                yield from _guarded_calls(stmt.body, [*guards, test], params, kind)
+                yield from _guarded_calls(stmt.orelse, [*guards, (test[0], not test[1])], params, kind)
                 if not stmt.orelse and stmt.body and isinstance(stmt.body[-1], (ast.Return, ast.Raise)):
                     guards.append((test[0], not test[1]))  # what follows runs only when the test fails
                 continue
-            yield from _calls_in(stmt.test, guards)
-            yield from _guarded_calls(stmt.body, guards, params)
-            yield from _guarded_calls(stmt.orelse, guards, params)
+            yield from _calls_in(stmt.test, guards, kind)
+            yield from _guarded_calls(stmt.body, guards, params, kind)
+            yield from _guarded_calls(stmt.orelse, guards, params, kind)
             continue
         nested = [getattr(stmt, name) for name in ("body", "orelse", "finalbody") if isinstance(getattr(stmt, name, None), list)]
         handlers = getattr(stmt, "handlers", None) or []
         if nested or handlers:
             for field_name, value in ast.iter_fields(stmt):
                 if field_name not in ("body", "orelse", "finalbody", "handlers") and isinstance(value, ast.AST):
-                    yield from _calls_in(value, guards)
+                    yield from _calls_in(value, guards, kind)
             for block in nested:
-                yield from _guarded_calls(block, guards, params)
+                yield from _guarded_calls(block, guards, params, kind)
             for handler in handlers:
-                yield from _guarded_calls(handler.body, guards, params)
+                yield from _guarded_calls(handler.body, guards, params, kind)
             continue
-        yield from _calls_in(stmt, guards)
+        yield from _calls_in(stmt, guards, kind)
 
 
-def _calls_in(node: ast.AST, guards: List[Tuple[str, bool]]) -> Iterable[Tuple[ast.Call, List[Tuple[str, bool]]]]:
+def _return_guards(body: List[ast.stmt], params: Set[str]) -> Dict[int, List[Tuple[str, bool]]]:
+    """id of each ``return`` statement under parameter tests -> those tests (see
+    ``FunctionSummary.return_terms``)."""
+    rebound = {node.id for stmt in body for node in ast.walk(stmt)
+               if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
+    return {id(node): guards for node, guards in _guarded_calls(body, [], params - rebound, ast.Return) if guards}
+
+
+def _calls_in(node: ast.AST, guards: List[Tuple[str, bool]], kind: type = ast.Call
+              ) -> Iterable[Tuple[Any, List[Tuple[str, bool]]]]:
     for found in ast.walk(node):
-        if isinstance(found, ast.Call):
+        if isinstance(found, kind):
             yield found, guards
 
 
