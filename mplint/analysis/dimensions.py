@@ -429,6 +429,8 @@ class AlignedDimensions(Analysis):
     def evaluator(self) -> Evaluator:
         if self._evaluator is None:
             self._evaluator = Evaluator(self.ctx.names, call_sites=self.ctx.scopes.calls)
+            # arithmetic over another module's constants (``int(WIDTH / 3)``) reads them as the file's does
+            self._evaluator.imported_literal = self.ctx.values.imported_literal
         return self._evaluator
 
     def origins(self, site: DimensionSite) -> List[DimensionValue]:

@@ -22,7 +22,6 @@ file decides: ``config.cfg.model.epsilon`` and ``cfg["lr"]`` read them
 
 from __future__ import annotations
 
-import operator
 import os
 import re
 from pathlib import Path
@@ -35,6 +34,7 @@ from mplint.analysis.imported_layers import module_file, parsed_module, star_imp
 from mplint.rule.check import Context
 from mplint.run.module_paths import absolute_import
 from mplint.semantic import config_files
+from mplint.semantic.arithmetic import binary, builtin, builtin_name
 from mplint.semantic.names import dotted_name, string_key
 from mplint.semantic.vocabulary import TENSORFLOW_PACKAGES
 
@@ -47,10 +47,6 @@ Literal = Union[int, float, str]
 #: what a constant may be: "int" (a size), "number" (int or float), "literal" (a string too)
 Kind = str
 
-_BINOPS: Dict[type, Callable[[Number, Number], Number]] = {
-    cst.Add: operator.add, cst.Subtract: operator.sub, cst.Multiply: operator.mul,
-    cst.FloorDivide: operator.floordiv, cst.Power: operator.pow,
-}
 
 
 def imported_constant(ctx: Context, expr: cst.BaseExpression) -> Optional[Tuple[int, str]]:
@@ -316,7 +312,12 @@ class _Constants:
     def value(self, name: str, key: Optional[str] = None, depth: int = 0, kind: Kind = "int"
               ) -> Optional[Literal]:
         """The constant ``name`` (``name[key]``) holds: an int, a float too for "number",
-        and a string too for "literal"; None when it is not one."""
+        and a string too for "literal"; None when it is not one. Arithmetic in between
+        may pass through floats (``int(2 * (4 * EMBED_DIM) / 3)``); only the result is of
+        ``kind``."""
+        return _of_kind(self._value(name, key, depth, kind), kind)
+
+    def _value(self, name: str, key: Optional[str], depth: int, kind: Kind) -> Optional[Literal]:
         expr = self.values.get(name)
         if expr is None:
             return None
@@ -337,32 +338,43 @@ class _Constants:
     def _evaluate(self, expr: cst.BaseExpression, depth: int, kind: Kind) -> Optional[Literal]:
         if depth > _MAX_DEPTH:
             return None
-        if isinstance(expr, cst.Integer) or (kind != "int" and isinstance(expr, cst.Float)):
+        if isinstance(expr, (cst.Integer, cst.Float)):
             found = expr.evaluated_value
             return found if isinstance(found, (int, float)) else None
         if kind == "literal" and isinstance(expr, (cst.SimpleString, cst.ConcatenatedString)):
             text = expr.evaluated_value
             return text if isinstance(text, str) else None
         if isinstance(expr, cst.Name):
-            return self.value(expr.value, None, depth + 1, kind)
+            return self._value(expr.value, None, depth + 1, kind)
         if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Name):
             key = string_key(expr)
-            return None if key is None else self.value(expr.value.value, key, depth + 1, kind)
+            return None if key is None else self._value(expr.value.value, key, depth + 1, kind)
         if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
             inner = self._evaluate(expr.expression, depth + 1, kind)
             return None if inner is None or isinstance(inner, str) else -inner
         if isinstance(expr, cst.BinaryOperation):
-            op = _BINOPS.get(type(expr.operator))
             left = self._evaluate(expr.left, depth + 1, kind)
             right = self._evaluate(expr.right, depth + 1, kind)
-            if op is None or left is None or right is None or isinstance(left, str) or isinstance(right, str) \
-                    or (op is operator.pow and abs(right) > 64):
+            return None if left is None or right is None else binary(expr.operator, left, right)
+        if isinstance(expr, cst.Call):  # ``int(2 * (4 * EMBED_DIM) / 3)``, unless the module rebinds ``int``
+            name = builtin_name(expr)
+            if name is None or name in self.values:
                 return None
-            try:
-                return op(left, right)
-            except ArithmeticError:
-                return None
+            args = [self._evaluate(arg.value, depth + 1, kind) for arg in expr.args]
+            return None if any(a is None for a in args) else builtin(name, args)
         return None
+
+
+def _of_kind(value: Optional[Literal], kind: Kind) -> Optional[Literal]:
+    """``value`` when it is of ``kind`` ("int": an int; "number": an int or float;
+    "literal": a string too), else None."""
+    if value is None or isinstance(value, bool):
+        return None
+    if kind == "int":
+        return value if isinstance(value, int) else None
+    if kind == "number":
+        return None if isinstance(value, str) else value
+    return value
 
 
 def _entry(literal: cst.Dict, key: str) -> Optional[cst.BaseExpression]:
