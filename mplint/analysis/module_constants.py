@@ -88,6 +88,30 @@ def imported_binding(ctx: Context, expr: cst.BaseExpression
     return None if value is None or constants is None else (value, constants.values)
 
 
+def imported_elements(ctx: Context, expr: cst.BaseExpression) -> Optional[Tuple[List[object], str]]:
+    """The elements of the list or tuple literal another module of the project binds
+    ``expr`` to once, at its top level (``STAGES = [(64, 1), (96, 2)]``), each evaluated
+    there (a nested tuple or list literal as a tuple of its elements' values; an element
+    not known, None), with where it is written; None when it is no such literal."""
+    if (_imported_name(ctx, expr) or "").partition(".")[0] in TENSORFLOW_PACKAGES:
+        return None
+    found = _defined_by(ctx, expr)
+    if found is None:
+        return None
+    path, name = found
+    if os.path.abspath(path) == os.path.abspath(ctx.path) or _assigned_here(ctx.text, name) \
+            or re.search(rf"\b{re.escape(name)}\s*\.\s*(append|extend|insert|remove|pop|sort|reverse)\(",
+                         ctx.text):
+        return None
+    constants = _constants_of(path)
+    literal = None if constants is None else constants.values.get(name)
+    if constants is None or not isinstance(literal, (cst.List, cst.Tuple)) \
+            or any(isinstance(e, cst.StarredElement) for e in literal.elements):
+        return None
+    module = Path(path).stem if Path(path).name != "__init__.py" else Path(path).parent.name
+    return [constants.element(e.value) for e in literal.elements], f"{module}.{name}"
+
+
 def _defined_by(ctx: Context, expr: cst.BaseExpression) -> Optional[Tuple[str, str]]:
     """(file, name) of the project module whose top-level name ``expr`` reads through
     the file's imports (``from utils import load_config``), with no attribute read on it."""
@@ -242,6 +266,9 @@ class _Constants:
             if isinstance(statement, cst.SimpleStatementLine):
                 for small in statement.body:
                     self._bind_small(small)
+                    changed = _changed_in_place(small)
+                    if changed is not None:  # ``STAGES.append((512, 2))``: not the literal's value
+                        self._bind(changed, None)
             elif isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
                 self._bind(statement.name.value, None)
                 if isinstance(statement, cst.FunctionDef):
@@ -329,6 +356,15 @@ class _Constants:
                 return None
         return self._evaluate(expr, depth, kind)
 
+    def element(self, expr: cst.BaseExpression) -> object:
+        """An element of a sequence literal: its value (a tuple of its elements' for a
+        tuple or list literal), None when unknown."""
+        if isinstance(expr, (cst.List, cst.Tuple)):
+            if any(isinstance(e, cst.StarredElement) for e in expr.elements):
+                return None
+            return tuple(self.element(e.value) for e in expr.elements)
+        return _of_kind(self._evaluate(expr, 0, "literal"), "literal")
+
     def config_value(self, name: str, keys: Sequence[str], path: str, root: Optional[Path],
                      kind: Kind) -> Optional[Literal]:
         """The value at ``keys`` of the configuration file ``name`` was loaded from
@@ -375,6 +411,23 @@ def _of_kind(value: Optional[Literal], kind: Kind) -> Optional[Literal]:
     if kind == "number":
         return None if isinstance(value, str) else value
     return value
+
+
+_MUTATORS = frozenset({"append", "extend", "insert", "remove", "pop", "sort", "reverse", "update",
+                       "setdefault", "clear", "popitem"})
+
+
+def _changed_in_place(small: cst.BaseSmallStatement) -> Optional[str]:
+    """The name a top-level statement changes in place: ``STAGES.append(...)``,
+    ``CONFIG["units"] = 64``, ``del CONFIG["units"]``."""
+    target: Optional[cst.BaseExpression] = None
+    if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) \
+            and isinstance(small.value.func, cst.Attribute) and small.value.func.attr.value in _MUTATORS:
+        target = small.value.func.value
+    elif isinstance(small, (cst.Assign, cst.AugAssign)):
+        targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+        target = next((t.value for t in targets if isinstance(t, (cst.Subscript, cst.Attribute))), None)
+    return target.value if isinstance(target, cst.Name) else None
 
 
 def _entry(literal: cst.Dict, key: str) -> Optional[cst.BaseExpression]:
