@@ -20,6 +20,7 @@ import libcst as cst
 
 from mplint.analysis.custom_layers import CustomLayers
 from mplint.analysis.flag_defaults import FlagDefaults
+from mplint.analysis.imported_batches import batched_parameter
 from mplint.analysis.imported_layers import imported_partial
 from mplint.analysis.layers import activation_expr, computes_in_float32, is_softmax_value
 from mplint.analysis.models import LayerProducer, ModelOutputs, OpProducer, Producer
@@ -184,6 +185,8 @@ class AlignedDimensions(Analysis):
         self._assigned: Dict[int, str] = {}
         #: Dataset batch calls batched (or unbatched) again downstream
         self._rebatched: Set[int] = set()
+        #: calls of functions of other modules: a dataset factory's batch size is its argument
+        self._factory_calls: List[Tuple[cst.Call, Location]] = []
         #: layer constructors whose dimension only a ``**spread`` may hold
         #: (``Conv2D(**CONV)``): read once the walk has seen every binding
         self._spread: List[Tuple[Parameter, str, cst.Call, FrozenSet[str], Location]] = []
@@ -197,6 +200,13 @@ class AlignedDimensions(Analysis):
             if found is not None:  # reported at the constructor: the dict may serve several
                 self._sites.append(DimensionSite(param.kind, owner, call, found[0], at, resolved, at=call,
                                                  written=found[1]))
+        factories, self._factory_calls = self._factory_calls, []
+        for node, at in factories:
+            batched = batched_parameter(self.ctx, node.func)
+            expr = None if batched is None else positional_or_keyword(node, batched.index, batched.name)
+            if batched is not None and expr is not None:  # ``make_dataset(pattern, FLAGS.batch_size)``
+                self._sites.append(DimensionSite(BATCH, f"{batched.where} {batched.name}",
+                                                 node, expr, at))
         pending, self._pending = self._pending, []
         for node, loc in pending:
             upstream: List[cst.Call] = []
@@ -253,6 +263,8 @@ class AlignedDimensions(Analysis):
                 self._add(UNITS, "EinsumDense output dimension", node, expr, resolved)
         elif not names_tensorflow(resolved):
             self._imported_partial_call(node)
+            if node.args:  # a dataset factory of another module, batching by its argument (read after the walk)
+                self._factory_calls.append((node, self.ctx.scopes.location()))
 
     def _add(self, kind: str, owner: str, call: cst.Call, expr: cst.BaseExpression,
              resolved: FrozenSet[str] = frozenset(), arguments: Optional[cst.Call] = None) -> None:
@@ -814,6 +826,10 @@ class AlignedDimensions(Analysis):
         if not site.layer_class:
             return True  # a batch size sizes whatever the model computes in
         return computes_in_float32(LayerProducer(site.constructor, site.layer_class, site.location), self.ctx) is False
+
+    def rebatched(self, call: cst.Call) -> bool:
+        """A ``batch`` call whose pipeline is batched (or unbatched) again downstream."""
+        return id(call) in self._rebatched
 
     def is_training_batch(self, site: DimensionSite, origin: DimensionValue) -> bool:
         """False for a batch that forms sequences rather than training batches.
