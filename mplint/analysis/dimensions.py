@@ -202,7 +202,7 @@ class AlignedDimensions(Analysis):
                                                  written=found[1]))
         factories, self._factory_calls = self._factory_calls, []
         for node, at in factories:
-            batched = batched_parameter(self.ctx, node.func)
+            batched = batched_parameter(self.ctx, node.func, AlignedDimensions, BATCH)
             expr = None if batched is None else positional_or_keyword(node, batched.index, batched.name)
             if batched is not None and expr is not None:  # ``make_dataset(pattern, FLAGS.batch_size)``
                 self._sites.append(DimensionSite(BATCH, f"{batched.where} {batched.name}",

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -25,6 +25,9 @@ from mplint.analysis.imported_layers import analysed, imported_definition, parse
 from mplint.core.find_nodes import find_all
 from mplint.rule.check import Context
 from mplint.semantic.scopes import Scope
+
+if TYPE_CHECKING:  # pragma: no cover
+    from mplint.analysis.dimensions import AlignedDimensions
 
 #: (path, content digest, function) -> the parameter it batches by
 _FOUND: Dict[Tuple[str, str, str], Optional["BatchedParameter"]] = {}
@@ -42,9 +45,12 @@ class BatchedParameter:
     where: str
 
 
-def batched_parameter(ctx: Context, func: cst.BaseExpression) -> Optional[BatchedParameter]:
+def batched_parameter(ctx: Context, func: cst.BaseExpression, analysis: "type[AlignedDimensions]",
+                      batch: str) -> Optional[BatchedParameter]:
     """The parameter by which the function ``func`` names, defined in another module of
-    the project, batches the tf.data pipeline it returns; None when it is no such one."""
+    the project, batches the tf.data pipeline it returns; None when it is no such one.
+    ``analysis`` (the dimensions analysis, whose sites of kind ``batch`` are read there)
+    is the caller's: it imports this module."""
     definition = imported_definition(ctx, func)
     if definition is None:
         return None
@@ -54,21 +60,20 @@ def batched_parameter(ctx: Context, func: cst.BaseExpression) -> Optional[Batche
         return None
     key = (path, parsed[0], name)
     if key not in _FOUND:
-        _FOUND[key] = _find(path, name, ctx.facts.project_root)
+        _FOUND[key] = _find(path, name, ctx.facts.project_root, analysis, batch)
     return _FOUND[key]
 
 
-def _find(path: str, name: str, root: Optional[str]) -> Optional[BatchedParameter]:
-    from mplint.analysis.dimensions import BATCH, AlignedDimensions  # it reads this module
-
-    dims = analysed(path, AlignedDimensions, root)
-    if not isinstance(dims, AlignedDimensions):
+def _find(path: str, name: str, root: Optional[str], analysis: "type[AlignedDimensions]",
+          batch: str) -> Optional[BatchedParameter]:
+    dims = analysed(path, analysis, root)
+    if not isinstance(dims, analysis):
         return None
     found: Optional[BatchedParameter] = None
     for site in dims.sites:
         scope = site.location.scope
         function = scope.node
-        if site.kind != BATCH or not site.owner.startswith("Dataset.") or not isinstance(function, cst.FunctionDef) \
+        if site.kind != batch or not site.owner.startswith("Dataset.") or not isinstance(function, cst.FunctionDef) \
                 or function.name.value != name or scope.parent is None or scope.parent.kind != "module" \
                 or not isinstance(site.expr, cst.Name) or dims.rebatched(site.call):
             continue
