@@ -106,9 +106,10 @@ class OutputPrecision(Analysis):
         reaches (``EfficientNetLiteB1()``, which nothing calls, handing ``include_top`` on
         to the builder a policy reaches through ``EfficientNetLiteB0(include_top=False)``):
         that construction runs in no mixed program. The file's own policy calls reach
-        its code, so a file that sets one is judged as before."""
+        its code, so a file that sets one is judged as before; so is a library's, whose
+        users call its public builders (not asked)."""
         facts = self.ctx.facts
-        if facts.program_reached is None or not where.context or facts.policy_calls:
+        if facts.program_reached is None or not where.context or facts.policy_calls or facts.library:
             return False
         outer = where.context[0].caller.scope
         return outer.kind != "module" and function_key(outer) not in facts.program_reached
@@ -134,7 +135,7 @@ class OutputPrecision(Analysis):
                     continue  # a block another model builds: its output is a layer's, not the model's
                 if never_run(self.ctx, output.producer.location):
                     continue  # built in a private builder nothing names: never run
-                if self._followed_from_ungoverned(output.producer.location):
+                if not library and self._followed_from_ungoverned(output.producer.location):
                     continue  # built through a call that code no policy reaches makes
                 if self._in_test_that_trains_nothing(output.producer):
                     continue  # a layer test's model (predict, dtype checks): no loss sees it
