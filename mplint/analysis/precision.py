@@ -112,7 +112,12 @@ class OutputPrecision(Analysis):
         if facts.program_reached is None or not where.context or facts.policy_calls or facts.library:
             return False
         outer = where.context[0].caller.scope
-        return outer.kind != "module" and function_key(outer) not in facts.program_reached
+        root: Scope = outer
+        while root.parent is not None:
+            root = root.parent
+        if root.node is not self.ctx.module:
+            return False  # a call another module's code makes (a base class's dispatch): judged there
+        return outer.kind == "function" and function_key(outer) not in facts.program_reached
 
     def sixteen_bit_outputs(self) -> List[SixteenBitOutput]:
         """Outputs certainly computed in 16 bits, one per reported node."""
