@@ -20,10 +20,11 @@ import libcst as cst
 
 from mplint.analysis.custom_layers import CustomLayers
 from mplint.analysis.flag_defaults import FlagDefaults
+from mplint.analysis.imported_batches import batched_parameter
 from mplint.analysis.imported_layers import imported_partial
 from mplint.analysis.layers import activation_expr, computes_in_float32, is_softmax_value
 from mplint.analysis.models import LayerProducer, ModelOutputs, OpProducer, Producer
-from mplint.analysis.module_constants import imported_constant
+from mplint.analysis.module_constants import imported_constant, imported_elements
 from mplint.analysis.references import References
 from mplint.core.find_nodes import find_all
 from mplint.rule.check import Analysis, Context
@@ -185,6 +186,8 @@ class AlignedDimensions(Analysis):
         self._assigned: Dict[int, str] = {}
         #: Dataset batch calls batched (or unbatched) again downstream
         self._rebatched: Set[int] = set()
+        #: calls of functions of other modules: a dataset factory's batch size is its argument
+        self._factory_calls: List[Tuple[cst.Call, Location]] = []
         #: layer constructors whose dimension only a ``**spread`` may hold
         #: (``Conv2D(**CONV)``): read once the walk has seen every binding
         self._spread: List[Tuple[Parameter, str, cst.Call, FrozenSet[str], Location]] = []
@@ -198,6 +201,13 @@ class AlignedDimensions(Analysis):
             if found is not None:  # reported at the constructor: the dict may serve several
                 self._sites.append(DimensionSite(param.kind, owner, call, found[0], at, resolved, at=call,
                                                  written=found[1]))
+        factories, self._factory_calls = self._factory_calls, []
+        for node, at in factories:
+            batched = batched_parameter(self.ctx, node.func, AlignedDimensions, BATCH)
+            expr = None if batched is None else positional_or_keyword(node, batched.index, batched.name)
+            if batched is not None and expr is not None:  # ``make_dataset(pattern, FLAGS.batch_size)``
+                self._sites.append(DimensionSite(BATCH, f"{batched.where} {batched.name}",
+                                                 node, expr, at))
         pending, self._pending = self._pending, []
         for node, loc in pending:
             upstream: List[cst.Call] = []
@@ -254,6 +264,8 @@ class AlignedDimensions(Analysis):
                 self._add(UNITS, "EinsumDense output dimension", node, expr, resolved)
         elif not names_tensorflow(resolved):
             self._imported_partial_call(node)
+            if node.args:  # a dataset factory of another module, batching by its argument (read after the walk)
+                self._factory_calls.append((node, self.ctx.scopes.location()))
 
     def _add(self, kind: str, owner: str, call: cst.Call, expr: cst.BaseExpression,
              resolved: FrozenSet[str] = frozenset(), arguments: Optional[cst.Call] = None) -> None:
@@ -430,6 +442,8 @@ class AlignedDimensions(Analysis):
     def evaluator(self) -> Evaluator:
         if self._evaluator is None:
             self._evaluator = Evaluator(self.ctx.names, call_sites=self.ctx.scopes.calls)
+            # arithmetic over another module's constants (``int(WIDTH / 3)``) reads them as the file's does
+            self._evaluator.imported_literal = self.ctx.values.imported_literal
         return self._evaluator
 
     def origins(self, site: DimensionSite) -> List[DimensionValue]:
@@ -471,15 +485,9 @@ class AlignedDimensions(Analysis):
                             origin = replace(origin, entry=source, via=call)
                         out.append(replace(origin, chain=(binding,) + origin.chain))
                 return out
-            elements = _loop_elements(binding, expr)
-            if elements is not None:  # ``for filters in (32, 64, 100): Conv2D(filters, 3)``
-                out = []
-                for element in elements:
-                    inner = self._trace(element, binding.location(), depth + 1)
-                    if inner is None:
-                        return None
-                    out += [replace(origin, chain=(binding,) + origin.chain) for origin in inner]
-                return out
+            target = _loop_target(binding, expr)
+            if target is not None:  # ``for filters, stride in STAGES: Conv2D(filters, 3)``
+                return self._loop_values(binding, *target, depth)
             part = _unpacked_part(binding)
             if part is not None:  # ``hidden, depth = 100, 2``
                 inner = self._trace(part, binding.location(), depth + 1)
@@ -539,6 +547,48 @@ class AlignedDimensions(Analysis):
         if found is None or not all(_is_int(v) or v is None for v in found):
             return None
         return [DimensionValue(v, computed=expr) for v in found if isinstance(v, int) and _is_int(v)]
+
+    def _loop_values(self, binding: Binding, loop: cst.For, path: Tuple[int, ...], depth: int
+                     ) -> Optional[List[DimensionValue]]:
+        """The values a loop variable takes in turn: its part (``path`` in the target,
+        ``for filters, stride in ...``) of each element of a sequence literal written in
+        the loop, bound once to a name of the file and never changed in place, or bound
+        so by another module of the project (``from configs import STAGES``)."""
+        iterable, loc = loop.iter, binding.location()
+        if isinstance(iterable, (cst.Name, cst.Attribute)):
+            bound = loc.lookup(iterable.value) if isinstance(iterable, cst.Name) else None
+            if bound is None:
+                return self._imported_loop_values(binding, loop, path, iterable)
+            if bound.kind != "assign" or bound.scope is None or not isinstance(bound.value, (cst.List, cst.Tuple)) \
+                    or len(bound.scope.bindings.get(bound.name, [])) != 1 \
+                    or self.ctx.values.changed_in_place(bound.scope, bound.name):
+                return None
+            iterable, loc = bound.value, bound.location()
+        if not isinstance(iterable, (cst.Tuple, cst.List)) or not iterable.elements \
+                or any(isinstance(e, cst.StarredElement) for e in iterable.elements):
+            return None
+        out: List[DimensionValue] = []
+        for element in iterable.elements:
+            part = _part_of(element.value, loop.target, path)
+            inner = None if part is None else self._trace(part, loc, depth + 1)
+            if inner is None:
+                return None
+            out += [replace(origin, chain=(binding,) + origin.chain) for origin in inner]
+        return out
+
+    def _imported_loop_values(self, binding: Binding, loop: cst.For, path: Tuple[int, ...],
+                              iterable: cst.BaseExpression) -> Optional[List[DimensionValue]]:
+        found = imported_elements(self.ctx, iterable)
+        if found is None or not found[0]:
+            return None
+        elements, where = found
+        out = []
+        for element in elements:
+            value = _value_part(element, loop.target, path)
+            if not isinstance(value, int) or isinstance(value, bool):
+                return None
+            out.append(DimensionValue(value, chain=(binding,), source=f"from {where}"))
+        return out
 
     def _passed_elsewhere(self, binding: Binding, sources: List[_Source]
                           ) -> Optional[Tuple[List[_Source], List[DimensionValue]]]:
@@ -760,6 +810,10 @@ class AlignedDimensions(Analysis):
         if not site.layer_class:
             return True  # a batch size sizes whatever the model computes in
         return computes_in_float32(LayerProducer(site.constructor, site.layer_class, site.location), self.ctx) is False
+
+    def rebatched(self, call: cst.Call) -> bool:
+        """A ``batch`` call whose pipeline is batched (or unbatched) again downstream."""
+        return id(call) in self._rebatched
 
     def is_training_batch(self, site: DimensionSite, origin: DimensionValue) -> bool:
         """False for a batch that forms sequences rather than training batches.
@@ -1013,19 +1067,62 @@ class AlignedDimensions(Analysis):
         return self._refs
 
 
-def _loop_elements(binding: Binding, use: cst.Name) -> Optional[List[cst.BaseExpression]]:
-    """The elements of ``for filters in (32, 64, 100):`` a name takes in turn, for a use
-    inside that loop's body (after it, only the last), the name bound by nothing else."""
+def _loop_target(binding: Binding, use: cst.Name) -> Optional[Tuple[cst.For, Tuple[int, ...]]]:
+    """The loop a name is the variable of, and where it sits in the target (``()`` for
+    ``for filters in ...``, ``(0,)`` for ``for filters, stride in ...``), for a use
+    inside that loop's body (after it, only the last), the name bound by nothing else
+    than loops, none of them inside this one (``for filters in A: ...`` then ``for
+    filters in B: ...`` reuse the name; ``filters *= 2`` in the body changes it)."""
     node = binding.node
-    if binding.kind != "for" or binding.scope is None or not isinstance(node, cst.For) \
-            or not isinstance(node.target, cst.Name) or node.target.value != binding.name \
-            or len(binding.scope.bindings.get(binding.name, [])) != 1 \
-            or not isinstance(node.iter, (cst.Tuple, cst.List)) or not node.iter.elements \
-            or any(isinstance(e, cst.StarredElement) for e in node.iter.elements):
+    if binding.kind != "for" or binding.scope is None or not isinstance(node, cst.For):
+        return None
+    others = binding.scope.bindings.get(binding.name, [])
+    if len(others) > 1:
+        inner = {id(loop) for loop in find_all(node.body, cst.For)}
+        if any(other.kind != "for" or id(other.node) in inner for other in others):
+            return None
+    path = _target_path(node.target, binding.name)
+    if path is None:
         return None
     if not any(found is use and found.value == binding.name for found in find_all(node.body, cst.Name)):
         return None
-    return [e.value for e in node.iter.elements]
+    return node, path
+
+
+def _target_path(target: cst.BaseExpression, name: str) -> Optional[Tuple[int, ...]]:
+    """The indexes that lead to ``name`` in an unpacking target (no starred part)."""
+    if isinstance(target, cst.Name):
+        return () if target.value == name else None
+    if isinstance(target, (cst.Tuple, cst.List)) and not any(isinstance(e, cst.StarredElement)
+                                                             for e in target.elements):
+        for index, element in enumerate(target.elements):
+            inner = _target_path(element.value, name)
+            if inner is not None:
+                return (index,) + inner
+    return None
+
+
+def _part_of(element: cst.BaseExpression, target: cst.BaseExpression, path: Tuple[int, ...]
+             ) -> Optional[cst.BaseExpression]:
+    """The part of a sequence literal's element that ``path`` in ``target`` binds: each
+    level a tuple or list literal of the target's length (else unknown)."""
+    for index in path:
+        if not isinstance(element, (cst.Tuple, cst.List)) or not isinstance(target, (cst.Tuple, cst.List)) \
+                or len(element.elements) != len(target.elements) \
+                or any(isinstance(e, cst.StarredElement) for e in element.elements):
+            return None
+        element, target = element.elements[index].value, target.elements[index].value
+    return element
+
+
+def _value_part(element: object, target: cst.BaseExpression, path: Tuple[int, ...]) -> object:
+    """:func:`_part_of` for an element another module evaluated (tuples of values)."""
+    for index in path:
+        if not isinstance(element, tuple) or not isinstance(target, (cst.Tuple, cst.List)) \
+                or len(element) != len(target.elements):
+            return None
+        element, target = element[index], target.elements[index].value
+    return element
 
 
 def _unpacked_part(binding: Binding) -> Optional[cst.BaseExpression]:

@@ -49,6 +49,7 @@ from mplint.analysis.tensor_syntax import target_path
 from mplint.core.find_nodes import find_all, mentions
 from mplint.rule.check import Analysis, Context
 from mplint.semantic.call_args import first_tensor_argument, keyword_only, positional_or_keyword
+from mplint.semantic.governed_arms import governed_truth
 from mplint.semantic.stored_attributes import InstanceAttributes
 from mplint.semantic.values import is_constant
 from mplint.semantic.scopes import (
@@ -2133,7 +2134,7 @@ class ModelOutputs(Analysis):
         """For each arm around ``binding``, whether the calls followed to ``use`` certainly
         take it (True), certainly skip it (False), or leave it open (None: unknown, or a
         parameter a user of a public builder chooses, ``ResNet18(include_top=False)``)."""
-        if binding.scope is None or not binding.branches or not use.context:
+        if binding.scope is None or not binding.branches:
             return []
         where = binding.location().within(use.context)
         out: List[Optional[bool]] = []
@@ -2141,7 +2142,10 @@ class ModelOutputs(Analysis):
             if self._test_chosen_by_users(test, where):
                 out.append(None)
                 continue
-            truth = _truth(test, where, self.ctx)
+            # no call followed here: what the calls that run under a policy pass decides
+            # (``include_top=False`` handed two calls down; :mod:`semantic.governed_arms`)
+            truth = _truth(test, where, self.ctx) if use.context \
+                else governed_truth(test, where, self.ctx.values, self.ctx.facts.program_reached)
             out.append(None if truth is None else truth == (arm == "body"))
         return out
 

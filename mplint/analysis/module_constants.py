@@ -22,7 +22,6 @@ file decides: ``config.cfg.model.epsilon`` and ``cfg["lr"]`` read them
 
 from __future__ import annotations
 
-import operator
 import os
 import re
 from pathlib import Path
@@ -35,6 +34,7 @@ from mplint.analysis.imported_layers import module_file, parsed_module, star_imp
 from mplint.rule.check import Context
 from mplint.run.module_paths import absolute_import
 from mplint.semantic import config_files
+from mplint.semantic.arithmetic import binary, builtin, builtin_name
 from mplint.semantic.config_objects import FROM_CALL, FROM_CLASS, field_assigned, field_source, namespace_keyword
 from mplint.semantic.names import canonical, dotted_name, string_key
 from mplint.semantic.vocabulary import TENSORFLOW_PACKAGES
@@ -48,10 +48,6 @@ Literal = Union[int, float, str]
 #: what a constant may be: "int" (a size), "number" (int or float), "literal" (a string too)
 Kind = str
 
-_BINOPS: Dict[type, Callable[[Number, Number], Number]] = {
-    cst.Add: operator.add, cst.Subtract: operator.sub, cst.Multiply: operator.mul,
-    cst.FloorDivide: operator.floordiv, cst.Power: operator.pow,
-}
 
 
 def imported_constant(ctx: Context, expr: cst.BaseExpression) -> Optional[Tuple[int, str]]:
@@ -145,6 +141,30 @@ def imported_field(ctx: Context, call: Optional[cst.Call], attr: str,
         return FROM_CALL, source[0]
     value = constants.literal(source[0])
     return None if value is None else (FROM_CLASS, value)
+
+
+def imported_elements(ctx: Context, expr: cst.BaseExpression) -> Optional[Tuple[List[object], str]]:
+    """The elements of the list or tuple literal another module of the project binds
+    ``expr`` to once, at its top level (``STAGES = [(64, 1), (96, 2)]``), each evaluated
+    there (a nested tuple or list literal as a tuple of its elements' values; an element
+    not known, None), with where it is written; None when it is no such literal."""
+    if (_imported_name(ctx, expr) or "").partition(".")[0] in TENSORFLOW_PACKAGES:
+        return None
+    found = _defined_by(ctx, expr)
+    if found is None:
+        return None
+    path, name = found
+    if os.path.abspath(path) == os.path.abspath(ctx.path) or _assigned_here(ctx.text, name) \
+            or re.search(rf"\b{re.escape(name)}\s*\.\s*(append|extend|insert|remove|pop|sort|reverse)\(",
+                         ctx.text):
+        return None
+    constants = _constants_of(path)
+    literal = None if constants is None else constants.values.get(name)
+    if constants is None or not isinstance(literal, (cst.List, cst.Tuple)) \
+            or any(isinstance(e, cst.StarredElement) for e in literal.elements):
+        return None
+    module = Path(path).stem if Path(path).name != "__init__.py" else Path(path).parent.name
+    return [constants.element(e.value) for e in literal.elements], f"{module}.{name}"
 
 
 def _defined_by(ctx: Context, expr: cst.BaseExpression) -> Optional[Tuple[str, str]]:
@@ -310,6 +330,9 @@ class _Constants:
             if isinstance(statement, cst.SimpleStatementLine):
                 for small in statement.body:
                     self._bind_small(small)
+                    changed = _changed_in_place(small)
+                    if changed is not None:  # ``STAGES.append((512, 2))``: not the literal's value
+                        self._bind(changed, None)
             elif isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
                 self._bind(statement.name.value, None)
                 if isinstance(statement, cst.FunctionDef):
@@ -382,7 +405,12 @@ class _Constants:
     def value(self, name: str, key: Optional[str] = None, depth: int = 0, kind: Kind = "int"
               ) -> Optional[Literal]:
         """The constant ``name`` (``name[key]``) holds: an int, a float too for "number",
-        and a string too for "literal"; None when it is not one."""
+        and a string too for "literal"; None when it is not one. Arithmetic in between
+        may pass through floats (``int(2 * (4 * EMBED_DIM) / 3)``); only the result is of
+        ``kind``."""
+        return _of_kind(self._value(name, key, depth, kind), kind)
+
+    def _value(self, name: str, key: Optional[str], depth: int, kind: Kind) -> Optional[Literal]:
         expr = self.values.get(name)
         if expr is None:
             return None
@@ -473,6 +501,15 @@ class _Constants:
             out[element.key.evaluated_value] = element.value
         return out
 
+    def element(self, expr: cst.BaseExpression) -> object:
+        """An element of a sequence literal: its value (a tuple of its elements' for a
+        tuple or list literal), None when unknown."""
+        if isinstance(expr, (cst.List, cst.Tuple)):
+            if any(isinstance(e, cst.StarredElement) for e in expr.elements):
+                return None
+            return tuple(self.element(e.value) for e in expr.elements)
+        return _of_kind(self._evaluate(expr, 0, "literal"), "literal")
+
     def config_value(self, name: str, keys: Sequence[str], path: str, root: Optional[Path],
                      kind: Kind) -> Optional[Literal]:
         """The value at ``keys`` of the configuration file ``name`` was loaded from
@@ -482,32 +519,60 @@ class _Constants:
     def _evaluate(self, expr: cst.BaseExpression, depth: int, kind: Kind) -> Optional[Literal]:
         if depth > _MAX_DEPTH:
             return None
-        if isinstance(expr, cst.Integer) or (kind != "int" and isinstance(expr, cst.Float)):
+        if isinstance(expr, (cst.Integer, cst.Float)):
             found = expr.evaluated_value
             return found if isinstance(found, (int, float)) else None
         if kind == "literal" and isinstance(expr, (cst.SimpleString, cst.ConcatenatedString)):
             text = expr.evaluated_value
             return text if isinstance(text, str) else None
         if isinstance(expr, cst.Name):
-            return self.value(expr.value, None, depth + 1, kind)
+            return self._value(expr.value, None, depth + 1, kind)
         if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Name):
             key = string_key(expr)
-            return None if key is None else self.value(expr.value.value, key, depth + 1, kind)
+            return None if key is None else self._value(expr.value.value, key, depth + 1, kind)
         if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
             inner = self._evaluate(expr.expression, depth + 1, kind)
             return None if inner is None or isinstance(inner, str) else -inner
         if isinstance(expr, cst.BinaryOperation):
-            op = _BINOPS.get(type(expr.operator))
             left = self._evaluate(expr.left, depth + 1, kind)
             right = self._evaluate(expr.right, depth + 1, kind)
-            if op is None or left is None or right is None or isinstance(left, str) or isinstance(right, str) \
-                    or (op is operator.pow and abs(right) > 64):
+            return None if left is None or right is None else binary(expr.operator, left, right)
+        if isinstance(expr, cst.Call):  # ``int(2 * (4 * EMBED_DIM) / 3)``, unless the module rebinds ``int``
+            name = builtin_name(expr)
+            if name is None or name in self.values:
                 return None
-            try:
-                return op(left, right)
-            except ArithmeticError:
-                return None
+            args = [self._evaluate(arg.value, depth + 1, kind) for arg in expr.args]
+            return None if any(a is None for a in args) else builtin(name, args)
         return None
+
+
+def _of_kind(value: Optional[Literal], kind: Kind) -> Optional[Literal]:
+    """``value`` when it is of ``kind`` ("int": an int; "number": an int or float;
+    "literal": a string too), else None."""
+    if value is None or isinstance(value, bool):
+        return None
+    if kind == "int":
+        return value if isinstance(value, int) else None
+    if kind == "number":
+        return None if isinstance(value, str) else value
+    return value
+
+
+_MUTATORS = frozenset({"append", "extend", "insert", "remove", "pop", "sort", "reverse", "update",
+                       "setdefault", "clear", "popitem"})
+
+
+def _changed_in_place(small: cst.BaseSmallStatement) -> Optional[str]:
+    """The name a top-level statement changes in place: ``STAGES.append(...)``,
+    ``CONFIG["units"] = 64``, ``del CONFIG["units"]``."""
+    target: Optional[cst.BaseExpression] = None
+    if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) \
+            and isinstance(small.value.func, cst.Attribute) and small.value.func.attr.value in _MUTATORS:
+        target = small.value.func.value
+    elif isinstance(small, (cst.Assign, cst.AugAssign)):
+        targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+        target = next((t.value for t in targets if isinstance(t, (cst.Subscript, cst.Attribute))), None)
+    return target.value if isinstance(target, cst.Name) else None
 
 
 def _entry(literal: cst.Dict, key: str) -> Optional[cst.BaseExpression]:

@@ -36,8 +36,8 @@ from mplint.semantic.call_args import keyword_only, positional_or_keyword
 from mplint.semantic.facts import PolicyState
 from mplint.semantic.public_reach import public_reach
 from mplint.semantic.scopes import (
-    Scope, built_for_tests_that_train_nothing, enclosing_fixture, enclosing_test, test_trains_nothing,
-    trains_nothing,
+    Location, Scope, built_for_tests_that_train_nothing, enclosing_fixture, enclosing_test, function_key,
+    test_trains_nothing, trains_nothing,
 )
 from mplint.semantic.test_modules import is_test_path
 from mplint.semantic.vocabulary import (
@@ -106,6 +106,24 @@ class OutputPrecision(Analysis):
         super().__init__(ctx)
         self._found: Optional[List[SixteenBitOutput]] = None
 
+    def _followed_from_ungoverned(self, where: Location) -> bool:
+        """The output is built inside calls followed from a function that no policy
+        reaches (``EfficientNetLiteB1()``, which nothing calls, handing ``include_top`` on
+        to the builder a policy reaches through ``EfficientNetLiteB0(include_top=False)``):
+        that construction runs in no mixed program. The file's own policy calls reach
+        its code, so a file that sets one is judged as before; so is a library's, whose
+        users call its public builders (not asked)."""
+        facts = self.ctx.facts
+        if facts.program_reached is None or not where.context or facts.policy_calls or facts.library:
+            return False
+        outer = where.context[0].caller.scope
+        root: Scope = outer
+        while root.parent is not None:
+            root = root.parent
+        if root.node is not self.ctx.module:
+            return False  # a call another module's code makes (a base class's dispatch): judged there
+        return outer.kind == "function" and function_key(outer) not in facts.program_reached
+
     def sixteen_bit_outputs(self) -> List[SixteenBitOutput]:
         """Outputs certainly computed in 16 bits, one per reported node."""
         if self._found is None:
@@ -127,6 +145,8 @@ class OutputPrecision(Analysis):
                     continue  # a block another model builds: its output is a layer's, not the model's
                 if never_run(self.ctx, output.producer.location):
                     continue  # built in a private builder nothing names: never run
+                if not library and self._followed_from_ungoverned(output.producer.location):
+                    continue  # built through a call that code no policy reaches makes
                 if self._in_test_that_trains_nothing(output.producer):
                     continue  # a layer test's model (predict, dtype checks): no loss sees it
                 if self._test_subject(output.producer):

@@ -660,9 +660,11 @@ class DtypeInference(FileCalls):
                 if attr in VARIABLE_DTYPE_ATTRS:
                     return F32
                 return None
-            if isinstance(owner, cst.Call) and self.ctx.names.resolve(owner.func) & GLOBAL_POLICY_FUNCTIONS:
-                # global_policy().compute_dtype: only inside code that runs under it
-                if self.region(where.loc) is None:
+            read_at = self._global_policy_read(owner, where)
+            if read_at is not None:
+                # global_policy().compute_dtype (or ``policy = global_policy()`` then
+                # ``policy.compute_dtype``): only where the policy is read inside code that runs under it
+                if not self._runs_mixed(where) or not self._runs_mixed(read_at):
                     return None
                 return LOW if attr == "compute_dtype" else F32 if attr == "variable_dtype" else None
             if attr in ("dtype", "base_dtype"):
@@ -677,6 +679,30 @@ class DtypeInference(FileCalls):
             bw = self.binding_where(binding)
             return self.dtype_kind(binding.value, bw, depth + 1) if bw is not None else None
         return None
+
+    def _runs_mixed(self, where: Where) -> bool:
+        """Code that runs under the mixed policy: a 16-bit region, or a method of a layer
+        class built under it (``build()`` runs when the model is built, under its policy)."""
+        if self.region(where.loc) is not None:
+            return True
+        cls = where.loc.scope.enclosing_class()
+        layer = self.regions.layer_class(cls.node) if cls is not None else None
+        return layer is not None and layer.sixteen_bit
+
+    def _global_policy_read(self, owner: cst.BaseExpression, where: Where) -> Optional[Where]:
+        """Where the global policy ``owner`` stands for is read: ``global_policy()`` (or
+        Keras 3's ``keras.config.dtype_policy()``) itself, or a name bound once to it that
+        certainly reaches ``where`` (``policy = global_policy()``); None otherwise."""
+        if isinstance(owner, cst.Call):
+            return where if self.ctx.names.resolve(owner.func) & GLOBAL_POLICY_FUNCTIONS else None
+        if not isinstance(owner, cst.Name):
+            return None
+        binding, reaching = self.reaching(owner, where)
+        if binding is None or not reaching or binding.kind != "assign" or binding.scope is None \
+                or len(binding.scope.bindings.get(binding.name, [])) != 1 or not isinstance(binding.value, cst.Call) \
+                or not self.ctx.names.resolve(binding.value.func) & GLOBAL_POLICY_FUNCTIONS:
+            return None
+        return self.binding_where(binding)
 
     def _floatx_is_float32(self) -> bool:
         """``floatx()`` is float32 unless the file sets it to anything else (or to a

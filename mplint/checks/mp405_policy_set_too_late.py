@@ -16,6 +16,7 @@ from typing import FrozenSet, List, Optional, Set, Tuple
 import libcst as cst
 
 from mplint.analysis.model_builders import ModelBuilders, imported_builder
+from mplint.analysis.policy_helpers import helper_sets
 from mplint.analysis.references import References
 from mplint.rule.check import Check, Needs
 from mplint.semantic.names import dotted_name, self_attribute
@@ -38,6 +39,17 @@ _READ_ONLY = frozenset({
 
 
 @dataclass
+class _Setting:
+    """Where the policy is set: a policy call, or a call of a project helper that always
+    sets it (``enable_mixed_precision()``, named by ``helper``)."""
+
+    node: cst.Call
+    values: Optional[FrozenSet[str]]
+    location: Location
+    helper: Optional[str] = None
+
+
+@dataclass
 class _Creation:
     name: str
     binding: Binding
@@ -57,8 +69,9 @@ class PolicySetTooLate(Check):
     rule_id = "MP405"
     requires = (References, ModelBuilders)
 
-    #: reported at a policy call in the file
-    needs = Needs(policy_call=True)
+    #: reported at a policy call in the file, or at a call of a project helper that sets
+    #: one (the file then shares a program with the helper's mixed policy)
+    needs = Needs(policy_call=True, mixed_policy=True)
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -70,6 +83,8 @@ class PolicySetTooLate(Check):
         #: ``from models import model`` at the top level: (name, where); a module other
         #: than a known package's, whose top level ran when imported
         self._imported_objects: List[Tuple[str, str, Location]] = []
+        #: calls made as statements (``enable_mixed_precision()``): a helper may set the policy
+        self._statement_calls: List[Tuple[cst.Call, Location]] = []
 
     # -- which functions build models ------------------------------------------------
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -82,6 +97,11 @@ class PolicySetTooLate(Check):
         attribute = self_attribute(node.func)
         if attribute is not None:
             self._attribute_uses.append((attribute, "()", self.ctx.scopes.location()))
+
+    def visit_Expr(self, node: cst.Expr) -> None:
+        if isinstance(node.value, cst.Call) and isinstance(node.value.func, (cst.Name, cst.Attribute)) \
+                and self_attribute(node.value.func) is None:
+            self._statement_calls.append((node.value, self.ctx.scopes.location()))
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         attribute = self_attribute(node.value)
@@ -126,15 +146,18 @@ class PolicySetTooLate(Check):
 
     # -- decide ---------------------------------------------------------------------------
     def finish(self) -> None:
-        if not any(c.values and c.values & MIXED_POLICIES for c in self.facts.policy_calls):
+        self._settings = [_Setting(c.node, c.values, c.location) for c in self.facts.policy_calls]
+        if self._assigns or self._imported_objects or self._attribute_creations:
+            self._settings += self._helper_settings()
+        if not any(c.values and c.values & MIXED_POLICIES for c in self._settings):
             return
         creations = self._creations()
-        for call in self.facts.policy_calls:
+        for call in self._settings:
             if not call.values or not call.values & MIXED_POLICIES:
                 continue
             scope, order = call.location.scope, call.location.order
             if any(other.location.scope is scope and other.location.order < order
-                   for other in self.facts.policy_calls):
+                   for other in self._settings):
                 # An earlier policy call in this scope governs what was built after it
                 # (a float32 head built on purpose between two calls is deliberate).
                 continue
@@ -148,15 +171,27 @@ class PolicySetTooLate(Check):
                       "was created in this scope"
                      for name, module, where in self._imported_objects
                      if where.scope is scope and where.order < order and self._keras_object_used_after(name, scope, order)]
-            if not self._set_at_construction(scope, call.values):
+            if call.helper is None and not self._set_at_construction(scope, call.values):
                 late += [f"`{name}`, a model this function receives as an argument, was built by its caller"
                          for name in self._received_models(scope)]
             if late:
+                what = "the policy is set" if call.helper is None else \
+                    f"{call.helper}() sets the policy ({'/'.join(sorted(call.values))})"
                 self.report(
                     call.node,
-                    f"the policy is set after {late[0]} and is still used: it keeps the old policy "
+                    f"{what} after {late[0]} and is still used: it keeps the old policy "
                     f"(float32), and compile() adds no loss scaling for it; set the policy before building anything",
                 )
+
+    def _helper_settings(self) -> List[_Setting]:
+        """Calls made as statements of a project helper that always sets a mixed policy
+        (:mod:`analysis.policy_helpers`)."""
+        out = []
+        for call, location in self._statement_calls:
+            found = helper_sets(self.ctx, call, location)
+            if found is not None:
+                out.append(_Setting(call, found[0], location, found[1]))
+        return out
 
     def _set_at_construction(self, scope: Scope, values: FrozenSet[str]) -> bool:
         """A method of a class whose construction sets the same policy first (``__init__``
@@ -256,7 +291,7 @@ class PolicySetTooLate(Check):
             if found is not None:
                 return None  # a name bound here to something else (imports bind none)
         if not any(c.location.scope is binding.scope and binding.order < c.location.order
-                   for c in self.facts.policy_calls):
+                   for c in self._settings):
             return None  # no policy set after it here: another module is not worth reading
         if imported_builder(self.ctx, call.func) is not None:
             return f"built by {self.ctx.module.code_for_node(call.func)}(), which builds Keras layers in its module"

@@ -28,7 +28,7 @@ GATES: Dict[str, Gate] = {
     'MP402': (((b'experimental',), (b'LossScale',)), ((b'experimental',), (b'mixed_precision',)), ((b'graph_rewrite',),)),
     'MP403': (((b'set_global_policy', b'set_policy', b'set_dtype_policy'),),),
     'MP404': (((b'float16', b'half', b'set_floatx', 'policy_elsewhere', b'set_global_policy', b'set_policy', b'set_dtype_policy'),),),
-    'MP405': (((b'set_global_policy', b'set_policy', b'set_dtype_policy'),),),
+    'MP405': ((('policy_elsewhere', b'set_global_policy', b'set_policy', b'set_dtype_policy'),),),
     'MP406': (((b'set_global_policy', b'set_policy', b'set_dtype_policy'),),),
     'MP407': (((b'graph_rewrite', b'auto_mixed_precision'),),),
     'MP408': ((('policy_elsewhere', b'set_global_policy', b'set_policy', b'set_dtype_policy'),),),

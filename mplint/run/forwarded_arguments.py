@@ -30,7 +30,6 @@ if TYPE_CHECKING:
 _MAX_VALUES = 4
 #: how many calls of the passing function are read before its parameter is unknown
 _MAX_CALLS = 32
-_BOOLS = frozenset({"true", "false"})
 #: how many functions up a parameter handed on from parameter to parameter is followed
 _MAX_DEPTH = 3
 
@@ -89,7 +88,7 @@ class ForwardedArguments:
             return None
         if not calls:  # nobody in the project calls it: a public function runs with its defaults
             private = any(is_private_name(part) for part in name.split("."))
-            return None if private or default is None or default in _BOOLS else {default}
+            return None if private or default is None else {default}
         out: Set[str] = set()
         index = str(function.params.index(param)) if param in function.params else None
         for caller, caller_function, callee, slots in calls:
@@ -105,7 +104,7 @@ class ForwardedArguments:
                     return None
                 out |= handed
                 continue
-            if written is None or written in _BOOLS:
+            if written is None:
                 return None
             out.add(written)
         return out if len(out) <= _MAX_VALUES else None

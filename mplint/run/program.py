@@ -259,7 +259,6 @@ class WholeSearchNeeded(Exception):
     checked files (:meth:`ProgramModel._may_seed`): search the whole project."""
 
 
-_BOOLS = frozenset({"true", "false"})
 #: entries a registry call is followed into, at most
 _MAX_REGISTRY = 64
 #: ``module.__dict__[name]``: the module's namespace as a registry
@@ -1703,8 +1702,8 @@ class ProgramModel:
                                if (t[0] in homes if homes else t[0] in every) and t[0] != caller]
                     if not targets:
                         continue
-                    # the file's evaluator reads strings, numbers and None (a bool binds policy helpers here)
-                    slots = {k: UNKNOWN if v in _BOOLS else v for k, v in slots.items()}
+                    # strings, numbers, bools and None: a bool handed two calls down decides an arm
+                    # (``include_top=False`` forwarded by ``EfficientNetLiteB0`` to ``EfficientNetLite``)
                     slots = self._constructions(caller, slots)
                     at = {CALLER_AT: caller_at(self._relative(caller), line, spelled if picked else None)}
                     sites = [{**site, **at} for site in forwarded.expand(caller, function, summary, callee, slots)]

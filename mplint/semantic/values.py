@@ -16,6 +16,7 @@ from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequ
 
 import libcst as cst
 
+from mplint.semantic.arithmetic import BINOPS, binary, builtin, builtin_name
 from mplint.semantic.call_args import UNREADABLE, _Unreadable, argument_for
 from mplint.semantic.config_loads import Written
 from mplint.semantic.config_objects import (
@@ -55,15 +56,6 @@ class ElsewhereArguments:
 _NOT_STORED = object()
 _MAX_VALUES = 16
 
-_BINOPS: Dict[type, Callable[[object, object], object]] = {
-    cst.Add: operator.add,
-    cst.Subtract: operator.sub,
-    cst.Multiply: operator.mul,
-    cst.FloorDivide: operator.floordiv,
-    cst.Divide: operator.truediv,
-    cst.Modulo: operator.mod,
-    cst.Power: operator.pow,
-}
 
 
 class Evaluator:
@@ -179,8 +171,7 @@ class Evaluator:
                 return frozenset(not value for value in inner)
             return None
         if isinstance(expr, cst.BinaryOperation):
-            op = _BINOPS.get(type(expr.operator))
-            if op is None:
+            if type(expr.operator) not in BINOPS:
                 return None
             left = self.values(expr.left, loc, depth + 1)
             right = self.values(expr.right, loc, depth + 1)
@@ -188,15 +179,13 @@ class Evaluator:
                 return None
             out: Set[object] = set()
             for a, b in itertools.product(left, right):
-                if not _is_number(a) or not _is_number(b):
-                    if op is operator.add and isinstance(a, str) and isinstance(b, str):
-                        out.add(a + b)
-                        continue
+                if isinstance(expr.operator, cst.Add) and isinstance(a, str) and isinstance(b, str):
+                    out.add(a + b)
+                    continue
+                found = binary(expr.operator, a, b)
+                if found is None:
                     return None
-                try:
-                    out.add(op(a, b))
-                except (ArithmeticError, ValueError, OverflowError):
-                    return None
+                out.add(found)
             return frozenset(out) if len(out) <= _MAX_VALUES else None
         if isinstance(expr, cst.IfExp):
             test = self.values(expr.test, loc, depth + 1)
@@ -214,6 +203,10 @@ class Evaluator:
                 return self._imported(expr)  # ``config.CFG["lr"]`` of another module
             return item if item is not None else self._configs.read(expr, loc)
         if isinstance(expr, cst.Call):
+            name = builtin_name(expr)
+            if name is not None and not self.names.resolve(expr.func) \
+                    and (loc is None or not loc.reaching(name)):
+                return self._builtin_values(name, expr, loc, depth)  # ``int(2 * DIM / 3)``
             if self.names.resolve(expr.func) & POLICY_CONSTRUCTORS and expr.args:
                 first = expr.args[0]
                 if first.keyword is None or first.keyword.value == "name":
@@ -222,6 +215,23 @@ class Evaluator:
                 return self._entries.read(expr, loc, depth + 1)  # ``kwargs.pop("act", "softmax")``
             return None
         return None
+
+    def _builtin_values(self, name: str, call: cst.Call, loc: Optional[Location], depth: int) -> Optional[Values]:
+        """``int(x)``, ``round(x, 2)``, ``max(a, b)`` over every combination of the values
+        its arguments may hold (:mod:`semantic.arithmetic`)."""
+        argument_values = []
+        for arg in call.args:
+            found = self.values(arg.value, loc, depth + 1)
+            if found is None:
+                return None
+            argument_values.append(found)
+        out: Set[object] = set()
+        for combination in itertools.product(*argument_values):
+            value = builtin(name, combination)
+            if value is None:
+                return None
+            out.add(value)
+        return frozenset(out) if len(out) <= _MAX_VALUES else None
 
     def _unbound_chain(self, expr: cst.BaseExpression, loc: Location) -> bool:
         """``a.b.c`` or ``a.b["k"]`` whose first name no statement here binds (an
@@ -1141,10 +1151,6 @@ def _rebuilt_call(name: str, args: Mapping[str, str]) -> cst.Call:
         *(cst.Arg(literal(v)) for _, v in positional),
         *(cst.Arg(literal(v), keyword=cst.Name(k)) for k, v in args.items() if not k.isdigit()),
     ])
-
-
-def _is_number(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _map(values: Values, fn: Callable[[Any], object]) -> Optional[Values]:
