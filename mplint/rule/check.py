@@ -221,12 +221,17 @@ def instantiate_analyses(classes: Sequence[type], ctx: Context) -> List[object]:
         for dep in getattr(analysis, "requires", ()):
             need(dep)
         ordered.append(analysis)
-        for companion in requirements_of(analysis)[len(getattr(analysis, "requires", ())):]:
-            need(companion)
 
     for cls in classes:
         for analysis in requirements_of(cls):
             need(analysis)
+    # companions last, where the checks did not ask for them: the order the checks ask in
+    # (which the walk's visits follow) stays the same whether they are there or not
+    done = 0
+    while done < len(ordered):
+        for companion in requirements_of(ordered[done])[len(getattr(ordered[done], "requires", ())):]:
+            need(companion)
+        done += 1
     for analysis in ordered:
         ctx.analyses[analysis] = analysis(ctx)
     return [ctx.analyses[a] for a in ordered]
