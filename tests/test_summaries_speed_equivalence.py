@@ -206,7 +206,7 @@ def test_summary_is_the_one_the_former_collectors_made():
         # collectors passed the whole of it as unknown, once per element
         entry[5] = [[callee, slot.partition("@")[0], "?"] if "@" in slot else [callee, slot, origin]
                     for callee, slot, origin in entry[5]]
-    assert data[0] == 29 and all(entry[6] == [] for entry in data[3].values())
+    assert data[0] == 30 and all(entry[6] == [] for entry in data[3].values())
     for cls in data[4].values():
         assert isinstance(cls.pop(4), dict)  # what its attributes hold by name
     assert data.pop(10) == []  # attributes set on other objects

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple
 
 from mplint.core.python_syntax import tree_or_none
@@ -44,7 +44,7 @@ KEYWORD_SPREAD = "**"
 #: and ``super().method``: ``Class#method`` (``super#method``)
 METHOD = "#"
 POLICY_SETTERS = frozenset(POLICY_SETTER_WORDS)
-SUMMARY_VERSION = 29
+SUMMARY_VERSION = 30
 #: a trained value that is a parameter of the function: ``param:`` + its name
 PARAM = "param:"
 #: a value a summary cannot name (an expression, ``None``, a loop variable)
@@ -559,6 +559,9 @@ def _collect(summary: ModuleSummary, function: FunctionSummary, nodes: _Nodes, c
     ``return_guards``: the parameter tests around each ``return`` (by id) under some."""
     bound = {name.id for name in nodes.names if isinstance(name.ctx, ast.Store)} if cls else set()
     instances, assigned = _read_assignments(summary, function, nodes.assigns, cls, bound)
+    objects = _local_objects(nodes, function.params)
+    if objects:
+        spellings = replace(spellings, objects=objects)
     origins = _Origins(_bindings(nodes.names, assigned), set(function.params), cls)
     called = _read_events(summary, function, nodes.events, instances, origins, spellings,
                           _policy_snapshots(nodes.assigns, function.params))
@@ -930,6 +933,9 @@ class _Spellings:
     spreads: Mapping[str, ast.Dict]
     #: the dotted names the module stores to anywhere (``cfg.USE_AMP = True``, ``amp = ...``)
     written: FrozenSet[str] = frozenset()
+    #: in the code being collected, the names bound exactly once, to a call that may build
+    #: a project object (``cfg = ModelConfig()``): an argument ``build(cfg)`` is that construction
+    objects: Mapping[str, ast.Call] = field(default_factory=dict)
 
 
 def _literal_arguments(node: ast.Call, spellings: _Spellings) -> Dict[str, str]:
@@ -945,7 +951,7 @@ def _literal_arguments(node: ast.Call, spellings: _Spellings) -> Dict[str, str]:
             slots["*"] = UNKNOWN
         else:
             slots[str(i)] = _argument_literal(arg, dtypes)
-            _note_construction(slots, str(i), arg, dtypes)
+            _note_construction(slots, str(i), arg, dtypes, spellings.objects)
     spread_only = "*" not in slots
     for keyword in node.keywords:
         spread = keyword.value if isinstance(keyword.value, ast.Dict) else \
@@ -960,16 +966,21 @@ def _literal_arguments(node: ast.Call, spellings: _Spellings) -> Dict[str, str]:
                 slots[KEYWORD_SPREAD] = UNKNOWN
         else:
             slots[keyword.arg] = _argument_literal(keyword.value, dtypes)
-            _note_construction(slots, keyword.arg, keyword.value, dtypes)
+            _note_construction(slots, keyword.arg, keyword.value, dtypes, spellings.objects)
     return slots
 
 
-def _note_construction(slots: Dict[str, str], slot: str, value: ast.AST, dtypes: Mapping[str, str]) -> None:
+def _note_construction(slots: Dict[str, str], slot: str, value: ast.AST, dtypes: Mapping[str, str],
+                       objects: Mapping[str, ast.Call]) -> None:
     """An argument that builds an object of a name that may be the project's class, with
-    literal arguments (``build(ModelConfig(units=64))``): ``CONSTRUCTION + slot`` -> JSON
-    ``[the class as written, {slot: literal}]``, which the program model resolves to the
-    class (``ProgramModel.arguments``) so the callee reads the object's fields. A name
-    (``build(CFG)``) is ``[the name as written]``: an object another module binds, maybe."""
+    literal arguments (``build(ModelConfig(units=64))``, or ``build(cfg)`` with ``cfg =
+    ModelConfig(units=64)`` bound once in the same code: ``objects``): ``CONSTRUCTION +
+    slot`` -> JSON ``[the class as written, {slot: literal}]``, which the program model
+    resolves to the class (``ProgramModel.arguments``) so the callee reads the object's
+    fields. A name (``build(CFG)``) is ``[the name as written]``: an object another module
+    binds, maybe."""
+    if isinstance(value, ast.Name) and value.id in objects:
+        value = objects[value.id]
     if isinstance(value, (ast.Name, ast.Attribute)) and slots.get(slot) == UNKNOWN:
         written = dotted(value)  # ``build(CFG)``: an object another module binds, maybe
         if written is not None and written.partition(".")[0] not in _NOT_PROJECT_HEADS | {"self"}:
@@ -984,6 +995,26 @@ def _note_construction(slots: Dict[str, str], slot: str, value: ast.AST, dtypes:
     args = {str(i): _argument_literal(a, dtypes) for i, a in enumerate(value.args)}
     args.update({k.arg: _argument_literal(k.value, dtypes) for k in value.keywords if k.arg is not None})
     slots[CONSTRUCTION + slot] = json.dumps([written, args])
+
+
+def _local_objects(nodes: "_Nodes", params: Sequence[str]) -> Dict[str, ast.Call]:
+    """The names the code binds exactly once (no other store, no parameter of that name),
+    by ``name = Call(...)`` of a dotted name that may be the project's: what ``build(name)``
+    then hands on is that construction."""
+    stores: Dict[str, int] = {}
+    for name in nodes.names:
+        if isinstance(name.ctx, (ast.Store, ast.Del)):
+            stores[name.id] = stores.get(name.id, 0) + 1
+    out: Dict[str, ast.Call] = {}
+    for assign in nodes.assigns:
+        if isinstance(assign, ast.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0], ast.Name) \
+                and isinstance(assign.value, ast.Call):
+            target = assign.targets[0].id
+            written = dotted(assign.value.func)
+            if stores.get(target) == 1 and target not in params and written is not None \
+                    and written.partition(".")[0] not in _NOT_PROJECT_HEADS:
+                out[target] = assign.value
+    return out
 
 
 def _named_arguments(node: ast.Call, slots: Mapping[str, str], spellings: _Spellings) -> Iterator[Tuple[str, str]]:
