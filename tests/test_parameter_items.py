@@ -63,3 +63,12 @@ def test_each_call_of_the_builder_is_judged_with_its_config(tmp_path):
 
     assert _check(tmp_path / "one", configs("regression", "multiclass"), train) == [("train.py", 12)]
     assert _check(tmp_path / "none", configs("regression", "regression"), train) == []
+
+
+def test_negative_key_is_written_as_a_negative_literal():
+    import libcst as cst
+
+    from mplint.semantic.values import _int_literal
+
+    assert cst.Module([]).code_for_node(_int_literal(-1)) == "-1"
+    assert cst.Module([]).code_for_node(_int_literal(3)) == "3"

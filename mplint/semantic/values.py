@@ -816,10 +816,11 @@ class Evaluator:
             # module: the same subscript read where the argument is written
             keys = self.values(expr.slice[0].slice.value, loc, depth + 1) \
                 if len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index) else None
-            if keys is None or len(keys) != 1 or not isinstance(next(iter(keys)), (str, int)):
+            if keys is None or len(keys) != 1 or not isinstance(next(iter(keys)), (str, int)) \
+                    or isinstance(next(iter(keys)), bool):
                 return None
             key = next(iter(keys))
-            index = cst.SimpleString(repr(key)) if isinstance(key, str) else cst.Integer(str(key))
+            index: cst.BaseExpression = cst.SimpleString(repr(key)) if isinstance(key, str) else _int_literal(key)
             return self.values(expr.with_changes(value=passed[0], slice=[cst.SubscriptElement(cst.Index(index))]),
                                passed[1], depth + 1)
         return self.values(found[0], found[1], depth + 1)
@@ -1215,3 +1216,9 @@ class _ObjectChanges(_InPlaceChanges):
                 or isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
             return
         super().visit_Call(node)
+
+
+def _int_literal(value: object) -> cst.BaseExpression:
+    """The literal an int is written as: ``-1`` is a minus sign before ``1``."""
+    assert isinstance(value, int)
+    return cst.Integer(str(value)) if value >= 0 else cst.UnaryOperation(cst.Minus(), cst.Integer(str(-value)))
