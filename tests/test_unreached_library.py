@@ -62,19 +62,3 @@ def test_the_configuration_decides(tmp_path):
     tree = _copy(tmp_path)
     (tree / "pyproject.toml").write_text('[project]\nname = "vision"\n\n[tool.mplint]\nlibrary = false\n')
     assert outcome(run_cli("check", ".", cwd=tree)) == (1, [RESNET])
-
-
-def test_a_program_module_of_the_package_is_no_library(tmp_path):
-    # a script of the package (``__main__``) that sets no policy: its builders' models are
-    # its own, trained in float32, not a library's its users run under theirs
-    tree = _copy(tmp_path)
-    script = tree / "vision" / "train" / "probe_softmax.py"
-    body = ('"""A float32 experiment."""\nimport tensorflow as tf\n\n\ndef build_probe(n):\n'
-            '    inputs = tf.keras.Input((16,))\n'
-            '    return tf.keras.Model(inputs, tf.keras.layers.Dense(n, activation="softmax")(inputs))\n\n\n'
-            'if __name__ == "__main__":\n    build_probe(10).fit(None, None)\n')
-    script.write_text(body)
-    assert outcome(run_cli("check", ".", cwd=tree)) == (1, [RESNET, SAM])
-    # the same module without its ``__main__`` block is a library module again
-    script.write_text(body.split('\n\nif __name__')[0] + "\n")
-    assert outcome(run_cli("check", ".", cwd=tree)) == (1, [RESNET, SAM, ("vision/train/probe_softmax.py", 7, "MP101")])

@@ -82,13 +82,6 @@ def _in_package(folder: str, root: Optional[Path]) -> bool:
         and parent.startswith(os.path.join(str(root), "")) and _is_package(parent)
 
 
-def is_program_module(path: str) -> bool:
-    """A module that runs as a program (``if __name__ == "__main__":``): the models its
-    functions build are that program's, under its policy, even in a package whose other
-    modules are a library (``src/train/logic/train_e1_image.py`` beside ``src/dl_techniques``)."""
-    return _is_script_file(os.path.abspath(path))
-
-
 def is_configured_library_module(path: str, root: Optional[Path]) -> bool:
     """Under ``library = true``: a module of a package, or a module outside one that is
     no script (no ``if __name__ == "__main__":``): the configuration says the flat

@@ -28,8 +28,7 @@ from mplint.run.discovery import discover
 from mplint.run.garbage import collected_per_file
 from mplint.run.import_targets import import_statements, statement_targets
 from mplint.run.library import (
-    is_configured_library_module, is_library_module, is_packaged, is_program_module, package_surface,
-    program_weighs_precision,
+    is_configured_library_module, is_library_module, is_packaged, package_surface, program_weighs_precision,
 )
 from mplint.run.module_paths import absolute_import, importable, module_names, on_path, root_package
 from mplint.run.policy_switches import only_in_library_switches
@@ -483,7 +482,7 @@ class ProjectFacts:
             # per module: a package module of a packaged project that no program's policy
             # reaches (a model the trainer's registry never imports) is its users'
             return self.unreached_library and is_library_module(path, self.root) and self.program is not None \
-                and not self.program.governance(os.path.abspath(path)).policies and not is_program_module(path)
+                and not self.program.governance(os.path.abspath(path)).policies
         if self.packaged:
             return is_library_module(path, self.root)
         return os.path.abspath(path) in self.surface
