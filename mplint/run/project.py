@@ -334,10 +334,6 @@ class ProjectFacts:
     policy_free: bool = False
     #: the project declares a distribution (:func:`library.is_packaged`)
     packaged: bool = False
-    #: a packaged project some of whose programs name a policy API: its package modules
-    #: that no policy-setting path reaches are the library's, which its users run under
-    #: their own policy (see :meth:`library_for`)
-    unreached_library: bool = False
     #: an unpackaged project's package modules meant to be imported, by absolute path
     #: (:func:`library.package_surface`; empty unless the guess may ask for it)
     surface: FrozenSet[str] = frozenset()
@@ -468,21 +464,13 @@ class ProjectFacts:
         ``library = true``: a package module, or a module beside the scripts that is no
         script; ``false``: none. Otherwise the guess, where no program names a policy
         API: every package module of a packaged project, the packages' surface of one
-        that is not; where some program does, the package modules of a packaged project
-        that no policy-setting path reaches (decided per module: one function reached
-        makes the module the programs'). Never a test, a notebook, or a file under
-        examples/, docs/..."""
+        that is not. Never a test, a notebook, or a file under examples/, docs/..."""
         if not configured:
             setting = self.library_setting
         if setting is not None:
             return setting and is_configured_library_module(path, self.root)
-        if self.root is None:
+        if not self.policy_free or self.root is None:
             return False
-        if not self.policy_free:
-            # per module: a package module of a packaged project that no program's policy
-            # reaches (a model the trainer's registry never imports) is its users'
-            return self.unreached_library and is_library_module(path, self.root) and self.program is not None \
-                and not self.program.governance(os.path.abspath(path)).policies
         if self.packaged:
             return is_library_module(path, self.root)
         return os.path.abspath(path) in self.surface
@@ -561,8 +549,7 @@ class ProjectFacts:
         exports = sorted((k, [list(e) for e in v]) for k, v in self.exports.items())
         return hashlib.sha256(json.dumps([str(self.root), root_package(self.root), data, governed, self.pins.to_json(),
                                           str(self.shown_from), exports, self.library, self.library_setting,
-                                          self.policy_free, self.packaged, self.unreached_library,
-                                          sorted(self.surface),
+                                          self.policy_free, self.packaged, sorted(self.surface),
                                           self.python_files]).encode()).hexdigest()
 
     def digest_for(self, path: str) -> str:
@@ -809,14 +796,12 @@ def _build_project(paths: Sequence[str], settings, cache, extra: Iterable[str], 
                                        lambda key: guarded.get(key, ()))
     out.library_setting = settings.library
     out.policy_free = root is not None and not programs_with_policies
-    packaged = root is not None and is_packaged(root)
-    out.packaged = out.policy_free and packaged
-    out.unreached_library = not out.policy_free and packaged
+    out.packaged = root is not None and out.policy_free and is_packaged(root)
     if root is not None and out.policy_free and not out.packaged:
         out.surface = package_surface(unique, lambda key: _content(key, unique, contents), root)
     out.library = settings.library if settings.library is not None else \
         out.policy_free and (out.packaged or bool(out.surface))
-    if out.library or (settings.library is None and out.unreached_library):
+    if out.library:
         out.python_files = tuple(sorted(key for key in unique if key.endswith(".py")))
     others.project = out
     out.reexports()  # once, before parses are forked
