@@ -9,7 +9,7 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
-from mplint.runtime import check_model  # noqa: E402
+from mplint.runtime import check_model, hardware  # noqa: E402
 from mplint.runtime.command import main  # noqa: E402
 from mplint.runtime.target import load_target  # noqa: E402
 from runtime_support import float32_outside  # noqa: E402,F401
@@ -32,7 +32,11 @@ def auto_named():
     return keras.Model(inputs, layers.Dense(10, activation="softmax")(x))
 
 
-def test_default_mode_reports_each_problem_once_under_both_policies():
+def test_default_mode_reports_each_problem_once_under_both_policies(monkeypatch):
+    # a machine with no matrix unit for 16-bit floats (the CPU's flags are the seam: this
+    # one may have AVX512-BF16 or AMX, whose advice differs under mixed_bfloat16)
+    monkeypatch.setattr(hardware, "query_devices", lambda: [hardware.Device("CPU", "/physical_device:CPU:0")])
+    monkeypatch.setattr(hardware, "read_cpu_flags", lambda path="/proc/cpuinfo": frozenset({"avx2", "fma"}))
     report = check_model(auto_named)
     # Two hidden layers of 100 units and a float16/bfloat16 softmax head: three problems.
     assert [(f.rule, f.policy, f.policies) for f in report.findings] == [
