@@ -35,7 +35,9 @@ from mplint.rule.check import Context
 from mplint.run.module_paths import absolute_import
 from mplint.semantic import config_files
 from mplint.semantic.arithmetic import binary, builtin, builtin_name
-from mplint.semantic.config_objects import FROM_CALL, FROM_CLASS, field_assigned, field_source, namespace_keyword
+from mplint.semantic.config_objects import (
+    FROM_CALL, FROM_CLASS, field_assigned, field_source, namespace_keyword, string_keyed_entries,
+)
 from mplint.semantic.names import canonical, dotted_name, string_key
 from mplint.semantic.vocabulary import TENSORFLOW_PACKAGES
 
@@ -76,6 +78,14 @@ def imported_binding(ctx: Context, expr: cst.BaseExpression
     """The expression another module of the project binds ``expr`` to, once, at its top
     level (``from compat import KERAS_3``), with that module's names bound that way (to
     follow the names the expression reads), or None."""
+    found = _bound_elsewhere(ctx, expr)
+    value = None if found is None else found[2].values.get(found[1])
+    return None if value is None or found is None else (value, found[2].values)
+
+
+def _bound_elsewhere(ctx: Context, expr: cst.BaseExpression) -> Optional[Tuple[str, str, "_Constants"]]:
+    """(module file, name, that module's constants) of the top-level name of another
+    module of the project that ``expr`` reads, when this file never assigns it."""
     if (_imported_name(ctx, expr) or "").partition(".")[0] in TENSORFLOW_PACKAGES:
         return None
     found = _defined_by(ctx, expr)
@@ -85,8 +95,7 @@ def imported_binding(ctx: Context, expr: cst.BaseExpression
     if os.path.abspath(path) == os.path.abspath(ctx.path) or _assigned_here(ctx.text, name):
         return None
     constants = _constants_of(path)
-    value = None if constants is None else constants.values.get(name)
-    return None if value is None or constants is None else (value, constants.values)
+    return None if constants is None else (path, name, constants)
 
 
 def imported_constructor(ctx: Context, expr: cst.BaseExpression) -> Optional[Tuple[str, cst.Call]]:
@@ -94,13 +103,12 @@ def imported_constructor(ctx: Context, expr: cst.BaseExpression) -> Optional[Tup
     level, to make what ``expr`` reads (``config.OPTIMIZER`` with ``OPTIMIZER =
     tf.keras.optimizers.Adam(1e-3)`` there: ``tensorflow.keras.optimizers.Adam``), with
     that call; None when the name is bound otherwise, or more than once."""
-    found = imported_binding(ctx, expr)
-    if found is None or not isinstance(found[0], cst.Call):
+    found = _bound_elsewhere(ctx, expr)
+    value = None if found is None else found[2].values.get(found[1])
+    if found is None or not isinstance(value, cst.Call):
         return None
-    defined = _defined_by(ctx, expr)
-    constants = None if defined is None else _constants_of(defined[0])
-    name = None if constants is None else constants.canonical(found[0].func)
-    return None if name is None else (canonical(name), found[0])
+    name = found[2].canonical(value.func)
+    return None if name is None else (canonical(name), value)
 
 
 def imported_field(ctx: Context, call: Optional[cst.Call], attr: str,
@@ -148,20 +156,14 @@ def imported_elements(ctx: Context, expr: cst.BaseExpression) -> Optional[Tuple[
     ``expr`` to once, at its top level (``STAGES = [(64, 1), (96, 2)]``), each evaluated
     there (a nested tuple or list literal as a tuple of its elements' values; an element
     not known, None), with where it is written; None when it is no such literal."""
-    if (_imported_name(ctx, expr) or "").partition(".")[0] in TENSORFLOW_PACKAGES:
-        return None
-    found = _defined_by(ctx, expr)
+    found = _bound_elsewhere(ctx, expr)
     if found is None:
         return None
-    path, name = found
-    if os.path.abspath(path) == os.path.abspath(ctx.path) or _assigned_here(ctx.text, name) \
-            or re.search(rf"\b{re.escape(name)}\s*\.\s*(append|extend|insert|remove|pop|sort|reverse)\(",
-                         ctx.text):
+    path, name, constants = found
+    if re.search(rf"\b{re.escape(name)}\s*\.\s*(append|extend|insert|remove|pop|sort|reverse)\(", ctx.text):
         return None
-    constants = _constants_of(path)
-    literal = None if constants is None else constants.values.get(name)
-    if constants is None or not isinstance(literal, (cst.List, cst.Tuple)) \
-            or any(isinstance(e, cst.StarredElement) for e in literal.elements):
+    literal = constants.values.get(name)
+    if not isinstance(literal, (cst.List, cst.Tuple)) or any(isinstance(e, cst.StarredElement) for e in literal.elements):
         return None
     module = Path(path).stem if Path(path).name != "__init__.py" else Path(path).parent.name
     return [constants.element(e.value) for e in literal.elements], f"{module}.{name}"
@@ -493,13 +495,7 @@ class _Constants:
                 rf"\b{re.escape(expr.value)}(\s*\[[^\]\n]*\]\s*=(?!=)|\.(update|setdefault|pop|clear)\()",
                 self._text) is not None):
             return None
-        out: Dict[str, cst.BaseExpression] = {}
-        for element in literal.elements:
-            if not isinstance(element, cst.DictElement) or not isinstance(element.key, cst.SimpleString) \
-                    or not isinstance(element.key.evaluated_value, str):
-                return None
-            out[element.key.evaluated_value] = element.value
-        return out
+        return string_keyed_entries(literal)
 
     def element(self, expr: cst.BaseExpression) -> object:
         """An element of a sequence literal: its value (a tuple of its elements' for a
